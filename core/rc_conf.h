@@ -1,0 +1,68 @@
+/* rc_conf.h - the config file: its format, its keys, and the parsed result.
+ *
+ * Format (documented key by key in conf/rankcast.conf): INI-style.
+ *   # comment, ; comment, blank lines ignored
+ *   [server] [redis] [limits]       one each, optional
+ *   [board NAME]                    one per board; NAME exact or a template "match:*"
+ *   key = value                     one per line; a trailing "# comment" is allowed
+ * Values: integers, durations ("50ms", "5s", "10m", "24h", "7d", "1w"),
+ * timestamps ("2026-01-01T00:00:00Z" or with "+08:00"), UTC offsets ("+08:00"),
+ * words from a fixed set, comma-separated lists.
+ *
+ * The parser is pure: it takes the file's text, never opens it. Any unknown
+ * section, unknown key, repeated key, bad value or a layout that does not fit
+ * 53 bits fails the whole load with "FILE:LINE: reason".
+ */
+#ifndef RC_CONF_H
+#define RC_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_layout.h"
+
+#define RC_CONF_MAX_BOARDS 256
+#define RC_CONF_STR_MAX 256
+
+struct rc_conf {
+    /* [server] */
+    char listen[RC_CONF_STR_MAX];      /* "HOST:PORT", default 127.0.0.1:8080 */
+    char state_dir[RC_CONF_STR_MAX];   /* default "state" */
+    char web_root[RC_CONF_STR_MAX];    /* default "web" */
+    int64_t tick_ms;                   /* coalescing tick, default 50 */
+    /* [redis] */
+    char redis[RC_CONF_STR_MAX];       /* "HOST:PORT" or redis://HOST:PORT, default 127.0.0.1:6390 */
+    int keyspace_events;               /* 1: turn notifications on at start (default 1) */
+    int64_t reconnect_max_ms;          /* backoff cap, default 2000 */
+    /* [limits] */
+    size_t max_frame;                  /* bytes, default 65536 */
+    unsigned max_subs_per_conn;        /* default 64 */
+    unsigned max_conns;                /* default 20000 */
+    size_t queue_bytes;                /* per-connection queue, default 262144 */
+    /* [board ...] */
+    size_t nboards;
+    struct rc_board boards[RC_CONF_MAX_BOARDS];
+};
+
+/* Sets every default (no boards). */
+void rc_conf_defaults(struct rc_conf *c);
+
+/* Parses text[0..len) (the content of file `filename`, used only in messages)
+ * into *c, which it first resets to defaults. On failure returns
+ * RC_E_BAD_REQUEST and err->msg reads "FILE:LINE: reason". Borrows all input. */
+int rc_conf_parse(const char *filename, const char *text, size_t len, struct rc_conf *c,
+                  struct rc_error *err);
+
+/* The declaration that covers board name `name`: an exact declaration first,
+ * else the longest template whose prefix matches. NULL when none (the caller
+ * answers unknown_board). Borrows name; the result points into c. */
+const struct rc_board *rc_conf_find_board(const struct rc_conf *c, const char *name);
+
+/* Value parsers, exposed for tests and the command line. Each returns 0 or
+ * RC_E_BAD_REQUEST. */
+int rc_parse_duration_ms(const char *s, int64_t *out_ms);
+int rc_parse_timestamp_ms(const char *s, int64_t *out_ms);
+int rc_parse_utc_offset(const char *s, int32_t *out_s);
+int rc_parse_int64(const char *s, int64_t *out);
+
+#endif

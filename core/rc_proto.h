@@ -1,0 +1,133 @@
+/* rc_proto.h - PROTOCOL.md messages: decode client requests, encode server
+ * messages. JSON through cJSON. Pure: no I/O.
+ *
+ * Decoding is strict about what PROTOCOL.md defines and silent about the rest:
+ * unknown fields are ignored, but a defined field of the wrong type, a missing
+ * required field, a number that is not finite, not an integer where one is
+ * required or beyond +-(2^53 - 1), a name that breaks the name rules, an
+ * unknown op or a message that is not a JSON object each yield RC_E_BAD_REQUEST
+ * with a message naming the field. A message over RC_PROTO_MAX_TEXT bytes is
+ * RC_E_TOO_LARGE.
+ */
+#ifndef RC_PROTO_H
+#define RC_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_err.h"
+#include "rc_layout.h"
+#include "rc_names.h"
+#include "rc_period.h"
+
+#define RC_PROTO_MAX_TEXT (1u << 20) /* hard cap; the gateway's max_frame is lower */
+#define RC_VIEW_MAX_ROWS 1000        /* top N and page limit */
+#define RC_VIEW_MAX_RADIUS 50        /* around radius */
+#define RC_SUB_MAX 32                /* subscription id length */
+#define RC_PERIOD_SEL_MAX 32         /* "current", "previous" or an id */
+
+enum rc_op {
+    RC_OP_SUBSCRIBE = 0,
+    RC_OP_UNSUBSCRIBE,
+    RC_OP_INCR,
+    RC_OP_SET,
+    RC_OP_BEST,
+    RC_OP_SUBMIT,
+    RC_OP_RANK,
+    RC_OP_PING
+};
+
+enum rc_view_kind {
+    RC_VIEW_TOP = 0,  /* {"top": N} */
+    RC_VIEW_PAGE,     /* {"offset": O, "limit": L} */
+    RC_VIEW_AROUND,   /* {"around": M, "radius": R} */
+    RC_VIEW_FEED      /* {"feed": true} */
+};
+
+struct rc_view {
+    enum rc_view_kind kind;
+    uint32_t offset;                    /* PAGE: ranks offset+1.. ; TOP: 0 */
+    uint32_t limit;                     /* TOP: N; PAGE: L */
+    char around[RC_MEMBER_MAX + 1];     /* AROUND: the member */
+    uint32_t radius;                    /* AROUND: R */
+};
+
+struct rc_field_value {
+    char name[RC_FIELD_NAME_MAX + 1];
+    int64_t value;
+};
+
+struct rc_request {
+    enum rc_op op;
+    char *id_json;                      /* owned: the "id" as JSON text, or NULL */
+    char board[RC_BOARD_MAX + 1];
+    char member[RC_MEMBER_MAX + 1];
+    char req[RC_REQ_MAX + 1];           /* "" when absent */
+    char period[RC_PERIOD_SEL_MAX + 1]; /* "" when absent (means current) */
+    char sub[RC_SUB_MAX + 1];           /* unsubscribe */
+    int64_t value;                      /* incr: delta; set/best: value */
+    unsigned nfields;                   /* submit */
+    struct rc_field_value fields[RC_MAX_FIELDS];
+    struct rc_view view;                /* subscribe */
+    int has_since;                      /* subscribe: since.seq given */
+    int64_t since_seq;
+};
+
+/* Decodes one client message text[0..len). On success fills *out and returns
+ * 0. On failure returns the error code, fills err, and still sets out->id_json
+ * when the message carried a usable "id" so the error reply can echo it. The
+ * caller always calls rc_request_free(out). */
+int rc_request_decode(const char *text, size_t len, struct rc_request *out, struct rc_error *err);
+
+/* Decodes a REST write body (POST /api/v1/boards/{board}/scores): the same
+ * fields as the WebSocket write ops with "op" one of incr|set|best|submit. */
+int rc_request_decode_write_body(const char *board, const char *text, size_t len,
+                                 struct rc_request *out, struct rc_error *err);
+
+void rc_request_free(struct rc_request *r);
+
+/* "incr" -> RC_OP_INCR etc; -1 when unknown. */
+int rc_op_parse(const char *name);
+const char *rc_op_name(enum rc_op op);
+
+/* ---- server -> client ------------------------------------------------- */
+
+struct rc_kv {
+    const char *key;   /* borrowed */
+    const char *value; /* borrowed */
+};
+
+/* One row of a snapshot or delta. All pointers borrowed. */
+struct rc_out_row {
+    int64_t rank;                         /* 1-based */
+    const char *member;
+    double score;                         /* real points (see rc_layout.h) */
+    const struct rc_field_value *fields;  /* multi-field boards, else NULL */
+    unsigned nfields;
+    const struct rc_kv *profile;          /* profile hash ("name", ...), may be NULL */
+    unsigned nprofile;
+};
+
+/* Every encoder returns a malloc'd NUL-terminated JSON text the caller frees,
+ * or NULL on allocation failure. id_json is the echoed id (raw JSON) or NULL.
+ * A score that is an integer within +-(2^53-1) is printed as an integer. */
+char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board, const char *period,
+                         int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
+                         int reset);
+char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
+                      size_t nrows, const char *const *removed, size_t nremoved);
+/* prev_rank 0 means the member was not on the board (printed as null). */
+char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
+                      int64_t rank, int64_t prev_rank, int64_t at_ms,
+                      const struct rc_field_value *fields, unsigned nfields);
+char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
+                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
+                    unsigned nfields);
+/* rank 0 means absent: "rank": null and "score": null. */
+char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
+                     int64_t total);
+char *rc_encode_error(const char *id_json, int code, const char *message);
+char *rc_encode_pong(const char *id_json);
+char *rc_encode_unsubscribed(const char *id_json, const char *sub);
+
+#endif

@@ -1,0 +1,189 @@
+/* rc_write_args.c - request -> lua/write.lua call, and its reply -> result. */
+#include "rc_write_args.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_codec.h"
+
+static const char *put_num(struct rc_write_args *a, unsigned i, int64_t v)
+{
+    snprintf(a->num[i], RC_WRITE_ARG_LEN, "%" PRId64, v);
+    return a->num[i];
+}
+
+static unsigned op_flag(enum rc_op op)
+{
+    switch (op) {
+    case RC_OP_INCR: return RC_OPF_INCR;
+    case RC_OP_SET: return RC_OPF_SET;
+    case RC_OP_BEST: return RC_OPF_BEST;
+    case RC_OP_SUBMIT: return RC_OPF_SUBMIT;
+    default: return 0;
+    }
+}
+
+/* Puts the request's fields into the board's declared order; "" marks a field
+ * the request leaves as stored. Checks names and ranges first. */
+static int order_fields(const struct rc_board *b, const struct rc_request *r, int given[RC_MAX_FIELDS],
+                        int64_t vals[RC_MAX_FIELDS], struct rc_error *err)
+{
+    const struct rc_layout *l = &b->layout;
+    memset(given, 0, sizeof(int) * RC_MAX_FIELDS);
+    if (r->nfields == 0)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "fields must name at least one field");
+    for (unsigned i = 0; i < r->nfields; i++) {
+        unsigned k = 0;
+        while (k < l->nfields && strcmp(l->fields[k].name, r->fields[i].name) != 0)
+            k++;
+        if (k == l->nfields)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "board %s has no field '%s'", r->board,
+                                r->fields[i].name);
+        int64_t max = (int64_t)(((uint64_t)1 << l->fields[k].bits) - 1);
+        if (r->fields[i].value < 0 || r->fields[i].value > max)
+            return rc_error_set(err, RC_E_OUT_OF_RANGE, "field %s must be 0..%" PRId64 ", got %" PRId64,
+                                l->fields[k].name, max, r->fields[i].value);
+        given[k] = 1;
+        vals[k] = r->fields[i].value;
+    }
+    return 0;
+}
+
+int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
+                        int64_t now_ms, struct rc_write_args *out, struct rc_error *err)
+{
+    const struct rc_layout *l = &b->layout;
+    unsigned flag = op_flag(r->op);
+    int given[RC_MAX_FIELDS];
+    int64_t vals[RC_MAX_FIELDS];
+    int rc;
+
+    if (!flag)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "%s is not a write", rc_op_name(r->op));
+    if (!(b->ops & flag))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "op %s is not allowed on board %s", rc_op_name(r->op),
+                            r->board);
+    if (b->decay.kind != RC_DECAY_NONE)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "writes to decaying board %s are not supported yet",
+                            r->board);
+    if (l->nfields && (rc = order_fields(b, r, given, vals, err)))
+        return rc;
+    if (!l->nfields && (r->op == RC_OP_SET || r->op == RC_OP_BEST) &&
+        (r->value < l->points_min || r->value > l->points_max))
+        return rc_error_set(err, RC_E_OUT_OF_RANGE,
+                            "score %" PRId64 " is outside this board's range %" PRId64 "..%" PRId64,
+                            r->value, l->points_min, l->points_max);
+
+    uint64_t slot;
+    int64_t base = b->period.kind == RC_PERIOD_NONE ? l->tb_base_ms : p->start_ms;
+    if (rc_tb_slot(l, base, now_ms, &slot))
+        return rc_error_set(err, RC_E_OUT_OF_RANGE,
+                            "time %" PRId64 " is outside board %s's tie-break horizon", now_ms, r->board);
+
+    static const char *const keys[RC_WRITE_NKEYS] = {"z", "seq", "log", "req", "f", "ch"};
+    const char *args[RC_WRITE_NKEYS] = {NULL, NULL, NULL, r->req, r->member, NULL};
+    out->nkeys = RC_WRITE_NKEYS;
+    for (unsigned i = 0; i < RC_WRITE_NKEYS; i++)
+        if (rc_board_key(out->keys[i], RC_KEY_MAX, r->board, p->id, keys[i], args[i]))
+            return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+
+    unsigned n = 0;
+    out->argv[n++] = rc_op_name(r->op);
+    out->argv[n++] = r->member;
+    out->argv[n] = l->nfields ? "" : put_num(out, n, r->value);
+    n++;
+    out->argv[n] = put_num(out, n, now_ms);
+    n++;
+    out->argv[n] = put_num(out, n, (int64_t)slot);
+    n++;
+    out->argv[n] = put_num(out, n, (int64_t)1 << l->tb_bits);
+    n++;
+    out->argv[n++] = l->order == RC_ORDER_DESC ? "desc" : "asc";
+    out->argv[n] = put_num(out, n, l->points_min);
+    n++;
+    out->argv[n] = put_num(out, n, l->points_max);
+    n++;
+    out->argv[n++] = r->req;
+    out->argv[n] = put_num(out, n, b->idempotency_ms / 1000);
+    n++;
+    out->argv[n] = put_num(out, n, b->log_cap);
+    n++;
+    out->argv[n++] = b->submit_mode == RC_SUBMIT_BEST ? "best" : "replace";
+    out->argv[n] = put_num(out, n, l->nfields);
+    n++;
+    for (unsigned k = 0; k < l->nfields; k++) {
+        out->argv[n++] = l->fields[k].name;
+        out->argv[n] = put_num(out, n, l->fields[k].bits);
+        n++;
+        out->argv[n++] = l->fields[k].ascending ? "1" : "0";
+        if (given[k]) {
+            out->argv[n] = put_num(out, n, vals[k]);
+            n++;
+        } else {
+            out->argv[n++] = "";
+        }
+    }
+    out->nargv = n;
+    return 0;
+}
+
+static int item_str(const struct rc_reply_item *it, const char **s)
+{
+    if (it->is_int || !it->str)
+        return RC_E_INTERNAL;
+    *s = it->str;
+    return 0;
+}
+
+int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *items, size_t n,
+                          struct rc_write_result *res)
+{
+    const char *status, *s;
+    memset(res, 0, sizeof *res);
+    if (n < 2 || item_str(&items[0], &status))
+        return RC_E_INTERNAL;
+    if (strcmp(status, "out_of_range") == 0 || strcmp(status, "bad_request") == 0) {
+        res->status = status[0] == 'o' ? RC_E_OUT_OF_RANGE : RC_E_BAD_REQUEST;
+        if (item_str(&items[1], &s))
+            return RC_E_INTERNAL;
+        snprintf(res->message, sizeof res->message, "%s", s);
+        return 0;
+    }
+    if (n != 8 || (strcmp(status, "ok") != 0 && strcmp(status, "duplicate") != 0))
+        return RC_E_INTERNAL;
+    if (!items[2].is_int || !items[3].is_int || !items[5].is_int || !items[7].is_int)
+        return RC_E_INTERNAL;
+    res->duplicate = status[0] == 'd';
+    res->rank = items[2].integer;
+    res->seq = items[3].integer;
+    res->old_rank = items[5].integer;
+    res->changed = items[7].integer != 0;
+    if (item_str(&items[6], &s) || strlen(s) > RC_MEMBER_MAX)
+        return RC_E_INTERNAL;
+    snprintf(res->member, sizeof res->member, "%s", s);
+    if (item_str(&items[4], &s))
+        return RC_E_INTERNAL;
+    if (*s == '\0')
+        return 0; /* member absent (a duplicate whose member was removed since) */
+    char *end;
+    res->composite = strtod(s, &end);
+    if (*end != '\0')
+        return RC_E_INTERNAL;
+    res->has_score = 1;
+    uint64_t slot;
+    if (b->layout.nfields) {
+        res->nfields = b->layout.nfields;
+        /* A value written out of band may not decode; report the raw score then. */
+        if (rc_decode_fields(&b->layout, res->composite, res->fields, &slot) == 0)
+            res->score = (double)res->fields[0];
+        else
+            res->score = res->composite;
+    } else {
+        int64_t pts;
+        res->score = rc_decode_points(&b->layout, res->composite, &pts, &slot) == 0 ? (double)pts
+                                                                                  : res->composite;
+    }
+    return 0;
+}

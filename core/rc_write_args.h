@@ -1,0 +1,69 @@
+/* rc_write_args.h - turns a decoded write request into the KEYS and ARGV of
+ * lua/write.lua (header comment there), and the script's reply back into a
+ * result. Pure: the caller sends the command and hands over the reply values.
+ *
+ * Everything that can be checked without the board's current state is checked
+ * here, before Redis is asked: the op is allowed on the board, fields exist,
+ * set/best values and field values fit the layout, the tie-break slot is inside
+ * its horizon. What depends on the old score (incr's result) the script checks.
+ */
+#ifndef RC_WRITE_ARGS_H
+#define RC_WRITE_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_keys.h"
+#include "rc_layout.h"
+#include "rc_period.h"
+#include "rc_proto.h"
+
+#define RC_WRITE_NKEYS 6
+#define RC_WRITE_ARGV_MAX (14 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
+
+struct rc_write_args {
+    unsigned nkeys;                          /* always RC_WRITE_NKEYS */
+    unsigned nargv;
+    char keys[RC_WRITE_NKEYS][RC_KEY_MAX];
+    const char *argv[RC_WRITE_ARGV_MAX];     /* point into the buffers below or the request */
+    char num[RC_WRITE_ARGV_MAX][RC_WRITE_ARG_LEN];
+};
+
+/* Builds the script call for request r (op incr/set/best/submit) on board b
+ * in period p (p->id "" for all-time boards) at now_ms. Borrows b, r and p:
+ * out->argv points into r, which must outlive out. Returns 0, or
+ * RC_E_BAD_REQUEST / RC_E_OUT_OF_RANGE with err filled. */
+int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
+                        int64_t now_ms, struct rc_write_args *out, struct rc_error *err);
+
+/* The script's answer, decoded. */
+struct rc_write_result {
+    int status;          /* 0, RC_E_OUT_OF_RANGE or RC_E_BAD_REQUEST */
+    int duplicate;       /* the req was seen: nothing changed */
+    int changed;         /* the board changed (seq grew) */
+    char member[RC_MEMBER_MAX + 1];
+    int has_score;       /* 0 when the member is not on the board */
+    double composite;    /* stored score */
+    double score;        /* real points (multi-field: the first field) */
+    int64_t fields[RC_MAX_FIELDS];
+    unsigned nfields;
+    int64_t rank;        /* 0 when absent */
+    int64_t old_rank;
+    int64_t seq;
+    char message[RC_ERROR_MSG_MAX];
+};
+
+/* One element of the script's reply array: a string or an integer. */
+struct rc_reply_item {
+    int is_int;
+    long long integer;
+    const char *str;     /* borrowed; NUL-terminated */
+};
+
+/* Decodes the reply array items[0..n) for board b. Returns 0 (then look at
+ * res->status) or RC_E_INTERNAL when the reply is not of the script's shape. */
+int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *items, size_t n,
+                          struct rc_write_result *res);
+
+#endif

@@ -1,0 +1,181 @@
+-- write.lua - rankcast's one atomic score write.
+--
+-- Applies incr | set | best | submit to one member of one board (one period),
+-- refuses a repeated request id, keeps the capped change log, bumps the board's
+-- version, publishes the change and answers score + rank from the same
+-- snapshot. Every key is in KEYS, every value in ARGV (Redis Cluster safe: all
+-- keys share the board's hash tag {B|P}). Nothing is written unless every check
+-- passed first.
+--
+-- KEYS[1] rc:{B|P}:z        sorted set (composite scores, see core/rc_layout.h)
+-- KEYS[2] rc:{B|P}:seq      board version
+-- KEYS[3] rc:{B|P}:log      capped change log (JSON events, oldest first)
+-- KEYS[4] rc:{B|P}:req:ID   idempotency marker (unused when ARGV[10] is "")
+-- KEYS[5] rc:{B|P}:f:MEMBER raw field values (multi-field boards)
+-- KEYS[6] rc:{B|P}:ch       channel for change events
+--
+-- ARGV[1]  op: incr | set | best | submit
+-- ARGV[2]  member
+-- ARGV[3]  incr: delta; set/best: value; submit: ""
+-- ARGV[4]  at: the write's time, ms since the epoch (from the gateway)
+-- ARGV[5]  tie-break slot, already ordered for this board (0 when none)
+-- ARGV[6]  2^tie-break bits
+-- ARGV[7]  order: desc | asc
+-- ARGV[8]  points_min    ARGV[9] points_max   (single-field boards)
+-- ARGV[10] req id or ""  ARGV[11] idempotency window, seconds
+-- ARGV[12] log cap       ARGV[13] submit mode: replace | best
+-- ARGV[14] number of fields F; then F groups of 4: name, bits, asc (0|1), value or ""
+--
+-- Reply: { status, score, rank, seq, composite, old_rank, member, changed }
+--   status   "ok" | "duplicate" | "out_of_range" | "bad_request"
+--   score    points as a string ("" on multi-field boards and when absent)
+--   rank     1-based rank after the write (0 when absent)
+--   seq      board version after the write
+--   composite the stored score as a string ("" when absent)
+--   old_rank rank before the write (0 when absent)
+--   member   the member the answer is about (a duplicate answers for the
+--            member of the original write)
+--   changed  1 when the board changed (seq grew, event published), else 0
+-- On out_of_range / bad_request: { status, message } and nothing is written.
+--
+-- Event (published on KEYS[6] and appended to KEYS[3]), a JSON object:
+--   {"seq":N,"member":M,"op":OP,"score":P|null,"old_score":P|null,
+--    "c":COMPOSITE,"old_c":COMPOSITE|null,"rank":R,"old_rank":R|null,"at":MS}
+
+local zkey, seqkey, logkey, reqkey, fkey, chan =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local op, member, arg = ARGV[1], ARGV[2], ARGV[3]
+local at = tonumber(ARGV[4])
+local slot = tonumber(ARGV[5])
+local scale = tonumber(ARGV[6])
+local desc = ARGV[7] == 'desc'
+local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
+local req, window = ARGV[10], tonumber(ARGV[11])
+local logcap = tonumber(ARGV[12])
+local submit_best = ARGV[13] == 'best'
+local nfields = tonumber(ARGV[14])
+
+local function num(x)
+  -- %.17g prints every integer below 2^53 exactly, without an exponent
+  return string.format('%.17g', x)
+end
+
+local function rank_of(m)
+  local r
+  if desc then r = redis.call('ZREVRANK', zkey, m) else r = redis.call('ZRANK', zkey, m) end
+  if r then return r + 1 end
+  return 0
+end
+
+local function seq_now()
+  return tonumber(redis.call('GET', seqkey) or '0')
+end
+
+local function answer(status, m, changed)
+  local c = redis.call('ZSCORE', zkey, m)
+  local score = ''
+  if c and nfields == 0 then score = num(math.floor(tonumber(c) / scale)) end
+  return { status, score, rank_of(m), seq_now(), c or '', 0, m, changed }
+end
+
+-- 1. idempotency: a request id the board already accepted changes nothing
+if req ~= '' then
+  local prior = redis.call('GET', reqkey)
+  if prior then return answer('duplicate', prior, 0) end
+end
+
+-- 2. compute the new composite from the old one; validate before any write
+-- a missing member reads as false (Redis nil); keep nil for "absent"
+local oldc = redis.call('ZSCORE', zkey, member)
+if oldc then oldc = tonumber(oldc) else oldc = nil end
+local newc, newp, oldp
+
+if nfields == 0 then
+  local v = tonumber(arg)
+  if v == nil then return { 'bad_request', 'value is not a number' } end
+  if oldc then oldp = math.floor(oldc / scale) end
+  if op == 'incr' then
+    newp = (oldp or 0) + v
+  elseif op == 'set' then
+    newp = v
+  elseif op == 'best' then
+    if oldp == nil or (desc and v > oldp) or (not desc and v < oldp) then newp = v else newp = oldp end
+  else
+    return { 'bad_request', 'op ' .. op .. ' does not apply to a single-field board' }
+  end
+  if newp < pmin or newp > pmax then
+    return { 'out_of_range', 'score ' .. num(newp) .. ' is outside this board\'s range ' ..
+             num(pmin) .. '..' .. num(pmax) }
+  end
+  if oldp ~= nil and newp == oldp then newc = oldc else newc = newp * scale + slot end
+else
+  if op ~= 'submit' then return { 'bad_request', 'op ' .. op .. ' needs a single-field board' } end
+  local names = {}
+  for i = 1, nfields do names[i] = ARGV[14 + (i - 1) * 4 + 1] end
+  local stored = redis.call('HMGET', fkey, unpack(names))
+  local acc = 0
+  local values = {}
+  for i = 1, nfields do
+    local base = 14 + (i - 1) * 4
+    local bits, asc, given = tonumber(ARGV[base + 2]), ARGV[base + 3] == '1', ARGV[base + 4]
+    local max = 2 ^ bits - 1
+    local old = tonumber(stored[i] or '0')
+    local v = old
+    if given ~= '' then v = tonumber(given) end
+    if v == nil or v < 0 or v > max or v ~= math.floor(v) then
+      return { 'out_of_range', 'field ' .. names[i] .. ' must be 0..' .. num(max) .. ', got ' .. tostring(given) }
+    end
+    values[i] = v
+    local enc = v
+    if asc then enc = max - v end
+    acc = acc * 2 ^ bits + enc
+  end
+  local keep = false
+  if oldc then
+    local oldpart = math.floor(oldc / scale)
+    if acc == oldpart then keep = true end
+    if submit_best and acc < oldpart then keep = true end
+  end
+  if keep then
+    newc = oldc
+  else
+    newc = acc * scale + slot
+    local hs = {}
+    for i = 1, nfields do hs[#hs + 1] = names[i]; hs[#hs + 1] = num(values[i]) end
+    redis.call('HSET', fkey, unpack(hs))
+  end
+end
+
+-- 3. the write: everything below runs only after every check passed
+if req ~= '' then redis.call('SET', reqkey, member, 'NX', 'EX', window) end
+
+if oldc ~= nil and newc == oldc then
+  return answer('ok', member, 0)
+end
+
+local oldrank = 0
+if oldc then oldrank = rank_of(member) end
+redis.call('ZADD', zkey, num(newc), member)
+local rank = rank_of(member)
+local seq = redis.call('INCR', seqkey)
+
+local function jnum(x)
+  if x == nil then return 'null' end
+  return num(x)
+end
+local function jrank(r)
+  if r == 0 then return 'null' end
+  return tostring(r)
+end
+-- members and ops are restricted to JSON-safe characters by the gateway
+local event = '{"seq":' .. seq .. ',"member":"' .. member .. '","op":"' .. op ..
+  '","score":' .. jnum(newp) .. ',"old_score":' .. jnum(oldp) ..
+  ',"c":' .. num(newc) .. ',"old_c":' .. jnum(oldc) ..
+  ',"rank":' .. rank .. ',"old_rank":' .. jrank(oldrank) .. ',"at":' .. num(at) .. '}'
+redis.call('RPUSH', logkey, event)
+redis.call('LTRIM', logkey, -logcap, -1)
+redis.call('PUBLISH', chan, event)
+
+local score = ''
+if nfields == 0 then score = num(newp) end
+return { 'ok', score, rank, seq, num(newc), oldrank, member, 1 }

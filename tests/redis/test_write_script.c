@@ -1,0 +1,433 @@
+/* test_write_script.c - lua/write.lua through the gateway's write path
+ * (gw_write_submit, EVALSHA on async hiredis) against a real redis-server. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+
+#include "rc_keys.h"
+#include "rc_test_redis.h"
+#include "rc_test_writer.h"
+
+#define T0 1767225600000LL /* 2026-01-01T00:00:00Z */
+
+static const char *conf_text =
+    "[board tdesc]\n"
+    "order = desc\n"
+    "tiebreak = earliest\n"
+    "tiebreak_resolution = 1ms\n"
+    "tiebreak_horizon = 1d\n"
+    "tiebreak_base = 2026-01-01T00:00:00Z\n"
+    "points_min = -1000\n"
+    "points_max = 1000\n"
+    "idempotency_window = 60s\n"
+    "log_cap = 5\n"
+    "[board tdesc_latest]\n"
+    "tiebreak = latest\n"
+    "tiebreak_horizon = 1d\n"
+    "tiebreak_base = 2026-01-01T00:00:00Z\n"
+    "[board tasc]\n"
+    "order = asc\n"
+    "tiebreak_horizon = 1d\n"
+    "tiebreak_base = 2026-01-01T00:00:00Z\n"
+    "[board tasc_latest]\n"
+    "order = asc\n"
+    "tiebreak = latest\n"
+    "tiebreak_horizon = 1d\n"
+    "tiebreak_base = 2026-01-01T00:00:00Z\n"
+    "[board laps]\n"
+    "order = asc\n"
+    "ops = best\n"
+    "points_min = 0\n"
+    "points_max = 3600000\n"
+    "tiebreak_horizon = 1d\n"
+    "tiebreak_base = 2026-01-01T00:00:00Z\n"
+    "[board clears]\n"
+    "fields = clears desc 16, revives asc 8, first_clear_ms asc 27\n"
+    "tiebreak = none\n"
+    "[board plain]\n"
+    "tiebreak = none\n";
+
+struct fixture {
+    struct rc_test_redis redis;
+    struct rc_test_writer w;
+    struct rc_conf *conf;
+    redisContext *sync;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    if (rc_test_redis_start(&f->redis, NULL) != 0)
+        return -1;
+    if (rc_test_writer_open(&f->w, f->redis.port, 1) != 0)
+        return -1;
+    f->conf = rc_test_conf(conf_text);
+    f->sync = rc_test_redis_connect(&f->redis);
+    *state = f;
+    return f->sync ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    redisFree(f->sync);
+    rc_test_writer_close(&f->w);
+    rc_test_redis_stop(&f->redis);
+    free(f->conf);
+    free(f);
+    return 0;
+}
+
+/* A write that must succeed: returns its result. */
+static struct rc_write_result ok_write(struct fixture *f, int64_t now, const char *fmt, ...)
+{
+    char json[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(json, sizeof json, fmt, ap);
+    va_end(ap);
+    struct rc_write_result res;
+    struct rc_error err = {0, ""};
+    int rc = rc_test_write(&f->w, f->conf, json, now, &res, &err);
+    if (rc != 0)
+        fail_msg("write %s failed: %s %s", json, rc_code_name(rc), err.msg);
+    assert_int_equal(res.status, 0);
+    return res;
+}
+
+static long long redis_int(struct fixture *f, const char *fmt, const char *key)
+{
+    redisReply *r = redisCommand(f->sync, fmt, key);
+    assert_non_null(r);
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer
+                  : r->type == REDIS_REPLY_STRING ? atoll(r->str)
+                                                   : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+static void key_of(char *out, const char *board, const char *suffix)
+{
+    assert_int_equal(rc_board_key(out, RC_KEY_MAX, board, "", suffix, NULL), 0);
+}
+
+static void test_retried_req_changes_nothing_and_answers_duplicate(void **state)
+{
+    struct fixture *f = *state;
+    struct rc_write_result a = ok_write(f, T0 + 1, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"u:1\",\"delta\":10,\"req\":\"r-1\"}");
+    assert_false(a.duplicate);
+    assert_true(a.changed);
+    assert_int_equal((long long)a.score, 10);
+    assert_int_equal(a.rank, 1);
+    struct rc_write_result b = ok_write(f, T0 + 2, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"u:1\",\"delta\":10,\"req\":\"r-1\"}");
+    assert_true(b.duplicate);
+    assert_false(b.changed);
+    assert_int_equal((long long)b.score, 10);
+    assert_int_equal(b.seq, a.seq);
+    assert_int_equal(b.rank, 1);
+    assert_string_equal(b.member, "u:1");
+    char seq[RC_KEY_MAX];
+    key_of(seq, "tdesc", "seq");
+    assert_int_equal(redis_int(f, "GET %s", seq), a.seq);
+    /* a new req is a new write */
+    struct rc_write_result c = ok_write(f, T0 + 3, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"u:1\",\"delta\":10,\"req\":\"r-2\"}");
+    assert_false(c.duplicate);
+    assert_int_equal((long long)c.score, 20);
+    assert_int_equal(c.seq, a.seq + 1);
+}
+
+/* bob reaches 100 first (t+10), alice later (t+20): order decides ranks. */
+static void race_to_100(struct fixture *f, const char *board, const char **first, const char **second)
+{
+    ok_write(f, T0 + 1, "{\"op\":\"set\",\"board\":\"%s\",\"member\":\"alice\",\"value\":50}", board);
+    ok_write(f, T0 + 10, "{\"op\":\"set\",\"board\":\"%s\",\"member\":\"bob\",\"value\":100}", board);
+    struct rc_write_result a = ok_write(f, T0 + 20, "{\"op\":\"incr\",\"board\":\"%s\",\"member\":\"alice\",\"delta\":50}", board);
+    assert_int_equal((long long)a.score, 100);
+    char z[RC_KEY_MAX];
+    key_of(z, board, "z");
+    redisReply *r = redisCommand(f->sync, "ZRANGE %s 0 -1", z);
+    assert_int_equal(r->elements, 2);
+    /* ZRANGE is ascending: for desc boards rank 1 is last */
+    *first = strdup(r->element[0]->str);
+    *second = strdup(r->element[1]->str);
+    freeReplyObject(r);
+}
+
+static const char *rank1(struct fixture *f, const char *board, int desc)
+{
+    char z[RC_KEY_MAX];
+    key_of(z, board, "z");
+    redisReply *r = redisCommand(f->sync, desc ? "ZRANGE %s 0 0 REV" : "ZRANGE %s 0 0", z);
+    assert_int_equal(r->elements, 1);
+    const char *m = strdup(r->element[0]->str);
+    freeReplyObject(r);
+    return m;
+}
+
+static void test_earliest_to_reach_score_ranks_first_on_desc_board(void **state)
+{
+    struct fixture *f = *state;
+    const char *a, *b;
+    race_to_100(f, "tdesc", &a, &b);
+    assert_string_equal(rank1(f, "tdesc", 1), "bob");
+    struct rc_write_result r = ok_write(f, T0 + 30, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"alice\",\"delta\":0}");
+    assert_int_equal(r.rank, 2); /* incr 0 keeps alice's reach time */
+    assert_false(r.changed);
+}
+
+static void test_latest_to_reach_score_ranks_first_on_desc_board(void **state)
+{
+    struct fixture *f = *state;
+    const char *a, *b;
+    race_to_100(f, "tdesc_latest", &a, &b);
+    assert_string_equal(rank1(f, "tdesc_latest", 1), "alice");
+}
+
+static void test_earliest_to_reach_score_ranks_first_on_asc_board(void **state)
+{
+    struct fixture *f = *state;
+    const char *a, *b;
+    race_to_100(f, "tasc", &a, &b);
+    /* asc: 100 is worse than 50 only across points; both have 100 now */
+    assert_string_equal(rank1(f, "tasc", 0), "bob");
+}
+
+static void test_latest_to_reach_score_ranks_first_on_asc_board(void **state)
+{
+    struct fixture *f = *state;
+    const char *a, *b;
+    race_to_100(f, "tasc_latest", &a, &b);
+    assert_string_equal(rank1(f, "tasc_latest", 0), "alice");
+}
+
+static void test_best_on_asc_board_keeps_lower_time_and_first_reach(void **state)
+{
+    struct fixture *f = *state;
+    struct rc_write_result r;
+    r = ok_write(f, T0 + 1, "{\"op\":\"best\",\"board\":\"laps\",\"member\":\"kimi\",\"value\":90000}");
+    assert_int_equal((long long)r.score, 90000);
+    int64_t seq = r.seq;
+    r = ok_write(f, T0 + 2, "{\"op\":\"best\",\"board\":\"laps\",\"member\":\"kimi\",\"value\":95000}");
+    assert_int_equal((long long)r.score, 90000); /* slower lap: kept the faster */
+    assert_false(r.changed);
+    assert_int_equal(r.seq, seq);
+    r = ok_write(f, T0 + 3, "{\"op\":\"best\",\"board\":\"laps\",\"member\":\"kimi\",\"value\":85000}");
+    assert_int_equal((long long)r.score, 85000);
+    assert_true(r.changed);
+    r = ok_write(f, T0 + 4, "{\"op\":\"best\",\"board\":\"laps\",\"member\":\"lewis\",\"value\":85000}");
+    assert_int_equal(r.rank, 2); /* same lap time, set later */
+    r = ok_write(f, T0 + 5, "{\"op\":\"best\",\"board\":\"laps\",\"member\":\"kimi\",\"value\":85000}");
+    assert_false(r.changed); /* equalling your own best keeps the earlier time */
+    assert_int_equal(r.rank, 1);
+    r = ok_write(f, T0 + 6, "{\"op\":\"best\",\"board\":\"laps\",\"member\":\"lewis\",\"value\":84999}");
+    assert_int_equal(r.rank, 1);
+}
+
+static void test_multi_field_board_ranks_clears_desc_revives_asc_time_asc(void **state)
+{
+    struct fixture *f = *state;
+    ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"clears\":5,\"revives\":2,\"first_clear_ms\":1000}}");
+    ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"b\",\"fields\":{\"clears\":5,\"revives\":1,\"first_clear_ms\":2000}}");
+    ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"c\",\"fields\":{\"clears\":5,\"revives\":1,\"first_clear_ms\":1500}}");
+    struct rc_write_result d = ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"d\",\"fields\":{\"clears\":6,\"revives\":9,\"first_clear_ms\":99999}}");
+    assert_int_equal(d.rank, 1);
+    assert_int_equal(d.nfields, 3);
+    assert_int_equal(d.fields[0], 6);
+    assert_int_equal(d.fields[1], 9);
+    assert_int_equal(d.fields[2], 99999);
+    assert_int_equal((long long)d.score, 6);
+    char z[RC_KEY_MAX];
+    key_of(z, "clears", "z");
+    redisReply *r = redisCommand(f->sync, "ZRANGE %s 0 -1 REV", z);
+    assert_int_equal(r->elements, 4);
+    assert_string_equal(r->element[0]->str, "d");
+    assert_string_equal(r->element[1]->str, "c");
+    assert_string_equal(r->element[2]->str, "b");
+    assert_string_equal(r->element[3]->str, "a");
+    freeReplyObject(r);
+    /* a partial submit merges with the stored fields */
+    struct rc_write_result a = ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"revives\":0}}");
+    assert_int_equal(a.rank, 2);
+    assert_int_equal(a.fields[0], 5);
+    assert_int_equal(a.fields[1], 0);
+    assert_int_equal(a.fields[2], 1000);
+}
+
+static long long llen(struct fixture *f, const char *board)
+{
+    char k[RC_KEY_MAX];
+    key_of(k, board, "log");
+    return redis_int(f, "LLEN %s", k);
+}
+
+static void test_out_of_range_write_leaves_board_seq_and_log_untouched(void **state)
+{
+    struct fixture *f = *state;
+    struct rc_write_result r = ok_write(f, T0 + 1, "{\"op\":\"set\",\"board\":\"tdesc\",\"member\":\"x\",\"value\":990}");
+    char z[RC_KEY_MAX], seq[RC_KEY_MAX];
+    key_of(z, "tdesc", "z");
+    key_of(seq, "tdesc", "seq");
+    long long len0 = llen(f, "tdesc");
+    redisReply *before = redisCommand(f->sync, "ZSCORE %s x", z);
+    char *score0 = strdup(before->str);
+    freeReplyObject(before);
+
+    struct rc_write_result res;
+    struct rc_error err = {0, ""};
+    /* incr past points_max: only the script can know (depends on the old score) */
+    int rc = rc_test_write(&f->w, f->conf,
+                           "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"x\",\"delta\":11,\"req\":\"oor-1\"}",
+                           T0 + 2, &res, &err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(res.status, RC_E_OUT_OF_RANGE);
+    assert_non_null(strstr(res.message, "outside"));
+    /* set past points_max: refused before Redis is asked */
+    rc = rc_test_write(&f->w, f->conf, "{\"op\":\"set\",\"board\":\"tdesc\",\"member\":\"y\",\"value\":1001}",
+                       T0 + 3, &res, &err);
+    assert_int_equal(rc, RC_E_OUT_OF_RANGE);
+    /* a time outside the tie-break horizon */
+    rc = rc_test_write(&f->w, f->conf, "{\"op\":\"set\",\"board\":\"tdesc\",\"member\":\"y\",\"value\":1}",
+                       T0 + 86400000LL, &res, &err);
+    assert_int_equal(rc, RC_E_OUT_OF_RANGE);
+
+    redisReply *after = redisCommand(f->sync, "ZSCORE %s x", z);
+    assert_string_equal(after->str, score0);
+    freeReplyObject(after);
+    assert_int_equal(redis_int(f, "ZCARD %s", z), 1); /* only x */
+    redisReply *y = redisCommand(f->sync, "ZSCORE %s y", z);
+    assert_int_equal(y->type, REDIS_REPLY_NIL);
+    freeReplyObject(y);
+    assert_int_equal(redis_int(f, "GET %s", seq), r.seq);
+    assert_int_equal(llen(f, "tdesc"), len0);
+    /* the refused req was not remembered: the corrected retry goes through */
+    struct rc_write_result ok = ok_write(f, T0 + 4, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"x\",\"delta\":10,\"req\":\"oor-1\"}");
+    assert_false(ok.duplicate);
+    assert_int_equal((long long)ok.score, 1000);
+    free(score0);
+}
+
+static void test_change_log_never_exceeds_its_cap(void **state)
+{
+    struct fixture *f = *state;
+    struct rc_write_result r = {0};
+    for (int i = 0; i < 20; i++) {
+        r = ok_write(f, T0 + i, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"m%d\",\"delta\":%d}", i % 3, i + 1);
+        assert_true(llen(f, "tdesc") <= 5);
+    }
+    assert_int_equal(llen(f, "tdesc"), 5);
+    char k[RC_KEY_MAX];
+    key_of(k, "tdesc", "log");
+    redisReply *log = redisCommand(f->sync, "LRANGE %s 0 -1", k);
+    for (size_t i = 0; i < log->elements; i++) {
+        cJSON *e = cJSON_Parse(log->element[i]->str);
+        assert_non_null(e);
+        /* the newest five, oldest first */
+        assert_int_equal(cJSON_GetObjectItem(e, "seq")->valuedouble, (double)(r.seq - 4 + (int64_t)i));
+        cJSON_Delete(e);
+    }
+    freeReplyObject(log);
+}
+
+static void test_published_event_matches_reply(void **state)
+{
+    struct fixture *f = *state;
+    redisContext *sub = rc_test_redis_connect(&f->redis);
+    char ch[RC_KEY_MAX];
+    key_of(ch, "plain", "ch");
+    redisReply *r = redisCommand(sub, "SUBSCRIBE %s", ch);
+    freeReplyObject(r);
+    ok_write(f, T0, "{\"op\":\"set\",\"board\":\"plain\",\"member\":\"p:1\",\"value\":700}");
+    struct rc_write_result w = ok_write(f, T0 + 5, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"p:2\",\"delta\":900}");
+    for (int n = 0; n < 2; n++) {
+        assert_int_equal(redisGetReply(sub, (void **)&r), REDIS_OK);
+        assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        assert_string_equal(r->element[0]->str, "message");
+        cJSON *e = cJSON_Parse(r->element[2]->str);
+        assert_non_null(e);
+        if (n == 1) {
+            assert_int_equal(cJSON_GetObjectItem(e, "seq")->valuedouble, (double)w.seq);
+            assert_string_equal(cJSON_GetObjectItem(e, "member")->valuestring, "p:2");
+            assert_string_equal(cJSON_GetObjectItem(e, "op")->valuestring, "incr");
+            assert_true(cJSON_GetObjectItem(e, "score")->valuedouble == w.score);
+            assert_true(cJSON_IsNull(cJSON_GetObjectItem(e, "old_score")));
+            assert_true(cJSON_GetObjectItem(e, "c")->valuedouble == w.composite);
+            assert_int_equal(cJSON_GetObjectItem(e, "rank")->valuedouble, (double)w.rank);
+            assert_true(cJSON_IsNull(cJSON_GetObjectItem(e, "old_rank")));
+            assert_int_equal(cJSON_GetObjectItem(e, "at")->valuedouble, (double)(T0 + 5));
+            assert_int_equal(w.rank, 1);
+        }
+        cJSON_Delete(e);
+        freeReplyObject(r);
+    }
+    /* a move reports both ranks */
+    ok_write(f, T0 + 6, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"p:1\",\"delta\":300}");
+    assert_int_equal(redisGetReply(sub, (void **)&r), REDIS_OK);
+    cJSON *e = cJSON_Parse(r->element[2]->str);
+    assert_int_equal(cJSON_GetObjectItem(e, "old_rank")->valuedouble, 2);
+    assert_int_equal(cJSON_GetObjectItem(e, "rank")->valuedouble, 1);
+    assert_int_equal(cJSON_GetObjectItem(e, "old_score")->valuedouble, 700);
+    assert_int_equal(cJSON_GetObjectItem(e, "score")->valuedouble, 1000);
+    cJSON_Delete(e);
+    freeReplyObject(r);
+    redisFree(sub);
+}
+
+static void test_next_call_succeeds_after_script_flush(void **state)
+{
+    struct fixture *f = *state;
+    ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"q\",\"delta\":1}");
+    unsigned long reloads = f->w.script.reloads;
+    redisReply *r = redisCommand(f->sync, "SCRIPT FLUSH");
+    freeReplyObject(r);
+    struct rc_write_result w = ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"q\",\"delta\":1}");
+    assert_int_equal((long long)w.score, 2);
+    assert_int_equal(f->w.script.reloads, reloads + 1);
+}
+
+static void test_op_not_declared_for_board_is_refused_before_redis(void **state)
+{
+    struct fixture *f = *state;
+    struct rc_write_result res;
+    struct rc_error err = {0, ""};
+    int rc = rc_test_write(&f->w, f->conf, "{\"op\":\"incr\",\"board\":\"laps\",\"member\":\"a\",\"delta\":1}", T0,
+                           &res, &err);
+    assert_int_equal(rc, RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "not allowed"));
+    rc = rc_test_write(&f->w, f->conf,
+                       "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"nope\":1}}", T0, &res,
+                       &err);
+    assert_int_equal(rc, RC_E_BAD_REQUEST);
+    rc = rc_test_write(&f->w, f->conf,
+                       "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"revives\":256}}", T0,
+                       &res, &err);
+    assert_int_equal(rc, RC_E_OUT_OF_RANGE);
+    char z[RC_KEY_MAX];
+    key_of(z, "laps", "z");
+    assert_int_equal(redis_int(f, "EXISTS %s", z), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_retried_req_changes_nothing_and_answers_duplicate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_earliest_to_reach_score_ranks_first_on_desc_board, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_latest_to_reach_score_ranks_first_on_desc_board, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_earliest_to_reach_score_ranks_first_on_asc_board, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_latest_to_reach_score_ranks_first_on_asc_board, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_best_on_asc_board_keeps_lower_time_and_first_reach, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_multi_field_board_ranks_clears_desc_revives_asc_time_asc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_range_write_leaves_board_seq_and_log_untouched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_change_log_never_exceeds_its_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_published_event_matches_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_next_call_succeeds_after_script_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_op_not_declared_for_board_is_refused_before_redis, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("write_script", tests, NULL, NULL);
+}

@@ -1,0 +1,31 @@
+/* rc_test_redis.h - a private redis-server for one test program.
+ *
+ * Starts `redis-server` on a free loopback port (never 6379) with its own
+ * temporary data folder, waits until it answers PING, and stops it again. The
+ * server is killed if the test process dies (PR_SET_PDEATHSIG), so a crashed
+ * test leaves nothing running.
+ */
+#ifndef RC_TEST_REDIS_H
+#define RC_TEST_REDIS_H
+
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+struct rc_test_redis {
+    pid_t pid;
+    int port;
+    char dir[256];
+};
+
+/* Starts a server; extra_args (NULL-terminated, may be NULL) are appended to
+ * its command line. Returns 0 or -1 (reason on stderr). */
+int rc_test_redis_start(struct rc_test_redis *r, const char *const *extra_args);
+
+/* Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its folder. */
+void rc_test_redis_stop(struct rc_test_redis *r);
+
+/* A new blocking connection to the server (caller frees), or NULL. */
+redisContext *rc_test_redis_connect(const struct rc_test_redis *r);
+
+#endif

@@ -1,0 +1,41 @@
+/* rc_test_writer.h - drives the gateway's real write path (gw_write_submit on
+ * a libuv loop with async hiredis) from a blocking test: one call = one write
+ * as a PROTOCOL.md JSON message, decoded by core/rc_proto like the gateway
+ * does. */
+#ifndef RC_TEST_WRITER_H
+#define RC_TEST_WRITER_H
+
+#include <stdint.h>
+
+#include <uv.h>
+#include <hiredis/async.h>
+
+#include "gw_script.h"
+#include "gw_write.h"
+#include "rc_conf.h"
+
+#define RC_TEST_MAX_CONNS 8
+
+struct rc_test_writer {
+    uv_loop_t loop;
+    redisAsyncContext *ac[RC_TEST_MAX_CONNS];
+    unsigned nconns;
+    struct gw_script script;
+};
+
+/* Opens nconns async connections to 127.0.0.1:port on a private loop.
+ * Returns 0 or -1. */
+int rc_test_writer_open(struct rc_test_writer *w, int port, unsigned nconns);
+void rc_test_writer_close(struct rc_test_writer *w);
+
+/* Sends the write `json` (an incr/set/best/submit message) for a board of c
+ * at now_ms on connection 0 and waits for the answer. Returns what the
+ * gateway would answer: 0 with *res filled (res->status may be an error
+ * from the script), or an RC_E_* with err filled. */
+int rc_test_write(struct rc_test_writer *w, const struct rc_conf *c, const char *json, int64_t now_ms,
+                  struct rc_write_result *res, struct rc_error *err);
+
+/* Parses conf text (aborts the test on a parse error). Caller frees. */
+struct rc_conf *rc_test_conf(const char *text);
+
+#endif

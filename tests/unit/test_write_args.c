@@ -1,0 +1,194 @@
+/* test_write_args.c - a decoded write becomes the right KEYS/ARGV for
+ * lua/write.lua, and the script's reply decodes back; no Redis involved. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rc_codec.h"
+#include "rc_conf.h"
+#include "rc_write_args.h"
+
+#define NOV22_0800 1763769600000LL /* 2025-11-22T00:00:00Z, 08:00 on Nov 22 at +08:00 */
+
+static const char *text =
+    "[board daily]\n"
+    "period = day\n"
+    "utc_offset = +08:00\n"
+    "[board clears]\n"
+    "fields = clears desc 16, revives asc 8, first_clear_ms asc 27\n"
+    "tiebreak = none\n"
+    "submit_mode = best\n"
+    "[board laps]\n"
+    "order = asc\n"
+    "ops = best\n"
+    "points_min = 0\n"
+    "points_max = 3600000\n"
+    "tiebreak_horizon = 1d\n"
+    "tiebreak_base = 2026-01-01T00:00:00Z\n";
+
+static struct rc_conf *conf;
+
+static int load(void **state)
+{
+    (void)state;
+    struct rc_error err;
+    conf = malloc(sizeof *conf);
+    return rc_conf_parse("t.conf", text, strlen(text), conf, &err);
+}
+
+static int unload(void **state)
+{
+    (void)state;
+    free(conf);
+    return 0;
+}
+
+static int build(const char *json, int64_t now, struct rc_request *r, struct rc_period *p, struct rc_write_args *a,
+                 struct rc_error *err)
+{
+    assert_int_equal(rc_request_decode(json, strlen(json), r, err), 0);
+    const struct rc_board *b = rc_conf_find_board(conf, r->board);
+    assert_non_null(b);
+    assert_int_equal(rc_period_select(&b->period, r->period, now, p), 0);
+    return rc_write_args_build(b, r, p, now, a, err);
+}
+
+static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    /* 15:59:59.999Z on Nov 21 is still Nov 21 at +08:00; a ms later it is Nov 22 */
+    int64_t now = NOV22_0800 - 8 * 3600000LL - 1;
+    assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5,\"req\":\"q1\"}", now, &r,
+                           &p, &a, &err), 0);
+    assert_string_equal(a.keys[0], "rc:{daily|2025-11-21}:z");
+    assert_string_equal(a.keys[1], "rc:{daily|2025-11-21}:seq");
+    assert_string_equal(a.keys[2], "rc:{daily|2025-11-21}:log");
+    assert_string_equal(a.keys[3], "rc:{daily|2025-11-21}:req:q1");
+    assert_string_equal(a.keys[4], "rc:{daily|2025-11-21}:f:u:1");
+    assert_string_equal(a.keys[5], "rc:{daily|2025-11-21}:ch");
+    assert_string_equal(a.argv[0], "incr");
+    assert_string_equal(a.argv[1], "u:1");
+    assert_string_equal(a.argv[2], "5");
+    /* earliest on desc: the last ms of the day has the smallest slot */
+    assert_string_equal(a.argv[4], "47817728"); /* 2^27 - 1 - 86399999 */
+    assert_string_equal(a.argv[5], "134217728");
+    assert_string_equal(a.argv[6], "desc");
+    assert_string_equal(a.argv[9], "q1");
+    assert_string_equal(a.argv[10], "600");
+    assert_string_equal(a.argv[11], "1000");
+    assert_string_equal(a.argv[13], "0");
+    assert_int_equal(a.nargv, 14);
+    rc_request_free(&r);
+
+    assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5}", now + 1, &r, &p, &a,
+                           &err), 0);
+    assert_string_equal(a.keys[0], "rc:{daily|2025-11-22}:z");
+    assert_string_equal(a.argv[4], "134217727"); /* first ms of the new day: best slot */
+    assert_string_equal(a.argv[9], "");
+    rc_request_free(&r);
+}
+
+static void test_multi_field_args_list_fields_in_declared_order(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\","
+                           "\"fields\":{\"first_clear_ms\":77,\"clears\":3}}",
+                           NOV22_0800, &r, &p, &a, &err), 0);
+    assert_string_equal(a.argv[12], "best");
+    assert_string_equal(a.argv[13], "3");
+    const char *want[] = {"clears", "16", "0", "3", "revives", "8", "1", "", "first_clear_ms", "27", "1", "77"};
+    for (unsigned i = 0; i < 12; i++)
+        assert_string_equal(a.argv[14 + i], want[i]);
+    assert_int_equal(a.nargv, 26);
+    rc_request_free(&r);
+}
+
+static void test_refusals_before_redis(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    assert_int_equal(build("{\"op\":\"set\",\"board\":\"laps\",\"member\":\"a\",\"value\":1}", NOV22_0800, &r, &p, &a, &err),
+                     RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "not allowed"));
+    rc_request_free(&r);
+    assert_int_equal(build("{\"op\":\"best\",\"board\":\"laps\",\"member\":\"a\",\"value\":3600001}", 1767225600000LL, &r,
+                           &p, &a, &err), RC_E_OUT_OF_RANGE);
+    rc_request_free(&r);
+    assert_int_equal(build("{\"op\":\"best\",\"board\":\"laps\",\"member\":\"a\",\"value\":-1}", 1767225600000LL, &r, &p,
+                           &a, &err), RC_E_OUT_OF_RANGE);
+    rc_request_free(&r);
+    /* before the tie-break base: the slot would be negative */
+    assert_int_equal(build("{\"op\":\"best\",\"board\":\"laps\",\"member\":\"a\",\"value\":5}", NOV22_0800, &r, &p, &a,
+                           &err), RC_E_OUT_OF_RANGE);
+    rc_request_free(&r);
+    assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"clears\":65536}}",
+                           NOV22_0800, &r, &p, &a, &err), RC_E_OUT_OF_RANGE);
+    rc_request_free(&r);
+    assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"bogus\":1}}",
+                           NOV22_0800, &r, &p, &a, &err), RC_E_BAD_REQUEST);
+    rc_request_free(&r);
+    assert_int_equal(build("{\"op\":\"incr\",\"board\":\"clears\",\"member\":\"a\",\"delta\":1}", NOV22_0800, &r, &p, &a,
+                           &err), RC_E_BAD_REQUEST);
+    rc_request_free(&r);
+}
+
+static void test_reply_decodes_score_from_composite(void **state)
+{
+    (void)state;
+    const struct rc_board *b = rc_conf_find_board(conf, "daily");
+    struct rc_write_result res;
+    double c;
+    struct rc_error err;
+    assert_int_equal(rc_encode_points(&b->layout, 1234, 99, &c, &err), 0);
+    char cs[32];
+    snprintf(cs, sizeof cs, "%.17g", c);
+    struct rc_reply_item ok[8] = {{0, 0, "ok"}, {0, 0, "1234"}, {1, 3, NULL}, {1, 17, NULL},
+                                  {0, 0, cs},   {1, 9, NULL},   {0, 0, "u:1"}, {1, 1, NULL}};
+    assert_int_equal(rc_write_result_parse(b, ok, 8, &res), 0);
+    assert_int_equal(res.status, 0);
+    assert_true(res.score == 1234);
+    assert_int_equal(res.rank, 3);
+    assert_int_equal(res.seq, 17);
+    assert_int_equal(res.old_rank, 9);
+    assert_true(res.changed);
+    assert_false(res.duplicate);
+    assert_string_equal(res.member, "u:1");
+
+    struct rc_reply_item oor[2] = {{0, 0, "out_of_range"}, {0, 0, "score 9 is outside"}};
+    assert_int_equal(rc_write_result_parse(b, oor, 2, &res), 0);
+    assert_int_equal(res.status, RC_E_OUT_OF_RANGE);
+    assert_string_equal(res.message, "score 9 is outside");
+
+    struct rc_reply_item weird[3] = {{0, 0, "ok"}, {1, 1, NULL}, {1, 1, NULL}};
+    assert_int_equal(rc_write_result_parse(b, weird, 3, &res), RC_E_INTERNAL);
+    ok[2].is_int = 0;
+    ok[2].str = "3";
+    assert_int_equal(rc_write_result_parse(b, ok, 8, &res), RC_E_INTERNAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_periodic_write_keys_carry_board_and_local_day_tag),
+        cmocka_unit_test(test_multi_field_args_list_fields_in_declared_order),
+        cmocka_unit_test(test_refusals_before_redis),
+        cmocka_unit_test(test_reply_decodes_score_from_composite),
+    };
+    return cmocka_run_group_tests_name("write_args", tests, load, unload);
+}
