@@ -143,40 +143,31 @@ static void test_retried_req_changes_nothing_and_answers_duplicate(void **state)
     assert_int_equal(c.seq, a.seq + 1);
 }
 
-/* bob reaches 100 first (t+10), alice later (t+20): order decides ranks. */
-static void race_to_100(struct fixture *f, const char *board, const char **first, const char **second)
+/* bob reaches 100 first (t+10), alice later (t+20): the tie-break decides. */
+static void race_to_100(struct fixture *f, const char *board)
 {
     ok_write(f, T0 + 1, "{\"op\":\"set\",\"board\":\"%s\",\"member\":\"alice\",\"value\":50}", board);
     ok_write(f, T0 + 10, "{\"op\":\"set\",\"board\":\"%s\",\"member\":\"bob\",\"value\":100}", board);
     struct rc_write_result a = ok_write(f, T0 + 20, "{\"op\":\"incr\",\"board\":\"%s\",\"member\":\"alice\",\"delta\":50}", board);
     assert_int_equal((long long)a.score, 100);
-    char z[RC_KEY_MAX];
-    key_of(z, board, "z");
-    redisReply *r = redisCommand(f->sync, "ZRANGE %s 0 -1", z);
-    assert_int_equal(r->elements, 2);
-    /* ZRANGE is ascending: for desc boards rank 1 is last */
-    *first = strdup(r->element[0]->str);
-    *second = strdup(r->element[1]->str);
-    freeReplyObject(r);
 }
 
-static const char *rank1(struct fixture *f, const char *board, int desc)
+/* The member Redis itself puts at rank 1 (ZRANGE, REV for desc boards). */
+static void assert_rank1(struct fixture *f, const char *board, int desc, const char *want)
 {
     char z[RC_KEY_MAX];
     key_of(z, board, "z");
     redisReply *r = redisCommand(f->sync, desc ? "ZRANGE %s 0 0 REV" : "ZRANGE %s 0 0", z);
     assert_int_equal(r->elements, 1);
-    const char *m = strdup(r->element[0]->str);
+    assert_string_equal(r->element[0]->str, want);
     freeReplyObject(r);
-    return m;
 }
 
 static void test_earliest_to_reach_score_ranks_first_on_desc_board(void **state)
 {
     struct fixture *f = *state;
-    const char *a, *b;
-    race_to_100(f, "tdesc", &a, &b);
-    assert_string_equal(rank1(f, "tdesc", 1), "bob");
+    race_to_100(f, "tdesc");
+    assert_rank1(f, "tdesc", 1, "bob");
     struct rc_write_result r = ok_write(f, T0 + 30, "{\"op\":\"incr\",\"board\":\"tdesc\",\"member\":\"alice\",\"delta\":0}");
     assert_int_equal(r.rank, 2); /* incr 0 keeps alice's reach time */
     assert_false(r.changed);
@@ -185,26 +176,22 @@ static void test_earliest_to_reach_score_ranks_first_on_desc_board(void **state)
 static void test_latest_to_reach_score_ranks_first_on_desc_board(void **state)
 {
     struct fixture *f = *state;
-    const char *a, *b;
-    race_to_100(f, "tdesc_latest", &a, &b);
-    assert_string_equal(rank1(f, "tdesc_latest", 1), "alice");
+    race_to_100(f, "tdesc_latest");
+    assert_rank1(f, "tdesc_latest", 1, "alice");
 }
 
 static void test_earliest_to_reach_score_ranks_first_on_asc_board(void **state)
 {
     struct fixture *f = *state;
-    const char *a, *b;
-    race_to_100(f, "tasc", &a, &b);
-    /* asc: 100 is worse than 50 only across points; both have 100 now */
-    assert_string_equal(rank1(f, "tasc", 0), "bob");
+    race_to_100(f, "tasc"); /* both hold 100: only the tie-break differs */
+    assert_rank1(f, "tasc", 0, "bob");
 }
 
 static void test_latest_to_reach_score_ranks_first_on_asc_board(void **state)
 {
     struct fixture *f = *state;
-    const char *a, *b;
-    race_to_100(f, "tasc_latest", &a, &b);
-    assert_string_equal(rank1(f, "tasc_latest", 0), "alice");
+    race_to_100(f, "tasc_latest");
+    assert_rank1(f, "tasc_latest", 0, "alice");
 }
 
 static void test_best_on_asc_board_keeps_lower_time_and_first_reach(void **state)

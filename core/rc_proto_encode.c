@@ -1,0 +1,302 @@
+/* rc_proto_encode.c - server messages of PROTOCOL.md as JSON text.
+ *
+ * Each encoder builds a cJSON tree, prints it once without formatting and
+ * frees the tree before returning, so the tree may borrow everything it
+ * shows: keys are attached as constants and strings as references, and only
+ * numbers and the echoed id are copied. A failed allocation anywhere frees
+ * the partial tree and returns NULL.
+ *
+ * Numbers are printed by us, not by cJSON: cJSON prints 1e15 as "1e+15",
+ * which a JavaScript client reads correctly but a caster's log grep or a
+ * byte-for-byte test does not. Any integral value within +-(2^53 - 1) is
+ * printed as a plain integer, other finite values in the shortest %.Ng form
+ * that reads back to the same double, and non-finite values as null.
+ *
+ * The returned text comes from cJSON_PrintUnformatted, i.e. from malloc as
+ * long as nobody installs other cJSON hooks (the project does not); the
+ * caller frees it with free().
+ */
+#include "rc_proto.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NUMBER_TEXT_MAX 32 /* "-1.2345678901234567e-308" and then some */
+
+/* ---- items ------------------------------------------------------------- */
+
+/* Writes d as a JSON number into buf. Only called for finite d. */
+static void number_text(double d, char *buf, size_t size)
+{
+    if (d >= -(double)RC_SAFE_INT_MAX && d <= (double)RC_SAFE_INT_MAX &&
+        d == (double)(int64_t)d) {
+        snprintf(buf, size, "%" PRId64, (int64_t)d); /* -0.0 prints as 0 */
+        return;
+    }
+    /* Any value with at most DBL_DIG (15) significant digits survives a
+     * round trip at %.15g, so trying 15, 16, 17 finds the shortest form. */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    /* A locale with a decimal comma would turn 1.5 into "1,5". */
+    for (char *p = buf; *p; p++)
+        if (*p == ',')
+            *p = '.';
+}
+
+static cJSON *number_item(double d)
+{
+    char buf[NUMBER_TEXT_MAX];
+
+    if (!isfinite(d))
+        return cJSON_CreateNull();
+    number_text(d, buf, sizeof buf);
+    return cJSON_CreateRaw(buf);
+}
+
+/* Counters (seq, total, rank, at) are printed exactly, whatever their size. */
+static cJSON *int_item(int64_t v)
+{
+    char buf[NUMBER_TEXT_MAX];
+
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateRaw(buf);
+}
+
+/* A borrowed string, or null for NULL. */
+static cJSON *str_item(const char *s)
+{
+    return s ? cJSON_CreateStringReference(s) : cJSON_CreateNull();
+}
+
+/* Attaches item under the borrowed key; on failure frees item. Returns 0 or
+ * -1 (a NULL item is a failed allocation upstream). */
+static int add(cJSON *obj, const char *key, cJSON *item)
+{
+    if (!item)
+        return -1;
+    if (!cJSON_AddItemToObjectCS(obj, key, item)) {
+        cJSON_Delete(item);
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends item to arr; on failure frees item. */
+static int push(cJSON *arr, cJSON *item)
+{
+    if (!item)
+        return -1;
+    if (!cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        return -1;
+    }
+    return 0;
+}
+
+/* {"name": value, ...} of a multi-field entry; names and values borrowed. */
+static cJSON *fields_item(const struct rc_field_value *fields, unsigned nfields)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    for (unsigned i = 0; o && i < nfields; i++) {
+        if (add(o, fields[i].name, int_item(fields[i].value)) < 0) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+/* Adds "fields" to o when there are any. */
+static int add_fields(cJSON *o, const struct rc_field_value *fields, unsigned nfields)
+{
+    if (nfields == 0 || !fields)
+        return 0;
+    return add(o, "fields", fields_item(fields, nfields));
+}
+
+/* A profile entry joins its row unless it would shadow a row key (rank,
+ * member, score, fields) or an earlier entry, or is not valid UTF-8 (a text
+ * frame with bad UTF-8 makes browsers drop the connection). */
+static int profile_entry_ok(const cJSON *row, const struct rc_kv *kv)
+{
+    static const char *const reserved[] = {"rank", "member", "score", "fields"};
+
+    if (!kv->key || !kv->value || !rc_utf8_valid(kv->key, strlen(kv->key)) ||
+        !rc_utf8_valid(kv->value, strlen(kv->value)))
+        return 0;
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(kv->key, reserved[i]) == 0)
+            return 0;
+    return cJSON_GetObjectItemCaseSensitive(row, kv->key) == NULL;
+}
+
+static int add_profile(cJSON *row, const struct rc_kv *profile, unsigned nprofile)
+{
+    for (unsigned i = 0; profile && i < nprofile; i++) {
+        if (!profile_entry_ok(row, &profile[i]))
+            continue;
+        if (add(row, profile[i].key, str_item(profile[i].value)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* {"rank","member","score"[,"fields"], profile...}; everything borrowed. */
+static cJSON *row_item(const struct rc_out_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (o && (add(o, "rank", int_item(r->rank)) || add(o, "member", str_item(r->member)) ||
+              add(o, "score", number_item(r->score)) ||
+              add_fields(o, r->fields, r->nfields) ||
+              add_profile(o, r->profile, r->nprofile))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static cJSON *rows_item(const struct rc_out_row *rows, size_t nrows)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; arr && rows && i < nrows; i++) {
+        if (push(arr, row_item(&rows[i])) < 0) {
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static cJSON *strings_item(const char *const *strs, size_t n)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; arr && strs && i < n; i++) {
+        if (push(arr, str_item(strs[i])) < 0) {
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* A new message object with "op" and, when the request carried one, the
+ * echoed "id" (raw JSON from our own decoder, copied). NULL on failure. */
+static cJSON *message(const char *op, const char *id_json)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (o && (add(o, "op", cJSON_CreateStringReference(op)) ||
+              (id_json && add(o, "id", cJSON_CreateRaw(id_json))))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Prints o and frees it; when failed (or o is NULL) only frees it. */
+static char *finish(cJSON *o, int failed)
+{
+    char *text = NULL;
+
+    if (o && !failed)
+        text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board,
+                         const char *period, int64_t seq, int64_t total,
+                         const struct rc_out_row *rows, size_t nrows, int reset)
+{
+    cJSON *o = message("snapshot", id_json);
+    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "board", str_item(board)) ||
+                 (period && add(o, "period", str_item(period))) ||
+                 add(o, "seq", int_item(seq)) || add(o, "total", int_item(total)) ||
+                 (reset && add(o, "reset", cJSON_CreateTrue())) ||
+                 add(o, "rows", rows_item(rows, nrows));
+    return finish(o, failed);
+}
+
+char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
+                      size_t nrows, const char *const *removed, size_t nremoved)
+{
+    cJSON *o = message("delta", NULL);
+    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
+                 add(o, "total", int_item(total)) || add(o, "rows", rows_item(rows, nrows)) ||
+                 add(o, "removed", strings_item(removed, nremoved));
+    return finish(o, failed);
+}
+
+char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
+                      int64_t rank, int64_t prev_rank, int64_t at_ms,
+                      const struct rc_field_value *fields, unsigned nfields)
+{
+    cJSON *o = message("event", NULL);
+    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
+                 add(o, "member", str_item(member)) || add(o, "score", number_item(score)) ||
+                 add(o, "delta", number_item(delta)) || add(o, "rank", int_item(rank)) ||
+                 add(o, "prev_rank", prev_rank ? int_item(prev_rank) : cJSON_CreateNull()) ||
+                 add(o, "at", int_item(at_ms)) || add_fields(o, fields, nfields);
+    return finish(o, failed);
+}
+
+char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
+                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
+                    unsigned nfields)
+{
+    cJSON *o = message("ack", id_json);
+    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
+                 add(o, "score", number_item(score)) || add(o, "rank", int_item(rank)) ||
+                 add(o, "seq", int_item(seq)) ||
+                 add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) ||
+                 add_fields(o, fields, nfields);
+    return finish(o, failed);
+}
+
+/* A rank of 0 (or below) means the member is not on the board: both "score"
+ * and "rank" are null, whatever score says. */
+char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
+                     int64_t total)
+{
+    int absent = rank <= 0;
+    cJSON *o = message("rank", id_json);
+    int failed = !o || add(o, "member", str_item(member)) ||
+                 add(o, "score", absent ? cJSON_CreateNull() : number_item(score)) ||
+                 add(o, "rank", absent ? cJSON_CreateNull() : int_item(rank)) ||
+                 add(o, "total", int_item(total));
+    return finish(o, failed);
+}
+
+char *rc_encode_error(const char *id_json, int code, const char *message_text)
+{
+    cJSON *o = message("error", id_json);
+    int failed = !o || add(o, "code", cJSON_CreateStringReference(rc_code_name(code))) ||
+                 add(o, "message", str_item(message_text ? message_text : ""));
+    return finish(o, failed);
+}
+
+char *rc_encode_pong(const char *id_json)
+{
+    cJSON *o = message("pong", id_json);
+    return finish(o, !o);
+}
+
+char *rc_encode_unsubscribed(const char *id_json, const char *sub)
+{
+    cJSON *o = message("unsubscribed", id_json);
+    int failed = !o || add(o, "sub", str_item(sub));
+    return finish(o, failed);
+}
