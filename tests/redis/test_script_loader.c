@@ -98,6 +98,24 @@ static void test_sha_matches_what_redis_computes(void **state)
     freeReplyObject(r);
 }
 
+static void test_async_load_answers_the_locally_computed_sha(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_script s;
+    struct answer a;
+    memset(&a, 0, sizeof a);
+    gw_script_init(&s, echo_script);
+    assert_int_equal(gw_script_load(&s, f->w.ac[0], on_answer, &a), 0);
+    wait_done(&f->w, &a);
+    assert_int_equal(a.type, REDIS_REPLY_STRING);
+    assert_string_equal(a.text, s.sha);
+    /* loaded: the first call needs no reload */
+    assert_int_equal(call_echo(&f->w, &s, "warm", &a), 0);
+    wait_done(&f->w, &a);
+    assert_string_equal(a.text, "warm");
+    assert_int_equal(s.reloads, 0);
+}
+
 static void test_call_before_any_load_reloads_once_and_succeeds(void **state)
 {
     struct fixture *f = *state;
@@ -207,6 +225,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sha_matches_what_redis_computes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_load_answers_the_locally_computed_sha, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_before_any_load_reloads_once_and_succeeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_script_flush_between_pipelined_calls_fails_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_connection_answers_null_not_hang, setup, teardown),
