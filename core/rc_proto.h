@@ -92,6 +92,14 @@ const char *rc_op_name(enum rc_op op);
 
 /* ---- server -> client ------------------------------------------------- */
 
+#define RC_NUMBER_TEXT_MAX 32 /* "-1.2345678901234567e-308" and then some */
+
+/* Writes finite d as JSON number text into buf[size]: an exact integer when d
+ * is a safe integer, else the shortest %.15g..%.17g form that reads back as
+ * exactly d (so a client that matches replies by a fractional id gets the
+ * very same number back). */
+void rc_number_text(double d, char *buf, size_t size);
+
 struct rc_kv {
     const char *key;   /* borrowed */
     const char *value; /* borrowed */
@@ -110,7 +118,8 @@ struct rc_out_row {
 
 /* Every encoder returns a malloc'd NUL-terminated JSON text the caller frees,
  * or NULL on allocation failure. id_json is the echoed id (raw JSON) or NULL.
- * A score that is an integer within +-(2^53-1) is printed as an integer. */
+ * A score that is an integer within +-(2^53-1) is printed as an integer.
+ * rc_encode_snapshot leaves "sub" out when sub is NULL (REST reads). */
 char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board, const char *period,
                          int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
                          int reset);

@@ -315,16 +315,14 @@ static int need_object(const cJSON *obj, const char *key, const cJSON **item,
 
 /* ---- id and op --------------------------------------------------------- */
 
-/* The id as JSON text in a malloc'd buffer. Safe integers are printed
- * exactly, so an id of 1000000000000000 comes back as sent, not as 1e+15. */
+/* The id as JSON text in a malloc'd buffer. Numbers are printed so they
+ * read back as exactly the same double (cJSON's own printer settles for a
+ * near one), integers without an exponent. */
 static char *id_text(const cJSON *item)
 {
-    double d = item->valuedouble;
-
-    if (cJSON_IsNumber(item) && d >= -(double)RC_SAFE_INT_MAX && d <= (double)RC_SAFE_INT_MAX &&
-        d == (double)(int64_t)d) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%" PRId64, (int64_t)d);
+    if (cJSON_IsNumber(item)) {
+        char buf[RC_NUMBER_TEXT_MAX];
+        rc_number_text(item->valuedouble, buf, sizeof buf);
         return strdup(buf);
     }
     /* cJSON's printer allocates with malloc unless someone installed other

@@ -25,12 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NUMBER_TEXT_MAX 32 /* "-1.2345678901234567e-308" and then some */
 
 /* ---- items ------------------------------------------------------------- */
 
-/* Writes d as a JSON number into buf. Only called for finite d. */
-static void number_text(double d, char *buf, size_t size)
+void rc_number_text(double d, char *buf, size_t size)
 {
     if (d >= -(double)RC_SAFE_INT_MAX && d <= (double)RC_SAFE_INT_MAX &&
         d == (double)(int64_t)d) {
@@ -52,18 +50,18 @@ static void number_text(double d, char *buf, size_t size)
 
 static cJSON *number_item(double d)
 {
-    char buf[NUMBER_TEXT_MAX];
+    char buf[RC_NUMBER_TEXT_MAX];
 
     if (!isfinite(d))
         return cJSON_CreateNull();
-    number_text(d, buf, sizeof buf);
+    rc_number_text(d, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 
 /* Counters (seq, total, rank, at) are printed exactly, whatever their size. */
 static cJSON *int_item(int64_t v)
 {
-    char buf[NUMBER_TEXT_MAX];
+    char buf[RC_NUMBER_TEXT_MAX];
 
     snprintf(buf, sizeof buf, "%" PRId64, v);
     return cJSON_CreateRaw(buf);
@@ -222,7 +220,8 @@ char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board
                          const struct rc_out_row *rows, size_t nrows, int reset)
 {
     cJSON *o = message("snapshot", id_json);
-    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "board", str_item(board)) ||
+    /* A REST read is no subscription: its snapshot carries no "sub". */
+    int failed = !o || (sub && add(o, "sub", str_item(sub))) || add(o, "board", str_item(board)) ||
                  (period && add(o, "period", str_item(period))) ||
                  add(o, "seq", int_item(seq)) || add(o, "total", int_item(total)) ||
                  (reset && add(o, "reset", cJSON_CreateTrue())) ||

@@ -5,4 +5,7 @@
 /* The atomic write script, lua/write.lua, NUL-terminated. */
 extern const char rc_lua_write[];
 
+/* The consistent board read, lua/read.lua, NUL-terminated. */
+extern const char rc_lua_read[];
+
 #endif

@@ -112,10 +112,11 @@ int rc_test_redis_start(struct rc_test_redis *r, const char *const *extra_args)
     return -1;
 }
 
-void rc_test_redis_stop(struct rc_test_redis *r)
+void rc_test_redis_kill(struct rc_test_redis *r)
 {
     if (r->pid > 0) {
         kill(r->pid, SIGTERM);
+        kill(r->pid, SIGCONT); /* a stopped server only sees SIGTERM once resumed */
         for (int i = 0; i < 250; i++) {
             if (waitpid(r->pid, NULL, WNOHANG) == r->pid) {
                 r->pid = 0;
@@ -129,6 +130,35 @@ void rc_test_redis_stop(struct rc_test_redis *r)
             r->pid = 0;
         }
     }
+}
+
+int rc_test_redis_restart(struct rc_test_redis *r, const char *const *extra_args)
+{
+    rc_test_redis_kill(r);
+    /* the port was ours a moment ago; retry briefly in case the bind races */
+    for (int attempt = 0; attempt < 5; attempt++) {
+        r->pid = spawn(r, extra_args);
+        if (r->pid < 0) {
+            perror("fork");
+            r->pid = 0;
+            return -1;
+        }
+        if (wait_ready(r) == 0)
+            return 0;
+        if (r->pid > 0) {
+            kill(r->pid, SIGKILL);
+            waitpid(r->pid, NULL, 0);
+            r->pid = 0;
+        }
+        sleep_ms(50);
+    }
+    fprintf(stderr, "rc_test_redis: could not restart redis-server on port %d\n", r->port);
+    return -1;
+}
+
+void rc_test_redis_stop(struct rc_test_redis *r)
+{
+    rc_test_redis_kill(r);
     if (r->dir[0]) {
         char cmd[320];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);

@@ -25,6 +25,16 @@ int rc_test_redis_start(struct rc_test_redis *r, const char *const *extra_args);
 /* Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its folder. */
 void rc_test_redis_stop(struct rc_test_redis *r);
 
+/* Stops the server like rc_test_redis_stop but keeps its port and folder, so
+ * rc_test_redis_restart can bring it back where clients expect it. Also ends
+ * a SIGSTOPped server. No-op when it is not running. */
+void rc_test_redis_kill(struct rc_test_redis *r);
+
+/* Kills the server if it runs, then starts a new one on the same port and
+ * folder with extra_args (as for start) and waits until it answers PING.
+ * Returns 0 or -1 (reason on stderr). */
+int rc_test_redis_restart(struct rc_test_redis *r, const char *const *extra_args);
+
 /* A new blocking connection to the server (caller frees), or NULL. */
 redisContext *rc_test_redis_connect(const struct rc_test_redis *r);
 

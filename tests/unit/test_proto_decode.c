@@ -1001,6 +1001,25 @@ static void survives_allocation_failures(void **state)
     cJSON_InitHooks(NULL);
 }
 
+/* A client matches replies by id: a fractional id (JavaScript's
+ * Math.random()) must come back as the very same double, not a near one. */
+static void fractional_ids_echo_exactly(void **state)
+{
+    (void)state;
+    static const char *const ids[] = {"0.5", "0.12345678901234566", "0.30000000000000004", "-2.5e-300",
+                                      "0.7379847652187253", "123456.789"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char msg[128];
+        struct rc_request r;
+        struct rc_error err;
+        snprintf(msg, sizeof msg, "{\"op\":\"ping\",\"id\":%s}", ids[i]);
+        assert_int_equal(rc_request_decode(msg, strlen(msg), &r, &err), 0);
+        assert_non_null(r.id_json);
+        assert_true(strtod(r.id_json, NULL) == strtod(ids[i], NULL));
+        rc_request_free(&r);
+    }
+}
+
 int main(void)
 {
     static struct CMUnitTest table[NBAD];
@@ -1042,6 +1061,7 @@ int main(void)
         cmocka_unit_test(survives_random_mutations),
         cmocka_unit_test(survives_deep_nesting),
         cmocka_unit_test(survives_allocation_failures),
+        cmocka_unit_test(fractional_ids_echo_exactly),
     };
     int failed;
 

@@ -1,0 +1,357 @@
+/* rc_mirror.c - the gateway's copy of a board's top rows, kept exact by the
+ * write script's change events (DESIGN.md, Fan-out; contract in rc_mirror.h).
+ *
+ * Order. Redis orders a sorted set by score, then by member bytes (memcmp,
+ * the shorter first on a common prefix). strcmp on NUL-terminated members is
+ * that same order: it compares bytes as unsigned char. A desc board is read
+ * with ZRANGE ... REV, the exact reverse: score descending, then member
+ * descending. cmp_rank() is the rule; nothing else here compares rows.
+ *
+ * Why applying an event keeps the mirror exact. Call "others outside" the
+ * board's members that are neither held nor named by the event. The event
+ * does not move them, and while the mirror is exact they all rank after its
+ * last row. So, with the event's member taken out of the rows (the rest are
+ * still ranks 1..rest of the board):
+ *  - its new entry belongs at its binary-searched position p when p falls
+ *    before the end of the rest (held rows after p rank after it, and every
+ *    outside member ranks after the held rows);
+ *  - at the end when there are no others outside (nothing can come between);
+ *  - anywhere else it ranks after the last held row but maybe after some
+ *    outside member too, so it stays out and the mirror is one row shorter.
+ * Cutting the tail to `keep` rows leaves ranks 1..len, so it stays exact too.
+ * What cannot be repaired locally is a mirror shorter than `want` while the
+ * board has more members: rc_mirror_needs_reload() says so.
+ *
+ * An event that contradicts the mirror (a held member said to be absent
+ * before it, or a present member missing from a mirror that holds the whole
+ * board) means the mirror or the stream is wrong: the mirror gives up its
+ * exactness and answers RC_MIRROR_GAP rather than guess, so the caller
+ * reloads.
+ *
+ * Member lookup is a linear scan (find_row). struct rc_mirror has no room for
+ * an index, the rows are few (want + margin, about 1,300 at most), and moving
+ * a row is a memmove of O(len) anyway. Positions come from binary search.
+ *
+ * Pure: no I/O, no clock, no global state. The mirror owns its rows and their
+ * member strings; strings passed in are copied.
+ */
+#include "rc_mirror.h"
+
+#include "rc_err.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOT_HELD SIZE_MAX
+#define MIN_MARGIN 16 /* rows kept beyond want, at least */
+#define MIN_CAP 16    /* first allocation, in rows */
+
+/* ------------------------------------------------------------------------- */
+/* Helpers                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* < 0 when (ca, ma) ranks before (cb, mb) on a board of this order, > 0 when
+ * after, 0 only for the same score and member. Scores are never NaN here. */
+static int cmp_rank(enum rc_order order, double ca, const char *ma, double cb, const char *mb)
+{
+    int asc;
+
+    if (ca < cb) {
+        asc = -1;
+    } else if (ca > cb) {
+        asc = 1;
+    } else {
+        int s = strcmp(ma, mb);
+        asc = (s > 0) - (s < 0);
+    }
+    return order == RC_ORDER_DESC ? -asc : asc;
+}
+
+/* Number of held rows that rank strictly before (c, member): the position the
+ * entry takes when inserted. */
+static size_t position_of(const struct rc_mirror *m, double c, const char *member)
+{
+    size_t lo = 0, hi = m->len;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_rank(m->order, m->rows[mid].c, m->rows[mid].member, c, member) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Index of the row holding member, or NOT_HELD. A linear scan: see the
+ * banner for why. */
+static size_t find_row(const struct rc_mirror *m, const char *member)
+{
+    size_t i;
+
+    for (i = 0; i < m->len; i++) {
+        if (strcmp(m->rows[i].member, member) == 0)
+            return i;
+    }
+    return NOT_HELD;
+}
+
+/* Board members the mirror does not hold. Never negative: load() checks
+ * total >= len and apply() keeps it so. */
+static uint64_t outside_count(const struct rc_mirror *m)
+{
+    return (uint64_t)m->total - (uint64_t)m->len;
+}
+
+/* A malloc'd copy of s, owned by the caller, or NULL. */
+static char *copy_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+/* Makes room for at least n rows. On failure the rows are untouched. */
+static int reserve(struct rc_mirror *m, size_t n)
+{
+    struct rc_mirror_row *rows;
+    size_t cap;
+
+    if (n <= m->cap)
+        return 0;
+    cap = m->cap < MIN_CAP ? MIN_CAP : m->cap;
+    while (cap < n && cap <= SIZE_MAX / 2)
+        cap *= 2;
+    if (cap < n)
+        cap = n;
+    if (cap > SIZE_MAX / sizeof *rows)
+        return -1;
+    rows = realloc(m->rows, cap * sizeof *rows);
+    if (rows == NULL)
+        return -1;
+    m->rows = rows;
+    m->cap = cap;
+    return 0;
+}
+
+/* Drops rows[n..len) and frees their members. */
+static void truncate_rows(struct rc_mirror *m, size_t n)
+{
+    while (m->len > n) {
+        m->len--;
+        free(m->rows[m->len].member);
+        m->rows[m->len].member = NULL;
+    }
+}
+
+/* Moves the row at from to position to, shifting the rows between. */
+static void move_row(struct rc_mirror *m, size_t from, size_t to)
+{
+    struct rc_mirror_row row = m->rows[from];
+
+    if (from < to)
+        memmove(&m->rows[from], &m->rows[from + 1], (to - from) * sizeof row);
+    else if (from > to)
+        memmove(&m->rows[to + 1], &m->rows[to], (from - to) * sizeof row);
+    m->rows[to] = row;
+}
+
+/* Removes the row at i and frees its member. */
+static void remove_row(struct rc_mirror *m, size_t i)
+{
+    free(m->rows[i].member);
+    memmove(&m->rows[i], &m->rows[i + 1], (m->len - i - 1) * sizeof m->rows[0]);
+    m->len--;
+}
+
+/* Inserts a row at i, taking ownership of member. The caller reserved room. */
+static void insert_row(struct rc_mirror *m, size_t i, char *member, double c)
+{
+    memmove(&m->rows[i + 1], &m->rows[i], (m->len - i) * sizeof m->rows[0]);
+    m->rows[i].member = member;
+    m->rows[i].c = c;
+    m->len++;
+}
+
+/* ------------------------------------------------------------------------- */
+/* API                                                                       */
+/* ------------------------------------------------------------------------- */
+
+/* An empty, not exact mirror. keep = 0 stands for "no limit" until
+ * rc_mirror_set_want() is called. */
+void rc_mirror_init(struct rc_mirror *m, enum rc_order order)
+{
+    memset(m, 0, sizeof *m);
+    m->order = order;
+}
+
+/* Frees the rows and their members; the mirror is left as rc_mirror_init()
+ * made it, same order, ready for reuse. */
+void rc_mirror_free(struct rc_mirror *m)
+{
+    enum rc_order order = m->order;
+
+    truncate_rows(m, 0);
+    free(m->rows);
+    rc_mirror_init(m, order);
+}
+
+/* keep = want + max(16, want / 4); rows past keep are dropped at once (a cut
+ * tail is still exact). Returns rc_mirror_needs_reload(), so a mirror never
+ * loaded also answers 1. */
+int rc_mirror_set_want(struct rc_mirror *m, size_t want)
+{
+    size_t margin = want / 4 > MIN_MARGIN ? want / 4 : MIN_MARGIN;
+
+    m->want = want;
+    m->keep = want > SIZE_MAX - margin ? SIZE_MAX : want + margin;
+    truncate_rows(m, m->keep);
+    return rc_mirror_needs_reload(m);
+}
+
+/* Copies the first min(n, keep) rows (all n while keep is 0) and their
+ * members; rows stay the caller's and must not point into the mirror. The
+ * rows are checked, not sorted: a row out of the board's order (or two equal
+ * ones), a NULL member, a NaN score or total < n mean the read is not what
+ * Redis returns, so the mirror is left empty and not exact with
+ * RC_E_INTERNAL, as on allocation failure. */
+int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct rc_mirror_row *rows, size_t n)
+{
+    size_t take = m->keep > 0 && n > m->keep ? m->keep : n;
+    size_t i;
+
+    truncate_rows(m, 0);
+    m->exact = 0;
+    if (total < 0 || (uint64_t)total < n || (n > 0 && rows == NULL))
+        return RC_E_INTERNAL;
+    for (i = 0; i < take; i++) {
+        if (rows[i].member == NULL || isnan(rows[i].c))
+            return RC_E_INTERNAL;
+        if (i > 0 && cmp_rank(m->order, rows[i - 1].c, rows[i - 1].member, rows[i].c, rows[i].member) >= 0)
+            return RC_E_INTERNAL;
+    }
+    if (reserve(m, take) != 0)
+        return RC_E_INTERNAL;
+    for (i = 0; i < take; i++) {
+        char *member = copy_string(rows[i].member);
+        if (member == NULL) {
+            truncate_rows(m, 0);
+            return RC_E_INTERNAL;
+        }
+        m->rows[i].member = member;
+        m->rows[i].c = rows[i].c;
+        m->len = i + 1;
+    }
+    m->seq = seq;
+    m->total = total;
+    m->exact = 1;
+    return 0;
+}
+
+/* See rc_mirror.h and the banner for why this stays exact. member is
+ * borrowed (copied when it enters the mirror). Everything that can fail (the
+ * checks, the row array, the member copy) happens before the rows change. A
+ * NULL member or a NaN score is a caller bug: RC_E_INTERNAL, not exact. */
+int rc_mirror_apply(struct rc_mirror *m, int64_t seq, const char *member, int has_new, double new_c,
+                    int was_present, size_t *changed_rank)
+{
+    size_t at, pos = 0, rest, changed = 0;
+    uint64_t others_out;
+    int enters = 0;
+    char *copy = NULL;
+
+    if (changed_rank)
+        *changed_rank = 0;
+    if (!m->exact)
+        return RC_MIRROR_GAP;
+    if (seq <= m->seq)
+        return RC_MIRROR_OLD;
+    if (seq != m->seq + 1) {
+        m->exact = 0;
+        return RC_MIRROR_GAP;
+    }
+    if (member == NULL || (has_new && isnan(new_c))) {
+        m->exact = 0;
+        return RC_E_INTERNAL;
+    }
+
+    at = find_row(m, member);
+    if ((at != NOT_HELD && !was_present) || (at == NOT_HELD && was_present && outside_count(m) == 0)) {
+        m->exact = 0;
+        return RC_MIRROR_GAP;
+    }
+    others_out = outside_count(m) - (at == NOT_HELD && was_present ? 1 : 0);
+    rest = at == NOT_HELD ? m->len : m->len - 1;
+
+    if (has_new) {
+        pos = position_of(m, new_c, member);
+        if (at != NOT_HELD && at < pos)
+            pos--; /* its own old row was counted */
+        enters = (pos < rest || others_out == 0) && (m->keep == 0 || pos < m->keep);
+    }
+    if (enters && at == NOT_HELD) {
+        if (reserve(m, m->len + 1) != 0 || (copy = copy_string(member)) == NULL) {
+            m->exact = 0;
+            return RC_E_INTERNAL;
+        }
+    }
+
+    if (at != NOT_HELD && enters) {
+        int same = pos == at && m->rows[at].c == new_c;
+        move_row(m, at, pos);
+        m->rows[pos].c = new_c;
+        changed = same ? 0 : (pos < at ? pos : at) + 1;
+    } else if (at != NOT_HELD) {
+        remove_row(m, at);
+        changed = at + 1;
+    } else if (enters) {
+        insert_row(m, pos, copy, new_c);
+        truncate_rows(m, m->keep > 0 ? m->keep : m->len); /* pos < keep: the new row stays */
+        changed = pos + 1;
+    }
+
+    if (has_new && !was_present)
+        m->total++;
+    else if (!has_new && was_present)
+        m->total--;
+    m->seq = seq;
+    if (changed_rank)
+        *changed_rank = changed;
+    return RC_MIRROR_APPLIED;
+}
+
+int rc_mirror_needs_reload(const struct rc_mirror *m)
+{
+    return !m->exact || (m->len < m->want && outside_count(m) > 0);
+}
+
+/* Borrowed view of ranks offset+1 .. offset+count. Covered when it ends within
+ * the rows held, or when the rows are the whole board (then it may be short,
+ * or empty past the end). *rows is NULL when *n is 0. */
+int rc_mirror_window(const struct rc_mirror *m, size_t offset, size_t count, const struct rc_mirror_row **rows,
+                     size_t *n)
+{
+    size_t end = count > SIZE_MAX - offset ? SIZE_MAX : offset + count;
+
+    *rows = NULL;
+    *n = 0;
+    if (!m->exact || (end > m->len && outside_count(m) > 0))
+        return RC_E_UNAVAILABLE;
+    if (offset >= m->len)
+        return 0;
+    *rows = m->rows + offset;
+    *n = (end < m->len ? end : m->len) - offset;
+    return 0;
+}
+
+size_t rc_mirror_rank_of(const struct rc_mirror *m, const char *member)
+{
+    size_t i = member ? find_row(m, member) : NOT_HELD;
+
+    return i == NOT_HELD ? 0 : i + 1;
+}

@@ -1,0 +1,45 @@
+/* gw_app.h - the gateway process's shared state: one per process, owned by
+ * main, handed to every module. Everything runs on one libuv loop thread. */
+#ifndef GW_APP_H
+#define GW_APP_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "gw_metrics.h"
+#include "gw_script.h"
+#include "rc_conf.h"
+
+struct lws_context;
+struct gw_redis;
+struct gw_fanout;
+struct gw_profiles;
+struct gw_conn;
+
+struct gw_app {
+    uv_loop_t *loop;
+    struct rc_conf *conf;           /* owned; read-only after start */
+    const char *config_path;
+    struct lws_context *lws;
+    struct gw_redis *redis;
+    struct gw_script write_script;
+    struct gw_script read_script;
+    struct gw_fanout *fanout;
+    struct gw_profiles *profiles;
+    struct gw_metrics metrics;
+    struct gw_conn *conns;          /* open WebSocket connections (list) */
+    uv_timer_t tick;                /* the coalescing tick */
+    uv_signal_t sigint, sigterm;
+    int stopping;
+    int64_t clock_offset_ms;        /* added to the wall clock (tests only, see gw_now_ms) */
+};
+
+/* The time the gateway believes it is: wall clock (ms since the epoch) plus
+ * the configured offset. The one clock read of the process. */
+int64_t gw_now_ms(const struct gw_app *app);
+
+/* A monotonic clock in microseconds, for measuring durations. */
+int64_t gw_mono_us(void);
+
+#endif

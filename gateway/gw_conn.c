@@ -1,0 +1,167 @@
+/* gw_conn.c - WebSocket connection state and its bounded send queue. */
+#include <uv.h>
+#include <libwebsockets.h>
+
+#include "gw_conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "gw_fanout.h"
+
+#define WRITES_PER_CALLBACK 32 /* then yield to other connections */
+/* Replies (and subscribe snapshots) are never dropped; a client may queue up
+ * to this many times queue_bytes of them before it counts as abusive. */
+#define REPLY_QUEUE_FACTOR 16
+
+struct gw_conn *gw_conn_new(struct gw_app *app, struct lws *wsi)
+{
+    static uint64_t next_id;
+    struct gw_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->refs = 1;
+    c->app = app;
+    c->wsi = wsi;
+    c->id = ++next_id;
+    return c;
+}
+
+void gw_conn_ref(struct gw_conn *c)
+{
+    c->refs++;
+}
+
+static void drop_queue(struct gw_conn *c, int only_droppable)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < c->q_count; i++) {
+        struct gw_qent e = c->q[(c->q_head + i) % c->q_cap];
+        if (only_droppable && !e.droppable) {
+            c->q[(c->q_head + kept) % c->q_cap] = e;
+            kept++;
+            continue;
+        }
+        gw_msg_unref(e.msg);
+    }
+    c->q_count = kept;
+    c->q_view_bytes = 0;
+    if (!only_droppable)
+        c->q_reply_bytes = 0;
+}
+
+void gw_conn_unref(struct gw_conn *c)
+{
+    if (!c || --c->refs)
+        return;
+    drop_queue(c, 0);
+    free(c->q);
+    free(c->rx);
+    free(c);
+}
+
+static int grow(struct gw_conn *c)
+{
+    size_t cap = c->q_cap ? c->q_cap * 2 : 16;
+    struct gw_qent *q = malloc(cap * sizeof *q);
+    if (!q)
+        return -1;
+    for (size_t i = 0; i < c->q_count; i++)
+        q[i] = c->q[(c->q_head + i) % c->q_cap];
+    free(c->q);
+    c->q = q;
+    c->q_cap = cap;
+    c->q_head = 0;
+    return 0;
+}
+
+void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
+{
+    size_t limit = c->app->conf->queue_bytes;
+    if (!m || !c->wsi || c->close_code)
+        return;
+    if (droppable) {
+        if (c->q_view_bytes + m->len > limit) {
+            /* Laggard: forget its backlog; each subscription gets a fresh
+             * snapshot as the queue drains (gw_fanout_resync_conn). */
+            drop_queue(c, 1);
+            c->resync = 1;
+            c->app->metrics.queue_drops++;
+            gw_fanout_conn_lagged(c->app->fanout, c);
+            lws_callback_on_writable(c->wsi);
+            return;
+        }
+    } else if (c->q_reply_bytes + m->len > REPLY_QUEUE_FACTOR * limit) {
+        /* A client that floods requests without reading the answers is
+         * closed instead. */
+        gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        return;
+    }
+    if (c->q_count == c->q_cap && grow(c) != 0) {
+        gw_conn_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION);
+        return;
+    }
+    gw_msg_ref(m);
+    c->q[(c->q_head + c->q_count) % c->q_cap] = (struct gw_qent){m, droppable};
+    c->q_count++;
+    if (droppable)
+        c->q_view_bytes += m->len;
+    else
+        c->q_reply_bytes += m->len;
+    lws_callback_on_writable(c->wsi);
+}
+
+void gw_conn_reply(struct gw_conn *c, char *json)
+{
+    struct gw_msg *m = gw_msg_take(json);
+    if (m) {
+        gw_conn_send(c, m, 0);
+        gw_msg_unref(m);
+    }
+}
+
+void gw_conn_close(struct gw_conn *c, int code)
+{
+    if (!c->wsi || c->close_code)
+        return;
+    c->close_code = code;
+    lws_callback_on_writable(c->wsi);
+}
+
+int gw_conn_on_writeable(struct gw_conn *c)
+{
+    for (int n = 0; n < WRITES_PER_CALLBACK && c->q_count; n++) {
+        if (n && lws_send_pipe_choked(c->wsi))
+            break;
+        struct gw_qent e = c->q[c->q_head];
+        int w = lws_write(c->wsi, gw_msg_payload(e.msg), e.msg->len, LWS_WRITE_TEXT);
+        c->q_head = (c->q_head + 1) % c->q_cap;
+        c->q_count--;
+        if (e.droppable)
+            c->q_view_bytes -= e.msg->len;
+        else
+            c->q_reply_bytes -= e.msg->len;
+        c->app->metrics.bytes_sent += e.msg->len;
+        gw_msg_unref(e.msg);
+        if (w < 0)
+            return -1;
+    }
+    if (c->q_count == 0 && c->resync && !c->close_code)
+        c->resync = gw_fanout_resync_conn(c->app->fanout, c);
+    if (c->q_count) {
+        lws_callback_on_writable(c->wsi);
+        return 0;
+    }
+    if (c->close_code) {
+        lws_close_reason(c->wsi, (enum lws_close_status)c->close_code, NULL, 0);
+        return -1;
+    }
+    return 0;
+}
+
+void gw_conn_on_closed(struct gw_conn *c)
+{
+    drop_queue(c, 0);
+    c->wsi = NULL;
+}

@@ -1,0 +1,80 @@
+/* gw_conn.h - one WebSocket connection: message reassembly, the bounded send
+ * queue and its subscriptions.
+ *
+ * The struct is separate from libwebsockets' per-session data and refcounted,
+ * because Redis replies may arrive after the socket closed: each pending
+ * operation holds a reference, and a closed connection (wsi == NULL) simply
+ * drops what arrives for it.
+ *
+ * The queue has two classes of entries. Replies (ack, error, rank, pong,
+ * snapshot answering a subscribe) are always kept, up to a hard cap that
+ * closes an abusive connection. View traffic (deltas, events, pushed
+ * snapshots) is droppable: when it would take the queue past queue_bytes the
+ * reader is a laggard: its queued view traffic is dropped, and as the queue
+ * drains each subscription gets one fresh snapshot (one at a time), before
+ * which its deltas are held back.
+ */
+#ifndef GW_CONN_H
+#define GW_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gw_msg.h"
+
+struct lws;
+struct gw_app;
+struct gw_sub;
+
+struct gw_qent {
+    struct gw_msg *msg;
+    int droppable;
+};
+
+struct gw_conn {
+    unsigned refs;
+    struct gw_app *app;
+    struct lws *wsi;               /* NULL once closed */
+    struct gw_conn *next, *prev;   /* app->conns */
+    uint64_t id;
+    char peer[64];
+    /* reassembly of a fragmented message */
+    char *rx;
+    size_t rx_len, rx_cap;
+    /* send queue (ring) */
+    struct gw_qent *q;
+    size_t q_head, q_count, q_cap;
+    size_t q_view_bytes;           /* droppable bytes queued */
+    size_t q_reply_bytes;          /* reply bytes queued */
+    int resync;                    /* overflowed: snapshots owed as the queue drains */
+    int close_code;                /* nonzero: close with this code once flushed */
+    unsigned binary_frames;        /* binary frames received (abuse counter) */
+    /* subscriptions */
+    struct gw_sub *subs;
+    unsigned nsubs;
+    unsigned next_sub;
+};
+
+struct gw_conn *gw_conn_new(struct gw_app *app, struct lws *wsi);
+void gw_conn_ref(struct gw_conn *c);
+void gw_conn_unref(struct gw_conn *c);
+
+/* Queues m (takes a new reference; the caller keeps its own) and asks lws for
+ * a writeable callback. Droppable view traffic may be refused (laggard). */
+void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable);
+
+/* Queues a reply encoded by an rc_encode_* function (takes ownership of json;
+ * NULL is ignored). */
+void gw_conn_reply(struct gw_conn *c, char *json);
+
+/* Asks for the connection to close with code once what is queued is sent. */
+void gw_conn_close(struct gw_conn *c, int code);
+
+/* Writes what lws lets us write now. Returns -1 when the connection must be
+ * closed (lws then closes it), else 0. Called from the writeable callback. */
+int gw_conn_on_writeable(struct gw_conn *c);
+
+/* The connection closed: drops the queue and detaches from the wsi. */
+void gw_conn_on_closed(struct gw_conn *c);
+
+#endif

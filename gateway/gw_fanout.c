@@ -1,0 +1,792 @@
+/* gw_fanout.c - boards, views, subscriptions and the tick (see gw_fanout.h).
+ *
+ * Ownership: the fan-out owns boards; a board owns its views; a view owns its
+ * last window and its list of subscriptions; a subscription is owned by its
+ * view and listed in its connection too (it holds a reference on the
+ * connection). A Redis read in flight holds a reference on its view, so a view
+ * that lost its last viewer is freed only when its reads are back.
+ */
+#include "gw_fanout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "gw_conn.h"
+#include "gw_log.h"
+#include "gw_msg.h"
+#include "gw_read.h"
+#include "rc_diff.h"
+
+#define RING_EVENTS 256 /* recent change events kept per board for feed joins */
+
+struct gw_sub;
+
+struct gw_view {
+    struct gw_view *next;        /* in board->views */
+    struct gw_fanout *f;
+    struct gw_board *board;
+    struct rc_view spec;
+    char id[16];                 /* the "sub" every viewer of this view is given */
+    struct gw_sub *subs;
+    unsigned nsubs;
+    struct gw_window *last;      /* what the viewers hold (window views) */
+    unsigned refs;               /* 1 while attached + 1 per read in flight */
+    int reading;
+    int dirty;                   /* changed since the last read started */
+    int force_snapshot;          /* next read goes out as a snapshot (after an outage) */
+    int dead;                    /* detached: free when refs drop to 0 */
+};
+
+struct gw_sub {
+    struct gw_sub *vnext, *vprev; /* in view->subs */
+    struct gw_sub *cnext;         /* in conn->subs */
+    struct gw_view *view;
+    struct gw_conn *conn;         /* a reference */
+    char *id_json;                /* pending subscribe's id, echoed in its snapshot */
+    int pending;                  /* no snapshot sent yet */
+    int needs_snapshot;           /* its connection lagged: deltas wait for a fresh snapshot */
+    int has_since;                /* feed: resume point */
+    int64_t since;
+    int64_t cursor;               /* feed: last seq delivered */
+};
+
+struct gw_board {
+    struct gw_board *next;
+    const struct rc_board *decl;
+    char name[RC_BOARD_MAX + 1];
+    char period[RC_PERIOD_ID_MAX];
+    struct gw_view *views;
+    struct gw_event ring[RING_EVENTS];
+    size_t ring_len, ring_head;  /* oldest at ring_head */
+};
+
+struct gw_fanout {
+    struct gw_app *app;
+    struct gw_board *boards;
+    unsigned long next_view;
+};
+
+static void view_read(struct gw_view *v);
+static void feed_catch_up(struct gw_view *v);
+
+struct gw_fanout *gw_fanout_new(struct gw_app *app)
+{
+    struct gw_fanout *f = calloc(1, sizeof *f);
+    if (f)
+        f->app = app;
+    return f;
+}
+
+/* ---- lookup and lifetime ------------------------------------------------- */
+
+static struct gw_board *board_find(struct gw_fanout *f, const char *name, const char *period)
+{
+    for (struct gw_board *b = f->boards; b; b = b->next)
+        if (strcmp(b->name, name) == 0 && strcmp(b->period, period) == 0)
+            return b;
+    return NULL;
+}
+
+static struct gw_board *board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
+                                  const char *period)
+{
+    struct gw_board *b = board_find(f, name, period);
+    if (b)
+        return b;
+    b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->decl = decl;
+    snprintf(b->name, sizeof b->name, "%s", name);
+    snprintf(b->period, sizeof b->period, "%s", period);
+    b->next = f->boards;
+    f->boards = b;
+    return b;
+}
+
+static void board_maybe_free(struct gw_fanout *f, struct gw_board *b)
+{
+    if (b->views)
+        return;
+    for (struct gw_board **p = &f->boards; *p; p = &(*p)->next) {
+        if (*p == b) {
+            *p = b->next;
+            free(b);
+            return;
+        }
+    }
+}
+
+static int same_view(const struct rc_view *a, const struct rc_view *b)
+{
+    return a->kind == b->kind && a->offset == b->offset && a->limit == b->limit && a->radius == b->radius &&
+           strcmp(a->around, b->around) == 0;
+}
+
+static struct gw_view *view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec)
+{
+    for (struct gw_view *v = b->views; v; v = v->next)
+        if (same_view(&v->spec, spec))
+            return v;
+    struct gw_view *v = calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    v->f = f;
+    v->board = b;
+    v->spec = *spec;
+    if (v->spec.kind == RC_VIEW_TOP)
+        v->spec.offset = 0;
+    v->refs = 1;
+    snprintf(v->id, sizeof v->id, "v%lu", ++f->next_view);
+    v->next = b->views;
+    b->views = v;
+    return v;
+}
+
+static void view_unref(struct gw_view *v)
+{
+    if (--v->refs == 0) {
+        gw_window_free(v->last);
+        free(v);
+    }
+}
+
+/* Detaches a view without viewers from its board; frees the board when it was
+ * the last view. */
+static void view_detach(struct gw_fanout *f, struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    for (struct gw_view **p = &b->views; *p; p = &(*p)->next) {
+        if (*p == v) {
+            *p = v->next;
+            break;
+        }
+    }
+    v->dead = 1;
+    v->board = NULL;
+    view_unref(v);
+    board_maybe_free(f, b);
+}
+
+static void sub_free(struct gw_fanout *f, struct gw_sub *s)
+{
+    struct gw_view *v = s->view;
+    if (s->vprev)
+        s->vprev->vnext = s->vnext;
+    else
+        v->subs = s->vnext;
+    if (s->vnext)
+        s->vnext->vprev = s->vprev;
+    v->nsubs--;
+    f->app->metrics.subscriptions[v->spec.kind]--;
+    s->conn->nsubs--;
+    gw_conn_unref(s->conn);
+    free(s->id_json);
+    free(s);
+    if (!v->nsubs)
+        view_detach(f, v);
+}
+
+/* ---- sending -------------------------------------------------------------- */
+
+static const char *period_field(const struct gw_board *b)
+{
+    return b->decl->period.kind == RC_PERIOD_NONE ? NULL : b->period;
+}
+
+/* Encodes window w of view v as a snapshot (id_json may be NULL). */
+static char *encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset)
+{
+    struct rc_out_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
+    struct rc_field_value *fv = malloc((w->n ? w->n : 1) * RC_MAX_FIELDS * sizeof *fv);
+    char *json = NULL;
+    if (rows && fv) {
+        gw_window_out_rows(w, v->board->decl, rows, fv);
+        json = rc_encode_snapshot(id_json, v->id, v->board->name, period_field(v->board), w->seq, w->total, rows,
+                                  w->n, reset);
+    }
+    free(rows);
+    free(fv);
+    return json;
+}
+
+/* Answers a pending subscription with the view's current window. */
+static void send_first_snapshot(struct gw_fanout *f, struct gw_sub *s)
+{
+    char *json = encode_snapshot(s->view, s->view->last, s->id_json, 0);
+    if (!json) {
+        gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
+        return;
+    }
+    gw_conn_reply(s->conn, json);
+    f->app->metrics.snapshots_sent++;
+    s->pending = 0;
+    free(s->id_json);
+    s->id_json = NULL;
+}
+
+/* Queues msg to every live (non-pending) viewer of v. */
+static void broadcast(struct gw_view *v, struct gw_msg *msg, uint64_t *counter)
+{
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (s->pending || s->needs_snapshot)
+            continue;
+        gw_conn_send(s->conn, msg, 1);
+        (*counter)++;
+    }
+}
+
+/* ---- window views ----------------------------------------------------------- */
+
+static uint64_t profile_hash(const struct gw_row *r)
+{
+    return r->profile ? r->profile->hash : 0;
+}
+
+struct name_idx {
+    const char *member;
+    size_t i;
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct name_idx *)a)->member, ((const struct name_idx *)b)->member);
+}
+
+/* The delta from old to new as JSON, or NULL when viewers need nothing
+ * (*nothing = 1) or on OOM (*nothing = 0). Rows whose profile changed are
+ * resent too, although their score did not move. */
+static char *encode_delta(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
+                          int *nothing)
+{
+    struct rc_wrow *o = malloc((old->n + 1) * sizeof *o), *n = malloc((nw->n + 1) * sizeof *n);
+    struct name_idx *by_name = malloc((old->n + 1) * sizeof *by_name);
+    unsigned char *send = calloc(nw->n + 1, 1);
+    struct rc_out_row *all = malloc((nw->n + 1) * sizeof *all), *rows = malloc((nw->n + 1) * sizeof *rows);
+    struct rc_field_value *fv = malloc((nw->n + 1) * RC_MAX_FIELDS * sizeof *fv);
+    const char **removed = malloc((old->n + 1) * sizeof *removed);
+    struct rc_delta d = {0};
+    char *json = NULL;
+    size_t nrows = 0;
+    *nothing = 0;
+    if (!o || !n || !by_name || !send || !all || !rows || !fv || !removed)
+        goto cleanup;
+    for (size_t i = 0; i < old->n; i++) {
+        o[i] = (struct rc_wrow){old->rows[i].member, old->rows[i].c};
+        by_name[i] = (struct name_idx){old->rows[i].member, i};
+    }
+    for (size_t i = 0; i < nw->n; i++)
+        n[i] = (struct rc_wrow){nw->rows[i].member, nw->rows[i].c};
+    if (rc_window_diff(o, old->n, n, nw->n, &d) != 0)
+        goto cleanup;
+    for (size_t i = 0; i < d.nrows; i++)
+        send[d.rows[i]] = 1;
+    qsort(by_name, old->n, sizeof *by_name, name_cmp);
+    for (size_t j = 0; j < nw->n; j++) {
+        struct name_idx key = {nw->rows[j].member, 0};
+        struct name_idx *hit = send[j] ? NULL : bsearch(&key, by_name, old->n, sizeof *by_name, name_cmp);
+        if (hit && profile_hash(&old->rows[hit->i]) != profile_hash(&nw->rows[j]))
+            send[j] = 1;
+    }
+    gw_window_out_rows(nw, v->board->decl, all, fv);
+    for (size_t j = 0; j < nw->n; j++)
+        if (send[j])
+            rows[nrows++] = all[j];
+    for (size_t i = 0; i < d.nremoved; i++)
+        removed[i] = old->rows[d.removed[i]].member;
+    if (nrows == 0 && d.nremoved == 0 && old->total == nw->total) {
+        *nothing = 1;
+        goto cleanup;
+    }
+    json = rc_encode_delta(v->id, nw->seq, nw->total, rows, nrows, removed, d.nremoved);
+cleanup:
+    rc_delta_free(&d);
+    free(o);
+    free(n);
+    free(by_name);
+    free(send);
+    free(all);
+    free(rows);
+    free(fv);
+    free(removed);
+    return json;
+}
+
+static int windows_equal(const struct gw_window *a, const struct gw_window *b)
+{
+    if (a->n != b->n || a->first_rank != b->first_rank || a->total != b->total)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->rows[i].c != b->rows[i].c || strcmp(a->rows[i].member, b->rows[i].member) != 0 ||
+            profile_hash(&a->rows[i]) != profile_hash(&b->rows[i]))
+            return 0;
+    return 1;
+}
+
+/* A fresh window for v arrived: tell the live viewers what changed, answer the
+ * pending ones, and keep it as what they all hold now. */
+static void view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
+{
+    struct gw_metrics *m = &f->app->metrics;
+    if (v->last) {
+        char *json = NULL;
+        int nothing = 0;
+        if (v->force_snapshot || v->spec.kind == RC_VIEW_AROUND) {
+            if (v->force_snapshot || !windows_equal(v->last, w))
+                json = encode_snapshot(v, w, NULL, 0);
+            else
+                nothing = 1;
+            if (json) {
+                struct gw_msg *msg = gw_msg_take(json);
+                if (msg)
+                    broadcast(v, msg, &m->snapshots_sent);
+                gw_msg_unref(msg);
+                json = NULL;
+            }
+        } else {
+            json = encode_delta(v, v->last, w, &nothing);
+            struct gw_msg *msg = gw_msg_take(json);
+            if (msg)
+                broadcast(v, msg, &m->deltas_sent);
+            gw_msg_unref(msg);
+        }
+        (void)nothing;
+        gw_window_free(v->last);
+    }
+    v->force_snapshot = 0;
+    v->last = w;
+    for (struct gw_sub *s = v->subs; s; s = s->vnext)
+        if (s->pending)
+            send_first_snapshot(f, s);
+}
+
+static void fail_pending(struct gw_view *v, int code)
+{
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (!s->pending || !s->id_json)
+            continue;
+        /* Stays subscribed: it gets its snapshot once Redis is back. */
+        gw_conn_reply(s->conn, rc_encode_error(s->id_json, code, "Redis is unreachable; the snapshot follows "
+                                                                 "when it is back"));
+        free(s->id_json);
+        s->id_json = NULL;
+    }
+}
+
+static void on_view_read(int code, struct gw_window *w, void *privdata)
+{
+    struct gw_view *v = privdata;
+    v->reading = 0;
+    if (v->dead)
+        gw_window_free(w);
+    else if (code == 0)
+        view_update(v->f, v, w);
+    else
+        fail_pending(v, code);
+    view_unref(v);
+}
+
+/* Starts a consistent read of v's window. */
+static void view_read(struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    struct gw_app *app = v->f->app;
+    if (v->dead || v->reading || v->spec.kind == RC_VIEW_FEED)
+        return;
+    struct gw_read_spec spec = {0};
+    if (v->spec.kind == RC_VIEW_AROUND) {
+        spec.kind = GW_READ_AROUND;
+        spec.member = v->spec.around;
+        spec.radius = v->spec.radius;
+    } else {
+        spec.kind = GW_READ_RANGE;
+        spec.first = v->spec.offset;
+        spec.count = v->spec.limit;
+    }
+    v->dirty = 0;
+    v->refs++;
+    v->reading = 1;
+    int rc = gw_read(app, b->decl, b->name, b->period, &spec, on_view_read, v);
+    if (rc) {
+        v->reading = 0;
+        v->dirty = 1; /* retried when Redis is back */
+        v->refs--;
+        fail_pending(v, rc);
+    }
+}
+
+/* ---- feed views ------------------------------------------------------------- */
+
+static void ring_push(struct gw_board *b, const struct gw_event *ev)
+{
+    if (b->ring_len == RING_EVENTS) {
+        b->ring[b->ring_head] = *ev;
+        b->ring_head = (b->ring_head + 1) % RING_EVENTS;
+    } else {
+        b->ring[(b->ring_head + b->ring_len) % RING_EVENTS] = *ev;
+        b->ring_len++;
+    }
+}
+
+static char *encode_event(const struct gw_view *v, const struct gw_event *ev)
+{
+    const struct rc_board *decl = v->board->decl;
+    struct rc_field_value fv[RC_MAX_FIELDS];
+    int64_t fields[RC_MAX_FIELDS], old_fields[RC_MAX_FIELDS];
+    unsigned nf = 0, onf = 0;
+    double score, old = 0;
+    gw_decode_score(decl, ev->c, &score, fields, &nf);
+    if (ev->has_old)
+        gw_decode_score(decl, ev->old_c, &old, old_fields, &onf);
+    for (unsigned k = 0; k < nf; k++) {
+        memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
+        fv[k].value = fields[k];
+    }
+    return rc_encode_event(v->id, ev->seq, ev->member, score, score - old, ev->rank, ev->old_rank, ev->at_ms,
+                           nf ? fv : NULL, nf);
+}
+
+/* Sends ev to the feed viewers of v that have not seen it. */
+static void feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct gw_event *ev)
+{
+    struct gw_msg *msg = NULL;
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (s->pending || ev->seq <= s->cursor)
+            continue;
+        if (!msg && !(msg = gw_msg_take(encode_event(v, ev))))
+            return;
+        gw_conn_send(s->conn, msg, 1);
+        s->cursor = ev->seq;
+        f->app->metrics.deltas_sent++;
+    }
+    gw_msg_unref(msg);
+}
+
+struct log_join {
+    struct gw_fanout *f;
+    struct gw_view *v;
+};
+
+/* The log (and seq) arrived: answer every pending feed viewer of v with a
+ * snapshot at the log's seq, replay what it missed since its `since` when the
+ * log still holds it (else a reset snapshot), then the events that came in
+ * over pub/sub meanwhile (the board's ring). */
+static void on_feed_log(int code, int64_t seq, int64_t total, struct gw_event *evs, size_t n, void *privdata)
+{
+    struct log_join *j = privdata;
+    struct gw_view *v = j->v;
+    struct gw_fanout *f = j->f;
+    free(j);
+    v->reading = 0;
+    if (v->dead) {
+        view_unref(v);
+        return;
+    }
+    if (code) {
+        fail_pending(v, code);
+        view_unref(v);
+        return;
+    }
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (!s->pending)
+            continue;
+        int64_t from = s->has_since ? s->since : seq;
+        int replayable = !s->has_since || s->since >= seq ||
+                         (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq);
+        struct gw_window empty = {.seq = seq, .total = total};
+        char *json = encode_snapshot(v, &empty, s->id_json, !replayable);
+        if (s->id_json)
+            gw_conn_reply(s->conn, json);
+        else {
+            struct gw_msg *msg = gw_msg_take(json);
+            if (msg)
+                gw_conn_send(s->conn, msg, 0);
+            gw_msg_unref(msg);
+        }
+        f->app->metrics.snapshots_sent++;
+        free(s->id_json);
+        s->id_json = NULL;
+        s->pending = 0;
+        s->has_since = 0;
+        s->cursor = replayable ? from : seq;
+        for (size_t i = 0; i < n; i++)
+            if (evs[i].seq > s->cursor && evs[i].seq <= seq) {
+                struct gw_msg *msg = gw_msg_take(encode_event(v, &evs[i]));
+                if (msg)
+                    gw_conn_send(s->conn, msg, 0);
+                gw_msg_unref(msg);
+                s->cursor = evs[i].seq;
+            }
+        s->cursor = s->cursor > seq ? s->cursor : seq;
+    }
+    struct gw_board *b = v->board;
+    for (size_t i = 0; i < b->ring_len; i++)
+        feed_deliver(f, v, &b->ring[(b->ring_head + i) % RING_EVENTS]);
+    view_unref(v);
+}
+
+/* Starts the log read that answers v's pending feed viewers. */
+static void feed_catch_up(struct gw_view *v)
+{
+    struct gw_app *app = v->f->app;
+    if (v->dead || v->reading)
+        return;
+    struct log_join *j = malloc(sizeof *j);
+    if (!j)
+        return;
+    j->f = v->f;
+    j->v = v;
+    v->refs++;
+    v->reading = 1;
+    int rc = gw_read_log(app, v->board->decl, v->board->name, v->board->period, on_feed_log, j);
+    if (rc) {
+        free(j);
+        v->reading = 0;
+        v->refs--;
+        v->dirty = 1;
+        fail_pending(v, rc);
+    }
+}
+
+/* ---- the public operations --------------------------------------------------- */
+
+void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
+                         const struct rc_board *decl, const struct rc_period *p)
+{
+    struct gw_app *app = f->app;
+    if (c->nsubs >= app->conf->max_subs_per_conn) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_TOO_LARGE,
+                                         "subscription limit reached (max_subs_per_conn)"));
+        gw_metrics_error(&app->metrics, RC_E_TOO_LARGE);
+        return;
+    }
+    struct gw_board *b = board_get(f, decl, r->board, p->id);
+    struct gw_view *v = b ? view_get(f, b, &r->view) : NULL;
+    for (struct gw_sub *o = c->subs; v && o; o = o->cnext) {
+        if (o->view != v)
+            continue;
+        /* Already watching this view: the same sub again, with a snapshot
+         * when one is at hand (it matches the deltas that follow). */
+        if (v->last && v->spec.kind != RC_VIEW_FEED && !o->pending) {
+            gw_conn_reply(c, encode_snapshot(v, v->last, r->id_json, 0));
+            app->metrics.snapshots_sent++;
+        } else {
+            gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, "already subscribed to this view"));
+            gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+        }
+        return;
+    }
+    struct gw_sub *s = v ? calloc(1, sizeof *s) : NULL;
+    if (!s) {
+        if (v && !v->nsubs)
+            view_detach(f, v);
+        else if (b)
+            board_maybe_free(f, b);
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_INTERNAL, "out of memory"));
+        return;
+    }
+    s->view = v;
+    s->conn = c;
+    gw_conn_ref(c);
+    s->pending = 1;
+    s->id_json = r->id_json ? strdup(r->id_json) : NULL;
+    s->has_since = r->has_since;
+    s->since = r->since_seq;
+    s->vnext = v->subs;
+    if (v->subs)
+        v->subs->vprev = s;
+    v->subs = s;
+    v->nsubs++;
+    s->cnext = c->subs;
+    c->subs = s;
+    c->nsubs++;
+    app->metrics.subscriptions[v->spec.kind]++;
+
+    if (v->spec.kind == RC_VIEW_FEED) {
+        feed_catch_up(v);
+    } else if (v->last) {
+        send_first_snapshot(f, s); /* later deltas are diffs from this window */
+    } else {
+        view_read(v);
+    }
+}
+
+int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *sub)
+{
+    for (struct gw_sub **p = &c->subs; *p; p = &(*p)->cnext) {
+        if (strcmp((*p)->view->id, sub) == 0) {
+            struct gw_sub *s = *p;
+            *p = s->cnext;
+            sub_free(f, s);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void gw_fanout_conn_closed(struct gw_fanout *f, struct gw_conn *c)
+{
+    while (c->subs) {
+        struct gw_sub *s = c->subs;
+        c->subs = s->cnext;
+        sub_free(f, s);
+    }
+}
+
+void gw_fanout_conn_lagged(struct gw_fanout *f, struct gw_conn *c)
+{
+    (void)f;
+    for (struct gw_sub *s = c->subs; s; s = s->cnext) {
+        if (s->pending)
+            continue; /* its first snapshot is still to come */
+        if (s->view->spec.kind == RC_VIEW_FEED) {
+            /* replayed from the log (or reset) once the queue drains */
+            s->pending = 1;
+            s->has_since = 1;
+            s->since = s->cursor;
+        } else {
+            s->needs_snapshot = 1;
+        }
+    }
+}
+
+int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c)
+{
+    for (struct gw_sub *s = c->subs; s; s = s->cnext) {
+        struct gw_view *v = s->view;
+        if (v->spec.kind == RC_VIEW_FEED && s->pending && !s->id_json) {
+            feed_catch_up(v); /* answers every pending viewer of v */
+            if (v->reading)
+                continue;
+        }
+        if (!s->needs_snapshot || !v->last)
+            continue;
+        /* One snapshot per drain: a laggard never holds more than one. */
+        struct gw_msg *msg = gw_msg_take(encode_snapshot(v, v->last, NULL, 0));
+        if (msg)
+            gw_conn_send(c, msg, 0);
+        gw_msg_unref(msg);
+        s->needs_snapshot = 0;
+        f->app->metrics.snapshots_sent++;
+        return 1;
+    }
+    return 0;
+}
+
+/* "...rc:{B|P}:SUFFIX" -> B and P. Returns 0 or -1. */
+static int parse_tag(const char *channel, char *board, char *period)
+{
+    const char *open = strstr(channel, "rc:{");
+    if (!open)
+        return -1;
+    open += 4;
+    const char *bar = strchr(open, '|');
+    const char *close = bar ? strchr(bar, '}') : NULL;
+    if (!close || (size_t)(bar - open) > RC_BOARD_MAX || (size_t)(close - bar - 1) >= RC_PERIOD_ID_MAX)
+        return -1;
+    memcpy(board, open, (size_t)(bar - open));
+    board[bar - open] = '\0';
+    memcpy(period, bar + 1, (size_t)(close - bar - 1));
+    period[close - bar - 1] = '\0';
+    return 0;
+}
+
+static void mark_dirty(struct gw_board *b)
+{
+    for (struct gw_view *v = b->views; v; v = v->next)
+        if (v->spec.kind != RC_VIEW_FEED)
+            v->dirty = 1;
+}
+
+void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
+                          size_t len)
+{
+    char name[RC_BOARD_MAX + 1], period[RC_PERIOD_ID_MAX];
+    int keyspace = strcmp(pattern, GW_FANOUT_KEYSPACE_PATTERN) == 0;
+    if (keyspace)
+        f->app->metrics.keyspace_events++;
+    if (parse_tag(channel, name, period) != 0)
+        return;
+    struct gw_board *b = board_find(f, name, period);
+    if (!b)
+        return; /* nobody watches this board here */
+    mark_dirty(b);
+    if (keyspace)
+        return;
+    struct gw_event ev;
+    if (gw_event_parse(payload, len, &ev) != 0) {
+        gw_log_warn("unparsable change event on %s", channel);
+        return;
+    }
+    ring_push(b, &ev);
+    for (struct gw_view *v = b->views; v; v = v->next)
+        if (v->spec.kind == RC_VIEW_FEED)
+            feed_deliver(f, v, &ev);
+}
+
+void gw_fanout_tick(struct gw_fanout *f)
+{
+    for (struct gw_board *b = f->boards; b; b = b->next) {
+        for (struct gw_view *v = b->views; v; v = v->next) {
+            if (!v->dirty || v->reading)
+                continue;
+            if (v->spec.kind == RC_VIEW_FEED) {
+                v->dirty = 0;
+                feed_catch_up(v);
+            } else {
+                view_read(v);
+            }
+        }
+    }
+}
+
+void gw_fanout_redis_up(struct gw_fanout *f)
+{
+    for (struct gw_board *b = f->boards; b; b = b->next) {
+        for (struct gw_view *v = b->views; v; v = v->next) {
+            v->dirty = 1;
+            if (v->spec.kind != RC_VIEW_FEED) {
+                v->force_snapshot = v->last != NULL;
+                continue;
+            }
+            for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+                if (s->pending)
+                    continue;
+                s->pending = 1;
+                s->has_since = 1;
+                s->since = s->cursor;
+            }
+        }
+    }
+    gw_fanout_tick(f);
+}
+
+void gw_fanout_free(struct gw_fanout *f)
+{
+    if (!f)
+        return;
+    /* Normally empty by now: connections close before the fan-out goes. */
+    while (f->boards) {
+        struct gw_board *b = f->boards;
+        struct gw_view *v = b->views;
+        if (!v) {
+            board_maybe_free(f, b);
+            continue;
+        }
+        if (!v->subs) {
+            view_detach(f, v);
+            continue;
+        }
+        struct gw_sub *s = v->subs;
+        for (struct gw_sub **p = &s->conn->subs; *p; p = &(*p)->cnext) {
+            if (*p == s) {
+                *p = s->cnext;
+                break;
+            }
+        }
+        sub_free(f, s);
+    }
+    free(f);
+}

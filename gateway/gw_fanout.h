@@ -1,0 +1,65 @@
+/* gw_fanout.h - subscriptions, views and the coalescing tick (DESIGN.md,
+ * Fan-out).
+ *
+ * Viewers asking for the same window of the same board share one view: the
+ * view id is the subscription id every one of them is given ("sub"), so a
+ * delta is encoded once and the same refcounted buffer goes to all of them.
+ * A change to a board (the write script's event, or a keyspace notification
+ * for changes made outside it) marks the board's views dirty; each tick every
+ * dirty view is re-read from Redis in one consistent step (lua/read.lua),
+ * diffed against what its viewers hold, and the delta (or, for around views,
+ * a snapshot) is queued. Feed views forward each change event as it arrives,
+ * in seq order, and replay the change log on resume.
+ */
+#ifndef GW_FANOUT_H
+#define GW_FANOUT_H
+
+#include <stddef.h>
+
+#include "rc_layout.h"
+#include "rc_period.h"
+#include "rc_proto.h"
+
+struct gw_app;
+struct gw_conn;
+struct gw_fanout;
+
+struct gw_fanout *gw_fanout_new(struct gw_app *app);
+void gw_fanout_free(struct gw_fanout *f);
+
+/* Handles a decoded subscribe for connection c on board decl (board name
+ * r->board) in period p: answers with the snapshot (or an error) itself. */
+void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
+                         const struct rc_board *decl, const struct rc_period *p);
+
+/* Drops subscription `sub` of c. Returns 0, or -1 when c holds no such sub. */
+int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *sub);
+
+/* c closed: drops all its subscriptions. */
+void gw_fanout_conn_closed(struct gw_fanout *f, struct gw_conn *c);
+
+/* c's queue overflowed (its view traffic was dropped): every subscription of
+ * c now waits for a fresh snapshot; deltas for it are held back until then. */
+void gw_fanout_conn_lagged(struct gw_fanout *f, struct gw_conn *c);
+
+/* c's queue has drained: queues the next owed snapshot (one at a time, so a
+ * laggard holds at most one) and returns 1, or 0 when none is owed any more.
+ * Feed subscriptions owed a replay are started from the change log. */
+int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c);
+
+/* A pub/sub message (change channel or keyspace notification). */
+void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
+                          size_t len);
+
+/* The coalescing tick: re-reads dirty views. */
+void gw_fanout_tick(struct gw_fanout *f);
+
+/* Redis came back: events may have been missed, so every view is re-read and
+ * re-sent as a snapshot, and feed viewers are replayed from the log. */
+void gw_fanout_redis_up(struct gw_fanout *f);
+
+/* The pub/sub patterns the fan-out needs. */
+#define GW_FANOUT_CHANNEL_PATTERN "rc:{*}:ch"
+#define GW_FANOUT_KEYSPACE_PATTERN "__keyspace@*__:rc:{*}:z"
+
+#endif

@@ -1,0 +1,507 @@
+/* gw_http.c - the REST API, /healthz and /metrics (PROTOCOL.md, "REST API").
+ *
+ * lws calls us with a request's method and path (LWS_CALLBACK_HTTP), then the
+ * body in pieces, then BODY_COMPLETION. We route it, start the operation and
+ * return; the answer may come later from Redis. Then we ask for a writeable
+ * callback and write the headers and, on the next one, the body. A request
+ * object is refcounted because the client may hang up while Redis is busy:
+ * the late answer then finds wsi == NULL and is dropped.
+ */
+#include <uv.h>
+#include <libwebsockets.h>
+
+#include "gw_http.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "gw_ops.h"
+#include "gw_profile.h"
+#include "gw_redis.h"
+#include "rc_keys.h"
+#include "rc_names.h"
+
+struct gw_http_req {
+    unsigned refs;
+    struct gw_app *app;
+    struct lws *wsi;              /* NULL once the client is gone */
+    int method;                   /* LWSHUMETH_* */
+    char path[600];
+    char *body;
+    size_t body_len;
+    int too_large;
+    /* the answer */
+    int ready;
+    int headers_sent;
+    unsigned status;
+    const char *ctype;
+    unsigned char *out;           /* LWS_PRE headroom, then the body */
+    size_t out_len;
+};
+
+static void req_unref(struct gw_http_req *q)
+{
+    if (q && --q->refs == 0) {
+        free(q->body);
+        free(q->out);
+        free(q);
+    }
+}
+
+/* Takes ownership of text (malloc'd, NUL-terminated) as the response body. */
+static void respond(struct gw_http_req *q, unsigned status, const char *ctype, char *text)
+{
+    size_t len = text ? strlen(text) : 0;
+    q->out = malloc(LWS_PRE + len + 1);
+    if (q->out) {
+        memcpy(q->out + LWS_PRE, text ? text : "", len);
+        q->out_len = len;
+    } else {
+        status = 500;
+        q->out_len = 0;
+    }
+    free(text);
+    q->status = status;
+    q->ctype = ctype;
+    q->ready = 1;
+    if (q->wsi)
+        lws_callback_on_writable(q->wsi);
+}
+
+static void respond_json(struct gw_http_req *q, int code, char *json)
+{
+    respond(q, (unsigned)rc_code_http_status(code), "application/json", json);
+}
+
+static void respond_error(struct gw_http_req *q, int code, const char *message)
+{
+    respond_json(q, code, gw_op_error(q->app, NULL, code, message));
+}
+
+/* gw_op_done for REST: the op's JSON is the body. */
+static void on_op_done(void *privdata, int code, char *json)
+{
+    struct gw_http_req *q = privdata;
+    respond_json(q, code, json);
+    req_unref(q);
+}
+
+/* ---- query strings ----------------------------------------------------------- */
+
+/* Value of query arg `name` (without '='), or NULL. */
+static const char *arg(struct lws *wsi, const char *name, char *buf, int len)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s=", name);
+    return lws_get_urlarg_by_name(wsi, key, buf, len);
+}
+
+/* A query integer in lo..hi: digits only. Returns 0, 1 when absent, -1 bad. */
+static int arg_int(struct lws *wsi, const char *name, long lo, long hi, uint32_t *out)
+{
+    char buf[64];
+    const char *v = arg(wsi, name, buf, sizeof buf);
+    if (!v)
+        return 1;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n < lo || n > hi)
+        return -1;
+    *out = (uint32_t)n;
+    return 0;
+}
+
+/* Fills r->view (and r->period) from ?top=N | ?offset=O&limit=L |
+ * ?around=M&radius=R, and ?period=. No view at all means top 10. */
+static int view_from_query(struct lws *wsi, struct rc_request *r, struct rc_error *err)
+{
+    char buf[RC_MEMBER_MAX + 16];
+    int top = arg_int(wsi, "top", 1, RC_VIEW_MAX_ROWS, &r->view.limit);
+    int offset = arg_int(wsi, "offset", 0, 2147483647L, &r->view.offset);
+    int limit = arg_int(wsi, "limit", 1, RC_VIEW_MAX_ROWS, &r->view.limit);
+    const char *around = arg(wsi, "around", buf, sizeof buf);
+    if (top < 0 || offset < 0 || limit < 0)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
+                            RC_VIEW_MAX_ROWS);
+    if (top == 0) {
+        r->view.kind = RC_VIEW_TOP;
+        arg_int(wsi, "top", 1, RC_VIEW_MAX_ROWS, &r->view.limit);
+    } else if (around) {
+        if (!rc_member_name_valid(around, strlen(around)))
+            return rc_error_set(err, RC_E_BAD_REQUEST, "around must be a member name");
+        r->view.kind = RC_VIEW_AROUND;
+        snprintf(r->view.around, sizeof r->view.around, "%s", around);
+        r->view.radius = 5;
+        if (arg_int(wsi, "radius", 0, RC_VIEW_MAX_RADIUS, &r->view.radius) < 0)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "radius must be an integer 0..%d", RC_VIEW_MAX_RADIUS);
+    } else if (offset == 0 || limit == 0) {
+        r->view.kind = RC_VIEW_PAGE;
+        if (offset != 0)
+            r->view.offset = 0;
+        if (limit != 0)
+            r->view.limit = 10;
+    } else {
+        r->view.kind = RC_VIEW_TOP;
+        r->view.limit = 10;
+    }
+    const char *period = arg(wsi, "period", buf, sizeof buf);
+    if (period) {
+        if (strlen(period) > RC_PERIOD_SEL_MAX)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
+        snprintf(r->period, sizeof r->period, "%s", period);
+    }
+    return 0;
+}
+
+/* ---- routes -------------------------------------------------------------------- */
+
+/* Splits "/a/b/c" into up to max segments (in place). Returns the count. */
+static int split(char *path, char **seg, int max)
+{
+    int n = 0;
+    for (char *s = strtok(path, "/"); s && n < max + 1; s = strtok(NULL, "/"))
+        seg[n++] = s;
+    return n;
+}
+
+static void get_boards(struct gw_http_req *q)
+{
+    static const char *const ops[] = {"incr", "set", "best", "submit"};
+    static const char *const decays[] = {"none", "buckets", "scale"};
+    cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "boards");
+    for (size_t i = 0; i < q->app->conf->nboards; i++) {
+        const struct rc_board *b = &q->app->conf->boards[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(list, o);
+        cJSON_AddStringToObject(o, "name", b->name);
+        cJSON_AddBoolToObject(o, "template", b->is_template);
+        cJSON_AddStringToObject(o, "order", b->layout.order == RC_ORDER_DESC ? "desc" : "asc");
+        cJSON_AddStringToObject(o, "period", rc_period_kind_name(b->period.kind));
+        cJSON *a = cJSON_AddArrayToObject(o, "ops");
+        for (unsigned k = 0; k < 4; k++)
+            if (b->ops & (1u << k))
+                cJSON_AddItemToArray(a, cJSON_CreateString(ops[k]));
+        cJSON *f = cJSON_AddArrayToObject(o, "fields");
+        for (unsigned k = 0; k < b->layout.nfields; k++)
+            cJSON_AddItemToArray(f, cJSON_CreateString(b->layout.fields[k].name));
+        cJSON_AddStringToObject(o, "decay", decays[b->decay.kind]);
+        if (!b->layout.nfields && b->decay.kind == RC_DECAY_NONE) {
+            cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
+            cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
+        }
+    }
+    char *json = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    respond_json(q, json ? 0 : RC_E_INTERNAL, json);
+}
+
+static void on_profile_read(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct gw_http_req *q = privdata;
+    redisReply *reply = r;
+    (void)ac;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY) {
+        respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile read failed" : "Redis is unreachable");
+    } else {
+        cJSON *o = cJSON_CreateObject();
+        for (size_t i = 0; i + 1 < reply->elements; i += 2)
+            cJSON_AddStringToObject(o, reply->element[i]->str, reply->element[i + 1]->str);
+        char *json = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        respond_json(q, 0, json);
+    }
+    req_unref(q);
+}
+
+static void on_profile_written(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct gw_http_req *q = privdata;
+    redisReply *reply = r;
+    (void)ac;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+        respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile write failed" : "Redis is unreachable");
+    else
+        respond_json(q, 0, strdup(q->body));
+    req_unref(q);
+}
+
+/* PUT /api/v1/members/{m}/profile: the body replaces the profile. */
+static void put_profile(struct gw_http_req *q, const char *member)
+{
+    struct rc_kv kv[GW_PROFILE_MAX_FIELDS];
+    unsigned n = 0;
+    cJSON *o = q->body && rc_utf8_valid(q->body, q->body_len) ? cJSON_ParseWithLength(q->body, q->body_len) : NULL;
+    const cJSON *it;
+    const char *bad = !o || !cJSON_IsObject(o) ? "body must be a JSON object of strings" : NULL;
+    cJSON_ArrayForEach(it, o) {
+        if (bad)
+            break;
+        if (n == GW_PROFILE_MAX_FIELDS)
+            bad = "at most 16 profile fields";
+        else if (!rc_field_name_valid(it->string, strlen(it->string)))
+            bad = "profile field names are 1..32 of [a-z0-9_], starting with a letter";
+        else if (!cJSON_IsString(it) || strlen(it->valuestring) > GW_PROFILE_MAX_VALUE)
+            bad = "profile values must be strings of at most 256 bytes";
+        else
+            kv[n++] = (struct rc_kv){it->string, it->valuestring};
+    }
+    redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
+    char key[RC_KEY_MAX];
+    if (bad || rc_profile_key(key, sizeof key, member)) {
+        respond_error(q, RC_E_BAD_REQUEST, bad ? bad : "member name too long");
+    } else if (!ac) {
+        respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
+    } else {
+        /* Replace, atomically: MULTI, DEL, HSET, EXEC on one connection. */
+        const char *argv[2 + 2 * GW_PROFILE_MAX_FIELDS];
+        argv[0] = "HSET";
+        argv[1] = key;
+        for (unsigned i = 0; i < n; i++) {
+            argv[2 + 2 * i] = kv[i].key;
+            argv[3 + 2 * i] = kv[i].value;
+        }
+        redisAsyncCommand(ac, NULL, NULL, "MULTI");
+        redisAsyncCommand(ac, NULL, NULL, "DEL %s", key);
+        if (n)
+            redisAsyncCommandArgv(ac, NULL, NULL, 2 + 2 * (int)n, argv, NULL);
+        q->refs++;
+        if (redisAsyncCommand(ac, on_profile_written, q, "EXEC") != REDIS_OK) {
+            q->refs--;
+            respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+        } else {
+            gw_profiles_put(q->app->profiles, member, kv, n);
+            /* keep the canonical body for the answer */
+            char *canon = cJSON_PrintUnformatted(o);
+            if (canon) {
+                free(q->body);
+                q->body = canon;
+            }
+        }
+    }
+    cJSON_Delete(o);
+}
+
+static void route_member(struct gw_http_req *q, const char *member, const char *what)
+{
+    char key[RC_KEY_MAX];
+    if (!rc_member_name_valid(member, strlen(member))) {
+        respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
+        return;
+    }
+    if (strcmp(what, "profile") != 0) {
+        respond_error(q, RC_E_NOT_FOUND, "no such path");
+        return;
+    }
+    if (q->method == LWSHUMETH_PUT) {
+        put_profile(q, member);
+        return;
+    }
+    if (q->method != LWSHUMETH_GET) {
+        respond_error(q, RC_E_BAD_REQUEST, "use GET or PUT");
+        return;
+    }
+    redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
+    if (!ac || rc_profile_key(key, sizeof key, member)) {
+        respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+        return;
+    }
+    q->refs++;
+    if (redisAsyncCommand(ac, on_profile_read, q, "HGETALL %s", key) != REDIS_OK) {
+        q->refs--;
+        respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+    }
+}
+
+static void route_board(struct gw_http_req *q, char **seg, int n)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    memset(&r, 0, sizeof r);
+    if (q->method == LWSHUMETH_POST && n == 2 && strcmp(seg[1], "scores") == 0) {
+        int code = rc_request_decode_write_body(seg[0], q->body ? q->body : "", q->body_len, &r, &err);
+        if (code)
+            respond_error(q, code, err.msg);
+        else {
+            q->refs++;
+            gw_op_write(q->app, &r, on_op_done, q);
+        }
+        rc_request_free(&r);
+        return;
+    }
+    if (q->method != LWSHUMETH_GET) {
+        respond_error(q, RC_E_NOT_FOUND, "no such path for this method");
+        return;
+    }
+    if (!rc_board_name_valid(seg[0], strlen(seg[0]))) {
+        respond_error(q, RC_E_BAD_REQUEST, "board must be 1..64 characters of [A-Za-z0-9_.:-]");
+        return;
+    }
+    snprintf(r.board, sizeof r.board, "%s", seg[0]);
+    if (n == 1) {
+        if (view_from_query(q->wsi, &r, &err)) {
+            respond_error(q, err.code, err.msg);
+            return;
+        }
+        q->refs++;
+        gw_op_snapshot(q->app, &r, on_op_done, q);
+    } else if (n == 3 && strcmp(seg[1], "members") == 0) {
+        char buf[64];
+        const char *period = arg(q->wsi, "period", buf, sizeof buf);
+        if (!rc_member_name_valid(seg[2], strlen(seg[2]))) {
+            respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
+            return;
+        }
+        snprintf(r.member, sizeof r.member, "%s", seg[2]);
+        if (period)
+            snprintf(r.period, sizeof r.period, "%s", period);
+        q->refs++;
+        gw_op_rank(q->app, &r, on_op_done, q);
+    } else {
+        respond_error(q, RC_E_NOT_FOUND, "no such path");
+    }
+}
+
+static void get_health(struct gw_http_req *q)
+{
+    int up = gw_redis_is_up(q->app->redis);
+    char *json = malloc(160);
+    if (json)
+        snprintf(json, 160, "{\"ok\":%s,\"redis\":\"%s\",\"scripts\":\"%s\",\"keyspace_events\":%s}",
+                 up ? "true" : "false", up ? "up" : "down", up ? "loaded" : "unknown",
+                 gw_redis_keyspace_ok(q->app->redis) == 1 ? "true" : "false");
+    respond(q, up ? 200 : 503, "application/json", json);
+}
+
+static void get_metrics(struct gw_http_req *q)
+{
+    size_t len;
+    int up = gw_redis_is_up(q->app->redis);
+    respond(q, 200, "text/plain; version=0.0.4", gw_metrics_render(&q->app->metrics, up, up, &len));
+}
+
+/* Dispatches a complete request (body received). */
+static void route(struct gw_http_req *q)
+{
+    char path[sizeof q->path], *seg[8];
+    if (q->too_large) {
+        respond_error(q, RC_E_TOO_LARGE, "request body exceeds max_frame");
+        return;
+    }
+    memcpy(path, q->path, sizeof path);
+    int n = split(path, seg, 7);
+    if (n == 1 && strcmp(seg[0], "healthz") == 0)
+        get_health(q);
+    else if (n == 1 && strcmp(seg[0], "metrics") == 0)
+        get_metrics(q);
+    else if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
+        if (n == 3 && strcmp(seg[2], "boards") == 0 && q->method == LWSHUMETH_GET)
+            get_boards(q);
+        else if (n >= 4 && n <= 6 && strcmp(seg[2], "boards") == 0)
+            route_board(q, seg + 3, n - 3);
+        else if (n == 5 && strcmp(seg[2], "members") == 0)
+            route_member(q, seg[3], seg[4]);
+        else
+            respond_error(q, RC_E_NOT_FOUND, "no such path");
+    } else {
+        respond_error(q, RC_E_NOT_FOUND, "no such path");
+    }
+}
+
+/* ---- the lws side -------------------------------------------------------------- */
+
+static void release(struct gw_http_pss *pss)
+{
+    if (pss->req) {
+        pss->req->wsi = NULL;
+        req_unref(pss->req);
+        pss->req = NULL;
+    }
+}
+
+static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
+{
+    char *uri;
+    int len;
+    release(pss); /* keep-alive: the previous request on this connection is done */
+    int method = lws_http_get_uri_and_method(wsi, &uri, &len);
+    struct gw_http_req *q = calloc(1, sizeof *q);
+    if (!q)
+        return -1;
+    q->refs = 1;
+    q->app = app;
+    q->wsi = wsi;
+    q->method = method;
+    snprintf(q->path, sizeof q->path, "%.*s", len < 0 ? 0 : len, uri ? uri : "");
+    pss->req = q;
+    if (method == LWSHUMETH_POST || method == LWSHUMETH_PUT)
+        return 0; /* the body follows */
+    route(q);
+    return 0;
+}
+
+static int on_body(struct gw_http_req *q, const char *in, size_t len)
+{
+    size_t max = q->app->conf->max_frame;
+    if (q->too_large || q->body_len + len > max) {
+        q->too_large = 1;
+        return 0;
+    }
+    char *b = realloc(q->body, q->body_len + len + 1);
+    if (!b)
+        return -1;
+    memcpy(b + q->body_len, in, len);
+    q->body = b;
+    q->body_len += len;
+    q->body[q->body_len] = '\0';
+    return 0;
+}
+
+static int on_writeable(struct lws *wsi, struct gw_http_req *q)
+{
+    if (!q || !q->ready)
+        return 0;
+    if (!q->headers_sent) {
+        unsigned char hdr[LWS_PRE + 512], *p = hdr + LWS_PRE, *end = hdr + sizeof hdr - 1;
+        if (lws_add_http_common_headers(wsi, q->status, q->ctype, q->out_len, &p, end) ||
+            lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
+                                        (const unsigned char *)"no-store", 8, &p, end) ||
+            lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
+            return -1;
+        q->headers_sent = 1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    if (lws_write(wsi, q->out + LWS_PRE, q->out_len, LWS_WRITE_HTTP_FINAL) != (int)q->out_len)
+        return -1;
+    q->ready = 0; /* written: nothing more for this request */
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_http_pss *pss, void *in,
+                     size_t len, struct gw_app *app)
+{
+    switch (reason) {
+    case LWS_CALLBACK_HTTP:
+        return on_http(wsi, pss, app);
+    case LWS_CALLBACK_HTTP_BODY:
+        return pss->req ? on_body(pss->req, in, len) : -1;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (pss->req)
+            route(pss->req);
+        return 0;
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        return on_writeable(wsi, pss->req);
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+    case LWS_CALLBACK_CLOSED_HTTP:
+        release(pss);
+        return 0;
+    default:
+        return 0;
+    }
+}

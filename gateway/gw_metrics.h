@@ -1,0 +1,43 @@
+/* gw_metrics.h - the gateway's counters, rendered as Prometheus text for
+ * /metrics. Plain integers bumped on the loop thread: no locking needed. */
+#ifndef GW_METRICS_H
+#define GW_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_err.h"
+#include "rc_proto.h"
+
+#define GW_METRICS_RTT_BUCKETS 12
+#define GW_METRICS_CODES 11 /* indexed by -code, RC_OK .. RC_E_NOT_FOUND */
+
+struct gw_metrics {
+    uint64_t connections;                 /* WebSocket connections open now */
+    uint64_t connections_total;
+    uint64_t subscriptions[4];            /* open now, by enum rc_view_kind */
+    uint64_t writes[4];                   /* accepted writes by op: incr set best submit */
+    uint64_t duplicates;                  /* writes answered duplicate */
+    uint64_t errors[GW_METRICS_CODES];    /* error replies by code */
+    uint64_t deltas_sent;                 /* delta/event messages queued to viewers */
+    uint64_t snapshots_sent;
+    uint64_t bytes_sent;                  /* WebSocket payload bytes written */
+    uint64_t queue_drops;                 /* slow readers whose queue overflowed */
+    uint64_t redis_reconnects;
+    uint64_t keyspace_events;
+    uint64_t rtt_le[GW_METRICS_RTT_BUCKETS]; /* script round trips <= bound (cumulative at render) */
+    uint64_t rtt_count;
+    double rtt_sum_s;
+};
+
+/* Records one script round trip of `us` microseconds. */
+void gw_metrics_rtt(struct gw_metrics *m, int64_t us);
+
+/* Counts an error reply of `code`. */
+void gw_metrics_error(struct gw_metrics *m, int code);
+
+/* Renders the Prometheus text exposition into a malloc'd string (caller
+ * frees), with redis_up and scripts_loaded gauges from the caller. */
+char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded, size_t *len);
+
+#endif

@@ -1,0 +1,36 @@
+/* gw_ops.h - the request operations shared by WebSocket and REST: writes,
+ * rank lookups and one-off window reads. Each answers through a callback with
+ * the JSON text to send (an ack/rank/snapshot or an error object) and the
+ * RC_* code (0 or an error) that picks the HTTP status. */
+#ifndef GW_OPS_H
+#define GW_OPS_H
+
+#include "rc_proto.h"
+
+struct gw_app;
+
+/* json is owned by the callee (free it); code 0 or an RC_E_*. Runs exactly
+ * once, possibly before the gw_op_* call returns. */
+typedef void gw_op_done(void *privdata, int code, char *json);
+
+/* incr/set/best/submit. Borrows r for the call only. */
+void gw_op_write(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata);
+
+/* rank of r->member on r->board (r->period). */
+void gw_op_rank(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata);
+
+/* A one-off snapshot of r->view on r->board (REST GET /boards/{b}). */
+void gw_op_snapshot(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata);
+
+/* Resolves r->board and r->period: *decl and *p on success, else an error
+ * code with err filled. Shared with the subscribe path. */
+struct rc_board;
+struct rc_period;
+struct rc_error;
+int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
+                  struct rc_period *p, struct rc_error *err);
+
+/* Encodes an error reply and counts it in the metrics. */
+char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message);
+
+#endif

@@ -1,0 +1,55 @@
+/* gw_profile.h - member display data (rc:profile:MEMBER hashes), cached.
+ *
+ * Rows sent to viewers carry the member's profile fields ("name", "avatar",
+ * ...). Reading a hash per row per delta would multiply Redis traffic, so the
+ * gateway caches profiles for a short time (ttl): a profile written through
+ * this gateway shows at once, one changed behind its back (redis-cli, another
+ * gateway) within the ttl. Members without a profile are cached as empty.
+ */
+#ifndef GW_PROFILE_H
+#define GW_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_proto.h"
+
+struct gw_app;
+struct gw_profiles;
+
+/* An immutable profile, refcounted: rows that show it hold a reference. */
+struct gw_profile {
+    unsigned refs;
+    uint64_t hash;      /* of the content: tells a changed profile from a refreshed one */
+    unsigned n;
+    struct rc_kv *kv;   /* n pairs; strings live in the same allocation */
+};
+
+#define GW_PROFILE_MAX_FIELDS 16
+#define GW_PROFILE_MAX_VALUE 256
+
+struct gw_profiles *gw_profiles_new(struct gw_app *app, int64_t ttl_ms, size_t max_entries);
+void gw_profiles_free(struct gw_profiles *p);
+
+/* The cached profile of member when fresh, else NULL. Borrowed: take a
+ * reference (gw_profile_ref) to keep it past the current callback. */
+struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member);
+
+/* Replaces member's cached profile with pairs kv[0..n) (copied). Returns the
+ * new profile (borrowed) or NULL on OOM. */
+struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n);
+
+typedef void gw_profiles_cb(void *privdata);
+
+/* Makes sure members[0..n) are cached: sends HGETALL for those that are not
+ * fresh and calls cb once all answered (or failed: then they are cached as
+ * empty for a short while). Calls cb synchronously when nothing is missing.
+ * Borrows members for the call only. Returns 0, or -1 when Redis is down (cb
+ * not called; the caller proceeds without profiles). */
+int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
+                      void *privdata);
+
+void gw_profile_ref(struct gw_profile *pr);
+void gw_profile_unref(struct gw_profile *pr);
+
+#endif

@@ -1,0 +1,195 @@
+/* gw_ws.c - WebSocket sessions (PROTOCOL.md, "Client to server").
+ *
+ * Each text message is reassembled from its fragments (lws may hand a message
+ * over in pieces under load), capped at max_frame (over it: close 1009),
+ * decoded by core/rc_proto and dispatched. Every request gets exactly one
+ * reply; errors never close the connection, except abuse: a message over the
+ * limit (1009) or a stream of binary frames (1008).
+ */
+#include <uv.h>
+#include <libwebsockets.h>
+
+#include "gw_ws.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "gw_conn.h"
+#include "gw_fanout.h"
+#include "gw_log.h"
+#include "gw_ops.h"
+
+#define BINARY_FRAMES_TOLERATED 8
+
+/* gw_op_done for WebSocket: the JSON is the reply. */
+static void on_op_done(void *privdata, int code, char *json)
+{
+    struct gw_conn *c = privdata;
+    (void)code;
+    gw_conn_reply(c, json);
+    gw_conn_unref(c);
+}
+
+static void do_subscribe(struct gw_conn *c, const struct rc_request *r)
+{
+    const struct rc_board *decl;
+    struct rc_period p;
+    struct rc_error err = {0, ""};
+    if (gw_op_resolve(c->app, r, &decl, &p, &err) != 0) {
+        gw_conn_reply(c, gw_op_error(c->app, r->id_json, err.code, err.msg));
+        return;
+    }
+    gw_fanout_subscribe(c->app->fanout, c, r, decl, &p);
+}
+
+static void dispatch(struct gw_conn *c, const struct rc_request *r)
+{
+    struct gw_app *app = c->app;
+    switch (r->op) {
+    case RC_OP_SUBSCRIBE:
+        do_subscribe(c, r);
+        break;
+    case RC_OP_UNSUBSCRIBE:
+        if (gw_fanout_unsubscribe(app->fanout, c, r->sub) == 0)
+            gw_conn_reply(c, rc_encode_unsubscribed(r->id_json, r->sub));
+        else
+            gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "no such subscription"));
+        break;
+    case RC_OP_INCR:
+    case RC_OP_SET:
+    case RC_OP_BEST:
+    case RC_OP_SUBMIT:
+        gw_conn_ref(c);
+        gw_op_write(app, r, on_op_done, c);
+        break;
+    case RC_OP_RANK:
+        gw_conn_ref(c);
+        gw_op_rank(app, r, on_op_done, c);
+        break;
+    case RC_OP_PING:
+        gw_conn_reply(c, rc_encode_pong(r->id_json));
+        break;
+    }
+}
+
+static void on_message(struct gw_conn *c, const char *text, size_t len)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    int code = rc_request_decode(text, len, &r, &err);
+    if (code)
+        gw_conn_reply(c, gw_op_error(c->app, r.id_json, code, err.msg));
+    else
+        dispatch(c, &r);
+    rc_request_free(&r);
+}
+
+static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app *app)
+{
+    struct gw_conn *c = gw_conn_new(app, wsi);
+    if (!c)
+        return -1;
+    lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
+    c->next = app->conns;
+    if (app->conns)
+        app->conns->prev = c;
+    app->conns = c;
+    app->metrics.connections++;
+    app->metrics.connections_total++;
+    *pconn = c;
+    return 0;
+}
+
+static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
+{
+    size_t max = c->app->conf->max_frame;
+    if (lws_frame_is_binary(wsi)) {
+        /* One binary frame is a mistake; a stream of them is abuse. */
+        if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
+            gw_conn_reply(c, gw_op_error(c->app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
+                                                                         "text frames"));
+        else if (c->binary_frames > BINARY_FRAMES_TOLERATED)
+            gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        return 0;
+    }
+    if (c->rx_len + len > max) {
+        gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+        c->rx_len = 0;
+        return 0;
+    }
+    if (c->rx_len + len > c->rx_cap) {
+        size_t cap = c->rx_cap ? c->rx_cap : 1024;
+        while (cap < c->rx_len + len)
+            cap *= 2;
+        char *rx = realloc(c->rx, cap);
+        if (!rx)
+            return -1;
+        c->rx = rx;
+        c->rx_cap = cap;
+    }
+    memcpy(c->rx + c->rx_len, in, len);
+    c->rx_len += len;
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0)
+        return 0;
+    size_t n = c->rx_len;
+    c->rx_len = 0;
+    if (!c->close_code)
+        on_message(c, c->rx, n);
+    return 0;
+}
+
+static void on_closed(struct gw_conn *c, struct gw_app *app)
+{
+    gw_fanout_conn_closed(app->fanout, c);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        app->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    app->metrics.connections--;
+    gw_conn_on_closed(c);
+    gw_conn_unref(c);
+}
+
+/* Only /ws upgrades, and only up to max_conns at once. */
+static int on_filter(struct lws *wsi, struct gw_app *app)
+{
+    char uri[64];
+    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0)
+        return -1;
+    if (app->metrics.connections >= app->conf->max_conns) {
+        gw_log_warn("refusing a WebSocket: max_conns (%u) reached", app->conf->max_conns);
+        return -1;
+    }
+    return 0;
+}
+
+int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_conn **pconn, void *in,
+                   size_t len, struct gw_app *app)
+{
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        return on_filter(wsi, app);
+    case LWS_CALLBACK_ESTABLISHED:
+        return on_established(wsi, pconn, app);
+    case LWS_CALLBACK_RECEIVE:
+        return *pconn ? on_receive(wsi, *pconn, in, len) : -1;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return *pconn ? gw_conn_on_writeable(*pconn) : 0;
+    case LWS_CALLBACK_CLOSED:
+        if (*pconn)
+            on_closed(*pconn, app);
+        *pconn = NULL;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+void gw_ws_close_all(struct gw_app *app)
+{
+    for (struct gw_conn *c = app->conns; c; c = c->next)
+        gw_conn_close(c, LWS_CLOSE_STATUS_GOINGAWAY);
+}

@@ -1,0 +1,20 @@
+/* gw_ws.h - the WebSocket side: sessions, message reassembly, dispatch of
+ * PROTOCOL.md ops. */
+#ifndef GW_WS_H
+#define GW_WS_H
+
+#include <stddef.h>
+
+struct lws;
+struct gw_app;
+struct gw_conn;
+
+/* Handles the WebSocket reasons of the lws callback; *pconn is the session's
+ * slot in lws' per-session data. Returns what lws expects. */
+int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_conn **pconn, void *in,
+                   size_t len, struct gw_app *app);
+
+/* Asks every open connection to close with 1001 (going away). */
+void gw_ws_close_all(struct gw_app *app);
+
+#endif

@@ -1,0 +1,558 @@
+/* test_redis_conn.c - gw_redis (the two kept-alive connections) against a
+ * real redis-server: coming up, pub/sub delivery, keyspace notifications,
+ * reconnecting after the server was down, restarted or SIGSTOPped, and a
+ * clean stop (the loop closes with no handle left). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <signal.h>
+
+#include "gw_redis.h"
+#include "gw_script.h"
+#include "rc_lua.h"
+#include "rc_test_redis.h"
+
+struct fixture {
+    struct rc_test_redis redis;
+    uv_loop_t loop;
+    uv_timer_t tick; /* wakes the loop so waits can time out */
+    struct gw_redis *r;
+    struct gw_redis_opts opts;
+    struct gw_script script;
+    int stopped;  /* gw_redis_stop was called */
+    int finished; /* the loop was closed */
+    enum { STOP_NEVER, STOP_IN_UP, STOP_IN_DOWN, STOP_IN_MESSAGE } stop_in;
+    /* what the hooks saw */
+    unsigned long ups, downs, msgs, hooks_after_stop, seq, up_seq, down_seq;
+    int cmd_set_on_up, cmd_null_on_down;
+    char down_reason[256];
+    char pattern[128], channel[128], payload[128];
+    size_t payload_len;
+};
+
+/* ---- hooks ---------------------------------------------------------------- */
+
+/* Calls gw_redis_stop from inside the hook named by f->stop_in, that is from
+ * inside a hiredis callback. */
+static void stop_if(struct fixture *f, unsigned where)
+{
+    if (f->stop_in == where && !f->stopped) {
+        f->stopped = 1;
+        gw_redis_stop(f->r);
+    }
+}
+
+static void on_up(void *data)
+{
+    struct fixture *f = data;
+    f->hooks_after_stop += f->stopped;
+    f->ups++;
+    f->up_seq = ++f->seq;
+    f->cmd_set_on_up = gw_redis_cmd(f->r) != NULL;
+    stop_if(f, STOP_IN_UP);
+}
+
+static void on_down(void *data, const char *reason)
+{
+    struct fixture *f = data;
+    f->hooks_after_stop += f->stopped;
+    f->downs++;
+    f->down_seq = ++f->seq;
+    f->cmd_null_on_down = gw_redis_cmd(f->r) == NULL;
+    snprintf(f->down_reason, sizeof f->down_reason, "%s", reason);
+    stop_if(f, STOP_IN_DOWN);
+}
+
+static void on_message(void *data, const char *pattern, const char *channel, const char *payload, size_t len)
+{
+    struct fixture *f = data;
+    f->hooks_after_stop += f->stopped;
+    f->msgs++;
+    snprintf(f->pattern, sizeof f->pattern, "%s", pattern);
+    snprintf(f->channel, sizeof f->channel, "%s", channel);
+    f->payload_len = len < sizeof f->payload ? len : sizeof f->payload;
+    memcpy(f->payload, payload, f->payload_len);
+    stop_if(f, STOP_IN_MESSAGE);
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* Runs the loop until *counter reaches target or ms pass. */
+static int run_until(struct fixture *f, const unsigned long *counter, unsigned long target, int64_t ms)
+{
+    uint64_t end = uv_hrtime() + (uint64_t)ms * 1000000u;
+    uv_timer_start(&f->tick, on_tick, 10, 10);
+    while (*counter < target && uv_hrtime() < end)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    uv_timer_stop(&f->tick);
+    return *counter >= target;
+}
+
+static void run_for(struct fixture *f, int64_t ms)
+{
+    unsigned long never = 0;
+    run_until(f, &never, 1, ms);
+}
+
+static int64_t ms_since(uint64_t t0)
+{
+    return (int64_t)((uv_hrtime() - t0) / 1000000u);
+}
+
+/* One blocking command on a fresh connection (the server may have been
+ * restarted since the last one). Caller frees the reply. */
+static redisReply *ask(struct fixture *f, const char *fmt, ...)
+{
+    va_list ap;
+    redisContext *c = rc_test_redis_connect(&f->redis);
+    assert_non_null(c);
+    va_start(ap, fmt);
+    redisReply *rep = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    redisFree(c);
+    assert_non_null(rep);
+    return rep;
+}
+
+static int script_exists(struct fixture *f)
+{
+    redisReply *rep = ask(f, "SCRIPT EXISTS %s", f->script.sha);
+    int exists = rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 && rep->element[0]->integer == 1;
+    freeReplyObject(rep);
+    return exists;
+}
+
+static void publish(struct fixture *f, const char *channel, const char *payload, size_t len)
+{
+    freeReplyObject(ask(f, "PUBLISH %s %b", channel, payload, len));
+}
+
+static void start_gw(struct fixture *f)
+{
+    struct gw_redis_hooks hooks = {.data = f, .on_up = on_up, .on_down = on_down, .on_message = on_message};
+    f->r = gw_redis_start(&f->loop, &f->opts, &hooks);
+    assert_non_null(f->r);
+    gw_redis_add_script(f->r, &f->script);
+}
+
+/* Stops gw_redis, runs the loop dry and closes it: 0 when no handle is left. */
+static int finish(struct fixture *f)
+{
+    f->finished = 1;
+    if (f->r && !f->stopped) {
+        f->stopped = 1;
+        gw_redis_stop(f->r);
+    }
+    uv_close((uv_handle_t *)&f->tick, NULL);
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    return uv_loop_close(&f->loop);
+}
+
+static int setup_with(void **state, const char *const *redis_args)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    if (!f || rc_test_redis_start(&f->redis, redis_args) != 0)
+        return -1;
+    uv_loop_init(&f->loop);
+    uv_timer_init(&f->loop, &f->tick);
+    gw_script_init(&f->script, rc_lua_write);
+    f->opts = (struct gw_redis_opts){
+        .host = "127.0.0.1",
+        .port = f->redis.port,
+        .backoff_min_ms = 20,
+        .backoff_max_ms = 200,
+        .ping_every_ms = 100,
+        .ping_timeout_ms = 400,
+        .keyspace_events = 0,
+    };
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, NULL);
+}
+
+static int setup_elh(void **state)
+{
+    const char *args[] = {"--notify-keyspace-events", "Elh", NULL};
+    return setup_with(state, args);
+}
+
+static int setup_no_config(void **state)
+{
+    const char *args[] = {"--rename-command", "CONFIG", "", NULL};
+    return setup_with(state, args);
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    int rc = f->finished ? 0 : finish(f);
+    rc_test_redis_stop(&f->redis);
+    free(f);
+    return rc;
+}
+
+static void wait_up(struct fixture *f, unsigned long n)
+{
+    assert_true(run_until(f, &f->ups, n, 2000));
+    assert_true(gw_redis_is_up(f->r));
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static void test_comes_up_once_with_scripts_loaded(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    assert_false(gw_redis_is_up(f->r));
+    assert_null(gw_redis_cmd(f->r));
+    wait_up(f, 1);
+    assert_true(f->cmd_set_on_up);
+    assert_non_null(gw_redis_cmd(f->r));
+    assert_true(script_exists(f));
+    assert_int_equal(gw_redis_keyspace_ok(f->r), -1); /* not asked for */
+    run_for(f, 300);                                  /* a few watchdog PINGs */
+    assert_int_equal(f->ups, 1);
+    assert_int_equal(f->downs, 0);
+    struct gw_redis_stats st;
+    gw_redis_get_stats(f->r, &st);
+    assert_int_equal(st.reconnects, 0);
+    assert_int_equal(st.failures, 0);
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_pmessage_arrives_with_pattern_channel_and_payload(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    wait_up(f, 1);
+    publish(f, "rc:{demo|}:ch", "a\0b", 3); /* binary: len, not strlen */
+    assert_true(run_until(f, &f->msgs, 1, 2000));
+    assert_string_equal(f->pattern, "rc:*:ch");
+    assert_string_equal(f->channel, "rc:{demo|}:ch");
+    assert_int_equal(f->payload_len, 3);
+    assert_memory_equal(f->payload, "a\0b", 3);
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_pattern_added_while_up_is_subscribed_at_once(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    wait_up(f, 1);
+    assert_int_equal(gw_redis_psubscribe(f->r, "late:*"), 0);
+    run_for(f, 100);
+    publish(f, "late:x", "hi", 2);
+    assert_true(run_until(f, &f->msgs, 1, 2000));
+    assert_string_equal(f->pattern, "late:*");
+    assert_string_equal(f->channel, "late:x");
+    assert_int_equal(f->ups, 1);
+    assert_int_equal(finish(f), 0);
+}
+
+static void assert_flags_include(struct fixture *f, const char *want)
+{
+    redisReply *rep = ask(f, "CONFIG GET notify-keyspace-events");
+    assert_int_equal(rep->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(rep->elements, 2);
+    const char *have = rep->element[1]->str;
+    for (const char *c = want; *c; c++) {
+        int covered = strchr(have, *c) || (strchr(have, 'A') && strchr("g$lshzxetd", *c));
+        if (!covered)
+            fail_msg("flag '%c' missing from notify-keyspace-events \"%s\"", *c, have);
+    }
+    freeReplyObject(rep);
+}
+
+static void test_keyspace_notifications_are_enabled_after_connect(void **state)
+{
+    struct fixture *f = *state;
+    f->opts.keyspace_events = 1;
+    start_gw(f);
+    assert_int_equal(gw_redis_psubscribe(f->r, "__keyspace@*__:rc:*"), 0);
+    wait_up(f, 1);
+    assert_int_equal(gw_redis_keyspace_ok(f->r), 1);
+    assert_flags_include(f, "Kgzxe");
+    freeReplyObject(ask(f, "ZADD rc:{demo|}:z 1 alice"));
+    assert_true(run_until(f, &f->msgs, 1, 2000));
+    assert_string_equal(f->pattern, "__keyspace@*__:rc:*");
+    assert_string_equal(f->channel, "__keyspace@0__:rc:{demo|}:z");
+    assert_int_equal(f->payload_len, 4);
+    assert_memory_equal(f->payload, "zadd", 4);
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_existing_keyspace_flags_survive_the_merge(void **state)
+{
+    struct fixture *f = *state;
+    f->opts.keyspace_events = 1;
+    start_gw(f);
+    wait_up(f, 1);
+    assert_int_equal(gw_redis_keyspace_ok(f->r), 1);
+    assert_flags_include(f, "ElhKgzxe");
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_refused_config_is_recorded_and_still_comes_up(void **state)
+{
+    struct fixture *f = *state;
+    f->opts.keyspace_events = 1;
+    start_gw(f);
+    wait_up(f, 1);
+    assert_int_equal(gw_redis_keyspace_ok(f->r), 0);
+    assert_true(script_exists(f));
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_starting_with_redis_down_retries_until_it_appears(void **state)
+{
+    struct fixture *f = *state;
+    rc_test_redis_kill(&f->redis); /* the port is known, nothing listens */
+    start_gw(f);
+    run_for(f, 600);
+    struct gw_redis_stats st;
+    gw_redis_get_stats(f->r, &st);
+    assert_int_equal(f->ups, 0);
+    assert_int_equal(f->downs, 0); /* never up, so nothing was lost */
+    assert_true(st.failures >= 3);
+    assert_null(gw_redis_cmd(f->r));
+    assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
+    wait_up(f, 1);
+    assert_true(script_exists(f));
+    gw_redis_get_stats(f->r, &st);
+    assert_int_equal(st.reconnects, 0); /* the first up is not a reconnect */
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_restart_gives_down_then_up_with_scripts_and_subscriptions_restored(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    wait_up(f, 1);
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
+    assert_false(script_exists(f)); /* a new server: SCRIPT FLUSH in effect */
+    assert_true(run_until(f, &f->ups, 2, 2000));
+    assert_true(ms_since(t0) < 2000);
+    assert_int_equal(f->downs, 1);
+    assert_true(f->down_seq < f->up_seq);
+    assert_true(f->cmd_null_on_down);
+    assert_true(script_exists(f));
+    publish(f, "rc:{demo|}:ch", "after", 5);
+    assert_true(run_until(f, &f->msgs, 1, 2000));
+    assert_string_equal(f->channel, "rc:{demo|}:ch");
+    struct gw_redis_stats st;
+    gw_redis_get_stats(f->r, &st);
+    assert_int_equal(st.reconnects, 1);
+    assert_true(st.failures >= 1);
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_cmd_is_null_while_down(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    wait_up(f, 1);
+    rc_test_redis_kill(&f->redis);
+    assert_true(run_until(f, &f->downs, 1, 1000));
+    assert_true(f->cmd_null_on_down);
+    for (int i = 0; i < 5; i++) { /* through several failed attempts */
+        run_for(f, 100);
+        assert_null(gw_redis_cmd(f->r));
+        assert_false(gw_redis_is_up(f->r));
+    }
+    assert_int_equal(f->downs, 1); /* once per outage, not per attempt */
+    assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
+    wait_up(f, 2);
+    assert_non_null(gw_redis_cmd(f->r));
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_sigstopped_server_is_caught_by_the_ping_watchdog(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    wait_up(f, 1);
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(kill(f->redis.pid, SIGSTOP), 0);
+    int64_t limit = f->opts.ping_every_ms + f->opts.ping_timeout_ms + 300;
+    assert_true(run_until(f, &f->downs, 1, limit));
+    assert_true(ms_since(t0) >= f->opts.ping_timeout_ms);
+    assert_non_null(strstr(f->down_reason, "PING"));
+    assert_null(gw_redis_cmd(f->r));
+    run_for(f, 500); /* attempts meanwhile connect (backlog) but get no answer */
+    assert_int_equal(f->ups, 1);
+    assert_int_equal(kill(f->redis.pid, SIGCONT), 0);
+    wait_up(f, 2);
+    assert_int_equal(f->downs, 1);
+    assert_int_equal(finish(f), 0);
+}
+
+static void test_stop_when_up_leaves_no_handles_and_calls_no_hook(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    wait_up(f, 1);
+    f->stopped = 1;
+    gw_redis_stop(f->r);
+    publish(f, "rc:{demo|}:ch", "late", 4);
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(f->hooks_after_stop, 0);
+    assert_int_equal(f->downs, 0);
+}
+
+static void test_stop_while_connecting_leaves_no_handles(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    uv_run(&f->loop, UV_RUN_NOWAIT); /* the contexts exist, nothing answered */
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(f->ups, 0);
+}
+
+static void test_stop_while_retrying_leaves_no_handles(void **state)
+{
+    struct fixture *f = *state;
+    rc_test_redis_kill(&f->redis);
+    start_gw(f);
+    run_for(f, 150);
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(f->ups, 0);
+}
+
+static void test_stop_from_inside_on_message_is_safe(void **state)
+{
+    struct fixture *f = *state;
+    f->stop_in = STOP_IN_MESSAGE;
+    start_gw(f);
+    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    wait_up(f, 1);
+    publish(f, "rc:{demo|}:ch", "one", 3);
+    publish(f, "rc:{demo|}:ch", "two", 3);
+    assert_true(run_until(f, &f->msgs, 1, 2000));
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(f->msgs, 1); /* nothing after stop */
+    assert_int_equal(f->hooks_after_stop, 0);
+}
+
+static void test_stop_from_inside_on_up_is_safe(void **state)
+{
+    struct fixture *f = *state;
+    f->stop_in = STOP_IN_UP;
+    start_gw(f);
+    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_true(run_until(f, &f->ups, 1, 2000));
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(f->hooks_after_stop, 0);
+    assert_int_equal(f->downs, 0);
+}
+
+static void test_stop_from_inside_on_down_is_safe(void **state)
+{
+    struct fixture *f = *state;
+    f->stop_in = STOP_IN_DOWN;
+    start_gw(f);
+    wait_up(f, 1);
+    rc_test_redis_kill(&f->redis);
+    assert_true(run_until(f, &f->downs, 1, 1000));
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(f->hooks_after_stop, 0);
+}
+
+static void test_script_added_while_up_is_loaded_at_once(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_script late;
+    gw_script_init(&late, "return 'late'");
+    start_gw(f);
+    wait_up(f, 1);
+    gw_redis_add_script(f->r, &late);
+    run_for(f, 100);
+    redisReply *rep = ask(f, "SCRIPT EXISTS %s", late.sha);
+    assert_int_equal(rep->element[0]->integer, 1);
+    freeReplyObject(rep);
+    assert_int_equal(finish(f), 0);
+}
+
+/* The error reply arrives inside a hiredis reply callback: the attempt is
+ * dropped from there (hiredis defers that free) and retried, never up. */
+static void test_script_load_error_fails_the_attempt_and_retries(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_script broken;
+    gw_script_init(&broken, "this is not lua");
+    start_gw(f);
+    gw_redis_add_script(f->r, &broken);
+    run_for(f, 400);
+    struct gw_redis_stats st;
+    gw_redis_get_stats(f->r, &st);
+    assert_int_equal(f->ups, 0);
+    assert_true(st.failures >= 2);
+    assert_null(gw_redis_cmd(f->r));
+    assert_int_equal(finish(f), 0);
+}
+
+static int null_replies;
+
+static void on_pending_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    (void)ac;
+    (void)privdata;
+    null_replies += reply == NULL;
+}
+
+static void test_stop_answers_pending_commands_with_null(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    wait_up(f, 1);
+    null_replies = 0;
+    assert_int_equal(redisAsyncCommand(gw_redis_cmd(f->r), on_pending_reply, NULL, "PING"), REDIS_OK);
+    assert_int_equal(finish(f), 0);
+    assert_int_equal(null_replies, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_comes_up_once_with_scripts_loaded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pmessage_arrives_with_pattern_channel_and_payload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_added_while_up_is_subscribed_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keyspace_notifications_are_enabled_after_connect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_existing_keyspace_flags_survive_the_merge, setup_elh, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_config_is_recorded_and_still_comes_up, setup_no_config,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_starting_with_redis_down_retries_until_it_appears, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_gives_down_then_up_with_scripts_and_subscriptions_restored,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cmd_is_null_while_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigstopped_server_is_caught_by_the_ping_watchdog, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_when_up_leaves_no_handles_and_calls_no_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_while_connecting_leaves_no_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_while_retrying_leaves_no_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_from_inside_on_message_is_safe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_from_inside_on_up_is_safe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_from_inside_on_down_is_safe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_answers_pending_commands_with_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_script_added_while_up_is_loaded_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_script_load_error_fails_the_attempt_and_retries, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("redis_conn", tests, NULL, NULL);
+}

@@ -1,0 +1,438 @@
+/* rankcast.js - client library for the rankcast wire protocol (PROTOCOL.md v1).
+ *
+ * Browser: <script src="/rankcast.js"></script> defines the global `Rankcast`.
+ * Node:    const Rankcast = require('.../web/rankcast.js'); Node 20 has no
+ *          WebSocket of its own, so pass one: { WebSocket: require('ws') }.
+ *
+ *   const rc = new Rankcast.Client({ token, onState: (state) => ... });
+ *   const top = rc.subscribe({ board: 'demo', view: { top: 10 } }, {
+ *     onChange(view, changes, info) { ... },  // view.rows is the live window
+ *     onEvent(view, event) { ... },           // feed views
+ *     onGap(view, gap) { ... },               // feed events were missed ({from, to})
+ *     onError(view, err) { ... },             // the subscribe was refused
+ *   });
+ *   const ack = await rc.incr('demo', 'user:101', 50, { req: 'r-1' });
+ *   top.close();
+ *   const boards = await Rankcast.rest({ token }).boards();
+ *
+ * `changes` lists who moved or changed, for highlights:
+ *   [{ member, from, to, changed }]  from/to are ranks, null when absent;
+ *   changed: the score, fields or profile differ (a rank-only shift has false).
+ * States: connecting -> open -> reconnecting -> open ... ; closed after close().
+ * Requests reject with { code, message }: PROTOCOL.md's codes, plus two of the
+ * client's own: "disconnected" (the connection dropped before the reply; a
+ * write may or may not have happened, so retry it with the same req) and
+ * "timeout".
+ */
+(function (root, factory) {
+  const api = factory();
+  if (typeof module === 'object' && module.exports) module.exports = api;
+  else root.Rankcast = api;
+})(typeof globalThis !== 'undefined' ? globalThis : this, function () {
+  'use strict';
+
+  const SUBPROTOCOL = 'rankcast.v1';
+  const noop = () => {};
+
+  /* ---- window logic (pure) ------------------------------------------- */
+
+  // The ranks a window view holds: top N is 1..N, a page offset+1..offset+limit.
+  // Around and feed views have no fixed window (null).
+  function windowOf(view) {
+    if (view && view.top != null) return { first: 1, length: view.top };
+    if (view && view.limit != null) return { first: (view.offset || 0) + 1, length: view.limit };
+    return null;
+  }
+
+  // PROTOCOL.md's rule: drop every member named in removed and rows, insert
+  // the rows in ascending rank at rank - first, cut to length. Returns a new
+  // list and never mutates the old one (callers diff the two). Returns null
+  // when the delta cannot belong to this list (a row would land past the end,
+  // or rows repeat a member or a rank): the view is then out of step with the
+  // server and must be resubscribed rather than patched into a wrong state.
+  function applyDelta(list, delta, first, length) {
+    const rows = (delta.rows || []).slice().sort((a, b) => a.rank - b.rank);
+    const named = new Set(delta.removed || []);
+    const inRows = new Set();
+    for (const r of rows) {
+      if (inRows.has(r.member)) return null;
+      inRows.add(r.member);
+      named.add(r.member);
+    }
+    const out = list.filter((r) => !named.has(r.member));
+    for (let i = 0; i < rows.length; i++) {
+      const pos = rows[i].rank - first;
+      if (!(pos >= 0 && pos <= out.length)) return null;
+      if (i > 0 && rows[i].rank === rows[i - 1].rank) return null;
+      out.splice(pos, 0, rows[i]);
+    }
+    if (out.length > length) out.length = length;
+    // Rows pushed down or pulled up by the inserts keep their data, not their rank.
+    return out.map((r, i) => (r.rank === first + i ? r : Object.assign({}, r, { rank: first + i })));
+  }
+
+  function sameEntry(a, b) {
+    return a.score === b.score && a.name === b.name &&
+      JSON.stringify(a.fields) === JSON.stringify(b.fields);
+  }
+
+  // Who entered, left, moved or changed between two row lists.
+  function changesBetween(before, after) {
+    const old = new Map(before.map((r) => [r.member, r]));
+    const changes = [];
+    for (const r of after) {
+      const o = old.get(r.member);
+      old.delete(r.member);
+      if (!o) changes.push({ member: r.member, from: null, to: r.rank, changed: true });
+      else if (o.rank !== r.rank || !sameEntry(o, r))
+        changes.push({ member: r.member, from: o.rank, to: r.rank, changed: !sameEntry(o, r) });
+    }
+    for (const o of old.values()) changes.push({ member: o.member, from: o.rank, to: null, changed: false });
+    return changes;
+  }
+
+  // A feed event against the last seq applied: 'next' to apply, 'old' when
+  // already seen (a replay overlapping what we hold), 'gap' when events were
+  // missed (seq grows by exactly one per accepted write).
+  function feedStep(lastSeq, seq) {
+    if (lastSeq == null || seq === lastSeq + 1) return 'next';
+    return seq <= lastSeq ? 'old' : 'gap';
+  }
+
+  /* ---- View: one subscription's state (no I/O) ------------------------ */
+
+  // Turns the server's messages for one sub into rows (window and around
+  // views) or events (feed views), and says when it has fallen out of step.
+  // The Client owns the socket; a View can be driven by hand in tests.
+  class View {
+    constructor(spec, handlers) {
+      this.board = spec.board;
+      this.view = spec.view;
+      this.period = spec.period || null;   // null: the server's default, "current"
+      this.keep = spec.keep || 100;        // feed events kept in this.events
+      this.handlers = handlers || {};
+      this.window = windowOf(spec.view);
+      this.kind = this.window ? 'window' : spec.view && spec.view.feed ? 'feed' : 'around';
+      this.sub = null;
+      this.rows = [];
+      this.events = [];
+      this.seq = null;
+      this.total = null;
+      this.periodId = null;                // the period the server resolved, e.g. "2026-W47"
+      this.lastSeq = null;                 // feed: last event seq applied
+      this.resumeFrom = null;              // feed: the since.seq of the subscribe in flight
+      this.ready = false;                  // a first snapshot has arrived
+      this.gen = 0;                        // bumps on every (re)subscribe; stale replies are dropped
+    }
+
+    // The subscribe request (the Client adds the id). A feed view that has
+    // seen events asks for the replay of what it missed.
+    subscribeMessage() {
+      const m = { op: 'subscribe', board: this.board, view: this.view };
+      if (this.period) m.period = this.period;
+      this.resumeFrom = this.kind === 'feed' ? this.lastSeq : null;
+      if (this.resumeFrom != null) m.since = { seq: this.resumeFrom };
+      return m;
+    }
+
+    // Applies one server message addressed to this view. Returns false when
+    // the view is out of step and must be resubscribed.
+    apply(msg) {
+      if (msg.op === 'snapshot') return this._snapshot(msg);
+      if (msg.op === 'delta' && this.window) return this._delta(msg);
+      if (msg.op === 'event' && this.kind === 'feed') return this._event(msg);
+      return true; // nothing this view uses (around views are always snapshots)
+    }
+
+    _snapshot(s) {
+      const before = this.rows;
+      this.rows = s.rows || [];
+      this.seq = s.seq;
+      this.total = s.total;
+      if (s.period != null) this.periodId = s.period;
+      if (this.kind === 'feed') {
+        // A resume that the server could replay continues from since; the
+        // replayed events follow this snapshot. Anything else starts over.
+        if (this.resumeFrom != null && !s.reset) this.lastSeq = Math.min(this.resumeFrom, s.seq);
+        else this.lastSeq = s.seq;
+        this.resumeFrom = null;
+      }
+      this.ready = true;
+      this._emit(changesBetween(before, this.rows), { kind: 'snapshot', reset: !!s.reset });
+      return true;
+    }
+
+    _delta(d) {
+      const next = applyDelta(this.rows, d, this.window.first, this.window.length);
+      if (!next) return false;
+      const before = this.rows;
+      this.rows = next;
+      this.seq = d.seq;
+      if (d.total != null) this.total = d.total;
+      this._emit(changesBetween(before, next), { kind: 'delta' });
+      return true;
+    }
+
+    _event(e) {
+      const step = feedStep(this.lastSeq, e.seq);
+      if (step === 'old') return true;
+      if (step === 'gap') {
+        this._call('onGap', { from: this.lastSeq + 1, to: e.seq - 1 });
+        return false; // resubscribing with since = lastSeq replays the gap
+      }
+      this.lastSeq = this.seq = e.seq;
+      this.events.push(e);
+      if (this.events.length > this.keep) this.events.shift();
+      this._call('onEvent', e);
+      const prev = e.prev_rank == null ? null : e.prev_rank;
+      this._emit([{ member: e.member, from: prev, to: e.rank == null ? null : e.rank, changed: true }],
+        { kind: 'event' });
+      return true;
+    }
+
+    _emit(changes, info) { this._call('onChange', changes, info); }
+
+    _call(name, a, b) {
+      const fn = this.handlers[name];
+      if (fn) fn(this, a, b);
+    }
+
+    close() { if (this.client) this.client.unsubscribe(this); }
+  }
+
+  /* ---- Client: the connection ----------------------------------------- */
+
+  function defaultUrl() {
+    if (typeof location === 'undefined') throw new Error('Rankcast.Client: no url given');
+    return (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + '/ws';
+  }
+
+  class Client {
+    constructor(opts) {
+      opts = opts || {};
+      this.url = opts.url || defaultUrl();
+      if (opts.token) this.url += (this.url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(opts.token);
+      this.WebSocket = opts.WebSocket || (typeof WebSocket !== 'undefined' ? WebSocket : null);
+      this.minDelay = opts.minDelay || 250;     // first reconnect delay (ms), doubled per failure
+      this.maxDelay = opts.maxDelay || 10000;   // backoff cap (ms)
+      this.timeout = opts.timeout || 10000;     // per-request reply timeout (ms)
+      this.onState = opts.onState || noop;
+      this.onError = opts.onError || noop;      // server errors that answer no request
+      this.state = 'closed';
+      this.ws = null;
+      this.attempt = 0;
+      this.timer = null;
+      this.stopped = true;
+      this.nextId = 1;
+      this.pending = new Map();  // id -> request waiting to be sent or answered
+      this.views = new Set();
+      this.bySub = new Map();
+      if (opts.connect !== false) this.connect();
+    }
+
+    connect() {
+      if (this.ws) return;
+      this.stopped = false;
+      clearTimeout(this.timer);
+      this.timer = null;
+      this._setState(this.attempt ? 'reconnecting' : 'connecting', { attempt: this.attempt });
+      let ws;
+      try {
+        ws = new this.WebSocket(this.url, SUBPROTOCOL);
+      } catch (e) {
+        this._dropped();
+        return;
+      }
+      this.ws = ws;
+      ws.onopen = () => {
+        if (ws !== this.ws) return;
+        this.attempt = 0;
+        this._setState('open', {});
+        for (const v of this.views) this._sendSubscribe(v);
+        for (const p of this.pending.values()) if (!p.sent) this._transmit(p);
+      };
+      ws.onmessage = (ev) => { if (ws === this.ws) this._receive(ev.data); };
+      ws.onclose = () => { if (ws === this.ws) this._dropped(); };
+      ws.onerror = noop; // onclose follows and does the work
+    }
+
+    close() {
+      this.stopped = true;
+      clearTimeout(this.timer);
+      this.timer = null;
+      this.attempt = 0;
+      const ws = this.ws;
+      this.ws = null;
+      if (ws) ws.close(1000);
+      this._failPending(true);
+      this._setState('closed', {});
+    }
+
+    // Sends a request and resolves with the reply; an error reply rejects.
+    // Requests made while the connection is down wait for it (until timeout).
+    request(msg, onReply) {
+      return new Promise((resolve, reject) => {
+        const id = this.nextId++;
+        const p = { msg: Object.assign({}, msg, { id }), resolve, reject, onReply, sent: false };
+        p.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject({ code: 'timeout', message: 'no reply within ' + this.timeout + ' ms' });
+        }, this.timeout);
+        this.pending.set(id, p);
+        if (this.state === 'open') this._transmit(p);
+      });
+    }
+
+    subscribe(spec, handlers) {
+      const v = new View(spec, handlers);
+      v.client = this;
+      this.views.add(v);
+      if (this.state === 'open') this._sendSubscribe(v);
+      return v;
+    }
+
+    unsubscribe(v) {
+      this.views.delete(v);
+      v.gen++;
+      if (v.sub != null) {
+        this.bySub.delete(v.sub);
+        if (this.state === 'open') this.request({ op: 'unsubscribe', sub: v.sub }).catch(noop);
+        v.sub = null;
+      }
+    }
+
+    incr(board, member, delta, o) { return this.request(Object.assign({ op: 'incr', board, member, delta }, o)); }
+    set(board, member, value, o) { return this.request(Object.assign({ op: 'set', board, member, value }, o)); }
+    best(board, member, value, o) { return this.request(Object.assign({ op: 'best', board, member, value }, o)); }
+    submit(board, member, fields, o) { return this.request(Object.assign({ op: 'submit', board, member, fields }, o)); }
+    rank(board, member, period) {
+      return this.request(Object.assign({ op: 'rank', board, member }, period ? { period } : {}));
+    }
+    ping() { return this.request({ op: 'ping' }); }
+
+    _setState(state, info) {
+      // Repeated 'reconnecting' reports carry each new attempt and delay.
+      if (this.state === state && state !== 'reconnecting') return;
+      this.state = state;
+      this.onState(state, info);
+    }
+
+    _transmit(p) {
+      p.sent = true;
+      this.ws.send(JSON.stringify(p.msg));
+    }
+
+    // Rejects requests whose reply can no longer come: those already sent
+    // (their connection is gone) or, when closing for good, all of them.
+    _failPending(all) {
+      for (const [id, p] of this.pending) {
+        if (!p.sent && !all) continue;
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+        p.reject({ code: 'disconnected', message: 'the connection closed before the reply' });
+      }
+    }
+
+    _dropped() {
+      this.ws = null;
+      this._failPending(false);
+      for (const v of this.views) v.sub = null;
+      this.bySub.clear();
+      if (this.stopped) return this._setState('closed', {});
+      const cap = Math.min(this.maxDelay, this.minDelay * Math.pow(2, this.attempt));
+      // Jitter: a gateway restart drops every client at once; they must not all return at once.
+      const delay = Math.round(cap / 2 + Math.random() * cap / 2);
+      this.attempt++;
+      this._setState('reconnecting', { attempt: this.attempt, delay });
+      this.timer = setTimeout(() => { this.timer = null; this.connect(); }, delay);
+    }
+
+    _sendSubscribe(v) {
+      const gen = ++v.gen;
+      const onReply = (snap) => {
+        // Handled synchronously: the sub's first delta may follow in the same read.
+        if (gen !== v.gen || !this.views.has(v)) {
+          this.request({ op: 'unsubscribe', sub: snap.sub }).catch(noop); // closed or resubscribed meanwhile
+          return;
+        }
+        v.sub = snap.sub;
+        this.bySub.set(snap.sub, v);
+        v.apply(snap);
+      };
+      this.request(v.subscribeMessage(), onReply).catch((err) => {
+        if (err.code !== 'disconnected' && gen === v.gen) v._call('onError', err);
+      });
+    }
+
+    // Starts a view over when its state can no longer be patched.
+    _resync(v) {
+      if (v.sub != null) {
+        this.bySub.delete(v.sub);
+        this.request({ op: 'unsubscribe', sub: v.sub }).catch(noop);
+        v.sub = null;
+      }
+      if (this.state === 'open') this._sendSubscribe(v);
+    }
+
+    _receive(text) {
+      let msg;
+      try { msg = JSON.parse(text); } catch (e) { return; }
+      if (!msg || typeof msg !== 'object') return;
+      const p = msg.id != null ? this.pending.get(msg.id) : undefined;
+      if (p) {
+        this.pending.delete(msg.id);
+        clearTimeout(p.timer);
+        if (msg.op === 'error') return p.reject({ code: msg.code, message: msg.message });
+        if (p.onReply) p.onReply(msg);
+        return p.resolve(msg);
+      }
+      if (msg.op === 'error') return this.onError({ code: msg.code, message: msg.message });
+      const v = msg.sub != null ? this.bySub.get(msg.sub) : undefined;
+      if (v && !v.apply(msg)) this._resync(v);
+    }
+  }
+
+  /* ---- REST helpers ---------------------------------------------------- */
+
+  // Board and member names only hold [A-Za-z0-9_.:@-], all legal in a URL
+  // path, so ':' and '@' go unescaped (match:1842, not match%3A1842).
+  function pathPart(s) {
+    return encodeURIComponent(String(s)).replace(/%3A/gi, ':').replace(/%40/g, '@');
+  }
+
+  function query(params) {
+    const parts = [];
+    for (const k of Object.keys(params || {}))
+      if (params[k] != null && params[k] !== '') parts.push(k + '=' + encodeURIComponent(params[k]));
+    return parts.length ? '?' + parts.join('&') : '';
+  }
+
+  // { base: 'http://host:port' (default: this page's origin), token }.
+  function rest(opts) {
+    opts = opts || {};
+    const base = (opts.base || '') + '/api/v1';
+    async function call(method, path, body) {
+      const headers = {};
+      if (opts.token) headers.Authorization = 'Bearer ' + opts.token;
+      if (body !== undefined) headers['Content-Type'] = 'application/json';
+      const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const data = await res.json().catch(() => null);
+      if (!res.ok) {
+        throw { status: res.status, code: (data && data.code) || 'http_' + res.status,
+          message: (data && data.message) || res.statusText };
+      }
+      return data;
+    }
+    return {
+      boards: () => call('GET', '/boards').then((d) => d.boards),
+      board: (board, params) => call('GET', '/boards/' + pathPart(board) + query(params)),
+      write: (board, body) => call('POST', '/boards/' + pathPart(board) + '/scores', body),
+      rank: (board, member, period) =>
+        call('GET', '/boards/' + pathPart(board) + '/members/' + pathPart(member) + query({ period })),
+      profile: (member) => call('GET', '/members/' + pathPart(member) + '/profile'),
+      setProfile: (member, profile) => call('PUT', '/members/' + pathPart(member) + '/profile', profile),
+    };
+  }
+
+  return { SUBPROTOCOL, Client, View, rest, windowOf, applyDelta, changesBetween, feedStep };
+});
