@@ -7,15 +7,22 @@
  * Shape of a load:
  *   1. split the text into lines (LF or CRLF), refusing overlong lines and
  *      control bytes, and copy each into a bounded NUL-terminated buffer;
- *   2. a "[...]" line closes the open section (a board is checked as a whole
- *      at that point) and opens the next one;
+ *   2. a "[...]" line closes the open section (a board or an API key is
+ *      checked as a whole at that point) and opens the next one;
  *   3. a "key = value" line is looked up in one table of {section, key,
  *      handler}; the handler checks the value and stores it;
  *   4. at the end of a [board] section, finish_board() fills the defaults that
  *      depend on other keys, refuses keys that do not apply to this kind of
- *      board, and calls rc_layout_finish() to prove the layout fits 53 bits.
+ *      board, and calls rc_layout_finish() to prove the layout fits 53 bits;
+ *      at the end of a [key] section, finish_key() checks that the key has
+ *      exactly one secret source and its scopes.
  * The first problem fails the whole load with "FILE:LINE: reason"; errors found
- * when a board is finished carry the line of its "[board NAME]" header.
+ * when a board or key is finished carry the line of its header.
+ *
+ * API key secrets never appear in a message: errors are printed, logged and
+ * pasted into tickets, so a message about a secret, or about a line of a
+ * [key] section that might hold one, names the key and the rule, never the
+ * offending text.
  */
 #include "rc_conf.h"
 
@@ -46,7 +53,9 @@ enum section {
     SEC_SERVER,
     SEC_REDIS,
     SEC_LIMITS,
+    SEC_AUTH,
     SEC_BOARD,
+    SEC_KEY,
     SEC_COUNT
 };
 
@@ -56,6 +65,9 @@ enum key_id {
     K_LISTEN, K_STATE_DIR, K_WEB_ROOT, K_TICK,
     K_ADDRESS, K_KEYSPACE_EVENTS, K_RECONNECT_MAX,
     K_MAX_FRAME, K_MAX_SUBS, K_MAX_CONNS, K_QUEUE_BYTES,
+    K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
+    K_READS,
+    K_SECRET, K_SECRET_ENV, K_SCOPES, K_BOARDS,
     K_ORDER, K_OPS, K_SUBMIT_MODE, K_POINTS_MIN, K_POINTS_MAX, K_FIELDS,
     K_TIEBREAK, K_TB_RESOLUTION, K_TB_HORIZON, K_TB_BASE,
     K_PERIOD, K_UTC_OFFSET, K_PERIOD_BASE, K_PERIOD_LENGTH, K_KEEP,
@@ -74,8 +86,9 @@ struct parser {
     struct rc_error *err;
     int lineno;               /* 1-based line being read */
     enum section sec;         /* open section */
-    int sec_line[SEC_COUNT];  /* header line of [server], [redis], [limits]; 0 = not yet */
+    int sec_line[SEC_COUNT];  /* header line of [server], [redis], [limits], [auth]; 0 = not yet */
     struct rc_board *board;   /* open [board] section, else NULL */
+    struct rc_key *key;       /* open [key] section, else NULL */
     uint64_t seen;            /* keys given in the open section, bit per key_id */
     int key_line[K_COUNT];    /* where each seen key was given */
 };
@@ -84,7 +97,8 @@ struct key_spec;
 typedef int key_setter(struct parser *p, const struct key_spec *k, void *obj, const char *v);
 
 /* A row of the key table. obj + off is where the value goes; obj is the
- * rc_conf for [server]/[redis]/[limits] and the rc_board for [board]. */
+ * rc_conf for [server]/[redis]/[limits]/[auth], the rc_board for [board] and
+ * the rc_key for [key]. */
 struct key_spec {
     enum section sec;
     enum key_id id;
@@ -146,8 +160,12 @@ static const char *sec_label(const struct parser *p, char *buf, size_t cap)
     case SEC_SERVER: return "[server]";
     case SEC_REDIS: return "[redis]";
     case SEC_LIMITS: return "[limits]";
+    case SEC_AUTH: return "[auth]";
     case SEC_BOARD:
         snprintf(buf, cap, "[board %s]", p->board->name);
+        return buf;
+    case SEC_KEY:
+        snprintf(buf, cap, "[key %s]", p->key->name);
         return buf;
     default: return "(no section)";
     }
@@ -700,11 +718,144 @@ static int set_fields(struct parser *p, const struct key_spec *k, void *obj, con
 }
 
 /* ---------------------------------------------------------------------------
+ * [auth] and [key NAME] handlers. Messages about secret, secret_env and
+ * scopes never quote the value: a secret pasted on the wrong line would
+ * otherwise end up in the message. Board patterns are quoted, since they only
+ * name boards, which are public.
+ * ------------------------------------------------------------------------ */
+
+static int set_reads(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    static const char *const words[] = {"open", "key"};
+    int i = word_index(v, words, 2);
+    if (i < 0)
+        return fail(p, p->lineno, "%s must be open or key, got '%.40s'", k->name, v);
+    *FIELD(int, obj, k) = i;
+    return 0;
+}
+
+/* 0x21..0x7e: what fits an Authorization header and a URL query unquoted. */
+static int secret_char(unsigned char ch)
+{
+    return ch > 0x20 && ch < 0x7f;
+}
+
+/* obj is the rc_key: fills secret and secret_len. Refuses a secret another
+ * key already has, since a lookup by secret must name exactly one key. */
+static int set_secret(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    struct rc_key *key = obj;
+    size_t n = strlen(v);
+    (void)k;
+    if (SEEN(p, K_SECRET_ENV))
+        return fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret_env at line %d)",
+                    p->key_line[K_SECRET_ENV]);
+    int ok = n >= RC_SECRET_MIN && n <= RC_SECRET_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = secret_char((unsigned char)v[i]);
+    if (!ok)
+        return fail(p, p->lineno, "secret must be %d..%d printable characters without spaces",
+                    RC_SECRET_MIN, RC_SECRET_MAX);
+    memset(key->secret, 0, sizeof key->secret);
+    memcpy(key->secret, v, n);
+    key->secret_len = n;
+    const struct rc_key *dup = rc_auth_find(&p->c->auth, key->secret, key->secret_len);
+    if (dup && dup != key)
+        return fail(p, p->lineno, "secret repeats the secret of key '%s' (line %d): each key needs its own",
+                    dup->name, dup->config_line);
+    return 0;
+}
+
+/* obj is the rc_key: fills secret_env; the gateway resolves it at start. Two
+ * keys reading one variable would share a secret, so that is refused too. */
+static int set_secret_env(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    struct rc_key *key = obj;
+    size_t n = strlen(v);
+    (void)k;
+    if (SEEN(p, K_SECRET))
+        return fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret at line %d)",
+                    p->key_line[K_SECRET]);
+    int ok = n >= 1 && n <= RC_ENV_NAME_MAX && !is_digit(v[0]);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (v[i] >= 'A' && v[i] <= 'Z') || is_digit(v[i]) || v[i] == '_';
+    if (!ok)
+        return fail(p, p->lineno,
+                    "secret_env must name an environment variable: 1..%d of A-Z 0-9 _, not starting "
+                    "with a digit (put the secret itself in that variable)",
+                    RC_ENV_NAME_MAX);
+    for (unsigned i = 0; i + 1 < p->c->auth.nkeys; i++) {
+        const struct rc_key *o = &p->c->auth.keys[i];
+        if (strcmp(o->secret_env, v) == 0)
+            return fail(p, p->lineno, "secret_env %s is already used by key '%s' (line %d): "
+                        "each key needs its own secret", v, o->name, o->config_line);
+    }
+    memcpy(key->secret_env, v, n + 1);
+    return 0;
+}
+
+static int set_scopes(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    static const char *const words[] = {"read", "write", "admin"};
+    static const unsigned flags[] = {RC_SCOPE_READ, RC_SCOPE_WRITE, RC_SCOPE_ADMIN};
+    char buf[CONF_LINE_MAX + 1];
+    unsigned scopes = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *rest = buf; rest;) {
+        char *item = next_item(&rest);
+        int i = word_index(item, words, 3);
+        if (!*item)
+            return fail(p, p->lineno, "%s has an empty item", k->name);
+        if (i < 0)
+            return fail(p, p->lineno, "%s must be a comma list of read, write, admin", k->name);
+        if (scopes & flags[i])
+            return fail(p, p->lineno, "%s lists '%s' twice", k->name, words[i]);
+        scopes |= flags[i];
+    }
+    *FIELD(unsigned, obj, k) = scopes;
+    return 0;
+}
+
+/* obj is the rc_key: fills patterns[] and npatterns. Items are board names,
+ * templates ("match:*", which also covers the boards the template creates)
+ * or "*" for every board. */
+static int set_boards(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    struct rc_key *key = obj;
+    char buf[CONF_LINE_MAX + 1];
+    unsigned n = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *rest = buf; rest;) {
+        char *item = next_item(&rest);
+        size_t len = strlen(item);
+        if (!*item)
+            return fail(p, p->lineno, "%s has an empty item", k->name);
+        int ok = strcmp(item, "*") == 0 ||
+                 (item[len - 1] == '*' ? rc_board_template_valid(item, len)
+                                       : rc_board_name_valid(item, len));
+        if (!ok || len >= sizeof key->patterns[0])
+            return fail(p, p->lineno,
+                        "%s: bad board pattern '%.70s' (a board name, a template ending in '*' "
+                        "such as match:*, or * for every board)",
+                        k->name, item);
+        if (n == RC_AUTH_MAX_PATTERNS)
+            return fail(p, p->lineno, "%s: at most %d patterns", k->name, RC_AUTH_MAX_PATTERNS);
+        for (unsigned i = 0; i < n; i++)
+            if (strcmp(key->patterns[i], item) == 0)
+                return fail(p, p->lineno, "%s lists '%s' twice", k->name, item);
+        memcpy(key->patterns[n++], item, len + 1);
+    }
+    key->npatterns = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
  * The key table
  * ------------------------------------------------------------------------ */
 
 #define CONF(member) offsetof(struct rc_conf, member)
 #define BOARD(member) offsetof(struct rc_board, member)
+#define KEY(member) offsetof(struct rc_key, member)
 
 static const struct key_spec keys[] = {
     {SEC_SERVER, K_LISTEN, "listen", set_listen, CONF(listen), 0, 0},
@@ -720,6 +871,20 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_MAX_SUBS, "max_subs_per_conn", set_unsigned, CONF(max_subs_per_conn), 1, 10000},
     {SEC_LIMITS, K_MAX_CONNS, "max_conns", set_unsigned, CONF(max_conns), 1, 1000000},
     {SEC_LIMITS, K_QUEUE_BYTES, "queue_bytes", set_bytes, CONF(queue_bytes), 4 * KIB, 64 * MIB},
+    {SEC_LIMITS, K_CONN_WRITE_RATE, "conn_write_rate", set_unsigned, CONF(conn_write_rate), 1, 1000000},
+    {SEC_LIMITS, K_CONN_WRITE_BURST, "conn_write_burst", set_unsigned, CONF(conn_write_burst), 1,
+     10000000},
+    {SEC_LIMITS, K_KEY_WRITE_RATE, "key_write_rate", set_unsigned, CONF(key_write_rate), 1, 1000000},
+    {SEC_LIMITS, K_KEY_WRITE_BURST, "key_write_burst", set_unsigned, CONF(key_write_burst), 1,
+     10000000},
+
+    {SEC_AUTH, K_READS, "reads", set_reads, CONF(auth.reads_need_key), 0, 0},
+
+    /* secret, secret_env and boards fill several fields of the rc_key. */
+    {SEC_KEY, K_SECRET, "secret", set_secret, 0, 0, 0},
+    {SEC_KEY, K_SECRET_ENV, "secret_env", set_secret_env, 0, 0, 0},
+    {SEC_KEY, K_SCOPES, "scopes", set_scopes, KEY(scopes), 0, 0},
+    {SEC_KEY, K_BOARDS, "boards", set_boards, 0, 0, 0},
 
     {SEC_BOARD, K_ORDER, "order", set_order, BOARD(layout.order), 0, 0},
     {SEC_BOARD, K_OPS, "ops", set_ops, BOARD(ops), 0, 0},
@@ -959,17 +1124,75 @@ static int finish_board(struct parser *p)
 }
 
 /* ---------------------------------------------------------------------------
+ * API keys
+ * ------------------------------------------------------------------------ */
+
+/* Key names show in logs and forbidden messages: keep them plain. */
+static int key_name_valid(const char *s, size_t n)
+{
+    if (n == 0 || n > RC_KEY_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i]) || s[i] == '_' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* Called when a [key] section ends. A key must say where its secret comes
+ * from and what it may do; "boards" defaults to every board. Errors carry the
+ * key's header line. */
+static int finish_key(struct parser *p)
+{
+    struct rc_key *key = p->key;
+    int line = key->config_line;
+
+    if (!SEEN(p, K_SECRET) && !SEEN(p, K_SECRET_ENV))
+        return fail(p, line, "[key %s] needs secret or secret_env (exactly one)", key->name);
+    if (!SEEN(p, K_SCOPES))
+        return fail(p, line, "[key %s] needs scopes: a comma list of read, write, admin", key->name);
+    if (!SEEN(p, K_BOARDS)) {
+        memcpy(key->patterns[0], "*", 2);
+        key->npatterns = 1;
+    }
+    return 0;
+}
+
+static int open_key(struct parser *p, const char *name)
+{
+    struct rc_auth *a = &p->c->auth;
+    size_t n = strlen(name);
+    if (!key_name_valid(name, n))
+        return fail(p, p->lineno, "bad key name '%.40s': 1..%d of a-z 0-9 _ -", name, RC_KEY_NAME_MAX);
+    for (unsigned i = 0; i < a->nkeys; i++)
+        if (strcmp(a->keys[i].name, name) == 0)
+            return fail(p, p->lineno, "key '%s' declared twice (first at line %d)", name,
+                        a->keys[i].config_line);
+    if (a->nkeys == RC_AUTH_MAX_KEYS)
+        return fail(p, p->lineno, "too many keys: at most %d", RC_AUTH_MAX_KEYS);
+    struct rc_key *key = &a->keys[a->nkeys++];
+    memset(key, 0, sizeof *key);
+    memcpy(key->name, name, n + 1);
+    key->config_line = p->lineno;
+    p->key = key;
+    p->sec = SEC_KEY;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
  * Lines
  * ------------------------------------------------------------------------ */
 
-/* Closes the open section (checking a board) before another one opens. */
+/* Closes the open section (checking a board or key) before another one opens. */
 static int close_section(struct parser *p)
 {
     int rc = 0;
     if (p->sec == SEC_BOARD)
         rc = finish_board(p);
+    else if (p->sec == SEC_KEY)
+        rc = finish_key(p);
     p->sec = SEC_NONE;
     p->board = NULL;
+    p->key = NULL;
     p->seen = 0;
     return rc;
 }
@@ -1000,11 +1223,11 @@ static int open_board(struct parser *p, const char *name)
     return 0;
 }
 
-/* "[server]", "[board demo]", with an optional trailing comment. */
+/* "[server]", "[board demo]", "[key ops]", with an optional trailing comment. */
 static int header_line(struct parser *p, char *s)
 {
     static const char *const simple[] = {[SEC_SERVER] = "server", [SEC_REDIS] = "redis",
-                                         [SEC_LIMITS] = "limits"};
+                                         [SEC_LIMITS] = "limits", [SEC_AUTH] = "auth"};
     char *close = strchr(s, ']');
     if (!close)
         return fail(p, p->lineno, "section header has no closing ']': '%.40s'", s);
@@ -1017,7 +1240,7 @@ static int header_line(struct parser *p, char *s)
     int rc = close_section(p);
     if (rc)
         return rc;
-    for (int sec = SEC_SERVER; sec <= SEC_LIMITS; sec++) {
+    for (int sec = SEC_SERVER; sec <= SEC_AUTH; sec++) {
         if (strcmp(name, simple[sec]) == 0) {
             if (p->sec_line[sec])
                 return fail(p, p->lineno, "section [%s] appears twice (first at line %d)", name,
@@ -1033,15 +1256,37 @@ static int header_line(struct parser *p, char *s)
             return fail(p, p->lineno, "[board] needs a name: [board NAME] or [board PREFIX*]");
         return open_board(p, bname);
     }
+    if (strncmp(name, "key", 3) == 0 && (name[3] == '\0' || is_blank(name[3]))) {
+        char *kname = trim(name + 3);
+        if (!*kname)
+            return fail(p, p->lineno, "[key] needs a name: [key NAME]");
+        return open_key(p, kname);
+    }
     return fail(p, p->lineno,
-                "unknown section [%.40s] (expected [server], [redis], [limits] or [board NAME])", name);
+                "unknown section [%.40s] (expected [server], [redis], [limits], [auth], "
+                "[board NAME] or [key NAME])",
+                name);
 }
 
-/* "key = value # comment" inside the open section. */
+/* Where the open section's values go (see struct key_spec). */
+static void *section_obj(struct parser *p)
+{
+    if (p->sec == SEC_BOARD)
+        return p->board;
+    if (p->sec == SEC_KEY)
+        return p->key;
+    return p->c;
+}
+
+/* "key = value # comment" inside the open section. Inside [key] sections the
+ * line is never quoted: it may be a secret typed without "secret =". */
 static int key_line(struct parser *p, char *s)
 {
     char label[RC_BOARD_MAX + 16];
     char *eq = strchr(s, '=');
+    if (!eq && p->sec == SEC_KEY)
+        return fail(p, p->lineno, "missing '=' in %s (expected key = value)",
+                    sec_label(p, label, sizeof label));
     if (!eq)
         return fail(p, p->lineno, "missing '=' in '%.40s' (expected key = value)", s);
     *eq = '\0';
@@ -1057,10 +1302,13 @@ static int key_line(struct parser *p, char *s)
         return fail(p, p->lineno, "missing key before '='");
     if (p->sec == SEC_NONE)
         return fail(p, p->lineno,
-                    "key '%.40s' outside any section (put it under [server], [redis], [limits] or "
-                    "[board NAME])",
+                    "key '%.40s' outside any section (put it under [server], [redis], [limits], "
+                    "[auth], [board NAME] or [key NAME])",
                     key);
     const struct key_spec *k = find_key(p->sec, key);
+    if (!k && p->sec == SEC_KEY)
+        return fail(p, p->lineno, "unknown key in %s (expected secret, secret_env, scopes, boards)",
+                    sec_label(p, label, sizeof label));
     if (!k)
         return fail(p, p->lineno, "unknown key '%.40s' in %s", key, sec_label(p, label, sizeof label));
     if (SEEN(p, k->id))
@@ -1070,7 +1318,7 @@ static int key_line(struct parser *p, char *s)
         return fail(p, p->lineno, "empty value for '%s'", k->name);
     p->seen |= (uint64_t)1 << k->id;
     p->key_line[k->id] = p->lineno;
-    return k->set(p, k, p->sec == SEC_BOARD ? (void *)p->board : (void *)p->c, v);
+    return k->set(p, k, section_obj(p), v);
 }
 
 /* One line, without its ending: comment, blank, header or key. */
@@ -1112,6 +1360,12 @@ void rc_conf_defaults(struct rc_conf *c)
     c->max_subs_per_conn = 64;
     c->max_conns = 20000;
     c->queue_bytes = 256 * KIB;
+    c->conn_write_rate = 1000;
+    c->conn_write_burst = 2000;
+    c->key_write_rate = 20000;
+    c->key_write_burst = 40000;
+    c->auth.reads_need_key = 0; /* reads are open unless [auth] reads = key */
+    c->auth.nkeys = 0;
     c->nboards = 0;
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_auth.h"
 #include "rc_layout.h"
 
 #define RC_CONF_MAX_BOARDS 256
@@ -39,6 +40,12 @@ struct rc_conf {
     unsigned max_subs_per_conn;        /* default 64 */
     unsigned max_conns;                /* default 20000 */
     size_t queue_bytes;                /* per-connection queue, default 262144 */
+    unsigned conn_write_rate;          /* writes/s per WebSocket connection, default 1000 */
+    unsigned conn_write_burst;         /* default 2000 */
+    unsigned key_write_rate;           /* writes/s per API key (all its connections), default 20000 */
+    unsigned key_write_burst;          /* default 40000 */
+    /* [auth] and [key NAME] */
+    struct rc_auth auth;
     /* [board ...] */
     size_t nboards;
     struct rc_board boards[RC_CONF_MAX_BOARDS];

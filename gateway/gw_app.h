@@ -9,6 +9,7 @@
 
 #include "gw_metrics.h"
 #include "gw_script.h"
+#include "rc_auth.h"
 #include "rc_conf.h"
 
 struct lws_context;
@@ -28,6 +29,7 @@ struct gw_app {
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;
     struct gw_metrics metrics;
+    struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
     uv_timer_t tick;                /* the coalescing tick */
     uv_signal_t sigint, sigterm;

@@ -80,7 +80,7 @@ void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
 {
     size_t limit = c->app->conf->queue_bytes;
     if (!m || !c->wsi || c->close_code)
-        return;
+        return; /* closing: nothing more goes out */
     if (droppable) {
         if (c->q_view_bytes + m->len > limit) {
             /* Laggard: forget its backlog; each subscription gets a fresh
@@ -129,8 +129,29 @@ void gw_conn_close(struct gw_conn *c, int code)
     lws_callback_on_writable(c->wsi);
 }
 
+/* The close frame, written by us. The documented way (lws_close_reason, then
+ * return -1) loses the frame with Debian's libwebsockets 4.1: it is built
+ * with _DEBUG, and under libuv its service loop closes the connection a
+ * second time at once ("close_and_handled uv repeat test"), which drops the
+ * polite close and the peer sees 1006. So we send the frame (opcode 4 is
+ * lws' internal LWS_WRITE_CLOSE) and let the peer's answering close, or the
+ * timeout, end the connection. */
+static int send_close(struct gw_conn *c)
+{
+    unsigned char buf[LWS_PRE + 2];
+    buf[LWS_PRE] = (unsigned char)(c->close_code >> 8);
+    buf[LWS_PRE + 1] = (unsigned char)(c->close_code & 0xff);
+    c->close_sent = 1;
+    if (lws_write(c->wsi, buf + LWS_PRE, 2, (enum lws_write_protocol)4) < 0)
+        return -1;
+    lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_ACK, 3);
+    return 0;
+}
+
 int gw_conn_on_writeable(struct gw_conn *c)
 {
+    if (c->close_sent)
+        return 0; /* nothing may follow a close frame */
     for (int n = 0; n < WRITES_PER_CALLBACK && c->q_count; n++) {
         if (n && lws_send_pipe_choked(c->wsi))
             break;
@@ -153,10 +174,8 @@ int gw_conn_on_writeable(struct gw_conn *c)
         lws_callback_on_writable(c->wsi);
         return 0;
     }
-    if (c->close_code) {
-        lws_close_reason(c->wsi, (enum lws_close_status)c->close_code, NULL, 0);
-        return -1;
-    }
+    if (c->close_code && !c->close_sent)
+        return send_close(c);
     return 0;
 }
 

@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 #include "gw_msg.h"
+#include "gw_ops.h"
+#include "rc_auth.h"
 
 struct lws;
 struct gw_app;
@@ -48,7 +50,11 @@ struct gw_conn {
     size_t q_reply_bytes;          /* reply bytes queued */
     int resync;                    /* overflowed: snapshots owed as the queue drains */
     int close_code;                /* nonzero: close with this code once flushed */
+    int close_sent;                /* the close frame is out: write nothing more */
     unsigned binary_frames;        /* binary frames received (abuse counter) */
+    /* who: the key presented at the handshake, and this connection's writes */
+    struct gw_caller who;
+    struct rc_bucket bucket;
     /* subscriptions */
     struct gw_sub *subs;
     unsigned nsubs;

@@ -18,8 +18,10 @@
 #include "gw_msg.h"
 #include "gw_read.h"
 #include "rc_diff.h"
+#include "rc_mirror.h"
 
-#define RING_EVENTS 256 /* recent change events kept per board for feed joins */
+#define RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
+#define MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 
 struct gw_sub;
 
@@ -54,12 +56,23 @@ struct gw_sub {
 
 struct gw_board {
     struct gw_board *next;
+    struct gw_fanout *f;
     const struct rc_board *decl;
     char name[RC_BOARD_MAX + 1];
     char period[RC_PERIOD_ID_MAX];
     struct gw_view *views;
     struct gw_event ring[RING_EVENTS];
     size_t ring_len, ring_head;  /* oldest at ring_head */
+    unsigned refs;               /* reloads and profile fetches in flight */
+    int dead;                    /* no views left: free when refs drop to 0 */
+    /* the mirror of the top rows, for top-N and page views */
+    struct rc_mirror mirror;
+    int mirror_on;               /* some view is served from the mirror */
+    int loading;                 /* a reload is in flight */
+    int stale;                   /* needs a reload (gap, change made outside the script) */
+    int changed;                 /* mirror changed since its views were last refreshed */
+    int fetching;                /* profiles for its views are being fetched */
+    int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
 };
 
 struct gw_fanout {
@@ -70,6 +83,10 @@ struct gw_fanout {
 
 static void view_read(struct gw_view *v);
 static void feed_catch_up(struct gw_view *v);
+static int view_uses_mirror(const struct gw_view *v);
+static void board_want(struct gw_board *b);
+static void board_reload(struct gw_board *b);
+static void board_refresh(struct gw_board *b, int may_fetch);
 
 struct gw_fanout *gw_fanout_new(struct gw_app *app)
 {
@@ -98,7 +115,9 @@ static struct gw_board *board_get(struct gw_fanout *f, const struct rc_board *de
     b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
+    b->f = f;
     b->decl = decl;
+    rc_mirror_init(&b->mirror, decl->layout.order);
     snprintf(b->name, sizeof b->name, "%s", name);
     snprintf(b->period, sizeof b->period, "%s", period);
     b->next = f->boards;
@@ -106,17 +125,32 @@ static struct gw_board *board_get(struct gw_fanout *f, const struct rc_board *de
     return b;
 }
 
+/* A board without views leaves the list at once; its memory goes when the
+ * last reload or fetch in flight is back. */
 static void board_maybe_free(struct gw_fanout *f, struct gw_board *b)
 {
     if (b->views)
         return;
-    for (struct gw_board **p = &f->boards; *p; p = &(*p)->next) {
-        if (*p == b) {
-            *p = b->next;
-            free(b);
-            return;
+    if (!b->dead) {
+        for (struct gw_board **p = &f->boards; *p; p = &(*p)->next) {
+            if (*p == b) {
+                *p = b->next;
+                break;
+            }
         }
+        b->dead = 1;
     }
+    if (b->refs == 0) {
+        rc_mirror_free(&b->mirror);
+        free(b);
+    }
+}
+
+static void board_unref(struct gw_board *b)
+{
+    b->refs--;
+    if (b->dead)
+        board_maybe_free(b->f, b);
 }
 
 static int same_view(const struct rc_view *a, const struct rc_view *b)
@@ -167,6 +201,8 @@ static void view_detach(struct gw_fanout *f, struct gw_view *v)
     v->dead = 1;
     v->board = NULL;
     view_unref(v);
+    if (b->views)
+        board_want(b);
     board_maybe_free(f, b);
 }
 
@@ -393,7 +429,7 @@ static void view_read(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     struct gw_app *app = v->f->app;
-    if (v->dead || v->reading || v->spec.kind == RC_VIEW_FEED)
+    if (v->dead || v->reading || v->spec.kind == RC_VIEW_FEED || view_uses_mirror(v))
         return;
     struct gw_read_spec spec = {0};
     if (v->spec.kind == RC_VIEW_AROUND) {
@@ -414,6 +450,178 @@ static void view_read(struct gw_view *v)
         v->dirty = 1; /* retried when Redis is back */
         v->refs--;
         fail_pending(v, rc);
+    }
+}
+
+/* ---- the mirror -------------------------------------------------------------- */
+
+static int view_uses_mirror(const struct gw_view *v)
+{
+    return (v->spec.kind == RC_VIEW_TOP || v->spec.kind == RC_VIEW_PAGE) &&
+           (uint64_t)v->spec.offset + v->spec.limit <= MIRROR_MAX_ROWS;
+}
+
+/* Sizes the mirror for the board's views; turns it off when none needs it. */
+static void board_want(struct gw_board *b)
+{
+    size_t want = 0;
+    int on = 0;
+    for (struct gw_view *v = b->views; v; v = v->next) {
+        if (!view_uses_mirror(v))
+            continue;
+        on = 1;
+        if (v->spec.offset + v->spec.limit > want)
+            want = v->spec.offset + v->spec.limit;
+    }
+    if (!on && b->mirror_on) {
+        rc_mirror_free(&b->mirror);
+        rc_mirror_init(&b->mirror, b->decl->layout.order);
+    }
+    b->mirror_on = on;
+    if (on && rc_mirror_set_want(&b->mirror, want))
+        b->stale = 1;
+}
+
+/* The window of view v cut from the mirror (profiles from the cache, NULL
+ * where not cached), or NULL when the mirror does not cover it. */
+static struct gw_window *mirror_window(const struct gw_board *b, const struct gw_view *v)
+{
+    const struct rc_mirror_row *rows;
+    size_t n;
+    if (rc_mirror_window(&b->mirror, v->spec.offset, v->spec.limit, &rows, &n) != 0)
+        return NULL;
+    struct gw_window *w = calloc(1, sizeof *w);
+    if (!w || !(w->rows = calloc(n ? n : 1, sizeof *w->rows))) {
+        free(w);
+        return NULL;
+    }
+    w->seq = b->mirror.seq;
+    w->total = b->mirror.total;
+    w->first_rank = (int64_t)v->spec.offset + 1;
+    for (size_t i = 0; i < n; i++) {
+        struct gw_row *r = &w->rows[i];
+        if (!(r->member = strdup(rows[i].member))) {
+            gw_window_free(w);
+            return NULL;
+        }
+        w->n++;
+        r->c = rows[i].c;
+        gw_decode_score(b->decl, r->c, &r->score, r->fields, &r->nfields);
+        r->profile = gw_profiles_get(b->f->app->profiles, r->member);
+        gw_profile_ref(r->profile);
+    }
+    return w;
+}
+
+static void on_board_profiles(void *privdata)
+{
+    struct gw_board *b = privdata;
+    b->fetching = 0;
+    if (!b->dead)
+        board_refresh(b, 0);
+    board_unref(b);
+}
+
+/* Cuts every mirror view's window from the mirror and sends what changed.
+ * Profiles missing from the cache are fetched first (once). */
+static void board_refresh(struct gw_board *b, int may_fetch)
+{
+    struct gw_profiles *profiles = b->f->app->profiles;
+    if (!b->mirror_on || b->loading || b->fetching)
+        return;
+    if (rc_mirror_needs_reload(&b->mirror)) {
+        b->stale = 1;
+        return;
+    }
+    if (may_fetch) {
+        size_t cap = b->mirror.len, n = 0;
+        const char **missing = malloc((cap ? cap : 1) * sizeof *missing);
+        for (size_t i = 0; missing && i < b->mirror.len && i < b->mirror.want; i++)
+            if (!gw_profiles_get(profiles, b->mirror.rows[i].member))
+                missing[n++] = b->mirror.rows[i].member;
+        if (n) {
+            b->fetching = 1;
+            b->refs++;
+            if (gw_profiles_fetch(profiles, missing, n, on_board_profiles, b) != 0) {
+                b->fetching = 0;
+                b->refs--;
+            }
+        }
+        free(missing);
+        if (b->fetching || b->dead)
+            return; /* continues in on_board_profiles */
+    }
+    b->changed = 0;
+    for (struct gw_view *v = b->views; v; v = v->next) {
+        if (!view_uses_mirror(v) || !v->nsubs)
+            continue;
+        struct gw_window *w = mirror_window(b, v);
+        if (w)
+            view_update(b->f, v, w);
+        else
+            b->stale = 1;
+    }
+}
+
+/* Applies one change event to the mirror. */
+static void mirror_apply(struct gw_board *b, const struct gw_event *ev)
+{
+    int r = rc_mirror_apply(&b->mirror, ev->seq, ev->member, 1, ev->c, ev->has_old, NULL);
+    if (r == RC_MIRROR_APPLIED)
+        b->changed = 1;
+    else if (r != RC_MIRROR_OLD)
+        b->stale = 1;
+}
+
+static void on_board_reload(int code, struct gw_window *w, void *privdata)
+{
+    struct gw_board *b = privdata;
+    b->loading = 0;
+    if (!b->dead && code == 0) {
+        struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
+        for (size_t i = 0; rows && i < w->n; i++)
+            rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
+        if (rows && rc_mirror_load(&b->mirror, w->seq, w->total, rows, w->n) == 0) {
+            b->stale = 0;
+            /* events that raced the read: the ring holds them, in seq order */
+            for (size_t i = 0; i < b->ring_len; i++) {
+                const struct gw_event *ev = &b->ring[(b->ring_head + i) % RING_EVENTS];
+                if (ev->seq > b->mirror.seq)
+                    mirror_apply(b, ev);
+            }
+            b->changed = 1;
+            board_refresh(b, 1);
+        } else {
+            b->stale = 1;
+        }
+        free(rows);
+    } else if (!b->dead) {
+        b->stale = 1; /* retried on the next tick (or when Redis is back) */
+        for (struct gw_view *v = b->views; v; v = v->next)
+            if (view_uses_mirror(v))
+                fail_pending(v, code);
+    }
+    gw_window_free(w);
+    board_unref(b);
+}
+
+/* Reads the board's top rows in one consistent step and reloads the mirror. */
+static void board_reload(struct gw_board *b)
+{
+    if (b->loading || b->dead || !b->mirror_on)
+        return;
+    struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = (int64_t)b->mirror.keep};
+    b->ks_pending = 0; /* whatever they announced, this read reflects */
+    b->loading = 1;
+    b->refs++;
+    int rc = gw_read(b->f->app, b->decl, b->name, b->period, &spec, on_board_reload, b);
+    if (rc) {
+        b->loading = 0;
+        b->refs--;
+        b->stale = 1;
+        for (struct gw_view *v = b->views; v; v = v->next)
+            if (view_uses_mirror(v))
+                fail_pending(v, rc);
     }
 }
 
@@ -608,6 +816,12 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         feed_catch_up(v);
     } else if (v->last) {
         send_first_snapshot(f, s); /* later deltas are diffs from this window */
+    } else if (view_uses_mirror(v)) {
+        board_want(b);
+        if (b->stale || !b->mirror.exact)
+            board_reload(b);
+        else
+            board_refresh(b, 1);
     } else {
         view_read(v);
     }
@@ -713,14 +927,30 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     if (!b)
         return; /* nobody watches this board here */
     mark_dirty(b);
-    if (keyspace)
+    if (keyspace) {
+        /* The script's own ZADD shows here too, just before its change event
+         * (same connection, same order); anything else on the set was done
+         * outside the script, and the mirror must be read again. */
+        if (b->mirror_on) {
+            if (len == 4 && memcmp(payload, "zadd", 4) == 0)
+                b->ks_pending++;
+            else
+                b->stale = 1;
+        }
         return;
+    }
     struct gw_event ev;
     if (gw_event_parse(payload, len, &ev) != 0) {
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
     ring_push(b, &ev);
+    if (b->mirror_on) {
+        if (b->ks_pending > 0)
+            b->ks_pending--;
+        if (!b->loading && b->mirror.exact)
+            mirror_apply(b, &ev);
+    }
     for (struct gw_view *v = b->views; v; v = v->next)
         if (v->spec.kind == RC_VIEW_FEED)
             feed_deliver(f, v, &ev);
@@ -729,6 +959,14 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 void gw_fanout_tick(struct gw_fanout *f)
 {
     for (struct gw_board *b = f->boards; b; b = b->next) {
+        if (b->mirror_on) {
+            if (b->ks_pending > 0)
+                b->stale = 1; /* a ZADD no script event explained: made outside */
+            if (b->stale || !b->mirror.exact)
+                board_reload(b);
+            else if (b->changed)
+                board_refresh(b, 1);
+        }
         for (struct gw_view *v = b->views; v; v = v->next) {
             if (!v->dirty || v->reading)
                 continue;
@@ -745,6 +983,7 @@ void gw_fanout_tick(struct gw_fanout *f)
 void gw_fanout_redis_up(struct gw_fanout *f)
 {
     for (struct gw_board *b = f->boards; b; b = b->next) {
+        b->stale = b->mirror_on;
         for (struct gw_view *v = b->views; v; v = v->next) {
             v->dirty = 1;
             if (v->spec.kind != RC_VIEW_FEED) {

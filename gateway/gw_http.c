@@ -35,6 +35,7 @@ struct gw_http_req {
     char *body;
     size_t body_len;
     int too_large;
+    struct gw_caller who;         /* from the Authorization header */
     /* the answer */
     int ready;
     int headers_sent;
@@ -298,12 +299,17 @@ static void route_member(struct gw_http_req *q, const char *member, const char *
         respond_error(q, RC_E_NOT_FOUND, "no such path");
         return;
     }
-    if (q->method == LWSHUMETH_PUT) {
-        put_profile(q, member);
+    struct rc_error err = {0, ""};
+    if (q->method != LWSHUMETH_GET && q->method != LWSHUMETH_PUT) {
+        respond_error(q, RC_E_BAD_REQUEST, "use GET or PUT");
         return;
     }
-    if (q->method != LWSHUMETH_GET) {
-        respond_error(q, RC_E_BAD_REQUEST, "use GET or PUT");
+    if (gw_op_authorize(q->app, &q->who, q->method == LWSHUMETH_PUT ? RC_SCOPE_WRITE : RC_SCOPE_READ, NULL, &err)) {
+        respond_error(q, err.code, err.msg);
+        return;
+    }
+    if (q->method == LWSHUMETH_PUT) {
+        put_profile(q, member);
         return;
     }
     redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
@@ -329,7 +335,7 @@ static void route_board(struct gw_http_req *q, char **seg, int n)
             respond_error(q, code, err.msg);
         else {
             q->refs++;
-            gw_op_write(q->app, &r, on_op_done, q);
+            gw_op_write(q->app, &q->who, &r, on_op_done, q);
         }
         rc_request_free(&r);
         return;
@@ -349,7 +355,7 @@ static void route_board(struct gw_http_req *q, char **seg, int n)
             return;
         }
         q->refs++;
-        gw_op_snapshot(q->app, &r, on_op_done, q);
+        gw_op_snapshot(q->app, &q->who, &r, on_op_done, q);
     } else if (n == 3 && strcmp(seg[1], "members") == 0) {
         char buf[64];
         const char *period = arg(q->wsi, "period", buf, sizeof buf);
@@ -361,7 +367,7 @@ static void route_board(struct gw_http_req *q, char **seg, int n)
         if (period)
             snprintf(r.period, sizeof r.period, "%s", period);
         q->refs++;
-        gw_op_rank(q->app, &r, on_op_done, q);
+        gw_op_rank(q->app, &q->who, &r, on_op_done, q);
     } else {
         respond_error(q, RC_E_NOT_FOUND, "no such path");
     }
@@ -439,6 +445,11 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     q->method = method;
     snprintf(q->path, sizeof q->path, "%.*s", len < 0 ? 0 : len, uri ? uri : "");
     pss->req = q;
+    char auth[RC_SECRET_MAX + 16];
+    int n = lws_hdr_copy(wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION);
+    if (n > 0)
+        gw_op_identify(app, auth, (size_t)n, 1, &q->who.key, &q->who.bad_token);
+    memset(auth, 0, sizeof auth);
     if (method == LWSHUMETH_POST || method == LWSHUMETH_PUT)
         return 0; /* the body follows */
     route(q);

@@ -3,11 +3,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gw_app.h"
 #include "gw_read.h"
 #include "gw_redis.h"
 #include "gw_write.h"
+#include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
 
@@ -26,6 +28,43 @@ int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct r
     if (rc_period_select(&(*decl)->period, r->period[0] ? r->period : NULL, gw_now_ms(app), p) != 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "period '%s' is not a %s period of board %s", r->period,
                             rc_period_kind_name((*decl)->period.kind), r->board);
+    return 0;
+}
+
+void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, const struct rc_key **key,
+                    int *bad_token)
+{
+    *key = NULL;
+    *bad_token = 0;
+    if (!value || !len)
+        return;
+    if (bearer) {
+        if (len < 7 || strncasecmp(value, "Bearer ", 7) != 0) {
+            *bad_token = 1;
+            return;
+        }
+        value += 7;
+        len -= 7;
+    }
+    *key = rc_auth_find(&app->conf->auth, value, len);
+    *bad_token = *key == NULL;
+}
+
+int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
+                    struct rc_error *err)
+{
+    const struct rc_conf *c = app->conf;
+    int rc = rc_auth_check(&c->auth, who->key, who->bad_token, scope, board, err);
+    if (rc || scope != RC_SCOPE_WRITE)
+        return rc;
+    int64_t now = gw_now_ms(app);
+    if (who->conn_bucket && !rc_bucket_take(who->conn_bucket, c->conn_write_rate, c->conn_write_burst, now))
+        return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes on this connection (conn_write_rate %u/s)",
+                            c->conn_write_rate);
+    struct rc_bucket *kb = who->key ? &app->key_buckets[who->key - c->auth.keys] : NULL;
+    if (kb && !rc_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
+        return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
+                            who->key->name, c->key_write_rate);
     return 0;
 }
 
@@ -71,12 +110,15 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     free(w);
 }
 
-void gw_op_write(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata)
+void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                 void *privdata)
 {
     const struct rc_board *decl;
     struct rc_period p;
     struct rc_error err = {0, ""};
-    int code = gw_op_resolve(app, r, &decl, &p, &err);
+    int code = gw_op_authorize(app, who, RC_SCOPE_WRITE, r->board, &err);
+    if (!code)
+        code = gw_op_resolve(app, r, &decl, &p, &err);
     struct write_call *w = code ? NULL : calloc(1, sizeof *w);
     if (!code && !w)
         code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
@@ -144,11 +186,15 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     free(c);
 }
 
-static void start_read(struct gw_app *app, const struct rc_request *r, int rank, gw_op_done *done, void *privdata)
+static void start_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int rank,
+                       gw_op_done *done, void *privdata)
 {
     struct rc_error err = {0, ""};
     struct read_call *c = calloc(1, sizeof *c);
-    int code = c ? gw_op_resolve(app, r, &c->decl, &c->period, &err) : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    int code = c ? gw_op_authorize(app, who, RC_SCOPE_READ, r->board, &err)
+                 : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    if (!code)
+        code = gw_op_resolve(app, r, &c->decl, &c->period, &err);
     if (!code) {
         struct gw_read_spec spec = {0};
         c->app = app;
@@ -182,12 +228,14 @@ static void start_read(struct gw_app *app, const struct rc_request *r, int rank,
     done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
 }
 
-void gw_op_rank(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata)
+void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                void *privdata)
 {
-    start_read(app, r, 1, done, privdata);
+    start_read(app, who, r, 1, done, privdata);
 }
 
-void gw_op_snapshot(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata)
+void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                    void *privdata)
 {
-    start_read(app, r, 0, done, privdata);
+    start_read(app, who, r, 0, done, privdata);
 }

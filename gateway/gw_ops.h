@@ -8,19 +8,33 @@
 #include "rc_proto.h"
 
 struct gw_app;
+struct rc_key;
+struct rc_bucket;
+
+/* Who is asking: the API key they presented (NULL: none), whether they
+ * presented one that matched no key, and their connection's write bucket
+ * (NULL for REST). Borrowed for the call. */
+struct gw_caller {
+    const struct rc_key *key;
+    int bad_token;
+    struct rc_bucket *conn_bucket;
+};
 
 /* json is owned by the callee (free it); code 0 or an RC_E_*. Runs exactly
  * once, possibly before the gw_op_* call returns. */
 typedef void gw_op_done(void *privdata, int code, char *json);
 
 /* incr/set/best/submit. Borrows r for the call only. */
-void gw_op_write(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata);
+void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                 void *privdata);
 
 /* rank of r->member on r->board (r->period). */
-void gw_op_rank(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata);
+void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                void *privdata);
 
 /* A one-off snapshot of r->view on r->board (REST GET /boards/{b}). */
-void gw_op_snapshot(struct gw_app *app, const struct rc_request *r, gw_op_done *done, void *privdata);
+void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                    void *privdata);
 
 /* Resolves r->board and r->period: *decl and *p on success, else an error
  * code with err filled. Shared with the subscribe path. */
@@ -29,6 +43,19 @@ struct rc_period;
 struct rc_error;
 int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
                   struct rc_period *p, struct rc_error *err);
+
+/* May `who` do something needing `scope` on board (NULL: no board)? For
+ * writes (RC_SCOPE_WRITE) also takes a token from the connection's and the
+ * key's write buckets. Returns 0 or RC_E_UNAUTHORIZED / RC_E_FORBIDDEN /
+ * RC_E_RATE_LIMITED with err filled. */
+int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
+                    struct rc_error *err);
+
+/* Reads "Bearer KEY" from an Authorization header value (or a bare ?token=
+ * value when bearer is 0) and finds the key. Sets *key, or *bad_token when a
+ * credential was given but matched nothing. */
+void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, const struct rc_key **key,
+                    int *bad_token);
 
 /* Encodes an error reply and counts it in the metrics. */
 char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message);

@@ -5,6 +5,7 @@
 
 #include "gw_server.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "gw_app.h"
@@ -90,7 +91,7 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     struct lws_context_creation_info info;
     void *foreign[1] = {app->loop};
     memset(&info, 0, sizeof info);
-    lws_set_log_level(LLL_ERR | LLL_WARN, lws_logger);
+    lws_set_log_level(getenv("RANKCAST_LWS_LOG") ? atoi(getenv("RANKCAST_LWS_LOG")) : (LLL_ERR | LLL_WARN), lws_logger);
     setup_mounts(app->conf->web_root);
     info.port = port;
     info.iface = host;
@@ -105,6 +106,12 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
     info.timeout_secs = 10;
     app->lws = lws_create_context(&info);
+    /* With a foreign loop lws may hand back a context whose listening vhost
+     * failed (port in use): check the vhost, not just the context. */
+    if (app->lws && !lws_get_vhost_by_name(app->lws, "default")) {
+        gw_log_error("cannot listen on %s:%d: address in use or not available", host, port);
+        return -1;
+    }
     if (!app->lws) {
         gw_log_error("cannot listen on %s:%d (port in use, or libwebsockets-evlib-uv missing?)", host, port);
         return -1;

@@ -36,7 +36,8 @@ static void do_subscribe(struct gw_conn *c, const struct rc_request *r)
     const struct rc_board *decl;
     struct rc_period p;
     struct rc_error err = {0, ""};
-    if (gw_op_resolve(c->app, r, &decl, &p, &err) != 0) {
+    if (gw_op_authorize(c->app, &c->who, RC_SCOPE_READ, r->board, &err) != 0 ||
+        gw_op_resolve(c->app, r, &decl, &p, &err) != 0) {
         gw_conn_reply(c, gw_op_error(c->app, r->id_json, err.code, err.msg));
         return;
     }
@@ -61,11 +62,11 @@ static void dispatch(struct gw_conn *c, const struct rc_request *r)
     case RC_OP_BEST:
     case RC_OP_SUBMIT:
         gw_conn_ref(c);
-        gw_op_write(app, r, on_op_done, c);
+        gw_op_write(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_RANK:
         gw_conn_ref(c);
-        gw_op_rank(app, r, on_op_done, c);
+        gw_op_rank(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_PING:
         gw_conn_reply(c, rc_encode_pong(r->id_json));
@@ -85,12 +86,30 @@ static void on_message(struct gw_conn *c, const char *text, size_t len)
     rc_request_free(&r);
 }
 
+/* The key comes with the handshake: an Authorization header, or ?token=
+ * (browsers cannot set headers on a WebSocket). Never logged. */
+static void identify(struct lws *wsi, struct gw_conn *c)
+{
+    char buf[RC_SECRET_MAX + 16];
+    int n = lws_hdr_copy(wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+    c->who.conn_bucket = &c->bucket;
+    if (n > 0) {
+        gw_op_identify(c->app, buf, (size_t)n, 1, &c->who.key, &c->who.bad_token);
+    } else {
+        const char *t = lws_get_urlarg_by_name(wsi, "token=", buf, sizeof buf);
+        if (t)
+            gw_op_identify(c->app, t, strlen(t), 0, &c->who.key, &c->who.bad_token);
+    }
+    memset(buf, 0, sizeof buf);
+}
+
 static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app *app)
 {
     struct gw_conn *c = gw_conn_new(app, wsi);
     if (!c)
         return -1;
     lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
+    identify(wsi, c);
     c->next = app->conns;
     if (app->conns)
         app->conns->prev = c;
@@ -104,6 +123,8 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
 static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
 {
     size_t max = c->app->conf->max_frame;
+    if (c->close_code)
+        return 0; /* closing: what the peer still sends is ignored */
     if (lws_frame_is_binary(wsi)) {
         /* One binary frame is a mistake; a stream of them is abuse. */
         if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)

@@ -129,6 +129,38 @@ static int check_config(const char *path)
     return rc ? 1 : 0;
 }
 
+/* Fills secrets given by environment variable, and adds RANKCAST_ADMIN_KEY
+ * as a key with every scope for every board. Logs key names, never secrets. */
+static int resolve_keys(struct rc_conf *c)
+{
+    struct rc_auth *a = &c->auth;
+    for (unsigned i = 0; i < a->nkeys; i++) {
+        struct rc_key *k = &a->keys[i];
+        if (!k->secret_env[0])
+            continue;
+        const char *v = getenv(k->secret_env);
+        size_t n = v ? strlen(v) : 0;
+        if (n < RC_SECRET_MIN || n > RC_SECRET_MAX) {
+            gw_log_error("key %s: environment variable %s is %s", k->name, k->secret_env,
+                         v ? "not 16..128 characters long" : "not set");
+            return -1;
+        }
+        memcpy(k->secret, v, n + 1);
+        k->secret_len = n;
+    }
+    const char *admin = getenv("RANKCAST_ADMIN_KEY");
+    if (admin && *admin) {
+        static const char *const all[] = {"*"};
+        if (rc_auth_add_key(a, "env-admin", admin, strlen(admin), RC_SCOPE_READ | RC_SCOPE_WRITE | RC_SCOPE_ADMIN,
+                            all, 1) != 0) {
+            gw_log_error("RANKCAST_ADMIN_KEY must be 16..128 characters (and the key table not full)");
+            return -1;
+        }
+    }
+    gw_log_info("auth: %u API keys; reads %s; writes need a key", a->nkeys, a->reads_need_key ? "need a key" : "open");
+    return 0;
+}
+
 /* ---- Redis hooks -------------------------------------------------------------- */
 
 static void on_redis_up(void *data)
@@ -215,6 +247,8 @@ static int start(struct gw_app *app, const struct options *o)
         gw_log_error("an override is too long");
         return -1;
     }
+    if (resolve_keys(app->conf) != 0)
+        return -1;
     if (split_hostport(app->conf->listen, host, sizeof host, &port) != 0) {
         gw_log_error("listen address '%s' is not HOST:PORT", app->conf->listen);
         return -1;

@@ -9,6 +9,9 @@
  *
  *   const h = require('./harness');
  *   h.repoRoot                        absolute path of the repository
+ *   h.ADMIN_KEY                       the test admin secret: every gateway gets it as
+ *                                       RANKCAST_ADMIN_KEY (every scope, every board), and
+ *                                       connectWs / http send it unless told otherwise
  *   h.gatewayBin()                    $RANKCAST_BIN or <repo>/build/gateway/rankcast
  *   h.gatewayMissing()                why the gateway cannot run (a string), or null:
  *                                       test('...', { skip: h.gatewayMissing() }, ...)
@@ -19,6 +22,8 @@
  *   const redis = await h.startRedis(t, { port?, args? })
  *     redis.port, redis.pid, redis.dir, redis.output (its log lines)
  *     await redis.cli('ZCARD', 'rc:{demo|}:z')   redis-cli -p PORT ...; stdout, last newline cut
+ *     await redis.fingerprint()       every key with its type and value (no TTLs), as one
+ *                                       JSON string: equal before and after = nothing written
  *     await redis.stop()              (start again on redis.port to simulate an outage)
  *
  *   const gw = await h.startGateway(t, { redisPort, port?, args?, env?, config?, bin?,
@@ -26,16 +31,33 @@
  *     Runs `rankcast --config <repo>/conf/rankcast.conf --listen 127.0.0.1:PORT
  *     --redis 127.0.0.1:REDISPORT --state <tmpdir> ...args` from the repo root (the
  *     shipped web_root "web" is relative) and resolves once GET /healthz is 200.
+ *     Its environment is this process's, plus RANKCAST_ADMIN_KEY=h.ADMIN_KEY, plus
+ *     opts.env (a null or undefined value there removes that variable:
+ *     env: { RANKCAST_ADMIN_KEY: null } starts a gateway without the admin key).
  *     gw.port, gw.pid, gw.base ("http://127.0.0.1:PORT"), gw.wsUrl (".../ws"), gw.stateDir
  *     gw.stderr / gw.stdout           lines so far (RANKCAST_E2E_VERBOSE=1 echoes them)
  *     await gw.waitForLine(/re/, ms)  the first stderr line matching, earlier ones included
  *     gw.exited                       promise of { code, signal }
+ *     gw.kill(signal = 'SIGTERM')     sends it, expecting an exit (not reported as a crash)
  *     await gw.stop()                 SIGTERM, wait, SIGKILL after 5 s; resolves { code, signal }
  *
  *   const { redis, gw } = await h.startStack(t, gatewayOpts?)
  *
- *   const c = await h.connectWs(t, gw.wsUrl, { token?, protocol? (default "rankcast.v1",
- *                                               null for none), headers? })
+ *   const file = h.configWith(t, { limits: { max_conns: 3 }, auth: { reads: 'key' },
+ *                                  'board demo': { log_cap: 10 },
+ *                                  'key reader': { secret: '...', scopes: 'read' },
+ *                                  extra: '[key w]\nsecret = ...\nscopes = write\n' }, base?)
+ *     A copy of the shipped config (or of the file `base`) in a temp dir removed when t
+ *     ends. Each property but `extra` names a section by its header text; its keys
+ *     replace the same keys in that section in place (a null value deletes the key),
+ *     missing keys are added after the section's last key, and a section the file lacks
+ *     is appended. `extra` (text) is appended as is. h.editConfig(text, spec) is the
+ *     same on a string, without the file.
+ *
+ *   const c = await h.connectWs(t, gw.wsUrl, { token?, tokenIn?, protocol? (default
+ *                                               "rankcast.v1", null for none), headers? })
+ *     token: undefined sends h.ADMIN_KEY, null sends no credentials, a string sends it;
+ *     tokenIn: "query" (default: ?token=KEY) or "header" (Authorization: Bearer KEY)
  *     c.messages                      every message received (parsed JSON; a non-JSON
  *                                       frame shows as { raw: text })
  *     await c.next(pred, ms = 2000)   the first message not yet taken that matches:
@@ -43,13 +65,17 @@
  *                                       rejects on timeout or close, listing what came
  *     await c.request(obj, ms)        sends obj with a fresh numeric id, resolves the
  *                                       reply with that id (error replies too: check op)
- *     c.send(obj), c.sendRaw(data)    raw: a string or Buffer, sent as is
+ *     c.send(obj), c.sendRaw(data, o?) raw: a string or Buffer, sent as is; o goes to ws's
+ *                                       send: { binary: false } sends a Buffer as a text frame,
+ *                                       { fin: false } sends a fragment
  *     await c.closed                  { code, reason } once the socket closes
  *     await c.close()
  *   A refused handshake rejects connectWs with an Error whose .status is the HTTP status.
  *
  *   await h.http(base, method, path, body?, { token?, headers? })
  *                                     -> { status, headers, text, body (JSON or null) }
+ *     token as for connectWs (undefined: the admin key, null: none), sent as
+ *     Authorization: Bearer; an Authorization in headers wins over token
  *   h.vmRssKb(pid)                    resident set size in kB (/proc/<pid>/status)
  *   await h.waitFor(fn, ms, what)     polls fn() (may be async) until truthy
  */
@@ -63,6 +89,10 @@ const path = require('node:path');
 const WebSocket = require('ws');
 
 const repoRoot = path.resolve(__dirname, '..', '..');
+// Every gateway the harness starts gets this as RANKCAST_ADMIN_KEY (a key with
+// every scope on every board), and the clients below send it by default, so
+// tests that are not about auth need not think about it.
+const ADMIN_KEY = 'rankcast-e2e-admin-secret-0123456789';
 const verbose = !!process.env.RANKCAST_E2E_VERBOSE;
 
 /* ---- cleanup ------------------------------------------------------------- */
@@ -214,6 +244,32 @@ function pingRedis(port) {
   });
 }
 
+// Every key, its type and its value, sorted, as one JSON text. TTLs are left
+// out (they tick); hash fields and set members are sorted so equal data gives
+// equal text whatever the insertion order.
+const FINGERPRINT_LUA = `
+local keys = redis.call('KEYS', '*')
+table.sort(keys)
+local out = {}
+for _, k in ipairs(keys) do
+  local t = redis.call('TYPE', k).ok
+  local v = false
+  if t == 'string' then v = redis.call('GET', k)
+  elseif t == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
+  elseif t == 'list' then v = redis.call('LRANGE', k, 0, -1)
+  elseif t == 'set' then v = redis.call('SMEMBERS', k); table.sort(v)
+  elseif t == 'hash' then
+    local h = redis.call('HGETALL', k)
+    v = {}
+    for i = 1, #h, 2 do v[#v + 1] = h[i] .. '=' .. h[i + 1] end
+    table.sort(v)
+  elseif t == 'stream' then v = redis.call('XRANGE', k, '-', '+')
+  end
+  out[#out + 1] = { k, t, v }
+end
+return cjson.encode(out)
+`;
+
 async function startRedis(t, opts = {}) {
   const port = opts.port || (await freePort());
   const dir = tmpDir('rankcast-redis-');
@@ -232,6 +288,9 @@ async function startRedis(t, opts = {}) {
         else resolve(stdout.replace(/\n$/, ''));
       });
     }),
+    fingerprint() {
+      return redis.cli('EVAL', FINGERPRINT_LUA, '0');
+    },
     async stop() {
       const res = await terminate(child);
       child.untrack();
@@ -281,9 +340,11 @@ async function startGateway(t, opts = {}) {
     '--state', stateDir,
     ...(opts.args || []),
   ];
+  const env = Object.assign({}, process.env, { RANKCAST_ADMIN_KEY: ADMIN_KEY }, opts.env);
+  for (const k of Object.keys(env)) if (env[k] === null || env[k] === undefined) delete env[k];
   const child = spawnTracked(opts.bin || gatewayBin(), args, {
     cwd: repoRoot,
-    env: Object.assign({}, process.env, opts.env),
+    env,
   }, ownState ? [stateDir] : []);
 
   const stderr = [];
@@ -329,6 +390,12 @@ async function startGateway(t, opts = {}) {
         lineWaiters.add(w);
       });
     },
+    // Sends a signal the test expects the gateway to exit on (so its exit is
+    // not reported as a crash); await gw.exited for { code, signal }.
+    kill(signal = 'SIGTERM') {
+      stopping = true;
+      child.kill(signal);
+    },
     async stop() {
       stopping = true;
       const res = await terminate(child);
@@ -363,6 +430,78 @@ async function startStack(t, gatewayOpts = {}) {
   const redis = await startRedis(t);
   const gw = await startGateway(t, Object.assign({ redisPort: redis.port }, gatewayOpts));
   return { redis, gw };
+}
+
+/* ---- config files ---------------------------------------------------------- */
+
+const SECTION_RE = /^\s*\[([^\]]*)\]\s*(?:[#;].*)?$/;
+const KEY_RE = /^\s*([A-Za-z0-9_]+)\s*=/;
+const sectionName = (s) => s.trim().replace(/\s+/g, ' ');
+
+// See the API comment: replaces keys in place, adds missing keys after the
+// section's last key, appends missing sections, then `extra`.
+function editConfig(text, spec = {}) {
+  const lines = text.split('\n');
+  const sections = new Map(); // name -> { headerAt, lastKeyAt }
+  let current = null;
+  lines.forEach((line, i) => {
+    const sm = SECTION_RE.exec(line);
+    if (sm) {
+      current = sectionName(sm[1]);
+      if (!sections.has(current)) sections.set(current, { headerAt: i, lastKeyAt: i });
+      return;
+    }
+    if (current && KEY_RE.test(line)) sections.get(current).lastKeyAt = i;
+  });
+  const fmt = (k, v) => `${k} = ${v}`;
+  const replaced = new Map(); // line index -> new text (null: drop)
+  const added = new Map();    // line index -> lines to insert after it
+  const appended = [];
+  for (const [rawName, keys] of Object.entries(spec)) {
+    if (rawName === 'extra') continue;
+    const name = sectionName(rawName);
+    const sec = sections.get(name);
+    if (!sec) {
+      appended.push('', `[${name}]`);
+      for (const [k, v] of Object.entries(keys || {})) if (v !== null && v !== undefined) appended.push(fmt(k, v));
+      continue;
+    }
+    // The section runs from its header to the next header.
+    let end = lines.length;
+    for (let i = sec.headerAt + 1; i < lines.length; i++) if (SECTION_RE.test(lines[i])) { end = i; break; }
+    for (const [k, v] of Object.entries(keys || {})) {
+      let at = -1;
+      for (let i = sec.headerAt + 1; i < end; i++) {
+        const km = KEY_RE.exec(lines[i]);
+        if (km && km[1] === k) { at = i; break; }
+      }
+      if (at >= 0) replaced.set(at, v === null || v === undefined ? null : fmt(k, v));
+      else if (v !== null && v !== undefined) {
+        if (!added.has(sec.lastKeyAt)) added.set(sec.lastKeyAt, []);
+        added.get(sec.lastKeyAt).push(fmt(k, v));
+      }
+    }
+  }
+  const out = [];
+  lines.forEach((line, i) => {
+    if (replaced.has(i)) { if (replaced.get(i) !== null) out.push(replaced.get(i)); } else out.push(line);
+    if (added.has(i)) out.push(...added.get(i));
+  });
+  let result = out.join('\n');
+  if (appended.length) result = result.replace(/\n*$/, '\n') + appended.join('\n') + '\n';
+  if (spec.extra) result = result.replace(/\n*$/, '\n') + '\n' + spec.extra.replace(/\n*$/, '\n');
+  return result;
+}
+
+function configWith(t, spec = {}, base = path.join(repoRoot, 'conf', 'rankcast.conf')) {
+  const dir = tmpDir('rankcast-conf-');
+  const file = path.join(dir, 'rankcast.conf');
+  fs.writeFileSync(file, editConfig(fs.readFileSync(base, 'utf8'), spec));
+  const item = { killNow: () => removeDir(dir) };
+  live.add(item);
+  const cleanup = () => { live.delete(item); removeDir(dir); };
+  if (t) defer(t, cleanup);
+  return file;
 }
 
 /* ---- WebSocket client --------------------------------------------------------- */
@@ -413,7 +552,10 @@ class WsClient {
 
   send(obj) { this.ws.send(JSON.stringify(obj)); }
 
-  sendRaw(data) { this.ws.send(data); }
+  sendRaw(data, opts) {
+    if (opts) this.ws.send(data, opts);
+    else this.ws.send(data);
+  }
 
   async close() {
     if (this.isClosed) return this.closed;
@@ -450,11 +592,17 @@ class WsClient {
   }
 }
 
+// undefined: the admin key; null: no credentials; a string: that one.
+const tokenOf = (token) => (token === undefined ? ADMIN_KEY : token);
+
 function connectWs(t, url, opts = {}) {
   let u = url;
-  if (opts.token) u += (u.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(opts.token);
+  const token = tokenOf(opts.token);
+  const headers = Object.assign({}, opts.headers);
+  if (token !== null && opts.tokenIn === 'header') headers.Authorization = 'Bearer ' + token;
+  else if (token !== null) u += (u.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token);
   const protocol = opts.protocol === null ? undefined : opts.protocol || 'rankcast.v1';
-  const ws = new WebSocket(u, protocol, { headers: opts.headers });
+  const ws = new WebSocket(u, protocol, { headers });
   const client = new WsClient(ws);
   if (t) defer(t, () => client.close());
   return new Promise((resolve, reject) => {
@@ -471,7 +619,9 @@ function connectWs(t, url, opts = {}) {
 
 async function http(base, method, urlPath, body, opts = {}) {
   const headers = Object.assign({}, opts.headers);
-  if (opts.token) headers.Authorization = 'Bearer ' + opts.token;
+  const token = tokenOf(opts.token);
+  const hasAuth = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization');
+  if (token !== null && !hasAuth) headers.Authorization = 'Bearer ' + token;
   let payload;
   if (body !== undefined && body !== null) {
     payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
@@ -485,6 +635,6 @@ async function http(base, method, urlPath, body, opts = {}) {
 }
 
 module.exports = {
-  repoRoot, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
+  repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
   connectWs, http, vmRssKb, waitFor, sleep,
 };

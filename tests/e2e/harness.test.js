@@ -97,3 +97,131 @@ test('the WebSocket helper matches by predicate or subset, keeps the rest, pairs
   await c.close();
   await assert.rejects(c.next({ op: 'x' }, 1000), /before the socket closed/);
 });
+
+test('editConfig replaces keys in place, deletes, adds after the last key, appends sections', () => {
+  const base = [
+    '# [limits] in a comment is not a section',
+    '[server]',
+    'listen = 127.0.0.1:8080   # a comment',
+    '',
+    '[limits]',
+    '# max_conns: the doc comment stays',
+    'max_conns = 20000',
+    'queue_bytes = 256k',
+    '',
+    '# the boards',
+    '[board demo]',
+    'order = desc',
+    '',
+  ].join('\n');
+  const out = h.editConfig(base, {
+    limits: { max_conns: 3, queue_bytes: null, conn_write_rate: 5 },
+    'board demo': { log_cap: 10 },
+    auth: { reads: 'key' },
+    extra: '[key w]\nsecret = s\n',
+  });
+  assert.equal(out, [
+    '# [limits] in a comment is not a section',
+    '[server]',
+    'listen = 127.0.0.1:8080   # a comment',
+    '',
+    '[limits]',
+    '# max_conns: the doc comment stays',
+    'max_conns = 3',
+    'conn_write_rate = 5',
+    '',
+    '# the boards',
+    '[board demo]',
+    'order = desc',
+    'log_cap = 10',
+    '',
+    '[auth]',
+    'reads = key',
+    '',
+    '[key w]',
+    'secret = s',
+    '',
+  ].join('\n'));
+});
+
+test('configWith writes a valid edited copy of the shipped config and removes it when the test ends', async (t) => {
+  let file;
+  await t.test('a test that uses one', async (t) => {
+    file = h.configWith(t, { limits: { max_conns: 3 } });
+    const text = fs.readFileSync(file, 'utf8');
+    assert.match(text, /^max_conns = 3$/m);
+    assert.doesNotMatch(text, /^max_conns = 20000$/m);
+    assert.equal(text.match(/^\[limits\]$/mg).length, 1);
+    if (!h.gatewayMissing()) {
+      const { execFileSync } = require('node:child_process');
+      execFileSync(h.gatewayBin(), ['--check-config', file], { stdio: 'pipe' });
+    }
+  });
+  assert.equal(fs.existsSync(file), false);
+});
+
+test('redis.fingerprint sees every write and ignores insertion order', async (t) => {
+  const redis = await h.startRedis(t);
+  const empty = await redis.fingerprint();
+  assert.equal(empty, '{}');
+  await redis.cli('HSET', 'h', 'b', '2', 'a', '1');
+  await redis.cli('ZADD', 'z', '1', 'm');
+  const one = await redis.fingerprint();
+  await redis.cli('DEL', 'h');
+  await redis.cli('HSET', 'h', 'a', '1', 'b', '2');
+  assert.equal(await redis.fingerprint(), one);
+  await redis.cli('ZADD', 'z', '2', 'm');
+  assert.notEqual(await redis.fingerprint(), one);
+});
+
+test('connectWs and http send the admin key by default, a given token, or none', async (t) => {
+  assert.ok(h.ADMIN_KEY.length >= 16);
+  const { WebSocketServer } = require('ws');
+  const httpMod = require('node:http');
+  const seen = [];
+  const server = httpMod.createServer((req, res) => {
+    seen.push({ url: req.url, auth: req.headers.authorization });
+    res.end('{}');
+  });
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (sock, req) => seen.push({ url: req.url, auth: req.headers.authorization }));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  h.defer(t, () => new Promise((r) => { wss.close(); server.close(r); }));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const url = base.replace('http', 'ws') + '/ws';
+  const enc = encodeURIComponent;
+  await h.connectWs(t, url);
+  await h.connectWs(t, url, { token: null });
+  await h.connectWs(t, url, { token: 'k-1' });
+  await h.connectWs(t, url, { token: 'k-2', tokenIn: 'header' });
+  await h.http(base, 'GET', '/a');
+  await h.http(base, 'GET', '/b', null, { token: null });
+  await h.http(base, 'GET', '/c', null, { token: 'k-3' });
+  await h.http(base, 'GET', '/d', null, { headers: { authorization: 'Basic x' } });
+  await h.waitFor(() => seen.length === 8, 2000, 'eight requests');
+  const got = seen.map((s) => `${s.url} ${s.auth || '-'}`).sort();
+  assert.deepEqual(got, [
+    '/a Bearer ' + h.ADMIN_KEY,
+    '/b -',
+    '/c Bearer k-3',
+    '/d Basic x',
+    '/ws -',
+    '/ws Bearer k-2',
+    `/ws?token=${enc(h.ADMIN_KEY)} -`,
+    '/ws?token=k-1 -',
+  ].sort());
+});
+
+test('startGateway passes RANKCAST_ADMIN_KEY unless env overrides or removes it', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-fake-bin-'));
+  h.defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const bin = path.join(dir, 'env');
+  fs.writeFileSync(bin, '#!/bin/sh\necho "key=[${RANKCAST_ADMIN_KEY-unset}]" >&2\nexit 3\n', { mode: 0o755 });
+  const keyLine = async (env) => {
+    const err = await h.startGateway(t, { bin, redisPort: 1, env }).catch((e) => e);
+    return /key=\[([^\]]*)\]/.exec(err.message)[1];
+  };
+  assert.equal(await keyLine(undefined), h.ADMIN_KEY);
+  assert.equal(await keyLine({ RANKCAST_ADMIN_KEY: 'other-secret-0123456' }), 'other-secret-0123456');
+  assert.equal(await keyLine({ RANKCAST_ADMIN_KEY: null }), 'unset');
+});

@@ -1,5 +1,6 @@
 /* test_conf.c - the config parser: the shipped config, board lookup, every
- * class of error with its FILE:LINE, the 53-bit check, and the value parsers.
+ * class of error with its FILE:LINE, the 53-bit check, API keys (and that no
+ * message ever carries a secret), and the value parsers.
  *
  * The shipped conf/rankcast.conf is read from the source tree: RC_SOURCE_DIR
  * when set, else the working directory, else the tree this file was compiled
@@ -127,6 +128,13 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     assert_int_equal(c->tick_ms, 50);
     assert_int_equal(c->max_frame, 65536);
     assert_int_equal(c->queue_bytes, 262144);
+    assert_int_equal(c->conn_write_rate, 1000);
+    assert_int_equal(c->conn_write_burst, 2000);
+    assert_int_equal(c->key_write_rate, 20000);
+    assert_int_equal(c->key_write_burst, 40000);
+    /* reads open, and no key with a literal secret in a shipped file */
+    assert_int_equal(c->auth.reads_need_key, 0);
+    assert_int_equal(c->auth.nkeys, 0);
     assert_int_equal(c->nboards, 7);
 
     const struct rc_board *b = board(c, "demo");
@@ -210,6 +218,12 @@ static void test_empty_text_gives_documented_defaults(void **state)
     assert_int_equal(c->max_subs_per_conn, 64);
     assert_int_equal(c->max_conns, 20000);
     assert_int_equal(c->queue_bytes, 262144);
+    assert_int_equal(c->conn_write_rate, 1000);
+    assert_int_equal(c->conn_write_burst, 2000);
+    assert_int_equal(c->key_write_rate, 20000);
+    assert_int_equal(c->key_write_burst, 40000);
+    assert_int_equal(c->auth.reads_need_key, 0);
+    assert_int_equal(c->auth.nkeys, 0);
     assert_int_equal(c->nboards, 0);
     free(c);
 }
@@ -288,7 +302,9 @@ static void test_server_redis_limits_values_are_stored(void **state)
     parse_ok("[server]\nlisten = [::1]:9000\nstate_dir = /var/lib/rankcast # where\n"
              "web_root = ./web\ntick = 1ms\n"
              "[redis]\naddress = redis://localhost:6379\nkeyspace_events = off\nreconnect_max = 1m\n"
-             "[limits]\nmax_frame = 1m\nmax_subs_per_conn = 10000\nmax_conns = 1\nqueue_bytes = 64M\n",
+             "[limits]\nmax_frame = 1m\nmax_subs_per_conn = 10000\nmax_conns = 1\nqueue_bytes = 64M\n"
+             "conn_write_rate = 1\nconn_write_burst = 10000000\nkey_write_rate = 1000000\n"
+             "key_write_burst = 1\n",
              c);
     assert_string_equal(c->listen, "[::1]:9000");
     assert_string_equal(c->state_dir, "/var/lib/rankcast");
@@ -301,6 +317,158 @@ static void test_server_redis_limits_values_are_stored(void **state)
     assert_int_equal(c->max_subs_per_conn, 10000);
     assert_int_equal(c->max_conns, 1);
     assert_int_equal(c->queue_bytes, 64 * 1048576);
+    assert_int_equal(c->conn_write_rate, 1);
+    assert_int_equal(c->conn_write_burst, 10000000);
+    assert_int_equal(c->key_write_rate, 1000000);
+    assert_int_equal(c->key_write_burst, 1);
+    free(c);
+}
+
+/* ---- [auth] and [key NAME] ---------------------------------------------- */
+
+static const struct rc_key *key_named(const struct rc_conf *c, const char *name)
+{
+    for (unsigned i = 0; i < c->auth.nkeys; i++)
+        if (strcmp(c->auth.keys[i].name, name) == 0)
+            return &c->auth.keys[i];
+    fail_msg("key %s not declared", name);
+    return NULL;
+}
+
+static void test_auth_and_key_sections_are_stored(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok("[auth]\nreads = key # everything needs a key\n"
+             "\n"
+             "[key scorer]\n"                                   /* line 4 */
+             "secret = s3cret!-with=signs#and;more\n"
+             "scopes = read, write\n"
+             "boards = demo, match:*\n"
+             "[key ops-admin_1]\n"                              /* line 8 */
+             "secret_env = RANKCAST_KEY_OPS\n"
+             "scopes = admin,read,write\n"
+             "[key viewer]\n"                                   /* line 11 */
+             "scopes = read\n"
+             "secret = viewer-secret-000000   # trailing comment\n",
+             c);
+    assert_int_equal(c->auth.reads_need_key, 1);
+    assert_int_equal(c->auth.nkeys, 3);
+
+    const struct rc_key *k = key_named(c, "scorer");
+    assert_int_equal(k->config_line, 4);
+    assert_string_equal(k->secret, "s3cret!-with=signs#and;more");
+    assert_int_equal(k->secret_len, strlen("s3cret!-with=signs#and;more"));
+    assert_string_equal(k->secret_env, "");
+    assert_int_equal(k->scopes, RC_SCOPE_READ | RC_SCOPE_WRITE);
+    assert_int_equal(k->npatterns, 2);
+    assert_string_equal(k->patterns[0], "demo");
+    assert_string_equal(k->patterns[1], "match:*");
+    assert_true(rc_key_covers(k, "match:1842"));
+    assert_false(rc_key_covers(k, "laps"));
+
+    k = key_named(c, "ops-admin_1");
+    assert_int_equal(k->config_line, 8);
+    assert_string_equal(k->secret_env, "RANKCAST_KEY_OPS");
+    assert_int_equal(k->secret_len, 0); /* resolved by the gateway at start */
+    assert_int_equal(k->scopes, RC_SCOPE_READ | RC_SCOPE_WRITE | RC_SCOPE_ADMIN);
+    assert_int_equal(k->npatterns, 1); /* boards defaults to every board */
+    assert_string_equal(k->patterns[0], "*");
+
+    k = key_named(c, "viewer");
+    assert_int_equal(k->config_line, 11);
+    assert_string_equal(k->secret, "viewer-secret-000000");
+    assert_int_equal(k->scopes, RC_SCOPE_READ);
+
+    /* the parsed table is what the gateway looks tokens up in */
+    assert_ptr_equal(rc_auth_find(&c->auth, "viewer-secret-000000", 20), k);
+    assert_null(rc_auth_find(&c->auth, "", 0)); /* the secret_env key is unresolved */
+
+    parse_ok("[auth]\nreads = open\n", c);
+    assert_int_equal(c->auth.reads_need_key, 0);
+    free(c);
+}
+
+static void test_secret_length_bounds_are_16_and_128(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    char text[512], s[RC_SECRET_MAX + 2];
+    for (size_t n = RC_SECRET_MIN - 1; n <= RC_SECRET_MAX + 1; n++) {
+        memset(s, 'q', n);
+        s[n] = '\0';
+        snprintf(text, sizeof text, "[key k]\nscopes = read\nsecret = %s\n", s);
+        int rc = parse_str(text, c, &err);
+        if (n < RC_SECRET_MIN || n > RC_SECRET_MAX) {
+            assert_int_equal(rc, RC_E_BAD_REQUEST);
+            assert_string_equal(err.msg, "t.conf:3: secret must be 16..128 printable characters "
+                                         "without spaces");
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(c->auth.keys[0].secret_len, n);
+        }
+    }
+    free(c);
+}
+
+static void test_too_many_keys_are_refused(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    size_t cap = (RC_AUTH_MAX_KEYS + 1) * 64, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 0; i < RC_AUTH_MAX_KEYS; i++)
+        n += (size_t)snprintf(text + n, cap - n, "[key k%d]\nsecret_env = K%d\nscopes = read\n", i, i);
+    assert_int_equal(parse_exact(text, n, c, &err), 0);
+    assert_int_equal(c->auth.nkeys, RC_AUTH_MAX_KEYS);
+    n += (size_t)snprintf(text + n, cap - n, "[key extra]\nsecret_env = KX\nscopes = read\n");
+    assert_int_equal(parse_exact(text, n, c, &err), RC_E_BAD_REQUEST);
+    char want[64];
+    snprintf(want, sizeof want, "t.conf:%d: too many keys: at most %d", 3 * RC_AUTH_MAX_KEYS + 1,
+             RC_AUTH_MAX_KEYS);
+    assert_string_equal(err.msg, want);
+    free(text);
+    free(c);
+}
+
+/* Each text misplaces or mangles the secret "hunter2-..." somewhere in a
+ * [key] section: the load fails, and the message must not carry any of it. */
+static void test_errors_never_echo_a_secret(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "[key a]\nscopes = read\nsecret = hunter2 hunter2 hunter2\n",     /* space */
+        "[key a]\nscopes = read\nsecret = hunter2\n",                     /* short */
+        "[key a]\nscopes = read\nsecret = hunter2\thunter2-hunter2\n",    /* tab */
+        "[key a]\nscopes = read\nsecret = hunter2\xc3\xa9-hunter2-hunter2\n", /* not ASCII */
+        "[key a]\nscopes = read\nsecret = hunter2-hunter2-hunter2-hunter2-hunter2-hunter2-"
+        "hunter2-hunter2-hunter2-hunter2-hunter2-hunter2-hunter2-hunter2-hunter2-hunter2-hunter2\n",
+        "[key a]\nscopes = read\nsecret_env = hunter2-hunter2-hunter2\n",  /* pasted in secret_env */
+        "[key a]\nsecret_env = A\nscopes = hunter2-hunter2-hunter2\n",     /* pasted in scopes */
+        "[key a]\nsecret_env = A\nscopes = read, hunter2-hunter2\n",
+        "[key a]\nscopes = read\nhunter2-hunter2-hunter2\n",               /* no "secret =" */
+        "[key a]\nscopes = read\nhunter2-hunter2 = hunter2-hunter2\n",     /* as a key name */
+        "[key a]\nscopes = read\nsecret = hunter2-hunter2-hunter2\n"
+        "[key b]\nscopes = read\nsecret = hunter2-hunter2-hunter2\n",      /* shared */
+        "[key a]\nscopes = read\nsecret = hunter2-hunter2-hunter2\nsecret_env = A\n",
+        "[key a]\nscopes = read\nsecret_env = A\nsecret = hunter2-hunter2-hunter2\n",
+        "[key a]\nscopes = read\nsecret = hunter2-hunter2-hunter2\nsecret = hunter2-hunter2-hunter2\n",
+    };
+    struct rc_conf *c = new_conf();
+    int bad = 0;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        struct rc_error err;
+        int rc = parse_str(texts[i], c, &err);
+        if (rc != RC_E_BAD_REQUEST || strncmp(err.msg, "t.conf:", 7) != 0 ||
+            strstr(err.msg, "hunter2") || strstr(err.msg, "hunter")) {
+            print_error("case %zu: rc %d, message '%s'\n", i, rc, rc ? err.msg : "(accepted)");
+            bad++;
+        }
+    }
+    assert_int_equal(bad, 0);
     free(c);
 }
 
@@ -407,6 +575,61 @@ static const struct err_case err_cases[] = {
     {"[limits]\nmax_subs_per_conn = 0\n", 2, "max_subs_per_conn must be an integer from 1 to 10000"},
     {"[limits]\nmax_conns = 1000001\n", 2, "max_conns must be an integer from 1 to 1000000"},
     {"[limits]\nmax_conns = 12abc\n", 2, "max_conns must be an integer"},
+    {"[limits]\nconn_write_rate = 0\n", 2, "conn_write_rate must be an integer from 1 to 1000000"},
+    {"[limits]\nconn_write_rate = 5/s\n", 2, "conn_write_rate must be an integer"},
+    {"[limits]\nconn_write_burst = 10000001\n", 2,
+     "conn_write_burst must be an integer from 1 to 10000000, got '10000001'"},
+    {"[limits]\nkey_write_rate = 1000001\n", 2, "key_write_rate must be an integer from 1 to 1000000"},
+    {"[limits]\nkey_write_burst = 0\n", 2, "key_write_burst must be an integer from 1 to 10000000"},
+    {"[limits]\nkey_write_rate = 5\nkey_write_rate = 6\n", 3,
+     "key 'key_write_rate' repeated in [limits] (first at line 2)"},
+    /* [auth] */
+    {"[auth]\nreads = maybe\n", 2, "reads must be open or key, got 'maybe'"},
+    {"[auth]\nreads = open\n[auth]\n", 3, "section [auth] appears twice (first at line 1)"},
+    {"[auth]\nscopes = read\n", 2, "unknown key 'scopes' in [auth]"},
+    {"[auth]\nreads = key\nreads = open\n", 3, "key 'reads' repeated in [auth]"},
+    /* [key NAME]: header */
+    {"[key]\n", 1, "[key] needs a name: [key NAME]"},
+    {"[key Ops]\n", 1, "bad key name 'Ops': 1..32 of a-z 0-9 _ -"},
+    {"[key a.b]\n", 1, "bad key name 'a.b'"},
+    {"[key aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n", 1, "bad key name"}, /* 33 chars */
+    {"[key a]\nsecret_env = KA\nscopes = read\n\n[key a]\n", 5,
+     "key 'a' declared twice (first at line 1)"},
+    /* [key NAME]: keys and values */
+    {"[key a]\nsecret_env = KA\nscopes = read\nreads = key\n", 4,
+     "unknown key in [key a] (expected secret, secret_env, scopes, boards)"},
+    {"[key a]\nsecret_env = KA\nscopes = read\nscopes = write\n", 4,
+     "key 'scopes' repeated in [key a] (first at line 3)"},
+    {"[key a]\nsecret_env = KA\nscopes\n", 3, "missing '=' in [key a]"},
+    {"[key a]\nsecret = tooshort\n", 2, "secret must be 16..128 printable characters without spaces"},
+    {"[key a]\nsecret = 0123456789 abcdef\n", 2, "secret must be 16..128 printable characters"},
+    {"[key a]\nsecret_env = lower_case\n", 2, "secret_env must name an environment variable"},
+    {"[key a]\nsecret_env = 1ABC\n", 2, "secret_env must name an environment variable"},
+    {"[key a]\nsecret_env = AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n", 2,
+     "secret_env must name an environment variable: 1..64"}, /* 65 chars */
+    {"[key a]\nsecret = 0123456789abcdef\nsecret_env = KA\n", 3,
+     "secret and secret_env are exclusive: give one (secret at line 2)"},
+    {"[key a]\nsecret_env = KA\nsecret = 0123456789abcdef\n", 3,
+     "secret and secret_env are exclusive: give one (secret_env at line 2)"},
+    {"[key a]\nscopes = read, delete\n", 2, "scopes must be a comma list of read, write, admin"},
+    {"[key a]\nscopes = read, read\n", 2, "scopes lists 'read' twice"},
+    {"[key a]\nscopes = read,\n", 2, "scopes has an empty item"},
+    {"[key a]\nboards = bad name\n", 2, "boards: bad board pattern 'bad name'"},
+    {"[key a]\nboards = a*b\n", 2, "boards: bad board pattern 'a*b'"},
+    {"[key a]\nboards = **\n", 2, "boards: bad board pattern '**'"},
+    {"[key a]\nboards = demo, , laps\n", 2, "boards has an empty item"},
+    {"[key a]\nboards = demo, match:*, demo\n", 2, "boards lists 'demo' twice"},
+    {"[key a]\nboards = b1,b2,b3,b4,b5,b6,b7,b8,b9,b10,b11,b12,b13,b14,b15,b16,b17\n", 2,
+     "boards: at most 16 patterns"},
+    /* [key NAME]: the key as a whole, at its header line */
+    {"# keys\n[key a]\nscopes = read\n", 2, "[key a] needs secret or secret_env (exactly one)"},
+    {"[key a]\nsecret_env = KA\nboards = demo\n[server]\n", 1, "[key a] needs scopes"},
+    {"[key a]\nsecret = 0123456789abcdef\nscopes = read\n[key b]\nscopes = write\n"
+     "secret = 0123456789abcdef\n",
+     6, "secret repeats the secret of key 'a' (line 1): each key needs its own"},
+    {"[key a]\nsecret_env = KA\nscopes = read\n[key b]\nsecret_env = KA\n", 5,
+     "secret_env KA is already used by key 'a' (line 1): each key needs its own secret"},
+    {"[key a]\nsecret = 0123456789abcdef\n", 1, "[key a] needs scopes"},
     /* board values */
     {"[board x]\norder = up\n", 2, "order must be desc or asc, got 'up'"},
     {"[board x]\nops = incr, add\n", 2, "ops must be a comma list of incr, set, best, submit, got 'add'"},
@@ -872,6 +1095,10 @@ int main(void)
         cmocka_unit_test(test_board_defaults_follow_board_kind),
         cmocka_unit_test(test_multi_field_board_without_tiebreak_key_needs_horizon),
         cmocka_unit_test(test_server_redis_limits_values_are_stored),
+        cmocka_unit_test(test_auth_and_key_sections_are_stored),
+        cmocka_unit_test(test_secret_length_bounds_are_16_and_128),
+        cmocka_unit_test(test_too_many_keys_are_refused),
+        cmocka_unit_test(test_errors_never_echo_a_secret),
         cmocka_unit_test(test_find_board_exact_beats_template),
         cmocka_unit_test(test_find_board_longest_template_wins),
         cmocka_unit_test(test_find_board_unknown_is_null),
