@@ -980,6 +980,14 @@ void gw_fanout_tick(struct gw_fanout *f)
     }
 }
 
+void gw_fanout_profile_changed(struct gw_fanout *f)
+{
+    for (struct gw_board *b = f->boards; b; b = b->next) {
+        b->changed = b->mirror_on;
+        mark_dirty(b);
+    }
+}
+
 void gw_fanout_redis_up(struct gw_fanout *f)
 {
     for (struct gw_board *b = f->boards; b; b = b->next) {

@@ -54,6 +54,10 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 /* The coalescing tick: re-reads dirty views. */
 void gw_fanout_tick(struct gw_fanout *f);
 
+/* A member's profile changed: every window is compared again on the next
+ * tick, and rows whose profile differs are resent. */
+void gw_fanout_profile_changed(struct gw_fanout *f);
+
 /* Redis came back: events may have been missed, so every view is re-read and
  * re-sent as a snapshot, and feed viewers are replayed from the log. */
 void gw_fanout_redis_up(struct gw_fanout *f);

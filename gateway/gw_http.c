@@ -20,6 +20,7 @@
 #include <hiredis/hiredis.h>
 
 #include "gw_app.h"
+#include "gw_fanout.h"
 #include "gw_ops.h"
 #include "gw_profile.h"
 #include "gw_redis.h"
@@ -277,6 +278,7 @@ static void put_profile(struct gw_http_req *q, const char *member)
             respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
         } else {
             gw_profiles_put(q->app->profiles, member, kv, n);
+            gw_fanout_profile_changed(q->app->fanout);
             /* keep the canonical body for the answer */
             char *canon = cJSON_PrintUnformatted(o);
             if (canon) {
@@ -406,8 +408,13 @@ static void route(struct gw_http_req *q)
     else if (n == 1 && strcmp(seg[0], "metrics") == 0)
         get_metrics(q);
     else if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
-        if (n == 3 && strcmp(seg[2], "boards") == 0 && q->method == LWSHUMETH_GET)
-            get_boards(q);
+        if (n == 3 && strcmp(seg[2], "boards") == 0 && q->method == LWSHUMETH_GET) {
+            struct rc_error err = {0, ""};
+            if (gw_op_authorize(q->app, &q->who, RC_SCOPE_READ, NULL, &err))
+                respond_error(q, err.code, err.msg);
+            else
+                get_boards(q);
+        }
         else if (n >= 4 && n <= 6 && strcmp(seg[2], "boards") == 0)
             route_board(q, seg + 3, n - 3);
         else if (n == 5 && strcmp(seg[2], "members") == 0)

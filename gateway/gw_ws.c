@@ -178,10 +178,13 @@ static void on_closed(struct gw_conn *c, struct gw_app *app)
 static int on_filter(struct lws *wsi, struct gw_app *app)
 {
     char uri[64];
-    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0)
+    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0) {
+        lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, "WebSocket endpoint is /ws");
         return -1;
+    }
     if (app->metrics.connections >= app->conf->max_conns) {
         gw_log_warn("refusing a WebSocket: max_conns (%u) reached", app->conf->max_conns);
+        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "too many connections (max_conns)");
         return -1;
     }
     return 0;

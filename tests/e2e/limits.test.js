@@ -13,7 +13,8 @@ const h = require('./harness');
 
 const skip = h.gatewayMissing() || false;
 const ZKEY = 'rc:{demo|}:z';
-const MAX_FRAME = 64 * 1024; // the shipped max_frame = 64k
+const MAX_FRAME = 64 * 1024; // the shipped default, set explicitly below so a change there does not break this
+const frameConfig = (t) => h.configWith(t, { limits: { max_frame: '64k' } });
 
 /* A JSON text of exactly `size` bytes: obj plus a "pad" string filling it up. */
 function padded(obj, size) {
@@ -31,7 +32,7 @@ async function closedWith(c, code, ms = 3000) {
 
 test('max_frame: a message of exactly 64k is served, one byte more closes with 1009 and writes nothing',
   { skip, timeout: 30000 }, async (t) => {
-    const { redis, gw } = await h.startStack(t);
+    const { redis, gw } = await h.startStack(t, { config: frameConfig(t) });
     const c = await h.connectWs(t, gw.wsUrl);
     const exact = padded({ op: 'incr', board: 'demo', member: 'user:exact', delta: 7, id: 'exact' }, MAX_FRAME);
     assert.equal(Buffer.byteLength(exact), MAX_FRAME);
@@ -55,7 +56,7 @@ test('max_frame: a message of exactly 64k is served, one byte more closes with 1
 
 test('max_frame counts a fragmented message as a whole; fragments under the limit reassemble',
   { skip, timeout: 30000 }, async (t) => {
-    const { redis, gw } = await h.startStack(t);
+    const { redis, gw } = await h.startStack(t, { config: frameConfig(t) });
     const c = await h.connectWs(t, gw.wsUrl);
     // Under the limit, in three fragments: one message, one reply.
     const text = padded({ op: 'incr', board: 'demo', member: 'user:frag', delta: 3, id: 'frag' }, 40000);
