@@ -340,7 +340,11 @@ async function startGateway(t, opts = {}) {
     '--state', stateDir,
     ...(opts.args || []),
   ];
-  const env = Object.assign({}, process.env, { RANKCAST_ADMIN_KEY: ADMIN_KEY }, opts.env);
+  // A sanitizer build of the gateway keeps freed memory in quarantine (256 MB
+  // by default), which would swamp the memory bounds the tests assert; a small
+  // quarantine still catches use-after-free. Ignored by normal builds.
+  const sanitizer = { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'quarantine_size_mb=8:detect_leaks=1' };
+  const env = Object.assign({}, process.env, sanitizer, { RANKCAST_ADMIN_KEY: ADMIN_KEY }, opts.env);
   for (const k of Object.keys(env)) if (env[k] === null || env[k] === undefined) delete env[k];
   const child = spawnTracked(opts.bin || gatewayBin(), args, {
     cwd: repoRoot,
