@@ -62,7 +62,7 @@ enum section {
 /* One id per key, so a section can remember which keys it has seen (a bit
  * each) and on which line (for "repeated key" and cross-key messages). */
 enum key_id {
-    K_LISTEN, K_STATE_DIR, K_WEB_ROOT, K_TICK,
+    K_LISTEN, K_STATE_DIR, K_WEB_ROOT, K_TICK, K_ARCHIVE_PATH, K_TEST_CLOCK,
     K_ADDRESS, K_KEYSPACE_EVENTS, K_RECONNECT_MAX,
     K_MAX_FRAME, K_MAX_SUBS, K_MAX_CONNS, K_QUEUE_BYTES,
     K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
@@ -862,6 +862,8 @@ static const struct key_spec keys[] = {
     {SEC_SERVER, K_STATE_DIR, "state_dir", set_string, CONF(state_dir), 0, 0},
     {SEC_SERVER, K_WEB_ROOT, "web_root", set_string, CONF(web_root), 0, 0},
     {SEC_SERVER, K_TICK, "tick", set_duration, CONF(tick_ms), 1, 10 * MS_S},
+    {SEC_SERVER, K_ARCHIVE_PATH, "archive_path", set_string, CONF(archive_path), 0, 0},
+    {SEC_SERVER, K_TEST_CLOCK, "test_clock", set_onoff, CONF(test_clock), 0, 0},
 
     {SEC_REDIS, K_ADDRESS, "address", set_redis_address, CONF(redis), 0, 0},
     {SEC_REDIS, K_KEYSPACE_EVENTS, "keyspace_events", set_onoff, CONF(keyspace_events), 0, 0},

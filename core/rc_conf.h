@@ -31,6 +31,8 @@ struct rc_conf {
     char state_dir[RC_CONF_STR_MAX];   /* default "state" */
     char web_root[RC_CONF_STR_MAX];    /* default "web" */
     int64_t tick_ms;                   /* coalescing tick, default 50 */
+    char archive_path[RC_CONF_STR_MAX]; /* SQLite archive of finished periods; "" = STATE_DIR/archive.sqlite3 */
+    int test_clock;                    /* 1: POST /api/v1/debug/clock may shift the gateway's clock (tests only) */
     /* [redis] */
     char redis[RC_CONF_STR_MAX];       /* "HOST:PORT" or redis://HOST:PORT, default 127.0.0.1:6390 */
     int keyspace_events;               /* 1: turn notifications on at start (default 1) */

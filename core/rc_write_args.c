@@ -76,6 +76,18 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
                             "score %" PRId64 " is outside this board's range %" PRId64 "..%" PRId64,
                             r->value, l->points_min, l->points_max);
 
+    int64_t ttl_ms = 0;
+    if (b->period.kind != RC_PERIOD_NONE) {
+        /* A finished period stays readable for `keep` more periods. */
+        struct rc_period q = *p;
+        for (unsigned i = 0; i < b->keep; i++)
+            if (rc_period_next(&b->period, &q, &q) != 0)
+                return rc_error_set(err, RC_E_OUT_OF_RANGE, "period past the supported calendar");
+        ttl_ms = q.end_ms - now_ms;
+        if (ttl_ms < 1)
+            ttl_ms = 1;
+    }
+
     uint64_t slot;
     int64_t base = b->period.kind == RC_PERIOD_NONE ? l->tb_base_ms : p->start_ms;
     if (rc_tb_slot(l, base, now_ms, &slot))
@@ -111,6 +123,8 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     out->argv[n] = put_num(out, n, b->log_cap);
     n++;
     out->argv[n++] = b->submit_mode == RC_SUBMIT_BEST ? "best" : "replace";
+    out->argv[n] = put_num(out, n, ttl_ms);
+    n++;
     out->argv[n] = put_num(out, n, l->nfields);
     n++;
     for (unsigned k = 0; k < l->nfields; k++) {

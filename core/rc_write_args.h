@@ -19,7 +19,7 @@
 #include "rc_proto.h"
 
 #define RC_WRITE_NKEYS 6
-#define RC_WRITE_ARGV_MAX (14 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_ARGV_MAX (15 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {

@@ -24,7 +24,9 @@
 -- ARGV[8]  points_min    ARGV[9] points_max   (single-field boards)
 -- ARGV[10] req id or ""  ARGV[11] idempotency window, seconds
 -- ARGV[12] log cap       ARGV[13] submit mode: replace | best
--- ARGV[14] number of fields F; then F groups of 4: name, bits, asc (0|1), value or ""
+-- ARGV[14] periodic boards: ms until the keys expire (the end of the period
+--          `keep` periods later), else 0
+-- ARGV[15] number of fields F; then F groups of 4: name, bits, asc (0|1), value or ""
 --
 -- Reply: { status, score, rank, seq, composite, old_rank, member, changed }
 --   status   "ok" | "duplicate" | "out_of_range" | "bad_request"
@@ -53,7 +55,8 @@ local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
 local req, window = ARGV[10], tonumber(ARGV[11])
 local logcap = tonumber(ARGV[12])
 local submit_best = ARGV[13] == 'best'
-local nfields = tonumber(ARGV[14])
+local ttl = tonumber(ARGV[14])
+local nfields = tonumber(ARGV[15])
 
 local function num(x)
   -- %.17g prints every integer below 2^53 exactly, without an exponent
@@ -111,12 +114,12 @@ if nfields == 0 then
 else
   if op ~= 'submit' then return { 'bad_request', 'op ' .. op .. ' needs a single-field board' } end
   local names = {}
-  for i = 1, nfields do names[i] = ARGV[14 + (i - 1) * 4 + 1] end
+  for i = 1, nfields do names[i] = ARGV[15 + (i - 1) * 4 + 1] end
   local stored = redis.call('HMGET', fkey, unpack(names))
   local acc = 0
   local values = {}
   for i = 1, nfields do
-    local base = 14 + (i - 1) * 4
+    local base = 15 + (i - 1) * 4
     local bits, asc, given = tonumber(ARGV[base + 2]), ARGV[base + 3] == '1', ARGV[base + 4]
     local max = 2 ^ bits - 1
     local old = tonumber(stored[i] or '0')
@@ -174,6 +177,13 @@ local event = '{"seq":' .. seq .. ',"member":"' .. member .. '","op":"' .. op ..
   ',"rank":' .. rank .. ',"old_rank":' .. jrank(oldrank) .. ',"at":' .. num(at) .. '}'
 redis.call('RPUSH', logkey, event)
 redis.call('LTRIM', logkey, -logcap, -1)
+if ttl > 0 then
+  -- relative, so a gateway whose clock is shifted (tests) cannot expire keys at once
+  redis.call('PEXPIRE', zkey, ttl)
+  redis.call('PEXPIRE', seqkey, ttl)
+  redis.call('PEXPIRE', logkey, ttl)
+  if nfields > 0 then redis.call('PEXPIRE', fkey, ttl) end
+end
 redis.call('PUBLISH', chan, event)
 
 local score = ''

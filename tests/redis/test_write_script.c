@@ -52,7 +52,11 @@ static const char *conf_text =
     "fields = clears desc 16, revives asc 8, first_clear_ms asc 27\n"
     "tiebreak = none\n"
     "[board plain]\n"
-    "tiebreak = none\n";
+    "tiebreak = none\n"
+    "[board tday]\n"
+    "period = day\n"
+    "utc_offset = +08:00\n"
+    "keep = 1\n";
 
 struct fixture {
     struct rc_test_redis redis;
@@ -400,6 +404,21 @@ static void test_op_not_declared_for_board_is_refused_before_redis(void **state)
     assert_int_equal(redis_int(f, "EXISTS %s", z), 0);
 }
 
+static void test_periodic_keys_expire_keep_periods_after_their_period(void **state)
+{
+    struct fixture *f = *state;
+    /* T0 is 08:00 on 2026-01-01 at +08:00: the day ends in 16 h, keep = 1 adds a day */
+    ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"tday\",\"member\":\"a\",\"delta\":1}");
+    const char *keys[] = {"rc:{tday|2026-01-01}:z", "rc:{tday|2026-01-01}:seq", "rc:{tday|2026-01-01}:log"};
+    for (int i = 0; i < 3; i++) {
+        long long ttl = redis_int(f, "PTTL %s", keys[i]);
+        assert_true(ttl > (16 + 24) * 3600000LL - 60000 && ttl <= (16 + 24) * 3600000LL);
+    }
+    /* all-time boards never expire */
+    ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"a\",\"delta\":1}");
+    assert_int_equal(redis_int(f, "PTTL %s", "rc:{plain|}:z"), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +434,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_published_event_matches_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_next_call_succeeds_after_script_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_op_not_declared_for_board_is_refused_before_redis, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_periodic_keys_expire_keep_periods_after_their_period, setup, teardown),
     };
     return cmocka_run_group_tests_name("write_script", tests, NULL, NULL);
 }

@@ -85,8 +85,10 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_string_equal(a.argv[9], "q1");
     assert_string_equal(a.argv[10], "600");
     assert_string_equal(a.argv[11], "1000");
-    assert_string_equal(a.argv[13], "0");
-    assert_int_equal(a.nargv, 14);
+    /* keys live to the end of the day 2 days later (keep = 2): 1 ms + 2 days */
+    assert_string_equal(a.argv[13], "172800001");
+    assert_string_equal(a.argv[14], "0");
+    assert_int_equal(a.nargv, 15);
     rc_request_free(&r);
 
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5}", now + 1, &r, &p, &a,
@@ -108,11 +110,12 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
                            "\"fields\":{\"first_clear_ms\":77,\"clears\":3}}",
                            NOV22_0800, &r, &p, &a, &err), 0);
     assert_string_equal(a.argv[12], "best");
-    assert_string_equal(a.argv[13], "3");
+    assert_string_equal(a.argv[13], "0"); /* all-time: no expiry */
+    assert_string_equal(a.argv[14], "3");
     const char *want[] = {"clears", "16", "0", "3", "revives", "8", "1", "", "first_clear_ms", "27", "1", "77"};
     for (unsigned i = 0; i < 12; i++)
-        assert_string_equal(a.argv[14 + i], want[i]);
-    assert_int_equal(a.nargv, 26);
+        assert_string_equal(a.argv[15 + i], want[i]);
+    assert_int_equal(a.nargv, 27);
     rc_request_free(&r);
 }
 
