@@ -17,6 +17,8 @@ struct gw_redis;
 struct gw_fanout;
 struct gw_profiles;
 struct gw_conn;
+struct gw_decay;
+struct gw_archive;
 
 struct gw_app {
     uv_loop_t *loop;
@@ -28,6 +30,8 @@ struct gw_app {
     struct gw_script read_script;
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;
+    struct gw_decay *decay;         /* decay jobs (gw_decay.c) */
+    struct gw_archive *archive;     /* archive of finished periods (gw_archive.c) */
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_conn *conns;          /* open WebSocket connections (list) */

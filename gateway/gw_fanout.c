@@ -21,7 +21,10 @@
 #include "rc_mirror.h"
 
 #define RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
-#define MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
+#define MIRROR_MAX_ROWS 1000
+#define FOLLOW_NONE 0     /* an explicit period id: stays */
+#define FOLLOW_CURRENT 1  /* "current" (or no period): moves to each new period */
+#define FOLLOW_PREVIOUS 2 /* "previous": moves along one period behind */ /* top-N and pages ending within this are cut from the mirror */
 
 struct gw_sub;
 
@@ -30,6 +33,7 @@ struct gw_view {
     struct gw_fanout *f;
     struct gw_board *board;
     struct rc_view spec;
+    int follows;                 /* FOLLOW_*: a view of "current" moves on at rollover */
     char id[16];                 /* the "sub" every viewer of this view is given */
     struct gw_sub *subs;
     unsigned nsubs;
@@ -159,10 +163,10 @@ static int same_view(const struct rc_view *a, const struct rc_view *b)
            strcmp(a->around, b->around) == 0;
 }
 
-static struct gw_view *view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec)
+static struct gw_view *view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows)
 {
     for (struct gw_view *v = b->views; v; v = v->next)
-        if (same_view(&v->spec, spec))
+        if (same_view(&v->spec, spec) && v->follows == follows)
             return v;
     struct gw_view *v = calloc(1, sizeof *v);
     if (!v)
@@ -170,6 +174,7 @@ static struct gw_view *view_get(struct gw_fanout *f, struct gw_board *b, const s
     v->f = f;
     v->board = b;
     v->spec = *spec;
+    v->follows = follows;
     if (v->spec.kind == RC_VIEW_TOP)
         v->spec.offset = 0;
     v->refs = 1;
@@ -758,6 +763,80 @@ static void feed_catch_up(struct gw_view *v)
     }
 }
 
+/* ---- period rollover ------------------------------------------------------ */
+
+/* Moves view v onto board period `period`: its viewers get a snapshot of the
+ * new period (same sub) and deltas from there, without resubscribing. */
+static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period)
+{
+    struct gw_board *old = v->board;
+    struct gw_board *nb = board_get(f, old->decl, old->name, period);
+    if (!nb)
+        return; /* out of memory: try again next tick */
+    for (struct gw_view **p = &old->views; *p; p = &(*p)->next) {
+        if (*p == v) {
+            *p = v->next;
+            break;
+        }
+    }
+    v->board = nb;
+    v->next = nb->views;
+    nb->views = v;
+    gw_window_free(v->last);
+    v->last = NULL;
+    v->force_snapshot = 0;
+    v->dirty = 1;
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        s->pending = 1; /* no id: a pushed snapshot, not a reply */
+        s->needs_snapshot = 0;
+        s->has_since = 0;
+        s->cursor = 0;
+    }
+    if (old->views)
+        board_want(old);
+    board_maybe_free(f, old);
+    if (v->spec.kind == RC_VIEW_FEED) {
+        feed_catch_up(v);
+    } else if (view_uses_mirror(v)) {
+        board_want(nb);
+        if (nb->stale || !nb->mirror.exact)
+            board_reload(nb);
+        else
+            board_refresh(nb, 1);
+    } else {
+        view_read(v);
+    }
+}
+
+/* Views of "current" and "previous" follow the clock across period ends. */
+static void rollover(struct gw_fanout *f)
+{
+    int64_t now = gw_now_ms(f->app);
+    struct gw_view *moving[64];
+    char to[64][RC_PERIOD_ID_MAX];
+    size_t n = 0;
+    for (struct gw_board *b = f->boards; b && n < 64; b = b->next) {
+        if (b->decl->period.kind == RC_PERIOD_NONE)
+            continue;
+        struct rc_period cur, prev;
+        if (rc_period_at(&b->decl->period, now, &cur) != 0 || rc_period_prev(&b->decl->period, &cur, &prev) != 0)
+            continue;
+        for (struct gw_view *v = b->views; v && n < 64; v = v->next) {
+            const char *want = v->follows == FOLLOW_CURRENT ? cur.id : v->follows == FOLLOW_PREVIOUS ? prev.id : NULL;
+            if (want && strcmp(want, b->period) != 0 && !v->reading) {
+                moving[n] = v;
+                snprintf(to[n], sizeof to[n], "%s", want);
+                n++;
+            }
+        }
+    }
+    /* moved after the walk: moving changes the board list */
+    for (size_t i = 0; i < n; i++) {
+        gw_log_info("board %s: period rollover of view %s to %s", moving[i]->board->name, moving[i]->id, to[i]);
+        view_move(f, moving[i], to[i]);
+    }
+}
+
 /* ---- the public operations --------------------------------------------------- */
 
 void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
@@ -771,7 +850,11 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         return;
     }
     struct gw_board *b = board_get(f, decl, r->board, p->id);
-    struct gw_view *v = b ? view_get(f, b, &r->view) : NULL;
+    int follows = decl->period.kind == RC_PERIOD_NONE                       ? FOLLOW_NONE
+                  : !r->period[0] || strcmp(r->period, "current") == 0 ? FOLLOW_CURRENT
+                  : strcmp(r->period, "previous") == 0                 ? FOLLOW_PREVIOUS
+                                                                       : FOLLOW_NONE;
+    struct gw_view *v = b ? view_get(f, b, &r->view, follows) : NULL;
     for (struct gw_sub *o = c->subs; v && o; o = o->cnext) {
         if (o->view != v)
             continue;
@@ -958,6 +1041,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 
 void gw_fanout_tick(struct gw_fanout *f)
 {
+    rollover(f);
     for (struct gw_board *b = f->boards; b; b = b->next) {
         if (b->mirror_on) {
             if (b->ks_pending > 0)

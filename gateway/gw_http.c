@@ -13,6 +13,8 @@
 #include "gw_http.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@
 
 #include "gw_app.h"
 #include "gw_fanout.h"
+#include "gw_log.h"
 #include "gw_ops.h"
 #include "gw_profile.h"
 #include "gw_redis.h"
@@ -393,6 +396,41 @@ static void get_metrics(struct gw_http_req *q)
     respond(q, 200, "text/plain; version=0.0.4", gw_metrics_render(&q->app->metrics, up, up, &len));
 }
 
+/* POST /api/v1/debug/clock {"offset_ms": N} or {"now_ms": T}: shifts the
+ * gateway's clock. Only with [server] test_clock = on, and only for the admin
+ * scope: tests cross period boundaries and decay windows without waiting. */
+static void debug_clock(struct gw_http_req *q)
+{
+    struct rc_error err = {0, ""};
+    if (!q->app->conf->test_clock || q->method != LWSHUMETH_POST) {
+        respond_error(q, RC_E_NOT_FOUND, "no such path");
+        return;
+    }
+    if (gw_op_authorize(q->app, &q->who, RC_SCOPE_ADMIN, NULL, &err)) {
+        respond_error(q, err.code, err.msg);
+        return;
+    }
+    cJSON *o = q->body ? cJSON_ParseWithLength(q->body, q->body_len) : NULL;
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset_ms");
+    const cJSON *now = cJSON_GetObjectItemCaseSensitive(o, "now_ms");
+    if (cJSON_IsNumber(off) && fabs(off->valuedouble) < 1e15) {
+        q->app->clock_offset_ms = (int64_t)off->valuedouble;
+    } else if (cJSON_IsNumber(now) && now->valuedouble > 0 && now->valuedouble < 1e15) {
+        q->app->clock_offset_ms += (int64_t)now->valuedouble - gw_now_ms(q->app);
+    } else {
+        cJSON_Delete(o);
+        respond_error(q, RC_E_BAD_REQUEST, "give {\"offset_ms\": N} or {\"now_ms\": T}");
+        return;
+    }
+    cJSON_Delete(o);
+    char *json = malloc(96);
+    if (json)
+        snprintf(json, 96, "{\"now_ms\":%lld,\"offset_ms\":%lld}", (long long)gw_now_ms(q->app),
+                 (long long)q->app->clock_offset_ms);
+    gw_log_warn("test clock: offset now %lld ms", (long long)q->app->clock_offset_ms);
+    respond_json(q, 0, json);
+}
+
 /* Dispatches a complete request (body received). */
 static void route(struct gw_http_req *q)
 {
@@ -419,6 +457,8 @@ static void route(struct gw_http_req *q)
             route_board(q, seg + 3, n - 3);
         else if (n == 5 && strcmp(seg[2], "members") == 0)
             route_member(q, seg[3], seg[4]);
+        else if (n == 4 && strcmp(seg[2], "debug") == 0 && strcmp(seg[3], "clock") == 0)
+            debug_clock(q);
         else
             respond_error(q, RC_E_NOT_FOUND, "no such path");
     } else {

@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 
 #include "gw_app.h"
+#include "gw_archive.h"
 #include "gw_redis.h"
 #include "gw_script.h"
 #include "rc_codec.h"
@@ -93,7 +94,55 @@ struct pending {
     gw_read_cb *cb;
     void *privdata;
     struct gw_window *w;
+    /* kept for a fall back to the archive */
+    char board[RC_BOARD_MAX + 1];
+    char period[RC_PERIOD_ID_MAX];
+    struct gw_read_spec spec;
+    char member[RC_MEMBER_MAX + 1];
 };
+
+/* A past period whose keys are gone from Redis (expired after `keep`
+ * periods) is answered from the archive, in the same shape. */
+static int past_and_gone(const struct pending *p)
+{
+    struct rc_period now;
+    if (p->b->period.kind == RC_PERIOD_NONE || p->w->seq != 0 || p->w->total != 0)
+        return 0;
+    return rc_period_at(&p->b->period, gw_now_ms(p->app), &now) == 0 && strcmp(now.id, p->period) != 0;
+}
+
+struct fallback {
+    struct gw_window *empty; /* what Redis said, for when the archive has nothing */
+    gw_read_cb *cb;
+    void *privdata;
+};
+
+static void on_archive(int code, struct gw_window *w, void *privdata)
+{
+    struct fallback *fb = privdata;
+    if (code == RC_E_NOT_FOUND) {
+        fb->cb(0, fb->empty, fb->privdata);
+    } else {
+        gw_window_free(fb->empty);
+        fb->cb(code, w, fb->privdata);
+    }
+    free(fb);
+}
+
+/* Hands the read over to the archive; 0 when it took it (p is freed). */
+static int try_archive(struct pending *p)
+{
+    struct fallback *fb = malloc(sizeof *fb);
+    if (!fb)
+        return -1;
+    *fb = (struct fallback){p->w, p->cb, p->privdata};
+    if (gw_archive_read(p->app, p->b, p->board, p->period, &p->spec, on_archive, fb) != 0) {
+        free(fb);
+        return -1;
+    }
+    free(p);
+    return 0;
+}
 
 static void finish(struct pending *p, int code)
 {
@@ -162,6 +211,8 @@ static void on_read(redisReply *reply, void *privdata)
         finish(p, RC_E_INTERNAL);
         return;
     }
+    if (past_and_gone(p) && try_archive(p) == 0)
+        return;
     const char **members = malloc((p->w->n ? p->w->n : 1) * sizeof *members);
     if (!members) {
         finish(p, RC_E_INTERNAL);
@@ -234,6 +285,13 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
     p->b = b;
     p->cb = cb;
     p->privdata = privdata;
+    snprintf(p->board, sizeof p->board, "%s", board);
+    snprintf(p->period, sizeof p->period, "%s", period);
+    p->spec = *spec;
+    if (spec->member) {
+        snprintf(p->member, sizeof p->member, "%s", spec->member);
+        p->spec.member = p->member;
+    }
     int rc = call_read(app, b, board, period, args, nargs, on_read, p);
     if (rc) {
         free(p->w);

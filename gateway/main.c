@@ -18,7 +18,9 @@
 #include <sys/time.h>
 
 #include "gw_app.h"
+#include "gw_archive.h"
 #include "gw_conf.h"
+#include "gw_decay.h"
 #include "gw_fanout.h"
 #include "gw_log.h"
 #include "gw_profile.h"
@@ -196,6 +198,8 @@ static void on_grace_over(uv_timer_t *t)
 {
     struct gw_app *app = t->data;
     uv_close((uv_handle_t *)t, (uv_close_cb)free);
+    gw_decay_stop(app);
+    gw_archive_stop(app);
     gw_redis_stop(app->redis);
     app->redis = NULL;
     gw_server_stop(app);
@@ -286,6 +290,8 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_psubscribe(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 
+    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0)
+        return -1;
     if (gw_server_start(app, host, port) != 0)
         return -1;
     uv_timer_init(app->loop, &app->tick);
@@ -320,6 +326,8 @@ int main(int argc, char **argv)
         uv_run(&loop, UV_RUN_DEFAULT);
     } else {
         /* Failed to start: release what did start, without serving. */
+        gw_decay_stop(&app);
+        gw_archive_stop(&app);
         if (app.redis)
             gw_redis_stop(app.redis);
         gw_server_stop(&app);
