@@ -19,7 +19,9 @@
  *   h.defer(t, fn)                    runs fn (may be async) when t ends, in reverse order of
  *                                       registration, together with the harness's own cleanup
  *
- *   const redis = await h.startRedis(t, { port?, args? })
+ *   const redis = await h.startRedis(t, { port?, args?, dir? })
+ *     dir: a data folder of the caller's, kept at stop (restart on the same port
+ *     and dir, with --appendonly yes, to keep the data across an outage)
  *     redis.port, redis.pid, redis.dir, redis.output (its log lines)
  *     await redis.cli('ZCARD', 'rc:{demo|}:z')   redis-cli -p PORT ...; stdout, last newline cut
  *     await redis.fingerprint()       every key with its type and value (no TTLs), as one
@@ -272,10 +274,11 @@ return cjson.encode(out)
 
 async function startRedis(t, opts = {}) {
   const port = opts.port || (await freePort());
-  const dir = tmpDir('rankcast-redis-');
+  // opts.dir: the caller's data folder, kept after stop (restart with the same data)
+  const dir = opts.dir || tmpDir('rankcast-redis-');
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
     '--dir', dir, ...(opts.args || [])];
-  const child = spawnTracked('redis-server', args, {}, [dir]);
+  const child = spawnTracked('redis-server', args, {}, opts.dir ? [] : [dir]);
   const output = [];
   eachLine(child.stdout, (l) => output.push(l));
   eachLine(child.stderr, (l) => output.push(l));
@@ -294,7 +297,7 @@ async function startRedis(t, opts = {}) {
     async stop() {
       const res = await terminate(child);
       child.untrack();
-      removeDir(dir);
+      if (!opts.dir) removeDir(dir);
       return res;
     },
   };
