@@ -64,7 +64,8 @@ enum section {
 enum key_id {
     K_LISTEN, K_STATE_DIR, K_WEB_ROOT, K_TICK, K_ARCHIVE_PATH, K_TEST_CLOCK,
     K_ADDRESS, K_KEYSPACE_EVENTS, K_RECONNECT_MAX,
-    K_MAX_FRAME, K_MAX_SUBS, K_MAX_CONNS, K_QUEUE_BYTES,
+    K_MAX_FRAME, K_MAX_SUBS, K_MAX_CONNS, K_QUEUE_BYTES, K_MAX_CONNS_PER_IP, K_IDLE_TIMEOUT,
+    K_ALLOWED_ORIGINS, K_TLS_CERT, K_TLS_KEY,
     K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
     K_READS,
     K_SECRET, K_SECRET_ENV, K_SCOPES, K_BOARDS,
@@ -864,6 +865,9 @@ static const struct key_spec keys[] = {
     {SEC_SERVER, K_TICK, "tick", set_duration, CONF(tick_ms), 1, 10 * MS_S},
     {SEC_SERVER, K_ARCHIVE_PATH, "archive_path", set_string, CONF(archive_path), 0, 0},
     {SEC_SERVER, K_TEST_CLOCK, "test_clock", set_onoff, CONF(test_clock), 0, 0},
+    {SEC_SERVER, K_ALLOWED_ORIGINS, "allowed_origins", set_string, CONF(allowed_origins), 0, 0},
+    {SEC_SERVER, K_TLS_CERT, "tls_cert", set_string, CONF(tls_cert), 0, 0},
+    {SEC_SERVER, K_TLS_KEY, "tls_key", set_string, CONF(tls_key), 0, 0},
 
     {SEC_REDIS, K_ADDRESS, "address", set_redis_address, CONF(redis), 0, 0},
     {SEC_REDIS, K_KEYSPACE_EVENTS, "keyspace_events", set_onoff, CONF(keyspace_events), 0, 0},
@@ -873,6 +877,8 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_MAX_SUBS, "max_subs_per_conn", set_unsigned, CONF(max_subs_per_conn), 1, 10000},
     {SEC_LIMITS, K_MAX_CONNS, "max_conns", set_unsigned, CONF(max_conns), 1, 1000000},
     {SEC_LIMITS, K_QUEUE_BYTES, "queue_bytes", set_bytes, CONF(queue_bytes), 4 * KIB, 64 * MIB},
+    {SEC_LIMITS, K_MAX_CONNS_PER_IP, "max_conns_per_ip", set_unsigned, CONF(max_conns_per_ip), 1, 1000000},
+    {SEC_LIMITS, K_IDLE_TIMEOUT, "idle_timeout", set_duration, CONF(idle_timeout_ms), 2 * MS_S, MS_D},
     {SEC_LIMITS, K_CONN_WRITE_RATE, "conn_write_rate", set_unsigned, CONF(conn_write_rate), 1, 1000000},
     {SEC_LIMITS, K_CONN_WRITE_BURST, "conn_write_burst", set_unsigned, CONF(conn_write_burst), 1,
      10000000},
@@ -1363,6 +1369,8 @@ void rc_conf_defaults(struct rc_conf *c)
     c->max_conns = 20000;
     c->queue_bytes = 256 * KIB;
     c->conn_write_rate = 1000;
+    c->max_conns_per_ip = 1000;
+    c->idle_timeout_ms = 60 * MS_S;
     c->conn_write_burst = 2000;
     c->key_write_rate = 20000;
     c->key_write_burst = 40000;

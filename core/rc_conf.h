@@ -33,6 +33,9 @@ struct rc_conf {
     int64_t tick_ms;                   /* coalescing tick, default 50 */
     char archive_path[RC_CONF_STR_MAX]; /* SQLite archive of finished periods; "" = STATE_DIR/archive.sqlite3 */
     int test_clock;                    /* 1: POST /api/v1/debug/clock may shift the gateway's clock (tests only) */
+    char allowed_origins[RC_CONF_STR_MAX]; /* comma list of WebSocket Origins; "" = any */
+    char tls_cert[RC_CONF_STR_MAX];    /* PEM certificate: serve https/wss; "" = plain */
+    char tls_key[RC_CONF_STR_MAX];     /* PEM private key, with tls_cert */
     /* [redis] */
     char redis[RC_CONF_STR_MAX];       /* "HOST:PORT" or redis://HOST:PORT, default 127.0.0.1:6390 */
     int keyspace_events;               /* 1: turn notifications on at start (default 1) */
@@ -41,6 +44,8 @@ struct rc_conf {
     size_t max_frame;                  /* bytes, default 65536 */
     unsigned max_subs_per_conn;        /* default 64 */
     unsigned max_conns;                /* default 20000 */
+    unsigned max_conns_per_ip;         /* WebSocket connections from one source address, default 1000 */
+    int64_t idle_timeout_ms;           /* ping after half of it silent, close after all of it, default 60 s */
     size_t queue_bytes;                /* per-connection queue, default 262144 */
     unsigned conn_write_rate;          /* writes/s per WebSocket connection, default 1000 */
     unsigned conn_write_burst;         /* default 2000 */

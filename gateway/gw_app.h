@@ -18,6 +18,7 @@ struct gw_fanout;
 struct gw_profiles;
 struct gw_conn;
 struct gw_decay;
+struct gw_iplimit;
 struct gw_archive;
 
 struct gw_app {
@@ -35,6 +36,7 @@ struct gw_app {
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
+    struct gw_iplimit *per_ip;      /* open WebSocket connections per source address */
     uv_timer_t tick;                /* the coalescing tick */
     uv_signal_t sigint, sigterm;
     int stopping;

@@ -7,9 +7,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gw_app.h"
 #include "gw_http.h"
+#include "gw_iplimit.h"
 #include "gw_log.h"
 #include "gw_ws.h"
 
@@ -86,9 +88,14 @@ static void lws_logger(int level, const char *line)
         gw_log_warn("lws: %.*s", (int)n, line);
 }
 
+/* Ping a WebSocket silent for half the idle timeout; close it when nothing
+ * (not even a pong) came for the whole of it. */
+static lws_retry_bo_t idle_policy;
+
 int gw_server_start(struct gw_app *app, const char *host, int port)
 {
     struct lws_context_creation_info info;
+    const struct rc_conf *c = app->conf;
     void *foreign[1] = {app->loop};
     memset(&info, 0, sizeof info);
     lws_set_log_level(getenv("RANKCAST_LWS_LOG") ? atoi(getenv("RANKCAST_LWS_LOG")) : (LLL_ERR | LLL_WARN), lws_logger);
@@ -105,6 +112,22 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     if (!strchr(host, ':'))
         info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
     info.timeout_secs = 10;
+    int64_t idle_s = c->idle_timeout_ms / 1000;
+    idle_policy.secs_since_valid_ping = (uint16_t)(idle_s / 2 > 0 ? idle_s / 2 : 1);
+    idle_policy.secs_since_valid_hangup = (uint16_t)(idle_s > 65535 ? 65535 : idle_s);
+    info.retry_and_idle_policy = &idle_policy;
+    if (c->tls_cert[0] || c->tls_key[0]) {
+        if (!c->tls_cert[0] || !c->tls_key[0] || access(c->tls_cert, R_OK) || access(c->tls_key, R_OK)) {
+            gw_log_error("TLS needs both tls_cert and tls_key, readable (%s, %s)", c->tls_cert, c->tls_key);
+            return -1;
+        }
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = c->tls_cert;
+        info.ssl_private_key_filepath = c->tls_key;
+    }
+    app->per_ip = gw_iplimit_new();
+    if (!app->per_ip)
+        return -1;
     app->lws = lws_create_context(&info);
     /* With a foreign loop lws may hand back a context whose listening vhost
      * failed (port in use): check the vhost, not just the context. */
@@ -123,4 +146,10 @@ void gw_server_stop(struct gw_app *app)
 {
     if (app->lws)
         lws_context_destroy(app->lws);
+}
+
+void gw_server_free(struct gw_app *app)
+{
+    gw_iplimit_free(app->per_ip);
+    app->per_ip = NULL;
 }

@@ -14,4 +14,8 @@ int gw_server_start(struct gw_app *app, const char *host, int port);
  * traps); the loop must then be run until it has no handles. */
 void gw_server_stop(struct gw_app *app);
 
+/* Frees what gw_server_start allocated besides the context (after the loop
+ * has run down). */
+void gw_server_free(struct gw_app *app);
+
 #endif

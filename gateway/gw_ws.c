@@ -17,6 +17,7 @@
 #include "gw_app.h"
 #include "gw_conn.h"
 #include "gw_fanout.h"
+#include "gw_iplimit.h"
 #include "gw_log.h"
 #include "gw_ops.h"
 
@@ -109,6 +110,10 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     if (!c)
         return -1;
     lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
+    if (gw_iplimit_add(app->per_ip, c->peer) != 0) {
+        gw_conn_unref(c);
+        return -1;
+    }
     identify(wsi, c);
     c->next = app->conns;
     if (app->conns)
@@ -170,21 +175,57 @@ static void on_closed(struct gw_conn *c, struct gw_app *app)
     if (c->next)
         c->next->prev = c->prev;
     app->metrics.connections--;
+    gw_iplimit_remove(app->per_ip, c->peer);
     gw_conn_on_closed(c);
     gw_conn_unref(c);
 }
 
-/* Only /ws upgrades, and only up to max_conns at once. */
+/* 1 when the handshake's Origin is allowed: any when allowed_origins is
+ * empty; else it must be listed. A client that sends no Origin is not a
+ * browser page (origins protect against other sites' pages) and passes. */
+static int origin_allowed(struct lws *wsi, const char *allowed)
+{
+    char origin[256];
+    if (!*allowed || lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+        return 1;
+    size_t n = strlen(origin);
+    for (const char *p = allowed; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ')
+            e++;
+        if ((size_t)(e - p) == n && strncmp(p, origin, n) == 0)
+            return 1;
+        if (e - p == 1 && *p == '*')
+            return 1;
+        p = e;
+    }
+    return 0;
+}
+
+/* Only /ws upgrades, only from allowed origins, and only up to max_conns at
+ * once and max_conns_per_ip per source address. */
 static int on_filter(struct lws *wsi, struct gw_app *app)
 {
-    char uri[64];
+    char uri[64], ip[64];
     if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0) {
         lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, "WebSocket endpoint is /ws");
+        return -1;
+    }
+    if (!origin_allowed(wsi, app->conf->allowed_origins)) {
+        lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, "origin not allowed");
         return -1;
     }
     if (app->metrics.connections >= app->conf->max_conns) {
         gw_log_warn("refusing a WebSocket: max_conns (%u) reached", app->conf->max_conns);
         lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "too many connections (max_conns)");
+        return -1;
+    }
+    lws_get_peer_simple(wsi, ip, sizeof ip);
+    if (gw_iplimit_count(app->per_ip, ip) >= app->conf->max_conns_per_ip) {
+        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+                               "too many connections from this address (max_conns_per_ip)");
         return -1;
     }
     return 0;

@@ -302,8 +302,10 @@ static int start(struct gw_app *app, const struct options *o)
     app->sigint.data = app->sigterm.data = app;
     uv_signal_start(&app->sigint, on_signal, SIGINT);
     uv_signal_start(&app->sigterm, on_signal, SIGTERM);
-    gw_log_info("listening on http://%s:%d/ (dashboard), ws://%s:%d/ws; redis %s:%d; %zu boards from %s", host,
-                port, host, port, rhost, rport, app->conf->nboards, o->config);
+    int tls = app->conf->tls_cert[0] != '\0';
+    gw_log_info("listening on %s://%s:%d/ (dashboard), %s://%s:%d/ws; redis %s:%d; %zu boards from %s",
+                tls ? "https" : "http", host, port, tls ? "wss" : "ws", host, port, rhost, rport, app->conf->nboards,
+                o->config);
     return 0;
 }
 
@@ -340,6 +342,7 @@ int main(int argc, char **argv)
     }
     gw_fanout_free(app.fanout);
     gw_profiles_free(app.profiles);
+    gw_server_free(&app);
     if (uv_loop_close(&loop) != 0)
         uv_walk(&loop, log_leftover, NULL);
     free(app.conf);
