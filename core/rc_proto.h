@@ -34,7 +34,12 @@ enum rc_op {
     RC_OP_BEST,
     RC_OP_SUBMIT,
     RC_OP_RANK,
-    RC_OP_PING
+    RC_OP_PING,
+    /* admin scope (docs/protocol-additions.md, "Admin operations") */
+    RC_OP_REMOVE,   /* board, member, optional block, period */
+    RC_OP_UNBLOCK,  /* board, member */
+    RC_OP_REVERSE,  /* board, req, optional period */
+    RC_OP_RESET     /* board, optional period */
 };
 
 enum rc_view_kind {
@@ -69,6 +74,7 @@ struct rc_request {
     unsigned nfields;                   /* submit */
     struct rc_field_value fields[RC_MAX_FIELDS];
     struct rc_view view;                /* subscribe */
+    int block;                          /* remove: also block the member from writing */
     int has_since;                      /* subscribe: since.seq given */
     int64_t since_seq;
 };
@@ -136,6 +142,12 @@ char *rc_encode_ack(const char *id_json, const char *board, const char *member, 
 char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
                      int64_t total);
 char *rc_encode_error(const char *id_json, int code, const char *message);
+/* Admin replies: {"op": op, "id", "board", "member" (if any), "score" and
+ * "rank" (if has_score; rank 0 = null), "seq", "req" (if req), "blocked" (if
+ * blocked >= 0)}. Events with rank 0 print "rank": null (a member removed by
+ * an admin). */
+char *rc_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
+                      int has_score, double score, int64_t rank, const char *req, int blocked);
 char *rc_encode_pong(const char *id_json);
 char *rc_encode_unsubscribed(const char *id_json, const char *sub);
 

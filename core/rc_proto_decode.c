@@ -593,6 +593,38 @@ static int decode_ping(const cJSON *msg, struct rc_request *out, struct rc_error
     return 0;
 }
 
+/* remove: member, optional "block": true|false, optional period. */
+static int decode_remove(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    int rc = decode_rank(msg, out, err); /* member + period, the same fields */
+    if (rc < 0)
+        return rc;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(msg, "block");
+    if (b && !cJSON_IsBool(b))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "block must be true or false");
+    out->block = cJSON_IsTrue(b);
+    return 0;
+}
+
+static int decode_unblock(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    return decode_member(msg, out, err);
+}
+
+/* reverse: the req of the write to take back (required), optional period. */
+static int decode_reverse(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    int rc = read_name(msg, "req", "req", 1, &REQ_RULE, out->req, err);
+    if (rc < 0)
+        return rc;
+    return read_name(msg, "period", "period", 0, &PERIOD_RULE, out->period, err);
+}
+
+static int decode_reset(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    return read_name(msg, "period", "period", 0, &PERIOD_RULE, out->period, err);
+}
+
 /* Flags of an op table row. */
 #define OPF_BOARD (1u << 0) /* names a board: "board" (or the REST path) */
 #define OPF_WRITE (1u << 1) /* a write: takes "req", allowed in a REST body */
@@ -614,6 +646,10 @@ static const struct op_row {
     {"submit", RC_OP_SUBMIT, OPF_BOARD | OPF_WRITE, decode_submit},
     {"rank", RC_OP_RANK, OPF_BOARD, decode_rank},
     {"ping", RC_OP_PING, 0, decode_ping},
+    {"remove", RC_OP_REMOVE, OPF_BOARD, decode_remove},
+    {"unblock", RC_OP_UNBLOCK, OPF_BOARD, decode_unblock},
+    {"reverse", RC_OP_REVERSE, OPF_BOARD, decode_reverse},
+    {"reset", RC_OP_RESET, OPF_BOARD, decode_reset},
 };
 
 #define NOPS (sizeof OPS / sizeof OPS[0])

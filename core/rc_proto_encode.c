@@ -246,7 +246,8 @@ char *rc_encode_event(const char *sub, int64_t seq, const char *member, double s
     cJSON *o = message("event", NULL);
     int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
                  add(o, "member", str_item(member)) || add(o, "score", number_item(score)) ||
-                 add(o, "delta", number_item(delta)) || add(o, "rank", int_item(rank)) ||
+                 add(o, "delta", number_item(delta)) ||
+                 add(o, "rank", rank > 0 ? int_item(rank) : cJSON_CreateNull()) ||
                  add(o, "prev_rank", prev_rank ? int_item(prev_rank) : cJSON_CreateNull()) ||
                  add(o, "at", int_item(at_ms)) || add_fields(o, fields, nfields);
     return finish(o, failed);
@@ -297,5 +298,17 @@ char *rc_encode_unsubscribed(const char *id_json, const char *sub)
 {
     cJSON *o = message("unsubscribed", id_json);
     int failed = !o || add(o, "sub", str_item(sub));
+    return finish(o, failed);
+}
+
+char *rc_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
+                      int has_score, double score, int64_t rank, const char *req, int blocked)
+{
+    cJSON *o = message(op, id_json);
+    int failed = !o || add(o, "board", str_item(board)) || (member && add(o, "member", str_item(member))) ||
+                 (has_score && (add(o, "score", number_item(score)) ||
+                                add(o, "rank", rank > 0 ? int_item(rank) : cJSON_CreateNull()))) ||
+                 add(o, "seq", int_item(seq)) || (req && add(o, "req", str_item(req))) ||
+                 (blocked >= 0 && add(o, "blocked", cJSON_CreateBool(blocked)));
     return finish(o, failed);
 }

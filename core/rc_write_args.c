@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rc_codec.h"
+#include "rc_decay.h"
 
 static const char *put_num(struct rc_write_args *a, unsigned i, int64_t v)
 {
@@ -65,9 +66,10 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     if (!(b->ops & flag))
         return rc_error_set(err, RC_E_BAD_REQUEST, "op %s is not allowed on board %s", rc_op_name(r->op),
                             r->board);
-    if (b->decay.kind != RC_DECAY_NONE)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "writes to decaying board %s are not supported yet",
-                            r->board);
+    if (b->decay.kind == RC_DECAY_BUCKETS && r->op != RC_OP_INCR)
+        return rc_error_set(err, RC_E_BAD_REQUEST,
+                            "board %s is a hot board: only incr applies (its scores are weighted sums "
+                            "of recent increments)", r->board);
     if (l->nfields && (rc = order_fields(b, r, given, vals, err)))
         return rc;
     if (!l->nfields && (r->op == RC_OP_SET || r->op == RC_OP_BEST) &&
@@ -94,12 +96,27 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
         return rc_error_set(err, RC_E_OUT_OF_RANGE,
                             "time %" PRId64 " is outside board %s's tie-break horizon", now_ms, r->board);
 
-    static const char *const keys[RC_WRITE_NKEYS] = {"z", "seq", "log", "req", "f", "ch"};
-    const char *args[RC_WRITE_NKEYS] = {NULL, NULL, NULL, r->req, r->member, NULL};
-    out->nkeys = RC_WRITE_NKEYS;
-    for (unsigned i = 0; i < RC_WRITE_NKEYS; i++)
+    static const char *const keys[] = {"z", "seq", "log", "req", "f", "ch"};
+    const char *args[] = {NULL, NULL, NULL, r->req, r->member, NULL};
+    out->nkeys = 6;
+    for (unsigned i = 0; i < 6; i++)
         if (rc_board_key(out->keys[i], RC_KEY_MAX, r->board, p->id, keys[i], args[i]))
             return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    int64_t bucket_ttl_ms = 0;
+    if (b->decay.kind == RC_DECAY_BUCKETS) {
+        /* hot board: the write lands in the bucket of now (rc_decay.h) */
+        int64_t index;
+        if (rc_decay_bucket_of(&b->decay, now_ms, &index) ||
+            rc_decay_key(out->keys[6], RC_KEY_MAX, r->board, RC_DK_BUCKET, index))
+            return rc_error_set(err, RC_E_INTERNAL, "no bucket for board %s", r->board);
+        bucket_ttl_ms = rc_decay_bucket_ttl_ms(&b->decay);
+    } else {
+        memcpy(out->keys[6], out->keys[0], RC_KEY_MAX); /* unused: KEYS must still be 8 */
+    }
+    /* The blocklist is the board's, whatever the period (lua/admin.lua). */
+    if (rc_board_key(out->keys[7], RC_KEY_MAX, r->board, "", "blocked", NULL))
+        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    out->nkeys = 8;
 
     unsigned n = 0;
     out->argv[n++] = rc_op_name(r->op);
@@ -139,6 +156,8 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
             out->argv[n++] = "";
         }
     }
+    out->argv[n] = put_num(out, n, bucket_ttl_ms);
+    n++;
     out->nargv = n;
     return 0;
 }
@@ -158,8 +177,9 @@ int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *
     memset(res, 0, sizeof *res);
     if (n < 2 || item_str(&items[0], &status))
         return RC_E_INTERNAL;
-    if (strcmp(status, "out_of_range") == 0 || strcmp(status, "bad_request") == 0) {
-        res->status = status[0] == 'o' ? RC_E_OUT_OF_RANGE : RC_E_BAD_REQUEST;
+    if (strcmp(status, "out_of_range") == 0 || strcmp(status, "bad_request") == 0 ||
+        strcmp(status, "forbidden") == 0) {
+        res->status = status[0] == 'o' ? RC_E_OUT_OF_RANGE : status[0] == 'f' ? RC_E_FORBIDDEN : RC_E_BAD_REQUEST;
         if (item_str(&items[1], &s))
             return RC_E_INTERNAL;
         snprintf(res->message, sizeof res->message, "%s", s);

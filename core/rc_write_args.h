@@ -6,6 +6,10 @@
  * here, before Redis is asked: the op is allowed on the board, fields exist,
  * set/best values and field values fit the layout, the tie-break slot is inside
  * its horizon. What depends on the old score (incr's result) the script checks.
+ *
+ * Hot boards (decay = buckets) take only incr: the write goes to the bucket of
+ * now_ms (core/rc_decay.h), passed as a 7th key, with the bucket's lifetime in
+ * the last ARGV. Scaled boards (decay = scale) are written like any other.
  */
 #ifndef RC_WRITE_ARGS_H
 #define RC_WRITE_ARGS_H
@@ -18,12 +22,12 @@
 #include "rc_period.h"
 #include "rc_proto.h"
 
-#define RC_WRITE_NKEYS 6
-#define RC_WRITE_ARGV_MAX (15 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_NKEYS 8 /* z seq log req f ch, the bucket (hot boards), the blocklist */
+#define RC_WRITE_ARGV_MAX (16 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {
-    unsigned nkeys;                          /* always RC_WRITE_NKEYS */
+    unsigned nkeys;                          /* 6; 7 on hot boards (decay = buckets) */
     unsigned nargv;
     char keys[RC_WRITE_NKEYS][RC_KEY_MAX];
     const char *argv[RC_WRITE_ARGV_MAX];     /* point into the buffers below or the request */
@@ -39,7 +43,7 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
 
 /* The script's answer, decoded. */
 struct rc_write_result {
-    int status;          /* 0, RC_E_OUT_OF_RANGE or RC_E_BAD_REQUEST */
+    int status;          /* 0, RC_E_OUT_OF_RANGE, RC_E_BAD_REQUEST or RC_E_FORBIDDEN (blocked) */
     int duplicate;       /* the req was seen: nothing changed */
     int changed;         /* the board changed (seq grew) */
     char member[RC_MEMBER_MAX + 1];

@@ -8,6 +8,7 @@
  */
 #include "gw_fanout.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -571,7 +572,11 @@ static void board_refresh(struct gw_board *b, int may_fetch)
 /* Applies one change event to the mirror. */
 static void mirror_apply(struct gw_board *b, const struct gw_event *ev)
 {
-    int r = rc_mirror_apply(&b->mirror, ev->seq, ev->member, 1, ev->c, ev->has_old, NULL);
+    if (!ev->member[0]) { /* reset: the board is gone, read it again */
+        b->stale = 1;
+        return;
+    }
+    int r = rc_mirror_apply(&b->mirror, ev->seq, ev->member, ev->has_new, ev->c, ev->has_old, NULL);
     if (r == RC_MIRROR_APPLIED)
         b->changed = 1;
     else if (r != RC_MIRROR_OLD)
@@ -649,16 +654,23 @@ static char *encode_event(const struct gw_view *v, const struct gw_event *ev)
     struct rc_field_value fv[RC_MAX_FIELDS];
     int64_t fields[RC_MAX_FIELDS], old_fields[RC_MAX_FIELDS];
     unsigned nf = 0, onf = 0;
-    double score, old = 0;
-    gw_decode_score(decl, ev->c, &score, fields, &nf);
+    double score = NAN, old = 0;
+    if (!strcmp(ev->op, "reset")) {
+        /* the board was reset: feed viewers start over from an empty board */
+        struct gw_window empty = {.seq = ev->seq};
+        return encode_snapshot(v, &empty, NULL, 1);
+    }
+    if (ev->has_new)
+        gw_decode_score(decl, ev->c, &score, fields, &nf);
     if (ev->has_old)
         gw_decode_score(decl, ev->old_c, &old, old_fields, &onf);
     for (unsigned k = 0; k < nf; k++) {
         memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
         fv[k].value = fields[k];
     }
-    return rc_encode_event(v->id, ev->seq, ev->member, score, score - old, ev->rank, ev->old_rank, ev->at_ms,
-                           nf ? fv : NULL, nf);
+    /* a removed member: score and rank null, delta takes its points away */
+    return rc_encode_event(v->id, ev->seq, ev->member, score, ev->has_new ? score - old : -old,
+                           ev->has_new ? ev->rank : 0, ev->old_rank, ev->at_ms, nf ? fv : NULL, nf);
 }
 
 /* Sends ev to the feed viewers of v that have not seen it. */

@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
 
+#include "gw_admin.h"
 #include "gw_app.h"
 #include "gw_fanout.h"
 #include "gw_log.h"
@@ -329,11 +330,66 @@ static void route_member(struct gw_http_req *q, const char *member, const char *
     }
 }
 
+/* Admin routes: DELETE .../members/{m}[?block=1], DELETE .../blocked/{m},
+ * POST .../reverse {"req"}, POST .../reset; ?period= or "period" optional.
+ * Returns 1 when q was one of them (answered or under way). */
+static int route_admin(struct gw_http_req *q, char **seg, int n)
+{
+    struct rc_request r;
+    char buf[64];
+    memset(&r, 0, sizeof r);
+    if (q->method == LWSHUMETH_DELETE && n == 3 && (!strcmp(seg[1], "members") || !strcmp(seg[1], "blocked"))) {
+        r.op = !strcmp(seg[1], "members") ? RC_OP_REMOVE : RC_OP_UNBLOCK;
+        if (!rc_member_name_valid(seg[2], strlen(seg[2]))) {
+            respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
+            return 1;
+        }
+        snprintf(r.member, sizeof r.member, "%s", seg[2]);
+        const char *block = arg(q->wsi, "block", buf, sizeof buf);
+        r.block = block && (!strcmp(block, "1") || !strcmp(block, "true"));
+    } else if (q->method == LWSHUMETH_POST && n == 2 && (!strcmp(seg[1], "reverse") || !strcmp(seg[1], "reset"))) {
+        r.op = !strcmp(seg[1], "reverse") ? RC_OP_REVERSE : RC_OP_RESET;
+        cJSON *o = q->body && q->body_len ? cJSON_ParseWithLength(q->body, q->body_len) : cJSON_CreateObject();
+        const cJSON *req = cJSON_GetObjectItemCaseSensitive(o, "req");
+        const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "period");
+        const char *bad = !cJSON_IsObject(o) ? "body must be a JSON object" : NULL;
+        if (!bad && r.op == RC_OP_REVERSE &&
+            (!cJSON_IsString(req) || !rc_req_valid(req->valuestring, strlen(req->valuestring))))
+            bad = "req must be the request id (1..64 printable characters) of the write to reverse";
+        if (!bad && per && (!cJSON_IsString(per) || strlen(per->valuestring) > RC_PERIOD_SEL_MAX))
+            bad = "period must be a string";
+        if (!bad && cJSON_IsString(req))
+            snprintf(r.req, sizeof r.req, "%s", req->valuestring);
+        if (!bad && cJSON_IsString(per))
+            snprintf(r.period, sizeof r.period, "%s", per->valuestring);
+        cJSON_Delete(o);
+        if (bad) {
+            respond_error(q, RC_E_BAD_REQUEST, bad);
+            return 1;
+        }
+    } else {
+        return 0;
+    }
+    snprintf(r.board, sizeof r.board, "%s", seg[0]);
+    const char *period = arg(q->wsi, "period", buf, sizeof buf);
+    if (period && !r.period[0])
+        snprintf(r.period, sizeof r.period, "%.*s", RC_PERIOD_SEL_MAX, period);
+    q->refs++;
+    gw_op_admin(q->app, &q->who, &r, on_op_done, q);
+    return 1;
+}
+
 static void route_board(struct gw_http_req *q, char **seg, int n)
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
     memset(&r, 0, sizeof r);
+    if (!rc_board_name_valid(seg[0], strlen(seg[0]))) {
+        respond_error(q, RC_E_BAD_REQUEST, "board must be 1..64 characters of [A-Za-z0-9_.:-]");
+        return;
+    }
+    if (route_admin(q, seg, n))
+        return;
     if (q->method == LWSHUMETH_POST && n == 2 && strcmp(seg[1], "scores") == 0) {
         int code = rc_request_decode_write_body(seg[0], q->body ? q->body : "", q->body_len, &r, &err);
         if (code)
@@ -497,8 +553,12 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     if (n > 0)
         gw_op_identify(app, auth, (size_t)n, 1, &q->who.key, &q->who.bad_token);
     memset(auth, 0, sizeof auth);
-    if (method == LWSHUMETH_POST || method == LWSHUMETH_PUT)
-        return 0; /* the body follows */
+    if ((method == LWSHUMETH_POST || method == LWSHUMETH_PUT) && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) &&
+        lws_http_get_uri_and_method(wsi, &uri, &len) >= 0) {
+        char cl[24];
+        if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atol(cl) > 0)
+            return 0; /* the body follows */
+    }
     route(q);
     return 0;
 }

@@ -314,19 +314,25 @@ static int num(const cJSON *o, const char *k, double *v)
 int gw_event_parse(const char *text, size_t len, struct gw_event *ev)
 {
     cJSON *o = cJSON_ParseWithLength(text, len);
-    double seq, c, rank, at, v;
+    double seq, at, v;
     int rc = -1;
     memset(ev, 0, sizeof *ev);
     if (!o)
         return -1;
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "member");
-    if (cJSON_IsString(m) && strlen(m->valuestring) <= RC_MEMBER_MAX && num(o, "seq", &seq) == 0 &&
-        num(o, "c", &c) == 0 && num(o, "rank", &rank) == 0 && num(o, "at", &at) == 0) {
-        strcpy(ev->member, m->valuestring);
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op");
+    if (cJSON_IsString(op) && strlen(op->valuestring) < sizeof ev->op)
+        strcpy(ev->op, op->valuestring);
+    int reset = strcmp(ev->op, "reset") == 0;
+    if ((reset || (cJSON_IsString(m) && strlen(m->valuestring) <= RC_MEMBER_MAX)) && num(o, "seq", &seq) == 0 &&
+        num(o, "at", &at) == 0) {
+        if (!reset)
+            strcpy(ev->member, m->valuestring);
         ev->seq = (int64_t)seq;
-        ev->c = c;
-        ev->rank = (int64_t)rank;
         ev->at_ms = (int64_t)at;
+        ev->has_new = num(o, "c", &ev->c) == 0; /* null: removed */
+        if (num(o, "rank", &v) == 0)
+            ev->rank = (int64_t)v;
         if (num(o, "old_c", &v) == 0) {
             ev->has_old = 1;
             ev->old_c = v;

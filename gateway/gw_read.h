@@ -66,7 +66,9 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
 /* One change event of the log or of the change channel, decoded. */
 struct gw_event {
     int64_t seq;
-    char member[RC_MEMBER_MAX + 1];
+    char op[12];                   /* incr set best submit | remove reverse reset (admin) */
+    char member[RC_MEMBER_MAX + 1]; /* "" for reset */
+    int has_new;                   /* 0: the member left the board (remove) */
     double c;                      /* new composite */
     int has_old;
     double old_c;

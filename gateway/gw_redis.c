@@ -639,6 +639,15 @@ redisAsyncContext *gw_redis_cmd(struct gw_redis *r)
     return r->state == ST_UP ? r->cmd.ac : NULL;
 }
 
+/* hiredis writes only when the loop reports the socket writable; this is the
+ * same call our adapter makes then. A write error drops the connection the
+ * usual way (on_disconnect, fail). */
+void gw_redis_flush(struct gw_redis *r)
+{
+    if (r && r->state == ST_UP && conn_connected(&r->cmd))
+        redisAsyncHandleWrite(r->cmd.ac);
+}
+
 int gw_redis_is_up(const struct gw_redis *r)
 {
     return r->state == ST_UP;

@@ -64,6 +64,12 @@ int gw_redis_psubscribe(struct gw_redis *r, const char *pattern);
  * the next return to the loop. */
 redisAsyncContext *gw_redis_cmd(struct gw_redis *r);
 
+/* Writes what is queued on the command connection to the socket now, without
+ * waiting (best effort: a full socket keeps the rest). For a last command
+ * queued just before gw_redis_stop, which frees the connection without
+ * writing its buffer (a lock release at shutdown). */
+void gw_redis_flush(struct gw_redis *r);
+
 /* 1 when up (see above). */
 int gw_redis_is_up(const struct gw_redis *r);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_admin.h"
 #include "gw_app.h"
 #include "gw_conn.h"
 #include "gw_fanout.h"
@@ -71,6 +72,13 @@ static void dispatch(struct gw_conn *c, const struct rc_request *r)
         break;
     case RC_OP_PING:
         gw_conn_reply(c, rc_encode_pong(r->id_json));
+        break;
+    case RC_OP_REMOVE:
+    case RC_OP_UNBLOCK:
+    case RC_OP_REVERSE:
+    case RC_OP_RESET:
+        gw_conn_ref(c);
+        gw_op_admin(app, &c->who, r, on_op_done, c);
         break;
     }
 }

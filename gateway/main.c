@@ -267,6 +267,7 @@ static int start(struct gw_app *app, const struct options *o)
     }
     gw_script_init(&app->write_script, rc_lua_write);
     gw_script_init(&app->read_script, rc_lua_read);
+    gw_script_init(&app->admin_script, rc_lua_admin);
     app->profiles = gw_profiles_new(app, 10000, 100000);
     app->fanout = gw_fanout_new(app);
     if (!app->profiles || !app->fanout)
@@ -287,6 +288,7 @@ static int start(struct gw_app *app, const struct options *o)
         return -1;
     gw_redis_add_script(app->redis, &app->write_script);
     gw_redis_add_script(app->redis, &app->read_script);
+    gw_redis_add_script(app->redis, &app->admin_script);
     gw_redis_psubscribe(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 

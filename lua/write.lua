@@ -13,6 +13,9 @@
 -- KEYS[4] rc:{B|P}:req:ID   idempotency marker (unused when ARGV[10] is "")
 -- KEYS[5] rc:{B|P}:f:MEMBER raw field values (multi-field boards)
 -- KEYS[6] rc:{B|P}:ch       channel for change events
+-- KEYS[7] rc:{B|}:b:INDEX   hot boards only: the bucket of the write's time
+-- KEYS[8] rc:{B|}:blocked   members an admin blocked from writing to the board
+--                           (all periods; see lua/admin.lua)
 --
 -- ARGV[1]  op: incr | set | best | submit
 -- ARGV[2]  member
@@ -27,9 +30,11 @@
 -- ARGV[14] periodic boards: ms until the keys expire (the end of the period
 --          `keep` periods later), else 0
 -- ARGV[15] number of fields F; then F groups of 4: name, bits, asc (0|1), value or ""
+-- ARGV[16 + 4F] hot boards (decay = buckets): the bucket's lifetime in ms
+--          (window + bucket_span), else 0
 --
 -- Reply: { status, score, rank, seq, composite, old_rank, member, changed }
---   status   "ok" | "duplicate" | "out_of_range" | "bad_request"
+--   status   "ok" | "duplicate" | "out_of_range" | "bad_request" | "forbidden"
 --   score    points as a string ("" on multi-field boards and when absent)
 --   rank     1-based rank after the write (0 when absent)
 --   seq      board version after the write
@@ -38,11 +43,31 @@
 --   member   the member the answer is about (a duplicate answers for the
 --            member of the original write)
 --   changed  1 when the board changed (seq grew, event published), else 0
--- On out_of_range / bad_request: { status, message } and nothing is written.
+-- On out_of_range / bad_request / forbidden (a blocked member): { status,
+-- message } and nothing is written.
+--
+-- The idempotency marker KEYS[4] holds "member" or, for a single-field write
+-- that changed the board, "member\nold points\nnew points" (old "" when the
+-- member was new), so an admin can reverse the write by its req.
 --
 -- Event (published on KEYS[6] and appended to KEYS[3]), a JSON object:
 --   {"seq":N,"member":M,"op":OP,"score":P|null,"old_score":P|null,
 --    "c":COMPOSITE,"old_c":COMPOSITE|null,"rank":R,"old_rank":R|null,"at":MS}
+--
+-- Hot boards (decay = buckets, only incr): the write adds the delta to the
+-- member in the bucket KEYS[7] and renews the bucket's TTL (relative PEXPIRE,
+-- ARGV[16 + 4F]); idempotency by req as above. It does not touch KEYS[1..3],
+-- bump seq, log or publish: the read board KEYS[1] changes only when the
+-- decay job rebuilds it (lua/rebuild.lua), and viewers learn of that through
+-- keyspace notifications. The reply has the usual shape, about the read
+-- board: score and composite are the member's weighted score there and rank
+-- its rank there; a member the read board does not hold yet (before the
+-- first rebuild that counts it) answers its points in the current bucket and
+-- rank 0. seq is the read board's version; changed is always 0.
+--
+-- Boards without a tie-break (2^0 = 1 in ARGV[6]) store the points as the
+-- score, unpacked: a decay = scale board holds fractional scores once scaled,
+-- and incr adds to them as they are.
 
 local zkey, seqkey, logkey, reqkey, fkey, chan =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -57,6 +82,8 @@ local logcap = tonumber(ARGV[12])
 local submit_best = ARGV[13] == 'best'
 local ttl = tonumber(ARGV[14])
 local nfields = tonumber(ARGV[15])
+local bucket_ttl = tonumber(ARGV[16 + 4 * nfields] or '0') or 0
+local hot, bkey = bucket_ttl > 0, KEYS[7]
 
 local function num(x)
   -- %.17g prints every integer below 2^53 exactly, without an exponent
@@ -74,17 +101,47 @@ local function seq_now()
   return tonumber(redis.call('GET', seqkey) or '0')
 end
 
+-- points of a single-field composite; unpacked when there is no tie-break
+local function points_of(c)
+  if scale == 1 then return c end
+  return math.floor(c / scale)
+end
+
 local function answer(status, m, changed)
   local c = redis.call('ZSCORE', zkey, m)
+  if not c and hot then c = redis.call('ZSCORE', bkey, m) end
   local score = ''
-  if c and nfields == 0 then score = num(math.floor(tonumber(c) / scale)) end
+  if c and nfields == 0 then score = num(points_of(tonumber(c))) end
   return { status, score, rank_of(m), seq_now(), c or '', 0, m, changed }
 end
 
 -- 1. idempotency: a request id the board already accepted changes nothing
 if req ~= '' then
   local prior = redis.call('GET', reqkey)
-  if prior then return answer('duplicate', prior, 0) end
+  if prior then return answer('duplicate', string.match(prior, '^[^\n]*'), 0) end
+end
+
+-- 2. a member an admin blocked writes nothing
+if KEYS[8] and redis.call('SISMEMBER', KEYS[8], member) == 1 then
+  return { 'forbidden', 'member ' .. member .. ' is blocked on this board' }
+end
+
+-- hot board: the delta goes to the current bucket, nothing else changes
+if hot then
+  if op ~= 'incr' then return { 'bad_request', 'only incr applies to a hot board' } end
+  local v = tonumber(arg)
+  if v == nil then return { 'bad_request', 'value is not a number' } end
+  local newb = tonumber(redis.call('ZSCORE', bkey, member) or '0') + v
+  if newb < pmin or newb > pmax then
+    return { 'out_of_range', 'score ' .. num(newb) .. ' is outside this board\'s range ' ..
+             num(pmin) .. '..' .. num(pmax) }
+  end
+  if req ~= '' then redis.call('SET', reqkey, member, 'NX', 'EX', window) end
+  if v ~= 0 then
+    redis.call('ZADD', bkey, num(newb), member)
+    redis.call('PEXPIRE', bkey, bucket_ttl)
+  end
+  return answer('ok', member, 0)
 end
 
 -- 2. compute the new composite from the old one; validate before any write
@@ -96,7 +153,7 @@ local newc, newp, oldp
 if nfields == 0 then
   local v = tonumber(arg)
   if v == nil then return { 'bad_request', 'value is not a number' } end
-  if oldc then oldp = math.floor(oldc / scale) end
+  if oldc then oldp = points_of(oldc) end
   if op == 'incr' then
     newp = (oldp or 0) + v
   elseif op == 'set' then
@@ -150,7 +207,15 @@ else
 end
 
 -- 3. the write: everything below runs only after every check passed
-if req ~= '' then redis.call('SET', reqkey, member, 'NX', 'EX', window) end
+if req ~= '' then
+  local marker = member
+  if nfields == 0 and newp ~= nil and not (oldc ~= nil and newc == oldc) then
+    local o = ''
+    if oldp ~= nil then o = num(oldp) end
+    marker = member .. '\n' .. o .. '\n' .. num(newp)
+  end
+  redis.call('SET', reqkey, marker, 'NX', 'EX', window)
+end
 
 if oldc ~= nil and newc == oldc then
   return answer('ok', member, 0)

@@ -56,7 +56,15 @@ static const char *conf_text =
     "[board tday]\n"
     "period = day\n"
     "utc_offset = +08:00\n"
-    "keep = 1\n";
+    "keep = 1\n"
+    "[board hot]\n"
+    "ops = incr\n"
+    "decay = buckets\n"
+    "bucket_span = 1h\n"
+    "window = 4h\n"
+    "[board cool]\n"
+    "decay = scale\n"
+    "scale_factor = 0.5\n";
 
 struct fixture {
     struct rc_test_redis redis;
@@ -419,6 +427,107 @@ static void test_periodic_keys_expire_keep_periods_after_their_period(void **sta
     assert_int_equal(redis_int(f, "PTTL %s", "rc:{plain|}:z"), -1);
 }
 
+/* How many times PUBLISH ran on the server (scripts' calls count too). */
+static long long publishes(struct fixture *f)
+{
+    redisReply *r = redisCommand(f->sync, "INFO commandstats");
+    assert_non_null(r);
+    const char *at = strstr(r->str, "cmdstat_publish:calls=");
+    long long n = at ? atoll(at + strlen("cmdstat_publish:calls=")) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+static double zscore_of(struct fixture *f, const char *key, const char *member)
+{
+    redisReply *r = redisCommand(f->sync, "ZSCORE %s %s", key, member);
+    assert_non_null(r);
+    double v = r->type == REDIS_REPLY_STRING ? strtod(r->str, NULL) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+static void test_hot_board_write_lands_in_the_current_bucket_without_an_event(void **state)
+{
+    struct fixture *f = *state;
+    char z[RC_KEY_MAX], seq[RC_KEY_MAX], log[RC_KEY_MAX], b0[RC_KEY_MAX], b1[RC_KEY_MAX];
+    key_of(z, "hot", "z");
+    key_of(seq, "hot", "seq");
+    key_of(log, "hot", "log");
+    snprintf(b0, sizeof b0, "rc:{hot|}:b:%lld", (long long)(T0 / 3600000));
+    snprintf(b1, sizeof b1, "rc:{hot|}:b:%lld", (long long)(T0 / 3600000 + 1));
+    long long pub0 = publishes(f);
+
+    /* before any rebuild: the answer is the member's points in the bucket */
+    struct rc_write_result r = ok_write(f, T0 + 10, "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"a\",\"delta\":5,\"req\":\"h-1\"}");
+    assert_false(r.duplicate);
+    assert_false(r.changed);
+    assert_true(r.score == 5);
+    assert_int_equal(r.rank, 0);
+    assert_int_equal(r.seq, 0);
+    r = ok_write(f, T0 + 20, "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"a\",\"delta\":3}");
+    assert_true(r.score == 8);
+    assert_true(zscore_of(f, b0, "a") == 8);
+    /* the bucket lives window + span (5 h), set relative to now */
+    long long pttl = redis_int(f, "PTTL %s", b0);
+    assert_true(pttl > 4 * 3600000LL && pttl <= 5 * 3600000LL);
+    /* the read board, seq, log and channel are untouched */
+    assert_int_equal(redis_int(f, "EXISTS %s", z), 0);
+    assert_int_equal(redis_int(f, "EXISTS %s", seq), 0);
+    assert_int_equal(redis_int(f, "EXISTS %s", log), 0);
+    assert_int_equal(publishes(f), pub0);
+
+    /* a retry counts once */
+    r = ok_write(f, T0 + 30, "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"a\",\"delta\":5,\"req\":\"h-1\"}");
+    assert_true(r.duplicate);
+    assert_true(zscore_of(f, b0, "a") == 8);
+
+    /* the next hour opens the next bucket */
+    ok_write(f, T0 + 3600000LL, "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"a\",\"delta\":2}");
+    assert_true(zscore_of(f, b1, "a") == 2);
+    assert_true(zscore_of(f, b0, "a") == 8);
+
+    /* once a rebuild put the member on the read board, the answer is from there */
+    freeReplyObject(redisCommand(f->sync, "ZADD %s 6.5 a 100 b", z));
+    freeReplyObject(redisCommand(f->sync, "SET %s 12", seq));
+    r = ok_write(f, T0 + 3600001LL, "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"a\",\"delta\":1}");
+    assert_true(r.score == 6.5);
+    assert_int_equal(r.rank, 2);
+    assert_int_equal(r.seq, 12);
+    assert_true(zscore_of(f, z, "a") == 6.5); /* the read board changes only at rebuilds */
+    assert_int_equal(redis_int(f, "GET %s", seq), 12);
+
+    /* only incr applies, and a hot board's range still holds */
+    struct rc_write_result res;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_test_write(&f->w, f->conf, "{\"op\":\"set\",\"board\":\"hot\",\"member\":\"a\",\"value\":1}",
+                                   T0, &res, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_test_write(&f->w, f->conf,
+                                   "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"a\",\"delta\":9007199254740991}",
+                                   T0, &res, &err), 0);
+    assert_int_equal(res.status, RC_E_OUT_OF_RANGE);
+    assert_true(zscore_of(f, b0, "a") == 8);
+    assert_int_equal(publishes(f), pub0);
+}
+
+static void test_scaled_board_incr_adds_to_the_fractional_score(void **state)
+{
+    struct fixture *f = *state;
+    char z[RC_KEY_MAX];
+    key_of(z, "cool", "z");
+    ok_write(f, T0, "{\"op\":\"set\",\"board\":\"cool\",\"member\":\"a\",\"value\":5}");
+    /* what lua/scale.lua does once a period is due */
+    freeReplyObject(redisCommand(f->sync, "ZUNIONSTORE %s 1 %s WEIGHTS 0.5", z, z));
+    struct rc_write_result r = ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"cool\",\"member\":\"a\",\"delta\":1}");
+    assert_true(r.score == 3.5);
+    assert_true(r.composite == 3.5);
+    assert_true(r.changed);
+    assert_true(zscore_of(f, z, "a") == 3.5);
+    r = ok_write(f, T0, "{\"op\":\"best\",\"board\":\"cool\",\"member\":\"a\",\"value\":3}");
+    assert_true(r.score == 3.5); /* not better: kept */
+    assert_false(r.changed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +544,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_next_call_succeeds_after_script_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_op_not_declared_for_board_is_refused_before_redis, setup, teardown),
         cmocka_unit_test_setup_teardown(test_periodic_keys_expire_keep_periods_after_their_period, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hot_board_write_lands_in_the_current_bucket_without_an_event, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_scaled_board_incr_adds_to_the_fractional_score, setup, teardown),
     };
     return cmocka_run_group_tests_name("write_script", tests, NULL, NULL);
 }

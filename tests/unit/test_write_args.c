@@ -29,7 +29,14 @@ static const char *text =
     "points_min = 0\n"
     "points_max = 3600000\n"
     "tiebreak_horizon = 1d\n"
-    "tiebreak_base = 2026-01-01T00:00:00Z\n";
+    "tiebreak_base = 2026-01-01T00:00:00Z\n"
+    "[board hot]\n"
+    "decay = buckets\n"
+    "bucket_span = 1h\n"
+    "window = 24h\n"
+    "[board cool]\n"
+    "decay = scale\n"
+    "scale_factor = 0.5\n";
 
 static struct rc_conf *conf;
 
@@ -88,7 +95,10 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     /* keys live to the end of the day 2 days later (keep = 2): 1 ms + 2 days */
     assert_string_equal(a.argv[13], "172800001");
     assert_string_equal(a.argv[14], "0");
-    assert_int_equal(a.nargv, 15);
+    assert_string_equal(a.argv[15], "0"); /* not a hot board: no bucket */
+    assert_int_equal(a.nargv, 16);
+    assert_int_equal(a.nkeys, 8);
+    assert_string_equal(a.keys[7], "rc:{daily|}:blocked"); /* the board's, all periods */
     rc_request_free(&r);
 
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5}", now + 1, &r, &p, &a,
@@ -115,7 +125,8 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     const char *want[] = {"clears", "16", "0", "3", "revives", "8", "1", "", "first_clear_ms", "27", "1", "77"};
     for (unsigned i = 0; i < 12; i++)
         assert_string_equal(a.argv[15 + i], want[i]);
-    assert_int_equal(a.nargv, 27);
+    assert_string_equal(a.argv[27], "0"); /* ARGV[16 + 4F]: no bucket */
+    assert_int_equal(a.nargv, 28);
     rc_request_free(&r);
 }
 
@@ -149,6 +160,67 @@ static void test_refusals_before_redis(void **state)
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"clears\",\"member\":\"a\",\"delta\":1}", NOV22_0800, &r, &p, &a,
                            &err), RC_E_BAD_REQUEST);
     rc_request_free(&r);
+}
+
+static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    /* 13:30 on 2025-11-22 UTC: hour 489,936 + 13 of the epoch */
+    int64_t now = NOV22_0800 + 13 * 3600000LL + 30 * 60000LL;
+    assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5,\"req\":\"h1\"}", now,
+                           &r, &p, &a, &err), 0);
+    assert_int_equal(a.nkeys, 8);
+    assert_string_equal(a.keys[0], "rc:{hot|}:z"); /* the read board: score and rank come from there */
+    assert_string_equal(a.keys[3], "rc:{hot|}:req:h1");
+    assert_string_equal(a.keys[6], "rc:{hot|}:b:489949");
+    assert_string_equal(a.argv[0], "incr");
+    assert_string_equal(a.argv[5], "1"); /* no tie-break: 2^0 */
+    assert_string_equal(a.argv[13], "0");  /* all-time: the board itself never expires */
+    assert_string_equal(a.argv[14], "0");  /* no fields */
+    assert_string_equal(a.argv[15], "90000000"); /* the bucket lives window + span: 25 h */
+    assert_int_equal(a.nargv, 16);
+    rc_request_free(&r);
+    /* one ms before the hour: the previous bucket */
+    assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5}",
+                           NOV22_0800 + 13 * 3600000LL - 1, &r, &p, &a, &err), 0);
+    assert_string_equal(a.keys[6], "rc:{hot|}:b:489948");
+    rc_request_free(&r);
+    /* only incr applies to a hot board */
+    assert_int_equal(build("{\"op\":\"set\",\"board\":\"hot\",\"member\":\"u:1\",\"value\":5}", now, &r, &p, &a,
+                           &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "only incr"));
+    rc_request_free(&r);
+}
+
+static void test_scaled_board_write_is_an_ordinary_write(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    assert_int_equal(build("{\"op\":\"set\",\"board\":\"cool\",\"member\":\"u:1\",\"value\":5}", NOV22_0800, &r,
+                           &p, &a, &err), 0);
+    assert_int_equal(a.nkeys, 8);
+    assert_string_equal(a.keys[0], "rc:{cool|}:z");
+    assert_string_equal(a.argv[15], "0");
+    rc_request_free(&r);
+}
+
+static void test_reply_of_a_scaled_board_keeps_the_fraction(void **state)
+{
+    (void)state;
+    const struct rc_board *b = rc_conf_find_board(conf, "cool");
+    struct rc_write_result res;
+    struct rc_reply_item ok[8] = {{0, 0, "ok"}, {0, 0, "12.5"}, {1, 1, NULL},   {1, 4, NULL},
+                                  {0, 0, "12.5"}, {1, 1, NULL}, {0, 0, "u:1"}, {1, 1, NULL}};
+    assert_int_equal(rc_write_result_parse(b, ok, 8, &res), 0);
+    assert_true(res.score == 12.5);
+    assert_true(res.composite == 12.5);
 }
 
 static void test_reply_decodes_score_from_composite(void **state)
@@ -192,6 +264,9 @@ int main(void)
         cmocka_unit_test(test_multi_field_args_list_fields_in_declared_order),
         cmocka_unit_test(test_refusals_before_redis),
         cmocka_unit_test(test_reply_decodes_score_from_composite),
+        cmocka_unit_test(test_hot_board_write_goes_to_the_bucket_of_now),
+        cmocka_unit_test(test_scaled_board_write_is_an_ordinary_write),
+        cmocka_unit_test(test_reply_of_a_scaled_board_keeps_the_fraction),
     };
     return cmocka_run_group_tests_name("write_args", tests, load, unload);
 }

@@ -1,0 +1,16 @@
+/* rc_expiry.c - key lifetimes of periodic boards (see rc_expiry.h). */
+#include "rc_expiry.h"
+
+int rc_period_ttl_ms(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, int64_t *ttl_ms,
+                     struct rc_error *err)
+{
+    *ttl_ms = 0;
+    if (b->period.kind == RC_PERIOD_NONE)
+        return 0;
+    struct rc_period q = *p;
+    for (unsigned i = 0; i < b->keep; i++)
+        if (rc_period_next(&b->period, &q, &q) != 0)
+            return rc_error_set(err, RC_E_OUT_OF_RANGE, "period past the supported calendar");
+    *ttl_ms = q.end_ms - now_ms > 0 ? q.end_ms - now_ms : 1;
+    return 0;
+}

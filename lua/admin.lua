@@ -1,0 +1,112 @@
+-- admin.lua - the admin operations on one board period, atomically:
+-- remove a member (and optionally block it), unblock, reverse a write by its
+-- req, reset the board. Each change bumps seq, lands in the change log and is
+-- published like a write's change, so viewers and feeds follow.
+--
+-- KEYS[1] rc:{B|P}:z      KEYS[2] rc:{B|P}:seq     KEYS[3] rc:{B|P}:log
+-- KEYS[4] rc:{B|P}:ch     KEYS[5] rc:{B|}:blocked  (the board's blocklist, all periods)
+-- KEYS[6] rc:{B|P}:f:MEMBER (remove)  or  rc:{B|P}:req:REQ (reverse)
+-- KEYS[7] rc:{B|P}:req:REQ:reversed (reverse)
+--
+-- ARGV[1] action: remove | unblock | reverse | reset
+-- ARGV[2] member (remove, unblock)       ARGV[3] block: 1 | 0 (remove)
+-- ARGV[4] at (ms, from the gateway)       ARGV[5] order: desc | asc
+-- ARGV[6] tie-break slot for a reversal   ARGV[7] 2^tie-break bits
+-- ARGV[8] points_min  ARGV[9] points_max  ARGV[10] log cap
+-- ARGV[11] periodic boards: ms until the period's keys expire, else 0
+--
+-- Reply: { status, seq, member, score, rank, detail }
+--   status: "ok" | "duplicate" (reverse already done) | "bad_request" | "out_of_range"
+--   score/rank: after the operation (reverse), "" / 0 otherwise
+--   detail: remove: 1 when the member was on the board; else a message
+
+local z, seqkey, logkey, chan, blocked = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local action, member = ARGV[1], ARGV[2]
+local at = tonumber(ARGV[4])
+local desc = ARGV[5] == 'desc'
+local slot, scale = tonumber(ARGV[6]), tonumber(ARGV[7])
+local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
+local logcap, ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
+
+local function num(x) return string.format('%.17g', x) end
+local function jnum(x) if x == nil then return 'null' end return num(x) end
+local function rank_of(m)
+  local r
+  if desc then r = redis.call('ZREVRANK', z, m) else r = redis.call('ZRANK', z, m) end
+  if r then return r + 1 end
+  return 0
+end
+local function seq_now() return tonumber(redis.call('GET', seqkey) or '0') end
+
+-- Appends the change to the log and publishes it (the write script's event
+-- shape; "c": null means the member left the board).
+local function record(op, m, newc, oldc, rank, oldrank)
+  local seq = redis.call('INCR', seqkey)
+  local jr = 'null'
+  if rank > 0 then jr = tostring(rank) end
+  local jor = 'null'
+  if oldrank > 0 then jor = tostring(oldrank) end
+  local event = '{"seq":' .. seq .. ',"op":"' .. op .. '"'
+  if m then event = event .. ',"member":"' .. m .. '"' end
+  event = event .. ',"c":' .. jnum(newc) .. ',"old_c":' .. jnum(oldc) ..
+    ',"rank":' .. jr .. ',"old_rank":' .. jor .. ',"at":' .. num(at) .. '}'
+  redis.call('RPUSH', logkey, event)
+  redis.call('LTRIM', logkey, -logcap, -1)
+  if ttl > 0 then
+    redis.call('PEXPIRE', seqkey, ttl)
+    redis.call('PEXPIRE', logkey, ttl)
+    if redis.call('EXISTS', z) == 1 then redis.call('PEXPIRE', z, ttl) end
+  end
+  redis.call('PUBLISH', chan, event)
+  return seq
+end
+
+if action == 'remove' then
+  local oldc = redis.call('ZSCORE', z, member)
+  local oldrank = 0
+  if oldc then oldrank = rank_of(member); oldc = tonumber(oldc) else oldc = nil end
+  if ARGV[3] == '1' then redis.call('SADD', blocked, member) end
+  if not oldc then return { 'ok', seq_now(), member, '', 0, 0 } end
+  redis.call('ZREM', z, member)
+  redis.call('DEL', KEYS[6])
+  return { 'ok', record('remove', member, nil, oldc, 0, oldrank), member, '', 0, 1 }
+
+elseif action == 'unblock' then
+  redis.call('SREM', blocked, member)
+  return { 'ok', seq_now(), member, '', 0, 0 }
+
+elseif action == 'reverse' then
+  local marker = redis.call('GET', KEYS[6])
+  if not marker then
+    return { 'bad_request', 0, '', '', 0, 'no write with that req on this board within its idempotency window' }
+  end
+  -- the write script stores "member\nold points\nnew points" (old "" when new)
+  local m, oldp, newp = string.match(marker, '^([^\n]*)\n([^\n]*)\n([^\n]*)$')
+  if not m then return { 'bad_request', 0, '', '', 0, 'that write changed nothing to reverse' } end
+  if redis.call('EXISTS', KEYS[7]) == 1 then
+    local c = redis.call('ZSCORE', z, m)
+    local s = ''
+    if c then s = num(math.floor(tonumber(c) / scale)) end
+    return { 'duplicate', seq_now(), m, s, rank_of(m), 'already reversed' }
+  end
+  local delta = tonumber(newp) - (tonumber(oldp) or 0)
+  local oldc = redis.call('ZSCORE', z, m)
+  if not oldc then return { 'bad_request', 0, m, '', 0, 'the member is no longer on the board' } end
+  oldc = tonumber(oldc)
+  local p = math.floor(oldc / scale) - delta
+  if p < pmin or p > pmax then
+    return { 'out_of_range', 0, m, '', 0, 'the reversal would leave the range ' .. num(pmin) .. '..' .. num(pmax) }
+  end
+  local oldrank = rank_of(m)
+  local newc = p * scale + slot
+  redis.call('ZADD', z, num(newc), m)
+  redis.call('SET', KEYS[7], '1', 'PX', math.max(redis.call('PTTL', KEYS[6]), 1))
+  local rank = rank_of(m)
+  return { 'ok', record('reverse', m, newc, oldc, rank, oldrank), m, num(p), rank, 1 }
+
+elseif action == 'reset' then
+  redis.call('DEL', z)
+  redis.call('DEL', logkey)
+  return { 'ok', record('reset', nil, nil, nil, 0, 0), '', '', 0, 1 }
+end
+return { 'bad_request', 0, '', '', 0, 'unknown admin action' }
