@@ -1,0 +1,25 @@
+/* abuse.test.js - 10,000 subscribes on one connection: the first
+ * max_subs_per_conn get snapshots, every other one a too_large error, the
+ * connection stays usable and Redis gains nothing from it. */
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const h = require('./harness');
+
+test('10,000 subscribes on one connection: capped, answered, harmless', { timeout: 60000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const before = await redis.fingerprint();
+  const c = await h.connectWs(t, gw.wsUrl, { token: null });
+  const N = 10000;
+  const replies = await Promise.all(Array.from({ length: N }, (_, i) =>
+    c.request({ op: 'subscribe', board: 'demo', view: { offset: i, limit: 1 } }, 30000)));
+  const ok = replies.filter((r) => r.op === 'snapshot').length;
+  const capped = replies.filter((r) => r.op === 'error' && r.code === 'too_large').length;
+  assert.equal(ok, 64); // the shipped max_subs_per_conn
+  assert.equal(capped, N - 64);
+  assert.equal((await c.request({ op: 'ping' })).op, 'pong');
+  const m = (await h.http(gw.base, 'GET', '/metrics')).text;
+  assert.match(m, /^rankcast_subscriptions\{view="page"\} 64$/m);
+  assert.equal(await redis.fingerprint(), before);
+});
