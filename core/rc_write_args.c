@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rc_codec.h"
+#include "rc_expiry.h"
 #include "rc_decay.h"
 
 static const char *put_num(struct rc_write_args *a, unsigned i, int64_t v)
@@ -78,17 +79,9 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
                             "score %" PRId64 " is outside this board's range %" PRId64 "..%" PRId64,
                             r->value, l->points_min, l->points_max);
 
-    int64_t ttl_ms = 0;
-    if (b->period.kind != RC_PERIOD_NONE) {
-        /* A finished period stays readable for `keep` more periods. */
-        struct rc_period q = *p;
-        for (unsigned i = 0; i < b->keep; i++)
-            if (rc_period_next(&b->period, &q, &q) != 0)
-                return rc_error_set(err, RC_E_OUT_OF_RANGE, "period past the supported calendar");
-        ttl_ms = q.end_ms - now_ms;
-        if (ttl_ms < 1)
-            ttl_ms = 1;
-    }
+    int64_t ttl_ms;
+    if ((rc = rc_period_ttl_ms(b, p, now_ms, &ttl_ms, err)) != 0)
+        return rc;
 
     uint64_t slot;
     int64_t base = b->period.kind == RC_PERIOD_NONE ? l->tb_base_ms : p->start_ms;
