@@ -1,0 +1,360 @@
+#!/usr/bin/env node
+/* report.js - the benchmark runner's helper (tests/bench/run.sh calls it).
+ *
+ *   node report.js monitor-args FILE MEMBER REPLACEMENT
+ *     FILE holds one line of Redis MONITOR output; prints its command's
+ *     arguments, NUL-terminated, with MEMBER replaced by REPLACEMENT inside
+ *     each argument (so redis-benchmark can vary the member).
+ *
+ *   node report.js report DIR --cases A,B,... (--smoke | --out FILE)
+ *     Reads DIR/meta.env, DIR/<case>.json (rankcast-bench's JSON lines) and
+ *     DIR/C-ceiling.csv (redis-benchmark --csv), prints the table, and:
+ *     --out FILE   writes the report there; the part of an existing FILE from
+ *                  the "analysis" marker on (hand-written) is kept;
+ *     --smoke      checks that the tool and the gateway work (not their
+ *                  speed) and exits 1 when they do not.
+ */
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ANALYSIS_MARK = '<!-- analysis: hand-written below this line; tests/bench/run.sh keeps it -->';
+
+/* ---- monitor-args ---------------------------------------------------------------------- */
+
+// Splits MONITOR's "arg" "arg" ... (sdscatrepr quoting) into strings.
+function monitorArgs(line) {
+  const start = line.indexOf('] ');
+  if (start < 0) throw new Error('not a MONITOR line');
+  const s = line.slice(start + 2).trim();
+  const args = [];
+  let i = 0;
+  while (i < s.length) {
+    while (s[i] === ' ') i++;
+    if (i >= s.length) break;
+    if (s[i] !== '"') throw new Error(`unexpected ${s[i]} at ${i}`);
+    i++;
+    let cur = '';
+    while (i < s.length && s[i] !== '"') {
+      if (s[i] === '\\') {
+        const c = s[i + 1];
+        const simple = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b', '"': '"', '\\': '\\' };
+        if (c === 'x') {
+          cur += String.fromCharCode(parseInt(s.slice(i + 2, i + 4), 16));
+          i += 4;
+        } else {
+          cur += simple[c] !== undefined ? simple[c] : c;
+          i += 2;
+        }
+      } else {
+        cur += s[i++];
+      }
+    }
+    i++;
+    args.push(cur);
+  }
+  return args;
+}
+
+/* ---- report ------------------------------------------------------------------------------- */
+
+function readMeta(dir) {
+  const meta = {};
+  const text = fs.readFileSync(path.join(dir, 'meta.env'), 'utf8');
+  for (const line of text.split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) meta[line.slice(0, i)] = line.slice(i + 1);
+  }
+  return meta;
+}
+
+function readJson(dir, name) {
+  try {
+    const text = fs.readFileSync(path.join(dir, `${name}.json`), 'utf8').trim();
+    return text ? JSON.parse(text.split('\n').pop()) : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+function ceilingRps(dir, file = 'C-ceiling.csv') {
+  try {
+    const lines = fs.readFileSync(path.join(dir, file), 'utf8').trim().split('\n');
+    const m = /^"(?:[^"]|"")*","([0-9.]+)"/.exec(lines[lines.length - 1]);
+    return m ? Number(m[1]) : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+const fmt = (x, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? 'n/a' : Number(x).toFixed(d));
+const int = (x) => (x === null || x === undefined ? 'n/a' : Math.round(x).toLocaleString('en-US'));
+const lat = (j) => j && j.latency_ms.n
+  ? `p50 ${fmt(j.latency_ms.p50)} / p90 ${fmt(j.latency_ms.p90)} / p99 ${fmt(j.latency_ms.p99)} / p99.9 ${fmt(j.latency_ms.p999)} / max ${fmt(j.latency_ms.max)} ms`
+  : 'no samples';
+const errorsOf = (j) => j.writes.errors + j.writes.lost + j.closes + j.connect.sub_errors + j.connect.connect_errors;
+
+function evaluate(dir, cases, smoke) {
+  const meta = readMeta(dir);
+  const tick = Number(meta.tick_ms || 50);
+  const rows = [];    // the table: case, target, measured, result
+  const details = []; // per-case numbers
+  const broken = [];  // smoke: the tool or gateway does not work
+
+  const detail = (name, j) => {
+    if (!j) return;
+    details.push({
+      name,
+      latency: lat(j),
+      ack: j.ack_ms.n ? `p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms` : '',
+      writes: `${int(j.writes.acked)} acked of ${int(j.writes.sent)} sent (${int(j.writes.acked_per_s)}/s), ${j.writes.errors} errors`,
+      deliveries: j.deliveries.write_deliveries
+        ? `${int(j.deliveries.messages_per_s)} deltas/s (${fmt(j.deliveries.messages_per_s / (j.viewers || 1))} per viewer per s), ${int(j.deliveries.write_deliveries)} of ${int(j.deliveries.expected)} (write, viewer) pairs seen, ${j.deliveries.resyncs} resyncs, ${j.deliveries.viewers_behind} viewers behind at the end`
+        : '',
+      gateway: j.gateway ? `${fmt(j.gateway.cpu_s, 2)} CPU s (${fmt(j.gateway.cpu_per_s * 100, 0)} % of a core${j.deliveries.messages ? `, ${fmt((j.gateway.cpu_s * 1e6) / j.deliveries.messages, 1)} µs per delta delivered` : `, ${fmt((j.gateway.cpu_s * 1e6) / (j.writes.acked || 1), 1)} µs per write`}), peak RSS ${int(j.gateway.peak_rss_kb / 1024)} MiB` : '',
+      bench: `${fmt(j.bench_cpu_s, 2)} CPU s; its own loop stalled up to ${fmt(j.bench_tick_gap_ms.max)} ms (p99 ${fmt(j.bench_tick_gap_ms.p99)})`,
+      load: meta[`load_${name}`] || '',
+    });
+  };
+  const need = (name, j, checks) => {
+    if (!j) { broken.push(`${name}: no result from rankcast-bench (see its log)`); return; }
+    if (j.fatal) broken.push(`${name}: ${j.fatal}`);
+    for (const [ok, what] of checks) if (!ok) broken.push(`${name}: ${what}`);
+  };
+
+  if (cases.includes('A')) {
+    const j = readJson(dir, 'A');
+    const target = `p99 write-to-screen ≤ tick + 20 ms = ${tick + 20} ms`;
+    if (j) {
+      const pass = j.latency_ms.n > 0 && j.latency_ms.p99 <= tick + 20;
+      rows.push([`A. ${int(j.viewers)} viewers of one top-10, ${int(j.rate)} writes/s`, target,
+        `${lat(j)}; ${int(j.connect.subscribed)} subscribed, ${int(j.writes.acked_per_s)} writes/s acked, ${int(j.deliveries.messages_per_s)} deltas/s delivered (${fmt(j.deliveries.messages_per_s / (j.viewers || 1))} per viewer per s), ${j.deliveries.resyncs} resyncs`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['A. fan-out to one top-10', target, 'did not run', 'error']);
+    detail('A', j);
+    need('A', j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+      [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+      [j.latency_ms.n > 0, 'no deliveries measured'], [j.deliveries.viewers_behind === 0, 'viewers missed writes'],
+      [j.deliveries.unmatched === 0, 'deliveries without a write'], [j.closes === 0, 'connections closed']] : []);
+  }
+  if (cases.includes('B')) {
+    const j = readJson(dir, 'B');
+    const target = `p99 ≤ ${tick + 20} ms, no errors`;
+    if (j) {
+      const errs = errorsOf(j);
+      const pass = j.latency_ms.n > 0 && j.latency_ms.p99 <= tick + 20 && errs === 0;
+      rows.push([`B. ${int(j.viewers)} viewers over ${j.boards} boards, ${int(j.rate)} writes/s`, target,
+        `${lat(j)}; ${errs} errors (${j.writes.errors} error replies, ${j.closes} closes), ${int(j.writes.acked_per_s)} writes/s acked, ${int(j.deliveries.messages_per_s)} deltas/s delivered (${fmt(j.deliveries.messages_per_s / (j.viewers || 1))} per viewer per s)`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['B. 100 boards', target, 'did not run', 'error']);
+    detail('B', j);
+    need('B', j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+      [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+      [j.latency_ms.n > 0, 'no deliveries measured'], [j.deliveries.viewers_behind === 0, 'viewers missed writes'],
+      [errorsOf(j) === 0, 'errors']] : []);
+  }
+  if (cases.includes('C')) {
+    // rounds r = 1..n: ceiling r (gateway stopped), then case C r (the gateway)
+    const rounds = [];
+    for (let r = 1; fs.existsSync(path.join(dir, `C${r}.json`)) || fs.existsSync(path.join(dir, `C-ceiling${r}.csv`)); r++) {
+      const j = readJson(dir, `C${r}`);
+      const ceil = ceilingRps(dir, `C-ceiling${r}.csv`);
+      rounds.push({ r, j, ceil, ratio: j && ceil ? j.writes.acked_per_s / ceil : null });
+      detail(`C${r}`, j);
+    }
+    const ok = rounds.filter((x) => x.ratio !== null).sort((x, y) => x.ratio - y.ratio);
+    const mid = ok.length ? ok[Math.floor((ok.length - 1) / 2)] : null;
+    const piped = ceilingRps(dir, 'C-ceiling-pipelined.csv');
+    const j16 = readJson(dir, 'C16');
+    const target = '≥ 70 % of the same-run EVALSHA ceiling';
+    if (mid) {
+      const j = mid.j;
+      let more = '';
+      if (rounds.length > 1) more += ` (median of ${rounds.length} back-to-back rounds: ${rounds.map((x) => `${int(x.j ? x.j.writes.acked_per_s : null)} / ${int(x.ceil)} = ${fmt(x.ratio * 100)} %`).join('; ')})`;
+      if (piped) more += `. For context, Redis pipelined (-c 1 -P ${j.writers}, how the gateway itself talks to Redis): ${int(piped)} EVALSHA/s`;
+      if (j16) more += `; with 16 writes in flight per connection the gateway acked ${int(j16.writes.acked_per_s)}/s${piped ? ` (${fmt((j16.writes.acked_per_s / piped) * 100)} % of pipelined Redis)` : ''}`;
+      rows.push([`C. write throughput, no viewers, ${j.writers} writer connections, 1 write in flight each`, target,
+        `${int(j.writes.acked_per_s)} writes/s vs ${int(mid.ceil)} EVALSHA/s (redis-benchmark -c ${j.writers}, 1 in flight each) = ${fmt(mid.ratio * 100)} %; ack p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms${more}`,
+        mid.ratio >= 0.7 ? 'pass' : 'miss']);
+    } else rows.push(['C. write throughput', target, rounds.length ? 'no ceiling or no result' : 'did not run', 'error']);
+    detail('C16', j16);
+    for (const x of rounds) {
+      need(`C${x.r}`, x.j, x.j ? [[x.j.writes.acked > 0, 'no write acked'], [x.j.writes.errors === 0, 'error replies']] : []);
+      if (!x.ceil) broken.push(`C: redis-benchmark round ${x.r} gave no ceiling`);
+    }
+    if (!rounds.length) broken.push('C: did not run');
+  }
+  if (cases.includes('D')) {
+    const procs = [];
+    for (let i = 0; fs.existsSync(path.join(dir, `D${i}.json`)); i++) procs.push(readJson(dir, `D${i}`));
+    const want = procs.reduce((s, j) => s + (j ? j.viewers : 0), 0);
+    const held = procs.reduce((s, j) => s + (j ? j.held : 0), 0);
+    const before = Number(meta.D_rss_before_kb), after = Number(meta.D_rss_held_kb);
+    const perConn = held ? (after - before) / held : null;
+    const target = 'all held; ≤ 10 KiB of gateway RSS per connection';
+    rows.push([`D. ${int(want)} idle subscribed connections (${procs.length} bench processes)`, target,
+      `${int(held)} held at the end (gateway counted ${int(Number(meta.D_gateway_connections))}); gateway RSS ${int(before / 1024)} → ${int(after / 1024)} MiB = ${fmt(perConn, 2)} KiB per connection`,
+      procs.length && held === want && perConn !== null && perConn <= 10 ? 'pass' : 'miss']);
+    details.push({ name: 'D', latency: '', ack: '', writes: '',
+      deliveries: procs.map((j, i) => (j ? `D${i}: ${j.held} held, connected in ${fmt(j.connect.seconds)} s, ${j.connect.connect_errors} connect errors, ${j.closes} closes` : `D${i}: no result`)).join('; '),
+      gateway: `RSS before ${int(before)} KiB, with the connections ${int(after)} KiB`, bench: '', load: meta.load_D || '' });
+    if (!procs.length || procs.some((j) => !j)) broken.push('D: an idle bench gave no result');
+    else if (held !== want) broken.push(`D: ${held} of ${want} connections held`);
+  }
+  if (cases.includes('E')) {
+    const j = readJson(dir, 'E');
+    const target = "every viewer's window equals Redis within 1 s after the burst";
+    if (j && j.verify) {
+      const v = j.verify;
+      const pass = v.within_1s === j.viewers && v.equal_at_end === j.viewers && !v.error;
+      rows.push([`E. burst: ${int(j.writes.sent)} writes in ${fmt(j.writes.seconds, 2)} s to one board, ${int(j.viewers)} viewers`, target,
+        `${int(v.within_1s)} of ${int(j.viewers)} equal within 1 s (last at ${fmt(v.max_converge_ms)} ms after the last write was sent), ${int(v.equal_at_end)} equal at the end${v.error ? `; ${v.error}` : ''}`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['E. burst', target, 'did not run', 'error']);
+    detail('E', j);
+    need('E', j, j ? [[j.verify && j.verify.equal_at_end === j.viewers, 'windows differ from Redis'],
+      [j.writes.acked === j.writes.sent, 'writes unanswered']] : []);
+  }
+  // K: case A's write rate at growing viewer counts (where p99 crosses the target)
+  const knee = [];
+  if (cases.includes('K')) {
+    const names = fs.readdirSync(dir).filter((f) => /^K[0-9]+\.json$/.test(f)).map((f) => f.slice(0, -5))
+      .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+    for (const name of names) {
+      const j = readJson(dir, name);
+      if (!j) continue;
+      detail(name, j);
+      knee.push([int(j.viewers), int(j.writes.acked_per_s), fmt(j.latency_ms.p50), fmt(j.latency_ms.p99), fmt(j.latency_ms.max),
+        int(j.deliveries.messages_per_s), j.gateway ? `${fmt(j.gateway.cpu_per_s * 100, 0)} %` : 'n/a',
+        j.gateway && j.deliveries.messages ? fmt((j.gateway.cpu_s * 1e6) / j.deliveries.messages, 1) : 'n/a',
+        `${fmt((j.bench_cpu_s / (j.measured_s || 1)) * 100, 0)} %`, j.latency_ms.p99 <= tick + 20 ? 'pass' : 'miss']);
+    }
+  }
+  return { meta, rows, details, broken, tick, knee };
+}
+
+function table(rows, header) {
+  const esc = (s) => String(s).replace(/\|/g, '\\|');
+  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+}
+
+function markdown(ev, keep) {
+  const m = ev.meta;
+  const ceilCmd = m.script_sha_matches ? `The EVALSHA's SHA matches SCRIPT LOAD of lua/write.lua: ${m.script_sha_matches}.` : '';
+  return `# Benchmarks
+
+<!-- Generated by \`bash tests/bench/run.sh\`: everything above the analysis marker is rewritten by each full run. -->
+
+Measured ${m.date} on commit ${m.commit}, ${m.build_type} build. Command: \`bash tests/bench/run.sh\`.
+
+## Machine
+
+${table([
+    ['CPU', `${m.nproc} cores, ${m.cpu}`],
+    ['memory', `${int(Number(m.mem_kb) / 1024)} MiB`],
+    ['kernel / OS', `${m.kernel} / ${m.os}`],
+    ['redis-server', m.redis], ['libwebsockets', m.lws], ['libuv', m.libuv], ['hiredis', m.hiredis], ['gcc', m.gcc],
+    ['gateway config', `conf/rankcast.conf with raised write rate limits, max_conns 25000, max_conns_per_ip 1000000, idle_timeout 1d; tick ${m.tick_ms} ms, queue_bytes ${m.queue_bytes}`],
+  ], ['', ''])}
+
+Everything (Redis, the gateway, the load tool, redis-benchmark) shares these
+${m.nproc} cores; other work on the machine shows in the load averages below.
+
+## Results
+
+${table(ev.rows, ['case', 'target on this machine', 'measured', 'result'])}
+
+${ev.knee.length ? `### The fan-out knee (K)
+
+Case A's load (one top-10 view, ${int(Number(m.A_rate || 2000))} writes/s paced, 4 writers) at growing viewer counts. With a
+${m.tick_ms} ms tick every viewer gets about ${Math.round(1000 / Number(m.tick_ms))} deltas a second whatever the write rate, so
+the viewer count is what loads the gateway.
+
+${table(ev.knee, ['viewers', 'writes/s acked', 'p50 ms', 'p99 ms', 'max ms', 'deltas/s delivered', 'gateway CPU', 'gateway CPU µs per delta (writes included)', 'rankcast-bench CPU', `p99 ≤ ${ev.tick + 20} ms`])}
+` : ''}
+### Details
+
+${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),
+    ['case', 'write-to-screen latency', 'send-to-ack', 'writes', 'deliveries', 'gateway', 'rankcast-bench', 'load avg at start'])}
+
+## Method
+
+- **Load tool**: \`rankcast-bench\` (\`tests/bench/rankcast_bench.c\`), libwebsockets clients
+  on libuv. Viewer connections take their source address round robin from
+  127.0.0.2..127.0.0.250, so neither one address's ephemeral ports nor \`max_conns_per_ip\`
+  limit them. Writers are WebSocket connections with the admin key, on a thread (and loop) of
+  their own, so reading thousands of viewers never holds the writes back.
+- **What "write-to-screen" means**: every accepted write gets the board's next \`seq\`, and a
+  delta with \`seq\` S shows the board as of S. For each viewer, every write with a seq in
+  (its previous seq, S] counts as delivered when that delta arrives; the latency is that
+  moment minus the moment the write was handed to the socket (\`CLOCK_MONOTONIC\`, same
+  process). Writes are \`set\` with a value one higher than the previous write to that board
+  (members cycle over 1,000), so every write moves the top of the board and shows in a
+  top-10: no write waits for a later one to become visible. Writes are paced by a 1 ms timer
+  (A, B, E) or sent as fast as acks return with one in flight per connection (C).
+  Percentiles come from a log-linear histogram (within 1.6 %); the tick is ${m.tick_ms} ms, so
+  a write waits up to one tick before it can go out at all.
+- **Ceiling (C)**: one write through the gateway is captured with \`MONITOR\`, so the
+  redis-benchmark command is the gateway's own \`EVALSHA\` (same keys and ARGV) with the member
+  replaced by \`u:__rand_int__\` (10,000 members, like the bench's \`incr\`), run with the same
+  concurrency (\`-c\` = writer connections, one request in flight each) while the gateway is
+  stopped. Ceiling and gateway run in back-to-back rounds (3 in the full run) so both sides of
+  each ratio see the same machine; the median ratio counts. ${ceilCmd}
+- **Idle connections (D)**: a fresh gateway; RSS from \`/proc/PID/status\` before the
+  connections and 2 s after every bench process reported all its viewers subscribed; several
+  bench processes, since the open-file limit is 20,000 per process.
+- **Burst (E)**: each viewer keeps its window as PROTOCOL.md says a client must; once every
+  write is acked, the bench reads the true top-10 (\`ZRANGE ... REV WITHSCORES\`, \`ZCARD\`) from
+  Redis and records when each viewer's window (members, scores, total) became equal to it,
+  measured from the moment the last write was sent.
+- Gateway CPU seconds: \`/proc/PID/stat\` utime + stime over the case; peak RSS: \`VmHWM\`, reset
+  per case through \`/proc/PID/clear_refs\`.
+
+${keep || `${ANALYSIS_MARK}\n\n## Analysis\n\n(none yet)\n`}`;
+}
+
+function report(argv) {
+  const dir = argv[0];
+  let cases = 'A,B,C,D,E', out = null, smoke = false;
+  for (let i = 1; i < argv.length; i++) {
+    if (argv[i] === '--cases') cases = argv[++i];
+    else if (argv[i] === '--out') out = argv[++i];
+    else if (argv[i] === '--smoke') smoke = true;
+  }
+  const ev = evaluate(dir, cases.split(','), smoke);
+  console.log('');
+  for (const r of ev.rows) console.log(`  ${r[3].padEnd(5)} ${r[0]}\n        target:   ${r[1]}\n        measured: ${r[2]}`);
+  console.log('');
+  if (out) {
+    let keep = '';
+    if (fs.existsSync(out)) {
+      const old = fs.readFileSync(out, 'utf8');
+      const i = old.indexOf(ANALYSIS_MARK);
+      if (i >= 0) keep = old.slice(i);
+    }
+    fs.writeFileSync(out, markdown(ev, keep));
+    console.log(`report written to ${out}`);
+  }
+  if (smoke) {
+    if (ev.broken.length) {
+      console.error(`smoke: BROKEN\n  ${ev.broken.join('\n  ')}`);
+      process.exit(1);
+    }
+    console.log('smoke: the load tool and the gateway work (speed is not checked)');
+  }
+}
+
+const [cmd, ...rest] = process.argv.slice(2);
+if (cmd === 'monitor-args') {
+  const [file, member, repl] = rest;
+  const line = fs.readFileSync(file, 'utf8').split('\n').find((l) => l.includes('"EVALSHA"'));
+  const args = monitorArgs(line).map((a) => a.split(member).join(repl));
+  process.stdout.write(args.map((a) => a + '\0').join(''));
+} else if (cmd === 'report') {
+  report(rest);
+} else {
+  console.error('usage: report.js monitor-args FILE MEMBER REPLACEMENT | report DIR [--cases A,B] [--smoke] [--out FILE]');
+  process.exit(2);
+}
