@@ -98,6 +98,22 @@ void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
         gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
         return;
     }
+    /* Nothing queued ahead and the socket takes data: write now. Asking for
+     * a writeable callback instead costs libuv four epoll_ctl calls and a
+     * loop turn per message (measured: a quarter of the gateway's CPU at
+     * fan-out). A partial write is kept by lws, which then reports the pipe
+     * choked, so later messages queue behind it in order. */
+    if (c->q_count == 0 && !lws_send_pipe_choked(c->wsi)) {
+        int w = lws_write(c->wsi, gw_msg_payload(m), m->len, LWS_WRITE_TEXT);
+        if (w < 0) {
+            gw_conn_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION);
+            return;
+        }
+        c->app->metrics.bytes_sent += m->len;
+        if (c->resync)
+            lws_callback_on_writable(c->wsi); /* snapshots owed once drained */
+        return;
+    }
     if (c->q_count == c->q_cap && grow(c) != 0) {
         gw_conn_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION);
         return;
