@@ -8,7 +8,9 @@
 struct uv_events {
     redisAsyncContext *ac; /* NULL once hiredis has let go of us */
     uv_poll_t poll;
+    uv_check_t flush;      /* writes queued commands at the end of this loop turn */
     int events;
+    int open_handles;      /* freed when both handles are closed */
 };
 
 /* On an error status we must not return quietly (the stock adapter's bug):
@@ -54,11 +56,25 @@ static void del_read(void *data)
     update(p);
 }
 
+/* Commands queued during this loop turn go out at its end, in one write,
+ * instead of a turn later when the poll reports the socket writable: a score
+ * write then costs one loop turn less (bench case C). Only once connected:
+ * before that hiredis would take the flush for a finished connect. */
+static void on_flush(uv_check_t *handle)
+{
+    struct uv_events *p = handle->data;
+    uv_check_stop(handle);
+    if (p->ac && (p->ac->c.flags & REDIS_CONNECTED) && (p->events & UV_WRITABLE))
+        redisAsyncHandleWrite(p->ac);
+}
+
 static void add_write(void *data)
 {
     struct uv_events *p = data;
     p->events |= UV_WRITABLE;
     update(p);
+    if (p->ac && (p->ac->c.flags & REDIS_CONNECTED))
+        uv_check_start(&p->flush, on_flush);
 }
 
 static void del_write(void *data)
@@ -70,7 +86,9 @@ static void del_write(void *data)
 
 static void on_closed(uv_handle_t *handle)
 {
-    free(handle->data);
+    struct uv_events *p = handle->data;
+    if (--p->open_handles == 0)
+        free(p);
 }
 
 /* hiredis is freeing the context: detach, and free our state only after libuv
@@ -80,6 +98,7 @@ static void cleanup(void *data)
     struct uv_events *p = data;
     p->ac = NULL;
     uv_close((uv_handle_t *)&p->poll, on_closed);
+    uv_close((uv_handle_t *)&p->flush, on_closed);
 }
 
 int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
@@ -93,8 +112,11 @@ int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
         free(p);
         return -1;
     }
+    uv_check_init(loop, &p->flush);
+    p->open_handles = 2;
     p->ac = ac;
     p->poll.data = p;
+    p->flush.data = p;
     ac->ev.addRead = add_read;
     ac->ev.delRead = del_read;
     ac->ev.addWrite = add_write;
