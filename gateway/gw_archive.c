@@ -71,6 +71,7 @@
  * job closes the database and its completion frees the archive.
  */
 #include "gw_archive.h"
+#include "rc_expiry.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -383,15 +384,6 @@ static int run_command(struct run *r, redisCallbackFn *cb, const char *fmt, ...)
 
 /* The marker lives as long as the period's keys: until the end of the period
  * `keep` periods later (as rc_write_args computes the keys' TTL). */
-static int64_t marker_ttl_ms(const struct rc_board *b, const struct rc_period *p, int64_t now_ms)
-{
-    struct rc_period q = *p;
-    for (unsigned i = 0; i < b->keep; i++)
-        if (rc_period_next(&b->period, &q, &q) != 0)
-            return 86400000; /* past the calendar: a day is plenty */
-    return q.end_ms - now_ms > 1 ? q.end_ms - now_ms : 1;
-}
-
 static void on_marked(redisAsyncContext *ac, void *reply, void *privdata)
 {
     struct run *r = privdata;
@@ -405,7 +397,10 @@ static void on_marked(redisAsyncContext *ac, void *reply, void *privdata)
 /* Step 7. */
 static void set_marker(struct run *r)
 {
-    int64_t ttl = marker_ttl_ms(r->bs->decl, &r->period, gw_now_ms(r->a->app));
+    /* the marker lives as long as the period's keys (rc_expiry.h) */
+    int64_t ttl;
+    if (rc_period_ttl_ms(r->bs->decl, &r->period, gw_now_ms(r->a->app), &ttl, NULL) != 0)
+        ttl = 86400000; /* past the calendar: a day is plenty */
     if (run_command(r, on_marked, "SET %s 1 PX %lld", r->marker, (long long)ttl) != 0)
         run_end(r);
 }
