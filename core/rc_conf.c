@@ -67,6 +67,8 @@ enum key_id {
     K_MAX_FRAME, K_MAX_SUBS, K_MAX_CONNS, K_QUEUE_BYTES, K_MAX_CONNS_PER_IP, K_IDLE_TIMEOUT,
     K_ALLOWED_ORIGINS, K_TLS_CERT, K_TLS_KEY,
     K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
+    K_HEADER_TIMEOUT, K_BODY_TIMEOUT, K_MAX_PENDING, K_CONN_READ_RATE, K_CONN_READ_BURST,
+    K_IP_READ_RATE, K_IP_READ_BURST, K_MAX_BOARDS,
     K_READS,
     K_SECRET, K_SECRET_ENV, K_SCOPES, K_BOARDS,
     K_ORDER, K_OPS, K_SUBMIT_MODE, K_POINTS_MIN, K_POINTS_MAX, K_FIELDS,
@@ -523,6 +525,21 @@ static int set_unsigned(struct parser *p, const struct key_spec *k, void *obj, c
     return 0;
 }
 
+/* An integer in min..max, or "auto" (stored as 0: the gateway derives it). */
+static int set_unsigned_or_auto(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    if (strcmp(v, "auto") == 0) {
+        *FIELD(unsigned, obj, k) = 0;
+        return 0;
+    }
+    int64_t n;
+    if (rc_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
+        return fail(p, p->lineno, "%s must be auto or an integer from %" PRId64 " to %" PRId64 ", got '%.40s'",
+                    k->name, k->min, k->max, v);
+    *FIELD(unsigned, obj, k) = (unsigned)n;
+    return 0;
+}
+
 static int set_int64(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     if (rc_parse_int64(v, FIELD(int64_t, obj, k)) != 0)
@@ -875,7 +892,7 @@ static const struct key_spec keys[] = {
 
     {SEC_LIMITS, K_MAX_FRAME, "max_frame", set_bytes, CONF(max_frame), 256, MIB},
     {SEC_LIMITS, K_MAX_SUBS, "max_subs_per_conn", set_unsigned, CONF(max_subs_per_conn), 1, 10000},
-    {SEC_LIMITS, K_MAX_CONNS, "max_conns", set_unsigned, CONF(max_conns), 1, 1000000},
+    {SEC_LIMITS, K_MAX_CONNS, "max_conns", set_unsigned_or_auto, CONF(max_conns), 1, 1000000},
     {SEC_LIMITS, K_QUEUE_BYTES, "queue_bytes", set_bytes, CONF(queue_bytes), 4 * KIB, 64 * MIB},
     {SEC_LIMITS, K_MAX_CONNS_PER_IP, "max_conns_per_ip", set_unsigned, CONF(max_conns_per_ip), 1, 1000000},
     {SEC_LIMITS, K_IDLE_TIMEOUT, "idle_timeout", set_duration, CONF(idle_timeout_ms), 2 * MS_S, MS_D},
@@ -885,6 +902,14 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_KEY_WRITE_RATE, "key_write_rate", set_unsigned, CONF(key_write_rate), 1, 1000000},
     {SEC_LIMITS, K_KEY_WRITE_BURST, "key_write_burst", set_unsigned, CONF(key_write_burst), 1,
      10000000},
+    {SEC_LIMITS, K_HEADER_TIMEOUT, "header_timeout", set_duration, CONF(header_timeout_ms), MS_S, 10 * MS_M},
+    {SEC_LIMITS, K_BODY_TIMEOUT, "body_timeout", set_duration, CONF(body_timeout_ms), MS_S, 10 * MS_M},
+    {SEC_LIMITS, K_MAX_PENDING, "max_pending", set_unsigned, CONF(max_pending), 1, 100000},
+    {SEC_LIMITS, K_CONN_READ_RATE, "conn_read_rate", set_unsigned, CONF(conn_read_rate), 1, 1000000},
+    {SEC_LIMITS, K_CONN_READ_BURST, "conn_read_burst", set_unsigned, CONF(conn_read_burst), 1, 10000000},
+    {SEC_LIMITS, K_IP_READ_RATE, "ip_read_rate", set_unsigned, CONF(ip_read_rate), 1, 1000000},
+    {SEC_LIMITS, K_IP_READ_BURST, "ip_read_burst", set_unsigned, CONF(ip_read_burst), 1, 10000000},
+    {SEC_LIMITS, K_MAX_BOARDS, "max_boards", set_unsigned, CONF(max_boards), 1, 1000000},
 
     {SEC_AUTH, K_READS, "reads", set_reads, CONF(auth.reads_need_key), 0, 0},
 
@@ -1366,7 +1391,15 @@ void rc_conf_defaults(struct rc_conf *c)
     c->reconnect_max_ms = 2000;
     c->max_frame = 64 * KIB;
     c->max_subs_per_conn = 64;
-    c->max_conns = 20000;
+    c->max_conns = 0; /* auto: derived from the fd limit at start */
+    c->header_timeout_ms = 10 * MS_S;
+    c->body_timeout_ms = 10 * MS_S;
+    c->max_pending = 64;
+    c->conn_read_rate = 200;
+    c->conn_read_burst = 400;
+    c->ip_read_rate = 1000;
+    c->ip_read_burst = 2000;
+    c->max_boards = 10000;
     c->queue_bytes = 256 * KIB;
     c->conn_write_rate = 1000;
     c->max_conns_per_ip = 1000;

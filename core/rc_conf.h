@@ -43,14 +43,22 @@ struct rc_conf {
     /* [limits] */
     size_t max_frame;                  /* bytes, default 65536 */
     unsigned max_subs_per_conn;        /* default 64 */
-    unsigned max_conns;                /* default 20000 */
-    unsigned max_conns_per_ip;         /* WebSocket connections from one source address, default 1000 */
+    unsigned max_conns;                /* connections of any kind; 0 = auto (fd limit minus a reserve) */
+    unsigned max_conns_per_ip;         /* connections of any kind from one source address, default 1000 */
     int64_t idle_timeout_ms;           /* ping after half of it silent, close after all of it, default 60 s */
     size_t queue_bytes;                /* per-connection queue, default 262144 */
     unsigned conn_write_rate;          /* writes/s per WebSocket connection, default 1000 */
     unsigned conn_write_burst;         /* default 2000 */
     unsigned key_write_rate;           /* writes/s per API key (all its connections), default 20000 */
     unsigned key_write_burst;          /* default 40000 */
+    int64_t header_timeout_ms;         /* to send a request's headers (or a handshake), default 10 s */
+    int64_t body_timeout_ms;           /* to send a request body, in total, default 10 s */
+    unsigned max_pending;              /* requests per connection waiting for an answer, default 64 */
+    unsigned conn_read_rate;           /* reads/s per connection (WebSocket), default 200 */
+    unsigned conn_read_burst;          /* default 400 */
+    unsigned ip_read_rate;             /* reads/s per source address (WebSocket and REST), default 1000 */
+    unsigned ip_read_burst;            /* default 2000 */
+    unsigned max_boards;               /* boards with live state (viewers) per process, default 10000 */
     /* [auth] and [key NAME] */
     struct rc_auth auth;
     /* [board ...] */

@@ -55,6 +55,8 @@ struct gw_conn {
     /* who: the key presented at the handshake, and this connection's writes */
     struct gw_caller who;
     struct rc_bucket bucket;
+    struct rc_bucket read_bucket;  /* reads on this connection (conn_read_rate) */
+    unsigned pending;              /* requests waiting for an answer (max_pending) */
     /* subscriptions */
     struct gw_sub *subs;
     unsigned nsubs;

@@ -216,7 +216,7 @@ static void test_empty_text_gives_documented_defaults(void **state)
     assert_int_equal(c->reconnect_max_ms, 2000);
     assert_int_equal(c->max_frame, 65536);
     assert_int_equal(c->max_subs_per_conn, 64);
-    assert_int_equal(c->max_conns, 20000);
+    assert_int_equal(c->max_conns, 0); /* auto */
     assert_int_equal(c->queue_bytes, 262144);
     assert_int_equal(c->conn_write_rate, 1000);
     assert_int_equal(c->conn_write_burst, 2000);
@@ -573,8 +573,8 @@ static const struct err_case err_cases[] = {
     {"[limits]\nmax_frame = 64kb\n", 2, "got '64kb'"},
     {"[limits]\nqueue_bytes = 1k\n", 2, "queue_bytes must be a byte count from 4k to 64m"},
     {"[limits]\nmax_subs_per_conn = 0\n", 2, "max_subs_per_conn must be an integer from 1 to 10000"},
-    {"[limits]\nmax_conns = 1000001\n", 2, "max_conns must be an integer from 1 to 1000000"},
-    {"[limits]\nmax_conns = 12abc\n", 2, "max_conns must be an integer"},
+    {"[limits]\nmax_conns = 1000001\n", 2, "max_conns must be auto or an integer from 1 to 1000000"},
+    {"[limits]\nmax_conns = 12abc\n", 2, "max_conns must be auto or an integer"},
     {"[limits]\nconn_write_rate = 0\n", 2, "conn_write_rate must be an integer from 1 to 1000000"},
     {"[limits]\nconn_write_rate = 5/s\n", 2, "conn_write_rate must be an integer"},
     {"[limits]\nconn_write_burst = 10000001\n", 2,
