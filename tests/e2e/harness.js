@@ -57,9 +57,11 @@
  *     same on a string, without the file.
  *
  *   const c = await h.connectWs(t, gw.wsUrl, { token?, tokenIn?, protocol? (default
- *                                               "rankcast.v1", null for none), headers? })
+ *                                               "rankcast.v1", null for none), headers?,
+ *                                               localAddress? })
  *     token: undefined sends h.ADMIN_KEY, null sends no credentials, a string sends it;
- *     tokenIn: "query" (default: ?token=KEY) or "header" (Authorization: Bearer KEY)
+ *     tokenIn: "query" (default: ?token=KEY) or "header" (Authorization: Bearer KEY);
+ *     localAddress: the source address to connect from (e.g. "127.0.0.2")
  *     c.messages                      every message received (parsed JSON; a non-JSON
  *                                       frame shows as { raw: text })
  *     await c.next(pred, ms = 2000)   the first message not yet taken that matches:
@@ -74,10 +76,12 @@
  *     await c.close()
  *   A refused handshake rejects connectWs with an Error whose .status is the HTTP status.
  *
- *   await h.http(base, method, path, body?, { token?, headers? })
+ *   await h.http(base, method, path, body?, { token?, headers?, localAddress?, timeoutMs? })
  *                                     -> { status, headers, text, body (JSON or null) }
  *     token as for connectWs (undefined: the admin key, null: none), sent as
- *     Authorization: Bearer; an Authorization in headers wins over token
+ *     Authorization: Bearer; an Authorization in headers wins over token;
+ *     localAddress: the source address (then sent with node:http, a fresh
+ *     connection per request; headers is a Headers object either way)
  *   h.vmRssKb(pid)                    resident set size in kB (/proc/<pid>/status)
  *   await h.waitFor(fn, ms, what)     polls fn() (may be async) until truthy
  */
@@ -609,7 +613,9 @@ function connectWs(t, url, opts = {}) {
   if (token !== null && opts.tokenIn === 'header') headers.Authorization = 'Bearer ' + token;
   else if (token !== null) u += (u.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token);
   const protocol = opts.protocol === null ? undefined : opts.protocol || 'rankcast.v1';
-  const ws = new WebSocket(u, protocol, { headers });
+  const wsOpts = { headers };
+  if (opts.localAddress) wsOpts.localAddress = opts.localAddress;
+  const ws = new WebSocket(u, protocol, wsOpts);
   const client = new WsClient(ws);
   if (t) defer(t, () => client.close());
   return new Promise((resolve, reject) => {
@@ -624,6 +630,27 @@ function connectWs(t, url, opts = {}) {
 
 /* ---- HTTP ------------------------------------------------------------------- */
 
+// One request with node:http from a given source address (fetch cannot pick
+// one); a fresh connection, closed after the reply.
+function httpFrom(localAddress, url, method, headers, payload, timeoutMs) {
+  const nodeHttp = require('node:http');
+  return new Promise((resolve, reject) => {
+    const req = nodeHttp.request(url, { method, headers, localAddress, agent: false, timeout: timeoutMs }, (res) => {
+      const chunks = [];
+      res.on('data', (d) => chunks.push(d));
+      res.on('end', () => {
+        const hdrs = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) hdrs.set(k, Array.isArray(v) ? v.join(', ') : v);
+        resolve({ res: { status: res.statusCode, headers: hdrs }, text: Buffer.concat(chunks).toString() });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url}: no reply within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 async function http(base, method, urlPath, body, opts = {}) {
   const headers = Object.assign({}, opts.headers);
   const token = tokenOf(opts.token);
@@ -634,8 +661,13 @@ async function http(base, method, urlPath, body, opts = {}) {
     payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     if (!headers['Content-Type']) headers['Content-Type'] = 'application/json';
   }
-  const res = await fetch(base + urlPath, { method, headers, body: payload, signal: AbortSignal.timeout(opts.timeoutMs || 5000) });
-  const text = await res.text();
+  let res;
+  let text;
+  if (opts.localAddress) ({ res, text } = await httpFrom(opts.localAddress, base + urlPath, method, headers, payload, opts.timeoutMs || 5000));
+  else {
+    res = await fetch(base + urlPath, { method, headers, body: payload, signal: AbortSignal.timeout(opts.timeoutMs || 5000) });
+    text = await res.text();
+  }
   let json = null;
   try { json = JSON.parse(text); } catch (e) { /* not JSON: text has it */ }
   return { status: res.status, headers: res.headers, text, body: json };
