@@ -1,0 +1,185 @@
+/* hostile_pipeline.test.js - two HTTP requests with bodies pipelined in one
+ * TCP write (the second one's bytes arrive in the same packet as the first
+ * one's body). Each must be answered, in order, on that connection; the
+ * gateway must stay responsive to others, go back to idle CPU, and still
+ * stop on SIGTERM. Found in the hostile-clients review: the loop spun at 100%
+ * CPU, RSS grew, /healthz stopped answering and SIGTERM did nothing.
+ *
+ * One stack per case: a frozen gateway must not take the next case down. */
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const { execFileSync } = require('node:child_process');
+const h = require('./harness');
+
+const skip = h.gatewayMissing() || false;
+const CLK_TCK = (() => {
+  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch (e) { return 100; }
+})();
+
+/* utime + stime of pid, in clock ticks (/proc/PID/stat fields 14 and 15). */
+function cpuTicks(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+  return Number(f[11]) + Number(f[12]);
+}
+
+/* The share of one core pid used over ms, in percent. */
+async function cpuPercent(pid, ms = 1000) {
+  const t0 = process.hrtime.bigint();
+  const c0 = cpuTicks(pid);
+  await h.sleep(ms);
+  const c1 = cpuTicks(pid);
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+  return (100 * (c1 - c0)) / CLK_TCK / wall;
+}
+
+/* Parses as many complete HTTP/1.1 responses (Content-Length bodies) as buf
+ * holds: [{ status, headers, body }]. */
+function parseResponses(buf) {
+  const out = [];
+  let at = 0;
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const head = buf.slice(at, end).toString('latin1').split('\r\n');
+    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head[0])?.[1]);
+    const headers = {};
+    for (const l of head.slice(1)) {
+      const i = l.indexOf(':');
+      if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+    }
+    const len = Number(headers['content-length'] || 0);
+    if (buf.length < end + 4 + len) break;
+    const text = buf.slice(end + 4, end + 4 + len).toString();
+    let body = null;
+    try { body = JSON.parse(text); } catch (e) { /* not JSON */ }
+    out.push({ status, headers, text, body });
+    at = end + 4 + len;
+  }
+  return out;
+}
+
+/* Writes `data` in one write on a fresh socket and collects responses until
+ * `count` are complete, the server closes, or ms pass. */
+function exchange(port, data, count, ms = 5000) {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let buf = Buffer.alloc(0);
+    let done = false;
+    const finish = (why) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ responses: parseResponses(buf), why, raw: buf.toString('latin1').slice(0, 600) });
+    };
+    const timer = setTimeout(() => finish('timeout'), ms);
+    sock.setNoDelay(true);
+    sock.on('connect', () => sock.write(data));
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (parseResponses(buf).length >= count) finish('complete');
+    });
+    sock.on('error', () => finish('error'));
+    sock.on('close', () => finish('closed'));
+  });
+}
+
+function request(method, path, body, token) {
+  const auth = token ? `Authorization: Bearer ${token}\r\n` : '';
+  return `${method} ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/* After the pipelined pair: others are served, the CPU is idle, SIGTERM stops it. */
+async function assertHealthy(t, gw) {
+  const health = await h.http(gw.base, 'GET', '/healthz', null, { timeoutMs: 3000 })
+    .catch((e) => ({ status: `no answer: ${e.message}` }));
+  assert.equal(health.status, 200, '/healthz from another connection');
+  const rss0 = h.vmRssKb(gw.pid);
+  const cpu = await cpuPercent(gw.pid, 1000);
+  const rss1 = h.vmRssKb(gw.pid);
+  t.diagnostic(`gateway CPU over 1 s after the pipelined pair: ${cpu.toFixed(1)}%; RSS ${rss0} -> ${rss1} kB`);
+  assert.ok(cpu < 50, `the gateway is busy with nothing: ${cpu.toFixed(1)}% CPU`);
+  const t0 = Date.now();
+  gw.kill('SIGTERM');
+  const res = await Promise.race([gw.exited, h.sleep(5000).then(() => null)]);
+  assert.ok(res, 'SIGTERM stops the gateway within 5 s');
+  assert.equal(res.code, 0, `exit ${JSON.stringify(res)}`);
+  t.diagnostic(`stopped by SIGTERM in ${Date.now() - t0} ms`);
+}
+
+function assertPair(got, what) {
+  assert.equal(got.responses.length, 2,
+    `${what}: both pipelined requests answered on that connection (got ${got.responses.length}, ${got.why}): ${JSON.stringify(got.raw)}`);
+}
+
+test('two POST /healthz pipelined in one packet: both answered, then idle, SIGTERM works',
+  { skip, timeout: 30000 }, async (t) => {
+    const { gw } = await h.startStack(t);
+    const one = 'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}';
+    const got = await exchange(gw.port, one + one, 2);
+    assertPair(got, 'POST /healthz x2');
+    for (const r of got.responses) assert.equal(r.status, got.responses[0].status, 'the same answer twice');
+    await assertHealthy(t, gw);
+  });
+
+test('two score writes with the admin key pipelined: acked in order (score 1 then 2)',
+  { skip, timeout: 30000 }, async (t) => {
+    const { redis, gw } = await h.startStack(t);
+    const w = (req) => request('POST', '/api/v1/boards/demo/scores',
+      JSON.stringify({ member: 'u1', op: 'incr', delta: 1, req }), h.ADMIN_KEY);
+    const got = await exchange(gw.port, w('pipe-a') + w('pipe-b'), 2);
+    assertPair(got, 'POST scores x2 (key)');
+    assert.deepEqual(got.responses.map((r) => r.status), [200, 200], got.raw);
+    assert.deepEqual(got.responses.map((r) => r.body.score), [1, 2], 'answered in order');
+    assert.deepEqual(got.responses.map((r) => r.body.duplicate), [false, false], 'each write applied once');
+    assert.equal(await redis.cli('ZSCORE', 'rc:{demo|}:z', 'u1') !== '', true);
+    assert.equal(await redis.cli('ZCARD', 'rc:{demo|}:z'), '1');
+    await assertHealthy(t, gw);
+  });
+
+test('two score writes without a key pipelined: both 401, nothing written',
+  { skip, timeout: 30000 }, async (t) => {
+    const { redis, gw } = await h.startStack(t);
+    const fp = await redis.fingerprint();
+    const w = request('POST', '/api/v1/boards/demo/scores', JSON.stringify({ member: 'u1', op: 'incr', delta: 1 }), null);
+    const got = await exchange(gw.port, w + w, 2);
+    assertPair(got, 'POST scores x2 (no key)');
+    assert.deepEqual(got.responses.map((r) => r.status), [401, 401], got.raw);
+    assert.deepEqual(got.responses.map((r) => r.body && r.body.code), ['unauthorized', 'unauthorized']);
+    assert.equal(await redis.fingerprint(), fp);
+    await assertHealthy(t, gw);
+  });
+
+test('two profile PUTs pipelined: both 200, the second one wins',
+  { skip, timeout: 30000 }, async (t) => {
+    const { gw } = await h.startStack(t);
+    const put = (name) => request('PUT', '/api/v1/members/u1/profile', JSON.stringify({ name }), h.ADMIN_KEY);
+    const got = await exchange(gw.port, put('First') + put('Second'), 2);
+    assertPair(got, 'PUT profile x2');
+    assert.deepEqual(got.responses.map((r) => r.status), [200, 200], got.raw);
+    const prof = await h.http(gw.base, 'GET', '/api/v1/members/u1/profile', null, { timeoutMs: 3000 })
+      .catch((e) => ({ status: e.message }));
+    assert.equal(prof.status, 200);
+    assert.equal(prof.body.name, 'Second', JSON.stringify(prof.body));
+    await assertHealthy(t, gw);
+  });
+
+test('a POST pipelined with a GET behind it: both answered in order',
+  { skip, timeout: 30000 }, async (t) => {
+    const { gw } = await h.startStack(t);
+    const w = request('POST', '/api/v1/boards/demo/scores', JSON.stringify({ member: 'u2', op: 'set', value: 42 }), h.ADMIN_KEY);
+    const g = 'GET /api/v1/boards/demo/members/u2 HTTP/1.1\r\nHost: x\r\n\r\n';
+    const got = await exchange(gw.port, w + g, 2);
+    assertPair(got, 'POST + GET');
+    assert.deepEqual(got.responses.map((r) => r.status), [200, 200], got.raw);
+    assert.equal(got.responses[0].body.op, 'ack');
+    assert.equal(got.responses[1].body.op, 'rank');
+    assert.equal(got.responses[1].body.score, 42, 'the GET sees the write before it');
+    await assertHealthy(t, gw);
+  });
