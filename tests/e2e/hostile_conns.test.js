@@ -11,14 +11,21 @@
  *    a 503 to its first request for a small slack), 127.0.0.2 still is, and a
  *    freed slot can be used again;
  *  - with a low max_conns, the excess from many addresses is closed at once
- *    while the connections already in keep being served.
+ *    while the connections already in keep being served;
+ *  - max_conns = auto: the gateway raises its soft fd limit to the hard one
+ *    and takes the limit minus a 256 reserve (started with a soft limit of
+ *    1024 it still holds 1,500 connections); an explicit max_conns above
+ *    that refuses to start.
  * The flood version (2,000 of them against a live viewer) is
  * hostile_flood.test.js. */
 'use strict';
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
 const h = require('./harness');
 
 const skip = h.gatewayMissing() || false;
@@ -239,4 +246,59 @@ test('max_conns: the excess from many addresses is closed at once and the gatewa
       const r = await h.http(gw.base, 'GET', '/healthz', null, { localAddress: '127.0.0.40', timeoutMs: 2000 }).catch(() => null);
       return r && r.status === 200;
     }, 10000, 'a new connection to be served after the flood');
+  });
+
+/* "Max open files" soft and hard limits of a process. */
+function nofile(pid) {
+  const m = /^Max open files\s+(\S+)\s+(\S+)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, 'utf8'));
+  const n = (v) => (v === 'unlimited' ? Infinity : Number(v));
+  return { soft: n(m[1]), hard: n(m[2]) };
+}
+
+test('max_conns = auto: started with a soft fd limit of 1024, the gateway raises it and holds 1,500 connections',
+  { skip, timeout: 60000 }, async (t) => {
+    const { hard } = nofile('self');
+    if (hard < 2500 || hard === Infinity) {
+      t.skip(`needs a finite hard fd limit of at least 2500 (here ${hard})`);
+      return;
+    }
+    // A wrapper that lowers the soft limit, then execs the gateway (same pid).
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-ulimit-'));
+    h.defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+    const wrapper = path.join(dir, 'rankcast-soft1024');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nulimit -S -n 1024 || exit 99\nexec "${h.gatewayBin()}" "$@"\n`, { mode: 0o755 });
+    const config = h.configWith(t, { limits: { max_conns: 'auto', header_timeout: '60s', max_conns_per_ip: 1000 } });
+    const { gw } = await h.startStack(t, { config, bin: wrapper });
+    const lim = nofile(gw.pid);
+    t.diagnostic(`gateway fd limits after start: soft ${lim.soft}, hard ${lim.hard}`);
+    assert.equal(lim.soft, lim.hard, 'the soft limit was raised to the hard one');
+
+    const N = 1500; // more than 1024 - 256: only possible with the raised limit
+    const conns = [];
+    for (let a = 0; a < 3; a++) conns.push(...(await openMany(gw.port, `127.0.0.${50 + a}`, N / 3)));
+    h.defer(t, () => conns.forEach((c) => c.sock.destroy()));
+    await acceptedAtLeast(gw, N);
+    // None of them was turned away, and the gateway still serves.
+    assert.equal(conns.filter(isOpen).length, N, `${N - conns.filter(isOpen).length} of ${N} connections were closed`);
+    const ws = await h.connectWs(t, gw.wsUrl, { localAddress: '127.0.0.2' });
+    assert.equal((await ws.request({ op: 'ping' })).op, 'pong');
+  });
+
+test('an explicit max_conns above the fd limit minus the reserve refuses to start, naming max_conns',
+  { skip, timeout: 30000 }, async (t) => {
+    const { hard } = nofile('self');
+    if (hard === Infinity || hard > 1000000) {
+      t.skip(`the hard fd limit (${hard}) leaves every max_conns possible`);
+      return;
+    }
+    const config = h.configWith(t, { limits: { max_conns: hard - 256 + 1 } });
+    await assert.rejects(h.startStack(t, { config }), (e) => {
+      assert.match(e.message, /exited during start/, e.message);
+      assert.match(e.message, /max_conns/, e.message);
+      return true;
+    });
+    // One below the line starts.
+    const ok = h.configWith(t, { limits: { max_conns: hard - 256 } });
+    const { gw } = await h.startStack(t, { config: ok });
+    assert.equal((await h.http(gw.base, 'GET', '/healthz')).status, 200);
   });
