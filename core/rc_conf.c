@@ -1463,12 +1463,16 @@ const struct rc_board *rc_conf_find_board(const struct rc_conf *c, const char *n
         if (!b->is_template && strcmp(b->name, name) == 0)
             return b;
     }
+    /* A template covers only names longer than its prefix: "match:" is no
+     * match of "match:*" (it would be a board with an empty match id), and
+     * falls to a shorter template, if any, or to unknown_board. */
+    size_t nlen = strlen(name);
     for (size_t i = 0; i < c->nboards; i++) {
         const struct rc_board *b = &c->boards[i];
         if (!b->is_template)
             continue;
         size_t plen = strlen(b->name) - 1;
-        if (strncmp(b->name, name, plen) == 0 && (!best || plen > best_len)) {
+        if (nlen > plen && strncmp(b->name, name, plen) == 0 && (!best || plen > best_len)) {
             best = b;
             best_len = plen;
         }

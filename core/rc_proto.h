@@ -6,8 +6,11 @@
  * required field, a number that is not finite, not an integer where one is
  * required or beyond +-(2^53 - 1), a name that breaks the name rules, an
  * unknown op or a message that is not a JSON object each yield RC_E_BAD_REQUEST
- * with a message naming the field. A message over RC_PROTO_MAX_TEXT bytes is
- * RC_E_TOO_LARGE.
+ * with a message naming the field. Before any field is read, the whole text
+ * passes the strict JSON gate of rc_json_gate.h (leading zeros, a byte order
+ * mark, numbers a double cannot hold, raw control characters, \u0000 and
+ * duplicate keys are all refused, in fields we would ignore too). A message
+ * over RC_PROTO_MAX_TEXT bytes is RC_E_TOO_LARGE.
  */
 #ifndef RC_PROTO_H
 #define RC_PROTO_H
@@ -16,11 +19,12 @@
 #include <stdint.h>
 
 #include "rc_err.h"
+#include "rc_json_gate.h"
 #include "rc_layout.h"
 #include "rc_names.h"
 #include "rc_period.h"
 
-#define RC_PROTO_MAX_TEXT (1u << 20) /* hard cap; the gateway's max_frame is lower */
+#define RC_PROTO_MAX_TEXT RC_JSON_MAX_TEXT /* hard cap; the gateway's max_frame is lower */
 #define RC_VIEW_MAX_ROWS 1000        /* top N and page limit */
 #define RC_VIEW_MAX_RADIUS 50        /* around radius */
 #define RC_SUB_MAX 32                /* subscription id length */

@@ -1,18 +1,13 @@
 /* rc_proto_decode.c - client messages of PROTOCOL.md into struct rc_request.
  *
- * One message goes through four gates, each with its own error: size
- * (too_large), UTF-8, strict JSON lexing plus cJSON parsing, and "is an
- * object". Then the "id" is taken first, so that every later failure can still
- * be echoed to the right caller, then "op", which picks a row of the op table;
- * the row's handler reads the fields that op defines. Fields the protocol does
+ * One message first goes through the strict JSON gate (rc_json_gate.h): size
+ * (too_large), UTF-8, strict JSON, "is an object", no key given twice. Then
+ * the "id" is taken first, so that every later failure can still be echoed
+ * to the right caller, then "op", which picks a row of the op table; the
+ * row's handler reads the fields that op defines. Fields the protocol does
  * not define are ignored; a defined field that is present must be exactly
  * right, or the whole message is refused with RC_E_BAD_REQUEST and a message
  * naming the field. Nothing here keeps state between calls.
- *
- * cJSON is lenient in ways a wire contract cannot be: it takes raw control
- * characters inside strings, reads "\u0000" (and a malformed "\uZZZZ") as a
- * NUL that silently cuts the string short, and treats any byte <= 0x20 as
- * whitespace. lex_check() closes those holes before cJSON sees the text.
  */
 #include "rc_proto.h"
 
@@ -76,131 +71,13 @@ static const struct name_rule PERIOD_RULE = {
 static const struct name_rule SUB_RULE = {
     sub_valid, RC_SUB_MAX, "1.." XSTR(RC_SUB_MAX) " printable ASCII characters without spaces"};
 
-/* ---- the gates before any field is read -------------------------------- */
-
-enum lex_result { LEX_OK = 0, LEX_INVALID, LEX_NUL };
-
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Checks the escape that starts at s[*i] (the byte after a backslash) and
- * moves *i to its last byte. */
-static enum lex_result lex_escape(const char *s, size_t len, size_t *i)
-{
-    unsigned char c = (unsigned char)s[*i];
-    unsigned v = 0;
-
-    switch (c) {
-    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        return LEX_OK;
-    case 'u':
-        break;
-    default:
-        return LEX_INVALID;
-    }
-    if (len - *i <= 4)
-        return LEX_INVALID;
-    for (size_t k = 1; k <= 4; k++) {
-        int h = hex_value((unsigned char)s[*i + k]);
-        if (h < 0)
-            return LEX_INVALID;
-        v = v * 16 + (unsigned)h;
-    }
-    *i += 4;
-    return v == 0 ? LEX_NUL : LEX_OK;
-}
-
-/* The strict-JSON lexical rules cJSON does not enforce (see the banner):
- * between tokens only the four JSON whitespace bytes, inside strings no raw
- * control characters, only JSON's escapes, and no \u0000. */
-static enum lex_result lex_check(const char *s, size_t len)
-{
-    int in_string = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!in_string) {
-            if (c == '"')
-                in_string = 1;
-            else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-                return LEX_INVALID;
-        } else if (c < 0x20) {
-            return LEX_INVALID;
-        } else if (c == '"') {
-            in_string = 0;
-        } else if (c == '\\') {
-            enum lex_result r;
-            if (++i >= len)
-                return LEX_INVALID;
-            if ((r = lex_escape(s, len, &i)) != LEX_OK)
-                return r;
-        }
-    }
-    return in_string ? LEX_INVALID : LEX_OK;
-}
-
-static int json_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Runs text through every gate and hands back the parsed object, which the
- * caller owns and frees with cJSON_Delete. text is borrowed and need not be
- * NUL-terminated. */
-static int parse_object(const char *text, size_t len, cJSON **out, struct rc_error *err)
-{
-    const char *end = NULL;
-    enum lex_result lex;
-    cJSON *root;
-
-    *out = NULL;
-    if (len > RC_PROTO_MAX_TEXT)
-        return rc_error_set(err, RC_E_TOO_LARGE, "message is larger than %u bytes",
-                            (unsigned)RC_PROTO_MAX_TEXT);
-    if (!text)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON");
-    if (!rc_utf8_valid(text, len))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "message is not valid UTF-8");
-    lex = lex_check(text, len);
-    if (lex == LEX_NUL)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "strings must not contain \\u0000");
-    if (lex != LEX_OK)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON");
-
-    /* require_null_terminated would refuse every text that is not followed by
-     * a NUL inside len; checking the parse end ourselves gives the same "no
-     * trailing garbage" rule for frames that are not NUL-terminated. */
-    root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON");
-    while (end < text + len && json_space(*end))
-        end++;
-    if (end != text + len) {
-        cJSON_Delete(root);
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON");
-    }
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return rc_error_set(err, RC_E_BAD_REQUEST, "message must be a JSON object");
-    }
-    *out = root;
-    return 0;
-}
-
 /* ---- fields ------------------------------------------------------------ */
 
 /* Looks key up in obj (case-sensitive). Sets *item to it, or NULL when
  * absent. A key given twice is refused: which copy wins is undefined in JSON,
- * and a proxy in front of us might have read the other one. The item is
- * borrowed from obj. label names the field in messages ("view.top"). */
+ * and a proxy in front of us might have read the other one (the gate refuses
+ * it first; this keeps field() safe on any tree). The item is borrowed from
+ * obj. label names the field in messages ("view.top"). */
 static int field(const cJSON *obj, const char *key, const char *label, const cJSON **item,
                  struct rc_error *err)
 {
@@ -685,7 +562,7 @@ int rc_request_decode(const char *text, size_t len, struct rc_request *out, stru
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = parse_object(text, len, &msg, err)) < 0)
+    if ((rc = rc_json_parse_strict(text, len, &msg, err)) < 0)
         return rc;
     if ((rc = decode_id(msg, out, err)) < 0 || (rc = read_op_name(msg, &name, err)) < 0)
         goto cleanup;
@@ -720,7 +597,7 @@ int rc_request_decode_write_body(const char *board, const char *text, size_t len
     if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
         return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", BOARD_RULE.rule);
     memcpy(out->board, board, blen + 1);
-    if ((rc = parse_object(text, len, &msg, err)) < 0)
+    if ((rc = rc_json_parse_strict(text, len, &msg, err)) < 0)
         return rc;
     if ((rc = read_op_name(msg, &name, err)) < 0)
         goto cleanup;

@@ -242,9 +242,16 @@ static void put_profile(struct gw_http_req *q, const char *member)
 {
     struct rc_kv kv[GW_PROFILE_MAX_FIELDS];
     unsigned n = 0;
-    cJSON *o = q->body && rc_utf8_valid(q->body, q->body_len) ? cJSON_ParseWithLength(q->body, q->body_len) : NULL;
+    struct rc_error gate = {0, ""};
+    cJSON *o = NULL;
+    /* the same strict gate as a WebSocket message: "a\u0000b" must not be
+     * stored as "a", nor a duplicate key as whichever copy cJSON kept */
+    if (rc_json_parse_strict(q->body ? q->body : "", q->body_len, &o, &gate) < 0) {
+        respond_error(q, gate.code, gate.msg);
+        return;
+    }
     const cJSON *it;
-    const char *bad = !o || !cJSON_IsObject(o) ? "body must be a JSON object of strings" : NULL;
+    const char *bad = NULL;
     cJSON_ArrayForEach(it, o) {
         if (bad)
             break;
@@ -349,7 +356,15 @@ static int route_admin(struct gw_http_req *q, char **seg, int n)
         r.block = block && (!strcmp(block, "1") || !strcmp(block, "true"));
     } else if (q->method == LWSHUMETH_POST && n == 2 && (!strcmp(seg[1], "reverse") || !strcmp(seg[1], "reset"))) {
         r.op = !strcmp(seg[1], "reverse") ? RC_OP_REVERSE : RC_OP_RESET;
-        cJSON *o = q->body && q->body_len ? cJSON_ParseWithLength(q->body, q->body_len) : cJSON_CreateObject();
+        /* No body means {}; a body passes the same strict gate as a WebSocket message. */
+        struct rc_error gate = {0, ""};
+        cJSON *o = NULL;
+        int gated = q->body_len ? rc_json_parse_strict(q->body, q->body_len, &o, &gate)
+                    : (o = cJSON_CreateObject()) ? 0 : rc_error_set(&gate, RC_E_INTERNAL, "out of memory");
+        if (gated < 0) {
+            respond_error(q, gate.code, gate.msg);
+            return 1;
+        }
         const cJSON *req = cJSON_GetObjectItemCaseSensitive(o, "req");
         const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "period");
         const char *bad = !cJSON_IsObject(o) ? "body must be a JSON object" : NULL;
@@ -466,7 +481,11 @@ static void debug_clock(struct gw_http_req *q)
         respond_error(q, err.code, err.msg);
         return;
     }
-    cJSON *o = q->body ? cJSON_ParseWithLength(q->body, q->body_len) : NULL;
+    cJSON *o = NULL;
+    if (rc_json_parse_strict(q->body ? q->body : "", q->body_len, &o, &err) < 0) {
+        respond_error(q, err.code, err.msg);
+        return;
+    }
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset_ms");
     const cJSON *now = cJSON_GetObjectItemCaseSensitive(o, "now_ms");
     if (cJSON_IsNumber(off) && fabs(off->valuedouble) < 1e15) {

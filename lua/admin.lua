@@ -18,7 +18,8 @@
 -- Reply: { status, seq, member, score, rank, detail }
 --   status: "ok" | "duplicate" (reverse already done) | "bad_request" | "out_of_range"
 --   score/rank: after the operation (reverse), "" / 0 otherwise
---   detail: remove: 1 when the member was on the board; else a message
+--   detail: remove: 1 when the member was on the board; reset: 1 when the
+--   board had keys to reset, 0 when it had none (nothing written); else a message
 
 local z, seqkey, logkey, chan, blocked = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local action, member = ARGV[1], ARGV[2]
@@ -105,6 +106,12 @@ elseif action == 'reverse' then
   return { 'ok', record('reverse', m, newc, oldc, rank, oldrank), m, num(p), rank, 1 }
 
 elseif action == 'reset' then
+  -- A board with none of its keys (never written, or its period expired) is
+  -- already empty: resetting it must not bring a seq, a log and a reset event
+  -- into being out of nothing. It answers ok with seq 0, as it stands.
+  if redis.call('EXISTS', z, seqkey, logkey) == 0 then
+    return { 'ok', 0, '', '', 0, 0 }
+  end
   redis.call('DEL', z)
   redis.call('DEL', logkey)
   return { 'ok', record('reset', nil, nil, nil, 0, 0), '', '', 0, 1 }

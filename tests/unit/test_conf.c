@@ -517,6 +517,30 @@ static void test_find_board_unknown_is_null(void **state)
     free(c);
 }
 
+/* A template stands for the boards it creates on first write, one per
+ * remainder: "match:" would be a board with no match id at all. */
+static void test_find_board_template_needs_a_non_empty_remainder(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok("[board match:*]\ntiebreak = none\n", c);
+    assert_null(rc_conf_find_board(c, "match:"));
+    assert_string_equal(rc_conf_find_board(c, "match:1")->name, "match:*");
+    free(c);
+}
+
+/* With nested templates the bare prefix of the longer one falls back to the
+ * shorter one, for which it does have a remainder. */
+static void test_find_board_bare_prefix_falls_back_to_a_shorter_template(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok(lookup_conf, c);
+    assert_string_equal(rc_conf_find_board(c, "a:b:")->name, "a:*");
+    assert_null(rc_conf_find_board(c, "a:"));
+    free(c);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 struct err_case {
@@ -1102,6 +1126,8 @@ int main(void)
         cmocka_unit_test(test_find_board_exact_beats_template),
         cmocka_unit_test(test_find_board_longest_template_wins),
         cmocka_unit_test(test_find_board_unknown_is_null),
+        cmocka_unit_test(test_find_board_template_needs_a_non_empty_remainder),
+        cmocka_unit_test(test_find_board_bare_prefix_falls_back_to_a_shorter_template),
         cmocka_unit_test(test_errors_report_file_line_and_reason),
         cmocka_unit_test(test_unknown_key_message_is_exact),
         cmocka_unit_test(test_overlong_line_and_value_are_refused),

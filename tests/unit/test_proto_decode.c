@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include "rc_json_gate.h"
 #include "rc_proto.h"
 
 #define S16 "abcdefghijklmnop"
@@ -113,6 +114,56 @@ static const struct bad_case BAD_CASES[] = {
      NULL},
     {"rejects_utf8_invalid_lead_byte", "{'op':'ping','x':'\xff'}", 0, BAD, "not valid UTF-8",
      NULL},
+    /* the strict gate: what RFC 8259 forbids that cJSON lets through, and
+     * what we refuse by policy (duplicate keys, \u0000), anywhere in the
+     * message, in fields we would otherwise ignore too */
+    {"rejects_number_with_leading_zero", INCR("01"), 0, BAD, "leading zero", NULL},
+    {"rejects_negative_number_with_leading_zero", INCR("-01"), 0, BAD, "leading zero", NULL},
+    {"rejects_leading_zero_in_an_ignored_field", "{'op':'ping','x':007}", 0, BAD, "leading zero",
+     NULL},
+    {"rejects_leading_zero_in_an_id_without_echo", "{'id':01,'op':'ping'}", 0, BAD,
+     "leading zero", NULL},
+    {"rejects_fraction_dot_without_digits", "{'op':'ping','x':1.}", 0, BAD, "malformed number",
+     NULL},
+    {"rejects_fraction_without_integer_digits", "{'op':'ping','x':-.5}", 0, BAD,
+     "malformed number", NULL},
+    {"rejects_exponent_right_after_fraction_dot", "{'op':'ping','x':1.e3}", 0, BAD,
+     "malformed number", NULL},
+    {"rejects_utf8_bom_before_the_object", "\xef\xbb\xbf{'op':'ping'}", 0, BAD,
+     "byte order mark", NULL},
+    {"rejects_utf8_bom_after_leading_whitespace", " \xef\xbb\xbf{'op':'ping'}", 0, BAD,
+     "byte order mark", NULL},
+    {"rejects_non_ascii_byte_between_tokens", "{'op':'ping'\xc3\xa9}", 0, BAD, "invalid JSON",
+     NULL},
+    {"rejects_delta_that_underflows_to_zero", INCR("1e-400"), 0, BAD, "underflows", NULL},
+    {"rejects_negative_delta_that_underflows_to_zero", INCR("-1e-400"), 0, BAD, "underflows",
+     NULL},
+    {"rejects_underflowing_number_in_an_ignored_field", "{'op':'ping','x':[2e-324]}", 0, BAD,
+     "underflows", NULL},
+    {"rejects_overflowing_number_in_an_ignored_field", "{'op':'ping','x':1.8e308}", 0, BAD,
+     "overflows", NULL},
+    {"rejects_duplicate_ignored_field", "{'op':'ping','x':1,'x':2}", 0, BAD, "duplicate field x",
+     NULL},
+    {"rejects_duplicate_key_in_a_nested_ignored_object", "{'op':'ping','x':[1,{'a':1,'a':1}]}", 0,
+     BAD, "duplicate field x[1].a", NULL},
+    {"rejects_duplicate_key_spelled_with_an_escape", "{'op':'ping','\\u006fp':'ping'}", 0, BAD,
+     "duplicate field op", NULL},
+    {"rejects_duplicate_block_flag",
+     "{'op':'remove','board':'b','member':'m','block':false,'block':true}", 0, BAD,
+     "duplicate field block", NULL},
+    {"rejects_duplicate_view_kind_key", SUB("{'feed':true,'feed':true}"), 0, BAD,
+     "duplicate field view.feed", NULL},
+    {"rejects_raw_tab_inside_a_string", "{'op':'ping','x':'a\tb'}", 0, BAD,
+     "raw control character U+0009", NULL},
+    {"rejects_raw_nul_inside_a_string_naming_it", "{'op':'pi\0ng'}", 14, BAD,
+     "raw control character U+0000", NULL},
+    {"rejects_raw_unit_separator_inside_a_key", "{'op':'ping','\x1f':1}", 0, BAD,
+     "raw control character U+001F", NULL},
+    {"rejects_unicode_nul_escape_in_an_ignored_field", "{'op':'ping','x':'\\u0000'}", 0, BAD,
+     "\\u0000", NULL},
+    {"rejects_unicode_nul_escape_in_a_key", "{'op':'ping','a\\u0000':1}", 0, BAD, "\\u0000",
+     NULL},
+
     {"rejects_array_message", "[1,2]", 0, BAD, "message must be a JSON object", NULL},
     {"rejects_string_message", "'ping'", 0, BAD, "message must be a JSON object", NULL},
     {"rejects_number_message", "42", 0, BAD, "message must be a JSON object", NULL},
@@ -124,7 +175,7 @@ static const struct bad_case BAD_CASES[] = {
     {"rejects_array_id_without_echo", "{'id':[1],'op':'ping'}", 0, BAD,
      "id must be a JSON scalar", NULL},
     {"rejects_infinite_id_without_echo", "{'id':1e400,'op':'ping'}", 0, BAD,
-     "id must be a finite number", NULL},
+     "overflows", NULL},
     {"rejects_duplicate_id_without_echo", "{'id':1,'id':2,'op':'ping'}", 0, BAD,
      "duplicate field id", NULL},
 
@@ -248,10 +299,10 @@ static const struct bad_case BAD_CASES[] = {
     {"rejects_delta_as_array", INCR("[5]"), 0, BAD, "delta must be an integer", NULL},
     {"rejects_fractional_delta", INCR("1.5"), 0, BAD, "delta must be an integer", NULL},
     {"rejects_tiny_fraction_delta", INCR("1e-300"), 0, BAD, "delta must be an integer", NULL},
-    {"rejects_overflowing_delta_as_not_finite", INCR("1e400"), 0, BAD,
-     "delta must be a finite number", NULL},
+    {"rejects_overflowing_delta_as_out_of_range", INCR("1e400"), 0, BAD,
+     "number 1e400 is out of range: it overflows a double", NULL},
     {"rejects_negative_overflowing_delta", INCR("-1e400"), 0, BAD,
-     "delta must be a finite number", NULL},
+     "number -1e400 is out of range", NULL},
     {"rejects_delta_of_2_pow_53", INCR("9007199254740992"), 0, BAD,
      "delta is beyond ±9007199254740991", NULL},
     {"rejects_delta_that_rounds_to_2_pow_53", INCR("9007199254740993"), 0, BAD,
@@ -290,7 +341,7 @@ static const struct bad_case BAD_CASES[] = {
     {"rejects_best_value_as_string", "{'op':'best','board':'b','member':'m','value':'9'}", 0,
      BAD, "value must be an integer", NULL},
     {"rejects_overflowing_best_value", "{'op':'best','board':'b','member':'m','value':1e999}", 0,
-     BAD, "value must be a finite number", NULL},
+     BAD, "overflows", NULL},
 
     /* submit */
     {"rejects_submit_without_fields", "{'op':'submit','board':'b','member':'m'}", 0, BAD,
@@ -315,10 +366,9 @@ static const struct bad_case BAD_CASES[] = {
      "fields.kills must be an integer", NULL},
     {"rejects_field_value_beyond_safe", SUBMIT("{'kills':-9007199254740993}"), 0, BAD,
      "fields.kills is beyond ±9007199254740991", NULL},
-    {"rejects_overflowing_field_value", SUBMIT("{'kills':1e400}"), 0, BAD,
-     "fields.kills must be a finite number", NULL},
+    {"rejects_overflowing_field_value", SUBMIT("{'kills':1e400}"), 0, BAD, "overflows", NULL},
     {"rejects_duplicate_field_names", SUBMIT("{'kills':1,'kills':2}"), 0, BAD,
-     "fields: duplicate name 'kills'", NULL},
+     "duplicate field fields.kills", NULL},
 
     /* rank */
     {"rejects_rank_without_member", "{'id':9,'op':'rank','board':'b'}", 0, BAD,
@@ -816,7 +866,7 @@ static void write_body_rejects_malformed_bodies(void **state)
         {"{'member':'m','delta':1}", "missing field op"},
         {"{'op':'incr','delta':1}", "missing field member"},
         {"{'member':'m','op':'incr','delta':'1'}", "delta must be an integer"},
-        {"{'member':'m','op':'set','value':1e400}", "value must be a finite number"},
+        {"{'member':'m','op':'set','value':1e400}", "overflows"},
         {"{'member':'m','op':'submit','fields':{}}", "fields must have 1..8 entries"},
         {"{'member':'m','op':'incr','delta':1,'req':''}", "req must be 1..64"},
         {"{'member':'m','op':'incr','delta':1} x", "invalid JSON"},
@@ -1020,6 +1070,170 @@ static void fractional_ids_echo_exactly(void **state)
     }
 }
 
+/* ---- the strict gate: what it still lets through ----------------------- */
+
+/* Decodes {"op":"ping","x":<x>} (x in ' quoting), which must be accepted. */
+static void ping_with_x_ok(const char *x)
+{
+    char text[256];
+    struct rc_request r;
+    snprintf(text, sizeof text, "{'op':'ping','x':%s}", x);
+    decode_ok(text, &r);
+    assert_int_equal(r.op, RC_OP_PING);
+    rc_request_free(&r);
+}
+
+static void accepts_every_number_form_rfc_8259_allows(void **state)
+{
+    static const char *const nums[] = {"0",    "-0",   "0.5",  "-0.5", "10",    "0e5",
+                                       "0E+5", "1e-2", "1E+2", "2.50", "-0.0e0"};
+    (void)state;
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        ping_with_x_ok(nums[i]);
+}
+
+static void accepts_zero_written_with_a_huge_exponent(void **state)
+{
+    struct rc_request r;
+    (void)state;
+    ping_with_x_ok("0e-400");
+    decode_ok(INCR("0.0e999"), &r);
+    assert_int_equal(r.value, 0);
+    rc_request_free(&r);
+}
+
+static void accepts_the_smallest_and_largest_doubles(void **state)
+{
+    (void)state;
+    ping_with_x_ok("5e-324");
+    ping_with_x_ok("-1.7976931348623157e308");
+}
+
+static void accepts_a_byte_order_mark_inside_a_string(void **state)
+{
+    (void)state;
+    ping_with_x_ok("'\xef\xbb\xbf'");
+}
+
+static void accepts_escaped_control_characters(void **state)
+{
+    (void)state;
+    ping_with_x_ok("'\\t\\n\\u0001\\u001f'");
+}
+
+static void accepts_the_same_key_in_different_objects(void **state)
+{
+    (void)state;
+    ping_with_x_ok("{'op':1,'x':[{'a':1},{'a':2}]}");
+}
+
+/* {"op":"ping","k0":0,...,"k<n-1>":0} plus, when dup, a second "k5". */
+static char *many_keys(unsigned n, int dup)
+{
+    char *buf = malloc(16 + (size_t)n * 16 + 16);
+    size_t at = 0;
+    assert_non_null(buf);
+    at += (size_t)sprintf(buf, "{\"op\":\"ping\"");
+    for (unsigned i = 0; i < n; i++)
+        at += (size_t)sprintf(buf + at, ",\"k%u\":0", i);
+    if (dup)
+        at += (size_t)sprintf(buf + at, ",\"k5\":1");
+    memcpy(buf + at, "}", 2);
+    return buf;
+}
+
+static void accepts_an_object_with_thousands_of_distinct_keys(void **state)
+{
+    char *text = many_keys(5000, 0);
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    (void)state;
+    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), 0);
+    rc_request_free(&r);
+    free(text);
+}
+
+static void finds_a_duplicate_among_thousands_of_keys(void **state)
+{
+    char *text = many_keys(5000, 1);
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    (void)state;
+    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
+    assert_string_equal(err.msg, "duplicate field k5");
+    rc_request_free(&r);
+    free(text);
+}
+
+/* ---- the gate alone, and the REST bodies that go through it ------------- */
+
+static void json_gate_hands_back_the_object(void **state)
+{
+    static const char text[] = "{\"a\":1,\"b\":[true]}";
+    cJSON *o = NULL;
+    struct rc_error err = {0, ""};
+    (void)state;
+    assert_int_equal(rc_json_parse_strict(text, sizeof text - 1, &o, &err), 0);
+    assert_non_null(o);
+    assert_true(cJSON_IsObject(o));
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(o, "a")->valuedouble, 1);
+    cJSON_Delete(o);
+}
+
+static void json_gate_leaves_out_null_when_it_refuses(void **state)
+{
+    static const char text[] = "{\"a\":01}";
+    cJSON *o = (cJSON *)&o; /* anything but NULL */
+    struct rc_error err = {0, ""};
+    (void)state;
+    assert_int_equal(rc_json_parse_strict(text, sizeof text - 1, &o, &err), RC_E_BAD_REQUEST);
+    assert_null(o);
+    assert_int_equal(err.code, RC_E_BAD_REQUEST);
+}
+
+static void json_gate_refuses_a_json_value_that_is_not_an_object(void **state)
+{
+    cJSON *o = NULL;
+    struct rc_error err = {0, ""};
+    (void)state;
+    assert_int_equal(rc_json_parse_strict("[{}]", 4, &o, &err), RC_E_BAD_REQUEST);
+    assert_string_equal(err.msg, "message must be a JSON object");
+    assert_null(o);
+}
+
+/* Every hostile body of the issue, as a WebSocket message and as a REST
+ * write body: both refuse it with the same code, naming the same fault. */
+static void write_body_refuses_every_hostile_input_like_a_message(void **state)
+{
+    static const struct {
+        const char *ws, *body, *msg;
+    } cases[] = {
+        {INCR("01"), "{'op':'incr','member':'m','delta':01}", "leading zero"},
+        {"\xef\xbb\xbf" INCR("1"), "\xef\xbb\xbf{'op':'incr','member':'m','delta':1}",
+         "byte order mark"},
+        {INCR("1e-400"), "{'op':'incr','member':'m','delta':1e-400}", "underflows"},
+        {INCR("1e400"), "{'op':'incr','member':'m','delta':1e400}", "overflows"},
+        {INCRX("'x':1,'x':2"), "{'op':'incr','member':'m','delta':1,'x':1,'x':2}",
+         "duplicate field x"},
+        {INCRX("'x':'a\x01'"), "{'op':'incr','member':'m','delta':1,'x':'a\x01'}",
+         "raw control character U+0001"},
+        {INCRX("'x':'\\u0000'"), "{'op':'incr','member':'m','delta':1,'x':'\\u0000'}",
+         "\\u0000"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rc_request r;
+        struct rc_error ws_err = {0, ""}, body_err = {0, ""};
+        assert_int_equal(decode_q(cases[i].ws, &r, &ws_err), RC_E_BAD_REQUEST);
+        rc_request_free(&r);
+        assert_int_equal(body_q("b", cases[i].body, &r, &body_err), RC_E_BAD_REQUEST);
+        rc_request_free(&r);
+        if (!strstr(ws_err.msg, cases[i].msg) || !strstr(body_err.msg, cases[i].msg))
+            fail_msg("case %zu: \"%s\" / \"%s\" lack \"%s\"", i, ws_err.msg, body_err.msg,
+                     cases[i].msg);
+    }
+}
+
 int main(void)
 {
     static struct CMUnitTest table[NBAD];
@@ -1062,6 +1276,18 @@ int main(void)
         cmocka_unit_test(survives_deep_nesting),
         cmocka_unit_test(survives_allocation_failures),
         cmocka_unit_test(fractional_ids_echo_exactly),
+        cmocka_unit_test(accepts_every_number_form_rfc_8259_allows),
+        cmocka_unit_test(accepts_zero_written_with_a_huge_exponent),
+        cmocka_unit_test(accepts_the_smallest_and_largest_doubles),
+        cmocka_unit_test(accepts_a_byte_order_mark_inside_a_string),
+        cmocka_unit_test(accepts_escaped_control_characters),
+        cmocka_unit_test(accepts_the_same_key_in_different_objects),
+        cmocka_unit_test(accepts_an_object_with_thousands_of_distinct_keys),
+        cmocka_unit_test(finds_a_duplicate_among_thousands_of_keys),
+        cmocka_unit_test(json_gate_hands_back_the_object),
+        cmocka_unit_test(json_gate_leaves_out_null_when_it_refuses),
+        cmocka_unit_test(json_gate_refuses_a_json_value_that_is_not_an_object),
+        cmocka_unit_test(write_body_refuses_every_hostile_input_like_a_message),
     };
     int failed;
 
