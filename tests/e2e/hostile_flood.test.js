@@ -26,7 +26,7 @@ const ATTACKERS = ['127.0.0.1', '127.0.0.3'];
 const ATTACK_MS = 15000;
 const HEADER_S = 3;
 const BODY_S = 3;
-const RSS_BOUND_KB = 64 * 1024; // stated bound for the gateway during and after the attack (measured: ~14 MB)
+const RSS_GROWTH_KB = 64 * 1024; // stated bound: the gateway's RSS grows by less than this (measured: ~7 MB, ~20 MB under ASan)
 const REOPEN_PER_TICK = 100;   // per address per 100 ms: bounds the churn
 
 const CLK_TCK = (() => {
@@ -191,11 +191,11 @@ test(`~${ATTACKERS.length * TARGET} silent and slow connections: a viewer and a 
     t.diagnostic(`attack: ${stats.opened} connections opened, ${stats.closedByServer} closed by the gateway, ` +
       `open at the end ${JSON.stringify(openAtEnd)}; longest lived (closed by the gateway) ${JSON.stringify(stats.maxLife)} ms, ` +
       `oldest still open ${oldest} ms; gateway rankcast_sockets max ${sockMax || 'n/a'}`);
-    t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB during (bound ${RSS_BOUND_KB} kB)`);
+    t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB during (bound: base + ${RSS_GROWTH_KB} kB)`);
 
     assert.equal(acks.failed.length, 0, `writes not acknowledged: ${JSON.stringify(acks.failed)}`);
     assert.ok(pct(during, 0.99) < 1000, `p99 write-to-delta ${pct(during, 0.99)} ms during the attack`);
-    assert.ok(rssMax < RSS_BOUND_KB, `RSS ${rssMax} kB`);
+    assert.ok(rssMax < rssBase + RSS_GROWTH_KB, `RSS ${rssMax} kB`);
     assert.ok(oldest < lifeBound, `an attacking connection was still open after ${oldest} ms ` +
       `(header_timeout ${HEADER_S} s + body_timeout ${BODY_S} s)`);
     for (const [kind, ms] of Object.entries(stats.maxLife))
@@ -216,7 +216,7 @@ test(`~${ATTACKERS.length * TARGET} silent and slow connections: a viewer and a 
     const after = lat.splice(0);
     t.diagnostic(`after: p99 ${pct(after, 0.99)} ms; RSS ${h.vmRssKb(gw.pid)} kB`);
     assert.ok(pct(after, 0.99) < 1000);
-    assert.ok(h.vmRssKb(gw.pid) < RSS_BOUND_KB);
+    assert.ok(h.vmRssKb(gw.pid) < rssBase + RSS_GROWTH_KB);
     await again.close();
     const cpu = await cpuPercent(gw.pid, 1000);
     t.diagnostic(`gateway CPU after the attack: ${cpu.toFixed(1)}%`);

@@ -21,7 +21,7 @@ const h = require('./harness');
 const skip = h.gatewayMissing() || false;
 const FLOODERS = 4;
 const FLOOD_MS = 10000;
-const RSS_BOUND_KB = 64 * 1024;  // stated bound for the gateway RSS, during and after (measured: ~17 MB)
+const RSS_GROWTH_KB = 64 * 1024; // stated bound: the gateway's RSS grows by less than this (measured: ~10 MB, ~34 MB under ASan; 192 MB on cb945f3)
 const OUT_CAP = 1 << 20;         // bytes a flooder lets pile up in its own socket before waiting for drain
 
 const CLK_TCK = (() => {
@@ -152,11 +152,11 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
       `max ${pct(during, 1)} ms; acks ${acks.ok}, failed ${JSON.stringify(acks.failed)}`);
     t.diagnostic(`${FLOODERS} flooders pushed ${sent} rank requests into their sockets in ${FLOOD_MS / 1000} s; ` +
       `fates ${JSON.stringify(fates)}`);
-    t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB (bound ${RSS_BOUND_KB} kB)`);
+    t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB (bound: base + ${RSS_GROWTH_KB} kB)`);
 
     assert.equal(acks.failed.length, 0, `writes not acknowledged: ${JSON.stringify(acks.failed)}`);
     assert.ok(pct(during, 0.99) < 1000, `p99 ${pct(during, 0.99)} ms during the flood`);
-    assert.ok(rssMax < RSS_BOUND_KB, `gateway RSS ${rssMax} kB`);
+    assert.ok(rssMax < rssBase + RSS_GROWTH_KB, `gateway RSS ${rssMax} kB`);
     for (const f of fates) assert.notEqual(f, 'neither', `a flooder was neither closed nor rate_limited: ${fates}`);
 
     // Afterwards: idle within a while, memory does not keep growing, normal service.
