@@ -18,7 +18,7 @@ struct gw_fanout;
 struct gw_profiles;
 struct gw_conn;
 struct gw_decay;
-struct gw_iplimit;
+struct gw_peers;
 struct gw_archive;
 
 struct gw_app {
@@ -37,7 +37,7 @@ struct gw_app {
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
-    struct gw_iplimit *per_ip;      /* open WebSocket connections per source address */
+    struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */
     uv_timer_t tick;                /* the coalescing tick */
     uv_signal_t sigint, sigterm;
     int stopping;

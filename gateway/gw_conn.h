@@ -6,13 +6,16 @@
  * operation holds a reference, and a closed connection (wsi == NULL) simply
  * drops what arrives for it.
  *
- * The queue has two classes of entries. Replies (ack, error, rank, pong,
- * snapshot answering a subscribe) are always kept, up to a hard cap that
- * closes an abusive connection. View traffic (deltas, events, pushed
- * snapshots) is droppable: when it would take the queue past queue_bytes the
- * reader is a laggard: its queued view traffic is dropped, and as the queue
- * drains each subscription gets one fresh snapshot (one at a time), before
- * which its deltas are held back.
+ * The queue has three classes of entries. Replies (ack, error, rank, pong)
+ * are always kept, up to a hard cap that closes an abusive connection. View
+ * traffic (deltas, events, pushed snapshots) is droppable: when it would take
+ * the queue past queue_bytes the reader is a laggard: its queued view traffic
+ * is dropped, and as the queue drains each subscription gets one fresh
+ * snapshot (one at a time), before which its deltas are held back. Owed
+ * replies (the snapshot answering a subscribe, a feed's replay) are big and
+ * can be produced again: they are taken only while the queue is under
+ * queue_bytes, else refused, and the fan-out sends them (its id echoed) once
+ * the queue drains; once queued they are kept like replies.
  */
 #ifndef GW_CONN_H
 #define GW_CONN_H
@@ -28,9 +31,15 @@ struct lws;
 struct gw_app;
 struct gw_sub;
 
+enum gw_qclass {
+    GW_Q_REPLY = 0, /* kept; capped at a multiple of queue_bytes (then close 1008) */
+    GW_Q_VIEW = 1,  /* droppable view traffic */
+    GW_Q_OWED = 2,  /* an owed reply that was taken: kept */
+};
+
 struct gw_qent {
     struct gw_msg *msg;
-    int droppable;
+    enum gw_qclass cls;
 };
 
 struct gw_conn {
@@ -48,6 +57,7 @@ struct gw_conn {
     size_t q_head, q_count, q_cap;
     size_t q_view_bytes;           /* droppable bytes queued */
     size_t q_reply_bytes;          /* reply bytes queued */
+    size_t q_owed_bytes;           /* owed reply bytes queued */
     int resync;                    /* overflowed: snapshots owed as the queue drains */
     int close_code;                /* nonzero: close with this code once flushed */
     int close_sent;                /* the close frame is out: write nothing more */
@@ -70,6 +80,13 @@ void gw_conn_unref(struct gw_conn *c);
 /* Queues m (takes a new reference; the caller keeps its own) and asks lws for
  * a writeable callback. Droppable view traffic may be refused (laggard). */
 void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable);
+
+/* Queues an owed reply m (takes a new reference) when the queue is empty or
+ * stays within queue_bytes with it, and returns 0 (also when the connection
+ * is closing: nothing more goes out). Else queues nothing, marks c to resync
+ * and returns -1: the caller keeps it owed and sends it again from
+ * gw_fanout_resync_conn once the queue drains. */
+int gw_conn_send_owed(struct gw_conn *c, struct gw_msg *m);
 
 /* Queues a reply encoded by an rc_encode_* function (takes ownership of json;
  * NULL is ignored). */

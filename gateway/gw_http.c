@@ -7,16 +7,19 @@
  * object is refcounted because the client may hang up while Redis is busy:
  * the late answer then finds wsi == NULL and is dropped.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <uv.h>
 #include <libwebsockets.h>
 
 #include "gw_http.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
@@ -26,8 +29,10 @@
 #include "gw_fanout.h"
 #include "gw_log.h"
 #include "gw_ops.h"
+#include "gw_peers.h"
 #include "gw_profile.h"
 #include "gw_redis.h"
+#include "gw_urlarg.h"
 #include "rc_keys.h"
 #include "rc_names.h"
 
@@ -40,6 +45,10 @@ struct gw_http_req {
     char *body;
     size_t body_len;
     int too_large;
+    int routed;                   /* complete and dispatched: lws must not hand it over again */
+    int pipelined;                /* the client sent more before this was answered (see write_now) */
+    int answered;                 /* the answer is written */
+    int close_now;                /* answer impossible (a file that failed to open): hang up */
     struct gw_caller who;         /* from the Authorization header */
     /* the answer */
     int ready;
@@ -59,6 +68,51 @@ static void req_unref(struct gw_http_req *q)
     }
 }
 
+static int write_headers(struct lws *wsi, struct gw_http_req *q)
+{
+    unsigned char hdr[LWS_PRE + 512], *p = hdr + LWS_PRE, *end = hdr + sizeof hdr - 1;
+    if (lws_add_http_common_headers(wsi, q->status, q->ctype, q->out_len, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", (const unsigned char *)"no-store",
+                                    8, &p, end) ||
+        lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
+        return -1;
+    q->headers_sent = 1;
+    return 0;
+}
+
+/* Pipelining. lws 4.1 cannot hold a request back while an earlier one on the
+ * same connection is being answered: a request pipelined behind a POST makes
+ * lws hand the POST's BODY_COMPLETION over again on every loop turn (two
+ * pipelined POSTs froze the gateway at 100 % CPU), and once a pipelined
+ * request is itself parsed from lws' input buffer, lws_http_action feeds the
+ * rest of that buffer back in a loop that never ends while a body waits for
+ * its answer. One pipelined behind any other request is parsed at once,
+ * replacing it in lws' header table. Rx flow control stops lws' own replays,
+ * but it also stops its writeable callbacks on an HTTP connection. So a
+ * connection seen pipelining stops reading, gets the answer it was waiting
+ * for written at once (outside a writeable callback), and is closed: the
+ * client sends the rest again on a new connection, as HTTP/1.1 allows (RFC
+ * 9112, 9.3.2). Browsers, curl and Node do not pipeline. */
+static void write_now(struct gw_http_req *q)
+{
+    struct lws *wsi = q->wsi;
+    if (q->answered || !q->ready)
+        return;
+    q->answered = 1;
+    if (write_headers(wsi, q) == 0)
+        lws_write(wsi, q->out + LWS_PRE, q->out_len, LWS_WRITE_HTTP_FINAL);
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static void pipelined(struct gw_http_req *q)
+{
+    if (q->pipelined || !q->wsi)
+        return;
+    q->pipelined = 1;
+    lws_rx_flow_control(q->wsi, 0);
+    write_now(q); /* when its answer is already there; else respond() does */
+}
+
 /* Takes ownership of text (malloc'd, NUL-terminated) as the response body. */
 static void respond(struct gw_http_req *q, unsigned status, const char *ctype, char *text)
 {
@@ -75,7 +129,9 @@ static void respond(struct gw_http_req *q, unsigned status, const char *ctype, c
     q->status = status;
     q->ctype = ctype;
     q->ready = 1;
-    if (q->wsi)
+    if (q->wsi && q->pipelined)
+        write_now(q);
+    else if (q->wsi)
         lws_callback_on_writable(q->wsi);
 }
 
@@ -99,19 +155,35 @@ static void on_op_done(void *privdata, int code, char *json)
 
 /* ---- query strings ----------------------------------------------------------- */
 
-/* Value of query arg `name` (without '='), or NULL. */
-static const char *arg(struct lws *wsi, const char *name, char *buf, int len)
+/* The longest query value any route reads (a member name, a period, a
+ * token); route() refuses a request with a longer one before anything
+ * reads it, so no value is ever cut or taken for absent. */
+#define QUERY_VALUE_MAX 255
+
+/* Value of query arg `name` (without '='), or NULL when absent. buf must
+ * hold QUERY_VALUE_MAX + 1 bytes. */
+static const char *arg(struct lws *wsi, const char *name, char *buf)
 {
-    char key[32];
-    snprintf(key, sizeof key, "%s=", name);
-    return lws_get_urlarg_by_name(wsi, key, buf, len);
+    return gw_urlarg(wsi, name, buf, QUERY_VALUE_MAX + 1) >= 0 ? buf : NULL;
+}
+
+/* 1 when some query argument is longer than QUERY_VALUE_MAX. */
+static int query_too_long(struct lws *wsi)
+{
+    for (int i = 0;; i++) {
+        int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+        if (n <= 0)
+            return 0;
+        if (n > QUERY_VALUE_MAX)
+            return 1;
+    }
 }
 
 /* A query integer in lo..hi: digits only. Returns 0, 1 when absent, -1 bad. */
 static int arg_int(struct lws *wsi, const char *name, long lo, long hi, uint32_t *out)
 {
-    char buf[64];
-    const char *v = arg(wsi, name, buf, sizeof buf);
+    char buf[QUERY_VALUE_MAX + 1];
+    const char *v = arg(wsi, name, buf);
     if (!v)
         return 1;
     char *end;
@@ -127,11 +199,11 @@ static int arg_int(struct lws *wsi, const char *name, long lo, long hi, uint32_t
  * ?around=M&radius=R, and ?period=. No view at all means top 10. */
 static int view_from_query(struct lws *wsi, struct rc_request *r, struct rc_error *err)
 {
-    char buf[RC_MEMBER_MAX + 16];
+    char buf[QUERY_VALUE_MAX + 1];
     int top = arg_int(wsi, "top", 1, RC_VIEW_MAX_ROWS, &r->view.limit);
     int offset = arg_int(wsi, "offset", 0, 2147483647L, &r->view.offset);
     int limit = arg_int(wsi, "limit", 1, RC_VIEW_MAX_ROWS, &r->view.limit);
-    const char *around = arg(wsi, "around", buf, sizeof buf);
+    const char *around = arg(wsi, "around", buf);
     if (top < 0 || offset < 0 || limit < 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
                             RC_VIEW_MAX_ROWS);
@@ -156,7 +228,7 @@ static int view_from_query(struct lws *wsi, struct rc_request *r, struct rc_erro
         r->view.kind = RC_VIEW_TOP;
         r->view.limit = 10;
     }
-    const char *period = arg(wsi, "period", buf, sizeof buf);
+    const char *period = arg(wsi, "period", buf);
     if (period) {
         if (strlen(period) > RC_PERIOD_SEL_MAX)
             return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
@@ -343,7 +415,7 @@ static void route_member(struct gw_http_req *q, const char *member, const char *
 static int route_admin(struct gw_http_req *q, char **seg, int n)
 {
     struct rc_request r;
-    char buf[64];
+    char buf[QUERY_VALUE_MAX + 1];
     memset(&r, 0, sizeof r);
     if (q->method == LWSHUMETH_DELETE && n == 3 && (!strcmp(seg[1], "members") || !strcmp(seg[1], "blocked"))) {
         r.op = !strcmp(seg[1], "members") ? RC_OP_REMOVE : RC_OP_UNBLOCK;
@@ -352,7 +424,7 @@ static int route_admin(struct gw_http_req *q, char **seg, int n)
             return 1;
         }
         snprintf(r.member, sizeof r.member, "%s", seg[2]);
-        const char *block = arg(q->wsi, "block", buf, sizeof buf);
+        const char *block = arg(q->wsi, "block", buf);
         r.block = block && (!strcmp(block, "1") || !strcmp(block, "true"));
     } else if (q->method == LWSHUMETH_POST && n == 2 && (!strcmp(seg[1], "reverse") || !strcmp(seg[1], "reset"))) {
         r.op = !strcmp(seg[1], "reverse") ? RC_OP_REVERSE : RC_OP_RESET;
@@ -386,7 +458,7 @@ static int route_admin(struct gw_http_req *q, char **seg, int n)
         return 0;
     }
     snprintf(r.board, sizeof r.board, "%s", seg[0]);
-    const char *period = arg(q->wsi, "period", buf, sizeof buf);
+    const char *period = arg(q->wsi, "period", buf);
     if (period && !r.period[0])
         snprintf(r.period, sizeof r.period, "%.*s", RC_PERIOD_SEL_MAX, period);
     q->refs++;
@@ -433,15 +505,15 @@ static void route_board(struct gw_http_req *q, char **seg, int n)
         q->refs++;
         gw_op_snapshot(q->app, &q->who, &r, on_op_done, q);
     } else if (n == 3 && strcmp(seg[1], "members") == 0) {
-        char buf[64];
-        const char *period = arg(q->wsi, "period", buf, sizeof buf);
+        char buf[QUERY_VALUE_MAX + 1];
+        const char *period = arg(q->wsi, "period", buf);
         if (!rc_member_name_valid(seg[2], strlen(seg[2]))) {
             respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
             return;
         }
         snprintf(r.member, sizeof r.member, "%s", seg[2]);
-        if (period)
-            snprintf(r.period, sizeof r.period, "%s", period);
+        if (period) /* at most RC_PERIOD_SEL_MAX: route() checked */
+            snprintf(r.period, sizeof r.period, "%.*s", RC_PERIOD_SEL_MAX, period);
         q->refs++;
         gw_op_rank(q->app, &q->who, &r, on_op_done, q);
     } else {
@@ -464,6 +536,10 @@ static void get_metrics(struct gw_http_req *q)
 {
     size_t len;
     int up = gw_redis_is_up(q->app->redis);
+    struct gw_metrics *m = &q->app->metrics;
+    m->sockets = gw_peers_open(q->app->peers);
+    m->sockets_refused = gw_peers_refused(q->app->peers);
+    m->sockets_timed_out = gw_peers_timed_out(q->app->peers);
     respond(q, 200, "text/plain; version=0.0.4", gw_metrics_render(&q->app->metrics, up, up, &len));
 }
 
@@ -506,12 +582,55 @@ static void debug_clock(struct gw_http_req *q)
     respond_json(q, 0, json);
 }
 
+/* 1 (err filled) when the request's address has no read token left. */
+static int read_limited(struct gw_http_req *q, struct rc_error *err)
+{
+    const struct rc_conf *c = q->app->conf;
+    struct rc_bucket *b = q->wsi ? gw_peer_read_bucket(q->wsi) : NULL;
+    if (!b || rc_bucket_take(b, c->ip_read_rate, c->ip_read_burst, (int64_t)uv_now(q->app->loop)))
+        return 0;
+    q->app->metrics.reads_limited++;
+    rc_error_set(err, RC_E_RATE_LIMITED, "too many reads from this address (ip_read_rate %u/s)", c->ip_read_rate);
+    return 1;
+}
+
+/* The dashboard's files: a path under web_root, resolved with realpath so
+ * neither ".." nor a symlink leads out of it (404 instead). */
+static void serve_static(struct gw_http_req *q)
+{
+    char want[PATH_MAX], real[PATH_MAX], root[PATH_MAX];
+    const char *rel = q->path[0] == '/' ? q->path + 1 : q->path;
+    int n = snprintf(want, sizeof want, "%s/%s%s", q->app->conf->web_root, rel,
+                     !*rel || rel[strlen(rel) - 1] == '/' ? "index.html" : "");
+    struct stat st;
+    if (n < 0 || (size_t)n >= sizeof want || !realpath(q->app->conf->web_root, root) || !realpath(want, real) ||
+        strncmp(real, root, strlen(root)) != 0 || real[strlen(root)] != '/' || stat(real, &st) != 0 ||
+        !S_ISREG(st.st_mode)) {
+        respond_error(q, RC_E_NOT_FOUND, "no such path");
+        return;
+    }
+    const char *mime = lws_get_mimetype(real, NULL);
+    /* lws sends it and reports LWS_CALLBACK_HTTP_FILE_COMPLETION */
+    if (lws_serve_http_file(q->wsi, real, mime ? mime : "application/octet-stream", NULL, 0) < 0)
+        q->close_now = 1;
+}
+
 /* Dispatches a complete request (body received). */
 static void route(struct gw_http_req *q)
 {
-    char path[sizeof q->path], *seg[8];
+    char path[sizeof q->path], *seg[8], buf[QUERY_VALUE_MAX + 1];
+    struct rc_error err = {0, ""};
     if (q->too_large) {
         respond_error(q, RC_E_TOO_LARGE, "request body exceeds max_frame");
+        return;
+    }
+    if (q->wsi && query_too_long(q->wsi)) {
+        respond_error(q, RC_E_BAD_REQUEST, "a query argument is too long");
+        return;
+    }
+    const char *period = q->wsi ? arg(q->wsi, "period", buf) : NULL;
+    if (period && strlen(period) > RC_PERIOD_SEL_MAX) {
+        respond_error(q, RC_E_BAD_REQUEST, "period is too long");
         return;
     }
     memcpy(path, q->path, sizeof path);
@@ -521,8 +640,12 @@ static void route(struct gw_http_req *q)
     else if (n == 1 && strcmp(seg[0], "metrics") == 0)
         get_metrics(q);
     else if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
+        /* Every API read takes a token from its address's read bucket. */
+        if (q->method == LWSHUMETH_GET && read_limited(q, &err)) {
+            respond_error(q, err.code, err.msg);
+            return;
+        }
         if (n == 3 && strcmp(seg[2], "boards") == 0 && q->method == LWSHUMETH_GET) {
-            struct rc_error err = {0, ""};
             if (gw_op_authorize(q->app, &q->who, RC_SCOPE_READ, NULL, &err))
                 respond_error(q, err.code, err.msg);
             else
@@ -536,6 +659,8 @@ static void route(struct gw_http_req *q)
             debug_clock(q);
         else
             respond_error(q, RC_E_NOT_FOUND, "no such path");
+    } else if (q->method == LWSHUMETH_GET || q->method == LWSHUMETH_HEAD) {
+        serve_static(q);
     } else {
         respond_error(q, RC_E_NOT_FOUND, "no such path");
     }
@@ -552,11 +677,37 @@ static void release(struct gw_http_pss *pss)
     }
 }
 
+/* The request is complete: answer it (now or when Redis replies). lws
+ * calling again for a request already dispatched means the client
+ * pipelined a request behind it. */
+static int dispatch(struct gw_http_req *q)
+{
+    if (q->routed) {
+        pipelined(q);
+        return 0;
+    }
+    q->routed = 1;
+    route(q);
+    return q->close_now ? -1 : 0;
+}
+
 static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
 {
     char *uri;
     int len;
+    if (pss->req && !pss->req->answered) {
+        /* the previous request is still being answered: pipelining */
+        pipelined(pss->req);
+        return 0;
+    }
     release(pss); /* keep-alive: the previous request on this connection is done */
+    gw_peer_headers_done(wsi);
+    if (gw_peer_refused(wsi)) {
+        /* accepted over max_conns or max_conns_per_ip: told so, then closed */
+        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+                               "too many connections (max_conns or max_conns_per_ip)");
+        return -1;
+    }
     int method = lws_http_get_uri_and_method(wsi, &uri, &len);
     struct gw_http_req *q = calloc(1, sizeof *q);
     if (!q)
@@ -568,23 +719,27 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     snprintf(q->path, sizeof q->path, "%.*s", len < 0 ? 0 : len, uri ? uri : "");
     pss->req = q;
     char auth[RC_SECRET_MAX + 16];
-    int n = lws_hdr_copy(wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION);
+    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, sizeof auth);
     if (n > 0)
         gw_op_identify(app, auth, (size_t)n, 1, &q->who.key, &q->who.bad_token);
+    else if (n != GW_URLARG_ABSENT)
+        q->who.bad_token = 1; /* empty or too long to be any key: a bad credential, never "none" */
     memset(auth, 0, sizeof auth);
-    if ((method == LWSHUMETH_POST || method == LWSHUMETH_PUT) && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) &&
-        lws_http_get_uri_and_method(wsi, &uri, &len) >= 0) {
+    if ((method == LWSHUMETH_POST || method == LWSHUMETH_PUT) && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)) {
         char cl[24];
-        if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atol(cl) > 0)
+        if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atol(cl) > 0) {
+            gw_peer_body_expected(wsi);
             return 0; /* the body follows */
+        }
     }
-    route(q);
-    return 0;
+    return dispatch(q);
 }
 
 static int on_body(struct gw_http_req *q, const char *in, size_t len)
 {
     size_t max = q->app->conf->max_frame;
+    if (gw_peer_body_late(q->wsi))
+        return -1; /* body_timeout is a total: a late chunk closes the connection */
     if (q->too_large || q->body_len + len > max) {
         q->too_large = 1;
         return 0;
@@ -603,21 +758,21 @@ static int on_writeable(struct lws *wsi, struct gw_http_req *q)
 {
     if (!q || !q->ready)
         return 0;
+    if (q->answered)
+        return 0;
     if (!q->headers_sent) {
-        unsigned char hdr[LWS_PRE + 512], *p = hdr + LWS_PRE, *end = hdr + sizeof hdr - 1;
-        if (lws_add_http_common_headers(wsi, q->status, q->ctype, q->out_len, &p, end) ||
-            lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-                                        (const unsigned char *)"no-store", 8, &p, end) ||
-            lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
+        if (write_headers(wsi, q))
             return -1;
-        q->headers_sent = 1;
         lws_callback_on_writable(wsi);
         return 0;
     }
     if (lws_write(wsi, q->out + LWS_PRE, q->out_len, LWS_WRITE_HTTP_FINAL) != (int)q->out_len)
         return -1;
-    q->ready = 0; /* written: nothing more for this request */
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    q->answered = 1; /* written: nothing more for this request */
+    if (lws_http_transaction_completed(wsi))
+        return -1;
+    gw_peer_waiting(wsi);
+    return 0;
 }
 
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_http_pss *pss, void *in,
@@ -629,11 +784,17 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct g
     case LWS_CALLBACK_HTTP_BODY:
         return pss->req ? on_body(pss->req, in, len) : -1;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        if (pss->req)
-            route(pss->req);
-        return 0;
+        gw_peer_body_done(wsi);
+        return pss->req ? dispatch(pss->req) : -1;
     case LWS_CALLBACK_HTTP_WRITEABLE:
         return on_writeable(wsi, pss->req);
+    case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+        if (pss->req)
+            pss->req->answered = 1;
+        if (lws_http_transaction_completed(wsi))
+            return -1;
+        gw_peer_waiting(wsi);
+        return 0;
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
     case LWS_CALLBACK_CLOSED_HTTP:
         release(pss);

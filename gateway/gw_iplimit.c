@@ -1,17 +1,16 @@
-/* gw_iplimit.c - per-address connection counts in a chained hash table; an
- * address whose count drops to zero is forgotten, so memory follows the
- * connections actually open. */
+/* gw_iplimit.c - per-address entries in a chained hash table (see
+ * gw_iplimit.h). */
 #include "gw_iplimit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BUCKETS 1024
+#define BUCKETS 4096
 
 struct entry {
     struct entry *next;
-    unsigned count;
+    struct gw_ipentry e;
     char ip[];
 };
 
@@ -48,35 +47,48 @@ void gw_iplimit_free(struct gw_iplimit *l)
     free(l);
 }
 
-unsigned gw_iplimit_count(const struct gw_iplimit *l, const char *ip)
+struct gw_ipentry *gw_iplimit_find(struct gw_iplimit *l, const char *ip)
 {
-    struct entry *e = *slot((struct gw_iplimit *)l, ip);
-    return e ? e->count : 0;
+    struct entry *e = *slot(l, ip);
+    return e ? &e->e : NULL;
 }
 
-int gw_iplimit_add(struct gw_iplimit *l, const char *ip)
+struct gw_ipentry *gw_iplimit_get(struct gw_iplimit *l, const char *ip)
 {
     struct entry **at = slot(l, ip);
     if (!*at) {
         size_t n = strlen(ip) + 1;
-        struct entry *e = malloc(sizeof *e + n);
+        struct entry *e = calloc(1, sizeof *e + n);
         if (!e)
-            return -1;
-        e->next = NULL;
-        e->count = 0;
+            return NULL;
         memcpy(e->ip, ip, n);
         *at = e;
     }
-    (*at)->count++;
-    return 0;
+    return &(*at)->e;
 }
 
-void gw_iplimit_remove(struct gw_iplimit *l, const char *ip)
+/* 1 when b, last used at b->last_ms, is full again at now_ms. */
+static int refilled(const struct rc_bucket *b, int64_t now_ms, double rate, double burst)
 {
-    struct entry **at = slot(l, ip);
-    if (*at && --(*at)->count == 0) {
-        struct entry *e = *at;
-        *at = e->next;
-        free(e);
+    if (b->last_ms == 0)
+        return 1;
+    return b->tokens + (double)(now_ms - b->last_ms) * rate / 1000.0 >= burst;
+}
+
+unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, double burst)
+{
+    unsigned left = 0;
+    for (int i = 0; i < BUCKETS; i++) {
+        for (struct entry **at = &l->buckets[i]; *at;) {
+            struct entry *e = *at;
+            if (e->e.count == 0 && refilled(&e->e.reads, now_ms, rate, burst)) {
+                *at = e->next;
+                free(e);
+            } else {
+                at = &e->next;
+                left++;
+            }
+        }
     }
+    return left;
 }

@@ -1,18 +1,34 @@
-/* gw_iplimit.h - WebSocket connections per source address ([limits]
- * max_conns_per_ip): a count per address, kept while connections are open. */
+/* gw_iplimit.h - one entry per source address: the sockets open from it
+ * ([limits] max_conns_per_ip) and its read bucket (ip_read_rate). An entry
+ * outlives the address's last socket until its bucket would be full again
+ * (gw_iplimit_sweep), so an address cannot refill its bucket by
+ * reconnecting. */
 #ifndef GW_IPLIMIT_H
 #define GW_IPLIMIT_H
 
+#include <stdint.h>
+
+#include "rc_auth.h"
+
 struct gw_iplimit;
+
+struct gw_ipentry {
+    unsigned count;            /* sockets open now */
+    struct rc_bucket reads;    /* reads from this address */
+};
 
 struct gw_iplimit *gw_iplimit_new(void);
 void gw_iplimit_free(struct gw_iplimit *l);
 
-/* Connections open now from address ip (borrowed). */
-unsigned gw_iplimit_count(const struct gw_iplimit *l, const char *ip);
+/* The entry for ip (borrowed), or NULL when there is none. */
+struct gw_ipentry *gw_iplimit_find(struct gw_iplimit *l, const char *ip);
 
-/* One more / one fewer from ip. add returns 0 or -1 (out of memory). */
-int gw_iplimit_add(struct gw_iplimit *l, const char *ip);
-void gw_iplimit_remove(struct gw_iplimit *l, const char *ip);
+/* The entry for ip, created with count 0 when missing (NULL: out of
+ * memory). The pointer stays valid while count > 0. */
+struct gw_ipentry *gw_iplimit_get(struct gw_iplimit *l, const char *ip);
+
+/* Frees entries without sockets whose bucket has refilled by now_ms at
+ * rate/burst, and returns how many entries remain. */
+unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, double burst);
 
 #endif

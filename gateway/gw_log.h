@@ -8,4 +8,13 @@ void gw_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gw_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gw_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A warning caused by a client (refused connections, lws' complaints about
+ * bad frames or headers): rate-limited process-wide, at most 20 at once and
+ * 5 a second after that; the next line that gets through is preceded by
+ * "suppressed N log lines about clients". */
+void gw_log_abuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Lines suppressed since the last report (tests, metrics). */
+unsigned long gw_log_abuse_suppressed(void);
+
 #endif

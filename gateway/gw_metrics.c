@@ -82,6 +82,13 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     gauge(&o, "rankcast_scripts_loaded", "1 when the Lua scripts are loaded", (uint64_t)scripts_loaded);
     gauge(&o, "rankcast_connections", "WebSocket connections open now", m->connections);
     counter(&o, "rankcast_connections_total", "WebSocket connections accepted", m->connections_total);
+    gauge(&o, "rankcast_sockets", "accepted sockets open now, of any kind", m->sockets);
+    counter(&o, "rankcast_sockets_refused_total", "sockets refused over max_conns or max_conns_per_ip",
+            m->sockets_refused);
+    counter(&o, "rankcast_sockets_timed_out_total", "sockets closed for late request headers or body",
+            m->sockets_timed_out);
+    counter(&o, "rankcast_reads_limited_total", "reads answered rate_limited (read rates, max_pending)",
+            m->reads_limited);
     put(&o, "# HELP rankcast_subscriptions Subscriptions open now, by view kind\n"
             "# TYPE rankcast_subscriptions gauge\n");
     for (int i = 0; i < 4; i++)

@@ -15,6 +15,10 @@
 struct gw_metrics {
     uint64_t connections;                 /* WebSocket connections open now */
     uint64_t connections_total;
+    uint64_t sockets;                     /* accepted sockets open now, of any kind */
+    uint64_t sockets_refused;             /* closed at accept or answered 503: over max_conns(_per_ip) */
+    uint64_t sockets_timed_out;           /* closed for late headers or a late body */
+    uint64_t reads_limited;               /* reads answered rate_limited (read buckets, max_pending) */
     uint64_t subscriptions[4];            /* open now, by enum rc_view_kind */
     uint64_t writes[4];                   /* accepted writes by op: incr set best submit */
     uint64_t duplicates;                  /* writes answered duplicate */

@@ -11,6 +11,7 @@
 
 #include "gw_ws.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,10 @@
 #include "gw_app.h"
 #include "gw_conn.h"
 #include "gw_fanout.h"
-#include "gw_iplimit.h"
 #include "gw_log.h"
 #include "gw_ops.h"
+#include "gw_peers.h"
+#include "gw_urlarg.h"
 
 #define BINARY_FRAMES_TOLERATED 8
 
@@ -29,8 +31,54 @@ static void on_op_done(void *privdata, int code, char *json)
 {
     struct gw_conn *c = privdata;
     (void)code;
+    c->pending--;
     gw_conn_reply(c, json);
     gw_conn_unref(c);
+}
+
+static int is_read(enum rc_op op)
+{
+    return op == RC_OP_SUBSCRIBE || op == RC_OP_UNSUBSCRIBE || op == RC_OP_RANK || op == RC_OP_PING;
+}
+
+static int answers_later(enum rc_op op)
+{
+    return op != RC_OP_SUBSCRIBE && op != RC_OP_UNSUBSCRIBE && op != RC_OP_PING;
+}
+
+static int limited(struct gw_conn *c, const struct rc_request *r, const char *msg)
+{
+    c->app->metrics.reads_limited++;
+    gw_conn_reply(c, gw_op_error(c->app, r->id_json, RC_E_RATE_LIMITED, msg));
+    return -1;
+}
+
+/* The budgets a request must fit before it costs anything (docs/security.md):
+ * requests answered from Redis need a free max_pending slot, and reads take
+ * a token from the connection's and the address's read buckets. Returns 0,
+ * or answers rate_limited itself and returns -1. */
+static int admit(struct gw_conn *c, const struct rc_request *r)
+{
+    const struct rc_conf *conf = c->app->conf;
+    int64_t now = (int64_t)uv_now(c->app->loop);
+    char msg[128];
+    if (answers_later(r->op) && c->pending >= conf->max_pending) {
+        snprintf(msg, sizeof msg, "too many requests waiting for an answer on this connection (max_pending %u)",
+                 conf->max_pending);
+        return limited(c, r, msg);
+    }
+    if (!is_read(r->op))
+        return 0;
+    if (!rc_bucket_take(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, now)) {
+        snprintf(msg, sizeof msg, "too many reads on this connection (conn_read_rate %u/s)", conf->conn_read_rate);
+        return limited(c, r, msg);
+    }
+    struct rc_bucket *ipb = gw_peer_read_bucket(c->wsi);
+    if (ipb && !rc_bucket_take(ipb, conf->ip_read_rate, conf->ip_read_burst, now)) {
+        snprintf(msg, sizeof msg, "too many reads from this address (ip_read_rate %u/s)", conf->ip_read_rate);
+        return limited(c, r, msg);
+    }
+    return 0;
 }
 
 static void do_subscribe(struct gw_conn *c, const struct rc_request *r)
@@ -49,6 +97,12 @@ static void do_subscribe(struct gw_conn *c, const struct rc_request *r)
 static void dispatch(struct gw_conn *c, const struct rc_request *r)
 {
     struct gw_app *app = c->app;
+    if (admit(c, r) != 0)
+        return;
+    if (answers_later(r->op)) {
+        c->pending++;
+        gw_conn_ref(c);
+    }
     switch (r->op) {
     case RC_OP_SUBSCRIBE:
         do_subscribe(c, r);
@@ -63,11 +117,9 @@ static void dispatch(struct gw_conn *c, const struct rc_request *r)
     case RC_OP_SET:
     case RC_OP_BEST:
     case RC_OP_SUBMIT:
-        gw_conn_ref(c);
         gw_op_write(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_RANK:
-        gw_conn_ref(c);
         gw_op_rank(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_PING:
@@ -77,7 +129,6 @@ static void dispatch(struct gw_conn *c, const struct rc_request *r)
     case RC_OP_UNBLOCK:
     case RC_OP_REVERSE:
     case RC_OP_RESET:
-        gw_conn_ref(c);
         gw_op_admin(app, &c->who, r, on_op_done, c);
         break;
     }
@@ -100,14 +151,19 @@ static void on_message(struct gw_conn *c, const char *text, size_t len)
 static void identify(struct lws *wsi, struct gw_conn *c)
 {
     char buf[RC_SECRET_MAX + 16];
-    int n = lws_hdr_copy(wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, sizeof buf);
     c->who.conn_bucket = &c->bucket;
-    if (n > 0) {
-        gw_op_identify(c->app, buf, (size_t)n, 1, &c->who.key, &c->who.bad_token);
-    } else {
-        const char *t = lws_get_urlarg_by_name(wsi, "token=", buf, sizeof buf);
-        if (t)
-            gw_op_identify(c->app, t, strlen(t), 0, &c->who.key, &c->who.bad_token);
+    if (n == GW_URLARG_ABSENT)
+        n = gw_urlarg(wsi, "token", buf, sizeof buf);
+    else if (n >= 0)
+        n = n > 0 ? n : GW_URLARG_TOO_LONG; /* "Authorization:" with nothing: a bad credential */
+    /* A credential too long to be any key is a bad one, never "no key". */
+    if (n == GW_URLARG_TOO_LONG) {
+        c->who.key = NULL;
+        c->who.bad_token = 1;
+    } else if (n >= 0) {
+        int bearer = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0;
+        gw_op_identify(c->app, buf, (size_t)n, bearer, &c->who.key, &c->who.bad_token);
     }
     memset(buf, 0, sizeof buf);
 }
@@ -117,11 +173,8 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     struct gw_conn *c = gw_conn_new(app, wsi);
     if (!c)
         return -1;
-    lws_get_peer_simple(wsi, c->peer, sizeof c->peer);
-    if (gw_iplimit_add(app->per_ip, c->peer) != 0) {
-        gw_conn_unref(c);
-        return -1;
-    }
+    snprintf(c->peer, sizeof c->peer, "%s", gw_peer_ip(wsi));
+    gw_peer_headers_done(wsi); /* a WebSocket now: the idle timeout takes over */
     identify(wsi, c);
     c->next = app->conns;
     if (app->conns)
@@ -183,7 +236,6 @@ static void on_closed(struct gw_conn *c, struct gw_app *app)
     if (c->next)
         c->next->prev = c->prev;
     app->metrics.connections--;
-    gw_iplimit_remove(app->per_ip, c->peer);
     gw_conn_on_closed(c);
     gw_conn_unref(c);
 }
@@ -212,28 +264,22 @@ static int origin_allowed(struct lws *wsi, const char *allowed)
     return 0;
 }
 
-/* Only /ws upgrades, only from allowed origins, and only up to max_conns at
- * once and max_conns_per_ip per source address. */
+/* Only /ws upgrades, only from allowed origins, and not from a socket
+ * accepted over max_conns or max_conns_per_ip (gw_peers: it gets 503). */
 static int on_filter(struct lws *wsi, struct gw_app *app)
 {
-    char uri[64], ip[64];
+    char uri[64];
+    if (gw_peer_refused(wsi)) {
+        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+                               "too many connections (max_conns or max_conns_per_ip)");
+        return -1;
+    }
     if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0) {
         lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, "WebSocket endpoint is /ws");
         return -1;
     }
     if (!origin_allowed(wsi, app->conf->allowed_origins)) {
         lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, "origin not allowed");
-        return -1;
-    }
-    if (app->metrics.connections >= app->conf->max_conns) {
-        gw_log_warn("refusing a WebSocket: max_conns (%u) reached", app->conf->max_conns);
-        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "too many connections (max_conns)");
-        return -1;
-    }
-    lws_get_peer_simple(wsi, ip, sizeof ip);
-    if (gw_iplimit_count(app->per_ip, ip) >= app->conf->max_conns_per_ip) {
-        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
-                               "too many connections from this address (max_conns_per_ip)");
         return -1;
     }
     return 0;

@@ -107,12 +107,13 @@ redis-cli -p "$redis_port" ping > /dev/null 2>&1 || die "redis-server did not st
 rcli() { redis-cli -p "$redis_port" "$@"; }
 
 # ---- the gateway ---------------------------------------------------------------------------
-# The shipped config with the limits a load test needs: no write rate limit
-# to speak of, room for 25,000 connections from any one address, no idle
-# hang-up. Everything else (tick, queue_bytes, boards) as shipped.
+# The shipped config with the limits a load test needs: no write or read
+# rate limit to speak of, every connection the fd limit allows (max_conns =
+# auto) from any one address, no idle hang-up. Everything else (tick,
+# queue_bytes, max_pending, boards) as shipped.
 conf="$work/rankcast.conf"
-sed -E '/^(max_conns|max_conns_per_ip|idle_timeout|conn_write_rate|conn_write_burst|key_write_rate|key_write_burst)[[:space:]]*=/d' \
-  conf/rankcast.conf | awk '{ print } /^\[limits\]/ { print "max_conns = 25000\nmax_conns_per_ip = 1000000\nidle_timeout = 1d\nconn_write_rate = 1000000\nconn_write_burst = 10000000\nkey_write_rate = 1000000\nkey_write_burst = 10000000" }' > "$conf"
+sed -E '/^(max_conns|max_conns_per_ip|idle_timeout|conn_write_rate|conn_write_burst|key_write_rate|key_write_burst|conn_read_rate|conn_read_burst|ip_read_rate|ip_read_burst)[[:space:]]*=/d' \
+  conf/rankcast.conf | awk '{ print } /^\[limits\]/ { print "max_conns = auto\nmax_conns_per_ip = 1000000\nidle_timeout = 1d\nconn_write_rate = 1000000\nconn_write_burst = 10000000\nkey_write_rate = 1000000\nkey_write_burst = 10000000\nconn_read_rate = 1000000\nconn_read_burst = 10000000\nip_read_rate = 1000000\nip_read_burst = 10000000" }' > "$conf"
 if [ -n "$tick_ms" ]; then
   [[ "$tick_ms" =~ ^[0-9]+$ ]] || die "--tick takes milliseconds"
   sed -i -E "s/^tick[[:space:]]*=.*/tick = ${tick_ms}ms/" "$conf"

@@ -422,9 +422,10 @@ async function startGateway(t, opts = {}) {
     await waitFor(async () => {
       if (exitInfo) throw new Error(`rankcast exited during start: ${JSON.stringify(exitInfo)}`);
       try {
-        const res = await fetch(base + '/healthz', { signal: AbortSignal.timeout(1000) });
-        await res.arrayBuffer();
-        return res.status === 200;
+        // A connection that closes after the answer (agent: false): a pooled
+        // keep-alive socket would count against max_conns(_per_ip) in tests.
+        const res = await httpFrom(undefined, base + '/healthz', 'GET', {}, undefined, 1000);
+        return res.res.status === 200;
       } catch (e) {
         return false; // not listening yet
       }

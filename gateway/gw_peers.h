@@ -1,0 +1,101 @@
+/* gw_peers.h - every accepted socket, from accept to close, whatever it
+ * becomes (an HTTP request, a WebSocket, nothing at all): the budgets that
+ * hold before a client has proven anything (docs/security.md).
+ *
+ *   accept ──> counted (max_conns in total, max_conns_per_ip per address)
+ *     │          over a limit: a few get "503" on their first request,
+ *     │          past those the socket is closed at once
+ *     ├─ HEADERS deadline (header_timeout, total, from accept or from the end
+ *     │          of the previous keep-alive request)
+ *     ├─ BODY    deadline (body_timeout, total, from the end of the headers)
+ *     └─ none    (a request being answered, or a WebSocket: idle_timeout)
+ *
+ * Deadlines are kept in two FIFO lists (every entry of a list has the same
+ * timeout, so the oldest is always at the head) and one timer checks the
+ * heads: O(1) per socket, nothing scanned. A late socket is closed by lws
+ * (LWS_TO_KILL_SYNC from the timer, outside any lws callback).
+ *
+ * The per-address entry also holds the address's read bucket
+ * (ip_read_rate), kept after the address's last socket closes until the
+ * bucket would be full again, so reconnecting does not refill it.
+ */
+#ifndef GW_PEERS_H
+#define GW_PEERS_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+struct lws;
+struct sockaddr;
+struct rc_bucket;
+struct gw_peers;
+
+/* What to do with a socket just accepted. */
+enum gw_peer_verdict {
+    GW_PEER_ACCEPT = 0,
+    GW_PEER_REFUSE = 1, /* over a limit: answer 503 to its first request, then close */
+    GW_PEER_DROP = 2,   /* far over a limit: close at once */
+};
+
+struct gw_peers_limits {
+    unsigned max_conns;        /* resolved (never 0) */
+    unsigned max_conns_per_ip;
+    uint64_t header_timeout_ms;
+    uint64_t body_timeout_ms;
+    double ip_read_rate, ip_read_burst;
+};
+
+/* Creates the table and its timer on loop. NULL when out of memory. */
+struct gw_peers *gw_peers_new(uv_loop_t *loop, const struct gw_peers_limits *limits);
+
+/* Closes the timer (sockets are still tracked until lws has closed them). */
+void gw_peers_stop(struct gw_peers *p);
+
+/* Frees the table, once the loop has run the timer's close and lws is gone. */
+void gw_peers_free(struct gw_peers *p);
+
+/* LWS_CALLBACK_FILTER_NETWORK_CONNECTION: decides, and for an accepted (or
+ * refused) socket remembers its address for the WSI_CREATE that follows. */
+enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockaddr *addr);
+
+/* LWS_CALLBACK_WSI_CREATE / WSI_DESTROY. Creation attaches the remembered
+ * address to the wsi (see gw_peers_touch) and starts the header deadline;
+ * a wsi lws made itself (the listener) is ignored. Returns -1 when out of
+ * memory (the socket is then closed). */
+int gw_peers_on_create(struct gw_peers *p, struct lws *wsi);
+void gw_peers_on_destroy(struct gw_peers *p, struct lws *wsi);
+
+/* Call on every lws callback before anything asks about the wsi: attaches
+ * a just-created socket's record (lws clears the opaque user data after
+ * WSI_CREATE, so it is attached on the next callback, the adoption one). */
+void gw_peers_touch(struct gw_peers *p, struct lws *wsi);
+
+/* The socket's source address ("" for one we did not accept), and whether
+ * it was accepted over a limit (answer 503 and close). */
+const char *gw_peer_ip(const struct lws *wsi);
+int gw_peer_refused(const struct lws *wsi);
+
+/* Its address's read bucket (NULL for a socket we did not accept). */
+struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi);
+
+/* Moves the socket between deadlines: the request's headers are complete
+ * (no deadline while it is answered, or for good once it is a WebSocket),
+ * a body follows, the body is complete, the request was answered and the
+ * connection waits for the next one (keep-alive). */
+void gw_peer_headers_done(struct lws *wsi);
+void gw_peer_body_expected(struct lws *wsi);
+void gw_peer_body_done(struct lws *wsi);
+void gw_peer_waiting(struct lws *wsi);
+
+/* 1 when the socket's body deadline has passed (checked on each body
+ * chunk too, so a late chunk never gets in). */
+int gw_peer_body_late(const struct lws *wsi);
+
+/* Sockets open now; closed for a late header or body so far; refused
+ * (503 or closed at accept) so far. */
+unsigned gw_peers_open(const struct gw_peers *p);
+uint64_t gw_peers_timed_out(const struct gw_peers *p);
+uint64_t gw_peers_refused(const struct gw_peers *p);
+
+#endif
