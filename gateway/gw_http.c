@@ -683,6 +683,12 @@ static void release(struct gw_http_pss *pss)
 static int dispatch(struct gw_http_req *q)
 {
     if (q->routed) {
+        /* Once: stop lws' replays from its input list. Again at once: lws
+         * is replaying from inside its own loop (lws_http_action), which
+         * only a close ends; an answer not there yet is then lost with
+         * the connection, and the client retries (RFC 9112, 9.3.2). */
+        if (q->pipelined)
+            return -1;
         pipelined(q);
         return 0;
     }
@@ -735,9 +741,27 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     return dispatch(q);
 }
 
+/* 1 when a body's first bytes are a request line ("POST /..."): lws 4.1
+ * parses a request pipelined behind one it already answered from its
+ * input list, and then feeds that list again from its start as the body
+ * (lws_http_action), so the body it hands over is the request's own
+ * headers. No JSON body starts that way. */
+static int refed_headers(const char *in, size_t len)
+{
+    static const char *const methods[] = {"GET /", "POST /", "PUT /", "DELETE /", "HEAD /", "OPTIONS /", "PATCH /"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        size_t n = strlen(methods[i]);
+        if (len >= n && memcmp(in, methods[i], n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int on_body(struct gw_http_req *q, const char *in, size_t len)
 {
     size_t max = q->app->conf->max_frame;
+    if (q->body_len == 0 && refed_headers(in, len))
+        return -1; /* a pipelined request lws cannot give us whole: close, the client retries */
     if (gw_peer_body_late(q->wsi))
         return -1; /* body_timeout is a total: a late chunk closes the connection */
     if (q->too_large || q->body_len + len > max) {
@@ -782,7 +806,9 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct g
     case LWS_CALLBACK_HTTP:
         return on_http(wsi, pss, app);
     case LWS_CALLBACK_HTTP_BODY:
-        return pss->req ? on_body(pss->req, in, len) : -1;
+        /* a body behind a pipelined request belongs to a request we never
+         * take: close rather than let lws loop over it */
+        return pss->req && !pss->req->pipelined ? on_body(pss->req, in, len) : -1;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
         gw_peer_body_done(wsi);
         return pss->req ? dispatch(pss->req) : -1;

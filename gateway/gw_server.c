@@ -184,6 +184,10 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
      * total deadline across both and the body deadline. */
     int hto = (int)((c->header_timeout_ms + 999) / 1000);
     info.timeout_secs = (unsigned)hto;
+    /* Room for long credentials (a JWT, a key someone pasted twice) to be
+     * read and refused as bad ones: past this lws drops the connection
+     * without an answer. */
+    info.max_http_header_data = 16384;
     info.timeout_secs_ah_idle = (unsigned)hto;
     int64_t idle_s = c->idle_timeout_ms / 1000;
     idle_policy.secs_since_valid_ping = (uint16_t)(idle_s / 2 > 0 ? idle_s / 2 : 1);
