@@ -11,9 +11,11 @@
 #include "gw_fanout.h"
 
 #define WRITES_PER_CALLBACK 32 /* then yield to other connections */
-/* Replies (and subscribe snapshots) are never dropped; a client may queue up
- * to this many times queue_bytes of them before it counts as abusive. */
-#define REPLY_QUEUE_FACTOR 16
+/* Replies are never dropped; a client may queue up to this many times
+ * queue_bytes of them before it counts as abusive. They are small (acks,
+ * errors, pongs; the big ones are owed replies, bounded by queue_bytes), so
+ * only a client that sends requests and never reads the answers gets near. */
+#define REPLY_QUEUE_FACTOR 4
 
 struct gw_conn *gw_conn_new(struct gw_app *app, struct lws *wsi)
 {
@@ -38,7 +40,7 @@ static void drop_queue(struct gw_conn *c, int only_droppable)
     size_t kept = 0;
     for (size_t i = 0; i < c->q_count; i++) {
         struct gw_qent e = c->q[(c->q_head + i) % c->q_cap];
-        if (only_droppable && !e.droppable) {
+        if (only_droppable && e.cls != GW_Q_VIEW) {
             c->q[(c->q_head + kept) % c->q_cap] = e;
             kept++;
             continue;
@@ -47,8 +49,15 @@ static void drop_queue(struct gw_conn *c, int only_droppable)
     }
     c->q_count = kept;
     c->q_view_bytes = 0;
-    if (!only_droppable)
+    if (!only_droppable) {
         c->q_reply_bytes = 0;
+        c->q_owed_bytes = 0;
+    }
+}
+
+static size_t *class_bytes(struct gw_conn *c, enum gw_qclass cls)
+{
+    return cls == GW_Q_VIEW ? &c->q_view_bytes : cls == GW_Q_OWED ? &c->q_owed_bytes : &c->q_reply_bytes;
 }
 
 void gw_conn_unref(struct gw_conn *c)
@@ -76,28 +85,10 @@ static int grow(struct gw_conn *c)
     return 0;
 }
 
-void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
+/* Writes m now when nothing is queued ahead and the socket takes data, else
+ * queues it (a new reference) behind the rest. */
+static void enqueue(struct gw_conn *c, struct gw_msg *m, enum gw_qclass cls)
 {
-    size_t limit = c->app->conf->queue_bytes;
-    if (!m || !c->wsi || c->close_code)
-        return; /* closing: nothing more goes out */
-    if (droppable) {
-        if (c->q_view_bytes + m->len > limit) {
-            /* Laggard: forget its backlog; each subscription gets a fresh
-             * snapshot as the queue drains (gw_fanout_resync_conn). */
-            drop_queue(c, 1);
-            c->resync = 1;
-            c->app->metrics.queue_drops++;
-            gw_fanout_conn_lagged(c->app->fanout, c);
-            lws_callback_on_writable(c->wsi);
-            return;
-        }
-    } else if (c->q_reply_bytes + m->len > REPLY_QUEUE_FACTOR * limit) {
-        /* A client that floods requests without reading the answers is
-         * closed instead. */
-        gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
-        return;
-    }
     /* Nothing queued ahead and the socket takes data: write now. Asking for
      * a writeable callback instead costs libuv four epoll_ctl calls and a
      * loop turn per message (measured: a quarter of the gateway's CPU at
@@ -119,13 +110,59 @@ void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
         return;
     }
     gw_msg_ref(m);
-    c->q[(c->q_head + c->q_count) % c->q_cap] = (struct gw_qent){m, droppable};
+    c->q[(c->q_head + c->q_count) % c->q_cap] = (struct gw_qent){m, cls};
     c->q_count++;
-    if (droppable)
-        c->q_view_bytes += m->len;
-    else
-        c->q_reply_bytes += m->len;
+    *class_bytes(c, cls) += m->len;
     lws_callback_on_writable(c->wsi);
+}
+
+/* The queue overflowed: from now on each subscription is owed a snapshot,
+ * sent one at a time as the queue drains (gw_fanout_resync_conn). */
+static void start_resync(struct gw_conn *c)
+{
+    if (!c->resync)
+        c->app->metrics.queue_drops++;
+    c->resync = 1;
+    lws_callback_on_writable(c->wsi);
+}
+
+void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
+{
+    size_t limit = c->app->conf->queue_bytes;
+    if (!m || !c->wsi || c->close_code)
+        return; /* closing: nothing more goes out */
+    if (droppable) {
+        if (c->q_view_bytes + m->len > limit) {
+            /* Laggard: forget its backlog; each subscription gets a fresh
+             * snapshot as the queue drains (gw_fanout_resync_conn). */
+            drop_queue(c, 1);
+            c->app->metrics.queue_drops++;
+            c->resync = 1;
+            gw_fanout_conn_lagged(c->app->fanout, c);
+            lws_callback_on_writable(c->wsi);
+            return;
+        }
+    } else if (c->q_count && c->q_reply_bytes + m->len > REPLY_QUEUE_FACTOR * limit) {
+        /* A client that floods requests without reading the answers is
+         * closed instead. */
+        gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        return;
+    }
+    enqueue(c, m, droppable ? GW_Q_VIEW : GW_Q_REPLY);
+}
+
+int gw_conn_send_owed(struct gw_conn *c, struct gw_msg *m)
+{
+    if (!m || !c->wsi || c->close_code)
+        return 0; /* closing: nothing more goes out, nothing is owed */
+    /* An empty queue always takes one, however big: a snapshot larger than
+     * queue_bytes must still reach a reader that keeps up. */
+    if (c->q_count && c->q_view_bytes + c->q_owed_bytes + m->len > c->app->conf->queue_bytes) {
+        start_resync(c);
+        return -1;
+    }
+    enqueue(c, m, GW_Q_OWED);
+    return 0;
 }
 
 void gw_conn_reply(struct gw_conn *c, char *json)
@@ -175,10 +212,7 @@ int gw_conn_on_writeable(struct gw_conn *c)
         int w = lws_write(c->wsi, gw_msg_payload(e.msg), e.msg->len, LWS_WRITE_TEXT);
         c->q_head = (c->q_head + 1) % c->q_cap;
         c->q_count--;
-        if (e.droppable)
-            c->q_view_bytes -= e.msg->len;
-        else
-            c->q_reply_bytes -= e.msg->len;
+        *class_bytes(c, e.cls) -= e.msg->len;
         c->app->metrics.bytes_sent += e.msg->len;
         gw_msg_unref(e.msg);
         if (w < 0)

@@ -5,10 +5,25 @@
  * view and listed in its connection too (it holds a reference on the
  * connection). A Redis read in flight holds a reference on its view, so a view
  * that lost its last viewer is freed only when its reads are back.
+ *
+ * Cost. Anyone may open boards (every match:N of a template is one), so what
+ * a board costs is bounded and paid only for what it uses: live boards are
+ * at most max_boards (one more is answered rate_limited); a board with no
+ * events holds no event ring (it grows with the events, up to RING_EVENTS);
+ * boards and views are found through hash tables keyed with a secret, and
+ * lists are doubly linked, so opening, closing and each event cost O(1) per
+ * board whatever the number of boards. The tick visits only boards with work
+ * (the work list: a view dirty, the mirror stale or changed), and the
+ * rollover walks the boards only when some period has ended.
  */
+#include <uv.h>
+
 #include "gw_fanout.h"
 
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +34,13 @@
 #include "gw_msg.h"
 #include "gw_read.h"
 #include "rc_diff.h"
+#include "rc_hmap.h"
 #include "rc_mirror.h"
 
 #define RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
+#define RING_FIRST 8    /* events a ring holds when the board's first event arrives */
+#define TRIM_BOARDS 1024  /* boards freed before the free memory is handed back ... */
+#define TRIM_EVERY_MS 1000 /* ... at most this often */
 #define MIRROR_MAX_ROWS 1000
 #define FOLLOW_NONE 0     /* an explicit period id: stays */
 #define FOLLOW_CURRENT 1  /* "current" (or no period): moves to each new period */
@@ -30,7 +49,8 @@
 struct gw_sub;
 
 struct gw_view {
-    struct gw_view *next;        /* in board->views */
+    struct rc_hnode node;        /* in f->views, by board, spec and follows */
+    struct gw_view *next, *prev; /* in board->views */
     struct gw_fanout *f;
     struct gw_board *board;
     struct rc_view spec;
@@ -60,14 +80,17 @@ struct gw_sub {
 };
 
 struct gw_board {
-    struct gw_board *next;
+    struct rc_hnode node;        /* in f->boards, by name and period (live boards only) */
+    struct gw_board *next, *prev; /* f->all: every live board */
+    struct gw_board *wnext, *wprev; /* on a work list (f->work, or the tick's) */
+    struct gw_board **wlist;     /* that list, or NULL */
     struct gw_fanout *f;
     const struct rc_board *decl;
     char name[RC_BOARD_MAX + 1];
     char period[RC_PERIOD_ID_MAX];
     struct gw_view *views;
-    struct gw_event ring[RING_EVENTS];
-    size_t ring_len, ring_head;  /* oldest at ring_head */
+    struct gw_event *ring;       /* recent events: NULL until the first, grows to RING_EVENTS */
+    size_t ring_cap, ring_len, ring_head; /* oldest at ring_head */
     unsigned refs;               /* reloads and profile fetches in flight */
     int dead;                    /* no views left: free when refs drop to 0 */
     /* the mirror of the top rows, for top-N and page views */
@@ -82,7 +105,15 @@ struct gw_board {
 
 struct gw_fanout {
     struct gw_app *app;
-    struct gw_board *boards;
+    struct rc_hash_key key;      /* random per process: names cannot be picked to collide */
+    struct rc_hmap boards;       /* live boards by name and period; count <= max_boards */
+    struct rc_hmap views;        /* attached views by board, spec and follows */
+    struct gw_board *all;        /* live boards, for the rare walks over all of them */
+    struct gw_board *work;       /* boards the next tick must look at */
+    int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
+    int64_t rollover_from;       /* ... or goes back before this (test clock) */
+    unsigned freed;              /* boards freed since memory was last handed back */
+    int64_t trimmed_ms;          /* when it was */
     unsigned long next_view;
 };
 
@@ -96,27 +127,108 @@ static void board_refresh(struct gw_board *b, int may_fetch);
 struct gw_fanout *gw_fanout_new(struct gw_app *app)
 {
     struct gw_fanout *f = calloc(1, sizeof *f);
-    if (f)
-        f->app = app;
+    if (!f)
+        return NULL;
+    f->app = app;
+    uint64_t seed[2] = {0, 0};
+    if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
+        gw_log_warn("no random seed for the board table; using the clock");
+        seed[0] = (uint64_t)gw_mono_us();
+        seed[1] = (uint64_t)gw_now_ms(app);
+    }
+    f->key = (struct rc_hash_key){seed[0], seed[1]};
+    rc_hmap_init(&f->boards, 0);
+    rc_hmap_init(&f->views, 0);
     return f;
 }
 
 /* ---- lookup and lifetime ------------------------------------------------- */
 
-static struct gw_board *board_find(struct gw_fanout *f, const char *name, const char *period)
+struct board_key {
+    const char *name, *period;
+};
+
+static uint64_t board_hash(const struct gw_fanout *f, const char *name, const char *period)
 {
-    for (struct gw_board *b = f->boards; b; b = b->next)
-        if (strcmp(b->name, name) == 0 && strcmp(b->period, period) == 0)
-            return b;
-    return NULL;
+    char buf[RC_BOARD_MAX + 1 + RC_PERIOD_ID_MAX];
+    int n = snprintf(buf, sizeof buf, "%s|%s", name, period);
+    return rc_hash(&f->key, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
+static int board_eq(const struct rc_hnode *node, const void *key)
+{
+    const struct gw_board *b = (const struct gw_board *)node;
+    const struct board_key *k = key;
+    return strcmp(b->name, k->name) == 0 && strcmp(b->period, k->period) == 0;
+}
+
+static struct gw_board *board_find(struct gw_fanout *f, const char *name, const char *period)
+{
+    struct board_key k = {name, period};
+    return (struct gw_board *)rc_hmap_find(&f->boards, board_hash(f, name, period), board_eq, &k);
+}
+
+/* Puts b on the work list of the next tick (once). */
+static void board_wake(struct gw_board *b)
+{
+    struct gw_fanout *f = b->f;
+    if (b->dead || b->wlist)
+        return;
+    b->wprev = NULL;
+    b->wnext = f->work;
+    if (f->work)
+        f->work->wprev = b;
+    f->work = b;
+    b->wlist = &f->work;
+}
+
+static void work_remove(struct gw_board *b)
+{
+    if (!b->wlist)
+        return;
+    if (b->wprev)
+        b->wprev->wnext = b->wnext;
+    else
+        *b->wlist = b->wnext;
+    if (b->wnext)
+        b->wnext->wprev = b->wprev;
+    b->wnext = b->wprev = NULL;
+    b->wlist = NULL;
+}
+
+static void view_set_dirty(struct gw_view *v)
+{
+    v->dirty = 1;
+    if (v->board)
+        board_wake(v->board);
+}
+
+static void board_set_stale(struct gw_board *b)
+{
+    b->stale = 1;
+    board_wake(b);
+}
+
+/* The i-th oldest of the board's recent events (i < ring_len). */
+static const struct gw_event *ring_at(const struct gw_board *b, size_t i)
+{
+    return &b->ring[(b->ring_head + i) % b->ring_cap];
+}
+
+/* The live board `name` in `period`, created (without views) when missing.
+ * NULL when out of memory, or *over_cap = 1 when creating it would take the
+ * live boards past max_boards (only when enforce_cap: a rollover moving
+ * existing viewers on is not refused). */
 static struct gw_board *board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
-                                  const char *period)
+                                  const char *period, int enforce_cap, int *over_cap)
 {
     struct gw_board *b = board_find(f, name, period);
     if (b)
         return b;
+    if (enforce_cap && f->boards.count >= f->app->conf->max_boards) {
+        *over_cap = 1;
+        return NULL;
+    }
     b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -125,29 +237,48 @@ static struct gw_board *board_get(struct gw_fanout *f, const struct rc_board *de
     rc_mirror_init(&b->mirror, decl->layout.order);
     snprintf(b->name, sizeof b->name, "%s", name);
     snprintf(b->period, sizeof b->period, "%s", period);
-    b->next = f->boards;
-    f->boards = b;
+    if (rc_hmap_insert(&f->boards, &b->node, board_hash(f, name, period)) != 0) {
+        free(b);
+        return NULL;
+    }
+    b->next = f->all;
+    if (f->all)
+        f->all->prev = b;
+    f->all = b;
+    if (decl->period.kind != RC_PERIOD_NONE) {
+        /* its views may have to move on when its period ends */
+        struct rc_period cur;
+        if (rc_period_at(&decl->period, gw_now_ms(f->app), &cur) != 0)
+            f->rollover_at = 0;
+        else if (cur.end_ms < f->rollover_at)
+            f->rollover_at = cur.end_ms;
+    }
     return b;
 }
 
-/* A board without views leaves the list at once; its memory goes when the
- * last reload or fetch in flight is back. */
+/* A board without views leaves the table, the list and the work list at
+ * once (O(1)); its memory goes when the last reload or fetch in flight is
+ * back. */
 static void board_maybe_free(struct gw_fanout *f, struct gw_board *b)
 {
     if (b->views)
         return;
     if (!b->dead) {
-        for (struct gw_board **p = &f->boards; *p; p = &(*p)->next) {
-            if (*p == b) {
-                *p = b->next;
-                break;
-            }
-        }
+        rc_hmap_remove(&f->boards, &b->node);
+        if (b->prev)
+            b->prev->next = b->next;
+        else
+            f->all = b->next;
+        if (b->next)
+            b->next->prev = b->prev;
+        work_remove(b);
         b->dead = 1;
     }
     if (b->refs == 0) {
         rc_mirror_free(&b->mirror);
+        free(b->ring);
         free(b);
+        f->freed++;
     }
 }
 
@@ -164,24 +295,78 @@ static int same_view(const struct rc_view *a, const struct rc_view *b)
            strcmp(a->around, b->around) == 0;
 }
 
+struct view_key {
+    const struct gw_board *board;
+    const struct rc_view *spec;
+    int follows;
+};
+
+static uint64_t view_hash(const struct gw_fanout *f, const struct view_key *k)
+{
+    unsigned char buf[sizeof k->board + 5 * sizeof(uint32_t) + RC_MEMBER_MAX + 1];
+    uint32_t ints[5] = {(uint32_t)k->spec->kind, k->spec->offset, k->spec->limit, k->spec->radius,
+                        (uint32_t)k->follows};
+    size_t n = strnlen(k->spec->around, RC_MEMBER_MAX);
+    memcpy(buf, &k->board, sizeof k->board);
+    memcpy(buf + sizeof k->board, ints, sizeof ints);
+    memcpy(buf + sizeof k->board + sizeof ints, k->spec->around, n);
+    return rc_hash(&f->key, buf, sizeof k->board + sizeof ints + n);
+}
+
+static int view_eq(const struct rc_hnode *node, const void *key)
+{
+    const struct gw_view *v = (const struct gw_view *)node;
+    const struct view_key *k = key;
+    return v->board == k->board && v->follows == k->follows && same_view(&v->spec, k->spec);
+}
+
+/* Links v (attached, v->board set) into its board's list and the table.
+ * Out of memory for the table, it is served all the same, just not found
+ * by a later subscribe to the same view (which then makes its own). */
+static void view_link(struct gw_fanout *f, struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    struct view_key k = {b, &v->spec, v->follows};
+    (void)rc_hmap_insert(&f->views, &v->node, view_hash(f, &k)); /* failed: view_unlink finds nothing */
+    v->prev = NULL;
+    v->next = b->views;
+    if (b->views)
+        b->views->prev = v;
+    b->views = v;
+}
+
+static void view_unlink(struct gw_fanout *f, struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    rc_hmap_remove(&f->views, &v->node);
+    if (v->prev)
+        v->prev->next = v->next;
+    else
+        b->views = v->next;
+    if (v->next)
+        v->next->prev = v->prev;
+    v->next = v->prev = NULL;
+}
+
 static struct gw_view *view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows)
 {
-    for (struct gw_view *v = b->views; v; v = v->next)
-        if (same_view(&v->spec, spec) && v->follows == follows)
-            return v;
-    struct gw_view *v = calloc(1, sizeof *v);
+    struct rc_view norm = *spec;
+    if (norm.kind == RC_VIEW_TOP)
+        norm.offset = 0;
+    struct view_key k = {b, &norm, follows};
+    struct gw_view *v = (struct gw_view *)rc_hmap_find(&f->views, view_hash(f, &k), view_eq, &k);
+    if (v)
+        return v;
+    v = calloc(1, sizeof *v);
     if (!v)
         return NULL;
     v->f = f;
     v->board = b;
-    v->spec = *spec;
+    v->spec = norm;
     v->follows = follows;
-    if (v->spec.kind == RC_VIEW_TOP)
-        v->spec.offset = 0;
     v->refs = 1;
+    view_link(f, v);
     snprintf(v->id, sizeof v->id, "v%lu", ++f->next_view);
-    v->next = b->views;
-    b->views = v;
     return v;
 }
 
@@ -198,12 +383,7 @@ static void view_unref(struct gw_view *v)
 static void view_detach(struct gw_fanout *f, struct gw_view *v)
 {
     struct gw_board *b = v->board;
-    for (struct gw_view **p = &b->views; *p; p = &(*p)->next) {
-        if (*p == v) {
-            *p = v->next;
-            break;
-        }
-    }
+    view_unlink(f, v);
     v->dead = 1;
     v->board = NULL;
     view_unref(v);
@@ -254,19 +434,35 @@ static char *encode_snapshot(const struct gw_view *v, const struct gw_window *w,
     return json;
 }
 
-/* Answers a pending subscription with the view's current window. */
-static void send_first_snapshot(struct gw_fanout *f, struct gw_sub *s)
+/* Queues a snapshot of s's view (its current window) to s, carrying the
+ * subscribe's id when s still owes that reply. Returns 0 when it is queued
+ * (or cannot be made: out of memory is answered as an error instead), -1
+ * when the connection's queue refused it: it stays owed (s->id_json kept)
+ * and goes out from gw_fanout_resync_conn as the queue drains. */
+static int send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
 {
-    char *json = encode_snapshot(s->view, s->view->last, s->id_json, 0);
-    if (!json) {
+    struct gw_msg *msg = gw_msg_take(encode_snapshot(s->view, s->view->last, s->id_json, 0));
+    if (!msg) {
         gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
-        return;
+    } else if (gw_conn_send_owed(s->conn, msg) != 0) {
+        gw_msg_unref(msg);
+        return -1;
+    } else {
+        f->app->metrics.snapshots_sent++;
     }
-    gw_conn_reply(s->conn, json);
-    f->app->metrics.snapshots_sent++;
-    s->pending = 0;
+    gw_msg_unref(msg);
     free(s->id_json);
     s->id_json = NULL;
+    return 0;
+}
+
+/* Answers a pending subscription with the view's current window; later
+ * deltas are diffs from it. A reader too far behind to take it now gets it
+ * when its queue drains, deltas held back until then. */
+static void send_first_snapshot(struct gw_fanout *f, struct gw_sub *s)
+{
+    s->pending = 0;
+    s->needs_snapshot = send_owed_snapshot(f, s) != 0;
 }
 
 /* Queues msg to every live (non-pending) viewer of v. */
@@ -453,7 +649,7 @@ static void view_read(struct gw_view *v)
     int rc = gw_read(app, b->decl, b->name, b->period, &spec, on_view_read, v);
     if (rc) {
         v->reading = 0;
-        v->dirty = 1; /* retried when Redis is back */
+        view_set_dirty(v); /* retried when Redis is back */
         v->refs--;
         fail_pending(v, rc);
     }
@@ -486,6 +682,8 @@ static void board_want(struct gw_board *b)
     b->mirror_on = on;
     if (on && rc_mirror_set_want(&b->mirror, want))
         b->stale = 1;
+    if (on)
+        board_wake(b); /* the tick reloads or refreshes as needed */
 }
 
 /* The window of view v cut from the mirror (profiles from the cache, NULL
@@ -536,7 +734,7 @@ static void board_refresh(struct gw_board *b, int may_fetch)
     if (!b->mirror_on || b->loading || b->fetching)
         return;
     if (rc_mirror_needs_reload(&b->mirror)) {
-        b->stale = 1;
+        board_set_stale(b);
         return;
     }
     if (may_fetch) {
@@ -565,7 +763,7 @@ static void board_refresh(struct gw_board *b, int may_fetch)
         if (w)
             view_update(b->f, v, w);
         else
-            b->stale = 1;
+            board_set_stale(b);
     }
 }
 
@@ -573,14 +771,16 @@ static void board_refresh(struct gw_board *b, int may_fetch)
 static void mirror_apply(struct gw_board *b, const struct gw_event *ev)
 {
     if (!ev->member[0]) { /* reset: the board is gone, read it again */
-        b->stale = 1;
+        board_set_stale(b);
         return;
     }
     int r = rc_mirror_apply(&b->mirror, ev->seq, ev->member, ev->has_new, ev->c, ev->has_old, NULL);
-    if (r == RC_MIRROR_APPLIED)
+    if (r == RC_MIRROR_APPLIED) {
         b->changed = 1;
-    else if (r != RC_MIRROR_OLD)
-        b->stale = 1;
+        board_wake(b);
+    } else if (r != RC_MIRROR_OLD) {
+        board_set_stale(b);
+    }
 }
 
 static void on_board_reload(int code, struct gw_window *w, void *privdata)
@@ -595,18 +795,19 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
             b->stale = 0;
             /* events that raced the read: the ring holds them, in seq order */
             for (size_t i = 0; i < b->ring_len; i++) {
-                const struct gw_event *ev = &b->ring[(b->ring_head + i) % RING_EVENTS];
+                const struct gw_event *ev = ring_at(b, i);
                 if (ev->seq > b->mirror.seq)
                     mirror_apply(b, ev);
             }
             b->changed = 1;
+            board_wake(b);
             board_refresh(b, 1);
         } else {
-            b->stale = 1;
+            board_set_stale(b);
         }
         free(rows);
     } else if (!b->dead) {
-        b->stale = 1; /* retried on the next tick (or when Redis is back) */
+        board_set_stale(b); /* retried on the next tick (or when Redis is back) */
         for (struct gw_view *v = b->views; v; v = v->next)
             if (view_uses_mirror(v))
                 fail_pending(v, code);
@@ -628,7 +829,7 @@ static void board_reload(struct gw_board *b)
     if (rc) {
         b->loading = 0;
         b->refs--;
-        b->stale = 1;
+        board_set_stale(b);
         for (struct gw_view *v = b->views; v; v = v->next)
             if (view_uses_mirror(v))
                 fail_pending(v, rc);
@@ -637,13 +838,31 @@ static void board_reload(struct gw_board *b)
 
 /* ---- feed views ------------------------------------------------------------- */
 
+/* Keeps ev as the board's newest recent event. The ring starts at
+ * RING_FIRST events with the board's first event and doubles as it fills,
+ * up to RING_EVENTS; then the oldest goes. (Out of memory: it stops growing
+ * and drops the oldest earlier, as a full ring does.) */
 static void ring_push(struct gw_board *b, const struct gw_event *ev)
 {
-    if (b->ring_len == RING_EVENTS) {
+    if (b->ring_len == b->ring_cap && b->ring_cap < RING_EVENTS) {
+        size_t cap = b->ring_cap ? b->ring_cap * 2 : RING_FIRST;
+        struct gw_event *r = malloc((cap < RING_EVENTS ? cap : RING_EVENTS) * sizeof *r);
+        if (r) {
+            for (size_t i = 0; i < b->ring_len; i++)
+                r[i] = *ring_at(b, i);
+            free(b->ring);
+            b->ring = r;
+            b->ring_cap = cap < RING_EVENTS ? cap : RING_EVENTS;
+            b->ring_head = 0;
+        }
+    }
+    if (!b->ring_cap)
+        return;
+    if (b->ring_len == b->ring_cap) {
         b->ring[b->ring_head] = *ev;
-        b->ring_head = (b->ring_head + 1) % RING_EVENTS;
+        b->ring_head = (b->ring_head + 1) % b->ring_cap;
     } else {
-        b->ring[(b->ring_head + b->ring_len) % RING_EVENTS] = *ev;
+        b->ring[(b->ring_head + b->ring_len) % b->ring_cap] = *ev;
         b->ring_len++;
     }
 }
@@ -697,7 +916,10 @@ struct log_join {
 /* The log (and seq) arrived: answer every pending feed viewer of v with a
  * snapshot at the log's seq, replay what it missed since its `since` when the
  * log still holds it (else a reset snapshot), then the events that came in
- * over pub/sub meanwhile (the board's ring). */
+ * over pub/sub meanwhile (the board's ring). Snapshot and replay are owed
+ * replies: a viewer whose queue cannot take them stays pending (its id kept)
+ * and is answered again from the log once its queue drains, the replay
+ * going on from the last event it was given. */
 static void on_feed_log(int code, int64_t seq, int64_t total, struct gw_event *evs, size_t n, void *privdata)
 {
     struct log_join *j = privdata;
@@ -721,34 +943,37 @@ static void on_feed_log(int code, int64_t seq, int64_t total, struct gw_event *e
         int replayable = !s->has_since || s->since >= seq ||
                          (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq);
         struct gw_window empty = {.seq = seq, .total = total};
-        char *json = encode_snapshot(v, &empty, s->id_json, !replayable);
-        if (s->id_json)
-            gw_conn_reply(s->conn, json);
-        else {
-            struct gw_msg *msg = gw_msg_take(json);
-            if (msg)
-                gw_conn_send(s->conn, msg, 0);
+        struct gw_msg *msg = gw_msg_take(encode_snapshot(v, &empty, s->id_json, !replayable));
+        if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
             gw_msg_unref(msg);
+            continue; /* stays pending */
         }
+        gw_msg_unref(msg);
         f->app->metrics.snapshots_sent++;
         free(s->id_json);
         s->id_json = NULL;
         s->pending = 0;
         s->has_since = 0;
         s->cursor = replayable ? from : seq;
-        for (size_t i = 0; i < n; i++)
-            if (evs[i].seq > s->cursor && evs[i].seq <= seq) {
-                struct gw_msg *msg = gw_msg_take(encode_event(v, &evs[i]));
-                if (msg)
-                    gw_conn_send(s->conn, msg, 0);
-                gw_msg_unref(msg);
+        for (size_t i = 0; i < n && !s->pending; i++) {
+            if (evs[i].seq <= s->cursor || evs[i].seq > seq)
+                continue;
+            msg = gw_msg_take(encode_event(v, &evs[i]));
+            if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
+                s->pending = 1; /* the rest once its queue drains */
+                s->has_since = 1;
+                s->since = s->cursor;
+            } else {
                 s->cursor = evs[i].seq;
             }
-        s->cursor = s->cursor > seq ? s->cursor : seq;
+            gw_msg_unref(msg);
+        }
+        if (!s->pending)
+            s->cursor = s->cursor > seq ? s->cursor : seq;
     }
     struct gw_board *b = v->board;
     for (size_t i = 0; i < b->ring_len; i++)
-        feed_deliver(f, v, &b->ring[(b->ring_head + i) % RING_EVENTS]);
+        feed_deliver(f, v, ring_at(b, i));
     view_unref(v);
 }
 
@@ -770,7 +995,7 @@ static void feed_catch_up(struct gw_view *v)
         free(j);
         v->reading = 0;
         v->refs--;
-        v->dirty = 1;
+        view_set_dirty(v);
         fail_pending(v, rc);
     }
 }
@@ -782,22 +1007,19 @@ static void feed_catch_up(struct gw_view *v)
 static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period)
 {
     struct gw_board *old = v->board;
-    struct gw_board *nb = board_get(f, old->decl, old->name, period);
+    int over_cap = 0;
+    /* Not held to max_boards: these viewers are here already, and the old
+     * board usually goes as they leave it. */
+    struct gw_board *nb = board_get(f, old->decl, old->name, period, 0, &over_cap);
     if (!nb)
         return; /* out of memory: try again next tick */
-    for (struct gw_view **p = &old->views; *p; p = &(*p)->next) {
-        if (*p == v) {
-            *p = v->next;
-            break;
-        }
-    }
+    view_unlink(f, v);
     v->board = nb;
-    v->next = nb->views;
-    nb->views = v;
+    view_link(f, v);
     gw_window_free(v->last);
     v->last = NULL;
     v->force_snapshot = 0;
-    v->dirty = 1;
+    view_set_dirty(v);
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
         s->pending = 1; /* no id: a pushed snapshot, not a reply */
         s->needs_snapshot = 0;
@@ -820,28 +1042,42 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
     }
 }
 
-/* Views of "current" and "previous" follow the clock across period ends. */
+/* Views of "current" and "previous" follow the clock across period ends.
+ * The boards are walked only when a period has ended since the last walk
+ * (or the test clock went back), not on every tick. */
 static void rollover(struct gw_fanout *f)
 {
     int64_t now = gw_now_ms(f->app);
+    if (now < f->rollover_at && now >= f->rollover_from)
+        return;
     struct gw_view *moving[64];
     char to[64][RC_PERIOD_ID_MAX];
     size_t n = 0;
-    for (struct gw_board *b = f->boards; b && n < 64; b = b->next) {
+    int64_t next = INT64_MAX;
+    int again = 0;
+    for (struct gw_board *b = f->all; b; b = b->next) {
         if (b->decl->period.kind == RC_PERIOD_NONE)
             continue;
         struct rc_period cur, prev;
         if (rc_period_at(&b->decl->period, now, &cur) != 0 || rc_period_prev(&b->decl->period, &cur, &prev) != 0)
             continue;
-        for (struct gw_view *v = b->views; v && n < 64; v = v->next) {
+        if (cur.end_ms < next)
+            next = cur.end_ms;
+        for (struct gw_view *v = b->views; v; v = v->next) {
             const char *want = v->follows == FOLLOW_CURRENT ? cur.id : v->follows == FOLLOW_PREVIOUS ? prev.id : NULL;
-            if (want && strcmp(want, b->period) != 0 && !v->reading) {
-                moving[n] = v;
-                snprintf(to[n], sizeof to[n], "%s", want);
-                n++;
+            if (!want || strcmp(want, b->period) == 0)
+                continue;
+            if (v->reading || n == 64) {
+                again = 1; /* next tick */
+                continue;
             }
+            moving[n] = v;
+            snprintf(to[n], sizeof to[n], "%s", want);
+            n++;
         }
     }
+    f->rollover_from = now;
+    f->rollover_at = again ? now : next; /* boards made from here on lower it (board_get) */
     /* moved after the walk: moving changes the board list */
     for (size_t i = 0; i < n; i++) {
         gw_log_info("board %s: period rollover of view %s to %s", moving[i]->board->name, moving[i]->id, to[i]);
@@ -861,7 +1097,15 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_TOO_LARGE);
         return;
     }
-    struct gw_board *b = board_get(f, decl, r->board, p->id);
+    int over_cap = 0;
+    struct gw_board *b = board_get(f, decl, r->board, p->id, 1, &over_cap);
+    if (over_cap) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "too many live boards on this gateway (max_boards %u)", app->conf->max_boards);
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_RATE_LIMITED, msg));
+        gw_metrics_error(&app->metrics, RC_E_RATE_LIMITED);
+        return;
+    }
     int follows = decl->period.kind == RC_PERIOD_NONE                       ? FOLLOW_NONE
                   : !r->period[0] || strcmp(r->period, "current") == 0 ? FOLLOW_CURRENT
                   : strcmp(r->period, "previous") == 0                 ? FOLLOW_PREVIOUS
@@ -871,10 +1115,14 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         if (o->view != v)
             continue;
         /* Already watching this view: the same sub again, with a snapshot
-         * when one is at hand (it matches the deltas that follow). */
-        if (v->last && v->spec.kind != RC_VIEW_FEED && !o->pending) {
-            gw_conn_reply(c, encode_snapshot(v, v->last, r->id_json, 0));
-            app->metrics.snapshots_sent++;
+         * when one is at hand (it matches the deltas that follow). Owed like
+         * a first snapshot when the queue is full, unless one is owed with
+         * an id already. */
+        if (v->last && v->spec.kind != RC_VIEW_FEED && !o->pending && !(o->needs_snapshot && o->id_json)) {
+            free(o->id_json);
+            o->id_json = r->id_json ? strdup(r->id_json) : NULL;
+            if (!o->needs_snapshot)
+                o->needs_snapshot = send_owed_snapshot(f, o) != 0;
         } else {
             gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, "already subscribed to this view"));
             gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
@@ -965,20 +1213,16 @@ int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c)
 {
     for (struct gw_sub *s = c->subs; s; s = s->cnext) {
         struct gw_view *v = s->view;
-        if (v->spec.kind == RC_VIEW_FEED && s->pending && !s->id_json) {
-            feed_catch_up(v); /* answers every pending viewer of v */
-            if (v->reading)
-                continue;
+        if (v->spec.kind == RC_VIEW_FEED && s->pending) {
+            feed_catch_up(v); /* answers every pending viewer of v (a no-op while it reads) */
+            continue;
         }
         if (!s->needs_snapshot || !v->last)
             continue;
-        /* One snapshot per drain: a laggard never holds more than one. */
-        struct gw_msg *msg = gw_msg_take(encode_snapshot(v, v->last, NULL, 0));
-        if (msg)
-            gw_conn_send(c, msg, 0);
-        gw_msg_unref(msg);
-        s->needs_snapshot = 0;
-        f->app->metrics.snapshots_sent++;
+        /* One snapshot per drain: a laggard never holds more than one. It
+         * carries the subscribe's id when it is that request's reply. */
+        if (send_owed_snapshot(f, s) == 0)
+            s->needs_snapshot = 0;
         return 1;
     }
     return 0;
@@ -1002,11 +1246,20 @@ static int parse_tag(const char *channel, char *board, char *period)
     return 0;
 }
 
+/* A change to the board: its views read from Redis (around views, pages
+ * past the mirror) read again on the next tick; mirror views follow the
+ * mirror, feeds their events. */
 static void mark_dirty(struct gw_board *b)
 {
-    for (struct gw_view *v = b->views; v; v = v->next)
-        if (v->spec.kind != RC_VIEW_FEED)
+    int any = 0;
+    for (struct gw_view *v = b->views; v; v = v->next) {
+        if (v->spec.kind != RC_VIEW_FEED && !view_uses_mirror(v)) {
             v->dirty = 1;
+            any = 1;
+        }
+    }
+    if (any)
+        board_wake(b);
 }
 
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
@@ -1027,10 +1280,12 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
          * (same connection, same order); anything else on the set was done
          * outside the script, and the mirror must be read again. */
         if (b->mirror_on) {
-            if (len == 4 && memcmp(payload, "zadd", 4) == 0)
+            if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
                 b->ks_pending++;
-            else
-                b->stale = 1;
+                board_wake(b);
+            } else {
+                board_set_stale(b);
+            }
         }
         return;
     }
@@ -1051,43 +1306,96 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             feed_deliver(f, v, &ev);
 }
 
+/* What the tick must still do for b (it stays on the work list while so). */
+static int board_has_work(const struct gw_board *b)
+{
+    if (b->mirror_on && (b->stale || b->changed || b->ks_pending > 0 || !b->mirror.exact))
+        return 1;
+    for (const struct gw_view *v = b->views; v; v = v->next)
+        if (v->dirty)
+            return 1;
+    return 0;
+}
+
+static void board_tick(struct gw_board *b)
+{
+    if (b->mirror_on) {
+        if (b->ks_pending > 0)
+            b->stale = 1; /* a ZADD no script event explained: made outside */
+        if (b->stale || !b->mirror.exact)
+            board_reload(b);
+        else if (b->changed)
+            board_refresh(b, 1);
+    }
+    for (struct gw_view *v = b->views; v; v = v->next) {
+        if (view_uses_mirror(v))
+            v->dirty = 0; /* served by the mirror (above) */
+        if (!v->dirty || v->reading)
+            continue;
+        if (v->spec.kind == RC_VIEW_FEED) {
+            v->dirty = 0;
+            feed_catch_up(v);
+        } else {
+            view_read(v);
+        }
+    }
+}
+
+/* Many boards freed at once (their viewers left) leave their memory in
+ * malloc's free lists, scattered between live allocations where glibc never
+ * returns it by itself: hand the free pages back, at most once a second. */
+static void maybe_trim(struct gw_fanout *f)
+{
+#ifdef __GLIBC__
+    if (f->freed < TRIM_BOARDS)
+        return;
+    int64_t now = gw_mono_us() / 1000;
+    if (now - f->trimmed_ms < TRIM_EVERY_MS)
+        return;
+    f->freed = 0;
+    f->trimmed_ms = now;
+    malloc_trim(0);
+#else
+    (void)f;
+#endif
+}
+
 void gw_fanout_tick(struct gw_fanout *f)
 {
     rollover(f);
-    for (struct gw_board *b = f->boards; b; b = b->next) {
-        if (b->mirror_on) {
-            if (b->ks_pending > 0)
-                b->stale = 1; /* a ZADD no script event explained: made outside */
-            if (b->stale || !b->mirror.exact)
-                board_reload(b);
-            else if (b->changed)
-                board_refresh(b, 1);
-        }
-        for (struct gw_view *v = b->views; v; v = v->next) {
-            if (!v->dirty || v->reading)
-                continue;
-            if (v->spec.kind == RC_VIEW_FEED) {
-                v->dirty = 0;
-                feed_catch_up(v);
-            } else {
-                view_read(v);
-            }
-        }
+    maybe_trim(f);
+    /* Only the boards with work. The list is taken whole: a board that gets
+     * work again while it is handled waits for the next tick. */
+    struct gw_board *todo = f->work;
+    f->work = NULL;
+    for (struct gw_board *b = todo; b; b = b->wnext)
+        b->wlist = &todo;
+    while (todo) {
+        struct gw_board *b = todo;
+        work_remove(b);
+        b->refs++; /* alive through its own callbacks */
+        board_tick(b);
+        if (!b->dead && board_has_work(b))
+            board_wake(b);
+        board_unref(b);
     }
 }
 
 void gw_fanout_profile_changed(struct gw_fanout *f)
 {
-    for (struct gw_board *b = f->boards; b; b = b->next) {
+    for (struct gw_board *b = f->all; b; b = b->next) {
         b->changed = b->mirror_on;
+        if (b->changed)
+            board_wake(b);
         mark_dirty(b);
     }
 }
 
 void gw_fanout_redis_up(struct gw_fanout *f)
 {
-    for (struct gw_board *b = f->boards; b; b = b->next) {
+    for (struct gw_board *b = f->all; b; b = b->next) {
         b->stale = b->mirror_on;
+        board_wake(b);
         for (struct gw_view *v = b->views; v; v = v->next) {
             v->dirty = 1;
             if (v->spec.kind != RC_VIEW_FEED) {
@@ -1111,8 +1419,8 @@ void gw_fanout_free(struct gw_fanout *f)
     if (!f)
         return;
     /* Normally empty by now: connections close before the fan-out goes. */
-    while (f->boards) {
-        struct gw_board *b = f->boards;
+    while (f->all) {
+        struct gw_board *b = f->all;
         struct gw_view *v = b->views;
         if (!v) {
             board_maybe_free(f, b);
@@ -1131,5 +1439,7 @@ void gw_fanout_free(struct gw_fanout *f)
         }
         sub_free(f, s);
     }
+    rc_hmap_free(&f->boards);
+    rc_hmap_free(&f->views);
     free(f);
 }

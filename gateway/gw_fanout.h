@@ -28,7 +28,10 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app);
 void gw_fanout_free(struct gw_fanout *f);
 
 /* Handles a decoded subscribe for connection c on board decl (board name
- * r->board) in period p: answers with the snapshot (or an error) itself. */
+ * r->board) in period p: answers with the snapshot (or an error) itself.
+ * A subscribe that would open one live board more than max_boards is
+ * answered rate_limited. The snapshot is an owed reply (gw_conn_send_owed):
+ * a connection whose queue is full gets it, id echoed, once it drains. */
 void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
                          const struct rc_board *decl, const struct rc_period *p);
 
@@ -43,8 +46,10 @@ void gw_fanout_conn_closed(struct gw_fanout *f, struct gw_conn *c);
 void gw_fanout_conn_lagged(struct gw_fanout *f, struct gw_conn *c);
 
 /* c's queue has drained: queues the next owed snapshot (one at a time, so a
- * laggard holds at most one) and returns 1, or 0 when none is owed any more.
- * Feed subscriptions owed a replay are started from the change log. */
+ * laggard holds at most one; a subscribe's first snapshot that the queue
+ * refused carries the subscribe's id) and returns 1, or 0 when none is owed
+ * any more. Feed subscriptions owed a snapshot or a replay are started from
+ * the change log. */
 int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c);
 
 /* A pub/sub message (change channel or keyspace notification). */
