@@ -1,9 +1,19 @@
-/* hostile_pipeline.test.js - two HTTP requests with bodies pipelined in one
- * TCP write (the second one's bytes arrive in the same packet as the first
- * one's body). Each must be answered, in order, on that connection; the
- * gateway must stay responsive to others, go back to idle CPU, and still
- * stop on SIGTERM. Found in the hostile-clients review: the loop spun at 100%
- * CPU, RSS grew, /healthz stopped answering and SIGTERM did nothing.
+/* hostile_pipeline.test.js - HTTP requests pipelined in one TCP write (the
+ * second one's bytes arrive in the same packet as the first one's body).
+ * Found in the hostile-clients review: two pipelined POSTs froze the gateway
+ * (the loop spun at 100% CPU, RSS grew, /healthz stopped answering, SIGTERM
+ * did nothing), and the first write was applied twice.
+ *
+ * The rule (docs/security.md): the request being answered gets its answer and
+ * the connection is closed; the client sends the rest again on a new
+ * connection, as HTTP/1.1 allows. Answering every pipelined request in order
+ * would be as good. So each case checks: the first answer is the first
+ * request's, and is right; the rest is either answered in order or the
+ * connection is closed, never left hanging; a request that got no answer was
+ * not carried out (a client resending it must not write twice); /healthz
+ * answers from another connection, the gateway's CPU goes back to idle and
+ * SIGTERM stops it with exit 0 within 5 s.
+ * STRICT = true demands every pipelined request answered in order.
  *
  * One stack per case: a frozen gateway must not take the next case down. */
 'use strict';
@@ -16,6 +26,7 @@ const { execFileSync } = require('node:child_process');
 const h = require('./harness');
 
 const skip = h.gatewayMissing() || false;
+const STRICT = false; // true: every pipelined request must be answered, in order, on its connection
 const CLK_TCK = (() => {
   try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch (e) { return 100; }
 })();
@@ -113,87 +124,99 @@ async function assertHealthy(t, gw) {
   t.diagnostic(`stopped by SIGTERM in ${Date.now() - t0} ms`);
 }
 
-function assertPair(got, what) {
-  assert.equal(got.responses.length, 2,
-    `${what}: both pipelined requests answered on that connection (got ${got.responses.length}, ${got.why}): ${JSON.stringify(got.raw)}`);
+/* The first request answered; the second answered too, or the connection
+ * closed right after the first answer (not left hanging). True when both
+ * were answered. */
+function answeredOrClosed(got, what) {
+  assert.ok(got.responses.length >= 1, `${what}: the first request is answered (${got.why}): ${JSON.stringify(got.raw)}`);
+  if (STRICT || got.responses.length === 2) {
+    assert.equal(got.responses.length, 2,
+      `${what}: both pipelined requests answered on that connection (got ${got.responses.length}, ${got.why}): ${JSON.stringify(got.raw)}`);
+    return true;
+  }
+  assert.equal(got.why, 'closed', `${what}: after the first answer the connection is closed, not left hanging (${got.why})`);
+  return false;
 }
 
-test('two POST /healthz pipelined in one packet: both answered, then idle, SIGTERM works',
+test('two POST /healthz pipelined in one packet: the first answered, the second answered or closed; then idle, SIGTERM works',
   { skip, timeout: 30000 }, async (t) => {
     const { gw } = await h.startStack(t);
     const one = 'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}';
     const got = await exchange(gw.port, one + one, 2);
-    assertPair(got, 'POST /healthz x2');
-    for (const r of got.responses) assert.equal(r.status, got.responses[0].status, 'the same answer twice');
+    const both = answeredOrClosed(got, 'POST /healthz x2');
+    t.diagnostic(`POST /healthz x2: ${got.responses.length} answers, then ${got.why}`);
+    assert.equal(got.responses[0].status, 200, got.raw);
+    assert.equal(got.responses[0].body.ok, true, got.raw);
+    if (both) assert.equal(got.responses[1].status, 200, 'the same answer twice');
     await assertHealthy(t, gw);
   });
 
-test('two score writes with the admin key pipelined: acked in order (score 1 then 2)',
+test('two score writes with the admin key pipelined: the first acked (applied once), the second acked in order or not applied',
   { skip, timeout: 30000 }, async (t) => {
-    const { redis, gw } = await h.startStack(t);
+    const { gw } = await h.startStack(t);
     const w = (req) => request('POST', '/api/v1/boards/demo/scores',
       JSON.stringify({ member: 'u1', op: 'incr', delta: 1, req }), h.ADMIN_KEY);
     const got = await exchange(gw.port, w('pipe-a') + w('pipe-b'), 2);
-    assertPair(got, 'POST scores x2 (key)');
-    assert.deepEqual(got.responses.map((r) => r.status), [200, 200], got.raw);
-    assert.deepEqual(got.responses.map((r) => r.body.score), [1, 2], 'answered in order');
-    assert.deepEqual(got.responses.map((r) => r.body.duplicate), [false, false], 'each write applied once');
-    assert.equal(await redis.cli('ZSCORE', 'rc:{demo|}:z', 'u1') !== '', true);
-    assert.equal(await redis.cli('ZCARD', 'rc:{demo|}:z'), '1');
+    const both = answeredOrClosed(got, 'POST scores x2 (key)');
+    t.diagnostic(`POST scores x2: ${got.responses.length} answers, then ${got.why}`);
+    const answers = got.responses.map((r) => [r.status, r.body && r.body.score, r.body && r.body.duplicate]);
+    assert.deepEqual(answers, both ? [[200, 1, false], [200, 2, false]] : [[200, 1, false]], got.raw);
+    await assertHealthyNoStop(gw);
+    const rank = await h.http(gw.base, 'GET', '/api/v1/boards/demo/members/u1');
+    assert.equal(rank.body.score, both ? 2 : 1, `each answered write applied once, the unanswered one not at all: ${rank.text}`);
     await assertHealthy(t, gw);
   });
 
-test('two score writes without a key pipelined: both 401, nothing written',
+test('two score writes without a key pipelined: 401 (and 401 or closed), nothing written',
   { skip, timeout: 30000 }, async (t) => {
     const { redis, gw } = await h.startStack(t);
     const fp = await redis.fingerprint();
     const w = request('POST', '/api/v1/boards/demo/scores', JSON.stringify({ member: 'u1', op: 'incr', delta: 1 }), null);
     const got = await exchange(gw.port, w + w, 2);
-    assertPair(got, 'POST scores x2 (no key)');
-    assert.deepEqual(got.responses.map((r) => r.status), [401, 401], got.raw);
-    assert.deepEqual(got.responses.map((r) => r.body && r.body.code), ['unauthorized', 'unauthorized']);
+    answeredOrClosed(got, 'POST scores x2 (no key)');
+    for (const r of got.responses) {
+      assert.equal(r.status, 401, got.raw);
+      assert.equal(r.body && r.body.code, 'unauthorized', got.raw);
+    }
+    await assertHealthyNoStop(gw);
     assert.equal(await redis.fingerprint(), fp);
     await assertHealthy(t, gw);
   });
 
-test('two profile PUTs pipelined: both 200, the second one wins',
+test('two profile PUTs pipelined: the first applied; the second applied after it, or not at all',
   { skip, timeout: 30000 }, async (t) => {
     const { gw } = await h.startStack(t);
     const put = (name) => request('PUT', '/api/v1/members/u1/profile', JSON.stringify({ name }), h.ADMIN_KEY);
     const got = await exchange(gw.port, put('First') + put('Second'), 2);
-    assertPair(got, 'PUT profile x2');
-    assert.deepEqual(got.responses.map((r) => r.status), [200, 200], got.raw);
-    const prof = await h.http(gw.base, 'GET', '/api/v1/members/u1/profile', null, { timeoutMs: 3000 })
-      .catch((e) => ({ status: e.message }));
+    const both = answeredOrClosed(got, 'PUT profile x2');
+    t.diagnostic(`PUT profile x2: ${got.responses.length} answers, then ${got.why}`);
+    for (const r of got.responses) assert.equal(r.status, 200, got.raw);
+    assert.equal(got.responses[0].body.name, 'First', got.raw);
+    await assertHealthyNoStop(gw);
+    const prof = await h.http(gw.base, 'GET', '/api/v1/members/u1/profile', null, { timeoutMs: 3000 });
     assert.equal(prof.status, 200);
-    assert.equal(prof.body.name, 'Second', JSON.stringify(prof.body));
+    assert.equal(prof.body.name, both ? 'Second' : 'First', JSON.stringify(prof.body));
     await assertHealthy(t, gw);
   });
 
-test('a POST pipelined with a GET behind it: both answered in order',
+test('a POST pipelined with a GET behind it: the write acked, the GET answered after it or left to a new connection',
   { skip, timeout: 30000 }, async (t) => {
     const { gw } = await h.startStack(t);
     const w = request('POST', '/api/v1/boards/demo/scores', JSON.stringify({ member: 'u2', op: 'set', value: 42 }), h.ADMIN_KEY);
     const g = 'GET /api/v1/boards/demo/members/u2 HTTP/1.1\r\nHost: x\r\n\r\n';
     const got = await exchange(gw.port, w + g, 2);
-    assertPair(got, 'POST + GET');
-    assert.deepEqual(got.responses.map((r) => r.status), [200, 200], got.raw);
+    const both = answeredOrClosed(got, 'POST + GET');
+    t.diagnostic(`POST + GET: ${got.responses.length} answers, then ${got.why}`);
+    assert.equal(got.responses[0].status, 200, got.raw);
     assert.equal(got.responses[0].body.op, 'ack');
-    assert.equal(got.responses[1].body.op, 'rank');
-    assert.equal(got.responses[1].body.score, 42, 'the GET sees the write before it');
+    if (both) {
+      assert.equal(got.responses[1].body.op, 'rank');
+      assert.equal(got.responses[1].body.score, 42, 'the GET sees the write before it');
+    }
     await assertHealthy(t, gw);
   });
 
-/* Behind a request without a body the gateway may answer the first one and
- * close instead of answering the second (RFC 9112, 9.3.2: the client then
- * sends it again on a new connection). Either way each answer belongs to its
- * own request, nothing hangs, and a request that was not answered was not
- * carried out (a client that resends it must not write twice). */
-function assertFirstThenMaybeSecond(got, what) {
-  assert.ok(got.responses.length >= 1, `${what}: the first request is answered (${got.why}): ${JSON.stringify(got.raw)}`);
-  assert.ok(got.responses.length === 2 || got.why === 'closed',
-    `${what}: the second request is answered or the connection closed, not left hanging (${got.why})`);
-}
+/* Behind a request without a body: the same rule. */
 
 test('two GETs pipelined: each answer is its own request\'s, in order (or the second is left to a new connection)',
   { skip, timeout: 30000 }, async (t) => {
@@ -202,7 +225,7 @@ test('two GETs pipelined: each answer is its own request\'s, in order (or the se
     const a = 'GET /api/v1/boards/demo/members/u3 HTTP/1.1\r\nHost: x\r\n\r\n';
     const b = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     const got = await exchange(gw.port, a + b, 2);
-    assertFirstThenMaybeSecond(got, 'GET + GET');
+    answeredOrClosed(got, 'GET + GET');
     t.diagnostic(`GET + GET: ${got.responses.length} answers, then ${got.why}`);
     assert.equal(got.responses[0].status, 200);
     assert.equal(got.responses[0].body.op, 'rank', `the first answer is the rank: ${got.responses[0].text}`);
@@ -217,7 +240,7 @@ test('a write pipelined behind a GET: applied once if answered, not at all if th
     const g = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     const w = request('POST', '/api/v1/boards/demo/scores', JSON.stringify({ member: 'u4', op: 'incr', delta: 5 }), h.ADMIN_KEY);
     const got = await exchange(gw.port, g + w, 2);
-    assertFirstThenMaybeSecond(got, 'GET + POST');
+    answeredOrClosed(got, 'GET + POST');
     t.diagnostic(`GET + POST: ${got.responses.length} answers, then ${got.why}`);
     assert.equal(got.responses[0].body.ok, true, got.responses[0].text);
     // Whatever Redis got is settled once /healthz answers again on a new connection.
