@@ -157,7 +157,9 @@ test('retries: every write sent 3 times through 2 gateways while Redis restarts 
         { op: 'incr', board: 'demo', member: memberOf(i), delta: deltaOf(i), req: `r-${i}` }, 10000));
       const replies = await Promise.all(copies);
       if (replies.some((r) => r.op === 'ack')) done.add(i);
-      else for (const r of replies) assert.equal(r.code, 'unavailable', JSON.stringify(r));
+      // unavailable (the outage), or rate_limited when a retry burst passes
+      // max_pending on a connection: either way nothing was written
+      else for (const r of replies) assert.ok(['unavailable', 'rate_limited'].includes(r.code), JSON.stringify(r));
     }));
   };
   const ids = Array.from({ length: WRITES }, (_, i) => i);
