@@ -23,6 +23,7 @@
 #include "gw_ops.h"
 #include "gw_peers.h"
 #include "gw_urlarg.h"
+#include "gw_wsguard.h"
 
 #define BINARY_FRAMES_TOLERATED 8
 
@@ -183,6 +184,9 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     app->metrics.connections++;
     app->metrics.connections_total++;
     *pconn = c;
+    /* RFC 6455 frame rules lws does not enforce; plain TCP only (gw_wsguard.c). */
+    if (!app->conf->tls_cert[0])
+        (void)gw_wsguard_watch(lws_get_socket_fd(wsi));
     return 0;
 }
 
@@ -228,6 +232,8 @@ static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t
 
 static void on_closed(struct gw_conn *c, struct gw_app *app)
 {
+    if (c->wsi)
+        gw_wsguard_unwatch(lws_get_socket_fd(c->wsi));
     gw_fanout_conn_closed(app->fanout, c);
     if (c->prev)
         c->prev->next = c->next;
