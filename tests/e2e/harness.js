@@ -83,6 +83,8 @@
  *     localAddress: the source address (then sent with node:http, a fresh
  *     connection per request; headers is a Headers object either way)
  *   h.vmRssKb(pid)                    resident set size in kB (/proc/<pid>/status)
+ *   await h.cpuPercent(pid, ms)       CPU use of pid over the next ms, in percent of a core
+ *   h.pct(values, p)                  the p-quantile (0..1) of values, NaN when empty
  *   await h.waitFor(fn, ms, what)     polls fn() (may be async) until truthy
  */
 'use strict';
@@ -674,7 +676,33 @@ async function http(base, method, urlPath, body, opts = {}) {
   return { status: res.status, headers: res.headers, text, body: json };
 }
 
+/* ---- process measurements (for the flood tests) --------------------------- */
+
+const CLK_TCK = (() => {
+  try { return Number(require('node:child_process').execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch (e) { return 100; }
+})();
+
+function cpuTicks(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/* CPU use of process pid over the next ms milliseconds, in percent of a core. */
+async function cpuPercent(pid, ms = 1000) {
+  const t0 = process.hrtime.bigint();
+  const c0 = cpuTicks(pid);
+  await sleep(ms);
+  return (100 * (cpuTicks(pid) - c0)) / CLK_TCK / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+/* The p-quantile (0..1) of arr, NaN when empty. */
+function pct(arr, p) {
+  const s = arr.slice().sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
+}
+
 module.exports = {
   repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
-  connectWs, http, vmRssKb, waitFor, sleep,
+  connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct,
 };

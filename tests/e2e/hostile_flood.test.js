@@ -14,9 +14,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
 const net = require('node:net');
-const { execFileSync } = require('node:child_process');
 const h = require('./harness');
 
 const skip = h.gatewayMissing() || false;
@@ -29,25 +27,7 @@ const BODY_S = 3;
 const RSS_GROWTH_KB = 64 * 1024; // stated bound: the gateway's RSS grows by less than this (measured: ~7 MB, ~20 MB under ASan)
 const REOPEN_PER_TICK = 100;   // per address per 100 ms: bounds the churn
 
-const CLK_TCK = (() => {
-  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch (e) { return 100; }
-})();
-function cpuTicks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-async function cpuPercent(pid, ms = 1000) {
-  const t0 = process.hrtime.bigint();
-  const c0 = cpuTicks(pid);
-  await h.sleep(ms);
-  return (100 * (cpuTicks(pid) - c0)) / CLK_TCK / (Number(process.hrtime.bigint() - t0) / 1e9);
-}
 
-const pct = (arr, p) => {
-  const s = arr.slice().sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
-};
 
 async function socketsOpen(gw) {
   const r = await h.http(gw.base, 'GET', '/metrics', null, { localAddress: '127.0.0.2', timeoutMs: 3000 }).catch(() => null);
@@ -185,8 +165,8 @@ test(`~${ATTACKERS.length * TARGET} silent and slow connections: a viewer and a 
     attackers.forEach((a) => a.stop());
 
     const lifeBound = (HEADER_S + BODY_S + 3) * 1000;
-    t.diagnostic(`reference before the attack: ${calm.length} writes, p50 ${pct(calm, 0.5)} ms p99 ${pct(calm, 0.99)} ms`);
-    t.diagnostic(`during: ${during.length} writes, p50 ${pct(during, 0.5)} ms p99 ${pct(during, 0.99)} ms max ${pct(during, 1)} ms; ` +
+    t.diagnostic(`reference before the attack: ${calm.length} writes, p50 ${h.pct(calm, 0.5)} ms p99 ${h.pct(calm, 0.99)} ms`);
+    t.diagnostic(`during: ${during.length} writes, p50 ${h.pct(during, 0.5)} ms p99 ${h.pct(during, 0.99)} ms max ${h.pct(during, 1)} ms; ` +
       `acks ${acks.ok}, failed ${JSON.stringify(acks.failed)}`);
     t.diagnostic(`attack: ${stats.opened} connections opened, ${stats.closedByServer} closed by the gateway, ` +
       `open at the end ${JSON.stringify(openAtEnd)}; longest lived (closed by the gateway) ${JSON.stringify(stats.maxLife)} ms, ` +
@@ -194,7 +174,7 @@ test(`~${ATTACKERS.length * TARGET} silent and slow connections: a viewer and a 
     t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB during (bound: base + ${RSS_GROWTH_KB} kB)`);
 
     assert.equal(acks.failed.length, 0, `writes not acknowledged: ${JSON.stringify(acks.failed)}`);
-    assert.ok(pct(during, 0.99) < 1000, `p99 write-to-delta ${pct(during, 0.99)} ms during the attack`);
+    assert.ok(h.pct(during, 0.99) < 1000, `p99 write-to-delta ${h.pct(during, 0.99)} ms during the attack`);
     assert.ok(rssMax < rssBase + RSS_GROWTH_KB, `RSS ${rssMax} kB`);
     assert.ok(oldest < lifeBound, `an attacking connection was still open after ${oldest} ms ` +
       `(header_timeout ${HEADER_S} s + body_timeout ${BODY_S} s)`);
@@ -214,11 +194,11 @@ test(`~${ATTACKERS.length * TARGET} silent and slow connections: a viewer and a 
     assert.equal((await again.request({ op: 'ping' })).op, 'pong');
     await writeFor(1000);
     const after = lat.splice(0);
-    t.diagnostic(`after: p99 ${pct(after, 0.99)} ms; RSS ${h.vmRssKb(gw.pid)} kB`);
-    assert.ok(pct(after, 0.99) < 1000);
+    t.diagnostic(`after: p99 ${h.pct(after, 0.99)} ms; RSS ${h.vmRssKb(gw.pid)} kB`);
+    assert.ok(h.pct(after, 0.99) < 1000);
     assert.ok(h.vmRssKb(gw.pid) < rssBase + RSS_GROWTH_KB);
     await again.close();
-    const cpu = await cpuPercent(gw.pid, 1000);
+    const cpu = await h.cpuPercent(gw.pid, 1000);
     t.diagnostic(`gateway CPU after the attack: ${cpu.toFixed(1)}%`);
     assert.ok(cpu < 50, `${cpu.toFixed(1)}% CPU with nothing to do`);
     const t0 = Date.now();

@@ -20,33 +20,11 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
 const net = require('node:net');
-const { execFileSync } = require('node:child_process');
 const h = require('./harness');
 
 const skip = h.gatewayMissing() || false;
 const STRICT = false; // true: every pipelined request must be answered, in order, on its connection
-const CLK_TCK = (() => {
-  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch (e) { return 100; }
-})();
-
-/* utime + stime of pid, in clock ticks (/proc/PID/stat fields 14 and 15). */
-function cpuTicks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-  return Number(f[11]) + Number(f[12]);
-}
-
-/* The share of one core pid used over ms, in percent. */
-async function cpuPercent(pid, ms = 1000) {
-  const t0 = process.hrtime.bigint();
-  const c0 = cpuTicks(pid);
-  await h.sleep(ms);
-  const c1 = cpuTicks(pid);
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  return (100 * (c1 - c0)) / CLK_TCK / wall;
-}
 
 /* Parses as many complete HTTP/1.1 responses (Content-Length bodies) as buf
  * holds: [{ status, headers, body }]. */
@@ -112,7 +90,7 @@ async function assertHealthy(t, gw) {
     .catch((e) => ({ status: `no answer: ${e.message}` }));
   assert.equal(health.status, 200, '/healthz from another connection');
   const rss0 = h.vmRssKb(gw.pid);
-  const cpu = await cpuPercent(gw.pid, 1000);
+  const cpu = await h.cpuPercent(gw.pid, 1000);
   const rss1 = h.vmRssKb(gw.pid);
   t.diagnostic(`gateway CPU over 1 s after the pipelined pair: ${cpu.toFixed(1)}%; RSS ${rss0} -> ${rss1} kB`);
   assert.ok(cpu < 50, `the gateway is busy with nothing: ${cpu.toFixed(1)}% CPU`);

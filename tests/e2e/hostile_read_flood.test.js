@@ -14,8 +14,6 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
-const fs = require('node:fs');
-const { execFileSync } = require('node:child_process');
 const h = require('./harness');
 
 const skip = h.gatewayMissing() || false;
@@ -24,24 +22,6 @@ const FLOOD_MS = 10000;
 const RSS_GROWTH_KB = 64 * 1024; // stated bound: the gateway's RSS grows by less than this (measured: ~10 MB, ~34 MB under ASan; 192 MB on cb945f3)
 const OUT_CAP = 1 << 20;         // bytes a flooder lets pile up in its own socket before waiting for drain
 
-const CLK_TCK = (() => {
-  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch (e) { return 100; }
-})();
-function cpuTicks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-async function cpuPercent(pid, ms = 1000) {
-  const t0 = process.hrtime.bigint();
-  const c0 = cpuTicks(pid);
-  await h.sleep(ms);
-  return (100 * (cpuTicks(pid) - c0)) / CLK_TCK / (Number(process.hrtime.bigint() - t0) / 1e9);
-}
-const pct = (arr, p) => {
-  const s = arr.slice().sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
-};
 
 /* `count` masked text frames of rank requests, as one buffer (a hostile
  * client need not build them one by one). */
@@ -147,20 +127,20 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
     sampling = false;
     await sampler;
 
-    t.diagnostic(`reference before: p50 ${pct(calm, 0.5)} ms p99 ${pct(calm, 0.99)} ms`);
-    t.diagnostic(`during the flood: ${during.length} writes, p50 ${pct(during, 0.5)} ms p99 ${pct(during, 0.99)} ms ` +
-      `max ${pct(during, 1)} ms; acks ${acks.ok}, failed ${JSON.stringify(acks.failed)}`);
+    t.diagnostic(`reference before: p50 ${h.pct(calm, 0.5)} ms p99 ${h.pct(calm, 0.99)} ms`);
+    t.diagnostic(`during the flood: ${during.length} writes, p50 ${h.pct(during, 0.5)} ms p99 ${h.pct(during, 0.99)} ms ` +
+      `max ${h.pct(during, 1)} ms; acks ${acks.ok}, failed ${JSON.stringify(acks.failed)}`);
     t.diagnostic(`${FLOODERS} flooders pushed ${sent} rank requests into their sockets in ${FLOOD_MS / 1000} s; ` +
       `fates ${JSON.stringify(fates)}`);
     t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB (bound: base + ${RSS_GROWTH_KB} kB)`);
 
     assert.equal(acks.failed.length, 0, `writes not acknowledged: ${JSON.stringify(acks.failed)}`);
-    assert.ok(pct(during, 0.99) < 1000, `p99 ${pct(during, 0.99)} ms during the flood`);
+    assert.ok(h.pct(during, 0.99) < 1000, `p99 ${h.pct(during, 0.99)} ms during the flood`);
     assert.ok(rssMax < rssBase + RSS_GROWTH_KB, `gateway RSS ${rssMax} kB`);
     for (const f of fates) assert.notEqual(f, 'neither', `a flooder was neither closed nor rate_limited: ${fates}`);
 
     // Afterwards: idle within a while, memory does not keep growing, normal service.
-    await h.waitFor(async () => (await cpuPercent(gw.pid, 1000)) < 50, 20000, 'the gateway to go idle');
+    await h.waitFor(async () => (await h.cpuPercent(gw.pid, 1000)) < 50, 20000, 'the gateway to go idle');
     const rssAfter = h.vmRssKb(gw.pid);
     t.diagnostic(`gateway RSS after the flood: ${rssAfter} kB`);
     assert.ok(rssAfter <= Math.max(rssMax, rssBase + 16 * 1024), `RSS kept growing: ${rssAfter} kB`);
@@ -168,8 +148,8 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
     assert.equal((await fresh.request({ op: 'rank', board: 'demo', member: 'user:1' })).op, 'rank');
     await writeFor(1000);
     const after = lat.splice(0);
-    t.diagnostic(`after: p99 ${pct(after, 0.99)} ms`);
-    assert.ok(pct(after, 0.99) < 1000);
+    t.diagnostic(`after: p99 ${h.pct(after, 0.99)} ms`);
+    assert.ok(h.pct(after, 0.99) < 1000);
     await fresh.close();
     const t0 = Date.now();
     gw.kill('SIGTERM');
