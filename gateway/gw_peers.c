@@ -18,6 +18,11 @@
  * an address (or the process) gets its sockets closed at once. */
 #define REFUSE_SLACK 16
 #define CHECK_EVERY_MS 200
+/* Closing a socket costs lws some work; thousands timing out together
+ * (a flood of silent connects) would hold the loop for seconds. So at most
+ * this many are closed per turn, and the timer comes back at once for the
+ * rest: deadlines slip by milliseconds under a flood, the loop never stalls. */
+#define KILLS_PER_TURN 256
 #define SWEEP_EVERY_MS 5000
 
 enum list { L_NONE, L_HEADERS, L_BODY };
@@ -94,9 +99,14 @@ static void on_timer(uv_timer_t *t)
     struct gw_peers *p = t->data;
     uint64_t now = uv_now(p->loop);
     const uint64_t limit[3] = {0, p->lim.header_timeout_ms, p->lim.body_timeout_ms};
+    unsigned kills = 0;
     for (int l = L_HEADERS; l <= L_BODY; l++) {
         struct gw_peer *e;
         while ((e = p->lists[l].head) && now - e->since_ms >= limit[l]) {
+            if (++kills > KILLS_PER_TURN) {
+                uv_timer_start(&p->timer, on_timer, 1, CHECK_EVERY_MS);
+                return;
+            }
             unlink_peer(e);
             p->timed_out++;
             /* Outside any lws callback, so lws may close it here and now;
