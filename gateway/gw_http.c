@@ -731,12 +731,13 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     else if (n != GW_URLARG_ABSENT)
         q->who.bad_token = 1; /* empty or too long to be any key: a bad credential, never "none" */
     memset(auth, 0, sizeof auth);
-    if ((method == LWSHUMETH_POST || method == LWSHUMETH_PUT) && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)) {
-        char cl[24];
-        if (lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atol(cl) > 0) {
-            gw_peer_body_expected(wsi);
-            return 0; /* the body follows */
-        }
+    /* A POST or PUT that announces a length, even 0, is dispatched from
+     * BODY_COMPLETION: lws calls it for "Content-Length: 0" too, and a
+     * request dispatched twice would look pipelined. */
+    if ((method == LWSHUMETH_POST || method == LWSHUMETH_PUT) &&
+        lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
+        gw_peer_body_expected(wsi);
+        return 0; /* the body follows */
     }
     return dispatch(q);
 }
@@ -760,6 +761,8 @@ static int refed_headers(const char *in, size_t len)
 static int on_body(struct gw_http_req *q, const char *in, size_t len)
 {
     size_t max = q->app->conf->max_frame;
+    if (!len)
+        return 0;
     if (q->body_len == 0 && refed_headers(in, len))
         return -1; /* a pipelined request lws cannot give us whole: close, the client retries */
     if (gw_peer_body_late(q->wsi))
