@@ -219,7 +219,8 @@ static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t
         c->rx = rx;
         c->rx_cap = cap;
     }
-    memcpy(c->rx + c->rx_len, in, len);
+    if (len) /* an empty frame has no buffer behind it */
+        memcpy(c->rx + c->rx_len, in, len);
     c->rx_len += len;
     if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0)
         return 0;

@@ -314,3 +314,15 @@ test('a frame split across the handshake never closes the connection as a protoc
       c.sock.destroy();
     }
   });
+
+/* Found by the socket fuzzer (tests/fuzz/sockfuzz.sh): an empty text frame
+ * made the gateway copy from a NULL buffer (UBSan aborts the sanitized
+ * build there). It is a message like any other: not JSON, so bad_request. */
+test('an empty text message is a bad_request and the connection carries on', { skip }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl, { token: null });
+  c.sendRaw('');
+  const err = await c.next({ op: 'error' });
+  assert.equal(err.code, 'bad_request', JSON.stringify(err));
+  assert.equal((await c.request({ op: 'ping' })).op, 'pong');
+});
