@@ -17,16 +17,24 @@
  * answering, or when the process given by --pid dies.
  *
  * Determinism: connection N's whole plan (bytes, split points, delays, how it
- * ends) is drawn from its own generator seeded by (seed, N), so a seed fixes
- * every connection's content whatever the timing; only the interleaving of
- * connections depends on the machine. --print-conn N writes connection N's
- * bytes and --replay-conn N sends just that connection, as the run did.
+ * ends) is drawn from its own generator seeded by (seed, N) (and --kinds and
+ * the token, when given), so a seed fixes every connection's content whatever
+ * the timing; only the interleaving of connections depends on the machine.
+ * Every draw is a statement of its own: the order in which a compiler
+ * evaluates function arguments must not change a plan.
  *
- * On exit (pass or fail) the inputs of the connections open around the end
- * (or around the failure) go to --dump DIR: inputs.txt (one line each: kind,
- * timing, bytes sent, how it ended) and conn-N.bin (the bytes actually sent).
- * --replay FILE... sends each file in one write on its own connection, then
- * checks /healthz: the shortest way to try a reproducer.
+ * Finding the input behind a failure:
+ *  - on exit (pass or fail) the inputs of the connections active around the
+ *    end (or the failure) go to --dump DIR: inputs.txt (one line each: kind,
+ *    timing, bytes sent, how it ended) and conn-N.bin (the bytes sent);
+ *  - --replay-conn N (or A-B) sends just those connections, as the run did;
+ *    bisecting the range finds one that leaves a report only at exit (a leak);
+ *  - --print-conn N writes connection N's bytes (and its steps to stderr);
+ *  - --replay FILE... sends each file in one write on its own connection,
+ *    then checks /healthz: the shortest way to try a reproducer;
+ *  - --log FILE has one line per connection with its local port, to match the
+ *    gateway's own logs;
+ *  - --kinds limits the kinds of connection, to fuzz around a known bug.
  *
  * Bounded: at most --conns fuzz sockets (default 150) plus the watchdog's,
  * at most 150 new connections a second, every connection closed within 20 s,
@@ -551,7 +559,7 @@ static const char *const weird_paths[] = {
     "http://127.0.0.1/healthz", "/?token=", "/%zz%", "/api/v1/boards/demo?period=", "/\xff\xfe",
     "/api/v1/boards/demo#frag", "/api/v1//boards///demo", "/api/v1/boards/demo?&&&&=&=", "/ws?token=x"};
 
-static const char *const methods[] = {"GET", "GET", "GET", "POST", "POST", "POST", "PUT", "DELETE"};
+static const char *const methods[] = {"GET", "GET", "GET", "POST", "POST", "POST", "PUT", "DELETE", "HEAD", "OPTIONS"};
 static const char *const weird_methods[] = {"HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE", "get", "GETT",
                                             "", "POST POST", "PRI", "G\x00T", "DELETE"};
 
@@ -663,6 +671,7 @@ static void http_request(struct gen *g, int tame, int keep_alive)
                      ? "POST"
                  : strstr(path, "/profile") ? (rpct(g->r, 50) ? "PUT" : "GET")
                  : strstr(path, "block")    ? "DELETE"
+                 : rpct(g->r, 10)           ? "HEAD" /* curl -I, uptime checkers */
                                             : "GET";
     }
     has_body = !strcmp(method, "POST") || !strcmp(method, "PUT") || (!tame && rpct(g->r, 10));
