@@ -68,12 +68,19 @@ static void req_unref(struct gw_http_req *q)
     }
 }
 
+/* Every answer closes its connection ("connection: close"): lws 4.1 reads
+ * a next request on a kept-alive connection out of its own input buffer,
+ * and there it replays, garbles (a request's headers handed over as its
+ * body) or reads freed memory (found by tests/fuzz/sockfuzz.sh). REST
+ * clients open a connection per request; viewers use the WebSocket. */
 static int write_headers(struct lws *wsi, struct gw_http_req *q)
 {
     unsigned char hdr[LWS_PRE + 512], *p = hdr + LWS_PRE, *end = hdr + sizeof hdr - 1;
     if (lws_add_http_common_headers(wsi, q->status, q->ctype, q->out_len, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", (const unsigned char *)"no-store",
                                     8, &p, end) ||
+        lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", (const unsigned char *)"close", 5, &p,
+                                    end) ||
         lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
         return -1;
     q->headers_sent = 1;
@@ -693,8 +700,11 @@ static int dispatch(struct gw_http_req *q)
         return 0;
     }
     q->routed = 1;
+    q->refs++; /* route() may end in lws closing the connection (a HEAD of a file), which releases q */
     route(q);
-    return q->close_now ? -1 : 0;
+    int rc = q->close_now ? -1 : 0;
+    req_unref(q);
+    return rc;
 }
 
 static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
@@ -796,10 +806,7 @@ static int on_writeable(struct lws *wsi, struct gw_http_req *q)
     if (lws_write(wsi, q->out + LWS_PRE, q->out_len, LWS_WRITE_HTTP_FINAL) != (int)q->out_len)
         return -1;
     q->answered = 1; /* written: nothing more for this request */
-    if (lws_http_transaction_completed(wsi))
-        return -1;
-    gw_peer_waiting(wsi);
-    return 0;
+    return -1;       /* one request per connection (see write_headers) */
 }
 
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_http_pss *pss, void *in,
@@ -820,10 +827,7 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct g
     case LWS_CALLBACK_HTTP_FILE_COMPLETION:
         if (pss->req)
             pss->req->answered = 1;
-        if (lws_http_transaction_completed(wsi))
-            return -1;
-        gw_peer_waiting(wsi);
-        return 0;
+        return -1; /* one request per connection (see write_headers) */
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
     case LWS_CALLBACK_CLOSED_HTTP:
         release(pss);

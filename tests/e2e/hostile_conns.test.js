@@ -142,22 +142,18 @@ test('header_timeout: headers trickled byte by byte, or none at all, are cut off
     assert.equal((await h.http(gw.base, 'GET', '/healthz')).status, 200);
   });
 
-test('header_timeout: the next request on a keep-alive connection gets the same budget',
+// No keep-alive (docs/security.md): after its answer a connection is closed,
+// so nothing can sit on it waiting for a next request.
+test('after its answer an HTTP connection is closed: no idle keep-alive to hold',
   { skip, timeout: 60000 }, async (t) => {
     const config = h.configWith(t, { limits: { header_timeout: '2s' } });
     const { gw } = await h.startStack(t, { config });
     const c = await rawConn(gw.port);
     h.defer(t, () => c.sock.destroy());
     c.sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    await h.waitFor(() => /\r\n\r\n\{.*\}/s.test(c.data) || !isOpen(c), 3000, 'the first answer');
-    assert.equal(statusOf(c.data), 200, 'the first request is served');
-    assert.ok(isOpen(c), 'keep-alive: the connection stays open');
-    const t0 = Date.now();
-    await trickle(c, ('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'b'.repeat(200)).split(''), 500, 20000);
-    assert.ok(!isOpen(c), 'still open after 20 s of trickled headers');
-    const took = c.closedAt - t0;
-    t.diagnostic(`second, trickled request: closed after ${took} ms`);
-    assert.ok(took < 6000, `closed after ${took} ms (header_timeout 2 s)`);
+    await h.waitFor(() => !isOpen(c), 3000, 'the connection to be closed after its answer');
+    assert.equal(statusOf(c.data), 200, 'the request is served');
+    assert.match(c.data, /connection: close/i);
   });
 
 test('max_conns_per_ip: silent TCP connections count from accept; the 51st from 127.0.0.1 is not served, 127.0.0.2 is',
