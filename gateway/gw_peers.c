@@ -273,13 +273,6 @@ void gw_peer_body_done(struct lws *wsi)
         move_to(e, L_NONE);
 }
 
-void gw_peer_waiting(struct lws *wsi)
-{
-    struct gw_peer *e = peer(wsi);
-    if (e)
-        move_to(e, L_HEADERS);
-}
-
 int gw_peer_body_late(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);

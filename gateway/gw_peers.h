@@ -5,8 +5,7 @@
  *   accept ──> counted (max_conns in total, max_conns_per_ip per address)
  *     │          over a limit: a few get "503" on their first request,
  *     │          past those the socket is closed at once
- *     ├─ HEADERS deadline (header_timeout, total, from accept or from the end
- *     │          of the previous keep-alive request)
+ *     ├─ HEADERS deadline (header_timeout, total, from accept)
  *     ├─ BODY    deadline (body_timeout, total, from the end of the headers)
  *     └─ none    (a request being answered, or a WebSocket: idle_timeout)
  *
@@ -81,12 +80,11 @@ struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi);
 
 /* Moves the socket between deadlines: the request's headers are complete
  * (no deadline while it is answered, or for good once it is a WebSocket),
- * a body follows, the body is complete, the request was answered and the
- * connection waits for the next one (keep-alive). */
+ * a body follows, the body is complete. (No keep-alive: an answered HTTP
+ * connection is closed, gw_http.c.) */
 void gw_peer_headers_done(struct lws *wsi);
 void gw_peer_body_expected(struct lws *wsi);
 void gw_peer_body_done(struct lws *wsi);
-void gw_peer_waiting(struct lws *wsi);
 
 /* 1 when the socket's body deadline has passed (checked on each body
  * chunk too, so a late chunk never gets in). */
