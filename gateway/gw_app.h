@@ -7,8 +7,9 @@
 
 #include <uv.h>
 
-#include "gw_metrics.h"
-#include "gw_script.h"
+#include "base/gw_clock.h"
+#include "base/gw_metrics.h"
+#include "redis/gw_script.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 
@@ -41,14 +42,13 @@ struct gw_app {
     uv_timer_t tick;                /* the coalescing tick */
     uv_signal_t sigint, sigterm;
     int stopping;
-    int64_t clock_offset_ms;        /* added to the wall clock (tests only, see gw_now_ms) */
+    struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */
 };
 
-/* The time the gateway believes it is: wall clock (ms since the epoch) plus
- * the configured offset. The one clock read of the process. */
-int64_t gw_now_ms(const struct gw_app *app);
-
-/* A monotonic clock in microseconds, for measuring durations. */
-int64_t gw_mono_us(void);
+/* The time the gateway believes it is (base/gw_clock.h). */
+static inline int64_t gw_now_ms(const struct gw_app *app)
+{
+    return gw_clock_now_ms(&app->clock);
+}
 
 #endif

@@ -15,33 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 
 #include "gw_app.h"
-#include "gw_archive.h"
-#include "gw_conf.h"
-#include "gw_decay.h"
-#include "gw_fanout.h"
-#include "gw_log.h"
-#include "gw_profile.h"
-#include "gw_redis.h"
-#include "gw_server.h"
-#include "gw_ws.h"
+#include "jobs/gw_archive.h"
+#include "base/gw_conf.h"
+#include "jobs/gw_decay.h"
+#include "fanout/gw_fanout.h"
+#include "base/gw_log.h"
+#include "store/gw_profile.h"
+#include "redis/gw_redis.h"
+#include "serve/gw_server.h"
+#include "serve/gw_ws.h"
 #include "rc_lua.h"
 
 #define SHUTDOWN_GRACE_MS 300 /* time for 1001 close frames to go out */
-
-int64_t gw_now_ms(const struct gw_app *app)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + app->clock_offset_ms;
-}
-
-int64_t gw_mono_us(void)
-{
-    return (int64_t)(uv_hrtime() / 1000);
-}
 
 struct options {
     const char *config;

@@ -13,8 +13,8 @@
 
 #include <signal.h>
 
-#include "gw_redis.h"
-#include "gw_script.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_script.h"
 #include "rc_lua.h"
 #include "rc_test_redis.h"
 

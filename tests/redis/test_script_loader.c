@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gw_redis_uv.h"
-#include "gw_script.h"
+#include "redis/gw_redis_uv.h"
+#include "redis/gw_script.h"
 #include "rc_lua.h"
 #include "rc_sha1.h"
 #include "rc_test_redis.h"

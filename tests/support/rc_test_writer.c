@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_redis_uv.h"
+#include "redis/gw_redis_uv.h"
 #include "rc_lua.h"
 #include "rc_proto.h"
 

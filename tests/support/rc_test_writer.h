@@ -10,8 +10,8 @@
 #include <uv.h>
 #include <hiredis/async.h>
 
-#include "gw_script.h"
-#include "gw_write.h"
+#include "redis/gw_script.h"
+#include "redis/gw_write.h"
 #include "rc_conf.h"
 
 #define RC_TEST_MAX_CONNS 8

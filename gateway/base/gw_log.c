@@ -1,0 +1,94 @@
+/* gw_log.c - timestamped single-line log records on stderr. */
+#include "base/gw_log.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static void emit(const char *level, const char *fmt, va_list ap)
+{
+    char line[1024], stamp[32];
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    int n = snprintf(line, sizeof line, "%s.%03ldZ rankcast[%ld] %s ", stamp, (long)(tv.tv_usec / 1000),
+                     (long)getpid(), level);
+    if (n > 0 && (size_t)n < sizeof line)
+        vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    /* one write per record so concurrent processes do not interleave lines */
+    fprintf(stderr, "%s\n", line);
+}
+
+void gw_log_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("error", fmt, ap);
+    va_end(ap);
+}
+
+void gw_log_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("warn", fmt, ap);
+    va_end(ap);
+}
+
+/* Lines about what clients do: a bucket of ABUSE_BURST lines refilled at
+ * ABUSE_RATE a second, process-wide (one bucket per address would let many
+ * addresses flood the log all the same). */
+#define ABUSE_RATE 5.0
+#define ABUSE_BURST 20.0
+
+static double abuse_tokens = ABUSE_BURST;
+static int64_t abuse_last_ms;
+static unsigned long abuse_suppressed;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void gw_log_abuse(const char *fmt, ...)
+{
+    int64_t now = mono_ms();
+    if (abuse_last_ms)
+        abuse_tokens += (double)(now - abuse_last_ms) * ABUSE_RATE / 1000.0;
+    if (abuse_tokens > ABUSE_BURST)
+        abuse_tokens = ABUSE_BURST;
+    abuse_last_ms = now;
+    if (abuse_tokens < 1.0) {
+        abuse_suppressed++;
+        return;
+    }
+    abuse_tokens -= 1.0;
+    if (abuse_suppressed) {
+        gw_log_warn("suppressed %lu log lines about clients (more than %g a second)", abuse_suppressed, ABUSE_RATE);
+        abuse_suppressed = 0;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    emit("warn", fmt, ap);
+    va_end(ap);
+}
+
+unsigned long gw_log_abuse_suppressed(void)
+{
+    return abuse_suppressed;
+}
+
+void gw_log_info(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("info", fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,125 @@
+/* gw_metrics.c - counters and the Prometheus text rendering. */
+#include "base/gw_metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Upper bounds of the round-trip histogram, in seconds. */
+static const double rtt_bounds[GW_METRICS_RTT_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                           0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
+
+void gw_metrics_rtt(struct gw_metrics *m, int64_t us)
+{
+    double s = (double)us / 1e6;
+    for (int i = 0; i < GW_METRICS_RTT_BUCKETS; i++) {
+        if (s <= rtt_bounds[i]) {
+            m->rtt_le[i]++;
+            break;
+        }
+    }
+    m->rtt_count++;
+    m->rtt_sum_s += s;
+}
+
+void gw_metrics_error(struct gw_metrics *m, int code)
+{
+    int i = -code;
+    if (i > 0 && i < GW_METRICS_CODES)
+        m->errors[i]++;
+}
+
+struct out {
+    char *buf;
+    size_t len, cap;
+    int failed;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = o->failed ? 0 : vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+        va_end(ap);
+        if (o->failed || n < 0)
+            return;
+        if ((size_t)n < o->cap - o->len) {
+            o->len += (size_t)n;
+            return;
+        }
+        char *bigger = realloc(o->buf, o->cap * 2 + (size_t)n);
+        if (!bigger) {
+            o->failed = 1;
+            return;
+        }
+        o->buf = bigger;
+        o->cap = o->cap * 2 + (size_t)n;
+    }
+}
+
+static void counter(struct out *o, const char *name, const char *help, uint64_t v)
+{
+    put(o, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+}
+
+static void gauge(struct out *o, const char *name, const char *help, uint64_t v)
+{
+    put(o, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+}
+
+char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded, size_t *len)
+{
+    static const char *const views[4] = {"top", "page", "around", "feed"};
+    static const char *const ops[4] = {"incr", "set", "best", "submit"};
+    struct out o = {malloc(4096), 0, 4096, 0};
+    if (!o.buf)
+        return NULL;
+    gauge(&o, "rankcast_redis_up", "1 when both Redis connections are up", (uint64_t)redis_up);
+    gauge(&o, "rankcast_scripts_loaded", "1 when the Lua scripts are loaded", (uint64_t)scripts_loaded);
+    gauge(&o, "rankcast_connections", "WebSocket connections open now", m->connections);
+    counter(&o, "rankcast_connections_total", "WebSocket connections accepted", m->connections_total);
+    gauge(&o, "rankcast_sockets", "accepted sockets open now, of any kind", m->sockets);
+    counter(&o, "rankcast_sockets_refused_total", "sockets refused over max_conns or max_conns_per_ip",
+            m->sockets_refused);
+    counter(&o, "rankcast_sockets_timed_out_total", "sockets closed for late request headers or body",
+            m->sockets_timed_out);
+    counter(&o, "rankcast_reads_limited_total", "reads answered rate_limited (read rates, max_pending)",
+            m->reads_limited);
+    put(&o, "# HELP rankcast_subscriptions Subscriptions open now, by view kind\n"
+            "# TYPE rankcast_subscriptions gauge\n");
+    for (int i = 0; i < 4; i++)
+        put(&o, "rankcast_subscriptions{view=\"%s\"} %llu\n", views[i], (unsigned long long)m->subscriptions[i]);
+    put(&o, "# HELP rankcast_writes_total Accepted writes, by op\n# TYPE rankcast_writes_total counter\n");
+    for (int i = 0; i < 4; i++)
+        put(&o, "rankcast_writes_total{op=\"%s\"} %llu\n", ops[i], (unsigned long long)m->writes[i]);
+    counter(&o, "rankcast_duplicate_writes_total", "Writes answered duplicate (req seen)", m->duplicates);
+    put(&o, "# HELP rankcast_errors_total Error replies, by code\n# TYPE rankcast_errors_total counter\n");
+    for (int i = 1; i < GW_METRICS_CODES - 1; i++)
+        put(&o, "rankcast_errors_total{code=\"%s\"} %llu\n", rc_code_name(-i), (unsigned long long)m->errors[i]);
+    counter(&o, "rankcast_deltas_sent_total", "Delta and event messages queued to viewers", m->deltas_sent);
+    counter(&o, "rankcast_snapshots_sent_total", "Snapshots queued to viewers", m->snapshots_sent);
+    counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
+    counter(&o, "rankcast_queue_drops_total", "Slow readers whose queue overflowed (resynced)", m->queue_drops);
+    counter(&o, "rankcast_redis_reconnects_total", "Redis reconnects after an outage", m->redis_reconnects);
+    counter(&o, "rankcast_keyspace_events_total", "Keyspace notifications received", m->keyspace_events);
+    put(&o, "# HELP rankcast_script_rtt_seconds Write script round-trip time\n"
+            "# TYPE rankcast_script_rtt_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int i = 0; i < GW_METRICS_RTT_BUCKETS; i++) {
+        cum += m->rtt_le[i];
+        put(&o, "rankcast_script_rtt_seconds_bucket{le=\"%g\"} %llu\n", rtt_bounds[i], (unsigned long long)cum);
+    }
+    put(&o, "rankcast_script_rtt_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)m->rtt_count);
+    put(&o, "rankcast_script_rtt_seconds_sum %.6f\n", m->rtt_sum_s);
+    put(&o, "rankcast_script_rtt_seconds_count %llu\n", (unsigned long long)m->rtt_count);
+    if (o.failed) {
+        free(o.buf);
+        return NULL;
+    }
+    *len = o.len;
+    return o.buf;
+}

@@ -1,0 +1,295 @@
+/* gw_peers.c - accepted sockets: counts per address, header and body
+ * deadlines (see gw_peers.h). */
+#include <uv.h>
+#include <libwebsockets.h>
+
+#include "net/gw_peers.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "net/gw_iplimit.h"
+
+/* Sockets accepted over a limit that still get a "503" answer; past these
+ * an address (or the process) gets its sockets closed at once. */
+#define REFUSE_SLACK 16
+#define CHECK_EVERY_MS 200
+/* Closing a socket costs lws some work; thousands timing out together
+ * (a flood of silent connects) would hold the loop for seconds. So at most
+ * this many are closed per turn, and the timer comes back at once for the
+ * rest: deadlines slip by milliseconds under a flood, the loop never stalls. */
+#define KILLS_PER_TURN 256
+#define SWEEP_EVERY_MS 5000
+
+enum list { L_NONE, L_HEADERS, L_BODY };
+
+struct gw_peer {
+    struct gw_peer *prev, *next; /* in p->lists[list] */
+    struct gw_peers *p;
+    struct lws *wsi;
+    struct gw_ipentry *entry;    /* counted there while the socket lives */
+    uint64_t since_ms;           /* when its current deadline started (uv_now) */
+    enum list list;
+    int refused;
+    char ip[INET6_ADDRSTRLEN];
+};
+
+struct fifo {
+    struct gw_peer *head, *tail;
+};
+
+struct gw_peers {
+    uv_loop_t *loop;
+    uv_timer_t timer;
+    struct gw_peers_limits lim;
+    struct gw_iplimit *per_ip;
+    struct fifo lists[3];        /* [L_HEADERS], [L_BODY]; [L_NONE] unused */
+    unsigned open;
+    uint64_t timed_out, refused, last_sweep_ms;
+    /* created, not yet attached: lws sets the wsi's opaque user data to
+     * NULL after WSI_CREATE, so it is attached on the wsi's next callback */
+    struct gw_peer *created;
+    /* the socket between FILTER_NETWORK_CONNECTION and its WSI_CREATE */
+    int pending;
+    int pending_refused;
+    char pending_ip[INET6_ADDRSTRLEN];
+};
+
+static void unlink_peer(struct gw_peer *e)
+{
+    if (e->list == L_NONE)
+        return;
+    struct fifo *f = &e->p->lists[e->list];
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        f->head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        f->tail = e->prev;
+    e->prev = e->next = NULL;
+    e->list = L_NONE;
+}
+
+static void move_to(struct gw_peer *e, enum list to)
+{
+    unlink_peer(e);
+    if (to == L_NONE)
+        return;
+    struct fifo *f = &e->p->lists[to];
+    e->since_ms = uv_now(e->p->loop);
+    e->list = to;
+    e->prev = f->tail;
+    if (f->tail)
+        f->tail->next = e;
+    else
+        f->head = e;
+    f->tail = e;
+}
+
+/* Closes the sockets whose deadline passed. Each list is in deadline order,
+ * so only heads are looked at. */
+static void on_timer(uv_timer_t *t)
+{
+    struct gw_peers *p = t->data;
+    uint64_t now = uv_now(p->loop);
+    const uint64_t limit[3] = {0, p->lim.header_timeout_ms, p->lim.body_timeout_ms};
+    unsigned kills = 0;
+    for (int l = L_HEADERS; l <= L_BODY; l++) {
+        struct gw_peer *e;
+        while ((e = p->lists[l].head) && now - e->since_ms >= limit[l]) {
+            if (++kills > KILLS_PER_TURN) {
+                uv_timer_start(&p->timer, on_timer, 1, CHECK_EVERY_MS);
+                return;
+            }
+            unlink_peer(e);
+            p->timed_out++;
+            /* Outside any lws callback, so lws may close it here and now;
+             * WSI_DESTROY frees e. */
+            lws_set_timeout(e->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+        }
+    }
+    if (now - p->last_sweep_ms >= SWEEP_EVERY_MS) {
+        p->last_sweep_ms = now;
+        gw_iplimit_sweep(p->per_ip, (int64_t)now, p->lim.ip_read_rate, p->lim.ip_read_burst);
+    }
+}
+
+struct gw_peers *gw_peers_new(uv_loop_t *loop, const struct gw_peers_limits *limits)
+{
+    struct gw_peers *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->per_ip = gw_iplimit_new();
+    if (!p->per_ip) {
+        free(p);
+        return NULL;
+    }
+    p->loop = loop;
+    p->lim = *limits;
+    uv_timer_init(loop, &p->timer);
+    p->timer.data = p;
+    uv_timer_start(&p->timer, on_timer, CHECK_EVERY_MS, CHECK_EVERY_MS);
+    uv_unref((uv_handle_t *)&p->timer);
+    return p;
+}
+
+void gw_peers_stop(struct gw_peers *p)
+{
+    if (p && !uv_is_closing((uv_handle_t *)&p->timer))
+        uv_close((uv_handle_t *)&p->timer, NULL);
+}
+
+void gw_peers_free(struct gw_peers *p)
+{
+    if (!p)
+        return;
+    gw_iplimit_free(p->per_ip);
+    free(p);
+}
+
+static void format_ip(const struct sockaddr *addr, char *out, size_t len)
+{
+    const void *a = NULL;
+    if (addr->sa_family == AF_INET)
+        a = &((const struct sockaddr_in *)(const void *)addr)->sin_addr;
+    else if (addr->sa_family == AF_INET6)
+        a = &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
+    if (!a || !inet_ntop(addr->sa_family, a, out, (socklen_t)len))
+        snprintf(out, len, "?");
+}
+
+enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockaddr *addr)
+{
+    char ip[INET6_ADDRSTRLEN];
+    format_ip(addr, ip, sizeof ip);
+    struct gw_ipentry *e = gw_iplimit_find(p->per_ip, ip);
+    unsigned from_ip = e ? e->count : 0;
+    int refuse = 0;
+    if (p->open >= p->lim.max_conns || from_ip >= p->lim.max_conns_per_ip) {
+        if (p->open >= p->lim.max_conns + REFUSE_SLACK || from_ip >= p->lim.max_conns_per_ip + REFUSE_SLACK) {
+            p->refused++;
+            return GW_PEER_DROP;
+        }
+        refuse = 1;
+        p->refused++;
+    }
+    p->pending = 1;
+    p->pending_refused = refuse;
+    memcpy(p->pending_ip, ip, sizeof ip);
+    return refuse ? GW_PEER_REFUSE : GW_PEER_ACCEPT;
+}
+
+int gw_peers_on_create(struct gw_peers *p, struct lws *wsi)
+{
+    if (!p->pending)
+        return 0; /* not one of ours (the listening socket) */
+    p->pending = 0;
+    struct gw_peer *e = calloc(1, sizeof *e);
+    struct gw_ipentry *ent = gw_iplimit_get(p->per_ip, p->pending_ip);
+    if (!e || !ent) {
+        free(e);
+        return -1;
+    }
+    e->p = p;
+    e->wsi = wsi;
+    e->entry = ent;
+    e->refused = p->pending_refused;
+    memcpy(e->ip, p->pending_ip, sizeof e->ip);
+    ent->count++;
+    p->open++;
+    p->created = e;
+    move_to(e, L_HEADERS);
+    return 0;
+}
+
+void gw_peers_touch(struct gw_peers *p, struct lws *wsi)
+{
+    if (p->created && p->created->wsi == wsi) {
+        lws_set_opaque_user_data(wsi, p->created);
+        p->created = NULL;
+    }
+}
+
+void gw_peers_on_destroy(struct gw_peers *p, struct lws *wsi)
+{
+    gw_peers_touch(p, wsi);
+    struct gw_peer *e = lws_get_opaque_user_data(wsi);
+    if (!e || e->p != p)
+        return;
+    lws_set_opaque_user_data(wsi, NULL);
+    unlink_peer(e);
+    e->entry->count--;
+    p->open--;
+    free(e);
+}
+
+static struct gw_peer *peer(const struct lws *wsi)
+{
+    return wsi ? lws_get_opaque_user_data(wsi) : NULL;
+}
+
+const char *gw_peer_ip(const struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    return e ? e->ip : "";
+}
+
+int gw_peer_refused(const struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    return e && e->refused;
+}
+
+struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    return e ? &e->entry->reads : NULL;
+}
+
+void gw_peer_headers_done(struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    if (e)
+        move_to(e, L_NONE);
+}
+
+void gw_peer_body_expected(struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    if (e)
+        move_to(e, L_BODY);
+}
+
+void gw_peer_body_done(struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    if (e)
+        move_to(e, L_NONE);
+}
+
+int gw_peer_body_late(const struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    return e && e->list == L_BODY && uv_now(e->p->loop) - e->since_ms >= e->p->lim.body_timeout_ms;
+}
+
+unsigned gw_peers_open(const struct gw_peers *p)
+{
+    return p->open;
+}
+
+uint64_t gw_peers_timed_out(const struct gw_peers *p)
+{
+    return p->timed_out;
+}
+
+uint64_t gw_peers_refused(const struct gw_peers *p)
+{
+    return p->refused;
+}

@@ -1,0 +1,137 @@
+/* gw_wsguard.c - RFC 6455 frame rules below lws, enforced from recv().
+ *
+ * Why this exists: RFC 6455 says a server MUST close the connection on an
+ * unmasked client frame (5.1), and that a control frame over 125 bytes is a
+ * protocol error (5.5): close 1002. libwebsockets 4.1 serves unmasked frames
+ * as if they were masked, and for a 126-byte ping drops the connection
+ * without a close frame. Both are decided in lws' frame parser
+ * (lws_ws_rx_sm), below every callback the gateway gets, so no callback can
+ * fix them.
+ *
+ * How: lws 4.1 reads plain sockets with recv(fd, buf, len, 0)
+ * (lws_ssl_capable_read_no_ssl). This file defines recv(): the executable's
+ * definition comes first in symbol lookup, so lws' calls land here (and not
+ * in libc's, nor in ASan's interceptor under RC_SANITIZE). It reads with
+ * recvfrom() (another symbol: no recursion) and, for a watched fd, feeds
+ * the bytes read to that fd's core/rc_wsframe checker. On a violation it
+ * sends the close frame 1002 itself, stops watching and returns 0 (end of
+ * file), so lws closes the connection without parsing any byte of that
+ * read: the bad frame is never served.
+ *
+ * Scope: recv() is process-wide, but it only acts on watched fds: sockets
+ * gw_ws.c watches from LWS_CALLBACK_ESTABLISHED to LWS_CALLBACK_CLOSED, and
+ * only without TLS (with TLS the bytes read are ciphertext, and OpenSSL
+ * reads with read(): TLS connections are not covered). hiredis and libuv
+ * read with read()/recvmsg() and never pass through here. MSG_PEEK reads
+ * consume nothing and are not fed.
+ *
+ * What it cannot see: bytes lws read together with the handshake. A client
+ * MUST wait for the 101 before sending frames (RFC 6455, 4.1), and browsers
+ * do; one that does not can have frames (or part of one) already read and
+ * buffered inside lws when ESTABLISHED fires, and a checker started there
+ * would begin mid-frame and could misfire. So every fd's last four bytes
+ * read are kept, and an fd is watched only when they are the end of the
+ * handshake ("\r\n\r\n"): nothing past it was read, the next byte starts a
+ * frame. Otherwise the connection is simply not checked (lws' own rules
+ * only). A legitimate client is therefore never closed by this file.
+ *
+ * The close frame is written straight to the socket (MSG_DONTWAIT): if lws
+ * holds a partial write for that peer, the close lands inside it; only the
+ * violating client sees that, and it is being closed.
+ *
+ * State: one slot per fd below the fd limit, allocated once (calloc: pages
+ * untouched stay unmapped) at the first recv(). A slot is touched only by
+ * the thread reading its fd; the lws loop is the only one reading WebSockets.
+ */
+#include "net/gw_wsguard.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "rc_wsframe.h"
+
+#define SLOTS_MAX (1u << 20) /* above max_conns = auto's cap (gw_server.c); higher fds are not watched */
+#define END_OF_HEADERS 0x0d0a0d0au /* "\r\n\r\n" as the last four bytes, in order */
+
+struct slot {
+    struct rc_wsframe frame; /* the client stream, while watched */
+    uint32_t last4;          /* the last four bytes read, while not watched */
+    uint8_t watched;
+};
+
+static struct slot *slots;
+static size_t nslots;
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+
+static void slots_alloc(void)
+{
+    struct rlimit rl;
+    size_t n = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > SLOTS_MAX ? SLOTS_MAX : (size_t)rl.rlim_cur;
+    slots = calloc(n, sizeof *slots);
+    nslots = slots ? n : 0;
+}
+
+static struct slot *slot_of(int fd)
+{
+    pthread_once(&slots_once, slots_alloc);
+    return fd >= 0 && (size_t)fd < nslots ? &slots[fd] : NULL;
+}
+
+static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
+{
+    size_t from = n > 4 ? n - 4 : 0;
+    for (size_t i = from; i < n; i++)
+        s->last4 = (s->last4 << 8) | p[i];
+}
+
+/* Interposes libc's recv() for the whole process (see the banner): reads,
+ * then checks what a watched fd read. buf is the caller's, as for recv(). */
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+    ssize_t n = recvfrom(fd, buf, len, flags, NULL, NULL);
+    if (n <= 0 || (flags & MSG_PEEK))
+        return n;
+    int saved = errno;
+    struct slot *s = slot_of(fd);
+    errno = saved;
+    if (!s)
+        return n;
+    if (!s->watched) {
+        remember_last4(s, buf, (size_t)n);
+        return n;
+    }
+    if (rc_wsframe_feed(&s->frame, buf, (size_t)n) == 0)
+        return n;
+    /* Close frame, code 1002 (protocol error); best effort. */
+    (void)send(fd, "\x88\x02\x03\xea", 4, MSG_NOSIGNAL | MSG_DONTWAIT);
+    s->watched = 0;
+    s->last4 = 0;
+    errno = saved;
+    return 0;
+}
+
+int gw_wsguard_watch(int fd)
+{
+    struct slot *s = slot_of(fd);
+    if (!s || s->last4 != END_OF_HEADERS)
+        return -1;
+    rc_wsframe_init(&s->frame);
+    s->watched = 1;
+    return 0;
+}
+
+void gw_wsguard_unwatch(int fd)
+{
+    struct slot *s = slot_of(fd);
+    if (!s)
+        return;
+    s->watched = 0;
+    s->last4 = 0;
+}

@@ -1,0 +1,190 @@
+/* gw_admin.c - admin operations through lua/admin.lua, audited. */
+#include "ops/gw_admin.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "base/gw_log.h"
+#include "redis/gw_redis.h"
+#include "rc_auth.h"
+#include "rc_codec.h"
+#include "rc_conf.h"
+#include "rc_keys.h"
+#include "rc_expiry.h"
+
+#define AUDIT_KEY "rc:audit"
+#define AUDIT_MAX "100000" /* the stream keeps about the last 100,000 actions */
+
+struct admin_call {
+    struct gw_app *app;
+    gw_op_done *done;
+    void *privdata;
+    enum rc_op op;
+    char *id_json;
+    char who[RC_KEY_NAME_MAX + 1];
+    char board[RC_BOARD_MAX + 1];
+    char period[RC_PERIOD_ID_MAX];
+    char member[RC_MEMBER_MAX + 1];
+    char req[RC_REQ_MAX + 1];
+    int block;
+    int64_t at;
+};
+
+static const char *action_of(enum rc_op op)
+{
+    switch (op) {
+    case RC_OP_REMOVE: return "remove";
+    case RC_OP_UNBLOCK: return "unblock";
+    case RC_OP_REVERSE: return "reverse";
+    default: return "reset";
+    }
+}
+
+/* Who did what to which board, when: one entry of the audit stream. Sent on
+ * the command connection right after the action; never holds a secret. */
+static void audit(struct admin_call *a, const char *member)
+{
+    redisAsyncContext *ac = gw_redis_cmd(a->app->redis);
+    char at[32], block[4];
+    if (!ac)
+        return;
+    snprintf(at, sizeof at, "%" PRId64, a->at);
+    snprintf(block, sizeof block, "%d", a->block);
+    const char *argv[] = {"XADD", AUDIT_KEY, "MAXLEN", "~", AUDIT_MAX, "*", "who", a->who, "op",
+                          action_of(a->op), "board", a->board, "period", a->period, "member", member ? member : "",
+                          "req", a->req, "block", block, "at", at};
+    redisAsyncCommandArgv(ac, NULL, NULL, (int)(sizeof argv / sizeof argv[0]), argv, NULL);
+}
+
+static int item_str(const redisReply *r, size_t i, const char **s)
+{
+    if (i >= r->elements || r->element[i]->type != REDIS_REPLY_STRING)
+        return -1;
+    *s = r->element[i]->str;
+    return 0;
+}
+
+static void on_admin(redisReply *r, void *privdata)
+{
+    struct admin_call *a = privdata;
+    struct gw_app *app = a->app;
+    const char *status, *member, *score, *detail = "";
+    char *json;
+    int code = 0;
+    if (!r) {
+        code = RC_E_UNAVAILABLE;
+        json = gw_op_error(app, a->id_json, code, "Redis connection lost before the operation was answered");
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 6 || item_str(r, 0, &status) || item_str(r, 2, &member) ||
+               item_str(r, 3, &score) || r->element[1]->type != REDIS_REPLY_INTEGER) {
+        code = RC_E_INTERNAL;
+        json = gw_op_error(app, a->id_json, code, r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly");
+    } else if (strcmp(status, "ok") != 0 && strcmp(status, "duplicate") != 0) {
+        item_str(r, 5, &detail);
+        code = strcmp(status, "out_of_range") == 0 ? RC_E_OUT_OF_RANGE : RC_E_BAD_REQUEST;
+        json = gw_op_error(app, a->id_json, code, detail);
+    } else {
+        int64_t seq = r->element[1]->integer;
+        int64_t rank = r->element[4]->type == REDIS_REPLY_INTEGER ? r->element[4]->integer : 0;
+        if (strcmp(status, "ok") == 0)
+            audit(a, member[0] ? member : NULL);
+        switch (a->op) {
+        case RC_OP_REMOVE:
+            json = rc_encode_admin(a->id_json, "removed", a->board, a->member, seq, 0, 0, 0, NULL, a->block);
+            break;
+        case RC_OP_UNBLOCK:
+            json = rc_encode_admin(a->id_json, "unblocked", a->board, a->member, seq, 0, 0, 0, NULL, 0);
+            break;
+        case RC_OP_REVERSE:
+            json = rc_encode_admin(a->id_json, "reversed", a->board, member, seq, 1, strtod(score, NULL), rank, a->req,
+                                   -1);
+            break;
+        default:
+            json = rc_encode_admin(a->id_json, "board_reset", a->board, NULL, seq, 0, 0, 0, NULL, -1);
+            break;
+        }
+        gw_log_info("admin %s by key %s on %s%s%s %s", action_of(a->op), a->who, a->board, a->period[0] ? "|" : "",
+                    a->period, member);
+    }
+    a->done(a->privdata, code, json);
+    free(a->id_json);
+    free(a);
+}
+
+void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                 void *privdata)
+{
+    const struct rc_board *b = NULL;
+    struct rc_period p = {0};
+    struct rc_error err = {0, ""};
+    int code = gw_op_authorize(app, who, RC_SCOPE_ADMIN, r->board, &err);
+    if (!code)
+        code = gw_op_resolve(app, r, &b, &p, &err);
+    if (!code && r->op == RC_OP_REVERSE && (b->layout.nfields || b->decay.kind != RC_DECAY_NONE))
+        code = rc_error_set(&err, RC_E_BAD_REQUEST, "reverse applies to single-field boards without decay");
+    int64_t now = gw_now_ms(app), ttl = 0;
+    uint64_t slot = 0;
+    if (!code)
+        code = rc_period_ttl_ms(b, &p, now, &ttl, &err);
+    int64_t base = !b ? 0 : b->period.kind == RC_PERIOD_NONE ? b->layout.tb_base_ms : p.start_ms;
+    if (!code && r->op == RC_OP_REVERSE && rc_tb_slot(&b->layout, base, now, &slot))
+        code = rc_error_set(&err, RC_E_OUT_OF_RANGE, "now is outside board %s's tie-break horizon", r->board);
+    struct admin_call *a = code ? NULL : calloc(1, sizeof *a);
+    if (!code && !a)
+        code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    if (code) {
+        done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+        return;
+    }
+    a->app = app;
+    a->done = done;
+    a->privdata = privdata;
+    a->op = r->op;
+    a->id_json = r->id_json ? strdup(r->id_json) : NULL;
+    a->block = r->op == RC_OP_REMOVE && r->block;
+    a->at = now;
+    snprintf(a->who, sizeof a->who, "%s", who->key ? who->key->name : "?");
+    snprintf(a->board, sizeof a->board, "%s", r->board);
+    snprintf(a->period, sizeof a->period, "%s", p.id);
+    snprintf(a->member, sizeof a->member, "%s", r->member);
+    snprintf(a->req, sizeof a->req, "%s", r->req);
+
+    char keys[7][RC_KEY_MAX];
+    char rev[RC_REQ_MAX + 16];
+    snprintf(rev, sizeof rev, "%s:reversed", r->req);
+    int bad = rc_board_key(keys[0], RC_KEY_MAX, r->board, p.id, "z", NULL) ||
+              rc_board_key(keys[1], RC_KEY_MAX, r->board, p.id, "seq", NULL) ||
+              rc_board_key(keys[2], RC_KEY_MAX, r->board, p.id, "log", NULL) ||
+              rc_board_key(keys[3], RC_KEY_MAX, r->board, p.id, "ch", NULL) ||
+              rc_board_key(keys[4], RC_KEY_MAX, r->board, "", "blocked", NULL) ||
+              (r->op == RC_OP_REVERSE ? rc_board_key(keys[5], RC_KEY_MAX, r->board, p.id, "req", r->req)
+                                      : rc_board_key(keys[5], RC_KEY_MAX, r->board, p.id, "f", r->member[0] ? r->member : "-")) ||
+              rc_board_key(keys[6], RC_KEY_MAX, r->board, p.id, "req", rev);
+    char nums[6][32];
+    snprintf(nums[0], 32, "%" PRId64, now);
+    snprintf(nums[1], 32, "%" PRIu64, slot);
+    snprintf(nums[2], 32, "%" PRId64, (int64_t)1 << b->layout.tb_bits);
+    snprintf(nums[3], 32, "%" PRId64, b->layout.points_min);
+    snprintf(nums[4], 32, "%" PRId64, b->layout.points_max);
+    snprintf(nums[5], 32, "%" PRId64, ttl);
+    char logcap[16];
+    snprintf(logcap, sizeof logcap, "%u", b->log_cap);
+    const char *words[7 + 11] = {keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6],
+                                 action_of(r->op), r->member, a->block ? "1" : "0", nums[0],
+                                 b->layout.order == RC_ORDER_DESC ? "desc" : "asc", nums[1], nums[2], nums[3], nums[4],
+                                 logcap, nums[5]};
+    size_t lens[7 + 11];
+    for (size_t i = 0; i < 18; i++)
+        lens[i] = strlen(words[i]);
+    redisAsyncContext *ac = gw_redis_cmd(app->redis);
+    if (bad || !ac || gw_script_call(&app->admin_script, ac, 7, 18, words, lens, on_admin, a) != 0) {
+        code = bad ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
+        done(privdata, code, gw_op_error(app, r->id_json, code, bad ? "key name too long" : "Redis is unreachable"));
+        free(a->id_json);
+        free(a);
+    }
+}

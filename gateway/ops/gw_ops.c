@@ -1,0 +1,241 @@
+/* gw_ops.c - writes, rank lookups and one-off reads (see gw_ops.h). */
+#include "ops/gw_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gw_app.h"
+#include "store/gw_read.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_write.h"
+#include "rc_auth.h"
+#include "rc_conf.h"
+#include "rc_period.h"
+
+char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message)
+{
+    gw_metrics_error(&app->metrics, code);
+    return rc_encode_error(id_json, code, message);
+}
+
+int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
+                  struct rc_period *p, struct rc_error *err)
+{
+    *decl = rc_conf_find_board(app->conf, r->board);
+    if (!*decl)
+        return rc_error_set(err, RC_E_UNKNOWN_BOARD, "no board is declared for '%s'", r->board);
+    if (rc_period_select(&(*decl)->period, r->period[0] ? r->period : NULL, gw_now_ms(app), p) != 0)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "period '%s' is not a %s period of board %s", r->period,
+                            rc_period_kind_name((*decl)->period.kind), r->board);
+    return 0;
+}
+
+void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, const struct rc_key **key,
+                    int *bad_token)
+{
+    *key = NULL;
+    *bad_token = 0;
+    if (!value || !len)
+        return;
+    if (bearer) {
+        if (len < 7 || strncasecmp(value, "Bearer ", 7) != 0) {
+            *bad_token = 1;
+            return;
+        }
+        value += 7;
+        len -= 7;
+    }
+    *key = rc_auth_find(&app->conf->auth, value, len);
+    *bad_token = *key == NULL;
+}
+
+int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
+                    struct rc_error *err)
+{
+    const struct rc_conf *c = app->conf;
+    int rc = rc_auth_check(&c->auth, who->key, who->bad_token, scope, board, err);
+    if (rc || scope != RC_SCOPE_WRITE)
+        return rc;
+    int64_t now = gw_now_ms(app);
+    if (who->conn_bucket && !rc_bucket_take(who->conn_bucket, c->conn_write_rate, c->conn_write_burst, now))
+        return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes on this connection (conn_write_rate %u/s)",
+                            c->conn_write_rate);
+    struct rc_bucket *kb = who->key ? &app->key_buckets[who->key - c->auth.keys] : NULL;
+    if (kb && !rc_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
+        return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
+                            who->key->name, c->key_write_rate);
+    return 0;
+}
+
+/* ---- writes ----------------------------------------------------------------- */
+
+struct write_call {
+    struct gw_app *app;
+    gw_op_done *done;
+    void *privdata;
+    char *id_json;
+    char board[RC_BOARD_MAX + 1];
+    enum rc_op op;
+    int64_t started_us;
+};
+
+static void on_written(int code, const struct rc_write_result *res, const struct rc_error *err, void *privdata)
+{
+    struct write_call *w = privdata;
+    struct gw_app *app = w->app;
+    char *json;
+    gw_metrics_rtt(&app->metrics, gw_mono_us() - w->started_us);
+    if (code == 0 && res->status != 0) {
+        code = res->status;
+        json = gw_op_error(app, w->id_json, code, res->message);
+    } else if (code) {
+        json = gw_op_error(app, w->id_json, code, err->msg);
+    } else {
+        struct rc_field_value fv[RC_MAX_FIELDS];
+        const struct rc_board *decl = rc_conf_find_board(app->conf, w->board);
+        for (unsigned k = 0; k < res->nfields && decl; k++) {
+            memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
+            fv[k].value = res->fields[k];
+        }
+        if (res->duplicate)
+            app->metrics.duplicates++;
+        else
+            app->metrics.writes[w->op - RC_OP_INCR]++;
+        json = rc_encode_ack(w->id_json, w->board, res->member, res->score, res->rank, res->seq, res->duplicate,
+                             res->nfields ? fv : NULL, res->nfields);
+    }
+    w->done(w->privdata, code, json);
+    free(w->id_json);
+    free(w);
+}
+
+void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                 void *privdata)
+{
+    const struct rc_board *decl;
+    struct rc_period p;
+    struct rc_error err = {0, ""};
+    int code = gw_op_authorize(app, who, RC_SCOPE_WRITE, r->board, &err);
+    if (!code)
+        code = gw_op_resolve(app, r, &decl, &p, &err);
+    struct write_call *w = code ? NULL : calloc(1, sizeof *w);
+    if (!code && !w)
+        code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    if (!code) {
+        w->app = app;
+        w->done = done;
+        w->privdata = privdata;
+        w->id_json = r->id_json ? strdup(r->id_json) : NULL;
+        w->op = r->op;
+        w->started_us = gw_mono_us();
+        memcpy(w->board, r->board, sizeof w->board);
+        code = gw_write_submit(&app->write_script, gw_redis_cmd(app->redis), decl, r, &p, gw_now_ms(app),
+                               on_written, w, &err);
+        if (!code)
+            return;
+        free(w->id_json);
+        free(w);
+    }
+    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+}
+
+/* ---- reads ------------------------------------------------------------------- */
+
+struct read_call {
+    struct gw_app *app;
+    gw_op_done *done;
+    void *privdata;
+    char *id_json;
+    const struct rc_board *decl;
+    char board[RC_BOARD_MAX + 1];
+    char member[RC_MEMBER_MAX + 1];
+    struct rc_period period;
+    int rank;                    /* 1: answer a rank reply, 0: a snapshot */
+};
+
+static void on_read(int code, struct gw_window *w, void *privdata)
+{
+    struct read_call *c = privdata;
+    struct gw_app *app = c->app;
+    char *json = NULL;
+    if (code) {
+        json = gw_op_error(app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+    } else if (c->rank) {
+        json = rc_encode_rank(c->id_json, c->member, w->n ? w->rows[0].score : 0, w->n ? w->first_rank : 0,
+                              w->total);
+    } else {
+        struct rc_out_row *rows = malloc((w->n + 1) * sizeof *rows);
+        struct rc_field_value *fv = malloc((w->n + 1) * RC_MAX_FIELDS * sizeof *fv);
+        if (rows && fv) {
+            gw_window_out_rows(w, c->decl, rows, fv);
+            json = rc_encode_snapshot(c->id_json, NULL, c->board,
+                                      c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id, w->seq, w->total,
+                                      rows, w->n, 0);
+        }
+        free(rows);
+        free(fv);
+    }
+    if (!json) {
+        code = RC_E_INTERNAL;
+        json = gw_op_error(app, c->id_json, code, "out of memory");
+    }
+    gw_window_free(w);
+    c->done(c->privdata, code, json);
+    free(c->id_json);
+    free(c);
+}
+
+static void start_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int rank,
+                       gw_op_done *done, void *privdata)
+{
+    struct rc_error err = {0, ""};
+    struct read_call *c = calloc(1, sizeof *c);
+    int code = c ? gw_op_authorize(app, who, RC_SCOPE_READ, r->board, &err)
+                 : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    if (!code)
+        code = gw_op_resolve(app, r, &c->decl, &c->period, &err);
+    if (!code) {
+        struct gw_read_spec spec = {0};
+        c->app = app;
+        c->done = done;
+        c->privdata = privdata;
+        c->rank = rank;
+        c->id_json = r->id_json ? strdup(r->id_json) : NULL;
+        memcpy(c->board, r->board, sizeof c->board);
+        memcpy(c->member, r->member, sizeof c->member);
+        if (rank) {
+            spec.kind = GW_READ_RANK;
+            spec.member = r->member;
+        } else if (r->view.kind == RC_VIEW_AROUND) {
+            spec.kind = GW_READ_AROUND;
+            spec.member = r->view.around;
+            spec.radius = r->view.radius;
+        } else if (r->view.kind == RC_VIEW_FEED) {
+            code = rc_error_set(&err, RC_E_BAD_REQUEST, "a feed is a subscription, not a read");
+        } else {
+            spec.kind = GW_READ_RANGE;
+            spec.first = r->view.kind == RC_VIEW_PAGE ? r->view.offset : 0;
+            spec.count = r->view.limit;
+        }
+        if (!code && (code = gw_read(app, c->decl, r->board, c->period.id, &spec, on_read, c)) != 0)
+            rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        if (!code)
+            return;
+        free(c->id_json);
+    }
+    free(c);
+    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+}
+
+void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                void *privdata)
+{
+    start_read(app, who, r, 1, done, privdata);
+}
+
+void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                    void *privdata)
+{
+    start_read(app, who, r, 0, done, privdata);
+}

@@ -1,0 +1,90 @@
+/* gw_redis.h - the gateway's two Redis connections, kept alive.
+ *
+ * One connection for commands (scripts, reads), one for pub/sub (the script's
+ * change events and keyspace notifications): a subscribed hiredis connection
+ * cannot run other commands. Both live on the gateway's libuv loop.
+ *
+ * The module owns reconnection: when either connection fails or drops it
+ * schedules a new attempt with capped exponential backoff and jitter (a new
+ * hiredis context each time; hiredis frees the old one), runs a PING watchdog
+ * on the command connection (hiredis 0.14 has no command timeouts), and on
+ * every (re)connect: loads the registered scripts (SCRIPT LOAD), optionally
+ * turns on keyspace notifications (CONFIG SET notify-keyspace-events), and
+ * re-issues every PSUBSCRIBE pattern registered so far. "Up" means both
+ * connections are connected, the scripts are loaded and the patterns are
+ * subscribed; only then is on_up called.
+ */
+#ifndef GW_REDIS_H
+#define GW_REDIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+#include <hiredis/async.h>
+
+#include "redis/gw_script.h"
+
+struct gw_redis;
+
+struct gw_redis_hooks {
+    void *data;
+    /* Both connections ready again (first connect or after an outage). */
+    void (*on_up)(void *data);
+    /* Either connection lost (once per outage, before reconnecting starts). */
+    void (*on_down)(void *data, const char *reason);
+    /* A pub/sub message: pattern that matched, channel, payload (borrowed
+     * for the call only; payload is not NUL-terminated, use len). */
+    void (*on_message)(void *data, const char *pattern, const char *channel, const char *payload,
+                       size_t len);
+};
+
+struct gw_redis_opts {
+    const char *host;           /* borrowed for the call */
+    int port;
+    int64_t backoff_min_ms;     /* first retry delay, e.g. 50 */
+    int64_t backoff_max_ms;     /* cap, from config reconnect_max */
+    int64_t ping_every_ms;      /* watchdog period, e.g. 1000 */
+    int64_t ping_timeout_ms;    /* no PONG within this: drop and reconnect */
+    int keyspace_events;        /* 1: CONFIG SET notify-keyspace-events on connect */
+};
+
+/* Creates the manager and starts connecting. Borrows loop and hooks' data;
+ * copies opts. Returns NULL on allocation failure. */
+struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opts,
+                                const struct gw_redis_hooks *hooks);
+
+/* Registers a script to (re)load on every connect. Borrowed: s must outlive r. */
+void gw_redis_add_script(struct gw_redis *r, struct gw_script *s);
+
+/* Adds a pattern to PSUBSCRIBE now (if connected) and after every reconnect. */
+int gw_redis_psubscribe(struct gw_redis *r, const char *pattern);
+
+/* The command connection, or NULL while it is not up. Borrowed: valid until
+ * the next return to the loop. */
+redisAsyncContext *gw_redis_cmd(struct gw_redis *r);
+
+/* Writes what is queued on the command connection to the socket now, without
+ * waiting (best effort: a full socket keeps the rest). For a last command
+ * queued just before gw_redis_stop, which frees the connection without
+ * writing its buffer (a lock release at shutdown). */
+void gw_redis_flush(struct gw_redis *r);
+
+/* 1 when up (see above). */
+int gw_redis_is_up(const struct gw_redis *r);
+
+/* Whether the server accepted CONFIG SET for keyspace events (-1 unknown). */
+int gw_redis_keyspace_ok(const struct gw_redis *r);
+
+struct gw_redis_stats {
+    unsigned long reconnects; /* successful connects after the first */
+    unsigned long failures;   /* failed attempts and drops */
+};
+void gw_redis_get_stats(const struct gw_redis *r, struct gw_redis_stats *out);
+
+/* Disconnects both connections, stops timers, and frees r once every libuv
+ * handle is closed (the loop must keep running until then). Pending command
+ * callbacks are called with a NULL reply. */
+void gw_redis_stop(struct gw_redis *r);
+
+#endif

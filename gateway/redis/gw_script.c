@@ -1,0 +1,125 @@
+/* gw_script.c - EVALSHA with one NOSCRIPT reload-and-retry (see gw_script.h). */
+#include "redis/gw_script.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "rc_sha1.h"
+
+/* One call in flight. The command's words are kept (one allocation) so the
+ * retry can resend them after the caller's buffers are gone. */
+struct call {
+    struct gw_script *s;
+    gw_script_reply_cb *cb;
+    void *privdata;
+    int retried;
+    int argc;            /* words of EVALSHA: "EVALSHA", sha, nkeys, ... */
+    const char **argv;
+    size_t *argvlen;
+    char nkeys[16];
+};
+
+void gw_script_init(struct gw_script *s, const char *source)
+{
+    s->source = source;
+    s->reloads = 0;
+    rc_sha1_hex(source, strlen(source), s->sha);
+}
+
+struct load {
+    gw_script_reply_cb *cb;
+    void *privdata;
+};
+
+static void on_loaded(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct load *l = privdata;
+    (void)ac;
+    if (l->cb)
+        l->cb(r, l->privdata);
+    free(l);
+}
+
+int gw_script_load(struct gw_script *s, redisAsyncContext *ac, gw_script_reply_cb *cb, void *privdata)
+{
+    struct load *l = malloc(sizeof *l);
+    if (!l)
+        return -1;
+    l->cb = cb;
+    l->privdata = privdata;
+    if (redisAsyncCommand(ac, on_loaded, l, "SCRIPT LOAD %s", s->source) != REDIS_OK) {
+        free(l);
+        return -1;
+    }
+    return 0;
+}
+
+static void on_reply(redisAsyncContext *ac, void *r, void *privdata);
+
+static int send_call(redisAsyncContext *ac, struct call *c)
+{
+    return redisAsyncCommandArgv(ac, on_reply, c, c->argc, c->argv, c->argvlen) == REDIS_OK ? 0 : -1;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ERROR && r->str && strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+static void on_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct call *c = privdata;
+    redisReply *reply = r;
+    if (is_noscript(reply) && !c->retried) {
+        /* Pipelined: Redis runs SCRIPT LOAD before the repeated EVALSHA. */
+        c->retried = 1;
+        c->s->reloads++;
+        if (gw_script_load(c->s, ac, NULL, NULL) == 0 && send_call(ac, c) == 0)
+            return;
+        reply = NULL; /* could not queue: the connection is going away */
+    }
+    c->cb(reply, c->privdata);
+    free(c);
+}
+
+int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int argc, const char *const *argv,
+                   const size_t *argvlen, gw_script_reply_cb *cb, void *privdata)
+{
+    int words = argc + 3;
+    size_t bytes = sizeof(struct call) + (size_t)words * (sizeof(char *) + sizeof(size_t));
+    for (int i = 0; i < argc; i++)
+        bytes += argvlen[i] + 1;
+    struct call *c = malloc(bytes);
+    if (!c)
+        return -1;
+    c->s = s;
+    c->cb = cb;
+    c->privdata = privdata;
+    c->retried = 0;
+    c->argc = words;
+    c->argv = (const char **)(c + 1);
+    c->argvlen = (size_t *)(c->argv + words);
+    char *text = (char *)(c->argvlen + words);
+    snprintf(c->nkeys, sizeof c->nkeys, "%d", nkeys);
+    c->argv[0] = "EVALSHA";
+    c->argv[1] = s->sha;
+    c->argv[2] = c->nkeys;
+    c->argvlen[0] = 7;
+    c->argvlen[1] = 40;
+    c->argvlen[2] = strlen(c->nkeys);
+    for (int i = 0; i < argc; i++) {
+        memcpy(text, argv[i], argvlen[i]);
+        text[argvlen[i]] = '\0';
+        c->argv[3 + i] = text;
+        c->argvlen[3 + i] = argvlen[i];
+        text += argvlen[i] + 1;
+    }
+    if (send_call(ac, c) != 0) {
+        free(c);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* gw_write.h - one score write: request -> lua/write.lua by EVALSHA -> result.
+ * The glue between core/rc_write_args (pure) and a Redis connection. */
+#ifndef GW_WRITE_H
+#define GW_WRITE_H
+
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+#include <hiredis/async.h>
+
+#include "redis/gw_script.h"
+#include "rc_write_args.h"
+
+/* code 0: res holds the answer (res->status may still be out_of_range or
+ * bad_request from the script, with res->message); otherwise code is an
+ * RC_E_* and err says why (RC_E_UNAVAILABLE when the connection dropped
+ * before an answer). res and err are borrowed for the callback only. */
+typedef void gw_write_cb(int code, const struct rc_write_result *res, const struct rc_error *err,
+                         void *privdata);
+
+/* Validates r against board b, then sends the script call on ac. Returns 0
+ * when sent (cb will run exactly once), or an RC_E_* with err filled when the
+ * request was refused before Redis was asked (cb does not run). b must
+ * outlive the call (boards live in the loaded config). */
+int gw_write_submit(struct gw_script *s, redisAsyncContext *ac, const struct rc_board *b,
+                    const struct rc_request *r, const struct rc_period *p, int64_t now_ms, gw_write_cb *cb,
+                    void *privdata, struct rc_error *err);
+
+/* Decodes the script's reply (borrowed) into res. Returns 0, or RC_E_INTERNAL
+ * (err filled) when Redis answered an error or a reply of the wrong shape.
+ * Used by gw_write_submit and by tests that call the script directly. */
+int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, struct rc_write_result *res,
+                         struct rc_error *err);
+
+#endif

@@ -1,0 +1,321 @@
+/* gw_ws.c - WebSocket sessions (PROTOCOL.md, "Client to server").
+ *
+ * Each text message is reassembled from its fragments (lws may hand a message
+ * over in pieces under load), capped at max_frame (over it: close 1009),
+ * decoded by core/rc_proto and dispatched. Every request gets exactly one
+ * reply; errors never close the connection, except abuse: a message over the
+ * limit (1009) or a stream of binary frames (1008).
+ */
+#include <uv.h>
+#include <libwebsockets.h>
+
+#include "serve/gw_ws.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/gw_admin.h"
+#include "gw_app.h"
+#include "net/gw_conn.h"
+#include "fanout/gw_fanout.h"
+#include "base/gw_log.h"
+#include "ops/gw_ops.h"
+#include "net/gw_peers.h"
+#include "net/gw_urlarg.h"
+#include "net/gw_wsguard.h"
+
+#define BINARY_FRAMES_TOLERATED 8
+
+/* gw_op_done for WebSocket: the JSON is the reply. */
+static void on_op_done(void *privdata, int code, char *json)
+{
+    struct gw_conn *c = privdata;
+    (void)code;
+    c->pending--;
+    gw_conn_reply(c, json);
+    gw_conn_unref(c);
+}
+
+static int is_read(enum rc_op op)
+{
+    return op == RC_OP_SUBSCRIBE || op == RC_OP_UNSUBSCRIBE || op == RC_OP_RANK || op == RC_OP_PING;
+}
+
+static int answers_later(enum rc_op op)
+{
+    return op != RC_OP_SUBSCRIBE && op != RC_OP_UNSUBSCRIBE && op != RC_OP_PING;
+}
+
+static int limited(struct gw_conn *c, const struct rc_request *r, const char *msg)
+{
+    c->app->metrics.reads_limited++;
+    gw_conn_reply(c, gw_op_error(c->app, r->id_json, RC_E_RATE_LIMITED, msg));
+    return -1;
+}
+
+/* The budgets a request must fit before it costs anything (docs/security.md):
+ * requests answered from Redis need a free max_pending slot, and reads take
+ * a token from the connection's and the address's read buckets. Returns 0,
+ * or answers rate_limited itself and returns -1. */
+static int admit(struct gw_conn *c, const struct rc_request *r)
+{
+    const struct rc_conf *conf = c->app->conf;
+    int64_t now = (int64_t)uv_now(c->app->loop);
+    char msg[128];
+    if (answers_later(r->op) && c->pending >= conf->max_pending) {
+        snprintf(msg, sizeof msg, "too many requests waiting for an answer on this connection (max_pending %u)",
+                 conf->max_pending);
+        return limited(c, r, msg);
+    }
+    if (!is_read(r->op))
+        return 0;
+    if (!rc_bucket_take(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, now)) {
+        snprintf(msg, sizeof msg, "too many reads on this connection (conn_read_rate %u/s)", conf->conn_read_rate);
+        return limited(c, r, msg);
+    }
+    struct rc_bucket *ipb = gw_peer_read_bucket(c->wsi);
+    if (ipb && !rc_bucket_take(ipb, conf->ip_read_rate, conf->ip_read_burst, now)) {
+        snprintf(msg, sizeof msg, "too many reads from this address (ip_read_rate %u/s)", conf->ip_read_rate);
+        return limited(c, r, msg);
+    }
+    return 0;
+}
+
+static void do_subscribe(struct gw_conn *c, const struct rc_request *r)
+{
+    const struct rc_board *decl;
+    struct rc_period p;
+    struct rc_error err = {0, ""};
+    if (gw_op_authorize(c->app, &c->who, RC_SCOPE_READ, r->board, &err) != 0 ||
+        gw_op_resolve(c->app, r, &decl, &p, &err) != 0) {
+        gw_conn_reply(c, gw_op_error(c->app, r->id_json, err.code, err.msg));
+        return;
+    }
+    gw_fanout_subscribe(c->app->fanout, c, r, decl, &p);
+}
+
+static void dispatch(struct gw_conn *c, const struct rc_request *r)
+{
+    struct gw_app *app = c->app;
+    if (admit(c, r) != 0)
+        return;
+    if (answers_later(r->op)) {
+        c->pending++;
+        gw_conn_ref(c);
+    }
+    switch (r->op) {
+    case RC_OP_SUBSCRIBE:
+        do_subscribe(c, r);
+        break;
+    case RC_OP_UNSUBSCRIBE:
+        if (gw_fanout_unsubscribe(app->fanout, c, r->sub) == 0)
+            gw_conn_reply(c, rc_encode_unsubscribed(r->id_json, r->sub));
+        else
+            gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "no such subscription"));
+        break;
+    case RC_OP_INCR:
+    case RC_OP_SET:
+    case RC_OP_BEST:
+    case RC_OP_SUBMIT:
+        gw_op_write(app, &c->who, r, on_op_done, c);
+        break;
+    case RC_OP_RANK:
+        gw_op_rank(app, &c->who, r, on_op_done, c);
+        break;
+    case RC_OP_PING:
+        gw_conn_reply(c, rc_encode_pong(r->id_json));
+        break;
+    case RC_OP_REMOVE:
+    case RC_OP_UNBLOCK:
+    case RC_OP_REVERSE:
+    case RC_OP_RESET:
+        gw_op_admin(app, &c->who, r, on_op_done, c);
+        break;
+    }
+}
+
+static void on_message(struct gw_conn *c, const char *text, size_t len)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    int code = rc_request_decode(text, len, &r, &err);
+    if (code)
+        gw_conn_reply(c, gw_op_error(c->app, r.id_json, code, err.msg));
+    else
+        dispatch(c, &r);
+    rc_request_free(&r);
+}
+
+/* The key comes with the handshake: an Authorization header, or ?token=
+ * (browsers cannot set headers on a WebSocket). Never logged. */
+static void identify(struct lws *wsi, struct gw_conn *c)
+{
+    char buf[RC_SECRET_MAX + 16];
+    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, sizeof buf);
+    c->who.conn_bucket = &c->bucket;
+    if (n == GW_URLARG_ABSENT)
+        n = gw_urlarg(wsi, "token", buf, sizeof buf);
+    else if (n >= 0)
+        n = n > 0 ? n : GW_URLARG_TOO_LONG; /* "Authorization:" with nothing: a bad credential */
+    /* A credential too long to be any key is a bad one, never "no key". */
+    if (n == GW_URLARG_TOO_LONG) {
+        c->who.key = NULL;
+        c->who.bad_token = 1;
+    } else if (n >= 0) {
+        int bearer = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0;
+        gw_op_identify(c->app, buf, (size_t)n, bearer, &c->who.key, &c->who.bad_token);
+    }
+    memset(buf, 0, sizeof buf);
+}
+
+static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app *app)
+{
+    struct gw_conn *c = gw_conn_new(app, wsi);
+    if (!c)
+        return -1;
+    snprintf(c->peer, sizeof c->peer, "%s", gw_peer_ip(wsi));
+    gw_peer_headers_done(wsi); /* a WebSocket now: the idle timeout takes over */
+    identify(wsi, c);
+    c->next = app->conns;
+    if (app->conns)
+        app->conns->prev = c;
+    app->conns = c;
+    app->metrics.connections++;
+    app->metrics.connections_total++;
+    *pconn = c;
+    /* RFC 6455 frame rules lws does not enforce; plain TCP only (gw_wsguard.c). */
+    if (!app->conf->tls_cert[0])
+        (void)gw_wsguard_watch(lws_get_socket_fd(wsi));
+    return 0;
+}
+
+static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
+{
+    size_t max = c->app->conf->max_frame;
+    if (c->close_code)
+        return 0; /* closing: what the peer still sends is ignored */
+    if (lws_frame_is_binary(wsi)) {
+        /* One binary frame is a mistake; a stream of them is abuse. */
+        if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
+            gw_conn_reply(c, gw_op_error(c->app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
+                                                                         "text frames"));
+        else if (c->binary_frames > BINARY_FRAMES_TOLERATED)
+            gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        return 0;
+    }
+    if (c->rx_len + len > max) {
+        gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+        c->rx_len = 0;
+        return 0;
+    }
+    if (c->rx_len + len > c->rx_cap) {
+        size_t cap = c->rx_cap ? c->rx_cap : 1024;
+        while (cap < c->rx_len + len)
+            cap *= 2;
+        char *rx = realloc(c->rx, cap);
+        if (!rx)
+            return -1;
+        c->rx = rx;
+        c->rx_cap = cap;
+    }
+    if (len) /* an empty frame has no buffer behind it */
+        memcpy(c->rx + c->rx_len, in, len);
+    c->rx_len += len;
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0)
+        return 0;
+    size_t n = c->rx_len;
+    c->rx_len = 0;
+    if (!c->close_code)
+        on_message(c, c->rx, n);
+    return 0;
+}
+
+static void on_closed(struct gw_conn *c, struct gw_app *app)
+{
+    if (c->wsi)
+        gw_wsguard_unwatch(lws_get_socket_fd(c->wsi));
+    gw_fanout_conn_closed(app->fanout, c);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        app->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    app->metrics.connections--;
+    gw_conn_on_closed(c);
+    gw_conn_unref(c);
+}
+
+/* 1 when the handshake's Origin is allowed: any when allowed_origins is
+ * empty; else it must be listed. A client that sends no Origin is not a
+ * browser page (origins protect against other sites' pages) and passes. */
+static int origin_allowed(struct lws *wsi, const char *allowed)
+{
+    char origin[256];
+    if (!*allowed || lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+        return 1;
+    size_t n = strlen(origin);
+    for (const char *p = allowed; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ')
+            e++;
+        if ((size_t)(e - p) == n && strncmp(p, origin, n) == 0)
+            return 1;
+        if (e - p == 1 && *p == '*')
+            return 1;
+        p = e;
+    }
+    return 0;
+}
+
+/* Only /ws upgrades, only from allowed origins, and not from a socket
+ * accepted over max_conns or max_conns_per_ip (gw_peers: it gets 503). */
+static int on_filter(struct lws *wsi, struct gw_app *app)
+{
+    char uri[64];
+    if (gw_peer_refused(wsi)) {
+        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+                               "too many connections (max_conns or max_conns_per_ip)");
+        return -1;
+    }
+    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0) {
+        lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, "WebSocket endpoint is /ws");
+        return -1;
+    }
+    if (!origin_allowed(wsi, app->conf->allowed_origins)) {
+        lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, "origin not allowed");
+        return -1;
+    }
+    return 0;
+}
+
+int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_conn **pconn, void *in,
+                   size_t len, struct gw_app *app)
+{
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        return on_filter(wsi, app);
+    case LWS_CALLBACK_ESTABLISHED:
+        return on_established(wsi, pconn, app);
+    case LWS_CALLBACK_RECEIVE:
+        return *pconn ? on_receive(wsi, *pconn, in, len) : -1;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return *pconn ? gw_conn_on_writeable(*pconn) : 0;
+    case LWS_CALLBACK_CLOSED:
+        if (*pconn)
+            on_closed(*pconn, app);
+        *pconn = NULL;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+void gw_ws_close_all(struct gw_app *app)
+{
+    for (struct gw_conn *c = app->conns; c; c = c->next)
+        gw_conn_close(c, LWS_CLOSE_STATUS_GOINGAWAY);
+}

@@ -1,0 +1,246 @@
+/* gw_profile.c - the profile cache (see gw_profile.h): a chained hash table
+ * of member -> refcounted profile, with a fetched-at time for the ttl. */
+#include "store/gw_profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "redis/gw_redis.h"
+#include "rc_keys.h"
+
+struct entry {
+    struct entry *next;
+    int64_t fetched_ms;
+    struct gw_profile *profile;
+    char member[];
+};
+
+struct gw_profiles {
+    struct gw_app *app;
+    int64_t ttl_ms;
+    size_t max_entries;
+    size_t count;
+    size_t nbuckets;
+    struct entry **buckets;
+};
+
+/* One batch of HGETALLs; cb runs when the last answer is in. */
+struct batch {
+    struct gw_profiles *p;
+    unsigned pending;
+    gw_profiles_cb *cb;
+    void *privdata;
+};
+
+struct one {
+    struct batch *b;
+    char member[];
+};
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+struct gw_profiles *gw_profiles_new(struct gw_app *app, int64_t ttl_ms, size_t max_entries)
+{
+    struct gw_profiles *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->app = app;
+    p->ttl_ms = ttl_ms;
+    p->max_entries = max_entries;
+    p->nbuckets = 4096;
+    p->buckets = calloc(p->nbuckets, sizeof *p->buckets);
+    if (!p->buckets) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void clear(struct gw_profiles *p)
+{
+    for (size_t i = 0; i < p->nbuckets; i++) {
+        struct entry *e = p->buckets[i];
+        while (e) {
+            struct entry *next = e->next;
+            gw_profile_unref(e->profile);
+            free(e);
+            e = next;
+        }
+        p->buckets[i] = NULL;
+    }
+    p->count = 0;
+}
+
+void gw_profiles_free(struct gw_profiles *p)
+{
+    if (!p)
+        return;
+    clear(p);
+    free(p->buckets);
+    free(p);
+}
+
+void gw_profile_ref(struct gw_profile *pr)
+{
+    if (pr)
+        pr->refs++;
+}
+
+void gw_profile_unref(struct gw_profile *pr)
+{
+    if (pr && --pr->refs == 0)
+        free(pr);
+}
+
+static struct entry **slot(struct gw_profiles *p, const char *member)
+{
+    struct entry **e = &p->buckets[fnv(member, strlen(member)) % p->nbuckets];
+    while (*e && strcmp((*e)->member, member) != 0)
+        e = &(*e)->next;
+    return e;
+}
+
+struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
+{
+    struct entry *e = *slot(p, member);
+    if (!e || gw_now_ms(p->app) - e->fetched_ms > p->ttl_ms)
+        return NULL;
+    return e->profile;
+}
+
+/* One allocation: the struct, the pairs, then the strings. */
+static struct gw_profile *make(const struct rc_kv *kv, unsigned n)
+{
+    size_t bytes = sizeof(struct gw_profile) + n * sizeof(struct rc_kv);
+    for (unsigned i = 0; i < n; i++)
+        bytes += strlen(kv[i].key) + strlen(kv[i].value) + 2;
+    struct gw_profile *pr = malloc(bytes);
+    if (!pr)
+        return NULL;
+    pr->refs = 1;
+    pr->n = n;
+    pr->kv = (struct rc_kv *)(pr + 1);
+    char *s = (char *)(pr->kv + n);
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned i = 0; i < n; i++) {
+        size_t kl = strlen(kv[i].key) + 1, vl = strlen(kv[i].value) + 1;
+        memcpy(s, kv[i].key, kl);
+        pr->kv[i].key = s;
+        s += kl;
+        memcpy(s, kv[i].value, vl);
+        pr->kv[i].value = s;
+        s += vl;
+        h = (h ^ fnv(kv[i].key, kl)) * 31 + fnv(kv[i].value, vl);
+    }
+    pr->hash = h;
+    return pr;
+}
+
+struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n)
+{
+    struct gw_profile *pr = make(kv, n);
+    if (!pr)
+        return NULL;
+    struct entry **at = slot(p, member);
+    if (!*at) {
+        if (p->count >= p->max_entries)
+            clear(p), at = slot(p, member); /* crude but bounded: start over */
+        size_t ml = strlen(member) + 1;
+        struct entry *e = malloc(sizeof *e + ml);
+        if (!e) {
+            free(pr);
+            return NULL;
+        }
+        memcpy(e->member, member, ml);
+        e->next = NULL;
+        e->profile = NULL;
+        *at = e;
+        p->count++;
+    }
+    gw_profile_unref((*at)->profile);
+    (*at)->profile = pr;
+    (*at)->fetched_ms = gw_now_ms(p->app);
+    return pr;
+}
+
+static void on_hgetall(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct one *o = privdata;
+    struct batch *b = o->b;
+    redisReply *reply = r;
+    struct rc_kv kv[GW_PROFILE_MAX_FIELDS];
+    unsigned n = 0;
+    (void)ac;
+    if (reply && reply->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i + 1 < reply->elements && n < GW_PROFILE_MAX_FIELDS; i += 2) {
+            const redisReply *k = reply->element[i], *v = reply->element[i + 1];
+            if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || v->len > GW_PROFILE_MAX_VALUE ||
+                strlen(k->str) != k->len || strlen(v->str) != v->len)
+                continue; /* binary junk in a profile is not shown */
+            kv[n].key = k->str;
+            kv[n].value = v->str;
+            n++;
+        }
+    }
+    /* On a failed read cache an empty profile: rows still go out; the ttl
+     * brings the name back later. */
+    gw_profiles_put(b->p, o->member, kv, n);
+    free(o);
+    if (--b->pending == 0) {
+        b->cb(b->privdata);
+        free(b);
+    }
+}
+
+int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
+                      void *privdata)
+{
+    redisAsyncContext *ac = gw_redis_cmd(p->app->redis);
+    struct batch *b = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (gw_profiles_get(p, members[i]))
+            continue;
+        if (!ac)
+            return -1;
+        if (!b) {
+            b = calloc(1, sizeof *b);
+            if (!b)
+                return -1;
+            b->p = p;
+            b->cb = cb;
+            b->privdata = privdata;
+            b->pending = 1; /* held until the loop below is done */
+        }
+        size_t ml = strlen(members[i]) + 1;
+        struct one *o = malloc(sizeof *o + ml);
+        char key[RC_KEY_MAX];
+        if (!o || rc_profile_key(key, sizeof key, members[i]) != 0) {
+            free(o);
+            continue;
+        }
+        memcpy(o->member, members[i], ml);
+        o->b = b;
+        if (redisAsyncCommand(ac, on_hgetall, o, "HGETALL %s", key) == REDIS_OK)
+            b->pending++;
+        else
+            free(o);
+    }
+    if (!b) {
+        cb(privdata);
+        return 0;
+    }
+    if (--b->pending == 0) {
+        cb(privdata);
+        free(b);
+    }
+    return 0;
+}

@@ -1,0 +1,94 @@
+/* gw_read.h - consistent board reads (lua/read.lua) joined with profiles.
+ *
+ * A read returns a window: the board's seq and total at the moment of the
+ * read and a run of rows with decoded scores, each with its member's profile
+ * (cached, see gw_profile.h). Windows feed snapshots, deltas, the REST GETs
+ * and the rank op.
+ */
+#ifndef GW_READ_H
+#define GW_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/gw_profile.h"
+#include "rc_layout.h"
+#include "rc_proto.h"
+
+struct gw_app;
+
+struct gw_row {
+    char *member;                  /* owned */
+    double c;                      /* composite as stored */
+    double score;                  /* real points (multi-field: first field) */
+    int64_t fields[RC_MAX_FIELDS];
+    unsigned nfields;
+    struct gw_profile *profile;    /* a reference, or NULL */
+};
+
+struct gw_window {
+    int64_t seq;
+    int64_t total;
+    int64_t first_rank;            /* rank of rows[0]; 0 when an around/rank member is absent */
+    struct gw_row *rows;
+    size_t n;
+};
+
+void gw_window_free(struct gw_window *w);
+
+/* Deep copy (rows, members, profile references). Returns 0 or -1 (OOM). */
+int gw_window_copy(struct gw_window *dst, const struct gw_window *src);
+
+/* Fills out[0..w->n) with borrowed views of w's rows for the encoders, plus
+ * field name/value pairs in fv (RC_MAX_FIELDS per row). */
+void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
+                        struct rc_field_value *fv);
+
+/* code 0: *w is owned by the callee (free it with gw_window_free, or move
+ * it). Otherwise an RC_E_* (RC_E_UNAVAILABLE when Redis is down or the
+ * connection dropped) and w is NULL. */
+typedef void gw_read_cb(int code, struct gw_window *w, void *privdata);
+
+struct gw_read_spec {
+    enum { GW_READ_RANGE, GW_READ_AROUND, GW_READ_RANK } kind;
+    int64_t first;                 /* RANGE: 0-based index of the first row */
+    int64_t count;                 /* RANGE: rows wanted */
+    const char *member;            /* AROUND/RANK (borrowed for the call) */
+    int64_t radius;                /* AROUND */
+};
+
+/* Reads board `board` (declared by b) in period `period` ("" for all-time).
+ * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE
+ * (cb not called). */
+int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+            const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
+
+/* One change event of the log or of the change channel, decoded. */
+struct gw_event {
+    int64_t seq;
+    char op[12];                   /* incr set best submit | remove reverse reset (admin) */
+    char member[RC_MEMBER_MAX + 1]; /* "" for reset */
+    int has_new;                   /* 0: the member left the board (remove) */
+    double c;                      /* new composite */
+    int has_old;
+    double old_c;
+    int64_t rank;
+    int64_t old_rank;              /* 0 when new on the board */
+    int64_t at_ms;
+};
+
+/* Parses a change event (JSON text from lua/write.lua). Returns 0 or -1. */
+int gw_event_parse(const char *text, size_t len, struct gw_event *ev);
+
+typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct gw_event *events, size_t n,
+                            void *privdata);
+
+/* Reads the board's change log and seq in one step. events (owned by the
+ * callee for the callback only) oldest first. Returns 0 or RC_E_UNAVAILABLE. */
+int gw_read_log(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+                gw_read_log_cb *cb, void *privdata);
+
+/* Decodes a composite into real points and fields for board b. */
+void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields);
+
+#endif
