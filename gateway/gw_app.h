@@ -9,6 +9,7 @@
 
 #include "base/gw_clock.h"
 #include "base/gw_metrics.h"
+#include "net/gw_conn.h"
 #include "redis/gw_script.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -38,6 +39,7 @@ struct gw_app {
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
+    struct gw_conn_ctx conn_ctx;    /* what every connection shares (serve/gw_ws.c sets it) */
     struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */
     uv_timer_t tick;                /* the coalescing tick */
     uv_signal_t sigint, sigterm;

@@ -259,6 +259,7 @@ static int start(struct gw_app *app, const struct options *o)
     app->fanout = gw_fanout_new(app);
     if (!app->profiles || !app->fanout)
         return -1;
+    gw_ws_setup(app);
 
     struct gw_redis_opts ro = {
         .host = rhost,

@@ -89,7 +89,7 @@ struct gw_board {
     char name[RC_BOARD_MAX + 1];
     char period[RC_PERIOD_ID_MAX];
     struct gw_view *views;
-    struct gw_event *ring;       /* recent events: NULL until the first, grows to RING_EVENTS */
+    struct rc_event *ring;       /* recent events: NULL until the first, grows to RING_EVENTS */
     size_t ring_cap, ring_len, ring_head; /* oldest at ring_head */
     unsigned refs;               /* reloads and profile fetches in flight */
     int dead;                    /* no views left: free when refs drop to 0 */
@@ -210,7 +210,7 @@ static void board_set_stale(struct gw_board *b)
 }
 
 /* The i-th oldest of the board's recent events (i < ring_len). */
-static const struct gw_event *ring_at(const struct gw_board *b, size_t i)
+static const struct rc_event *ring_at(const struct gw_board *b, size_t i)
 {
     return &b->ring[(b->ring_head + i) % b->ring_cap];
 }
@@ -768,7 +768,7 @@ static void board_refresh(struct gw_board *b, int may_fetch)
 }
 
 /* Applies one change event to the mirror. */
-static void mirror_apply(struct gw_board *b, const struct gw_event *ev)
+static void mirror_apply(struct gw_board *b, const struct rc_event *ev)
 {
     if (!ev->member[0]) { /* reset: the board is gone, read it again */
         board_set_stale(b);
@@ -795,7 +795,7 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
             b->stale = 0;
             /* events that raced the read: the ring holds them, in seq order */
             for (size_t i = 0; i < b->ring_len; i++) {
-                const struct gw_event *ev = ring_at(b, i);
+                const struct rc_event *ev = ring_at(b, i);
                 if (ev->seq > b->mirror.seq)
                     mirror_apply(b, ev);
             }
@@ -842,11 +842,11 @@ static void board_reload(struct gw_board *b)
  * RING_FIRST events with the board's first event and doubles as it fills,
  * up to RING_EVENTS; then the oldest goes. (Out of memory: it stops growing
  * and drops the oldest earlier, as a full ring does.) */
-static void ring_push(struct gw_board *b, const struct gw_event *ev)
+static void ring_push(struct gw_board *b, const struct rc_event *ev)
 {
     if (b->ring_len == b->ring_cap && b->ring_cap < RING_EVENTS) {
         size_t cap = b->ring_cap ? b->ring_cap * 2 : RING_FIRST;
-        struct gw_event *r = malloc((cap < RING_EVENTS ? cap : RING_EVENTS) * sizeof *r);
+        struct rc_event *r = malloc((cap < RING_EVENTS ? cap : RING_EVENTS) * sizeof *r);
         if (r) {
             for (size_t i = 0; i < b->ring_len; i++)
                 r[i] = *ring_at(b, i);
@@ -867,7 +867,7 @@ static void ring_push(struct gw_board *b, const struct gw_event *ev)
     }
 }
 
-static char *encode_event(const struct gw_view *v, const struct gw_event *ev)
+static char *encode_event(const struct gw_view *v, const struct rc_event *ev)
 {
     const struct rc_board *decl = v->board->decl;
     struct rc_field_value fv[RC_MAX_FIELDS];
@@ -893,7 +893,7 @@ static char *encode_event(const struct gw_view *v, const struct gw_event *ev)
 }
 
 /* Sends ev to the feed viewers of v that have not seen it. */
-static void feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct gw_event *ev)
+static void feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
 {
     struct gw_msg *msg = NULL;
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
@@ -920,7 +920,7 @@ struct log_join {
  * replies: a viewer whose queue cannot take them stays pending (its id kept)
  * and is answered again from the log once its queue drains, the replay
  * going on from the last event it was given. */
-static void on_feed_log(int code, int64_t seq, int64_t total, struct gw_event *evs, size_t n, void *privdata)
+static void on_feed_log(int code, int64_t seq, int64_t total, struct rc_event *evs, size_t n, void *privdata)
 {
     struct log_join *j = privdata;
     struct gw_view *v = j->v;
@@ -1192,6 +1192,21 @@ void gw_fanout_conn_closed(struct gw_fanout *f, struct gw_conn *c)
     }
 }
 
+static void hook_lagged(void *data, struct gw_conn *c)
+{
+    gw_fanout_conn_lagged(data, c);
+}
+
+static int hook_drained(void *data, struct gw_conn *c)
+{
+    return gw_fanout_resync_conn(data, c);
+}
+
+struct gw_conn_hooks gw_fanout_conn_hooks(struct gw_fanout *f)
+{
+    return (struct gw_conn_hooks){f, hook_lagged, hook_drained};
+}
+
 void gw_fanout_conn_lagged(struct gw_fanout *f, struct gw_conn *c)
 {
     (void)f;
@@ -1289,8 +1304,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         }
         return;
     }
-    struct gw_event ev;
-    if (gw_event_parse(payload, len, &ev) != 0) {
+    struct rc_event ev;
+    if (rc_event_parse(payload, len, &ev) != 0) {
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }

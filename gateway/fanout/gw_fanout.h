@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "net/gw_conn.h"
 #include "rc_layout.h"
 #include "rc_period.h"
 #include "rc_proto.h"
@@ -51,6 +52,9 @@ void gw_fanout_conn_lagged(struct gw_fanout *f, struct gw_conn *c);
  * any more. Feed subscriptions owed a snapshot or a replay are started from
  * the change log. */
 int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c);
+
+/* The hooks a connection calls upward (lagged, drained), for gw_conn_ctx. */
+struct gw_conn_hooks gw_fanout_conn_hooks(struct gw_fanout *f);
 
 /* A pub/sub message (change channel or keyspace notification). */
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,

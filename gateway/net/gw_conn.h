@@ -3,7 +3,7 @@
  *
  * The struct is separate from libwebsockets' per-session data and refcounted,
  * because Redis replies may arrive after the socket closed: each pending
- * operation holds a reference, and a closed connection (wsi == NULL) simply
+ * operation holds a reference, and a closed connection (sock == NULL) simply
  * drops what arrives for it.
  *
  * The queue has three classes of entries. Replies (ack, error, rank, pong)
@@ -16,6 +16,12 @@
  * can be produced again: they are taken only while the queue is under
  * queue_bytes, else refused, and the fan-out sends them (its id echoed) once
  * the queue drains; once queued they are kept like replies.
+ *
+ * Layers. The queue knows neither libwebsockets nor the fan-out: the socket
+ * side is a transport table (serve/gw_ws.c plugs in lws; tests plug in a
+ * fake), and what the fan-out must hear (lagged, drained) goes up through a
+ * hook table. Both are in a gw_conn_ctx set once at start and shared by
+ * every connection.
  */
 #ifndef GW_CONN_H
 #define GW_CONN_H
@@ -23,13 +29,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/gw_caller.h"
 #include "net/gw_msg.h"
-#include "ops/gw_ops.h"
 #include "rc_auth.h"
 
-struct lws;
-struct gw_app;
+struct gw_conn;
 struct gw_sub;
+struct gw_metrics;
+
+/* Close codes the queue itself uses (RFC 6455). */
+#define GW_CLOSE_GOING_AWAY 1001
+#define GW_CLOSE_POLICY_VIOLATION 1008
+#define GW_CLOSE_TOO_LARGE 1009
+#define GW_CLOSE_UNEXPECTED 1011
+
+/* The socket side, borrowed from the transport for as long as sock lives. */
+struct gw_conn_transport {
+    /* Writes one text frame of len bytes at buf (GW_MSG_PRE bytes of
+     * writable headroom before buf). Returns < 0 when the socket failed. */
+    int (*write)(void *sock, unsigned char *buf, size_t len);
+    /* Sends the close frame with code and arms the close timeout. Returns
+     * < 0 when the socket failed. */
+    int (*close)(void *sock, int code);
+    /* 1 when the socket takes no more data now (a write would buffer). */
+    int (*choked)(void *sock);
+    /* Asks for gw_conn_on_writeable once the socket takes data. */
+    void (*want_writeable)(void *sock);
+};
+
+/* Upward calls, to the fan-out (set at start). */
+struct gw_conn_hooks {
+    void *data;
+    /* c's view traffic was dropped: its subscriptions wait for a snapshot. */
+    void (*lagged)(void *data, struct gw_conn *c);
+    /* c's queue drained while it owes snapshots: queue the next one and
+     * return 1, or 0 when none is owed any more. */
+    int (*drained)(void *data, struct gw_conn *c);
+};
+
+/* What every connection shares; set at start, outlives the connections. */
+struct gw_conn_ctx {
+    const struct gw_conn_transport *tx;
+    struct gw_conn_hooks hooks;
+    struct gw_metrics *metrics;    /* bytes_sent, queue_drops (NULL: not counted) */
+    size_t queue_bytes;            /* droppable bytes a reader may fall behind (conf) */
+};
 
 enum gw_qclass {
     GW_Q_REPLY = 0, /* kept; capped at a multiple of queue_bytes (then close 1008) */
@@ -44,9 +88,9 @@ struct gw_qent {
 
 struct gw_conn {
     unsigned refs;
-    struct gw_app *app;
-    struct lws *wsi;               /* NULL once closed */
-    struct gw_conn *next, *prev;   /* app->conns */
+    const struct gw_conn_ctx *ctx; /* borrowed */
+    void *sock;                    /* the transport's socket; NULL once closed */
+    struct gw_conn *next, *prev;   /* the server's list of open connections */
     uint64_t id;
     char peer[64];
     /* reassembly of a fragmented message */
@@ -67,25 +111,27 @@ struct gw_conn {
     struct rc_bucket bucket;
     struct rc_bucket read_bucket;  /* reads on this connection (conn_read_rate) */
     unsigned pending;              /* requests waiting for an answer (max_pending) */
-    /* subscriptions */
+    /* subscriptions (owned by the fan-out; listed here) */
     struct gw_sub *subs;
     unsigned nsubs;
     unsigned next_sub;
 };
 
-struct gw_conn *gw_conn_new(struct gw_app *app, struct lws *wsi);
+/* A new connection on sock (refs = 1), or NULL on OOM. ctx is borrowed and
+ * must outlive the connection. */
+struct gw_conn *gw_conn_new(const struct gw_conn_ctx *ctx, void *sock);
 void gw_conn_ref(struct gw_conn *c);
 void gw_conn_unref(struct gw_conn *c);
 
-/* Queues m (takes a new reference; the caller keeps its own) and asks lws for
- * a writeable callback. Droppable view traffic may be refused (laggard). */
+/* Queues m (takes a new reference; the caller keeps its own) and asks for a
+ * writeable callback. Droppable view traffic may be refused (laggard). */
 void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable);
 
 /* Queues an owed reply m (takes a new reference) when the queue is empty or
  * stays within queue_bytes with it, and returns 0 (also when the connection
  * is closing: nothing more goes out). Else queues nothing, marks c to resync
- * and returns -1: the caller keeps it owed and sends it again from
- * gw_fanout_resync_conn once the queue drains. */
+ * and returns RC_E_RATE_LIMITED: the caller keeps it owed and sends it again
+ * from the drained hook once the queue drains. */
 int gw_conn_send_owed(struct gw_conn *c, struct gw_msg *m);
 
 /* Queues a reply encoded by an rc_encode_* function (takes ownership of json;
@@ -95,11 +141,12 @@ void gw_conn_reply(struct gw_conn *c, char *json);
 /* Asks for the connection to close with code once what is queued is sent. */
 void gw_conn_close(struct gw_conn *c, int code);
 
-/* Writes what lws lets us write now. Returns -1 when the connection must be
- * closed (lws then closes it), else 0. Called from the writeable callback. */
+/* Writes what the socket takes now. Returns -1 when the connection must be
+ * closed (the transport then closes it), else 0. Called from the writeable
+ * callback. */
 int gw_conn_on_writeable(struct gw_conn *c);
 
-/* The connection closed: drops the queue and detaches from the wsi. */
+/* The connection closed: drops the queue and detaches from the socket. */
 void gw_conn_on_closed(struct gw_conn *c);
 
 #endif

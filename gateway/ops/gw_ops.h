@@ -7,18 +7,9 @@
 
 #include "rc_proto.h"
 
-struct gw_app;
-struct rc_key;
-struct rc_bucket;
+#include "net/gw_caller.h"
 
-/* Who is asking: the API key they presented (NULL: none), whether they
- * presented one that matched no key, and their connection's write bucket
- * (NULL for REST). Borrowed for the call. */
-struct gw_caller {
-    const struct rc_key *key;
-    int bad_token;
-    struct rc_bucket *conn_bucket;
-};
+struct gw_app;
 
 /* json is owned by the callee (free it); code 0 or an RC_E_*. Runs exactly
  * once, possibly before the gw_op_* call returns. */

@@ -27,6 +27,63 @@
 
 #define BINARY_FRAMES_TOLERATED 8
 
+/* ---- the lws transport of the connection queue (net/gw_conn.h) ------------- */
+
+static int lws_tx_write(void *sock, unsigned char *buf, size_t len)
+{
+    return lws_write(sock, buf, len, LWS_WRITE_TEXT) < 0 ? RC_E_INTERNAL : 0;
+}
+
+/* The close frame, written by us. The documented way (lws_close_reason, then
+ * return -1) loses the frame with Debian's libwebsockets 4.1: it is built
+ * with _DEBUG, and under libuv its service loop closes the connection a
+ * second time at once ("close_and_handled uv repeat test"), which drops the
+ * polite close and the peer sees 1006. So we send the frame (opcode 4 is
+ * lws' internal LWS_WRITE_CLOSE) and let the peer's answering close, or the
+ * timeout, end the connection. */
+static int lws_tx_close(void *sock, int code)
+{
+    unsigned char buf[LWS_PRE + 2];
+    buf[LWS_PRE] = (unsigned char)(code >> 8);
+    buf[LWS_PRE + 1] = (unsigned char)(code & 0xff);
+    if (lws_write(sock, buf + LWS_PRE, 2, (enum lws_write_protocol)4) < 0)
+        return RC_E_INTERNAL;
+    lws_set_timeout(sock, PENDING_TIMEOUT_CLOSE_ACK, 3);
+    return 0;
+}
+
+static int lws_tx_choked(void *sock)
+{
+    return lws_send_pipe_choked(sock);
+}
+
+static void lws_tx_want_writeable(void *sock)
+{
+    lws_callback_on_writable(sock);
+}
+
+static const struct gw_conn_transport lws_transport = {
+    lws_tx_write,
+    lws_tx_close,
+    lws_tx_choked,
+    lws_tx_want_writeable,
+};
+
+_Static_assert(GW_CLOSE_GOING_AWAY == LWS_CLOSE_STATUS_GOINGAWAY, "close codes");
+_Static_assert(GW_CLOSE_POLICY_VIOLATION == LWS_CLOSE_STATUS_POLICY_VIOLATION, "close codes");
+_Static_assert(GW_CLOSE_TOO_LARGE == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "close codes");
+_Static_assert(GW_CLOSE_UNEXPECTED == LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "close codes");
+
+void gw_ws_setup(struct gw_app *app)
+{
+    app->conn_ctx = (struct gw_conn_ctx){
+        .tx = &lws_transport,
+        .hooks = gw_fanout_conn_hooks(app->fanout),
+        .metrics = &app->metrics,
+        .queue_bytes = app->conf->queue_bytes,
+    };
+}
+
 /* gw_op_done for WebSocket: the JSON is the reply. */
 static void on_op_done(void *privdata, int code, char *json)
 {
@@ -47,58 +104,57 @@ static int answers_later(enum rc_op op)
     return op != RC_OP_SUBSCRIBE && op != RC_OP_UNSUBSCRIBE && op != RC_OP_PING;
 }
 
-static int limited(struct gw_conn *c, const struct rc_request *r, const char *msg)
+static int limited(struct gw_app *app, struct gw_conn *c, const struct rc_request *r, const char *msg)
 {
-    c->app->metrics.reads_limited++;
-    gw_conn_reply(c, gw_op_error(c->app, r->id_json, RC_E_RATE_LIMITED, msg));
-    return -1;
+    app->metrics.reads_limited++;
+    gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_RATE_LIMITED, msg));
+    return RC_E_RATE_LIMITED;
 }
 
 /* The budgets a request must fit before it costs anything (docs/security.md):
  * requests answered from Redis need a free max_pending slot, and reads take
  * a token from the connection's and the address's read buckets. Returns 0,
- * or answers rate_limited itself and returns -1. */
-static int admit(struct gw_conn *c, const struct rc_request *r)
+ * or answers rate_limited itself and returns RC_E_RATE_LIMITED. */
+static int admit(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
-    const struct rc_conf *conf = c->app->conf;
-    int64_t now = (int64_t)uv_now(c->app->loop);
+    const struct rc_conf *conf = app->conf;
+    int64_t now = (int64_t)uv_now(app->loop);
     char msg[128];
     if (answers_later(r->op) && c->pending >= conf->max_pending) {
         snprintf(msg, sizeof msg, "too many requests waiting for an answer on this connection (max_pending %u)",
                  conf->max_pending);
-        return limited(c, r, msg);
+        return limited(app, c, r, msg);
     }
     if (!is_read(r->op))
         return 0;
     if (!rc_bucket_take(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, now)) {
         snprintf(msg, sizeof msg, "too many reads on this connection (conn_read_rate %u/s)", conf->conn_read_rate);
-        return limited(c, r, msg);
+        return limited(app, c, r, msg);
     }
-    struct rc_bucket *ipb = gw_peer_read_bucket(c->wsi);
+    struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
     if (ipb && !rc_bucket_take(ipb, conf->ip_read_rate, conf->ip_read_burst, now)) {
         snprintf(msg, sizeof msg, "too many reads from this address (ip_read_rate %u/s)", conf->ip_read_rate);
-        return limited(c, r, msg);
+        return limited(app, c, r, msg);
     }
     return 0;
 }
 
-static void do_subscribe(struct gw_conn *c, const struct rc_request *r)
+static void do_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
     const struct rc_board *decl;
     struct rc_period p;
     struct rc_error err = {0, ""};
-    if (gw_op_authorize(c->app, &c->who, RC_SCOPE_READ, r->board, &err) != 0 ||
-        gw_op_resolve(c->app, r, &decl, &p, &err) != 0) {
-        gw_conn_reply(c, gw_op_error(c->app, r->id_json, err.code, err.msg));
+    if (gw_op_authorize(app, &c->who, RC_SCOPE_READ, r->board, &err) != 0 ||
+        gw_op_resolve(app, r, &decl, &p, &err) != 0) {
+        gw_conn_reply(c, gw_op_error(app, r->id_json, err.code, err.msg));
         return;
     }
-    gw_fanout_subscribe(c->app->fanout, c, r, decl, &p);
+    gw_fanout_subscribe(app->fanout, c, r, decl, &p);
 }
 
-static void dispatch(struct gw_conn *c, const struct rc_request *r)
+static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
-    struct gw_app *app = c->app;
-    if (admit(c, r) != 0)
+    if (admit(app, c, r) != 0)
         return;
     if (answers_later(r->op)) {
         c->pending++;
@@ -106,7 +162,7 @@ static void dispatch(struct gw_conn *c, const struct rc_request *r)
     }
     switch (r->op) {
     case RC_OP_SUBSCRIBE:
-        do_subscribe(c, r);
+        do_subscribe(app, c, r);
         break;
     case RC_OP_UNSUBSCRIBE:
         if (gw_fanout_unsubscribe(app->fanout, c, r->sub) == 0)
@@ -135,21 +191,21 @@ static void dispatch(struct gw_conn *c, const struct rc_request *r)
     }
 }
 
-static void on_message(struct gw_conn *c, const char *text, size_t len)
+static void on_message(struct gw_app *app, struct gw_conn *c, const char *text, size_t len)
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
     int code = rc_request_decode(text, len, &r, &err);
     if (code)
-        gw_conn_reply(c, gw_op_error(c->app, r.id_json, code, err.msg));
+        gw_conn_reply(c, gw_op_error(app, r.id_json, code, err.msg));
     else
-        dispatch(c, &r);
+        dispatch(app, c, &r);
     rc_request_free(&r);
 }
 
 /* The key comes with the handshake: an Authorization header, or ?token=
  * (browsers cannot set headers on a WebSocket). Never logged. */
-static void identify(struct lws *wsi, struct gw_conn *c)
+static void identify(struct gw_app *app, struct lws *wsi, struct gw_conn *c)
 {
     char buf[RC_SECRET_MAX + 16];
     int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, sizeof buf);
@@ -164,19 +220,19 @@ static void identify(struct lws *wsi, struct gw_conn *c)
         c->who.bad_token = 1;
     } else if (n >= 0) {
         int bearer = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0;
-        gw_op_identify(c->app, buf, (size_t)n, bearer, &c->who.key, &c->who.bad_token);
+        gw_op_identify(app, buf, (size_t)n, bearer, &c->who.key, &c->who.bad_token);
     }
     memset(buf, 0, sizeof buf);
 }
 
 static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app *app)
 {
-    struct gw_conn *c = gw_conn_new(app, wsi);
+    struct gw_conn *c = gw_conn_new(&app->conn_ctx, wsi);
     if (!c)
         return -1;
     snprintf(c->peer, sizeof c->peer, "%s", gw_peer_ip(wsi));
     gw_peer_headers_done(wsi); /* a WebSocket now: the idle timeout takes over */
-    identify(wsi, c);
+    identify(app, wsi, c);
     c->next = app->conns;
     if (app->conns)
         app->conns->prev = c;
@@ -190,15 +246,15 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     return 0;
 }
 
-static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
+static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
 {
-    size_t max = c->app->conf->max_frame;
+    size_t max = app->conf->max_frame;
     if (c->close_code)
         return 0; /* closing: what the peer still sends is ignored */
     if (lws_frame_is_binary(wsi)) {
         /* One binary frame is a mistake; a stream of them is abuse. */
         if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
-            gw_conn_reply(c, gw_op_error(c->app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
+            gw_conn_reply(c, gw_op_error(app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
                                                                          "text frames"));
         else if (c->binary_frames > BINARY_FRAMES_TOLERATED)
             gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
@@ -227,14 +283,14 @@ static int on_receive(struct lws *wsi, struct gw_conn *c, const char *in, size_t
     size_t n = c->rx_len;
     c->rx_len = 0;
     if (!c->close_code)
-        on_message(c, c->rx, n);
+        on_message(app, c, c->rx, n);
     return 0;
 }
 
 static void on_closed(struct gw_conn *c, struct gw_app *app)
 {
-    if (c->wsi)
-        gw_wsguard_unwatch(lws_get_socket_fd(c->wsi));
+    if (c->sock)
+        gw_wsguard_unwatch(lws_get_socket_fd(c->sock));
     gw_fanout_conn_closed(app->fanout, c);
     if (c->prev)
         c->prev->next = c->next;
@@ -301,7 +357,7 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_
     case LWS_CALLBACK_ESTABLISHED:
         return on_established(wsi, pconn, app);
     case LWS_CALLBACK_RECEIVE:
-        return *pconn ? on_receive(wsi, *pconn, in, len) : -1;
+        return *pconn ? on_receive(app, wsi, *pconn, in, len) : -1;
     case LWS_CALLBACK_SERVER_WRITEABLE:
         return *pconn ? gw_conn_on_writeable(*pconn) : 0;
     case LWS_CALLBACK_CLOSED:

@@ -14,6 +14,11 @@ struct gw_conn;
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_conn **pconn, void *in,
                    size_t len, struct gw_app *app);
 
+/* Wires the connection queue (app->conn_ctx): the lws transport, the
+ * fan-out's hooks, metrics and queue_bytes. Call once at start, after the
+ * fan-out exists and before the server accepts. */
+void gw_ws_setup(struct gw_app *app);
+
 /* Asks every open connection to close with 1001 (going away). */
 void gw_ws_close_all(struct gw_app *app);
 

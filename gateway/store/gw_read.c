@@ -12,6 +12,7 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_codec.h"
+#include "rc_event.h"
 #include "rc_keys.h"
 
 void gw_window_free(struct gw_window *w)
@@ -302,49 +303,6 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
 
 /* ---- change events and the log ------------------------------------------ */
 
-static int num(const cJSON *o, const char *k, double *v)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(x))
-        return -1;
-    *v = x->valuedouble;
-    return 0;
-}
-
-int gw_event_parse(const char *text, size_t len, struct gw_event *ev)
-{
-    cJSON *o = cJSON_ParseWithLength(text, len);
-    double seq, at, v;
-    int rc = -1;
-    memset(ev, 0, sizeof *ev);
-    if (!o)
-        return -1;
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "member");
-    const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op");
-    if (cJSON_IsString(op) && strlen(op->valuestring) < sizeof ev->op)
-        strcpy(ev->op, op->valuestring);
-    int reset = strcmp(ev->op, "reset") == 0;
-    if ((reset || (cJSON_IsString(m) && strlen(m->valuestring) <= RC_MEMBER_MAX)) && num(o, "seq", &seq) == 0 &&
-        num(o, "at", &at) == 0) {
-        if (!reset)
-            strcpy(ev->member, m->valuestring);
-        ev->seq = (int64_t)seq;
-        ev->at_ms = (int64_t)at;
-        ev->has_new = num(o, "c", &ev->c) == 0; /* null: removed */
-        if (num(o, "rank", &v) == 0)
-            ev->rank = (int64_t)v;
-        if (num(o, "old_c", &v) == 0) {
-            ev->has_old = 1;
-            ev->old_c = v;
-        }
-        if (num(o, "old_rank", &v) == 0)
-            ev->old_rank = (int64_t)v;
-        rc = 0;
-    }
-    cJSON_Delete(o);
-    return rc;
-}
-
 struct log_pending {
     gw_read_log_cb *cb;
     void *privdata;
@@ -361,7 +319,7 @@ static void on_log(redisReply *r, void *privdata)
         return;
     }
     size_t n = r->elements - 3, k = 0;
-    struct gw_event *evs = calloc(n ? n : 1, sizeof *evs);
+    struct rc_event *evs = calloc(n ? n : 1, sizeof *evs);
     if (!evs) {
         p->cb(RC_E_INTERNAL, 0, 0, NULL, 0, p->privdata);
         free(p);
@@ -369,7 +327,7 @@ static void on_log(redisReply *r, void *privdata)
     }
     for (size_t i = 0; i < n; i++) {
         const redisReply *e = r->element[3 + i];
-        if (e->type == REDIS_REPLY_STRING && gw_event_parse(e->str, e->len, &evs[k]) == 0)
+        if (e->type == REDIS_REPLY_STRING && rc_event_parse(e->str, e->len, &evs[k]) == 0)
             k++;
     }
     p->cb(0, seq, total, evs, k, p->privdata);

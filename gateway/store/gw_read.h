@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "store/gw_profile.h"
+#include "rc_event.h"
 #include "rc_layout.h"
 #include "rc_proto.h"
 
@@ -63,24 +64,7 @@ struct gw_read_spec {
 int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
-/* One change event of the log or of the change channel, decoded. */
-struct gw_event {
-    int64_t seq;
-    char op[12];                   /* incr set best submit | remove reverse reset (admin) */
-    char member[RC_MEMBER_MAX + 1]; /* "" for reset */
-    int has_new;                   /* 0: the member left the board (remove) */
-    double c;                      /* new composite */
-    int has_old;
-    double old_c;
-    int64_t rank;
-    int64_t old_rank;              /* 0 when new on the board */
-    int64_t at_ms;
-};
-
-/* Parses a change event (JSON text from lua/write.lua). Returns 0 or -1. */
-int gw_event_parse(const char *text, size_t len, struct gw_event *ev);
-
-typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct gw_event *events, size_t n,
+typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_event *events, size_t n,
                             void *privdata);
 
 /* Reads the board's change log and seq in one step. events (owned by the

@@ -1,0 +1,53 @@
+/* rc_event.c - change event parsing (see rc_event.h). */
+#include "rc_event.h"
+
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "rc_err.h"
+
+static int num(const cJSON *o, const char *k, double *v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(x))
+        return RC_E_BAD_REQUEST;
+    *v = x->valuedouble;
+    return 0;
+}
+
+int rc_event_parse(const char *text, size_t len, struct rc_event *ev)
+{
+    double seq, at, v;
+    int rc = RC_E_BAD_REQUEST;
+    memset(ev, 0, sizeof *ev);
+    cJSON *o = text ? cJSON_ParseWithLength(text, len) : NULL;
+    if (!o)
+        return RC_E_BAD_REQUEST;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "member");
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op");
+    if (cJSON_IsString(op) && strlen(op->valuestring) < sizeof ev->op)
+        strcpy(ev->op, op->valuestring);
+    int reset = strcmp(ev->op, "reset") == 0;
+    if ((reset || (cJSON_IsString(m) && strlen(m->valuestring) <= RC_MEMBER_MAX)) && num(o, "seq", &seq) == 0 &&
+        num(o, "at", &at) == 0) {
+        if (!reset)
+            strcpy(ev->member, m->valuestring);
+        ev->seq = (int64_t)seq;
+        ev->at_ms = (int64_t)at;
+        ev->has_new = num(o, "c", &ev->c) == 0; /* null: removed */
+        if (num(o, "rank", &v) == 0)
+            ev->rank = (int64_t)v;
+        if (num(o, "old_c", &v) == 0) {
+            ev->has_old = 1;
+            ev->old_c = v;
+        }
+        if (num(o, "old_rank", &v) == 0)
+            ev->old_rank = (int64_t)v;
+        rc = 0;
+    }
+    cJSON_Delete(o);
+    if (rc)
+        memset(ev, 0, sizeof *ev);
+    return rc;
+}

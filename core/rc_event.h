@@ -1,0 +1,31 @@
+/* rc_event.h - change events: the JSON that lua/write.lua (and admin.lua)
+ * publishes on a board's change channel and appends to its change log,
+ * decoded. Pure: no Redis, no clock. */
+#ifndef RC_EVENT_H
+#define RC_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_names.h"
+
+/* One change event of the log or of the change channel, decoded. */
+struct rc_event {
+    int64_t seq;
+    char op[12];                   /* incr set best submit | remove reverse reset (admin) */
+    char member[RC_MEMBER_MAX + 1]; /* "" for reset */
+    int has_new;                   /* 0: the member left the board (remove) */
+    double c;                      /* new composite */
+    int has_old;
+    double old_c;
+    int64_t rank;
+    int64_t old_rank;              /* 0 when new on the board */
+    int64_t at_ms;
+};
+
+/* Parses a change event (JSON text, len bytes, no NUL needed). seq and at
+ * are required, and member unless op is "reset". Returns 0 with *ev filled,
+ * or RC_E_BAD_REQUEST (*ev zeroed). */
+int rc_event_parse(const char *text, size_t len, struct rc_event *ev);
+
+#endif
