@@ -1,0 +1,220 @@
+/* gw_board.c - the fan-out's boards and views: found through the registry
+ * (core/rc_registry: which viewers share a view), created and freed here,
+ * put on the tick's work list, and each board's ring of recent events.
+ *
+ * Cost. Anyone may open boards (every match:N of a template is one), so what
+ * a board costs is bounded and paid only for what it uses: live boards are
+ * at most max_boards (one more is answered rate_limited); a board with no
+ * events holds no event ring (it grows with the events, up to
+ * GW_FO_RING_EVENTS); boards and views are found through hash tables keyed
+ * with a secret, and lists are doubly linked, so opening, closing and each
+ * event cost O(1) per board whatever the number of boards.
+ */
+#include <uv.h>
+
+#include "fanout/gw_fanout_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+
+struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period)
+{
+    struct rc_reg_board *rb = rc_registry_board_find(&f->reg, name, period);
+    return rb ? GW_FO_CONTAINER(rb, struct gw_board, r) : NULL;
+}
+
+/* Puts b on the work list of the next tick (once). */
+void gw_fo_board_wake(struct gw_board *b)
+{
+    struct gw_fanout *f = b->f;
+    if (b->dead || b->wlist)
+        return;
+    b->wprev = NULL;
+    b->wnext = f->work;
+    if (f->work)
+        f->work->wprev = b;
+    f->work = b;
+    b->wlist = &f->work;
+}
+
+void gw_fo_work_remove(struct gw_board *b)
+{
+    if (!b->wlist)
+        return;
+    if (b->wprev)
+        b->wprev->wnext = b->wnext;
+    else
+        *b->wlist = b->wnext;
+    if (b->wnext)
+        b->wnext->wprev = b->wprev;
+    b->wnext = b->wprev = NULL;
+    b->wlist = NULL;
+}
+
+void gw_fo_view_set_dirty(struct gw_view *v)
+{
+    v->dirty = 1;
+    if (v->board)
+        gw_fo_board_wake(v->board);
+}
+
+void gw_fo_board_set_stale(struct gw_board *b)
+{
+    b->stale = 1;
+    gw_fo_board_wake(b);
+}
+
+/* The i-th oldest of the board's recent events (i < ring_len). */
+const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i)
+{
+    return &b->ring[(b->ring_head + i) % b->ring_cap];
+}
+
+/* Keeps ev as the board's newest recent event. The ring starts at
+ * GW_FO_RING_FIRST events with the board's first event and doubles as it fills,
+ * up to GW_FO_RING_EVENTS; then the oldest goes. (Out of memory: it stops growing
+ * and drops the oldest earlier, as a full ring does.) */
+void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
+{
+    if (b->ring_len == b->ring_cap && b->ring_cap < GW_FO_RING_EVENTS) {
+        size_t cap = b->ring_cap ? b->ring_cap * 2 : GW_FO_RING_FIRST;
+        struct rc_event *r = malloc((cap < GW_FO_RING_EVENTS ? cap : GW_FO_RING_EVENTS) * sizeof *r);
+        if (r) {
+            for (size_t i = 0; i < b->ring_len; i++)
+                r[i] = *gw_fo_ring_at(b, i);
+            free(b->ring);
+            b->ring = r;
+            b->ring_cap = cap < GW_FO_RING_EVENTS ? cap : GW_FO_RING_EVENTS;
+            b->ring_head = 0;
+        }
+    }
+    if (!b->ring_cap)
+        return;
+    if (b->ring_len == b->ring_cap) {
+        b->ring[b->ring_head] = *ev;
+        b->ring_head = (b->ring_head + 1) % b->ring_cap;
+    } else {
+        b->ring[(b->ring_head + b->ring_len) % b->ring_cap] = *ev;
+        b->ring_len++;
+    }
+}
+
+/* The live board `name` in `period`, created (without views) when missing.
+ * NULL when out of memory, or *over_cap = 1 when creating it would take the
+ * live boards past max_boards (only when enforce_cap: a rollover moving
+ * existing viewers on is not refused). */
+struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
+                                  const char *period, int enforce_cap, int *over_cap)
+{
+    struct gw_board *b = gw_fo_board_find(f, name, period);
+    if (b)
+        return b;
+    if (enforce_cap && rc_registry_nboards(&f->reg) >= f->app->conf->max_boards) {
+        *over_cap = 1;
+        return NULL;
+    }
+    b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->f = f;
+    b->decl = decl;
+    rc_mirror_init(&b->mirror, decl->layout.order);
+    if (rc_registry_board_add(&f->reg, &b->r, name, period) != 0) {
+        rc_mirror_free(&b->mirror);
+        free(b);
+        return NULL;
+    }
+    b->next = f->all;
+    if (f->all)
+        f->all->prev = b;
+    f->all = b;
+    if (decl->period.kind != RC_PERIOD_NONE) {
+        /* its views may have to move on when its period ends */
+        struct rc_period cur;
+        if (rc_period_at(&decl->period, gw_now_ms(f->app), &cur) != 0)
+            f->rollover_at = 0;
+        else if (cur.end_ms < f->rollover_at)
+            f->rollover_at = cur.end_ms;
+    }
+    return b;
+}
+
+/* A board without views leaves the table, the list and the work list at
+ * once (O(1)); its memory goes when the last reload or fetch in flight is
+ * back. */
+void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
+{
+    if (gw_fo_first_view(b))
+        return;
+    if (!b->dead) {
+        rc_registry_board_remove(&f->reg, &b->r);
+        if (b->prev)
+            b->prev->next = b->next;
+        else
+            f->all = b->next;
+        if (b->next)
+            b->next->prev = b->prev;
+        gw_fo_work_remove(b);
+        b->dead = 1;
+    }
+    if (b->refs == 0) {
+        rc_mirror_free(&b->mirror);
+        free(b->ring);
+        free(b);
+        f->freed++;
+    }
+}
+
+void gw_fo_board_unref(struct gw_board *b)
+{
+    b->refs--;
+    if (b->dead)
+        gw_fo_board_maybe_free(b->f, b);
+}
+
+/* The view of board b with spec and follows, shared with the viewers
+ * already on it, or a new one (refs = 1, no viewers). NULL on OOM. */
+struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows)
+{
+    struct rc_reg_view *rv = rc_registry_view_find(&f->reg, &b->r, spec, follows);
+    if (rv)
+        return GW_FO_CONTAINER(rv, struct gw_view, r);
+    struct gw_view *v = calloc(1, sizeof *v);
+    if (!v)
+        return NULL;
+    v->f = f;
+    v->board = b;
+    v->refs = 1;
+    /* Out of memory for the table, it is served all the same, just not
+     * found by a later subscribe to the same view (which makes its own). */
+    (void)rc_registry_view_add(&f->reg, &v->r, &b->r, spec, follows);
+    return v;
+}
+
+void gw_fo_view_unref(struct gw_view *v)
+{
+    if (--v->refs == 0) {
+        gw_window_free(v->last);
+        free(v);
+    }
+}
+
+/* Takes a view without viewers off its board (it is freed when its reads
+ * are back) and returns that board, which the caller resizes or frees. */
+struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    rc_registry_view_remove(&f->reg, &v->r);
+    v->dead = 1;
+    v->board = NULL;
+    gw_fo_view_unref(v);
+    return b;
+}
+
+int gw_fo_view_uses_mirror(const struct gw_view *v)
+{
+    return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
+           (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS;
+}

@@ -1,0 +1,151 @@
+/* gw_fanout_int.h - the fan-out's own state, shared by the files of fanout/
+ * and by nobody else (the public face is gw_fanout.h).
+ *
+ * Files, bottom to top (each calls only those before it):
+ *   gw_board.c    boards and views in the registry (core/rc_registry), their
+ *                 lifetimes, the tick's work list, the event ring
+ *   gw_view.c     window views: read, diff, encode once, broadcast
+ *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
+ *   gw_feed.c     feed views: deliver events, catch up from the change log
+ *   gw_rollover.c views of "current"/"previous" moving on at a period's end
+ *   gw_fanout.c   the public operations: subscribe, hooks, messages, tick
+ *
+ * Ownership: the fan-out owns boards; a board owns its views; a view owns its
+ * last window and its list of subscriptions; a subscription is owned by its
+ * view and listed in its connection too (it holds a reference on the
+ * connection). A Redis read in flight holds a reference on its view, so a view
+ * that lost its last viewer is freed only when its reads are back.
+ */
+#ifndef GW_FANOUT_INT_H
+#define GW_FANOUT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fanout/gw_fanout.h"
+#include "store/gw_read.h"
+#include "rc_event.h"
+#include "rc_mirror.h"
+#include "rc_registry.h"
+
+#define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
+#define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
+#define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
+
+#define GW_FO_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+struct gw_view {
+    struct rc_reg_view r;        /* in the registry: spec, follows, id, viewers */
+    struct gw_fanout *f;
+    struct gw_board *board;      /* NULL once detached */
+    struct gw_sub *subs;
+    struct gw_window *last;      /* what the viewers hold (window views) */
+    unsigned refs;               /* 1 while attached + 1 per read in flight */
+    int reading;
+    int dirty;                   /* changed since the last read started */
+    int force_snapshot;          /* next read goes out as a snapshot (after an outage) */
+    int dead;                    /* detached: free when refs drop to 0 */
+};
+
+struct gw_sub {
+    struct gw_sub *vnext, *vprev; /* in view->subs */
+    struct gw_sub *cnext;         /* in conn->subs */
+    struct gw_view *view;
+    struct gw_conn *conn;         /* a reference */
+    char *id_json;                /* pending subscribe's id, echoed in its snapshot */
+    int pending;                  /* no snapshot sent yet */
+    int needs_snapshot;           /* its connection lagged: deltas wait for a fresh snapshot */
+    int has_since;                /* feed: resume point */
+    int64_t since;
+    int64_t cursor;               /* feed: last seq delivered */
+};
+
+struct gw_board {
+    struct rc_reg_board r;       /* in the registry: name, period, views (live boards only) */
+    struct gw_board *next, *prev; /* f->all: every live board */
+    struct gw_board *wnext, *wprev; /* on a work list (f->work, or the tick's) */
+    struct gw_board **wlist;     /* that list, or NULL */
+    struct gw_fanout *f;
+    const struct rc_board *decl;
+    struct rc_event *ring;       /* recent events: NULL until the first, grows to GW_FO_RING_EVENTS */
+    size_t ring_cap, ring_len, ring_head; /* oldest at ring_head */
+    unsigned refs;               /* reloads and profile fetches in flight */
+    int dead;                    /* no views left: free when refs drop to 0 */
+    /* the mirror of the top rows, for top-N and page views */
+    struct rc_mirror mirror;
+    int mirror_on;               /* some view is served from the mirror */
+    int loading;                 /* a reload is in flight */
+    int stale;                   /* needs a reload (gap, change made outside the script) */
+    int changed;                 /* mirror changed since its views were last refreshed */
+    int fetching;                /* profiles for its views are being fetched */
+    int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
+};
+
+struct gw_fanout {
+    struct gw_app *app;
+    struct rc_registry reg;      /* live boards (count <= max_boards) and attached views */
+    struct gw_board *all;        /* live boards, for the rare walks over all of them */
+    struct gw_board *work;       /* boards the next tick must look at */
+    int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
+    int64_t rollover_from;       /* ... or goes back before this (test clock) */
+    unsigned freed;              /* boards freed since memory was last handed back */
+    int64_t trimmed_ms;          /* when it was */
+};
+
+static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
+{
+    return b->r.views ? GW_FO_CONTAINER(b->r.views, struct gw_view, r) : NULL;
+}
+
+static inline struct gw_view *gw_fo_view_next(const struct gw_view *v)
+{
+    return v->r.next ? GW_FO_CONTAINER(v->r.next, struct gw_view, r) : NULL;
+}
+
+/* ---- gw_board.c ---------------------------------------------------------- */
+
+struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period);
+/* The live board `name` in `period`, created (without views) when missing.
+ * NULL when out of memory, or *over_cap = 1 when creating it would take the
+ * live boards past max_boards (only when enforce_cap). */
+struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
+                                 const char *period, int enforce_cap, int *over_cap);
+void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b);
+void gw_fo_board_unref(struct gw_board *b);
+void gw_fo_board_wake(struct gw_board *b);
+void gw_fo_work_remove(struct gw_board *b);
+void gw_fo_board_set_stale(struct gw_board *b);
+void gw_fo_view_set_dirty(struct gw_view *v);
+const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i);
+void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev);
+struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows);
+void gw_fo_view_unref(struct gw_view *v);
+struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v);
+int gw_fo_view_uses_mirror(const struct gw_view *v);
+
+/* ---- gw_view.c ----------------------------------------------------------- */
+
+char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset);
+int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s);
+void gw_fo_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s);
+void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
+void gw_fo_fail_pending(struct gw_view *v, int code);
+void gw_fo_view_read(struct gw_view *v);
+
+/* ---- gw_mirror.c --------------------------------------------------------- */
+
+void gw_fo_board_want(struct gw_board *b);
+void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
+void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
+void gw_fo_board_reload(struct gw_board *b);
+
+/* ---- gw_feed.c ----------------------------------------------------------- */
+
+void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev);
+void gw_fo_feed_catch_up(struct gw_view *v);
+
+/* ---- gw_rollover.c ------------------------------------------------------- */
+
+void gw_fo_rollover(struct gw_fanout *f);
+
+#endif

@@ -1,0 +1,146 @@
+/* gw_feed.c - feed views: each change event is forwarded as it arrives, in
+ * seq order, encoded once per view; a joining or resuming viewer is caught
+ * up from the board's change log, then from the events that came in over
+ * pub/sub meanwhile (the board's ring). */
+#include "fanout/gw_fanout_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "net/gw_conn.h"
+#include "net/gw_msg.h"
+
+static char *encode_event(const struct gw_view *v, const struct rc_event *ev)
+{
+    const struct rc_board *decl = v->board->decl;
+    struct rc_field_value fv[RC_MAX_FIELDS];
+    int64_t fields[RC_MAX_FIELDS], old_fields[RC_MAX_FIELDS];
+    unsigned nf = 0, onf = 0;
+    double score = NAN, old = 0;
+    if (!strcmp(ev->op, "reset")) {
+        /* the board was reset: feed viewers start over from an empty board */
+        struct gw_window empty = {.seq = ev->seq};
+        return gw_fo_encode_snapshot(v, &empty, NULL, 1);
+    }
+    if (ev->has_new)
+        gw_decode_score(decl, ev->c, &score, fields, &nf);
+    if (ev->has_old)
+        gw_decode_score(decl, ev->old_c, &old, old_fields, &onf);
+    for (unsigned k = 0; k < nf; k++) {
+        memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
+        fv[k].value = fields[k];
+    }
+    /* a removed member: score and rank null, delta takes its points away */
+    return rc_encode_event(v->r.id, ev->seq, ev->member, score, ev->has_new ? score - old : -old,
+                           ev->has_new ? ev->rank : 0, ev->old_rank, ev->at_ms, nf ? fv : NULL, nf);
+}
+
+/* Sends ev to the feed viewers of v that have not seen it. */
+void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
+{
+    struct gw_msg *msg = NULL;
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (s->pending || ev->seq <= s->cursor)
+            continue;
+        if (!msg && !(msg = gw_msg_take(encode_event(v, ev))))
+            return;
+        gw_conn_send(s->conn, msg, 1);
+        s->cursor = ev->seq;
+        f->app->metrics.deltas_sent++;
+    }
+    gw_msg_unref(msg);
+}
+
+struct log_join {
+    struct gw_fanout *f;
+    struct gw_view *v;
+};
+
+/* The log (and seq) arrived: answer every pending feed viewer of v with a
+ * snapshot at the log's seq, replay what it missed since its `since` when the
+ * log still holds it (else a reset snapshot), then the events that came in
+ * over pub/sub meanwhile (the board's ring). Snapshot and replay are owed
+ * replies: a viewer whose queue cannot take them stays pending (its id kept)
+ * and is answered again from the log once its queue drains, the replay
+ * going on from the last event it was given. */
+static void on_feed_log(int code, int64_t seq, int64_t total, struct rc_event *evs, size_t n, void *privdata)
+{
+    struct log_join *j = privdata;
+    struct gw_view *v = j->v;
+    struct gw_fanout *f = j->f;
+    free(j);
+    v->reading = 0;
+    if (v->dead) {
+        gw_fo_view_unref(v);
+        return;
+    }
+    if (code) {
+        gw_fo_fail_pending(v, code);
+        gw_fo_view_unref(v);
+        return;
+    }
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (!s->pending)
+            continue;
+        int64_t from = s->has_since ? s->since : seq;
+        int replayable = !s->has_since || s->since >= seq ||
+                         (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq);
+        struct gw_window empty = {.seq = seq, .total = total};
+        struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable));
+        if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
+            gw_msg_unref(msg);
+            continue; /* stays pending */
+        }
+        gw_msg_unref(msg);
+        f->app->metrics.snapshots_sent++;
+        free(s->id_json);
+        s->id_json = NULL;
+        s->pending = 0;
+        s->has_since = 0;
+        s->cursor = replayable ? from : seq;
+        for (size_t i = 0; i < n && !s->pending; i++) {
+            if (evs[i].seq <= s->cursor || evs[i].seq > seq)
+                continue;
+            msg = gw_msg_take(encode_event(v, &evs[i]));
+            if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
+                s->pending = 1; /* the rest once its queue drains */
+                s->has_since = 1;
+                s->since = s->cursor;
+            } else {
+                s->cursor = evs[i].seq;
+            }
+            gw_msg_unref(msg);
+        }
+        if (!s->pending)
+            s->cursor = s->cursor > seq ? s->cursor : seq;
+    }
+    struct gw_board *b = v->board;
+    for (size_t i = 0; i < b->ring_len; i++)
+        gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
+    gw_fo_view_unref(v);
+}
+
+/* Starts the log read that answers v's pending feed viewers. */
+void gw_fo_feed_catch_up(struct gw_view *v)
+{
+    struct gw_app *app = v->f->app;
+    if (v->dead || v->reading)
+        return;
+    struct log_join *j = malloc(sizeof *j);
+    if (!j)
+        return;
+    j->f = v->f;
+    j->v = v;
+    v->refs++;
+    v->reading = 1;
+    int rc = gw_read_log(app, v->board->decl, v->board->r.name, v->board->r.period, on_feed_log, j);
+    if (rc) {
+        free(j);
+        v->reading = 0;
+        v->refs--;
+        gw_fo_view_set_dirty(v);
+        gw_fo_fail_pending(v, rc);
+    }
+}
