@@ -1,0 +1,368 @@
+/* test_conn_queue.c - net/gw_conn's bounded send queue, without lws: the
+ * socket is a fake transport (it records frames, and the test says when it is
+ * "full"), the fan-out a fake hook table. Proves the queue's rules from
+ * gw_conn.h: replies are always kept; view traffic past queue_bytes is
+ * dropped and the lagged hook told; owed replies are refused while the queue
+ * is full and sent again from the drained hook; the reply cap closes with
+ * 1008; a close goes out after what is queued, and nothing after it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/gw_metrics.h"
+#include "net/gw_conn.h"
+#include "rc_err.h"
+
+#define MAX_FRAMES 64
+#define QUEUE_BYTES 100
+
+struct fake_sock {
+    int full;                       /* choked: writes must wait */
+    int fail;                       /* the next write fails */
+    size_t nframes;
+    char frames[MAX_FRAMES][512];
+    unsigned char *bufs[MAX_FRAMES]; /* the payload pointer each write got */
+    int close_code;                 /* the close frame written, or 0 */
+    unsigned closes;
+    unsigned want;                  /* writeable callbacks asked for */
+    unsigned writes_after_close;
+};
+
+static int fake_write(void *sock, unsigned char *buf, size_t len)
+{
+    struct fake_sock *s = sock;
+    assert_false(s->full); /* the queue never writes into a full socket */
+    if (s->close_code)
+        s->writes_after_close++;
+    if (s->fail)
+        return RC_E_INTERNAL;
+    assert_true(s->nframes < MAX_FRAMES);
+    assert_true(len < sizeof s->frames[0]);
+    memcpy(s->frames[s->nframes], buf, len);
+    s->frames[s->nframes][len] = '\0';
+    s->bufs[s->nframes++] = buf;
+    return 0;
+}
+
+static int fake_close(void *sock, int code)
+{
+    struct fake_sock *s = sock;
+    s->close_code = code;
+    s->closes++;
+    return 0;
+}
+
+static int fake_choked(void *sock)
+{
+    return ((struct fake_sock *)sock)->full;
+}
+
+static void fake_want(void *sock)
+{
+    ((struct fake_sock *)sock)->want++;
+}
+
+static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_choked, fake_want};
+
+/* The fan-out's side: counts, and on drain sends what the test lined up. */
+struct fake_fanout {
+    unsigned lagged, drained;
+    struct gw_msg *owed[4];         /* sent one per drain, as the fan-out does */
+    size_t nowed;
+    int refused;                    /* send_owed refused one */
+};
+
+static void hook_lagged(void *data, struct gw_conn *c)
+{
+    (void)c;
+    ((struct fake_fanout *)data)->lagged++;
+}
+
+static int hook_drained(void *data, struct gw_conn *c)
+{
+    struct fake_fanout *f = data;
+    f->drained++;
+    if (!f->nowed)
+        return 0;
+    if (gw_conn_send_owed(c, f->owed[0]) != 0) {
+        f->refused++;
+        return 1;
+    }
+    gw_msg_unref(f->owed[0]);
+    memmove(f->owed, f->owed + 1, --f->nowed * sizeof *f->owed);
+    return 1;
+}
+
+struct fixture {
+    struct fake_sock sock;
+    struct fake_fanout fo;
+    struct gw_metrics metrics;
+    struct gw_conn_ctx ctx;
+    struct gw_conn *c;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES};
+    f->c = gw_conn_new(&f->ctx, &f->sock);
+    *state = f;
+    return f->c ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    gw_conn_on_closed(f->c);
+    gw_conn_unref(f->c);
+    for (size_t i = 0; i < f->fo.nowed; i++)
+        gw_msg_unref(f->fo.owed[i]);
+    free(f);
+    return 0;
+}
+
+/* A message of exactly len bytes starting with tag. */
+static struct gw_msg *msg(const char *tag, size_t len)
+{
+    char text[512];
+    assert_true(len < sizeof text && strlen(tag) <= len);
+    memset(text, '.', len);
+    memcpy(text, tag, strlen(tag));
+    struct gw_msg *m = gw_msg_new(text, len);
+    assert_non_null(m);
+    return m;
+}
+
+static void send_one(struct gw_conn *c, const char *tag, size_t len, int droppable)
+{
+    struct gw_msg *m = msg(tag, len);
+    gw_conn_send(c, m, droppable);
+    gw_msg_unref(m);
+}
+
+/* The socket takes data again: writeable callbacks until the queue is empty
+ * and nothing more is owed (bounded: a queue that never empties fails). */
+static void drain(struct fixture *f)
+{
+    f->sock.full = 0;
+    for (int i = 0; i < 100 && (f->c->q_count || f->c->resync || (f->c->close_code && !f->c->close_sent)); i++)
+        assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_int_equal(f->c->q_count, 0);
+}
+
+static int frame_is(const struct fake_sock *s, size_t i, const char *tag)
+{
+    return i < s->nframes && strncmp(s->frames[i], tag, strlen(tag)) == 0;
+}
+
+static void a_socket_that_takes_data_is_written_at_once(void **state)
+{
+    struct fixture *f = *state;
+    send_one(f->c, "d1", 30, 1);
+    send_one(f->c, "r1", 30, 0);
+    assert_int_equal(f->sock.nframes, 2);
+    assert_true(frame_is(&f->sock, 0, "d1") && frame_is(&f->sock, 1, "r1"));
+    assert_int_equal(f->c->q_count, 0);
+    assert_int_equal(f->metrics.bytes_sent, 60);
+}
+
+static void the_same_buffer_reaches_the_socket_without_copy(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_msg *m = msg("shared", 20);
+    f->sock.full = 1;
+    gw_conn_send(f->c, m, 1);
+    assert_int_equal(m->refs, 2); /* the queue holds a reference */
+    drain(f);
+    assert_ptr_equal(f->sock.bufs[0], gw_msg_payload(m));
+    assert_int_equal(m->refs, 1); /* let go once written */
+    gw_msg_unref(m);
+}
+
+static void replies_are_kept_when_view_traffic_past_queue_bytes_is_dropped(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "d1", 40, 1);
+    send_one(f->c, "r1", 60, 0);
+    send_one(f->c, "d2", 40, 1);
+    assert_int_equal(f->fo.lagged, 0);
+    send_one(f->c, "d3", 40, 1); /* 120 view bytes > 100: laggard */
+    assert_int_equal(f->fo.lagged, 1);
+    assert_int_equal(f->metrics.queue_drops, 1);
+    assert_true(f->c->resync);
+    assert_int_equal(f->c->q_count, 1);
+    assert_int_equal(f->c->q_view_bytes, 0);
+    assert_int_equal(f->c->q_reply_bytes, 60);
+    drain(f);
+    assert_int_equal(f->sock.nframes, 1);
+    assert_true(frame_is(&f->sock, 0, "r1"));
+    assert_int_equal(f->fo.drained, 1); /* told once the queue emptied */
+    assert_false(f->c->resync);
+}
+
+static void owed_reply_is_refused_while_full_and_sent_when_it_drains(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "d1", 40, 1);
+    send_one(f->c, "d2", 40, 1);
+    struct gw_msg *snap = msg("snap", 50);
+    assert_int_equal(gw_conn_send_owed(f->c, snap), RC_E_RATE_LIMITED); /* 80 + 50 > 100 */
+    assert_true(f->c->resync);
+    assert_int_equal(f->c->q_count, 2);
+    assert_int_equal(f->metrics.queue_drops, 1);
+    f->fo.owed[f->fo.nowed++] = snap; /* the fan-out keeps it owed */
+    drain(f);
+    assert_int_equal(f->sock.nframes, 3);
+    assert_true(frame_is(&f->sock, 0, "d1") && frame_is(&f->sock, 1, "d2") && frame_is(&f->sock, 2, "snap"));
+    assert_int_equal(f->fo.refused, 0);
+    assert_int_equal(f->fo.nowed, 0);
+    assert_false(f->c->resync);
+}
+
+static void an_empty_queue_takes_an_owed_reply_of_any_size(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    struct gw_msg *big = msg("big", 3 * QUEUE_BYTES);
+    assert_int_equal(gw_conn_send_owed(f->c, big), 0);
+    gw_msg_unref(big);
+    assert_int_equal(f->c->q_owed_bytes, 3 * QUEUE_BYTES);
+    /* taken owed bytes are kept like replies: view traffic still fits */
+    send_one(f->c, "d1", 40, 1);
+    assert_int_equal(f->fo.lagged, 0);
+    drain(f);
+    assert_int_equal(f->sock.nframes, 2);
+}
+
+static void a_laggard_gets_one_owed_snapshot_per_drain(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "d1", 60, 1);
+    send_one(f->c, "d2", 60, 1); /* dropped: lagged */
+    assert_int_equal(f->fo.lagged, 1);
+    f->fo.owed[f->fo.nowed++] = msg("s1", 70);
+    f->fo.owed[f->fo.nowed++] = msg("s2", 70);
+    f->sock.full = 0;
+    /* each writeable turn: the queue is empty, so one snapshot goes */
+    assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_int_equal(f->sock.nframes, 1);
+    assert_true(frame_is(&f->sock, 0, "s1"));
+    assert_true(f->c->resync);
+    assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_true(frame_is(&f->sock, 1, "s2"));
+    assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_false(f->c->resync); /* nothing owed any more */
+    assert_int_equal(f->fo.drained, 3);
+    assert_int_equal(f->sock.nframes, 2);
+}
+
+static void replies_past_the_hard_cap_close_with_1008(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    for (int i = 0; i < 4; i++) /* 4 x 100 = the cap (4 x queue_bytes) */
+        send_one(f->c, "r", QUEUE_BYTES, 0);
+    assert_int_equal(f->c->close_code, 0);
+    send_one(f->c, "over", QUEUE_BYTES, 0);
+    assert_int_equal(f->c->close_code, GW_CLOSE_POLICY_VIOLATION);
+    send_one(f->c, "late", 10, 0); /* closing: nothing more is queued */
+    assert_int_equal(f->c->q_count, 4);
+    drain(f);
+    assert_int_equal(f->sock.nframes, 4);
+    assert_int_equal(f->sock.closes, 1);
+    assert_int_equal(f->sock.close_code, 1008);
+}
+
+static void close_goes_out_after_what_is_queued_and_nothing_after_it(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "r1", 20, 0);
+    send_one(f->c, "d1", 20, 1);
+    gw_conn_close(f->c, GW_CLOSE_GOING_AWAY);
+    gw_conn_close(f->c, GW_CLOSE_POLICY_VIOLATION); /* the first code stands */
+    assert_int_equal(f->sock.closes, 0);
+    drain(f);
+    assert_int_equal(f->sock.nframes, 2);
+    assert_int_equal(f->sock.closes, 1);
+    assert_int_equal(f->sock.close_code, 1001);
+    send_one(f->c, "r2", 20, 0);
+    struct gw_msg *m = msg("owed", 20);
+    assert_int_equal(gw_conn_send_owed(f->c, m), 0); /* nothing owed to a closing peer */
+    gw_msg_unref(m);
+    assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_int_equal(f->sock.nframes, 2);
+    assert_int_equal(f->sock.closes, 1);
+    assert_int_equal(f->sock.writes_after_close, 0);
+}
+
+static void a_failed_write_closes_with_1011(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.fail = 1;
+    send_one(f->c, "d1", 20, 1);
+    assert_int_equal(f->c->close_code, GW_CLOSE_UNEXPECTED);
+    f->sock.fail = 0;
+    drain(f);
+    assert_int_equal(f->sock.close_code, 1011);
+}
+
+static void a_failed_write_from_the_queue_asks_the_transport_to_close(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "d1", 20, 1);
+    f->sock.full = 0;
+    f->sock.fail = 1;
+    assert_int_equal(gw_conn_on_writeable(f->c), -1);
+    assert_int_equal(f->c->q_count, 0);
+}
+
+static void a_closed_connection_drops_its_queue_and_what_arrives_later(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_msg *m = msg("d1", 20);
+    f->sock.full = 1;
+    gw_conn_send(f->c, m, 1);
+    assert_int_equal(m->refs, 2);
+    gw_conn_ref(f->c); /* a request in flight */
+    gw_conn_on_closed(f->c);
+    assert_int_equal(m->refs, 1);
+    gw_conn_send(f->c, m, 0); /* its answer arrives after the close */
+    gw_conn_reply(f->c, strdup("{\"late\":1}"));
+    assert_int_equal(m->refs, 1);
+    assert_int_equal(f->c->q_count, 0);
+    gw_conn_unref(f->c);
+    gw_msg_unref(m);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(a_socket_that_takes_data_is_written_at_once),
+        T(the_same_buffer_reaches_the_socket_without_copy),
+        T(replies_are_kept_when_view_traffic_past_queue_bytes_is_dropped),
+        T(owed_reply_is_refused_while_full_and_sent_when_it_drains),
+        T(an_empty_queue_takes_an_owed_reply_of_any_size),
+        T(a_laggard_gets_one_owed_snapshot_per_drain),
+        T(replies_past_the_hard_cap_close_with_1008),
+        T(close_goes_out_after_what_is_queued_and_nothing_after_it),
+        T(a_failed_write_closes_with_1011),
+        T(a_failed_write_from_the_queue_asks_the_transport_to_close),
+        T(a_closed_connection_drops_its_queue_and_what_arrives_later),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
