@@ -4,7 +4,9 @@
  * change events and keyspace notifications): a subscribed hiredis connection
  * cannot run other commands. Both live on the gateway's libuv loop.
  *
- * The module owns reconnection: when either connection fails or drops it
+ * The module owns reconnection: each attempt first resolves the host name
+ * without blocking the loop (uv_getaddrinfo), so a name whose address
+ * changes is followed. When either connection fails or drops it
  * schedules a new attempt with capped exponential backoff and jitter (a new
  * hiredis context each time; hiredis frees the old one), runs a PING watchdog
  * on the command connection (hiredis 0.14 has no command timeouts), and on
@@ -40,7 +42,9 @@ struct gw_redis_hooks {
 };
 
 struct gw_redis_opts {
-    const char *host;           /* borrowed for the call */
+    const char *host;           /* borrowed for the call; a name or a numeric
+                                 * address, looked up (off the loop) before
+                                 * every attempt */
     int port;
     int64_t backoff_min_ms;     /* first retry delay, e.g. 50 */
     int64_t backoff_max_ms;     /* cap, from config reconnect_max */
@@ -57,7 +61,8 @@ struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opt
 /* Registers a script to (re)load on every connect. Borrowed: s must outlive r. */
 void gw_redis_add_script(struct gw_redis *r, struct gw_script *s);
 
-/* Adds a pattern to PSUBSCRIBE now (if connected) and after every reconnect. */
+/* Adds a pattern to PSUBSCRIBE now (if connected) and after every reconnect.
+ * Returns 0, RC_E_BAD_REQUEST (empty) or RC_E_INTERNAL (out of memory). */
 int gw_redis_psubscribe(struct gw_redis *r, const char *pattern);
 
 /* The command connection, or NULL while it is not up. Borrowed: valid until
@@ -79,6 +84,7 @@ int gw_redis_keyspace_ok(const struct gw_redis *r);
 struct gw_redis_stats {
     unsigned long reconnects; /* successful connects after the first */
     unsigned long failures;   /* failed attempts and drops */
+    unsigned long resolutions; /* host name lookups started (one per attempt) */
 };
 void gw_redis_get_stats(const struct gw_redis *r, struct gw_redis_stats *out);
 

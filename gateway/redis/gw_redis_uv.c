@@ -5,6 +5,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "rc_err.h"
+
 struct uv_events {
     redisAsyncContext *ac; /* NULL once hiredis has let go of us */
     uv_poll_t poll;
@@ -104,13 +106,13 @@ static void cleanup(void *data)
 int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
 {
     if (ac->ev.data != NULL)
-        return -1;
+        return RC_E_INTERNAL;
     struct uv_events *p = calloc(1, sizeof *p);
     if (!p)
-        return -1;
+        return RC_E_INTERNAL;
     if (uv_poll_init(loop, &p->poll, ac->c.fd) != 0) {
         free(p);
-        return -1;
+        return RC_E_INTERNAL;
     }
     uv_check_init(loop, &p->flush);
     p->open_handles = 2;

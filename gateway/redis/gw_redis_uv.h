@@ -14,9 +14,10 @@
 #include <hiredis/async.h>
 
 /* Attaches ac to loop. Call before setting the connect/disconnect callbacks.
- * Returns 0, or -1 when ac is already attached or memory runs out (the caller
- * then frees ac with redisAsyncFree). The adapter's state is freed by hiredis'
- * cleanup hook once the context goes away. */
+ * Returns 0, or RC_E_INTERNAL when ac is already attached, memory runs out or
+ * libuv refuses the socket (the caller then frees ac with redisAsyncFree).
+ * The adapter's state is freed by hiredis' cleanup hook once the context
+ * goes away. */
 int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop);
 
 #endif

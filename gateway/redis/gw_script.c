@@ -7,7 +7,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "rc_sha1.h"
+#include "rc_err.h"
+#include "rc_lua.h"
 
 /* One call in flight. The command's words are kept (one allocation) so the
  * retry can resend them after the caller's buffers are gone. */
@@ -22,22 +23,35 @@ struct call {
     char nkeys[16];
 };
 
-void gw_script_init(struct gw_script *s, const char *source)
+void gw_script_init_sha(struct gw_script *s, const char *source, const char *sha)
 {
     s->source = source;
     s->reloads = 0;
-    rc_sha1_hex(source, strlen(source), s->sha);
+    s->sha[0] = '\0';
+    if (sha && strlen(sha) == 40)
+        memcpy(s->sha, sha, 41);
+}
+
+/* The embedded scripts carry their SHA-1 from the build (rc_lua.h). */
+void gw_script_init(struct gw_script *s, const char *source)
+{
+    gw_script_init_sha(s, source, rc_lua_sha_of(source));
 }
 
 struct load {
+    struct gw_script *s;
     gw_script_reply_cb *cb;
     void *privdata;
 };
 
+/* A script whose SHA-1 we were not given learns it from Redis' answer. */
 static void on_loaded(redisAsyncContext *ac, void *r, void *privdata)
 {
     struct load *l = privdata;
+    redisReply *reply = r;
     (void)ac;
+    if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40 && !l->s->sha[0])
+        memcpy(l->s->sha, reply->str, 41);
     if (l->cb)
         l->cb(r, l->privdata);
     free(l);
@@ -47,12 +61,13 @@ int gw_script_load(struct gw_script *s, redisAsyncContext *ac, gw_script_reply_c
 {
     struct load *l = malloc(sizeof *l);
     if (!l)
-        return -1;
+        return RC_E_INTERNAL;
+    l->s = s;
     l->cb = cb;
     l->privdata = privdata;
     if (redisAsyncCommand(ac, on_loaded, l, "SCRIPT LOAD %s", s->source) != REDIS_OK) {
         free(l);
-        return -1;
+        return RC_E_UNAVAILABLE;
     }
     return 0;
 }
@@ -61,7 +76,7 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata);
 
 static int send_call(redisAsyncContext *ac, struct call *c)
 {
-    return redisAsyncCommandArgv(ac, on_reply, c, c->argc, c->argv, c->argvlen) == REDIS_OK ? 0 : -1;
+    return redisAsyncCommandArgv(ac, on_reply, c, c->argc, c->argv, c->argvlen) == REDIS_OK ? 0 : RC_E_UNAVAILABLE;
 }
 
 static int is_noscript(const redisReply *r)
@@ -88,13 +103,15 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata)
 int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int argc, const char *const *argv,
                    const size_t *argvlen, gw_script_reply_cb *cb, void *privdata)
 {
+    if (!s->sha[0])
+        return RC_E_INTERNAL; /* not embedded and not loaded yet: no name to call it by */
     int words = argc + 3;
     size_t bytes = sizeof(struct call) + (size_t)words * (sizeof(char *) + sizeof(size_t));
     for (int i = 0; i < argc; i++)
         bytes += argvlen[i] + 1;
     struct call *c = malloc(bytes);
     if (!c)
-        return -1;
+        return RC_E_INTERNAL;
     c->s = s;
     c->cb = cb;
     c->privdata = privdata;
@@ -119,7 +136,7 @@ int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int ar
     }
     if (send_call(ac, c) != 0) {
         free(c);
-        return -1;
+        return RC_E_UNAVAILABLE;
     }
     return 0;
 }

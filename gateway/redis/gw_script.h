@@ -1,7 +1,8 @@
 /* gw_script.h - a Lua script called by EVALSHA on an async Redis connection.
  *
- * The script's SHA-1 is computed locally, so calls can go out before SCRIPT
- * LOAD has answered (or at all). When Redis answers NOSCRIPT (after a restart,
+ * The SHA-1 of an embedded script (lua/) is computed at build time (rc_lua.h),
+ * so calls can go out before SCRIPT LOAD has answered (or at all); any other
+ * script learns it from its first SCRIPT LOAD answer. When Redis answers NOSCRIPT (after a restart,
  * a failover or SCRIPT FLUSH) the call sends SCRIPT LOAD and the same EVALSHA
  * again, pipelined on the same connection, once; only the second answer
  * reaches the caller.
@@ -15,7 +16,7 @@
 
 struct gw_script {
     const char *source;   /* borrowed; lives as long as the struct (embedded scripts) */
-    char sha[41];
+    char sha[41];          /* hex SHA-1, "" while unknown */
     unsigned long reloads; /* NOSCRIPT answers that made us reload */
 };
 
@@ -24,15 +25,24 @@ struct gw_script {
  * write then; the caller answers unavailable). */
 typedef void gw_script_reply_cb(redisReply *reply, void *privdata);
 
-/* Sets up s for source (borrowed). */
+/* Sets up s for source (borrowed). An embedded script (one of the rc_lua_*
+ * arrays itself, rc_lua.h) gets its build-time SHA-1; any other source has
+ * none until gw_script_load's answer gives it. */
 void gw_script_init(struct gw_script *s, const char *source);
 
-/* Sends SCRIPT LOAD (a warm-up after each connect). cb may be NULL. */
+/* Sets up s for source (borrowed) whose SHA-1 (40 hex digits) the caller
+ * knows; sha NULL or malformed: as for a source that is not embedded. */
+void gw_script_init_sha(struct gw_script *s, const char *source, const char *sha);
+
+/* Sends SCRIPT LOAD (a warm-up after each connect); its answer sets s->sha
+ * when s had none. cb may be NULL. Returns 0, RC_E_INTERNAL (out of memory)
+ * or RC_E_UNAVAILABLE (the connection cannot take it). */
 int gw_script_load(struct gw_script *s, redisAsyncContext *ac, gw_script_reply_cb *cb, void *privdata);
 
 /* EVALSHA with nkeys keys followed by the other args: argv[0..argc) (keys
- * first). Copies argv. Returns 0, or -1 when the command could not be queued
- * (connection down, out of memory): cb is not called then. */
+ * first). Copies argv. Returns 0, or when the command could not be queued
+ * (cb is not called then): RC_E_UNAVAILABLE (connection down), RC_E_INTERNAL
+ * (out of memory, or s has no SHA-1 yet). */
 int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int argc, const char *const *argv,
                    const size_t *argvlen, gw_script_reply_cb *cb, void *privdata);
 

@@ -1,5 +1,6 @@
-/* test_script_loader.c - gw_script (EVALSHA, NOSCRIPT reload-and-retry) and
- * gw_redis_uv (our libuv adapter) against a real redis-server. */
+/* test_script_loader.c - gw_script (EVALSHA, NOSCRIPT reload-and-retry), the
+ * build-time SHA-1 of the embedded scripts, and gw_redis_uv (our libuv
+ * adapter) against a real redis-server. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,8 +17,8 @@
 
 #include "redis/gw_redis_uv.h"
 #include "redis/gw_script.h"
+#include "rc_err.h"
 #include "rc_lua.h"
-#include "rc_sha1.h"
 #include "rc_test_redis.h"
 #include "rc_test_writer.h"
 
@@ -87,27 +88,56 @@ static int teardown(void **state)
     return 0;
 }
 
-static void test_sha_matches_what_redis_computes(void **state)
+/* Redis' name for src, then forgotten again (SCRIPT FLUSH), so a test can
+ * call a script Redis does not have, by the right name. */
+static void init_known(struct fixture *f, struct gw_script *s, const char *src)
 {
-    struct fixture *f = *state;
-    struct gw_script s;
-    gw_script_init(&s, rc_lua_write);
-    redisReply *r = redisCommand(f->sync, "SCRIPT LOAD %s", rc_lua_write);
+    redisReply *r = redisCommand(f->sync, "SCRIPT LOAD %s", src);
+    assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_STRING);
-    assert_string_equal(r->str, s.sha);
+    gw_script_init_sha(s, src, r->str);
     freeReplyObject(r);
+    freeReplyObject(redisCommand(f->sync, "SCRIPT FLUSH"));
+    assert_int_equal(strlen(s->sha), 40);
 }
 
-static void test_async_load_answers_the_locally_computed_sha(void **state)
+/* Every embedded script: the SHA-1 CMake computed is the one Redis gives it,
+ * and gw_script_init picks it up. */
+static void test_build_time_sha_matches_script_load_for_every_script(void **state)
+{
+    struct fixture *f = *state;
+    int n = 0;
+    for (const struct rc_lua_script *e = rc_lua_scripts; e->name; e++, n++) {
+        struct gw_script s;
+        gw_script_init(&s, e->source);
+        redisReply *r = redisCommand(f->sync, "SCRIPT LOAD %s", e->source);
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STRING)
+            fail_msg("SCRIPT LOAD of %s.lua: %s", e->name, r->type == REDIS_REPLY_ERROR ? r->str : "not a string");
+        assert_int_equal(strlen(e->sha), 40);
+        if (strcmp(r->str, e->sha) != 0)
+            fail_msg("%s.lua: embedded sha %s, Redis says %s", e->name, e->sha, r->str);
+        assert_string_equal(s.sha, e->sha);
+        freeReplyObject(r);
+    }
+    assert_int_equal(n, 7); /* write read rebuild scale lock_renew lock_release admin */
+    assert_string_equal(rc_lua_sha_of(rc_lua_write), rc_lua_write_sha);
+    assert_null(rc_lua_sha_of(echo_script));
+}
+
+static void test_async_load_teaches_an_unknown_script_its_sha(void **state)
 {
     struct fixture *f = *state;
     struct gw_script s;
     struct answer a;
     memset(&a, 0, sizeof a);
     gw_script_init(&s, echo_script);
+    assert_string_equal(s.sha, ""); /* not embedded: no name yet */
+    assert_int_equal(call_echo(&f->w, &s, "early", &a), RC_E_INTERNAL);
     assert_int_equal(gw_script_load(&s, f->w.ac[0], on_answer, &a), 0);
     wait_done(&f->w, &a);
     assert_int_equal(a.type, REDIS_REPLY_STRING);
+    assert_int_equal(strlen(a.text), 40);
     assert_string_equal(a.text, s.sha);
     /* loaded: the first call needs no reload */
     assert_int_equal(call_echo(&f->w, &s, "warm", &a), 0);
@@ -121,7 +151,7 @@ static void test_call_before_any_load_reloads_once_and_succeeds(void **state)
     struct fixture *f = *state;
     struct gw_script s;
     struct answer a;
-    gw_script_init(&s, echo_script);
+    init_known(f, &s, echo_script);
     assert_int_equal(call_echo(&f->w, &s, "hello", &a), 0);
     wait_done(&f->w, &a);
     assert_false(a.is_null);
@@ -141,7 +171,7 @@ static void test_script_flush_between_pipelined_calls_fails_none(void **state)
     struct gw_script s;
     enum { N = 2000 };
     struct answer *a = calloc(N, sizeof *a);
-    gw_script_init(&s, echo_script);
+    init_known(f, &s, echo_script);
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < N; i++) {
             char arg[16];
@@ -174,7 +204,7 @@ static void test_lost_connection_answers_null_not_hang(void **state)
     struct fixture *f = *state;
     struct gw_script s;
     struct answer a;
-    gw_script_init(&s, echo_script);
+    init_known(f, &s, echo_script);
     redisReply *r = redisCommand(f->sync, "CLIENT KILL SKIPME yes TYPE normal");
     freeReplyObject(r);
     assert_int_equal(call_echo(&f->w, &s, "x", &a), 0);
@@ -224,8 +254,8 @@ static void test_adapter_reports_failed_connect(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sha_matches_what_redis_computes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_async_load_answers_the_locally_computed_sha, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_build_time_sha_matches_script_load_for_every_script, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_load_teaches_an_unknown_script_its_sha, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_before_any_load_reloads_once_and_succeeds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_script_flush_between_pipelined_calls_fails_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_connection_answers_null_not_hang, setup, teardown),

@@ -1,0 +1,418 @@
+/* gw_redis_link.c - the connection manager's state machine: attempts, backoff,
+ * the PING watchdog, failure and "up" (API in gw_redis.h, files in gw_redis_int.h).
+ *
+ * States of the manager:
+ *
+ *   WAITING ---retry timer---> CONNECTING ---all setup replies---> UP
+ *      ^                            |                               |
+ *      +------------- fail() -------+-------------------------------+
+ *
+ *   any state ---gw_redis_stop()---> STOPPED (freed after the last close)
+ *
+ * CONNECTING first resolves the host name (uv_getaddrinfo, gw_redis_resolve.c:
+ * never a blocking lookup inside hiredis, and a new lookup on every attempt so
+ * a moved host is followed), then opens a new command and a new subscribe
+ * context to the numeric address. Each one sends
+ * its setup as soon as hiredis reports it connected: the command connection
+ * CONFIG GET/SET notify-keyspace-events (optional), SCRIPT LOAD for every
+ * script and a PING; the subscribe connection one PSUBSCRIBE per pattern (or a
+ * PING when there is none). Every setup command counts in setup_pending and
+ * the manager is UP when both connections are connected, all their setup was
+ * queued and setup_pending is back to 0. So on_up is only ever called from a
+ * reply callback, never from a connect callback (see "Rules" below).
+ *
+ * fail() is the one way out of CONNECTING and UP: a connect error, a lost
+ * connection, a failed lookup, a setup error reply, or the deadline timer
+ * (lookup and setup not done, or a PING unanswered, within ping_timeout_ms). It drops both connections, calls
+ * on_down if the manager was UP, and arms the retry timer with capped
+ * exponential backoff and full jitter.
+ *
+ * Rules that keep us clear of hiredis 0.14 (async.c) pitfalls:
+ * - hiredis frees a context after its connect callback reports an error and
+ *   after its disconnect callback; we clear our pointer in both and never
+ *   touch the context again.
+ * - The disconnect callback only fires for contexts that were connected. A
+ *   context we drop before it connected reports nothing: we clear our pointer
+ *   ourselves right away.
+ * - redisAsyncFree() on a connected context runs its pending callbacks (NULL
+ *   replies) and then its disconnect callback synchronously, unless we are
+ *   inside one of that context's reply callbacks, in which case hiredis does
+ *   it when the callback returns. conn.dropping marks that window; the
+ *   disconnect callback ends it.
+ * - Never free a context from inside its own connect callback: hiredis keeps
+ *   using it after the callback returns. Connect callbacks therefore only
+ *   queue commands; a command that cannot be queued leaves the setup
+ *   incomplete and the deadline timer drops the attempt.
+ * - redisAsyncDisconnect() waits for pending replies, which never come from a
+ *   SIGSTOPped server: we always use redisAsyncFree().
+ * - Reply callbacks are ours until the context is gone (NULL replies at
+ *   teardown), so the struct is freed only once both contexts are gone and
+ *   the three timers are closed (and, after stop, a running lookup is back).
+ */
+#include "redis/gw_redis_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gw_log.h"
+#include "rc_err.h"
+#include "redis/gw_redis_resolve.h"
+#include "redis/gw_redis_uv.h"
+
+#define LOG_EVERY_NTH_FAILURE 10
+
+/* ---- small helpers ---------------------------------------------------- */
+
+struct gw_redis_conn *gw_redis_link_conn_of(struct gw_redis *r, const redisAsyncContext *ac)
+{
+    if (ac && r->cmd.ac == ac)
+        return &r->cmd;
+    if (ac && r->sub.ac == ac)
+        return &r->sub;
+    return NULL;
+}
+
+int gw_redis_link_connected(const struct gw_redis_conn *c)
+{
+    return c->ac && !c->dropping && (c->ac->c.flags & REDIS_CONNECTED);
+}
+
+int gw_redis_link_is_live(const struct gw_redis *r, const struct gw_redis_conn *c, const redisAsyncContext *ac,
+                          const redisReply *reply)
+{
+    return reply && (r->state == GW_ST_CONNECTING || r->state == GW_ST_UP) && c->ac == ac && !c->dropping;
+}
+
+static uint64_t rng_next(struct gw_redis *r)
+{
+    /* xorshift64: jitter only, no need for anything better */
+    r->rng ^= r->rng << 13;
+    r->rng ^= r->rng >> 7;
+    r->rng ^= r->rng << 17;
+    return r->rng;
+}
+
+/* Full jitter: uniform in [0, min(max, min * 2^tries)]. */
+static uint64_t next_delay(struct gw_redis *r)
+{
+    int64_t ceiling = r->opts.backoff_min_ms;
+    for (unsigned i = 0; i < r->tries && ceiling < r->opts.backoff_max_ms; i++)
+        ceiling *= 2;
+    if (ceiling > r->opts.backoff_max_ms)
+        ceiling = r->opts.backoff_max_ms;
+    r->tries++;
+    return rng_next(r) % ((uint64_t)ceiling + 1);
+}
+
+/* ---- dropping and freeing --------------------------------------------- */
+
+/* Asks hiredis to free c's context. A connected context reports through
+ * on_disconnect (now, or when hiredis leaves its reply callback), which
+ * clears c->ac; one that never connected reports nothing, so forget it here. */
+static void drop_conn(struct gw_redis_conn *c)
+{
+    redisAsyncContext *ac = c->ac;
+    if (!ac || c->dropping)
+        return;
+    if (!(ac->c.flags & REDIS_CONNECTED)) {
+        c->ac = NULL;
+        redisAsyncFree(ac);
+        return;
+    }
+    c->dropping = 1;
+    redisAsyncFree(ac);
+}
+
+/* Frees r once nothing can call us anymore: stopped, timers closed, lookup
+ * back, both contexts gone. */
+static void maybe_free(struct gw_redis *r)
+{
+    if (r->state != GW_ST_STOPPED || r->open_handles > 0 || r->cmd.ac || r->sub.ac)
+        return;
+    for (size_t i = 0; i < r->npatterns; i++)
+        free(r->patterns[i]);
+    free(r->patterns);
+    free(r->scripts);
+    free(r->host);
+    free(r);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    struct gw_redis *r = h->data;
+    r->open_handles--;
+    maybe_free(r);
+}
+
+/* ---- failure, backoff, up --------------------------------------------- */
+
+static void on_retry(uv_timer_t *t);
+
+/* Log the first failure of an outage, then every LOG_EVERY_NTH_FAILURE-th. */
+static void log_failure(const struct gw_redis *r, const char *reason)
+{
+    if (r->outage_failures == 1)
+        gw_log_warn("redis down: %s", reason);
+    else if (r->outage_failures % LOG_EVERY_NTH_FAILURE == 0)
+        gw_log_warn("redis still down after %lu attempts: %s", r->outage_failures, reason);
+}
+
+/* The attempt (CONNECTING) or the session (UP) is over: drop both
+ * connections, tell the gateway if it was up, schedule the next attempt.
+ * Dropping runs pending command callbacks with NULL replies, which may call
+ * gw_redis_stop(): re-check the state after every call-out. r stays valid
+ * (its timers close asynchronously). A lookup still running is left to
+ * finish: the next attempt takes its answer. */
+void gw_redis_link_fail(struct gw_redis *r, const char *fmt, ...)
+{
+    char reason[256];
+    va_list ap;
+    if (r->state != GW_ST_CONNECTING && r->state != GW_ST_UP)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+
+    int was_up = r->state == GW_ST_UP;
+    r->state = GW_ST_WAITING;
+    r->stats.failures++;
+    r->outage_failures++;
+    uv_timer_stop(&r->ping);
+    uv_timer_stop(&r->deadline);
+    log_failure(r, reason);
+    drop_conn(&r->cmd);
+    drop_conn(&r->sub);
+    if (r->state != GW_ST_WAITING)
+        return;
+    if (was_up && r->hooks.on_down)
+        r->hooks.on_down(r->hooks.data, reason);
+    if (r->state != GW_ST_WAITING)
+        return;
+    uv_timer_start(&r->retry, on_retry, next_delay(r), 0);
+}
+
+static void on_ping_tick(uv_timer_t *t);
+
+/* Called from reply callbacks only (see the banner): on_up may stop us. */
+static void maybe_up(struct gw_redis *r)
+{
+    if (r->state != GW_ST_CONNECTING || r->setup_pending > 0 || !r->cmd.setup_sent || !r->sub.setup_sent ||
+        !gw_redis_link_connected(&r->cmd) || !gw_redis_link_connected(&r->sub))
+        return;
+    r->state = GW_ST_UP;
+    uv_timer_stop(&r->deadline);
+    if (r->ever_up)
+        r->stats.reconnects++;
+    r->ever_up = 1;
+    r->tries = 0;
+    r->outage_failures = 0;
+    r->ping_out = 0;
+    uv_timer_start(&r->ping, on_ping_tick, (uint64_t)r->opts.ping_every_ms, (uint64_t)r->opts.ping_every_ms);
+    gw_log_info("redis up %s:%d (%s)", r->host, r->opts.port, r->addr);
+    if (r->hooks.on_up)
+        r->hooks.on_up(r->hooks.data);
+}
+
+void gw_redis_link_step_done(struct gw_redis *r)
+{
+    if (r->state != GW_ST_CONNECTING)
+        return; /* a late PSUBSCRIBE or SCRIPT LOAD sent while up */
+    r->setup_pending--;
+    maybe_up(r);
+}
+
+void gw_redis_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct gw_redis *r = privdata;
+    struct gw_redis_conn *c = gw_redis_link_conn_of(r, ac);
+    if (!c || !gw_redis_link_is_live(r, c, ac, reply))
+        return;
+    gw_redis_link_step_done(r);
+}
+
+/* ---- watchdog ------------------------------------------------------------ */
+
+static void on_pong(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct gw_redis *r = privdata;
+    if (!gw_redis_link_is_live(r, &r->cmd, ac, reply))
+        return;
+    /* any answer, even an error, proves the server is alive */
+    r->ping_out = 0;
+    uv_timer_stop(&r->deadline);
+}
+
+/* The attempt did not finish its lookup and setup in time, or the watchdog
+ * PING went unanswered: either way the server is of no use to us now. */
+static void on_deadline(uv_timer_t *t)
+{
+    struct gw_redis *r = t->data;
+    if (r->state == GW_ST_CONNECTING)
+        gw_redis_link_fail(r, "no answer within %lld ms while connecting%s", (long long)r->opts.ping_timeout_ms,
+                           r->resolver.busy ? " (resolving the host name)" : "");
+    else if (r->state == GW_ST_UP)
+        gw_redis_link_fail(r, "PING unanswered after %lld ms", (long long)r->opts.ping_timeout_ms);
+}
+
+/* One PING in flight at most; its deadline is the deadline timer. */
+static void on_ping_tick(uv_timer_t *t)
+{
+    struct gw_redis *r = t->data;
+    if (r->state != GW_ST_UP || r->ping_out)
+        return;
+    if (redisAsyncCommand(r->cmd.ac, on_pong, r, "PING") != REDIS_OK)
+        return;
+    r->ping_out = 1;
+    uv_timer_start(&r->deadline, on_deadline, (uint64_t)r->opts.ping_timeout_ms, 0);
+}
+
+/* ---- connecting -------------------------------------------------------- */
+
+/* hiredis frees ac after an error here; on success we only queue commands
+ * (never free ac from its own connect callback). */
+static void on_connect(const redisAsyncContext *ac, int status)
+{
+    struct gw_redis *r = ac->data;
+    struct gw_redis_conn *c = gw_redis_link_conn_of(r, ac);
+    if (!c)
+        return;
+    if (status != REDIS_OK) {
+        c->ac = NULL;
+        gw_redis_link_fail(r, "connect to %s:%d (%s) failed: %s", r->host, r->opts.port, r->addr, ac->c.errstr);
+        return;
+    }
+    if (c == &r->cmd)
+        r->setup_cmd(r);
+    else
+        r->setup_sub(r);
+}
+
+/* hiredis frees ac after this returns. A drop we asked for ends here; any
+ * other disconnect is a failure. */
+static void on_disconnect(const redisAsyncContext *ac, int status)
+{
+    struct gw_redis *r = ac->data;
+    struct gw_redis_conn *c = gw_redis_link_conn_of(r, ac);
+    if (!c)
+        return;
+    int dropped = c->dropping;
+    c->ac = NULL;
+    c->dropping = 0;
+    if (!dropped)
+        gw_redis_link_fail(r, "%s connection lost: %s", c == &r->cmd ? "command" : "subscribe",
+                           status == REDIS_OK ? "closed" : ac->c.errstr);
+    maybe_free(r);
+}
+
+/* A new context for c, to the numeric address just resolved (hiredis does
+ * not block on a lookup for it). Returns 0, or RC_E_UNAVAILABLE with why
+ * filled in. */
+static int open_conn(struct gw_redis *r, struct gw_redis_conn *c, char *why, size_t whylen)
+{
+    redisAsyncContext *ac = redisAsyncConnect(r->addr, r->opts.port);
+    if (!ac) {
+        snprintf(why, whylen, "out of memory");
+        return RC_E_UNAVAILABLE;
+    }
+    if (ac->err) {
+        snprintf(why, whylen, "connect to %s:%d (%s) failed: %s", r->host, r->opts.port, r->addr, ac->errstr);
+        redisAsyncFree(ac);
+        return RC_E_UNAVAILABLE;
+    }
+    if (gw_redis_uv_attach(ac, r->loop) != 0) {
+        snprintf(why, whylen, "cannot attach to the loop");
+        redisAsyncFree(ac);
+        return RC_E_UNAVAILABLE;
+    }
+    ac->data = r;
+    redisAsyncSetConnectCallback(ac, on_connect);
+    redisAsyncSetDisconnectCallback(ac, on_disconnect);
+    c->ac = ac;
+    c->dropping = 0;
+    c->setup_sent = 0;
+    return 0;
+}
+
+/* The lookup is back. After stop it only lets r be freed; while WAITING (the
+ * attempt it was for failed meanwhile) the answer is dropped and the next
+ * attempt looks up again. */
+static void on_resolved(struct gw_redis_resolver *res, int status, const char *addr)
+{
+    struct gw_redis *r = res->data;
+    char why[256];
+    if (r->state == GW_ST_STOPPED) {
+        r->open_handles--;
+        maybe_free(r);
+        return;
+    }
+    if (r->state != GW_ST_CONNECTING)
+        return;
+    if (status != 0) {
+        gw_redis_link_fail(r, "cannot resolve %s: %s", r->host, uv_strerror(status));
+        return;
+    }
+    snprintf(r->addr, sizeof r->addr, "%s", addr);
+    if (open_conn(r, &r->cmd, why, sizeof why) != 0 || open_conn(r, &r->sub, why, sizeof why) != 0)
+        gw_redis_link_fail(r, "%s", why);
+}
+
+/* One attempt: look the host up, then both contexts at once; the deadline
+ * timer bounds lookup, connect and setup together (a SIGSTOPped server
+ * accepts TCP but never answers). A lookup left running by an attempt that
+ * failed is waited for rather than doubled (libuv cannot abort one that
+ * started); its answer opens this attempt's connections. */
+static void start_attempt(struct gw_redis *r)
+{
+    if (r->cmd.ac || r->sub.ac) {
+        /* cannot happen (deferred frees finish before the loop runs a timer) */
+        uv_timer_start(&r->retry, on_retry, (uint64_t)r->opts.backoff_min_ms, 0);
+        return;
+    }
+    r->state = GW_ST_CONNECTING;
+    r->setup_pending = 0;
+    r->ping_out = 0;
+    r->keyspace_ok = -1;
+    uv_timer_start(&r->deadline, on_deadline, (uint64_t)r->opts.ping_timeout_ms, 0);
+    if (r->resolver.busy)
+        return;
+    /* tries: after failures, the next of several addresses */
+    if (gw_redis_resolve(&r->resolver, r->loop, r->host, r->tries, on_resolved) != 0)
+        gw_redis_link_fail(r, "cannot start resolving %s", r->host);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    struct gw_redis *r = t->data;
+    if (r->state == GW_ST_WAITING)
+        start_attempt(r);
+}
+
+/* ---- start and stop -------------------------------------------------------- */
+
+void gw_redis_link_init(struct gw_redis *r)
+{
+    uv_timer_t *timers[] = {&r->retry, &r->ping, &r->deadline};
+    for (int i = 0; i < 3; i++) {
+        uv_timer_init(r->loop, timers[i]);
+        timers[i]->data = r;
+    }
+    r->open_handles = 3;
+    r->resolver.data = r;
+    uv_timer_start(&r->retry, on_retry, 0, 0);
+}
+
+void gw_redis_link_stop(struct gw_redis *r)
+{
+    r->state = GW_ST_STOPPED;
+    drop_conn(&r->cmd);
+    drop_conn(&r->sub);
+    if (r->resolver.busy) {
+        r->open_handles++; /* on_resolved gives it back */
+        gw_redis_resolve_cancel(&r->resolver);
+    }
+    uv_close((uv_handle_t *)&r->retry, on_timer_closed);
+    uv_close((uv_handle_t *)&r->ping, on_timer_closed);
+    uv_close((uv_handle_t *)&r->deadline, on_timer_closed);
+}
