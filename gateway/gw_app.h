@@ -9,6 +9,7 @@
 
 #include "base/gw_clock.h"
 #include "base/gw_metrics.h"
+#include "gw_lifecycle.h"
 #include "redis/gw_script.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -40,7 +41,7 @@ struct gw_app {
     struct gw_conn *conns;          /* open WebSocket connections (list) */
     struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */
     uv_timer_t tick;                /* the coalescing tick */
-    uv_signal_t sigint, sigterm;
+    struct gw_lifecycle life;       /* signals and the stop sequence (gw_lifecycle.c) */
     int stopping;
     struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */
 };

@@ -181,37 +181,25 @@ static void on_tick(uv_timer_t *t)
     gw_fanout_tick(app->fanout);
 }
 
-static void on_grace_over(uv_timer_t *t)
+/* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */
+static void begin_stop(void *data, int signum)
 {
-    struct gw_app *app = t->data;
-    uv_close((uv_handle_t *)t, (uv_close_cb)free);
+    struct gw_app *app = data;
+    app->stopping = 1;
+    gw_log_info("received %s: closing clients and shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    uv_timer_stop(&app->tick);
+    uv_close((uv_handle_t *)&app->tick, NULL);
+    gw_ws_close_all(app);
+}
+
+static void finish_stop(void *data)
+{
+    struct gw_app *app = data;
     gw_decay_stop(app);
     gw_archive_stop(app);
     gw_redis_stop(app->redis);
     app->redis = NULL;
     gw_server_stop(app);
-}
-
-static void on_signal(uv_signal_t *s, int signum)
-{
-    struct gw_app *app = s->data;
-    if (app->stopping)
-        return;
-    app->stopping = 1;
-    gw_log_info("received %s: closing clients and shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
-    uv_timer_stop(&app->tick);
-    uv_close((uv_handle_t *)&app->tick, NULL);
-    uv_close((uv_handle_t *)&app->sigint, NULL);
-    uv_close((uv_handle_t *)&app->sigterm, NULL);
-    gw_ws_close_all(app);
-    uv_timer_t *grace = malloc(sizeof *grace);
-    if (!grace) {
-        on_grace_over(NULL);
-        return;
-    }
-    uv_timer_init(app->loop, grace);
-    grace->data = app;
-    uv_timer_start(grace, on_grace_over, SHUTDOWN_GRACE_MS, 0);
 }
 
 static void log_leftover(uv_handle_t *h, void *arg)
@@ -286,11 +274,9 @@ static int start(struct gw_app *app, const struct options *o)
     uv_timer_init(app->loop, &app->tick);
     app->tick.data = app;
     uv_timer_start(&app->tick, on_tick, (uint64_t)app->conf->tick_ms, (uint64_t)app->conf->tick_ms);
-    uv_signal_init(app->loop, &app->sigint);
-    uv_signal_init(app->loop, &app->sigterm);
-    app->sigint.data = app->sigterm.data = app;
-    uv_signal_start(&app->sigint, on_signal, SIGINT);
-    uv_signal_start(&app->sigterm, on_signal, SIGTERM);
+    struct gw_lifecycle_hooks lh = {app, begin_stop, finish_stop};
+    if (gw_lifecycle_start(&app->life, app->loop, SHUTDOWN_GRACE_MS, &lh) != 0)
+        return -1;
     int tls = app->conf->tls_cert[0] != '\0';
     gw_log_info("listening on %s://%s:%d/ (dashboard), %s://%s:%d/ws; redis %s:%d; %zu boards from %s",
                 tls ? "https" : "http", host, port, tls ? "wss" : "ws", host, port, rhost, rport, app->conf->nboards,
