@@ -21,6 +21,7 @@ struct gw_lifecycle_hooks {
 struct gw_lifecycle {
     uv_loop_t *loop;
     uv_signal_t sigint, sigterm;
+    uv_timer_t grace;               /* started by the first stop; closed when it fires */
     uint64_t grace_ms;
     struct gw_lifecycle_hooks hooks;
     int stopping;
