@@ -77,7 +77,7 @@ static int header_line(struct parser *p, char *s)
         if (strcmp(name, simple[sec]) == 0) {
             if (p->sec_line[sec])
                 return rc_conf__fail(p, p->lineno, "section [%s] appears twice (first at line %d)", name,
-                            p->sec_line[sec]);
+                                     p->sec_line[sec]);
             p->sec_line[sec] = p->lineno;
             p->sec = (enum section)sec;
             return 0;
@@ -96,7 +96,7 @@ static int header_line(struct parser *p, char *s)
         return rc_conf__open_key(p, kname);
     }
     return rc_conf__fail(p, p->lineno,
-                "unknown section [%.40s] (expected [server], [redis], [limits], [auth], "
+                         "unknown section [%.40s] (expected [server], [redis], [limits], [auth], "
                 "[board NAME] or [key NAME])",
                 name);
 }
@@ -119,7 +119,7 @@ static int key_line(struct parser *p, char *s)
     char *eq = strchr(s, '=');
     if (!eq && p->sec == SEC_KEY)
         return rc_conf__fail(p, p->lineno, "missing '=' in %s (expected key = value)",
-                    rc_conf__sec_label(p, label, sizeof label));
+                             rc_conf__sec_label(p, label, sizeof label));
     if (!eq)
         return rc_conf__fail(p, p->lineno, "missing '=' in '%.40s' (expected key = value)", s);
     *eq = '\0';
@@ -135,18 +135,19 @@ static int key_line(struct parser *p, char *s)
         return rc_conf__fail(p, p->lineno, "missing key before '='");
     if (p->sec == SEC_NONE)
         return rc_conf__fail(p, p->lineno,
-                    "key '%.40s' outside any section (put it under [server], [redis], [limits], "
+                             "key '%.40s' outside any section (put it under [server], [redis], [limits], "
                     "[auth], [board NAME] or [key NAME])",
                     key);
     const struct key_spec *k = rc_conf__find_key(p->sec, key);
     if (!k && p->sec == SEC_KEY)
         return rc_conf__fail(p, p->lineno, "unknown key in %s (expected secret, secret_env, scopes, boards)",
-                    rc_conf__sec_label(p, label, sizeof label));
+                             rc_conf__sec_label(p, label, sizeof label));
     if (!k)
-        return rc_conf__fail(p, p->lineno, "unknown key '%.40s' in %s", key, rc_conf__sec_label(p, label, sizeof label));
+        return rc_conf__fail(p, p->lineno, "unknown key '%.40s' in %s", key,
+                             rc_conf__sec_label(p, label, sizeof label));
     if (SEEN(p, k->id))
         return rc_conf__fail(p, p->lineno, "key '%s' repeated in %s (first at line %d)", k->name,
-                    rc_conf__sec_label(p, label, sizeof label), p->key_line[k->id]);
+                             rc_conf__sec_label(p, label, sizeof label), p->key_line[k->id]);
     if (!*v)
         return rc_conf__fail(p, p->lineno, "empty value for '%s'", k->name);
     p->seen |= (uint64_t)1 << k->id;

@@ -53,19 +53,19 @@ static int finish_ops(struct parser *p, struct rc_board *b, int line)
     if (b->layout.nfields) {
         if (SEEN(p, K_POINTS_MIN) || SEEN(p, K_POINTS_MAX))
             return rc_conf__fail(p, line, "%s cannot be combined with fields: multi-field boards take their "
-                        "range from the fields' bits",
+                                 "range from the fields' bits",
                         SEEN(p, K_POINTS_MIN) ? "points_min" : "points_max");
         if (b->layout.order == RC_ORDER_ASC)
             return rc_conf__fail(p, line, "order = asc cannot be combined with fields: multi-field boards rank "
-                        "by each field's direction (leave order out)");
+                                 "by each field's direction (leave order out)");
         if (b->decay.kind != RC_DECAY_NONE)
             return rc_conf__fail(p, line, "decay cannot be combined with fields: weighted sums do not decode "
-                        "back into fields");
+                                 "back into fields");
         if (!SEEN(p, K_OPS))
             b->ops = RC_OPF_SUBMIT;
         else if (b->ops != RC_OPF_SUBMIT)
             return rc_conf__fail(p, line, "ops must be submit on a multi-field board (fields is set): "
-                        "incr, set and best need a single-field board");
+                                 "incr, set and best need a single-field board");
     } else {
         if (!SEEN(p, K_OPS))
             b->ops = RC_OPF_INCR | RC_OPF_SET | RC_OPF_BEST;
@@ -73,7 +73,7 @@ static int finish_ops(struct parser *p, struct rc_board *b, int line)
             return rc_conf__fail(p, line, "ops = submit needs fields: only multi-field boards take submit");
         if (SEEN(p, K_SUBMIT_MODE))
             return rc_conf__fail(p, line, "submit_mode applies only to multi-field boards: set fields, or "
-                        "remove submit_mode");
+                                 "remove submit_mode");
     }
     return 0;
 }
@@ -88,18 +88,18 @@ static int finish_period(struct parser *p, struct rc_board *b, int line)
             return rc_conf__fail(p, line, "period = custom needs period_base and period_length");
         if (SEEN(p, K_UTC_OFFSET))
             return rc_conf__fail(p, line, "utc_offset does not apply to period = custom: period_base sets "
-                        "the boundaries");
+                                 "the boundaries");
     } else {
         static const enum key_id custom_only[] = {K_PERIOD_BASE, K_PERIOD_LENGTH};
         int k = first_seen(p, custom_only, 2);
         if (k >= 0)
             return rc_conf__fail(p, line, "%s applies only to period = custom (period is %s)",
-                        rc_conf__key_name((enum key_id)k), kind);
+                                 rc_conf__key_name((enum key_id)k), kind);
     }
     if (b->period.kind == RC_PERIOD_NONE) {
         if (SEEN(p, K_UTC_OFFSET))
             return rc_conf__fail(p, line, "utc_offset applies only to periodic boards: set period, or remove "
-                        "utc_offset");
+                                 "utc_offset");
         if (SEEN(p, K_KEEP))
             return rc_conf__fail(p, line, "keep applies only to periodic boards: set period, or remove keep");
     }
@@ -118,7 +118,7 @@ static int finish_decay(struct parser *p, struct rc_board *b, int line)
 
     if (d->kind != RC_DECAY_NONE && b->period.kind != RC_PERIOD_NONE)
         return rc_conf__fail(p, line, "decay cannot be combined with period: a board either decays or "
-                    "starts over each period");
+                             "starts over each period");
     if (d->kind != RC_DECAY_BUCKETS && (k = first_seen(p, bucket_keys, 6)) >= 0)
         return rc_conf__fail(p, line, "%s applies only to decay = buckets", rc_conf__key_name((enum key_id)k));
     if (d->kind != RC_DECAY_SCALE && (k = first_seen(p, scale_keys, 2)) >= 0)
@@ -129,14 +129,16 @@ static int finish_decay(struct parser *p, struct rc_board *b, int line)
             return rc_conf__fail(p, line, "half_life applies only to weighting = halflife");
         if (d->window_ms < d->bucket_ms || d->window_ms % d->bucket_ms != 0)
             return rc_conf__fail(p, line, "window (%s) must be a whole multiple of bucket_span (%s)",
-                        rc_conf__fmt_dur(d->window_ms, a, sizeof a), rc_conf__fmt_dur(d->bucket_ms, z, sizeof z));
+                                 rc_conf__fmt_dur(d->window_ms, a, sizeof a),
+                                 rc_conf__fmt_dur(d->bucket_ms, z, sizeof z));
         if (d->window_ms / d->bucket_ms > MAX_BUCKETS)
             return rc_conf__fail(p, line, "window / bucket_span is %" PRId64 " buckets, at most %d",
-                        d->window_ms / d->bucket_ms, MAX_BUCKETS);
+                                 d->window_ms / d->bucket_ms, MAX_BUCKETS);
         if (d->result_ttl_ms <= d->rebuild_ms)
             return rc_conf__fail(p, line, "result_ttl (%s) must exceed rebuild_every (%s), or the board "
-                        "vanishes between rebuilds",
-                        rc_conf__fmt_dur(d->result_ttl_ms, a, sizeof a), rc_conf__fmt_dur(d->rebuild_ms, z, sizeof z));
+                                 "vanishes between rebuilds",
+                                 rc_conf__fmt_dur(d->result_ttl_ms, a, sizeof a),
+                                 rc_conf__fmt_dur(d->rebuild_ms, z, sizeof z));
     }
     if (d->kind == RC_DECAY_SCALE && !SEEN(p, K_SCALE_FACTOR))
         return rc_conf__fail(p, line, "decay = scale needs scale_factor (a decimal, 0 < f < 1)");
@@ -166,17 +168,17 @@ static int finish_tiebreak(struct parser *p, struct rc_board *b, int line)
     if (b->period.kind != RC_PERIOD_NONE) {
         if (SEEN(p, K_TB_HORIZON))
             return rc_conf__fail(p, line, "tiebreak_horizon cannot be set with period = %s: the period's "
-                        "length decides it", rc_period_kind_name(b->period.kind));
+                                 "length decides it", rc_period_kind_name(b->period.kind));
         if (SEEN(p, K_TB_BASE))
             return rc_conf__fail(p, line, "tiebreak_base cannot be set with period = %s: slot 0 is the "
-                        "period's start", rc_period_kind_name(b->period.kind));
+                                 "period's start", rc_period_kind_name(b->period.kind));
         l->tb_horizon_ms = rc_period_max_length_ms(&b->period);
         l->tb_base_ms = 0;
         return 0;
     }
     if (!SEEN(p, K_TB_HORIZON) || !SEEN(p, K_TB_BASE))
         return rc_conf__fail(p, line, "tiebreak = %s on an all-time board needs tiebreak_horizon and "
-                    "tiebreak_base (or set a period, or tiebreak = none)",
+                             "tiebreak_base (or set a period, or tiebreak = none)",
                     l->tiebreak == RC_TB_LATEST ? "latest" : "earliest");
     return 0;
 }
@@ -204,13 +206,13 @@ int rc_conf__open_board(struct parser *p, const char *name)
     int tmpl = n > 0 && name[n - 1] == '*';
     if (tmpl ? !rc_board_template_valid(name, n) : !rc_board_name_valid(name, n))
         return rc_conf__fail(p, p->lineno,
-                    "bad board name '%.70s': 1..%d of A-Z a-z 0-9 _ . : - (a template adds a final "
+                             "bad board name '%.70s': 1..%d of A-Z a-z 0-9 _ . : - (a template adds a final "
                     "'*', e.g. match:*)",
                     name, RC_BOARD_MAX);
     for (size_t i = 0; i < c->nboards; i++)
         if (strcmp(c->boards[i].name, name) == 0)
             return rc_conf__fail(p, p->lineno, "board '%s' declared twice (first at line %d)", name,
-                        c->boards[i].config_line);
+                                 c->boards[i].config_line);
     if (c->nboards == RC_CONF_MAX_BOARDS)
         return rc_conf__fail(p, p->lineno, "too many boards: at most %d", RC_CONF_MAX_BOARDS);
     struct rc_board *b = &c->boards[c->nboards++];

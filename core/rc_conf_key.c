@@ -40,20 +40,20 @@ int rc_conf__set_secret(struct parser *p, const struct key_spec *k, void *obj, c
     (void)k;
     if (SEEN(p, K_SECRET_ENV))
         return rc_conf__fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret_env at line %d)",
-                    p->key_line[K_SECRET_ENV]);
+                             p->key_line[K_SECRET_ENV]);
     int ok = n >= RC_SECRET_MIN && n <= RC_SECRET_MAX;
     for (size_t i = 0; ok && i < n; i++)
         ok = secret_char((unsigned char)v[i]);
     if (!ok)
         return rc_conf__fail(p, p->lineno, "secret must be %d..%d printable characters without spaces",
-                    RC_SECRET_MIN, RC_SECRET_MAX);
+                             RC_SECRET_MIN, RC_SECRET_MAX);
     memset(key->secret, 0, sizeof key->secret);
     memcpy(key->secret, v, n);
     key->secret_len = n;
     const struct rc_key *dup = rc_auth_find(&p->c->auth, key->secret, key->secret_len);
     if (dup && dup != key)
         return rc_conf__fail(p, p->lineno, "secret repeats the secret of key '%s' (line %d): each key needs its own",
-                    dup->name, dup->config_line);
+                             dup->name, dup->config_line);
     return 0;
 }
 
@@ -66,20 +66,20 @@ int rc_conf__set_secret_env(struct parser *p, const struct key_spec *k, void *ob
     (void)k;
     if (SEEN(p, K_SECRET))
         return rc_conf__fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret at line %d)",
-                    p->key_line[K_SECRET]);
+                             p->key_line[K_SECRET]);
     int ok = n >= 1 && n <= RC_ENV_NAME_MAX && !is_digit(v[0]);
     for (size_t i = 0; ok && i < n; i++)
         ok = (v[i] >= 'A' && v[i] <= 'Z') || is_digit(v[i]) || v[i] == '_';
     if (!ok)
         return rc_conf__fail(p, p->lineno,
-                    "secret_env must name an environment variable: 1..%d of A-Z 0-9 _, not starting "
+                             "secret_env must name an environment variable: 1..%d of A-Z 0-9 _, not starting "
                     "with a digit (put the secret itself in that variable)",
                     RC_ENV_NAME_MAX);
     for (unsigned i = 0; i + 1 < p->c->auth.nkeys; i++) {
         const struct rc_key *o = &p->c->auth.keys[i];
         if (strcmp(o->secret_env, v) == 0)
             return rc_conf__fail(p, p->lineno, "secret_env %s is already used by key '%s' (line %d): "
-                        "each key needs its own secret", v, o->name, o->config_line);
+                                 "each key needs its own secret", v, o->name, o->config_line);
     }
     memcpy(key->secret_env, v, n + 1);
     return 0;
@@ -126,7 +126,7 @@ int rc_conf__set_boards(struct parser *p, const struct key_spec *k, void *obj, c
                                        : rc_board_name_valid(item, len));
         if (!ok || len >= sizeof key->patterns[0])
             return rc_conf__fail(p, p->lineno,
-                        "%s: bad board pattern '%.70s' (a board name, a template ending in '*' "
+                                 "%s: bad board pattern '%.70s' (a board name, a template ending in '*' "
                         "such as match:*, or * for every board)",
                         k->name, item);
         if (n == RC_AUTH_MAX_PATTERNS)
@@ -182,7 +182,7 @@ int rc_conf__open_key(struct parser *p, const char *name)
     for (unsigned i = 0; i < a->nkeys; i++)
         if (strcmp(a->keys[i].name, name) == 0)
             return rc_conf__fail(p, p->lineno, "key '%s' declared twice (first at line %d)", name,
-                        a->keys[i].config_line);
+                                 a->keys[i].config_line);
     if (a->nkeys == RC_AUTH_MAX_KEYS)
         return rc_conf__fail(p, p->lineno, "too many keys: at most %d", RC_AUTH_MAX_KEYS);
     struct rc_key *key = &a->keys[a->nkeys++];

@@ -21,7 +21,7 @@ int rc_conf__set_string(struct parser *p, const struct key_spec *k, void *obj, c
     size_t n = strlen(v);
     if (n >= RC_CONF_STR_MAX)
         return rc_conf__fail(p, p->lineno, "%s is too long (%zu bytes, at most %d)", k->name, n,
-                    RC_CONF_STR_MAX - 1);
+                             RC_CONF_STR_MAX - 1);
     memcpy(FIELD(char, obj, k), v, n + 1);
     return 0;
 }
@@ -30,7 +30,7 @@ int rc_conf__set_listen(struct parser *p, const struct key_spec *k, void *obj, c
 {
     if (strlen(v) < RC_CONF_STR_MAX && !rc_conf__hostport_valid(v))
         return rc_conf__fail(p, p->lineno,
-                    "%s must be HOST:PORT (or [IPv6]:PORT) with port 1..65535, got '%.60s'",
+                             "%s must be HOST:PORT (or [IPv6]:PORT) with port 1..65535, got '%.60s'",
                     k->name, v);
     return rc_conf__set_string(p, k, obj, v);
 }
@@ -40,7 +40,7 @@ int rc_conf__set_redis_address(struct parser *p, const struct key_spec *k, void 
     const char *hp = strncmp(v, "redis://", 8) == 0 ? v + 8 : v;
     if (strlen(v) < RC_CONF_STR_MAX && !rc_conf__hostport_valid(hp))
         return rc_conf__fail(p, p->lineno,
-                    "%s must be HOST:PORT or redis://HOST:PORT with port 1..65535, got '%.60s'",
+                             "%s must be HOST:PORT or redis://HOST:PORT with port 1..65535, got '%.60s'",
                     k->name, v);
     return rc_conf__set_string(p, k, obj, v);
 }
@@ -61,7 +61,7 @@ static int get_duration(struct parser *p, const struct key_spec *k, const char *
     char lo[32], hi[32];
     if (rc_parse_duration_ms(v, ms) != 0 || *ms < k->min || *ms > k->max)
         return rc_conf__fail(p, p->lineno,
-                    "%s must be a duration from %s to %s (a number and a unit: ms, s, m, h, d, "
+                             "%s must be a duration from %s to %s (a number and a unit: ms, s, m, h, d, "
                     "w), got '%.40s'",
                     k->name, rc_conf__fmt_dur(k->min, lo, sizeof lo), rc_conf__fmt_dur(k->max, hi, sizeof hi), v);
     return 0;
@@ -86,7 +86,7 @@ int rc_conf__set_whole_seconds(struct parser *p, const struct key_spec *k, void 
         return rc;
     if (ms % MS_S != 0)
         return rc_conf__fail(p, p->lineno, "%s must be whole seconds (e.g. 600s, 10m), got '%.40s'",
-                    k->name, v);
+                             k->name, v);
     *FIELD(int64_t, obj, k) = ms;
     return 0;
 }
@@ -97,7 +97,7 @@ int rc_conf__set_bytes(struct parser *p, const struct key_spec *k, void *obj, co
     int64_t n;
     if (rc_conf__parse_bytes(v, &n) != 0 || n < k->min || n > k->max)
         return rc_conf__fail(p, p->lineno,
-                    "%s must be a byte count from %s to %s (k = KiB, m = MiB), got '%.40s'",
+                             "%s must be a byte count from %s to %s (k = KiB, m = MiB), got '%.40s'",
                     k->name, rc_conf__fmt_bytes(k->min, lo, sizeof lo), rc_conf__fmt_bytes(k->max, hi, sizeof hi), v);
     *FIELD(size_t, obj, k) = (size_t)n;
     return 0;
@@ -108,7 +108,7 @@ int rc_conf__set_unsigned(struct parser *p, const struct key_spec *k, void *obj,
     int64_t n;
     if (rc_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
         return rc_conf__fail(p, p->lineno, "%s must be an integer from %" PRId64 " to %" PRId64 ", got '%.40s'",
-                    k->name, k->min, k->max, v);
+                             k->name, k->min, k->max, v);
     *FIELD(unsigned, obj, k) = (unsigned)n;
     return 0;
 }
@@ -123,7 +123,7 @@ int rc_conf__set_unsigned_or_auto(struct parser *p, const struct key_spec *k, vo
     int64_t n;
     if (rc_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
         return rc_conf__fail(p, p->lineno, "%s must be auto or an integer from %" PRId64 " to %" PRId64 ", got '%.40s'",
-                    k->name, k->min, k->max, v);
+                             k->name, k->min, k->max, v);
     *FIELD(unsigned, obj, k) = (unsigned)n;
     return 0;
 }
@@ -132,7 +132,7 @@ int rc_conf__set_int64(struct parser *p, const struct key_spec *k, void *obj, co
 {
     if (rc_parse_int64(v, FIELD(int64_t, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno, "%s must be an integer (digits, optional '-'), got '%.40s'",
-                    k->name, v);
+                             k->name, v);
     return 0;
 }
 
@@ -140,7 +140,7 @@ int rc_conf__set_timestamp(struct parser *p, const struct key_spec *k, void *obj
 {
     if (rc_parse_timestamp_ms(v, FIELD(int64_t, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno,
-                    "%s must be a timestamp YYYY-MM-DDTHH:MM:SSZ (or +HH:MM instead of Z) on a real "
+                             "%s must be a timestamp YYYY-MM-DDTHH:MM:SSZ (or +HH:MM instead of Z) on a real "
                     "date, got '%.40s'",
                     k->name, v);
     return 0;
@@ -150,7 +150,7 @@ int rc_conf__set_utc_offset(struct parser *p, const struct key_spec *k, void *ob
 {
     if (rc_parse_utc_offset(v, FIELD(int32_t, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno, "%s must be +HH:MM or -HH:MM within -14:00..+14:00, got '%.40s'",
-                    k->name, v);
+                             k->name, v);
     return 0;
 }
 
@@ -210,7 +210,7 @@ int rc_conf__set_period(struct parser *p, const struct key_spec *k, void *obj, c
 {
     if (rc_period_kind_parse(v, FIELD(enum rc_period_kind, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno,
-                    "%s must be none, hour, day, week, month, year or custom, got '%.40s'", k->name, v);
+                             "%s must be none, hour, day, week, month, year or custom, got '%.40s'", k->name, v);
     return 0;
 }
 
@@ -219,7 +219,7 @@ int rc_conf__set_scale_factor(struct parser *p, const struct key_spec *k, void *
     double f;
     if (rc_conf__parse_decimal(v, &f) != 0 || !(f > 0.0 && f < 1.0))
         return rc_conf__fail(p, p->lineno, "%s must be a decimal between 0 and 1 (exclusive), got '%.40s'",
-                    k->name, v);
+                             k->name, v);
     *FIELD(double, obj, k) = f;
     return 0;
 }
@@ -238,7 +238,7 @@ int rc_conf__set_ops(struct parser *p, const struct key_spec *k, void *obj, cons
             return rc_conf__fail(p, p->lineno, "%s has an empty item in '%.40s'", k->name, v);
         if (i < 0)
             return rc_conf__fail(p, p->lineno,
-                        "%s must be a comma list of incr, set, best, submit, got '%.40s'", k->name,
+                                 "%s must be a comma list of incr, set, best, submit, got '%.40s'", k->name,
                         item);
         if (ops & flags[i])
             return rc_conf__fail(p, p->lineno, "%s lists '%s' twice", k->name, words[i]);
@@ -270,13 +270,13 @@ int rc_conf__set_fields(struct parser *p, const struct key_spec *k, void *obj, c
         }
         if (ntok != 3)
             return rc_conf__fail(p, p->lineno,
-                        "%s must list 'name desc|asc bits' items separated by commas, got '%.60s'",
+                                 "%s must list 'name desc|asc bits' items separated by commas, got '%.60s'",
                         k->name, v);
         if (n == RC_MAX_FIELDS)
             return rc_conf__fail(p, p->lineno, "%s: at most %d fields", k->name, RC_MAX_FIELDS);
         if (!rc_field_name_valid(tok[0], strlen(tok[0])))
             return rc_conf__fail(p, p->lineno,
-                        "%s: bad field name '%.40s' (1..%d of a-z 0-9 _, starting with a letter)",
+                                 "%s: bad field name '%.40s' (1..%d of a-z 0-9 _, starting with a letter)",
                         k->name, tok[0], RC_FIELD_NAME_MAX);
         for (unsigned i = 0; i < n; i++)
             if (strcmp(l->fields[i].name, tok[0]) == 0)
@@ -284,11 +284,11 @@ int rc_conf__set_fields(struct parser *p, const struct key_spec *k, void *obj, c
         int asc = strcmp(tok[1], "asc") == 0;
         if (!asc && strcmp(tok[1], "desc") != 0)
             return rc_conf__fail(p, p->lineno, "%s: field %s: direction must be desc or asc, got '%.20s'",
-                        k->name, tok[0], tok[1]);
+                                 k->name, tok[0], tok[1]);
         int64_t bits;
         if (rc_parse_int64(tok[2], &bits) != 0 || bits < 1 || bits > 52)
             return rc_conf__fail(p, p->lineno, "%s: field %s: bits must be an integer from 1 to 52, got '%.20s'",
-                        k->name, tok[0], tok[2]);
+                                 k->name, tok[0], tok[2]);
         memcpy(l->fields[n].name, tok[0], strlen(tok[0]) + 1);
         l->fields[n].ascending = asc;
         l->fields[n].bits = (unsigned)bits;

@@ -151,6 +151,8 @@ static void log_leftover(uv_handle_t *h, void *arg)
 
 /* ---- start ---------------------------------------------------------------------------- */
 
+/* Loads the config, then starts every module and wires their hooks.
+ * Returns 0, RC_E_BAD_REQUEST (the configuration) or RC_E_INTERNAL. */
 static int start(struct gw_app *app, const struct options *o)
 {
     char host[256], rhost[256];
@@ -158,22 +160,22 @@ static int start(struct gw_app *app, const struct options *o)
     struct rc_error err = {0, ""};
     if (gw_conf_load(o->config, app->conf, &err) != 0) {
         gw_log_error("config: %s", err.msg);
-        return -1;
+        return RC_E_BAD_REQUEST;
     }
     app->config_path = o->config;
     if (gw_env_apply_overrides(app->conf, &o->flags) != 0 || gw_env_resolve_keys(app->conf) != 0)
-        return -1;
+        return RC_E_BAD_REQUEST;
     if (rc_split_hostport(app->conf->listen, host, sizeof host, &port) != 0) {
         gw_log_error("listen address '%s' is not HOST:PORT", app->conf->listen);
-        return -1;
+        return RC_E_BAD_REQUEST;
     }
     if (rc_split_hostport(app->conf->redis, rhost, sizeof rhost, &rport) != 0) {
         gw_log_error("redis address '%s' is not HOST:PORT or redis://HOST:PORT", app->conf->redis);
-        return -1;
+        return RC_E_BAD_REQUEST;
     }
     if (mkdir(app->conf->state_dir, 0755) != 0 && errno != EEXIST) {
         gw_log_error("state directory %s: %s", app->conf->state_dir, strerror(errno));
-        return -1;
+        return RC_E_INTERNAL;
     }
     gw_script_init(&app->write_script, rc_lua_write);
     gw_script_init(&app->read_script, rc_lua_read);
@@ -181,7 +183,7 @@ static int start(struct gw_app *app, const struct options *o)
     app->profiles = gw_profiles_new(app, 10000, 100000);
     app->fanout = gw_fanout_new(app);
     if (!app->profiles || !app->fanout)
-        return -1;
+        return RC_E_INTERNAL;
 
     struct gw_redis_opts ro = {
         .host = rhost,
@@ -195,7 +197,7 @@ static int start(struct gw_app *app, const struct options *o)
     struct gw_redis_hooks hooks = {app, on_redis_up, on_redis_down, on_redis_message};
     app->redis = gw_redis_start(app->loop, &ro, &hooks);
     if (!app->redis)
-        return -1;
+        return RC_E_INTERNAL;
     gw_redis_add_script(app->redis, &app->write_script);
     gw_redis_add_script(app->redis, &app->read_script);
     gw_redis_add_script(app->redis, &app->admin_script);
@@ -203,15 +205,15 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 
     if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0)
-        return -1;
+        return RC_E_INTERNAL;
     if (gw_server_start(app, host, port) != 0)
-        return -1;
+        return RC_E_INTERNAL;
     uv_timer_init(app->loop, &app->tick);
     app->tick.data = app;
     uv_timer_start(&app->tick, on_tick, (uint64_t)app->conf->tick_ms, (uint64_t)app->conf->tick_ms);
     struct gw_lifecycle_hooks lh = {app, begin_stop, finish_stop};
     if (gw_lifecycle_start(&app->life, app->loop, SHUTDOWN_GRACE_MS, &lh) != 0)
-        return -1;
+        return RC_E_INTERNAL;
     int tls = app->conf->tls_cert[0] != '\0';
     gw_log_info("listening on %s://%s:%d/ (dashboard), %s://%s:%d/ws; redis %s:%d; %zu boards from %s",
                 tls ? "https" : "http", host, port, tls ? "wss" : "ws", host, port, rhost, rport, app->conf->nboards,
@@ -233,7 +235,7 @@ int main(int argc, char **argv)
     uv_loop_init(&loop);
     app.loop = &loop;
     app.conf = malloc(sizeof *app.conf);
-    int rc = app.conf ? start(&app, &o) : -1;
+    int rc = app.conf ? start(&app, &o) : RC_E_INTERNAL;
     if (rc == 0) {
         uv_run(&loop, UV_RUN_DEFAULT);
     } else {
