@@ -47,7 +47,8 @@ static void test_decimals_are_plain_digits_with_one_point(void **state)
 {
     (void)state;
     static const struct { const char *s; double v; } ok[] = {
-        {"0.5", 0.5}, {".5", 0.5}, {"1", 1.0}, {"1.", 1.0}, {"0.125", 0.125}, {"123456789012345678", 123456789012345678.0}};
+        {"0.5", 0.5}, {".5", 0.5}, {"1", 1.0}, {"1.", 1.0}, {"0.125", 0.125},
+        {"123456789012345678", 123456789012345678.0}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         double v = -1;
         if (rc_conf__parse_decimal(ok[i].s, &v) != 0)
