@@ -96,7 +96,7 @@ int rc_request_decode_write_body(const char *board, const char *text, size_t len
 
 void rc_request_free(struct rc_request *r);
 
-/* "incr" -> RC_OP_INCR etc; -1 when unknown. */
+/* "incr" -> RC_OP_INCR etc; RC_E_BAD_REQUEST when unknown (or NULL). */
 int rc_op_parse(const char *name);
 const char *rc_op_name(enum rc_op op);
 

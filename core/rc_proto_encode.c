@@ -74,14 +74,14 @@ static cJSON *str_item(const char *s)
 }
 
 /* Attaches item under the borrowed key; on failure frees item. Returns 0 or
- * -1 (a NULL item is a failed allocation upstream). */
+ * RC_E_INTERNAL (a NULL item is a failed allocation upstream). */
 static int add(cJSON *obj, const char *key, cJSON *item)
 {
     if (!item)
-        return -1;
+        return RC_E_INTERNAL;
     if (!cJSON_AddItemToObjectCS(obj, key, item)) {
         cJSON_Delete(item);
-        return -1;
+        return RC_E_INTERNAL;
     }
     return 0;
 }
@@ -90,10 +90,10 @@ static int add(cJSON *obj, const char *key, cJSON *item)
 static int push(cJSON *arr, cJSON *item)
 {
     if (!item)
-        return -1;
+        return RC_E_INTERNAL;
     if (!cJSON_AddItemToArray(arr, item)) {
         cJSON_Delete(item);
-        return -1;
+        return RC_E_INTERNAL;
     }
     return 0;
 }
@@ -142,7 +142,7 @@ static int add_profile(cJSON *row, const struct rc_kv *profile, unsigned nprofil
         if (!profile_entry_ok(row, &profile[i]))
             continue;
         if (add(row, profile[i].key, str_item(profile[i].value)) < 0)
-            return -1;
+            return RC_E_INTERNAL;
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "base/gw_clock.h"
 #include "base/gw_metrics.h"
+#include "gw_lifecycle.h"
 #include "net/gw_conn.h"
 #include "redis/gw_script.h"
 #include "rc_auth.h"
@@ -42,7 +43,7 @@ struct gw_app {
     struct gw_conn_ctx conn_ctx;    /* what every connection shares (serve/gw_ws.c sets it) */
     struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */
     uv_timer_t tick;                /* the coalescing tick */
-    uv_signal_t sigint, sigterm;
+    struct gw_lifecycle life;       /* signals and the stop sequence (gw_lifecycle.c) */
     int stopping;
     struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */
 };

@@ -909,9 +909,9 @@ static void op_names_round_trip(void **state)
         assert_int_equal(op, (int)i);
         assert_string_equal(rc_op_name((enum rc_op)op), names[i]);
     }
-    assert_int_equal(rc_op_parse("decr"), -1);
-    assert_int_equal(rc_op_parse(""), -1);
-    assert_int_equal(rc_op_parse(NULL), -1);
+    assert_int_equal(rc_op_parse("decr"), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_op_parse(""), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_op_parse(NULL), RC_E_BAD_REQUEST);
 }
 
 static void request_free_is_idempotent(void **state)

@@ -1,0 +1,106 @@
+/* rc_conf_table.c - one job: the table of every key: its section, its
+ * handler, where its value goes and its range (as in Redis's config.c). */
+#include "rc_conf_int.h"
+
+#include <string.h>
+
+/* ---------------------------------------------------------------------------
+ * The key table
+ * ------------------------------------------------------------------------ */
+
+#define CONF(member) offsetof(struct rc_conf, member)
+#define BOARD(member) offsetof(struct rc_board, member)
+#define KEY(member) offsetof(struct rc_key, member)
+
+static const struct key_spec keys[] = {
+    {SEC_SERVER, K_LISTEN, "listen", rc_conf__set_listen, CONF(listen), 0, 0},
+    {SEC_SERVER, K_STATE_DIR, "state_dir", rc_conf__set_string, CONF(state_dir), 0, 0},
+    {SEC_SERVER, K_WEB_ROOT, "web_root", rc_conf__set_string, CONF(web_root), 0, 0},
+    {SEC_SERVER, K_TICK, "tick", rc_conf__set_duration, CONF(tick_ms), 1, 10 * MS_S},
+    {SEC_SERVER, K_ARCHIVE_PATH, "archive_path", rc_conf__set_string, CONF(archive_path), 0, 0},
+    {SEC_SERVER, K_TEST_CLOCK, "test_clock", rc_conf__set_onoff, CONF(test_clock), 0, 0},
+    {SEC_SERVER, K_ALLOWED_ORIGINS, "allowed_origins", rc_conf__set_string, CONF(allowed_origins), 0, 0},
+    {SEC_SERVER, K_TLS_CERT, "tls_cert", rc_conf__set_string, CONF(tls_cert), 0, 0},
+    {SEC_SERVER, K_TLS_KEY, "tls_key", rc_conf__set_string, CONF(tls_key), 0, 0},
+
+    {SEC_REDIS, K_ADDRESS, "address", rc_conf__set_redis_address, CONF(redis), 0, 0},
+    {SEC_REDIS, K_KEYSPACE_EVENTS, "keyspace_events", rc_conf__set_onoff, CONF(keyspace_events), 0, 0},
+    {SEC_REDIS, K_RECONNECT_MAX, "reconnect_max", rc_conf__set_duration, CONF(reconnect_max_ms), 10, 10 * MS_M},
+
+    {SEC_LIMITS, K_MAX_FRAME, "max_frame", rc_conf__set_bytes, CONF(max_frame), 256, MIB},
+    {SEC_LIMITS, K_MAX_SUBS, "max_subs_per_conn", rc_conf__set_unsigned, CONF(max_subs_per_conn), 1, 10000},
+    {SEC_LIMITS, K_MAX_CONNS, "max_conns", rc_conf__set_unsigned_or_auto, CONF(max_conns), 1, 1000000},
+    {SEC_LIMITS, K_QUEUE_BYTES, "queue_bytes", rc_conf__set_bytes, CONF(queue_bytes), 4 * KIB, 64 * MIB},
+    {SEC_LIMITS, K_MAX_CONNS_PER_IP, "max_conns_per_ip", rc_conf__set_unsigned, CONF(max_conns_per_ip), 1, 1000000},
+    {SEC_LIMITS, K_IDLE_TIMEOUT, "idle_timeout", rc_conf__set_duration, CONF(idle_timeout_ms), 2 * MS_S, MS_D},
+    {SEC_LIMITS, K_CONN_WRITE_RATE, "conn_write_rate", rc_conf__set_unsigned, CONF(conn_write_rate), 1, 1000000},
+    {SEC_LIMITS, K_CONN_WRITE_BURST, "conn_write_burst", rc_conf__set_unsigned, CONF(conn_write_burst), 1,
+     10000000},
+    {SEC_LIMITS, K_KEY_WRITE_RATE, "key_write_rate", rc_conf__set_unsigned, CONF(key_write_rate), 1, 1000000},
+    {SEC_LIMITS, K_KEY_WRITE_BURST, "key_write_burst", rc_conf__set_unsigned, CONF(key_write_burst), 1,
+     10000000},
+    {SEC_LIMITS, K_HEADER_TIMEOUT, "header_timeout", rc_conf__set_duration, CONF(header_timeout_ms), MS_S, 10 * MS_M},
+    {SEC_LIMITS, K_BODY_TIMEOUT, "body_timeout", rc_conf__set_duration, CONF(body_timeout_ms), MS_S, 10 * MS_M},
+    {SEC_LIMITS, K_MAX_PENDING, "max_pending", rc_conf__set_unsigned, CONF(max_pending), 1, 100000},
+    {SEC_LIMITS, K_CONN_READ_RATE, "conn_read_rate", rc_conf__set_unsigned, CONF(conn_read_rate), 1, 1000000},
+    {SEC_LIMITS, K_CONN_READ_BURST, "conn_read_burst", rc_conf__set_unsigned, CONF(conn_read_burst), 1, 10000000},
+    {SEC_LIMITS, K_IP_READ_RATE, "ip_read_rate", rc_conf__set_unsigned, CONF(ip_read_rate), 1, 1000000},
+    {SEC_LIMITS, K_IP_READ_BURST, "ip_read_burst", rc_conf__set_unsigned, CONF(ip_read_burst), 1, 10000000},
+    {SEC_LIMITS, K_MAX_BOARDS, "max_boards", rc_conf__set_unsigned, CONF(max_boards), 1, 1000000},
+
+    {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
+
+    /* secret, secret_env and boards fill several fields of the rc_key. */
+    {SEC_KEY, K_SECRET, "secret", rc_conf__set_secret, 0, 0, 0},
+    {SEC_KEY, K_SECRET_ENV, "secret_env", rc_conf__set_secret_env, 0, 0, 0},
+    {SEC_KEY, K_SCOPES, "scopes", rc_conf__set_scopes, KEY(scopes), 0, 0},
+    {SEC_KEY, K_BOARDS, "boards", rc_conf__set_boards, 0, 0, 0},
+
+    {SEC_BOARD, K_ORDER, "order", rc_conf__set_order, BOARD(layout.order), 0, 0},
+    {SEC_BOARD, K_OPS, "ops", rc_conf__set_ops, BOARD(ops), 0, 0},
+    {SEC_BOARD, K_SUBMIT_MODE, "submit_mode", rc_conf__set_submit_mode, BOARD(submit_mode), 0, 0},
+    {SEC_BOARD, K_POINTS_MIN, "points_min", rc_conf__set_int64, BOARD(layout.points_min), 0, 0},
+    {SEC_BOARD, K_POINTS_MAX, "points_max", rc_conf__set_int64, BOARD(layout.points_max), 0, 0},
+    {SEC_BOARD, K_FIELDS, "fields", rc_conf__set_fields, BOARD(layout), 0, 0},
+    {SEC_BOARD, K_TIEBREAK, "tiebreak", rc_conf__set_tiebreak, BOARD(layout.tiebreak), 0, 0},
+    {SEC_BOARD, K_TB_RESOLUTION, "tiebreak_resolution", rc_conf__set_duration, BOARD(layout.tb_resolution_ms),
+     1, 365 * MS_D},
+    {SEC_BOARD, K_TB_HORIZON, "tiebreak_horizon", rc_conf__set_duration, BOARD(layout.tb_horizon_ms), 1,
+     36500 * MS_D},
+    {SEC_BOARD, K_TB_BASE, "tiebreak_base", rc_conf__set_timestamp, BOARD(layout.tb_base_ms), 0, 0},
+    {SEC_BOARD, K_PERIOD, "period", rc_conf__set_period, BOARD(period.kind), 0, 0},
+    {SEC_BOARD, K_UTC_OFFSET, "utc_offset", rc_conf__set_utc_offset, BOARD(period.utc_offset_s), 0, 0},
+    {SEC_BOARD, K_PERIOD_BASE, "period_base", rc_conf__set_timestamp, BOARD(period.base_ms), 0, 0},
+    {SEC_BOARD, K_PERIOD_LENGTH, "period_length", rc_conf__set_duration, BOARD(period.length_ms), MS_S,
+     3660 * MS_D},
+    {SEC_BOARD, K_KEEP, "keep", rc_conf__set_unsigned, BOARD(keep), 1, 1000},
+    {SEC_BOARD, K_DECAY, "decay", rc_conf__set_decay, BOARD(decay.kind), 0, 0},
+    {SEC_BOARD, K_BUCKET_SPAN, "bucket_span", rc_conf__set_duration, BOARD(decay.bucket_ms), MS_S, 7 * MS_D},
+    {SEC_BOARD, K_WINDOW, "window", rc_conf__set_duration, BOARD(decay.window_ms), MS_S, 365 * MS_D},
+    {SEC_BOARD, K_WEIGHTING, "weighting", rc_conf__set_weighting, BOARD(decay.weighting), 0, 0},
+    {SEC_BOARD, K_HALF_LIFE, "half_life", rc_conf__set_duration, BOARD(decay.half_life_ms), MS_S, 365 * MS_D},
+    {SEC_BOARD, K_REBUILD_EVERY, "rebuild_every", rc_conf__set_duration, BOARD(decay.rebuild_ms), 100, MS_H},
+    {SEC_BOARD, K_RESULT_TTL, "result_ttl", rc_conf__set_duration, BOARD(decay.result_ttl_ms), MS_S, MS_D},
+    {SEC_BOARD, K_SCALE_FACTOR, "scale_factor", rc_conf__set_scale_factor, BOARD(decay.scale_factor), 0, 0},
+    {SEC_BOARD, K_SCALE_EVERY, "scale_every", rc_conf__set_duration, BOARD(decay.scale_every_ms), MS_S,
+     365 * MS_D},
+    {SEC_BOARD, K_IDEMPOTENCY, "idempotency_window", rc_conf__set_whole_seconds, BOARD(idempotency_ms), MS_S,
+     30 * MS_D},
+    {SEC_BOARD, K_LOG_CAP, "log_cap", rc_conf__set_unsigned, BOARD(log_cap), 1, 100000},
+};
+
+const struct key_spec *rc_conf__find_key(enum section sec, const char *name)
+{
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (keys[i].sec == sec && strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+const char *rc_conf__key_name(enum key_id id)
+{
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (keys[i].id == id)
+            return keys[i].name;
+    return "?";
+}

@@ -1,0 +1,64 @@
+/* gw_env.c - one job: the environment's part of the configuration, applied
+ * once at start after the file is parsed (DESIGN.md, "Operating it"). */
+#include "base/gw_env.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gw_log.h"
+#include "rc_auth.h"
+#include "rc_err.h"
+
+/* Applies flag > environment > file for one string key. */
+static int override(char *dst, size_t cap, const char *flag, const char *env_name)
+{
+    const char *v = flag ? flag : getenv(env_name);
+    if (!v || !*v)
+        return 0;
+    size_t n = strlen(v);
+    if (n >= cap)
+        return RC_E_TOO_LARGE;
+    memcpy(dst, v, n + 1);
+    return 0;
+}
+
+int gw_env_apply_overrides(struct rc_conf *c, const struct gw_env_flags *f)
+{
+    if (override(c->listen, sizeof c->listen, f->listen, "RANKCAST_LISTEN") ||
+        override(c->redis, sizeof c->redis, f->redis, "RANKCAST_REDIS") ||
+        override(c->state_dir, sizeof c->state_dir, f->state, "RANKCAST_STATE")) {
+        gw_log_error("an override is too long");
+        return RC_E_TOO_LARGE;
+    }
+    return 0;
+}
+
+int gw_env_resolve_keys(struct rc_conf *c)
+{
+    struct rc_auth *a = &c->auth;
+    for (unsigned i = 0; i < a->nkeys; i++) {
+        struct rc_key *k = &a->keys[i];
+        if (!k->secret_env[0])
+            continue;
+        const char *v = getenv(k->secret_env);
+        size_t n = v ? strlen(v) : 0;
+        if (n < RC_SECRET_MIN || n > RC_SECRET_MAX) {
+            gw_log_error("key %s: environment variable %s is %s", k->name, k->secret_env,
+                         v ? "not 16..128 characters long" : "not set");
+            return RC_E_BAD_REQUEST;
+        }
+        memcpy(k->secret, v, n + 1);
+        k->secret_len = n;
+    }
+    const char *admin = getenv("RANKCAST_ADMIN_KEY");
+    if (admin && *admin) {
+        static const char *const all[] = {"*"};
+        if (rc_auth_add_key(a, "env-admin", admin, strlen(admin), RC_SCOPE_READ | RC_SCOPE_WRITE | RC_SCOPE_ADMIN,
+                            all, 1) != 0) {
+            gw_log_error("RANKCAST_ADMIN_KEY must be 16..128 characters (and the key table not full)");
+            return RC_E_BAD_REQUEST;
+        }
+    }
+    gw_log_info("auth: %u API keys; reads %s; writes need a key", a->nkeys, a->reads_need_key ? "need a key" : "open");
+    return 0;
+}

@@ -1,0 +1,96 @@
+/* test_hostport.c - rc_split_hostport: the address forms --listen and --redis
+ * accept, and the ones they refuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rc_err.h"
+#include "rc_hostport.h"
+
+static void test_host_and_port_split_at_the_last_colon(void **state)
+{
+    (void)state;
+    char host[64];
+    int port = 0;
+    assert_int_equal(rc_split_hostport("127.0.0.1:8080", host, sizeof host, &port), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 8080);
+    assert_int_equal(rc_split_hostport("redis:6379", host, sizeof host, &port), 0);
+    assert_string_equal(host, "redis");
+    assert_int_equal(port, 6379);
+}
+
+static void test_a_redis_url_prefix_is_dropped(void **state)
+{
+    (void)state;
+    char host[64];
+    int port = 0;
+    assert_int_equal(rc_split_hostport("redis://localhost:7000", host, sizeof host, &port), 0);
+    assert_string_equal(host, "localhost");
+    assert_int_equal(port, 7000);
+}
+
+static void test_an_ipv6_literal_loses_its_brackets(void **state)
+{
+    (void)state;
+    char host[64];
+    int port = 0;
+    assert_int_equal(rc_split_hostport("[::1]:9000", host, sizeof host, &port), 0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(port, 9000);
+}
+
+static void test_ports_outside_1_to_65535_are_refused(void **state)
+{
+    (void)state;
+    char host[64] = "untouched";
+    int port = 42;
+    assert_int_equal(rc_split_hostport("h:0", host, sizeof host, &port), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_split_hostport("h:65536", host, sizeof host, &port), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_split_hostport("h:99999999999999999999", host, sizeof host, &port), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_split_hostport("h:65535", host, sizeof host, &port), 0);
+    assert_int_equal(port, 65535);
+    assert_int_equal(rc_split_hostport("h:1", host, sizeof host, &port), 0);
+    assert_int_equal(port, 1);
+}
+
+static void test_malformed_addresses_are_refused_and_outputs_untouched(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"", "nocolon", ":80", "h:", "h:80x", "h:-1", "[]:80",
+                                      "redis://:80"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char host[64] = "untouched";
+        int port = 42;
+        assert_int_equal(rc_split_hostport(bad[i], host, sizeof host, &port), RC_E_BAD_REQUEST);
+        assert_string_equal(host, "untouched");
+        assert_int_equal(port, 42);
+    }
+}
+
+static void test_a_host_that_does_not_fit_is_refused(void **state)
+{
+    (void)state;
+    char host[4];
+    int port = 0;
+    assert_int_equal(rc_split_hostport("abcd:80", host, sizeof host, &port), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_split_hostport("abc:80", host, sizeof host, &port), 0);
+    assert_string_equal(host, "abc");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_and_port_split_at_the_last_colon),
+        cmocka_unit_test(test_a_redis_url_prefix_is_dropped),
+        cmocka_unit_test(test_an_ipv6_literal_loses_its_brackets),
+        cmocka_unit_test(test_ports_outside_1_to_65535_are_refused),
+        cmocka_unit_test(test_malformed_addresses_are_refused_and_outputs_untouched),
+        cmocka_unit_test(test_a_host_that_does_not_fit_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
