@@ -5,26 +5,10 @@
  * Redis into an embedded SQLite database ([server] archive_path, default
  * STATE_DIR/archive.sqlite3), once, even when several gateways share Redis and
  * the file. Reads of a past period whose keys have expired from Redis are
- * answered from it (gw_read.c falls back to gw_archive_read).
+ * answered from it (store/gw_archive_read.c).
  *
- * Schema (created when missing; WAL mode and a busy timeout, so gateways on
- * one host can share the file):
- *
- *   CREATE TABLE archived_periods (       -- one row per archived board-period
- *     board TEXT, period TEXT,            -- board name, period id (rc_period.h)
- *     seq INTEGER, total INTEGER,         -- rc:{B|P}:seq and ZCARD when archived
- *     archived_at INTEGER,                -- gateway clock, ms since the epoch
- *     PRIMARY KEY (board, period));
- *   CREATE TABLE archived_rows (          -- the final standings, rank 1..total
- *     board TEXT, period TEXT, rank INTEGER,
- *     member TEXT, composite REAL,        -- the score as Redis held it (exact to 2^53)
- *     PRIMARY KEY (board, period, rank));
- *   CREATE INDEX archived_rows_member ON archived_rows (board, period, member);
- *
- * The period row is written last: its presence means the rows are complete.
- * Rows without one are a partial attempt, overwritten by the next attempt
- * (INSERT OR REPLACE; ranks past the final total are deleted with the period
- * row, in one transaction).
+ * The database, its schema and its job queue: store/gw_archive_db.c; the
+ * SQL written: store/gw_archive_sql.c; reads: store/gw_archive_read.c.
  *
  * Exactly once. Every TICK_MS the job looks at each exact-name periodic board
  * and the period that ended most recently, at least GRACE_MS ago (so writes in
@@ -52,14 +36,6 @@
  * with rows lands in the file of the gateway that archived it (empty periods
  * in every file).
  *
- * Threads. SQLite calls block, so none runs on the loop thread: every database
- * call is a job on the libuv threadpool (uv_queue_work), and jobs run one at a
- * time from a FIFO, so the one connection (a->db, opened SQLITE_OPEN_NOMUTEX)
- * is only ever used by one thread at a time. The one exception is
- * sqlite3_open_v2 in gw_archive_start, before the loop serves anyone: it only
- * opens the file (pragmas and schema are the first job), so a bad path fails
- * the start with a clear message.
- *
  * Not archived (yet): boards declared by a template ("match:*" with a
  * period), whose instances cannot be listed without scanning Redis; and
  * periods older than the one that ended last (every gateway down for a whole
@@ -67,8 +43,8 @@
  *
  * Lifetime: gw_archive_stop closes the timer and takes no new work. Runs in
  * flight end at their next step (their Redis callbacks still come back, with
- * NULL replies once gw_redis_stop runs), queued jobs still run, then a last
- * job closes the database and its completion frees the archive.
+ * NULL replies once gw_redis_stop runs), then the archive is freed and the
+ * database closed after its queued jobs (gw_adb_close).
  */
 #include "jobs/gw_archive.h"
 #include "rc_expiry.h"
@@ -80,12 +56,12 @@
 #include <string.h>
 
 #include <hiredis/hiredis.h>
-#include <sqlite3.h>
 #include <uv.h>
 
 #include "gw_app.h"
 #include "base/gw_log.h"
-#include "store/gw_profile.h"
+#include "store/gw_archive_db.h"
+#include "store/gw_archive_sql.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_err.h"
@@ -96,40 +72,9 @@
 #define GRACE_MS 2000        /* a period is archived this long after it ended */
 #define PAGE_ROWS 1000       /* rows per Redis read and per transaction */
 #define LOCK_MS 60000        /* expiry of rc:{B|P}:archiving */
-#define BUSY_TIMEOUT_MS 5000 /* how long to wait for another gateway's transaction */
 #define MAX_RESTARTS 3       /* re-reads when a finished board still changes */
 #define SETUP_RETRY_TICKS 30 /* a failed setup is tried again after this many ticks */
-#define ERR_MAX 200
-
-static const char SCHEMA_SQL[] =
-    "CREATE TABLE IF NOT EXISTS archived_periods ("
-    " board TEXT NOT NULL, period TEXT NOT NULL,"
-    " seq INTEGER NOT NULL, total INTEGER NOT NULL, archived_at INTEGER NOT NULL,"
-    " PRIMARY KEY (board, period)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS archived_rows ("
-    " board TEXT NOT NULL, period TEXT NOT NULL, rank INTEGER NOT NULL,"
-    " member TEXT NOT NULL, composite REAL NOT NULL,"
-    " PRIMARY KEY (board, period, rank)) WITHOUT ROWID;"
-    "CREATE INDEX IF NOT EXISTS archived_rows_member ON archived_rows (board, period, member);";
-
-/* ---- the database queue --------------------------------------------------- */
-
-struct db_job;
-/* Runs on a threadpool thread, alone with db; reports through j->rc, j->err. */
-typedef void db_work_fn(struct db_job *j, sqlite3 *db);
-/* Runs on the loop thread afterwards; owns j (frees it, or hands it on). */
-typedef void db_done_fn(struct db_job *j);
-
-/* The head of every job; each kind of job embeds it first. */
-struct db_job {
-    uv_work_t req;
-    struct gw_archive *a;
-    db_work_fn *work;
-    db_done_fn *done;
-    int rc;                /* 0 or an RC_E_*, set by work */
-    char err[ERR_MAX];     /* why, when rc != 0 (SQLite's message, copied) */
-    struct db_job *next;
-};
+#define ERR_MAX GW_ADB_ERR_MAX
 
 /* One exact-name periodic board the job looks after. */
 struct board_state {
@@ -140,18 +85,13 @@ struct board_state {
 
 struct gw_archive {
     struct gw_app *app;
-    sqlite3 *db;                     /* touched only by jobs, one at a time */
-    char path[RC_CONF_STR_MAX + 32];
-    int ready;                       /* schema set up (the setup job succeeded) */
-    int broken;                      /* the last setup failed: nothing is archived or read */
-    unsigned setup_wait;             /* ticks since it failed */
+    struct gw_adb *db;               /* the database; also app->adb, for reads */
+    unsigned setup_wait;             /* ticks since the last setup failed */
+    unsigned setups;                 /* setups queued (they report to us) */
     int stopping;
-    int closing;                     /* the close job is queued: it frees us */
     uv_timer_t timer;
     int timer_closed;
     char token[33];                  /* ours, in rc:{B|P}:archiving */
-    struct db_job *head, *tail;      /* queued jobs */
-    struct db_job *running;          /* the job on the threadpool, or NULL */
     unsigned runs;                   /* archive runs in flight (they hold us) */
     size_t nboards;
     struct board_state *boards;
@@ -159,157 +99,16 @@ struct gw_archive {
 
 static void maybe_close(struct gw_archive *a);
 
-static void job_fail(struct db_job *j, sqlite3 *db, const char *what)
-{
-    j->rc = RC_E_INTERNAL;
-    snprintf(j->err, sizeof j->err, "%s: %s", what, sqlite3_errmsg(db));
-}
-
-static void on_work(uv_work_t *req)
-{
-    struct db_job *j = req->data;
-    j->work(j, j->a->db);
-}
-
-static void work_close(struct db_job *j, sqlite3 *db);
-static void db_pump(struct gw_archive *a);
-
-static void on_after_work(uv_work_t *req, int status)
-{
-    struct db_job *j = req->data;
-    struct gw_archive *a = j->a;
-    a->running = NULL;
-    if (status == UV_ECANCELED && !j->rc) {
-        j->rc = RC_E_UNAVAILABLE;
-        snprintf(j->err, sizeof j->err, "cancelled");
-    }
-    if (j->work == work_close) {
-        j->done(j); /* frees a */
-        return;
-    }
-    j->done(j);
-    db_pump(a);
-    maybe_close(a);
-}
-
-/* Starts the next queued job unless one is running. */
-static void db_pump(struct gw_archive *a)
-{
-    while (!a->running && a->head) {
-        struct db_job *j = a->head;
-        a->head = j->next;
-        if (!a->head)
-            a->tail = NULL;
-        j->next = NULL;
-        j->req.data = j;
-        a->running = j;
-        if (uv_queue_work(a->app->loop, &j->req, on_work, on_after_work) != 0) {
-            a->running = NULL;
-            j->rc = RC_E_INTERNAL;
-            snprintf(j->err, sizeof j->err, "uv_queue_work failed");
-            if (j->work == work_close) {
-                j->done(j); /* frees a: the database stays open until exit */
-                return;
-            }
-            j->done(j);
-        }
-    }
-}
-
-/* Queues j (owned by the queue until its done runs). */
-static void db_submit(struct gw_archive *a, struct db_job *j, db_work_fn *work, db_done_fn *done)
-{
-    j->a = a;
-    j->work = work;
-    j->done = done;
-    j->rc = 0;
-    j->err[0] = '\0';
-    j->next = NULL;
-    if (a->tail)
-        a->tail->next = j;
-    else
-        a->head = j;
-    a->tail = j;
-    db_pump(a);
-}
-
-static int exec_sql(sqlite3 *db, const char *sql)
-{
-    return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-}
-
-/* ---- setup and close ------------------------------------------------------ */
-
-#define MODE_MAX 16
-
-/* sqlite3_exec callback: the first column of the (last) row into out[MODE_MAX]. */
-static int copy_first_column(void *out, int ncols, char **vals, char **names)
-{
-    (void)names;
-    if (ncols > 0 && vals[0])
-        snprintf(out, MODE_MAX, "%s", vals[0]);
-    return 0;
-}
-
-static void work_setup(struct db_job *j, sqlite3 *db)
-{
-    char mode[MODE_MAX] = "";
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", copy_first_column, mode, NULL) != SQLITE_OK) {
-        job_fail(j, db, "PRAGMA journal_mode=WAL");
-        return;
-    }
-    /* WAL + NORMAL: a commit survives a crash of the process (not of the
-     * host); an archive lost that way is archived again from Redis. */
-    if (exec_sql(db, "PRAGMA synchronous=NORMAL") || exec_sql(db, SCHEMA_SQL)) {
-        job_fail(j, db, "schema");
-        return;
-    }
-    if (strcmp(mode, "wal") != 0)
-        snprintf(j->err, sizeof j->err, "journal mode is %s, not wal", mode[0] ? mode : "unknown");
-}
-
-static void done_setup(struct db_job *j)
-{
-    struct gw_archive *a = j->a;
-    if (j->rc) {
-        a->broken = 1;
-        gw_log_error("archive %s: %s; nothing is archived until it works (next try in %d s)", a->path, j->err,
-                     SETUP_RETRY_TICKS * TICK_MS / 1000);
-    } else {
-        a->ready = 1;
-        if (j->err[0])
-            gw_log_warn("archive %s: %s; gateways sharing the file may wait on each other", a->path, j->err);
-        gw_log_info("archive: %s, %zu periodic boards", a->path, a->nboards);
-    }
-    free(j);
-}
-
-static void work_close(struct db_job *j, sqlite3 *db)
-{
-    (void)j;
-    sqlite3_close_v2(db); /* a WAL checkpoint may run here: off the loop */
-}
-
-static void done_close(struct db_job *j)
-{
-    struct gw_archive *a = j->a;
-    free(j);
-    free(a->boards);
-    free(a);
-}
-
 /* Frees the archive once it is stopping and nothing holds it any more: the
- * timer closed, no run in flight, no job queued or running. */
+ * timer closed, no run in flight, no setup queued; the database closes after
+ * whatever reads are still queued. */
 static void maybe_close(struct gw_archive *a)
 {
-    if (!a->stopping || a->closing || !a->timer_closed || a->runs || a->running || a->head)
+    if (!a->stopping || !a->timer_closed || a->runs || a->setups)
         return;
-    struct db_job *j = calloc(1, sizeof *j);
-    if (!j)
-        return; /* leaks the archive at exit rather than closing on the loop */
-    a->closing = 1;
-    db_submit(a, j, work_close, done_close);
+    gw_adb_close(a->db);
+    free(a->boards);
+    free(a);
 }
 
 /* ---- one archive run: Redis steps on the loop, SQLite steps as jobs -------- */
@@ -328,13 +127,13 @@ struct run {
 };
 
 struct check_job {                   /* step 4 */
-    struct db_job job;
+    struct gw_adb_job job;
     struct run *r;
     int found;
 };
 
 struct page_job {                    /* step 5 */
-    struct db_job job;
+    struct gw_adb_job job;
     struct run *r;
     int64_t first_rank;              /* rank of members[0] */
     size_t n;
@@ -343,7 +142,7 @@ struct page_job {                    /* step 5 */
 };
 
 struct finish_job {                  /* step 6 */
-    struct db_job job;
+    struct gw_adb_job job;
     struct run *r;
     int64_t archived_at;
     int inserted;
@@ -405,53 +204,14 @@ static void set_marker(struct run *r)
         run_end(r);
 }
 
-static void work_finish(struct db_job *j, sqlite3 *db)
+static void work_finish(struct gw_adb_job *j, sqlite3 *db)
 {
     struct finish_job *f = (struct finish_job *)j;
     struct run *r = f->r;
-    sqlite3_stmt *st = NULL;
-    if (exec_sql(db, "BEGIN IMMEDIATE")) {
-        job_fail(j, db, "begin");
-        return;
-    }
-    /* Trim ranks a partial earlier attempt left past the final total. */
-    if (sqlite3_prepare_v2(db,
-                           "DELETE FROM archived_rows WHERE board = ?1 AND period = ?2 AND rank > ?3"
-                           " AND NOT EXISTS (SELECT 1 FROM archived_periods WHERE board = ?1 AND period = ?2)",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto fail;
-    sqlite3_bind_text(st, 1, r->bs->decl->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, r->period.id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, r->total);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        goto fail;
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT OR IGNORE INTO archived_periods (board, period, seq, total, archived_at)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5)",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto fail;
-    sqlite3_bind_text(st, 1, r->bs->decl->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, r->period.id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, r->seq);
-    sqlite3_bind_int64(st, 4, r->total);
-    sqlite3_bind_int64(st, 5, f->archived_at);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        goto fail;
-    f->inserted = sqlite3_changes(db) > 0;
-    sqlite3_finalize(st);
-    st = NULL;
-    if (exec_sql(db, "COMMIT"))
-        goto fail;
-    return;
-fail:
-    job_fail(j, db, "period row");
-    sqlite3_finalize(st);
-    exec_sql(db, "ROLLBACK");
+    gw_adb_put_period(j, db, r->bs->decl->name, r->period.id, r->seq, r->total, f->archived_at, &f->inserted);
 }
 
-static void done_finish(struct db_job *j)
+static void done_finish(struct gw_adb_job *j)
 {
     struct finish_job *f = (struct finish_job *)j;
     struct run *r = f->r;
@@ -483,7 +243,10 @@ static void finish_run(struct run *r)
     }
     f->r = r;
     f->archived_at = gw_now_ms(r->a->app);
-    db_submit(r->a, &f->job, work_finish, done_finish);
+    if (gw_adb_submit(r->a->db, &f->job, work_finish, done_finish) != 0) {
+        free(f);
+        run_fail(r, "the archive is closing");
+    }
 }
 
 static void page_free(struct page_job *p)
@@ -495,43 +258,15 @@ static void page_free(struct page_job *p)
     free(p);
 }
 
-static void work_page(struct db_job *j, sqlite3 *db)
+static void work_page(struct gw_adb_job *j, sqlite3 *db)
 {
     struct page_job *p = (struct page_job *)j;
-    sqlite3_stmt *st = NULL;
-    if (exec_sql(db, "BEGIN IMMEDIATE")) {
-        job_fail(j, db, "begin");
-        return;
-    }
-    if (sqlite3_prepare_v2(db,
-                           "INSERT OR REPLACE INTO archived_rows (board, period, rank, member, composite)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5)",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto fail;
-    sqlite3_bind_text(st, 1, p->r->bs->decl->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, p->r->period.id, -1, SQLITE_STATIC);
-    for (size_t i = 0; i < p->n; i++) {
-        sqlite3_bind_int64(st, 3, p->first_rank + (int64_t)i);
-        sqlite3_bind_text(st, 4, p->members[i], -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 5, p->c[i]);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            goto fail;
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (exec_sql(db, "COMMIT"))
-        goto fail;
-    return;
-fail:
-    job_fail(j, db, "rows");
-    sqlite3_finalize(st);
-    exec_sql(db, "ROLLBACK");
+    gw_adb_put_rows(j, db, p->r->bs->decl->name, p->r->period.id, p->first_rank, p->members, p->c, p->n);
 }
 
 static void read_page(struct run *r);
 
-static void done_page(struct db_job *j)
+static void done_page(struct gw_adb_job *j)
 {
     struct page_job *p = (struct page_job *)j;
     struct run *r = p->r;
@@ -627,7 +362,10 @@ static void on_page(redisReply *reply, void *privdata)
         finish_run(r);
         return;
     }
-    db_submit(r->a, &p->job, work_page, done_page);
+    if (gw_adb_submit(r->a->db, &p->job, work_page, done_page) != 0) {
+        page_free(p);
+        run_fail(r, "the archive is closing");
+    }
 }
 
 /* Step 5: one page through lua/read.lua, KEYS as gw_read.c passes them. */
@@ -647,26 +385,13 @@ static void read_page(struct run *r)
         run_fail(r, "Redis is unavailable");
 }
 
-static void work_check(struct db_job *j, sqlite3 *db)
+static void work_check(struct gw_adb_job *j, sqlite3 *db)
 {
     struct check_job *c = (struct check_job *)j;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM archived_periods WHERE board = ?1 AND period = ?2", -1, &st, NULL) !=
-        SQLITE_OK) {
-        job_fail(j, db, "check");
-        return;
-    }
-    sqlite3_bind_text(st, 1, c->r->bs->decl->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, c->r->period.id, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW)
-        c->found = 1;
-    else if (s != SQLITE_DONE)
-        job_fail(j, db, "check");
-    sqlite3_finalize(st);
+    gw_adb_has_period(j, db, c->r->bs->decl->name, c->r->period.id, &c->found);
 }
 
-static void done_check(struct db_job *j)
+static void done_check(struct gw_adb_job *j)
 {
     struct check_job *c = (struct check_job *)j;
     struct run *r = c->r;
@@ -699,7 +424,10 @@ static void on_locked(redisAsyncContext *ac, void *reply, void *privdata)
         return;
     }
     c->r = r;
-    db_submit(r->a, &c->job, work_check, done_check);
+    if (gw_adb_submit(r->a->db, &c->job, work_check, done_check) != 0) {
+        free(c);
+        run_fail(r, "the archive is closing");
+    }
 }
 
 /* Step 2: an empty period is recorded straight away, without writing to
@@ -766,16 +494,28 @@ static void run_begin(struct gw_archive *a, struct board_state *bs, const struct
         run_end(r);
 }
 
+/* The database's setup reports here (first at start, then after retries). */
+static void on_setup(int rc, const char *err, void *data)
+{
+    struct gw_archive *a = data;
+    a->setups--;
+    if (rc)
+        gw_log_error("archive %s: %s; nothing is archived until it works (next try in %d s)", gw_adb_path(a->db),
+                     err, SETUP_RETRY_TICKS * TICK_MS / 1000);
+    else if (err[0])
+        gw_log_warn("archive %s: %s; gateways sharing the file may wait on each other", gw_adb_path(a->db), err);
+    else
+        gw_log_info("archive: %s, %zu periodic boards", gw_adb_path(a->db), a->nboards);
+    maybe_close(a);
+}
+
 /* A setup that failed (a file another gateway held locked longer than the
  * busy timeout, a full disk) is tried again now and then. */
 static void setup_again(struct gw_archive *a)
 {
-    struct db_job *j = calloc(1, sizeof *j);
-    if (!j)
-        return;
-    a->broken = 0;
     a->setup_wait = 0;
-    db_submit(a, j, work_setup, done_setup);
+    if (gw_adb_setup(a->db) == 0)
+        a->setups++;
 }
 
 /* Each tick: start a run for every board whose last finished period (over
@@ -783,9 +523,10 @@ static void setup_again(struct gw_archive *a)
 static void on_tick(uv_timer_t *t)
 {
     struct gw_archive *a = t->data;
-    if (a->broken && ++a->setup_wait >= SETUP_RETRY_TICKS)
+    int state = gw_adb_state(a->db);
+    if (state < 0 && !a->setups && ++a->setup_wait >= SETUP_RETRY_TICKS)
         setup_again(a);
-    if (!a->ready || a->stopping || !a->app->redis || !gw_redis_is_up(a->app->redis))
+    if (state <= 0 || a->stopping || !a->app->redis || !gw_redis_is_up(a->app->redis))
         return;
     int64_t now = gw_now_ms(a->app);
     for (size_t i = 0; i < a->nboards; i++) {
@@ -796,212 +537,6 @@ static void on_tick(uv_timer_t *t)
             continue;
         run_begin(a, bs, &prev);
     }
-}
-
-/* ---- reads ------------------------------------------------------------------ */
-
-struct read_job {
-    struct db_job job;
-    struct gw_app *app;
-    const struct rc_board *b;        /* borrowed from app->conf */
-    char board[RC_BOARD_MAX + 1];
-    char period[RC_PERIOD_ID_MAX];
-    struct gw_read_spec spec;        /* member points at member[] */
-    char member[RC_MEMBER_MAX + 1];
-    gw_read_cb *cb;
-    void *privdata;
-    struct gw_window *w;             /* built by the worker; handed to cb */
-    size_t cap;                      /* rows allocated in w */
-};
-
-static int window_push(struct read_job *q, const char *member, double c)
-{
-    struct gw_window *w = q->w;
-    if (w->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 16;
-        struct gw_row *rows = realloc(w->rows, cap * sizeof *rows);
-        if (!rows)
-            return -1;
-        w->rows = rows;
-        q->cap = cap;
-    }
-    struct gw_row *row = &w->rows[w->n];
-    memset(row, 0, sizeof *row);
-    if (!(row->member = strdup(member)))
-        return -1;
-    row->c = c;
-    w->n++;
-    return 0;
-}
-
-/* Binds board and period as ?1 and ?2 of a fresh statement. */
-static int prepare(sqlite3 *db, struct read_job *q, const char *sql, sqlite3_stmt **st)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(*st, 1, q->board, -1, SQLITE_STATIC);
-    sqlite3_bind_text(*st, 2, q->period, -1, SQLITE_STATIC);
-    return 0;
-}
-
-/* Rows of ranks lo..hi into the window. */
-static int read_rows(sqlite3 *db, struct read_job *q, int64_t lo, int64_t hi)
-{
-    sqlite3_stmt *st;
-    int s;
-    if (prepare(db, q,
-                "SELECT member, composite FROM archived_rows WHERE board = ?1 AND period = ?2"
-                " AND rank BETWEEN ?3 AND ?4 ORDER BY rank",
-                &st))
-        return -1;
-    sqlite3_bind_int64(st, 3, lo);
-    sqlite3_bind_int64(st, 4, hi);
-    while ((s = sqlite3_step(st)) == SQLITE_ROW)
-        if (window_push(q, (const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1)) != 0)
-            break;
-    sqlite3_finalize(st);
-    return s == SQLITE_DONE ? 0 : -1;
-}
-
-/* The member's rank (0 when absent) and composite. */
-static int find_member(sqlite3 *db, struct read_job *q, int64_t *rank, double *c)
-{
-    sqlite3_stmt *st;
-    if (prepare(db, q,
-                "SELECT rank, composite FROM archived_rows WHERE board = ?1 AND period = ?2 AND member = ?3", &st))
-        return -1;
-    sqlite3_bind_text(st, 3, q->member, -1, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    *rank = 0;
-    if (s == SQLITE_ROW) {
-        *rank = sqlite3_column_int64(st, 0);
-        *c = sqlite3_column_double(st, 1);
-    }
-    sqlite3_finalize(st);
-    return s == SQLITE_ROW || s == SQLITE_DONE ? 0 : -1;
-}
-
-/* seq and total of the archived period; RC_E_NOT_FOUND when there is none. */
-static int read_header(sqlite3 *db, struct read_job *q)
-{
-    sqlite3_stmt *st;
-    if (prepare(db, q, "SELECT seq, total FROM archived_periods WHERE board = ?1 AND period = ?2", &st))
-        return RC_E_INTERNAL;
-    int s = sqlite3_step(st), rc = s == SQLITE_DONE ? RC_E_NOT_FOUND : s == SQLITE_ROW ? 0 : RC_E_INTERNAL;
-    if (s == SQLITE_ROW) {
-        q->w->seq = sqlite3_column_int64(st, 0);
-        q->w->total = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* The same window lua/read.lua would give for the spec. Reads happen outside
- * a transaction: rows of an archived period never change once its period row
- * is there. */
-static void work_read(struct db_job *j, sqlite3 *db)
-{
-    struct read_job *q = (struct read_job *)j;
-    int64_t rank, lo;
-    double c;
-    if ((j->rc = read_header(db, q)) != 0) {
-        if (j->rc == RC_E_INTERNAL)
-            job_fail(j, db, "read");
-        return;
-    }
-    int rc = 0;
-    switch (q->spec.kind) {
-    case GW_READ_RANGE:
-        q->w->first_rank = q->spec.first + 1;
-        if (q->spec.count > 0)
-            rc = read_rows(db, q, q->spec.first + 1, q->spec.first + q->spec.count);
-        break;
-    case GW_READ_AROUND:
-        if ((rc = find_member(db, q, &rank, &c)) || !rank)
-            break;
-        lo = rank - q->spec.radius > 1 ? rank - q->spec.radius : 1;
-        q->w->first_rank = lo;
-        rc = read_rows(db, q, lo, rank + q->spec.radius);
-        break;
-    case GW_READ_RANK:
-        if ((rc = find_member(db, q, &rank, &c)) || !rank)
-            break;
-        q->w->first_rank = rank;
-        rc = window_push(q, q->member, c);
-        break;
-    }
-    if (rc)
-        job_fail(j, db, "read");
-}
-
-static void read_finish(struct read_job *q)
-{
-    struct gw_window *w = q->w;
-    for (size_t i = 0; i < w->n; i++) {
-        w->rows[i].profile = gw_profiles_get(q->app->profiles, w->rows[i].member);
-        gw_profile_ref(w->rows[i].profile);
-    }
-    q->cb(0, w, q->privdata);
-    free(q);
-}
-
-static void on_read_profiles(void *privdata)
-{
-    read_finish(privdata);
-}
-
-static void done_read(struct db_job *j)
-{
-    struct read_job *q = (struct read_job *)j;
-    struct gw_window *w = q->w;
-    if (j->rc) {
-        if (j->rc != RC_E_NOT_FOUND)
-            gw_log_warn("archive read %s %s: %s", q->board, q->period, j->err);
-        gw_window_free(w);
-        q->cb(j->rc, NULL, q->privdata);
-        free(q);
-        return;
-    }
-    const char **members = malloc((w->n ? w->n : 1) * sizeof *members);
-    for (size_t i = 0; i < w->n; i++) {
-        gw_decode_score(q->b, w->rows[i].c, &w->rows[i].score, w->rows[i].fields, &w->rows[i].nfields);
-        if (members)
-            members[i] = w->rows[i].member;
-    }
-    /* As gw_read.c: rows go out without profiles when Redis is gone. */
-    int rc = members && q->app->redis ? gw_profiles_fetch(q->app->profiles, members, w->n, on_read_profiles, q) : -1;
-    free(members);
-    if (rc != 0)
-        read_finish(q);
-}
-
-int gw_archive_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
-                    const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
-{
-    struct gw_archive *a = app->archive;
-    if (!a || a->broken)
-        return RC_E_UNAVAILABLE;
-    if (strlen(board) > RC_BOARD_MAX || strlen(period) >= RC_PERIOD_ID_MAX ||
-        (spec->kind != GW_READ_RANGE && (!spec->member || strlen(spec->member) > RC_MEMBER_MAX)))
-        return RC_E_BAD_REQUEST;
-    struct read_job *q = calloc(1, sizeof *q);
-    if (!q || !(q->w = calloc(1, sizeof *q->w))) {
-        free(q);
-        return RC_E_INTERNAL;
-    }
-    q->app = app;
-    q->b = b;
-    strcpy(q->board, board);
-    strcpy(q->period, period);
-    q->spec = *spec;
-    if (spec->kind != GW_READ_RANGE) {
-        strcpy(q->member, spec->member);
-        q->spec.member = q->member;
-    }
-    q->cb = cb;
-    q->privdata = privdata;
-    db_submit(a, &q->job, work_read, done_read);
-    return 0;
 }
 
 /* ---- start and stop ---------------------------------------------------------- */
@@ -1041,34 +576,30 @@ static int collect_boards(struct gw_archive *a, const struct rc_conf *c)
 
 int gw_archive_start(struct gw_app *app)
 {
+    char path[RC_CONF_STR_MAX + 32];
     struct gw_archive *a = calloc(1, sizeof *a);
-    struct db_job *setup = calloc(1, sizeof *setup);
-    if (!a || !setup || collect_boards(a, app->conf) != 0)
+    if (!a || collect_boards(a, app->conf) != 0)
         goto fail;
     a->app = app;
-    if (archive_path(app->conf, a->path, sizeof a->path) != 0) {
+    if (archive_path(app->conf, path, sizeof path) != 0) {
         gw_log_error("archive path is too long");
         goto fail;
     }
-    if (sqlite3_open_v2(a->path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        gw_log_error("archive %s: %s", a->path, a->db ? sqlite3_errmsg(a->db) : "out of memory");
-        sqlite3_close(a->db);
+    a->setups = 1; /* the first setup, queued by gw_adb_open */
+    if (!(a->db = gw_adb_open(app->loop, path, on_setup, a)))
         goto fail;
-    }
     make_token(a->token);
     uv_timer_init(app->loop, &a->timer);
     a->timer.data = a;
     uv_timer_start(&a->timer, on_tick, TICK_MS, TICK_MS);
     app->archive = a;
-    db_submit(a, setup, work_setup, done_setup);
+    app->adb = a->db;
     return 0;
 fail:
-    free(setup);
     if (a)
         free(a->boards);
     free(a);
-    return -1;
+    return RC_E_INTERNAL;
 }
 
 static void on_timer_closed(uv_handle_t *h)
@@ -1084,6 +615,7 @@ void gw_archive_stop(struct gw_app *app)
     if (!a)
         return;
     app->archive = NULL;
+    app->adb = NULL; /* reads already queued still run */
     a->stopping = 1;
     uv_timer_stop(&a->timer);
     uv_close((uv_handle_t *)&a->timer, on_timer_closed);
