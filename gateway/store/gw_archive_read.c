@@ -11,7 +11,7 @@
 #include "gw_app.h"
 #include "base/gw_log.h"
 #include "store/gw_archive_db.h"
-#include "store/gw_profile.h"
+#include "store/gw_join.h"
 #include "rc_err.h"
 #include "rc_period.h"
 
@@ -149,20 +149,11 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
         gw_adb_fail(j, db, "read");
 }
 
-static void read_finish(struct read_job *q)
+static void on_joined(struct gw_window *w, void *privdata)
 {
-    struct gw_window *w = q->w;
-    for (size_t i = 0; i < w->n; i++) {
-        w->rows[i].profile = gw_profiles_get(q->app->profiles, w->rows[i].member);
-        gw_profile_ref(w->rows[i].profile);
-    }
+    struct read_job *q = privdata;
     q->cb(0, w, q->privdata);
     free(q);
-}
-
-static void on_read_profiles(void *privdata)
-{
-    read_finish(privdata);
 }
 
 static void done_read(struct gw_adb_job *j)
@@ -177,17 +168,9 @@ static void done_read(struct gw_adb_job *j)
         free(q);
         return;
     }
-    const char **members = malloc((w->n ? w->n : 1) * sizeof *members);
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->n; i++)
         gw_decode_score(q->b, w->rows[i].c, &w->rows[i].score, w->rows[i].fields, &w->rows[i].nfields);
-        if (members)
-            members[i] = w->rows[i].member;
-    }
-    /* As gw_read.c: rows go out without profiles when Redis is gone. */
-    int rc = members && q->app->redis ? gw_profiles_fetch(q->app->profiles, members, w->n, on_read_profiles, q) : -1;
-    free(members);
-    if (rc != 0)
-        read_finish(q);
+    gw_profiles_join(q->app->profiles, w, on_joined, q);
 }
 
 int gw_archive_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,

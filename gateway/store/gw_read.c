@@ -9,6 +9,7 @@
 
 #include "gw_app.h"
 #include "store/gw_archive_read.h"
+#include "store/gw_join.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_codec.h"
@@ -76,18 +77,14 @@ static void finish(struct pending *p, int code)
     if (code) {
         gw_window_free(w);
         w = NULL;
-    } else {
-        for (size_t i = 0; i < w->n; i++) {
-            w->rows[i].profile = gw_profiles_get(p->app->profiles, w->rows[i].member);
-            gw_profile_ref(w->rows[i].profile);
-        }
     }
     p->cb(code, w, p->privdata);
     free(p);
 }
 
-static void on_profiles(void *privdata)
+static void on_joined(struct gw_window *w, void *privdata)
 {
+    (void)w;
     finish(privdata, 0);
 }
 
@@ -139,17 +136,7 @@ static void on_read(redisReply *reply, void *privdata)
     }
     if (past_and_gone(p) && try_archive(p) == 0)
         return;
-    const char **members = malloc((p->w->n ? p->w->n : 1) * sizeof *members);
-    if (!members) {
-        finish(p, RC_E_INTERNAL);
-        return;
-    }
-    for (size_t i = 0; i < p->w->n; i++)
-        members[i] = p->w->rows[i].member;
-    int rc = gw_profiles_fetch(p->app->profiles, members, p->w->n, on_profiles, p);
-    free(members);
-    if (rc != 0)
-        finish(p, 0); /* Redis went away mid-read: rows without profiles */
+    gw_profiles_join(p->app->profiles, p->w, on_joined, p);
 }
 
 static int call_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
