@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rc_codec.h"
+#include "rc_score.h"
 #include "store/gw_profile.h"
 
 void gw_window_free(struct gw_window *w)
@@ -40,26 +41,10 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
     return 0;
 }
 
+/* Kept for its callers (fan-out); the decoding itself is core/rc_score. */
 void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields)
 {
-    uint64_t slot;
-    *nfields = 0;
-    if (b->layout.nfields) {
-        if (rc_decode_fields(&b->layout, c, fields, &slot) == 0) {
-            *nfields = b->layout.nfields;
-            *score = (double)fields[0];
-        } else {
-            *score = c; /* written out of band: show what is stored */
-        }
-        return;
-    }
-    if (b->decay.kind != RC_DECAY_NONE || b->layout.tb_bits == 0) {
-        *score = c; /* no packing: the stored score is the score */
-        return;
-    }
-    int64_t pts;
-    rc_decode_points(&b->layout, c, &pts, &slot);
-    *score = (double)pts; /* floor-decoded even when out of range */
+    rc_score_decode(&b->layout, b->decay.kind, c, score, fields, nfields);
 }
 
 void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
