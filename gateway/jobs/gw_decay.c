@@ -50,6 +50,8 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "redis/gw_lock.h"
+#include "rc_err.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_decay.h"
@@ -88,7 +90,8 @@ struct job {
 
 struct gw_decay {
     struct gw_app *app;             /* borrowed */
-    struct gw_script rebuild, scale, renew, release;
+    struct gw_script rebuild, scale;
+    struct gw_lock_scripts lock;     /* the rebuild lock's renewal and release */
     char token[TOKEN_MAX];          /* "host:pid:random": names this gateway in the lock */
     struct job *jobs;
     size_t njobs;
@@ -156,6 +159,15 @@ static void warn_once(struct job *j, const char *what, const redisReply *r)
                 r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 }
 
+/* The same, for an error text (or none). */
+static void warn_err(struct job *j, const char *what, const char *err)
+{
+    if (j->warned)
+        return;
+    j->warned = 1;
+    gw_log_warn("decay: board %s: %s failed: %.150s", j->board->name, what, err ? err : "unexpected reply");
+}
+
 /* ---- the scratch of one call ------------------------------------------------ */
 
 /* Appends a copy of s as the next word of the call in j's scratch. Returns 0,
@@ -200,33 +212,28 @@ static void lost_lock(struct job *j, const char *why)
 
 static int send_rebuild(struct job *j, redisAsyncContext *ac);
 
-static void on_acquired(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_acquired(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
-    redisReply *r = reply;
-    if (answered(j) != 0 || !r)
+    if (answered(j) != 0)
         return;
-    if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
+    if (rc == 1) {
         j->owns = 1;
         gw_log_info("decay: board %s: this gateway now runs the rebuild (lock %s, token %s)", j->board->name,
                     j->keys[K_LOCK], j->d->token);
-        send_rebuild(j, ac);
-    } else if (r->type == REDIS_REPLY_ERROR) {
-        warn_once(j, "taking the rebuild lock", r);
+        redisAsyncContext *ac = gw_redis_cmd(j->d->app->redis);
+        if (ac)
+            send_rebuild(j, ac);
+    } else if (rc == RC_E_INTERNAL) {
+        warn_err(j, "taking the rebuild lock", err);
     }
-    /* nil: another gateway holds it; try again next tick */
+    /* 0: another gateway holds it; try again next tick */
 }
 
 /* SET lock TOKEN NX PX 3*rebuild_every. */
 static int send_acquire(struct job *j, redisAsyncContext *ac)
 {
-    char ttl[NUM_MAX];
-    snprintf(ttl, sizeof ttl, "%" PRId64, rc_decay_lock_ttl_ms(&j->board->decay));
-    const char *argv[] = {"SET", j->keys[K_LOCK], j->d->token, "NX", "PX", ttl};
-    size_t lens[6];
-    for (int i = 0; i < 6; i++)
-        lens[i] = strlen(argv[i]);
-    if (redisAsyncCommandArgv(ac, on_acquired, j, 6, argv, lens) != REDIS_OK)
+    if (gw_lock_acquire(ac, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay), on_acquired, j) != 0)
         return -1;
     sent(j);
     return 0;
@@ -260,36 +267,31 @@ static int send_probe(struct job *j, redisAsyncContext *ac)
     return 0;
 }
 
-static void on_renewed(redisReply *r, void *privdata)
+static void on_renewed(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
-    if (answered(j) != 0 || !r)
+    if (answered(j) != 0)
         return;
-    if (r->type == REDIS_REPLY_INTEGER && r->integer == 0)
+    if (rc == 0)
         lost_lock(j, "its lock expired");
-    else if (r->type != REDIS_REPLY_INTEGER)
-        warn_once(j, "renewing the rebuild lock", r);
+    else if (rc == RC_E_INTERNAL)
+        warn_err(j, "renewing the rebuild lock", err);
 }
 
-/* lock_renew.lua (KEYS lock, ARGV token ttl) or lock_release.lua (KEYS lock,
- * ARGV token). */
-static int send_lock_script(struct job *j, redisAsyncContext *ac, struct gw_script *s, gw_script_reply_cb *cb)
+static int send_renew(struct job *j, redisAsyncContext *ac)
 {
-    char ttl[NUM_MAX];
-    snprintf(ttl, sizeof ttl, "%" PRId64, rc_decay_lock_ttl_ms(&j->board->decay));
-    const char *argv[] = {j->keys[K_LOCK], j->d->token, ttl};
-    size_t lens[] = {strlen(argv[0]), strlen(argv[1]), strlen(argv[2])};
-    int argc = s == &j->d->renew ? 3 : 2;
-    if (gw_script_call(s, ac, 1, argc, argv, lens, cb, j) != 0)
+    if (gw_lock_renew(&j->d->lock, ac, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay),
+                      on_renewed, j) != 0)
         return -1;
     sent(j);
     return 0;
 }
 
-static void on_released(redisReply *r, void *privdata)
+static void on_released(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
-    (void)r;
+    (void)rc;
+    (void)err;
     answered(j); /* only sent while stopping: nothing more to do */
 }
 
@@ -346,7 +348,7 @@ static void on_rebuild_tick(uv_timer_t *t)
     }
     if (!j->owns)
         send_probe(j, ac);
-    else if (send_lock_script(j, ac, &d->renew, on_renewed) == 0)
+    else if (send_renew(j, ac) == 0)
         send_rebuild(j, ac); /* pipelined: checks the token itself */
 }
 
@@ -508,12 +510,11 @@ int gw_decay_start(struct gw_app *app)
     }
     gw_script_init(&d->rebuild, rc_lua_rebuild);
     gw_script_init(&d->scale, rc_lua_scale);
-    gw_script_init(&d->renew, rc_lua_lock_renew);
-    gw_script_init(&d->release, rc_lua_lock_release);
+    gw_lock_scripts_init(&d->lock);
     gw_redis_add_script(app->redis, &d->rebuild);
     gw_redis_add_script(app->redis, &d->scale);
-    gw_redis_add_script(app->redis, &d->renew);
-    gw_redis_add_script(app->redis, &d->release);
+    gw_redis_add_script(app->redis, &d->lock.renew);
+    gw_redis_add_script(app->redis, &d->lock.release);
     for (size_t i = 0; i < d->njobs; i++) {
         start_timer(d, &d->jobs[i]);
         log_job(&d->jobs[i]);
@@ -537,7 +538,8 @@ void gw_decay_stop(struct gw_app *app)
         struct job *j = &d->jobs[i];
         uv_timer_stop(&j->timer);
         uv_close((uv_handle_t *)&j->timer, on_timer_closed);
-        if (j->owns && ac && send_lock_script(j, ac, &d->release, on_released) == 0) {
+        if (j->owns && ac && gw_lock_release(&d->lock, ac, j->keys[K_LOCK], d->token, on_released, j) == 0) {
+            sent(j);
             queued = 1;
             gw_log_info("decay: board %s: releasing the rebuild lock", j->board->name);
         }

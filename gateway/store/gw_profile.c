@@ -204,7 +204,7 @@ static void on_hgetall(redisAsyncContext *ac, void *r, void *privdata)
 int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata)
 {
-    redisAsyncContext *ac = gw_redis_cmd(p->app->redis);
+    redisAsyncContext *ac = p->app->redis ? gw_redis_cmd(p->app->redis) : NULL;
     struct batch *b = NULL;
     for (size_t i = 0; i < n; i++) {
         if (gw_profiles_get(p, members[i]))

@@ -8,86 +8,13 @@
 #include <hiredis/hiredis.h>
 
 #include "gw_app.h"
-#include "jobs/gw_archive.h"
+#include "store/gw_archive_read.h"
+#include "store/gw_join.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_codec.h"
 #include "rc_event.h"
 #include "rc_keys.h"
-
-void gw_window_free(struct gw_window *w)
-{
-    if (!w)
-        return;
-    for (size_t i = 0; i < w->n; i++) {
-        free(w->rows[i].member);
-        gw_profile_unref(w->rows[i].profile);
-    }
-    free(w->rows);
-    free(w);
-}
-
-int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
-{
-    *dst = *src;
-    dst->rows = calloc(src->n ? src->n : 1, sizeof *dst->rows);
-    if (!dst->rows)
-        return -1;
-    for (size_t i = 0; i < src->n; i++) {
-        dst->rows[i] = src->rows[i];
-        dst->rows[i].member = strdup(src->rows[i].member);
-        gw_profile_ref(dst->rows[i].profile);
-        if (!dst->rows[i].member) {
-            dst->n = i + 1;
-            return -1;
-        }
-    }
-    return 0;
-}
-
-void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields)
-{
-    uint64_t slot;
-    *nfields = 0;
-    if (b->layout.nfields) {
-        if (rc_decode_fields(&b->layout, c, fields, &slot) == 0) {
-            *nfields = b->layout.nfields;
-            *score = (double)fields[0];
-        } else {
-            *score = c; /* written out of band: show what is stored */
-        }
-        return;
-    }
-    if (b->decay.kind != RC_DECAY_NONE || b->layout.tb_bits == 0) {
-        *score = c; /* no packing: the stored score is the score */
-        return;
-    }
-    int64_t pts;
-    rc_decode_points(&b->layout, c, &pts, &slot);
-    *score = (double)pts; /* floor-decoded even when out of range */
-}
-
-void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
-                        struct rc_field_value *fv)
-{
-    for (size_t i = 0; i < w->n; i++) {
-        const struct gw_row *r = &w->rows[i];
-        struct rc_field_value *f = fv + i * RC_MAX_FIELDS;
-        for (unsigned k = 0; k < r->nfields; k++) {
-            memcpy(f[k].name, b->layout.fields[k].name, sizeof f[k].name);
-            f[k].value = r->fields[k];
-        }
-        out[i] = (struct rc_out_row){
-            .rank = w->first_rank + (int64_t)i,
-            .member = r->member,
-            .score = r->score,
-            .fields = r->nfields ? f : NULL,
-            .nfields = r->nfields,
-            .profile = r->profile ? r->profile->kv : NULL,
-            .nprofile = r->profile ? r->profile->n : 0,
-        };
-    }
-}
 
 struct pending {
     struct gw_app *app;
@@ -151,18 +78,14 @@ static void finish(struct pending *p, int code)
     if (code) {
         gw_window_free(w);
         w = NULL;
-    } else {
-        for (size_t i = 0; i < w->n; i++) {
-            w->rows[i].profile = gw_profiles_get(p->app->profiles, w->rows[i].member);
-            gw_profile_ref(w->rows[i].profile);
-        }
     }
     p->cb(code, w, p->privdata);
     free(p);
 }
 
-static void on_profiles(void *privdata)
+static void on_joined(struct gw_window *w, void *privdata)
 {
+    (void)w;
     finish(privdata, 0);
 }
 
@@ -214,17 +137,7 @@ static void on_read(redisReply *reply, void *privdata)
     }
     if (past_and_gone(p) && try_archive(p) == 0)
         return;
-    const char **members = malloc((p->w->n ? p->w->n : 1) * sizeof *members);
-    if (!members) {
-        finish(p, RC_E_INTERNAL);
-        return;
-    }
-    for (size_t i = 0; i < p->w->n; i++)
-        members[i] = p->w->rows[i].member;
-    int rc = gw_profiles_fetch(p->app->profiles, members, p->w->n, on_profiles, p);
-    free(members);
-    if (rc != 0)
-        finish(p, 0); /* Redis went away mid-read: rows without profiles */
+    gw_profiles_join(p->app->profiles, p->w, on_joined, p);
 }
 
 static int call_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,

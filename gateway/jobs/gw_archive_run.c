@@ -1,0 +1,494 @@
+/* gw_archive_run.c - the archive run: one finished period of one board
+ * copied from Redis into the archive database exactly once, across gateways
+ * (DESIGN.md, Periodic boards). Redis steps run on the loop, SQLite steps as
+ * jobs of store/gw_archive_db.
+ *
+ * Exactly once. Every TICK_MS the job looks at each exact-name periodic board
+ * and the period that ended most recently, at least GRACE_MS ago (so writes in
+ * flight have landed). For one not yet archived:
+ *   1. EXISTS rc:{B|P}:archived           set: done, by us or another gateway
+ *   2. EXISTS rc:{B|P}:z                  none: an empty period, recorded in
+ *                                         SQLite (step 6) without touching Redis
+ *   3. SET rc:{B|P}:archiving TOKEN NX PX LOCK_MS (redis/gw_lock)
+ *                                         taken: another gateway is on it;
+ *                                         renewed every LOCK_MS/3 during step 5
+ *   4. SQLite: is the period row there?   yes: only the Redis marker is missing
+ *   5. lua/read.lua "range" pages of PAGE_ROWS rows, each written in one
+ *      transaction on the threadpool before the next page is read, so a large
+ *      board never holds the loop; a seq or total that moves between pages
+ *      restarts the copy
+ *   6. SQLite: the period row (INSERT OR IGNORE: only its first writer logs)
+ *   7. SET rc:{B|P}:archived 1 PX TTL     expires with the period's keys
+ * The run ends by releasing the lock (compare-and-DEL: only our token), after
+ * step 7, or on a failure or stop so the next attempt need not wait for the
+ * expiry. Since step 1 comes before step 3, a gateway that gets the lock after
+ * another finished sees the marker or (step 4) the period row, unless it
+ * looked for the marker just before it was set: then it copies the same rows
+ * of the finished period again (INSERT OR REPLACE, INSERT OR IGNORE: no
+ * duplicates), as after an expiry. A gateway that dies mid-archive leaves a lock
+ * that expires within LOCK_MS; the next attempt starts over. Should two
+ * attempts overlap (an archive outliving its lock), both write the same rows
+ * of a finished period and the primary key keeps one period row. Gateways on
+ * other hosts, with files of their own, share the Redis marker: each period
+ * with rows lands in the file of the gateway that archived it (empty periods
+ * in every file).
+ */
+#include "jobs/gw_archive_run.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "base/gw_log.h"
+#include "store/gw_archive_db.h"
+#include "store/gw_archive_sql.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_script.h"
+#include "rc_err.h"
+#include "rc_expiry.h"
+#include "rc_keys.h"
+
+#define PAGE_ROWS 1000       /* rows per Redis read and per transaction */
+#define LOCK_MS 60000        /* expiry of rc:{B|P}:archiving */
+#define MAX_RESTARTS 3       /* re-reads when a finished board still changes */
+#define ERR_MAX GW_ADB_ERR_MAX
+
+/* ---- one archive run: Redis steps on the loop, SQLite steps as jobs -------- */
+
+struct run {
+    struct gw_archive *a;
+    struct board_state *bs;
+    struct rc_period period;         /* the finished period */
+    char zkey[RC_KEY_MAX], seqkey[RC_KEY_MAX], logkey[RC_KEY_MAX];
+    char marker[RC_KEY_MAX];         /* rc:{B|P}:archived */
+    char lock[RC_KEY_MAX];           /* rc:{B|P}:archiving */
+    int64_t seq, total;              /* from the first page */
+    int64_t next;                    /* 0-based index of the next page's first row */
+    int restarts;
+    int empty;                       /* no sorted set: recorded as seq 0, total 0, no marker */
+    int owns;                        /* we hold r->lock */
+    int64_t locked_at;               /* when it was taken or last renewed (app clock) */
+};
+
+struct check_job {                   /* step 4 */
+    struct gw_adb_job job;
+    struct run *r;
+    int found;
+};
+
+struct page_job {                    /* step 5 */
+    struct gw_adb_job job;
+    struct run *r;
+    int64_t first_rank;              /* rank of members[0] */
+    size_t n;
+    char **members;                  /* owned */
+    double *c;                       /* owned */
+};
+
+struct finish_job {                  /* step 6 */
+    struct gw_adb_job job;
+    struct run *r;
+    int64_t archived_at;
+    int inserted;
+};
+
+/* A release in flight holds the archive (its scripts) like a run does. */
+static void on_released(int rc, const char *err, void *privdata)
+{
+    struct gw_archive *a = privdata;
+    (void)rc;
+    (void)err;
+    a->runs--;
+    a->idle(a);
+}
+
+/* Ends the run; a lock we hold is given up (compare-and-DEL), so a run that
+ * failed or was stopped is retried (here or elsewhere) without waiting for
+ * the expiry. After the marker is set, a next taker sees it. */
+static void run_end(struct run *r)
+{
+    struct gw_archive *a = r->a;
+    struct gw_app *app = a->app;
+    redisAsyncContext *ac = r->owns && app->redis ? gw_redis_cmd(app->redis) : NULL;
+    if (ac && gw_lock_release(&a->lock, ac, r->lock, a->token, on_released, a) == 0)
+        a->runs++;
+    r->bs->busy = 0;
+    a->runs--;
+    free(r);
+    a->idle(a);
+}
+
+/* Gives up this attempt; the lock (if ours) expires and a later tick retries. */
+static void run_fail(struct run *r, const char *why)
+{
+    if (!r->a->stopping)
+        gw_log_warn("archive %s %s: %s; retrying within %d s", r->bs->decl->name, r->period.id, why,
+                    LOCK_MS / 1000);
+    run_end(r);
+}
+
+/* Sends one command for r on the command connection. Returns 0, or -1 when
+ * Redis is not up or we are stopping (cb not called). */
+static int run_command(struct run *r, redisCallbackFn *cb, const char *fmt, ...)
+{
+    struct gw_app *app = r->a->app;
+    redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
+    if (!ac)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = redisvAsyncCommand(ac, cb, r, fmt, ap);
+    va_end(ap);
+    return rc == REDIS_OK ? 0 : -1;
+}
+
+/* The marker lives as long as the period's keys: until the end of the period
+ * `keep` periods later (as rc_write_args computes the keys' TTL). */
+static void on_marked(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct run *r = privdata;
+    redisReply *rep = reply;
+    (void)ac;
+    if (rep && rep->type == REDIS_REPLY_STATUS)
+        snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
+    run_end(r);
+}
+
+/* Step 7. */
+static void set_marker(struct run *r)
+{
+    /* the marker lives as long as the period's keys (rc_expiry.h) */
+    int64_t ttl;
+    if (rc_period_ttl_ms(r->bs->decl, &r->period, gw_now_ms(r->a->app), &ttl, NULL) != 0)
+        ttl = 86400000; /* past the calendar: a day is plenty */
+    if (run_command(r, on_marked, "SET %s 1 PX %lld", r->marker, (long long)ttl) != 0)
+        run_end(r);
+}
+
+static void work_finish(struct gw_adb_job *j, sqlite3 *db)
+{
+    struct finish_job *f = (struct finish_job *)j;
+    struct run *r = f->r;
+    gw_adb_put_period(j, db, r->bs->decl->name, r->period.id, r->seq, r->total, f->archived_at, &f->inserted);
+}
+
+static void done_finish(struct gw_adb_job *j)
+{
+    struct finish_job *f = (struct finish_job *)j;
+    struct run *r = f->r;
+    int rc = j->rc, inserted = f->inserted;
+    char err[ERR_MAX];
+    memcpy(err, j->err, sizeof err);
+    free(f);
+    if (rc) {
+        run_fail(r, err);
+        return;
+    }
+    if (inserted)
+        gw_log_info("archived %s %s: %" PRId64 " rows", r->bs->decl->name, r->period.id, r->total);
+    if (r->empty) {
+        snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
+        run_end(r);
+        return;
+    }
+    set_marker(r);
+}
+
+/* Step 6. */
+static void finish_run(struct run *r)
+{
+    struct finish_job *f = calloc(1, sizeof *f);
+    if (!f) {
+        run_fail(r, "out of memory");
+        return;
+    }
+    f->r = r;
+    f->archived_at = gw_now_ms(r->a->app);
+    if (gw_adb_submit(r->a->db, &f->job, work_finish, done_finish) != 0) {
+        free(f);
+        run_fail(r, "the archive is closing");
+    }
+}
+
+static void page_free(struct page_job *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->members[i]);
+    free(p->members);
+    free(p->c);
+    free(p);
+}
+
+static void work_page(struct gw_adb_job *j, sqlite3 *db)
+{
+    struct page_job *p = (struct page_job *)j;
+    gw_adb_put_rows(j, db, p->r->bs->decl->name, p->r->period.id, p->first_rank, p->members, p->c, p->n);
+}
+
+static void read_page(struct run *r);
+
+static void done_page(struct gw_adb_job *j)
+{
+    struct page_job *p = (struct page_job *)j;
+    struct run *r = p->r;
+    size_t n = p->n;
+    int rc = j->rc;
+    char err[ERR_MAX];
+    memcpy(err, j->err, sizeof err);
+    page_free(p);
+    if (rc) {
+        run_fail(r, err);
+    } else if (r->a->stopping) {
+        run_end(r);
+    } else {
+        r->next += (int64_t)n;
+        if (n < PAGE_ROWS || r->next >= r->total)
+            finish_run(r);
+        else
+            read_page(r);
+    }
+}
+
+static int reply_int(const redisReply *x, int64_t *v)
+{
+    if (!x || x->type != REDIS_REPLY_INTEGER)
+        return -1;
+    *v = x->integer;
+    return 0;
+}
+
+/* { seq, total, first_rank, m1, c1, ... } -> a page job (copies the rows). */
+static struct page_job *page_from_reply(struct run *r, const redisReply *rep, int64_t *seq, int64_t *total)
+{
+    int64_t first;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 || (rep->elements - 3) % 2 ||
+        reply_int(rep->element[0], seq) || reply_int(rep->element[1], total) || reply_int(rep->element[2], &first))
+        return NULL;
+    size_t n = (rep->elements - 3) / 2;
+    struct page_job *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->r = r;
+    p->first_rank = first;
+    p->members = calloc(n ? n : 1, sizeof *p->members);
+    p->c = calloc(n ? n : 1, sizeof *p->c);
+    if (!p->members || !p->c) {
+        page_free(p);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *m = rep->element[3 + 2 * i], *c = rep->element[4 + 2 * i];
+        if (m->type != REDIS_REPLY_STRING || c->type != REDIS_REPLY_STRING || !(p->members[i] = malloc(m->len + 1))) {
+            page_free(p);
+            return NULL;
+        }
+        memcpy(p->members[i], m->str, m->len);
+        p->members[i][m->len] = '\0';
+        p->n++;
+        p->c[i] = strtod(c->str, NULL);
+    }
+    return p;
+}
+
+static void on_page(redisReply *reply, void *privdata)
+{
+    struct run *r = privdata;
+    int64_t seq, total;
+    if (!reply || r->a->stopping) {
+        run_fail(r, "Redis went away");
+        return;
+    }
+    struct page_job *p = page_from_reply(r, reply, &seq, &total);
+    if (!p) {
+        run_fail(r, reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected read.lua reply");
+        return;
+    }
+    if (r->next == 0) {
+        r->seq = seq;
+        r->total = total;
+    } else if (seq != r->seq || total != r->total) {
+        /* A late write (a gateway whose clock lags by more than the grace):
+         * the pages so far are from another version. Read it all again. */
+        page_free(p);
+        if (++r->restarts > MAX_RESTARTS) {
+            run_fail(r, "the finished board keeps changing");
+            return;
+        }
+        r->next = 0;
+        read_page(r);
+        return;
+    }
+    if (p->n == 0) {
+        page_free(p);
+        finish_run(r);
+        return;
+    }
+    if (gw_adb_submit(r->a->db, &p->job, work_page, done_page) != 0) {
+        page_free(p);
+        run_fail(r, "the archive is closing");
+    }
+}
+
+/* Step 5: one page through lua/read.lua, KEYS as gw_read.c passes them. */
+static void read_page_now(struct run *r);
+
+static void on_renewed(int rc, const char *err, void *privdata)
+{
+    struct run *r = privdata;
+    if (rc == 1) {
+        r->locked_at = gw_now_ms(r->a->app);
+        read_page_now(r);
+        return;
+    }
+    if (rc == 0)
+        r->owns = 0; /* expired (another gateway may have it): not ours to release */
+    run_fail(r, rc == 0 ? "the lock expired" : err ? err : "Redis went away");
+}
+
+/* A long run renews its lock (a third of the expiry gone) before the next
+ * page, so a big board never outlives it; a lock found lost ends the run. */
+static void read_page(struct run *r)
+{
+    struct gw_app *app = r->a->app;
+    if (r->owns && gw_now_ms(app) - r->locked_at >= LOCK_MS / 3) {
+        redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
+        if (!ac || gw_lock_renew(&r->a->lock, ac, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
+            run_fail(r, "Redis is unavailable");
+        return;
+    }
+    read_page_now(r);
+}
+
+static void read_page_now(struct run *r)
+{
+    struct gw_app *app = r->a->app;
+    char first[24], last[24];
+    snprintf(first, sizeof first, "%" PRId64, r->next);
+    snprintf(last, sizeof last, "%" PRId64, r->next + PAGE_ROWS - 1);
+    const char *words[7] = {r->zkey, r->seqkey, r->logkey, "range",
+                            r->bs->decl->layout.order == RC_ORDER_DESC ? "desc" : "asc", first, last};
+    size_t lens[7];
+    for (int i = 0; i < 7; i++)
+        lens[i] = strlen(words[i]);
+    redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
+    if (!ac || gw_script_call(&app->read_script, ac, 3, 7, words, lens, on_page, r) != 0)
+        run_fail(r, "Redis is unavailable");
+}
+
+static void work_check(struct gw_adb_job *j, sqlite3 *db)
+{
+    struct check_job *c = (struct check_job *)j;
+    gw_adb_has_period(j, db, c->r->bs->decl->name, c->r->period.id, &c->found);
+}
+
+static void done_check(struct gw_adb_job *j)
+{
+    struct check_job *c = (struct check_job *)j;
+    struct run *r = c->r;
+    int rc = j->rc, found = c->found;
+    char err[ERR_MAX];
+    memcpy(err, j->err, sizeof err);
+    free(c);
+    if (rc)
+        run_fail(r, err);
+    else if (r->a->stopping)
+        run_end(r);
+    else if (found)
+        set_marker(r); /* archived here; the Redis marker was lost or expired */
+    else
+        read_page(r);
+}
+
+static void on_locked(int rc, const char *err, void *privdata)
+{
+    struct run *r = privdata;
+    (void)err;
+    if (rc == 1) {
+        r->owns = 1;
+        r->locked_at = gw_now_ms(r->a->app);
+    }
+    if (rc != 1 || r->a->stopping) {
+        run_end(r); /* 0: another gateway holds the lock; a later tick sees its marker */
+        return;
+    }
+    struct check_job *c = calloc(1, sizeof *c);
+    if (!c) {
+        run_fail(r, "out of memory");
+        return;
+    }
+    c->r = r;
+    if (gw_adb_submit(r->a->db, &c->job, work_check, done_check) != 0) {
+        free(c);
+        run_fail(r, "the archive is closing");
+    }
+}
+
+/* Step 2: an empty period is recorded straight away, without writing to
+ * Redis (no lock, no marker): the period row's INSERT OR IGNORE is enough to
+ * log it once per file, and Redis is left untouched by every idle board. */
+static void on_board_exists(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct run *r = privdata;
+    redisReply *rep = reply;
+    (void)ac;
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
+        run_end(r);
+        return;
+    }
+    if (rep->integer == 0) {
+        r->empty = 1;
+        finish_run(r);
+        return;
+    }
+    if (r->a->stopping || gw_lock_acquire(ac, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
+        run_end(r);
+}
+
+static void on_marker(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct run *r = privdata;
+    redisReply *rep = reply;
+    (void)ac;
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
+        run_end(r);
+        return;
+    }
+    if (rep->integer == 1) {
+        snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
+        run_end(r);
+        return;
+    }
+    if (run_command(r, on_board_exists, "EXISTS %s", r->zkey) != 0)
+        run_end(r);
+}
+
+static int board_key(char *out, const struct run *r, const char *suffix)
+{
+    return rc_board_key(out, RC_KEY_MAX, r->bs->decl->name, r->period.id, suffix, NULL);
+}
+
+/* Step 1 for period p of bs. */
+void gw_archive_run_begin(struct gw_archive *a, struct board_state *bs, const struct rc_period *p)
+{
+    struct run *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->a = a;
+    r->bs = bs;
+    r->period = *p;
+    if (board_key(r->zkey, r, "z") || board_key(r->seqkey, r, "seq") || board_key(r->logkey, r, "log") ||
+        board_key(r->marker, r, "archived") || board_key(r->lock, r, "archiving")) {
+        free(r);
+        return;
+    }
+    bs->busy = 1;
+    a->runs++;
+    if (run_command(r, on_marker, "EXISTS %s", r->marker) != 0)
+        run_end(r);
+}
+
