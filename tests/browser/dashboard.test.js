@@ -52,7 +52,7 @@ function watchErrors(page) {
 const rowOf = (member) => `#table tbody tr[data-member="${member}"]`;
 
 test('dashboard: a REST write appears in the live table within 1 s; overlay renders',
-  { skip: h.gatewayMissing() || false, timeout: 90000 }, async (t) => {
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 90000 }, async (t) => {
     const { gw } = await h.startStack(t);
     const context = await launch(t);
     fs.mkdirSync(ARTIFACTS, { recursive: true });

@@ -23,7 +23,7 @@ function sqliteMissing() {
   }
 }
 // `|| false`: node 20 reports a test with skip: null as skipped, though it runs.
-const skip = h.gatewayMissing() || sqliteMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing() || sqliteMissing());
 
 /* Rows of a query on the archive file, as objects. The gateways keep the
  * file open in WAL mode: readers do not wait for them. */

@@ -14,7 +14,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 
 const READER_KEY = 'reader-secret-e2e-0001';
 const MATCHES_KEY = 'matches-secret-e2e-0002';

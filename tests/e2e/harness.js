@@ -345,6 +345,18 @@ function exitProblems(res, stderrLines, { crashed = false, killedOnPurpose = fal
   return problems;
 }
 
+// A test skips (exit 0) when a tool it needs is missing, except in CI
+// (CI=true), where a missing tool is a broken runner and must fail: this
+// returns the reason to skip, or false, and throws in CI.
+function inCI() {
+  return process.env.CI === 'true' || process.env.CI === '1';
+}
+function toolMissing(reason) {
+  if (!reason) return false;
+  if (inCI()) throw new Error(`CI=${process.env.CI}: a needed tool is missing, failing instead of skipping: ${reason}`);
+  return reason;
+}
+
 function gatewayMissing() {
   const bin = gatewayBin();
   try {
@@ -747,6 +759,6 @@ function pct(arr, p) {
 }
 
 module.exports = {
-  exitProblems, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
+  exitProblems, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
   connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct,
 };

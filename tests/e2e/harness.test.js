@@ -263,3 +263,18 @@ process.on('SIGTERM', () => process.exit(0));
   await gw.stop();
   await assert.rejects(gw.checkExit(), /exited mid-test/);
 });
+
+test('toolMissing skips outside CI and fails in CI', () => {
+  const saved = process.env.CI;
+  try {
+    delete process.env.CI;
+    assert.equal(h.toolMissing(null), false);
+    assert.equal(h.toolMissing('no sqlite3'), 'no sqlite3');
+    process.env.CI = 'true';
+    assert.equal(h.toolMissing(null), false);
+    assert.throws(() => h.toolMissing('no sqlite3'), /CI=true.*no sqlite3/);
+  } finally {
+    if (saved === undefined) delete process.env.CI;
+    else process.env.CI = saved;
+  }
+});

@@ -18,7 +18,7 @@ const REBUILDS = 'rc:{hot|}:rebuilds';
 const HOUR = 3600000;
 const T0 = Date.UTC(2030, 0, 7, 0, 10); // 00:10 UTC: early in an hourly bucket
 const REBUILD_MS = 200;
-const skip = h.gatewayMissing() || false; // node 20 reports skip: null as skipped
+const skip = h.toolMissing(h.gatewayMissing()); // node 20 reports skip: null as skipped
 
 /* A config whose `hot` board rebuilds every 200 ms over 4 hourly buckets
  * (linear weights 1, 3/4, 1/2, 1/4), with the test clock on. */
