@@ -80,9 +80,11 @@ function readJson(dir, name) {
 
 function ceilingRps(dir, file = 'C-ceiling.csv') {
   try {
+    // Only an EVALSHA line counts: redis-benchmark's default tests (PING,
+    // SET, ...) would otherwise pass for the ceiling.
     const lines = fs.readFileSync(path.join(dir, file), 'utf8').trim().split('\n');
-    const m = /^"(?:[^"]|"")*","([0-9.]+)"/.exec(lines[lines.length - 1]);
-    return m ? Number(m[1]) : null;
+    const hits = lines.map((l) => /^"(EVALSHA[^"]*)","([0-9.]+)"/i.exec(l)).filter(Boolean);
+    return hits.length === 1 ? Number(hits[0][2]) : null;
   } catch (e) {
     return null;
   }

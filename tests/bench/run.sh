@@ -198,9 +198,12 @@ bench() { # bench NAME args... : one rankcast-bench run, JSON into $work/NAME.js
   echo "load_$name=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
   timeout 300 "$bench_bin" --port "$gw_port" --gateway-pid "$gw_pid" --label "$name" --connect-concurrency "$conc" \
     "$@" > "$work/$name.json" 2> "$work/$name.log" || {
-    echo "run.sh: rankcast-bench $name exited $?" >&2
+    local rc=$?
     tail -n 5 "$work/$name.log" >&2
+    # A broken run has no numbers worth a table (124: timeout, 2: fatal)
+    die "rankcast-bench $name exited $rc"
   }
+  [ -s "$work/$name.json" ] || die "rankcast-bench $name wrote no result"
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case $name"
 }
 
@@ -220,8 +223,16 @@ capture_evalsha() {
   wait "$mon_pid" 2> /dev/null || true
   grep -m1 '"EVALSHA"' "$work/monitor.txt" > "$work/evalsha.txt" || die "no EVALSHA seen by MONITOR"
   # MONITOR quotes each argument; split them (NUL-separated) and vary the member
+  # (process substitution hides node's exit status: the checks below catch an empty capture)
   mapfile -d '' evalsha < <(node "$root/tests/bench/report.js" monitor-args "$work/evalsha.txt" "$member" "u:__rand_int__")
-  file_sha="$(rcli -x script load < lua/write.lua)"
+  # Without a real EVALSHA command, redis-benchmark would run its default
+  # tests and their last CSV line would pass for the ceiling: stop instead.
+  [ "${#evalsha[@]}" -ge 3 ] || die "the EVALSHA capture came back empty ($(wc -c < "$work/evalsha.txt") bytes seen)"
+  [ "${evalsha[0]^^}" = EVALSHA ] || die "the captured command is ${evalsha[0]}, not EVALSHA"
+  [[ "${evalsha[1]}" =~ ^[0-9a-f]{40}$ ]] || die "the captured EVALSHA has no SHA1 (${evalsha[1]})"
+  [[ "${evalsha[*]}" == *"u:__rand_int__"* ]] || die "the captured EVALSHA does not name the member $member"
+  file_sha="$(rcli -x script load < lua/write.lua)" || die "SCRIPT LOAD of lua/write.lua failed"
+  [[ "$file_sha" =~ ^[0-9a-f]{40}$ ]] || die "SCRIPT LOAD of lua/write.lua answered '$file_sha'"
   echo "script_sha_matches=$([ "${evalsha[1]}" = "$file_sha" ] && echo yes || echo "no (gateway ${evalsha[1]}, lua/write.lua $file_sha)")" >> "$work/meta.env"
   printf '%s\n' "${evalsha[*]}" > "$work/C-ceiling.cmd"
 }
@@ -297,8 +308,11 @@ if want D; then
   echo "D_rss_held_kb=$(rss_kb "$gw_pid")" >> "$work/meta.env"
   echo "D_gateway_connections=$(curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_connections / { print $2 }')" \
     >> "$work/meta.env"
-  for p in "${bench_pids[@]}"; do wait "$p" || echo "run.sh: an idle bench exited $?" >&2; done
+  failed=""
+  for i in "${!bench_pids[@]}"; do wait "${bench_pids[$i]}" || failed="$failed D$i:$?"; done
   bench_pids=()
+  [ -z "$failed" ] || die "idle rankcast-bench runs failed (case:exit):$failed"
+  [ "$ready" = "$D_procs" ] || die "only $ready of $D_procs idle benches got ready"
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case D"
 fi
 

@@ -15,7 +15,7 @@ const write = (gw, member, delta) =>
 const shape = (rows) => rows.map((r) => `${r.member}=${r.score}`).join(' ');
 
 test('rankcast.js reconnects after a gateway restart, resubscribes, and replays missed feed events',
-  { skip: h.gatewayMissing() || false, timeout: 60000 }, async (t) => {
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 60000 }, async (t) => {
     const redis = await h.startRedis(t);
     const gw = await h.startGateway(t, { redisPort: redis.port });
     // A second gateway on the same Redis takes writes while the first is down.

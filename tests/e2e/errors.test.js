@@ -14,7 +14,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 
 const READER_KEY = 'reader-secret-e2e-0001';
 const MATCHES_KEY = 'matches-secret-e2e-0002';
@@ -375,24 +375,31 @@ test('rate_limited: per connection and per key, over WS and REST; nothing writte
   const { redis, gw } = await h.startStack(t, { config });
 
   // Pipelined so every write lands within a few ms: at 1 write/s the bucket
-  // cannot refill in between.
+  // cannot refill in between. On a loaded machine it may take longer: the
+  // buckets then refill (at most) one token per whole second that passed,
+  // measured around the burst, and the expectations allow exactly that.
+  const refills = (t0) => Math.floor((Date.now() - t0) / 1000);
   const burst = async (c, n, prefix) => Promise.all(
     Array.from({ length: n }, (_, i) => c.request(incr('demo', `user:${prefix}${i}`, 1, { req: `${prefix}${i}` }))));
 
   await t.test('rate_limited ws: the connection bucket (burst 3) runs dry', async () => {
     // Its own key, so the key bucket (5) is not what runs dry here.
     const c = await h.connectWs(t, gw.wsUrl, { token: WSCONN_KEY });
+    const t0 = Date.now();
     const replies = await burst(c, BURST_CONN + 2, 'conn');
+    const extra = refills(t0); // 0 unless the machine stalled for a second
     const acked = replies.filter((r) => r.op === 'ack');
     const limited = replies.filter((r) => r.op === 'error');
-    assert.equal(acked.length, BURST_CONN, JSON.stringify(replies));
-    assert.deepEqual(limited.map((r) => r.code), ['rate_limited', 'rate_limited']);
+    assert.ok(acked.length >= BURST_CONN && acked.length <= BURST_CONN + extra, JSON.stringify(replies));
+    assert.ok(limited.length >= 2 - extra, JSON.stringify(replies));
+    assert.ok(limited.every((r) => r.code === 'rate_limited'), JSON.stringify(replies));
     // The refused ones wrote nothing; the connection is still fine.
-    for (let i = BURST_CONN; i < BURST_CONN + 2; i++) {
-      assert.equal(await redis.cli('ZSCORE', zkey('demo'), `user:conn${i}`), '');
-      assert.equal(await redis.cli('EXISTS', `rc:{demo|}:req:conn${i}`), '0');
+    replies.forEach((r, i) => { r.idx = i; });
+    for (const r of limited) {
+      assert.equal(await redis.cli('ZSCORE', zkey('demo'), `user:conn${r.idx}`), '');
+      assert.equal(await redis.cli('EXISTS', `rc:{demo|}:req:conn${r.idx}`), '0');
     }
-    assert.equal(await redis.cli('GET', 'rc:{demo|}:seq'), String(BURST_CONN));
+    assert.equal(await redis.cli('GET', 'rc:{demo|}:seq'), String(acked.length));
     assert.equal((await c.request({ op: 'ping' })).op, 'pong');
     assert.equal((await c.request({ op: 'subscribe', board: 'demo', view: { top: 3 } })).op, 'snapshot');
     assert.equal(c.isClosed, false);
@@ -400,22 +407,32 @@ test('rate_limited: per connection and per key, over WS and REST; nothing writte
 
   await t.test('rate_limited rest 429: the key bucket (burst 5) runs dry', async () => {
     const seqBefore = Number(await redis.cli('GET', 'rc:{demo|}:seq'));
+    const t0 = Date.now();
     const res = await Promise.all(Array.from({ length: BURST_KEY + 1 }, (_, i) =>
       h.http(gw.base, 'POST', '/api/v1/boards/demo/scores',
         { op: 'incr', member: `user:key${i}`, delta: 1, req: `key${i}` }, { token: LIMITED_KEY })));
-    const statuses = res.map((r) => r.status).sort();
-    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429], res.map((r) => r.text).join('\n'));
-    const refused = res.find((r) => r.status === 429);
-    assert.equal(refused.body.code, 'rate_limited');
-    assert.equal(Number(await redis.cli('GET', 'rc:{demo|}:seq')), seqBefore + BURST_KEY);
-    const i = res.indexOf(refused);
-    assert.equal(await redis.cli('ZSCORE', zkey('demo'), `user:key${i}`), '');
+    const ok = res.filter((r) => r.status === 200).length;
+    const extra = refills(t0);
+    const texts = res.map((r) => r.text).join('\n');
+    if (extra === 0) assert.equal(ok, BURST_KEY, texts);
+    else assert.ok(ok >= BURST_KEY && ok <= BURST_KEY + extra, texts);
+    const refused = res.filter((r) => r.status !== 200);
+    assert.ok(refused.every((r) => r.status === 429 && r.body.code === 'rate_limited'), texts);
+    assert.equal(Number(await redis.cli('GET', 'rc:{demo|}:seq')), seqBefore + ok);
+    for (const r of refused) assert.equal(await redis.cli('ZSCORE', zkey('demo'), `user:key${res.indexOf(r)}`), '');
 
-    // The same key over a fresh WebSocket: the bucket is the key's, not the connection's.
+    // The same key over a fresh WebSocket: the bucket is the key's, not the
+    // connection's. The bucket may have refilled since (one token per second
+    // passed): BURST_KEY + 1 pipelined writes still run it dry.
     const c = await h.connectWs(t, gw.wsUrl, { token: LIMITED_KEY });
-    const reply = await c.request(incr('demo', 'user:key-ws', 1));
-    assert.equal(reply.code, 'rate_limited', JSON.stringify(reply));
-    assert.equal(await redis.cli('ZSCORE', zkey('demo'), 'user:key-ws'), '');
+    const t1 = Date.now();
+    const wsReplies = await Promise.all(Array.from({ length: BURST_KEY + 1 }, (_, i) =>
+      c.request(incr('demo', `user:key-ws${i}`, 1))));
+    const wsAcked = wsReplies.filter((r) => r.op === 'ack').length;
+    assert.ok(wsAcked <= Math.min(BURST_KEY, refills(t0)) + refills(t1), JSON.stringify(wsReplies));
+    const wsRefused = wsReplies.map((r, i) => [r, i]).filter(([r]) => r.op !== 'ack');
+    assert.ok(wsRefused.length >= 1 && wsRefused.every(([r]) => r.code === 'rate_limited'), JSON.stringify(wsReplies));
+    for (const [, i] of wsRefused) assert.equal(await redis.cli('ZSCORE', zkey('demo'), `user:key-ws${i}`), '');
     assert.equal((await c.request({ op: 'ping' })).op, 'pong');
     // Another key (the admin key, untouched so far) is not held back.
     const other = await h.http(gw.base, 'POST', '/api/v1/boards/demo/scores', { op: 'incr', member: 'user:admin', delta: 1 });

@@ -41,7 +41,10 @@
  *     await gw.waitForLine(/re/, ms)  the first stderr line matching, earlier ones included
  *     gw.exited                       promise of { code, signal }
  *     gw.kill(signal = 'SIGTERM')     sends it, expecting an exit (not reported as a crash)
- *     await gw.stop()                 SIGTERM, wait, SIGKILL after 5 s; resolves { code, signal }
+ *     await gw.stop()                 SIGTERM, wait, SIGKILL after 20 s; resolves { code, signal }
+ *     await gw.checkExit()            throws unless it ended with exit 0 (or the test's own
+ *                                     gw.kill('SIGKILL')), did not exit mid-test, and printed no
+ *                                     sanitizer/leak report; runs by itself when the test ends
  *
  *   const { redis, gw } = await h.startStack(t, gatewayOpts?)
  *
@@ -327,6 +330,33 @@ function gatewayBin() {
   return process.env.RANKCAST_BIN || path.join(repoRoot, 'build', 'gateway', 'rankcast');
 }
 
+// What a sanitizer (ASan, UBSan, LeakSanitizer) prints when it finds something.
+const SANITIZER_REPORT = /runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: (Address|Leak|UndefinedBehavior)Sanitizer|WARNING: ThreadSanitizer/;
+
+// The reasons a gateway's end is not clean ([] when it is): see checkExit.
+function exitProblems(res, stderrLines, { crashed = false, killedOnPurpose = false } = {}) {
+  const problems = [];
+  if (crashed) problems.push(`it exited mid-test: ${JSON.stringify(res)}`);
+  else if (res.error) problems.push(`spawn error: ${res.error.message}`);
+  else if (killedOnPurpose && res.signal === 'SIGKILL') { /* the test's own SIGKILL */ }
+  else if (res.code !== 0) problems.push(`exit ${JSON.stringify(res)}, expected code 0`);
+  const report = stderrLines.find((l) => SANITIZER_REPORT.test(l));
+  if (report) problems.push(`sanitizer report: ${report.trim()}`);
+  return problems;
+}
+
+// A test skips (exit 0) when a tool it needs is missing, except in CI
+// (CI=true), where a missing tool is a broken runner and must fail: this
+// returns the reason to skip, or false, and throws in CI.
+function inCI() {
+  return process.env.CI === 'true' || process.env.CI === '1';
+}
+function toolMissing(reason) {
+  if (!reason) return false;
+  if (inCI()) throw new Error(`CI=${process.env.CI}: a needed tool is missing, failing instead of skipping: ${reason}`);
+  return reason;
+}
+
 function gatewayMissing() {
   const bin = gatewayBin();
   try {
@@ -376,10 +406,14 @@ async function startGateway(t, opts = {}) {
   let started = false;
   let stopping = false;
   let exitInfo = null;
+  let crashed = false;      // exited while the test did not ask it to
+  let killedOnPurpose = false; // the test sent SIGKILL itself (gw.kill('SIGKILL'))
   child.exited.then((res) => {
     exitInfo = res;
-    // A crash mid-test is the likeliest cause of the failure that follows.
+    // A crash mid-test is the likeliest cause of the failure that follows;
+    // printed now, and the test fails on it at the end (checkExit).
     if (started && !stopping) {
+      crashed = true;
       console.error(`rankcast (port ${port}) exited unexpectedly: ${JSON.stringify(res)}\n${tail(stderr)}`);
     }
   });
@@ -405,19 +439,40 @@ async function startGateway(t, opts = {}) {
     },
     // Sends a signal the test expects the gateway to exit on (so its exit is
     // not reported as a crash); await gw.exited for { code, signal }.
+    // SIGKILL is the only signal after which a non-zero exit is accepted, and
+    // only when the test sends it itself, here.
     kill(signal = 'SIGTERM') {
       stopping = true;
+      if (signal === 'SIGKILL' || signal === 9) killedOnPurpose = true;
       child.kill(signal);
     },
     async stop() {
       stopping = true;
-      const res = await terminate(child);
+      // A sanitizer build runs its leak check at exit: give it time before
+      // SIGKILL (which checkExit then reports as a failure).
+      const res = await terminate(child, 20000);
       child.untrack();
       if (ownState) removeDir(stateDir);
       return res;
     },
+    // Throws unless the gateway ended well: exit 0 (or the SIGKILL the test
+    // sent itself), no crash mid-test, no sanitizer or leak report on stderr.
+    async checkExit() {
+      const res = await child.exited;
+      const problems = exitProblems(res, stderr, { crashed, killedOnPurpose });
+      if (problems.length) {
+        throw new Error(`rankcast (port ${port}) did not end cleanly: ${problems.join('; ')}\n${tail(stderr, 40)}`);
+      }
+      return res;
+    },
   };
-  if (t) defer(t, () => gw.stop());
+  let startFailed = false;
+  if (t) {
+    defer(t, async () => {
+      await gw.stop();
+      if (!startFailed) await gw.checkExit();
+    });
+  }
 
   const timeoutMs = opts.timeoutMs || 10000;
   try {
@@ -433,6 +488,7 @@ async function startGateway(t, opts = {}) {
       }
     }, timeoutMs, `GET ${base}/healthz to answer 200`);
   } catch (e) {
+    startFailed = true; // reported here, with its stderr; no second report at the end
     await gw.stop();
     throw new Error(`${e.message}\n  command: ${gw.args.join(' ')}\n  stderr:\n${tail(stderr)}`);
   }
@@ -703,6 +759,6 @@ function pct(arr, p) {
 }
 
 module.exports = {
-  repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
+  exitProblems, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
   connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct,
 };

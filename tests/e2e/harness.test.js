@@ -225,3 +225,56 @@ test('startGateway passes RANKCAST_ADMIN_KEY unless env overrides or removes it'
   assert.equal(await keyLine({ RANKCAST_ADMIN_KEY: 'other-secret-0123456' }), 'other-secret-0123456');
   assert.equal(await keyLine({ RANKCAST_ADMIN_KEY: null }), 'unset');
 });
+
+test('exitProblems: only exit 0, or the test\'s own SIGKILL, with no sanitizer report, is clean', () => {
+  assert.deepEqual(h.exitProblems({ code: 0, signal: null }, ['rankcast: bye']), []);
+  assert.equal(h.exitProblems({ code: 1, signal: null }, []).length, 1);
+  assert.equal(h.exitProblems({ code: null, signal: 'SIGSEGV' }, []).length, 1);
+  assert.equal(h.exitProblems({ code: null, signal: 'SIGKILL' }, []).length, 1);
+  assert.deepEqual(h.exitProblems({ code: null, signal: 'SIGKILL' }, [], { killedOnPurpose: true }), []);
+  assert.equal(h.exitProblems({ code: 0, signal: null }, [], { crashed: true }).length, 1);
+  for (const line of [
+    'gateway/net/gw_conn.c:12:3: runtime error: signed integer overflow',
+    '==123==ERROR: AddressSanitizer: heap-use-after-free on address 0x1',
+    '==123==ERROR: LeakSanitizer: detected memory leaks',
+    'SUMMARY: AddressSanitizer: 64 byte(s) leaked in 1 allocation(s).',
+  ]) {
+    assert.equal(h.exitProblems({ code: 0, signal: null }, ['ok', line]).length, 1, line);
+  }
+});
+
+test('a gateway that crashes mid-test fails the test when it ends', async (t) => {
+  // A stand-in binary that answers /healthz, then dies of SIGSEGV on its own.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-fake-bin-'));
+  h.defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const bin = path.join(dir, 'crashes.js');
+  fs.writeFileSync(bin, `#!${process.execPath}
+const listen = process.argv[process.argv.indexOf('--listen') + 1].split(':');
+require('node:http').createServer((q, r) => {
+  r.end('ok');
+  setTimeout(() => process.kill(process.pid, 'SIGSEGV'), 200); // after start is seen
+}).listen(Number(listen[1]), listen[0]);
+process.on('SIGTERM', () => process.exit(0));
+`, { mode: 0o755 });
+  const redis = await h.startRedis(t);
+  const gw = await h.startGateway(null, { bin, redisPort: redis.port });
+  const res = await gw.exited;
+  assert.equal(res.signal, 'SIGSEGV');
+  await gw.stop();
+  await assert.rejects(gw.checkExit(), /exited mid-test/);
+});
+
+test('toolMissing skips outside CI and fails in CI', () => {
+  const saved = process.env.CI;
+  try {
+    delete process.env.CI;
+    assert.equal(h.toolMissing(null), false);
+    assert.equal(h.toolMissing('no sqlite3'), 'no sqlite3');
+    process.env.CI = 'true';
+    assert.equal(h.toolMissing(null), false);
+    assert.throws(() => h.toolMissing('no sqlite3'), /CI=true.*no sqlite3/);
+  } finally {
+    if (saved === undefined) delete process.env.CI;
+    else process.env.CI = saved;
+  }
+});

@@ -28,7 +28,7 @@ const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 
 /* A raw TCP connection from localAddress that records what came back and
  * when the server closed it. */

@@ -17,7 +17,7 @@ const assert = require('node:assert/strict');
 const net = require('node:net');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 const PER_IP = 500;            // max_conns_per_ip in the test config
 const TARGET = 1000;           // connections each attacking address tries to hold
 const ATTACKERS = ['127.0.0.1', '127.0.0.3'];

@@ -15,7 +15,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 
 /* Each hostile input, spliced into every body as `bad`: a JSON fragment that
  * is `,"x":<value>`-shaped (so it can follow any first field), or a prefix. */

@@ -16,7 +16,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 const READER = 'reader-secret-hostile-0001';
 const SHORT_BAD = 'not-a-key-hostile-ffff6666';
 const LENGTHS = [129, 136, 137, 140, 144, 200, 1000];

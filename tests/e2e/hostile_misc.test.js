@@ -18,7 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 
 /* One raw exchange from a fresh socket: writes data, resolves with what came
  * back once the server closes or ms pass. */

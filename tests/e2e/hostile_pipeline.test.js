@@ -23,7 +23,7 @@ const assert = require('node:assert/strict');
 const net = require('node:net');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 const STRICT = false; // true: every pipelined request must be answered, in order, on its connection
 
 /* Parses as many complete HTTP/1.1 responses (Content-Length bodies) as buf

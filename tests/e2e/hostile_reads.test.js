@@ -13,7 +13,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 const BIG = { conn_read_rate: 1000000, conn_read_burst: 10000000, ip_read_rate: 1000000, ip_read_burst: 10000000 };
 
 /* Sends every request in one TCP write (corked) with ids prefix-0.., and

@@ -55,15 +55,19 @@ const cases = [
 for (const [board, at, before, after, what] of cases) {
   test(`rollover, ${what}: "current" viewers get the new empty period, "previous" reads the old`, async (t) => {
     const { gw } = await stack(t);
-    await setClock(gw, at);
+    // A minute before the boundary for the setup (a slow machine cannot push
+    // the write past it), then the clock is moved just past it.
+    const boundary = Date.parse(at) + 1500;
+    await setClock(gw, new Date(boundary - 60000).toISOString());
     const w = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/scores`, { member: 'user:early', op: 'incr', delta: 7 });
     assert.equal(w.status, 200, w.text);
     const { c, snap } = await viewCurrent(t, gw, board);
     assert.equal(snap.period, before);
     assert.deepEqual(snap.rows.map((r) => r.member), ['user:early']);
 
-    // The boundary passes in real time (the shifted clock runs on).
-    const next = await c.next({ op: 'snapshot', sub: snap.sub }, 4000);
+    // The boundary passes: the clock is moved just past it.
+    await setClock(gw, new Date(boundary + 100).toISOString());
+    const next = await c.next({ op: 'snapshot', sub: snap.sub }, 10000);
     assert.equal(next.period, after);
     assert.equal(next.total, 0);
     assert.deepEqual(next.rows, []);
@@ -87,14 +91,15 @@ for (const [board, at, before, after, what] of cases) {
 
 test('a viewer of an explicit period stays on it across the boundary', async (t) => {
   const { gw } = await stack(t);
-  await setClock(gw, '2026-11-22T15:59:59.000Z');
+  await setClock(gw, '2026-11-22T15:59:00.000Z'); // a minute before midnight at +08:00
   await h.http(gw.base, 'POST', '/api/v1/boards/daily/scores', { member: 'user:a', op: 'incr', delta: 1 });
   const c = await h.connectWs(t, gw.wsUrl);
   const pinned = await c.request({ op: 'subscribe', board: 'daily', period: '2026-11-22', view: { top: 5 } });
   const prev = await c.request({ op: 'subscribe', board: 'daily', period: 'previous', view: { top: 5 } });
   assert.equal(prev.period, '2026-11-21');
   // "previous" follows the clock too: it becomes the day that just ended.
-  const moved = await c.next({ op: 'snapshot', sub: prev.sub }, 4000);
+  await setClock(gw, '2026-11-22T16:00:00.100Z');
+  const moved = await c.next({ op: 'snapshot', sub: prev.sub }, 10000);
   assert.equal(moved.period, '2026-11-22');
   assert.deepEqual(moved.rows.map((r) => r.member), ['user:a']);
   await h.sleep(200);

@@ -6,7 +6,8 @@
 # Installs the pinned packages (npm ci) when node_modules is missing or the
 # lockfile changed since the last install. Exits non-zero when a test fails.
 # Tests needing the gateway use $RANKCAST_BIN (default build/gateway/rankcast)
-# and skip when it has not been built.
+# and skip when it has not been built (or a tool they need is missing), except
+# with CI=true (as .ci/run sets it), where that fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

@@ -8,7 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
 
-const skip = h.gatewayMissing() || false;
+const skip = h.toolMissing(h.gatewayMissing());
 
 /* Resolves p, or rejects after ms naming what did not happen. */
 function within(p, ms, what) {

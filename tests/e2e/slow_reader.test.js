@@ -84,7 +84,7 @@ test('a stalled reader stays bounded, others keep up, and it resyncs with a snap
     rssMax = Math.max(rssMax, h.vmRssKb(gw.pid));
   }
   // The fast viewer is current while the slow one is stalled.
-  await h.waitFor(async () => shape(fastView.rows) === await redisTop(redis, N), 1000, 'the fast viewer to match Redis');
+  await h.waitFor(async () => shape(fastView.rows) === await redisTop(redis, N), 10000, 'the fast viewer to match Redis');
   assert.ok(fastView.deltas > 0);
   const metrics = (await h.http(gw.base, 'GET', '/metrics')).text;
   const drops = Number(/^rankcast_queue_drops_total (\d+)/m.exec(metrics)[1]);
@@ -95,6 +95,6 @@ test('a stalled reader stays bounded, others keep up, and it resyncs with a snap
   // Reading again: the backlog is gone, a snapshot equal to Redis arrives.
   const snapshotsBefore = slowView.snapshots;
   slow.ws._socket.resume();
-  await h.waitFor(() => slowView.snapshots > snapshotsBefore, 5000, 'the resync snapshot');
-  await h.waitFor(async () => shape(slowView.rows) === await redisTop(redis, N), 2000, 'the slow viewer to match Redis');
+  await h.waitFor(() => slowView.snapshots > snapshotsBefore, 15000, 'the resync snapshot');
+  await h.waitFor(async () => shape(slowView.rows) === await redisTop(redis, N), 10000, 'the slow viewer to match Redis');
 });

@@ -14,8 +14,8 @@ const h = require('./harness');
 
 function valgrindMissing() {
   if (process.env.RC_SANITIZE) return 'sanitizer build: valgrind does not apply';
-  try { execFileSync('valgrind', ['--version']); } catch { return 'valgrind is not installed'; }
-  return h.gatewayMissing();
+  try { execFileSync('valgrind', ['--version']); } catch { return h.toolMissing('valgrind is not installed'); }
+  return h.toolMissing(h.gatewayMissing());
 }
 
 test('start, serve and stop under valgrind: no errors, no leaks', { skip: valgrindMissing() || false, timeout: 180000 }, async (t) => {
