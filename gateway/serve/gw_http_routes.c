@@ -10,17 +10,15 @@
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
-#include <hiredis/hiredis.h>
 
 #include "gw_app.h"
 #include "net/gw_peers.h"
 #include "ops/gw_admin.h"
-#include "redis/gw_redis.h"
 #include "serve/gw_http_debug.h"
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_static.h"
 #include "serve/gw_rest.h"
-#include "rc_keys.h"
+#include "rc_json_gate.h"
 #include "rc_names.h"
 
 /* Splits "/a/b/c" into up to max segments (in place). Returns the count. */
