@@ -4,6 +4,7 @@
 #include <libwebsockets.h>
 
 #include "net/gw_peers.h"
+#include "rc_err.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -194,7 +195,7 @@ int gw_peers_on_create(struct gw_peers *p, struct lws *wsi)
     struct gw_ipentry *ent = gw_iplimit_get(p->per_ip, p->pending_ip);
     if (!e || !ent) {
         free(e);
-        return -1;
+        return RC_E_INTERNAL;
     }
     e->p = p;
     e->wsi = wsi;

@@ -60,7 +60,7 @@ enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockadd
 
 /* LWS_CALLBACK_WSI_CREATE / WSI_DESTROY. Creation attaches the remembered
  * address to the wsi (see gw_peers_touch) and starts the header deadline;
- * a wsi lws made itself (the listener) is ignored. Returns -1 when out of
+ * a wsi lws made itself (the listener) is ignored. Returns RC_E_INTERNAL when out of
  * memory (the socket is then closed). */
 int gw_peers_on_create(struct gw_peers *p, struct lws *wsi);
 void gw_peers_on_destroy(struct gw_peers *p, struct lws *wsi);

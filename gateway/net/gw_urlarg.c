@@ -4,7 +4,10 @@
 
 #include "net/gw_urlarg.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "rc_err.h"
 
 int gw_urlarg(struct lws *wsi, const char *name, char *buf, size_t len)
 {
@@ -38,4 +41,37 @@ int gw_header(struct lws *wsi, int token, char *buf, size_t len)
         return GW_URLARG_TOO_LONG;
     int n = lws_hdr_copy(wsi, buf, (int)len, (enum lws_token_indexes)token);
     return n < 0 ? GW_URLARG_TOO_LONG : n;
+}
+
+int gw_urlargs_copy(struct lws *wsi, struct gw_urlargs *out)
+{
+    size_t n = 0, bytes = 0;
+    out->args = NULL;
+    out->n = 0;
+    for (int len; (len = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, (int)n)) > 0; n++)
+        bytes += (size_t)len + 1;
+    if (!n)
+        return 0;
+    /* one block: the pointers, then the NUL-terminated fragments */
+    char **args = malloc(n * sizeof *args + bytes);
+    if (!args)
+        return RC_E_INTERNAL;
+    char *text = (char *)(args + n);
+    for (size_t i = 0; i < n; i++) {
+        int len = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, (int)i);
+        args[i] = text;
+        if (lws_hdr_copy_fragment(wsi, text, len + 1, WSI_TOKEN_HTTP_URI_ARGS, (int)i) < 0)
+            text[0] = '\0';
+        text += len + 1;
+    }
+    out->args = args;
+    out->n = n;
+    return 0;
+}
+
+void gw_urlargs_free(struct gw_urlargs *a)
+{
+    free(a->args);
+    a->args = NULL;
+    a->n = 0;
 }

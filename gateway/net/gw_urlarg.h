@@ -17,6 +17,19 @@ struct lws;
  * occurrence wins. */
 int gw_urlarg(struct lws *wsi, const char *name, char *buf, size_t len);
 
+/* A request's query fragments ("name=value", url-decoded, in order),
+ * copied once so the pure mapping (core/rc_query.h) can read them after
+ * lws has moved on. */
+struct gw_urlargs {
+    char **args; /* owned: n pointers into one block */
+    size_t n;
+};
+
+/* Copies every query fragment of wsi into *out. Returns 0 or RC_E_INTERNAL
+ * (out of memory: *out then holds none). Free with gw_urlargs_free. */
+int gw_urlargs_copy(struct lws *wsi, struct gw_urlargs *out);
+void gw_urlargs_free(struct gw_urlargs *a);
+
 /* The same for a header (lws token index): length, ABSENT or TOO_LONG. */
 int gw_header(struct lws *wsi, int token, char *buf, size_t len);
 

@@ -44,6 +44,7 @@
  * the thread reading its fd; the lws loop is the only one reading WebSockets.
  */
 #include "net/gw_wsguard.h"
+#include "rc_err.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -121,7 +122,7 @@ int gw_wsguard_watch(int fd)
 {
     struct slot *s = slot_of(fd);
     if (!s || s->last4 != END_OF_HEADERS)
-        return -1;
+        return RC_E_INTERNAL;
     rc_wsframe_init(&s->frame);
     s->watched = 1;
     return 0;

@@ -9,7 +9,7 @@
 #define GW_WSGUARD_H
 
 /* Starts checking what is read on fd from now on (a WebSocket that has just
- * been established, plain TCP). Returns 0, or -1 when fd is not watched:
+ * been established, plain TCP). Returns 0, or RC_E_INTERNAL when fd is not watched:
  * beyond the table, the table could not be allocated, or lws may already
  * hold part of a frame (the last bytes read were not the end of the
  * handshake). Not watching is always safe. */

@@ -11,6 +11,7 @@
 #include "gw_app.h"
 #include "base/gw_log.h"
 #include "redis/gw_redis.h"
+#include "rc_admin_args.h"
 #include "rc_auth.h"
 #include "rc_codec.h"
 #include "rc_conf.h"
@@ -35,16 +36,6 @@ struct admin_call {
     int64_t at;
 };
 
-static const char *action_of(enum rc_op op)
-{
-    switch (op) {
-    case RC_OP_REMOVE: return "remove";
-    case RC_OP_UNBLOCK: return "unblock";
-    case RC_OP_REVERSE: return "reverse";
-    default: return "reset";
-    }
-}
-
 /* Who did what to which board, when: one entry of the audit stream. Sent on
  * the command connection right after the action; never holds a secret. */
 static void audit(struct admin_call *a, const char *member)
@@ -56,58 +47,64 @@ static void audit(struct admin_call *a, const char *member)
     snprintf(at, sizeof at, "%" PRId64, a->at);
     snprintf(block, sizeof block, "%d", a->block);
     const char *argv[] = {"XADD", AUDIT_KEY, "MAXLEN", "~", AUDIT_MAX, "*", "who", a->who, "op",
-                          action_of(a->op), "board", a->board, "period", a->period, "member", member ? member : "",
+                          rc_admin_action(a->op), "board", a->board, "period", a->period, "member", member ? member : "",
                           "req", a->req, "block", block, "at", at};
     redisAsyncCommandArgv(ac, NULL, NULL, (int)(sizeof argv / sizeof argv[0]), argv, NULL);
 }
 
-static int item_str(const redisReply *r, size_t i, const char **s)
+/* Copies the reply's shape into items (borrowed strings; STRING only, as
+ * the script answers) for the pure parser. Returns the count, 0 when r is
+ * not an array of the script's size. */
+static size_t reply_items(const redisReply *r, struct rc_reply_item *items, size_t max)
 {
-    if (i >= r->elements || r->element[i]->type != REDIS_REPLY_STRING)
-        return -1;
-    *s = r->element[i]->str;
-    return 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements > max)
+        return 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        items[i].is_int = e->type == REDIS_REPLY_INTEGER;
+        items[i].integer = e->integer;
+        items[i].str = e->type == REDIS_REPLY_STRING ? e->str : NULL;
+    }
+    return r->elements;
 }
 
 static void on_admin(redisReply *r, void *privdata)
 {
     struct admin_call *a = privdata;
     struct gw_app *app = a->app;
-    const char *status, *member, *score, *detail = "";
+    struct rc_reply_item items[8];
+    struct rc_admin_result res;
     char *json;
     int code = 0;
     if (!r) {
         code = RC_E_UNAVAILABLE;
         json = gw_op_error(app, a->id_json, code, "Redis connection lost before the operation was answered");
-    } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 6 || item_str(r, 0, &status) || item_str(r, 2, &member) ||
-               item_str(r, 3, &score) || r->element[1]->type != REDIS_REPLY_INTEGER) {
+    } else if (rc_admin_result_parse(items, reply_items(r, items, 8), &res)) {
         code = RC_E_INTERNAL;
         json = gw_op_error(app, a->id_json, code, r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly");
-    } else if (strcmp(status, "ok") != 0 && strcmp(status, "duplicate") != 0) {
-        item_str(r, 5, &detail);
-        code = strcmp(status, "out_of_range") == 0 ? RC_E_OUT_OF_RANGE : RC_E_BAD_REQUEST;
-        json = gw_op_error(app, a->id_json, code, detail);
+    } else if (res.status) {
+        code = res.status;
+        json = gw_op_error(app, a->id_json, code, res.detail);
     } else {
-        int64_t seq = r->element[1]->integer;
-        int64_t rank = r->element[4]->type == REDIS_REPLY_INTEGER ? r->element[4]->integer : 0;
-        if (strcmp(status, "ok") == 0)
+        const char *member = res.member;
+        if (!res.duplicate)
             audit(a, member[0] ? member : NULL);
         switch (a->op) {
         case RC_OP_REMOVE:
-            json = rc_encode_admin(a->id_json, "removed", a->board, a->member, seq, 0, 0, 0, NULL, a->block);
+            json = rc_encode_admin(a->id_json, "removed", a->board, a->member, res.seq, 0, 0, 0, NULL, a->block);
             break;
         case RC_OP_UNBLOCK:
-            json = rc_encode_admin(a->id_json, "unblocked", a->board, a->member, seq, 0, 0, 0, NULL, 0);
+            json = rc_encode_admin(a->id_json, "unblocked", a->board, a->member, res.seq, 0, 0, 0, NULL, 0);
             break;
         case RC_OP_REVERSE:
-            json = rc_encode_admin(a->id_json, "reversed", a->board, member, seq, 1, strtod(score, NULL), rank, a->req,
+            json = rc_encode_admin(a->id_json, "reversed", a->board, member, res.seq, 1, res.score, res.rank, a->req,
                                    -1);
             break;
         default:
-            json = rc_encode_admin(a->id_json, "board_reset", a->board, NULL, seq, 0, 0, 0, NULL, -1);
+            json = rc_encode_admin(a->id_json, "board_reset", a->board, NULL, res.seq, 0, 0, 0, NULL, -1);
             break;
         }
-        gw_log_info("admin %s by key %s on %s%s%s %s", action_of(a->op), a->who, a->board, a->period[0] ? "|" : "",
+        gw_log_info("admin %s by key %s on %s%s%s %s", rc_admin_action(a->op), a->who, a->board, a->period[0] ? "|" : "",
                     a->period, member);
     }
     a->done(a->privdata, code, json);
@@ -153,35 +150,10 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
     snprintf(a->member, sizeof a->member, "%s", r->member);
     snprintf(a->req, sizeof a->req, "%s", r->req);
 
-    char keys[7][RC_KEY_MAX];
-    char rev[RC_REQ_MAX + 16];
-    snprintf(rev, sizeof rev, "%s:reversed", r->req);
-    int bad = rc_board_key(keys[0], RC_KEY_MAX, r->board, p.id, "z", NULL) ||
-              rc_board_key(keys[1], RC_KEY_MAX, r->board, p.id, "seq", NULL) ||
-              rc_board_key(keys[2], RC_KEY_MAX, r->board, p.id, "log", NULL) ||
-              rc_board_key(keys[3], RC_KEY_MAX, r->board, p.id, "ch", NULL) ||
-              rc_board_key(keys[4], RC_KEY_MAX, r->board, "", "blocked", NULL) ||
-              (r->op == RC_OP_REVERSE ? rc_board_key(keys[5], RC_KEY_MAX, r->board, p.id, "req", r->req)
-                                      : rc_board_key(keys[5], RC_KEY_MAX, r->board, p.id, "f", r->member[0] ? r->member : "-")) ||
-              rc_board_key(keys[6], RC_KEY_MAX, r->board, p.id, "req", rev);
-    char nums[6][32];
-    snprintf(nums[0], 32, "%" PRId64, now);
-    snprintf(nums[1], 32, "%" PRIu64, slot);
-    snprintf(nums[2], 32, "%" PRId64, (int64_t)1 << b->layout.tb_bits);
-    snprintf(nums[3], 32, "%" PRId64, b->layout.points_min);
-    snprintf(nums[4], 32, "%" PRId64, b->layout.points_max);
-    snprintf(nums[5], 32, "%" PRId64, ttl);
-    char logcap[16];
-    snprintf(logcap, sizeof logcap, "%u", b->log_cap);
-    const char *words[7 + 11] = {keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6],
-                                 action_of(r->op), r->member, a->block ? "1" : "0", nums[0],
-                                 b->layout.order == RC_ORDER_DESC ? "desc" : "asc", nums[1], nums[2], nums[3], nums[4],
-                                 logcap, nums[5]};
-    size_t lens[7 + 11];
-    for (size_t i = 0; i < 18; i++)
-        lens[i] = strlen(words[i]);
+    struct rc_admin_args args;
+    int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, &args, &err) != 0;
     redisAsyncContext *ac = gw_redis_cmd(app->redis);
-    if (bad || !ac || gw_script_call(&app->admin_script, ac, 7, 18, words, lens, on_admin, a) != 0) {
+    if (bad || !ac || gw_script_call(&app->admin_script, ac, RC_ADMIN_NKEYS, RC_ADMIN_NKEYS + RC_ADMIN_NARGV, args.words, args.lens, on_admin, a) != 0) {
         code = bad ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
         done(privdata, code, gw_op_error(app, r->id_json, code, bad ? "key name too long" : "Redis is unreachable"));
         free(a->id_json);

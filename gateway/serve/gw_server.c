@@ -13,6 +13,7 @@
 
 #include "gw_app.h"
 #include "serve/gw_http.h"
+#include "rc_err.h"
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
 #include "serve/gw_ws.h"
@@ -133,7 +134,7 @@ static int resolve_max_conns(struct rc_conf *c)
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
         gw_log_error("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
-        return -1;
+        return RC_E_INTERNAL;
     }
     if (rl.rlim_cur < rl.rlim_max) {
         struct rlimit up = {rl.rlim_max, rl.rlim_max};
@@ -144,7 +145,7 @@ static int resolve_max_conns(struct rc_conf *c)
     if (fds <= FD_RESERVE + 16) {
         gw_log_error("the file descriptor limit (%llu) leaves no room for connections: raise ulimit -n",
                      (unsigned long long)fds);
-        return -1;
+        return RC_E_INTERNAL;
     }
     rlim_t room = fds - FD_RESERVE;
     if (room > 1000000)
@@ -155,7 +156,7 @@ static int resolve_max_conns(struct rc_conf *c)
         gw_log_error("max_conns = %u needs %u file descriptors (%d kept for Redis and files), but the limit is "
                      "%llu: lower max_conns, set it to auto, or raise ulimit -n",
                      c->max_conns, c->max_conns + FD_RESERVE, FD_RESERVE, (unsigned long long)fds);
-        return -1;
+        return RC_E_INTERNAL;
     }
     return 0;
 }
@@ -196,14 +197,14 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     if (c->tls_cert[0] || c->tls_key[0]) {
         if (!c->tls_cert[0] || !c->tls_key[0] || access(c->tls_cert, R_OK) || access(c->tls_key, R_OK)) {
             gw_log_error("TLS needs both tls_cert and tls_key, readable (%s, %s)", c->tls_cert, c->tls_key);
-            return -1;
+            return RC_E_INTERNAL;
         }
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = c->tls_cert;
         info.ssl_private_key_filepath = c->tls_key;
     }
     if (resolve_max_conns(app->conf) != 0)
-        return -1;
+        return RC_E_INTERNAL;
     struct gw_peers_limits lim = {
         .max_conns = c->max_conns,
         .max_conns_per_ip = c->max_conns_per_ip,
@@ -214,17 +215,17 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     };
     app->peers = gw_peers_new(app->loop, &lim);
     if (!app->peers)
-        return -1;
+        return RC_E_INTERNAL;
     app->lws = lws_create_context(&info);
     /* With a foreign loop lws may hand back a context whose listening vhost
      * failed (port in use): check the vhost, not just the context. */
     if (app->lws && !lws_get_vhost_by_name(app->lws, "default")) {
         gw_log_error("cannot listen on %s:%d: address in use or not available", host, port);
-        return -1;
+        return RC_E_INTERNAL;
     }
     if (!app->lws) {
         gw_log_error("cannot listen on %s:%d (port in use, or libwebsockets-evlib-uv missing?)", host, port);
-        return -1;
+        return RC_E_INTERNAL;
     }
     return 0;
 }

@@ -80,6 +80,7 @@ test('every hostile input is refused the same way on every transport, and Redis 
           body(row, '"op":"incr","member":"user:hostile","delta":1,"req":"r-hostile"'), row.msg),
         await restRefused(ctx, 'PUT', '/api/v1/members/user:seed/profile', body(row, '"name":"Hostile"'), row.msg),
         await restRefused(ctx, 'POST', '/api/v1/boards/demo/reset', body(row, '"period":"current"'), row.msg),
+        await restRefused(ctx, 'POST', '/api/v1/boards/demo/reverse', body(row, '"req":"r-seed"'), row.msg),
         await restRefused(ctx, 'POST', '/api/v1/debug/clock', body(row, '"offset_ms":86400000'), row.msg),
       ];
       assert.equal(clockLines(), clock, 'a refused clock body moved the clock');

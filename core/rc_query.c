@@ -1,0 +1,95 @@
+/* rc_query.c - query string to request mapping (rc_query.h). */
+#include "rc_query.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_names.h"
+
+const char *rc_query_get(const struct rc_query *q, const char *name)
+{
+    size_t nlen = strlen(name);
+    for (size_t i = 0; q && i < q->n; i++) {
+        const char *f = q->args[i];
+        if (f && strncmp(f, name, nlen) == 0 && f[nlen] == '=')
+            return f + nlen + 1;
+    }
+    return NULL;
+}
+
+int rc_query_check(const struct rc_query *q, struct rc_error *err)
+{
+    for (size_t i = 0; q && i < q->n; i++)
+        if (q->args[i] && strlen(q->args[i]) > RC_QUERY_VALUE_MAX)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "a query argument is too long");
+    const char *period = rc_query_get(q, "period");
+    if (period && strlen(period) > RC_PERIOD_SEL_MAX)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
+    return 0;
+}
+
+/* A query integer in lo..hi: digits only. Returns 0, 1 when absent, -1 bad. */
+static int get_int(const struct rc_query *q, const char *name, long lo, long hi, uint32_t *out)
+{
+    const char *v = rc_query_get(q, name);
+    if (!v)
+        return 1;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n < lo || n > hi)
+        return -1;
+    *out = (uint32_t)n;
+    return 0;
+}
+
+int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_error *err)
+{
+    uint32_t top_n = 0, offset_n = 0, limit_n = 0;
+    int top = get_int(q, "top", 1, RC_VIEW_MAX_ROWS, &top_n);
+    int offset = get_int(q, "offset", 0, 2147483647L, &offset_n);
+    int limit = get_int(q, "limit", 1, RC_VIEW_MAX_ROWS, &limit_n);
+    const char *around = rc_query_get(q, "around");
+    if (top < 0 || offset < 0 || limit < 0)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
+                            RC_VIEW_MAX_ROWS);
+    if (top == 0) {
+        r->view.kind = RC_VIEW_TOP;
+        r->view.limit = top_n;
+        r->view.offset = offset == 0 ? offset_n : r->view.offset;
+    } else if (around) {
+        if (!rc_member_name_valid(around, strlen(around)))
+            return rc_error_set(err, RC_E_BAD_REQUEST, "around must be a member name");
+        r->view.kind = RC_VIEW_AROUND;
+        snprintf(r->view.around, sizeof r->view.around, "%s", around);
+        r->view.radius = 5;
+        if (offset == 0)
+            r->view.offset = offset_n;
+        if (limit == 0)
+            r->view.limit = limit_n;
+        if (get_int(q, "radius", 0, RC_VIEW_MAX_RADIUS, &r->view.radius) < 0)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "radius must be an integer 0..%d", RC_VIEW_MAX_RADIUS);
+    } else if (offset == 0 || limit == 0) {
+        r->view.kind = RC_VIEW_PAGE;
+        r->view.offset = offset == 0 ? offset_n : 0;
+        r->view.limit = limit == 0 ? limit_n : 10;
+    } else {
+        r->view.kind = RC_VIEW_TOP;
+        r->view.limit = 10;
+    }
+    const char *period = rc_query_get(q, "period");
+    if (period) {
+        if (strlen(period) > RC_PERIOD_SEL_MAX)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
+        snprintf(r->period, sizeof r->period, "%s", period);
+    }
+    return 0;
+}
+
+int rc_query_block(const struct rc_query *q)
+{
+    const char *block = rc_query_get(q, "block");
+    return block && (!strcmp(block, "1") || !strcmp(block, "true"));
+}

@@ -1,0 +1,188 @@
+/* gw_rest.c - the REST handlers that read or write without the ops layer:
+ * the board list, member profiles, /healthz and /metrics. */
+#include <uv.h>
+#include <libwebsockets.h>
+
+#include "serve/gw_rest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "base/gw_metrics.h"
+#include "fanout/gw_fanout.h"
+#include "net/gw_peers.h"
+#include "redis/gw_redis.h"
+#include "serve/gw_http_req.h"
+#include "store/gw_profile.h"
+#include "rc_json_gate.h"
+#include "rc_keys.h"
+#include "rc_names.h"
+
+void gw_rest_boards(struct gw_http_req *q)
+{
+    static const char *const ops[] = {"incr", "set", "best", "submit"};
+    static const char *const decays[] = {"none", "buckets", "scale"};
+    cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "boards");
+    for (size_t i = 0; i < q->app->conf->nboards; i++) {
+        const struct rc_board *b = &q->app->conf->boards[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(list, o);
+        cJSON_AddStringToObject(o, "name", b->name);
+        cJSON_AddBoolToObject(o, "template", b->is_template);
+        cJSON_AddStringToObject(o, "order", b->layout.order == RC_ORDER_DESC ? "desc" : "asc");
+        cJSON_AddStringToObject(o, "period", rc_period_kind_name(b->period.kind));
+        cJSON *a = cJSON_AddArrayToObject(o, "ops");
+        for (unsigned k = 0; k < 4; k++)
+            if (b->ops & (1u << k))
+                cJSON_AddItemToArray(a, cJSON_CreateString(ops[k]));
+        cJSON *f = cJSON_AddArrayToObject(o, "fields");
+        for (unsigned k = 0; k < b->layout.nfields; k++)
+            cJSON_AddItemToArray(f, cJSON_CreateString(b->layout.fields[k].name));
+        cJSON_AddStringToObject(o, "decay", decays[b->decay.kind]);
+        if (!b->layout.nfields && b->decay.kind == RC_DECAY_NONE) {
+            cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
+            cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
+        }
+    }
+    char *json = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    gw_http_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
+}
+
+static void on_profile_read(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct gw_http_req *q = privdata;
+    redisReply *reply = r;
+    (void)ac;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY) {
+        gw_http_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile read failed" : "Redis is unreachable");
+    } else {
+        cJSON *o = cJSON_CreateObject();
+        for (size_t i = 0; i + 1 < reply->elements; i += 2)
+            cJSON_AddStringToObject(o, reply->element[i]->str, reply->element[i + 1]->str);
+        char *json = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        gw_http_respond_json(q, 0, json);
+    }
+    gw_http_req_unref(q);
+}
+
+static void on_profile_written(redisAsyncContext *ac, void *r, void *privdata)
+{
+    struct gw_http_req *q = privdata;
+    redisReply *reply = r;
+    (void)ac;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+        gw_http_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile write failed" : "Redis is unreachable");
+    else
+        gw_http_respond_json(q, 0, strdup(q->body));
+    gw_http_req_unref(q);
+}
+
+void gw_rest_profile_get(struct gw_http_req *q, const char *member)
+{
+    char key[RC_KEY_MAX];
+    redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
+    if (!ac || rc_profile_key(key, sizeof key, member)) {
+        gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+        return;
+    }
+    q->refs++;
+    if (redisAsyncCommand(ac, on_profile_read, q, "HGETALL %s", key) != REDIS_OK) {
+        q->refs--;
+        gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+    }
+}
+
+/* PUT /api/v1/members/{m}/profile: the body replaces the profile. */
+void gw_rest_profile_put(struct gw_http_req *q, const char *member)
+{
+    struct rc_kv kv[GW_PROFILE_MAX_FIELDS];
+    unsigned n = 0;
+    struct rc_error gate = {0, ""};
+    cJSON *o = NULL;
+    /* the same strict gate as a WebSocket message: "a\u0000b" must not be
+     * stored as "a", nor a duplicate key as whichever copy cJSON kept */
+    if (rc_json_parse_strict(q->body ? q->body : "", q->body_len, &o, &gate) < 0) {
+        gw_http_respond_error(q, gate.code, gate.msg);
+        return;
+    }
+    const cJSON *it;
+    const char *bad = NULL;
+    cJSON_ArrayForEach(it, o) {
+        if (bad)
+            break;
+        if (n == GW_PROFILE_MAX_FIELDS)
+            bad = "at most 16 profile fields";
+        else if (!rc_field_name_valid(it->string, strlen(it->string)))
+            bad = "profile field names are 1..32 of [a-z0-9_], starting with a letter";
+        else if (!cJSON_IsString(it) || strlen(it->valuestring) > GW_PROFILE_MAX_VALUE)
+            bad = "profile values must be strings of at most 256 bytes";
+        else
+            kv[n++] = (struct rc_kv){it->string, it->valuestring};
+    }
+    redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
+    char key[RC_KEY_MAX];
+    if (bad || rc_profile_key(key, sizeof key, member)) {
+        gw_http_respond_error(q, RC_E_BAD_REQUEST, bad ? bad : "member name too long");
+    } else if (!ac) {
+        gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
+    } else {
+        /* Replace, atomically: MULTI, DEL, HSET, EXEC on one connection. */
+        const char *argv[2 + 2 * GW_PROFILE_MAX_FIELDS];
+        argv[0] = "HSET";
+        argv[1] = key;
+        for (unsigned i = 0; i < n; i++) {
+            argv[2 + 2 * i] = kv[i].key;
+            argv[3 + 2 * i] = kv[i].value;
+        }
+        redisAsyncCommand(ac, NULL, NULL, "MULTI");
+        redisAsyncCommand(ac, NULL, NULL, "DEL %s", key);
+        if (n)
+            redisAsyncCommandArgv(ac, NULL, NULL, 2 + 2 * (int)n, argv, NULL);
+        q->refs++;
+        if (redisAsyncCommand(ac, on_profile_written, q, "EXEC") != REDIS_OK) {
+            q->refs--;
+            gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+        } else {
+            gw_profiles_put(q->app->profiles, member, kv, n);
+            gw_fanout_profile_changed(q->app->fanout);
+            /* keep the canonical body for the answer */
+            char *canon = cJSON_PrintUnformatted(o);
+            if (canon) {
+                free(q->body);
+                q->body = canon;
+            }
+        }
+    }
+    cJSON_Delete(o);
+}
+
+void gw_rest_health(struct gw_http_req *q)
+{
+    int up = gw_redis_is_up(q->app->redis);
+    int events = gw_redis_keyspace_ok(q->app->redis) == 1;
+    cJSON *o = cJSON_CreateObject();
+    char *json = NULL;
+    if (o && cJSON_AddBoolToObject(o, "ok", up) && cJSON_AddStringToObject(o, "redis", up ? "up" : "down") &&
+        cJSON_AddStringToObject(o, "scripts", up ? "loaded" : "unknown") &&
+        cJSON_AddBoolToObject(o, "keyspace_events", events))
+        json = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    gw_http_respond(q, up ? 200 : 503, "application/json", json);
+}
+
+void gw_rest_metrics(struct gw_http_req *q)
+{
+    size_t len;
+    int up = gw_redis_is_up(q->app->redis);
+    struct gw_metrics *m = &q->app->metrics;
+    m->sockets = gw_peers_open(q->app->peers);
+    m->sockets_refused = gw_peers_refused(q->app->peers);
+    m->sockets_timed_out = gw_peers_timed_out(q->app->peers);
+    gw_http_respond(q, 200, "text/plain; version=0.0.4", gw_metrics_render(&q->app->metrics, up, up, &len));
+}
