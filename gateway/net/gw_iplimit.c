@@ -1,70 +1,89 @@
-/* gw_iplimit.c - per-address entries in a chained hash table (see
- * gw_iplimit.h). */
+/* gw_iplimit.c - per-address entries (see gw_iplimit.h), found through the
+ * project's one hash table (core/rc_hmap, keyed SipHash) and listed once more
+ * in insertion order for the sweep. */
 #include "net/gw_iplimit.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BUCKETS 4096
-
 struct entry {
-    struct entry *next;
+    struct rc_hnode node;       /* in l->map */
+    struct entry *next, *prev;  /* in l->all */
     struct gw_ipentry e;
     char ip[];
 };
 
 struct gw_iplimit {
-    struct entry *buckets[BUCKETS];
+    struct rc_hmap map;
+    struct rc_hash_key seed;
+    struct entry *all;
 };
 
-static struct entry **slot(struct gw_iplimit *l, const char *ip)
+static int ip_eq(const struct rc_hnode *n, const void *key)
 {
-    uint32_t h = 2166136261u;
-    for (const char *p = ip; *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    struct entry **e = &l->buckets[h % BUCKETS];
-    while (*e && strcmp((*e)->ip, ip) != 0)
-        e = &(*e)->next;
-    return e;
+    const struct entry *e = (const struct entry *)(const void *)n; /* node is the first member */
+    return strcmp(e->ip, key) == 0;
 }
 
-struct gw_iplimit *gw_iplimit_new(void)
+static uint64_t ip_hash(const struct gw_iplimit *l, const char *ip)
 {
-    return calloc(1, sizeof(struct gw_iplimit));
+    return rc_hash(&l->seed, ip, strlen(ip));
+}
+
+static struct entry *lookup(const struct gw_iplimit *l, const char *ip, uint64_t h)
+{
+    return (struct entry *)(void *)rc_hmap_find(&l->map, h, ip_eq, ip);
+}
+
+struct gw_iplimit *gw_iplimit_new(struct rc_hash_key seed)
+{
+    struct gw_iplimit *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->seed = seed;
+    rc_hmap_init(&l->map, 64);
+    return l;
 }
 
 void gw_iplimit_free(struct gw_iplimit *l)
 {
     if (!l)
         return;
-    for (int i = 0; i < BUCKETS; i++) {
-        for (struct entry *e = l->buckets[i], *next; e; e = next) {
-            next = e->next;
-            free(e);
-        }
+    for (struct entry *e = l->all, *next; e; e = next) {
+        next = e->next;
+        free(e);
     }
+    rc_hmap_free(&l->map);
     free(l);
 }
 
 struct gw_ipentry *gw_iplimit_find(struct gw_iplimit *l, const char *ip)
 {
-    struct entry *e = *slot(l, ip);
+    struct entry *e = lookup(l, ip, ip_hash(l, ip));
     return e ? &e->e : NULL;
 }
 
 struct gw_ipentry *gw_iplimit_get(struct gw_iplimit *l, const char *ip)
 {
-    struct entry **at = slot(l, ip);
-    if (!*at) {
-        size_t n = strlen(ip) + 1;
-        struct entry *e = calloc(1, sizeof *e + n);
-        if (!e)
-            return NULL;
-        memcpy(e->ip, ip, n);
-        *at = e;
+    uint64_t h = ip_hash(l, ip);
+    struct entry *e = lookup(l, ip, h);
+    if (e)
+        return &e->e;
+    size_t n = strlen(ip) + 1;
+    e = calloc(1, sizeof *e + n);
+    if (!e)
+        return NULL;
+    memcpy(e->ip, ip, n);
+    if (rc_hmap_insert(&l->map, &e->node, h) != 0) {
+        free(e);
+        return NULL;
     }
-    return &(*at)->e;
+    e->next = l->all;
+    if (l->all)
+        l->all->prev = e;
+    l->all = e;
+    return &e->e;
 }
 
 /* 1 when b, last used at b->last_ms, is full again at now_ms. */
@@ -78,17 +97,20 @@ static int refilled(const struct rc_bucket *b, int64_t now_ms, double rate, doub
 unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, double burst)
 {
     unsigned left = 0;
-    for (int i = 0; i < BUCKETS; i++) {
-        for (struct entry **at = &l->buckets[i]; *at;) {
-            struct entry *e = *at;
-            if (e->e.count == 0 && refilled(&e->e.reads, now_ms, rate, burst)) {
-                *at = e->next;
-                free(e);
-            } else {
-                at = &e->next;
-                left++;
-            }
+    for (struct entry *e = l->all, *next; e; e = next) {
+        next = e->next;
+        if (e->e.count != 0 || !refilled(&e->e.reads, now_ms, rate, burst)) {
+            left++;
+            continue;
         }
+        rc_hmap_remove(&l->map, &e->node);
+        if (e->prev)
+            e->prev->next = e->next;
+        else
+            l->all = e->next;
+        if (e->next)
+            e->next->prev = e->prev;
+        free(e);
     }
     return left;
 }

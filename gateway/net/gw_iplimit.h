@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "rc_auth.h"
+#include "rc_hmap.h"
 
 struct gw_iplimit;
 
@@ -17,7 +18,9 @@ struct gw_ipentry {
     struct rc_bucket reads;    /* reads from this address */
 };
 
-struct gw_iplimit *gw_iplimit_new(void);
+/* An empty table whose hash is keyed with seed (pick it at random, so clients
+ * cannot choose addresses that share a chain). NULL: out of memory. */
+struct gw_iplimit *gw_iplimit_new(struct rc_hash_key seed);
 void gw_iplimit_free(struct gw_iplimit *l);
 
 /* The entry for ip (borrowed), or NULL when there is none. */

@@ -126,7 +126,12 @@ struct gw_peers *gw_peers_new(uv_loop_t *loop, const struct gw_peers_limits *lim
     struct gw_peers *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->per_ip = gw_iplimit_new();
+    /* A random key for the address table's hash; uv_hrtime when the
+     * system has no randomness to give (early boot), never a fixed key. */
+    uint64_t seed[2] = {0, 0};
+    if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0)
+        seed[0] = uv_hrtime(), seed[1] = (uint64_t)(uintptr_t)p;
+    p->per_ip = gw_iplimit_new((struct rc_hash_key){seed[0], seed[1]});
     if (!p->per_ip) {
         free(p);
         return NULL;
