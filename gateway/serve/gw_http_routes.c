@@ -232,7 +232,8 @@ static const struct area *area_of(const struct path *p, unsigned *prefix_len)
             return &areas[i];
         }
     }
-    return NULL; /* not reached: the last area takes every path */
+    *prefix_len = 0;
+    return &areas[sizeof areas / sizeof areas[0] - 1]; /* the last takes every path: not reached */
 }
 
 /* 1 (err filled) when the request's address has no read token left. */
@@ -267,6 +268,7 @@ static void answer_miss(struct gw_http_req *q, const struct area *a, const struc
             gw_http_respond_error(q, m->code, m->msg);
         return;
     }
+    gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path"); /* an area whose last miss is not RM_ANY */
 }
 
 /* Dispatches a complete request (body received). */
