@@ -94,6 +94,13 @@ int rc_request_decode(const char *text, size_t len, struct rc_request *out, stru
 int rc_request_decode_write_body(const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err);
 
+/* Decodes a REST admin body for op RC_OP_REVERSE or RC_OP_RESET on board
+ * (POST /api/v1/boards/{board}/reverse|reset): {"req","period"}; len 0 means
+ * {}. Fills out (board, op, req, period) and returns 0, or the error code
+ * with err filled. Nothing to free (out->id_json stays NULL). */
+int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
+                                 struct rc_request *out, struct rc_error *err);
+
 void rc_request_free(struct rc_request *r);
 
 /* "incr" -> RC_OP_INCR etc; RC_E_BAD_REQUEST when unknown (or NULL). */

@@ -14,6 +14,7 @@
 #include "rc_proto.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,47 @@ int rc_request_decode_write_body(const char *board, const char *text, size_t len
 cleanup:
     cJSON_Delete(msg);
     return rc;
+}
+
+/* The REST admin body (POST /api/v1/boards/{board}/reverse or /reset):
+ * {"req","period"}, both optional except reverse's req. No body means {};
+ * a body passes the same strict gate as a WebSocket message. The messages
+ * are the REST API's own (PROTOCOL.md examples rely on them). */
+int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
+                                 struct rc_request *out, struct rc_error *err)
+{
+    size_t blen = board ? strlen(board) : 0;
+    const char *bad = NULL;
+    cJSON *o = NULL;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (op != RC_OP_REVERSE && op != RC_OP_RESET)
+        return rc_error_set(err, RC_E_INTERNAL, "not an admin body op");
+    if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
+    if (len == 0)
+        o = cJSON_CreateObject();
+    else if ((rc = rc_json_parse_strict(text, len, &o, err)) < 0)
+        return rc;
+    if (!o)
+        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+    out->op = op;
+    memcpy(out->board, board, blen + 1);
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(o, "req");
+    const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "period");
+    if (!cJSON_IsObject(o))
+        bad = "body must be a JSON object";
+    else if (op == RC_OP_REVERSE && (!cJSON_IsString(req) || !rc_req_valid(req->valuestring, strlen(req->valuestring))))
+        bad = "req must be the request id (1..64 printable characters) of the write to reverse";
+    else if (per && (!cJSON_IsString(per) || strlen(per->valuestring) > RC_PERIOD_SEL_MAX))
+        bad = "period must be a string";
+    if (!bad && cJSON_IsString(req)) /* reset ignores a req, as it ignores any unknown field */
+        snprintf(out->req, sizeof out->req, "%s", req->valuestring);
+    if (!bad && cJSON_IsString(per))
+        snprintf(out->period, sizeof out->period, "%s", per->valuestring);
+    cJSON_Delete(o);
+    return bad ? rc_error_set(err, RC_E_BAD_REQUEST, "%s", bad) : 0;
 }
 
 /* Frees what the request owns; safe on a zeroed or already freed request. */

@@ -4,7 +4,8 @@
 
 struct gw_http_req;
 
-/* POST /api/v1/debug/clock: shifts the gateway's clock (404 unless test_clock). */
+/* POST /api/v1/debug/clock (the route table checked the method and the
+ * admin scope): shifts the gateway's clock; 404 unless test_clock. */
 void gw_http_debug_clock(struct gw_http_req *q);
 
 #endif

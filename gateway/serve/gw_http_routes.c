@@ -1,171 +1,239 @@
 /* gw_http_routes.c - the REST route table (PROTOCOL.md, "REST API"): the
  * one place that maps a method and a path to its handler, with the checks
- * every route shares (query, read rate, board and member names). */
+ * every route shares (body size, query, read rate, names in the path, scope).
+ *
+ * A request is answered in this order, which clients see in the error they
+ * get when several things are wrong at once:
+ *   1. a body over max_frame (413), then a bad query (400);
+ *   2. its area (areas[]): the most specific prefix whose segment count
+ *      fits. Under /api/v1/ every GET takes a token from its address's read
+ *      bucket (429 when empty), then the names in the area's prefix are
+ *      checked ({b} under /api/v1/boards/{b}/..., 400 whatever follows);
+ *   3. the first row of routes[] with this path and method; none: the area's
+ *      miss answer (its first entry that fits the method);
+ *   4. the row's other names ({m} of .../members/{m}), then its scope when
+ *      the row's handler has no board to check it against (RT_OP_SCOPE: the
+ *      ops layer checks the scope per board after decoding), then the row's
+ *      handler. */
 #include <uv.h>
 #include <libwebsockets.h>
 
 #include "serve/gw_http_routes.h"
 
-#include <string.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
-
-#include <cjson/cJSON.h>
+#include <string.h>
 
 #include "gw_app.h"
 #include "net/gw_peers.h"
-#include "ops/gw_admin.h"
 #include "serve/gw_http_debug.h"
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_static.h"
 #include "serve/gw_rest.h"
-#include "rc_json_gate.h"
 #include "rc_names.h"
 
-/* Splits "/a/b/c" into up to max segments (in place). Returns the count. */
-static int split(char *path, char **seg, int max)
+#define MAX_SEGS 8 /* a longer path matches no route: its first 8 segments are looked at */
+
+/* Methods as a set. */
+#define RM_GET (1u << 0)
+#define RM_HEAD (1u << 1)
+#define RM_POST (1u << 2)
+#define RM_PUT (1u << 3)
+#define RM_DELETE (1u << 4)
+#define RM_OTHER (1u << 5) /* OPTIONS, PATCH, ... (no route takes them) */
+#define RM_ANY (~0u)
+
+/* Row flags. */
+#define RT_OP_SCOPE (1u << 0)   /* the ops layer checks .scope for the board, after decoding */
+#define RT_TEST_CLOCK (1u << 1) /* the row exists only with [server] test_clock = on */
+
+struct route {
+    unsigned methods;  /* RM_* */
+    const char *path;  /* segments; {b} a board name, {m} a member name */
+    unsigned scope;    /* RC_SCOPE_* the caller needs, 0 for none */
+    unsigned flags;    /* RT_* */
+    gw_rest_fn *fn;
+};
+
+static gw_rest_fn debug_clock, static_file;
+
+/* One row per REST route of PROTOCOL.md. */
+static const struct route routes[] = {
+    {RM_ANY, "/healthz", 0, 0, gw_rest_health},
+    {RM_ANY, "/metrics", 0, 0, gw_rest_metrics},
+    {RM_GET, "/api/v1/boards", RC_SCOPE_READ, 0, gw_rest_boards},
+    {RM_GET, "/api/v1/boards/{b}", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_snapshot},
+    {RM_POST, "/api/v1/boards/{b}/scores", RC_SCOPE_WRITE, RT_OP_SCOPE, gw_rest_write},
+    {RM_GET, "/api/v1/boards/{b}/members/{m}", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_rank},
+    {RM_GET, "/api/v1/members/{m}/profile", RC_SCOPE_READ, 0, gw_rest_profile_get},
+    {RM_PUT, "/api/v1/members/{m}/profile", RC_SCOPE_WRITE, 0, gw_rest_profile_put},
+    {RM_DELETE, "/api/v1/boards/{b}/members/{m}", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_remove},
+    {RM_DELETE, "/api/v1/boards/{b}/blocked/{m}", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_unblock},
+    {RM_POST, "/api/v1/boards/{b}/reverse", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reverse},
+    {RM_POST, "/api/v1/boards/{b}/reset", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reset},
+    {RM_POST, "/api/v1/debug/clock", RC_SCOPE_ADMIN, RT_TEST_CLOCK, debug_clock},
+};
+
+/* What an area answers when no row takes the request: the first entry whose
+ * methods hold the request's (and, with if_path, only when some row has the
+ * path for another method); an error, or a handler. */
+struct miss {
+    unsigned methods;
+    int if_path;
+    int code;
+    const char *msg;
+    gw_rest_fn *fn;
+};
+
+/* Area flags. */
+#define RA_READ_TOKEN (1u << 0) /* a GET takes a token from the address's read bucket */
+
+struct area {
+    const char *prefix;
+    unsigned min_more, max_more; /* segments the path has after the prefix */
+    unsigned flags;              /* RA_* */
+    struct miss miss[2];
+};
+
+#define NO_PATH(m) {m, 0, RC_E_NOT_FOUND, "no such path", NULL}
+
+/* Most specific first; the last takes every path. */
+static const struct area areas[] = {
+    {"/api/v1/boards/{b}", 0, 2, RA_READ_TOKEN,
+     {NO_PATH(RM_GET), {RM_ANY, 0, RC_E_NOT_FOUND, "no such path for this method", NULL}}},
+    {"/api/v1/members/{m}", 1, 1, RA_READ_TOKEN,
+     {{RM_ANY, 1, RC_E_BAD_REQUEST, "use GET or PUT", NULL}, NO_PATH(RM_ANY)}},
+    {"/api/v1", 1, UINT_MAX, RA_READ_TOKEN, {NO_PATH(RM_ANY)}},
+    {"", 0, UINT_MAX, 0, {{RM_GET | RM_HEAD, 0, 0, NULL, static_file}, NO_PATH(RM_ANY)}},
+};
+
+/* A name in a path: how to check it, and the 400 when it fails. */
+struct name_rule {
+    const char *placeholder;
+    int (*valid)(const char *s, size_t len);
+    const char *msg;
+    size_t slot; /* where in struct gw_rest_target the name goes */
+};
+
+static const struct name_rule names[] = {
+    {"{b}", rc_board_name_valid, "board must be 1..64 characters of [A-Za-z0-9_.:-]",
+     offsetof(struct gw_rest_target, board)},
+    {"{m}", rc_member_name_valid, "member must be 1..128 characters of [A-Za-z0-9_.:@-]",
+     offsetof(struct gw_rest_target, member)},
+};
+
+static void debug_clock(struct gw_http_req *q, const struct gw_rest_target *t)
 {
-    int n = 0;
-    for (char *s = strtok(path, "/"); s && n < max + 1; s = strtok(NULL, "/"))
-        seg[n++] = s;
-    return n;
+    (void)t;
+    gw_http_debug_clock(q);
 }
 
-static void route_member(struct gw_http_req *q, const char *member, const char *what)
+static void static_file(struct gw_http_req *q, const struct gw_rest_target *t)
 {
-    if (!rc_member_name_valid(member, strlen(member))) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
-        return;
-    }
-    if (strcmp(what, "profile") != 0) {
-        gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path");
-        return;
-    }
-    struct rc_error err = {0, ""};
-    if (q->method != LWSHUMETH_GET && q->method != LWSHUMETH_PUT) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, "use GET or PUT");
-        return;
-    }
-    if (gw_op_authorize(q->app, &q->who, q->method == LWSHUMETH_PUT ? RC_SCOPE_WRITE : RC_SCOPE_READ, NULL, &err)) {
-        gw_http_respond_error(q, err.code, err.msg);
-        return;
-    }
-    if (q->method == LWSHUMETH_PUT) {
-        gw_rest_profile_put(q, member);
-        return;
-    }
-    gw_rest_profile_get(q, member);
+    (void)t;
+    gw_http_static(q);
 }
 
-/* Admin routes: DELETE .../members/{m}[?block=1], DELETE .../blocked/{m},
- * POST .../reverse {"req"}, POST .../reset; ?period= or "period" optional.
- * Returns 1 when q was one of them (answered or under way). */
-static int route_admin(struct gw_http_req *q, char **seg, int n)
+static unsigned method_bit(int method)
 {
-    struct rc_request r;
-    struct rc_query qs = gw_http_query(q);
-    memset(&r, 0, sizeof r);
-    if (q->method == LWSHUMETH_DELETE && n == 3 && (!strcmp(seg[1], "members") || !strcmp(seg[1], "blocked"))) {
-        r.op = !strcmp(seg[1], "members") ? RC_OP_REMOVE : RC_OP_UNBLOCK;
-        if (!rc_member_name_valid(seg[2], strlen(seg[2]))) {
-            gw_http_respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
-            return 1;
-        }
-        snprintf(r.member, sizeof r.member, "%s", seg[2]);
-        r.block = rc_query_block(&qs);
-    } else if (q->method == LWSHUMETH_POST && n == 2 && (!strcmp(seg[1], "reverse") || !strcmp(seg[1], "reset"))) {
-        r.op = !strcmp(seg[1], "reverse") ? RC_OP_REVERSE : RC_OP_RESET;
-        /* No body means {}; a body passes the same strict gate as a WebSocket message. */
-        struct rc_error gate = {0, ""};
-        cJSON *o = NULL;
-        int gated = q->body_len ? rc_json_parse_strict(q->body, q->body_len, &o, &gate)
-                    : (o = cJSON_CreateObject()) ? 0 : rc_error_set(&gate, RC_E_INTERNAL, "out of memory");
-        if (gated < 0) {
-            gw_http_respond_error(q, gate.code, gate.msg);
-            return 1;
-        }
-        const cJSON *req = cJSON_GetObjectItemCaseSensitive(o, "req");
-        const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "period");
-        const char *bad = !cJSON_IsObject(o) ? "body must be a JSON object" : NULL;
-        if (!bad && r.op == RC_OP_REVERSE &&
-            (!cJSON_IsString(req) || !rc_req_valid(req->valuestring, strlen(req->valuestring))))
-            bad = "req must be the request id (1..64 printable characters) of the write to reverse";
-        if (!bad && per && (!cJSON_IsString(per) || strlen(per->valuestring) > RC_PERIOD_SEL_MAX))
-            bad = "period must be a string";
-        if (!bad && cJSON_IsString(req))
-            snprintf(r.req, sizeof r.req, "%s", req->valuestring);
-        if (!bad && cJSON_IsString(per))
-            snprintf(r.period, sizeof r.period, "%s", per->valuestring);
-        cJSON_Delete(o);
-        if (bad) {
-            gw_http_respond_error(q, RC_E_BAD_REQUEST, bad);
-            return 1;
-        }
-    } else {
-        return 0;
+    switch (method) {
+    case LWSHUMETH_GET: return RM_GET;
+    case LWSHUMETH_HEAD: return RM_HEAD;
+    case LWSHUMETH_POST: return RM_POST;
+    case LWSHUMETH_PUT: return RM_PUT;
+    case LWSHUMETH_DELETE: return RM_DELETE;
+    default: return RM_OTHER;
     }
-    snprintf(r.board, sizeof r.board, "%s", seg[0]);
-    const char *period = rc_query_get(&qs, "period");
-    if (period && !r.period[0])
-        snprintf(r.period, sizeof r.period, "%.*s", RC_PERIOD_SEL_MAX, period);
-    q->refs++;
-    gw_op_admin(q->app, &q->who, &r, gw_http_on_op_done, q);
+}
+
+/* The request's path, split on '/' (empty segments dropped). */
+struct path {
+    char buf[sizeof ((struct gw_http_req *)0)->path];
+    const char *seg[MAX_SEGS];
+    unsigned n;
+};
+
+static void split(const char *text, struct path *p)
+{
+    char *save = NULL;
+    snprintf(p->buf, sizeof p->buf, "%s", text);
+    p->n = 0;
+    for (char *s = strtok_r(p->buf, "/", &save); s && p->n < MAX_SEGS; s = strtok_r(NULL, "/", &save))
+        p->seg[p->n++] = s;
+}
+
+/* The next segment of pattern *pat (advanced past it): its start, length in *len. */
+static const char *pattern_seg(const char **pat, size_t *len)
+{
+    const char *s = *pat;
+    while (*s == '/')
+        s++;
+    *len = strcspn(s, "/");
+    *pat = s + *len;
+    return *len ? s : NULL;
+}
+
+static int is_placeholder(const char *s, size_t len)
+{
+    return len > 2 && s[0] == '{' && s[len - 1] == '}';
+}
+
+/* 1 when the first segments of p match pattern (placeholders match any
+ * segment); *count gets how many segments the pattern has. */
+static int prefix_matches(const char *pattern, const struct path *p, unsigned *count)
+{
+    size_t len;
+    unsigned i = 0;
+    for (const char *s; (s = pattern_seg(&pattern, &len)); i++) {
+        if (i >= p->n)
+            return 0;
+        if (!is_placeholder(s, len) && (strlen(p->seg[i]) != len || memcmp(p->seg[i], s, len) != 0))
+            return 0;
+    }
+    *count = i;
     return 1;
 }
 
-static void route_board(struct gw_http_req *q, char **seg, int n)
+static int path_matches(const char *pattern, const struct path *p)
 {
-    struct rc_request r;
-    struct rc_error err = {0, ""};
-    memset(&r, 0, sizeof r);
-    if (!rc_board_name_valid(seg[0], strlen(seg[0]))) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, "board must be 1..64 characters of [A-Za-z0-9_.:-]");
-        return;
-    }
-    if (route_admin(q, seg, n))
-        return;
-    if (q->method == LWSHUMETH_POST && n == 2 && strcmp(seg[1], "scores") == 0) {
-        int code = rc_request_decode_write_body(seg[0], q->body ? q->body : "", q->body_len, &r, &err);
-        if (code)
-            gw_http_respond_error(q, code, err.msg);
-        else {
-            q->refs++;
-            gw_op_write(q->app, &q->who, &r, gw_http_on_op_done, q);
+    unsigned count;
+    return prefix_matches(pattern, p, &count) && count == p->n;
+}
+
+/* Checks the names that segments [from, to) of pattern give p, and fills
+ * *t with them. Returns 0, or the rule that failed (whose 400 to answer). */
+static const struct name_rule *take_names(const char *pattern, unsigned from, unsigned to, const struct path *p,
+                                          struct gw_rest_target *t)
+{
+    size_t len;
+    unsigned i = 0;
+    for (const char *s; (s = pattern_seg(&pattern, &len)) && i < to; i++) {
+        if (i < from || !is_placeholder(s, len))
+            continue;
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            if (strlen(names[k].placeholder) != len || memcmp(names[k].placeholder, s, len) != 0)
+                continue;
+            if (!names[k].valid(p->seg[i], strlen(p->seg[i])))
+                return &names[k];
+            *(const char **)((char *)t + names[k].slot) = p->seg[i];
         }
-        rc_request_free(&r);
-        return;
     }
-    if (q->method != LWSHUMETH_GET) {
-        gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path for this method");
-        return;
-    }
-    if (!rc_board_name_valid(seg[0], strlen(seg[0]))) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, "board must be 1..64 characters of [A-Za-z0-9_.:-]");
-        return;
-    }
-    snprintf(r.board, sizeof r.board, "%s", seg[0]);
-    if (n == 1) {
-        struct rc_query qs = gw_http_query(q);
-        if (rc_query_view(&qs, &r, &err)) {
-            gw_http_respond_error(q, err.code, err.msg);
-            return;
+    return NULL;
+}
+
+static const struct area *area_of(const struct path *p, unsigned *prefix_len)
+{
+    for (size_t i = 0; i < sizeof areas / sizeof areas[0]; i++) {
+        unsigned count;
+        if (prefix_matches(areas[i].prefix, p, &count) && p->n - count >= areas[i].min_more &&
+            p->n - count <= areas[i].max_more) {
+            *prefix_len = count;
+            return &areas[i];
         }
-        q->refs++;
-        gw_op_snapshot(q->app, &q->who, &r, gw_http_on_op_done, q);
-    } else if (n == 3 && strcmp(seg[1], "members") == 0) {
-        struct rc_query qs = gw_http_query(q);
-        const char *period = rc_query_get(&qs, "period");
-        if (!rc_member_name_valid(seg[2], strlen(seg[2]))) {
-            gw_http_respond_error(q, RC_E_BAD_REQUEST, "member must be 1..128 characters of [A-Za-z0-9_.:@-]");
-            return;
-        }
-        snprintf(r.member, sizeof r.member, "%s", seg[2]);
-        if (period) /* at most RC_PERIOD_SEL_MAX: route() checked */
-            snprintf(r.period, sizeof r.period, "%.*s", RC_PERIOD_SEL_MAX, period);
-        q->refs++;
-        gw_op_rank(q->app, &q->who, &r, gw_http_on_op_done, q);
-    } else {
-        gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path");
     }
+    *prefix_len = 0;
+    return &areas[sizeof areas / sizeof areas[0] - 1]; /* the last takes every path: not reached */
 }
 
 /* 1 (err filled) when the request's address has no read token left. */
@@ -180,12 +248,39 @@ static int read_limited(struct gw_http_req *q, struct rc_error *err)
     return 1;
 }
 
+static int row_exists(const struct gw_http_req *q, const struct route *r)
+{
+    return !(r->flags & RT_TEST_CLOCK) || q->app->conf->test_clock;
+}
+
+static void answer_miss(struct gw_http_req *q, const struct area *a, const struct path *p, unsigned method)
+{
+    int path_known = 0;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        path_known |= row_exists(q, &routes[i]) && path_matches(routes[i].path, p);
+    for (size_t i = 0; i < sizeof a->miss / sizeof a->miss[0]; i++) {
+        const struct miss *m = &a->miss[i];
+        if (!(m->methods & method) || (m->if_path && !path_known))
+            continue;
+        if (m->fn)
+            m->fn(q, &(struct gw_rest_target){NULL, NULL});
+        else
+            gw_http_respond_error(q, m->code, m->msg);
+        return;
+    }
+    gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path"); /* an area whose last miss is not RM_ANY */
+}
+
 /* Dispatches a complete request (body received). */
 void gw_http_route(struct gw_http_req *q)
 {
-    char path[sizeof q->path], *seg[8];
+    struct path p;
     struct rc_query qs = gw_http_query(q);
     struct rc_error err = {0, ""};
+    struct gw_rest_target t = {NULL, NULL};
+    const struct name_rule *bad;
+    unsigned method = method_bit(q->method), prefix_len = 0;
+
     if (q->too_large) {
         gw_http_respond_error(q, RC_E_TOO_LARGE, "request body exceeds max_frame");
         return;
@@ -194,35 +289,31 @@ void gw_http_route(struct gw_http_req *q)
         gw_http_respond_error(q, err.code, err.msg);
         return;
     }
-    memcpy(path, q->path, sizeof path);
-    int n = split(path, seg, 7);
-    if (n == 1 && strcmp(seg[0], "healthz") == 0)
-        gw_rest_health(q);
-    else if (n == 1 && strcmp(seg[0], "metrics") == 0)
-        gw_rest_metrics(q);
-    else if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
-        /* Every API read takes a token from its address's read bucket. */
-        if (q->method == LWSHUMETH_GET && read_limited(q, &err)) {
-            gw_http_respond_error(q, err.code, err.msg);
-            return;
-        }
-        if (n == 3 && strcmp(seg[2], "boards") == 0 && q->method == LWSHUMETH_GET) {
-            if (gw_op_authorize(q->app, &q->who, RC_SCOPE_READ, NULL, &err))
-                gw_http_respond_error(q, err.code, err.msg);
-            else
-                gw_rest_boards(q);
-        }
-        else if (n >= 4 && n <= 6 && strcmp(seg[2], "boards") == 0)
-            route_board(q, seg + 3, n - 3);
-        else if (n == 5 && strcmp(seg[2], "members") == 0)
-            route_member(q, seg[3], seg[4]);
-        else if (n == 4 && strcmp(seg[2], "debug") == 0 && strcmp(seg[3], "clock") == 0)
-            gw_http_debug_clock(q);
-        else
-            gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path");
-    } else if (q->method == LWSHUMETH_GET || q->method == LWSHUMETH_HEAD) {
-        gw_http_static(q);
-    } else {
-        gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path");
+    split(q->path, &p);
+    const struct area *a = area_of(&p, &prefix_len);
+    if ((a->flags & RA_READ_TOKEN) && method == RM_GET && read_limited(q, &err)) {
+        gw_http_respond_error(q, err.code, err.msg);
+        return;
     }
+    if ((bad = take_names(a->prefix, 0, prefix_len, &p, &t))) {
+        gw_http_respond_error(q, RC_E_BAD_REQUEST, bad->msg);
+        return;
+    }
+    const struct route *r = NULL;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !r; i++)
+        if ((routes[i].methods & method) && row_exists(q, &routes[i]) && path_matches(routes[i].path, &p))
+            r = &routes[i];
+    if (!r) {
+        answer_miss(q, a, &p, method);
+        return;
+    }
+    if ((bad = take_names(r->path, prefix_len, p.n, &p, &t))) {
+        gw_http_respond_error(q, RC_E_BAD_REQUEST, bad->msg);
+        return;
+    }
+    if (r->scope && !(r->flags & RT_OP_SCOPE) && gw_op_authorize(q->app, &q->who, r->scope, NULL, &err)) {
+        gw_http_respond_error(q, err.code, err.msg);
+        return;
+    }
+    r->fn(q, &t);
 }

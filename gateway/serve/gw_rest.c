@@ -1,10 +1,13 @@
-/* gw_rest.c - the REST handlers that read or write without the ops layer:
- * the board list, member profiles, /healthz and /metrics. */
+/* gw_rest.c - the REST handlers, one per route of gw_http_routes.c: the
+ * board list, /healthz, /metrics and member profiles answered here; scores,
+ * snapshots, ranks and admin actions turned into a struct rc_request and
+ * handed to the ops layer, which answers through gw_http_on_op_done. */
 #include <uv.h>
 #include <libwebsockets.h>
 
 #include "serve/gw_rest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +17,7 @@
 #include "gw_app.h"
 #include "base/gw_metrics.h"
 #include "fanout/gw_fanout.h"
+#include "ops/gw_admin.h"
 #include "net/gw_peers.h"
 #include "redis/gw_redis.h"
 #include "serve/gw_http_req.h"
@@ -22,8 +26,9 @@
 #include "rc_keys.h"
 #include "rc_names.h"
 
-void gw_rest_boards(struct gw_http_req *q)
+void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
 {
+    (void)t;
     static const char *const ops[] = {"incr", "set", "best", "submit"};
     static const char *const decays[] = {"none", "buckets", "scale"};
     cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "boards");
@@ -83,8 +88,9 @@ static void on_profile_written(redisAsyncContext *ac, void *r, void *privdata)
     gw_http_req_unref(q);
 }
 
-void gw_rest_profile_get(struct gw_http_req *q, const char *member)
+void gw_rest_profile_get(struct gw_http_req *q, const struct gw_rest_target *t)
 {
+    const char *member = t->member;
     char key[RC_KEY_MAX];
     redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
     if (!ac || rc_profile_key(key, sizeof key, member)) {
@@ -98,9 +104,9 @@ void gw_rest_profile_get(struct gw_http_req *q, const char *member)
     }
 }
 
-/* PUT /api/v1/members/{m}/profile: the body replaces the profile. */
-void gw_rest_profile_put(struct gw_http_req *q, const char *member)
+void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
 {
+    const char *member = t->member;
     struct rc_kv kv[GW_PROFILE_MAX_FIELDS];
     unsigned n = 0;
     struct rc_error gate = {0, ""};
@@ -162,8 +168,9 @@ void gw_rest_profile_put(struct gw_http_req *q, const char *member)
     cJSON_Delete(o);
 }
 
-void gw_rest_health(struct gw_http_req *q)
+void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
 {
+    (void)t;
     int up = gw_redis_is_up(q->app->redis);
     int events = gw_redis_keyspace_ok(q->app->redis) == 1;
     cJSON *o = cJSON_CreateObject();
@@ -176,8 +183,9 @@ void gw_rest_health(struct gw_http_req *q)
     gw_http_respond(q, up ? 200 : 503, "application/json", json);
 }
 
-void gw_rest_metrics(struct gw_http_req *q)
+void gw_rest_metrics(struct gw_http_req *q, const struct gw_rest_target *t)
 {
+    (void)t;
     size_t len;
     int up = gw_redis_is_up(q->app->redis);
     struct gw_metrics *m = &q->app->metrics;
@@ -185,4 +193,108 @@ void gw_rest_metrics(struct gw_http_req *q)
     m->sockets_refused = gw_peers_refused(q->app->peers);
     m->sockets_timed_out = gw_peers_timed_out(q->app->peers);
     gw_http_respond(q, 200, "text/plain; version=0.0.4", gw_metrics_render(&q->app->metrics, up, up, &len));
+}
+
+/* ---- handed to the ops layer ------------------------------------------- */
+
+/* Hands r to op, which answers q through gw_http_on_op_done (one reference). */
+static void to_op(struct gw_http_req *q, const struct rc_request *r,
+                  void (*op)(struct gw_app *, const struct gw_caller *, const struct rc_request *, gw_op_done *, void *))
+{
+    q->refs++;
+    op(q->app, &q->who, r, gw_http_on_op_done, q);
+}
+
+void gw_rest_write(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    int code = rc_request_decode_write_body(t->board, q->body ? q->body : "", q->body_len, &r, &err);
+    if (code)
+        gw_http_respond_error(q, code, err.msg);
+    else
+        to_op(q, &r, gw_op_write);
+    rc_request_free(&r);
+}
+
+void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    struct rc_query qs = gw_http_query(q);
+    memset(&r, 0, sizeof r);
+    snprintf(r.board, sizeof r.board, "%s", t->board);
+    if (rc_query_view(&qs, &r, &err)) {
+        gw_http_respond_error(q, err.code, err.msg);
+        return;
+    }
+    to_op(q, &r, gw_op_snapshot);
+}
+
+/* ?period= (at most RC_PERIOD_SEL_MAX: rc_query_check saw to it) into r,
+ * unless r has one already (from a body). */
+static void query_period(struct gw_http_req *q, struct rc_request *r)
+{
+    struct rc_query qs = gw_http_query(q);
+    const char *period = rc_query_get(&qs, "period");
+    if (period && !r->period[0])
+        snprintf(r->period, sizeof r->period, "%.*s", RC_PERIOD_SEL_MAX, period);
+}
+
+void gw_rest_rank(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.board, sizeof r.board, "%s", t->board);
+    snprintf(r.member, sizeof r.member, "%s", t->member);
+    query_period(q, &r);
+    to_op(q, &r, gw_op_rank);
+}
+
+/* DELETE .../members/{m} (op RC_OP_REMOVE, ?block=1) or .../blocked/{m}. */
+static void admin_member(struct gw_http_req *q, const struct gw_rest_target *t, enum rc_op op)
+{
+    struct rc_request r;
+    struct rc_query qs = gw_http_query(q);
+    memset(&r, 0, sizeof r);
+    r.op = op;
+    snprintf(r.board, sizeof r.board, "%s", t->board);
+    snprintf(r.member, sizeof r.member, "%s", t->member);
+    r.block = rc_query_block(&qs);
+    query_period(q, &r);
+    to_op(q, &r, gw_op_admin);
+}
+
+/* POST .../reverse or .../reset: the body through the strict gate. */
+static void admin_body(struct gw_http_req *q, const struct gw_rest_target *t, enum rc_op op)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    int code = rc_request_decode_admin_body(op, t->board, q->body, q->body_len, &r, &err);
+    if (code) {
+        gw_http_respond_error(q, code, err.msg);
+        return;
+    }
+    query_period(q, &r);
+    to_op(q, &r, gw_op_admin);
+}
+
+void gw_rest_remove(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    admin_member(q, t, RC_OP_REMOVE);
+}
+
+void gw_rest_unblock(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    admin_member(q, t, RC_OP_UNBLOCK);
+}
+
+void gw_rest_reverse(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    admin_body(q, t, RC_OP_REVERSE);
+}
+
+void gw_rest_reset(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    admin_body(q, t, RC_OP_RESET);
 }

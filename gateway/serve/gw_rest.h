@@ -1,19 +1,43 @@
-/* gw_rest.h - REST handlers outside the ops layer (gw_rest.c). Each answers
- * q (now or when Redis replies); the route table checked the path. */
+/* gw_rest.h - the REST handlers (gw_rest.c), one per row of the route table
+ * (gw_http_routes.c). Each answers q, now or when Redis replies; the table
+ * has checked the method, the path, the names in it and, where the row says
+ * so, the scope. */
 #ifndef GW_REST_H
 #define GW_REST_H
 
 struct gw_http_req;
 
-/* GET /api/v1/boards: the configured boards. */
-void gw_rest_boards(struct gw_http_req *q);
-/* GET /api/v1/members/{m}/profile. */
-void gw_rest_profile_get(struct gw_http_req *q, const char *member);
-/* PUT /api/v1/members/{m}/profile: the body replaces the profile. */
-void gw_rest_profile_put(struct gw_http_req *q, const char *member);
+/* What a route's path names: {b} and {m}, NULL where the route has none.
+ * Borrowed for the call only. */
+struct gw_rest_target {
+    const char *board;
+    const char *member;
+};
+
+typedef void gw_rest_fn(struct gw_http_req *q, const struct gw_rest_target *t);
+
 /* GET /healthz: 200 when Redis is up, else 503. */
-void gw_rest_health(struct gw_http_req *q);
+gw_rest_fn gw_rest_health;
 /* GET /metrics: the Prometheus text format. */
-void gw_rest_metrics(struct gw_http_req *q);
+gw_rest_fn gw_rest_metrics;
+/* GET /api/v1/boards: the configured boards. */
+gw_rest_fn gw_rest_boards;
+/* GET /api/v1/boards/{b}?top=|offset=&limit=|around=&radius=[&period=]: a snapshot. */
+gw_rest_fn gw_rest_snapshot;
+/* GET /api/v1/boards/{b}/members/{m}[?period=]: one member's rank. */
+gw_rest_fn gw_rest_rank;
+/* POST /api/v1/boards/{b}/scores: one write (the body as a WebSocket write op). */
+gw_rest_fn gw_rest_write;
+/* Admin: DELETE /api/v1/boards/{b}/members/{m}[?block=1], DELETE
+ * .../blocked/{m}, POST .../reverse {"req"}, POST .../reset; each takes
+ * ?period= or a "period" in the body. */
+gw_rest_fn gw_rest_remove;
+gw_rest_fn gw_rest_unblock;
+gw_rest_fn gw_rest_reverse;
+gw_rest_fn gw_rest_reset;
+/* GET /api/v1/members/{m}/profile. */
+gw_rest_fn gw_rest_profile_get;
+/* PUT /api/v1/members/{m}/profile: the body replaces the profile. */
+gw_rest_fn gw_rest_profile_put;
 
 #endif
