@@ -86,10 +86,11 @@ test('TLS: wss:// and https:// with a certificate from config', { timeout: 30000
   const redis = await h.startRedis(t);
   // The harness probes /healthz over plain http, so start it and wait ourselves.
   const port = await h.freePort();
-  const { spawn } = require('node:child_process');
-  const child = spawn(h.gatewayBin(), ['--config', config, '--listen', `127.0.0.1:${port}`, '--redis',
+  const child = h.spawnTracked(h.gatewayBin(), ['--config', config, '--listen', `127.0.0.1:${port}`, '--redis',
     `127.0.0.1:${redis.port}`, '--state', dir], { cwd: h.repoRoot, env: { ...process.env, RANKCAST_ADMIN_KEY: h.ADMIN_KEY },
-    stdio: ['ignore', 'ignore', 'pipe'] });
+    stdio: ['ignore', 'ignore', 'pipe'] }, []);
+  const stderr = [];
+  h.eachLine(child.stderr, (l) => stderr.push(l));
   t.after(() => child.kill('SIGKILL'));
   const ca = fs.readFileSync(cert);
   const get = () => new Promise((resolve) => {
@@ -111,4 +112,8 @@ test('TLS: wss:// and https:// with a certificate from config', { timeout: 30000
   // Plain http on the TLS port is not served.
   const plain = await h.http(`http://127.0.0.1:${port}`, 'GET', '/healthz').catch(() => null);
   assert.ok(!plain || plain.status !== 200);
+  // Like every gateway a test starts: a clean stop (exit 0, no sanitizer report).
+  const res = await h.terminate(child, 20000);
+  child.untrack();
+  assert.deepEqual(h.exitProblems(res, stderr), [], stderr.slice(-20).join('\n'));
 });

@@ -759,6 +759,6 @@ function pct(arr, p) {
 }
 
 module.exports = {
-  exitProblems, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
+  exitProblems, spawnTracked, terminate, eachLine, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
   connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct,
 };
