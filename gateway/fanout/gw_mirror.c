@@ -199,7 +199,7 @@ void gw_fo_board_reload(struct gw_board *b)
     b->ks_pending = 0; /* whatever they announced, this read reflects */
     b->loading = 1;
     b->refs++;
-    int rc = gw_read(b->f->app, b->decl, b->r.name, b->r.period, &spec, on_board_reload, b);
+    int rc = gw_read(&b->f->app->store, b->decl, b->r.name, b->r.period, &spec, on_board_reload, b);
     if (rc) {
         b->loading = 0;
         b->refs--;

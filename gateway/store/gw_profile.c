@@ -9,8 +9,8 @@
 #include <hiredis/hiredis.h>
 #include <uv.h>
 
-#include "gw_app.h"
 #include "redis/gw_redis.h"
+#include "store/gw_store.h"
 #include "rc_hmap.h"
 #include "rc_keys.h"
 
@@ -22,7 +22,7 @@ struct entry {
 };
 
 struct gw_profiles {
-    struct gw_app *app;
+    const struct gw_store *s;
     int64_t ttl_ms;
     size_t max_entries;
     struct rc_hash_key seed;
@@ -50,18 +50,18 @@ static uint64_t fnv(const char *s, size_t n)
     return h;
 }
 
-struct gw_profiles *gw_profiles_new(struct gw_app *app, int64_t ttl_ms, size_t max_entries)
+struct gw_profiles *gw_profiles_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries)
 {
     struct gw_profiles *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->app = app;
+    p->s = s;
     p->ttl_ms = ttl_ms;
     p->max_entries = max_entries;
     uint64_t seed[2];
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
         seed[0] = (uint64_t)gw_mono_us(); /* weaker, still not a constant */
-        seed[1] = (uint64_t)gw_now_ms(app);
+        seed[1] = (uint64_t)gw_store_now_ms(s);
     }
     p->seed = (struct rc_hash_key){seed[0], seed[1]};
     rc_hmap_init(&p->map, 64);
@@ -124,7 +124,7 @@ static struct entry *find(const struct gw_profiles *p, const char *member)
 struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
 {
     struct entry *e = find(p, member);
-    if (!e || gw_now_ms(p->app) - e->fetched_ms > p->ttl_ms)
+    if (!e || gw_store_now_ms(p->s) - e->fetched_ms > p->ttl_ms)
         return NULL;
     return e->profile;
 }
@@ -182,7 +182,7 @@ struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, co
     }
     gw_profile_unref(e->profile);
     e->profile = pr;
-    e->fetched_ms = gw_now_ms(p->app);
+    e->fetched_ms = gw_store_now_ms(p->s);
     return pr;
 }
 
@@ -218,7 +218,7 @@ static void on_hgetall(redisAsyncContext *ac, void *r, void *privdata)
 int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata)
 {
-    redisAsyncContext *ac = p->app->redis ? gw_redis_cmd(p->app->redis) : NULL;
+    redisAsyncContext *ac = p->s->redis ? gw_redis_cmd(p->s->redis) : NULL;
     struct batch *b = NULL;
     for (size_t i = 0; i < n; i++) {
         if (gw_profiles_get(p, members[i]))

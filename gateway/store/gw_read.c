@@ -8,9 +8,9 @@
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
 
-#include "gw_app.h"
 #include "store/gw_archive_read.h"
 #include "store/gw_join.h"
+#include "store/gw_store.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_codec.h"
@@ -19,7 +19,7 @@
 #include "rc_read_args.h"
 
 struct pending {
-    struct gw_app *app;
+    const struct gw_store *s;
     const struct rc_board *b;
     gw_read_cb *cb;
     void *privdata;
@@ -38,7 +38,7 @@ static int past_and_gone(const struct pending *p)
     struct rc_period now;
     if (p->b->period.kind == RC_PERIOD_NONE || p->w->seq != 0 || p->w->total != 0)
         return 0;
-    return rc_period_at(&p->b->period, gw_now_ms(p->app), &now) == 0 && strcmp(now.id, p->period) != 0;
+    return rc_period_at(&p->b->period, gw_store_now_ms(p->s), &now) == 0 && strcmp(now.id, p->period) != 0;
 }
 
 struct fallback {
@@ -66,7 +66,7 @@ static int try_archive(struct pending *p)
     if (!fb)
         return -1;
     *fb = (struct fallback){p->w, p->cb, p->privdata};
-    if (gw_archive_read(p->app, p->b, p->board, p->period, &p->spec, on_archive, fb) != 0) {
+    if (gw_archive_read(p->s, p->b, p->board, p->period, &p->spec, on_archive, fb) != 0) {
         free(fb);
         return -1;
     }
@@ -157,7 +157,7 @@ static void on_read(redisReply *reply, void *privdata)
     }
     if (past_and_gone(p) && try_archive(p) == 0)
         return;
-    gw_profiles_join(p->app->profiles, p->w, on_joined, p);
+    gw_profiles_join(p->s->profiles, p->w, on_joined, p);
 }
 
 int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct rc_read_args *a,
@@ -179,17 +179,17 @@ int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct r
     return 0;
 }
 
-static int call_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+static int call_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                      const struct rc_read_req *req, gw_script_reply_cb *cb, void *privdata)
 {
     struct rc_read_args a;
     int rc = rc_read_args_build(board, period, b->layout.order, req, &a);
     if (rc)
         return rc;
-    return gw_read_send(&app->read_script, gw_redis_cmd(app->redis), &a, cb, privdata);
+    return gw_read_send(s->read_script, s->redis ? gw_redis_cmd(s->redis) : NULL, &a, cb, privdata);
 }
 
-int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
     struct rc_read_req req = {.first = spec->first, .count = spec->count, .member = spec->member,
@@ -212,7 +212,7 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
         free(p);
         return RC_E_INTERNAL;
     }
-    p->app = app;
+    p->s = s;
     p->b = b;
     p->cb = cb;
     p->privdata = privdata;
@@ -223,7 +223,7 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
         snprintf(p->member, sizeof p->member, "%s", spec->member);
         p->spec.member = p->member;
     }
-    int rc = call_read(app, b, board, period, &req, on_read, p);
+    int rc = call_read(s, b, board, period, &req, on_read, p);
     if (rc) {
         free(p->w);
         free(p);
@@ -267,7 +267,7 @@ static void on_log(redisReply *r, void *privdata)
     free(p);
 }
 
-int gw_read_log(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                 gw_read_log_cb *cb, void *privdata)
 {
     const struct rc_read_req req = {.kind = RC_READ_LOG};
@@ -276,7 +276,7 @@ int gw_read_log(struct gw_app *app, const struct rc_board *b, const char *board,
         return RC_E_INTERNAL;
     p->cb = cb;
     p->privdata = privdata;
-    int rc = call_read(app, b, board, period, &req, on_log, p);
+    int rc = call_read(s, b, board, period, &req, on_log, p);
     if (rc)
         free(p);
     return rc;

@@ -18,7 +18,7 @@
 #include "rc_proto.h"
 #include "rc_read_args.h"
 
-struct gw_app;
+struct gw_store;
 
 struct gw_row {
     char *member;                  /* owned */
@@ -63,7 +63,7 @@ struct gw_read_spec {
 /* Reads board `board` (declared by b) in period `period` ("" for all-time).
  * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE
  * (cb not called). */
-int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
 typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_event *events, size_t n,
@@ -71,7 +71,7 @@ typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_even
 
 /* Reads the board's change log and seq in one step. events (owned by the
  * callee for the callback only) oldest first. Returns 0 or RC_E_UNAVAILABLE. */
-int gw_read_log(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                 gw_read_log_cb *cb, void *privdata);
 
 /* Sends the read.lua call a (core/rc_read_args) through script on ac (NULL
