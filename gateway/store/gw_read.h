@@ -60,9 +60,11 @@ struct gw_read_spec {
     int64_t radius;                /* AROUND */
 };
 
-/* Reads board `board` (declared by b) in period `period` ("" for all-time).
- * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE
- * (cb not called). */
+/* Reads board `board` (declared by b) in period `period` ("" for all-time)
+ * with what s holds (borrowed until cb: it lives as long as the process).
+ * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE,
+ * RC_E_BAD_REQUEST (a spec read.lua cannot take) or RC_E_INTERNAL (cb not
+ * called). */
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
