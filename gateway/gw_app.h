@@ -12,6 +12,7 @@
 #include "gw_lifecycle.h"
 #include "net/gw_conn.h"
 #include "redis/gw_script.h"
+#include "store/gw_store.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 
@@ -23,7 +24,6 @@ struct gw_conn;
 struct gw_decay;
 struct gw_peers;
 struct gw_archive;
-struct gw_adb;
 
 struct gw_app {
     uv_loop_t *loop;
@@ -38,7 +38,7 @@ struct gw_app {
     struct gw_profiles *profiles;
     struct gw_decay *decay;         /* decay jobs (gw_decay.c) */
     struct gw_archive *archive;     /* archive of finished periods (gw_archive.c) */
-    struct gw_adb *adb;             /* its database, read by store/gw_archive_read.c */
+    struct gw_store store;          /* what store/ reads need (main and the archive job fill it) */
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_conn *conns;          /* open WebSocket connections (list) */

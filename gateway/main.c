@@ -139,7 +139,7 @@ static void finish_stop(void *data)
     gw_decay_stop(app);
     gw_archive_stop(app);
     gw_redis_stop(app->redis);
-    app->redis = NULL;
+    app->redis = app->store.redis = NULL;
     gw_server_stop(app);
 }
 
@@ -180,7 +180,9 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->write_script, rc_lua_write);
     gw_script_init(&app->read_script, rc_lua_read);
     gw_script_init(&app->admin_script, rc_lua_admin);
-    app->profiles = gw_profiles_new(app, 10000, 100000);
+    app->store.read_script = &app->read_script;
+    app->store.clock = &app->clock;
+    app->profiles = app->store.profiles = gw_profiles_new(&app->store, 10000, 100000);
     app->fanout = gw_fanout_new(app);
     if (!app->profiles || !app->fanout)
         return RC_E_INTERNAL;
@@ -196,7 +198,7 @@ static int start(struct gw_app *app, const struct options *o)
         .keyspace_events = app->conf->keyspace_events,
     };
     struct gw_redis_hooks hooks = {app, on_redis_up, on_redis_down, on_redis_message};
-    app->redis = gw_redis_start(app->loop, &ro, &hooks);
+    app->redis = app->store.redis = gw_redis_start(app->loop, &ro, &hooks);
     if (!app->redis)
         return RC_E_INTERNAL;
     gw_redis_add_script(app->redis, &app->write_script);

@@ -135,7 +135,7 @@ void gw_fo_feed_catch_up(struct gw_view *v)
     j->v = v;
     v->refs++;
     v->reading = 1;
-    int rc = gw_read_log(app, v->board->decl, v->board->r.name, v->board->r.period, on_feed_log, j);
+    int rc = gw_read_log(&app->store, v->board->decl, v->board->r.name, v->board->r.period, on_feed_log, j);
     if (rc) {
         free(j);
         v->reading = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gw_app.h"
+#include "store/gw_join.h"
 
 /* Sizes the mirror for the board's views; turns it off when none needs it. */
 void gw_fo_board_want(struct gw_board *b)
@@ -33,41 +34,45 @@ void gw_fo_board_want(struct gw_board *b)
         gw_fo_board_wake(b); /* the tick reloads or refreshes as needed */
 }
 
-/* ---- the fan-out's own profile join -------------------------------------
- * (store/ is growing one shared join; these two are what to switch to it) */
+/* ---- profiles: the one join of store/gw_join ---------------------------- */
 
-/* Gives every row of w its member's profile from the cache (a reference),
- * NULL where not cached. */
-static void profile_join_cached(struct gw_profiles *profiles, struct gw_window *w)
-{
-    for (size_t i = 0; i < w->n; i++) {
-        w->rows[i].profile = gw_profiles_get(profiles, w->rows[i].member);
-        gw_profile_ref(w->rows[i].profile);
-    }
-}
+static void on_board_profiles(struct gw_window *w, void *privdata);
 
-static void on_board_profiles(void *privdata);
-
-/* Starts fetching the profiles of b's mirrored rows that the cache lacks.
- * Returns 1 when a fetch is in flight (on_board_profiles follows), else 0. */
+/* Starts fetching (store/gw_join) the profiles of b's mirrored rows that the
+ * cache lacks; the views are then cut with gw_profiles_attach. Returns 1 when
+ * the refresh continues in on_board_profiles (which may already have run),
+ * else 0: nothing is missing, or memory is short (rows go out with what the
+ * cache holds). The look-up first keeps a refresh whose profiles are all
+ * cached free of copies. */
 static int profile_join_fetch(struct gw_board *b)
 {
     struct gw_profiles *profiles = b->f->app->profiles;
-    size_t cap = b->mirror.len, n = 0;
-    const char **missing = malloc((cap ? cap : 1) * sizeof *missing);
-    for (size_t i = 0; missing && i < b->mirror.len && i < b->mirror.want; i++)
+    size_t n = 0;
+    for (size_t i = 0; i < b->mirror.len && i < b->mirror.want; i++)
         if (!gw_profiles_get(profiles, b->mirror.rows[i].member))
-            missing[n++] = b->mirror.rows[i].member;
-    if (n) {
-        b->fetching = 1;
-        b->refs++;
-        if (gw_profiles_fetch(profiles, missing, n, on_board_profiles, b) != 0) {
-            b->fetching = 0;
-            b->refs--;
-        }
+            n++;
+    if (!n)
+        return 0;
+    struct gw_window *w = calloc(1, sizeof *w);
+    if (!w || !(w->rows = calloc(n, sizeof *w->rows))) {
+        free(w);
+        return 0;
     }
-    free(missing);
-    return b->fetching;
+    /* copies: the mirror may change before the fetch answers */
+    for (size_t i = 0; w->n < n && i < b->mirror.len && i < b->mirror.want; i++) {
+        const char *m = b->mirror.rows[i].member;
+        if (gw_profiles_get(profiles, m))
+            continue;
+        if (!(w->rows[w->n].member = strdup(m))) {
+            gw_window_free(w);
+            return 0;
+        }
+        w->n++;
+    }
+    b->fetching = 1;
+    b->refs++;
+    gw_profiles_join(profiles, w, on_board_profiles, b);
+    return 1;
 }
 
 /* ---- cutting views from the mirror -------------------------------------- */
@@ -98,13 +103,14 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
         r->c = rows[i].c;
         gw_decode_score(b->decl, r->c, &r->score, r->fields, &r->nfields);
     }
-    profile_join_cached(b->f->app->profiles, w);
+    gw_profiles_attach(b->f->app->profiles, w);
     return w;
 }
 
-static void on_board_profiles(void *privdata)
+static void on_board_profiles(struct gw_window *w, void *privdata)
 {
     struct gw_board *b = privdata;
+    gw_window_free(w); /* only carried the members; the views attach their own */
     b->fetching = 0;
     if (!b->dead)
         gw_fo_board_refresh(b, 0);
@@ -121,7 +127,7 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
         gw_fo_board_set_stale(b);
         return;
     }
-    if (may_fetch && (profile_join_fetch(b) || b->dead))
+    if (may_fetch && (b->dead || profile_join_fetch(b)))
         return; /* continues in on_board_profiles */
     b->changed = 0;
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
@@ -193,7 +199,7 @@ void gw_fo_board_reload(struct gw_board *b)
     b->ks_pending = 0; /* whatever they announced, this read reflects */
     b->loading = 1;
     b->refs++;
-    int rc = gw_read(b->f->app, b->decl, b->r.name, b->r.period, &spec, on_board_reload, b);
+    int rc = gw_read(&b->f->app->store, b->decl, b->r.name, b->r.period, &spec, on_board_reload, b);
     if (rc) {
         b->loading = 0;
         b->refs--;

@@ -243,7 +243,7 @@ void gw_fo_view_read(struct gw_view *v)
     v->dirty = 0;
     v->refs++;
     v->reading = 1;
-    int rc = gw_read(app, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
+    int rc = gw_read(&app->store, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
     if (rc) {
         v->reading = 0;
         gw_fo_view_set_dirty(v); /* retried when Redis is back */

@@ -156,7 +156,7 @@ int gw_archive_start(struct gw_app *app)
     a->timer.data = a;
     uv_timer_start(&a->timer, on_tick, TICK_MS, TICK_MS);
     app->archive = a;
-    app->adb = a->db;
+    app->store.adb = a->db;
     return 0;
 fail:
     if (a)
@@ -178,7 +178,7 @@ void gw_archive_stop(struct gw_app *app)
     if (!a)
         return;
     app->archive = NULL;
-    app->adb = NULL; /* reads already queued still run */
+    app->store.adb = NULL; /* reads already queued still run */
     a->stopping = 1;
     uv_timer_stop(&a->timer);
     uv_close((uv_handle_t *)&a->timer, on_timer_closed);

@@ -2,7 +2,7 @@
  * when a period ends, its final standings go to an embedded SQLite database
  * ([server] archive_path), exactly once even with several gateways, and reads
  * of a period whose keys have expired from Redis are answered from it
- * (store/gw_archive_read.h, through app->adb). */
+ * (store/gw_archive_read.h, through app->store.adb). */
 #ifndef GW_ARCHIVE_H
 #define GW_ARCHIVE_H
 

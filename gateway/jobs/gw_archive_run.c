@@ -47,11 +47,13 @@
 #include "base/gw_log.h"
 #include "store/gw_archive_db.h"
 #include "store/gw_archive_sql.h"
+#include "store/gw_read.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_err.h"
 #include "rc_expiry.h"
 #include "rc_keys.h"
+#include "rc_read_args.h"
 
 #define PAGE_ROWS 1000       /* rows per Redis read and per transaction */
 #define LOCK_MS 60000        /* expiry of rc:{B|P}:archiving */
@@ -64,7 +66,7 @@ struct run {
     struct gw_archive *a;
     struct board_state *bs;
     struct rc_period period;         /* the finished period */
-    char zkey[RC_KEY_MAX], seqkey[RC_KEY_MAX], logkey[RC_KEY_MAX];
+    char zkey[RC_KEY_MAX];
     char marker[RC_KEY_MAX];         /* rc:{B|P}:archived */
     char lock[RC_KEY_MAX];           /* rc:{B|P}:archiving */
     int64_t seq, total;              /* from the first page */
@@ -254,57 +256,52 @@ static void done_page(struct gw_adb_job *j)
     }
 }
 
-static int reply_int(const redisReply *x, int64_t *v)
+/* read.lua's reply (store/gw_read_reply) -> a page job (copies the rows).
+ * Returns 0 or the RC_E_* of gw_read_reply (or RC_E_INTERNAL: memory). */
+static int page_from_reply(struct run *r, const redisReply *rep, struct page_job **out, int64_t *seq,
+                           int64_t *total)
 {
-    if (!x || x->type != REDIS_REPLY_INTEGER)
-        return -1;
-    *v = x->integer;
-    return 0;
-}
-
-/* { seq, total, first_rank, m1, c1, ... } -> a page job (copies the rows). */
-static struct page_job *page_from_reply(struct run *r, const redisReply *rep, int64_t *seq, int64_t *total)
-{
-    int64_t first;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 || (rep->elements - 3) % 2 ||
-        reply_int(rep->element[0], seq) || reply_int(rep->element[1], total) || reply_int(rep->element[2], &first))
-        return NULL;
-    size_t n = (rep->elements - 3) / 2;
+    struct rc_read_head head;
+    struct rc_read_row *rows;
+    size_t n;
+    int rc = gw_read_reply(rep, &head, &rows, &n);
+    if (rc)
+        return rc;
+    *seq = head.seq;
+    *total = head.total;
     struct page_job *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->r = r;
-    p->first_rank = first;
-    p->members = calloc(n ? n : 1, sizeof *p->members);
-    p->c = calloc(n ? n : 1, sizeof *p->c);
-    if (!p->members || !p->c) {
-        page_free(p);
-        return NULL;
+    if (p) {
+        p->r = r;
+        p->first_rank = head.first_rank;
+        p->members = calloc(n ? n : 1, sizeof *p->members);
+        p->c = calloc(n ? n : 1, sizeof *p->c);
     }
-    for (size_t i = 0; i < n; i++) {
-        const redisReply *m = rep->element[3 + 2 * i], *c = rep->element[4 + 2 * i];
-        if (m->type != REDIS_REPLY_STRING || c->type != REDIS_REPLY_STRING || !(p->members[i] = malloc(m->len + 1))) {
-            page_free(p);
-            return NULL;
-        }
-        memcpy(p->members[i], m->str, m->len);
-        p->members[i][m->len] = '\0';
+    for (size_t i = 0; p && p->members && p->c && i < n; i++) {
+        if (!(p->members[i] = strdup(rows[i].member)))
+            break;
         p->n++;
-        p->c[i] = strtod(c->str, NULL);
+        p->c[i] = rows[i].c;
     }
-    return p;
+    free(rows);
+    if (!p || p->n != n) {
+        if (p)
+            page_free(p);
+        return RC_E_INTERNAL;
+    }
+    *out = p;
+    return 0;
 }
 
 static void on_page(redisReply *reply, void *privdata)
 {
     struct run *r = privdata;
     int64_t seq, total;
+    struct page_job *p;
     if (!reply || r->a->stopping) {
         run_fail(r, "Redis went away");
         return;
     }
-    struct page_job *p = page_from_reply(r, reply, &seq, &total);
-    if (!p) {
+    if (page_from_reply(r, reply, &p, &seq, &total) != 0) {
         run_fail(r, reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected read.lua reply");
         return;
     }
@@ -334,7 +331,7 @@ static void on_page(redisReply *reply, void *privdata)
     }
 }
 
-/* Step 5: one page through lua/read.lua, KEYS as gw_read.c passes them. */
+/* Step 5: one page through lua/read.lua (core/rc_read_args, store/gw_read). */
 static void read_page_now(struct run *r);
 
 static void on_renewed(int rc, const char *err, void *privdata)
@@ -367,16 +364,11 @@ static void read_page(struct run *r)
 static void read_page_now(struct run *r)
 {
     struct gw_app *app = r->a->app;
-    char first[24], last[24];
-    snprintf(first, sizeof first, "%" PRId64, r->next);
-    snprintf(last, sizeof last, "%" PRId64, r->next + PAGE_ROWS - 1);
-    const char *words[7] = {r->zkey, r->seqkey, r->logkey, "range",
-                            r->bs->decl->layout.order == RC_ORDER_DESC ? "desc" : "asc", first, last};
-    size_t lens[7];
-    for (int i = 0; i < 7; i++)
-        lens[i] = strlen(words[i]);
+    struct rc_read_args args;
+    const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = r->next, .count = PAGE_ROWS};
     redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
-    if (!ac || gw_script_call(&app->read_script, ac, 3, 7, words, lens, on_page, r) != 0)
+    if (rc_read_args_build(r->bs->decl->name, r->period.id, r->bs->decl->layout.order, &req, &args) != 0 ||
+        gw_read_send(&app->read_script, ac, &args, on_page, r) != 0)
         run_fail(r, "Redis is unavailable");
 }
 
@@ -481,8 +473,7 @@ void gw_archive_run_begin(struct gw_archive *a, struct board_state *bs, const st
     r->a = a;
     r->bs = bs;
     r->period = *p;
-    if (board_key(r->zkey, r, "z") || board_key(r->seqkey, r, "seq") || board_key(r->logkey, r, "log") ||
-        board_key(r->marker, r, "archived") || board_key(r->lock, r, "archiving")) {
+    if (board_key(r->zkey, r, "z") || board_key(r->marker, r, "archived") || board_key(r->lock, r, "archiving")) {
         free(r);
         return;
     }

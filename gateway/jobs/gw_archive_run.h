@@ -22,7 +22,7 @@ struct board_state {
 
 struct gw_archive {
     struct gw_app *app;
-    struct gw_adb *db;               /* the database; also app->adb, for reads */
+    struct gw_adb *db;               /* the database; also app->store.adb, for reads */
     unsigned setup_wait;             /* ticks since the last setup failed */
     unsigned setups;                 /* setups queued (they report to us) */
     int stopping;

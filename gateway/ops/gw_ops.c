@@ -218,7 +218,7 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
             spec.first = r->view.kind == RC_VIEW_PAGE ? r->view.offset : 0;
             spec.count = r->view.limit;
         }
-        if (!code && (code = gw_read(app, c->decl, r->board, c->period.id, &spec, on_read, c)) != 0)
+        if (!code && (code = gw_read(&app->store, c->decl, r->board, c->period.id, &spec, on_read, c)) != 0)
             rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
         if (!code)
             return;

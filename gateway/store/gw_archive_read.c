@@ -8,17 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_app.h"
 #include "base/gw_log.h"
 #include "store/gw_archive_db.h"
 #include "store/gw_join.h"
+#include "store/gw_store.h"
 #include "rc_err.h"
 #include "rc_period.h"
 
 struct read_job {
     struct gw_adb_job job;
-    struct gw_app *app;
-    const struct rc_board *b;        /* borrowed from app->conf */
+    const struct gw_store *s;
+    const struct rc_board *b;        /* borrowed from the configuration */
     char board[RC_BOARD_MAX + 1];
     char period[RC_PERIOD_ID_MAX];
     struct gw_read_spec spec;        /* member points at member[] */
@@ -170,13 +170,13 @@ static void done_read(struct gw_adb_job *j)
     }
     for (size_t i = 0; i < w->n; i++)
         gw_decode_score(q->b, w->rows[i].c, &w->rows[i].score, w->rows[i].fields, &w->rows[i].nfields);
-    gw_profiles_join(q->app->profiles, w, on_joined, q);
+    gw_profiles_join(q->s->profiles, w, on_joined, q);
 }
 
-int gw_archive_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_archive_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
-    struct gw_adb *db = app->adb;
+    struct gw_adb *db = s->adb;
     if (!db || gw_adb_state(db) < 0)
         return RC_E_UNAVAILABLE;
     if (strlen(board) > RC_BOARD_MAX || strlen(period) >= RC_PERIOD_ID_MAX ||
@@ -187,7 +187,7 @@ int gw_archive_read(struct gw_app *app, const struct rc_board *b, const char *bo
         free(q);
         return RC_E_INTERNAL;
     }
-    q->app = app;
+    q->s = s;
     q->b = b;
     strcpy(q->board, board);
     strcpy(q->period, period);

@@ -6,13 +6,13 @@
 
 #include "store/gw_read.h"
 
-struct gw_app;
+struct gw_store;
 
-/* Reads board `board` (declared by b), period `period`, from app->adb, as
+/* Reads board `board` (declared by b), period `period`, from s->adb, as
  * gw_read does from Redis (same window shape; profiles joined). cb gets
  * RC_E_NOT_FOUND when that period was never archived. Returns 0 when started
  * (cb runs once, later) or an RC_E_* (cb not called). */
-int gw_archive_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_archive_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
 #endif

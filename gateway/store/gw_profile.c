@@ -1,30 +1,32 @@
-/* gw_profile.c - the profile cache (see gw_profile.h): a chained hash table
- * of member -> refcounted profile, with a fetched-at time for the ttl. */
+/* gw_profile.c - the profile cache (see gw_profile.h): member -> refcounted
+ * profile in a core/rc_hmap (keyed hash: members are chosen by clients), with
+ * a fetched-at time for the ttl. */
 #include "store/gw_profile.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <hiredis/hiredis.h>
+#include <uv.h>
 
-#include "gw_app.h"
 #include "redis/gw_redis.h"
+#include "store/gw_store.h"
+#include "rc_hmap.h"
 #include "rc_keys.h"
 
 struct entry {
-    struct entry *next;
+    struct rc_hnode node;   /* first: the table hands back this */
     int64_t fetched_ms;
     struct gw_profile *profile;
     char member[];
 };
 
 struct gw_profiles {
-    struct gw_app *app;
+    const struct gw_store *s;
     int64_t ttl_ms;
     size_t max_entries;
-    size_t count;
-    size_t nbuckets;
-    struct entry **buckets;
+    struct rc_hash_key seed;
+    struct rc_hmap map;     /* of struct entry */
 };
 
 /* One batch of HGETALLs; cb runs when the last answer is in. */
@@ -48,36 +50,39 @@ static uint64_t fnv(const char *s, size_t n)
     return h;
 }
 
-struct gw_profiles *gw_profiles_new(struct gw_app *app, int64_t ttl_ms, size_t max_entries)
+struct gw_profiles *gw_profiles_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries)
 {
     struct gw_profiles *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->app = app;
+    p->s = s;
     p->ttl_ms = ttl_ms;
     p->max_entries = max_entries;
-    p->nbuckets = 4096;
-    p->buckets = calloc(p->nbuckets, sizeof *p->buckets);
-    if (!p->buckets) {
-        free(p);
-        return NULL;
+    uint64_t seed[2];
+    if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
+        seed[0] = (uint64_t)gw_mono_us(); /* weaker, still not a constant */
+        seed[1] = (uint64_t)gw_store_now_ms(s);
     }
+    p->seed = (struct rc_hash_key){seed[0], seed[1]};
+    rc_hmap_init(&p->map, 64);
     return p;
 }
 
+/* Empties the cache (rows keep the profiles they hold a reference to). */
 static void clear(struct gw_profiles *p)
 {
-    for (size_t i = 0; i < p->nbuckets; i++) {
-        struct entry *e = p->buckets[i];
-        while (e) {
-            struct entry *next = e->next;
+    for (size_t i = 0; i < p->map.nbuckets; i++) {
+        struct rc_hnode *n = p->map.buckets[i];
+        while (n) {
+            struct rc_hnode *next = n->next;
+            struct entry *e = (struct entry *)n;
             gw_profile_unref(e->profile);
             free(e);
-            e = next;
+            n = next;
         }
-        p->buckets[i] = NULL;
     }
-    p->count = 0;
+    rc_hmap_free(&p->map);
+    rc_hmap_init(&p->map, 64);
 }
 
 void gw_profiles_free(struct gw_profiles *p)
@@ -85,7 +90,7 @@ void gw_profiles_free(struct gw_profiles *p)
     if (!p)
         return;
     clear(p);
-    free(p->buckets);
+    rc_hmap_free(&p->map);
     free(p);
 }
 
@@ -101,18 +106,25 @@ void gw_profile_unref(struct gw_profile *pr)
         free(pr);
 }
 
-static struct entry **slot(struct gw_profiles *p, const char *member)
+static int entry_eq(const struct rc_hnode *n, const void *member)
 {
-    struct entry **e = &p->buckets[fnv(member, strlen(member)) % p->nbuckets];
-    while (*e && strcmp((*e)->member, member) != 0)
-        e = &(*e)->next;
-    return e;
+    return strcmp(((const struct entry *)n)->member, member) == 0;
+}
+
+static uint64_t member_hash(const struct gw_profiles *p, const char *member)
+{
+    return rc_hash(&p->seed, member, strlen(member));
+}
+
+static struct entry *find(const struct gw_profiles *p, const char *member)
+{
+    return (struct entry *)rc_hmap_find(&p->map, member_hash(p, member), entry_eq, member);
 }
 
 struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
 {
-    struct entry *e = *slot(p, member);
-    if (!e || gw_now_ms(p->app) - e->fetched_ms > p->ttl_ms)
+    struct entry *e = find(p, member);
+    if (!e || gw_store_now_ms(p->s) - e->fetched_ms > p->ttl_ms)
         return NULL;
     return e->profile;
 }
@@ -150,25 +162,27 @@ struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, co
     struct gw_profile *pr = make(kv, n);
     if (!pr)
         return NULL;
-    struct entry **at = slot(p, member);
-    if (!*at) {
-        if (p->count >= p->max_entries)
-            clear(p), at = slot(p, member); /* crude but bounded: start over */
+    struct entry *e = find(p, member);
+    if (!e) {
+        if (p->map.count >= p->max_entries)
+            clear(p); /* crude but bounded: start over */
         size_t ml = strlen(member) + 1;
-        struct entry *e = malloc(sizeof *e + ml);
+        e = malloc(sizeof *e + ml);
         if (!e) {
             free(pr);
             return NULL;
         }
         memcpy(e->member, member, ml);
-        e->next = NULL;
         e->profile = NULL;
-        *at = e;
-        p->count++;
+        if (rc_hmap_insert(&p->map, &e->node, member_hash(p, member)) != 0) {
+            free(e);
+            free(pr);
+            return NULL;
+        }
     }
-    gw_profile_unref((*at)->profile);
-    (*at)->profile = pr;
-    (*at)->fetched_ms = gw_now_ms(p->app);
+    gw_profile_unref(e->profile);
+    e->profile = pr;
+    e->fetched_ms = gw_store_now_ms(p->s);
     return pr;
 }
 
@@ -204,7 +218,7 @@ static void on_hgetall(redisAsyncContext *ac, void *r, void *privdata)
 int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata)
 {
-    redisAsyncContext *ac = p->app->redis ? gw_redis_cmd(p->app->redis) : NULL;
+    redisAsyncContext *ac = p->s->redis ? gw_redis_cmd(p->s->redis) : NULL;
     struct batch *b = NULL;
     for (size_t i = 0; i < n; i++) {
         if (gw_profiles_get(p, members[i]))

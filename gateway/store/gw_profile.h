@@ -14,7 +14,7 @@
 
 #include "rc_proto.h"
 
-struct gw_app;
+struct gw_store;
 struct gw_profiles;
 
 /* An immutable profile, refcounted: rows that show it hold a reference. */
@@ -28,7 +28,9 @@ struct gw_profile {
 #define GW_PROFILE_MAX_FIELDS 16
 #define GW_PROFILE_MAX_VALUE 256
 
-struct gw_profiles *gw_profiles_new(struct gw_app *app, int64_t ttl_ms, size_t max_entries);
+/* A cache whose entries live ttl_ms, at most max_entries of them (past that
+ * it starts over). Borrows s (Redis and the clock) for its whole life. */
+struct gw_profiles *gw_profiles_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries);
 void gw_profiles_free(struct gw_profiles *p);
 
 /* The cached profile of member when fresh, else NULL. Borrowed: take a

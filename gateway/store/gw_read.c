@@ -1,4 +1,5 @@
-/* gw_read.c - lua/read.lua calls, reply decoding and the profile join. */
+/* gw_read.c - lua/read.lua calls (built and parsed by core/rc_read_args)
+ * and their windows, joined with profiles (store/gw_join). */
 #include "store/gw_read.h"
 
 #include <stdlib.h>
@@ -7,17 +8,18 @@
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
 
-#include "gw_app.h"
 #include "store/gw_archive_read.h"
 #include "store/gw_join.h"
+#include "store/gw_store.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_codec.h"
 #include "rc_event.h"
 #include "rc_keys.h"
+#include "rc_read_args.h"
 
 struct pending {
-    struct gw_app *app;
+    const struct gw_store *s;
     const struct rc_board *b;
     gw_read_cb *cb;
     void *privdata;
@@ -36,7 +38,7 @@ static int past_and_gone(const struct pending *p)
     struct rc_period now;
     if (p->b->period.kind == RC_PERIOD_NONE || p->w->seq != 0 || p->w->total != 0)
         return 0;
-    return rc_period_at(&p->b->period, gw_now_ms(p->app), &now) == 0 && strcmp(now.id, p->period) != 0;
+    return rc_period_at(&p->b->period, gw_store_now_ms(p->s), &now) == 0 && strcmp(now.id, p->period) != 0;
 }
 
 struct fallback {
@@ -64,7 +66,7 @@ static int try_archive(struct pending *p)
     if (!fb)
         return -1;
     *fb = (struct fallback){p->w, p->cb, p->privdata};
-    if (gw_archive_read(p->app, p->b, p->board, p->period, &p->spec, on_archive, fb) != 0) {
+    if (gw_archive_read(p->s, p->b, p->board, p->period, &p->spec, on_archive, fb) != 0) {
         free(fb);
         return -1;
     }
@@ -89,103 +91,118 @@ static void on_joined(struct gw_window *w, void *privdata)
     finish(privdata, 0);
 }
 
-static int reply_int(const redisReply *r, int64_t *v)
+int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n)
 {
-    if (r->type != REDIS_REPLY_INTEGER)
-        return -1;
-    *v = r->integer;
-    return 0;
+    *rows = NULL;
+    *n = 0;
+    if (!r)
+        return RC_E_UNAVAILABLE;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3)
+        return RC_E_INTERNAL;
+    struct rc_reply_item *items = malloc(r->elements * sizeof *items);
+    size_t cap = rc_read_rows_max(r->elements);
+    *rows = malloc((cap ? cap : 1) * sizeof **rows);
+    int rc = RC_E_INTERNAL;
+    if (items && *rows) {
+        for (size_t i = 0; i < r->elements; i++) {
+            const redisReply *e = r->element[i];
+            items[i].is_int = e->type == REDIS_REPLY_INTEGER;
+            items[i].integer = e->integer;
+            /* a string with a NUL inside is not one the script could return */
+            items[i].str = e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL;
+        }
+        rc = rc_read_rows_parse(items, r->elements, head, *rows, cap, n);
+    }
+    free(items);
+    if (rc) {
+        free(*rows);
+        *rows = NULL;
+    }
+    return rc;
 }
 
-/* { seq, total, first_rank, m1, c1, ... } -> window. */
+/* read.lua's reply -> window (rows decoded for board b). */
 static int parse_window(const struct rc_board *b, const redisReply *r, struct gw_window *w)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3 || (r->elements - 3) % 2)
-        return -1;
-    if (reply_int(r->element[0], &w->seq) || reply_int(r->element[1], &w->total) ||
-        reply_int(r->element[2], &w->first_rank))
-        return -1;
-    size_t n = w->first_rank ? (r->elements - 3) / 2 : 0; /* rank 0: member absent */
+    struct rc_read_head head;
+    struct rc_read_row *rows;
+    size_t n;
+    int rc = gw_read_reply(r, &head, &rows, &n);
+    if (rc)
+        return rc;
+    w->seq = head.seq;
+    w->total = head.total;
+    w->first_rank = head.first_rank;
     w->rows = calloc(n ? n : 1, sizeof *w->rows);
-    if (!w->rows)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        const redisReply *m = r->element[3 + 2 * i], *c = r->element[4 + 2 * i];
-        if (m->type != REDIS_REPLY_STRING || c->type != REDIS_REPLY_STRING)
-            return -1;
+    for (size_t i = 0; w->rows && i < n; i++) {
         struct gw_row *row = &w->rows[w->n];
-        row->member = strdup(m->str);
-        if (!row->member)
-            return -1;
+        if (!(row->member = strdup(rows[i].member)))
+            break;
         w->n++;
-        row->c = strtod(c->str, NULL);
+        row->c = rows[i].c;
         gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
     }
-    return 0;
+    rc = w->rows && w->n == n ? 0 : RC_E_INTERNAL;
+    free(rows);
+    return rc;
 }
 
 static void on_read(redisReply *reply, void *privdata)
 {
     struct pending *p = privdata;
-    if (!reply) {
-        finish(p, RC_E_UNAVAILABLE);
-        return;
-    }
-    if (parse_window(p->b, reply, p->w) != 0) {
-        finish(p, RC_E_INTERNAL);
+    int rc = parse_window(p->b, reply, p->w);
+    if (rc) {
+        finish(p, rc);
         return;
     }
     if (past_and_gone(p) && try_archive(p) == 0)
         return;
-    gw_profiles_join(p->app->profiles, p->w, on_joined, p);
+    gw_profiles_join(p->s->profiles, p->w, on_joined, p);
 }
 
-static int call_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
-                     const char *const *args, size_t nargs, gw_script_reply_cb *cb, void *privdata)
+int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct rc_read_args *a,
+                 gw_script_reply_cb *cb, void *privdata)
 {
-    char keys[3][RC_KEY_MAX];
-    static const char *const suffix[3] = {"z", "seq", "log"};
-    const char *words[3 + 8];
-    size_t lens[3 + 8];
-    redisAsyncContext *ac = gw_redis_cmd(app->redis);
+    const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
+    size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
+    size_t nwords = 0;
     if (!ac)
         return RC_E_UNAVAILABLE;
-    for (int i = 0; i < 3; i++) {
-        if (rc_board_key(keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
-            return RC_E_INTERNAL;
-        words[i] = keys[i];
-    }
-    words[3] = args[0];
-    words[4] = b->layout.order == RC_ORDER_DESC ? "desc" : "asc";
-    for (size_t i = 1; i < nargs; i++)
-        words[4 + i] = args[i];
-    size_t nwords = 4 + nargs;
+    for (size_t i = 0; i < RC_READ_NKEYS; i++)
+        words[nwords++] = a->keys[i];
+    for (size_t i = 0; i < a->nargv; i++)
+        words[nwords++] = a->argv[i];
     for (size_t i = 0; i < nwords; i++)
         lens[i] = strlen(words[i]);
-    if (gw_script_call(&app->read_script, ac, 3, (int)nwords, words, lens, cb, privdata) != 0)
+    if (gw_script_call(script, ac, RC_READ_NKEYS, (int)nwords, words, lens, cb, privdata) != 0)
         return RC_E_UNAVAILABLE;
     return 0;
 }
 
-int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+static int call_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                     const struct rc_read_req *req, gw_script_reply_cb *cb, void *privdata)
+{
+    struct rc_read_args a;
+    int rc = rc_read_args_build(board, period, b->layout.order, req, &a);
+    if (rc)
+        return rc;
+    return gw_read_send(s->read_script, s->redis ? gw_redis_cmd(s->redis) : NULL, &a, cb, privdata);
+}
+
+int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
-    char a1[32], a2[32];
-    const char *args[3];
-    size_t nargs = 3;
+    struct rc_read_req req = {.first = spec->first, .count = spec->count, .member = spec->member,
+                              .radius = spec->radius};
     switch (spec->kind) {
     case GW_READ_RANGE:
-        snprintf(a1, sizeof a1, "%lld", (long long)spec->first);
-        snprintf(a2, sizeof a2, "%lld", (long long)(spec->first + spec->count - 1));
-        args[0] = "range", args[1] = a1, args[2] = a2;
+        req.kind = RC_READ_RANGE;
         break;
     case GW_READ_AROUND:
-        snprintf(a2, sizeof a2, "%lld", (long long)spec->radius);
-        args[0] = "around", args[1] = spec->member, args[2] = a2;
+        req.kind = RC_READ_AROUND;
         break;
     case GW_READ_RANK:
-        args[0] = "rank", args[1] = spec->member;
-        nargs = 2;
+        req.kind = RC_READ_RANK;
         break;
     default:
         return RC_E_INTERNAL;
@@ -195,7 +212,7 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
         free(p);
         return RC_E_INTERNAL;
     }
-    p->app = app;
+    p->s = s;
     p->b = b;
     p->cb = cb;
     p->privdata = privdata;
@@ -206,7 +223,7 @@ int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, con
         snprintf(p->member, sizeof p->member, "%s", spec->member);
         p->spec.member = p->member;
     }
-    int rc = call_read(app, b, board, period, args, nargs, on_read, p);
+    int rc = call_read(s, b, board, period, &req, on_read, p);
     if (rc) {
         free(p->w);
         free(p);
@@ -224,9 +241,11 @@ struct log_pending {
 static void on_log(redisReply *r, void *privdata)
 {
     struct log_pending *p = privdata;
-    int64_t seq = 0, total = 0, first = 0;
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3 || reply_int(r->element[0], &seq) ||
-        reply_int(r->element[1], &total) || reply_int(r->element[2], &first)) {
+    struct rc_read_head head;
+    struct rc_reply_item items[3];
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < 3 && i < r->elements; i++)
+        items[i] = (struct rc_reply_item){r->element[i]->type == REDIS_REPLY_INTEGER, r->element[i]->integer, NULL};
+    if (!r || r->type != REDIS_REPLY_ARRAY || rc_read_head_parse(items, r->elements, &head) != 0) {
         p->cb(r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, 0, 0, NULL, 0, p->privdata);
         free(p);
         return;
@@ -243,21 +262,21 @@ static void on_log(redisReply *r, void *privdata)
         if (e->type == REDIS_REPLY_STRING && rc_event_parse(e->str, e->len, &evs[k]) == 0)
             k++;
     }
-    p->cb(0, seq, total, evs, k, p->privdata);
+    p->cb(0, head.seq, head.total, evs, k, p->privdata);
     free(evs);
     free(p);
 }
 
-int gw_read_log(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                 gw_read_log_cb *cb, void *privdata)
 {
-    const char *args[1] = {"log"};
+    const struct rc_read_req req = {.kind = RC_READ_LOG};
     struct log_pending *p = malloc(sizeof *p);
     if (!p)
         return RC_E_INTERNAL;
     p->cb = cb;
     p->privdata = privdata;
-    int rc = call_read(app, b, board, period, args, 1, on_log, p);
+    int rc = call_read(s, b, board, period, &req, on_log, p);
     if (rc)
         free(p);
     return rc;

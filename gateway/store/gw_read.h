@@ -11,12 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "redis/gw_script.h"
 #include "store/gw_profile.h"
 #include "rc_event.h"
 #include "rc_layout.h"
 #include "rc_proto.h"
+#include "rc_read_args.h"
 
-struct gw_app;
+struct gw_store;
 
 struct gw_row {
     char *member;                  /* owned */
@@ -58,10 +60,12 @@ struct gw_read_spec {
     int64_t radius;                /* AROUND */
 };
 
-/* Reads board `board` (declared by b) in period `period` ("" for all-time).
- * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE
- * (cb not called). */
-int gw_read(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+/* Reads board `board` (declared by b) in period `period` ("" for all-time)
+ * with what s holds (borrowed until cb: it lives as long as the process).
+ * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE,
+ * RC_E_BAD_REQUEST (a spec read.lua cannot take) or RC_E_INTERNAL (cb not
+ * called). */
+int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
 typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_event *events, size_t n,
@@ -69,8 +73,19 @@ typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_even
 
 /* Reads the board's change log and seq in one step. events (owned by the
  * callee for the callback only) oldest first. Returns 0 or RC_E_UNAVAILABLE. */
-int gw_read_log(struct gw_app *app, const struct rc_board *b, const char *board, const char *period,
+int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                 gw_read_log_cb *cb, void *privdata);
+
+/* Sends the read.lua call a (core/rc_read_args) through script on ac (NULL
+ * when Redis is down). Returns 0 (cb runs once, later) or RC_E_UNAVAILABLE. */
+int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct rc_read_args *a,
+                 gw_script_reply_cb *cb, void *privdata);
+
+/* Parses a range/around/rank reply of read.lua (core/rc_read_args) into its
+ * head and *rows[0..*n) (malloc'ed, free it; members borrowed from r).
+ * Returns 0, RC_E_UNAVAILABLE for no reply (connection lost) or
+ * RC_E_INTERNAL for a reply of another shape (*rows NULL). */
+int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n);
 
 /* Decodes a composite into real points and fields for board b. */
 void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields);

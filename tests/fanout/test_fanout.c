@@ -214,7 +214,9 @@ static int setup(void **state)
     uv_timer_init(&f->loop, &f->wake);
     f->app.loop = &f->loop;
     gw_script_init(&f->app.read_script, rc_lua_read);
-    f->app.profiles = gw_profiles_new(&f->app, 10000, 100000);
+    f->app.store.read_script = &f->app.read_script;
+    f->app.store.clock = &f->app.clock;
+    f->app.profiles = f->app.store.profiles = gw_profiles_new(&f->app.store, 10000, 100000);
     f->app.fanout = gw_fanout_new(&f->app);
     if (!f->app.profiles || !f->app.fanout)
         return -1;
@@ -222,7 +224,7 @@ static int setup(void **state)
                                            f->app.conf->queue_bytes};
     struct gw_redis_opts ro = {"127.0.0.1", f->redis.port, 50, 1000, 1000, 30000, 0};
     struct gw_redis_hooks hooks = {f, on_up, on_down, on_message};
-    f->app.redis = gw_redis_start(&f->loop, &ro, &hooks);
+    f->app.redis = f->app.store.redis = gw_redis_start(&f->loop, &ro, &hooks);
     if (!f->app.redis)
         return -1;
     gw_redis_add_script(f->app.redis, &f->app.read_script);
@@ -248,6 +250,7 @@ static int teardown(void **state)
             free(f->socks[i].frames[k]);
     }
     gw_redis_stop(f->app.redis);
+    f->app.redis = f->app.store.redis = NULL;
     uv_close((uv_handle_t *)&f->wake, NULL);
     uv_run(&f->loop, UV_RUN_DEFAULT);
     gw_fanout_free(f->app.fanout);

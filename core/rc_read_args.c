@@ -1,0 +1,115 @@
+/* rc_read_args.c - lua/read.lua's call built and its reply parsed (see
+ * rc_read_args.h). */
+#include "rc_read_args.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_err.h"
+
+static const char *const kind_word[] = {"range", "around", "rank", "log"};
+
+int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
+                       struct rc_read_args *out)
+{
+    static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log"};
+    if ((unsigned)req->kind > RC_READ_LOG)
+        return RC_E_BAD_REQUEST;
+    for (int i = 0; i < RC_READ_NKEYS; i++)
+        if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
+            return RC_E_INTERNAL; /* names are checked long before: a bug */
+    out->argv[0] = kind_word[req->kind];
+    out->argv[1] = order == RC_ORDER_DESC ? "desc" : "asc";
+    out->nargv = 2;
+    switch (req->kind) {
+    case RC_READ_RANGE:
+        if (req->first < 0 || req->count < 0 || req->count > INT64_MAX - req->first)
+            return RC_E_BAD_REQUEST;
+        snprintf(out->num[0], sizeof out->num[0], "%" PRId64, req->first);
+        /* count 0 gives last = first - 1: nothing, or from index 0 ZRANGE's
+         * -1, the whole board, which the mirror's "no limit" (keep 0) asks */
+        snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->first + req->count - 1);
+        out->argv[2] = out->num[0];
+        out->argv[3] = out->num[1];
+        out->nargv = 4;
+        break;
+    case RC_READ_AROUND:
+        if (!req->member || !req->member[0] || req->radius < 0)
+            return RC_E_BAD_REQUEST;
+        snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->radius);
+        out->argv[2] = req->member;
+        out->argv[3] = out->num[1];
+        out->nargv = 4;
+        break;
+    case RC_READ_RANK:
+        if (!req->member || !req->member[0])
+            return RC_E_BAD_REQUEST;
+        out->argv[2] = req->member;
+        out->nargv = 3;
+        break;
+    case RC_READ_LOG:
+        break;
+    }
+    return 0;
+}
+
+static int item_count(const struct rc_reply_item *it, int64_t *v)
+{
+    if (!it->is_int || it->integer < 0)
+        return -1;
+    *v = it->integer;
+    return 0;
+}
+
+int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head)
+{
+    if (!items || n < 3 || item_count(&items[0], &head->seq) || item_count(&items[1], &head->total) ||
+        item_count(&items[2], &head->first_rank))
+        return RC_E_INTERNAL;
+    return 0;
+}
+
+size_t rc_read_rows_max(size_t n)
+{
+    return n > 3 ? (n - 3) / 2 : 0;
+}
+
+/* Redis writes scores as %.17g ("inf" and "-inf" for infinities): the whole
+ * text must be the number. */
+static int parse_composite(const char *s, double *c)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || isnan(v) || (errno == ERANGE && !isinf(v) && v != 0))
+        return -1;
+    *c = v;
+    return 0;
+}
+
+int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                       struct rc_read_row *rows, size_t cap, size_t *nrows)
+{
+    *nrows = 0;
+    if (rc_read_head_parse(items, n, head) || (n - 3) % 2)
+        return RC_E_INTERNAL;
+    if (head->first_rank == 0)
+        return 0; /* the rank reply of an absent member: { seq, total, 0, member, "" } */
+    size_t k = (n - 3) / 2;
+    if (k > cap)
+        return RC_E_INTERNAL;
+    for (size_t i = 0; i < k; i++) {
+        const struct rc_reply_item *m = &items[3 + 2 * i], *c = &items[4 + 2 * i];
+        if (m->is_int || c->is_int || !m->str || !m->str[0] || parse_composite(c->str, &rows[i].c))
+            return RC_E_INTERNAL;
+        rows[i].member = m->str;
+    }
+    *nrows = k;
+    return 0;
+}

@@ -1,0 +1,76 @@
+/* rc_read_args.h - the KEYS and ARGV of lua/read.lua (header comment there)
+ * and its reply decoded back. Pure: the one builder and the one parser of that
+ * script, used by every read path (store/gw_read.c, jobs/gw_archive_run.c),
+ * so a reply of the wrong shape is refused the same way everywhere.
+ */
+#ifndef RC_READ_ARGS_H
+#define RC_READ_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_keys.h"
+#include "rc_layout.h"
+#include "rc_write_args.h" /* struct rc_reply_item */
+
+#define RC_READ_NKEYS 3 /* z seq log */
+#define RC_READ_ARGV_MAX 4
+
+enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG };
+
+/* What to read (the script's kinds). */
+struct rc_read_req {
+    enum rc_read_kind kind;
+    int64_t first;          /* RANGE: 0-based index of the first row */
+    int64_t count;          /* RANGE: rows wanted (0 from index 0: the whole board) */
+    const char *member;     /* AROUND, RANK (borrowed) */
+    int64_t radius;         /* AROUND, at least 0 */
+};
+
+struct rc_read_args {
+    unsigned nargv;
+    char keys[RC_READ_NKEYS][RC_KEY_MAX];
+    const char *argv[RC_READ_ARGV_MAX]; /* point into num, string constants or req->member */
+    char num[2][24];
+};
+
+/* Builds the call reading board `board` in period `period` ("" for
+ * all-time) ranked in `order`. Borrows req->member: out->argv points to it.
+ * Returns 0, or RC_E_BAD_REQUEST for a request the script cannot take (a
+ * negative index or count, no member), or RC_E_INTERNAL when the names do
+ * not fit a key (they are checked long before: a bug). */
+int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
+                       struct rc_read_args *out);
+
+/* The reply's head: { seq, total, first_rank, ... } (log: first_rank 0). */
+struct rc_read_head {
+    int64_t seq;
+    int64_t total;
+    int64_t first_rank;     /* rank of the first row; 0: the around/rank member is absent */
+};
+
+/* One row of a range/around/rank reply. */
+struct rc_read_row {
+    const char *member;     /* borrowed from the reply item */
+    double c;               /* the composite as stored */
+};
+
+/* Decodes the head of any read.lua reply items[0..n): three non-negative
+ * integers. Returns 0 or RC_E_INTERNAL. */
+int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head);
+
+/* The number of rows a range/around/rank reply of n items carries (an upper
+ * bound before parsing: size the rows array with it). */
+size_t rc_read_rows_max(size_t n);
+
+/* Decodes a range/around/rank reply items[0..n): the head, then member and
+ * composite pairs into rows[0..*nrows) (cap rows at least rc_read_rows_max(n)).
+ * A reply with first_rank 0 (member absent) has no rows, whatever follows.
+ * Returns 0, or RC_E_INTERNAL when the reply is not of the script's shape:
+ * a head that is not three integers, an odd tail, a member that is not a
+ * non-empty string, a composite that is not a whole number text (NaN
+ * refused), or more rows than cap. */
+int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                       struct rc_read_row *rows, size_t cap, size_t *nrows);
+
+#endif

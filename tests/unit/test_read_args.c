@@ -1,0 +1,200 @@
+/* test_read_args.c - lua/read.lua's call is built as the script's header
+ * says, and its replies decode back; every malformed shape is refused. No
+ * Redis involved (tests/e2e and test_archive_job run the script itself). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rc_err.h"
+#include "rc_read_args.h"
+
+#define S(x) {0, 0, x}
+#define I(x) {1, x, NULL}
+
+static void build_range(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req q = {.kind = RC_READ_RANGE, .first = 10, .count = 5};
+    assert_int_equal(rc_read_args_build("daily", "2025-11-22", RC_ORDER_DESC, &q, &a), 0);
+    assert_string_equal(a.keys[0], "rc:{daily|2025-11-22}:z");
+    assert_string_equal(a.keys[1], "rc:{daily|2025-11-22}:seq");
+    assert_string_equal(a.keys[2], "rc:{daily|2025-11-22}:log");
+    assert_int_equal(a.nargv, 4);
+    assert_string_equal(a.argv[0], "range");
+    assert_string_equal(a.argv[1], "desc");
+    assert_string_equal(a.argv[2], "10");
+    assert_string_equal(a.argv[3], "14");
+}
+
+static void build_range_whole_board(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req q = {.kind = RC_READ_RANGE, .first = 0, .count = 0};
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_ASC, &q, &a), 0);
+    assert_string_equal(a.argv[1], "asc");
+    assert_string_equal(a.argv[3], "-1");
+}
+
+static void build_around_rank_log(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req q = {.kind = RC_READ_AROUND, .member = "alice", .radius = 3};
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 4);
+    assert_string_equal(a.argv[0], "around");
+    assert_ptr_equal(a.argv[2], q.member); /* borrowed */
+    assert_string_equal(a.argv[3], "3");
+    q = (struct rc_read_req){.kind = RC_READ_RANK, .member = "bob"};
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 3);
+    assert_string_equal(a.argv[0], "rank");
+    assert_string_equal(a.argv[2], "bob");
+    q = (struct rc_read_req){.kind = RC_READ_LOG};
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 2);
+    assert_string_equal(a.argv[0], "log");
+    assert_string_equal(a.keys[0], "rc:{b|}:z");
+}
+
+static void build_refuses(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req bad[] = {
+        {.kind = RC_READ_RANGE, .first = -1, .count = 5},
+        {.kind = RC_READ_RANGE, .first = 0, .count = -1},
+        {.kind = RC_READ_RANGE, .first = INT64_MAX, .count = 2},
+        {.kind = RC_READ_AROUND, .member = NULL, .radius = 1},
+        {.kind = RC_READ_AROUND, .member = "", .radius = 1},
+        {.kind = RC_READ_AROUND, .member = "a", .radius = -1},
+        {.kind = RC_READ_RANK, .member = NULL},
+        {.kind = (enum rc_read_kind)9},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &bad[i], &a), RC_E_BAD_REQUEST);
+    char huge[RC_KEY_MAX + 8];
+    memset(huge, 'x', sizeof huge - 1);
+    huge[sizeof huge - 1] = '\0';
+    struct rc_read_req q = {.kind = RC_READ_LOG};
+    assert_int_equal(rc_read_args_build(huge, "", RC_ORDER_DESC, &q, &a), RC_E_INTERNAL);
+}
+
+static void parse_rows(void **state)
+{
+    (void)state;
+    struct rc_reply_item r[] = {I(7), I(42), I(3), S("alice"), S("1500"), S("bob"), S("-2.5"), S("carol"), S("inf")};
+    struct rc_read_head h;
+    struct rc_read_row rows[3];
+    size_t n = 99;
+    assert_int_equal(rc_read_rows_max(9), 3);
+    assert_int_equal(rc_read_rows_parse(r, 9, &h, rows, 3, &n), 0);
+    assert_int_equal(h.seq, 7);
+    assert_int_equal(h.total, 42);
+    assert_int_equal(h.first_rank, 3);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].member, "alice");
+    assert_true(rows[0].c == 1500.0);
+    assert_true(rows[1].c == -2.5);
+    assert_true(rows[2].c > 1e308);
+    /* an empty window: only the head */
+    assert_int_equal(rc_read_rows_parse(r, 3, &h, rows, 0, &n), 0);
+    assert_int_equal(n, 0);
+}
+
+static void parse_absent_member(void **state)
+{
+    (void)state;
+    /* rank of an absent member: { seq, total, 0, member, "" } */
+    struct rc_reply_item r[] = {I(7), I(42), I(0), S("zed"), S("")};
+    struct rc_read_head h;
+    struct rc_read_row rows[2];
+    size_t n = 99;
+    assert_int_equal(rc_read_rows_parse(r, 5, &h, rows, 2, &n), 0);
+    assert_int_equal(h.first_rank, 0);
+    assert_int_equal(n, 0);
+}
+
+static void parse_log_head(void **state)
+{
+    (void)state;
+    struct rc_reply_item r[] = {I(9), I(2), I(0), S("{\"seq\":9}")};
+    struct rc_read_head h;
+    assert_int_equal(rc_read_head_parse(r, 4, &h), 0);
+    assert_int_equal(h.seq, 9);
+    assert_int_equal(h.total, 2);
+}
+
+/* Each reply below is one item away from a good one. */
+static void parse_refuses_every_bad_shape(void **state)
+{
+    (void)state;
+    struct rc_reply_item good[] = {I(7), I(42), I(1), S("alice"), S("1500")};
+    struct rc_read_head h;
+    struct rc_read_row rows[4];
+    size_t n;
+    assert_int_equal(rc_read_rows_parse(good, 5, &h, rows, 4, &n), 0);
+
+    struct {
+        size_t at;
+        struct rc_reply_item item;
+    } swaps[] = {
+        {0, S("7")},     /* seq as a string */
+        {1, S("42")},    /* total as a string */
+        {2, S("1")},     /* first_rank as a string */
+        {0, I(-1)},      /* negative seq */
+        {1, I(-3)},      /* negative total */
+        {2, I(-1)},      /* negative rank */
+        {3, I(5)},       /* member as an integer */
+        {3, S("")},      /* empty member */
+        {3, S(NULL)},    /* member of another type (nil, status...) */
+        {4, I(1500)},    /* composite as an integer */
+        {4, S("")},      /* empty composite */
+        {4, S("15x")},   /* trailing junk */
+        {4, S("abc")},   /* not a number */
+        {4, S("nan")},   /* NaN */
+        {4, S(" 1")},    /* not Redis's form either, but strtod takes it: see below */
+    };
+    for (size_t i = 0; i + 1 < sizeof swaps / sizeof *swaps; i++) {
+        struct rc_reply_item r[5];
+        memcpy(r, good, sizeof r);
+        r[swaps[i].at] = swaps[i].item;
+        assert_int_equal(rc_read_rows_parse(r, 5, &h, rows, 4, &n), RC_E_INTERNAL);
+        assert_int_equal(n, 0);
+    }
+    /* leading blanks are what strtod skips; Redis never sends them, and the
+     * value is still the whole number text: accepted */
+    struct rc_reply_item lead[5];
+    memcpy(lead, good, sizeof lead);
+    lead[4] = swaps[sizeof swaps / sizeof *swaps - 1].item;
+    assert_int_equal(rc_read_rows_parse(lead, 5, &h, rows, 4, &n), 0);
+
+    /* short arrays and odd tails */
+    for (size_t len = 0; len < 3; len++)
+        assert_int_equal(rc_read_rows_parse(good, len, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_rows_parse(good, 4, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_rows_parse(NULL, 0, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_head_parse(good, 2, &h), RC_E_INTERNAL);
+    /* more rows than the caller made room for */
+    assert_int_equal(rc_read_rows_parse(good, 5, &h, rows, 0, &n), RC_E_INTERNAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(build_range),
+        cmocka_unit_test(build_range_whole_board),
+        cmocka_unit_test(build_around_rank_log),
+        cmocka_unit_test(build_refuses),
+        cmocka_unit_test(parse_rows),
+        cmocka_unit_test(parse_absent_member),
+        cmocka_unit_test(parse_log_head),
+        cmocka_unit_test(parse_refuses_every_bad_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
