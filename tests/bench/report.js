@@ -258,7 +258,7 @@ ${table([
     ['memory', `${int(Number(m.mem_kb) / 1024)} MiB`],
     ['kernel / OS', `${m.kernel} / ${m.os}`],
     ['redis-server', m.redis], ['libwebsockets', m.lws], ['libuv', m.libuv], ['hiredis', m.hiredis], ['gcc', m.gcc],
-    ['gateway config', `conf/rankcast.conf with raised write rate limits, max_conns 25000, max_conns_per_ip 1000000, idle_timeout 1d; tick ${m.tick_ms} ms, queue_bytes ${m.queue_bytes}`],
+    ['gateway config', `conf/rankcast.conf with raised write and read rate limits, max_pending 100000, max_conns 25000, max_conns_per_ip 1000000, idle_timeout 1d; tick ${m.tick_ms} ms, queue_bytes ${m.queue_bytes}`],
   ], ['', ''])}
 
 Everything (Redis, the gateway, the load tool, redis-benchmark) shares these

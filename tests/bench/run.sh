@@ -20,8 +20,9 @@
 #
 # What it does: builds rankcast and rankcast-bench, starts redis-server on a free
 # loopback port (never 6379) and the gateway with a generated copy of
-# conf/rankcast.conf (write rate limits, max_conns and max_conns_per_ip raised,
-# idle_timeout 1d; queue_bytes and tick as shipped), then:
+# conf/rankcast.conf (write and read rate limits, max_pending, max_conns and
+# max_conns_per_ip raised (a paced writer with 150 ms acks has 75 writes in
+# flight, past the shipped max_pending of 64), idle_timeout 1d; queue_bytes and tick as shipped), then:
 #   ceiling  one write through the gateway is captured with MONITOR, so the
 #            EVALSHA line is exactly what the gateway sends (its SHA is checked
 #            against SCRIPT LOAD of lua/write.lua); the gateway is stopped and
@@ -108,12 +109,13 @@ rcli() { redis-cli -p "$redis_port" "$@"; }
 
 # ---- the gateway ---------------------------------------------------------------------------
 # The shipped config with the limits a load test needs: no write or read
-# rate limit to speak of, every connection the fd limit allows (max_conns =
-# auto) from any one address, no idle hang-up. Everything else (tick,
-# queue_bytes, max_pending, boards) as shipped.
+# rate limit to speak of, no cap on requests waiting per connection
+# (max_pending), every connection the fd limit allows (max_conns = auto) from
+# any one address, no idle hang-up. Everything else (tick, queue_bytes,
+# boards) as shipped.
 conf="$work/rankcast.conf"
-sed -E '/^(max_conns|max_conns_per_ip|idle_timeout|conn_write_rate|conn_write_burst|key_write_rate|key_write_burst|conn_read_rate|conn_read_burst|ip_read_rate|ip_read_burst)[[:space:]]*=/d' \
-  conf/rankcast.conf | awk '{ print } /^\[limits\]/ { print "max_conns = auto\nmax_conns_per_ip = 1000000\nidle_timeout = 1d\nconn_write_rate = 1000000\nconn_write_burst = 10000000\nkey_write_rate = 1000000\nkey_write_burst = 10000000\nconn_read_rate = 1000000\nconn_read_burst = 10000000\nip_read_rate = 1000000\nip_read_burst = 10000000" }' > "$conf"
+sed -E '/^(max_conns|max_conns_per_ip|idle_timeout|conn_write_rate|conn_write_burst|key_write_rate|key_write_burst|conn_read_rate|conn_read_burst|ip_read_rate|ip_read_burst|max_pending)[[:space:]]*=/d' \
+  conf/rankcast.conf | awk '{ print } /^\[limits\]/ { print "max_conns = auto\nmax_conns_per_ip = 1000000\nidle_timeout = 1d\nconn_write_rate = 1000000\nconn_write_burst = 10000000\nkey_write_rate = 1000000\nkey_write_burst = 10000000\nconn_read_rate = 1000000\nconn_read_burst = 10000000\nip_read_rate = 1000000\nip_read_burst = 10000000\nmax_pending = 100000" }' > "$conf"
 if [ -n "$tick_ms" ]; then
   [[ "$tick_ms" =~ ^[0-9]+$ ]] || die "--tick takes milliseconds"
   sed -i -E "s/^tick[[:space:]]*=.*/tick = ${tick_ms}ms/" "$conf"
