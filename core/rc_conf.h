@@ -37,7 +37,7 @@ struct rc_conf {
     char tls_cert[RC_CONF_STR_MAX];    /* PEM certificate: serve https/wss; "" = plain */
     char tls_key[RC_CONF_STR_MAX];     /* PEM private key, with tls_cert */
     /* [redis] */
-    char redis[RC_CONF_STR_MAX];       /* "HOST:PORT" or redis://HOST:PORT, default 127.0.0.1:6390 */
+    char redis[RC_CONF_STR_MAX];       /* "HOST:PORT", redis://HOST:PORT or a comma-separated list of cluster seeds; default 127.0.0.1:6390 */
     int keyspace_events;               /* 1: turn notifications on at start (default 1) */
     int64_t reconnect_max_ms;          /* backoff cap, default 2000 */
     /* [limits] */

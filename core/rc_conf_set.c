@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rc_err.h"
+#include "rc_hostport.h"
 #include "rc_names.h"
 #include "rc_period.h"
 
@@ -35,12 +36,38 @@ int rc_conf__set_listen(struct parser *p, const struct key_spec *k, void *obj, c
     return rc_conf__set_string(p, k, obj, v);
 }
 
+/* One server, or the seed nodes of a cluster: "A:1,B:2,...", each entry
+ * HOST:PORT or redis://HOST:PORT (spaces around the commas allowed). */
+static int seeds_valid(const char *v)
+{
+    char one[RC_CONF_STR_MAX];
+    struct rc_seed seeds[RC_SEEDS_MAX];
+    size_t n;
+    if (rc_split_seeds(v, seeds, RC_SEEDS_MAX, &n) != 0)
+        return 0;
+    for (const char *p = v;;) {
+        while (*p == ' ')
+            p++;
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (!rc_conf__hostport_valid(strncmp(one, "redis://", 8) == 0 ? one + 8 : one))
+            return 0;
+        if (!end)
+            return 1;
+        p = end + 1;
+    }
+}
+
 int rc_conf__set_redis_address(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    const char *hp = strncmp(v, "redis://", 8) == 0 ? v + 8 : v;
-    if (strlen(v) < RC_CONF_STR_MAX && !rc_conf__hostport_valid(hp))
+    if (strlen(v) < RC_CONF_STR_MAX && !seeds_valid(v))
         return rc_conf__fail(p, p->lineno,
-                             "%s must be HOST:PORT or redis://HOST:PORT with port 1..65535, got '%.60s'",
+                             "%s must be HOST:PORT or redis://HOST:PORT with port 1..65535, or a comma-separated "
+                             "list of them (cluster seeds), got '%.60s'",
                     k->name, v);
     return rc_conf__set_string(p, k, obj, v);
 }

@@ -1,4 +1,5 @@
-/* rc_hostport.c - one job: HOST:PORT splitting for --listen and --redis. */
+/* rc_hostport.c - one job: HOST:PORT splitting for --listen and --redis
+ * (one address or a list of seeds). */
 #include "rc_hostport.h"
 
 #include <stdlib.h>
@@ -27,4 +28,36 @@ int rc_split_hostport(const char *s, char *host, size_t cap, int *port)
     host[he - h] = '\0';
     *port = (int)v;
     return 0;
+}
+
+int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n)
+{
+    char one[RC_SEED_HOST_MAX + 16];
+    *n = 0;
+    if (!list)
+        return RC_E_BAD_REQUEST;
+    const char *p = list;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len == 0 || len >= sizeof one || *n >= max)
+            return RC_E_BAD_REQUEST;
+        memcpy(one, p, len);
+        one[len] = '\0';
+        struct rc_seed s;
+        if (rc_split_hostport(one, s.host, sizeof s.host, &s.port) != 0)
+            return RC_E_BAD_REQUEST;
+        int dup = 0;
+        for (size_t i = 0; i < *n; i++)
+            dup |= out[i].port == s.port && strcmp(out[i].host, s.host) == 0;
+        if (!dup)
+            out[(*n)++] = s;
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
 }

@@ -12,4 +12,18 @@
  * outputs are untouched then. */
 int rc_split_hostport(const char *s, char *host, size_t cap, int *port);
 
+/* One seed of a --redis list. */
+#define RC_SEED_HOST_MAX 256
+#define RC_SEEDS_MAX 64
+struct rc_seed {
+    char host[RC_SEED_HOST_MAX];
+    int port;
+};
+
+/* "A,B,C" (each as rc_split_hostport takes it; spaces around the commas
+ * allowed) -> out[0..*n). A repeated seed is kept once. Returns 0, or
+ * RC_E_BAD_REQUEST for an empty list, an empty or malformed entry, or more
+ * than max entries (nothing meaningful in out then). */
+int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n);
+
 #endif

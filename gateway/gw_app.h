@@ -34,6 +34,7 @@ struct gw_app {
     struct gw_script write_script;
     struct gw_script read_script;
     struct gw_script admin_script;
+    struct gw_script profile_script;
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;
     struct gw_decay *decay;         /* decay jobs (gw_decay.c) */

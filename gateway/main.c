@@ -1,6 +1,6 @@
 /* main.c - the rankcast process: config, the loop, start and clean shutdown.
  *
- *   rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT|redis://HOST:PORT]
+ *   rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]|redis://HOST:PORT]
  *            [--state DIR]
  *   rankcast --check-config FILE
  *
@@ -42,7 +42,7 @@ struct options {
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT] [--state DIR]\n"
+    fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]] [--state DIR]\n"
                     "       rankcast --check-config FILE\n");
     return 2;
 }
@@ -114,6 +114,12 @@ static void on_redis_message(void *data, const char *pattern, const char *channe
     gw_fanout_on_message(app->fanout, pattern, channel, payload, len);
 }
 
+static void on_redis_channel_ready(void *data, const char *channel)
+{
+    struct gw_app *app = data;
+    gw_fanout_channel_ready(app->fanout, channel);
+}
+
 /* ---- loop callbacks --------------------------------------------------------------- */
 
 static void on_tick(uv_timer_t *t)
@@ -155,8 +161,8 @@ static void log_leftover(uv_handle_t *h, void *arg)
  * Returns 0, RC_E_BAD_REQUEST (the configuration) or RC_E_INTERNAL. */
 static int start(struct gw_app *app, const struct options *o)
 {
-    char host[256], rhost[256];
-    int port, rport;
+    char host[256];
+    int port;
     struct rc_error err = {0, ""};
     if (gw_conf_load(o->config, app->conf, &err) != 0) {
         gw_log_error("config: %s", err.msg);
@@ -169,10 +175,6 @@ static int start(struct gw_app *app, const struct options *o)
         gw_log_error("listen address '%s' is not HOST:PORT", app->conf->listen);
         return RC_E_BAD_REQUEST;
     }
-    if (rc_split_hostport(app->conf->redis, rhost, sizeof rhost, &rport) != 0) {
-        gw_log_error("redis address '%s' is not HOST:PORT or redis://HOST:PORT", app->conf->redis);
-        return RC_E_BAD_REQUEST;
-    }
     if (mkdir(app->conf->state_dir, 0755) != 0 && errno != EEXIST) {
         gw_log_error("state directory %s: %s", app->conf->state_dir, strerror(errno));
         return RC_E_INTERNAL;
@@ -180,6 +182,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->write_script, rc_lua_write);
     gw_script_init(&app->read_script, rc_lua_read);
     gw_script_init(&app->admin_script, rc_lua_admin);
+    gw_script_init(&app->profile_script, rc_lua_profile_set);
     app->store.read_script = &app->read_script;
     app->store.clock = &app->clock;
     app->profiles = app->store.profiles = gw_profiles_new(&app->store, 10000, 100000);
@@ -189,22 +192,22 @@ static int start(struct gw_app *app, const struct options *o)
     gw_ws_setup(app);
 
     struct gw_redis_opts ro = {
-        .host = rhost,
-        .port = rport,
+        .seeds = app->conf->redis,
         .backoff_min_ms = 50,
         .backoff_max_ms = app->conf->reconnect_max_ms,
         .ping_every_ms = 1000,
         .ping_timeout_ms = 3000,
         .keyspace_events = app->conf->keyspace_events,
     };
-    struct gw_redis_hooks hooks = {app, on_redis_up, on_redis_down, on_redis_message};
+    struct gw_redis_hooks hooks = {app, on_redis_up, on_redis_down, on_redis_message, on_redis_channel_ready};
     app->redis = app->store.redis = gw_redis_start(app->loop, &ro, &hooks);
     if (!app->redis)
-        return RC_E_INTERNAL;
+        return RC_E_BAD_REQUEST; /* the seeds (logged), or memory */
     gw_redis_add_script(app->redis, &app->write_script);
     gw_redis_add_script(app->redis, &app->read_script);
     gw_redis_add_script(app->redis, &app->admin_script);
-    gw_redis_psubscribe(app->redis, GW_FANOUT_CHANNEL_PATTERN);
+    gw_redis_add_script(app->redis, &app->profile_script);
+    gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 
     if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0)
@@ -218,8 +221,8 @@ static int start(struct gw_app *app, const struct options *o)
     if (gw_lifecycle_start(&app->life, app->loop, SHUTDOWN_GRACE_MS, &lh) != 0)
         return RC_E_INTERNAL;
     int tls = app->conf->tls_cert[0] != '\0';
-    gw_log_info("listening on %s://%s:%d/ (dashboard), %s://%s:%d/ws; redis %s:%d; %zu boards from %s",
-                tls ? "https" : "http", host, port, tls ? "wss" : "ws", host, port, rhost, rport, app->conf->nboards,
+    gw_log_info("listening on %s://%s:%d/ (dashboard), %s://%s:%d/ws; redis %s; %zu boards from %s",
+                tls ? "https" : "http", host, port, tls ? "wss" : "ws", host, port, app->conf->redis, app->conf->nboards,
                 o->config);
     return 0;
 }

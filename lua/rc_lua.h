@@ -36,6 +36,10 @@ extern const char rc_lua_lock_release_sha[];
 extern const char rc_lua_admin[];
 extern const char rc_lua_admin_sha[];
 
+/* A profile replaced atomically (DEL + HSET), lua/profile_set.lua. */
+extern const char rc_lua_profile_set[];
+extern const char rc_lua_profile_set_sha[];
+
 /* Every embedded script: name (file name without .lua), source, SHA-1 hex
  * (40 digits). Ends with an entry whose name is NULL. */
 struct rc_lua_script {

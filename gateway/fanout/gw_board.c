@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "gw_app.h"
+#include "rc_keys.h"
+#include "redis/gw_redis.h"
 
 struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period)
 {
@@ -101,6 +103,19 @@ void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
     }
 }
 
+/* The board's change channel is wanted while the board lives here: on a
+ * cluster that is what SSUBSCRIBEs it on its node (redis/gw_redis.h). */
+static void want_channel(struct gw_fanout *f, const struct gw_board *b, int want)
+{
+    char ch[RC_KEY_MAX];
+    if (!f->app->redis || rc_board_key(ch, sizeof ch, b->r.name, b->r.period, "ch", NULL) != 0)
+        return;
+    if (want)
+        gw_redis_channel_add(f->app->redis, ch);
+    else
+        gw_redis_channel_remove(f->app->redis, ch);
+}
+
 /* The live board `name` in `period`, created (without views) when missing.
  * NULL when out of memory, or *over_cap = 1 when creating it would take the
  * live boards past max_boards (only when enforce_cap: a rollover moving
@@ -130,6 +145,7 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
     if (f->all)
         f->all->prev = b;
     f->all = b;
+    want_channel(f, b, 1);
     if (decl->period.kind != RC_PERIOD_NONE) {
         /* its views may have to move on when its period ends */
         struct rc_period cur;
@@ -157,6 +173,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
         if (b->next)
             b->next->prev = b->prev;
         gw_fo_work_remove(b);
+        want_channel(f, b, 0);
         b->dead = 1;
     }
     if (b->refs == 0) {

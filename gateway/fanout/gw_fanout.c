@@ -259,7 +259,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
                           size_t len)
 {
     char name[RC_BOARD_MAX + 1], period[RC_PERIOD_ID_MAX];
-    int keyspace = strcmp(pattern, GW_FANOUT_KEYSPACE_PATTERN) == 0;
+    int keyspace = pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_PATTERN) == 0;
     if (keyspace)
         f->app->metrics.keyspace_events++;
     if (parse_tag(channel, name, period) != 0)
@@ -384,27 +384,43 @@ void gw_fanout_profile_changed(struct gw_fanout *f)
     }
 }
 
-void gw_fanout_redis_up(struct gw_fanout *f)
+/* Everything b shows may have missed events: its mirror is read again,
+ * window views read again (and send a snapshot when `snapshot`, else what
+ * changed), feeds catch up from the log after what they delivered. */
+static void resync_board(struct gw_board *b, int snapshot)
 {
-    for (struct gw_board *b = f->all; b; b = b->next) {
-        b->stale = b->mirror_on;
-        gw_fo_board_wake(b);
-        for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-            v->dirty = 1;
-            if (v->r.spec.kind != RC_VIEW_FEED) {
+    b->stale = b->mirror_on;
+    gw_fo_board_wake(b);
+    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
+        v->dirty = 1;
+        if (v->r.spec.kind != RC_VIEW_FEED) {
+            if (snapshot)
                 v->force_snapshot = v->last != NULL;
+            continue;
+        }
+        for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+            if (s->pending)
                 continue;
-            }
-            for (struct gw_sub *s = v->subs; s; s = s->vnext) {
-                if (s->pending)
-                    continue;
-                s->pending = 1;
-                s->has_since = 1;
-                s->since = s->cursor;
-            }
+            s->pending = 1;
+            s->has_since = 1;
+            s->since = s->cursor;
         }
     }
+}
+
+void gw_fanout_redis_up(struct gw_fanout *f)
+{
+    for (struct gw_board *b = f->all; b; b = b->next)
+        resync_board(b, 1);
     gw_fanout_tick(f);
+}
+
+void gw_fanout_channel_ready(struct gw_fanout *f, const char *channel)
+{
+    char name[RC_BOARD_MAX + 1], period[RC_PERIOD_ID_MAX];
+    struct gw_board *b = parse_tag(channel, name, period) == 0 ? gw_fo_board_find(f, name, period) : NULL;
+    if (b)
+        resync_board(b, 0);
 }
 
 void gw_fanout_free(struct gw_fanout *f)

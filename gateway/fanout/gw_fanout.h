@@ -71,6 +71,10 @@ void gw_fanout_profile_changed(struct gw_fanout *f);
  * re-sent as a snapshot, and feed viewers are replayed from the log. */
 void gw_fanout_redis_up(struct gw_fanout *f);
 
+/* Cluster: the board channel's subscription (re)started on its node; the
+ * board's views re-read what they may have missed (as after an outage). */
+void gw_fanout_channel_ready(struct gw_fanout *f, const char *channel);
+
 /* The pub/sub patterns the fan-out needs. */
 #define GW_FANOUT_CHANNEL_PATTERN "rc:{*}:ch"
 #define GW_FANOUT_KEYSPACE_PATTERN "__keyspace@*__:rc:{*}:z"

@@ -116,8 +116,7 @@ static void run_end(struct run *r)
 {
     struct gw_archive *a = r->a;
     struct gw_app *app = a->app;
-    redisAsyncContext *ac = r->owns && app->redis ? gw_redis_cmd(app->redis) : NULL;
-    if (ac && gw_lock_release(&a->lock, ac, r->lock, a->token, on_released, a) == 0)
+    if (r->owns && app->redis && gw_lock_release(&a->lock, app->redis, r->lock, a->token, on_released, a) == 0)
         a->runs++;
     r->bs->busy = 0;
     a->runs--;
@@ -134,28 +133,21 @@ static void run_fail(struct run *r, const char *why)
     run_end(r);
 }
 
-/* Sends one command for r on the command connection. Returns 0, or -1 when
- * Redis is not up or we are stopping (cb not called). */
-static int run_command(struct run *r, redisCallbackFn *cb, const char *fmt, ...)
+/* Sends one single-key command for r (argv[1] is the key it is routed by).
+ * Returns 0, or -1 when Redis is not up or we are stopping (cb not called). */
+static int run_command(struct run *r, gw_redis_reply_cb *cb, int argc, const char *const *argv)
 {
     struct gw_app *app = r->a->app;
-    redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
-    if (!ac)
+    if (r->a->stopping || !app->redis)
         return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = redisvAsyncCommand(ac, cb, r, fmt, ap);
-    va_end(ap);
-    return rc == REDIS_OK ? 0 : -1;
+    return gw_redis_command(app->redis, argv[1], strlen(argv[1]), argc, argv, NULL, cb, r) == 0 ? 0 : -1;
 }
 
 /* The marker lives as long as the period's keys: until the end of the period
  * `keep` periods later (as rc_write_args computes the keys' TTL). */
-static void on_marked(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_marked(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    redisReply *rep = reply;
-    (void)ac;
     if (rep && rep->type == REDIS_REPLY_STATUS)
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
     run_end(r);
@@ -168,7 +160,10 @@ static void set_marker(struct run *r)
     int64_t ttl;
     if (rc_period_ttl_ms(r->bs->decl, &r->period, gw_now_ms(r->a->app), &ttl, NULL) != 0)
         ttl = 86400000; /* past the calendar: a day is plenty */
-    if (run_command(r, on_marked, "SET %s 1 PX %lld", r->marker, (long long)ttl) != 0)
+    char px[24];
+    snprintf(px, sizeof px, "%lld", (long long)ttl);
+    const char *argv[] = {"SET", r->marker, "1", "PX", px};
+    if (run_command(r, on_marked, 5, argv) != 0)
         run_end(r);
 }
 
@@ -353,8 +348,7 @@ static void read_page(struct run *r)
 {
     struct gw_app *app = r->a->app;
     if (r->owns && gw_now_ms(app) - r->locked_at >= LOCK_MS / 3) {
-        redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
-        if (!ac || gw_lock_renew(&r->a->lock, ac, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
+        if (r->a->stopping || !app->redis || gw_lock_renew(&r->a->lock, app->redis, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
             run_fail(r, "Redis is unavailable");
         return;
     }
@@ -366,9 +360,8 @@ static void read_page_now(struct run *r)
     struct gw_app *app = r->a->app;
     struct rc_read_args args;
     const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = r->next, .count = PAGE_ROWS};
-    redisAsyncContext *ac = !r->a->stopping && app->redis ? gw_redis_cmd(app->redis) : NULL;
-    if (rc_read_args_build(r->bs->decl->name, r->period.id, r->bs->decl->layout.order, &req, &args) != 0 ||
-        gw_read_send(&app->read_script, ac, &args, on_page, r) != 0)
+    if (r->a->stopping || rc_read_args_build(r->bs->decl->name, r->period.id, r->bs->decl->layout.order, &req, &args) != 0 ||
+        gw_read_send(&app->read_script, app->redis, &args, on_page, r) != 0)
         run_fail(r, "Redis is unavailable");
 }
 
@@ -423,11 +416,9 @@ static void on_locked(int rc, const char *err, void *privdata)
 /* Step 2: an empty period is recorded straight away, without writing to
  * Redis (no lock, no marker): the period row's INSERT OR IGNORE is enough to
  * log it once per file, and Redis is left untouched by every idle board. */
-static void on_board_exists(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_board_exists(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    redisReply *rep = reply;
-    (void)ac;
     if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
         run_end(r);
         return;
@@ -437,15 +428,13 @@ static void on_board_exists(redisAsyncContext *ac, void *reply, void *privdata)
         finish_run(r);
         return;
     }
-    if (r->a->stopping || gw_lock_acquire(ac, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
+    if (r->a->stopping || gw_lock_acquire(r->a->app->redis, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
         run_end(r);
 }
 
-static void on_marker(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_marker(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    redisReply *rep = reply;
-    (void)ac;
     if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
         run_end(r);
         return;
@@ -455,7 +444,8 @@ static void on_marker(redisAsyncContext *ac, void *reply, void *privdata)
         run_end(r);
         return;
     }
-    if (run_command(r, on_board_exists, "EXISTS %s", r->zkey) != 0)
+    const char *argv[] = {"EXISTS", r->zkey};
+    if (run_command(r, on_board_exists, 2, argv) != 0)
         run_end(r);
 }
 
@@ -479,7 +469,8 @@ void gw_archive_run_begin(struct gw_archive *a, struct board_state *bs, const st
     }
     bs->busy = 1;
     a->runs++;
-    if (run_command(r, on_marker, "EXISTS %s", r->marker) != 0)
+    const char *argv[] = {"EXISTS", r->marker};
+    if (run_command(r, on_marker, 2, argv) != 0)
         run_end(r);
 }
 

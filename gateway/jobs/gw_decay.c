@@ -27,7 +27,7 @@
  * scale exactly once per period without a lock.
  *
  * Nothing blocks the loop: every command is async on the command connection.
- * A tick that finds Redis down (gw_redis_cmd NULL) or its job's previous
+ * A tick that finds Redis down (gw_redis_is_up 0) or its job's previous
  * commands unanswered does nothing. Time is the app clock (gw_now_ms), which
  * tests shift through POST /api/v1/debug/clock.
  *
@@ -210,7 +210,7 @@ static void lost_lock(struct job *j, const char *why)
     gw_log_info("decay: board %s: no longer runs the rebuild (%s)", j->board->name, why);
 }
 
-static int send_rebuild(struct job *j, redisAsyncContext *ac);
+static int send_rebuild(struct job *j, struct gw_redis *redis);
 
 static void on_acquired(int rc, const char *err, void *privdata)
 {
@@ -221,9 +221,8 @@ static void on_acquired(int rc, const char *err, void *privdata)
         j->owns = 1;
         gw_log_info("decay: board %s: this gateway now runs the rebuild (lock %s, token %s)", j->board->name,
                     j->keys[K_LOCK], j->d->token);
-        redisAsyncContext *ac = gw_redis_cmd(j->d->app->redis);
-        if (ac)
-            send_rebuild(j, ac);
+        if (j->d->app->redis)
+            send_rebuild(j, j->d->app->redis);
     } else if (rc == RC_E_INTERNAL) {
         warn_err(j, "taking the rebuild lock", err);
     }
@@ -231,37 +230,36 @@ static void on_acquired(int rc, const char *err, void *privdata)
 }
 
 /* SET lock TOKEN NX PX 3*rebuild_every. */
-static int send_acquire(struct job *j, redisAsyncContext *ac)
+static int send_acquire(struct job *j, struct gw_redis *redis)
 {
-    if (gw_lock_acquire(ac, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay), on_acquired, j) != 0)
+    if (gw_lock_acquire(redis, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay), on_acquired, j) != 0)
         return -1;
     sent(j);
     return 0;
 }
 
 /* Anything to rebuild? Then take the lock. */
-static void on_probed(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_probed(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    redisReply *r = reply;
     if (answered(j) != 0 || !r)
         return;
     if (r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-        send_acquire(j, ac);
+        send_acquire(j, j->d->app->redis);
     else if (r->type != REDIS_REPLY_INTEGER)
         warn_once(j, "looking for buckets", r);
 }
 
 /* EXISTS rc:{B|}:z and the window's buckets: a board nobody writes to never
  * takes the lock. */
-static int send_probe(struct job *j, redisAsyncContext *ac)
+static int send_probe(struct job *j, struct gw_redis *redis)
 {
     unsigned nw = 0, n;
     size_t used = 0;
     if (add_word(j, &nw, &used, "EXISTS") != 0 || add_word(j, &nw, &used, j->keys[K_READ]) != 0 ||
         put_window_keys(j, &nw, &used, &n) != 0)
         return -1;
-    if (redisAsyncCommandArgv(ac, on_probed, j, (int)nw, j->words, j->lens) != REDIS_OK)
+    if (gw_redis_command(redis, j->keys[K_READ], strlen(j->keys[K_READ]), (int)nw, j->words, j->lens, on_probed, j) != 0)
         return -1;
     sent(j);
     return 0;
@@ -278,9 +276,9 @@ static void on_renewed(int rc, const char *err, void *privdata)
         warn_err(j, "renewing the rebuild lock", err);
 }
 
-static int send_renew(struct job *j, redisAsyncContext *ac)
+static int send_renew(struct job *j, struct gw_redis *redis)
 {
-    if (gw_lock_renew(&j->d->lock, ac, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay),
+    if (gw_lock_renew(&j->d->lock, redis, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay),
                       on_renewed, j) != 0)
         return -1;
     sent(j);
@@ -312,7 +310,7 @@ static void on_rebuilt(redisReply *r, void *privdata)
 
 /* rebuild.lua over the window at the app's now (header of lua/rebuild.lua):
  * KEYS the buckets, tmp, z, seq, lock, rebuilds; ARGV token, weights, TTL. */
-static int send_rebuild(struct job *j, redisAsyncContext *ac)
+static int send_rebuild(struct job *j, struct gw_redis *redis)
 {
     const int tail[] = {K_TMP, K_READ, K_SEQ, K_LOCK, K_REBUILDS};
     unsigned n, nw = 0;
@@ -328,7 +326,7 @@ static int send_rebuild(struct job *j, redisAsyncContext *ac)
     }
     snprintf(buf, sizeof buf, "%" PRId64, j->board->decay.result_ttl_ms);
     rc = rc ? rc : add_word(j, &nw, &used, buf);
-    if (rc != 0 || gw_script_call(&j->d->rebuild, ac, (int)n + 5, (int)nw, j->words, j->lens, on_rebuilt, j) != 0)
+    if (rc != 0 || gw_redis_eval(redis, &j->d->rebuild, (int)n + 5, (int)nw, j->words, j->lens, on_rebuilt, j) != 0)
         return -1;
     sent(j);
     return 0;
@@ -338,8 +336,8 @@ static void on_rebuild_tick(uv_timer_t *t)
 {
     struct job *j = t->data;
     struct gw_decay *d = j->d;
-    redisAsyncContext *ac;
-    if (d->stopping || j->busy || !(ac = gw_redis_cmd(d->app->redis)))
+    struct gw_redis *redis = d->app->redis;
+    if (d->stopping || j->busy || !redis || !gw_redis_is_up(redis))
         return;
     if (!j->started) {
         /* Redis is up: from now on, the configured pace */
@@ -347,9 +345,9 @@ static void on_rebuild_tick(uv_timer_t *t)
         uv_timer_set_repeat(t, (uint64_t)j->board->decay.rebuild_ms);
     }
     if (!j->owns)
-        send_probe(j, ac);
-    else if (send_renew(j, ac) == 0)
-        send_rebuild(j, ac); /* pipelined: checks the token itself */
+        send_probe(j, redis);
+    else if (send_renew(j, redis) == 0)
+        send_rebuild(j, redis); /* pipelined: checks the token itself */
 }
 
 /* ---- decay = scale ---------------------------------------------------------------- */
@@ -377,9 +375,9 @@ static void on_scale_tick(uv_timer_t *t)
     struct job *j = t->data;
     struct gw_decay *d = j->d;
     const struct rc_decay_spec *spec = &j->board->decay;
-    redisAsyncContext *ac;
+    struct gw_redis *redis = d->app->redis;
     int64_t now, due, next;
-    if (d->stopping || j->busy || !(ac = gw_redis_cmd(d->app->redis)))
+    if (d->stopping || j->busy || !redis || !gw_redis_is_up(redis))
         return;
     now = gw_now_ms(d->app);
     if (rc_decay_scale_due(spec, j->has_last, j->last_ms, now, &due, &next) != 0 || (j->has_last && due == 0))
@@ -392,7 +390,7 @@ static void on_scale_tick(uv_timer_t *t)
     size_t lens[6];
     for (int i = 0; i < 6; i++)
         lens[i] = strlen(argv[i]);
-    if (gw_script_call(&d->scale, ac, 3, 6, argv, lens, on_scaled, j) == 0)
+    if (gw_redis_eval(redis, &d->scale, 3, 6, argv, lens, on_scaled, j) == 0)
         sent(j);
 }
 
@@ -532,13 +530,13 @@ void gw_decay_stop(struct gw_app *app)
         return;
     app->decay = NULL;
     d->stopping = 1;
-    redisAsyncContext *ac = app->redis ? gw_redis_cmd(app->redis) : NULL;
+    struct gw_redis *redis = app->redis && gw_redis_is_up(app->redis) ? app->redis : NULL;
     int queued = 0;
     for (size_t i = 0; i < d->njobs; i++) {
         struct job *j = &d->jobs[i];
         uv_timer_stop(&j->timer);
         uv_close((uv_handle_t *)&j->timer, on_timer_closed);
-        if (j->owns && ac && gw_lock_release(&d->lock, ac, j->keys[K_LOCK], d->token, on_released, j) == 0) {
+        if (j->owns && redis && gw_lock_release(&d->lock, redis, j->keys[K_LOCK], d->token, on_released, j) == 0) {
             sent(j);
             queued = 1;
             gw_log_info("decay: board %s: releasing the rebuild lock", j->board->name);

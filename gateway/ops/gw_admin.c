@@ -40,16 +40,16 @@ struct admin_call {
  * the command connection right after the action; never holds a secret. */
 static void audit(struct admin_call *a, const char *member)
 {
-    redisAsyncContext *ac = gw_redis_cmd(a->app->redis);
     char at[32], block[4];
-    if (!ac)
+    if (!a->app->redis)
         return;
     snprintf(at, sizeof at, "%" PRId64, a->at);
     snprintf(block, sizeof block, "%d", a->block);
     const char *argv[] = {"XADD", AUDIT_KEY, "MAXLEN", "~", AUDIT_MAX, "*", "who", a->who, "op",
                           rc_admin_action(a->op), "board", a->board, "period", a->period, "member", member ? member : "",
                           "req", a->req, "block", block, "at", at};
-    redisAsyncCommandArgv(ac, NULL, NULL, (int)(sizeof argv / sizeof argv[0]), argv, NULL);
+    gw_redis_command(a->app->redis, AUDIT_KEY, strlen(AUDIT_KEY), (int)(sizeof argv / sizeof argv[0]), argv, NULL,
+                     NULL, NULL);
 }
 
 /* Copies the reply's shape into items (borrowed strings; STRING only, as
@@ -152,8 +152,7 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
 
     struct rc_admin_args args;
     int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, &args, &err) != 0;
-    redisAsyncContext *ac = gw_redis_cmd(app->redis);
-    if (bad || !ac || gw_script_call(&app->admin_script, ac, RC_ADMIN_NKEYS, RC_ADMIN_NKEYS + RC_ADMIN_NARGV, args.words, args.lens, on_admin, a) != 0) {
+    if (bad || !app->redis || gw_redis_eval(app->redis, &app->admin_script, RC_ADMIN_NKEYS, RC_ADMIN_NKEYS + RC_ADMIN_NARGV, args.words, args.lens, on_admin, a) != 0) {
         code = bad ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
         done(privdata, code, gw_op_error(app, r->id_json, code, bad ? "key name too long" : "Redis is unreachable"));
         free(a->id_json);

@@ -130,7 +130,7 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         w->op = r->op;
         w->started_us = gw_mono_us();
         memcpy(w->board, r->board, sizeof w->board);
-        code = gw_write_submit(&app->write_script, gw_redis_cmd(app->redis), decl, r, &p, gw_now_ms(app),
+        code = gw_write_submit(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
                                on_written, w, &err);
         if (!code)
             return;

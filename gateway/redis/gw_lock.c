@@ -44,13 +44,7 @@ static void finish(struct req *q, const redisReply *r)
     free(q);
 }
 
-static void on_command(redisAsyncContext *ac, void *reply, void *privdata)
-{
-    (void)ac;
-    finish(privdata, reply);
-}
-
-static void on_script(redisReply *reply, void *privdata)
+static void on_reply(redisReply *reply, void *privdata)
 {
     finish(privdata, reply);
 }
@@ -65,7 +59,7 @@ static struct req *req_new(gw_lock_cb *cb, void *privdata)
     return q;
 }
 
-int gw_lock_acquire(redisAsyncContext *ac, const char *key, const char *token, int64_t ttl_ms, gw_lock_cb *cb,
+int gw_lock_acquire(struct gw_redis *redis, const char *key, const char *token, int64_t ttl_ms, gw_lock_cb *cb,
                     void *privdata)
 {
     char ttl[24];
@@ -74,44 +68,46 @@ int gw_lock_acquire(redisAsyncContext *ac, const char *key, const char *token, i
     size_t lens[6];
     for (int i = 0; i < 6; i++)
         lens[i] = strlen(argv[i]);
-    struct req *q = ac ? req_new(cb, privdata) : NULL;
+    struct req *q = req_new(cb, privdata);
     if (!q)
-        return RC_E_UNAVAILABLE;
-    if (redisAsyncCommandArgv(ac, on_command, q, 6, argv, lens) != REDIS_OK) {
+        return RC_E_INTERNAL;
+    int rc = gw_redis_command(redis, key, lens[1], 6, argv, lens, on_reply, q);
+    if (rc != 0) {
         free(q);
-        return RC_E_UNAVAILABLE;
+        return rc;
     }
     return 0;
 }
 
-static int call(struct gw_script *s, redisAsyncContext *ac, int argc, const char *const *argv, gw_lock_cb *cb,
+static int call(struct gw_script *s, struct gw_redis *redis, int argc, const char *const *argv, gw_lock_cb *cb,
                 void *privdata)
 {
     size_t lens[3];
     for (int i = 0; i < argc; i++)
         lens[i] = strlen(argv[i]);
-    struct req *q = ac ? req_new(cb, privdata) : NULL;
+    struct req *q = req_new(cb, privdata);
     if (!q)
-        return RC_E_UNAVAILABLE;
-    if (gw_script_call(s, ac, 1, argc, argv, lens, on_script, q) != 0) {
+        return RC_E_INTERNAL;
+    int rc = gw_redis_eval(redis, s, 1, argc, argv, lens, on_reply, q);
+    if (rc != 0) {
         free(q);
-        return RC_E_UNAVAILABLE;
+        return rc;
     }
     return 0;
 }
 
-int gw_lock_renew(struct gw_lock_scripts *s, redisAsyncContext *ac, const char *key, const char *token,
+int gw_lock_renew(struct gw_lock_scripts *s, struct gw_redis *redis, const char *key, const char *token,
                   int64_t ttl_ms, gw_lock_cb *cb, void *privdata)
 {
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%" PRId64, ttl_ms);
     const char *argv[] = {key, token, ttl};
-    return call(&s->renew, ac, 3, argv, cb, privdata);
+    return call(&s->renew, redis, 3, argv, cb, privdata);
 }
 
-int gw_lock_release(struct gw_lock_scripts *s, redisAsyncContext *ac, const char *key, const char *token,
+int gw_lock_release(struct gw_lock_scripts *s, struct gw_redis *redis, const char *key, const char *token,
                     gw_lock_cb *cb, void *privdata)
 {
     const char *argv[] = {key, token};
-    return call(&s->release, ac, 2, argv, cb, privdata);
+    return call(&s->release, redis, 2, argv, cb, privdata);
 }

@@ -10,6 +10,7 @@
 
 #include <hiredis/async.h>
 
+#include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 
 /* The two scripts; one per user (gw_script caches the SHA per connection). */
@@ -26,15 +27,15 @@ void gw_lock_scripts_init(struct gw_lock_scripts *s);
 typedef void gw_lock_cb(int rc, const char *err, void *privdata);
 
 /* SET key token NX PX ttl_ms. Returns 0 (cb later) or an RC_E_* (cb not called). */
-int gw_lock_acquire(redisAsyncContext *ac, const char *key, const char *token, int64_t ttl_ms, gw_lock_cb *cb,
+int gw_lock_acquire(struct gw_redis *redis, const char *key, const char *token, int64_t ttl_ms, gw_lock_cb *cb,
                     void *privdata);
 
 /* Extends the lock to ttl_ms from now, only when token holds it. */
-int gw_lock_renew(struct gw_lock_scripts *s, redisAsyncContext *ac, const char *key, const char *token,
+int gw_lock_renew(struct gw_lock_scripts *s, struct gw_redis *redis, const char *key, const char *token,
                   int64_t ttl_ms, gw_lock_cb *cb, void *privdata);
 
 /* Deletes the lock, only when token holds it. cb may be NULL. */
-int gw_lock_release(struct gw_lock_scripts *s, redisAsyncContext *ac, const char *key, const char *token,
+int gw_lock_release(struct gw_lock_scripts *s, struct gw_redis *redis, const char *key, const char *token,
                     gw_lock_cb *cb, void *privdata);
 
 #endif

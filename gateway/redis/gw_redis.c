@@ -1,60 +1,202 @@
-/* gw_redis.c - the connection manager's public API (gw_redis.h): creating
- * and wiring it, registering scripts and patterns, the getters, stop. The
- * state machine itself is gw_redis_link.c; the map of the files is in
- * gw_redis_int.h. */
+/* gw_redis.c - the front's public API (gw_redis.h) and the hooks every node
+ * reports to: deciding single or cluster mode from the first seed that
+ * answers, nodes up and down, messages, shard subscriptions. The map of the
+ * files is in gw_redis_int.h. */
 #include "redis/gw_redis.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gw_log.h"
 #include "rc_err.h"
+#include "rc_hostport.h"
 #include "redis/gw_redis_int.h"
-#include "redis/gw_redis_setup.h"
-#include "redis/gw_redis_sub.h"
 
 static int64_t or_default(int64_t v, int64_t dflt)
 {
     return v > 0 ? v : dflt;
 }
 
-/* The first attempt starts from the retry timer (0 ms), so no hook runs
- * before we return and patterns/scripts registered right after start are
- * part of the first setup. Non-positive timings take defaults. */
+/* ---- what the nodes report ----------------------------------------------- */
+
+/* A seed that is a plain server in a list of several cannot be part of a
+ * cluster: said once, loudly, and left out. */
+static void refuse_plain(struct gw_rnode *n)
+{
+    struct gw_redis *r = n->r;
+    snprintf(r->warning, sizeof r->warning,
+             "seed %s:%d is not a cluster node (cluster_enabled:0) but %zu seeds were given: left out", n->host,
+             n->port, r->nseeds);
+    gw_log_error("redis: %s", r->warning);
+    gw_rnodes_retire(n);
+    gw_rnodes_check_covered(r);
+}
+
+static void decide_mode(struct gw_rnode *n, int cluster_enabled)
+{
+    struct gw_redis *r = n->r;
+    if (cluster_enabled == 1) {
+        r->mode = GW_MODE_CLUSTER;
+        gw_log_info("redis: %s:%d is a cluster node: cluster mode, reading the slot map", n->host, n->port);
+        gw_rnodes_refresh_soon(r, 0);
+        return;
+    }
+    if (r->nseeds > 1) {
+        refuse_plain(n);
+        return;
+    }
+    r->mode = GW_MODE_SINGLE;
+    for (unsigned s = 0; s < GW_SLOTS; s++)
+        r->slots[s] = n;
+    n->nslots = GW_SLOTS;
+    gw_rnodes_check_covered(r);
+}
+
+static void node_up(void *data)
+{
+    struct gw_rnode *n = data;
+    struct gw_redis *r = n->r;
+    int ce = gw_node_cluster_enabled(n->node);
+    n->up = 1;
+    if (r->mode == GW_MODE_PROBING) {
+        decide_mode(n, ce);
+        return;
+    }
+    if (r->mode == GW_MODE_CLUSTER && ce != 1) {
+        refuse_plain(n);
+        return;
+    }
+    if (r->mode == GW_MODE_CLUSTER) {
+        if (!r->map_known)
+            gw_rnodes_refresh_soon(r, 0);
+        gw_rchan_place_all(r);
+        gw_route_retry_parked(r);
+    }
+    gw_rnodes_check_covered(r);
+}
+
+static void node_down(void *data, const char *reason)
+{
+    struct gw_rnode *n = data;
+    struct gw_redis *r = n->r;
+    (void)reason;
+    n->up = 0;
+    gw_rchan_node_down(r, n);
+    gw_rnodes_check_covered(r);
+    gw_rnodes_refresh_soon(r, 0);
+}
+
+static void node_message(void *data, const char *pattern, const char *channel, const char *payload, size_t len)
+{
+    struct gw_rnode *n = data;
+    struct gw_redis *r = n->r;
+    if (!r->hooks.on_message)
+        return;
+    if (pattern) {
+        /* on a cluster the scripts SPUBLISH: an outsider's PUBLISH on a board
+         * channel reaches every node and means nothing to us */
+        if (r->mode == GW_MODE_CLUSTER && r->channel_pattern && strcmp(pattern, r->channel_pattern) == 0)
+            return;
+        r->hooks.on_message(r->hooks.data, pattern, channel, payload, len);
+    } else if (r->mode == GW_MODE_CLUSTER && gw_rchan_accepts(r, n, channel)) {
+        r->hooks.on_message(r->hooks.data, NULL, channel, payload, len);
+    }
+}
+
+static void node_shard(void *data, const char *channel, int subscribed)
+{
+    struct gw_rnode *n = data;
+    gw_rchan_on_shard(n->r, n, channel, subscribed);
+}
+
+static void after_map(struct gw_redis *r)
+{
+    gw_rchan_place_all(r);
+    gw_route_retry_parked(r);
+}
+
+static void before_retire(struct gw_redis *r, struct gw_rnode *n)
+{
+    n->up = 0;
+    gw_rchan_node_down(r, n);
+    gw_route_forget_node(r, n);
+}
+
+/* ---- start and stop ------------------------------------------------------ */
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    struct gw_redis *r = h->data;
+    if (--r->open_handles > 0)
+        return;
+    for (size_t i = 0; i < r->npatterns; i++)
+        free(r->patterns[i]);
+    free(r->patterns);
+    free(r->channel_pattern);
+    free(r->scripts);
+    free(r->seeds);
+    free(r);
+}
+
 struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opts,
                                 const struct gw_redis_hooks *hooks)
 {
-    if (!loop || !opts || !opts->host || !*opts->host || opts->port <= 0 || opts->port > 65535)
+    struct rc_seed seeds[RC_SEEDS_MAX];
+    size_t nseeds = 0;
+    if (!loop || !opts || rc_split_seeds(opts->seeds, seeds, RC_SEEDS_MAX, &nseeds) != 0) {
+        gw_log_error("redis address '%s' is not HOST:PORT, redis://HOST:PORT or a comma-separated list of them "
+                     "(at most %d)",
+                     opts && opts->seeds ? opts->seeds : "", RC_SEEDS_MAX);
         return NULL;
+    }
     struct gw_redis *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
-    r->host = strdup(opts->host);
-    if (!r->host) {
+    if (!r || !(r->seeds = calloc(nseeds, sizeof *r->seeds))) {
         free(r);
         return NULL;
     }
+    for (size_t i = 0; i < nseeds; i++) {
+        snprintf(r->seeds[i].host, sizeof r->seeds[i].host, "%s", seeds[i].host);
+        r->seeds[i].port = seeds[i].port;
+    }
+    r->nseeds = nseeds;
     r->loop = loop;
-    r->opts = *opts;
-    r->opts.host = r->host;
-    r->opts.backoff_min_ms = or_default(opts->backoff_min_ms, 50);
-    r->opts.backoff_max_ms = or_default(opts->backoff_max_ms, 5000);
-    if (r->opts.backoff_max_ms < r->opts.backoff_min_ms)
-        r->opts.backoff_max_ms = r->opts.backoff_min_ms;
-    r->opts.ping_every_ms = or_default(opts->ping_every_ms, 1000);
-    r->opts.ping_timeout_ms = or_default(opts->ping_timeout_ms, 3000);
     if (hooks)
         r->hooks = *hooks;
-    r->setup_cmd = gw_redis_setup_cmd;
-    r->setup_sub = gw_redis_sub_setup;
-    r->state = GW_ST_WAITING;
-    r->keyspace_ok = -1;
-    r->rng = (uv_hrtime() ^ (uint64_t)(uintptr_t)r) | 1;
-    gw_redis_link_init(r);
+    r->node_opts.backoff_min_ms = or_default(opts->backoff_min_ms, 50);
+    r->node_opts.backoff_max_ms = or_default(opts->backoff_max_ms, 5000);
+    r->node_opts.ping_every_ms = or_default(opts->ping_every_ms, 1000);
+    r->node_opts.ping_timeout_ms = or_default(opts->ping_timeout_ms, 3000);
+    r->node_opts.keyspace_events = opts->keyspace_events;
+    r->node_hooks = (struct gw_node_hooks){NULL, node_up, node_down, node_message, node_shard};
+    r->after_map = after_map;
+    r->before_retire = before_retire;
+    r->mode = GW_MODE_PROBING;
+    gw_rchan_init(r);
+    uv_timer_init(loop, &r->refresh_timer);
+    uv_timer_init(loop, &r->park_timer);
+    r->refresh_timer.data = r->park_timer.data = r;
+    r->open_handles = 2;
+    for (size_t i = 0; i < nseeds; i++)
+        if (!gw_rnodes_add(r, r->seeds[i].host, r->seeds[i].port, 1))
+            gw_log_error("redis: out of memory starting seed %s:%d", r->seeds[i].host, r->seeds[i].port);
     return r;
 }
 
-/* Borrows s. Loaded now as well when the command connection is open. */
+void gw_redis_stop(struct gw_redis *r)
+{
+    if (!r || r->stopped)
+        return;
+    r->stopped = 1;
+    gw_route_fail_parked(r);
+    gw_rnodes_stop_all(r);
+    gw_rchan_free_all(r);
+    uv_close((uv_handle_t *)&r->refresh_timer, on_timer_closed);
+    uv_close((uv_handle_t *)&r->park_timer, on_timer_closed);
+}
+
+/* ---- registering --------------------------------------------------------- */
+
 void gw_redis_add_script(struct gw_redis *r, struct gw_script *s)
 {
     for (size_t i = 0; i < r->nscripts; i++)
@@ -67,14 +209,10 @@ void gw_redis_add_script(struct gw_redis *r, struct gw_script *s)
     }
     r->scripts = grown;
     r->scripts[r->nscripts++] = s;
-    if (r->cmd.setup_sent && gw_redis_link_connected(&r->cmd) && gw_redis_setup_load_script(r, s) != 0)
-        gw_log_error("redis: could not queue SCRIPT LOAD");
+    for (struct gw_rnode *n = r->nodes; n; n = n->next)
+        gw_node_add_script(n->node, s);
 }
 
-/* Copies pattern. Sent now when the subscribe connection is open; a send
- * that fails there means the connection is going away and the next setup
- * sends it. Returns 0, RC_E_BAD_REQUEST (no pattern) or RC_E_INTERNAL (out
- * of memory). */
 int gw_redis_psubscribe(struct gw_redis *r, const char *pattern)
 {
     if (!pattern || !*pattern)
@@ -86,52 +224,139 @@ int gw_redis_psubscribe(struct gw_redis *r, const char *pattern)
     if (!grown)
         return RC_E_INTERNAL;
     r->patterns = grown;
-    char *copy = strdup(pattern);
-    if (!copy)
+    if (!(r->patterns[r->npatterns] = strdup(pattern)))
         return RC_E_INTERNAL;
-    r->patterns[r->npatterns++] = copy;
-    if (r->sub.setup_sent && gw_redis_link_connected(&r->sub))
-        gw_redis_sub_send(r, copy);
+    r->npatterns++;
+    for (struct gw_rnode *n = r->nodes; n; n = n->next)
+        gw_node_psubscribe(n->node, pattern);
     return 0;
 }
 
-redisAsyncContext *gw_redis_cmd(struct gw_redis *r)
+/* Subscribed on every node like any pattern (a node does not know yet what
+ * the others are); its messages count only in single mode (node_message). */
+int gw_redis_channel_pattern(struct gw_redis *r, const char *pattern)
 {
-    return r->state == GW_ST_UP ? r->cmd.ac : NULL;
+    if (!pattern || !*pattern)
+        return RC_E_BAD_REQUEST;
+    free(r->channel_pattern);
+    if (!(r->channel_pattern = strdup(pattern)))
+        return RC_E_INTERNAL;
+    return gw_redis_psubscribe(r, pattern);
 }
 
-/* hiredis writes only when the loop reports the socket writable; this is the
- * same call our adapter makes then. A write error drops the connection the
- * usual way (on_disconnect, fail). */
+int gw_redis_channel_add(struct gw_redis *r, const char *channel)
+{
+    return r->stopped ? 0 : gw_rchan_add(r, channel);
+}
+
+void gw_redis_channel_remove(struct gw_redis *r, const char *channel)
+{
+    if (!r->stopped)
+        gw_rchan_remove(r, channel);
+}
+
+/* ---- commands -------------------------------------------------------------- */
+
+int gw_redis_eval(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                  const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+{
+    if (!r || nkeys < 1 || argc < nkeys)
+        return RC_E_UNAVAILABLE;
+    return gw_route_send(r, s, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
+}
+
+int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int argc, const char *const *argv,
+                     const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+{
+    if (!r)
+        return RC_E_UNAVAILABLE;
+    return gw_route_send(r, NULL, key, keylen, 0, argc, argv, argvlen, cb, privdata);
+}
+
 void gw_redis_flush(struct gw_redis *r)
 {
-    if (r && r->state == GW_ST_UP && gw_redis_link_connected(&r->cmd))
-        redisAsyncHandleWrite(r->cmd.ac);
+    for (struct gw_rnode *n = r ? r->nodes : NULL; n; n = n->next)
+        gw_node_flush(n->node);
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+int gw_redis_is_cluster(const struct gw_redis *r)
+{
+    return r->mode == GW_MODE_CLUSTER ? 1 : r->mode == GW_MODE_SINGLE ? 0 : -1;
 }
 
 int gw_redis_is_up(const struct gw_redis *r)
 {
-    return r->state == GW_ST_UP;
+    return r && r->covered;
 }
 
 int gw_redis_keyspace_ok(const struct gw_redis *r)
 {
-    return r->keyspace_ok;
+    int ok = -1;
+    for (const struct gw_rnode *n = r->nodes; n; n = n->next) {
+        if (!n->up || n->nslots == 0)
+            continue;
+        int k = gw_node_keyspace_ok(n->node);
+        if (k == 0)
+            return 0;
+        if (k == 1)
+            ok = 1;
+    }
+    return ok;
 }
 
 void gw_redis_get_stats(const struct gw_redis *r, struct gw_redis_stats *out)
 {
     *out = r->stats;
-    out->resolutions = r->resolver.started;
+    out->reconnects = r->gone_reconnects;
+    out->failures = r->gone_failures;
+    out->resolutions = r->gone_resolutions;
+    for (const struct gw_rnode *n = r->nodes; n; n = n->next) {
+        struct gw_node_stats st;
+        gw_node_get_stats(n->node, &st);
+        out->reconnects += st.reconnects;
+        out->failures += st.failures;
+        out->resolutions += st.resolutions;
+    }
 }
 
-/* No hook runs after this. Dropping the contexts may run pending command
- * callbacks (NULL replies) right here; r itself is freed later, by whichever
- * of the timers' close callbacks, the contexts' disconnect callbacks and a
- * running lookup comes last. */
-void gw_redis_stop(struct gw_redis *r)
+int gw_redis_node_info(const struct gw_redis *r, size_t i, struct gw_redis_node_info *out)
 {
-    if (!r || r->state == GW_ST_STOPPED)
-        return;
-    gw_redis_link_stop(r);
+    const struct gw_rnode *n = r->nodes;
+    while (n && i-- > 0)
+        n = n->next;
+    if (!n)
+        return -1;
+    struct gw_node_stats st;
+    gw_node_get_stats(n->node, &st);
+    out->host = n->host;
+    out->port = n->port;
+    out->up = n->up;
+    out->primary_slots = n->nslots;
+    out->reconnects = st.reconnects;
+    out->failures = st.failures;
+    out->last_error = gw_node_last_error(n->node);
+    return 0;
+}
+
+/* While probing, the seeds' own errors are the reason. */
+const char *gw_redis_why_down(struct gw_redis *r)
+{
+    if (r->covered)
+        return "";
+    if (r->mode != GW_MODE_PROBING)
+        return r->why;
+    size_t len = (size_t)snprintf(r->why, sizeof r->why, "no seed answered yet");
+    for (const struct gw_rnode *n = r->nodes; n && len < sizeof r->why; n = n->next) {
+        const char *e = gw_node_last_error(n->node);
+        len += (size_t)snprintf(r->why + len, sizeof r->why - len, "%s %s:%d (%s)", n == r->nodes ? ":" : ";",
+                                n->host, n->port, e[0] ? e : "connecting");
+    }
+    return r->why;
+}
+
+const char *gw_redis_warning(const struct gw_redis *r)
+{
+    return r->warning;
 }

@@ -1,20 +1,27 @@
-/* gw_redis.h - the gateway's two Redis connections, kept alive.
+/* gw_redis.h - the gateway's Redis: one server or a Redis Cluster, found out
+ * by itself. Everything above gateway/redis/ talks to Redis through this.
  *
- * One connection for commands (scripts, reads), one for pub/sub (the script's
- * change events and keyspace notifications): a subscribed hiredis connection
- * cannot run other commands. Both live on the gateway's libuv loop.
- *
- * The module owns reconnection: each attempt first resolves the host name
- * without blocking the loop (uv_getaddrinfo), so a name whose address
- * changes is followed. When either connection fails or drops it
- * schedules a new attempt with capped exponential backoff and jitter (a new
- * hiredis context each time; hiredis frees the old one), runs a PING watchdog
- * on the command connection (hiredis 0.14 has no command timeouts), and on
- * every (re)connect: loads the registered scripts (SCRIPT LOAD), optionally
- * turns on keyspace notifications (CONFIG SET notify-keyspace-events), and
- * re-issues every PSUBSCRIBE pattern registered so far. "Up" means both
- * connections are connected, the scripts are loaded and the patterns are
- * subscribed; only then is on_up called.
+ * `seeds` is one HOST:PORT or a comma-separated list. Every seed gets a node
+ * (redis/gw_node.h: a command and a subscribe connection, kept alive, scripts
+ * loaded, patterns subscribed) that asks INFO cluster on connect; the first
+ * seed to answer decides:
+ * - a plain server (cluster_enabled:0), given as the only seed: single mode.
+ *   Every command goes to it, exactly as before clusters existed.
+ * - a cluster node: cluster mode. The slot map comes from CLUSTER SLOTS; one
+ *   node per primary (created and stopped as the map changes); each command
+ *   goes to the primary of its key's slot (CRC16 of the hash tag); MOVED
+ *   updates the map and retries there, ASK retries once on the named node
+ *   after ASKING, TRYAGAIN retries after a pause; CLUSTERDOWN, a slot with no
+ *   reachable primary and a lost connection answer NULL (the caller says
+ *   unavailable: nothing is known to be written, never a false ack).
+ *   A plain server in a list of several seeds is reported and left out.
+ * Change events: on one server the caller's pattern (gw_redis_channel_pattern)
+ * covers every board channel; on a cluster the scripts SPUBLISH and each
+ * channel the caller adds is SSUBSCRIBEd on the node that owns its slot, and
+ * moved when the slot moves or a replica takes over; on_channel_ready tells
+ * the caller each time a channel's subscription (re)starts, so it re-reads
+ * what it may have missed. Keyspace patterns (gw_redis_psubscribe) go to every
+ * node: notifications are per node.
  */
 #ifndef GW_REDIS_H
 #define GW_REDIS_H
@@ -23,7 +30,7 @@
 #include <stdint.h>
 
 #include <uv.h>
-#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
 
 #include "redis/gw_script.h"
 
@@ -31,21 +38,23 @@ struct gw_redis;
 
 struct gw_redis_hooks {
     void *data;
-    /* Both connections ready again (first connect or after an outage). */
+    /* Every key can be served again (first time, or after an outage). */
     void (*on_up)(void *data);
-    /* Either connection lost (once per outage, before reconnecting starts). */
+    /* Some keys cannot be served any more (once per outage). */
     void (*on_down)(void *data, const char *reason);
-    /* A pub/sub message: pattern that matched, channel, payload (borrowed
-     * for the call only; payload is not NUL-terminated, use len). */
+    /* A message: the pattern that matched (NULL for a shard channel's
+     * message on a cluster), channel, payload (borrowed for the call only;
+     * payload is not NUL-terminated, use len). */
     void (*on_message)(void *data, const char *pattern, const char *channel, const char *payload,
                        size_t len);
+    /* Cluster mode: channel's subscription (re)started on its node; events
+     * published from now on arrive. May be NULL. */
+    void (*on_channel_ready)(void *data, const char *channel);
 };
 
 struct gw_redis_opts {
-    const char *host;           /* borrowed for the call; a name or a numeric
-                                 * address, looked up (off the loop) before
-                                 * every attempt */
-    int port;
+    const char *seeds;          /* borrowed for the call: "HOST:PORT[,HOST:PORT...]",
+                                 * each optionally redis://HOST:PORT */
     int64_t backoff_min_ms;     /* first retry delay, e.g. 50 */
     int64_t backoff_max_ms;     /* cap, from config reconnect_max */
     int64_t ping_every_ms;      /* watchdog period, e.g. 1000 */
@@ -53,44 +62,98 @@ struct gw_redis_opts {
     int keyspace_events;        /* 1: CONFIG SET notify-keyspace-events on connect */
 };
 
-/* Creates the manager and starts connecting. Borrows loop and hooks' data;
- * copies opts. Returns NULL on allocation failure. */
+/* Creates the front and starts connecting. Borrows loop and hooks' data;
+ * copies opts. Returns NULL when seeds is not a list of HOST:PORT (reason
+ * logged) or memory runs out. */
 struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opts,
                                 const struct gw_redis_hooks *hooks);
 
-/* Registers a script to (re)load on every connect. Borrowed: s must outlive r. */
+/* Registers a script to load on every node, on every connect. Borrowed: s
+ * must outlive r. */
 void gw_redis_add_script(struct gw_redis *r, struct gw_script *s);
 
-/* Adds a pattern to PSUBSCRIBE now (if connected) and after every reconnect.
- * Returns 0, RC_E_BAD_REQUEST (empty) or RC_E_INTERNAL (out of memory). */
+/* PSUBSCRIBE pattern on every node, now and after every reconnect (keyspace
+ * notifications). Returns 0, RC_E_BAD_REQUEST (empty) or RC_E_INTERNAL. */
 int gw_redis_psubscribe(struct gw_redis *r, const char *pattern);
 
-/* The command connection, or NULL while it is not up. Borrowed: valid until
- * the next return to the loop. */
-redisAsyncContext *gw_redis_cmd(struct gw_redis *r);
+/* Single mode only: the pattern that covers every board channel (PUBLISH
+ * from the scripts). Not subscribed on a cluster (the scripts SPUBLISH
+ * there). Returns as gw_redis_psubscribe. */
+int gw_redis_channel_pattern(struct gw_redis *r, const char *pattern);
 
-/* Writes what is queued on the command connection to the socket now, without
- * waiting (best effort: a full socket keeps the rest). For a last command
- * queued just before gw_redis_stop, which frees the connection without
- * writing its buffer (a lock release at shutdown). */
+/* A board channel the caller needs (counted: as many removes as adds).
+ * Cluster: SSUBSCRIBEd on its slot's primary, kept there; single: the
+ * pattern covers it. Returns 0 or RC_E_INTERNAL (out of memory). */
+int gw_redis_channel_add(struct gw_redis *r, const char *channel);
+void gw_redis_channel_remove(struct gw_redis *r, const char *channel);
+
+/* 1 in cluster mode, 0 single, -1 not known yet (nothing answered). */
+int gw_redis_is_cluster(const struct gw_redis *r);
+
+typedef void gw_redis_reply_cb(redisReply *reply, void *privdata);
+
+/* EVALSHA of s with nkeys (>= 1) keys followed by the other args:
+ * argv[0..argc) (keys first), routed by argv[0]'s slot. Copies argv. cb gets
+ * the reply (borrowed), or NULL when nothing is known (connection lost,
+ * cluster down, redirected too often). Returns 0, or when nothing was sent
+ * (cb is not called): RC_E_UNAVAILABLE (no reachable node for the key),
+ * RC_E_INTERNAL (out of memory, or s has no SHA-1 yet). */
+int gw_redis_eval(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                  const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
+
+/* Any other command, routed by key (keylen bytes; NULL: any node). argvlen
+ * NULL: strlen. cb may be NULL. Returns as gw_redis_eval. */
+int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int argc, const char *const *argv,
+                     const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
+
+/* Writes what is queued on every command connection to its socket now
+ * (best effort): for a last command queued just before gw_redis_stop, which
+ * frees the connections without writing their buffers. */
 void gw_redis_flush(struct gw_redis *r);
 
-/* 1 when up (see above). */
+/* 1 when every key can be served: the one server is up, or every slot has a
+ * primary that is up. */
 int gw_redis_is_up(const struct gw_redis *r);
 
-/* Whether the server accepted CONFIG SET for keyspace events (-1 unknown). */
+/* Whether the servers accepted CONFIG SET for keyspace events: 1 all of
+ * those up did, 0 one refused, -1 unknown. */
 int gw_redis_keyspace_ok(const struct gw_redis *r);
 
 struct gw_redis_stats {
-    unsigned long reconnects; /* successful connects after the first */
-    unsigned long failures;   /* failed attempts and drops */
-    unsigned long resolutions; /* host name lookups started (one per attempt) */
+    unsigned long reconnects;   /* successful connects after the first, all nodes */
+    unsigned long failures;     /* failed attempts and drops, all nodes */
+    unsigned long resolutions;  /* host name lookups started, all nodes */
+    unsigned long moved;        /* MOVED redirects followed */
+    unsigned long ask;          /* ASK redirects followed */
+    unsigned long tryagain;     /* TRYAGAIN answers retried */
+    unsigned long clusterdown;  /* CLUSTERDOWN/MASTERDOWN answers (unavailable) */
+    unsigned long refreshes;    /* slot map reads (CLUSTER SLOTS) answered */
+    unsigned long nodes;        /* nodes now */
 };
 void gw_redis_get_stats(const struct gw_redis *r, struct gw_redis_stats *out);
 
-/* Disconnects both connections, stops timers, and frees r once every libuv
- * handle is closed (the loop must keep running until then). Pending command
- * callbacks are called with a NULL reply. */
+/* One node's state, for /healthz and /metrics: index 0.. until it returns
+ * non-zero. */
+struct gw_redis_node_info {
+    const char *host; /* borrowed until the next return to the loop */
+    int port;
+    int up;
+    int primary_slots;          /* slots it serves in the map (single: 16384) */
+    unsigned long reconnects, failures;
+    const char *last_error;     /* "" when none */
+};
+int gw_redis_node_info(const struct gw_redis *r, size_t i, struct gw_redis_node_info *out);
+
+/* Why keys cannot be served right now ("" when up), for /healthz. Borrowed
+ * until the next call. */
+const char *gw_redis_why_down(struct gw_redis *r);
+
+/* A problem with the seeds that does not stop service (a plain server in a
+ * list of cluster seeds), "" when none. */
+const char *gw_redis_warning(const struct gw_redis *r);
+
+/* Disconnects everything, stops timers, frees r once every libuv handle is
+ * closed (the loop must keep running). Pending callbacks get NULL replies. */
 void gw_redis_stop(struct gw_redis *r);
 
 #endif

@@ -1,15 +1,13 @@
-/* gw_redis_int.h - the connection manager's state, shared by its files only.
+/* gw_redis_int.h - the front's state (gw_redis.h), shared by its files only.
  *
- * gw_redis is split by job, bottom to top (each calls only those before it):
- *   gw_redis_resolve.c  the host name to an address, off the loop
- *   gw_redis_link.c     the state machine: attempts, backoff, PING watchdog,
- *                       failure, "up" (the banner there has the rules)
- *   gw_redis_setup.c    the command connection's setup: keyspace events and
- *                       SCRIPT LOAD
- *   gw_redis_sub.c      the subscribe connection: PSUBSCRIBE and messages
- *   gw_redis.c          the public API (gw_redis.h) and the wiring
- * The link starts each connection's setup through the two function pointers
- * below (set by gw_redis.c), so it never calls up into setup or sub.
+ * Files, bottom to top (each calls only those before it, and the nodes):
+ *   gw_redis_nodes.c  the node set: seeds, one gw_node per server, the slot
+ *                     map, "covered" (up/down), reading CLUSTER SLOTS
+ *   gw_redis_chan.c   shard channel subscriptions, placed on the slot's node
+ *   gw_redis_route.c  sending a command to its slot's node; MOVED, ASK,
+ *                     TRYAGAIN; requests parked until their node is up
+ *   gw_redis.c        the public API and the nodes' hooks (which call
+ *                     into the three above)
  * Nothing outside gateway/redis/gw_redis*.c includes this file.
  */
 #ifndef GW_REDIS_INT_H
@@ -19,70 +17,135 @@
 #include <stdint.h>
 
 #include <uv.h>
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
 
+#include "rc_hmap.h"
+#include "redis/gw_node.h"
 #include "redis/gw_redis.h"
-#include "redis/gw_redis_resolve.h"
 
-enum gw_redis_state { GW_ST_WAITING, GW_ST_CONNECTING, GW_ST_UP, GW_ST_STOPPED };
+#define GW_SLOTS 16384
+#define GW_HOST_MAX 256
 
-struct gw_redis_conn {
-    redisAsyncContext *ac; /* NULL when none; memory owned by hiredis */
-    int dropping;          /* redisAsyncFree called, disconnect callback pending */
-    int setup_sent;        /* every setup command of this attempt was queued */
+enum gw_redis_mode { GW_MODE_PROBING, GW_MODE_SINGLE, GW_MODE_CLUSTER };
+
+/* One server we hold connections to. */
+struct gw_rnode {
+    struct gw_redis *r;
+    struct gw_node *node;    /* stopped and NULL once retired */
+    char host[GW_HOST_MAX];
+    int port;
+    int seed;                /* started from the seed list */
+    int up;                  /* node reported up and not down since */
+    int nslots;              /* slots mapped to it */
+    struct gw_rnode *next;
+};
+
+/* A board channel somebody needs (gw_redis_channel_add). */
+struct gw_rchan {
+    struct rc_hnode h;       /* in r->chans by name */
+    char *name;
+    unsigned slot;
+    unsigned refs;
+    struct gw_rnode *on;     /* node SSUBSCRIBE was sent to, or NULL */
+    int active;              /* its confirmation came back */
+    struct gw_rchan *next;   /* in r->chan_list */
+};
+
+/* A routed request in cluster mode (single mode sends straight through). */
+struct gw_rreq {
+    struct gw_redis *r;
+    struct gw_script *s;     /* NULL: a plain command */
+    int nkeys;
+    int any;                 /* no key: any up node */
+    unsigned slot;
+    gw_redis_reply_cb *cb;
+    void *privdata;
+    int hops;                /* redirects and retries so far */
+    struct gw_rnode *ask;    /* ASK: the next send goes there, after ASKING */
+    uint64_t parked_at;      /* loop ms when parked; retry_at: not before */
+    uint64_t retry_at;
+    struct gw_rreq *next;    /* in r->parked */
+    int argc;
+    const char **argv;       /* copies, one allocation with the struct */
+    size_t *argvlen;
 };
 
 struct gw_redis {
-    uv_loop_t *loop; /* borrowed */
-    struct gw_redis_opts opts;
-    char *host; /* owned copy of opts.host */
+    uv_loop_t *loop;
     struct gw_redis_hooks hooks;
-    enum gw_redis_state state;
-    struct gw_redis_conn cmd, sub;
-    /* queue each connection's setup (link -> setup/sub, see the banner) */
-    void (*setup_cmd)(struct gw_redis *r);
-    void (*setup_sub)(struct gw_redis *r);
-    struct gw_redis_resolver resolver;
-    char addr[GW_REDIS_ADDR_MAX]; /* host resolved for the current attempt */
-    uv_timer_t retry;    /* next attempt (backoff) */
-    uv_timer_t ping;     /* PING every ping_every_ms while UP */
-    uv_timer_t deadline; /* resolve, setup or PING answer overdue: drop */
-    int open_handles;    /* timers not closed yet, plus a running lookup after stop */
-    int setup_pending;   /* setup replies still expected (CONNECTING only) */
-    int ping_out;        /* a watchdog PING is unanswered */
-    int keyspace_ok;
-    int ever_up;
-    unsigned tries;                /* failures since the last UP: backoff exponent */
-    unsigned long outage_failures; /* failures since the last UP: log throttle */
-    uint64_t rng;
-    struct gw_redis_stats stats;
-    struct gw_script **scripts; /* borrowed elements */
+    struct gw_node_opts node_opts; /* host/port filled per node */
+    enum gw_redis_mode mode;
+    int stopped;
+    int covered;               /* last state reported: 1 after on_up, 0 after on_down */
+    int ever_covered;
+    char why[512];             /* why not covered */
+    char warning[512];         /* a seed left out (gw_redis_warning) */
+    struct gw_rnode *nodes;
+    struct gw_rnode *slots[GW_SLOTS]; /* cluster: slot -> primary; single: all -> the node */
+    int map_known;             /* a CLUSTER SLOTS answer was applied */
+    int refreshing;            /* a CLUSTER SLOTS is in flight */
+    int refresh_again;         /* another one was asked for meanwhile */
+    uv_timer_t refresh_timer;  /* next map read (soon after a change, periodic otherwise) */
+    uv_timer_t park_timer;     /* parked requests' retries and deadlines */
+    int open_handles;
+    struct gw_rreq *parked;
+    struct rc_hmap chans;
+    struct rc_hash_key chan_key;
+    struct gw_rchan *chan_list;
+    struct gw_script **scripts; /* borrowed */
     size_t nscripts;
-    char **patterns; /* owned copies */
+    char **patterns;            /* every node */
     size_t npatterns;
+    char *channel_pattern;      /* single mode only */
+    struct gw_node_hooks node_hooks; /* data set per node (gw_redis.c's hooks) */
+    /* after a map was applied, and before a node is retired (gw_redis.c:
+     * channels move, parked requests retry or let go of the node) */
+    void (*after_map)(struct gw_redis *r);
+    void (*before_retire)(struct gw_redis *r, struct gw_rnode *n);
+    struct { char host[GW_HOST_MAX]; int port; } *seeds;
+    size_t nseeds;
+    struct gw_redis_stats stats;
+    unsigned long gone_reconnects, gone_failures, gone_resolutions; /* of retired nodes */
 };
 
-/* ---- gw_redis_link.c ---- */
+/* ---- gw_redis_nodes.c ---- */
+/* Starts a node for host:port (seed: from the list) with the scripts and
+ * patterns; NULL when out of memory. */
+struct gw_rnode *gw_rnodes_add(struct gw_redis *r, const char *host, int port, int seed);
+/* The node for host:port (by configured host or resolved address), or NULL. */
+struct gw_rnode *gw_rnodes_find(struct gw_redis *r, const char *host, int port);
+/* Stops n's node, unlinks and frees n (before_retire runs first). */
+void gw_rnodes_retire(struct gw_rnode *n);
+/* Recomputes "covered" and calls on_up/on_down on a change. */
+void gw_rnodes_check_covered(struct gw_redis *r);
+/* Reads the slot map soon (delay_ms), unless one is in flight. */
+void gw_rnodes_refresh_soon(struct gw_redis *r, uint64_t delay_ms);
+/* Any node that is up, or NULL. */
+struct gw_rnode *gw_rnodes_any_up(struct gw_redis *r);
+/* Retires every node (stop). */
+void gw_rnodes_stop_all(struct gw_redis *r);
 
-/* Timers, resolver and first attempt (from the retry timer at 0 ms). */
-void gw_redis_link_init(struct gw_redis *r);
-/* STOPPED: drops both connections, cancels the lookup, closes the timers;
- * r is freed once the last of them reports back. */
-void gw_redis_link_stop(struct gw_redis *r);
-/* Ends the attempt or session: see the banner of gw_redis_link.c. */
-void gw_redis_link_fail(struct gw_redis *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* One setup reply arrived (counts only while CONNECTING); may call on_up. */
-void gw_redis_link_step_done(struct gw_redis *r);
-/* Which of our two connections ac is, or NULL. */
-struct gw_redis_conn *gw_redis_link_conn_of(struct gw_redis *r, const redisAsyncContext *ac);
-/* c has a connected context that we are not dropping. */
-int gw_redis_link_connected(const struct gw_redis_conn *c);
-/* A reply that belongs to the live attempt: not a NULL from a teardown, not
- * from a context we are dropping, not after stop. */
-int gw_redis_link_is_live(const struct gw_redis *r, const struct gw_redis_conn *c, const redisAsyncContext *ac,
-                          const redisReply *reply);
-/* The setup PING's reply callback (either connection): one step done. */
-void gw_redis_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata);
+/* ---- gw_redis_chan.c ---- */
+void gw_rchan_init(struct gw_redis *r);
+int gw_rchan_add(struct gw_redis *r, const char *channel);
+void gw_rchan_remove(struct gw_redis *r, const char *channel);
+/* Places every channel on its slot's node (after a map change or a node up). */
+void gw_rchan_place_all(struct gw_redis *r);
+/* A node went down: its channels are nowhere now. */
+void gw_rchan_node_down(struct gw_redis *r, struct gw_rnode *n);
+/* The node confirmed or ended a subscription. */
+void gw_rchan_on_shard(struct gw_redis *r, struct gw_rnode *n, const char *channel, int subscribed);
+/* 1 when a shard message from n on channel is to be delivered. */
+int gw_rchan_accepts(struct gw_redis *r, struct gw_rnode *n, const char *channel);
+void gw_rchan_free_all(struct gw_redis *r);
+
+/* ---- gw_redis_route.c ---- */
+int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
+                  const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
+/* Retries parked requests whose node is up now; fails those past their deadline. */
+void gw_route_retry_parked(struct gw_redis *r);
+/* Parked requests stop pointing at n (it is being retired). */
+void gw_route_forget_node(struct gw_redis *r, struct gw_rnode *n);
+/* Fails every parked request (stop). */
+void gw_route_fail_parked(struct gw_redis *r);
 
 #endif

@@ -13,7 +13,45 @@ struct uv_events {
     uv_check_t flush;      /* writes queued commands at the end of this loop turn */
     int events;
     int open_handles;      /* freed when both handles are closed */
+    gw_redis_uv_raw_cb *raw; /* non-NULL: replies go here (gw_redis_uv_set_raw) */
+    void *raw_data;
 };
+
+/* Reads what the socket has and hands every complete reply to p->raw. A read
+ * or protocol error is left in c->err; hiredis' own read handler then sees it
+ * at once (redisBufferRead returns early on c->err) and runs its disconnect
+ * path, so the connection ends the same way as any other. IN_CALLBACK makes
+ * a redisAsyncFree from inside the callback wait until we are done. */
+static void raw_read(struct uv_events *p)
+{
+    redisAsyncContext *ac = p->ac;
+    redisContext *c = &ac->c;
+    if (redisBufferRead(c) != REDIS_OK) {
+        redisAsyncHandleRead(ac);
+        return;
+    }
+    c->flags |= REDIS_IN_CALLBACK;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
+            c->flags &= ~REDIS_IN_CALLBACK;
+            if (!(c->flags & REDIS_FREEING))
+                redisAsyncHandleRead(ac);
+            else
+                redisAsyncFree(ac);
+            return;
+        }
+        if (!reply)
+            break;
+        p->raw(ac, reply, p->raw_data);
+        freeReplyObject(reply);
+        if (c->flags & REDIS_FREEING)
+            break;
+    }
+    c->flags &= ~REDIS_IN_CALLBACK;
+    if (c->flags & REDIS_FREEING)
+        redisAsyncFree(ac);
+}
 
 /* On an error status we must not return quietly (the stock adapter's bug):
  * hiredis only learns that a connect failed or a socket died when it tries to
@@ -26,12 +64,18 @@ static void on_poll(uv_poll_t *handle, int status, int events)
             return;
         if (!(p->ac->c.flags & REDIS_CONNECTED))
             redisAsyncHandleWrite(p->ac);
+        else if (p->raw)
+            raw_read(p);
         else
             redisAsyncHandleRead(p->ac);
         return;
     }
-    if (p->ac && (events & UV_READABLE))
-        redisAsyncHandleRead(p->ac);
+    if (p->ac && (events & UV_READABLE)) {
+        if (p->raw && (p->ac->c.flags & REDIS_CONNECTED))
+            raw_read(p);
+        else
+            redisAsyncHandleRead(p->ac);
+    }
     if (p->ac && (events & UV_WRITABLE))
         redisAsyncHandleWrite(p->ac);
 }
@@ -125,5 +169,27 @@ int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
     ac->ev.delWrite = del_write;
     ac->ev.cleanup = cleanup;
     ac->ev.data = p;
+    return 0;
+}
+
+int gw_redis_uv_set_raw(redisAsyncContext *ac, gw_redis_uv_raw_cb *cb, void *data)
+{
+    struct uv_events *p = ac->ev.data;
+    if (!p || ac->ev.addRead != add_read)
+        return RC_E_INTERNAL;
+    p->raw = cb;
+    p->raw_data = data;
+    return 0;
+}
+
+int gw_redis_uv_send(redisAsyncContext *ac, int argc, const char **argv, const size_t *argvlen)
+{
+    redisContext *c = &ac->c;
+    if (!(c->flags & REDIS_CONNECTED) || (c->flags & (REDIS_DISCONNECTING | REDIS_FREEING)))
+        return RC_E_UNAVAILABLE;
+    if (redisAppendCommandArgv(c, argc, argv, argvlen) != REDIS_OK)
+        return RC_E_UNAVAILABLE;
+    if (ac->ev.addWrite)
+        ac->ev.addWrite(ac->ev.data);
     return 0;
 }

@@ -20,4 +20,19 @@
  * goes away. */
 int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop);
 
+/* Raw replies: once ac is connected, every reply read from it goes to cb
+ * (borrowed for the call; freed after) instead of hiredis' callback lists.
+ * For a subscribe connection: hiredis 0.14 knows SUBSCRIBE and PSUBSCRIBE but
+ * not the sharded pub/sub of Redis 7 (SSUBSCRIBE, smessage, sunsubscribe), and
+ * aborts on a push it cannot place. Commands for such a context go out with
+ * gw_redis_uv_send, never redisAsyncCommand (no callback list is kept).
+ * Read errors and protocol errors still end in hiredis' disconnect callback.
+ * Freeing ac from inside cb is allowed (deferred like hiredis does). */
+typedef void gw_redis_uv_raw_cb(redisAsyncContext *ac, redisReply *reply, void *data);
+int gw_redis_uv_set_raw(redisAsyncContext *ac, gw_redis_uv_raw_cb *cb, void *data);
+
+/* Queues a command on a raw context (argvlen NULL: strlen) and asks for a
+ * write. Returns 0 or RC_E_UNAVAILABLE (not connected, or out of memory). */
+int gw_redis_uv_send(redisAsyncContext *ac, int argc, const char **argv, const size_t *argvlen);
+
 #endif

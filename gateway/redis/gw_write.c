@@ -41,7 +41,7 @@ static void on_reply(redisReply *reply, void *privdata)
     free(p);
 }
 
-int gw_write_submit(struct gw_script *s, redisAsyncContext *ac, const struct rc_board *b,
+int gw_write_submit(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                     const struct rc_request *r, const struct rc_period *p, int64_t now_ms, gw_write_cb *cb,
                     void *privdata, struct rc_error *err)
 {
@@ -66,7 +66,7 @@ int gw_write_submit(struct gw_script *s, redisAsyncContext *ac, const struct rc_
     pd->board = b;
     pd->cb = cb;
     pd->privdata = privdata;
-    if (!ac || gw_script_call(s, ac, (int)a.nkeys, (int)n, words, lens, on_reply, pd) != 0) {
+    if (gw_redis_eval(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd) != 0) {
         free(pd);
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
     }

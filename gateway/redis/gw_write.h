@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 #include <hiredis/async.h>
 
+#include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_write_args.h"
 
@@ -18,11 +19,12 @@
 typedef void gw_write_cb(int code, const struct rc_write_result *res, const struct rc_error *err,
                          void *privdata);
 
-/* Validates r against board b, then sends the script call on ac. Returns 0
+/* Validates r against board b, then sends the script call (routed by the
+ * board's keys). Returns 0
  * when sent (cb will run exactly once), or an RC_E_* with err filled when the
  * request was refused before Redis was asked (cb does not run). b must
  * outlive the call (boards live in the loaded config). */
-int gw_write_submit(struct gw_script *s, redisAsyncContext *ac, const struct rc_board *b,
+int gw_write_submit(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                     const struct rc_request *r, const struct rc_period *p, int64_t now_ms, gw_write_cb *cb,
                     void *privdata, struct rc_error *err);
 

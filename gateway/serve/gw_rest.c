@@ -58,11 +58,9 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
     gw_http_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
 }
 
-static void on_profile_read(redisAsyncContext *ac, void *r, void *privdata)
+static void on_profile_read(redisReply *reply, void *privdata)
 {
     struct gw_http_req *q = privdata;
-    redisReply *reply = r;
-    (void)ac;
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
         gw_http_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile read failed" : "Redis is unreachable");
     } else {
@@ -76,12 +74,10 @@ static void on_profile_read(redisAsyncContext *ac, void *r, void *privdata)
     gw_http_req_unref(q);
 }
 
-static void on_profile_written(redisAsyncContext *ac, void *r, void *privdata)
+static void on_profile_written(redisReply *reply, void *privdata)
 {
     struct gw_http_req *q = privdata;
-    redisReply *reply = r;
-    (void)ac;
-    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+    if (!reply || reply->type != REDIS_REPLY_INTEGER)
         gw_http_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile write failed" : "Redis is unreachable");
     else
         gw_http_respond_json(q, 0, strdup(q->body));
@@ -92,13 +88,13 @@ void gw_rest_profile_get(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     const char *member = t->member;
     char key[RC_KEY_MAX];
-    redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
-    if (!ac || rc_profile_key(key, sizeof key, member)) {
+    if (!q->app->redis || rc_profile_key(key, sizeof key, member)) {
         gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
         return;
     }
+    const char *argv[] = {"HGETALL", key};
     q->refs++;
-    if (redisAsyncCommand(ac, on_profile_read, q, "HGETALL %s", key) != REDIS_OK) {
+    if (gw_redis_command(q->app->redis, key, strlen(key), 2, argv, NULL, on_profile_read, q) != 0) {
         q->refs--;
         gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
     }
@@ -131,29 +127,28 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
         else
             kv[n++] = (struct rc_kv){it->string, it->valuestring};
     }
-    redisAsyncContext *ac = gw_redis_cmd(q->app->redis);
     char key[RC_KEY_MAX];
     if (bad || rc_profile_key(key, sizeof key, member)) {
         gw_http_respond_error(q, RC_E_BAD_REQUEST, bad ? bad : "member name too long");
-    } else if (!ac) {
-        gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
     } else {
-        /* Replace, atomically: MULTI, DEL, HSET, EXEC on one connection. */
-        const char *argv[2 + 2 * GW_PROFILE_MAX_FIELDS];
-        argv[0] = "HSET";
-        argv[1] = key;
+        /* Replace, atomically: lua/profile_set.lua (DEL + HSET of the one key;
+         * a script, not MULTI, so a cluster redirect can resend it whole). */
+        const char *argv[1 + 2 * GW_PROFILE_MAX_FIELDS];
+        size_t lens[1 + 2 * GW_PROFILE_MAX_FIELDS];
+        argv[0] = key;
         for (unsigned i = 0; i < n; i++) {
-            argv[2 + 2 * i] = kv[i].key;
-            argv[3 + 2 * i] = kv[i].value;
+            argv[1 + 2 * i] = kv[i].key;
+            argv[2 + 2 * i] = kv[i].value;
         }
-        redisAsyncCommand(ac, NULL, NULL, "MULTI");
-        redisAsyncCommand(ac, NULL, NULL, "DEL %s", key);
-        if (n)
-            redisAsyncCommandArgv(ac, NULL, NULL, 2 + 2 * (int)n, argv, NULL);
+        for (unsigned i = 0; i < 1 + 2 * n; i++)
+            lens[i] = strlen(argv[i]);
         q->refs++;
-        if (redisAsyncCommand(ac, on_profile_written, q, "EXEC") != REDIS_OK) {
+        int rc = q->app->redis ? gw_redis_eval(q->app->redis, &q->app->profile_script, 1, 1 + 2 * (int)n, argv, lens,
+                                               on_profile_written, q)
+                               : RC_E_UNAVAILABLE;
+        if (rc != 0) {
             q->refs--;
-            gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+            gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
         } else {
             gw_profiles_put(q->app->profiles, member, kv, n);
             gw_fanout_profile_changed(q->app->fanout);

@@ -186,14 +186,12 @@ struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, co
     return pr;
 }
 
-static void on_hgetall(redisAsyncContext *ac, void *r, void *privdata)
+static void on_hgetall(redisReply *reply, void *privdata)
 {
     struct one *o = privdata;
     struct batch *b = o->b;
-    redisReply *reply = r;
     struct rc_kv kv[GW_PROFILE_MAX_FIELDS];
     unsigned n = 0;
-    (void)ac;
     if (reply && reply->type == REDIS_REPLY_ARRAY) {
         for (size_t i = 0; i + 1 < reply->elements && n < GW_PROFILE_MAX_FIELDS; i += 2) {
             const redisReply *k = reply->element[i], *v = reply->element[i + 1];
@@ -218,12 +216,12 @@ static void on_hgetall(redisAsyncContext *ac, void *r, void *privdata)
 int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata)
 {
-    redisAsyncContext *ac = p->s->redis ? gw_redis_cmd(p->s->redis) : NULL;
+    struct gw_redis *redis = p->s->redis;
     struct batch *b = NULL;
     for (size_t i = 0; i < n; i++) {
         if (gw_profiles_get(p, members[i]))
             continue;
-        if (!ac)
+        if (!redis || (!b && !gw_redis_is_up(redis)))
             return -1;
         if (!b) {
             b = calloc(1, sizeof *b);
@@ -243,7 +241,10 @@ int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t 
         }
         memcpy(o->member, members[i], ml);
         o->b = b;
-        if (redisAsyncCommand(ac, on_hgetall, o, "HGETALL %s", key) == REDIS_OK)
+        const char *argv[] = {"HGETALL", key};
+        size_t lens[] = {7, strlen(key)};
+        /* routed by the profile's own key (each profile has its own slot) */
+        if (gw_redis_command(redis, key, lens[1], 2, argv, lens, on_hgetall, o) == 0)
             b->pending++;
         else
             free(o);

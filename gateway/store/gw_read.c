@@ -160,13 +160,13 @@ static void on_read(redisReply *reply, void *privdata)
     gw_profiles_join(p->s->profiles, p->w, on_joined, p);
 }
 
-int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct rc_read_args *a,
+int gw_read_send(struct gw_script *script, struct gw_redis *redis, const struct rc_read_args *a,
                  gw_script_reply_cb *cb, void *privdata)
 {
     const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
     size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
     size_t nwords = 0;
-    if (!ac)
+    if (!redis)
         return RC_E_UNAVAILABLE;
     for (size_t i = 0; i < RC_READ_NKEYS; i++)
         words[nwords++] = a->keys[i];
@@ -174,9 +174,8 @@ int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct r
         words[nwords++] = a->argv[i];
     for (size_t i = 0; i < nwords; i++)
         lens[i] = strlen(words[i]);
-    if (gw_script_call(script, ac, RC_READ_NKEYS, (int)nwords, words, lens, cb, privdata) != 0)
-        return RC_E_UNAVAILABLE;
-    return 0;
+    int rc = gw_redis_eval(redis, script, RC_READ_NKEYS, (int)nwords, words, lens, cb, privdata);
+    return rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
 }
 
 static int call_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
@@ -186,7 +185,7 @@ static int call_read(const struct gw_store *s, const struct rc_board *b, const c
     int rc = rc_read_args_build(board, period, b->layout.order, req, &a);
     if (rc)
         return rc;
-    return gw_read_send(s->read_script, s->redis ? gw_redis_cmd(s->redis) : NULL, &a, cb, privdata);
+    return gw_read_send(s->read_script, s->redis, &a, cb, privdata);
 }
 
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,

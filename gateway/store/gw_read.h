@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "store/gw_profile.h"
 #include "rc_event.h"
@@ -76,9 +77,10 @@ typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_even
 int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                 gw_read_log_cb *cb, void *privdata);
 
-/* Sends the read.lua call a (core/rc_read_args) through script on ac (NULL
- * when Redis is down). Returns 0 (cb runs once, later) or RC_E_UNAVAILABLE. */
-int gw_read_send(struct gw_script *script, redisAsyncContext *ac, const struct rc_read_args *a,
+/* Sends the read.lua call a (core/rc_read_args) through script, routed by
+ * the board's keys (redis NULL: down). Returns 0 (cb runs once, later),
+ * RC_E_UNAVAILABLE or RC_E_INTERNAL. */
+int gw_read_send(struct gw_script *script, struct gw_redis *redis, const struct rc_read_args *a,
                  gw_script_reply_cb *cb, void *privdata);
 
 /* Parses a range/around/rank reply of read.lua (core/rc_read_args) into its

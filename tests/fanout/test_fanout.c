@@ -57,6 +57,7 @@ struct fake_sock {
 
 struct fixture {
     struct rc_test_redis redis;
+    char seeds[32];
     struct rc_test_writer w;
     redisContext *sync;
     uv_loop_t loop;
@@ -222,13 +223,14 @@ static int setup(void **state)
         return -1;
     f->app.conn_ctx = (struct gw_conn_ctx){&fake_tx, gw_fanout_conn_hooks(f->app.fanout), &f->app.metrics,
                                            f->app.conf->queue_bytes};
-    struct gw_redis_opts ro = {"127.0.0.1", f->redis.port, 50, 1000, 1000, 30000, 0};
-    struct gw_redis_hooks hooks = {f, on_up, on_down, on_message};
+    snprintf(f->seeds, sizeof f->seeds, "127.0.0.1:%d", f->redis.port);
+    struct gw_redis_opts ro = {f->seeds, 50, 1000, 1000, 30000, 0};
+    struct gw_redis_hooks hooks = {f, on_up, on_down, on_message, NULL};
     f->app.redis = f->app.store.redis = gw_redis_start(&f->loop, &ro, &hooks);
     if (!f->app.redis)
         return -1;
     gw_redis_add_script(f->app.redis, &f->app.read_script);
-    gw_redis_psubscribe(f->app.redis, GW_FANOUT_CHANNEL_PATTERN);
+    gw_redis_channel_pattern(f->app.redis, GW_FANOUT_CHANNEL_PATTERN);
     for (int i = 0; i < NCONNS; i++)
         if (!(f->conns[i] = gw_conn_new(&f->app.conn_ctx, &f->socks[i])))
             return -1;

@@ -40,6 +40,7 @@ struct other {
 
 struct fixture {
     struct rc_test_redis redis;
+    char seeds[32];
     redisContext *sync;
     uv_loop_t loop;
     uv_timer_t tick;
@@ -143,7 +144,8 @@ static int app_open(struct fixture *f, struct gw_app *app, struct rc_conf *conf,
     }
     app->loop = &f->loop;
     app->conf = conf;
-    struct gw_redis_opts o = {.host = "127.0.0.1", .port = f->redis.port, .backoff_min_ms = 50,
+    snprintf(f->seeds, sizeof f->seeds, "127.0.0.1:%d", f->redis.port);
+    struct gw_redis_opts o = {.seeds = f->seeds, .backoff_min_ms = 50,
                               .backoff_max_ms = 1000, .ping_every_ms = 1000, .ping_timeout_ms = 5000};
     struct gw_redis_hooks h = {.data = f, .on_up = on_up, .on_down = on_down, .on_message = on_message};
     gw_script_init(&app->read_script, rc_lua_read);

@@ -14,7 +14,7 @@
 #include <uv.h>
 
 #include "redis/gw_lock.h"
-#include "redis/gw_redis_uv.h"
+#include "redis/gw_redis.h"
 #include "rc_err.h"
 #include "rc_test_redis.h"
 
@@ -25,7 +25,7 @@ struct fixture {
     struct rc_test_redis redis;
     uv_loop_t loop;
     uv_timer_t tick; /* wakes the loop so waits can time out */
-    redisAsyncContext *ac;
+    struct gw_redis *redis_front; /* the front, as the jobs use it */
     redisContext *sync; /* for looking at the key */
     struct gw_lock_scripts scripts;
 };
@@ -60,21 +60,21 @@ static int wait_answer(struct fixture *f, struct answer *a)
 static int acquire(struct fixture *f, const char *token, int64_t ttl)
 {
     struct answer a = {0, 0};
-    assert_int_equal(gw_lock_acquire(f->ac, KEY, token, ttl, on_answer, &a), 0);
+    assert_int_equal(gw_lock_acquire(f->redis_front, KEY, token, ttl, on_answer, &a), 0);
     return wait_answer(f, &a);
 }
 
 static int renew(struct fixture *f, const char *token, int64_t ttl)
 {
     struct answer a = {0, 0};
-    assert_int_equal(gw_lock_renew(&f->scripts, f->ac, KEY, token, ttl, on_answer, &a), 0);
+    assert_int_equal(gw_lock_renew(&f->scripts, f->redis_front, KEY, token, ttl, on_answer, &a), 0);
     return wait_answer(f, &a);
 }
 
 static int release(struct fixture *f, const char *token)
 {
     struct answer a = {0, 0};
-    assert_int_equal(gw_lock_release(&f->scripts, f->ac, KEY, token, on_answer, &a), 0);
+    assert_int_equal(gw_lock_release(&f->scripts, f->redis_front, KEY, token, on_answer, &a), 0);
     return wait_answer(f, &a);
 }
 
@@ -104,13 +104,22 @@ static int setup(void **state)
     uv_loop_init(&f->loop);
     uv_timer_init(&f->loop, &f->tick);
     uv_timer_start(&f->tick, on_tick, 20, 20);
-    f->ac = redisAsyncConnect("127.0.0.1", f->redis.port);
-    if (!f->ac || f->ac->err || gw_redis_uv_attach(f->ac, &f->loop) != 0)
+    char seeds[32];
+    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", f->redis.port);
+    struct gw_redis_opts o = {.seeds = seeds, .backoff_min_ms = 20, .backoff_max_ms = 500};
+    if (!(f->redis_front = gw_redis_start(&f->loop, &o, NULL)))
+        return -1;
+    gw_lock_scripts_init(&f->scripts);
+    gw_redis_add_script(f->redis_front, &f->scripts.renew);
+    gw_redis_add_script(f->redis_front, &f->scripts.release);
+    uint64_t end = uv_hrtime() / 1000000 + DEADLINE_MS;
+    while (!gw_redis_is_up(f->redis_front) && uv_hrtime() / 1000000 < end)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    if (!gw_redis_is_up(f->redis_front))
         return -1;
     f->sync = rc_test_redis_connect(&f->redis);
     if (!f->sync)
         return -1;
-    gw_lock_scripts_init(&f->scripts);
     *state = f;
     return 0;
 }
@@ -118,7 +127,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    redisAsyncFree(f->ac);
+    gw_redis_stop(f->redis_front);
     uv_close((uv_handle_t *)&f->tick, NULL);
     while (uv_run(&f->loop, UV_RUN_NOWAIT))
         ;

@@ -1,4 +1,4 @@
-/* test_redis_conn.c - gw_redis (the two kept-alive connections) against a
+/* test_redis_conn.c - gw_node (the two kept-alive connections) against a
  * real redis-server: coming up, pub/sub delivery, keyspace notifications,
  * reconnecting after the server was down, restarted or SIGSTOPped, the host
  * looked up by name on every attempt, and a clean stop (the loop closes with
@@ -20,7 +20,7 @@
 
 #include <signal.h>
 
-#include "redis/gw_redis.h"
+#include "redis/gw_node.h"
 #include "redis/gw_script.h"
 #include "rc_lua.h"
 #include "rc_test_redis.h"
@@ -32,10 +32,10 @@ struct fixture {
     struct rc_test_redis redis;
     uv_loop_t loop;
     uv_timer_t tick; /* wakes the loop so waits can time out */
-    struct gw_redis *r;
-    struct gw_redis_opts opts;
+    struct gw_node *r;
+    struct gw_node_opts opts;
     struct gw_script script;
-    int stopped;  /* gw_redis_stop was called */
+    int stopped;  /* gw_node_stop was called */
     int finished; /* the loop was closed */
     enum { STOP_NEVER, STOP_IN_UP, STOP_IN_DOWN, STOP_IN_MESSAGE } stop_in;
     /* what the hooks saw */
@@ -51,13 +51,13 @@ struct fixture {
 
 /* ---- hooks ---------------------------------------------------------------- */
 
-/* Calls gw_redis_stop from inside the hook named by f->stop_in, that is from
+/* Calls gw_node_stop from inside the hook named by f->stop_in, that is from
  * inside a hiredis callback. */
 static void stop_if(struct fixture *f, unsigned where)
 {
     if (f->stop_in == where && !f->stopped) {
         f->stopped = 1;
-        gw_redis_stop(f->r);
+        gw_node_stop(f->r);
     }
 }
 
@@ -67,7 +67,7 @@ static void on_up(void *data)
     f->hooks_after_stop += f->stopped;
     f->ups++;
     f->up_seq = ++f->seq;
-    f->cmd_set_on_up = gw_redis_cmd(f->r) != NULL;
+    f->cmd_set_on_up = gw_node_cmd(f->r) != NULL;
     stop_if(f, STOP_IN_UP);
 }
 
@@ -77,7 +77,7 @@ static void on_down(void *data, const char *reason)
     f->hooks_after_stop += f->stopped;
     f->downs++;
     f->down_seq = ++f->seq;
-    f->cmd_null_on_down = gw_redis_cmd(f->r) == NULL;
+    f->cmd_null_on_down = gw_node_cmd(f->r) == NULL;
     snprintf(f->down_reason, sizeof f->down_reason, "%s", reason);
     stop_if(f, STOP_IN_DOWN);
 }
@@ -133,10 +133,10 @@ static int run_until_cond(struct fixture *f, cond_fn *cond, long arg, int64_t ms
     return ok;
 }
 
-static struct gw_redis_stats stats(struct fixture *f)
+static struct gw_node_stats stats(struct fixture *f)
 {
-    struct gw_redis_stats st;
-    gw_redis_get_stats(f->r, &st);
+    struct gw_node_stats st;
+    gw_node_get_stats(f->r, &st);
     return st;
 }
 
@@ -225,19 +225,19 @@ static void publish(struct fixture *f, const char *channel, const char *payload,
 
 static void start_gw(struct fixture *f)
 {
-    struct gw_redis_hooks hooks = {.data = f, .on_up = on_up, .on_down = on_down, .on_message = on_message};
-    f->r = gw_redis_start(&f->loop, &f->opts, &hooks);
+    struct gw_node_hooks hooks = {.data = f, .on_up = on_up, .on_down = on_down, .on_message = on_message};
+    f->r = gw_node_start(&f->loop, &f->opts, &hooks);
     assert_non_null(f->r);
-    gw_redis_add_script(f->r, &f->script);
+    gw_node_add_script(f->r, &f->script);
 }
 
-/* Stops gw_redis, runs the loop dry and closes it: 0 when no handle is left. */
+/* Stops gw_node, runs the loop dry and closes it: 0 when no handle is left. */
 static int finish(struct fixture *f)
 {
     f->finished = 1;
     if (f->r && !f->stopped) {
         f->stopped = 1;
-        gw_redis_stop(f->r);
+        gw_node_stop(f->r);
     }
     uv_close((uv_handle_t *)&f->tick, NULL);
     uv_run(&f->loop, UV_RUN_DEFAULT);
@@ -253,7 +253,7 @@ static int setup_with(void **state, const char *const *redis_args)
     uv_timer_init(&f->loop, &f->tick);
     f->tick.data = f;
     gw_script_init(&f->script, rc_lua_write);
-    f->opts = (struct gw_redis_opts){
+    f->opts = (struct gw_node_opts){
         .host = "127.0.0.1",
         .port = f->redis.port,
         .backoff_min_ms = 20,
@@ -297,7 +297,7 @@ static int teardown(void **state)
 static void wait_up(struct fixture *f, unsigned long n)
 {
     assert_true(run_until(f, &f->ups, n, WAIT_MS));
-    assert_true(gw_redis_is_up(f->r));
+    assert_true(gw_node_is_up(f->r));
 }
 
 /* ---- tests ---------------------------------------------------------------- */
@@ -306,19 +306,19 @@ static void test_comes_up_once_with_scripts_loaded(void **state)
 {
     struct fixture *f = *state;
     start_gw(f);
-    assert_false(gw_redis_is_up(f->r));
-    assert_null(gw_redis_cmd(f->r));
+    assert_false(gw_node_is_up(f->r));
+    assert_null(gw_node_cmd(f->r));
     wait_up(f, 1);
     assert_true(f->cmd_set_on_up);
-    assert_non_null(gw_redis_cmd(f->r));
+    assert_non_null(gw_node_cmd(f->r));
     assert_true(script_exists(f));
-    assert_int_equal(gw_redis_keyspace_ok(f->r), -1); /* not asked for */
+    assert_int_equal(gw_node_keyspace_ok(f->r), -1); /* not asked for */
     long pings = server_pings(f);                     /* a few watchdog PINGs answered */
     assert_true(run_until_cond(f, pings_reach, pings + 3, WAIT_MS));
     assert_int_equal(f->ups, 1);
     assert_int_equal(f->downs, 0);
-    struct gw_redis_stats st;
-    gw_redis_get_stats(f->r, &st);
+    struct gw_node_stats st;
+    gw_node_get_stats(f->r, &st);
     assert_int_equal(st.reconnects, 0);
     assert_int_equal(st.failures, 0);
     assert_int_equal(finish(f), 0);
@@ -328,7 +328,7 @@ static void test_pmessage_arrives_with_pattern_channel_and_payload(void **state)
 {
     struct fixture *f = *state;
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "rc:*:ch"), 0);
     wait_up(f, 1);
     publish(f, "rc:{demo|}:ch", "a\0b", 3); /* binary: len, not strlen */
     assert_true(run_until(f, &f->msgs, 1, WAIT_MS));
@@ -344,7 +344,7 @@ static void test_pattern_added_while_up_is_subscribed_at_once(void **state)
     struct fixture *f = *state;
     start_gw(f);
     wait_up(f, 1);
-    assert_int_equal(gw_redis_psubscribe(f->r, "late:*"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "late:*"), 0);
     assert_true(run_until_cond(f, patterns_reach, 1, WAIT_MS));
     publish(f, "late:x", "hi", 2);
     assert_true(run_until(f, &f->msgs, 1, WAIT_MS));
@@ -373,9 +373,9 @@ static void test_keyspace_notifications_are_enabled_after_connect(void **state)
     struct fixture *f = *state;
     f->opts.keyspace_events = 1;
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "__keyspace@*__:rc:*"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "__keyspace@*__:rc:*"), 0);
     wait_up(f, 1);
-    assert_int_equal(gw_redis_keyspace_ok(f->r), 1);
+    assert_int_equal(gw_node_keyspace_ok(f->r), 1);
     assert_flags_include(f, "Kgzxe");
     freeReplyObject(ask(f, "ZADD rc:{demo|}:z 1 alice"));
     assert_true(run_until(f, &f->msgs, 1, WAIT_MS));
@@ -392,7 +392,7 @@ static void test_existing_keyspace_flags_survive_the_merge(void **state)
     f->opts.keyspace_events = 1;
     start_gw(f);
     wait_up(f, 1);
-    assert_int_equal(gw_redis_keyspace_ok(f->r), 1);
+    assert_int_equal(gw_node_keyspace_ok(f->r), 1);
     assert_flags_include(f, "ElhKgzxe");
     assert_int_equal(finish(f), 0);
 }
@@ -403,7 +403,7 @@ static void test_refused_config_is_recorded_and_still_comes_up(void **state)
     f->opts.keyspace_events = 1;
     start_gw(f);
     wait_up(f, 1);
-    assert_int_equal(gw_redis_keyspace_ok(f->r), 0);
+    assert_int_equal(gw_node_keyspace_ok(f->r), 0);
     assert_true(script_exists(f));
     assert_int_equal(finish(f), 0);
 }
@@ -414,14 +414,14 @@ static void test_starting_with_redis_down_retries_until_it_appears(void **state)
     rc_test_redis_kill(&f->redis); /* the port is known, nothing listens */
     start_gw(f);
     assert_true(run_until_cond(f, failures_reach, 3, WAIT_MS));
-    struct gw_redis_stats st;
+    struct gw_node_stats st;
     assert_int_equal(f->ups, 0);
     assert_int_equal(f->downs, 0); /* never up, so nothing was lost */
-    assert_null(gw_redis_cmd(f->r));
+    assert_null(gw_node_cmd(f->r));
     assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
     wait_up(f, 1);
     assert_true(script_exists(f));
-    gw_redis_get_stats(f->r, &st);
+    gw_node_get_stats(f->r, &st);
     assert_int_equal(st.reconnects, 0); /* the first up is not a reconnect */
     assert_int_equal(finish(f), 0);
 }
@@ -430,7 +430,7 @@ static void test_restart_gives_down_then_up_with_scripts_and_subscriptions_resto
 {
     struct fixture *f = *state;
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "rc:*:ch"), 0);
     wait_up(f, 1);
     assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
     assert_false(script_exists(f)); /* a new server: SCRIPT FLUSH in effect */
@@ -442,8 +442,8 @@ static void test_restart_gives_down_then_up_with_scripts_and_subscriptions_resto
     publish(f, "rc:{demo|}:ch", "after", 5);
     assert_true(run_until(f, &f->msgs, 1, WAIT_MS));
     assert_string_equal(f->channel, "rc:{demo|}:ch");
-    struct gw_redis_stats st;
-    gw_redis_get_stats(f->r, &st);
+    struct gw_node_stats st;
+    gw_node_get_stats(f->r, &st);
     assert_int_equal(st.reconnects, 1);
     assert_true(st.failures >= 1);
     assert_int_equal(finish(f), 0);
@@ -460,13 +460,13 @@ static void test_cmd_is_null_while_down(void **state)
     unsigned long failed = stats(f).failures;
     for (long i = 1; i <= 4; i++) { /* through several failed attempts */
         assert_true(run_until_cond(f, failures_reach, (long)failed + i, WAIT_MS));
-        assert_null(gw_redis_cmd(f->r));
-        assert_false(gw_redis_is_up(f->r));
+        assert_null(gw_node_cmd(f->r));
+        assert_false(gw_node_is_up(f->r));
     }
     assert_int_equal(f->downs, 1); /* once per outage, not per attempt */
     assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
     wait_up(f, 2);
-    assert_non_null(gw_redis_cmd(f->r));
+    assert_non_null(gw_node_cmd(f->r));
     assert_int_equal(finish(f), 0);
 }
 
@@ -480,7 +480,7 @@ static void test_sigstopped_server_is_caught_by_the_ping_watchdog(void **state)
     assert_true(run_until(f, &f->downs, 1, WAIT_MS));
     assert_true(ms_since(t0) >= f->opts.ping_timeout_ms); /* the watchdog, not a socket error */
     assert_non_null(strstr(f->down_reason, "PING"));
-    assert_null(gw_redis_cmd(f->r));
+    assert_null(gw_node_cmd(f->r));
     /* attempts meanwhile connect (backlog) but get no answer: each fails */
     assert_true(run_until_cond(f, failures_reach, (long)stats(f).failures + 2, WAIT_MS));
     assert_int_equal(f->ups, 1);
@@ -494,10 +494,10 @@ static void test_stop_when_up_leaves_no_handles_and_calls_no_hook(void **state)
 {
     struct fixture *f = *state;
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "rc:*:ch"), 0);
     wait_up(f, 1);
     f->stopped = 1;
-    gw_redis_stop(f->r);
+    gw_node_stop(f->r);
     publish(f, "rc:{demo|}:ch", "late", 4);
     assert_int_equal(finish(f), 0);
     assert_int_equal(f->hooks_after_stop, 0);
@@ -528,7 +528,7 @@ static void test_stop_from_inside_on_message_is_safe(void **state)
     struct fixture *f = *state;
     f->stop_in = STOP_IN_MESSAGE;
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "rc:*:ch"), 0);
     wait_up(f, 1);
     publish(f, "rc:{demo|}:ch", "one", 3);
     publish(f, "rc:{demo|}:ch", "two", 3);
@@ -543,7 +543,7 @@ static void test_stop_from_inside_on_up_is_safe(void **state)
     struct fixture *f = *state;
     f->stop_in = STOP_IN_UP;
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "rc:*:ch"), 0);
     assert_true(run_until(f, &f->ups, 1, WAIT_MS));
     assert_int_equal(finish(f), 0);
     assert_int_equal(f->hooks_after_stop, 0);
@@ -575,7 +575,7 @@ static void test_script_added_while_up_is_loaded_at_once(void **state)
     start_gw(f);
     wait_up(f, 1);
     assert_false(sha_exists(f, late.sha));
-    gw_redis_add_script(f->r, &late);
+    gw_node_add_script(f->r, &late);
     f->probe_sha = late.sha;
     assert_true(run_until_cond(f, probe_exists, 0, WAIT_MS));
     assert_int_equal(f->ups, 1); /* loaded while up, no reconnect */
@@ -590,10 +590,10 @@ static void test_script_load_error_fails_the_attempt_and_retries(void **state)
     struct gw_script broken;
     gw_script_init(&broken, "this is not lua");
     start_gw(f);
-    gw_redis_add_script(f->r, &broken);
+    gw_node_add_script(f->r, &broken);
     assert_true(run_until_cond(f, failures_reach, 2, WAIT_MS));
     assert_int_equal(f->ups, 0);
-    assert_null(gw_redis_cmd(f->r));
+    assert_null(gw_node_cmd(f->r));
     assert_int_equal(finish(f), 0);
 }
 
@@ -612,7 +612,7 @@ static void test_stop_answers_pending_commands_with_null(void **state)
     start_gw(f);
     wait_up(f, 1);
     null_replies = 0;
-    assert_int_equal(redisAsyncCommand(gw_redis_cmd(f->r), on_pending_reply, NULL, "PING"), REDIS_OK);
+    assert_int_equal(redisAsyncCommand(gw_node_cmd(f->r), on_pending_reply, NULL, "PING"), REDIS_OK);
     assert_int_equal(finish(f), 0);
     assert_int_equal(null_replies, 1);
 }
@@ -631,7 +631,7 @@ static void test_host_name_is_looked_up_on_start_and_on_every_reconnect(void **s
     struct fixture *f = *state;
     f->opts.host = "localhost";
     start_gw(f);
-    assert_int_equal(gw_redis_psubscribe(f->r, "rc:*:ch"), 0);
+    assert_int_equal(gw_node_psubscribe(f->r, "rc:*:ch"), 0);
     wait_up(f, 1);
     assert_true(script_exists(f));
     unsigned long before = stats(f).resolutions;
@@ -644,7 +644,7 @@ static void test_host_name_is_looked_up_on_start_and_on_every_reconnect(void **s
     assert_int_equal(rc_test_redis_restart(&f->redis, NULL), 0);
     wait_up(f, 2);
     assert_int_equal(f->downs, 1);
-    struct gw_redis_stats st = stats(f);
+    struct gw_node_stats st = stats(f);
     /* looked up again, at most once per attempt (the failed ones and the
      * one that came up) */
     assert_true(st.resolutions > before);
@@ -665,11 +665,11 @@ static void test_unresolvable_name_is_unavailable_and_retried_without_blocking(v
     f->max_tick_gap_ns = 0;
     start_gw(f);
     assert_true(run_until_cond(f, failures_reach, 4, WAIT_MS));
-    struct gw_redis_stats st = stats(f);
+    struct gw_node_stats st = stats(f);
     assert_int_equal(f->ups, 0);
     assert_int_equal(f->downs, 0);
-    assert_false(gw_redis_is_up(f->r));
-    assert_null(gw_redis_cmd(f->r));
+    assert_false(gw_node_is_up(f->r));
+    assert_null(gw_node_cmd(f->r));
     /* every failed attempt looked the name up (one more may be running) */
     assert_true(st.resolutions >= st.failures);
     assert_true(st.resolutions <= st.failures + 1);

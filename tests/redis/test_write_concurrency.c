@@ -121,9 +121,9 @@ static void test_interleaved_writes_sum_and_rank_at_every_seq(void **state)
             assert_int_equal(rc_request_decode(json, strlen(json), &r, &err), 0);
             sends[k].write = i;
             /* the copy goes out on another connection, so the two race */
-            redisAsyncContext *ac = w.ac[(i + c) % NCONNS];
+            struct gw_redis *front = w.redis[(i + c) % NCONNS];
             int64_t now = T0 + i / 3; /* several writes share a millisecond: ties happen */
-            assert_int_equal(gw_write_submit(&w.script, ac, b, &r, &p, now, on_write, &sends[k], &err), 0);
+            assert_int_equal(gw_write_submit(front, &w.script, b, &r, &p, now, on_write, &sends[k], &err), 0);
             outstanding++;
             k++;
             rc_request_free(&r);

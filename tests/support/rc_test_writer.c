@@ -5,48 +5,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "redis/gw_redis_uv.h"
 #include "rc_lua.h"
 #include "rc_proto.h"
 
-static void on_connect(const redisAsyncContext *ac, int status)
+int rc_test_writer_open_seeds(struct rc_test_writer *w, const char *seeds, unsigned nconns)
 {
-    int *pending = ac->data;
-    (*pending)--;
-    if (status != REDIS_OK)
-        fprintf(stderr, "rc_test_writer: connect failed: %s\n", ac->errstr);
-}
-
-int rc_test_writer_open(struct rc_test_writer *w, int port, unsigned nconns)
-{
-    static int pending;
     memset(w, 0, sizeof *w);
     if (nconns > RC_TEST_MAX_CONNS || uv_loop_init(&w->loop) != 0)
         return -1;
     gw_script_init(&w->script, rc_lua_write);
-    pending = (int)nconns;
+    struct gw_redis_opts o = {.seeds = seeds, .backoff_min_ms = 20, .backoff_max_ms = 500, .ping_every_ms = 1000,
+                              .ping_timeout_ms = 5000};
     for (unsigned i = 0; i < nconns; i++) {
-        redisAsyncContext *ac = redisAsyncConnect("127.0.0.1", port);
-        if (!ac || ac->err || gw_redis_uv_attach(ac, &w->loop) != 0)
+        if (!(w->redis[i] = gw_redis_start(&w->loop, &o, NULL)))
             return -1;
-        ac->data = &pending;
-        redisAsyncSetConnectCallback(ac, on_connect);
-        w->ac[i] = ac;
+        gw_redis_add_script(w->redis[i], &w->script);
         w->nconns++;
     }
-    while (pending > 0)
-        uv_run(&w->loop, UV_RUN_ONCE);
+    uint64_t deadline = uv_now(&w->loop) + 30000;
     for (unsigned i = 0; i < nconns; i++)
-        if (!(w->ac[i]->c.flags & REDIS_CONNECTED))
-            return -1;
+        while (!gw_redis_is_up(w->redis[i])) {
+            if (uv_now(&w->loop) > deadline) {
+                fprintf(stderr, "rc_test_writer: %s not up within 30 s: %s\n", seeds, gw_redis_why_down(w->redis[i]));
+                return -1;
+            }
+            uv_run(&w->loop, UV_RUN_ONCE);
+        }
     return 0;
+}
+
+int rc_test_writer_open(struct rc_test_writer *w, int port, unsigned nconns)
+{
+    char seeds[32];
+    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", port);
+    return rc_test_writer_open_seeds(w, seeds, nconns);
 }
 
 void rc_test_writer_close(struct rc_test_writer *w)
 {
     for (unsigned i = 0; i < w->nconns; i++)
-        if (w->ac[i])
-            redisAsyncDisconnect(w->ac[i]);
+        if (w->redis[i])
+            gw_redis_stop(w->redis[i]);
     w->nconns = 0;
     uv_run(&w->loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&w->loop) != 0)
@@ -84,7 +83,7 @@ int rc_test_write(struct rc_test_writer *w, const struct rc_conf *c, const char 
     if (!rc && rc_period_select(&b->period, r.period, now_ms, &p))
         rc = rc_error_set(err, RC_E_BAD_REQUEST, "bad period");
     if (!rc)
-        rc = gw_write_submit(&w->script, w->ac[0], b, &r, &p, now_ms, on_write, &o, err);
+        rc = gw_write_submit(w->redis[0], &w->script, b, &r, &p, now_ms, on_write, &o, err);
     if (!rc) {
         while (!o.done)
             uv_run(&w->loop, UV_RUN_ONCE);

@@ -82,6 +82,35 @@ static void test_a_host_that_does_not_fit_is_refused(void **state)
     assert_string_equal(host, "abc");
 }
 
+static void test_seed_lists_split_into_hosts_and_ports(void **state)
+{
+    (void)state;
+    struct rc_seed seeds[4];
+    size_t n = 99;
+    assert_int_equal(rc_split_seeds("127.0.0.1:7000", seeds, 4, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(seeds[0].host, "127.0.0.1");
+    assert_int_equal(seeds[0].port, 7000);
+    assert_int_equal(rc_split_seeds("a:1, redis://b:2 ,[::1]:3,a:1", seeds, 4, &n), 0);
+    assert_int_equal(n, 3); /* a:1 twice is kept once */
+    assert_string_equal(seeds[0].host, "a");
+    assert_string_equal(seeds[1].host, "b");
+    assert_int_equal(seeds[1].port, 2);
+    assert_string_equal(seeds[2].host, "::1");
+    assert_int_equal(seeds[2].port, 3);
+}
+
+static void test_bad_seed_lists_are_refused(void **state)
+{
+    (void)state;
+    struct rc_seed seeds[2];
+    size_t n;
+    const char *bad[] = {"", ",", "a:1,", ",a:1", "a:1,,b:2", "a:1,b", "a:0", "a:1,b:2,c:3", " "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(rc_split_seeds(bad[i], seeds, 2, &n), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_split_seeds(NULL, seeds, 2, &n), RC_E_BAD_REQUEST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -91,6 +120,8 @@ int main(void)
         cmocka_unit_test(test_ports_outside_1_to_65535_are_refused),
         cmocka_unit_test(test_malformed_addresses_are_refused_and_outputs_untouched),
         cmocka_unit_test(test_a_host_that_does_not_fit_is_refused),
+        cmocka_unit_test(test_seed_lists_split_into_hosts_and_ports),
+        cmocka_unit_test(test_bad_seed_lists_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

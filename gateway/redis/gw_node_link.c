@@ -1,5 +1,5 @@
-/* gw_redis_link.c - the connection manager's state machine: attempts, backoff,
- * the PING watchdog, failure and "up" (API in gw_redis.h, files in gw_redis_int.h).
+/* gw_node_link.c - the connection manager's state machine: attempts, backoff,
+ * the PING watchdog, failure and "up" (API in gw_node.h, files in gw_node_int.h).
  *
  * States of the manager:
  *
@@ -7,7 +7,7 @@
  *      ^                            |                               |
  *      +------------- fail() -------+-------------------------------+
  *
- *   any state ---gw_redis_stop()---> STOPPED (freed after the last close)
+ *   any state ---gw_node_stop()---> STOPPED (freed after the last close)
  *
  * CONNECTING first resolves the host name (uv_getaddrinfo, gw_redis_resolve.c:
  * never a blocking lookup inside hiredis, and a new lookup on every attempt so
@@ -49,7 +49,7 @@
  *   teardown), so the struct is freed only once both contexts are gone and
  *   the three timers are closed (and, after stop, a running lookup is back).
  */
-#include "redis/gw_redis_int.h"
+#include "redis/gw_node_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,7 +65,7 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-struct gw_redis_conn *gw_redis_link_conn_of(struct gw_redis *r, const redisAsyncContext *ac)
+struct gw_node_conn *gw_node_link_conn_of(struct gw_node *r, const redisAsyncContext *ac)
 {
     if (ac && r->cmd.ac == ac)
         return &r->cmd;
@@ -74,18 +74,18 @@ struct gw_redis_conn *gw_redis_link_conn_of(struct gw_redis *r, const redisAsync
     return NULL;
 }
 
-int gw_redis_link_connected(const struct gw_redis_conn *c)
+int gw_node_link_connected(const struct gw_node_conn *c)
 {
     return c->ac && !c->dropping && (c->ac->c.flags & REDIS_CONNECTED);
 }
 
-int gw_redis_link_is_live(const struct gw_redis *r, const struct gw_redis_conn *c, const redisAsyncContext *ac,
+int gw_node_link_is_live(const struct gw_node *r, const struct gw_node_conn *c, const redisAsyncContext *ac,
                           const redisReply *reply)
 {
     return reply && (r->state == GW_ST_CONNECTING || r->state == GW_ST_UP) && c->ac == ac && !c->dropping;
 }
 
-static uint64_t rng_next(struct gw_redis *r)
+static uint64_t rng_next(struct gw_node *r)
 {
     /* xorshift64: jitter only, no need for anything better */
     r->rng ^= r->rng << 13;
@@ -95,7 +95,7 @@ static uint64_t rng_next(struct gw_redis *r)
 }
 
 /* Full jitter: uniform in [0, min(max, min * 2^tries)]. */
-static uint64_t next_delay(struct gw_redis *r)
+static uint64_t next_delay(struct gw_node *r)
 {
     int64_t ceiling = r->opts.backoff_min_ms;
     for (unsigned i = 0; i < r->tries && ceiling < r->opts.backoff_max_ms; i++)
@@ -111,7 +111,7 @@ static uint64_t next_delay(struct gw_redis *r)
 /* Asks hiredis to free c's context. A connected context reports through
  * on_disconnect (now, or when hiredis leaves its reply callback), which
  * clears c->ac; one that never connected reports nothing, so forget it here. */
-static void drop_conn(struct gw_redis_conn *c)
+static void drop_conn(struct gw_node_conn *c)
 {
     redisAsyncContext *ac = c->ac;
     if (!ac || c->dropping)
@@ -127,7 +127,7 @@ static void drop_conn(struct gw_redis_conn *c)
 
 /* Frees r once nothing can call us anymore: stopped, timers closed, lookup
  * back, both contexts gone. */
-static void maybe_free(struct gw_redis *r)
+static void maybe_free(struct gw_node *r)
 {
     if (r->state != GW_ST_STOPPED || r->open_handles > 0 || r->cmd.ac || r->sub.ac)
         return;
@@ -141,7 +141,7 @@ static void maybe_free(struct gw_redis *r)
 
 static void on_timer_closed(uv_handle_t *h)
 {
-    struct gw_redis *r = h->data;
+    struct gw_node *r = h->data;
     r->open_handles--;
     maybe_free(r);
 }
@@ -151,7 +151,7 @@ static void on_timer_closed(uv_handle_t *h)
 static void on_retry(uv_timer_t *t);
 
 /* Log the first failure of an outage, then every LOG_EVERY_NTH_FAILURE-th. */
-static void log_failure(const struct gw_redis *r, const char *reason)
+static void log_failure(const struct gw_node *r, const char *reason)
 {
     if (r->outage_failures == 1)
         gw_log_warn("redis down: %s", reason);
@@ -162,10 +162,10 @@ static void log_failure(const struct gw_redis *r, const char *reason)
 /* The attempt (CONNECTING) or the session (UP) is over: drop both
  * connections, tell the gateway if it was up, schedule the next attempt.
  * Dropping runs pending command callbacks with NULL replies, which may call
- * gw_redis_stop(): re-check the state after every call-out. r stays valid
+ * gw_node_stop(): re-check the state after every call-out. r stays valid
  * (its timers close asynchronously). A lookup still running is left to
  * finish: the next attempt takes its answer. */
-void gw_redis_link_fail(struct gw_redis *r, const char *fmt, ...)
+void gw_node_link_fail(struct gw_node *r, const char *fmt, ...)
 {
     char reason[256];
     va_list ap;
@@ -182,6 +182,7 @@ void gw_redis_link_fail(struct gw_redis *r, const char *fmt, ...)
     uv_timer_stop(&r->ping);
     uv_timer_stop(&r->deadline);
     log_failure(r, reason);
+    snprintf(r->last_error, sizeof r->last_error, "%s", reason);
     drop_conn(&r->cmd);
     drop_conn(&r->sub);
     if (r->state != GW_ST_WAITING)
@@ -196,10 +197,10 @@ void gw_redis_link_fail(struct gw_redis *r, const char *fmt, ...)
 static void on_ping_tick(uv_timer_t *t);
 
 /* Called from reply callbacks only (see the banner): on_up may stop us. */
-static void maybe_up(struct gw_redis *r)
+static void maybe_up(struct gw_node *r)
 {
     if (r->state != GW_ST_CONNECTING || r->setup_pending > 0 || !r->cmd.setup_sent || !r->sub.setup_sent ||
-        !gw_redis_link_connected(&r->cmd) || !gw_redis_link_connected(&r->sub))
+        !gw_node_link_connected(&r->cmd) || !gw_node_link_connected(&r->sub))
         return;
     r->state = GW_ST_UP;
     uv_timer_stop(&r->deadline);
@@ -215,7 +216,7 @@ static void maybe_up(struct gw_redis *r)
         r->hooks.on_up(r->hooks.data);
 }
 
-void gw_redis_link_step_done(struct gw_redis *r)
+void gw_node_link_step_done(struct gw_node *r)
 {
     if (r->state != GW_ST_CONNECTING)
         return; /* a late PSUBSCRIBE or SCRIPT LOAD sent while up */
@@ -223,21 +224,21 @@ void gw_redis_link_step_done(struct gw_redis *r)
     maybe_up(r);
 }
 
-void gw_redis_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata)
+void gw_node_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata)
 {
-    struct gw_redis *r = privdata;
-    struct gw_redis_conn *c = gw_redis_link_conn_of(r, ac);
-    if (!c || !gw_redis_link_is_live(r, c, ac, reply))
+    struct gw_node *r = privdata;
+    struct gw_node_conn *c = gw_node_link_conn_of(r, ac);
+    if (!c || !gw_node_link_is_live(r, c, ac, reply))
         return;
-    gw_redis_link_step_done(r);
+    gw_node_link_step_done(r);
 }
 
 /* ---- watchdog ------------------------------------------------------------ */
 
 static void on_pong(redisAsyncContext *ac, void *reply, void *privdata)
 {
-    struct gw_redis *r = privdata;
-    if (!gw_redis_link_is_live(r, &r->cmd, ac, reply))
+    struct gw_node *r = privdata;
+    if (!gw_node_link_is_live(r, &r->cmd, ac, reply))
         return;
     /* any answer, even an error, proves the server is alive */
     r->ping_out = 0;
@@ -248,18 +249,18 @@ static void on_pong(redisAsyncContext *ac, void *reply, void *privdata)
  * PING went unanswered: either way the server is of no use to us now. */
 static void on_deadline(uv_timer_t *t)
 {
-    struct gw_redis *r = t->data;
+    struct gw_node *r = t->data;
     if (r->state == GW_ST_CONNECTING)
-        gw_redis_link_fail(r, "no answer within %lld ms while connecting%s", (long long)r->opts.ping_timeout_ms,
+        gw_node_link_fail(r, "no answer within %lld ms while connecting%s", (long long)r->opts.ping_timeout_ms,
                            r->resolver.busy ? " (resolving the host name)" : "");
     else if (r->state == GW_ST_UP)
-        gw_redis_link_fail(r, "PING unanswered after %lld ms", (long long)r->opts.ping_timeout_ms);
+        gw_node_link_fail(r, "PING unanswered after %lld ms", (long long)r->opts.ping_timeout_ms);
 }
 
 /* One PING in flight at most; its deadline is the deadline timer. */
 static void on_ping_tick(uv_timer_t *t)
 {
-    struct gw_redis *r = t->data;
+    struct gw_node *r = t->data;
     if (r->state != GW_ST_UP || r->ping_out)
         return;
     if (redisAsyncCommand(r->cmd.ac, on_pong, r, "PING") != REDIS_OK)
@@ -274,13 +275,13 @@ static void on_ping_tick(uv_timer_t *t)
  * (never free ac from its own connect callback). */
 static void on_connect(const redisAsyncContext *ac, int status)
 {
-    struct gw_redis *r = ac->data;
-    struct gw_redis_conn *c = gw_redis_link_conn_of(r, ac);
+    struct gw_node *r = ac->data;
+    struct gw_node_conn *c = gw_node_link_conn_of(r, ac);
     if (!c)
         return;
     if (status != REDIS_OK) {
         c->ac = NULL;
-        gw_redis_link_fail(r, "connect to %s:%d (%s) failed: %s", r->host, r->opts.port, r->addr, ac->c.errstr);
+        gw_node_link_fail(r, "connect to %s:%d (%s) failed: %s", r->host, r->opts.port, r->addr, ac->c.errstr);
         return;
     }
     if (c == &r->cmd)
@@ -293,15 +294,15 @@ static void on_connect(const redisAsyncContext *ac, int status)
  * other disconnect is a failure. */
 static void on_disconnect(const redisAsyncContext *ac, int status)
 {
-    struct gw_redis *r = ac->data;
-    struct gw_redis_conn *c = gw_redis_link_conn_of(r, ac);
+    struct gw_node *r = ac->data;
+    struct gw_node_conn *c = gw_node_link_conn_of(r, ac);
     if (!c)
         return;
     int dropped = c->dropping;
     c->ac = NULL;
     c->dropping = 0;
     if (!dropped)
-        gw_redis_link_fail(r, "%s connection lost: %s", c == &r->cmd ? "command" : "subscribe",
+        gw_node_link_fail(r, "%s connection lost: %s", c == &r->cmd ? "command" : "subscribe",
                            status == REDIS_OK ? "closed" : ac->c.errstr);
     maybe_free(r);
 }
@@ -309,7 +310,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 /* A new context for c, to the numeric address just resolved (hiredis does
  * not block on a lookup for it). Returns 0, or RC_E_UNAVAILABLE with why
  * filled in. */
-static int open_conn(struct gw_redis *r, struct gw_redis_conn *c, char *why, size_t whylen)
+static int open_conn(struct gw_node *r, struct gw_node_conn *c, char *why, size_t whylen)
 {
     redisAsyncContext *ac = redisAsyncConnect(r->addr, r->opts.port);
     if (!ac) {
@@ -340,7 +341,7 @@ static int open_conn(struct gw_redis *r, struct gw_redis_conn *c, char *why, siz
  * attempt looks up again. */
 static void on_resolved(struct gw_redis_resolver *res, int status, const char *addr)
 {
-    struct gw_redis *r = res->data;
+    struct gw_node *r = res->data;
     char why[256];
     if (r->state == GW_ST_STOPPED) {
         r->open_handles--;
@@ -350,12 +351,12 @@ static void on_resolved(struct gw_redis_resolver *res, int status, const char *a
     if (r->state != GW_ST_CONNECTING)
         return;
     if (status != 0) {
-        gw_redis_link_fail(r, "cannot resolve %s: %s", r->host, uv_strerror(status));
+        gw_node_link_fail(r, "cannot resolve %s: %s", r->host, uv_strerror(status));
         return;
     }
     snprintf(r->addr, sizeof r->addr, "%s", addr);
     if (open_conn(r, &r->cmd, why, sizeof why) != 0 || open_conn(r, &r->sub, why, sizeof why) != 0)
-        gw_redis_link_fail(r, "%s", why);
+        gw_node_link_fail(r, "%s", why);
 }
 
 /* One attempt: look the host up, then both contexts at once; the deadline
@@ -363,7 +364,7 @@ static void on_resolved(struct gw_redis_resolver *res, int status, const char *a
  * accepts TCP but never answers). A lookup left running by an attempt that
  * failed is waited for rather than doubled (libuv cannot abort one that
  * started); its answer opens this attempt's connections. */
-static void start_attempt(struct gw_redis *r)
+static void start_attempt(struct gw_node *r)
 {
     if (r->cmd.ac || r->sub.ac) {
         /* cannot happen (deferred frees finish before the loop runs a timer) */
@@ -379,19 +380,19 @@ static void start_attempt(struct gw_redis *r)
         return;
     /* tries: after failures, the next of several addresses */
     if (gw_redis_resolve(&r->resolver, r->loop, r->host, r->tries, on_resolved) != 0)
-        gw_redis_link_fail(r, "cannot start resolving %s", r->host);
+        gw_node_link_fail(r, "cannot start resolving %s", r->host);
 }
 
 static void on_retry(uv_timer_t *t)
 {
-    struct gw_redis *r = t->data;
+    struct gw_node *r = t->data;
     if (r->state == GW_ST_WAITING)
         start_attempt(r);
 }
 
 /* ---- start and stop -------------------------------------------------------- */
 
-void gw_redis_link_init(struct gw_redis *r)
+void gw_node_link_init(struct gw_node *r)
 {
     uv_timer_t *timers[] = {&r->retry, &r->ping, &r->deadline};
     for (int i = 0; i < 3; i++) {
@@ -403,7 +404,7 @@ void gw_redis_link_init(struct gw_redis *r)
     uv_timer_start(&r->retry, on_retry, 0, 0);
 }
 
-void gw_redis_link_stop(struct gw_redis *r)
+void gw_node_link_stop(struct gw_node *r)
 {
     r->state = GW_ST_STOPPED;
     drop_conn(&r->cmd);

@@ -1,0 +1,261 @@
+/* gw_redis_route.c - sending a command to the node that serves its key
+ * (gw_redis_int.h), and following the cluster's answers:
+ *
+ *   MOVED slot host:port   the map was stale: the slot is set to that node
+ *                          (started if new), the whole map is read again
+ *                          soon, and the command goes there
+ *   ASK slot host:port     the slot is being migrated and this key is
+ *                          already on the target: ASKING + the command go
+ *                          there once; the map stays
+ *   TRYAGAIN               a multi-key command during a migration: again
+ *                          after TRYAGAIN_MS
+ *   LOADING, READONLY      the node is not ready / not a primary any more:
+ *                          again after a pause (the map is read again)
+ *   CLUSTERDOWN, MASTERDOWN  NULL to the caller: unavailable
+ *
+ * A command whose next node is not up yet waits ("parked") until it is, for
+ * at most the ping timeout; then, or after MAX_HOPS redirects and retries,
+ * the caller gets NULL. Nothing is ever answered that Redis did not answer:
+ * a redirect or TRYAGAIN means the command was not run, so sending it again
+ * is safe; a lost connection ends in NULL (unknown), never in a retry.
+ * Single mode sends scripts straight to the one node (no copy, no extra
+ * callback); plain commands take the same path as on a cluster.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_err.h"
+#include "rc_slot.h"
+#include "redis/gw_redis_int.h"
+
+#define MAX_HOPS 6
+#define TRYAGAIN_MS 25
+#define NOT_READY_MS 100
+#define PARK_TICK_MS 20
+
+static void finish(struct gw_rreq *q, redisReply *reply)
+{
+    gw_redis_reply_cb *cb = q->cb;
+    void *privdata = q->privdata;
+    free(q);
+    if (cb)
+        cb(reply, privdata);
+}
+
+static struct gw_rnode *target(struct gw_rreq *q)
+{
+    if (q->ask)
+        return q->ask;
+    if (q->any)
+        return gw_rnodes_any_up(q->r);
+    return q->r->slots[q->slot];
+}
+
+static void on_reply(struct gw_rreq *q, redisReply *reply);
+
+static void on_script_reply(redisReply *reply, void *privdata)
+{
+    on_reply(privdata, reply);
+}
+
+static void on_cmd_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    (void)ac;
+    on_reply(privdata, reply);
+}
+
+/* Returns 0 or RC_E_UNAVAILABLE / RC_E_INTERNAL (nothing sent). */
+static int send_to(struct gw_rreq *q, struct gw_rnode *n)
+{
+    redisAsyncContext *ac = n && n->up ? gw_node_cmd(n->node) : NULL;
+    if (!ac)
+        return RC_E_UNAVAILABLE;
+    if (q->ask) {
+        if (redisAsyncCommand(ac, NULL, NULL, "ASKING") != REDIS_OK)
+            return RC_E_UNAVAILABLE;
+        q->ask = NULL;
+    }
+    if (q->s)
+        return gw_script_call(q->s, ac, q->nkeys, q->argc, q->argv, q->argvlen, on_script_reply, q);
+    return redisAsyncCommandArgv(ac, on_cmd_reply, q, q->argc, q->argv, q->argvlen) == REDIS_OK ? 0
+                                                                                              : RC_E_UNAVAILABLE;
+}
+
+static void on_park_tick(uv_timer_t *t)
+{
+    gw_route_retry_parked(t->data);
+}
+
+static void park(struct gw_rreq *q, uint64_t delay_ms)
+{
+    struct gw_redis *r = q->r;
+    uint64_t now = uv_now(r->loop);
+    if (!q->parked_at)
+        q->parked_at = now;
+    q->retry_at = now + delay_ms;
+    q->next = r->parked;
+    r->parked = q;
+    if (!uv_is_active((uv_handle_t *)&r->park_timer))
+        uv_timer_start(&r->park_timer, on_park_tick, PARK_TICK_MS, PARK_TICK_MS);
+}
+
+/* Sends q again (a redirect or a retry), now when its node is up, else
+ * parked until it is. */
+static void again(struct gw_rreq *q, uint64_t delay_ms)
+{
+    if (++q->hops > MAX_HOPS || q->r->stopped) {
+        finish(q, NULL);
+        return;
+    }
+    if (delay_ms == 0 && send_to(q, target(q)) == 0)
+        return;
+    park(q, delay_ms);
+}
+
+static void on_reply(struct gw_rreq *q, redisReply *reply)
+{
+    struct gw_redis *r = q->r;
+    if (!reply || reply->type != REDIS_REPLY_ERROR || r->mode != GW_MODE_CLUSTER || r->stopped || !reply->str) {
+        finish(q, reply);
+        return;
+    }
+    struct rc_redirect to;
+    struct gw_rnode *n;
+    switch (rc_classify_error(reply->str, reply->len)) {
+    case RC_REDIS_ERR_MOVED:
+    case RC_REDIS_ERR_ASK:
+        if (rc_parse_redirect(reply->str, reply->len, &to) != 0) {
+            finish(q, reply);
+            return;
+        }
+        n = gw_rnodes_find(r, to.host, to.port);
+        if (!n)
+            n = gw_rnodes_add(r, to.host, to.port, 0);
+        if (!n) {
+            finish(q, NULL);
+            return;
+        }
+        if (to.kind == RC_REDIS_ERR_MOVED) {
+            r->stats.moved++;
+            if (r->slots[to.slot] != n) {
+                if (r->slots[to.slot])
+                    r->slots[to.slot]->nslots--;
+                r->slots[to.slot] = n;
+                n->nslots++;
+            }
+            gw_rnodes_refresh_soon(r, 0);
+        } else {
+            r->stats.ask++;
+            q->ask = n;
+        }
+        again(q, 0);
+        return;
+    case RC_REDIS_ERR_TRYAGAIN:
+        r->stats.tryagain++;
+        again(q, TRYAGAIN_MS);
+        return;
+    case RC_REDIS_ERR_LOADING:
+    case RC_REDIS_ERR_READONLY:
+        gw_rnodes_refresh_soon(r, 0);
+        again(q, NOT_READY_MS);
+        return;
+    case RC_REDIS_ERR_CLUSTERDOWN:
+    case RC_REDIS_ERR_MASTERDOWN:
+        r->stats.clusterdown++;
+        gw_rnodes_refresh_soon(r, 0);
+        finish(q, NULL);
+        return;
+    default:
+        finish(q, reply);
+        return;
+    }
+}
+
+void gw_route_retry_parked(struct gw_redis *r)
+{
+    struct gw_rreq *list = r->parked;
+    r->parked = NULL;
+    uint64_t now = uv_now(r->loop);
+    while (list) {
+        struct gw_rreq *q = list;
+        list = q->next;
+        q->next = NULL;
+        if (r->stopped || now - q->parked_at > (uint64_t)r->node_opts.ping_timeout_ms) {
+            finish(q, NULL);
+            continue;
+        }
+        if (now < q->retry_at || send_to(q, target(q)) != 0) {
+            q->next = r->parked;
+            r->parked = q;
+        }
+    }
+    if (!r->parked && !r->stopped)
+        uv_timer_stop(&r->park_timer);
+}
+
+void gw_route_forget_node(struct gw_redis *r, struct gw_rnode *n)
+{
+    for (struct gw_rreq *q = r->parked; q; q = q->next)
+        if (q->ask == n)
+            q->ask = NULL;
+}
+
+void gw_route_fail_parked(struct gw_redis *r)
+{
+    while (r->parked) {
+        struct gw_rreq *q = r->parked;
+        r->parked = q->next;
+        finish(q, NULL);
+    }
+}
+
+/* Single mode, a script: straight to the node, as before clusters. */
+static int send_single_script(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                              const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+{
+    struct gw_rnode *n = r->nodes;
+    redisAsyncContext *ac = n && n->up ? gw_node_cmd(n->node) : NULL;
+    if (!ac)
+        return RC_E_UNAVAILABLE;
+    return gw_script_call(s, ac, nkeys, argc, argv, argvlen, cb, privdata);
+}
+
+int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
+                  const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+{
+    if (r->stopped || r->mode == GW_MODE_PROBING || argc <= 0)
+        return RC_E_UNAVAILABLE;
+    if (s && r->mode == GW_MODE_SINGLE)
+        return send_single_script(r, s, nkeys, argc, argv, argvlen, cb, privdata);
+    if (s && !s->sha[0])
+        return RC_E_INTERNAL;
+    size_t bytes = sizeof(struct gw_rreq) + (size_t)argc * (sizeof(char *) + sizeof(size_t));
+    for (int i = 0; i < argc; i++)
+        bytes += (argvlen ? argvlen[i] : strlen(argv[i])) + 1;
+    struct gw_rreq *q = calloc(1, bytes);
+    if (!q)
+        return RC_E_INTERNAL;
+    q->r = r;
+    q->s = s;
+    q->nkeys = nkeys;
+    q->cb = cb;
+    q->privdata = privdata;
+    q->argc = argc;
+    q->argv = (const char **)(q + 1);
+    q->argvlen = (size_t *)(q->argv + argc);
+    char *text = (char *)(q->argvlen + argc);
+    for (int i = 0; i < argc; i++) {
+        size_t len = argvlen ? argvlen[i] : strlen(argv[i]);
+        memcpy(text, argv[i], len);
+        text[len] = '\0';
+        q->argv[i] = text;
+        q->argvlen[i] = len;
+        text += len + 1;
+    }
+    q->any = key == NULL;
+    q->slot = key ? rc_key_slot(key, keylen) : 0;
+    int rc = send_to(q, target(q));
+    if (rc != 0)
+        free(q);
+    return rc;
+}
