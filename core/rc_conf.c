@@ -189,6 +189,7 @@ void rc_conf_defaults(struct rc_conf *c)
     snprintf(c->redis, sizeof c->redis, "%s", "127.0.0.1:6390");
     c->keyspace_events = 1;
     c->reconnect_max_ms = 2000;
+    c->ack_timeout_ms = 1000;
     c->max_frame = 64 * KIB;
     c->max_subs_per_conn = 64;
     c->max_conns = 0; /* auto: derived from the fd limit at start */

@@ -40,6 +40,8 @@ struct rc_conf {
     char redis[RC_CONF_STR_MAX];       /* "HOST:PORT", redis://HOST:PORT or a comma-separated list of cluster seeds; default 127.0.0.1:6390 */
     int keyspace_events;               /* 1: turn notifications on at start (default 1) */
     int64_t reconnect_max_ms;          /* backoff cap, default 2000 */
+    unsigned ack_replicas;             /* an ack waits for this many replicas (WAIT), default 0 */
+    int64_t ack_timeout_ms;            /* ... for at most this long, default 1000 */
     /* [limits] */
     size_t max_frame;                  /* bytes, default 65536 */
     unsigned max_subs_per_conn;        /* default 64 */

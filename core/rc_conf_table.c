@@ -26,6 +26,8 @@ static const struct key_spec keys[] = {
     {SEC_REDIS, K_ADDRESS, "address", rc_conf__set_redis_address, CONF(redis), 0, 0},
     {SEC_REDIS, K_KEYSPACE_EVENTS, "keyspace_events", rc_conf__set_onoff, CONF(keyspace_events), 0, 0},
     {SEC_REDIS, K_RECONNECT_MAX, "reconnect_max", rc_conf__set_duration, CONF(reconnect_max_ms), 10, 10 * MS_M},
+    {SEC_REDIS, K_ACK_REPLICAS, "ack_replicas", rc_conf__set_unsigned, CONF(ack_replicas), 0, 16},
+    {SEC_REDIS, K_ACK_TIMEOUT, "ack_timeout", rc_conf__set_duration, CONF(ack_timeout_ms), 1, 60 * MS_S},
 
     {SEC_LIMITS, K_MAX_FRAME, "max_frame", rc_conf__set_bytes, CONF(max_frame), 256, MIB},
     {SEC_LIMITS, K_MAX_SUBS, "max_subs_per_conn", rc_conf__set_unsigned, CONF(max_subs_per_conn), 1, 10000},

@@ -149,6 +149,13 @@ char *rc_encode_event(const char *sub, int64_t seq, const char *member, double s
 char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
                     int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
                     unsigned nfields);
+
+/* The ack with "replicas": how many replicas confirmed the write when the
+ * gateway was told to wait for some (ack_replicas); replicas < 0: the field
+ * is left out (as rc_encode_ack). */
+char *rc_encode_ack_replicas(const char *id_json, const char *board, const char *member, double score,
+                             int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
+                             unsigned nfields, int replicas);
 /* rank 0 means absent: "rank": null and "score": null. */
 char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
                      int64_t total);

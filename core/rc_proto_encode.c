@@ -253,17 +253,24 @@ char *rc_encode_event(const char *sub, int64_t seq, const char *member, double s
     return finish(o, failed);
 }
 
-char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
-                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                    unsigned nfields)
+char *rc_encode_ack_replicas(const char *id_json, const char *board, const char *member, double score,
+                             int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
+                             unsigned nfields, int replicas)
 {
     cJSON *o = message("ack", id_json);
     int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
                  add(o, "score", number_item(score)) || add(o, "rank", int_item(rank)) ||
                  add(o, "seq", int_item(seq)) ||
                  add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) ||
-                 add_fields(o, fields, nfields);
+                 add_fields(o, fields, nfields) || (replicas >= 0 && add(o, "replicas", int_item(replicas)));
     return finish(o, failed);
+}
+
+char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
+                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
+                    unsigned nfields)
+{
+    return rc_encode_ack_replicas(id_json, board, member, score, rank, seq, duplicate, fields, nfields, -1);
 }
 
 /* A rank of 0 (or below) means the member is not on the board: both "score"

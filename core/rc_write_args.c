@@ -168,6 +168,7 @@ int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *
 {
     const char *status, *s;
     memset(res, 0, sizeof *res);
+    res->replicas = -1;
     if (n < 2 || item_str(&items[0], &status))
         return RC_E_INTERNAL;
     if (strcmp(status, "out_of_range") == 0 || strcmp(status, "bad_request") == 0 ||

@@ -55,6 +55,7 @@ struct rc_write_result {
     int64_t rank;        /* 0 when absent */
     int64_t old_rank;
     int64_t seq;
+    int replicas;        /* replicas that confirmed the write (ack_replicas), -1 when not asked */
     char message[RC_ERROR_MSG_MAX];
 };
 

@@ -102,8 +102,9 @@ static void on_written(int code, const struct rc_write_result *res, const struct
             app->metrics.duplicates++;
         else
             app->metrics.writes[w->op - RC_OP_INCR]++;
-        json = rc_encode_ack(w->id_json, w->board, res->member, res->score, res->rank, res->seq, res->duplicate,
-                             res->nfields ? fv : NULL, res->nfields);
+        json = rc_encode_ack_replicas(w->id_json, w->board, res->member, res->score, res->rank, res->seq,
+                                      res->duplicate, res->nfields ? fv : NULL, res->nfields,
+                                      app->conf->ack_replicas > 0 ? (res->replicas < 0 ? 0 : res->replicas) : -1);
     }
     w->done(w->privdata, code, json);
     free(w->id_json);
@@ -130,8 +131,8 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         w->op = r->op;
         w->started_us = gw_mono_us();
         memcpy(w->board, r->board, sizeof w->board);
-        code = gw_write_submit(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
-                               on_written, w, &err);
+        code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
+                                     (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w, &err);
         if (!code)
             return;
         free(w->id_json);

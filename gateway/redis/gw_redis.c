@@ -360,3 +360,12 @@ const char *gw_redis_warning(const struct gw_redis *r)
 {
     return r->warning;
 }
+
+int gw_redis_eval_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                       const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
+                       void *privdata)
+{
+    if (!r)
+        return RC_E_UNAVAILABLE;
+    return gw_route_send_wait(r, s, nkeys, argc, argv, argvlen, nreplicas, timeout_ms, cb, privdata);
+}

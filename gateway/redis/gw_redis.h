@@ -101,6 +101,15 @@ typedef void gw_redis_reply_cb(redisReply *reply, void *privdata);
 int gw_redis_eval(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
                   const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
 
+/* As gw_redis_eval, then, when the script answered (not with an error),
+ * WAIT nreplicas timeout_ms on the node that ran it: cb gets the script's
+ * reply (borrowed) and how many replicas confirmed the write (-1 when WAIT
+ * could not be asked or answered: the write is done, its copies unknown). */
+typedef void gw_redis_wait_cb(redisReply *reply, int replicas, void *privdata);
+int gw_redis_eval_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                       const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
+                       void *privdata);
+
 /* Any other command, routed by key (keylen bytes; NULL: any node). argvlen
  * NULL: strlen. cb may be NULL. Returns as gw_redis_eval. */
 int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int argc, const char *const *argv,

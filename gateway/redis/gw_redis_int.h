@@ -58,7 +58,12 @@ struct gw_rreq {
     int any;                 /* no key: any up node */
     unsigned slot;
     gw_redis_reply_cb *cb;
+    gw_redis_wait_cb *wcb;   /* instead of cb: WAIT after the reply */
     void *privdata;
+    int wait_n;
+    int64_t wait_ms;
+    struct gw_rnode *sent_to; /* the node of the last send */
+    redisReply *held;        /* the script's reply, copied, while WAIT runs */
     int hops;                /* redirects and retries so far */
     struct gw_rnode *ask;    /* ASK: the next send goes there, after ASKING */
     uint64_t parked_at;      /* loop ms when parked; retry_at: not before */
@@ -141,6 +146,10 @@ void gw_rchan_free_all(struct gw_redis *r);
 /* ---- gw_redis_route.c ---- */
 int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
                   const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
+/* A script call followed by WAIT (gw_redis_eval_wait). */
+int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                       const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
+                       void *privdata);
 /* Retries parked requests whose node is up now; fails those past their deadline. */
 void gw_route_retry_parked(struct gw_redis *r);
 /* Parked requests stop pointing at n (it is being retired). */

@@ -21,6 +21,7 @@
  * Single mode sends scripts straight to the one node (no copy, no extra
  * callback); plain commands take the same path as on a cluster.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,81 @@
 static void finish(struct gw_rreq *q, redisReply *reply)
 {
     gw_redis_reply_cb *cb = q->cb;
+    gw_redis_wait_cb *wcb = q->wcb;
     void *privdata = q->privdata;
     free(q);
-    if (cb)
+    if (wcb)
+        wcb(reply, -1, privdata);
+    else if (cb)
         cb(reply, privdata);
+}
+
+/* A deep copy of a reply, freeable with freeReplyObject (hiredis 0.14
+ * allocates replies with malloc and frees them with free). NULL when out of
+ * memory. */
+static redisReply *copy_reply(const redisReply *r)
+{
+    redisReply *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->type = r->type;
+    c->integer = r->integer;
+    if (r->str) {
+        if (!(c->str = malloc(r->len + 1))) {
+            free(c);
+            return NULL;
+        }
+        memcpy(c->str, r->str, r->len);
+        c->str[r->len] = '\0';
+        c->len = r->len;
+    }
+    if (r->type == REDIS_REPLY_ARRAY && r->elements > 0) {
+        if (!(c->element = calloc(r->elements, sizeof *c->element))) {
+            freeReplyObject(c);
+            return NULL;
+        }
+        c->elements = r->elements;
+        for (size_t i = 0; i < r->elements; i++)
+            if (!(c->element[i] = copy_reply(r->element[i]))) {
+                freeReplyObject(c);
+                return NULL;
+            }
+    }
+    return c;
+}
+
+static void on_wait(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct gw_rreq *q = privdata;
+    redisReply *rep = reply;
+    (void)ac;
+    int n = rep && rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
+    redisReply *held = q->held;
+    gw_redis_wait_cb *wcb = q->wcb;
+    void *privdata2 = q->privdata;
+    free(q);
+    wcb(held, n, privdata2);
+    freeReplyObject(held);
+}
+
+/* The script answered: with a WAIT to do, hold a copy of its reply and ask
+ * the same node (the same connection: WAIT counts the replicas that have
+ * this connection's writes). */
+static void finish_or_wait(struct gw_rreq *q, redisReply *reply)
+{
+    if (!q->wcb || !reply || reply->type == REDIS_REPLY_ERROR || q->wait_n <= 0) {
+        finish(q, reply);
+        return;
+    }
+    redisAsyncContext *ac = q->sent_to && q->sent_to->up ? gw_node_cmd(q->sent_to->node) : NULL;
+    char n[16], ms[24];
+    snprintf(n, sizeof n, "%d", q->wait_n);
+    snprintf(ms, sizeof ms, "%lld", (long long)q->wait_ms);
+    if (!ac || !(q->held = copy_reply(reply)) || redisAsyncCommand(ac, on_wait, q, "WAIT %s %s", n, ms) != REDIS_OK) {
+        if (q->held)
+            freeReplyObject(q->held);
+        finish(q, reply);
+    }
 }
 
 static struct gw_rnode *target(struct gw_rreq *q)
@@ -75,6 +147,7 @@ static int send_to(struct gw_rreq *q, struct gw_rnode *n)
             return RC_E_UNAVAILABLE;
         q->ask = NULL;
     }
+    q->sent_to = n;
     if (q->s)
         return gw_script_call(q->s, ac, q->nkeys, q->argc, q->argv, q->argvlen, on_script_reply, q);
     return redisAsyncCommandArgv(ac, on_cmd_reply, q, q->argc, q->argv, q->argvlen) == REDIS_OK ? 0
@@ -116,7 +189,7 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
 {
     struct gw_redis *r = q->r;
     if (!reply || reply->type != REDIS_REPLY_ERROR || r->mode != GW_MODE_CLUSTER || r->stopped || !reply->str) {
-        finish(q, reply);
+        finish_or_wait(q, reply);
         return;
     }
     struct rc_redirect to;
@@ -166,7 +239,7 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
         finish(q, NULL);
         return;
     default:
-        finish(q, reply);
+        finish_or_wait(q, reply);
         return;
     }
 }
@@ -220,26 +293,19 @@ static int send_single_script(struct gw_redis *r, struct gw_script *s, int nkeys
     return gw_script_call(s, ac, nkeys, argc, argv, argvlen, cb, privdata);
 }
 
-int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
-                  const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+/* A request with copies of argv (one allocation), or NULL. */
+static struct gw_rreq *new_req(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                               const size_t *argvlen)
 {
-    if (r->stopped || r->mode == GW_MODE_PROBING || argc <= 0)
-        return RC_E_UNAVAILABLE;
-    if (s && r->mode == GW_MODE_SINGLE)
-        return send_single_script(r, s, nkeys, argc, argv, argvlen, cb, privdata);
-    if (s && !s->sha[0])
-        return RC_E_INTERNAL;
     size_t bytes = sizeof(struct gw_rreq) + (size_t)argc * (sizeof(char *) + sizeof(size_t));
     for (int i = 0; i < argc; i++)
         bytes += (argvlen ? argvlen[i] : strlen(argv[i])) + 1;
     struct gw_rreq *q = calloc(1, bytes);
     if (!q)
-        return RC_E_INTERNAL;
+        return NULL;
     q->r = r;
     q->s = s;
     q->nkeys = nkeys;
-    q->cb = cb;
-    q->privdata = privdata;
     q->argc = argc;
     q->argv = (const char **)(q + 1);
     q->argvlen = (size_t *)(q->argv + argc);
@@ -252,8 +318,47 @@ int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size
         q->argvlen[i] = len;
         text += len + 1;
     }
+    return q;
+}
+
+int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
+                  const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+{
+    if (r->stopped || r->mode == GW_MODE_PROBING || argc <= 0)
+        return RC_E_UNAVAILABLE;
+    if (s && r->mode == GW_MODE_SINGLE)
+        return send_single_script(r, s, nkeys, argc, argv, argvlen, cb, privdata);
+    if (s && !s->sha[0])
+        return RC_E_INTERNAL;
+    struct gw_rreq *q = new_req(r, s, nkeys, argc, argv, argvlen);
+    if (!q)
+        return RC_E_INTERNAL;
+    q->cb = cb;
+    q->privdata = privdata;
     q->any = key == NULL;
     q->slot = key ? rc_key_slot(key, keylen) : 0;
+    int rc = send_to(q, target(q));
+    if (rc != 0)
+        free(q);
+    return rc;
+}
+
+int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                       const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
+                       void *privdata)
+{
+    if (r->stopped || r->mode == GW_MODE_PROBING || argc < nkeys || nkeys < 1)
+        return RC_E_UNAVAILABLE;
+    if (!s->sha[0])
+        return RC_E_INTERNAL;
+    struct gw_rreq *q = new_req(r, s, nkeys, argc, argv, argvlen);
+    if (!q)
+        return RC_E_INTERNAL;
+    q->wcb = cb;
+    q->privdata = privdata;
+    q->wait_n = nreplicas;
+    q->wait_ms = timeout_ms;
+    q->slot = rc_key_slot(argv[0], argvlen[0]);
     int rc = send_to(q, target(q));
     if (rc != 0)
         free(q);

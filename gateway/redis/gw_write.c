@@ -6,6 +6,7 @@
 
 struct pending {
     const struct rc_board *board;
+    int replicas; /* asked for (ack_replicas), 0 none */
     gw_write_cb *cb;
     void *privdata;
 };
@@ -31,19 +32,33 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
     return 0;
 }
 
-static void on_reply(redisReply *reply, void *privdata)
+static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
 {
     struct pending *p = privdata;
     struct rc_write_result res;
     struct rc_error err = {0, ""};
     int code = gw_write_parse_reply(p->board, reply, &res, &err);
+    if (!code)
+        res.replicas = p->replicas > 0 ? replicas : -1;
     p->cb(code, code ? NULL : &res, &err, p->privdata);
     free(p);
+}
+
+static void on_reply(redisReply *reply, void *privdata)
+{
+    on_reply_waited(reply, -1, privdata);
 }
 
 int gw_write_submit(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                     const struct rc_request *r, const struct rc_period *p, int64_t now_ms, gw_write_cb *cb,
                     void *privdata, struct rc_error *err)
+{
+    return gw_write_submit_acked(redis, s, b, r, p, now_ms, 0, 0, cb, privdata, err);
+}
+
+int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
+                          const struct rc_request *r, const struct rc_period *p, int64_t now_ms, int replicas,
+                          int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata, struct rc_error *err)
 {
     struct rc_write_args a;
     const char *words[RC_WRITE_NKEYS + RC_WRITE_ARGV_MAX];
@@ -64,9 +79,12 @@ int gw_write_submit(struct gw_redis *redis, struct gw_script *s, const struct rc
     if (!pd)
         return rc_error_set(err, RC_E_INTERNAL, "out of memory");
     pd->board = b;
+    pd->replicas = replicas;
     pd->cb = cb;
     pd->privdata = privdata;
-    if (gw_redis_eval(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd) != 0) {
+    if ((replicas > 0 ? gw_redis_eval_wait(redis, s, (int)a.nkeys, (int)n, words, lens, replicas, replicas_timeout_ms,
+                                           on_reply_waited, pd)
+                      : gw_redis_eval(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd)) != 0) {
         free(pd);
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
     }

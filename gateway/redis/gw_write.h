@@ -28,6 +28,13 @@ int gw_write_submit(struct gw_redis *redis, struct gw_script *s, const struct rc
                     const struct rc_request *r, const struct rc_period *p, int64_t now_ms, gw_write_cb *cb,
                     void *privdata, struct rc_error *err);
 
+/* As gw_write_submit, and the ack waits until `replicas` replicas have the
+ * write (WAIT, at most replicas_timeout_ms): res->replicas says how many
+ * did (-1: unknown). replicas 0: no WAIT, res->replicas -1. */
+int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
+                          const struct rc_request *r, const struct rc_period *p, int64_t now_ms, int replicas,
+                          int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata, struct rc_error *err);
+
 /* Decodes the script's reply (borrowed) into res. Returns 0, or RC_E_INTERNAL
  * (err filled) when Redis answered an error or a reply of the wrong shape.
  * Used by gw_write_submit and by tests that call the script directly. */
