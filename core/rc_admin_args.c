@@ -17,7 +17,7 @@ const char *rc_admin_action(enum rc_op op)
 }
 
 int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
-                        int64_t now_ms, uint64_t slot, int64_t ttl_ms, struct rc_admin_args *out,
+                        int64_t now_ms, uint64_t slot, int64_t ttl_ms, int sharded, struct rc_admin_args *out,
                         struct rc_error *err)
 {
     char rev[RC_REQ_MAX + 16];
@@ -45,7 +45,7 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
         k[0], k[1], k[2], k[3], k[4], k[5], k[6],
         rc_admin_action(r->op), r->member, r->op == RC_OP_REMOVE && r->block ? "1" : "0", out->num[0],
         b->layout.order == RC_ORDER_DESC ? "desc" : "asc", out->num[1], out->num[2], out->num[3], out->num[4],
-        out->num[6], out->num[5]};
+        out->num[6], out->num[5], sharded ? "SPUBLISH" : "PUBLISH"};
     for (size_t i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++) {
         out->words[i] = words[i];
         out->lens[i] = strlen(words[i]);

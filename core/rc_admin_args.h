@@ -15,7 +15,7 @@
 #include "rc_write_args.h" /* struct rc_reply_item */
 
 #define RC_ADMIN_NKEYS 7
-#define RC_ADMIN_NARGV 11
+#define RC_ADMIN_NARGV 12
 
 struct rc_admin_args {
     const char *words[RC_ADMIN_NKEYS + RC_ADMIN_NARGV]; /* KEYS then ARGV; point below or into r */
@@ -29,10 +29,11 @@ const char *rc_admin_action(enum rc_op op);
 
 /* Builds the script call for r (op remove/unblock/reverse/reset) on board b
  * in period p at now_ms, with the reversal's tie-break slot and the period's
- * remaining lifetime ttl_ms. Borrows b, r and p: out->words point into r,
- * which must outlive out. Returns 0 or RC_E_INTERNAL (a key too long). */
+ * remaining lifetime ttl_ms; sharded: 1 on a cluster (SPUBLISH), 0 on one
+ * server (PUBLISH). Borrows b, r and p: out->words point into r, which must
+ * outlive out. Returns 0 or RC_E_INTERNAL (a key too long). */
 int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
-                        int64_t now_ms, uint64_t slot, int64_t ttl_ms, struct rc_admin_args *out,
+                        int64_t now_ms, uint64_t slot, int64_t ttl_ms, int sharded, struct rc_admin_args *out,
                         struct rc_error *err);
 
 /* The script's answer, decoded. Strings are borrowed from the reply. */

@@ -54,7 +54,7 @@ static int order_fields(const struct rc_board *b, const struct rc_request *r, in
 }
 
 int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
-                        int64_t now_ms, struct rc_write_args *out, struct rc_error *err)
+                        int64_t now_ms, int sharded, struct rc_write_args *out, struct rc_error *err)
 {
     const struct rc_layout *l = &b->layout;
     unsigned flag = op_flag(r->op);
@@ -151,6 +151,7 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     }
     out->argv[n] = put_num(out, n, bucket_ttl_ms);
     n++;
+    out->argv[n++] = sharded ? "SPUBLISH" : "PUBLISH";
     out->nargv = n;
     return 0;
 }

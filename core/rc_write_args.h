@@ -23,7 +23,7 @@
 #include "rc_proto.h"
 
 #define RC_WRITE_NKEYS 8 /* z seq log req f ch, the bucket (hot boards), the blocklist */
-#define RC_WRITE_ARGV_MAX (16 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_ARGV_MAX (17 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {
@@ -35,11 +35,12 @@ struct rc_write_args {
 };
 
 /* Builds the script call for request r (op incr/set/best/submit) on board b
- * in period p (p->id "" for all-time boards) at now_ms. Borrows b, r and p:
- * out->argv points into r, which must outlive out. Returns 0, or
- * RC_E_BAD_REQUEST / RC_E_OUT_OF_RANGE with err filled. */
+ * in period p (p->id "" for all-time boards) at now_ms; sharded: 1 when
+ * Redis is a cluster (the script publishes with SPUBLISH), 0 on one server
+ * (PUBLISH). Borrows b, r and p: out->argv points into r, which must outlive
+ * out. Returns 0, or RC_E_BAD_REQUEST / RC_E_OUT_OF_RANGE with err filled. */
 int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
-                        int64_t now_ms, struct rc_write_args *out, struct rc_error *err);
+                        int64_t now_ms, int sharded, struct rc_write_args *out, struct rc_error *err);
 
 /* The script's answer, decoded. */
 struct rc_write_result {

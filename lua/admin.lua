@@ -14,6 +14,7 @@
 -- ARGV[6] tie-break slot for a reversal   ARGV[7] 2^tie-break bits
 -- ARGV[8] points_min  ARGV[9] points_max  ARGV[10] log cap
 -- ARGV[11] periodic boards: ms until the period's keys expire, else 0
+-- ARGV[12] PUBLISH on one Redis, SPUBLISH on a cluster
 --
 -- Reply: { status, seq, member, score, rank, detail }
 --   status: "ok" | "duplicate" (reverse already done) | "bad_request" | "out_of_range"
@@ -28,6 +29,7 @@ local desc = ARGV[5] == 'desc'
 local slot, scale = tonumber(ARGV[6]), tonumber(ARGV[7])
 local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
 local logcap, ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
+local pubcmd = ARGV[12] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
 
 local function num(x) return string.format('%.17g', x) end
 local function jnum(x) if x == nil then return 'null' end return num(x) end
@@ -58,7 +60,7 @@ local function record(op, m, newc, oldc, rank, oldrank)
     redis.call('PEXPIRE', logkey, ttl)
     if redis.call('EXISTS', z) == 1 then redis.call('PEXPIRE', z, ttl) end
   end
-  redis.call('PUBLISH', chan, event)
+  redis.call(pubcmd, chan, event)
   return seq
 end
 

@@ -32,6 +32,8 @@
 -- ARGV[15] number of fields F; then F groups of 4: name, bits, asc (0|1), value or ""
 -- ARGV[16 + 4F] hot boards (decay = buckets): the bucket's lifetime in ms
 --          (window + bucket_span), else 0
+-- ARGV[17 + 4F] PUBLISH on one Redis, SPUBLISH on a cluster (sharded
+--          pub/sub: the channel KEYS[6] hashes to the board's slot)
 --
 -- Reply: { status, score, rank, seq, composite, old_rank, member, changed }
 --   status   "ok" | "duplicate" | "out_of_range" | "bad_request" | "forbidden"
@@ -84,6 +86,7 @@ local ttl = tonumber(ARGV[14])
 local nfields = tonumber(ARGV[15])
 local bucket_ttl = tonumber(ARGV[16 + 4 * nfields] or '0') or 0
 local hot, bkey = bucket_ttl > 0, KEYS[7]
+local pubcmd = ARGV[17 + 4 * nfields] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
 
 local function num(x)
   -- %.17g prints every integer below 2^53 exactly, without an exponent
@@ -249,7 +252,7 @@ if ttl > 0 then
   redis.call('PEXPIRE', logkey, ttl)
   if nfields > 0 then redis.call('PEXPIRE', fkey, ttl) end
 end
-redis.call('PUBLISH', chan, event)
+redis.call(pubcmd, chan, event)
 
 local score = ''
 if nfields == 0 then score = num(newp) end

@@ -151,7 +151,7 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
     snprintf(a->req, sizeof a->req, "%s", r->req);
 
     struct rc_admin_args args;
-    int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, &args, &err) != 0;
+    int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, app->redis && gw_redis_is_cluster(app->redis) == 1, &args, &err) != 0;
     if (bad || !app->redis || gw_redis_eval(app->redis, &app->admin_script, RC_ADMIN_NKEYS, RC_ADMIN_NKEYS + RC_ADMIN_NARGV, args.words, args.lens, on_admin, a) != 0) {
         code = bad ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
         done(privdata, code, gw_op_error(app, r->id_json, code, bad ? "key name too long" : "Redis is unreachable"));

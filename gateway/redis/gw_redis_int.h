@@ -66,6 +66,7 @@ struct gw_rreq {
     redisReply *held;        /* the script's reply, copied, while WAIT runs */
     int hops;                /* redirects and retries so far */
     struct gw_rnode *ask;    /* ASK: the next send goes there, after ASKING */
+    uint64_t born;           /* loop ms when first sent: retries stop after the ping timeout */
     uint64_t parked_at;      /* loop ms when parked; retry_at: not before */
     uint64_t retry_at;
     struct gw_rreq *next;    /* in r->parked */

@@ -13,9 +13,9 @@
  *                          again after a pause (the map is read again)
  *   CLUSTERDOWN, MASTERDOWN  NULL to the caller: unavailable
  *
- * A command whose next node is not up yet waits ("parked") until it is, for
- * at most the ping timeout; then, or after MAX_HOPS redirects and retries,
- * the caller gets NULL. Nothing is ever answered that Redis did not answer:
+ * A command whose next node is not up yet waits ("parked") until it is. A
+ * command older than the ping timeout, or redirected more than MAX_HOPS
+ * times, ends with NULL to the caller. Nothing is ever answered that Redis did not answer:
  * a redirect or TRYAGAIN means the command was not run, so sending it again
  * is safe; a lost connection ends in NULL (unknown), never in a retry.
  * Single mode sends scripts straight to the one node (no copy, no extra
@@ -172,11 +172,14 @@ static void park(struct gw_rreq *q, uint64_t delay_ms)
         uv_timer_start(&r->park_timer, on_park_tick, PARK_TICK_MS, PARK_TICK_MS);
 }
 
-/* Sends q again (a redirect or a retry), now when its node is up, else
- * parked until it is. */
-static void again(struct gw_rreq *q, uint64_t delay_ms)
+/* Sends q again (a redirect, or a retry after delay_ms), now when its
+ * node is up, else parked until it is. Gives up (NULL) after MAX_HOPS
+ * redirects, or once the command is older than the ping timeout. */
+static void again(struct gw_rreq *q, uint64_t delay_ms, int redirect)
 {
-    if (++q->hops > MAX_HOPS || q->r->stopped) {
+    struct gw_redis *r = q->r;
+    if ((redirect && ++q->hops > MAX_HOPS) || r->stopped ||
+        uv_now(r->loop) - q->born > (uint64_t)r->node_opts.ping_timeout_ms) {
         finish(q, NULL);
         return;
     }
@@ -197,7 +200,7 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
     switch (rc_classify_error(reply->str, reply->len)) {
     case RC_REDIS_ERR_MOVED:
     case RC_REDIS_ERR_ASK:
-        if (rc_parse_redirect(reply->str, reply->len, &to) != 0) {
+        if (rc_parse_redirect(reply->str, reply->len, &to) != 0 || to.slot >= GW_SLOTS) {
             finish(q, reply);
             return;
         }
@@ -221,16 +224,16 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
             r->stats.ask++;
             q->ask = n;
         }
-        again(q, 0);
+        again(q, 0, 1);
         return;
     case RC_REDIS_ERR_TRYAGAIN:
         r->stats.tryagain++;
-        again(q, TRYAGAIN_MS);
+        again(q, TRYAGAIN_MS, 0);
         return;
     case RC_REDIS_ERR_LOADING:
     case RC_REDIS_ERR_READONLY:
         gw_rnodes_refresh_soon(r, 0);
-        again(q, NOT_READY_MS);
+        again(q, NOT_READY_MS, 0);
         return;
     case RC_REDIS_ERR_CLUSTERDOWN:
     case RC_REDIS_ERR_MASTERDOWN:
@@ -253,7 +256,7 @@ void gw_route_retry_parked(struct gw_redis *r)
         struct gw_rreq *q = list;
         list = q->next;
         q->next = NULL;
-        if (r->stopped || now - q->parked_at > (uint64_t)r->node_opts.ping_timeout_ms) {
+        if (r->stopped || now - q->born > (uint64_t)r->node_opts.ping_timeout_ms) {
             finish(q, NULL);
             continue;
         }
@@ -306,6 +309,7 @@ static struct gw_rreq *new_req(struct gw_redis *r, struct gw_script *s, int nkey
     q->r = r;
     q->s = s;
     q->nkeys = nkeys;
+    q->born = uv_now(r->loop);
     q->argc = argc;
     q->argv = (const char **)(q + 1);
     q->argvlen = (size_t *)(q->argv + argc);

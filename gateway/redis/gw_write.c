@@ -63,7 +63,7 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
     struct rc_write_args a;
     const char *words[RC_WRITE_NKEYS + RC_WRITE_ARGV_MAX];
     size_t lens[RC_WRITE_NKEYS + RC_WRITE_ARGV_MAX];
-    int rc = rc_write_args_build(b, r, p, now_ms, &a, err);
+    int rc = rc_write_args_build(b, r, p, now_ms, gw_redis_is_cluster(redis) == 1, &a, err);
     if (rc)
         return rc;
     unsigned n = 0;

@@ -324,6 +324,142 @@ async function startRedis(t, opts = {}) {
   return redis;
 }
 
+/* ---- a Redis Cluster -------------------------------------------------------- */
+
+// A real cluster of opts.primaries primaries with opts.replicas replicas
+// each, on free loopback ports, formed by redis-cli --cluster create and
+// stopped with the test. The object answers questions about the live
+// topology (asked of the nodes themselves, never remembered):
+//   seeds                 "127.0.0.1:P1,127.0.0.1:P2,..." for --redis
+//   nodes                 [{ port, redis }] (redis: what startRedis returns)
+//   cli(port, ...args)    redis-cli on one node
+//   primaries()           ports of the primaries that own slots now
+//   owner(key)            port of the primary that owns the key's slot
+//   replicaOf(port)       ports of that primary's replicas
+//   failover(port)        CLUSTER FAILOVER on a replica; waits until it is a primary
+//   kill(port, signal)    signals one node (SIGKILL: no clean stop)
+//   waitOk(ms)            until every live node says cluster_state:ok and agrees on the slots
+async function startCluster(t, opts = {}) {
+  const primaries = opts.primaries || 3;
+  const replicas = opts.replicas === undefined ? 1 : opts.replicas;
+  const nodeTimeout = opts.nodeTimeoutMs || 2000;
+  const count = primaries * (1 + replicas);
+  const nodes = [];
+  for (let i = 0; i < count; i++) {
+    const redis = await startRedis(t, {
+      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
+        '--cluster-node-timeout', String(nodeTimeout), '--cluster-require-full-coverage', 'yes',
+        ...(opts.args || [])],
+    });
+    nodes.push({ port: redis.port, redis });
+  }
+  const byPort = new Map(nodes.map((n) => [n.port, n]));
+  const cli = (port, ...args) => new Promise((resolve, reject) => {
+    execFile('redis-cli', ['-p', String(port), ...args.map(String)], { timeout: 10000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`redis-cli -p ${port} ${args.join(' ')}: ${stderr || err.message}`));
+      else resolve(stdout.replace(/\n$/, ''));
+    });
+  });
+  const alive = () => nodes.filter((n) => !n.dead);
+  // CLUSTER NODES as seen by one live node: [{ id, port, primary, of, slots: [[a, b]], failed }]
+  const topology = async () => {
+    let lastErr = null;
+    for (const n of alive()) {
+      try {
+        const text = await cli(n.port, 'CLUSTER', 'NODES');
+        return text.split('\n').filter(Boolean).map((line) => {
+          const f = line.split(' ');
+          const port = Number(/:(\d+)@/.exec(f[1])[1]);
+          const slots = f.slice(8).filter((s) => /^\d/.test(s)).map((s) => {
+            const [a, b] = s.split('-').map(Number);
+            return [a, b === undefined ? a : b];
+          });
+          return { id: f[0], port, primary: f[2].includes('master'), of: f[3], slots, failed: /fail/.test(f[2]) };
+        });
+      } catch (e) { lastErr = e; }
+    }
+    throw lastErr || new Error('no live cluster node');
+  };
+  const cluster = {
+    nodes,
+    seeds: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    cli,
+    async primaries() {
+      return (await topology()).filter((n) => n.primary && !n.failed && n.slots.length).map((n) => n.port);
+    },
+    async owner(key) {
+      const live = alive()[0];
+      const slot = Number(await cli(live.port, 'CLUSTER', 'KEYSLOT', key));
+      const owner = (await topology()).find((n) => n.primary && !n.failed && n.slots.some(([a, b]) => slot >= a && slot <= b));
+      return owner ? owner.port : null;
+    },
+    async replicaOf(port) {
+      const topo = await topology();
+      const p = topo.find((n) => n.port === port);
+      return topo.filter((n) => !n.primary && n.of === p.id && !n.failed).map((n) => n.port);
+    },
+    async failover(port) {
+      await cli(port, 'CLUSTER', 'FAILOVER');
+      await waitFor(async () => /role:master/.test(await cli(port, 'INFO', 'replication')), 15000, `node ${port} to become a primary`);
+      await cluster.waitOk();
+    },
+    kill(port, signal = 'SIGKILL') {
+      const n = byPort.get(port);
+      n.dead = true;
+      process.kill(n.redis.pid, signal);
+      return n.redis.exited;
+    },
+    async waitOk(ms = 30000) {
+      await waitFor(async () => {
+        try {
+          const views = [];
+          for (const n of alive()) {
+            if (!/cluster_state:ok/.test(await cli(n.port, 'CLUSTER', 'INFO'))) return false;
+            const slots = await cli(n.port, 'CLUSTER', 'SLOTS');
+            views.push(slots.split('\n').filter((l) => /^\d+$/.test(l)).length);
+          }
+          // every live node has a primary for every slot range in its map
+          return views.length > 0;
+        } catch (e) { return false; }
+      }, ms, 'cluster_state:ok on every live node');
+      // and every primary that serves slots is known to be one by all
+      await waitFor(async () => {
+        try {
+          const seen = [];
+          for (const n of alive()) {
+            const text = await cli(n.port, 'CLUSTER', 'NODES');
+            seen.push(text.split('\n').filter((l) => / (myself,)?master /.test(l) && !/fail/.test(l) && /\d+-\d+/.test(l))
+              .map((l) => l.split(' ')[1]).sort().join(','));
+          }
+          return seen.every((s) => s === seen[0]);
+        } catch (e) { return false; }
+      }, ms, 'every live node agrees on the primaries');
+    },
+  };
+
+  const createArgs = ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`),
+    '--cluster-replicas', String(replicas), '--cluster-yes'];
+  await new Promise((resolve, reject) => {
+    execFile('redis-cli', createArgs, { timeout: 60000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`redis-cli ${createArgs.join(' ')}: ${stderr || err.message}\n${stdout}`));
+      else resolve();
+    });
+  });
+  await cluster.waitOk();
+  // replicas in sync, so a failover or a kill has a replica to promote
+  if (replicas > 0) {
+    await waitFor(async () => {
+      const topo = await topology();
+      if (topo.filter((n) => !n.primary).length !== primaries * replicas) return false;
+      for (const n of topo.filter((x) => !x.primary)) {
+        if (!/master_link_status:up/.test(await cli(n.port, 'INFO', 'replication'))) return false;
+      }
+      return true;
+    }, 30000, 'every replica in sync');
+  }
+  return cluster;
+}
+
 /* ---- the gateway ------------------------------------------------------------ */
 
 function gatewayBin() {
@@ -368,14 +504,16 @@ function gatewayMissing() {
 }
 
 async function startGateway(t, opts = {}) {
-  if (!opts.redisPort) throw new Error('startGateway: redisPort is required');
+  // opts.redis: an address list as --redis takes it (a cluster's seeds);
+  // opts.redisPort: one plain redis-server on loopback.
+  if (!opts.redisPort && !opts.redis) throw new Error('startGateway: redisPort or redis is required');
   const port = opts.port || (await freePort());
   const ownState = !opts.stateDir;
   const stateDir = opts.stateDir || tmpDir('rankcast-state-');
   const args = [
     '--config', opts.config || path.join(repoRoot, 'conf', 'rankcast.conf'),
     '--listen', `127.0.0.1:${port}`,
-    '--redis', `127.0.0.1:${opts.redisPort}`,
+    '--redis', opts.redis || `127.0.0.1:${opts.redisPort}`,
     '--state', stateDir,
     ...(opts.args || []),
   ];
@@ -759,6 +897,6 @@ function pct(arr, p) {
 }
 
 module.exports = {
-  exitProblems, spawnTracked, terminate, eachLine, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startGateway, startStack,
+  exitProblems, spawnTracked, terminate, eachLine, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startCluster, startGateway, startStack,
   connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct,
 };

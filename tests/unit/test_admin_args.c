@@ -47,7 +47,7 @@ static void remove_with_block_names_the_member_and_period_keys(void **s)
     const struct rc_board *b = rc_conf_find_board(conf, "daily");
     assert_non_null(b);
     assert_int_equal(rc_period_select(&b->period, "", 1763769600000LL, &p), 0);
-    assert_int_equal(rc_admin_args_build(b, &r, &p, 1763769600000LL, 0, 5000, &a, &err), 0);
+    assert_int_equal(rc_admin_args_build(b, &r, &p, 1763769600000LL, 0, 5000, 0, &a, &err), 0);
     assert_non_null(strstr(a.words[0], "daily"));
     assert_non_null(strstr(a.words[0], p.id));
     assert_null(strstr(a.words[4], p.id)); /* the blocklist spans every period */
@@ -58,6 +58,7 @@ static void remove_with_block_names_the_member_and_period_keys(void **s)
     assert_string_equal(a.words[10], "1763769600000");
     assert_string_equal(a.words[11], "desc");
     assert_string_equal(a.words[17], "5000");
+    assert_string_equal(a.words[18], "PUBLISH"); /* one Redis */
     for (size_t i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++)
         assert_int_equal(a.lens[i], strlen(a.words[i]));
 }
@@ -75,9 +76,10 @@ static void reverse_names_the_req_keys_and_block_is_off(void **s)
     snprintf(r.board, sizeof r.board, "plain");
     snprintf(r.req, sizeof r.req, "w-42");
     const struct rc_board *b = rc_conf_find_board(conf, "plain");
-    assert_int_equal(rc_admin_args_build(b, &r, &p, 1, 7, 0, &a, &err), 0);
+    assert_int_equal(rc_admin_args_build(b, &r, &p, 1, 7, 0, 1, &a, &err), 0);
     assert_non_null(strstr(a.words[5], "w-42"));
     assert_non_null(strstr(a.words[6], "w-42:reversed"));
+    assert_string_equal(a.words[18], "SPUBLISH"); /* a cluster: sharded pub/sub */
     assert_string_equal(a.words[7], "reverse");
     assert_string_equal(a.words[9], "0");
     assert_string_equal(a.words[11], "asc");

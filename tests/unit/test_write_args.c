@@ -62,7 +62,7 @@ static int build(const char *json, int64_t now, struct rc_request *r, struct rc_
     const struct rc_board *b = rc_conf_find_board(conf, r->board);
     assert_non_null(b);
     assert_int_equal(rc_period_select(&b->period, r->period, now, p), 0);
-    return rc_write_args_build(b, r, p, now, a, err);
+    return rc_write_args_build(b, r, p, now, 0, a, err);
 }
 
 static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
@@ -94,9 +94,10 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_string_equal(a.argv[11], "1000");
     /* keys live to the end of the day 2 days later (keep = 2): 1 ms + 2 days */
     assert_string_equal(a.argv[13], "172800001");
+    assert_string_equal(a.argv[a.nargv - 1], "PUBLISH"); /* one Redis: plain pub/sub */
     assert_string_equal(a.argv[14], "0");
     assert_string_equal(a.argv[15], "0"); /* not a hot board: no bucket */
-    assert_int_equal(a.nargv, 16);
+    assert_int_equal(a.nargv, 17); /* ARGV[17 + 4F]: the publish command */
     assert_int_equal(a.nkeys, 8);
     assert_string_equal(a.keys[7], "rc:{daily|}:blocked"); /* the board's, all periods */
     rc_request_free(&r);
@@ -126,7 +127,7 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     for (unsigned i = 0; i < 12; i++)
         assert_string_equal(a.argv[15 + i], want[i]);
     assert_string_equal(a.argv[27], "0"); /* ARGV[16 + 4F]: no bucket */
-    assert_int_equal(a.nargv, 28);
+    assert_int_equal(a.nargv, 29);
     rc_request_free(&r);
 }
 
@@ -182,7 +183,7 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     assert_string_equal(a.argv[13], "0");  /* all-time: the board itself never expires */
     assert_string_equal(a.argv[14], "0");  /* no fields */
     assert_string_equal(a.argv[15], "90000000"); /* the bucket lives window + span: 25 h */
-    assert_int_equal(a.nargv, 16);
+    assert_int_equal(a.nargv, 17);
     rc_request_free(&r);
     /* one ms before the hour: the previous bucket */
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5}",
