@@ -28,7 +28,7 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
               rc_board_key(k[1], RC_KEY_MAX, r->board, id, "seq", NULL) ||
               rc_board_key(k[2], RC_KEY_MAX, r->board, id, "log", NULL) ||
               rc_board_key(k[3], RC_KEY_MAX, r->board, id, "ch", NULL) ||
-              rc_board_key(k[4], RC_KEY_MAX, r->board, "", "blocked", NULL) ||
+              rc_board_key(k[4], RC_KEY_MAX, r->board, id, "blocked", NULL) ||
               (r->op == RC_OP_REVERSE ? rc_board_key(k[5], RC_KEY_MAX, r->board, id, "req", r->req)
                                       : rc_board_key(k[5], RC_KEY_MAX, r->board, id, "f", r->member[0] ? r->member : "-")) ||
               rc_board_key(k[6], RC_KEY_MAX, r->board, id, "req", rev);

@@ -106,8 +106,13 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     } else {
         memcpy(out->keys[6], out->keys[0], RC_KEY_MAX); /* unused: KEYS must still be 8 */
     }
-    /* The blocklist is the board's, whatever the period (lua/admin.lua). */
-    if (rc_board_key(out->keys[7], RC_KEY_MAX, r->board, "", "blocked", NULL))
+    /* The period's own blocklist (its tag: one slot with the write), seeded
+     * from the board's blocklist rc:{B|}:blocked on a period's first write;
+     * boards without periods have only the one (lua/write.lua, lua/admin.lua). */
+    if (rc_board_key(out->keys[7], RC_KEY_MAX, r->board, p->id, "blocked", NULL))
+        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    out->seed_from[0] = '\0';
+    if (p->id[0] && rc_board_key(out->seed_from, RC_KEY_MAX, r->board, "", "blocked", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     out->nkeys = 8;
 
@@ -152,6 +157,7 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     out->argv[n] = put_num(out, n, bucket_ttl_ms);
     n++;
     out->argv[n++] = sharded ? "SPUBLISH" : "PUBLISH";
+    out->argv[n++] = p->id[0] ? "1" : "0"; /* the period's blocklist must be seeded */
     out->nargv = n;
     return 0;
 }
@@ -170,7 +176,15 @@ int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *
     const char *status, *s;
     memset(res, 0, sizeof *res);
     res->replicas = -1;
-    if (n < 2 || item_str(&items[0], &status))
+    if (n < 1 || item_str(&items[0], &status))
+        return RC_E_INTERNAL;
+    if (n == 1 && strcmp(status, "unseeded") == 0) {
+        res->status = RC_E_UNAVAILABLE;
+        res->unseeded = 1;
+        snprintf(res->message, sizeof res->message, "the period's blocklist is not seeded yet: nothing was written");
+        return 0;
+    }
+    if (n < 2)
         return RC_E_INTERNAL;
     if (strcmp(status, "out_of_range") == 0 || strcmp(status, "bad_request") == 0 ||
         strcmp(status, "forbidden") == 0) {

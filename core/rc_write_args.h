@@ -23,12 +23,17 @@
 #include "rc_proto.h"
 
 #define RC_WRITE_NKEYS 8 /* z seq log req f ch, the bucket (hot boards), the blocklist */
-#define RC_WRITE_ARGV_MAX (17 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_ARGV_MAX (18 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {
-    unsigned nkeys;                          /* 6; 7 on hot boards (decay = buckets) */
+    unsigned nkeys;                          /* always RC_WRITE_NKEYS */
     unsigned nargv;
+    /* Periodic boards: the board's blocklist for every period, rc:{B|}:blocked
+     * (another slot than the write's keys), which seeds the period's own
+     * blocklist KEYS[8] the first time the period is written (the script
+     * answers "unseeded" until then; see lua/write.lua). "" otherwise. */
+    char seed_from[RC_KEY_MAX];
     char keys[RC_WRITE_NKEYS][RC_KEY_MAX];
     const char *argv[RC_WRITE_ARGV_MAX];     /* point into the buffers below or the request */
     char num[RC_WRITE_ARGV_MAX][RC_WRITE_ARG_LEN];
@@ -57,6 +62,8 @@ struct rc_write_result {
     int64_t old_rank;
     int64_t seq;
     int replicas;        /* replicas that confirmed the write (ack_replicas), -1 when not asked */
+    int unseeded;        /* the period's blocklist is not seeded yet: nothing was written (status
+                            RC_E_UNAVAILABLE); send again with the seed (lua/write.lua) */
     char message[RC_ERROR_MSG_MAX];
 };
 

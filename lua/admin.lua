@@ -4,7 +4,10 @@
 -- published like a write's change, so viewers and feeds follow.
 --
 -- KEYS[1] rc:{B|P}:z      KEYS[2] rc:{B|P}:seq     KEYS[3] rc:{B|P}:log
--- KEYS[4] rc:{B|P}:ch     KEYS[5] rc:{B|}:blocked  (the board's blocklist, all periods)
+-- KEYS[4] rc:{B|P}:ch     KEYS[5] rc:{B|P}:blocked  (the period's blocklist; for a
+--                          periodic board the gateway also changes the board's
+--                          list rc:{B|}:blocked and the next period's: see
+--                          "Blocklists" in lua/write.lua and ops/gw_blocklist.c)
 -- KEYS[6] rc:{B|P}:f:MEMBER (remove)  or  rc:{B|P}:req:REQ (reverse)
 -- KEYS[7] rc:{B|P}:req:REQ:reversed (reverse)
 --
@@ -68,7 +71,10 @@ if action == 'remove' then
   local oldc = redis.call('ZSCORE', z, member)
   local oldrank = 0
   if oldc then oldrank = rank_of(member); oldc = tonumber(oldc) else oldc = nil end
-  if ARGV[3] == '1' then redis.call('SADD', blocked, member) end
+  if ARGV[3] == '1' then
+    redis.call('SADD', blocked, member)
+    if ttl > 0 then redis.call('PEXPIRE', blocked, ttl) end
+  end
   if not oldc then return { 'ok', seq_now(), member, '', 0, 0 } end
   redis.call('ZREM', z, member)
   redis.call('DEL', KEYS[6])
@@ -76,6 +82,7 @@ if action == 'remove' then
 
 elseif action == 'unblock' then
   redis.call('SREM', blocked, member)
+  if ttl > 0 and redis.call('EXISTS', blocked) == 1 then redis.call('PEXPIRE', blocked, ttl) end
   return { 'ok', seq_now(), member, '', 0, 0 }
 
 elseif action == 'reverse' then

@@ -14,8 +14,8 @@
 -- KEYS[5] rc:{B|P}:f:MEMBER raw field values (multi-field boards)
 -- KEYS[6] rc:{B|P}:ch       channel for change events
 -- KEYS[7] rc:{B|}:b:INDEX   hot boards only: the bucket of the write's time
--- KEYS[8] rc:{B|}:blocked   members an admin blocked from writing to the board
---                           (all periods; see lua/admin.lua)
+-- KEYS[8] rc:{B|P}:blocked  members an admin blocked from writing to the board
+--                           in this period (see lua/admin.lua, "Blocklists")
 --
 -- ARGV[1]  op: incr | set | best | submit
 -- ARGV[2]  member
@@ -34,6 +34,20 @@
 --          (window + bucket_span), else 0
 -- ARGV[17 + 4F] PUBLISH on one Redis, SPUBLISH on a cluster (sharded
 --          pub/sub: the channel KEYS[6] hashes to the board's slot)
+-- ARGV[18 + 4F] "1" when KEYS[8] must be seeded before the first write of
+--          the period (periodic boards), else "0"
+-- ARGV[19 + 4F ...] the seed: when present, the sentinel "" followed by the
+--          members of the board's blocklist for every period (rc:{B|}:blocked,
+--          read by the gateway)
+--
+-- Blocklists: a board without periods has one blocklist, KEYS[8]. A
+-- periodic board keeps one per period in the period's tag (a script touches
+-- one slot only), plus the board's list rc:{B|}:blocked that admins change
+-- and new periods copy. A period's list is "seeded" once it holds the
+-- sentinel member "" (no member id is empty). Until then the script answers
+-- { "unseeded" } and writes nothing; the gateway reads rc:{B|}:blocked and
+-- sends the write again with its members (ARGV[19 + 4F ...]), which the
+-- script copies in with the sentinel before it checks the member.
 --
 -- Reply: { status, score, rank, seq, composite, old_rank, member, changed }
 --   status   "ok" | "duplicate" | "out_of_range" | "bad_request" | "forbidden"
@@ -55,6 +69,8 @@
 -- Event (published on KEYS[6] and appended to KEYS[3]), a JSON object:
 --   {"seq":N,"member":M,"op":OP,"score":P|null,"old_score":P|null,
 --    "c":COMPOSITE,"old_c":COMPOSITE|null,"rank":R,"old_rank":R|null,"at":MS}
+-- Reply { "unseeded" }: the period's blocklist has no seed yet (see
+-- "Blocklists" above); nothing was written.
 --
 -- Hot boards (decay = buckets, only incr): the write adds the delta to the
 -- member in the bucket KEYS[7] and renews the bucket's TTL (relative PEXPIRE,
@@ -87,6 +103,8 @@ local nfields = tonumber(ARGV[15])
 local bucket_ttl = tonumber(ARGV[16 + 4 * nfields] or '0') or 0
 local hot, bkey = bucket_ttl > 0, KEYS[7]
 local pubcmd = ARGV[17 + 4 * nfields] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
+local seed_required = ARGV[18 + 4 * nfields] == '1'
+local seed_at = 19 + 4 * nfields
 
 local function num(x)
   -- %.17g prints every integer below 2^53 exactly, without an exponent
@@ -124,7 +142,18 @@ if req ~= '' then
   if prior then return answer('duplicate', string.match(prior, '^[^\n]*'), 0) end
 end
 
--- 2. a member an admin blocked writes nothing
+-- 2. a member an admin blocked writes nothing; a period's blocklist is
+-- seeded from the board's on the period's first write
+if seed_required and redis.call('SISMEMBER', KEYS[8], '') == 0 then
+  if ARGV[seed_at] == nil then return { 'unseeded' } end
+  local i = seed_at
+  while i <= #ARGV do -- in slices: unpack has a stack limit
+    local j = math.min(i + 999, #ARGV)
+    redis.call('SADD', KEYS[8], unpack(ARGV, i, j))
+    i = j + 1
+  end
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[8], ttl) end
+end
 if KEYS[8] and redis.call('SISMEMBER', KEYS[8], member) == 1 then
   return { 'forbidden', 'member ' .. member .. ' is blocked on this board' }
 end

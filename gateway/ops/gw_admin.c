@@ -10,6 +10,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "ops/gw_blocklist.h"
 #include "redis/gw_redis.h"
 #include "rc_admin_args.h"
 #include "rc_auth.h"
@@ -34,7 +35,34 @@ struct admin_call {
     char req[RC_REQ_MAX + 1];
     int block;
     int64_t at;
+    const struct rc_board *b;
+    struct rc_period p;
+    char *json;         /* the answer, held while gw_blocklist_spread runs */
 };
+
+static void admin_call_free(struct admin_call *a)
+{
+    free(a->id_json);
+    free(a->json);
+    free(a);
+}
+
+/* The board's and the next period's blocklists followed the block or
+ * unblock (periodic boards, ops/gw_blocklist.h): the answer goes out now. */
+static void on_spread(int code, void *privdata)
+{
+    struct admin_call *a = privdata;
+    if (code) {
+        free(a->json);
+        a->json = gw_op_error(a->app, a->id_json, code,
+                              a->op == RC_OP_UNBLOCK
+                                  ? "Redis became unreachable while the unblock reached later periods: send it again"
+                                  : "Redis became unreachable while the block reached later periods: send it again");
+    }
+    a->done(a->privdata, code, a->json);
+    a->json = NULL;
+    admin_call_free(a);
+}
 
 /* Who did what to which board, when: one entry of the audit stream. Sent on
  * the command connection right after the action; never holds a secret. */
@@ -106,10 +134,20 @@ static void on_admin(redisReply *r, void *privdata)
         }
         gw_log_info("admin %s by key %s on %s%s%s %s", rc_admin_action(a->op), a->who, a->board, a->period[0] ? "|" : "",
                     a->period, member);
+        int spread = a->p.id[0] && (a->op == RC_OP_UNBLOCK || (a->op == RC_OP_REMOVE && a->block));
+        if (spread && json) {
+            a->json = json;
+            if (gw_blocklist_spread(app->redis, a->b, a->board, &a->p, a->at, a->member, a->op == RC_OP_REMOVE,
+                                    on_spread, a) == 0)
+                return;
+            a->json = NULL;
+            free(json);
+            code = RC_E_UNAVAILABLE;
+            json = gw_op_error(app, a->id_json, code, "Redis is unreachable: later periods were not updated");
+        }
     }
     a->done(a->privdata, code, json);
-    free(a->id_json);
-    free(a);
+    admin_call_free(a);
 }
 
 void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
@@ -149,6 +187,8 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
     snprintf(a->period, sizeof a->period, "%s", p.id);
     snprintf(a->member, sizeof a->member, "%s", r->member);
     snprintf(a->req, sizeof a->req, "%s", r->req);
+    a->b = b;
+    a->p = p;
 
     struct rc_admin_args args;
     int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, app->redis && gw_redis_is_cluster(app->redis) == 1, &args, &err) != 0;

@@ -1,15 +1,40 @@
-/* gw_write.c - sends a write through the script and decodes the answer. */
+/* gw_write.c - sends a write through the script and decodes the answer.
+ *
+ * A periodic board's write may find its period's blocklist not seeded yet
+ * (lua/write.lua, "Blocklists"): then the board's blocklist is read
+ * (SMEMBERS rc:{B|}:blocked), the write sent again with its members as the
+ * seed, and once it is answered the board's list is read once more and the
+ * difference (a block or unblock that ran while we seeded) applied to the
+ * period's list. The caller sees one answer, as for any write. */
 #include "redis/gw_write.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "rc_err.h"
+
 struct pending {
+    struct gw_redis *redis;
+    struct gw_script *script;
     const struct rc_board *board;
     int replicas; /* asked for (ack_replicas), 0 none */
+    int64_t replicas_timeout_ms;
     gw_write_cb *cb;
     void *privdata;
+    /* periodic boards only: the call, kept to send it again with a seed */
+    int nkeys, argc;
+    char **argv;        /* argc words, one block with the strings */
+    size_t *argvlen;
+    char **seed;        /* the board's blocklist as read for the seed (NULL: none sent) */
+    size_t nseed;
 };
+
+static void pending_free(struct pending *p)
+{
+    free(p->argv);
+    free(p->seed);
+    free(p);
+}
 
 int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, struct rc_write_result *res,
                          struct rc_error *err)
@@ -19,7 +44,7 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis connection lost before the write was answered");
     if (reply->type == REDIS_REPLY_ERROR)
         return rc_error_set(err, RC_E_INTERNAL, "Redis error: %.150s", reply->str);
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 || reply->elements > 8)
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 8)
         return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
     for (size_t i = 0; i < reply->elements; i++) {
         const redisReply *e = reply->element[i];
@@ -32,21 +57,199 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
     return 0;
 }
 
+/* ---- seeding a period's blocklist ------------------------------------- */
+
+static int send_call(struct pending *p, size_t nextra, const char *const *extra, const size_t *extralen);
+
+/* The members of an SMEMBERS reply, copied into one block (NULL on a bad
+ * reply or no memory; *n 0 with a non-NULL block for an empty set). */
+static char **copy_members(const redisReply *r, size_t *n)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    size_t bytes = (r->elements + 1) * sizeof(char *);
+    for (size_t i = 0; i < r->elements; i++) {
+        if (r->element[i]->type != REDIS_REPLY_STRING)
+            return NULL;
+        bytes += r->element[i]->len + 1;
+    }
+    char **out = malloc(bytes);
+    if (!out)
+        return NULL;
+    char *s = (char *)(out + r->elements + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        if (r->element[i]->len == 0)
+            continue; /* the sentinel: never a member */
+        out[k++] = s;
+        memcpy(s, r->element[i]->str, r->element[i]->len);
+        s[r->element[i]->len] = '\0';
+        s += r->element[i]->len + 1;
+    }
+    out[k] = NULL;
+    *n = k;
+    return out;
+}
+
+static int contains(char *const *list, size_t n, const char *m)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], m) == 0)
+            return 1;
+    return 0;
+}
+
+/* SADD (add) or SREM every member of `from` that `other` lacks, on the
+ * period's blocklist (the write's KEYS[8]); fire and forget. */
+static void apply_diff(struct pending *p, char *const *from, size_t nfrom, char *const *other, size_t nother,
+                       int add)
+{
+    const char *key = p->argv[7];
+    for (size_t i = 0; i < nfrom; i++) {
+        if (contains(other, nother, from[i]))
+            continue;
+        const char *argv[] = {add ? "SADD" : "SREM", key, from[i]};
+        gw_redis_command(p->redis, key, p->argvlen[7], 3, argv, NULL, NULL, NULL);
+    }
+}
+
+/* The board's blocklist read again after the seeded write: what changed
+ * while we seeded reaches the period's list. */
+static void on_reread(redisReply *reply, void *privdata)
+{
+    struct pending *p = privdata;
+    size_t n = 0;
+    char **now = copy_members(reply, &n);
+    if (now) {
+        apply_diff(p, now, n, p->seed, p->nseed, 1);
+        apply_diff(p, p->seed, p->nseed, now, n, 0);
+        free(now);
+    }
+    pending_free(p);
+}
+
+static void on_board_list(redisReply *reply, void *privdata)
+{
+    struct pending *p = privdata;
+    struct rc_error err = {0, ""};
+    p->seed = copy_members(reply, &p->nseed);
+    if (!p->seed) {
+        rc_error_set(&err, RC_E_UNAVAILABLE, "could not read the board's blocklist: nothing was written");
+        p->cb(err.code, NULL, &err, p->privdata);
+        pending_free(p);
+        return;
+    }
+    /* the sentinel "" first, then the members (lua/write.lua) */
+    size_t nextra = p->nseed + 1;
+    const char **extra = malloc(nextra * sizeof *extra);
+    size_t *extralen = malloc(nextra * sizeof *extralen);
+    int rc = RC_E_INTERNAL;
+    if (extra && extralen) {
+        extra[0] = "";
+        extralen[0] = 0;
+        for (size_t i = 0; i < p->nseed; i++) {
+            extra[i + 1] = p->seed[i];
+            extralen[i + 1] = strlen(p->seed[i]);
+        }
+        rc = send_call(p, nextra, extra, extralen);
+    }
+    free(extra);
+    free(extralen);
+    if (rc) {
+        rc_error_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
+        p->cb(err.code, NULL, &err, p->privdata);
+        pending_free(p);
+    }
+}
+
+/* ---- the write ---------------------------------------------------------- */
+
 static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
 {
     struct pending *p = privdata;
     struct rc_write_result res;
     struct rc_error err = {0, ""};
     int code = gw_write_parse_reply(p->board, reply, &res, &err);
+    if (!code && res.unseeded) {
+        if (!p->seed && p->argv) {
+            const char *from = p->argv[p->argc - 1]; /* kept past the words: see submit */
+            const char *argv[] = {"SMEMBERS", from};
+            if (gw_redis_command(p->redis, from, strlen(from), 2, argv, NULL, on_board_list, p) == 0)
+                return;
+        }
+        code = rc_error_set(&err, RC_E_UNAVAILABLE, "%s", res.message);
+    }
     if (!code)
         res.replicas = p->replicas > 0 ? replicas : -1;
     p->cb(code, code ? NULL : &res, &err, p->privdata);
-    free(p);
+    if (p->seed) {
+        /* seeded by this write: read the board's list again */
+        const char *from = p->argv[p->argc - 1];
+        const char *argv[] = {"SMEMBERS", from};
+        if (gw_redis_command(p->redis, from, strlen(from), 2, argv, NULL, on_reread, p) == 0)
+            return;
+    }
+    pending_free(p);
 }
 
 static void on_reply(redisReply *reply, void *privdata)
 {
     on_reply_waited(reply, -1, privdata);
+}
+
+/* Sends the kept call (p->argv without its last word, the seed source),
+ * with extra words appended. */
+static int send_call(struct pending *p, size_t nextra, const char *const *extra, const size_t *extralen)
+{
+    int n = p->argc - 1 + (int)nextra;
+    const char **words = malloc((size_t)n * sizeof *words);
+    size_t *lens = malloc((size_t)n * sizeof *lens);
+    int rc = RC_E_INTERNAL;
+    if (words && lens) {
+        for (int i = 0; i < p->argc - 1; i++) {
+            words[i] = p->argv[i];
+            lens[i] = p->argvlen[i];
+        }
+        for (size_t i = 0; i < nextra; i++) {
+            words[p->argc - 1 + (int)i] = extra[i];
+            lens[p->argc - 1 + (int)i] = extralen[i];
+        }
+        rc = p->replicas > 0 ? gw_redis_eval_wait(p->redis, p->script, p->nkeys, n, words, lens, p->replicas,
+                                                  p->replicas_timeout_ms, on_reply_waited, p)
+                             : gw_redis_eval(p->redis, p->script, p->nkeys, n, words, lens, on_reply, p);
+    }
+    free(words);
+    free(lens);
+    return rc;
+}
+
+/* Keeps a copy of the call in p, with seed_from as one more word at the end
+ * (not sent). Returns 0 or RC_E_INTERNAL. */
+static int keep_call(struct pending *p, int nkeys, int argc, const char *const *words, const size_t *lens,
+                     const char *seed_from)
+{
+    size_t total = (size_t)(argc + 1) * (sizeof(char *) + sizeof(size_t)) + strlen(seed_from) + 1;
+    for (int i = 0; i < argc; i++)
+        total += lens[i] + 1;
+    char **argv = malloc(total);
+    if (!argv)
+        return RC_E_INTERNAL;
+    size_t *argvlen = (size_t *)(argv + argc + 1);
+    char *s = (char *)(argvlen + argc + 1);
+    for (int i = 0; i <= argc; i++) {
+        const char *w = i < argc ? words[i] : seed_from;
+        size_t len = i < argc ? lens[i] : strlen(seed_from);
+        argv[i] = s;
+        argvlen[i] = len;
+        memcpy(s, w, len);
+        s[len] = '\0';
+        s += len + 1;
+    }
+    p->argv = argv;
+    p->argvlen = argvlen;
+    p->nkeys = nkeys;
+    p->argc = argc + 1;
+    return 0;
 }
 
 int gw_write_submit(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
@@ -75,17 +278,24 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
         words[n] = a.argv[i];
         lens[n] = strlen(a.argv[i]);
     }
-    struct pending *pd = malloc(sizeof *pd);
+    struct pending *pd = calloc(1, sizeof *pd);
     if (!pd)
         return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+    pd->redis = redis;
+    pd->script = s;
     pd->board = b;
     pd->replicas = replicas;
+    pd->replicas_timeout_ms = replicas_timeout_ms;
     pd->cb = cb;
     pd->privdata = privdata;
+    if (a.seed_from[0] && keep_call(pd, (int)a.nkeys, (int)n, words, lens, a.seed_from) != 0) {
+        free(pd);
+        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+    }
     if ((replicas > 0 ? gw_redis_eval_wait(redis, s, (int)a.nkeys, (int)n, words, lens, replicas, replicas_timeout_ms,
                                            on_reply_waited, pd)
                       : gw_redis_eval(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd)) != 0) {
-        free(pd);
+        pending_free(pd);
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
     }
     return 0;

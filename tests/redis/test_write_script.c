@@ -427,6 +427,67 @@ static void test_periodic_keys_expire_keep_periods_after_their_period(void **sta
     assert_int_equal(redis_int(f, "PTTL %s", "rc:{plain|}:z"), -1);
 }
 
+/* The members of a set, sorted, joined by ",", the sentinel "" shown as "''". */
+static void set_members(struct fixture *f, const char *key, char *out, size_t cap)
+{
+    redisReply *r = redisCommand(f->sync, "SORT %s ALPHA", key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    out[0] = '\0';
+    for (size_t i = 0; i < r->elements; i++) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%s", i ? "," : "", r->element[i]->len ? r->element[i]->str : "''");
+    }
+    freeReplyObject(r);
+}
+
+static int write_status(struct fixture *f, int64_t now, const char *member)
+{
+    char json[256];
+    struct rc_write_result res;
+    struct rc_error err = {0, ""};
+    snprintf(json, sizeof json, "{\"op\":\"incr\",\"board\":\"tday\",\"member\":\"%s\",\"delta\":1}", member);
+    assert_int_equal(rc_test_write(&f->w, f->conf, json, now, &res, &err), 0);
+    return res.status;
+}
+
+/* A periodic board's blocklist lives in each period's slot (no script
+ * touches two slots, as a cluster demands): the first write of a period
+ * copies the board's list rc:{B|}:blocked into it, with the sentinel "", and
+ * gives it the period's lifetime; later changes of the board's list alone
+ * reach only periods not seeded yet (an admin's block or unblock also
+ * changes the current and next period: ops/gw_blocklist.c). */
+static void test_periodic_blocklist_is_seeded_from_the_boards_on_a_periods_first_write(void **state)
+{
+    struct fixture *f = *state;
+    char got[256];
+    freeReplyObject(redisCommand(f->sync, "SADD rc:{tday|}:blocked cheat"));
+    assert_int_equal(write_status(f, T0, "cheat"), RC_E_FORBIDDEN);
+    assert_int_equal(redis_int(f, "EXISTS %s", "rc:{tday|2026-01-01}:z"), 0); /* nothing written */
+    set_members(f, "rc:{tday|2026-01-01}:blocked", got, sizeof got);
+    assert_string_equal(got, "'',cheat");
+    long long ttl = redis_int(f, "PTTL %s", "rc:{tday|2026-01-01}:blocked");
+    assert_true(ttl > (16 + 24) * 3600000LL - 60000 && ttl <= (16 + 24) * 3600000LL);
+    assert_int_equal(write_status(f, T0, "fair"), 0);
+    /* the board's list changed alone: the seeded period keeps its own */
+    freeReplyObject(redisCommand(f->sync, "SREM rc:{tday|}:blocked cheat"));
+    assert_int_equal(write_status(f, T0 + 1000, "cheat"), RC_E_FORBIDDEN);
+    /* the next day is seeded from the board's list as it is then */
+    int64_t day2 = T0 + 24 * 3600000LL;
+    assert_int_equal(write_status(f, day2, "cheat"), 0);
+    set_members(f, "rc:{tday|2026-01-02}:blocked", got, sizeof got);
+    assert_string_equal(got, "''");
+    /* boards without periods check their one list and seed nothing */
+    freeReplyObject(redisCommand(f->sync, "SADD rc:{plain|}:blocked cheat"));
+    char json[] = "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"cheat\",\"delta\":1}";
+    struct rc_write_result res;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_test_write(&f->w, f->conf, json, T0, &res, &err), 0);
+    assert_int_equal(res.status, RC_E_FORBIDDEN);
+    set_members(f, "rc:{plain|}:blocked", got, sizeof got);
+    assert_string_equal(got, "cheat");
+}
+
 /* How many times PUBLISH ran on the server (scripts' calls count too). */
 static long long publishes(struct fixture *f)
 {
@@ -544,6 +605,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_next_call_succeeds_after_script_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_op_not_declared_for_board_is_refused_before_redis, setup, teardown),
         cmocka_unit_test_setup_teardown(test_periodic_keys_expire_keep_periods_after_their_period, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_periodic_blocklist_is_seeded_from_the_boards_on_a_periods_first_write,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_hot_board_write_lands_in_the_current_bucket_without_an_event, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_scaled_board_incr_adds_to_the_fractional_score, setup, teardown),

@@ -50,7 +50,8 @@ static void remove_with_block_names_the_member_and_period_keys(void **s)
     assert_int_equal(rc_admin_args_build(b, &r, &p, 1763769600000LL, 0, 5000, 0, &a, &err), 0);
     assert_non_null(strstr(a.words[0], "daily"));
     assert_non_null(strstr(a.words[0], p.id));
-    assert_null(strstr(a.words[4], p.id)); /* the blocklist spans every period */
+    assert_non_null(strstr(a.words[4], p.id)); /* the period's own blocklist: one slot */
+    assert_non_null(strstr(a.words[4], ":blocked"));
     assert_non_null(strstr(a.words[5], "alice"));
     assert_string_equal(a.words[7], "remove");
     assert_string_equal(a.words[8], "alice");

@@ -94,12 +94,15 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_string_equal(a.argv[11], "1000");
     /* keys live to the end of the day 2 days later (keep = 2): 1 ms + 2 days */
     assert_string_equal(a.argv[13], "172800001");
-    assert_string_equal(a.argv[a.nargv - 1], "PUBLISH"); /* one Redis: plain pub/sub */
+    assert_string_equal(a.argv[a.nargv - 2], "PUBLISH"); /* one Redis: plain pub/sub */
+    assert_string_equal(a.argv[a.nargv - 1], "1");       /* a period: its blocklist is seeded on first write */
+    assert_non_null(strstr(a.keys[7], p.id));            /* the period's own blocklist, in its slot */
+    assert_string_equal(a.seed_from, "rc:{daily|}:blocked");
     assert_string_equal(a.argv[14], "0");
     assert_string_equal(a.argv[15], "0"); /* not a hot board: no bucket */
-    assert_int_equal(a.nargv, 17); /* ARGV[17 + 4F]: the publish command */
+    assert_int_equal(a.nargv, 18); /* ARGV[17 + 4F]: the publish command, then the seed flag */
     assert_int_equal(a.nkeys, 8);
-    assert_string_equal(a.keys[7], "rc:{daily|}:blocked"); /* the board's, all periods */
+    assert_string_equal(a.keys[7], "rc:{daily|2025-11-21}:blocked"); /* the period's own: one slot */
     rc_request_free(&r);
 
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5}", now + 1, &r, &p, &a,
@@ -127,7 +130,7 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     for (unsigned i = 0; i < 12; i++)
         assert_string_equal(a.argv[15 + i], want[i]);
     assert_string_equal(a.argv[27], "0"); /* ARGV[16 + 4F]: no bucket */
-    assert_int_equal(a.nargv, 29);
+    assert_int_equal(a.nargv, 30);
     rc_request_free(&r);
 }
 
@@ -183,7 +186,9 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     assert_string_equal(a.argv[13], "0");  /* all-time: the board itself never expires */
     assert_string_equal(a.argv[14], "0");  /* no fields */
     assert_string_equal(a.argv[15], "90000000"); /* the bucket lives window + span: 25 h */
-    assert_int_equal(a.nargv, 17);
+    assert_int_equal(a.nargv, 18);
+    assert_string_equal(a.argv[17], "0"); /* no periods: one blocklist, nothing to seed */
+    assert_string_equal(a.seed_from, "");
     rc_request_free(&r);
     /* one ms before the hour: the previous bucket */
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5}",

@@ -1,0 +1,103 @@
+/* gw_blocklist.c - a periodic board's block and unblock beyond the period
+ * (gw_blocklist.h). */
+#include "ops/gw_blocklist.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_err.h"
+#include "rc_expiry.h"
+#include "rc_keys.h"
+
+#define MAX_STEPS 3
+
+struct step {
+    const char *cmd;               /* SADD, SREM or PEXPIRE */
+    char key[RC_KEY_MAX];
+    const char *arg;               /* the member, or the ttl below */
+};
+
+struct spread {
+    struct gw_redis *redis;
+    gw_blocklist_cb *cb;
+    void *privdata;
+    struct step steps[MAX_STEPS];
+    int nsteps, next;
+    char member[RC_MEMBER_MAX + 1];
+    char ttl[32];
+};
+
+static void run(struct spread *s);
+
+static void on_step(redisReply *reply, void *privdata)
+{
+    struct spread *s = privdata;
+    if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        s->cb(RC_E_UNAVAILABLE, s->privdata);
+        free(s);
+        return;
+    }
+    run(s);
+}
+
+static void run(struct spread *s)
+{
+    if (s->next == s->nsteps) {
+        s->cb(0, s->privdata);
+        free(s);
+        return;
+    }
+    struct step *st = &s->steps[s->next++];
+    const char *argv[] = {st->cmd, st->key, st->arg};
+    if (gw_redis_command(s->redis, st->key, strlen(st->key), 3, argv, NULL, on_step, s) != 0) {
+        s->cb(RC_E_UNAVAILABLE, s->privdata);
+        free(s);
+    }
+}
+
+static int add_step(struct spread *s, const char *cmd, const char *board, const char *period, const char *arg)
+{
+    struct step *st = &s->steps[s->nsteps++];
+    st->cmd = cmd;
+    st->arg = arg;
+    return rc_board_key(st->key, RC_KEY_MAX, board, period, "blocked", NULL) ? RC_E_INTERNAL : 0;
+}
+
+int gw_blocklist_spread(struct gw_redis *redis, const struct rc_board *b, const char *board, const struct rc_period *p,
+                        int64_t now_ms, const char *member, int add, gw_blocklist_cb *cb, void *privdata)
+{
+    struct rc_period next;
+    struct rc_error err = {0, ""};
+    int64_t ttl = 0;
+    if (!p->id[0] || rc_period_next(&b->period, p, &next) != 0 || rc_period_ttl_ms(b, &next, now_ms, &ttl, &err) != 0)
+        return RC_E_INTERNAL;
+    struct spread *s = calloc(1, sizeof *s);
+    if (!s)
+        return RC_E_INTERNAL;
+    s->redis = redis;
+    s->cb = cb;
+    s->privdata = privdata;
+    snprintf(s->member, sizeof s->member, "%s", member);
+    snprintf(s->ttl, sizeof s->ttl, "%" PRId64, ttl > 0 ? ttl : 1);
+    int rc = add_step(s, add ? "SADD" : "SREM", board, "", s->member);
+    if (!rc && !add)
+        rc = add_step(s, "SREM", board, p->id, s->member);
+    if (!rc)
+        rc = add_step(s, add ? "SADD" : "SREM", board, next.id, s->member);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    /* a block creates P+1's list when nobody wrote there yet: it expires
+     * with P+1's keys (and still counts as not seeded: no sentinel) */
+    if (add) {
+        s->steps[s->nsteps] = s->steps[s->nsteps - 1];
+        s->steps[s->nsteps].cmd = "PEXPIRE";
+        s->steps[s->nsteps].arg = s->ttl;
+        s->nsteps++;
+    }
+    run(s);
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* gw_blocklist.h - a periodic board's block and unblock beyond the period
+ * the admin script changed.
+ *
+ * A periodic board has a blocklist per period, in the period's tag (a script
+ * touches one slot), plus the board's list rc:{B|}:blocked that every new
+ * period copies on its first write (lua/write.lua, "Blocklists"). After
+ * lua/admin.lua blocked or unblocked a member in period P, this brings the
+ * board's list and the next period's list (which a gateway with a clock a
+ * little ahead may have seeded already) in line:
+ *   block    SADD rc:{B|}:blocked M, then SADD + PEXPIRE on P+1's list
+ *   unblock  SREM rc:{B|}:blocked M, SREM on P's list again (a seed read
+ *            before the first step may have put M back), then on P+1's
+ * one command after the other. A board without periods has one list, which
+ * the admin script changed: nothing is left to do there.
+ */
+#ifndef GW_BLOCKLIST_H
+#define GW_BLOCKLIST_H
+
+#include <stdint.h>
+
+#include "rc_conf.h"
+#include "rc_period.h"
+#include "redis/gw_redis.h"
+
+/* code 0 when every step was answered, else RC_E_UNAVAILABLE. */
+typedef void gw_blocklist_cb(int code, void *privdata);
+
+/* Runs the steps above for member on board `board` (declared by b,
+ * periodic), period p, at now_ms; add 1 blocks, 0 unblocks. Returns 0 (cb
+ * runs once, later), or an RC_E_* when nothing was sent (cb does not run).
+ * Copies what it keeps. */
+int gw_blocklist_spread(struct gw_redis *redis, const struct rc_board *b, const char *board, const struct rc_period *p,
+                        int64_t now_ms, const char *member, int add, gw_blocklist_cb *cb, void *privdata);
+
+#endif
