@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "rc_admin_args.h"
+#include "rc_slot.h"
 
 static const char *text = "[board daily]\nperiod = day\n[board plain]\norder = asc\ntiebreak_horizon = 1d\ntiebreak_base = 2026-01-01T00:00:00Z\n";
 static struct rc_conf *conf;
@@ -62,6 +63,9 @@ static void remove_with_block_names_the_member_and_period_keys(void **s)
     assert_string_equal(a.words[18], "PUBLISH"); /* one Redis */
     for (size_t i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++)
         assert_int_equal(a.lens[i], strlen(a.words[i]));
+    /* one cluster slot for every key (no CROSSSLOT on a cluster) */
+    for (size_t i = 1; i < RC_ADMIN_NKEYS; i++)
+        assert_int_equal(rc_key_slot(a.words[i], a.lens[i]), rc_key_slot(a.words[0], a.lens[0]));
 }
 
 static void reverse_names_the_req_keys_and_block_is_off(void **s)

@@ -11,6 +11,7 @@
 
 #include "rc_codec.h"
 #include "rc_conf.h"
+#include "rc_slot.h"
 #include "rc_write_args.h"
 
 #define NOV22_0800 1763769600000LL /* 2025-11-22T00:00:00Z, 08:00 on Nov 22 at +08:00 */
@@ -63,6 +64,37 @@ static int build(const char *json, int64_t now, struct rc_request *r, struct rc_
     assert_non_null(b);
     assert_int_equal(rc_period_select(&b->period, r->period, now, p), 0);
     return rc_write_args_build(b, r, p, now, 0, a, err);
+}
+
+/* Every key of the call hashes to one cluster slot (Redis Cluster refuses a
+ * script whose keys span two: CROSSSLOT). */
+static void assert_one_slot(const struct rc_write_args *a)
+{
+    unsigned slot = rc_key_slot(a->keys[0], strlen(a->keys[0]));
+    for (unsigned i = 1; i < a->nkeys; i++)
+        if (rc_key_slot(a->keys[i], strlen(a->keys[i])) != slot)
+            fail_msg("KEYS[%u] %s is in another slot than %s", i + 1, a->keys[i], a->keys[0]);
+}
+
+static void test_every_key_of_a_write_is_in_one_slot(void **state)
+{
+    (void)state;
+    static const char *const writes[] = {
+        "{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5,\"req\":\"q1\"}",
+        "{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5}",
+        "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"u:1\",\"fields\":{\"clears\":3}}",
+    };
+    for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
+        struct rc_request r;
+        struct rc_period p;
+        struct rc_write_args a;
+        struct rc_error err;
+        if (build(writes[i], NOV22_0800, &r, &p, &a, &err) != 0)
+            fail_msg("%s: %s", writes[i], err.msg);
+        assert_int_equal(a.nkeys, RC_WRITE_NKEYS);
+        assert_one_slot(&a);
+        rc_request_free(&r);
+    }
 }
 
 static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
@@ -267,6 +299,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_periodic_write_keys_carry_board_and_local_day_tag),
+        cmocka_unit_test(test_every_key_of_a_write_is_in_one_slot),
         cmocka_unit_test(test_multi_field_args_list_fields_in_declared_order),
         cmocka_unit_test(test_refusals_before_redis),
         cmocka_unit_test(test_reply_decodes_score_from_composite),
