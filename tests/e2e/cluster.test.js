@@ -234,10 +234,12 @@ test('a primary killed with SIGKILL under ack_replicas = 1: no write acked as re
 
   const replicated = [];
   let notReplicated = 0;
+  let outage = 0;
   for (let i = 0; i < 200; i++) {
     if (i === 70) await cluster.kill(primary, 'SIGKILL');
     // one member per write, so every acked write can be looked for by name
-    const { ack } = await writeUntilAcked(gw, board, { member: `k${i}`, op: 'set', value: i + 1, req: `kill-${i}` }, 60000);
+    const { ack, ms } = await writeUntilAcked(gw, board, { member: `k${i}`, op: 'set', value: i + 1, req: `kill-${i}` }, 60000);
+    outage = Math.max(outage, ms);
     assert.equal(typeof ack.replicas, 'number', 'the ack says how many replicas have the write');
     if (ack.replicas >= 1) replicated.push(`k${i}`);
     else notReplicated++;
@@ -245,7 +247,7 @@ test('a primary killed with SIGKILL under ack_replicas = 1: no write acked as re
   // before the kill the primary had its replica; after it the promoted
   // replica has none, so later writes are acked with replicas: 0 (the
   // writer is told they are not replicated)
-  t.diagnostic(`${replicated.length} writes acked as replicated, ${notReplicated} not`);
+  t.diagnostic(`${replicated.length} writes acked as replicated, ${notReplicated} not; longest write (the outage, node timeout 2 s): ${outage} ms`);
   assert.ok(replicated.length >= 60, `${replicated.length} of the 70 writes before the kill acked as replicated`);
   assert.ok(notReplicated > 0, 'writes after the kill are acked as not replicated');
   assert.equal(await cluster.owner(`rc:{${board}|}:z`), replica, 'the replica was promoted');
@@ -274,10 +276,12 @@ test("a board's slot moves to another primary under writes and viewers: ASK and 
   const sums = new Map();
   let written = 0;
   let stop = false;
+  let slowest = 0;
   const writer = (async () => {
     for (let i = 0; !stop || i < 60; i++) {
       const member = `r${i % 8}`;
-      await writeUntilAcked(gw, board, { member, op: 'incr', delta: 2, req: `mv-${i}` });
+      const { ms } = await writeUntilAcked(gw, board, { member, op: 'incr', delta: 2, req: `mv-${i}` });
+      slowest = Math.max(slowest, ms);
       sums.set(member, (sums.get(member) || 0) + 2);
       written++;
     }
@@ -298,6 +302,7 @@ test("a board's slot moves to another primary under writes and viewers: ASK and 
   stop = true;
   await writer;
   assert.equal(await cluster.owner(key), to);
+  t.diagnostic(`${written} writes during the move; slowest ${slowest} ms`);
 
   await windowSettles(cluster, window, board, 10, sums, 'the window after the move');
   await h.waitFor(() => feed.events.length >= written, 15000, 'the feed after the move');
