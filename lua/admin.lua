@@ -121,8 +121,9 @@ elseif action == 'reset' then
   if redis.call('EXISTS', z, seqkey, logkey) == 0 then
     return { 'ok', 0, '', '', 0, 0 }
   end
-  redis.call('DEL', z)
-  redis.call('DEL', logkey)
+  -- UNLINK: a board of a million members is freed off Redis' main thread
+  redis.call('UNLINK', z)
+  redis.call('UNLINK', logkey)
   return { 'ok', record('reset', nil, nil, nil, 0, 0), '', '', 0, 1 }
 end
 return { 'bad_request', 0, '', '', 0, 'unknown admin action' }
