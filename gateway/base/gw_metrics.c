@@ -71,7 +71,77 @@ static void gauge(struct out *o, const char *name, const char *help, uint64_t v)
     put(o, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
 }
 
-char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded, size_t *len)
+/* A label value as the text format wants it: backslash, quote and newline
+ * escaped (a node's host comes from the cluster's answers). */
+static void put_label(struct out *o, const char *v)
+{
+    for (const char *p = v; *p; p++) {
+        if (*p == '\\')
+            put(o, "\\\\");
+        else if (*p == '"')
+            put(o, "\\\"");
+        else if (*p == '\n')
+            put(o, "\\n");
+        else
+            put(o, "%c", *p);
+    }
+}
+
+/* One series per node: name{node="host:port"} value. */
+static void per_node(struct out *o, const struct gw_metrics_redis *rs, const char *name, const char *type,
+                     const char *help, uint64_t (*value)(const struct gw_metrics_node *))
+{
+    put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (size_t i = 0; i < rs->nnodes; i++) {
+        put(o, "%s{node=\"", name);
+        put_label(o, rs->node[i].name ? rs->node[i].name : "");
+        put(o, "\"} %llu\n", (unsigned long long)value(&rs->node[i]));
+    }
+}
+
+static uint64_t node_up(const struct gw_metrics_node *n)
+{
+    return n->up ? 1 : 0;
+}
+
+static uint64_t node_slots(const struct gw_metrics_node *n)
+{
+    return n->slots > 0 ? (uint64_t)n->slots : 0;
+}
+
+static uint64_t node_reconnects(const struct gw_metrics_node *n)
+{
+    return n->reconnects;
+}
+
+static uint64_t node_failures(const struct gw_metrics_node *n)
+{
+    return n->failures;
+}
+
+static void redis_series(struct out *o, const struct gw_metrics_redis *rs)
+{
+    counter(o, "rankcast_redis_failures_total", "Redis connection attempts that failed and sessions dropped, all nodes",
+            rs->failures);
+    counter(o, "rankcast_redis_moved_total", "Redis Cluster MOVED redirects followed", rs->moved);
+    counter(o, "rankcast_redis_ask_total", "Redis Cluster ASK redirects followed", rs->ask);
+    counter(o, "rankcast_redis_tryagain_total", "Redis Cluster TRYAGAIN answers retried", rs->tryagain);
+    counter(o, "rankcast_redis_clusterdown_total", "Redis Cluster CLUSTERDOWN/MASTERDOWN answers (unavailable)",
+            rs->clusterdown);
+    counter(o, "rankcast_redis_slot_map_refreshes_total", "Redis Cluster slot maps read (CLUSTER SLOTS answered)",
+            rs->refreshes);
+    gauge(o, "rankcast_redis_nodes", "Redis servers the gateway holds connections to now", rs->nodes);
+    per_node(o, rs, "rankcast_redis_node_up", "gauge", "1 when the node is up (both connections, scripts loaded)",
+             node_up);
+    per_node(o, rs, "rankcast_redis_node_slots", "gauge", "Slots the node serves in the slot map", node_slots);
+    per_node(o, rs, "rankcast_redis_node_reconnects_total", "counter", "Successful connects to the node after the first",
+             node_reconnects);
+    per_node(o, rs, "rankcast_redis_node_failures_total", "counter",
+             "Failed connection attempts to the node and dropped sessions", node_failures);
+}
+
+char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
+                        const struct gw_metrics_redis *rs, size_t *len)
 {
     static const char *const views[4] = {"top", "page", "around", "feed"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
@@ -106,6 +176,8 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_queue_drops_total", "Slow readers whose queue overflowed (resynced)", m->queue_drops);
     counter(&o, "rankcast_redis_reconnects_total", "Redis reconnects after an outage", m->redis_reconnects);
     counter(&o, "rankcast_keyspace_events_total", "Keyspace notifications received", m->keyspace_events);
+    if (rs)
+        redis_series(&o, rs);
     put(&o, "# HELP rankcast_script_rtt_seconds Write script round-trip time\n"
             "# TYPE rankcast_script_rtt_seconds histogram\n");
     uint64_t cum = 0;

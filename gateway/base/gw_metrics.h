@@ -34,6 +34,26 @@ struct gw_metrics {
     double rtt_sum_s;
 };
 
+/* One Redis server, as /metrics shows it. Gathered by the caller (serve/,
+ * from redis/gw_redis.h) for one render: base/ never asks redis/ itself. */
+struct gw_metrics_node {
+    const char *name;                     /* "host:port" ("[v6]:port"), borrowed for the render */
+    int up;
+    int slots;                            /* slots it serves (single mode: all) */
+    uint64_t reconnects, failures;
+};
+
+/* The Redis side of one render (counters summed over every node, retired
+ * ones included), gathered like gw_metrics_node. */
+struct gw_metrics_redis {
+    uint64_t failures;                    /* failed attempts and drops */
+    uint64_t moved, ask, tryagain, clusterdown; /* cluster answers followed or given up on */
+    uint64_t refreshes;                   /* slot map reads answered */
+    uint64_t nodes;                       /* nodes held now */
+    const struct gw_metrics_node *node;   /* borrowed for the render; nnodes of them */
+    size_t nnodes;
+};
+
 /* Records one script round trip of `us` microseconds. */
 void gw_metrics_rtt(struct gw_metrics *m, int64_t us);
 
@@ -41,7 +61,10 @@ void gw_metrics_rtt(struct gw_metrics *m, int64_t us);
 void gw_metrics_error(struct gw_metrics *m, int code);
 
 /* Renders the Prometheus text exposition into a malloc'd string (caller
- * frees), with redis_up and scripts_loaded gauges from the caller. */
-char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded, size_t *len);
+ * frees), with redis_up and scripts_loaded gauges and the Redis series from
+ * the caller (rs borrowed; NULL leaves the Redis counters and per-node
+ * series out). NULL when out of memory. */
+char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
+                        const struct gw_metrics_redis *rs, size_t *len);
 
 #endif

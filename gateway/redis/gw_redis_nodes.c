@@ -7,8 +7,9 @@
  * REFRESH_DOWN_MS while some slot has no up primary, and every
  * REFRESH_IDLE_MS otherwise. Applying it starts nodes for new primaries and
  * retires nodes that serve no slot (replicas, a failed primary now demoted);
- * seeds that are not primaries are retired too, and started again only when
- * no node at all is up to ask.
+ * seeds that are not primaries are retired too (once their first attempt
+ * ended: a plain server or a bad name among them is still reported), and
+ * started again only when no node at all is up to ask.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,20 @@ static int entry_ok(const redisReply *e)
            m->element[1]->integer > 0 && m->element[1]->integer <= 65535;
 }
 
+/* A seed whose first attempt has not ended: neither up nor failed yet. It
+ * is kept until it ends (and goes with a later map), so that a plain server
+ * among the seeds is still reported (gw_redis.c, when it comes up) and a
+ * seed that cannot be reached or resolved is still logged, whichever seed
+ * answered first. */
+static int first_attempt_pending(const struct gw_rnode *n)
+{
+    struct gw_node_stats st;
+    if (!n->seed || n->up)
+        return 0;
+    gw_node_get_stats(n->node, &st);
+    return st.failures == 0;
+}
+
 /* Applies a CLUSTER SLOTS answer got from asked. Returns 0 or -1 (the reply
  * was not a slot map; nothing changed). An empty host ("" or "?") means the
  * node we asked. */
@@ -197,7 +212,7 @@ static int apply_map(struct gw_redis *r, const redisReply *rep, const struct gw_
     /* nodes that serve nothing go (after the loop: retiring unlinks) */
     for (struct gw_rnode *n = r->nodes, *next; n; n = next) {
         next = n->next;
-        if (n->nslots == 0)
+        if (n->nslots == 0 && !first_attempt_pending(n))
             gw_rnodes_retire(n);
     }
     return 0;

@@ -163,31 +163,138 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
     cJSON_Delete(o);
 }
 
+/* ---- /healthz and /metrics ------------------------------------------------ */
+
+/* "host:port" ("[host]:port" for an IPv6 literal), malloc'd; NULL when out
+ * of memory. */
+static char *node_name(const char *host, int port)
+{
+    const char *fmt = strchr(host, ':') ? "[%s]:%d" : "%s:%d";
+    int n = snprintf(NULL, 0, fmt, host, port);
+    char *name = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (name)
+        snprintf(name, (size_t)n + 1, fmt, host, port);
+    return name;
+}
+
+/* One node of gw_redis_node_info as a /healthz entry, added to list.
+ * Returns 0 or -1 (out of memory). */
+static int health_node(cJSON *list, const struct gw_redis_node_info *ni)
+{
+    char *name = node_name(ni->host, ni->port);
+    cJSON *o = cJSON_CreateObject();
+    int ok = name && o && cJSON_AddStringToObject(o, "node", name) && cJSON_AddBoolToObject(o, "up", ni->up) &&
+             cJSON_AddNumberToObject(o, "slots", ni->primary_slots) &&
+             cJSON_AddNumberToObject(o, "reconnects", (double)ni->reconnects) &&
+             cJSON_AddNumberToObject(o, "failures", (double)ni->failures) &&
+             cJSON_AddStringToObject(o, "last_error", ni->last_error ? ni->last_error : "");
+    free(name);
+    if (!ok || !cJSON_AddItemToArray(list, o)) {
+        cJSON_Delete(o);
+        return -1;
+    }
+    return 0;
+}
+
+/* The fields single-Redis clients read ("ok", "redis", "scripts",
+ * "keyspace_events": unchanged), then "mode" ("single", "cluster", or
+ * "unknown" before any seed answered), "nodes" (every server held, with its
+ * slots and last error), and when there is one "why" (not healthy) and
+ * "warning" (a seed left out). */
 void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
-    int up = gw_redis_is_up(q->app->redis);
-    int events = gw_redis_keyspace_ok(q->app->redis) == 1;
-    cJSON *o = cJSON_CreateObject();
+    struct gw_redis *r = q->app->redis;
+    int up = gw_redis_is_up(r);
+    int events = r && gw_redis_keyspace_ok(r) == 1;
+    int cluster = r ? gw_redis_is_cluster(r) : -1;
+    const char *why = r && !up ? gw_redis_why_down(r) : "";
+    const char *warning = r ? gw_redis_warning(r) : "";
+    cJSON *o = cJSON_CreateObject(), *nodes = NULL;
     char *json = NULL;
-    if (o && cJSON_AddBoolToObject(o, "ok", up) && cJSON_AddStringToObject(o, "redis", up ? "up" : "down") &&
-        cJSON_AddStringToObject(o, "scripts", up ? "loaded" : "unknown") &&
-        cJSON_AddBoolToObject(o, "keyspace_events", events))
+    int ok = o && cJSON_AddBoolToObject(o, "ok", up) && cJSON_AddStringToObject(o, "redis", up ? "up" : "down") &&
+             cJSON_AddStringToObject(o, "scripts", up ? "loaded" : "unknown") &&
+             cJSON_AddBoolToObject(o, "keyspace_events", events) &&
+             cJSON_AddStringToObject(o, "mode", cluster == 1 ? "cluster" : cluster == 0 ? "single" : "unknown") &&
+             (nodes = cJSON_AddArrayToObject(o, "nodes")) != NULL;
+    struct gw_redis_node_info ni;
+    for (size_t i = 0; ok && r && gw_redis_node_info(r, i, &ni) == 0; i++)
+        ok = health_node(nodes, &ni) == 0;
+    if (ok && why && why[0])
+        ok = cJSON_AddStringToObject(o, "why", why) != NULL;
+    if (ok && warning && warning[0])
+        ok = cJSON_AddStringToObject(o, "warning", warning) != NULL;
+    if (ok)
         json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     gw_http_respond(q, up ? 200 : 503, "application/json", json);
 }
 
+/* The Redis side of /metrics: counters from gw_redis_get_stats and one entry
+ * per node. *nodes (*count entries, each name malloc'd) is the caller's to
+ * free with free_nodes, whatever the result. Returns 0 or -1 (out of
+ * memory). */
+static int gather_redis(struct gw_redis *r, struct gw_metrics_redis *rs, struct gw_metrics_node **nodes,
+                        size_t *count)
+{
+    struct gw_redis_stats st;
+    struct gw_redis_node_info ni;
+    size_t n = 0;
+    memset(rs, 0, sizeof *rs);
+    *nodes = NULL;
+    *count = 0;
+    if (!r)
+        return 0;
+    gw_redis_get_stats(r, &st);
+    while (gw_redis_node_info(r, n, &ni) == 0)
+        n++;
+    if (n && !(*nodes = calloc(n, sizeof **nodes)))
+        return -1;
+    *count = n;
+    for (size_t i = 0; i < n && gw_redis_node_info(r, i, &ni) == 0; i++) {
+        struct gw_metrics_node *m = &(*nodes)[i];
+        if (!(m->name = node_name(ni.host, ni.port)))
+            return -1;
+        m->up = ni.up;
+        m->slots = ni.primary_slots;
+        m->reconnects = ni.reconnects;
+        m->failures = ni.failures;
+    }
+    rs->failures = st.failures;
+    rs->moved = st.moved;
+    rs->ask = st.ask;
+    rs->tryagain = st.tryagain;
+    rs->clusterdown = st.clusterdown;
+    rs->refreshes = st.refreshes;
+    rs->nodes = st.nodes;
+    rs->node = *nodes;
+    rs->nnodes = n;
+    return 0;
+}
+
+static void free_nodes(struct gw_metrics_node *nodes, size_t n)
+{
+    for (size_t i = 0; nodes && i < n; i++)
+        free((char *)nodes[i].name);
+    free(nodes);
+}
+
 void gw_rest_metrics(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
-    size_t len;
+    size_t len, nnodes;
     int up = gw_redis_is_up(q->app->redis);
     struct gw_metrics *m = &q->app->metrics;
+    struct gw_metrics_redis rs;
+    struct gw_metrics_node *nodes;
+    char *text = NULL;
     m->sockets = gw_peers_open(q->app->peers);
     m->sockets_refused = gw_peers_refused(q->app->peers);
     m->sockets_timed_out = gw_peers_timed_out(q->app->peers);
-    gw_http_respond(q, 200, "text/plain; version=0.0.4", gw_metrics_render(&q->app->metrics, up, up, &len));
+    if (gather_redis(q->app->redis, &rs, &nodes, &nnodes) == 0)
+        text = gw_metrics_render(&q->app->metrics, up, up, &rs, &len);
+    free_nodes(nodes, nnodes);
+    gw_http_respond(q, text ? 200 : 500, "text/plain; version=0.0.4", text);
 }
 
 /* ---- handed to the ops layer ------------------------------------------- */
