@@ -23,7 +23,7 @@ scopes = read, write
 const RECORD = !!process.env.ROUTES_RECORD;
 
 // Fields whose value is a clock reading or otherwise differs between runs.
-const VOLATILE = new Set(['now_ms', 'at', 'ts', 'time', 'updated_at', 'uptime_s', 'offset_ms_now']);
+const VOLATILE = new Set(['now_ms', 'at', 'ts', 'time', 'updated_at', 'uptime_s', 'offset_ms_now', 'node']);
 function mask(v) {
   if (Array.isArray(v)) return v.map(mask);
   if (v && typeof v === 'object') {
@@ -62,11 +62,11 @@ const BOARDS = '{"boards":[{"name":"demo","template":false,"order":"desc","perio
 const ROUTES = [
   // /healthz, /metrics
   ['GET', '/healthz', undefined, A,
-    '200 {"ok":true,"redis":"up","scripts":"loaded","keyspace_events":true}'],
+    '200 {"ok":true,"redis":"up","scripts":"loaded","keyspace_events":true,"mode":"single","nodes":[{"node":"<masked>","up":true,"slots":16384,"reconnects":0,"failures":0,"last_error":""}]}'],
   ['HEAD', '/healthz', undefined, A,
     '200 '],
   ['POST', '/healthz', '{}', A,
-    '200 {"ok":true,"redis":"up","scripts":"loaded","keyspace_events":true}'],
+    '200 {"ok":true,"redis":"up","scripts":"loaded","keyspace_events":true,"mode":"single","nodes":[{"node":"<masked>","up":true,"slots":16384,"reconnects":0,"failures":0,"last_error":""}]}'],
   ['GET', '/metrics', undefined, A,
     '200 <text/plain; version=0.0.4>'],
   ['DELETE', '/metrics', undefined, A,
