@@ -8,11 +8,14 @@
  *
  *   node report.js report DIR --cases A,B,... (--smoke | --out FILE)
  *     Reads DIR/meta.env, DIR/<case>.json (rankcast-bench's JSON lines) and
- *     DIR/C-ceiling.csv (redis-benchmark --csv), prints the table, and:
+ *     DIR/C-ceiling*.csv, DIR/L-*-ceiling*.csv (redis-benchmark --csv),
+ *     prints the table, and:
  *     --out FILE   writes the report there; the part of an existing FILE from
  *                  the "analysis" marker on (hand-written) is kept;
  *     --smoke      checks that the tool and the gateway work (not their
  *                  speed) and exits 1 when they do not.
+ *     Case L fails (exit 1, after the report is written) when any write was
+ *     answered anything but an ack, on one Redis or on the cluster.
  */
 'use strict';
 
@@ -233,13 +236,110 @@ function evaluate(dir, cases, smoke) {
         `${fmt((j.bench_cpu_s / (j.measured_s || 1)) * 100, 0)} %`, j.latency_ms.p99 <= tick + 20 ? 'pass' : 'miss']);
     }
   }
-  return { meta, rows, details, broken, tick, knee };
+  // L: case C's writers over many boards, one Redis and a 3-primary cluster
+  const many = { rounds: [], failed: [] };
+  if (cases.includes('L')) {
+    const has = (f) => fs.existsSync(path.join(dir, f));
+    // "H:P boards writes cpu_s" lines from run.sh, per set-up and round
+    const nodesOf = (name) => Object.keys(meta).filter((k) => k.startsWith(`${name}_node`)).sort().map((k) => {
+      const [node, boards, writes, cpu] = meta[k].split(' ');
+      return { node, boards: Number(boards), writes: Number(writes), cpu: Number(cpu) };
+    });
+    const ceilNodes = (r) => [0, 1, 2].map((i) => {
+      const [node, c, n] = (meta[`L-cluster-ceiling${r}_${i}`] || '? ? ?').split(' ');
+      return { node, c: Number(c), n: Number(n), rps: ceilingRps(dir, `L-cluster-ceiling${r}-${i}.csv`) };
+    });
+    for (let r = 1; has(`L-one${r}.json`) || has(`L-cluster${r}.json`) || has(`L-one-ceiling${r}.csv`); r++) {
+      const one = readJson(dir, `L-one${r}`), clu = readJson(dir, `L-cluster${r}`);
+      const oneCeil = ceilingRps(dir, `L-one-ceiling${r}.csv`);
+      const cn = ceilNodes(r);
+      const cluCeil = cn.every((x) => x.rps) ? cn.reduce((s, x) => s + x.rps, 0) : null;
+      const wall = Number(meta[`L-cluster-ceiling${r}_wall_ms`]);
+      const cluWall = cn.every((x) => x.n) && wall ? cn.reduce((s, x) => s + x.n, 0) / (wall / 1000) : null;
+      const round = { r, one, clu, oneCeil, cn, cluCeil, cluWall, oneNodes: nodesOf(`L-one${r}`), cluNodes: nodesOf(`L-cluster${r}`),
+        metrics: meta[`L-cluster${r}_metrics`] || '' };
+      many.rounds.push(round);
+      detail(`L-one${r}`, one);
+      detail(`L-cluster${r}`, clu);
+      for (const [name, j, nodes] of [[`L-one${r}`, one, round.oneNodes], [`L-cluster${r}`, clu, round.cluNodes]]) {
+        const landed = nodes.reduce((s, x) => s + x.writes, 0);
+        const checks = j ? [[j.writes.sent > 0 && j.writes.acked === j.writes.sent, `${j.writes.acked} of ${j.writes.sent} writes acked`],
+          [j.writes.errors === 0, `${j.writes.errors} writes answered with an error (${codes(j)})`],
+          [j.writes.lost + j.writes.unknown_replies === 0, `${j.writes.lost} writes lost, ${j.writes.unknown_replies} unknown replies`],
+          [j.closes + j.connect.connect_errors === 0, `${j.closes} closes, ${j.connect.connect_errors} connect errors`],
+          [j.connect.writers_open === j.writers, `${j.connect.writers_open} of ${j.writers} writers open at the end`],
+          [nodes.length > 0 && landed === j.writes.acked, `Redis holds ${landed} writes on the case's boards, ${j.writes.acked} acked`]] : [];
+        const before = broken.length;
+        need(name, j, checks);
+        if (broken.length > before) many.failed.push(...broken.slice(before));
+      }
+      if (!oneCeil) broken.push(`L: redis-benchmark on one Redis, round ${r}, gave no ceiling`);
+      if (!cluCeil) broken.push(`L: redis-benchmark on a cluster primary, round ${r}, gave no ceiling`);
+    }
+    if (!many.rounds.length) broken.push('L: did not run');
+    if (meta.L_cluster_mode !== 'cluster') broken.push('L: the gateway was not seen in cluster mode');
+    // the median round of each set-up, by writes acked per second
+    const mid = (key) => {
+      const ok = many.rounds.filter((x) => x[key]).sort((x, y) => x[key].writes.acked_per_s - y[key].writes.acked_per_s);
+      return ok.length ? ok[Math.floor((ok.length - 1) / 2)] : null;
+    };
+    const mo = mid('one'), mc = mid('clu');
+    const boards = Number(meta.L_boards), writers = Number(meta.L_writers);
+    const target = 'every write acked on both set-ups, none answered otherwise (the throughput figures are for comparison: no speed target)';
+    if (mo && mc) {
+      const side = (j, ceil) => `${int(j.writes.acked_per_s)} writes/s, ack p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms, ${ceil ? `${fmt((j.writes.acked_per_s / ceil) * 100)} % of ` : ''}`;
+      const errs = many.rounds.reduce((s, x) => s + [x.one, x.clu].reduce((t, j) => t + (j ? j.writes.errors + j.writes.lost + j.writes.unknown_replies : 0), 0), 0);
+      rows.push([`L. write throughput over ${boards} boards, no viewers, ${writers} writer connections, 1 write in flight each: one Redis vs a 3-primary Redis Cluster`, target,
+        `one Redis: ${side(mo.one, mo.oneCeil)}${int(mo.oneCeil)} EVALSHA/s (redis-benchmark -c ${writers}); cluster: ${side(mc.clu, mc.cluCeil)}${int(mc.cluCeil)} EVALSHA/s (sum of the three primaries run at once, ${mc.cn.map((x) => int(x.rps)).join(' + ')}); cluster / one Redis = ${fmt((mc.clu.writes.acked_per_s / mo.one.writes.acked_per_s) * 100)} %; ${errs} writes answered otherwise${many.rounds.length > 1 ? ` (per set-up the median of ${many.rounds.length} rounds${many.rounds.length % 2 ? '' : ', the slower middle one'}, by writes/s; every round under "Writes over many boards")` : ''}`,
+        many.failed.length ? 'fail' : 'pass']);
+    } else rows.push(['L. write throughput over many boards, one Redis vs a cluster', target, many.rounds.length ? 'no result' : 'did not run', 'error']);
+  }
+  return { meta, rows, details, broken, tick, knee, many };
 }
+
+const codes = (j) => Object.entries(j.writes.error_codes || {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
 
 function table(rows, header) {
   const esc = (s) => String(s).replace(/\|/g, '\\|');
   return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`,
     ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+}
+
+// Case L's own section: both set-ups per round, then the cluster per node.
+function manySection(ev) {
+  const m = ev.meta;
+  const rows = [], nodes = [];
+  const nodeList = (xs) => xs.map((x) => `${x.node}: ${x.boards} boards, ${int(x.writes)} writes, ${fmt(x.cpu, 2)} CPU s`).join('; ');
+  for (const x of ev.many.rounds) {
+    for (const [what, j, ceil, ns] of [['one Redis', x.one, x.oneCeil, x.oneNodes], ['3-primary cluster', x.clu, x.cluCeil, x.cluNodes]]) {
+      if (!j) { rows.push([x.r, what, 'no result', '', '', '', '', '', '']); continue; }
+      const errs = j.writes.errors + j.writes.lost + j.writes.unknown_replies;
+      rows.push([x.r, what, int(j.writes.acked_per_s), `${fmt(j.ack_ms.p50)} / ${fmt(j.ack_ms.p99)}`, int(ceil),
+        ceil ? `${fmt((j.writes.acked_per_s / ceil) * 100)} %` : 'n/a',
+        j.gateway ? `${fmt(j.gateway.cpu_per_s * 100, 0)} %` : 'n/a',
+        ns.map((n) => `${fmt((n.cpu / (j.measured_s || 1)) * 100, 0)} %`).join(' / ') || 'n/a',
+        errs ? `${errs} (${codes(j)})` : '0']);
+    }
+    nodes.push([x.r, x.cn.map((n) => `${n.node} -c ${n.c}: ${int(n.rps)}/s`).join('; '), int(x.cluCeil), int(x.cluWall),
+      nodeList(x.cluNodes), x.metrics || 'n/a']);
+  }
+  return `### Writes over many boards: one Redis and a 3-primary cluster (L)
+
+Case C's writers (${m.L_writers} connections, one write in flight each, \`incr\` on 10,000 members) spread round
+robin over ${m.L_boards} boards of the \`match:*\` template, first with the gateway on one redis-server, then on a
+private Redis Cluster of three primaries (no replicas) on the same machine. The gateway is one process on one
+core either way; Redis CPU is per server (three on the cluster).
+
+${table(rows, ['round', 'set-up', 'writes/s acked', 'ack p50 / p99 ms', 'same-run ceiling, EVALSHA/s', 'of the ceiling', 'gateway CPU', 'Redis CPU (per server)', 'writes not acked'])}
+
+The cluster per primary: the ceiling (one captured EVALSHA per primary, on a board it owns, redis-benchmark on
+all three at once with \`-c\` and \`-n\` split three ways), their sum, the three together over the wall clock
+(every request / the time from the first start to the last finish), and where the gateway's writes landed
+(boards the primary owns, the sum of their \`seq\`, its CPU seconds during the run), with the gateway's
+cluster counters after the run.
+
+${table(nodes, ['round', 'ceiling per primary', 'sum', 'over the wall clock', 'the gateway\'s writes per primary', 'gateway redirects, retries, failures'])}
+`;
 }
 
 function markdown(ev, keep) {
@@ -275,7 +375,7 @@ ${m.tick_ms} ms tick every viewer gets about ${Math.round(1000 / Number(m.tick_m
 the viewer count is what loads the gateway.
 
 ${table(ev.knee, ['viewers', 'writes/s acked', 'p50 ms', 'p99 ms', 'max ms', 'deltas/s delivered', 'gateway CPU', 'gateway CPU µs per delta (writes included)', 'rankcast-bench CPU', `p99 ≤ ${ev.tick + 20} ms`])}
-` : ''}
+` : ''}${ev.many.rounds.length ? `${ev.knee.length ? '\n' : ''}${manySection(ev)}` : ''}
 ### Details
 
 ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),
@@ -304,7 +404,20 @@ ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes 
   concurrency (\`-c\` = writer connections, one request in flight each) while the gateway is
   stopped. Ceiling and gateway run in back-to-back rounds (3 in the full run) so both sides of
   each ratio see the same machine; the median ratio counts. ${ceilCmd}
-- **Idle connections (D)**: a fresh gateway; RSS from \`/proc/PID/status\` before the
+${ev.many.rounds.length ? `- **Many boards, one Redis and a cluster (L)**: the cluster is three \`redis-server --cluster-enabled yes\`
+  on free loopback ports, formed with \`redis-cli --cluster create ... --cluster-replicas 0\`, the gateway
+  given the three as its seed list (it reported \`mode: cluster\`). The ceilings are captured like C's:
+  on one Redis the gateway's EVALSHA for one match board with \`redis-benchmark -c ${m.L_writers}\`; on the
+  cluster one EVALSHA per primary, each captured on that primary with \`MONITOR\` while the gateway
+  wrote to one board after another until every primary had seen one (so each line has the keys of a board
+  that primary owns), run on the three primaries at the same time, the sum reported. Not
+  \`redis-benchmark --cluster\`: it does not route a command by its key arguments (it spreads its clients
+  over the primaries; those on a primary that does not own the board's slot get \`MOVED\`, on which it
+  stops; checked in this run: ${m.L_rb_cluster_probe || 'not checked'}). The EVALSHAs' SHA matches SCRIPT LOAD
+  of lua/write.lua: ${m.L_script_sha_matches || 'not checked'}. Writes Redis holds are checked against the acks: the sum of
+  the case's boards' \`seq\` per server before and after each run. Any write answered anything but
+  an ack (an error such as \`unavailable\`, a lost or unknown reply) fails the case.
+` : ''}- **Idle connections (D)**: a fresh gateway; RSS from \`/proc/PID/status\` before the
   connections and 2 s after every bench process reported all its viewers subscribed; several
   bench processes, since the open-file limit is 20,000 per process.
 - **Burst (E)**: each viewer keeps its window as PROTOCOL.md says a client must; once every
@@ -338,6 +451,10 @@ function report(argv) {
     }
     fs.writeFileSync(out, markdown(ev, keep));
     console.log(`report written to ${out}`);
+  }
+  if (!smoke && ev.many.failed.length) {
+    console.error(`L: FAILED\n  ${ev.many.failed.join('\n  ')}`);
+    process.exit(1);
   }
   if (smoke) {
     if (ev.broken.length) {

@@ -2,15 +2,17 @@
 # The benchmark runner (issue 6): one command, its own Redis and gateway, a
 # fixed matrix, one table.
 #
-#   bash tests/bench/run.sh            the full matrix (about 5 minutes); writes BENCHMARKS.md
-#   bash tests/bench/run.sh --smoke    every case at toy size (about 20 s, CI); writes nothing
+#   bash tests/bench/run.sh            the full matrix (about 6 minutes); writes BENCHMARKS.md
+#   bash tests/bench/run.sh --smoke    every case at toy size (about 25 s, CI); writes nothing
 #                                      in the repo, fails only when the tool or the gateway is
 #                                      broken (never on speed)
 #   options: --out FILE       where the full run writes its report (default BENCHMARKS.md;
 #                             the hand-written analysis at its end is kept)
 #            --only A,B,...   run only these cases (A fan-out, B boards, C throughput,
 #                             D idle connections, E burst, K the fan-out knee: case A's
-#                             write rate with 250..5,000 viewers); the report has only those
+#                             write rate with 250..5,000 viewers, L write throughput over
+#                             48 boards on one Redis and on a 3-primary Redis Cluster); the
+#                             report has only those
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
 #                             50 ms); the latency targets follow it (tick + 20 ms)
 #   environment: RC_BUILD_DIR (default build), RC_BENCH_KEEP=1 keeps the work directory
@@ -31,6 +33,13 @@
 #            gateway is started again
 #   A..E, K  the cases (see BENCHMARKS.md, "Method"), each one rankcast-bench
 #            run (D: several at once)
+#   L        case C's writers over 48 boards, once with the gateway on the
+#            redis-server above and once on a private 3-primary Redis Cluster
+#            (three more redis-servers on free loopback ports, formed with
+#            redis-cli --cluster create, stopped with everything else); the
+#            ceilings are the captured EVALSHA on one Redis, and on the
+#            cluster one captured EVALSHA per primary (a board it owns) run on
+#            all three primaries at once (see "L" below)
 # and hands their JSON lines to tests/bench/report.js, which prints the table
 # and writes the report. Everything listens and connects on 127.0.0.0/8 only;
 # every wait is bounded; whatever it started is stopped on exit (trap), also
@@ -43,7 +52,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,K"
+only="A,B,C,D,E,K,L"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -70,11 +79,17 @@ work="$(mktemp -d /tmp/rankcast-bench.XXXXXX)"
 redis_pid=""
 gw_pid=""
 bench_pids=()
+cluster_pids=()  # case L: the cluster's redis-servers
+cluster_ports=()
+create_pid=""    # case L: redis-cli --cluster create, while it runs
 cleanup() {
   local p
   for p in "${bench_pids[@]}"; do kill "$p" 2> /dev/null || true; done
   [ -n "$gw_pid" ] && { kill "$gw_pid" 2> /dev/null; wait "$gw_pid" 2> /dev/null; } || true
   [ -n "$redis_pid" ] && { kill "$redis_pid" 2> /dev/null; wait "$redis_pid" 2> /dev/null; } || true
+  [ -n "$create_pid" ] && kill "$create_pid" 2> /dev/null || true
+  for p in "${cluster_pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  for p in "${cluster_pids[@]}"; do wait "$p" 2> /dev/null || true; done
   if [ "${RC_BENCH_KEEP:-}" = 1 ]; then echo "run.sh: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -124,10 +139,14 @@ tick_ms="$(sed -nE 's/^tick[[:space:]]*=[[:space:]]*([0-9]+)ms.*/\1/p' "$conf")"
 [ -n "$tick_ms" ] || die "cannot read the tick (in ms) from the config"
 "$gw_bin" --check-config "$conf" > /dev/null || die "generated config refused"
 gw_port="$(free_port)" || die "no free port"
+# What the gateway runs on: the redis-server above; case L points these at
+# its cluster for a while.
+gw_redis="127.0.0.1:$redis_port"
+gw_state="$work/state"
 
 start_gateway() {
-  "$gw_bin" --config "$conf" --listen "127.0.0.1:$gw_port" --redis "127.0.0.1:$redis_port" \
-    --state "$work/state" >> "$work/gateway.log" 2>&1 &
+  "$gw_bin" --config "$conf" --listen "127.0.0.1:$gw_port" --redis "$gw_redis" \
+    --state "$gw_state" >> "$work/gateway.log" 2>&1 &
   gw_pid=$!
   for _ in $(seq 100); do
     curl -fs "http://127.0.0.1:$gw_port/healthz" > /dev/null 2>&1 && return 0
@@ -180,6 +199,7 @@ if [ "$smoke" = 1 ]; then
   D_procs=2;      D_per=100;    D_hold=3
   E_viewers=100;  E_writes=2000
   K_viewers="";   K_dur=2
+  L_dur=0.5;      L_n=3000;     L_rounds=1
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -188,6 +208,7 @@ else
   D_procs=4;       D_per=4750;   D_hold=25
   E_viewers=5000;  E_writes=20000
   K_viewers="250 500 1000 2000 5000"; K_dur=10
+  L_dur=6;         L_n=99999;    L_rounds=3
   conc=200
 fi
 
@@ -238,6 +259,147 @@ capture_evalsha() {
   echo "script_sha_matches=$([ "${evalsha[1]}" = "$file_sha" ] && echo yes || echo "no (gateway ${evalsha[1]}, lua/write.lua $file_sha)")" >> "$work/meta.env"
   printf '%s\n' "${evalsha[*]}" > "$work/C-ceiling.cmd"
 }
+
+# ---- case L's helpers, and its cluster (formed while the other cases run) ------------------
+L_boards=48 # boards match:L<run>-b0 .. b47, written round robin
+
+# A loopback port for a cluster node: it and its bus port (+10000) free, the
+# bus port below the ephemeral range.
+free_cluster_port() {
+  local p
+  for _ in $(seq 200); do
+    p=$((20000 + RANDOM % 2700))
+    [[ " ${cluster_ports[*]} $gw_port $redis_port " == *" $p "* || " $gw_port $redis_port " == *" $((p + 10000)) "* ]] && continue
+    if ! (exec 3<> "/dev/tcp/127.0.0.1/$p") 2> /dev/null && ! (exec 3<> "/dev/tcp/127.0.0.1/$((p + 10000))") 2> /dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Three cluster-enabled redis-servers (sets cluster_pids, cluster_ports),
+# then redis-cli --cluster create (three primaries, no replicas) in the
+# background: most of its second or two is waiting for the nodes to meet.
+# cluster_ready waits for it.
+start_cluster() {
+  local i p seeds=()
+  mkdir -p "$work/cluster"
+  for i in 0 1 2; do
+    p="$(free_cluster_port)" || die "no free port for a cluster node"
+    mkdir -p "$work/cluster/$p"
+    redis-server --cluster-enabled yes --cluster-config-file nodes.conf --port "$p" --bind 127.0.0.1 \
+      --dir "$work/cluster/$p" --save '' --appendonly no --logfile "$work/cluster/$p/redis.log" &
+    cluster_pids+=($!)
+    cluster_ports+=("$p")
+    seeds+=("127.0.0.1:$p")
+  done
+  for i in 0 1 2; do
+    p="${cluster_ports[$i]}"
+    # that very process (not another server that took the port first)
+    for _ in $(seq 100); do
+      redis-cli -p "$p" info server 2> /dev/null | grep -q "^process_id:${cluster_pids[$i]}" && break
+      sleep 0.05
+    done
+    redis-cli -p "$p" info server 2> /dev/null | grep -q "^process_id:${cluster_pids[$i]}" ||
+      die "cluster node did not start on $p (see $work/cluster/$p/redis.log)"
+  done
+  timeout 60 redis-cli --cluster create "${seeds[@]}" --cluster-replicas 0 --cluster-yes \
+    > "$work/cluster/create.log" 2>&1 &
+  create_pid=$!
+}
+# True once the cluster is formed and every node says cluster_state:ok.
+cluster_ready() {
+  local p ok=0 rc=0
+  wait "$create_pid" || rc=$?
+  create_pid=""
+  [ "$rc" = 0 ] || { tail -n 20 "$work/cluster/create.log" >&2; die "redis-cli --cluster create exited $rc"; }
+  for _ in $(seq 300); do
+    ok=1
+    for p in "${cluster_ports[@]}"; do
+      redis-cli -p "$p" cluster info 2> /dev/null | grep -q '^cluster_state:ok' || { ok=0; break; }
+    done
+    [ "$ok" = 1 ] && return 0
+    sleep 0.1
+  done
+  die "the cluster did not reach cluster_state:ok in 30 s"
+}
+stop_cluster() {
+  local p
+  for p in "${cluster_pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  for p in "${cluster_pids[@]}"; do wait "$p" 2> /dev/null || true; done
+  cluster_pids=()
+}
+
+# capture_writes PREFIX PORT...: one write through the gateway to PREFIX0,
+# PREFIX1, ... until MONITOR on every PORT has seen the gateway's EVALSHA for
+# it (on a cluster: for a board that node owns). Each port's first one, with
+# the member turned into __rand_int__, goes to $work/L-evalsha-PORT.args
+# (NUL-separated), checked like case C's capture; sha_ok becomes "no (...)"
+# when its SHA is not lua/write.lua's.
+capture_writes() {
+  local prefix="$1" p i left mons=() member="u:ceiling0" file_sha
+  local -a ev
+  # the write's EVALSHA (other scripts, such as the jobs' lock, never name the member)
+  local pat="^[0-9.]+ \\[[^]]*\\] \"EVALSHA\" .*\"incr\" \"$member\""
+  shift
+  for p in "$@"; do
+    timeout 30 redis-cli -p "$p" monitor > "$work/L-monitor-$p.txt" 2>&1 &
+    mons+=($!)
+  done
+  bench_pids=("${mons[@]}")
+  for p in "$@"; do # MONITOR answers OK once it is on
+    for _ in $(seq 100); do grep -q '^OK' "$work/L-monitor-$p.txt" && break; sleep 0.01; done
+  done
+  for i in $(seq 0 $((L_boards - 1))) wait; do
+    if [ "$i" = wait ]; then sleep 1; else
+      curl -fs -H "Authorization: Bearer $key" -X POST "http://127.0.0.1:$gw_port/api/v1/boards/$prefix$i/scores" \
+        -d "{\"member\":\"$member\",\"op\":\"incr\",\"delta\":1}" > /dev/null || die "the capture write to $prefix$i failed"
+      sleep 0.02
+    fi
+    left=0
+    for p in "$@"; do grep -qE "$pat" "$work/L-monitor-$p.txt" || left=$((left + 1)); done
+    [ "$left" = 0 ] && break
+  done
+  for i in "${mons[@]}"; do kill "$i" 2> /dev/null || true; wait "$i" 2> /dev/null || true; done
+  bench_pids=()
+  mons=()
+  file_sha="$(rcli -x script load < lua/write.lua)" || die "SCRIPT LOAD of lua/write.lua failed"
+  [[ "$file_sha" =~ ^[0-9a-f]{40}$ ]] || die "SCRIPT LOAD of lua/write.lua answered '$file_sha'"
+  for p in "$@"; do
+    grep -m1 -E "$pat" "$work/L-monitor-$p.txt" > "$work/L-evalsha-$p.txt" || die "no write's EVALSHA seen by MONITOR on $p"
+  done
+  for p in "$@"; do # one node each, at once (each takes a moment to start)
+    node "$root/tests/bench/report.js" monitor-args "$work/L-evalsha-$p.txt" "$member" "u:__rand_int__" \
+      > "$work/L-evalsha-$p.args" &
+    mons+=($!)
+  done
+  for i in "${mons[@]}"; do wait "$i" || die "cannot split a captured EVALSHA ($*)"; done
+  for p in "$@"; do
+    mapfile -d '' ev < "$work/L-evalsha-$p.args"
+    [ "${#ev[@]}" -ge 4 ] && [ "${ev[0]^^}" = EVALSHA ] && [[ "${ev[1]}" =~ ^[0-9a-f]{40}$ ]] ||
+      die "the EVALSHA captured on $p is not one"
+    [[ "${ev[*]}" == *"u:__rand_int__"* ]] || die "the EVALSHA captured on $p does not name the member $member"
+    [ "${ev[1]}" = "$file_sha" ] || sha_ok="no (${ev[1]} on $p, lua/write.lua $file_sha)"
+    echo "L_ceiling_key_$p=${ev[3]}" >> "$work/meta.env"
+  done
+}
+
+# node_writes PORT: "boards writes" for the case's boards on that server
+# (writes: the sum of their seq, which every acked incr bumps once). One
+# SCAN, then every GET in one redis-cli (keys of many slots: no MGET on a
+# cluster node).
+node_writes() {
+  local keys
+  keys="$(redis-cli -p "$1" --scan --pattern "rc:{$L_prefix*|}:seq")" || die "SCAN on $1 failed"
+  [ -n "$keys" ] || { echo "0 0"; return; }
+  sed 's/^/GET /' <<< "$keys" | redis-cli -p "$1" | awk '{ n++; s += $1 } END { printf "%d %d\n", n, s }'
+}
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+if want L; then
+  start_cluster
+fi
 
 # ---- the cases -----------------------------------------------------------------------------
 if want A; then
@@ -316,6 +478,115 @@ if want D; then
   [ -z "$failed" ] || die "idle rankcast-bench runs failed (case:exit):$failed"
   [ "$ready" = "$D_procs" ] || die "only $ready of $D_procs idle benches got ready"
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case D"
+fi
+
+# ---- L: write throughput over many boards, one Redis and a 3-primary cluster ---------------
+# Case C's writers (same count, one write in flight each, incr on 10,000
+# members) spread round robin over L_boards boards of the match:* template,
+# in the same run: (1) the gateway on the redis-server above, (2) on a private
+# 3-primary Redis Cluster. Rounds of (ceiling, gateway) per set-up, the
+# gateway stopped while redis-benchmark runs, as in C. Every write must be
+# acked: anything else fails the case (report.js).
+if want L; then
+  L_prefix="match:L$run_id-b"
+  hz="$(getconf CLK_TCK)"
+  {
+    echo "L_boards=$L_boards"
+    echo "L_writers=$C_writers"
+    echo "L_n=$L_n"
+  } >> "$work/meta.env"
+  # the gateway runs on one Redis here: its EVALSHA there
+  sha_ok=yes
+  echo "run.sh: case L: capturing the gateway's EVALSHA on one Redis" >&2
+  capture_writes "match:Lceil$run_id-b" "$redis_port"
+  cluster_ready
+  cluster_seeds="$(printf '127.0.0.1:%s,' "${cluster_ports[@]}")"
+  cluster_seeds="${cluster_seeds%,}"
+  echo "L_cluster_ports=${cluster_ports[*]}" >> "$work/meta.env"
+
+  for r in $(seq 1 "$L_rounds"); do
+    # (1) one Redis
+    stop_gateway
+    mapfile -d '' ev < "$work/L-evalsha-$redis_port.args"
+    echo "load_L-one-ceiling$r=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+    echo "run.sh: ceiling L one Redis $r: redis-benchmark -c $C_writers -n $L_n EVALSHA ..." >&2
+    timeout 300 redis-benchmark -p "$redis_port" -c "$C_writers" -n "$L_n" -r 10000 --csv "${ev[@]}" \
+      > "$work/L-one-ceiling$r.csv" 2>> "$work/L-ceiling.log" || die "redis-benchmark failed"
+    gw_redis="127.0.0.1:$redis_port"; gw_state="$work/state"
+    start_gateway
+    read -r _ w0 <<< "$(node_writes "$redis_port")"
+    c0="$(cpu_ticks "$redis_pid")"
+    bench "L-one$r" --writers "$C_writers" --boards-prefix "$L_prefix" --board-count "$L_boards" --op incr \
+      --members 10000 --rate 0 --inflight 1 --duration "$L_dur" --settle 5
+    read -r nb w1 <<< "$(node_writes "$redis_port")"
+    echo "L-one${r}_node0=127.0.0.1:$redis_port $nb $((w1 - w0)) $(echo "$(cpu_ticks "$redis_pid") $c0 $hz" | awk '{ printf "%.3f", ($1 - $2) / $3 }')" \
+      >> "$work/meta.env"
+
+    # (2) the cluster: every primary's ceiling at the same time, split -c and -n
+    stop_gateway
+    if [ "$r" = 1 ]; then
+      # the gateway on the cluster, then its EVALSHA on each primary
+      gw_redis="$cluster_seeds"; gw_state="$work/state-cluster"
+      start_gateway
+      health="$(curl -fs "http://127.0.0.1:$gw_port/healthz")" || die "no /healthz from the gateway on the cluster"
+      [[ "$health" == *'"mode":"cluster"'* ]] || die "the gateway did not see a cluster: $health"
+      echo "L_cluster_mode=cluster" >> "$work/meta.env"
+      echo "run.sh: case L: capturing the gateway's EVALSHA on each primary (127.0.0.1:${cluster_ports[*]})" >&2
+      capture_writes "match:Lceil$run_id-b" "${cluster_ports[@]}"
+      echo "L_script_sha_matches=$sha_ok" >> "$work/meta.env"
+      stop_gateway
+      # Does redis-benchmark --cluster route the EVALSHA by its keys? (Its
+      # clients are spread over the primaries whatever the keys: those on a
+      # primary that does not own the slot get MOVED.) Recorded, not used.
+      mapfile -d '' ev < "$work/L-evalsha-${cluster_ports[0]}.args"
+      rc=0
+      timeout 20 redis-benchmark --cluster -h 127.0.0.1 -p "${cluster_ports[0]}" -c 3 -n 300 -r 10000 --csv "${ev[@]}" \
+        > "$work/L-rb-cluster.out" 2>&1 || rc=$?
+      echo "L_rb_cluster_probe=exit $rc, EVALSHA result lines: $(grep -c '^"EVALSHA' "$work/L-rb-cluster.out" || true), first error: $(grep -m1 -o 'MOVED [0-9]* [0-9.:]*' "$work/L-rb-cluster.out" || echo none)" \
+        >> "$work/meta.env"
+    fi
+    echo "load_L-cluster-ceiling$r=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+    echo "run.sh: ceiling L cluster $r: redis-benchmark on each primary at once, -c $C_writers and -n $L_n split 3 ways, EVALSHA ..." >&2
+    t0="$(date +%s%N)"
+    bench_pids=()
+    for i in 0 1 2; do
+      p="${cluster_ports[$i]}"
+      mapfile -d '' ev < "$work/L-evalsha-$p.args"
+      nc=$((C_writers / 3 + (i < C_writers % 3 ? 1 : 0)))
+      echo "L-cluster-ceiling${r}_$i=127.0.0.1:$p $nc $((L_n / 3))" >> "$work/meta.env"
+      timeout 300 redis-benchmark -p "$p" -c "$nc" -n $((L_n / 3)) -r 10000 --csv "${ev[@]}" \
+        > "$work/L-cluster-ceiling$r-$i.csv" 2>> "$work/L-ceiling.log" &
+      bench_pids+=($!)
+    done
+    failed=""
+    for i in "${!bench_pids[@]}"; do wait "${bench_pids[$i]}" || failed="$failed $i:$?"; done
+    bench_pids=()
+    [ -z "$failed" ] || die "redis-benchmark on the cluster failed (node:exit):$failed"
+    echo "L-cluster-ceiling${r}_wall_ms=$((($(date +%s%N) - t0) / 1000000))" >> "$work/meta.env"
+    gw_redis="$cluster_seeds"; gw_state="$work/state-cluster"
+    start_gateway
+    w0s=(); c0s=()
+    for i in 0 1 2; do
+      read -r _ w <<< "$(node_writes "${cluster_ports[$i]}")"
+      w0s+=("$w"); c0s+=("$(cpu_ticks "${cluster_pids[$i]}")")
+    done
+    bench "L-cluster$r" --writers "$C_writers" --boards-prefix "$L_prefix" --board-count "$L_boards" --op incr \
+      --members 10000 --rate 0 --inflight 1 --duration "$L_dur" --settle 5
+    for i in 0 1 2; do
+      read -r nb w1 <<< "$(node_writes "${cluster_ports[$i]}")"
+      echo "L-cluster${r}_node$i=127.0.0.1:${cluster_ports[$i]} $nb $((w1 - ${w0s[$i]})) $(echo "$(cpu_ticks "${cluster_pids[$i]}") ${c0s[$i]} $hz" | awk '{ printf "%.3f", ($1 - $2) / $3 }')" \
+        >> "$work/meta.env"
+    done
+    # what the gateway's cluster client saw: redirects, retries, CLUSTERDOWN, failed nodes
+    echo "L-cluster${r}_metrics=$(curl -fs "http://127.0.0.1:$gw_port/metrics" |
+      awk '/^rankcast_redis_(moved|ask|tryagain|clusterdown|failures)_total / { sub(/^rankcast_redis_/, ""); sub(/_total/, ""); printf "%s%s %s", n++ ? ", " : "", $1, $2 }')" \
+      >> "$work/meta.env"
+  done
+  # back to one Redis; the cluster's work is done
+  stop_gateway
+  stop_cluster
+  gw_redis="127.0.0.1:$redis_port"; gw_state="$work/state"
+  start_gateway
 fi
 
 # ---- the report ----------------------------------------------------------------------------
