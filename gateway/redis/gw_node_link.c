@@ -150,13 +150,15 @@ static void on_timer_closed(uv_handle_t *h)
 
 static void on_retry(uv_timer_t *t);
 
-/* Log the first failure of an outage, then every LOG_EVERY_NTH_FAILURE-th. */
+/* Log the first failure of an outage, then every LOG_EVERY_NTH_FAILURE-th,
+ * naming the node (a cluster has several). */
 static void log_failure(const struct gw_node *r, const char *reason)
 {
     if (r->outage_failures == 1)
-        gw_log_warn("redis down: %s", reason);
+        gw_log_warn("redis down: %s (node %s:%d)", reason, r->host, r->opts.port);
     else if (r->outage_failures % LOG_EVERY_NTH_FAILURE == 0)
-        gw_log_warn("redis still down after %lu attempts: %s", r->outage_failures, reason);
+        gw_log_warn("redis still down after %lu attempts: %s (node %s:%d)", r->outage_failures, reason, r->host,
+                    r->opts.port);
 }
 
 /* The attempt (CONNECTING) or the session (UP) is over: drop both

@@ -6,7 +6,8 @@
  * member removed and blocked (the block reaches the board's list for later
  * periods and the next day's list, each in its own slot), a profile joined
  * into reads, a write reversed by its req, ranks and pages over REST, the
- * audit stream, the next day refusing the blocked member until it is
+ * audit stream, scripts flushed on the board's node (NOSCRIPT: loaded again
+ * there), the next day refusing the blocked member until it is
  * unblocked, the finished day archived, a hot board rebuilt from its
  * buckets, and a reset. On a cluster no script may touch two slots: Redis
  * refuses such a call (CROSSSLOT), so any key outside the board's tag would
@@ -63,6 +64,12 @@ for (const mode of ['single', 'cluster']) {
         const r = await write(gw, 'daily', { member, op: 'incr', delta, req });
         assert.equal(r.status, 200, r.text);
       }
+      // scripts flushed on the board's node: the next write reloads them there
+      await on(`rc:{daily|${day}}:z`, 'SCRIPT', 'FLUSH');
+      const afterFlush = await write(gw, 'daily', { member: 'alice', op: 'incr', delta: 0, req: 'd-flush' });
+      assert.equal(afterFlush.status, 200, afterFlush.text);
+      assert.equal(afterFlush.body.score, 30);
+
       const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
       const snap = await viewer.request({ op: 'subscribe', board: 'daily', view: { top: 10 } });
       assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
