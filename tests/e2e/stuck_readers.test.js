@@ -156,8 +156,12 @@ test('1,000 stuck readers: bounded memory, other viewers unaffected, closed by t
   assert.ok(perConn < QUEUE + 16 * 1024 + 16 * 1024, `${perConn} bytes per stuck connection`);
   // Other viewers: compared with the baseline measured before, on the same
   // gateway; loose enough for a shared machine, far below a viewer that
-  // waited behind the stuck ones (seconds).
-  assert.ok(during.p50 <= before.p50 + 100, `p50 ${during.p50} ms with stuck readers vs ${before.p50} ms without`);
+  // waited behind the stuck ones (seconds). A sanitizer build pays several
+  // times the CPU for each write's fan-out to the 16,000 stuck views: with a
+  // second suite beside it p50 went from 50 to 153 ms (the stuck readers'
+  // cost in CPU, not a wait behind them), hence its wider margin.
+  const p50Margin = process.env.RC_SANITIZE ? 400 : 100;
+  assert.ok(during.p50 <= before.p50 + p50Margin, `p50 ${during.p50} ms with stuck readers vs ${before.p50} ms without`);
   // (p99 of 100 samples is one sample: a loaded machine stalls it by a few
   // hundred ms, measured up to 332 ms with a sanitizer run beside it.)
   // Under RC_SANITIZE the fan-out to 16,000 stuck views runs several times
