@@ -13,10 +13,9 @@ out="$root/build-fuzz"
 mkdir -p "$out"
 cflags=(-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,undefined
         -fno-sanitize-recover=undefined -I"$root/core")
-core=(rc_err rc_names rc_layout rc_codec rc_period rc_conf rc_conf_msg rc_conf_value rc_conf_set rc_conf_key
-      rc_conf_table rc_conf_board rc_auth rc_json_gate rc_proto_decode rc_proto_field rc_proto_op rc_proto_encode)
-srcs=()
-for f in "${core[@]}"; do srcs+=("$root/core/$f.c"); done
+# all of core/ (pure C, no I/O), as rc_core links it: a list kept by hand
+# here went stale once (a new file the config parser calls) and broke CI
+srcs=("$root"/core/*.c)
 
 status=0
 for target in request conf; do
