@@ -1,10 +1,52 @@
-/* TEMPORARY stub until h-slots lands */
+/* rc_slot.h - Redis Cluster's key slots and the errors that steer a command
+ * on a cluster (https://redis.io/docs/reference/cluster-spec/). Pure.
+ *
+ * A key's slot is CRC16 (XMODEM: polynomial 0x1021, initial 0) of the key,
+ * modulo 16384; when the key holds a non-empty "{...}" (the first '{' and
+ * the first '}' after it), only what is between them is hashed, so keys
+ * that share a hash tag share a slot. rankcast's board keys all carry the
+ * tag {B|P} (docs/cluster.md).
+ */
 #ifndef RC_SLOT_H
 #define RC_SLOT_H
+
 #include <stddef.h>
-enum rc_redis_err { RC_REDIS_ERR_OTHER, RC_REDIS_ERR_MOVED, RC_REDIS_ERR_ASK, RC_REDIS_ERR_TRYAGAIN, RC_REDIS_ERR_CLUSTERDOWN, RC_REDIS_ERR_MASTERDOWN, RC_REDIS_ERR_LOADING, RC_REDIS_ERR_NOSCRIPT, RC_REDIS_ERR_READONLY };
-struct rc_redirect { enum rc_redis_err kind; unsigned slot; char host[256]; int port; };
+
+#define RC_SLOTS 16384
+#define RC_REDIRECT_HOST_MAX 255
+
+/* What an error reply asks of the client. */
+enum rc_redis_err {
+    RC_REDIS_ERR_OTHER,       /* an error of the command itself */
+    RC_REDIS_ERR_MOVED,       /* MOVED slot host:port: the slot lives there now */
+    RC_REDIS_ERR_ASK,         /* ASK slot host:port: this once, there, after ASKING */
+    RC_REDIS_ERR_TRYAGAIN,    /* a multi-key command during a slot's migration */
+    RC_REDIS_ERR_CLUSTERDOWN, /* the cluster cannot serve the slot */
+    RC_REDIS_ERR_MASTERDOWN,  /* a replica lost its primary */
+    RC_REDIS_ERR_LOADING,     /* the node is loading its data */
+    RC_REDIS_ERR_NOSCRIPT,    /* EVALSHA of a script the node does not hold */
+    RC_REDIS_ERR_READONLY     /* a write sent to a replica */
+};
+
+struct rc_redirect {
+    enum rc_redis_err kind;   /* RC_REDIS_ERR_MOVED or RC_REDIS_ERR_ASK */
+    unsigned slot;            /* < RC_SLOTS */
+    char host[RC_REDIRECT_HOST_MAX + 1]; /* "" when Redis names no endpoint: the node that answered */
+    int port;                 /* 1..65535 */
+};
+
+/* The slot of key[0..len). */
 unsigned rc_key_slot(const char *key, size_t len);
-int rc_parse_redirect(const char *err, size_t len, struct rc_redirect *out);
+
+/* The kind of the error reply err[0..len) (without the leading '-'), by its
+ * first word. */
 enum rc_redis_err rc_classify_error(const char *err, size_t len);
+
+/* Parses "MOVED 3999 127.0.0.1:6381" or "ASK ..." (err[0..len), no NUL
+ * needed). The endpoint is split at its last ':' (an IPv6 address keeps its
+ * colons, with or without brackets). Returns 0, or -1 when err is not such a
+ * redirect (unknown kind, a slot that is not 0..16383, a port that is not
+ * 1..65535, a host over RC_REDIRECT_HOST_MAX, anything after the endpoint). */
+int rc_parse_redirect(const char *err, size_t len, struct rc_redirect *out);
+
 #endif

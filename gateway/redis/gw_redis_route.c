@@ -204,6 +204,8 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
             finish(q, reply);
             return;
         }
+        if (!to.host[0] && q->sent_to) /* no endpoint named: the host of the node that answered */
+            snprintf(to.host, sizeof to.host, "%s", q->sent_to->host);
         n = gw_rnodes_find(r, to.host, to.port);
         if (!n)
             n = gw_rnodes_add(r, to.host, to.port, 0);
