@@ -198,6 +198,7 @@ static struct {
 
     struct bench_hist lat;
     uint64_t messages, resyncs, other_msgs;
+    uint64_t message_bytes;  /* payload bytes of the messages counted in messages */
     struct pend *pending;
     size_t npending;
     uint64_t unmatched;
@@ -430,6 +431,7 @@ static void on_viewer_message(struct conn *v, const char *js, size_t len)
         if (!v->subscribed)
             return;
         B.messages++;
+        B.message_bytes += len;
         deliver(v, seq, now);
     } else if (strcmp(op, "snapshot") == 0) {
         if (!v->subscribed) {
@@ -442,6 +444,7 @@ static void on_viewer_message(struct conn *v, const char *js, size_t len)
                 b->base_seq = seq + 1;
         } else {
             B.messages++;
+            B.message_bytes += len;
             B.resyncs++;
             deliver(v, seq, now);
         }
@@ -1136,10 +1139,10 @@ static void report(void)
     putchar(',');
     put_hist("bench_tick_gap_ms", &B.stall);
     printf(",\"deliveries\":{\"write_deliveries\":%" PRIu64 ",\"expected\":%" PRIu64 ",\"per_s\":%.1f,"
-           "\"messages\":%" PRIu64 ",\"messages_per_s\":%.1f,\"resyncs\":%" PRIu64 ",\"viewers_behind\":%u,"
-           "\"unmatched\":%" PRIu64 ",\"other_messages\":%" PRIu64 "},",
+           "\"messages\":%" PRIu64 ",\"messages_per_s\":%.1f,\"message_bytes\":%" PRIu64 ",\"resyncs\":%" PRIu64
+           ",\"viewers_behind\":%u,\"unmatched\":%" PRIu64 ",\"other_messages\":%" PRIu64 "},",
            B.lat.count, expected, sent ? (double)B.lat.count / rate_s : 0.0, B.messages,
-           sent ? (double)B.messages / rate_s : 0.0, B.resyncs, behind, B.unmatched, B.other_msgs);
+           sent ? (double)B.messages / rate_s : 0.0, B.message_bytes, B.resyncs, behind, B.unmatched, B.other_msgs);
     printf("\"closes\":%u,\"writer_closes\":%u,\"close_codes\":{\"1000\":%u,\"1001\":%u,\"1006\":%u,"
            "\"1008_1009\":%u,\"other\":%u},",
            B.closes + W.closes, W.closes, B.close_codes[0], B.close_codes[1], B.close_codes[2], B.close_codes[3],

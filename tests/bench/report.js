@@ -6,8 +6,14 @@
  *     arguments, NUL-terminated, with MEMBER replaced by REPLACEMENT inside
  *     each argument (so redis-benchmark can vary the member).
  *
+ *   node report.js floor-args FILE TICK_MS
+ *     FILE is a K case's rankcast-bench JSON; prints "CONNS TICK_RATE PAYLOAD"
+ *     for send_floor: its viewers, the deltas each viewer got per second
+ *     (1000 / TICK_MS when none were counted) and their average size in bytes.
+ *
  *   node report.js report DIR --cases A,B,... (--smoke | --out FILE)
- *     Reads DIR/meta.env, DIR/<case>.json (rankcast-bench's JSON lines) and
+ *     Reads DIR/meta.env, DIR/<case>.json (rankcast-bench's JSON lines, and
+ *     send_floor's for K: DIR/K<n>-floor.json) and
  *     DIR/C-ceiling*.csv, DIR/L-*-ceiling*.csv (redis-benchmark --csv),
  *     prints the table, and:
  *     --out FILE   writes the report there; the part of an existing FILE from
@@ -122,6 +128,17 @@ function evaluate(dir, cases, smoke) {
       load: meta[`load_${name}`] || '',
     });
   };
+  const floorDetail = (name, f) => {
+    if (!f) return;
+    details.push({
+      name,
+      latency: '', ack: '', writes: '',
+      deliveries: `send_floor: ${int(f.frames_per_s)} frames/s of ${int(f.frame_bytes)} bytes (${int(f.payload_bytes)} of payload) to ${int(f.conns)} loopback sockets (${fmt(f.tick_rate)} per socket per s) for ${fmt(f.duration_s)} s, ${int(f.frames)} frames; ${int(f.eagain)} sends refused (EAGAIN), ${int(f.short_sends)} short, ${int(f.late_ticks)} late ticks; ${f.bytes_read === f.bytes_sent ? 'every byte read back' : `${int(f.bytes_read)} of ${int(f.bytes_sent)} bytes read back`}${f.fatal ? `; ${f.fatal}` : ''}`,
+      gateway: '-',
+      bench: `sender ${fmt(f.sender.cpu_s, 3)} CPU s = ${fmt(f.sender.us_per_frame, 2)} µs per frame (user ${fmt(f.sender.user_s, 3)} / system ${fmt(f.sender.sys_s, 3)} s); reader ${fmt(f.reader.cpu_s, 3)} CPU s = ${fmt(f.reader.us_per_frame, 2)} µs per frame`,
+      load: meta[`load_${name}`] || '',
+    });
+  };
   const need = (name, j, checks) => {
     if (!j) { broken.push(`${name}: no result from rankcast-bench (see its log)`); return; }
     if (j.fatal) broken.push(`${name}: ${j.fatal}`);
@@ -230,10 +247,22 @@ function evaluate(dir, cases, smoke) {
       const j = readJson(dir, name);
       if (!j) continue;
       detail(name, j);
+      // the floor: send_floor with this run's connections, deltas per viewer per s and delta size
+      const f = readJson(dir, `${name}-floor`);
+      floorDetail(`${name}-floor`, f);
+      const gwUs = j.gateway && j.deliveries.messages ? (j.gateway.cpu_s * 1e6) / j.deliveries.messages : null;
+      const floorUs = f && !f.fatal && f.frames ? f.sender.us_per_frame : null;
       knee.push([int(j.viewers), int(j.writes.acked_per_s), fmt(j.latency_ms.p50), fmt(j.latency_ms.p99), fmt(j.latency_ms.max),
         int(j.deliveries.messages_per_s), j.gateway ? `${fmt(j.gateway.cpu_per_s * 100, 0)} %` : 'n/a',
-        j.gateway && j.deliveries.messages ? fmt((j.gateway.cpu_s * 1e6) / j.deliveries.messages, 1) : 'n/a',
+        fmt(gwUs, 1), fmt(floorUs, 1), gwUs !== null && floorUs ? `${fmt(gwUs / floorUs, 1)}×` : 'n/a',
         `${fmt((j.bench_cpu_s / (j.measured_s || 1)) * 100, 0)} %`, j.latency_ms.p99 <= tick + 20 ? 'pass' : 'miss']);
+      if (!f) broken.push(`${name}-floor: no result from send_floor (see its log)`);
+      else {
+        if (f.fatal) broken.push(`${name}-floor: ${f.fatal}`);
+        if (!(f.frames > 0)) broken.push(`${name}-floor: no frames sent`);
+        if (f.bytes_read !== f.bytes_sent) broken.push(`${name}-floor: ${f.bytes_read} bytes read of ${f.bytes_sent} sent`);
+        if (f.conns !== j.viewers) broken.push(`${name}-floor: ${f.conns} connections, the case had ${j.viewers} viewers`);
+      }
     }
   }
   // L: case C's writers over many boards, one Redis and a 3-primary cluster
@@ -298,6 +327,10 @@ function evaluate(dir, cases, smoke) {
 }
 
 const codes = (j) => Object.entries(j.writes.error_codes || {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+
+const KNEE_HEADER = ['viewers', 'writes/s acked', 'p50 ms', 'p99 ms', 'max ms', 'deltas/s delivered', 'gateway CPU',
+  'gateway CPU µs per delta (writes included)', 'floor µs per send', 'gateway / floor', 'rankcast-bench CPU'];
+const kneeTable = (ev) => table(ev.knee, [...KNEE_HEADER, `p99 ≤ ${ev.tick + 20} ms`]);
 
 function table(rows, header) {
   const esc = (s) => String(s).replace(/\|/g, '\\|');
@@ -374,7 +407,11 @@ Case A's load (one top-10 view, ${int(Number(m.A_rate || 2000))} writes/s paced,
 ${m.tick_ms} ms tick every viewer gets about ${Math.round(1000 / Number(m.tick_ms))} deltas a second whatever the write rate, so
 the viewer count is what loads the gateway.
 
-${table(ev.knee, ['viewers', 'writes/s acked', 'p50 ms', 'p99 ms', 'max ms', 'deltas/s delivered', 'gateway CPU', 'gateway CPU µs per delta (writes included)', 'rankcast-bench CPU', `p99 ≤ ${ev.tick + 20} ms`])}
+${kneeTable(ev)}
+
+"Floor µs per send" is \`send_floor\`'s CPU per frame: the same frames (the run's average delta size) sent with plain
+\`send()\` to as many loopback sockets at the rate the run delivered, no WebSocket library, JSON or event loop
+(see "Method"); "gateway / floor" is the gateway's CPU per delta over it.
 ` : ''}${ev.many.rounds.length ? `${ev.knee.length ? '\n' : ''}${manySection(ev)}` : ''}
 ### Details
 
@@ -424,7 +461,19 @@ ${ev.many.rounds.length ? `- **Many boards, one Redis and a cluster (L)**: the c
   write is acked, the bench reads the true top-10 (\`ZRANGE ... REV WITHSCORES\`, \`ZCARD\`) from
   Redis and records when each viewer's window (members, scores, total) became equal to it,
   measured from the moment the last write was sent.
-- Gateway CPU seconds: \`/proc/PID/stat\` utime + stime over the case; peak RSS: \`VmHWM\`, reset
+${ev.knee.length ? `- **Floor (K)**: after each K run, \`send_floor\` (\`tests/bench/send_floor.c\`) opens as many loopback
+  TCP connection pairs as the run had viewers (a listener on 127.0.0.1, the client sides, the accepted server
+  sides; \`TCP_NODELAY\` on the server sides as libwebsockets sets it) and for ${m.K_floor_dur || 'a few'} s, at the run's deltas per
+  viewer per second (in ticks: one frame to every connection per tick, as the gateway's tick does), writes
+  one server-to-client WebSocket text frame (\`0x81\`, the length, no mask; the payload a delta-shaped JSON of
+  the run's average delta size) to each server side with one non-blocking \`send()\`, while a reader thread
+  drains the client sides (epoll, \`recv\`); a frame the socket does not take whole is finished on a later
+  tick, and every byte sent must be read back. Its "µs per send" is the sender thread's CPU
+  (\`CLOCK_THREAD_CPUTIME_ID\`) over the frames. On loopback the receiving side's TCP work runs inside the
+  sender's \`send()\`, so the floor is the kernel's cost of one frame sent and received; the gateway's
+  figure has its writes, JSON, coalescing and libwebsockets on top (the reader's own \`recv\` side is in
+  neither: rankcast-bench and the reader thread are not counted).
+` : ''}- Gateway CPU seconds: \`/proc/PID/stat\` utime + stime over the case; peak RSS: \`VmHWM\`, reset
   per case through \`/proc/PID/clear_refs\`.
 
 ${keep || `${ANALYSIS_MARK}\n\n## Analysis\n\n(none yet)\n`}`;
@@ -442,6 +491,7 @@ function report(argv) {
   console.log('');
   for (const r of ev.rows) console.log(`  ${r[3].padEnd(5)} ${r[0]}\n        target:   ${r[1]}\n        measured: ${r[2]}`);
   console.log('');
+  if (ev.knee.length) console.log(`  K, the fan-out knee, with the send() floor:\n\n${kneeTable(ev)}\n`);
   if (out) {
     let keep = '';
     if (fs.existsSync(out)) {
@@ -471,9 +521,17 @@ if (cmd === 'monitor-args') {
   const line = fs.readFileSync(file, 'utf8').split('\n').find((l) => l.includes('"EVALSHA"'));
   const args = monitorArgs(line).map((a) => a.split(member).join(repl));
   process.stdout.write(args.map((a) => a + '\0').join(''));
+} else if (cmd === 'floor-args') {
+  const [file, tickMs] = rest;
+  const j = JSON.parse(fs.readFileSync(file, 'utf8').trim().split('\n').pop());
+  const d = j.deliveries;
+  let rate = d.messages && j.viewers ? d.messages_per_s / j.viewers : 0;
+  if (!(rate > 0)) rate = 1000 / Number(tickMs || 50); // none counted: the tick's rate
+  const payload = d.messages && d.message_bytes ? Math.max(1, Math.round(d.message_bytes / d.messages)) : 160;
+  console.log(`${j.viewers} ${rate.toFixed(3)} ${payload}`);
 } else if (cmd === 'report') {
   report(rest);
 } else {
-  console.error('usage: report.js monitor-args FILE MEMBER REPLACEMENT | report DIR [--cases A,B] [--smoke] [--out FILE]');
+  console.error('usage: report.js monitor-args FILE MEMBER REPLACEMENT | floor-args FILE TICK_MS | report DIR [--cases A,B] [--smoke] [--out FILE]');
   process.exit(2);
 }

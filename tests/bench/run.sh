@@ -32,7 +32,10 @@
 #            concurrency of case C (and once pipelined, for context); the
 #            gateway is started again
 #   A..E, K  the cases (see BENCHMARKS.md, "Method"), each one rankcast-bench
-#            run (D: several at once)
+#            run (D: several at once); after each K run, send_floor
+#            (tests/bench/send_floor.c) sends the same frames with plain
+#            send() to as many loopback sockets at the rate that K run
+#            delivered, for the report's "gateway / floor" CPU per delta
 #   L        case C's writers over 48 boards, once with the gateway on the
 #            redis-server above and once on a private 3-primary Redis Cluster
 #            (three more redis-servers on free loopback ports, formed with
@@ -70,10 +73,12 @@ build="${RC_BUILD_DIR:-build}"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target rankcast rankcast-bench > /dev/null
+cmake --build "$build" -j "$(nproc)" --target rankcast rankcast-bench send_floor > /dev/null
 gw_bin="$root/$build/gateway/rankcast"
 bench_bin="$root/$build/tests/bench/rankcast-bench"
-[[ "$build" = /* ]] && gw_bin="$build/gateway/rankcast" && bench_bin="$build/tests/bench/rankcast-bench"
+floor_bin="$root/$build/tests/bench/send_floor"
+[[ "$build" = /* ]] && gw_bin="$build/gateway/rankcast" && bench_bin="$build/tests/bench/rankcast-bench" &&
+  floor_bin="$build/tests/bench/send_floor"
 
 work="$(mktemp -d /tmp/rankcast-bench.XXXXXX)"
 redis_pid=""
@@ -198,7 +203,7 @@ if [ "$smoke" = 1 ]; then
   C_writers=8;    C_dur=2;      C_n=5000;   C_rounds=1
   D_procs=2;      D_per=100;    D_hold=3
   E_viewers=100;  E_writes=2000
-  K_viewers="";   K_dur=2
+  K_viewers=50;   K_dur=1;      K_floor_dur=1
   L_dur=0.5;      L_n=3000;     L_rounds=1
   conc=100
 else
@@ -207,12 +212,13 @@ else
   C_writers=64;    C_dur=8;      C_n=150000; C_rounds=3
   D_procs=4;       D_per=4750;   D_hold=25
   E_viewers=5000;  E_writes=20000
-  K_viewers="250 500 1000 2000 5000"; K_dur=10
+  K_viewers="250 500 1000 2000 5000"; K_dur=10; K_floor_dur=3
   L_dur=6;         L_n=99999;    L_rounds=3
   conc=200
 fi
 
 echo "A_rate=$A_rate" >> "$work/meta.env"
+echo "K_floor_dur=$K_floor_dur" >> "$work/meta.env"
 
 bench() { # bench NAME args... : one rankcast-bench run, JSON into $work/NAME.json
   local name="$1"
@@ -228,6 +234,26 @@ bench() { # bench NAME args... : one rankcast-bench run, JSON into $work/NAME.js
   }
   [ -s "$work/$name.json" ] || die "rankcast-bench $name wrote no result"
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case $name"
+}
+
+# floor NAME KCASE: send_floor with K case KCASE's connections, deltas per
+# viewer per second and average delta size (report.js floor-args), JSON into
+# $work/NAME.json; a failed or empty run stops everything, like bench's.
+floor() {
+  local name="$1" kcase="$2" conns rate payload
+  read -r conns rate payload <<< "$(node "$root/tests/bench/report.js" floor-args "$work/$kcase.json" "$tick_ms")" ||
+    die "cannot read case $kcase's result for the floor"
+  [[ "$conns" =~ ^[0-9]+$ && "$payload" =~ ^[0-9]+$ && "$rate" =~ ^[0-9.]+$ ]] ||
+    die "no floor parameters from case $kcase ($conns $rate $payload)"
+  echo "run.sh: floor $name: send_floor --conns $conns --tick-rate $rate --payload $payload --duration $K_floor_dur" >&2
+  echo "load_$name=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  timeout 60 "$floor_bin" --label "$name" --conns "$conns" --tick-rate "$rate" --payload "$payload" \
+    --duration "$K_floor_dur" > "$work/$name.json" 2> "$work/$name.log" || {
+    local rc=$?
+    tail -n 5 "$work/$name.log" >&2
+    die "send_floor $name exited $rc"
+  }
+  [ -s "$work/$name.json" ] || die "send_floor $name wrote no result"
 }
 
 # ---- ceiling: redis-benchmark running the gateway's own EVALSHA ------------------------------
@@ -443,6 +469,7 @@ if want K; then
   for n in $K_viewers; do
     bench "K$n" --viewers "$n" --boards "match:K$run_id-$n" --view top:10 --writers 4 \
       --rate "$A_rate" --duration "$K_dur" --settle 5
+    floor "K$n-floor" "K$n"
   done
 fi
 if want D; then
