@@ -156,11 +156,14 @@ test('1,000 stuck readers: bounded memory, other viewers unaffected, closed by t
   assert.ok(perConn < QUEUE + 16 * 1024 + 16 * 1024, `${perConn} bytes per stuck connection`);
   // Other viewers: compared with the baseline measured before, on the same
   // gateway; loose enough for a shared machine, far below a viewer that
-  // waited behind the stuck ones (seconds). A sanitizer build pays several
-  // times the CPU for each write's fan-out to the 16,000 stuck views: with a
-  // second suite beside it p50 went from 50 to 153 ms (the stuck readers'
-  // cost in CPU, not a wait behind them), hence its wider margin.
-  const p50Margin = process.env.RC_SANITIZE ? 400 : 100;
+  // waited behind the stuck ones (seconds: the idle timeout). Each write
+  // here moves rows in 16,000 stuck views, and with a second copy of the
+  // suite beside it the gateway needs up to three ticks for that: in nine
+  // runs side by side p50 went from 50 ms to 51, 56, 107, 146, 148, 150 and
+  // 153 ms (twice, once under a sanitizer), the fan-out's CPU and not a wait
+  // behind the stuck readers. So up to four ticks more (five under a
+  // sanitizer, which pays several times the CPU) pass.
+  const p50Margin = process.env.RC_SANITIZE ? 450 : 250;
   assert.ok(during.p50 <= before.p50 + p50Margin, `p50 ${during.p50} ms with stuck readers vs ${before.p50} ms without`);
   // (p99 of 100 samples is one sample: a loaded machine stalls it by a few
   // hundred ms, measured up to 332 ms with a sanitizer run beside it.)
