@@ -11,7 +11,7 @@
 #include "rc_expiry.h"
 #include "rc_keys.h"
 
-#define MAX_STEPS 3
+#define MAX_STEPS 6
 
 struct step {
     const char *cmd;               /* SADD, SREM or PEXPIRE */
@@ -26,7 +26,7 @@ struct spread {
     struct step steps[MAX_STEPS];
     int nsteps, next;
     char member[RC_MEMBER_MAX + 1];
-    char ttl[32];
+    char ttl_cur[32], ttl[32];   /* PEXPIRE arguments of the current and the next period */
 };
 
 static void run(struct spread *s);
@@ -59,19 +59,36 @@ static void run(struct spread *s)
 
 static int add_step(struct spread *s, const char *cmd, const char *board, const char *period, const char *arg)
 {
+    if (s->nsteps == MAX_STEPS)
+        return RC_E_INTERNAL;
     struct step *st = &s->steps[s->nsteps++];
     st->cmd = cmd;
     st->arg = arg;
     return rc_board_key(st->key, RC_KEY_MAX, board, period, "blocked", NULL) ? RC_E_INTERNAL : 0;
 }
 
+/* The change on period q's list (a later one than the admin's): a block
+ * creates the list when nobody wrote there yet, so it gets q's lifetime (and
+ * still counts as not seeded: no sentinel). */
+static int later_period(struct spread *s, const struct rc_board *b, const char *board, const struct rc_period *q,
+                        int64_t now_ms, int add, char *ttl_buf, size_t ttl_cap)
+{
+    struct rc_error err = {0, ""};
+    int64_t ttl = 0;
+    int rc = add_step(s, add ? "SADD" : "SREM", board, q->id, s->member);
+    if (rc || !add)
+        return rc;
+    if (rc_period_ttl_ms(b, q, now_ms, &ttl, &err) != 0)
+        return RC_E_INTERNAL;
+    snprintf(ttl_buf, ttl_cap, "%" PRId64, ttl > 0 ? ttl : 1);
+    return add_step(s, "PEXPIRE", board, q->id, ttl_buf);
+}
+
 int gw_blocklist_spread(struct gw_redis *redis, const struct rc_board *b, const char *board, const struct rc_period *p,
                         int64_t now_ms, const char *member, int add, gw_blocklist_cb *cb, void *privdata)
 {
-    struct rc_period next;
-    struct rc_error err = {0, ""};
-    int64_t ttl = 0;
-    if (!p->id[0] || rc_period_next(&b->period, p, &next) != 0 || rc_period_ttl_ms(b, &next, now_ms, &ttl, &err) != 0)
+    struct rc_period cur, next;
+    if (!p->id[0] || rc_period_at(&b->period, now_ms, &cur) != 0 || rc_period_next(&b->period, &cur, &next) != 0)
         return RC_E_INTERNAL;
     struct spread *s = calloc(1, sizeof *s);
     if (!s)
@@ -80,23 +97,18 @@ int gw_blocklist_spread(struct gw_redis *redis, const struct rc_board *b, const 
     s->cb = cb;
     s->privdata = privdata;
     snprintf(s->member, sizeof s->member, "%s", member);
-    snprintf(s->ttl, sizeof s->ttl, "%" PRId64, ttl > 0 ? ttl : 1);
     int rc = add_step(s, add ? "SADD" : "SREM", board, "", s->member);
     if (!rc && !add)
         rc = add_step(s, "SREM", board, p->id, s->member);
-    if (!rc)
-        rc = add_step(s, add ? "SADD" : "SREM", board, next.id, s->member);
+    /* the admin may have named a past period: the current one and the next
+     * are the ones writes reach */
+    if (!rc && strcmp(cur.id, p->id) != 0)
+        rc = later_period(s, b, board, &cur, now_ms, add, s->ttl_cur, sizeof s->ttl_cur);
+    if (!rc && strcmp(next.id, p->id) != 0)
+        rc = later_period(s, b, board, &next, now_ms, add, s->ttl, sizeof s->ttl);
     if (rc) {
         free(s);
         return rc;
-    }
-    /* a block creates P+1's list when nobody wrote there yet: it expires
-     * with P+1's keys (and still counts as not seeded: no sentinel) */
-    if (add) {
-        s->steps[s->nsteps] = s->steps[s->nsteps - 1];
-        s->steps[s->nsteps].cmd = "PEXPIRE";
-        s->steps[s->nsteps].arg = s->ttl;
-        s->nsteps++;
     }
     run(s);
     return 0;

@@ -5,11 +5,14 @@
  * touches one slot), plus the board's list rc:{B|}:blocked that every new
  * period copies on its first write (lua/write.lua, "Blocklists"). After
  * lua/admin.lua blocked or unblocked a member in period P, this brings the
- * board's list and the next period's list (which a gateway with a clock a
- * little ahead may have seeded already) in line:
- *   block    SADD rc:{B|}:blocked M, then SADD + PEXPIRE on P+1's list
+ * board's list, the current period's (when the admin named an earlier P)
+ * and the next period's (which a gateway with a clock a little ahead may
+ * have seeded already) in line:
+ *   block    SADD rc:{B|}:blocked M, then SADD + PEXPIRE on the current
+ *            and the next period's lists
  *   unblock  SREM rc:{B|}:blocked M, SREM on P's list again (a seed read
- *            before the first step may have put M back), then on P+1's
+ *            before the first step may have put M back), then on the
+ *            current and the next period's lists
  * one command after the other. A board without periods has one list, which
  * the admin script changed: nothing is left to do there.
  */

@@ -131,6 +131,16 @@ for (const mode of ['single', 'cluster']) {
       assert.equal(back.body.score, 5);
       assert.equal(await on('rc:{daily|}:blocked', 'SISMEMBER', 'rc:{daily|}:blocked', 'cheat'), '0');
 
+      // a block named for a past period (two days back) holds today too, and so does its lifting
+      const admin = await h.connectWs(t, gw.wsUrl);
+      const pastBlock = await admin.request({ op: 'remove', board: 'daily', member: 'eve', block: true, period: '2026-11-21' });
+      assert.equal(pastBlock.op, 'removed', JSON.stringify(pastBlock));
+      const eve = await write(gw, 'daily', { member: 'eve', op: 'incr', delta: 1 });
+      assert.equal(eve.status, 403, eve.text);
+      const pastUnblock = await admin.request({ op: 'unblock', board: 'daily', member: 'eve', period: '2026-11-21' });
+      assert.equal(pastUnblock.op, 'unblocked', JSON.stringify(pastUnblock));
+      assert.equal((await write(gw, 'daily', { member: 'eve', op: 'incr', delta: 1 })).status, 200);
+
       // the finished day is archived, once, with what Redis held
       await gw.waitForLine(new RegExp(`archived daily ${day}: 3 rows$`), 15000);
       const archived = (await h.http(gw.base, 'GET', `/api/v1/boards/daily?top=10&period=${day}`)).body;
@@ -145,7 +155,7 @@ for (const mode of ['single', 'cluster']) {
 
       // reset: the board is empty, the viewer of the new day sees it
       const today = await viewer.request({ op: 'subscribe', board: 'daily', view: { top: 10 } });
-      assert.equal(today.total, 2);
+      assert.equal(today.total, 3); // dave, cheat, eve
       const reset = await h.http(gw.base, 'POST', '/api/v1/boards/daily/reset', {});
       assert.equal(reset.status, 200, reset.text);
       assert.equal(reset.body.op, 'board_reset');
