@@ -2,6 +2,7 @@
  * (one address or a list of seeds). */
 #include "rc_hostport.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,4 +61,9 @@ int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n)
             return 0;
         p = end + 1;
     }
+}
+
+int rc_format_hostport(char *out, size_t cap, const char *host, int port)
+{
+    return snprintf(out, cap, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }

@@ -26,4 +26,11 @@ struct rc_seed {
  * than max entries (nothing meaningful in out then). */
 int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n);
 
+/* The other way round, for messages and labels: "host:port", or
+ * "[host]:port" when host is an IPv6 literal (it holds a ':'), so the text
+ * splits back with rc_split_hostport. Writes at most cap bytes with the NUL,
+ * as snprintf, and returns the length the whole text needs. */
+#define RC_HOSTPORT_NAME_MAX (RC_SEED_HOST_MAX + 8) /* brackets, ':', 5 digits, NUL */
+int rc_format_hostport(char *out, size_t cap, const char *host, int port);
+
 #endif

@@ -25,9 +25,10 @@ static int64_t or_default(int64_t v, int64_t dflt)
 static void refuse_plain(struct gw_rnode *n)
 {
     struct gw_redis *r = n->r;
+    char name[RC_HOSTPORT_NAME_MAX];
+    rc_format_hostport(name, sizeof name, n->host, n->port);
     snprintf(r->warning, sizeof r->warning,
-             "seed %s:%d is not a cluster node (cluster_enabled:0) but %zu seeds were given: left out", n->host,
-             n->port, r->nseeds);
+             "seed %s is not a cluster node (cluster_enabled:0) but %zu seeds were given: left out", name, r->nseeds);
     gw_log_error("redis: %s", r->warning);
     gw_rnodes_retire(n);
     gw_rnodes_check_covered(r);
@@ -350,8 +351,10 @@ const char *gw_redis_why_down(struct gw_redis *r)
     size_t len = (size_t)snprintf(r->why, sizeof r->why, "no seed answered yet");
     for (const struct gw_rnode *n = r->nodes; n && len < sizeof r->why; n = n->next) {
         const char *e = gw_node_last_error(n->node);
-        len += (size_t)snprintf(r->why + len, sizeof r->why - len, "%s %s:%d (%s)", n == r->nodes ? ":" : ";",
-                                n->host, n->port, e[0] ? e : "connecting");
+        char name[RC_HOSTPORT_NAME_MAX];
+        rc_format_hostport(name, sizeof name, n->host, n->port);
+        len += (size_t)snprintf(r->why + len, sizeof r->why - len, "%s %s (%s)", n == r->nodes ? ":" : ";", name,
+                                e[0] ? e : "connecting");
     }
     return r->why;
 }

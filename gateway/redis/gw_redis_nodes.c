@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/gw_log.h"
+#include "rc_hostport.h"
 #include "redis/gw_redis_int.h"
 
 #define REFRESH_DOWN_MS 250
@@ -134,7 +135,9 @@ void gw_rnodes_check_covered(struct gw_redis *r)
     if (r->mode == GW_MODE_PROBING) {
         /* the why is set by whoever knows (seed errors) */
     } else if (down) {
-        snprintf(r->why, sizeof r->why, "%d slots on %s:%d, which is down: %s", missing, down->host, down->port,
+        char name[RC_HOSTPORT_NAME_MAX];
+        rc_format_hostport(name, sizeof name, down->host, down->port);
+        snprintf(r->why, sizeof r->why, "%d slots on %s, which is down: %s", missing, name,
                  gw_node_last_error(down->node)[0] ? gw_node_last_error(down->node) : "connecting");
     } else if (r->mode == GW_MODE_CLUSTER) {
         snprintf(r->why, sizeof r->why, "%d slots have no primary in the cluster's slot map%s", missing,

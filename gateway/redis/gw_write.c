@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gw_log.h"
 #include "rc_err.h"
+
+#define KEY_BLOCKED 7 /* KEYS[8] of lua/write.lua, the period's blocklist */
 
 struct pending {
     struct gw_redis *redis;
@@ -104,12 +107,13 @@ static int contains(char *const *list, size_t n, const char *m)
 static void apply_diff(struct pending *p, char *const *from, size_t nfrom, char *const *other, size_t nother,
                        int add)
 {
-    const char *key = p->argv[7];
+    const char *key = p->argv[KEY_BLOCKED];
     for (size_t i = 0; i < nfrom; i++) {
         if (contains(other, nother, from[i]))
             continue;
         const char *argv[] = {add ? "SADD" : "SREM", key, from[i]};
-        gw_redis_command(p->redis, key, p->argvlen[7], 3, argv, NULL, NULL, NULL);
+        if (gw_redis_command(p->redis, key, p->argvlen[KEY_BLOCKED], 3, argv, NULL, NULL, NULL) != 0)
+            gw_log_warn("blocklist of %s: could not %s %s after seeding", key, argv[0], from[i]);
     }
 }
 
@@ -124,6 +128,9 @@ static void on_reread(redisReply *reply, void *privdata)
         apply_diff(p, now, n, p->seed, p->nseed, 1);
         apply_diff(p, p->seed, p->nseed, now, n, 0);
         free(now);
+    } else {
+        gw_log_warn("blocklist of %s: the board's list could not be read again after seeding; a block or unblock "
+                    "made meanwhile reaches this period only when an admin repeats it", p->argv[KEY_BLOCKED]);
     }
     pending_free(p);
 }
@@ -188,6 +195,8 @@ static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
         const char *argv[] = {"SMEMBERS", from};
         if (gw_redis_command(p->redis, from, strlen(from), 2, argv, NULL, on_reread, p) == 0)
             return;
+        gw_log_warn("blocklist of %s: the board's list could not be read again after seeding",
+                    p->argv[KEY_BLOCKED]);
     }
     pending_free(p);
 }

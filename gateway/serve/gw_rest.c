@@ -22,6 +22,7 @@
 #include "redis/gw_redis.h"
 #include "serve/gw_http_req.h"
 #include "store/gw_profile.h"
+#include "rc_hostport.h"
 #include "rc_json_gate.h"
 #include "rc_keys.h"
 #include "rc_names.h"
@@ -169,11 +170,10 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
  * of memory. */
 static char *node_name(const char *host, int port)
 {
-    const char *fmt = strchr(host, ':') ? "[%s]:%d" : "%s:%d";
-    int n = snprintf(NULL, 0, fmt, host, port);
+    int n = rc_format_hostport(NULL, 0, host, port);
     char *name = n < 0 ? NULL : malloc((size_t)n + 1);
     if (name)
-        snprintf(name, (size_t)n + 1, fmt, host, port);
+        rc_format_hostport(name, (size_t)n + 1, host, port);
     return name;
 }
 

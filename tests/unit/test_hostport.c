@@ -44,6 +44,29 @@ static void test_an_ipv6_literal_loses_its_brackets(void **state)
     assert_int_equal(port, 9000);
 }
 
+/* Names for messages and labels split back into what they were made of. */
+static void test_formatted_names_bracket_ipv6_and_split_back(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *host, *want;
+        int port;
+    } cases[] = {{"127.0.0.1", "127.0.0.1:7000", 7000}, {"redis-2.internal", "redis-2.internal:6379", 6379},
+                 {"::1", "[::1]:7000", 7000}, {"fe80::1", "[fe80::1]:65535", 65535}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[RC_HOSTPORT_NAME_MAX], host[RC_SEED_HOST_MAX];
+        int port = 0;
+        assert_int_equal(rc_format_hostport(name, sizeof name, cases[i].host, cases[i].port),
+                         (int)strlen(cases[i].want));
+        assert_string_equal(name, cases[i].want);
+        assert_int_equal(rc_split_hostport(name, host, sizeof host, &port), 0);
+        assert_string_equal(host, cases[i].host);
+        assert_int_equal(port, cases[i].port);
+    }
+    /* the length it needs, as snprintf: room can be asked first */
+    assert_int_equal(rc_format_hostport(NULL, 0, "::1", 7000), 10);
+}
+
 static void test_ports_outside_1_to_65535_are_refused(void **state)
 {
     (void)state;
@@ -122,6 +145,7 @@ int main(void)
         cmocka_unit_test(test_a_host_that_does_not_fit_is_refused),
         cmocka_unit_test(test_seed_lists_split_into_hosts_and_ports),
         cmocka_unit_test(test_bad_seed_lists_are_refused),
+        cmocka_unit_test(test_formatted_names_bracket_ipv6_and_split_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
