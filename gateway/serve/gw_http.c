@@ -56,6 +56,23 @@ static int dispatch(struct gw_http_req *q)
     return rc;
 }
 
+/* 1 when the request is dispatched from BODY_COMPLETION: a POST or PUT
+ * that announces a length. lws 4.1 calls BODY_COMPLETION for a POST's
+ * "Content-Length: 0" too (a request dispatched twice would look
+ * pipelined), but not for a PUT's, which would wait unanswered until
+ * body_timeout: an empty PUT is complete with its headers. */
+static int body_follows(struct lws *wsi, int method)
+{
+    char cl[32];
+    if ((method != LWSHUMETH_POST && method != LWSHUMETH_PUT) ||
+        lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0)
+        return 0;
+    if (method == LWSHUMETH_PUT && lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+        strspn(cl, "0") == strlen(cl))
+        return 0;
+    return 1;
+}
+
 static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
 {
     char *uri;
@@ -92,11 +109,7 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     else if (n != GW_URLARG_ABSENT)
         q->who.bad_token = 1; /* empty or too long to be any key: a bad credential, never "none" */
     memset(auth, 0, sizeof auth);
-    /* A POST or PUT that announces a length, even 0, is dispatched from
-     * BODY_COMPLETION: lws calls it for "Content-Length: 0" too, and a
-     * request dispatched twice would look pipelined. */
-    if ((method == LWSHUMETH_POST || method == LWSHUMETH_PUT) &&
-        lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
+    if (body_follows(wsi, method)) {
         gw_peer_body_expected(wsi);
         return 0; /* the body follows */
     }
