@@ -1,4 +1,4 @@
-/* rankcast.js - client library for the rankcast wire protocol (PROTOCOL.md v1).
+/* rankcast.js - client library for the rankcast wire protocol (docs/protocol.md, v1).
  *
  * Browser: <script src="/rankcast.js"></script> defines the global `Rankcast`.
  * Node:    const Rankcast = require('.../web/rankcast.js'); Node 20 has no
@@ -19,7 +19,7 @@
  *   [{ member, from, to, changed }]  from/to are ranks, null when absent;
  *   changed: the score, fields or profile differ (a rank-only shift has false).
  * States: connecting -> open -> reconnecting -> open ... ; closed after close().
- * Requests reject with { code, message }: PROTOCOL.md's codes, plus two of the
+ * Requests reject with { code, message }: the protocol's codes, plus two of the
  * client's own: "disconnected" (the connection dropped before the reply; a
  * write may or may not have happened, so retry it with the same req) and
  * "timeout".
@@ -44,7 +44,7 @@
     return null;
   }
 
-  // PROTOCOL.md's rule: drop every member named in removed and rows, insert
+  // The delta rule (docs/protocol.md): drop every member named in removed and rows, insert
   // the rows in ascending rank at rank - first, cut to length. Returns a new
   // list and never mutates the old one (callers diff the two). Returns null
   // when the delta cannot belong to this list (a row would land past the end,

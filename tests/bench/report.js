@@ -457,7 +457,7 @@ ${ev.many.rounds.length ? `- **Many boards, one Redis and a cluster (L)**: the c
 ` : ''}- **Idle connections (D)**: a fresh gateway; RSS from \`/proc/PID/status\` before the
   connections and 2 s after every bench process reported all its viewers subscribed; several
   bench processes, since the open-file limit is 20,000 per process.
-- **Burst (E)**: each viewer keeps its window as PROTOCOL.md says a client must; once every
+- **Burst (E)**: each viewer keeps its window as docs/protocol.md says a client must; once every
   write is acked, the bench reads the true top-10 (\`ZRANGE ... REV WITHSCORES\`, \`ZCARD\`) from
   Redis and records when each viewer's window (members, scores, total) became equal to it,
   measured from the moment the last write was sent.
