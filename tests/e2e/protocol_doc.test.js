@@ -358,4 +358,51 @@ test('docs/protocol.md: every example, replayed against a real gateway', { skip,
   }
 });
 
-module.exports = { parseDoc, mismatch };
+/* The checking rules themselves, without a gateway: a matcher that let
+ * everything through would make the replay above pass whatever the gateway
+ * said. */
+test('the example matcher refuses what the document does not show', () => {
+  const vars = new Map();
+  const ok = (e, a) => { const b = new Map(); const r = mismatch(e, a, vars, b); if (!r) for (const [k, v] of b) vars.set(k, v); return r; };
+  assert.equal(ok({ op: 'ack', score: 5 }, { op: 'ack', score: 5, rank: 1 }), null, 'extra fields are fine');
+  assert.match(ok({ op: 'ack', score: 5 }, { op: 'ack', score: 6 }), /score: 6, the document shows 5/);
+  assert.match(ok({ op: 'ack', score: 5 }, { op: 'ack' }), /score/);
+  assert.match(ok({ rows: [] }, { rows: [{ rank: 1 }] }), /1 entries, the document shows 0/);
+  assert.match(ok({ rows: [{ rank: 1 }] }, { rows: [{ rank: 2 }] }), /rows\[0\]\.rank/);
+  assert.match(ok({ removed: ['a'] }, { removed: 'a' }), /not an array/);
+  assert.equal(ok({ at: '<ms>' }, { at: 123 }), null);
+  assert.match(ok({ at: '<ms>' }, {}), /at: missing/);
+  assert.equal(ok({ sub: '$s' }, { sub: 'v1' }), null);
+  assert.equal(vars.get('$s'), 'v1');
+  assert.equal(ok({ sub: '$s' }, { sub: 'v1' }), null);
+  assert.match(ok({ sub: '$s' }, { sub: 'v2' }), /is not \$s/);
+  // a binding is kept only when the whole message matched
+  assert.match(ok({ sub: '$t', seq: 1 }, { sub: 'v3', seq: 2 }), /seq/);
+  assert.equal(vars.has('$t'), false);
+  assert.equal(ok(null, null), null);
+  assert.match(ok(null, 0), /document shows null/);
+  assert.match(ok(0, false), /document shows 0/);
+
+  const doc = [
+    '# T', '```conf-example', '[key a]', 'secret = s-0123456789abcdef', '```',
+    '## Sub', '```ws-example key=a limits=max_frame:256',
+    '# a comment, not a heading', 'v> {"op":"ping","id":1}', 'v< {"op":"pong","id":1}', '> raw [1]', '< close 1008', '```',
+    '```js', '# not a heading either', '```',
+    '```rest-example key=none', '> GET /healthz', '< 200 {"ok":true}', '> POST /x raw {', '< 400', '```',
+  ].join('\n');
+  const { examples, conf } = parseDoc(doc);
+  assert.equal(examples.length, 2);
+  assert.match(conf, /\[key a\]/);
+  assert.equal(examples[0].title, 'Sub');
+  assert.equal(examples[1].title, 'Sub');
+  assert.deepEqual(examples[0].attrs, { key: 'a', keys: {}, limits: 'max_frame:256' });
+  assert.deepEqual(examples[0].steps.map((x) => [x.label, x.dir]), [['v', '>'], ['v', '<'], ['ws', '>'], ['ws', '<']]);
+  assert.equal(examples[0].steps[2].raw, '[1]');
+  assert.equal(examples[0].steps[3].close, 1008);
+  assert.deepEqual(examples[1].steps.map((x) => [x.label, x.method || x.status]), [['http', 'GET'], ['http', 200], ['http', 'POST'], ['http', 400]]);
+  assert.equal(examples[1].steps[2].rawBody, '{');
+  assert.throws(() => parseDoc('```ws-example\n> {not json}\n```'), /not JSON/);
+  assert.throws(() => parseDoc('```ws-example colour=red\n> {}\n```'), /unknown attribute/);
+  assert.throws(() => parseDoc('```ws-example\n> {}\n'), /unclosed/);
+  assert.throws(() => parseDoc('```ws-example\n# only a comment\n```'), /without steps/);
+});
