@@ -137,6 +137,7 @@ static void begin_stop(void *data, int signum)
     gw_log_info("received %s: closing clients and shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
     uv_timer_stop(&app->tick);
     uv_close((uv_handle_t *)&app->tick, NULL);
+    gw_webhook_stop(app); /* now, while Redis is up: its locks are released during the grace */
     gw_ws_close_all(app);
 }
 
@@ -145,7 +146,6 @@ static void finish_stop(void *data)
     struct gw_app *app = data;
     gw_decay_stop(app);
     gw_archive_stop(app);
-    gw_webhook_stop(app);
     gw_redis_stop(app->redis);
     app->redis = app->store.redis = NULL;
     gw_server_stop(app);

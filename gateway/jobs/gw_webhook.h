@@ -21,7 +21,8 @@ void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const 
 
 /* Stops: requests in flight are dropped, locks held are released so another
  * gateway (or the next start) sends them; freed once Redis calls in flight
- * come back (the loop must run on). */
+ * come back (the loop must run on). Called when the stop begins, while Redis
+ * is still up (main.c), so the releases go out during the shutdown grace. */
 void gw_webhook_stop(struct gw_app *app);
 
 #endif

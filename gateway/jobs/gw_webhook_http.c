@@ -247,6 +247,10 @@ struct gw_hreq *gw_hclient_post(struct gw_hclient *c, const char *url, const cha
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    /* One connection per attempt: on a reused one that dies, curl would
+     * resend by itself, an attempt nobody counted. Webhooks are rare. */
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "rankcast-webhook");
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->err);
