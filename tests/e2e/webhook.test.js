@@ -6,7 +6,8 @@
  * delivery with the top rows and profiles; a hanging receiver costs timeouts
  * and retries, shows in /metrics, and the gateway keeps answering; a stop
  * while a POST hangs exits at once and hands the delivery to the other
- * gateway; two gateways closing the same period deliver it once. */
+ * gateway, and one killed mid-retry leaves its lock to expire before the
+ * other delivers; two gateways closing the same period deliver it once. */
 'use strict';
 
 const test = require('node:test');
@@ -234,4 +235,35 @@ test('two gateways closing the same period deliver it once', { skip }, async (t)
   assert.deepEqual(sent.sort(), [0, 1]);
   const lines = gws.flatMap((g) => g.stderr).filter((l) => /webhook hook 0: delivered/.test(l));
   assert.equal(lines.length, 1);
+});
+
+test('a gateway killed mid-retry leaves its lock to expire; the other gateway then delivers it', { skip }, async (t) => {
+  let fail = true;
+  const rx = await startReceiver(t, () => (fail ? 503 : 200));
+  const config = h.configWith(t, {
+    server: { test_clock: 'on' }, extra: BOARD,
+    webhook: { url: rx.url, secret: SECRET, retries: 20, backoff_base: '500ms', backoff_cap: '1s' },
+  });
+  const redis = await h.startRedis(t);
+  const gws = [await h.startGateway(t, { redisPort: redis.port, config }),
+    await h.startGateway(t, { redisPort: redis.port, config })];
+  await fillPeriod(gws[0]);
+  await setClock(gws[1], '2026-01-01T00:30:00Z');
+  await Promise.all(gws.map(closePeriod));
+  await h.waitFor(() => rx.got.length >= 2, 15000, 'two failed attempts');
+  const failures = [];
+  for (const g of gws) failures.push((await hookMetrics(g)).get('rankcast_webhook_failures_total'));
+  const sender = gws[failures.findIndex((n) => n > 0)];
+  const other = gws[failures.findIndex((n) => n === 0)];
+  assert.ok(sender && other, `failures per gateway: ${failures}`);
+  sender.kill('SIGKILL');
+  await sender.exited;
+  fail = false;
+  // The lock (30 s) must expire first: the other gateway, watching, takes over.
+  await other.waitForLine(/webhook hook 0: delivered \(HTTP 200, attempt 1\)/, 60000);
+  await h.sleep(1000);
+  assert.equal(rx.got.filter((r) => r.answer === 200).length, 1);
+  assert.ok(rx.got.every((r) => signatureOk(r)));
+  assert.equal(new Set(rx.got.map((r) => r.headers['x-rankcast-delivery'])).size, 1);
+  assert.equal(await redis.cli('GET', 'rc:{hook|0}:hooked'), 'sent');
 });
