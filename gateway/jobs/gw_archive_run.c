@@ -151,7 +151,7 @@ static void on_marked(redisReply *rep, void *privdata)
     struct run *r = privdata;
     if (rep && rep->type == REDIS_REPLY_STATUS) {
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
-        gw_webhook_archived(r->a->app, r->bs->decl, &r->period); /* the period-close webhook */
+        gw_webhook_archived(r->a->app, r->bs->decl, r->bs->decl->name, &r->period); /* the period-close webhook */
     }
     run_end(r);
 }
@@ -444,7 +444,7 @@ static void on_marker(redisReply *rep, void *privdata)
     }
     if (rep->integer == 1) {
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
-        gw_webhook_archived(r->a->app, r->bs->decl, &r->period); /* the period-close webhook */
+        gw_webhook_archived(r->a->app, r->bs->decl, r->bs->decl->name, &r->period); /* the period-close webhook */
         run_end(r);
         return;
     }

@@ -56,16 +56,17 @@ static void timer_need(struct gw_webhook *w)
 
 /* ---- the archive's call, start and stop ------------------------------------------- */
 
-void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const struct rc_period *p)
+void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const char *board,
+                         const struct rc_period *p)
 {
     struct gw_webhook *w = app->webhook;
-    if (!w || w->stopping)
+    if (!w || w->stopping || strlen(board) > RC_BOARD_MAX)
         return;
     for (struct delivery *d = w->list; d; d = d->next)
-        if (d->decl == decl && strcmp(d->period.id, p->id) == 0)
+        if (strcmp(d->board, board) == 0 && strcmp(d->period.id, p->id) == 0)
             return;
     if (w->n >= MAX_DELIVERIES) {
-        gw_log_warn("webhook %s %s: %d deliveries already queued; not queued here", decl->name, p->id,
+        gw_log_warn("webhook %s %s: %d deliveries already queued; not queued here", board, p->id,
                     MAX_DELIVERIES);
         return;
     }
@@ -74,17 +75,18 @@ void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const 
         return;
     d->w = w;
     d->decl = decl;
+    snprintf(d->board, sizeof d->board, "%s", board);
     d->period = *p;
     int64_t ttl;
     if (rc_period_ttl_ms(decl, p, gw_now_ms(app), &ttl, NULL) != 0)
         ttl = 86400000;
     d->give_up_at = uv_now(app->loop) + (uint64_t)ttl;
-    if (rc_board_key(d->hooked, sizeof d->hooked, decl->name, p->id, "hooked", NULL) ||
-        rc_board_key(d->lock, sizeof d->lock, decl->name, p->id, "hooking", NULL)) {
+    if (rc_board_key(d->hooked, sizeof d->hooked, board, p->id, "hooked", NULL) ||
+        rc_board_key(d->lock, sizeof d->lock, board, p->id, "hooking", NULL)) {
         free(d);
         return;
     }
-    rc_webhook_delivery_id(decl->name, p->id, d->id);
+    rc_webhook_delivery_id(board, p->id, d->id);
     d->next = w->list;
     w->list = d;
     w->n++;

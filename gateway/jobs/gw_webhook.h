@@ -13,11 +13,13 @@ struct rc_period;
  * an RC_E_* (logged: secret_env unset, libcurl failing to start). */
 int gw_webhook_start(struct gw_app *app);
 
-/* The archive job's one call: period p of board decl is archived (its
+/* The archive job's one call: period p of board `board` (declared by decl:
+ * the board itself, or the template it is an instance of) is archived (its
  * rc:{B|P}:archived marker is set, by this gateway or another). Queues the
- * delivery unless it is known sent. Borrows decl (config) and p (copied).
- * Never blocks; a no-op without [webhook] or while stopping. */
-void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const struct rc_period *p);
+ * delivery unless it is known sent. Borrows decl (config); copies board and
+ * p. Never blocks; a no-op without [webhook] or while stopping. */
+void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const char *board,
+                         const struct rc_period *p);
 
 /* Stops: requests in flight are dropped, locks held are released so another
  * gateway (or the next start) sends them; freed once Redis calls in flight

@@ -161,7 +161,7 @@ static void on_marked(redisReply *rep, void *data)
     d->op = 0;
     if (!rep || rep->type != REDIS_REPLY_STATUS)
         gw_log_warn("webhook %s %s: the delivered marker could not be set (%s); another gateway may send it again",
-                    d->decl->name, d->period.id, rep && rep->type == REDIS_REPLY_ERROR ? rep->str : "no reply");
+                    d->board, d->period.id, rep && rep->type == REDIS_REPLY_ERROR ? rep->str : "no reply");
     finish(d);
 }
 
@@ -191,7 +191,7 @@ static void on_posted(int ok, long status, const char *err, void *data)
     m->webhooks_in_flight--;
     if (ok && rc_webhook_delivered(status)) {
         m->webhooks_sent++;
-        gw_log_info("webhook %s %s: delivered (HTTP %ld, attempt %u)", d->decl->name, d->period.id, status,
+        gw_log_info("webhook %s %s: delivered (HTTP %ld, attempt %u)", d->board, d->period.id, status,
                     d->attempt);
         mark(d, "sent");
         return;
@@ -204,13 +204,13 @@ static void on_posted(int ok, long status, const char *err, void *data)
         snprintf(why, sizeof why, "%.150s", err);
     if (d->attempt > w->conf->retries) {
         m->webhooks_gave_up++;
-        gw_log_error("webhook %s %s: attempt %u failed (%s); giving up", d->decl->name, d->period.id, d->attempt,
+        gw_log_error("webhook %s %s: attempt %u failed (%s); giving up", d->board, d->period.id, d->attempt,
                      why);
         mark(d, "gave-up");
         return;
     }
     int64_t wait = rc_webhook_backoff_ms(w->conf->backoff_base_ms, w->conf->backoff_cap_ms, d->attempt);
-    gw_log_warn("webhook %s %s: attempt %u failed (%s); retrying in %" PRId64 " ms", d->decl->name, d->period.id,
+    gw_log_warn("webhook %s %s: attempt %u failed (%s); retrying in %" PRId64 " ms", d->board, d->period.id,
                 d->attempt, why, wait);
     d->state = ST_WAIT_SEND;
     d->due = now_of(w) + (uint64_t)wait;
@@ -228,7 +228,7 @@ static void send_now(struct delivery *d)
     d->req = gw_hclient_post(w->http, w->conf->url, headers, sizeof headers / sizeof headers[0], d->body, d->len,
                              w->conf->timeout_ms, on_posted, d);
     if (!d->req) {
-        gw_log_error("webhook %s %s: the request could not be made (memory)", d->decl->name, d->period.id);
+        gw_log_error("webhook %s %s: the request could not be made (memory)", d->board, d->period.id);
         retry_later(d);
         return;
     }
@@ -247,7 +247,7 @@ static int build_body(struct delivery *d, const struct gw_window *win)
     int rc = -1;
     if (rows && fv) {
         gw_window_out_rows(win, d->decl, rows, fv);
-        d->body = rc_webhook_body(d->decl->name, d->period.id, win->total, rows, n);
+        d->body = rc_webhook_body(d->board, d->period.id, win->total, rows, n);
         if (d->body) {
             d->len = strlen(d->body);
             const char *secret = d->w->secret;
@@ -268,7 +268,7 @@ static void have_rows(struct delivery *d, int code, struct gw_window *win)
         return;
     }
     if (code) {
-        gw_log_warn("webhook %s %s: the standings could not be read (%s); trying again", d->decl->name,
+        gw_log_warn("webhook %s %s: the standings could not be read (%s); trying again", d->board,
                     d->period.id, rc_code_name(code));
         retry_later(d);
         return;
@@ -276,7 +276,7 @@ static void have_rows(struct delivery *d, int code, struct gw_window *win)
     int rc = build_body(d, win);
     gw_window_free(win);
     if (rc) {
-        gw_log_error("webhook %s %s: the body could not be built", d->decl->name, d->period.id);
+        gw_log_error("webhook %s %s: the body could not be built", d->board, d->period.id);
         retry_later(d);
         return;
     }
@@ -300,7 +300,7 @@ static void on_redis_rows(int code, struct gw_window *win, void *data)
     if (code == 0 && win->total == 0 && !d->w->stopping) {
         const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top};
         gw_window_free(win);
-        if (gw_archive_read(&app->store, d->decl, d->decl->name, d->period.id, &spec, on_archive_rows, d) == 0) {
+        if (gw_archive_read(&app->store, d->decl, d->board, d->period.id, &spec, on_archive_rows, d) == 0) {
             d->op = 1;
             return;
         }
@@ -315,7 +315,7 @@ static void read_rows(struct delivery *d)
     struct gw_app *app = d->w->app;
     const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top};
     if (d->w->stopping || !app->redis ||
-        gw_read(&app->store, d->decl, d->decl->name, d->period.id, &spec, on_redis_rows, d) != 0) {
+        gw_read(&app->store, d->decl, d->board, d->period.id, &spec, on_redis_rows, d) != 0) {
         retry_later(d);
         return;
     }
@@ -413,7 +413,7 @@ static void on_renewed(int rc, const char *err, void *data)
         d->locked_at = now_of(w);
     } else if (rc == 0) {
         /* Expired: another gateway may be sending it now. Stand back. */
-        gw_log_warn("webhook %s %s: lost the delivery lock; another gateway may take over", d->decl->name,
+        gw_log_warn("webhook %s %s: lost the delivery lock; another gateway may take over", d->board,
                     d->period.id);
         d->owns = 0;
         if (d->req) {

@@ -11,6 +11,7 @@
 #include "redis/gw_lock.h"
 #include "rc_conf.h"
 #include "rc_keys.h"
+#include "rc_names.h"
 #include "rc_period.h"
 #include "rc_webhook.h"
 
@@ -30,6 +31,7 @@ struct delivery {
     struct gw_webhook *w;
     struct delivery *next;
     const struct rc_board *decl;   /* borrowed from the configuration */
+    char board[RC_BOARD_MAX + 1];  /* the board's name (a template's instance for a template) */
     struct rc_period period;
     char hooked[RC_KEY_MAX];       /* rc:{B|P}:hooked */
     char lock[RC_KEY_MAX];         /* rc:{B|P}:hooking */
