@@ -50,17 +50,19 @@ static int close_section(struct parser *p)
         rc = rc_conf__finish_board(p);
     else if (p->sec == SEC_KEY)
         rc = rc_conf__finish_key(p);
+    else if (p->sec == SEC_WEBHOOK)
+        rc = rc_conf__finish_webhook(p);
     p->sec = SEC_NONE;
     p->board = NULL;
     p->key = NULL;
-    p->seen = 0;
+    p->seen[0] = p->seen[1] = 0;
     return rc;
 }
 /* "[server]", "[board demo]", "[key ops]", with an optional trailing comment. */
 static int header_line(struct parser *p, char *s)
 {
     static const char *const simple[] = {[SEC_SERVER] = "server", [SEC_REDIS] = "redis",
-                                         [SEC_LIMITS] = "limits", [SEC_AUTH] = "auth"};
+                                         [SEC_LIMITS] = "limits", [SEC_AUTH] = "auth", [SEC_WEBHOOK] = "webhook"};
     char *close = strchr(s, ']');
     if (!close)
         return rc_conf__fail(p, p->lineno, "section header has no closing ']': '%.40s'", s);
@@ -73,7 +75,7 @@ static int header_line(struct parser *p, char *s)
     int rc = close_section(p);
     if (rc)
         return rc;
-    for (int sec = SEC_SERVER; sec <= SEC_AUTH; sec++) {
+    for (int sec = SEC_SERVER; sec <= SEC_WEBHOOK; sec++) {
         if (strcmp(name, simple[sec]) == 0) {
             if (p->sec_line[sec])
                 return rc_conf__fail(p, p->lineno, "section [%s] appears twice (first at line %d)", name,
@@ -97,7 +99,7 @@ static int header_line(struct parser *p, char *s)
     }
     return rc_conf__fail(p, p->lineno,
                          "unknown section [%.40s] (expected [server], [redis], [limits], [auth], "
-                "[board NAME] or [key NAME])",
+                "[webhook], [board NAME] or [key NAME])",
                 name);
 }
 
@@ -150,7 +152,7 @@ static int key_line(struct parser *p, char *s)
                              rc_conf__sec_label(p, label, sizeof label), p->key_line[k->id]);
     if (!*v)
         return rc_conf__fail(p, p->lineno, "empty value for '%s'", k->name);
-    p->seen |= (uint64_t)1 << k->id;
+    MARK_SEEN(p, k->id);
     p->key_line[k->id] = p->lineno;
     return k->set(p, k, section_obj(p), v);
 }
@@ -211,6 +213,11 @@ void rc_conf_defaults(struct rc_conf *c)
     c->auth.reads_need_key = 0; /* reads are open unless [auth] reads = key */
     c->auth.nkeys = 0;
     c->nboards = 0;
+    c->webhook.top = 10;
+    c->webhook.timeout_ms = 10 * MS_S;
+    c->webhook.retries = 5;
+    c->webhook.backoff_base_ms = MS_S;
+    c->webhook.backoff_cap_ms = 60 * MS_S;
 }
 
 /* Reads text[0..len) line by line; the text need not end in a newline or a

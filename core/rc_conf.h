@@ -25,6 +25,19 @@
 #define RC_CONF_MAX_BOARDS 256
 #define RC_CONF_STR_MAX 256
 
+/* [webhook]: a POST to url when a period's standings are archived
+ * (docs/webhooks.md). url "" (no section) = no webhooks. */
+struct rc_webhook_conf {
+    char url[RC_CONF_STR_MAX];         /* http:// or https:// */
+    char secret[RC_SECRET_MAX + 1];    /* HMAC-SHA256 key; from secret_env at start when that is given */
+    char secret_env[RC_ENV_NAME_MAX + 1];
+    unsigned top;                      /* rows sent, 1..1000, default 10 */
+    int64_t timeout_ms;                /* one attempt, in total, default 10 s */
+    unsigned retries;                  /* attempts after the first, default 5 */
+    int64_t backoff_base_ms;           /* wait before the first retry, doubled each retry, default 1 s */
+    int64_t backoff_cap_ms;            /* ... up to this, default 60 s */
+};
+
 struct rc_conf {
     /* [server] */
     char listen[RC_CONF_STR_MAX];      /* "HOST:PORT", default 127.0.0.1:8080 */
@@ -63,6 +76,8 @@ struct rc_conf {
     unsigned max_boards;               /* boards with live state (viewers) per process, default 10000 */
     /* [auth] and [key NAME] */
     struct rc_auth auth;
+    /* [webhook] */
+    struct rc_webhook_conf webhook;
     /* [board ...] */
     size_t nboards;
     struct rc_board boards[RC_CONF_MAX_BOARDS];

@@ -28,6 +28,7 @@ enum section {
     SEC_REDIS,
     SEC_LIMITS,
     SEC_AUTH,
+    SEC_WEBHOOK,
     SEC_BOARD,
     SEC_KEY,
     SEC_COUNT
@@ -51,10 +52,11 @@ enum key_id {
     K_DECAY, K_BUCKET_SPAN, K_WINDOW, K_WEIGHTING, K_HALF_LIFE, K_REBUILD_EVERY,
     K_RESULT_TTL, K_SCALE_FACTOR, K_SCALE_EVERY,
     K_IDEMPOTENCY, K_LOG_CAP,
+    K_URL, K_TOP, K_TIMEOUT, K_RETRIES, K_BACKOFF_BASE, K_BACKOFF_CAP, /* [webhook] (and K_SECRET, K_SECRET_ENV) */
     K_COUNT
 };
 
-_Static_assert(K_COUNT <= 64, "seen mask is a uint64_t");
+_Static_assert(K_COUNT <= 128, "seen mask is two uint64_t");
 
 /* Everything one load needs; lives on rc_conf_parse's stack. */
 struct parser {
@@ -66,7 +68,7 @@ struct parser {
     int sec_line[SEC_COUNT];  /* header line of [server], [redis], [limits], [auth]; 0 = not yet */
     struct rc_board *board;   /* open [board] section, else NULL */
     struct rc_key *key;       /* open [key] section, else NULL */
-    uint64_t seen;            /* keys given in the open section, bit per key_id */
+    uint64_t seen[2];         /* keys given in the open section, bit per key_id */
     int key_line[K_COUNT];    /* where each seen key was given */
 };
 
@@ -85,7 +87,8 @@ struct key_spec {
     int64_t min, max; /* numeric keys: inclusive range */
 };
 
-#define SEEN(p, id) (((p)->seen >> (id)) & 1u)
+#define SEEN(p, id) (((p)->seen[(id) / 64] >> ((id) % 64)) & 1u)
+#define MARK_SEEN(p, id) ((p)->seen[(id) / 64] |= (uint64_t)1 << ((id) % 64))
 
 /* obj + k->off as a pointer to the key's field. */
 #define FIELD(type, obj, k) ((type *)(void *)((char *)(obj) + (k)->off))
@@ -141,6 +144,12 @@ key_setter rc_conf__set_unsigned_or_auto;
 key_setter rc_conf__set_utc_offset;
 key_setter rc_conf__set_weighting;
 key_setter rc_conf__set_whole_seconds;
+
+/* rc_conf_webhook.c: the [webhook] section. */
+key_setter rc_conf__set_webhook_url;
+key_setter rc_conf__set_webhook_secret;
+key_setter rc_conf__set_webhook_secret_env;
+int rc_conf__finish_webhook(struct parser *p);
 
 /* rc_conf_table.c: the key table. */
 const struct key_spec *rc_conf__find_key(enum section sec, const char *name);

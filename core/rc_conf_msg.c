@@ -60,6 +60,7 @@ const char *rc_conf__sec_label(const struct parser *p, char *buf, size_t cap)
     case SEC_REDIS: return "[redis]";
     case SEC_LIMITS: return "[limits]";
     case SEC_AUTH: return "[auth]";
+    case SEC_WEBHOOK: return "[webhook]";
     case SEC_BOARD:
         snprintf(buf, cap, "[board %s]", p->board->name);
         return buf;

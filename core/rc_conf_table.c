@@ -52,6 +52,16 @@ static const struct key_spec keys[] = {
 
     {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
 
+    {SEC_WEBHOOK, K_URL, "url", rc_conf__set_webhook_url, CONF(webhook.url), 0, 0},
+    {SEC_WEBHOOK, K_SECRET, "secret", rc_conf__set_webhook_secret, CONF(webhook.secret), 0, 0},
+    {SEC_WEBHOOK, K_SECRET_ENV, "secret_env", rc_conf__set_webhook_secret_env, CONF(webhook.secret_env), 0, 0},
+    {SEC_WEBHOOK, K_TOP, "top", rc_conf__set_unsigned, CONF(webhook.top), 1, 1000},
+    {SEC_WEBHOOK, K_TIMEOUT, "timeout", rc_conf__set_duration, CONF(webhook.timeout_ms), 100, 60 * MS_S},
+    {SEC_WEBHOOK, K_RETRIES, "retries", rc_conf__set_unsigned, CONF(webhook.retries), 0, 20},
+    {SEC_WEBHOOK, K_BACKOFF_BASE, "backoff_base", rc_conf__set_duration, CONF(webhook.backoff_base_ms), 10,
+     MS_H},
+    {SEC_WEBHOOK, K_BACKOFF_CAP, "backoff_cap", rc_conf__set_duration, CONF(webhook.backoff_cap_ms), 10, MS_H},
+
     /* secret, secret_env and boards fill several fields of the rc_key. */
     {SEC_KEY, K_SECRET, "secret", rc_conf__set_secret, 0, 0, 0},
     {SEC_KEY, K_SECRET_ENV, "secret_env", rc_conf__set_secret_env, 0, 0, 0},

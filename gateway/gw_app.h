@@ -24,6 +24,7 @@ struct gw_conn;
 struct gw_decay;
 struct gw_peers;
 struct gw_archive;
+struct gw_webhook;
 
 struct gw_app {
     uv_loop_t *loop;
@@ -39,6 +40,7 @@ struct gw_app {
     struct gw_profiles *profiles;
     struct gw_decay *decay;         /* decay jobs (gw_decay.c) */
     struct gw_archive *archive;     /* archive of finished periods (gw_archive.c) */
+    struct gw_webhook *webhook;     /* webhook on period close (jobs/gw_webhook.c); NULL without [webhook] */
     struct gw_store store;          /* what store/ reads need (main and the archive job fill it) */
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */

@@ -22,6 +22,7 @@
 #include "base/gw_conf.h"
 #include "base/gw_env.h"
 #include "jobs/gw_decay.h"
+#include "jobs/gw_webhook.h"
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
 #include "store/gw_profile.h"
@@ -136,6 +137,7 @@ static void begin_stop(void *data, int signum)
     gw_log_info("received %s: closing clients and shutting down", signum == SIGINT ? "SIGINT" : "SIGTERM");
     uv_timer_stop(&app->tick);
     uv_close((uv_handle_t *)&app->tick, NULL);
+    gw_webhook_stop(app); /* now, while Redis is up: its locks are released during the grace */
     gw_ws_close_all(app);
 }
 
@@ -210,7 +212,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 
-    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0)
+    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0 || gw_webhook_start(app) != 0)
         return RC_E_INTERNAL;
     if (gw_server_start(app, host, port) != 0)
         return RC_E_INTERNAL;
@@ -248,6 +250,7 @@ int main(int argc, char **argv)
         /* Failed to start: release what did start, without serving. */
         gw_decay_stop(&app);
         gw_archive_stop(&app);
+        gw_webhook_stop(&app);
         if (app.redis)
             gw_redis_stop(app.redis);
         gw_server_stop(&app);

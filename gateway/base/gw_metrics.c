@@ -176,6 +176,11 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_queue_drops_total", "Slow readers whose queue overflowed (resynced)", m->queue_drops);
     counter(&o, "rankcast_redis_reconnects_total", "Redis reconnects after an outage", m->redis_reconnects);
     counter(&o, "rankcast_keyspace_events_total", "Keyspace notifications received", m->keyspace_events);
+    counter(&o, "rankcast_webhooks_sent_total", "Period-close webhooks delivered (2xx)", m->webhooks_sent);
+    counter(&o, "rankcast_webhook_failures_total", "Webhook attempts that failed (no response, or not 2xx)",
+            m->webhook_failures);
+    counter(&o, "rankcast_webhooks_gave_up_total", "Webhook deliveries that ran out of retries", m->webhooks_gave_up);
+    gauge(&o, "rankcast_webhooks_in_flight", "Webhook POSTs in flight now", m->webhooks_in_flight);
     if (rs)
         redis_series(&o, rs);
     put(&o, "# HELP rankcast_script_rtt_seconds Write script round-trip time\n"

@@ -29,6 +29,10 @@ struct gw_metrics {
     uint64_t queue_drops;                 /* slow readers whose queue overflowed */
     uint64_t redis_reconnects;
     uint64_t keyspace_events;
+    uint64_t webhooks_sent;               /* webhook deliveries answered 2xx */
+    uint64_t webhook_failures;            /* webhook attempts that failed (no response, or not 2xx) */
+    uint64_t webhooks_gave_up;            /* deliveries that ran out of retries */
+    uint64_t webhooks_in_flight;          /* webhook POSTs in flight now */
     uint64_t rtt_le[GW_METRICS_RTT_BUCKETS]; /* script round trips <= bound (cumulative at render) */
     uint64_t rtt_count;
     double rtt_sum_s;

@@ -45,6 +45,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "jobs/gw_webhook.h"
 #include "store/gw_archive_db.h"
 #include "store/gw_archive_sql.h"
 #include "store/gw_read.h"
@@ -148,8 +149,10 @@ static int run_command(struct run *r, gw_redis_reply_cb *cb, int argc, const cha
 static void on_marked(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    if (rep && rep->type == REDIS_REPLY_STATUS)
+    if (rep && rep->type == REDIS_REPLY_STATUS) {
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
+        gw_webhook_archived(r->a->app, r->bs->decl, r->bs->decl->name, &r->period); /* the period-close webhook */
+    }
     run_end(r);
 }
 
@@ -441,6 +444,7 @@ static void on_marker(redisReply *rep, void *privdata)
     }
     if (rep->integer == 1) {
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
+        gw_webhook_archived(r->a->app, r->bs->decl, r->bs->decl->name, &r->period); /* the period-close webhook */
         run_end(r);
         return;
     }
