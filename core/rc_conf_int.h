@@ -43,7 +43,7 @@ enum key_id {
     K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
     K_HEADER_TIMEOUT, K_BODY_TIMEOUT, K_MAX_PENDING, K_CONN_READ_RATE, K_CONN_READ_BURST,
     K_IP_READ_RATE, K_IP_READ_BURST, K_MAX_BOARDS,
-    K_READS,
+    K_READS, K_JWT_SECRET, K_JWT_PUBLIC_KEY, K_JWT_SKEW,
     K_SECRET, K_SECRET_ENV, K_SCOPES, K_BOARDS,
     K_ORDER, K_OPS, K_SUBMIT_MODE, K_POINTS_MIN, K_POINTS_MAX, K_FIELDS,
     K_TIEBREAK, K_TB_RESOLUTION, K_TB_HORIZON, K_TB_BASE,
@@ -54,7 +54,7 @@ enum key_id {
     K_COUNT
 };
 
-_Static_assert(K_COUNT <= 64, "seen mask is a uint64_t");
+_Static_assert(K_COUNT <= 128, "seen mask is two uint64_t");
 
 /* Everything one load needs; lives on rc_conf_parse's stack. */
 struct parser {
@@ -66,7 +66,7 @@ struct parser {
     int sec_line[SEC_COUNT];  /* header line of [server], [redis], [limits], [auth]; 0 = not yet */
     struct rc_board *board;   /* open [board] section, else NULL */
     struct rc_key *key;       /* open [key] section, else NULL */
-    uint64_t seen;            /* keys given in the open section, bit per key_id */
+    uint64_t seen[2];         /* keys given in the open section, bit per key_id */
     int key_line[K_COUNT];    /* where each seen key was given */
 };
 
@@ -85,7 +85,7 @@ struct key_spec {
     int64_t min, max; /* numeric keys: inclusive range */
 };
 
-#define SEEN(p, id) (((p)->seen >> (id)) & 1u)
+#define SEEN(p, id) (((p)->seen[(id) / 64] >> ((id) % 64)) & 1u)
 
 /* obj + k->off as a pointer to the key's field. */
 #define FIELD(type, obj, k) ((type *)(void *)((char *)(obj) + (k)->off))
@@ -121,6 +121,7 @@ key_setter rc_conf__set_decay;
 key_setter rc_conf__set_duration;
 key_setter rc_conf__set_fields;
 key_setter rc_conf__set_int64;
+key_setter rc_conf__set_jwt_secret;
 key_setter rc_conf__set_listen;
 key_setter rc_conf__set_onoff;
 key_setter rc_conf__set_ops;
