@@ -1,6 +1,7 @@
 /* gw_ops.c - writes, rank lookups and one-off reads (see gw_ops.h). */
 #include "ops/gw_ops.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,6 +13,7 @@
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
+#include "rc_jwt.h"
 
 char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message)
 {
@@ -31,29 +33,61 @@ int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct r
     return 0;
 }
 
-void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, const struct rc_key **key,
-                    int *bad_token)
+/* A credential that matches an API key is that key. Otherwise, when tokens
+ * are accepted and it has a JWT's shape, it is verified as a token. The key
+ * lookup runs first and in full either way (constant time). */
+void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who)
 {
-    *key = NULL;
-    *bad_token = 0;
+    struct rc_error err = {0, ""};
+    who->key = NULL;
+    who->bad_token = 0;
+    who->is_token = 0;
+    who->why[0] = '\0';
     if (!value || !len)
         return;
     if (bearer) {
         if (len < 7 || strncasecmp(value, "Bearer ", 7) != 0) {
-            *bad_token = 1;
+            who->bad_token = 1;
             return;
         }
         value += 7;
         len -= 7;
     }
-    *key = rc_auth_find(&app->conf->auth, value, len);
-    *bad_token = *key == NULL;
+    who->key = rc_auth_find(&app->conf->auth, value, len);
+    who->bad_token = who->key == NULL;
+    if (who->key || !gw_jwt_enabled(&app->jwt) || !rc_jwt_shaped(value, len))
+        return;
+    if (gw_jwt_verify(&app->jwt, value, len, gw_now_ms(app), &who->token, &err) != 0) {
+        snprintf(who->why, sizeof who->why, "%s", err.msg);
+        return;
+    }
+    who->key = &who->token.key;
+    who->bad_token = 0;
+    who->is_token = 1;
+}
+
+void gw_op_who(const struct gw_caller *who, char *out, size_t cap)
+{
+    if (who->is_token)
+        snprintf(out, cap, "jwt%s%s", who->token.sub[0] ? ":" : "", who->token.sub);
+    else
+        snprintf(out, cap, "%s", who->key ? who->key->name : "?");
+}
+
+int gw_op_caller_expired(struct gw_app *app, const struct gw_caller *who)
+{
+    return who->is_token && rc_jwt_expired(&who->token, gw_now_ms(app), app->jwt.skew_ms);
 }
 
 int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
                     struct rc_error *err)
 {
     const struct rc_conf *c = app->conf;
+    if (who->bad_token && who->why[0])
+        return rc_error_set(err, RC_E_UNAUTHORIZED, "%s", who->why);
+    if (gw_op_caller_expired(app, who))
+        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token expired: present a fresh one (on WebSocket: "
+                                                    "{\"op\":\"auth\",\"token\":JWT})");
     int rc = rc_auth_check(&c->auth, who->key, who->bad_token, scope, board, err);
     if (rc || scope != RC_SCOPE_WRITE)
         return rc;
@@ -61,7 +95,9 @@ int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned sc
     if (who->conn_bucket && !rc_bucket_take(who->conn_bucket, c->conn_write_rate, c->conn_write_burst, now))
         return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes on this connection (conn_write_rate %u/s)",
                             c->conn_write_rate);
-    struct rc_bucket *kb = who->key ? &app->key_buckets[who->key - c->auth.keys] : NULL;
+    /* Tokens are in no table: they have no per-key bucket (conn_write_rate
+     * and the address limits still apply). */
+    struct rc_bucket *kb = who->key && !who->is_token ? &app->key_buckets[who->key - c->auth.keys] : NULL;
     if (kb && !rc_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
         return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
                             who->key->name, c->key_write_rate);
