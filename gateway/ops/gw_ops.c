@@ -1,6 +1,7 @@
 /* gw_ops.c - writes, rank lookups and one-off reads (see gw_ops.h). */
 #include "ops/gw_ops.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,29 @@ struct write_call {
     char board[RC_BOARD_MAX + 1];
     enum rc_op op;
     int64_t started_us;
+    char who[RC_JWT_SUB_MAX + 8];  /* "jwt:SUB" for a token write (audited), else "" */
+    char period[RC_PERIOD_ID_MAX];
+    char req[RC_REQ_MAX + 1];
 };
+
+/* A write made with a token goes to the audit stream (rc:audit, as admin
+ * actions do) with the token's sub: tokens are handed out (overlays, tools,
+ * other services), so what each one wrote stays traceable. API-key writes
+ * are not audited (their volume is the board's). Fire and forget on the
+ * command connection; never holds a secret. */
+static void audit_write(struct write_call *w, const struct rc_write_result *res)
+{
+    char seq[32], at[32];
+    if (!w->app->redis)
+        return;
+    snprintf(seq, sizeof seq, "%" PRId64, res->seq);
+    snprintf(at, sizeof at, "%" PRId64, gw_now_ms(w->app));
+    const char *argv[] = {"XADD", GW_AUDIT_KEY, "MAXLEN", "~", "100000", "*", "who", w->who, "op", rc_op_name(w->op),
+                          "board", w->board, "period", w->period, "member", res->member, "req", w->req, "seq", seq,
+                          "at", at};
+    gw_redis_command(w->app->redis, GW_AUDIT_KEY, strlen(GW_AUDIT_KEY), (int)(sizeof argv / sizeof argv[0]), argv,
+                     NULL, NULL, NULL);
+}
 
 static void on_written(int code, const struct rc_write_result *res, const struct rc_error *err, void *privdata)
 {
@@ -138,6 +161,8 @@ static void on_written(int code, const struct rc_write_result *res, const struct
             app->metrics.duplicates++;
         else
             app->metrics.writes[w->op - RC_OP_INCR]++;
+        if (w->who[0] && !res->duplicate)
+            audit_write(w, res);
         json = rc_encode_ack_replicas(w->id_json, w->board, res->member, res->score, res->rank, res->seq,
                                       res->duplicate, res->nfields ? fv : NULL, res->nfields,
                                       app->conf->ack_replicas > 0 ? (res->replicas < 0 ? 0 : res->replicas) : -1);
@@ -167,6 +192,11 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         w->op = r->op;
         w->started_us = gw_mono_us();
         memcpy(w->board, r->board, sizeof w->board);
+        if (who->is_token) {
+            gw_op_who(who, w->who, sizeof w->who);
+            snprintf(w->period, sizeof w->period, "%s", p.id);
+            snprintf(w->req, sizeof w->req, "%s", r->req);
+        }
         code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
                                      (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w, &err);
         if (!code)

@@ -11,6 +11,10 @@
 
 struct gw_app;
 
+/* The audit stream: admin actions (ops/gw_admin.c) and writes made with a
+ * token (gw_ops.c), with who made them. */
+#define GW_AUDIT_KEY "rc:audit"
+
 /* json is owned by the callee (free it); code 0 or an RC_E_*. Runs exactly
  * once, possibly before the gw_op_* call returns. */
 typedef void gw_op_done(void *privdata, int code, char *json);
