@@ -403,3 +403,28 @@ test('--check-config checks the token settings and the key file', { skip, timeou
   const bad = h.configWith(t, { auth: { jwt_public_key: keys.rsaPriv } });
   await assert.rejects(h.startGateway(t, { redisPort: redis.port, config: bad, timeoutMs: 5000 }));
 });
+
+/* ---- web/rankcast.js with tokens ------------------------------------------------------- */
+
+test('rankcast.js: connects with a token, reports a view the server stopped, auth() resumes it', { skip, timeout: 60000 }, async (t) => {
+  const Rankcast = require('../../web/rankcast.js');
+  const WebSocket = require('ws');
+  const { gw, clk } = await hsStack(t);
+  const hs = (exp) => sign('HS256', { scope: 'read', boards: ['demo'], exp }, SECRET);
+  const writer = await h.connectWs(t, gw.wsUrl);
+  const rc = new Rankcast.Client({ url: gw.wsUrl, token: hs(clk.nowS() + 60), WebSocket, timeout: 8000 });
+  h.defer(t, () => rc.close());
+  const errors = [];
+  const v = rc.subscribe({ board: 'demo', view: { top: 5 } }, { onError: (view, err) => errors.push(err) });
+  await h.waitFor(() => v.sub != null, 5000, 'the first snapshot');
+  await clk.shift(120 * 1000);
+  await h.waitFor(() => errors.length > 0, 10000, 'the stopped view');
+  assert.deepEqual({ code: errors[0].code, stopped: errors[0].stopped }, { code: 'unauthorized', stopped: true });
+  assert.equal(v.sub, null);
+  const authed = await rc.auth(hs(clk.nowS() + 600));
+  assert.equal(authed.op, 'authed');
+  await h.waitFor(() => v.sub != null, 5000, 'the view resubscribed');
+  assert.equal((await writer.request(incr('demo', 'user:js', 7777))).op, 'ack');
+  await h.waitFor(() => v.rows.some((r) => r.member === 'user:js'), 5000, 'the write in the view');
+  assert.ok(rc.url.includes(encodeURIComponent(rc.token)), 'reconnects use the fresh token');
+});
