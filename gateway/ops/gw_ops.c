@@ -40,9 +40,9 @@ int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct r
 void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who)
 {
     struct rc_error err = {0, ""};
+    gw_caller_release(who);
     who->key = NULL;
     who->bad_token = 0;
-    who->is_token = 0;
     who->why[0] = '\0';
     if (!value || !len)
         return;
@@ -58,26 +58,32 @@ void gw_op_identify(struct gw_app *app, const char *value, size_t len, int beare
     who->bad_token = who->key == NULL;
     if (who->key || !gw_jwt_enabled(&app->jwt) || !rc_jwt_shaped(value, len))
         return;
-    if (gw_jwt_verify(&app->jwt, value, len, gw_now_ms(app), &who->token, &err) != 0) {
-        snprintf(who->why, sizeof who->why, "%s", err.msg);
+    struct rc_token *t = malloc(sizeof *t);
+    if (!t) {
+        snprintf(who->why, sizeof who->why, "out of memory checking the token");
         return;
     }
-    who->key = &who->token.key;
+    if (gw_jwt_verify(&app->jwt, value, len, gw_now_ms(app), t, &err) != 0) {
+        snprintf(who->why, sizeof who->why, "%s", err.msg);
+        free(t);
+        return;
+    }
+    who->token = t;
+    who->key = &t->key;
     who->bad_token = 0;
-    who->is_token = 1;
 }
 
 void gw_op_who(const struct gw_caller *who, char *out, size_t cap)
 {
-    if (who->is_token)
-        snprintf(out, cap, "jwt%s%s", who->token.sub[0] ? ":" : "", who->token.sub);
+    if (who->token)
+        snprintf(out, cap, "jwt%s%s", who->token->sub[0] ? ":" : "", who->token->sub);
     else
         snprintf(out, cap, "%s", who->key ? who->key->name : "?");
 }
 
 int gw_op_caller_expired(struct gw_app *app, const struct gw_caller *who)
 {
-    return who->is_token && rc_jwt_expired(&who->token, gw_now_ms(app), app->jwt.skew_ms);
+    return who->token && rc_jwt_expired(who->token, gw_now_ms(app), app->jwt.skew_ms);
 }
 
 int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
@@ -98,7 +104,7 @@ int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned sc
                             c->conn_write_rate);
     /* Tokens are in no table: they have no per-key bucket (conn_write_rate
      * and the address limits still apply). */
-    struct rc_bucket *kb = who->key && !who->is_token ? &app->key_buckets[who->key - c->auth.keys] : NULL;
+    struct rc_bucket *kb = who->key && !who->token ? &app->key_buckets[who->key - c->auth.keys] : NULL;
     if (kb && !rc_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
         return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
                             who->key->name, c->key_write_rate);
@@ -192,7 +198,7 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         w->op = r->op;
         w->started_us = gw_mono_us();
         memcpy(w->board, r->board, sizeof w->board);
-        if (who->is_token) {
+        if (who->token) {
             gw_op_who(who, w->who, sizeof w->who);
             snprintf(w->period, sizeof w->period, "%s", p.id);
             snprintf(w->req, sizeof w->req, "%s", r->req);

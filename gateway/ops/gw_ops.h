@@ -48,8 +48,9 @@ int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned sc
 
 /* Reads "Bearer KEY" from an Authorization header value (or a bare ?token=
  * value when bearer is 0) and fills *who: the API key it names, else (when
- * tokens are accepted) the verified JWT's rights in who->token; or
- * who->bad_token, with who->why for a token that did not verify. Leaves
+ * tokens are accepted) the verified JWT's rights in who->token (allocated:
+ * gw_caller_release frees it); or who->bad_token, with who->why for a token
+ * that did not verify. Releases a token who held before. Leaves
  * who->conn_bucket alone. Borrows value. */
 void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who);
 

@@ -176,32 +176,27 @@ static int still_covers(void *data, const char *board)
  * unauthorized error naming its sub; the rest go on untouched. */
 static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
-    struct gw_caller *next = calloc(1, sizeof *next);
-    if (!next) {
-        gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_INTERNAL, "out of memory"));
-        return;
-    }
+    struct gw_caller next;
+    memset(&next, 0, sizeof next);
     if (!gw_jwt_enabled(&app->jwt)) {
         gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
                                      "tokens are not accepted here (no jwt_secret or jwt_public_key)"));
-    } else {
-        gw_op_identify(app, r->token, strlen(r->token), 0, next);
-        if (!next->is_token) {
-            gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
-                                         next->why[0] ? next->why : "the token does not verify"));
-        } else {
-            next->conn_bucket = c->who.conn_bucket;
-            c->who = *next;
-            c->who.key = &c->who.token.key; /* it points into who itself */
-            c->token_expired = 0;
-            struct still_covers k = {app, c};
-            gw_fanout_revoke(app->fanout, c, still_covers, &k, RC_E_FORBIDDEN,
-                             "the new token does not cover this board: the view has stopped");
-            gw_conn_reply(c, rc_encode_authed(r->id_json, c->who.token.exp_ms / 1000));
-        }
+        return;
     }
-    memset(next, 0, sizeof *next);
-    free(next);
+    gw_op_identify(app, r->token, strlen(r->token), 0, &next);
+    if (!next.token) {
+        gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
+                                     next.why[0] ? next.why : "the token does not verify"));
+        return;
+    }
+    gw_caller_release(&c->who);
+    next.conn_bucket = c->who.conn_bucket;
+    c->who = next; /* takes the token */
+    c->token_expired = 0;
+    struct still_covers k = {app, c};
+    gw_fanout_revoke(app->fanout, c, still_covers, &k, RC_E_FORBIDDEN,
+                     "the new token does not cover this board: the view has stopped");
+    gw_conn_reply(c, rc_encode_authed(r->id_json, c->who.token->exp_ms / 1000));
 }
 
 /* Every second or so: connections whose token has expired lose their views,
@@ -214,7 +209,7 @@ void gw_ws_tick(struct gw_app *app)
         return;
     app->token_sweep_at = now + 1000;
     for (struct gw_conn *c = app->conns; c; c = c->next) {
-        if (!c->who.is_token || c->token_expired || !gw_op_caller_expired(app, &c->who))
+        if (!c->who.token || c->token_expired || !gw_op_caller_expired(app, &c->who))
             continue;
         c->token_expired = 1;
         gw_fanout_revoke(app->fanout, c, NULL, NULL, RC_E_UNAUTHORIZED,
