@@ -56,8 +56,12 @@ void gw_op_identify(struct gw_app *app, const char *value, size_t len, int beare
     }
     who->key = rc_auth_find(&app->conf->auth, value, len);
     who->bad_token = who->key == NULL;
-    if (who->key || !gw_jwt_enabled(&app->jwt) || !rc_jwt_shaped(value, len))
+    if (who->key || !rc_jwt_shaped(value, len))
         return;
+    if (!gw_jwt_enabled(&app->jwt)) {
+        snprintf(who->why, sizeof who->why, "tokens (JWT) are not accepted here: no jwt_secret or jwt_public_key");
+        return;
+    }
     struct rc_token *t = malloc(sizeof *t);
     if (!t) {
         snprintf(who->why, sizeof who->why, "out of memory checking the token");

@@ -318,6 +318,12 @@ test('RS256 and ES256: good tokens work; HS256 forged with the public key, alg n
     const rest = await post(rs.gw, 'demo', { op: 'incr', member: 'user:rs', delta: 1 }, { token: sign('RS256', claims(), keys.rsa) });
     assert.equal(rest.status, 200, rest.text);
 
+    // a gateway with no token keys says so
+    const none = await h.startStack(t);
+    const nc = await h.connectWs(t, none.gw.wsUrl, { token: sign('HS256', claims(), SECRET) });
+    assertError(await nc.request(incr('demo', 'user:none')), 'unauthorized', /tokens \(JWT\) are not accepted here/);
+    assertError(await nc.request({ op: 'auth', token: sign('HS256', claims(), SECRET) }), 'unauthorized', /not accepted/);
+
     const es = await h.startStack(t, { config: h.configWith(t, { auth: { jwt_public_key: keys.ecPub } }) });
     const ok = await h.connectWs(t, es.gw.wsUrl, { token: sign('ES256', claims(), keys.ec) });
     assert.equal((await ok.request(incr('demo', 'user:es'))).op, 'ack');
