@@ -172,8 +172,9 @@ static int still_covers(void *data, const char *board)
 /* {"op":"auth","token":JWT}: the token replaces the connection's
  * credentials in place. A token that does not verify changes nothing (the
  * old credentials stay, until they expire). A good one takes over at once:
- * subscriptions it no longer lets this connection read stop, each with an
- * unauthorized error naming its sub; the rest go on untouched. */
+ * subscriptions it no longer lets this connection read stop, each with a
+ * forbidden error naming its sub; the rest go on untouched. auth takes
+ * tokens only: API keys come with the handshake. */
 static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
     struct gw_caller next;
