@@ -55,7 +55,7 @@ static int close_section(struct parser *p)
     p->sec = SEC_NONE;
     p->board = NULL;
     p->key = NULL;
-    p->seen[0] = p->seen[1] = 0;
+    memset(p->seen, 0, sizeof p->seen);
     return rc;
 }
 /* "[server]", "[board demo]", "[key ops]", with an optional trailing comment. */
@@ -152,7 +152,7 @@ static int key_line(struct parser *p, char *s)
                              rc_conf__sec_label(p, label, sizeof label), p->key_line[k->id]);
     if (!*v)
         return rc_conf__fail(p, p->lineno, "empty value for '%s'", k->name);
-    MARK_SEEN(p, k->id);
+    p->seen[k->id / 64] |= (uint64_t)1 << (k->id % 64);
     p->key_line[k->id] = p->lineno;
     return k->set(p, k, section_obj(p), v);
 }
@@ -212,6 +212,7 @@ void rc_conf_defaults(struct rc_conf *c)
     c->key_write_burst = 40000;
     c->auth.reads_need_key = 0; /* reads are open unless [auth] reads = key */
     c->auth.nkeys = 0;
+    c->jwt_skew_ms = 30 * MS_S; /* clock difference allowed on exp and nbf */
     c->nboards = 0;
     c->webhook.top = 10;
     c->webhook.timeout_ms = 10 * MS_S;

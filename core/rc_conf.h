@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "rc_auth.h"
+#include "rc_jwt.h"
 #include "rc_layout.h"
 
 #define RC_CONF_MAX_BOARDS 256
@@ -78,6 +79,10 @@ struct rc_conf {
     struct rc_auth auth;
     /* [webhook] */
     struct rc_webhook_conf webhook;
+    char jwt_secret[RC_JWT_SECRET_MAX + 1]; /* HS256 token secret; "" = none (RANKCAST_JWT_SECRET overrides) */
+    size_t jwt_secret_len;
+    char jwt_public_key[RC_CONF_STR_MAX];   /* PEM file: RS256 (RSA key) or ES256 (P-256 key) tokens; "" = none */
+    int64_t jwt_skew_ms;               /* clock difference allowed on exp and nbf, default 30 s */
     /* [board ...] */
     size_t nboards;
     struct rc_board boards[RC_CONF_MAX_BOARDS];

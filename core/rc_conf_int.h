@@ -44,7 +44,7 @@ enum key_id {
     K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
     K_HEADER_TIMEOUT, K_BODY_TIMEOUT, K_MAX_PENDING, K_CONN_READ_RATE, K_CONN_READ_BURST,
     K_IP_READ_RATE, K_IP_READ_BURST, K_MAX_BOARDS,
-    K_READS,
+    K_READS, K_JWT_SECRET, K_JWT_PUBLIC_KEY, K_JWT_SKEW,
     K_SECRET, K_SECRET_ENV, K_SCOPES, K_BOARDS,
     K_ORDER, K_OPS, K_SUBMIT_MODE, K_POINTS_MIN, K_POINTS_MAX, K_FIELDS,
     K_TIEBREAK, K_TB_RESOLUTION, K_TB_HORIZON, K_TB_BASE,
@@ -124,6 +124,7 @@ key_setter rc_conf__set_decay;
 key_setter rc_conf__set_duration;
 key_setter rc_conf__set_fields;
 key_setter rc_conf__set_int64;
+key_setter rc_conf__set_jwt_secret;
 key_setter rc_conf__set_listen;
 key_setter rc_conf__set_onoff;
 key_setter rc_conf__set_ops;

@@ -193,3 +193,24 @@ int rc_conf__open_key(struct parser *p, const char *name)
     p->sec = SEC_KEY;
     return 0;
 }
+
+/* [auth] jwt_secret: the HS256 token secret. Short secrets make HMAC
+ * guessable offline from one token, so RC_JWT_SECRET_MIN is a floor; the
+ * value is never quoted. */
+int rc_conf__set_jwt_secret(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    struct rc_conf *c = obj;
+    size_t n = strlen(v);
+    int ok = n >= RC_JWT_SECRET_MIN && n <= RC_JWT_SECRET_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = secret_char((unsigned char)v[i]);
+    if (!ok)
+        return rc_conf__fail(p, p->lineno,
+                             "%s must be %d..%d printable characters without spaces (got %zu): "
+                             "e.g. openssl rand -hex 32",
+                             k->name, RC_JWT_SECRET_MIN, RC_JWT_SECRET_MAX, n);
+    memset(c->jwt_secret, 0, sizeof c->jwt_secret);
+    memcpy(c->jwt_secret, v, n);
+    c->jwt_secret_len = n;
+    return 0;
+}

@@ -51,6 +51,9 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_MAX_BOARDS, "max_boards", rc_conf__set_unsigned, CONF(max_boards), 1, 1000000},
 
     {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
+    {SEC_AUTH, K_JWT_SECRET, "jwt_secret", rc_conf__set_jwt_secret, 0, 0, 0},
+    {SEC_AUTH, K_JWT_PUBLIC_KEY, "jwt_public_key", rc_conf__set_string, CONF(jwt_public_key), 0, 0},
+    {SEC_AUTH, K_JWT_SKEW, "jwt_skew", rc_conf__set_duration, CONF(jwt_skew_ms), 1, 10 * MS_M},
 
     {SEC_WEBHOOK, K_URL, "url", rc_conf__set_webhook_url, CONF(webhook.url), 0, 0},
     {SEC_WEBHOOK, K_SECRET, "secret", rc_conf__set_webhook_secret, CONF(webhook.secret), 0, 0},

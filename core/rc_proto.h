@@ -43,7 +43,9 @@ enum rc_op {
     RC_OP_REMOVE,   /* board, member, optional block, period */
     RC_OP_UNBLOCK,  /* board, member */
     RC_OP_REVERSE,  /* board, req, optional period */
-    RC_OP_RESET     /* board, optional period */
+    RC_OP_RESET,    /* board, optional period */
+    /* tokens (docs/protocol-additions.md, "Tokens") */
+    RC_OP_AUTH      /* token: replaces the connection's credentials */
 };
 
 enum rc_view_kind {
@@ -81,6 +83,7 @@ struct rc_request {
     int block;                          /* remove: also block the member from writing */
     int has_since;                      /* subscribe: since.seq given */
     int64_t since_seq;
+    char *token;                        /* auth: owned (rc_request_free), or NULL */
 };
 
 /* Decodes one client message text[0..len). On success fills *out and returns
@@ -167,6 +170,11 @@ char *rc_encode_error(const char *id_json, int code, const char *message);
 char *rc_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
                       int has_score, double score, int64_t rank, const char *req, int blocked);
 char *rc_encode_pong(const char *id_json);
+/* An error about one subscription, not a request: {"op":"error","code",
+ * "message","sub"}; the subscription has stopped (e.g. its token expired). */
+char *rc_encode_view_error(const char *sub, int code, const char *message);
+/* The answer to auth: {"op":"authed","id","exp"} with exp in seconds. */
+char *rc_encode_authed(const char *id_json, int64_t exp_s);
 char *rc_encode_unsubscribed(const char *id_json, const char *sub);
 
 #endif

@@ -205,4 +205,10 @@ void rc_request_free(struct rc_request *r)
         return;
     free(r->id_json);
     r->id_json = NULL;
+    if (r->token) {
+        /* a credential: do not leave it in freed memory */
+        memset(r->token, 0, strlen(r->token));
+        free(r->token);
+        r->token = NULL;
+    }
 }

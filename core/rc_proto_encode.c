@@ -295,6 +295,21 @@ char *rc_encode_error(const char *id_json, int code, const char *message_text)
     return finish(o, failed);
 }
 
+char *rc_encode_view_error(const char *sub, int code, const char *message_text)
+{
+    cJSON *o = message("error", NULL);
+    int failed = !o || add(o, "code", cJSON_CreateStringReference(rc_code_name(code))) ||
+                 add(o, "message", str_item(message_text ? message_text : "")) || add(o, "sub", str_item(sub));
+    return finish(o, failed);
+}
+
+char *rc_encode_authed(const char *id_json, int64_t exp_s)
+{
+    cJSON *o = message("authed", id_json);
+    int failed = !o || add(o, "exp", int_item(exp_s));
+    return finish(o, failed);
+}
+
 char *rc_encode_pong(const char *id_json)
 {
     cJSON *o = message("pong", id_json);

@@ -1,10 +1,12 @@
 /* rc_proto_op.c - one job: the op table and each op's own fields (views,
  * points, submit fields, rank, ping, admin ops), as PROTOCOL.md defines them. */
 #include "rc_proto_int.h"
+#include "rc_jwt.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- views ------------------------------------------------------------- */
@@ -249,6 +251,23 @@ static int decode_reset(const cJSON *msg, struct rc_request *out, struct rc_erro
     return rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err);
 }
 
+/* auth: "token", a compact JWT (1..RC_JWT_MAX bytes of base64url and
+ * dots). The gateway verifies it; here only its shape is checked, and the
+ * message never quotes it. */
+static int decode_auth(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "token");
+    if (!t)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "auth needs \"token\": a JWT");
+    if (!cJSON_IsString(t) || !rc_jwt_shaped(t->valuestring, strlen(t->valuestring)))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "token must be a JWT (header.payload.signature, at most %d bytes)",
+                            RC_JWT_MAX);
+    out->token = strdup(t->valuestring);
+    if (!out->token)
+        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+    return 0;
+}
+
 /* Flags of an op table row. */
 #define OPF_BOARD (1u << 0) /* names a board: "board" (or the REST path) */
 #define OPF_WRITE (1u << 1) /* a write: takes "req", allowed in a REST body */
@@ -269,6 +288,7 @@ static const struct rc_proto__op_row OPS[] = {
     {"unblock", RC_OP_UNBLOCK, OPF_BOARD, decode_unblock},
     {"reverse", RC_OP_REVERSE, OPF_BOARD, decode_reverse},
     {"reset", RC_OP_RESET, OPF_BOARD, decode_reset},
+    {"auth", RC_OP_AUTH, 0, decode_auth},
 };
 
 #define NOPS (sizeof OPS / sizeof OPS[0])

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "base/gw_clock.h"
+#include "base/gw_jwt.h"
 #include "base/gw_metrics.h"
 #include "gw_lifecycle.h"
 #include "net/gw_conn.h"
@@ -44,6 +45,8 @@ struct gw_app {
     struct gw_store store;          /* what store/ reads need (main and the archive job fill it) */
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
+    struct gw_jwt jwt;              /* token keys (base/gw_jwt.h) */
+    uint64_t token_sweep_at;        /* next check for expired tokens (uv_now ms; serve/gw_ws.c) */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
     struct gw_conn_ctx conn_ctx;    /* what every connection shares (serve/gw_ws.c sets it) */
     struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */

@@ -3,6 +3,7 @@
  *   rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]|redis://HOST:PORT]
  *            [--state DIR]
  *   rankcast --check-config FILE
+ *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
  *
  * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE),
  * which beats the file (DESIGN.md, "Operating it").
@@ -21,6 +22,8 @@
 #include "jobs/gw_archive.h"
 #include "base/gw_conf.h"
 #include "base/gw_env.h"
+#include "base/gw_jwt.h"
+#include "gw_token_cmd.h"
 #include "jobs/gw_decay.h"
 #include "jobs/gw_webhook.h"
 #include "fanout/gw_fanout.h"
@@ -44,7 +47,8 @@ struct options {
 static int usage(void)
 {
     fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]] [--state DIR]\n"
-                    "       rankcast --check-config FILE\n");
+                    "       rankcast --check-config FILE\n"
+                    "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n");
     return 2;
 }
 
@@ -83,7 +87,10 @@ static int check_config(const char *path)
     struct rc_error err = {0, ""};
     if (!c)
         return 1;
+    struct gw_jwt jwt;
     int rc = gw_conf_load(path, c, &err);
+    if (rc == 0 && (rc = gw_jwt_load(&jwt, c, &err)) == 0) /* the token key file, too */
+        gw_jwt_free(&jwt);
     if (rc)
         fprintf(stderr, "rankcast: %s\n", err.msg);
     else
@@ -127,6 +134,7 @@ static void on_tick(uv_timer_t *t)
 {
     struct gw_app *app = t->data;
     gw_fanout_tick(app->fanout);
+    gw_ws_tick(app);
 }
 
 /* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */
@@ -173,6 +181,14 @@ static int start(struct gw_app *app, const struct options *o)
     app->config_path = o->config;
     if (gw_env_apply_overrides(app->conf, &o->flags) != 0 || gw_env_resolve_keys(app->conf) != 0)
         return RC_E_BAD_REQUEST;
+    if (gw_jwt_load(&app->jwt, app->conf, &err) != 0) {
+        gw_log_error("config: %s", err.msg);
+        return RC_E_BAD_REQUEST;
+    }
+    if (gw_jwt_enabled(&app->jwt))
+        gw_log_info("auth: tokens accepted: %s%s%s", app->jwt.secret_len ? "HS256" : "",
+                    app->jwt.secret_len && app->jwt.pem_len ? ", " : "",
+                    !app->jwt.pem_len ? "" : app->jwt.pem_alg == RC_JWT_RS256 ? "RS256" : "ES256");
     if (rc_split_hostport(app->conf->listen, host, sizeof host, &port) != 0) {
         gw_log_error("listen address '%s' is not HOST:PORT", app->conf->listen);
         return RC_E_BAD_REQUEST;
@@ -232,6 +248,8 @@ static int start(struct gw_app *app, const struct options *o)
 int main(int argc, char **argv)
 {
     struct options o;
+    if (argc > 1 && strcmp(argv[1], "token") == 0)
+        return gw_token_cmd(argc - 1, argv + 1);
     if (parse_args(argc, argv, &o) != 0)
         return usage();
     if (o.check)
@@ -266,6 +284,7 @@ int main(int argc, char **argv)
     gw_server_free(&app);
     if (uv_loop_close(&loop) != 0)
         uv_walk(&loop, log_leftover, NULL);
+    gw_jwt_free(&app.jwt);
     free(app.conf);
     if (rc == 0)
         gw_log_info("stopped");

@@ -6,6 +6,9 @@
  * (current, previous or an id), token. overlay=1 shows only the table, on a
  * transparent page, for an OBS browser source:
  *   /?overlay=1&board=demo&top=10
+ * The overlay link uses the "Overlay token" field when filled (a read-only
+ * token from `rankcast token --scope read --board demo --ttl 30d`), else
+ * this page's own token.
  */
 (function () {
   'use strict';
@@ -193,9 +196,23 @@
       consoleUi.setBoard(sel.board, m, sel.period === 'current' ? null : sel.period);
       const p = toParams(sel);
       history.replaceState(null, '', '?' + p.toString());
-      p.set('overlay', '1');
-      $('overlay-link').href = '?' + p.toString();
+      overlayLink(p);
     }
+
+    // The overlay link carries the pasted overlay token (a read-only JWT
+    // for the board, from `rankcast token`) instead of this page's own
+    // credential, which may be a key that writes.
+    function overlayLink(p) {
+      const o = new URLSearchParams(p);
+      const ot = $('overlay-token').value.trim();
+      if (ot) o.set('token', ot);
+      o.set('overlay', '1');
+      $('overlay-link').href = '?' + o.toString();
+    }
+    $('overlay-token').addEventListener('input', () => {
+      const sel = fromParams(new URLSearchParams(location.search));
+      overlayLink(toParams(sel));
+    });
 
     $('pick').addEventListener('submit', (e) => { e.preventDefault(); apply(false); });
     sync();

@@ -9,9 +9,12 @@
  *     onChange(view, changes, info) { ... },  // view.rows is the live window
  *     onEvent(view, event) { ... },           // feed views
  *     onGap(view, gap) { ... },               // feed events were missed ({from, to})
- *     onError(view, err) { ... },             // the subscribe was refused
+ *     onError(view, err) { ... },             // the subscribe was refused, or the server
+ *                                             // stopped the view (err.stopped: its token
+ *                                             // expired; rc.auth(newToken) resumes it)
  *   });
  *   const ack = await rc.incr('demo', 'user:101', 50, { req: 'r-1' });
+ *   await rc.auth(freshJwt);                  // token refresh in place: { op: 'authed', exp }
  *   top.close();
  *   const boards = await Rankcast.rest({ token }).boards();
  *
@@ -210,8 +213,8 @@
   class Client {
     constructor(opts) {
       opts = opts || {};
-      this.url = opts.url || defaultUrl();
-      if (opts.token) this.url += (this.url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(opts.token);
+      this.baseUrl = opts.url || defaultUrl();
+      this._setToken(opts.token);
       this.WebSocket = opts.WebSocket || (typeof WebSocket !== 'undefined' ? WebSocket : null);
       this.minDelay = opts.minDelay || 250;     // first reconnect delay (ms), doubled per failure
       this.maxDelay = opts.maxDelay || 10000;   // backoff cap (ms)
@@ -310,6 +313,24 @@
     }
     ping() { return this.request({ op: 'ping' }); }
 
+    // Replaces the connection's credentials with a fresh token (a JWT) in
+    // place: views go on, reconnects use it. Resolves with the gateway's
+    // { op: 'authed', exp } (exp in seconds); views that had stopped because
+    // the old token expired are subscribed again.
+    auth(token) {
+      this._setToken(token);
+      return this.request({ op: 'auth', token }).then((reply) => {
+        for (const v of this.views) if (v.sub == null && this.state === 'open') this._sendSubscribe(v);
+        return reply;
+      });
+    }
+
+    _setToken(token) {
+      this.token = token || undefined;
+      this.url = this.baseUrl;
+      if (token) this.url += (this.url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(token);
+    }
+
     _setState(state, info) {
       // Repeated 'reconnecting' reports carry each new attempt and delay.
       if (this.state === state && state !== 'reconnecting') return;
@@ -385,6 +406,16 @@
         if (msg.op === 'error') return p.reject({ code: msg.code, message: msg.message });
         if (p.onReply) p.onReply(msg);
         return p.resolve(msg);
+      }
+      if (msg.op === 'error' && msg.sub != null) {
+        // The server stopped one view (its token expired or no longer covers
+        // the board): it stays listed, idle, until auth() brings a token.
+        const sv = this.bySub.get(msg.sub);
+        if (!sv) return this.onError({ code: msg.code, message: msg.message });
+        this.bySub.delete(msg.sub);
+        sv.sub = null;
+        sv.gen++;
+        return sv._call('onError', { code: msg.code, message: msg.message, stopped: true });
       }
       if (msg.op === 'error') return this.onError({ code: msg.code, message: msg.message });
       const v = msg.sub != null ? this.bySub.get(msg.sub) : undefined;

@@ -59,6 +59,18 @@ int gw_env_resolve_keys(struct rc_conf *c)
             return RC_E_BAD_REQUEST;
         }
     }
+    const char *jwt = getenv("RANKCAST_JWT_SECRET");
+    if (jwt && *jwt) {
+        size_t n = strlen(jwt);
+        if (n < RC_JWT_SECRET_MIN || n > RC_JWT_SECRET_MAX) {
+            gw_log_error("RANKCAST_JWT_SECRET must be %d..%d bytes (got %zu): e.g. openssl rand -hex 32",
+                         RC_JWT_SECRET_MIN, RC_JWT_SECRET_MAX, n);
+            return RC_E_BAD_REQUEST;
+        }
+        memset(c->jwt_secret, 0, sizeof c->jwt_secret);
+        memcpy(c->jwt_secret, jwt, n);
+        c->jwt_secret_len = n;
+    }
     gw_log_info("auth: %u API keys; reads %s; writes need a key", a->nkeys, a->reads_need_key ? "need a key" : "open");
     return 0;
 }

@@ -19,7 +19,8 @@ struct gw_env_flags {
 int gw_env_apply_overrides(struct rc_conf *c, const struct gw_env_flags *f);
 
 /* Fills the secrets of keys declared with `secret_env`, and adds
- * RANKCAST_ADMIN_KEY as a key with every scope on every board. Logs key
+ * RANKCAST_ADMIN_KEY as a key with every scope on every board; puts
+ * RANKCAST_JWT_SECRET (32..256 bytes) over [auth] jwt_secret. Logs key
  * names, never secrets. Returns 0, or RC_E_BAD_REQUEST (logged). */
 int gw_env_resolve_keys(struct rc_conf *c);
 

@@ -161,6 +161,22 @@ int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *su
     return -1;
 }
 
+void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *data, const char *board),
+                      void *data, int code, const char *message)
+{
+    for (struct gw_sub **p = &c->subs; *p;) {
+        struct gw_sub *s = *p;
+        const char *board = s->view->board ? s->view->board->r.name : NULL;
+        if (keep && board && keep(data, board)) {
+            p = &s->cnext;
+            continue;
+        }
+        gw_conn_reply(c, rc_encode_view_error(s->view->r.id, code, message));
+        *p = s->cnext;
+        sub_free(f, s);
+    }
+}
+
 void gw_fanout_conn_closed(struct gw_fanout *f, struct gw_conn *c)
 {
     while (c->subs) {

@@ -39,6 +39,13 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
 /* Drops subscription `sub` of c. Returns 0, or -1 when c holds no such sub. */
 int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *sub);
 
+/* Stops each subscription of c whose board keep(data, board) refuses (keep
+ * NULL: every one), answering each with an error {"code": code, "message",
+ * "sub"} so the client knows that view is over (a token that expired or no
+ * longer covers the board). */
+void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *data, const char *board),
+                      void *data, int code, const char *message);
+
 /* c closed: drops all its subscriptions. */
 void gw_fanout_conn_closed(struct gw_fanout *f, struct gw_conn *c);
 

@@ -81,6 +81,7 @@ void gw_conn_unref(struct gw_conn *c)
     if (!c || --c->refs)
         return;
     drop_queue(c, 0);
+    gw_caller_release(&c->who);
     free(c->q);
     free(c->rx);
     free(c);

@@ -108,6 +108,7 @@ struct gw_conn {
     unsigned binary_frames;        /* binary frames received (abuse counter) */
     /* who: the key presented at the handshake, and this connection's writes */
     struct gw_caller who;
+    int token_expired;             /* its token expired and its views were stopped */
     struct rc_bucket bucket;
     struct rc_bucket read_bucket;  /* reads on this connection (conn_read_rate) */
     unsigned pending;              /* requests waiting for an answer (max_pending) */

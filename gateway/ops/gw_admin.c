@@ -28,7 +28,7 @@ struct admin_call {
     void *privdata;
     enum rc_op op;
     char *id_json;
-    char who[RC_KEY_NAME_MAX + 1];
+    char who[RC_JWT_SUB_MAX + 8];  /* key name, or "jwt:SUB" for a token */
     char board[RC_BOARD_MAX + 1];
     char period[RC_PERIOD_ID_MAX];
     char member[RC_MEMBER_MAX + 1];
@@ -132,7 +132,7 @@ static void on_admin(redisReply *r, void *privdata)
             json = rc_encode_admin(a->id_json, "board_reset", a->board, NULL, res.seq, 0, 0, 0, NULL, -1);
             break;
         }
-        gw_log_info("admin %s by key %s on %s%s%s %s", rc_admin_action(a->op), a->who, a->board, a->period[0] ? "|" : "",
+        gw_log_info("admin %s by %s on %s%s%s %s", rc_admin_action(a->op), a->who, a->board, a->period[0] ? "|" : "",
                     a->period, member);
         int spread = a->p.id[0] && (a->op == RC_OP_UNBLOCK || (a->op == RC_OP_REMOVE && a->block));
         if (spread && json) {
@@ -182,7 +182,7 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
     a->id_json = r->id_json ? strdup(r->id_json) : NULL;
     a->block = r->op == RC_OP_REMOVE && r->block;
     a->at = now;
-    snprintf(a->who, sizeof a->who, "%s", who->key ? who->key->name : "?");
+    gw_op_who(who, a->who, sizeof a->who);
     snprintf(a->board, sizeof a->board, "%s", r->board);
     snprintf(a->period, sizeof a->period, "%s", p.id);
     snprintf(a->member, sizeof a->member, "%s", r->member);

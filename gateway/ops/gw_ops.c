@@ -1,6 +1,8 @@
 /* gw_ops.c - writes, rank lookups and one-off reads (see gw_ops.h). */
 #include "ops/gw_ops.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,6 +14,7 @@
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
+#include "rc_jwt.h"
 
 char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message)
 {
@@ -31,29 +34,71 @@ int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct r
     return 0;
 }
 
-void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, const struct rc_key **key,
-                    int *bad_token)
+/* A credential that matches an API key is that key. Otherwise, when tokens
+ * are accepted and it has a JWT's shape, it is verified as a token. The key
+ * lookup runs first and in full either way (constant time). */
+void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who)
 {
-    *key = NULL;
-    *bad_token = 0;
+    struct rc_error err = {0, ""};
+    gw_caller_release(who);
+    who->key = NULL;
+    who->bad_token = 0;
+    who->why[0] = '\0';
     if (!value || !len)
         return;
     if (bearer) {
         if (len < 7 || strncasecmp(value, "Bearer ", 7) != 0) {
-            *bad_token = 1;
+            who->bad_token = 1;
             return;
         }
         value += 7;
         len -= 7;
     }
-    *key = rc_auth_find(&app->conf->auth, value, len);
-    *bad_token = *key == NULL;
+    who->key = rc_auth_find(&app->conf->auth, value, len);
+    who->bad_token = who->key == NULL;
+    if (who->key || !rc_jwt_shaped(value, len))
+        return;
+    if (!gw_jwt_enabled(&app->jwt)) {
+        snprintf(who->why, sizeof who->why, "tokens (JWT) are not accepted here: no jwt_secret or jwt_public_key");
+        return;
+    }
+    struct rc_token *t = malloc(sizeof *t);
+    if (!t) {
+        snprintf(who->why, sizeof who->why, "out of memory checking the token");
+        return;
+    }
+    if (gw_jwt_verify(&app->jwt, value, len, gw_now_ms(app), t, &err) != 0) {
+        snprintf(who->why, sizeof who->why, "%s", err.msg);
+        free(t);
+        return;
+    }
+    who->token = t;
+    who->key = &t->key;
+    who->bad_token = 0;
+}
+
+void gw_op_who(const struct gw_caller *who, char *out, size_t cap)
+{
+    if (who->token)
+        snprintf(out, cap, "jwt%s%s", who->token->sub[0] ? ":" : "", who->token->sub);
+    else
+        snprintf(out, cap, "%s", who->key ? who->key->name : "?");
+}
+
+int gw_op_caller_expired(struct gw_app *app, const struct gw_caller *who)
+{
+    return who->token && rc_jwt_expired(who->token, gw_now_ms(app), app->jwt.skew_ms);
 }
 
 int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
                     struct rc_error *err)
 {
     const struct rc_conf *c = app->conf;
+    if (who->bad_token && who->why[0])
+        return rc_error_set(err, RC_E_UNAUTHORIZED, "%s", who->why);
+    if (gw_op_caller_expired(app, who))
+        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token expired: present a fresh one (on WebSocket: "
+                                                    "{\"op\":\"auth\",\"token\":JWT})");
     int rc = rc_auth_check(&c->auth, who->key, who->bad_token, scope, board, err);
     if (rc || scope != RC_SCOPE_WRITE)
         return rc;
@@ -61,7 +106,9 @@ int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned sc
     if (who->conn_bucket && !rc_bucket_take(who->conn_bucket, c->conn_write_rate, c->conn_write_burst, now))
         return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes on this connection (conn_write_rate %u/s)",
                             c->conn_write_rate);
-    struct rc_bucket *kb = who->key ? &app->key_buckets[who->key - c->auth.keys] : NULL;
+    /* Tokens are in no table: they have no per-key bucket (conn_write_rate
+     * and the address limits still apply). */
+    struct rc_bucket *kb = who->key && !who->token ? &app->key_buckets[who->key - c->auth.keys] : NULL;
     if (kb && !rc_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
         return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
                             who->key->name, c->key_write_rate);
@@ -78,7 +125,29 @@ struct write_call {
     char board[RC_BOARD_MAX + 1];
     enum rc_op op;
     int64_t started_us;
+    char who[RC_JWT_SUB_MAX + 8];  /* "jwt:SUB" for a token write (audited), else "" */
+    char period[RC_PERIOD_ID_MAX];
+    char req[RC_REQ_MAX + 1];
 };
+
+/* A write made with a token goes to the audit stream (rc:audit, as admin
+ * actions do) with the token's sub: tokens are handed out (overlays, tools,
+ * other services), so what each one wrote stays traceable. API-key writes
+ * are not audited (their volume is the board's). Fire and forget on the
+ * command connection; never holds a secret. */
+static void audit_write(struct write_call *w, const struct rc_write_result *res)
+{
+    char seq[32], at[32];
+    if (!w->app->redis)
+        return;
+    snprintf(seq, sizeof seq, "%" PRId64, res->seq);
+    snprintf(at, sizeof at, "%" PRId64, gw_now_ms(w->app));
+    const char *argv[] = {"XADD", GW_AUDIT_KEY, "MAXLEN", "~", "100000", "*", "who", w->who, "op", rc_op_name(w->op),
+                          "board", w->board, "period", w->period, "member", res->member, "req", w->req, "seq", seq,
+                          "at", at};
+    gw_redis_command(w->app->redis, GW_AUDIT_KEY, strlen(GW_AUDIT_KEY), (int)(sizeof argv / sizeof argv[0]), argv,
+                     NULL, NULL, NULL);
+}
 
 static void on_written(int code, const struct rc_write_result *res, const struct rc_error *err, void *privdata)
 {
@@ -102,6 +171,8 @@ static void on_written(int code, const struct rc_write_result *res, const struct
             app->metrics.duplicates++;
         else
             app->metrics.writes[w->op - RC_OP_INCR]++;
+        if (w->who[0] && !res->duplicate)
+            audit_write(w, res);
         json = rc_encode_ack_replicas(w->id_json, w->board, res->member, res->score, res->rank, res->seq,
                                       res->duplicate, res->nfields ? fv : NULL, res->nfields,
                                       app->conf->ack_replicas > 0 ? (res->replicas < 0 ? 0 : res->replicas) : -1);
@@ -131,6 +202,11 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         w->op = r->op;
         w->started_us = gw_mono_us();
         memcpy(w->board, r->board, sizeof w->board);
+        if (who->token) {
+            gw_op_who(who, w->who, sizeof w->who);
+            snprintf(w->period, sizeof w->period, "%s", p.id);
+            snprintf(w->req, sizeof w->req, "%s", r->req);
+        }
         code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
                                      (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w, &err);
         if (!code)

@@ -11,6 +11,10 @@
 
 struct gw_app;
 
+/* The audit stream: admin actions (ops/gw_admin.c) and writes made with a
+ * token (gw_ops.c), with who made them. */
+#define GW_AUDIT_KEY "rc:audit"
+
 /* json is owned by the callee (free it); code 0 or an RC_E_*. Runs exactly
  * once, possibly before the gw_op_* call returns. */
 typedef void gw_op_done(void *privdata, int code, char *json);
@@ -43,10 +47,19 @@ int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned sc
                     struct rc_error *err);
 
 /* Reads "Bearer KEY" from an Authorization header value (or a bare ?token=
- * value when bearer is 0) and finds the key. Sets *key, or *bad_token when a
- * credential was given but matched nothing. */
-void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, const struct rc_key **key,
-                    int *bad_token);
+ * value when bearer is 0) and fills *who: the API key it names, else (when
+ * tokens are accepted) the verified JWT's rights in who->token (allocated:
+ * gw_caller_release frees it); or who->bad_token, with who->why for a token
+ * that did not verify. Releases a token who held before. Leaves
+ * who->conn_bucket alone. Borrows value. */
+void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who);
+
+/* Who, for logs and the audit stream: the key's name, or "jwt:SUB" ("jwt"
+ * for a token without sub). Never a secret. */
+void gw_op_who(const struct gw_caller *who, char *out, size_t cap);
+
+/* 1 when who holds a token that has expired now (with jwt_skew). */
+int gw_op_caller_expired(struct gw_app *app, const struct gw_caller *who);
 
 /* Encodes an error reply and counts it in the metrics. */
 char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message);

@@ -102,13 +102,23 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     pss->req = q;
     if (gw_urlargs_copy(wsi, &q->args))
         return -1; /* out of memory: pss->req is released on close */
-    char auth[RC_SECRET_MAX + 16];
-    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, sizeof auth);
+    /* Authorization: Bearer KEY|JWT, else ?token= (a link can carry it, as
+     * an overlay's does on its WebSocket). */
+    char *auth = malloc(RC_JWT_MAX + 16);
+    if (!auth)
+        return -1;
+    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, RC_JWT_MAX + 16);
+    int bearer = 1;
+    if (n == GW_URLARG_ABSENT) {
+        n = gw_urlarg(wsi, "token", auth, RC_JWT_MAX + 16);
+        bearer = 0;
+    }
     if (n > 0)
-        gw_op_identify(app, auth, (size_t)n, 1, &q->who.key, &q->who.bad_token);
+        gw_op_identify(app, auth, (size_t)n, bearer, &q->who);
     else if (n != GW_URLARG_ABSENT)
         q->who.bad_token = 1; /* empty or too long to be any key: a bad credential, never "none" */
-    memset(auth, 0, sizeof auth);
+    memset(auth, 0, RC_JWT_MAX + 16);
+    free(auth);
     if (body_follows(wsi, method)) {
         gw_peer_body_expected(wsi);
         return 0; /* the body follows */

@@ -17,6 +17,7 @@ void gw_http_req_unref(struct gw_http_req *q)
         free(q->body);
         free(q->out);
         gw_urlargs_free(&q->args);
+        gw_caller_release(&q->who);
         free(q);
     }
 }

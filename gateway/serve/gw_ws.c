@@ -94,14 +94,16 @@ static void on_op_done(void *privdata, int code, char *json)
     gw_conn_unref(c);
 }
 
+/* auth counts as a read: it costs a signature check, so it is paced like one. */
 static int is_read(enum rc_op op)
 {
-    return op == RC_OP_SUBSCRIBE || op == RC_OP_UNSUBSCRIBE || op == RC_OP_RANK || op == RC_OP_PING;
+    return op == RC_OP_SUBSCRIBE || op == RC_OP_UNSUBSCRIBE || op == RC_OP_RANK || op == RC_OP_PING ||
+           op == RC_OP_AUTH;
 }
 
 static int answers_later(enum rc_op op)
 {
-    return op != RC_OP_SUBSCRIBE && op != RC_OP_UNSUBSCRIBE && op != RC_OP_PING;
+    return op != RC_OP_SUBSCRIBE && op != RC_OP_UNSUBSCRIBE && op != RC_OP_PING && op != RC_OP_AUTH;
 }
 
 static int limited(struct gw_app *app, struct gw_conn *c, const struct rc_request *r, const char *msg)
@@ -152,6 +154,71 @@ static void do_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc_
     gw_fanout_subscribe(app->fanout, c, r, decl, &p);
 }
 
+/* ---- tokens on a connection (docs/protocol-additions.md, "Tokens") ---------- */
+
+struct still_covers {
+    struct gw_app *app;
+    struct gw_conn *c;
+};
+
+/* gw_fanout_revoke's keep: may c's (new) credentials still read board? */
+static int still_covers(void *data, const char *board)
+{
+    struct still_covers *k = data;
+    struct rc_error err = {0, ""};
+    return gw_op_authorize(k->app, &k->c->who, RC_SCOPE_READ, board, &err) == 0;
+}
+
+/* {"op":"auth","token":JWT}: the token replaces the connection's
+ * credentials in place. A token that does not verify changes nothing (the
+ * old credentials stay, until they expire). A good one takes over at once:
+ * subscriptions it no longer lets this connection read stop, each with a
+ * forbidden error naming its sub; the rest go on untouched. auth takes
+ * tokens only: API keys come with the handshake. */
+static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
+{
+    struct gw_caller next;
+    memset(&next, 0, sizeof next);
+    if (!gw_jwt_enabled(&app->jwt)) {
+        gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
+                                     "tokens are not accepted here (no jwt_secret or jwt_public_key)"));
+        return;
+    }
+    gw_op_identify(app, r->token, strlen(r->token), 0, &next);
+    if (!next.token) {
+        gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
+                                     next.why[0] ? next.why : "the token does not verify"));
+        return;
+    }
+    gw_caller_release(&c->who);
+    next.conn_bucket = c->who.conn_bucket;
+    c->who = next; /* takes the token */
+    c->token_expired = 0;
+    struct still_covers k = {app, c};
+    gw_fanout_revoke(app->fanout, c, still_covers, &k, RC_E_FORBIDDEN,
+                     "the new token does not cover this board: the view has stopped");
+    gw_conn_reply(c, rc_encode_authed(r->id_json, c->who.token->exp_ms / 1000));
+}
+
+/* Every second or so: connections whose token has expired lose their views,
+ * each answered unauthorized with its sub; their later requests are refused
+ * by gw_op_authorize until an auth op brings a fresh token. */
+void gw_ws_tick(struct gw_app *app)
+{
+    uint64_t now = uv_now(app->loop);
+    if (!gw_jwt_enabled(&app->jwt) || now < app->token_sweep_at)
+        return;
+    app->token_sweep_at = now + 1000;
+    for (struct gw_conn *c = app->conns; c; c = c->next) {
+        if (!c->who.token || c->token_expired || !gw_op_caller_expired(app, &c->who))
+            continue;
+        c->token_expired = 1;
+        gw_fanout_revoke(app->fanout, c, NULL, NULL, RC_E_UNAUTHORIZED,
+                         "the token expired: the view has stopped (refresh with {\"op\":\"auth\",\"token\":JWT} "
+                         "before exp to keep views)");
+    }
+}
+
 static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
     if (admit(app, c, r) != 0)
@@ -182,6 +249,9 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
     case RC_OP_PING:
         gw_conn_reply(c, rc_encode_pong(r->id_json));
         break;
+    case RC_OP_AUTH:
+        do_auth(app, c, r);
+        break;
     case RC_OP_REMOVE:
     case RC_OP_UNBLOCK:
     case RC_OP_REVERSE:
@@ -203,15 +273,15 @@ static void on_message(struct gw_app *app, struct gw_conn *c, const char *text, 
     rc_request_free(&r);
 }
 
-/* The key comes with the handshake: an Authorization header, or ?token=
- * (browsers cannot set headers on a WebSocket). Never logged. */
+/* The key (or token) comes with the handshake: an Authorization header, or
+ * ?token= (browsers cannot set headers on a WebSocket). Never logged. */
 static void identify(struct gw_app *app, struct lws *wsi, struct gw_conn *c)
 {
-    char buf[RC_SECRET_MAX + 16];
-    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, sizeof buf);
+    char *buf = malloc(RC_JWT_MAX + 16);
+    int n = buf ? gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, RC_JWT_MAX + 16) : GW_URLARG_TOO_LONG;
     c->who.conn_bucket = &c->bucket;
     if (n == GW_URLARG_ABSENT)
-        n = gw_urlarg(wsi, "token", buf, sizeof buf);
+        n = gw_urlarg(wsi, "token", buf, RC_JWT_MAX + 16);
     else if (n >= 0)
         n = n > 0 ? n : GW_URLARG_TOO_LONG; /* "Authorization:" with nothing: a bad credential */
     /* A credential too long to be any key is a bad one, never "no key". */
@@ -220,9 +290,12 @@ static void identify(struct gw_app *app, struct lws *wsi, struct gw_conn *c)
         c->who.bad_token = 1;
     } else if (n >= 0) {
         int bearer = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0;
-        gw_op_identify(app, buf, (size_t)n, bearer, &c->who.key, &c->who.bad_token);
+        gw_op_identify(app, buf, (size_t)n, bearer, &c->who);
     }
-    memset(buf, 0, sizeof buf);
+    if (buf) {
+        memset(buf, 0, RC_JWT_MAX + 16);
+        free(buf);
+    }
 }
 
 static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app *app)

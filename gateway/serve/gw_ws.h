@@ -22,4 +22,8 @@ void gw_ws_setup(struct gw_app *app);
 /* Asks every open connection to close with 1001 (going away). */
 void gw_ws_close_all(struct gw_app *app);
 
+/* Called on every coalescing tick; about once a second it stops the views
+ * of connections whose token expired without a refresh (auth op). */
+void gw_ws_tick(struct gw_app *app);
+
 #endif

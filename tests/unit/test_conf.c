@@ -389,6 +389,26 @@ static void test_auth_and_key_sections_are_stored(void **state)
     free(c);
 }
 
+static void test_jwt_keys_are_read_in_auth(void **state)
+{
+    struct rc_conf *c = new_conf();
+    (void)state;
+    parse_ok("[auth]\n", c);
+    assert_int_equal(c->jwt_secret_len, 0);
+    assert_string_equal(c->jwt_public_key, "");
+    assert_int_equal(c->jwt_skew_ms, 30000);
+    parse_ok("[auth]\njwt_secret = 0123456789abcdef0123456789abcdef\njwt_public_key = keys/rs.pem\n"
+             "jwt_skew = 5s\n",
+             c);
+    assert_int_equal(c->jwt_secret_len, 32);
+    assert_string_equal(c->jwt_secret, "0123456789abcdef0123456789abcdef");
+    assert_string_equal(c->jwt_public_key, "keys/rs.pem");
+    assert_int_equal(c->jwt_skew_ms, 5000);
+    parse_ok("[auth]\njwt_skew = 1ms\n", c);
+    assert_int_equal(c->jwt_skew_ms, 1);
+    free(c);
+}
+
 static void test_secret_length_bounds_are_16_and_128(void **state)
 {
     (void)state;
@@ -612,6 +632,10 @@ static const struct err_case err_cases[] = {
     {"[auth]\nreads = open\n[auth]\n", 3, "section [auth] appears twice (first at line 1)"},
     {"[auth]\nscopes = read\n", 2, "unknown key 'scopes' in [auth]"},
     {"[auth]\nreads = key\nreads = open\n", 3, "key 'reads' repeated in [auth]"},
+    {"[auth]\njwt_secret = too-short-0123456789\n", 2,
+     "jwt_secret must be 32..256 printable characters without spaces (got 20)"},
+    {"[auth]\njwt_secret = has space 0123456789abcdef0123456789\n", 2, "jwt_secret must be 32..256"},
+    {"[auth]\njwt_skew = 11m\n", 2, "jwt_skew must be a duration from 1ms to 10m"},
     /* [key NAME]: header */
     {"[key]\n", 1, "[key] needs a name: [key NAME]"},
     {"[key Ops]\n", 1, "bad key name 'Ops': 1..32 of a-z 0-9 _ -"},
@@ -1121,6 +1145,7 @@ int main(void)
         cmocka_unit_test(test_server_redis_limits_values_are_stored),
         cmocka_unit_test(test_auth_and_key_sections_are_stored),
         cmocka_unit_test(test_secret_length_bounds_are_16_and_128),
+        cmocka_unit_test(test_jwt_keys_are_read_in_auth),
         cmocka_unit_test(test_too_many_keys_are_refused),
         cmocka_unit_test(test_errors_never_echo_a_secret),
         cmocka_unit_test(test_find_board_exact_beats_template),

@@ -412,6 +412,32 @@ static void run_bad_case(void **state)
 
 /* ---- accepted messages ------------------------------------------------- */
 
+static void decodes_auth_with_its_token(void **state)
+{
+    struct rc_request r;
+    (void)state;
+    decode_ok("{'op':'auth','id':5,'token':'eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.c2ln'}", &r);
+    assert_int_equal(r.op, RC_OP_AUTH);
+    assert_string_equal(r.token, "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.c2ln");
+    assert_string_equal(r.id_json, "5");
+    rc_request_free(&r);
+    assert_null(r.token);
+}
+
+static void refuses_auth_without_a_jwt_shaped_token(void **state)
+{
+    static const char *const bad[] = {"{'op':'auth'}", "{'op':'auth','token':7}", "{'op':'auth','token':'abc'}",
+                                      "{'op':'auth','token':'a.b'}", "{'op':'auth','token':'a b.c.d'}"};
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct rc_request r;
+        struct rc_error err = {0, ""};
+        assert_int_equal(decode_q(bad[i], &r, &err), RC_E_BAD_REQUEST);
+        assert_null(r.token);
+        rc_request_free(&r);
+    }
+}
+
 static void decodes_subscribe_top_from_protocol_example(void **state)
 {
     struct rc_request r;
@@ -1239,6 +1265,8 @@ int main(void)
     static struct CMUnitTest table[NBAD];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decodes_subscribe_top_from_protocol_example),
+        cmocka_unit_test(decodes_auth_with_its_token),
+        cmocka_unit_test(refuses_auth_without_a_jwt_shaped_token),
         cmocka_unit_test(decodes_subscribe_page),
         cmocka_unit_test(decodes_subscribe_around_with_radius),
         cmocka_unit_test(decodes_around_radius_default_of_five),

@@ -122,6 +122,14 @@ static void encodes_pong_and_unsubscribed(void **state)
                 "{\"op\":\"unsubscribed\",\"id\":2,\"sub\":\"s1\"}");
 }
 
+static void encodes_authed_and_a_view_error(void **state)
+{
+    (void)state;
+    assert_text(rc_encode_authed("4", 1800000000), "{\"op\":\"authed\",\"id\":4,\"exp\":1800000000}");
+    assert_text(rc_encode_view_error("s3", RC_E_UNAUTHORIZED, "the token expired"),
+                "{\"op\":\"error\",\"code\":\"unauthorized\",\"message\":\"the token expired\",\"sub\":\"s3\"}");
+}
+
 /* ---- optional parts ---------------------------------------------------- */
 
 static void omits_id_when_request_had_none(void **state)
@@ -430,6 +438,7 @@ int main(void)
         cmocka_unit_test(encodes_error_as_protocol_example),
         cmocka_unit_test(encodes_pong_and_unsubscribed),
         cmocka_unit_test(omits_id_when_request_had_none),
+        cmocka_unit_test(encodes_authed_and_a_view_error),
         cmocka_unit_test(echoes_every_scalar_id_raw),
         cmocka_unit_test(snapshot_omits_period_and_reset_unless_given),
         cmocka_unit_test(delta_without_changes_has_empty_arrays),
