@@ -368,7 +368,8 @@ static void on_renewed(int rc, const char *err, void *privdata)
     struct run *r = privdata;
     if (rc == 1 && !r->a->stopping) {
         r->locked_at = mono_ms();
-        if (++r->renewals % 8 == 1 && r->next > 0)
+        r->renewals++;
+        if (r->next > 0) /* a long copy: one line per third of the lock's expiry */
             gw_log_info("archive %s %s: %" PRId64 " of %" PRId64 " rows copied, lock renewed", r->bs->decl->name,
                         r->period.id, r->next, r->total);
         r->then(r);
