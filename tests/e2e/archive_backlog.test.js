@@ -226,3 +226,32 @@ test('a run that loses its lock stops without a marker; the period is archived o
     FROM archived_rows WHERE board = 'big' AND period = '0'`), [{ n: ROWS, ranks: ROWS, lo: 1, hi: ROWS }]);
   assert.equal(gw.stderr.filter((l) => /archived big 0: /.test(l)).length, 1);
 });
+
+test('on a Redis Cluster, a template\'s boards on every primary are archived from its index', { skip }, async (t) => {
+  const dir = stateDir(t);
+  const db = path.join(dir, 'archive.sqlite3');
+  const config = h.configWith(t, { server: { test_clock: 'on' }, extra: HOURLY('round:*') });
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 0 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds, config, stateDir: dir });
+  await setClock(gw, BASE + HOUR / 2);
+  const primaries = await cluster.primaries();
+  const boards = [];
+  const owners = new Set();
+  for (let i = 0; boards.length < 6 || owners.size < primaries.length; i++) {
+    const b = `round:c${i}`;
+    boards.push(b);
+    owners.add(await cluster.owner(`rc:{${b}|0}:z`));
+  }
+  for (const [i, b] of boards.entries()) await incr(gw, b, 'p', i + 1);
+  const index = 'rc:{round:*}:periods';
+  const at = await cluster.owner(index);
+  await h.waitFor(async () => Number(await cluster.cli(at, 'ZCARD', index)) === boards.length, 5000, 'the index');
+  await setClock(gw, BASE + HOUR + HOUR / 2);
+  await h.waitFor(async () => Number(await cluster.cli(at, 'ZCARD', index)) === 0, 15000, 'the index emptied');
+  const got = sql(db, "SELECT board, total FROM archived_periods WHERE board LIKE 'round:%' AND period = '0' ORDER BY board");
+  assert.deepEqual(got, boards.slice().sort().map((board) => ({ board, total: 1 })));
+  for (const [i, b] of boards.entries()) {
+    assert.deepEqual(sql(db, ROWS_SQL(b, '0')), [{ rank: 1, member: 'p', c: i + 1 }]);
+    assert.equal(await cluster.cli(await cluster.owner(`rc:{${b}|0}:archived`), 'GET', `rc:{${b}|0}:archived`), '1');
+  }
+});
