@@ -283,6 +283,7 @@ static int collect_boards(struct gw_archive *a, const struct rc_conf *c)
         t->inst = *b;
         t->inst.is_template = 0;
         t->bs.decl = &t->inst;
+        t->bs.skip_empty = 1;
         if (rc_inst_index_key(t->key, sizeof t->key, b) != 0 || !(t->queue = calloc(RUNS_PER_TICK, sizeof *t->queue)))
             return -1;
         a->ntmpls++;

@@ -3,12 +3,14 @@
  * (DESIGN.md, Periodic boards). Redis steps run on the loop, SQLite steps as
  * jobs of store/gw_archive_db.
  *
- * Exactly once. Every TICK_MS the job looks at each exact-name periodic board
- * and the period that ended most recently, at least GRACE_MS ago (so writes in
- * flight have landed). For one not yet archived:
+ * Exactly once. Every TICK_MS the job (jobs/gw_archive.c) picks finished
+ * board-periods, over for at least GRACE_MS (so writes in flight have
+ * landed): each exact board's periods still in Redis, oldest first, and the
+ * boards of periodic templates from their index. For one not yet archived:
  *   1. EXISTS rc:{B|P}:archived           set: done, by us or another gateway
  *   2. EXISTS rc:{B|P}:z                  none: an empty period, recorded in
  *                                         SQLite (step 6) without touching Redis
+ *                                         (a template's board: passed over)
  *   3. SET rc:{B|P}:archiving TOKEN NX PX LOCK_MS (redis/gw_lock)
  *                                         taken: another gateway is on it;
  *                                         renewed (compare-and-PEXPIRE) once a
@@ -472,6 +474,13 @@ static void on_board_exists(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
     if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
+        run_end(r);
+        return;
+    }
+    if (rep->integer == 0 && r->bs->skip_empty) {
+        /* a template's board: no sorted set means no write landed (one the
+         * script refused was still recorded in the index): nothing to keep */
+        snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
         run_end(r);
         return;
     }

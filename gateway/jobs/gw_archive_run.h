@@ -26,6 +26,7 @@ struct board_state {
     struct rc_period next;           /* exact boards: the oldest period not known archived */
     int has_next;
     unsigned budget;                 /* runs it may still start this tick */
+    int skip_empty;                  /* a template's board: a period without rows gets no period row */
 };
 
 /* One periodic template: its boards come from its index (core/rc_instances.h),

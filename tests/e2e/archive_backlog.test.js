@@ -79,17 +79,21 @@ const archivedOrder = (gws, board) => gws.flatMap((g) => g.stderr)
 test('the boards of a periodic template are archived from its index, each period once', { skip }, async (t) => {
   const dir = stateDir(t);
   const db = path.join(dir, 'archive.sqlite3');
-  const config = h.configWith(t, { server: { test_clock: 'on' }, extra: HOURLY('round:*') });
+  const config = h.configWith(t, { server: { test_clock: 'on' }, extra: `${HOURLY('round:*')}points_max = 1000\n` });
   const redis = await h.startRedis(t);
   const gw = await h.startGateway(t, { redisPort: redis.port, config, stateDir: dir });
   await setClock(gw, BASE + HOUR / 2); // period 0
+  // A write the script refuses still records its board (sent with the
+  // write); with nothing in Redis the period is passed over, not archived.
+  const refused = await h.http(gw.base, 'POST', '/api/v1/boards/round:z/scores', { member: 'p', op: 'incr', delta: 5000 });
+  assert.equal(refused.body.error?.code ?? refused.body.code, 'out_of_range', refused.text);
   await incr(gw, 'round:a', 'p1', 30);
   await incr(gw, 'round:a', 'p2', 50);
   await incr(gw, 'round:b', 'p1', 7);
   // A board of the all-time template match:* needs no index.
   await incr(gw, 'match:1842', 'p1', 1);
   // Each board-period is in the template's index once, scored by its end.
-  await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{round:*}:periods')) === '2', 5000, 'two index entries');
+  await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{round:*}:periods')) === '3', 5000, 'three index entries');
   assert.equal(await redis.cli('ZSCORE', 'rc:{round:*}:periods', 'round:a|0'), String(BASE + HOUR));
   assert.equal(await redis.cli('EXISTS', 'rc:{match:*}:periods'), '0');
   assert.equal(await redis.cli('EXISTS', 'rc:{match:*}:boards'), '0');
