@@ -141,8 +141,8 @@ test('periods that ended while no gateway ran are archived when one starts, olde
   await incr(gw, 'lap:y', 'b', 8);
   await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{lap:*}:periods')) === '2', 5000, 'the index entries');
   const gw1 = gw;
-  await gw.stop(); // in the middle of period 0: nothing of it archived
-  assert.equal(archivedOrder([gw1], 'miss').filter((p) => Number(p) >= -1 && Number(p) <= 5).length, 0);
+  await gw.stop(); // in the middle of period 0: nothing of it archived (the empty ones before may be)
+  assert.equal(archivedOrder([gw1], 'miss').filter((p) => Number(p) >= 0 && Number(p) <= 5).length, 0);
   // Periods 1..3 got rows from gateways that are gone too (written straight
   // into their keys here, as those gateways would have left them).
   for (const p of [1, 2, 3]) {
@@ -155,7 +155,9 @@ test('periods that ended while no gateway ran are archived when one starts, olde
   gw = await h.startGateway(t, { redisPort: redis.port, config, stateDir: dir });
   await setClock(gw, BASE + 5 * HOUR + HOUR / 2); // period 5
   await gw.waitForLine(/archived miss 4: 0 rows$/, 15000);
-  const order = archivedOrder([gw], 'miss').filter((p) => Number(p) >= -1 && Number(p) <= 5);
+  // (each period is logged once, by whoever recorded it first: the first
+  // gateway may have recorded the empty period -1 before it stopped)
+  const order = archivedOrder([gw1, gw], 'miss').filter((p) => Number(p) >= -1 && Number(p) <= 5);
   assert.deepEqual(order, ['-1', '0', '1', '2', '3', '4']);
   assert.deepEqual(sql(db, ROWS_SQL('miss', '0')).map((r) => [r.member, r.c]), [['b', 4], ['a', 3]]);
   for (const p of [1, 2, 3]) assert.deepEqual(sql(db, ROWS_SQL('miss', String(p))), await redisRows(redis, 'miss', p));
