@@ -4,7 +4,8 @@
  * board from its buckets (one gateway at a time per board, by the board's
  * lock) or scales it once per period; boards whose buckets left the window
  * leave the index. The gateway's clock is moved with POST
- * /api/v1/debug/clock ([server] test_clock = on). */
+ * /api/v1/debug/clock ([server] test_clock = on). The last test runs on a
+ * 3-primary Redis Cluster: boards on every primary, the index in its own slot. */
 'use strict';
 
 const test = require('node:test');
@@ -145,4 +146,26 @@ test('boards of a scale template are scaled once per period by several gateways'
   assert.equal(await redis.cli('ZSCORE', 'rc:{fade:b|}:z', 'user:b'), '3');
   const lines = [gw1, gw2].flatMap((g) => g.stderr).filter((l) => /board fade:a: scaled by 0\.5\^1$/.test(l));
   assert.equal(lines.length, 1);
+});
+
+test('on a Redis Cluster, a bucket template\'s boards on every primary are rebuilt', { skip }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 0 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds, config: config(t) });
+  await setClock(gw, T0);
+  const primaries = await cluster.primaries();
+  const boards = [];
+  const owners = new Set();
+  for (let i = 0; boards.length < 6 || owners.size < primaries.length; i++) {
+    const b = `heat:c${i}`;
+    boards.push(b);
+    owners.add(await cluster.owner(`rc:{${b}|}:z`));
+  }
+  for (const [i, b] of boards.entries()) await write(gw, b, 'user:a', { op: 'incr', delta: i + 1 });
+  for (const [i, b] of boards.entries()) {
+    const at = await cluster.owner(`rc:{${b}|}:z`);
+    await h.waitFor(async () => (await cluster.cli(at, 'ZSCORE', `rc:{${b}|}:z`, 'user:a')) === String(i + 1), 8000,
+      `${b} rebuilt`);
+  }
+  const index = 'rc:{heat:*}:boards';
+  assert.equal(Number(await cluster.cli(await cluster.owner(index), 'ZCARD', index)), boards.length);
 });
