@@ -37,9 +37,10 @@
  * A template with more boards than TMPL_BATCH goes on from where it stopped at
  * the next tick, so each board is visited every ceil(N / TMPL_BATCH) ticks.
  * After each full pass, boards whose newest bucket left the window are
- * removed from the index (their read board expires by its result_ttl). The
- * per-board locks are not released at stop: they expire (3 x rebuild_every)
- * and another gateway takes over then.
+ * removed from the index (their read board expires by its result_ttl). At
+ * stop, the locks of the boards of the last batch are released
+ * (compare-and-DEL: only ours go), so with up to TMPL_BATCH boards another
+ * gateway takes over at its next tick; the others expire (3 x rebuild_every).
  *
  * Nothing blocks the loop: every command is async on the command connection.
  * A tick that finds Redis down (gw_redis_is_up 0) or its job's previous
@@ -786,8 +787,24 @@ void gw_decay_stop(struct gw_app *app)
         }
     }
     for (size_t i = 0; i < d->ntmpls; i++) {
-        uv_timer_stop(&d->tmpls[i].job.timer);
-        uv_close((uv_handle_t *)&d->tmpls[i].job.timer, on_timer_closed);
+        struct tmpl *tp = &d->tmpls[i];
+        uv_timer_stop(&tp->job.timer);
+        uv_close((uv_handle_t *)&tp->job.timer, on_timer_closed);
+        /* the boards of the last batch (all of them, up to TMPL_BATCH):
+         * compare-and-DEL deletes only the locks that are ours */
+        char lock[RC_KEY_MAX];
+        size_t released = 0;
+        for (size_t k = 0; redis && tp->decl->decay.kind == RC_DECAY_BUCKETS && k < tp->n; k++)
+            if (rc_decay_key(lock, sizeof lock, tp->names[k], RC_DK_LOCK, 0) == 0 &&
+                gw_lock_release(&d->lock, redis, lock, d->token, on_released, &tp->job) == 0) {
+                sent(&tp->job);
+                released++;
+            }
+        if (released) {
+            queued = 1;
+            gw_log_info("decay: template %s: releasing the rebuild locks it holds of %zu boards", tp->decl->name,
+                        released);
+        }
     }
     if (queued)
         gw_redis_flush(app->redis);

@@ -120,6 +120,10 @@ test('two gateways: one rebuilds a template board at a time; the other takes ove
   await h.waitFor(async () => (await counter()) > before + 1, 3 * REBUILD_MS + 5000, 'the survivor to rebuild');
   assert.equal(await lockPid(), survivor.pid);
   assert.deepEqual(await top(redis, 'heat:duo'), [['user:a', 5]]);
+  // a gateway that stops gives the locks of its template's boards up
+  assert.equal((await survivor.stop()).code, 0);
+  assert.ok(survivor.stderr.some((l) => /template heat:\*: releasing the rebuild locks it holds of 1 boards/.test(l)));
+  assert.equal(await lockPid(), null, 'released at stop, not left to expire');
 });
 
 test('boards of a scale template are scaled once per period by several gateways', { skip }, async (t) => {
