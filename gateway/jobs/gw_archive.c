@@ -141,8 +141,8 @@ static void step_tmpl(struct gw_archive *a, struct tmpl_state *t)
             continue;
         }
         if (!rc_period_kept(t->decl, &p, now)) {
-            gw_log_warn("archive %s %s: its keys expired before it was archived (every gateway down for more "
-                        "than keep periods); dropped from the index", name, p.id);
+            gw_log_warn("archive %s %s: ended more than keep periods ago, its keys are gone (no gateway archived "
+                        "it in time); dropped from the index", name, p.id);
             forget_entry(a, t, m);
             t->at++;
             continue;
