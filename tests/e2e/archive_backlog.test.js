@@ -131,7 +131,7 @@ test('the boards of a periodic template are archived from its index, each period
 test('periods that ended while no gateway ran are archived when one starts, oldest first', { skip }, async (t) => {
   const dir = stateDir(t);
   const db = path.join(dir, 'archive.sqlite3');
-  const config = h.configWith(t, { server: { test_clock: 'on' }, extra: HOURLY('miss') + '\n' + HOURLY('lap:*') });
+  const config = h.configWith(t, { server: { test_clock: 'on' }, extra: HOURLY('miss') + '\n' + HOURLY('lap:*') + '\n' + HOURLY('old:*', 1) });
   const redis = await h.startRedis(t);
   let gw = await h.startGateway(t, { redisPort: redis.port, config, stateDir: dir });
   await setClock(gw, BASE + HOUR / 2); // period 0
@@ -139,7 +139,9 @@ test('periods that ended while no gateway ran are archived when one starts, olde
   await incr(gw, 'miss', 'b', 4);
   await incr(gw, 'lap:x', 'a', 9);
   await incr(gw, 'lap:y', 'b', 8);
+  await incr(gw, 'old:a', 'a', 1); // keep = 1: gone by period 2
   await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{lap:*}:periods')) === '2', 5000, 'the index entries');
+  await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{old:*}:periods')) === '1', 5000, 'old:a in its index');
   const gw1 = gw;
   await gw.stop(); // in the middle of period 0: nothing of it archived (the empty ones before may be)
   assert.equal(archivedOrder([gw1], 'miss').filter((p) => Number(p) >= 0 && Number(p) <= 5).length, 0);
@@ -166,6 +168,11 @@ test('periods that ended while no gateway ran are archived when one starts, olde
   assert.deepEqual(sql(db, "SELECT board, total FROM archived_periods WHERE board LIKE 'lap:%' ORDER BY board"),
     [{ board: 'lap:x', total: 1 }, { board: 'lap:y', total: 1 }]);
   for (const p of ['0', '1', '2', '3']) assert.equal(await redis.cli('GET', `rc:{miss|${p}}:archived`), '1', p);
+  // A template's period that ended more than keep periods ago has no keys
+  // left to copy (by the gateway's clock): dropped from the index, logged.
+  await gw.waitForLine(/archive old:a 0: ended more than keep periods ago/, 8000);
+  await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{old:*}:periods')) === '0', 5000, 'old:a dropped');
+  assert.deepEqual(sql(db, "SELECT period FROM archived_periods WHERE board = 'old:a'"), []);
 });
 
 // Raw composites straight into the period's key (no tie-break: a composite is the points).
