@@ -14,4 +14,19 @@
 int rc_period_ttl_ms(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, int64_t *ttl_ms,
                      struct rc_error *err);
 
+/* The archive's walk over the finished periods of board b (docs/periods.md,
+ * "Missed periods"). At now_ms the periods that are over (for grace_ms) and
+ * may still hold data in Redis are the b->keep periods before the one
+ * containing now_ms - grace_ms. *next is where the walk stands (has_next 0:
+ * not started); it is moved to the oldest of those periods when it lies
+ * outside them (a first start, the clock moved back, or every gateway down
+ * for longer than keep periods). Returns 1 when *next is over and due, 0 when
+ * the walk is caught up (*next is not over yet), or RC_E_OUT_OF_RANGE past
+ * the supported calendar. */
+int rc_archive_walk(const struct rc_board *b, int64_t now_ms, int64_t grace_ms, int has_next, struct rc_period *next);
+
+/* 1 when the keys of period p (of board b) still live at now_ms: p ended
+ * fewer than b->keep periods ago (or has not ended); else 0. */
+int rc_period_kept(const struct rc_board *b, const struct rc_period *p, int64_t now_ms);
+
 #endif

@@ -16,6 +16,7 @@
 #include "store/gw_store.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
+#include "rc_instances.h"
 
 struct lws_context;
 struct gw_redis;
@@ -54,6 +55,9 @@ struct gw_app {
     struct gw_lifecycle life;       /* signals and the stop sequence (gw_lifecycle.c) */
     int stopping;
     struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */
+    /* template boards recorded in their template's index (ops/gw_instances.c) */
+    struct rc_inst_seen inst_seen;
+    int inst_seen_ready, inst_warned;
 };
 
 /* The time the gateway believes it is (base/gw_clock.h). */

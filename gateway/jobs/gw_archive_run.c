@@ -3,15 +3,20 @@
  * (DESIGN.md, Periodic boards). Redis steps run on the loop, SQLite steps as
  * jobs of store/gw_archive_db.
  *
- * Exactly once. Every TICK_MS the job looks at each exact-name periodic board
- * and the period that ended most recently, at least GRACE_MS ago (so writes in
- * flight have landed). For one not yet archived:
+ * Exactly once. Every TICK_MS the job (jobs/gw_archive.c) picks finished
+ * board-periods, over for at least GRACE_MS (so writes in flight have
+ * landed): each exact board's periods still in Redis, oldest first, and the
+ * boards of periodic templates from their index. For one not yet archived:
  *   1. EXISTS rc:{B|P}:archived           set: done, by us or another gateway
  *   2. EXISTS rc:{B|P}:z                  none: an empty period, recorded in
  *                                         SQLite (step 6) without touching Redis
+ *                                         (a template's board: passed over)
  *   3. SET rc:{B|P}:archiving TOKEN NX PX LOCK_MS (redis/gw_lock)
  *                                         taken: another gateway is on it;
- *                                         renewed every LOCK_MS/3 during step 5
+ *                                         renewed (compare-and-PEXPIRE) once a
+ *                                         third of LOCK_MS has gone by, before
+ *                                         the next page of step 5, and always
+ *                                         right before steps 6 and 7
  *   4. SQLite: is the period row there?   yes: only the Redis marker is missing
  *   5. lua/read.lua "range" pages of PAGE_ROWS rows, each written in one
  *      transaction on the threadpool before the next page is read, so a large
@@ -26,7 +31,11 @@
  * looked for the marker just before it was set: then it copies the same rows
  * of the finished period again (INSERT OR REPLACE, INSERT OR IGNORE: no
  * duplicates), as after an expiry. A gateway that dies mid-archive leaves a lock
- * that expires within LOCK_MS; the next attempt starts over. Should two
+ * that expires within LOCK_MS; the next attempt starts over. A renewal that
+ * finds the lock gone (expired, or taken by another gateway) ends the run at
+ * once: no period row, no marker, the lock left to its owner. Since a
+ * renewal comes right before steps 6 and 7, the marker is only ever set
+ * while the lock is ours for LOCK_MS more. Should two
  * attempts overlap (an archive outliving its lock), both write the same rows
  * of a finished period and the primary key keeps one period row. Gateways on
  * other hosts, with files of their own, share the Redis marker: each period
@@ -44,6 +53,7 @@
 #include <hiredis/hiredis.h>
 
 #include "gw_app.h"
+#include "base/gw_clock.h"
 #include "base/gw_log.h"
 #include "jobs/gw_webhook.h"
 #include "store/gw_archive_db.h"
@@ -57,7 +67,7 @@
 #include "rc_read_args.h"
 
 #define PAGE_ROWS 1000       /* rows per Redis read and per transaction */
-#define LOCK_MS 60000        /* expiry of rc:{B|P}:archiving */
+#define LOCK_MS (r->a->lock_ms) /* expiry of rc:{B|P}:archiving (GW_ARCHIVE_LOCK_MS) */
 #define MAX_RESTARTS 3       /* re-reads when a finished board still changes */
 #define ERR_MAX GW_ADB_ERR_MAX
 
@@ -75,8 +85,12 @@ struct run {
     int restarts;
     int empty;                       /* no sorted set: recorded as seq 0, total 0, no marker */
     int owns;                        /* we hold r->lock */
-    int64_t locked_at;               /* when it was taken or last renewed (app clock) */
+    int64_t locked_at;               /* when it was taken or last renewed (monotonic ms) */
+    unsigned renewals;               /* how often it was renewed */
+    void (*then)(struct run *r);     /* the step after the renewal in flight */
 };
+
+static void renew_then(struct run *r, void (*then)(struct run *r));
 
 struct check_job {                   /* step 4 */
     struct gw_adb_job job;
@@ -119,9 +133,12 @@ static void run_end(struct run *r)
     struct gw_app *app = a->app;
     if (r->owns && app->redis && gw_lock_release(&a->lock, app->redis, r->lock, a->token, on_released, a) == 0)
         a->runs++;
-    r->bs->busy = 0;
-    a->runs--;
+    struct board_state *bs = r->bs;
+    bs->busy = 0;
     free(r);
+    if (a->ended && !a->stopping)
+        a->ended(a, bs); /* may begin the next run of bs */
+    a->runs--;
     a->idle(a);
 }
 
@@ -130,7 +147,7 @@ static void run_fail(struct run *r, const char *why)
 {
     if (!r->a->stopping)
         gw_log_warn("archive %s %s: %s; retrying within %d s", r->bs->decl->name, r->period.id, why,
-                    LOCK_MS / 1000);
+                    (int)((LOCK_MS + 999) / 1000));
     run_end(r);
 }
 
@@ -156,8 +173,15 @@ static void on_marked(redisReply *rep, void *privdata)
     run_end(r);
 }
 
-/* Step 7. */
+/* Step 7, behind a renewal of the lock: set only while it is ours. */
+static void set_marker_now(struct run *r);
+
 static void set_marker(struct run *r)
+{
+    renew_then(r, set_marker_now);
+}
+
+static void set_marker_now(struct run *r)
 {
     /* the marker lives as long as the period's keys (rc_expiry.h) */
     int64_t ttl;
@@ -199,8 +223,15 @@ static void done_finish(struct gw_adb_job *j)
     set_marker(r);
 }
 
-/* Step 6. */
+/* Step 6, behind a renewal of the lock. */
+static void finish_run_now(struct run *r);
+
 static void finish_run(struct run *r)
+{
+    renew_then(r, finish_run_now);
+}
+
+static void finish_run_now(struct run *r)
 {
     struct finish_job *f = calloc(1, sizeof *f);
     if (!f) {
@@ -332,30 +363,53 @@ static void on_page(redisReply *reply, void *privdata)
 /* Step 5: one page through lua/read.lua (core/rc_read_args, store/gw_read). */
 static void read_page_now(struct run *r);
 
+static int64_t mono_ms(void)
+{
+    return gw_mono_us() / 1000;
+}
+
 static void on_renewed(int rc, const char *err, void *privdata)
 {
     struct run *r = privdata;
-    if (rc == 1) {
-        r->locked_at = gw_now_ms(r->a->app);
-        read_page_now(r);
+    if (rc == 1 && !r->a->stopping) {
+        r->locked_at = mono_ms();
+        r->renewals++;
+        if (r->next > 0) /* a long copy: one line per third of the lock's expiry */
+            gw_log_info("archive %s %s: %" PRId64 " of %" PRId64 " rows copied, lock renewed", r->bs->decl->name,
+                        r->period.id, r->next, r->total);
+        r->then(r);
         return;
     }
     if (rc == 0)
-        r->owns = 0; /* expired (another gateway may have it): not ours to release */
-    run_fail(r, rc == 0 ? "the lock expired" : err ? err : "Redis went away");
+        r->owns = 0; /* expired or taken: not ours to release, and no marker from us */
+    run_fail(r, rc == 0 ? "the archive lock was lost (expired or taken over)" : err ? err : "Redis went away");
 }
 
-/* A long run renews its lock (a third of the expiry gone) before the next
- * page, so a big board never outlives it; a lock found lost ends the run. */
-static void read_page(struct run *r)
+/* Renews our lock (compare-and-PEXPIRE), then goes on with then(r); a lock
+ * found lost ends the run without a period row or a marker. Runs then(r)
+ * straight away when the run holds no lock (an empty period). */
+static void renew_then(struct run *r, void (*then)(struct run *r))
 {
     struct gw_app *app = r->a->app;
-    if (r->owns && gw_now_ms(app) - r->locked_at >= LOCK_MS / 3) {
-        if (r->a->stopping || !app->redis || gw_lock_renew(&r->a->lock, app->redis, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
-            run_fail(r, "Redis is unavailable");
+    if (!r->owns) {
+        then(r);
         return;
     }
-    read_page_now(r);
+    r->then = then;
+    if (r->a->stopping || !app->redis ||
+        gw_lock_renew(&r->a->lock, app->redis, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
+        run_fail(r, "Redis is unavailable");
+}
+
+/* A long run renews its lock (a third of the expiry gone, on the monotonic
+ * clock: the test clock may jump) before the next page, so a big board never
+ * outlives it. */
+static void read_page(struct run *r)
+{
+    if (r->owns && mono_ms() - r->locked_at >= LOCK_MS / 3)
+        renew_then(r, read_page_now);
+    else
+        read_page_now(r);
 }
 
 static void read_page_now(struct run *r)
@@ -398,7 +452,7 @@ static void on_locked(int rc, const char *err, void *privdata)
     (void)err;
     if (rc == 1) {
         r->owns = 1;
-        r->locked_at = gw_now_ms(r->a->app);
+        r->locked_at = mono_ms();
     }
     if (rc != 1 || r->a->stopping) {
         run_end(r); /* 0: another gateway holds the lock; a later tick sees its marker */
@@ -423,6 +477,13 @@ static void on_board_exists(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
     if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
+        run_end(r);
+        return;
+    }
+    if (rep->integer == 0 && r->bs->skip_empty) {
+        /* a template's board: no sorted set means no write landed (one the
+         * script refused was still recorded in the index): nothing to keep */
+        snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
         run_end(r);
         return;
     }

@@ -1,10 +1,11 @@
 /* gw_decay.c - the background jobs of decaying boards (see gw_decay.h,
  * DESIGN.md "Hot (decaying) boards", docs/gateway.md "Hot boards").
  *
- * One job per declared exact-name board with decay. Template boards
- * ("hot:*") are skipped, with one log line at start: their boards are born at
- * their first write and no gateway keeps a list of them, so there is nothing
- * to say which buckets to rebuild.
+ * One job per declared exact-name board with decay, and one per template
+ * with decay ("hot:*"), whose boards are born at their first write: every
+ * write of such a board records it in the template's index (rc:{hot:*}:boards,
+ * core/rc_instances.h, fed by ops/gw_instances.c), which the template's job
+ * reads (see "Templates" below).
  *
  * decay = buckets: a repeating timer every rebuild_every.
  *   not the owner:  EXISTS on the read board and the window's buckets; when
@@ -25,6 +26,21 @@
  * (core/rc_decay.c, from the script's last answer) says a period is due. The
  * script re-checks against rc:{B|}:scaled_at atomically, so several gateways
  * scale exactly once per period without a lock.
+ *
+ * Templates: a timer every rebuild_every (buckets) or every second (scale)
+ * reads up to TMPL_BATCH boards from the template's index (ZRANGEBYSCORE;
+ * buckets: only boards written within the window, by the score, the end of
+ * their newest bucket), then handles them one after the other:
+ *   buckets: lock_renew.lua; answered 0, SET NX PX (the lock of that board,
+ *            rc:{B|}:lock, the same as a declared board's); held: rebuild.lua
+ *   scale:   scale.lua (it checks the schedule itself)
+ * A template with more boards than TMPL_BATCH goes on from where it stopped at
+ * the next tick, so each board is visited every ceil(N / TMPL_BATCH) ticks.
+ * After each full pass, boards whose newest bucket left the window are
+ * removed from the index (their read board expires by its result_ttl). At
+ * stop, the locks of the boards of the last batch are released
+ * (compare-and-DEL: only ours go), so with up to TMPL_BATCH boards another
+ * gateway takes over at its next tick; the others expire (3 x rebuild_every).
  *
  * Nothing blocks the loop: every command is async on the command connection.
  * A tick that finds Redis down (gw_redis_is_up 0) or its job's previous
@@ -55,6 +71,7 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_decay.h"
+#include "rc_instances.h"
 #include "rc_keys.h"
 #include "rc_lua.h"
 
@@ -62,12 +79,16 @@
 #define FIRST_TRY_MS 50     /* a rebuild job retries this often until Redis is first up */
 #define TOKEN_MAX 128
 #define NUM_MAX 32          /* one weight or number as text */
+#define TMPL_BATCH 64       /* boards of a template handled per tick */
 
 /* The keys of a job that never change. */
 enum { K_TMP, K_READ, K_SEQ, K_LOCK, K_REBUILDS, K_SCALED_AT, K_COUNT };
 
+struct tmpl;
+
 struct job {
     struct gw_decay *d;             /* owner */
+    struct tmpl *tmpl;              /* a template's job: its state; NULL for an exact board */
     const struct rc_board *board;   /* borrowed from app->conf, which outlives us */
     uv_timer_t timer;
     unsigned busy;                  /* commands of this job not answered yet */
@@ -88,6 +109,18 @@ struct job {
     size_t text_cap;
 };
 
+/* A template with decay: one job whose board is renamed for each of the
+ * template's boards in turn (see the banner, "Templates"). */
+struct tmpl {
+    struct job job;                 /* job.board = &inst, job.tmpl = this */
+    struct rc_board inst;           /* the template, named for the board in hand */
+    const struct rc_board *decl;    /* the template, in app->conf */
+    char key[RC_KEY_MAX];           /* its index */
+    char (*names)[RC_BOARD_MAX + 1]; /* boards read at this tick */
+    size_t n, at;                   /* how many; the next to handle */
+    size_t cursor;                  /* where the next read of the index starts */
+};
+
 struct gw_decay {
     struct gw_app *app;             /* borrowed */
     struct gw_script rebuild, scale;
@@ -95,6 +128,8 @@ struct gw_decay {
     char token[TOKEN_MAX];          /* "host:pid:random": names this gateway in the lock */
     struct job *jobs;
     size_t njobs;
+    struct tmpl *tmpls;
+    size_t ntmpls;
     int open_timers;
     unsigned inflight;              /* commands sent and not answered, all jobs */
     int stopping;
@@ -116,7 +151,12 @@ static void maybe_free(struct gw_decay *d)
         return;
     for (size_t i = 0; i < d->njobs; i++)
         free_job(&d->jobs[i]);
+    for (size_t i = 0; i < d->ntmpls; i++) {
+        free_job(&d->tmpls[i].job);
+        free(d->tmpls[i].names);
+    }
     free(d->jobs);
+    free(d->tmpls);
     free(d);
 }
 
@@ -211,6 +251,7 @@ static void lost_lock(struct job *j, const char *why)
 }
 
 static int send_rebuild(struct job *j, struct gw_redis *redis);
+static int send_rebuild_cb(struct job *j, struct gw_redis *redis, gw_redis_reply_cb *cb);
 
 static void on_acquired(int rc, const char *err, void *privdata)
 {
@@ -312,6 +353,11 @@ static void on_rebuilt(redisReply *r, void *privdata)
  * KEYS the buckets, tmp, z, seq, lock, rebuilds; ARGV token, weights, TTL. */
 static int send_rebuild(struct job *j, struct gw_redis *redis)
 {
+    return send_rebuild_cb(j, redis, on_rebuilt);
+}
+
+static int send_rebuild_cb(struct job *j, struct gw_redis *redis, gw_redis_reply_cb *cb)
+{
     const int tail[] = {K_TMP, K_READ, K_SEQ, K_LOCK, K_REBUILDS};
     unsigned n, nw = 0;
     size_t used = 0;
@@ -326,7 +372,7 @@ static int send_rebuild(struct job *j, struct gw_redis *redis)
     }
     snprintf(buf, sizeof buf, "%" PRId64, j->board->decay.result_ttl_ms);
     rc = rc ? rc : add_word(j, &nw, &used, buf);
-    if (rc != 0 || gw_redis_eval(redis, &j->d->rebuild, (int)n + 5, (int)nw, j->words, j->lens, on_rebuilt, j) != 0)
+    if (rc != 0 || gw_redis_eval(redis, &j->d->rebuild, (int)n + 5, (int)nw, j->words, j->lens, cb, j) != 0)
         return -1;
     sent(j);
     return 0;
@@ -370,6 +416,24 @@ static void on_scaled(redisReply *r, void *privdata)
         gw_log_info("decay: board %s: scaled by %g^%lld", j->board->name, j->board->decay.scale_factor, k);
 }
 
+/* scale.lua on j's board at now (header of lua/scale.lua). */
+static int send_scale(struct job *j, struct gw_redis *redis, int64_t now, gw_redis_reply_cb *cb)
+{
+    const struct rc_decay_spec *spec = &j->board->decay;
+    char nums[3][NUM_MAX];
+    snprintf(nums[0], NUM_MAX, "%" PRId64, now);
+    snprintf(nums[1], NUM_MAX, "%" PRId64, spec->scale_every_ms);
+    snprintf(nums[2], NUM_MAX, "%.17g", spec->scale_factor);
+    const char *argv[] = {j->keys[K_READ], j->keys[K_SCALED_AT], j->keys[K_SEQ], nums[0], nums[1], nums[2]};
+    size_t lens[6];
+    for (int i = 0; i < 6; i++)
+        lens[i] = strlen(argv[i]);
+    if (gw_redis_eval(redis, &j->d->scale, 3, 6, argv, lens, cb, j) != 0)
+        return -1;
+    sent(j);
+    return 0;
+}
+
 static void on_scale_tick(uv_timer_t *t)
 {
     struct job *j = t->data;
@@ -382,15 +446,159 @@ static void on_scale_tick(uv_timer_t *t)
     now = gw_now_ms(d->app);
     if (rc_decay_scale_due(spec, j->has_last, j->last_ms, now, &due, &next) != 0 || (j->has_last && due == 0))
         return;
-    char nums[3][NUM_MAX];
-    snprintf(nums[0], NUM_MAX, "%" PRId64, now);
-    snprintf(nums[1], NUM_MAX, "%" PRId64, spec->scale_every_ms);
-    snprintf(nums[2], NUM_MAX, "%.17g", spec->scale_factor);
-    const char *argv[] = {j->keys[K_READ], j->keys[K_SCALED_AT], j->keys[K_SEQ], nums[0], nums[1], nums[2]};
-    size_t lens[6];
-    for (int i = 0; i < 6; i++)
-        lens[i] = strlen(argv[i]);
-    if (gw_redis_eval(redis, &d->scale, 3, 6, argv, lens, on_scaled, j) == 0)
+    send_scale(j, redis, now, on_scaled);
+}
+
+/* ---- templates: their boards from the index --------------------------------------- */
+
+static int job_keys(struct job *j);
+static void tmpl_next(struct tmpl *tp);
+
+/* The board in hand is done (whatever the answer): on to the next. */
+static void on_tmpl_rebuilt(redisReply *r, void *privdata)
+{
+    struct job *j = privdata;
+    if (answered(j) != 0)
+        return;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        j->warned = 0;
+    else if (r)
+        warn_once(j, "rebuild", r);
+    tmpl_next(j->tmpl);
+}
+
+static void on_tmpl_acquired(int rc, const char *err, void *privdata)
+{
+    struct job *j = privdata;
+    if (answered(j) != 0)
+        return;
+    struct gw_redis *redis = j->d->app->redis;
+    if (rc == RC_E_INTERNAL)
+        warn_err(j, "taking the rebuild lock", err);
+    if (rc == 1 && redis && send_rebuild_cb(j, redis, on_tmpl_rebuilt) == 0)
+        return;
+    tmpl_next(j->tmpl); /* 0: another gateway rebuilds this board */
+}
+
+/* Renewed: still ours, rebuild; 0: not ours (yet), try to take it. */
+static void on_tmpl_renewed(int rc, const char *err, void *privdata)
+{
+    struct job *j = privdata;
+    if (answered(j) != 0)
+        return;
+    struct gw_redis *redis = j->d->app->redis;
+    if (rc == RC_E_INTERNAL)
+        warn_err(j, "renewing the rebuild lock", err);
+    if (redis && rc == 1 && send_rebuild_cb(j, redis, on_tmpl_rebuilt) == 0)
+        return;
+    if (redis && rc == 0 &&
+        gw_lock_acquire(redis, j->keys[K_LOCK], j->d->token, rc_decay_lock_ttl_ms(&j->board->decay),
+                        on_tmpl_acquired, j) == 0) {
+        sent(j);
+        return;
+    }
+    tmpl_next(j->tmpl);
+}
+
+static void on_tmpl_scaled(redisReply *r, void *privdata)
+{
+    struct job *j = privdata;
+    if (answered(j) != 0)
+        return;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_INTEGER) {
+        if (r->element[0]->integer > 0)
+            gw_log_info("decay: board %s: scaled by %g^%lld", j->board->name, j->board->decay.scale_factor,
+                        (long long)r->element[0]->integer);
+    } else if (r) {
+        warn_once(j, "scale", r);
+    }
+    tmpl_next(j->tmpl);
+}
+
+/* Sends the first command for the next board read from the index; the
+ * answer's callback comes back here. Ends when the boards of this tick are
+ * done (or Redis is away). */
+static void tmpl_next(struct tmpl *tp)
+{
+    struct job *j = &tp->job;
+    struct gw_decay *d = j->d;
+    struct gw_redis *redis = d->app->redis;
+    while (!d->stopping && redis && tp->at < tp->n) {
+        memcpy(tp->inst.name, tp->names[tp->at], sizeof tp->names[tp->at]);
+        tp->at++;
+        if (job_keys(j) != 0)
+            continue;
+        if (tp->decl->decay.kind == RC_DECAY_SCALE) {
+            if (send_scale(j, redis, gw_now_ms(d->app), on_tmpl_scaled) == 0)
+                return;
+        } else if (gw_lock_renew(&d->lock, redis, j->keys[K_LOCK], d->token, rc_decay_lock_ttl_ms(&tp->decl->decay),
+                                 on_tmpl_renewed, j) == 0) {
+            sent(j);
+            return;
+        }
+    }
+}
+
+static void on_tmpl_index(redisReply *r, void *privdata)
+{
+    struct job *j = privdata;
+    struct tmpl *tp = j->tmpl;
+    if (answered(j) != 0)
+        return;
+    tp->n = tp->at = 0;
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        if (r)
+            warn_once(j, "reading the template's index", r);
+        return;
+    }
+    for (size_t i = 0; i < r->elements && tp->n < TMPL_BATCH; i++) {
+        const redisReply *e = r->element[i];
+        if (e->type == REDIS_REPLY_STRING && rc_inst_of(tp->decl, e->str, e->len)) {
+            memcpy(tp->names[tp->n], e->str, e->len);
+            tp->names[tp->n++][e->len] = '\0';
+        }
+    }
+    /* a full batch: more may follow; else the next tick starts over */
+    tp->cursor = r->elements >= TMPL_BATCH ? tp->cursor + r->elements : 0;
+    tmpl_next(tp);
+}
+
+/* Boards whose newest bucket left the window leave the index (once per
+ * pass over it); fire and forget. */
+static void prune_index(struct tmpl *tp, struct gw_redis *redis, int64_t now)
+{
+    const struct rc_decay_spec *s = &tp->decl->decay;
+    char until[NUM_MAX];
+    if (s->kind != RC_DECAY_BUCKETS)
+        return;
+    /* a newest bucket that ended before the window began is out of it */
+    snprintf(until, sizeof until, "(%" PRId64, now - s->window_ms);
+    const char *argv[] = {"ZREMRANGEBYSCORE", tp->key, "-inf", until};
+    gw_redis_command(redis, tp->key, strlen(tp->key), 4, argv, NULL, NULL, NULL);
+}
+
+/* ZRANGEBYSCORE of the next batch: on hot templates, only boards with a
+ * bucket in the window. */
+static void on_tmpl_tick(uv_timer_t *t)
+{
+    struct job *j = t->data;
+    struct tmpl *tp = j->tmpl;
+    struct gw_decay *d = j->d;
+    struct gw_redis *redis = d->app->redis;
+    if (d->stopping || j->busy || !redis || !gw_redis_is_up(redis))
+        return;
+    int64_t now = gw_now_ms(d->app);
+    char from[NUM_MAX], offset[NUM_MAX], count[NUM_MAX];
+    if (tp->decl->decay.kind == RC_DECAY_BUCKETS)
+        snprintf(from, sizeof from, "(%" PRId64, now - tp->decl->decay.window_ms);
+    else
+        snprintf(from, sizeof from, "-inf");
+    if (tp->cursor == 0)
+        prune_index(tp, redis, now);
+    snprintf(offset, sizeof offset, "%zu", tp->cursor);
+    snprintf(count, sizeof count, "%d", TMPL_BATCH);
+    const char *argv[] = {"ZRANGEBYSCORE", tp->key, from, "+inf", "LIMIT", offset, count};
+    if (gw_redis_command(redis, tp->key, strlen(tp->key), 7, argv, NULL, on_tmpl_index, j) == 0)
         sent(j);
 }
 
@@ -415,17 +623,25 @@ static void make_token(char *out, size_t cap)
 }
 
 /* Keys and, for buckets, the scratch of one rebuild call. Returns 0 or -1. */
-static int init_job(struct gw_decay *d, struct job *j, const struct rc_board *b)
+/* The keys of j's board (a template's job: of the board in hand). */
+static int job_keys(struct job *j)
 {
     static const enum rc_decay_key which[K_COUNT] = {
         [K_TMP] = RC_DK_TMP,   [K_READ] = RC_DK_READ,         [K_SEQ] = RC_DK_SEQ,
         [K_LOCK] = RC_DK_LOCK, [K_REBUILDS] = RC_DK_REBUILDS, [K_SCALED_AT] = RC_DK_SCALED_AT,
     };
+    for (int k = 0; k < K_COUNT; k++)
+        if (rc_decay_key(j->keys[k], RC_KEY_MAX, j->board->name, which[k], 0) != 0)
+            return -1;
+    return 0;
+}
+
+static int init_job(struct gw_decay *d, struct job *j, const struct rc_board *b)
+{
     j->d = d;
     j->board = b;
-    for (int k = 0; k < K_COUNT; k++)
-        if (rc_decay_key(j->keys[k], RC_KEY_MAX, b->name, which[k], 0) != 0)
-            return -1;
+    if (job_keys(j) != 0)
+        return -1;
     if (b->decay.kind != RC_DECAY_BUCKETS)
         return 0;
     j->nwin = rc_decay_nbuckets(&b->decay);
@@ -449,7 +665,10 @@ static void start_timer(struct gw_decay *d, struct job *j)
 {
     uv_timer_init(d->app->loop, &j->timer);
     j->timer.data = j;
-    if (j->board->decay.kind == RC_DECAY_BUCKETS)
+    if (j->tmpl)
+        uv_timer_start(&j->timer, on_tmpl_tick, 0,
+                       (uint64_t)(j->board->decay.kind == RC_DECAY_BUCKETS ? j->board->decay.rebuild_ms : SCALE_CHECK_MS));
+    else if (j->board->decay.kind == RC_DECAY_BUCKETS)
         uv_timer_start(&j->timer, on_rebuild_tick, 0, FIRST_TRY_MS);
     else
         uv_timer_start(&j->timer, on_scale_tick, SCALE_CHECK_MS, SCALE_CHECK_MS);
@@ -471,24 +690,45 @@ static void log_job(const struct job *j)
 
 /* Allocates everything before the first timer starts, so a failure leaves
  * nothing behind (app->decay stays NULL). */
+/* A template's job: the template copied as the board in hand (renamed for
+ * each of its boards), its index key and the names of one batch. */
+static int init_tmpl(struct gw_decay *d, struct tmpl *tp, const struct rc_board *b)
+{
+    tp->decl = b;
+    tp->inst = *b;
+    tp->inst.is_template = 0;
+    tp->job.tmpl = tp;
+    if (rc_inst_index_key(tp->key, sizeof tp->key, b) != 0 || !(tp->names = calloc(TMPL_BATCH, sizeof *tp->names)))
+        return -1;
+    return init_job(d, &tp->job, &tp->inst);
+}
+
+static void log_tmpl(const struct tmpl *tp)
+{
+    gw_log_info("decay: template %s: its boards from %s, up to %d per %s", tp->decl->name, tp->key, TMPL_BATCH,
+                tp->decl->decay.kind == RC_DECAY_BUCKETS ? "rebuild_every" : "second");
+    log_job(&tp->job);
+}
+
 int gw_decay_start(struct gw_app *app)
 {
     const struct rc_conf *c = app->conf;
-    size_t n = 0;
+    size_t n = 0, nt = 0;
     for (size_t i = 0; i < c->nboards; i++) {
         const struct rc_board *b = &c->boards[i];
         if (b->decay.kind == RC_DECAY_NONE)
             continue;
         if (b->is_template)
-            gw_log_warn("decay: template board %s: decay jobs run only for exact board names; its boards "
-                        "are not rebuilt or scaled", b->name);
+            nt++;
         else
             n++;
     }
-    if (n == 0)
+    if (n + nt == 0)
         return 0;
     struct gw_decay *d = calloc(1, sizeof *d);
-    if (!d || !(d->jobs = calloc(n, sizeof *d->jobs))) {
+    if (!d || !(d->jobs = calloc(n ? n : 1, sizeof *d->jobs)) || !(d->tmpls = calloc(nt ? nt : 1, sizeof *d->tmpls))) {
+        if (d)
+            free(d->jobs);
         free(d);
         gw_log_error("decay: out of memory");
         return -1;
@@ -497,9 +737,9 @@ int gw_decay_start(struct gw_app *app)
     make_token(d->token, sizeof d->token);
     for (size_t i = 0; i < c->nboards; i++) {
         const struct rc_board *b = &c->boards[i];
-        if (b->decay.kind == RC_DECAY_NONE || b->is_template)
+        if (b->decay.kind == RC_DECAY_NONE)
             continue;
-        if (init_job(d, &d->jobs[d->njobs++], b) != 0) {
+        if (b->is_template ? init_tmpl(d, &d->tmpls[d->ntmpls++], b) : init_job(d, &d->jobs[d->njobs++], b)) {
             d->stopping = 1;
             maybe_free(d);
             gw_log_error("decay: board %s: cannot set up its job", b->name);
@@ -516,6 +756,10 @@ int gw_decay_start(struct gw_app *app)
     for (size_t i = 0; i < d->njobs; i++) {
         start_timer(d, &d->jobs[i]);
         log_job(&d->jobs[i]);
+    }
+    for (size_t i = 0; i < d->ntmpls; i++) {
+        start_timer(d, &d->tmpls[i].job);
+        log_tmpl(&d->tmpls[i]);
     }
     app->decay = d;
     return 0;
@@ -540,6 +784,26 @@ void gw_decay_stop(struct gw_app *app)
             sent(j);
             queued = 1;
             gw_log_info("decay: board %s: releasing the rebuild lock", j->board->name);
+        }
+    }
+    for (size_t i = 0; i < d->ntmpls; i++) {
+        struct tmpl *tp = &d->tmpls[i];
+        uv_timer_stop(&tp->job.timer);
+        uv_close((uv_handle_t *)&tp->job.timer, on_timer_closed);
+        /* the boards of the last batch (all of them, up to TMPL_BATCH):
+         * compare-and-DEL deletes only the locks that are ours */
+        char lock[RC_KEY_MAX];
+        size_t released = 0;
+        for (size_t k = 0; redis && tp->decl->decay.kind == RC_DECAY_BUCKETS && k < tp->n; k++)
+            if (rc_decay_key(lock, sizeof lock, tp->names[k], RC_DK_LOCK, 0) == 0 &&
+                gw_lock_release(&d->lock, redis, lock, d->token, on_released, &tp->job) == 0) {
+                sent(&tp->job);
+                released++;
+            }
+        if (released) {
+            queued = 1;
+            gw_log_info("decay: template %s: releasing the rebuild locks it holds of %zu boards", tp->decl->name,
+                        released);
         }
     }
     if (queued)

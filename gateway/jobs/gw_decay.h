@@ -8,9 +8,9 @@
 
 struct gw_app;
 
-/* Starts the jobs for every declared exact-name board with decay (template
- * boards are skipped with a warning: no gateway knows which of their boards
- * exist). Call after gw_redis_start (it registers the decay scripts there).
+/* Starts the jobs for every declared board with decay: one per exact name,
+ * one per template (its boards from the template's index, which writes
+ * feed). Call after gw_redis_start (it registers the decay scripts there).
  * Returns 0 (app->decay stays NULL when no board decays) or -1. */
 int gw_decay_start(struct gw_app *app);
 

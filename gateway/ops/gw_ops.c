@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "gw_app.h"
+#include "ops/gw_instances.h"
 #include "store/gw_read.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_write.h"
@@ -209,8 +210,10 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         }
         code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
                                      (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w, &err);
-        if (!code)
+        if (!code) {
+            gw_instances_note(app, decl, r->board, &p);
             return;
+        }
         free(w->id_json);
         free(w);
     }
