@@ -3,6 +3,7 @@
  *   rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]|redis://HOST:PORT]
  *            [--state DIR]
  *   rankcast --check-config FILE
+ *   rankcast export|import ...   (cli/gw_cli.h)
  *
  * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE),
  * which beats the file (DESIGN.md, "Operating it").
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "gw_app.h"
+#include "cli/gw_cli.h"
 #include "jobs/gw_archive.h"
 #include "base/gw_conf.h"
 #include "base/gw_env.h"
@@ -230,6 +232,8 @@ static int start(struct gw_app *app, const struct options *o)
 int main(int argc, char **argv)
 {
     struct options o;
+    if (argc > 1 && gw_cli_is_command(argv[1]))
+        return gw_cli_main(argc, argv); /* export, import (docs/export-import.md) */
     if (parse_args(argc, argv, &o) != 0)
         return usage();
     if (o.check)
