@@ -5,11 +5,9 @@
 
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/gw_conf.h"
 #include "base/gw_env.h"
@@ -18,33 +16,6 @@
 int gw_cli_is_command(const char *cmd)
 {
     return cmd && (strcmp(cmd, "export") == 0 || strcmp(cmd, "import") == 0);
-}
-
-int gw_cli_fail(const struct gw_cli *c, int code, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "rankcast %s: ", c->tool);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
-
-int64_t gw_cli_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-struct gw_cli_redis *gw_cli_connect(const struct gw_cli *c)
-{
-    char err[GW_CLI_ERR_MAX];
-    struct gw_cli_redis *r = gw_cli_redis_open(c->conf->redis, GW_CLI_TIMEOUT_MS, err, sizeof err);
-    if (!r)
-        gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
-    return r;
 }
 
 static int usage(const char *tool)
