@@ -102,8 +102,8 @@ static int read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char 
 {
     struct rc_read_req req = {.kind = RC_READ_RANGE, .first = first, .count = PAGE};
     struct rc_read_args a;
-    const char *words[2 + RC_READ_NKEYS + RC_READ_ARGV_MAX];
-    size_t lens[2 + RC_READ_NKEYS + RC_READ_ARGV_MAX];
+    const char *words[3 + RC_READ_NKEYS + RC_READ_ARGV_MAX];
+    size_t lens[3 + RC_READ_NKEYS + RC_READ_ARGV_MAX];
     char err[GW_CLI_ERR_MAX];
     int n = 0;
     if (rc_read_args_build(c->board, period, c->b->layout.order, &req, &a) != 0)
