@@ -318,4 +318,29 @@ test('cluster: export and import against 3 primaries (rows, names and the blockl
     assert.equal((await cli(['import', 'clears', cf], { redis: seed })).code, 0);
     const ce = await cli(['export', 'clears'], { redis: seed });
     assert.equal(ce.stdout, 'rank,member,clears,revives,first_clear_ms,name\n1,q2,7,0,20,\n2,q1,5,1,1500,\n');
+
+    // A slot being migrated: its owner answers ASK for a key it does not
+    // hold, and the tools follow it (ASKING, then the command on the target).
+    let member = null;
+    let slot = null;
+    for (let i = 0; !member; i++) {
+      const key = `rc:profile:ask:${i}`;
+      const from = await cluster.owner(key);
+      slot = Number(await cluster.cli(from, 'CLUSTER', 'KEYSLOT', key));
+      if (Number(await cluster.cli(from, 'CLUSTER', 'COUNTKEYSINSLOT', slot)) === 0) member = { name: `ask:${i}`, key, from };
+    }
+    const to = (await cluster.primaries()).find((p) => p !== member.from);
+    const idOf = async (port) => cluster.cli(port, 'CLUSTER', 'MYID');
+    assert.equal(await cluster.cli(to, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', await idOf(member.from)), 'OK');
+    assert.equal(await cluster.cli(member.from, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', await idOf(to)), 'OK');
+    const askFile = tmpFile(t, 'ask.csv', `member,score,name\n${member.name},77,Asked\n`);
+    const ar = await cli(['import', 'match:ask', askFile], { redis: seed });
+    assert.equal(ar.code, 0, ar.stderr);
+    assert.match(ar.stderr, /1 profile names set/);
+    const ae = await cli(['export', 'match:ask'], { redis: seed });
+    assert.equal(ae.stdout, `rank,member,score,name\n1,${member.name},77,Asked\n`);
+    // the migration ends: the name is on the target, not on the old owner
+    for (const port of [to, member.from]) assert.equal(await cluster.cli(port, 'CLUSTER', 'SETSLOT', slot, 'NODE', await idOf(to)), 'OK');
+    assert.equal(await cluster.cli(to, 'HGET', member.key, 'name'), 'Asked');
+    assert.equal(await cluster.cli(member.from, 'CLUSTER', 'COUNTKEYSINSLOT', slot), '0');
   });
