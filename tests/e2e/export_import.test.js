@@ -188,6 +188,21 @@ test('2,500 rows: import in batches, export in pages, a round trip, and a rerun 
     const copy = await cli(['export', 'match:copy'], { redis: seeds });
     assert.equal(copy.code, 0, copy.stderr);
     assert.equal(copy.stdout, csv.stdout);
+    // a viewer of the board sees the imported rows arrive (the script's change events)
+    const viewer = await h.connectWs(t, gw.wsUrl);
+    const snap = await viewer.request({ op: 'subscribe', board: 'match:live', view: { top: 3 } });
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    const live = tmpFile(t, 'live.csv', 'member,score\nl:1,10\nl:2,30\nl:3,20\nl:4,5\n');
+    assert.equal((await cli(['import', 'match:live', live], { redis: seeds })).code, 0);
+    let top = [];
+    await h.waitFor(async () => {
+      const r = await h.http(gw.base, 'GET', '/api/v1/boards/match:live?top=3');
+      top = r.body.rows.map((x) => x.member);
+      return top.length === 3;
+    }, 10000, 'the imported rows in a REST read');
+    assert.deepEqual(top, ['l:2', 'l:3', 'l:1']);
+    await viewer.next((m) => m.op === 'delta' && m.rows.some((x) => x.member === 'l:2' && x.rank === 1), 10000);
+
     // ... and from stdin, as JSON Lines
     const viaStdin = await cli(['import', 'match:copy2', '-', '--format', 'jsonl'], { redis: seeds, input: out.stdout });
     assert.equal(viaStdin.code, 0, viaStdin.stderr);
@@ -258,7 +273,7 @@ test('a periodic board: import writes the current period; an archived period exp
     assert.equal(imp.code, 0, imp.stderr);
     const period = /to period (\S+):/.exec(imp.stderr)[1];
     assert.equal(await redis.cli('ZCARD', `rc:{daily|${period}}:z`), '2');
-    const cur = await cli(['export', 'daily', '--period', 'current'], { redis: seeds, config });
+    const cur = await cli(['export', 'daily', '--period', period], { redis: seeds, config });
     assert.equal(cur.stdout, 'rank,member,score,name\n1,d:2,9,\n2,d:1,5,\n');
 
     // a day archived by the gateway (its test clock: 2 s before local midnight at +08:00)
@@ -300,14 +315,16 @@ test('cluster: export and import against 3 primaries (rows, names and the blockl
       const r = await cli(['import', board, file], { redis: seed });
       assert.equal(r.code, 0, `${board}: ${r.stderr}`);
       assert.match(r.stderr, /1200 rows written with set(?: to period \S+)?: 1200 changed the board/);
-      const rest = await restRows(gw, board);
+      // the period the rows went to (daily), read back by name: a day may end meanwhile
+      const p = (/to period (\S+):/.exec(r.stderr) || [])[1];
+      const rest = await restRows(gw, board, p ? `&period=${p}` : '');
       assert.equal(rest.rows.length, 1200);
-      const out = await cli(['export', board, '--format', 'jsonl'], { redis: seed });
+      const out = await cli(['export', board, '--format', 'jsonl', ...(p ? ['--period', p] : [])], { redis: seed });
       assert.equal(out.code, 0, out.stderr);
       assert.deepEqual(parseJsonl(out.stdout), rest.rows.map(asExported), board);
       const again = await cli(['import', board, file], { redis: seed });
       assert.match(again.stderr, /0 changed the board, 0 left it as it was, 1200 were duplicates/);
-      assert.equal((await restRows(gw, board)).seq, rest.seq);
+      assert.equal((await restRows(gw, board, p ? `&period=${p}` : '')).seq, rest.seq);
     }
     // profile names landed on every primary
     const owners = new Set();
