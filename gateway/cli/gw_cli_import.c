@@ -60,6 +60,7 @@ struct import {
     char seeded[RC_PERIOD_ID_MAX];      /* the last period whose blocklist we saw seeded */
     int has_seeded;
     int64_t rows, changed, unchanged, duplicates, names;
+    int64_t unconfirmed;                /* rows written with fewer replicas than ack_replicas confirming */
     int64_t started, last_progress;
     char header[RC_IMPORT_LINE_MAX + 1];
     size_t hlen;
@@ -296,6 +297,35 @@ static void progress(struct import *im, int64_t line)
             im->rows, line, secs > 0 ? (double)im->rows / secs : 0.0);
 }
 
+/* With [redis] ack_replicas = N, as the gateway's acks do: WAIT until N
+ * replicas have the batch's writes (at most ack_timeout). Fewer is said on
+ * stderr and counted (those rows are written, and a rerun puts back what a
+ * failover may lose); it does not stop the import. */
+static int wait_replicas(struct import *im, size_t n)
+{
+    unsigned want = im->c->conf->ack_replicas;
+    char err[GW_CLI_ERR_MAX], nbuf[16], tbuf[24];
+    if (!want || n == 0)
+        return 0;
+    snprintf(nbuf, sizeof nbuf, "%u", want);
+    snprintf(tbuf, sizeof tbuf, "%" PRId64, im->c->conf->ack_timeout_ms);
+    const char *argv[4] = {"WAIT", nbuf, tbuf, im->batch[0].a.keys[0]};
+    size_t lens[4] = {4, strlen(nbuf), strlen(tbuf), strlen(argv[3])};
+    struct gw_cli_cmd cmd = {3, argv, lens, 3, NULL};
+    redisReply *rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err);
+    if (!rep)
+        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "WAIT for replicas: %s", err);
+    long long got = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+    freeReplyObject(rep);
+    if (got < (long long)want) {
+        fprintf(stderr, "rankcast import: lines %" PRId64 "..%" PRId64 ": written, %lld of %u replicas confirmed "
+                        "within %" PRId64 " ms (ack_replicas)\n",
+                im->batch[0].lineno, im->batch[n - 1].lineno, got, want, im->c->conf->ack_timeout_ms);
+        im->unconfirmed += (int64_t)n;
+    }
+    return 0;
+}
+
 /* Writes the batch; rows after a refused one are not sent (see the banner). */
 static int flush(struct import *im)
 {
@@ -339,6 +369,8 @@ static int flush(struct import *im)
         if (replies[i - from])
             freeReplyObject(replies[i - from]);
     int nrc = set_names(im, done);
+    rc = rc ? rc : nrc;
+    nrc = wait_replicas(im, done);
     rc = rc ? rc : nrc;
     if (!rc && cut < im->n)
         rc = gw_cli_fail(im->c, GW_CLI_BAD_ROW, "line %" PRId64 ": forbidden: member %s is blocked on this board",
@@ -475,9 +507,10 @@ int gw_cli_import(struct gw_cli *c)
     rc = run(im, in);
     fprintf(stderr,
             "rankcast import %s: %" PRId64 " rows written with %s%s%s: %" PRId64 " changed the board, %" PRId64
-            " left it as it was, %" PRId64 " were duplicates of an earlier run; %" PRId64 " profile names set%s\n",
+            " left it as it was, %" PRId64 " were duplicates of an earlier run; %" PRId64 " profile names set%s%s\n",
             c->board, im->rows, rc_op_name(im->op), im->p.id[0] ? " to period " : "", im->p.id, im->changed,
-            im->unchanged, im->duplicates, im->names, rc ? " (stopped early)" : "");
+            im->unchanged, im->duplicates, im->names, im->unconfirmed ? "; some rows not confirmed by every replica "
+            "asked for (see above)" : "", rc ? " (stopped early)" : "");
 cleanup:
     if (in && in != stdin)
         fclose(in);

@@ -22,8 +22,10 @@
 struct gw_cli_redis;
 
 /* One command of a batch. argv/lens are borrowed until the batch returns;
- * key (argv[key_at]) picks the node. script: the source of the script an
- * EVALSHA runs (to load it on NOSCRIPT), else NULL. */
+ * key (argv[key_at]) picks the node; key_at may be argc for a command
+ * without a key (WAIT) sent to a key's node: argv[argc] is then that key,
+ * used for routing only. script: the source of the script an EVALSHA runs
+ * (to load it on NOSCRIPT), else NULL. */
 struct gw_cli_cmd {
     int argc;
     const char **argv;

@@ -135,6 +135,14 @@ test('export shows a single-field and a multi-field board as REST reads do, in c
       assert.match(r.stderr, says);
       assert.equal(r.stdout, '');
     }
+    // [redis] ack_replicas: the import waits for replicas as acks do, and says when too few confirmed
+    const acked = h.configWith(t, { redis: { ack_replicas: 1, ack_timeout: '100ms' } });
+    const wf = tmpFile(t, 'w.csv', 'member,score\nw:1,1\nw:2,2\n');
+    const wr = await cli(['import', 'match:w', wf], { redis: seeds, config: acked });
+    assert.equal(wr.code, 0, wr.stderr);
+    assert.match(wr.stderr, /lines 2\.\.3: written, 0 of 1 replicas confirmed within 100 ms/);
+    assert.equal(await redis.cli('ZCARD', 'rc:{match:w|}:z'), '2');
+
     // Redis unreachable: exit 3
     const down = await cli(['export', 'demo'], { redis: `127.0.0.1:${await h.freePort()}` });
     assert.equal(down.code, 3, down.stderr);
