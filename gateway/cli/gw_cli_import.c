@@ -347,9 +347,11 @@ static int flush(struct import *im)
         return rc;
     for (size_t i = from; i < cut; i++)
         cmds[i - from] = call_cmd(&im->batch[i]);
+    size_t sent = cut;
     if (cut > from && gw_cli_redis_batch(im->r, cmds, cut - from, replies, err, sizeof err) != 0) {
-        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "%s", err);
-        cut = from; /* unknown which were written: a rerun is safe */
+        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "%s (lines %" PRId64 "..%" PRId64 " may or may not be written: "
+                         "run the import again)", err, im->batch[from].lineno, im->batch[cut - 1].lineno);
+        cut = from;
     }
     size_t done = cut;
     for (size_t i = from; i < cut && !rc; i++) {
@@ -365,7 +367,7 @@ static int flush(struct import *im)
                         after, im->batch[i].lineno);
         }
     }
-    for (size_t i = from; i < cut; i++)
+    for (size_t i = from; i < sent; i++)
         if (replies[i - from])
             freeReplyObject(replies[i - from]);
     int nrc = set_names(im, done);
