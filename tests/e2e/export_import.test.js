@@ -19,18 +19,18 @@ const h = require('./harness');
 const skip = h.toolMissing(h.gatewayMissing());
 const SANITIZER_REPORT = /runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: (Address|Leak|UndefinedBehavior)Sanitizer/;
 
-/* Runs `rankcast ...args` to its end: { code, stdout, stderr }. Fails the
- * test on a sanitizer report. */
-function cli(args, { redis, config, state, input } = {}) {
+/* Starts `rankcast ...args`: { stdin, done }, done resolving to { code,
+ * stdout, stderr } at its end (rejecting on a sanitizer report). */
+function cliStart(args, { redis, config, state } = {}) {
   const full = [...args];
   if (redis) full.push('--redis', redis);
   if (config) full.push('--config', config);
   if (state) full.push('--state', state);
-  return new Promise((resolve, reject) => {
-    const child = spawn(h.gatewayBin(), full, {
-      cwd: h.repoRoot,
-      env: Object.assign({}, process.env, { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1' }),
-    });
+  const child = spawn(h.gatewayBin(), full, {
+    cwd: h.repoRoot,
+    env: Object.assign({}, process.env, { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1' }),
+  });
+  const done = new Promise((resolve, reject) => {
     const out = [];
     const err = [];
     child.stdout.on('data', (d) => out.push(d));
@@ -43,9 +43,16 @@ function cli(args, { redis, config, state, input } = {}) {
       if (SANITIZER_REPORT.test(res.stderr)) reject(new Error(`rankcast ${full.join(' ')}: sanitizer report\n${res.stderr}`));
       else resolve(res);
     });
-    if (input !== undefined) child.stdin.end(input);
-    else child.stdin.end();
   });
+  return { stdin: child.stdin, done };
+}
+
+/* Runs `rankcast ...args` to its end with input (or nothing) on stdin. */
+function cli(args, opts = {}) {
+  const run = cliStart(args, opts);
+  run.stdin.on('error', () => {}); // a tool that exits before reading it all
+  run.stdin.end(opts.input);
+  return run.done;
 }
 
 function tmpFile(t, name, text) {
@@ -368,4 +375,35 @@ test('cluster: export and import against 3 primaries (rows, names and the blockl
     for (const port of [to, member.from]) assert.equal(await cluster.cli(port, 'CLUSTER', 'SETSLOT', slot, 'NODE', await idOf(to)), 'OK');
     assert.equal(await cluster.cli(to, 'HGET', member.key, 'name'), 'Asked');
     assert.equal(await cluster.cli(member.from, 'CLUSTER', 'COUNTKEYSINSLOT', slot), '0');
+    await cluster.waitOk();
+
+    // A board's slot moves while an import reads its stdin: the next batch
+    // goes to the old owner by the map read at start, which answers MOVED;
+    // the import follows it to the new owner and reads the map again.
+    const board = 'match:moving';
+    const zkey = `rc:{${board}|}:z`;
+    const bslot = Number(await cluster.cli(cluster.nodes[0].port, 'CLUSTER', 'KEYSLOT', zkey));
+    const bfrom = await cluster.owner(zkey);
+    const bto = (await cluster.primaries()).find((p) => p !== bfrom);
+    const run = cliStart(['import', board, '-', '--format', 'jsonl'], { redis: seed });
+    const row = (i) => JSON.stringify({ member: `mv:${i}`, score: i }) + '\n';
+    run.stdin.write(Array.from({ length: 256 }, (_, i) => row(i)).join('')); // one whole batch
+    await h.waitFor(async () => (await cluster.cli(bfrom, 'ZCARD', zkey)) === '256', 15000, 'the first batch written');
+    await cluster.cli(bto, 'CLUSTER', 'SETSLOT', bslot, 'IMPORTING', await idOf(bfrom));
+    await cluster.cli(bfrom, 'CLUSTER', 'SETSLOT', bslot, 'MIGRATING', await idOf(bto));
+    for (;;) {
+      const keys = (await cluster.cli(bfrom, 'CLUSTER', 'GETKEYSINSLOT', bslot, 100)).split('\n').filter(Boolean);
+      if (keys.length === 0) break;
+      await cluster.cli(bfrom, 'MIGRATE', '127.0.0.1', bto, '', 0, 5000, 'KEYS', ...keys);
+    }
+    for (const n of await cluster.primaries()) await cluster.cli(n, 'CLUSTER', 'SETSLOT', bslot, 'NODE', await idOf(bto));
+    await cluster.waitOk();
+    assert.equal(await cluster.owner(zkey), bto);
+    run.stdin.end(Array.from({ length: 100 }, (_, i) => row(256 + i)).join(''));
+    const moved = await run.done;
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.match(moved.stderr, /356 rows written with set: 356 changed the board/);
+    assert.equal(await cluster.cli(bto, 'ZCARD', zkey), '356');
+    const me = parseJsonl((await cli(['export', board, '--format', 'jsonl'], { redis: seed })).stdout);
+    assert.deepEqual(me.map((r) => r.member), Array.from({ length: 356 }, (_, i) => `mv:${355 - i}`));
   });
