@@ -134,11 +134,9 @@ static int set_name(struct rc_import_row *row, const char *s, size_t len, struct
         return 0;
     if (len > RC_IMPORT_NAME_MAX)
         return rc_error_set(err, RC_E_BAD_REQUEST, "name is longer than %d bytes", RC_IMPORT_NAME_MAX);
+    /* what PUT /api/v1/members/{m}/profile takes: any string of UTF-8 */
     if (!rc_utf8_valid(s, len))
         return rc_error_set(err, RC_E_BAD_REQUEST, "name is not valid UTF-8");
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "name holds a control character");
     memcpy(row->name, s, len);
     row->name[len] = '\0';
     row->has_name = 1;

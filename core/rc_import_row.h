@@ -64,8 +64,8 @@ int rc_import_csv_header(const struct rc_board *b, const char *line, size_t len,
 
 /* Parses one CSV row under cols. Returns 0, or RC_E_BAD_REQUEST with a message
  * naming the column (wrong cell count, a bad member, a number that is not an
- * integer within +-(2^53 - 1), a name over RC_IMPORT_NAME_MAX bytes, not UTF-8
- * or with control characters). Ranges of the board are not checked here
+ * integer within +-(2^53 - 1), a name over RC_IMPORT_NAME_MAX bytes or not
+ * UTF-8). Ranges of the board are not checked here
  * (rc_write_args_build does that with the request). */
 int rc_import_csv_row(const struct rc_board *b, const struct rc_import_cols *cols, const char *line, size_t len,
                       struct rc_import_row *row, struct rc_error *err);
