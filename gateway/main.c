@@ -45,7 +45,8 @@ struct options {
 static int usage(void)
 {
     fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]] [--state DIR]\n"
-                    "       rankcast --check-config FILE\n");
+                    "       rankcast --check-config FILE\n"
+                    "       rankcast export|import BOARD ...   (docs/export-import.md)\n");
     return 2;
 }
 
