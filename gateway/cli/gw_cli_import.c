@@ -19,6 +19,7 @@
  * when the script asks, sent again with the seed, as redis/gw_write.c does.
  */
 #include "cli/gw_cli_int.h"
+#include "cli/gw_cli_blocklist.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -99,113 +100,18 @@ static struct gw_cli_cmd call_cmd(struct call *k)
     return (struct gw_cli_cmd){k->nwords, k->words, k->lens, 3, rc_lua_write};
 }
 
-/* The members of an SMEMBERS answer, without the sentinel "". NULL on a bad
- * reply; *n 0 for an empty set. Strings borrowed from rep. */
-static const char **members_of(const redisReply *rep, size_t *n)
-{
-    if (!rep || rep->type != REDIS_REPLY_ARRAY)
-        return NULL;
-    const char **out = malloc((rep->elements + 1) * sizeof *out);
-    *n = 0;
-    for (size_t i = 0; out && i < rep->elements; i++) {
-        if (rep->element[i]->type != REDIS_REPLY_STRING) {
-            free(out);
-            return NULL;
-        }
-        if (rep->element[i]->len)
-            out[(*n)++] = rep->element[i]->str;
-    }
-    return out;
-}
-
-static int contains(const char **list, size_t n, const char *m)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], m) == 0)
-            return 1;
-    return 0;
-}
-
-static redisReply *simple(struct import *im, const char *a0, const char *key, const char *a2, char *err, size_t cap)
-{
-    const char *argv[3] = {a0, key, a2};
-    size_t lens[3] = {strlen(a0), strlen(key), a2 ? strlen(a2) : 0};
-    struct gw_cli_cmd cmd = {a2 ? 3 : 2, argv, lens, 1, NULL};
-    return gw_cli_redis_command(im->r, &cmd, err, cap);
-}
-
-/* Sends the call alone; when the script asks for the period blocklist's
- * seed, reads the board's blocklist and sends it again with it, then reads
- * the board's list once more and applies what changed meanwhile (a block or
- * unblock made while we seeded), as redis/gw_write.c does. */
+/* The batch's first row, alone, with the period blocklist's seed when the
+ * script asks for it (cli/gw_cli_blocklist.h). */
 static int send_seeded(struct import *im, struct call *k)
 {
     char err[GW_CLI_ERR_MAX];
     struct gw_cli_cmd cmd = call_cmd(k);
-    redisReply *rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err);
+    redisReply *rep = gw_cli_write_seeded(im->r, &cmd, k->a.seed_from, k->a.keys[7], err, sizeof err);
     if (!rep)
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s", k->lineno, err);
-    struct rc_write_result res;
-    struct rc_error e = {0, ""};
-    if (gw_write_parse_reply(im->c->b, rep, &res, &e) != 0 || !res.unseeded) {
-        int rc = take_result(im, k, rep);
-        freeReplyObject(rep);
-        return rc;
-    }
+        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s (the row may or may not be written)",
+                           k->lineno, err);
+    int rc = take_result(im, k, rep);
     freeReplyObject(rep);
-    redisReply *board_list = simple(im, "SMEMBERS", k->a.seed_from, NULL, err, sizeof err);
-    size_t nseed = 0;
-    const char **seed = members_of(board_list, &nseed);
-    const char **words = seed ? malloc((size_t)(k->nwords + 1 + (int)nseed) * sizeof *words) : NULL;
-    size_t *lens = words ? malloc((size_t)(k->nwords + 1 + (int)nseed) * sizeof *lens) : NULL;
-    int rc = 0;
-    if (!lens) {
-        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": cannot read the board's blocklist%s%s",
-                         k->lineno, board_list ? "" : ": ", board_list ? "" : err);
-        goto cleanup;
-    }
-    int n = 0;
-    for (; n < k->nwords; n++) {
-        words[n] = k->words[n];
-        lens[n] = k->lens[n];
-    }
-    words[n] = ""; /* the sentinel, then the members (lua/write.lua) */
-    lens[n++] = 0;
-    for (size_t i = 0; i < nseed; i++, n++) {
-        words[n] = seed[i];
-        lens[n] = strlen(seed[i]);
-    }
-    cmd = (struct gw_cli_cmd){n, words, lens, 3, rc_lua_write};
-    if (!(rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err))) {
-        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s", k->lineno, err);
-        goto cleanup;
-    }
-    rc = take_result(im, k, rep);
-    freeReplyObject(rep);
-    /* what changed on the board's list while we seeded reaches the period's */
-    redisReply *again = simple(im, "SMEMBERS", k->a.seed_from, NULL, err, sizeof err);
-    size_t nnow = 0;
-    const char **now = members_of(again, &nnow);
-    if (!now) {
-        fprintf(stderr, "rankcast import: warning: the board's blocklist could not be read again after seeding "
-                        "period %s; a block or unblock made meanwhile reaches it only when an admin repeats it\n",
-                im->p.id);
-    }
-    for (size_t i = 0; now && i < nnow; i++)
-        if (!contains(seed, nseed, now[i]) && (rep = simple(im, "SADD", k->a.keys[7], now[i], err, sizeof err)))
-            freeReplyObject(rep);
-    for (size_t i = 0; now && i < nseed; i++)
-        if (!contains(now, nnow, seed[i]) && (rep = simple(im, "SREM", k->a.keys[7], seed[i], err, sizeof err)))
-            freeReplyObject(rep);
-    free(now);
-    if (again)
-        freeReplyObject(again);
-cleanup:
-    free(words);
-    free(lens);
-    free(seed);
-    if (board_list)
-        freeReplyObject(board_list);
     return rc;
 }
 
@@ -213,39 +119,14 @@ cleanup:
  * (to when none). Returns 0 or the exit code. */
 static int first_blocked(struct import *im, size_t from, size_t to, size_t *at)
 {
+    static const char *members[BATCH];
     char err[GW_CLI_ERR_MAX];
-    size_t n = to - from + 2;
-    const char **argv = malloc(n * sizeof *argv);
-    size_t *lens = malloc(n * sizeof *lens);
-    *at = to;
-    if (!argv || !lens) {
-        free(argv);
-        free(lens);
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "out of memory");
-    }
-    argv[0] = "SMISMEMBER";
-    argv[1] = im->batch[from].a.keys[7];
     for (size_t i = from; i < to; i++)
-        argv[2 + i - from] = im->batch[i].req.member;
-    for (size_t i = 0; i < n; i++)
-        lens[i] = strlen(argv[i]);
-    struct gw_cli_cmd cmd = {(int)n, argv, lens, 1, NULL};
-    redisReply *rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err);
-    int rc = 0;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != to - from)
-        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "reading the blocklist: %s",
-                         !rep ? err : rep->type == REDIS_REPLY_ERROR ? rep->str : "an answer of the wrong shape");
-    for (size_t i = 0; !rc && i < rep->elements; i++) {
-        if (rep->element[i]->type == REDIS_REPLY_INTEGER && rep->element[i]->integer == 1) {
-            *at = from + i;
-            break;
-        }
-    }
-    if (rep)
-        freeReplyObject(rep);
-    free(argv);
-    free(lens);
-    return rc;
+        members[i - from] = im->batch[i].req.member;
+    if (gw_cli_first_blocked(im->r, im->batch[from].a.keys[7], members, to - from, at, err, sizeof err) != 0)
+        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "reading the blocklist: %s", err);
+    *at += from;
+    return 0;
 }
 
 /* HSET rc:profile:MEMBER name VALUE for calls[0..n) that carry a name. */

@@ -291,6 +291,18 @@ test('a periodic board: import writes the current period; an archived period exp
     const cur = await cli(['export', 'daily', '--period', period], { redis: seeds, config });
     assert.equal(cur.stdout, 'rank,member,score,name\n1,d:2,9,\n2,d:1,5,\n');
 
+    // a member blocked on the board (its list for every period) before this
+    // week's first write: the import's first row seeds the week's blocklist
+    // from it, and the blocked member's row stops the import
+    await redis.cli('SADD', 'rc:{weekly|}:blocked', 'w:bad');
+    const wf = tmpFile(t, 'weekly.csv', 'member,score\nw:ok,5\nw:bad,9\nw:after,1\n');
+    const wr = await cli(['import', 'weekly', wf], { redis: seeds, config });
+    assert.equal(wr.code, 1, wr.stderr);
+    assert.match(wr.stderr, /line 3: forbidden: member w:bad is blocked on this board/);
+    const week = /to period (\S+):/.exec(wr.stderr)[1];
+    assert.equal(await redis.cli('ZRANGE', `rc:{weekly|${week}}:z`, 0, -1), 'w:ok');
+    assert.deepEqual((await redis.cli('SMEMBERS', `rc:{weekly|${week}}:blocked`)).split('\n').sort(), ['', 'w:bad']);
+
     // a day archived by the gateway (its test clock: 2 s before local midnight at +08:00)
     const r = await h.http(gw.base, 'POST', '/api/v1/debug/clock', { now_ms: Date.parse('2026-11-22T15:59:58.000Z') });
     assert.equal(r.status, 200, r.text);
