@@ -21,14 +21,14 @@ const SANITIZER_REPORT = /runtime error:|ERROR: AddressSanitizer|ERROR: LeakSani
 
 /* Starts `rankcast ...args`: { stdin, done }, done resolving to { code,
  * stdout, stderr } at its end (rejecting on a sanitizer report). */
-function cliStart(args, { redis, config, state } = {}) {
+function cliStart(args, { redis, config, state, env } = {}) {
   const full = [...args];
   if (redis) full.push('--redis', redis);
   if (config) full.push('--config', config);
   if (state) full.push('--state', state);
   const child = spawn(h.gatewayBin(), full, {
     cwd: h.repoRoot,
-    env: Object.assign({}, process.env, { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1' }),
+    env: Object.assign({}, process.env, { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1' }, env),
   });
   const done = new Promise((resolve, reject) => {
     const out = [];
@@ -149,6 +149,11 @@ test('export shows a single-field and a multi-field board as REST reads do, in c
     assert.equal(wr.code, 0, wr.stderr);
     assert.match(wr.stderr, /lines 2\.\.3: written, 0 of 1 replicas confirmed within 100 ms/);
     assert.equal(await redis.cli('ZCARD', 'rc:{match:w|}:z'), '2');
+
+    // RANKCAST_REDIS as for the gateway (a flag would beat it)
+    const viaEnv = await cli(['export', 'demo', '--format', 'jsonl'], { env: { RANKCAST_REDIS: seeds } });
+    assert.equal(viaEnv.code, 0, viaEnv.stderr);
+    assert.deepEqual(parseJsonl(viaEnv.stdout), demo);
 
     // Redis unreachable: exit 3
     const down = await cli(['export', 'demo'], { redis: `127.0.0.1:${await h.freePort()}` });
