@@ -10,7 +10,6 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -26,10 +25,12 @@ function cliStart(args, { redis, config, state, env } = {}) {
   if (redis) full.push('--redis', redis);
   if (config) full.push('--config', config);
   if (state) full.push('--state', state);
-  const child = spawn(h.gatewayBin(), full, {
+  // tracked by the harness: killed at exit if a failed test leaves it running
+  const child = h.spawnTracked(h.gatewayBin(), full, {
     cwd: h.repoRoot,
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: Object.assign({}, process.env, { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1' }, env),
-  });
+  }, []);
   const done = new Promise((resolve, reject) => {
     const out = [];
     const err = [];
@@ -39,6 +40,7 @@ function cliStart(args, { redis, config, state, env } = {}) {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      child.untrack();
       const res = { code, signal, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
       if (SANITIZER_REPORT.test(res.stderr)) reject(new Error(`rankcast ${full.join(' ')}: sanitizer report\n${res.stderr}`));
       else resolve(res);
@@ -403,6 +405,7 @@ test('cluster: export and import against 3 primaries (rows, names and the blockl
     const bfrom = await cluster.owner(zkey);
     const bto = (await cluster.primaries()).find((p) => p !== bfrom);
     const run = cliStart(['import', board, '-', '--format', 'jsonl'], { redis: seed });
+    h.defer(t, () => run.stdin.end()); // a failed step below leaves it waiting for its input
     const row = (i) => JSON.stringify({ member: `mv:${i}`, score: i }) + '\n';
     run.stdin.write(Array.from({ length: 256 }, (_, i) => row(i)).join('')); // one whole batch
     await h.waitFor(async () => (await cluster.cli(bfrom, 'ZCARD', zkey)) === '256', 15000, 'the first batch written');
