@@ -332,6 +332,16 @@ static void test_export_rows_decode_scores_and_escape_text(void **state)
     assert_int_equal(row.fields[1].value, 1);
 }
 
+static void test_a_hot_board_exports_its_weighted_scores_as_they_are(void **state)
+{
+    (void)state;
+    char buf[256];
+    rc_export_row(board("hot"), RC_EXPORT_CSV, 1, "h:1", 12.5, NULL, buf, sizeof buf);
+    assert_string_equal(buf, "1,h:1,12.5,\n");
+    rc_export_row(board("hot"), RC_EXPORT_JSONL, 2, "h:2", 0.1, NULL, buf, sizeof buf);
+    assert_string_equal(buf, "{\"rank\":2,\"member\":\"h:2\",\"score\":0.1}\n");
+}
+
 static void test_export_rows_report_the_length_a_short_buffer_needs(void **state)
 {
     (void)state;
@@ -356,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_a_row_becomes_a_write_the_builder_takes),
         cmocka_unit_test(test_export_headers_name_the_columns_import_reads),
         cmocka_unit_test(test_export_rows_decode_scores_and_escape_text),
+        cmocka_unit_test(test_a_hot_board_exports_its_weighted_scores_as_they_are),
         cmocka_unit_test(test_export_rows_report_the_length_a_short_buffer_needs),
     };
     return cmocka_run_group_tests(tests, load, unload);
