@@ -20,7 +20,7 @@ const SANITIZER_REPORT = /runtime error:|ERROR: AddressSanitizer|ERROR: LeakSani
 
 /* Starts `rankcast ...args`: { stdin, done }, done resolving to { code,
  * stdout, stderr } at its end (rejecting on a sanitizer report). */
-function cliStart(args, { redis, config, state, env } = {}) {
+function cliStart(args, { redis, config, state, env, hold } = {}) {
   const full = [...args];
   if (redis) full.push('--redis', redis);
   if (config) full.push('--config', config);
@@ -31,10 +31,13 @@ function cliStart(args, { redis, config, state, env } = {}) {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: Object.assign({}, process.env, { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1' }, env),
   }, []);
+  const run = {};
   const done = new Promise((resolve, reject) => {
     const out = [];
     const err = [];
-    child.stdout.on('data', (d) => out.push(d));
+    // hold: stdout is not read until run.release(); the tool blocks once the pipe is full
+    if (hold) run.release = () => child.stdout.on('data', (d) => out.push(d));
+    else child.stdout.on('data', (d) => out.push(d));
     child.stderr.on('data', (d) => err.push(d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 120000);
     child.on('error', reject);
@@ -46,7 +49,10 @@ function cliStart(args, { redis, config, state, env } = {}) {
       else resolve(res);
     });
   });
-  return { stdin: child.stdin, done };
+  run.stdin = child.stdin;
+  run.stdout = child.stdout;
+  run.done = done;
+  return run;
 }
 
 /* Runs `rankcast ...args` to its end with input (or nothing) on stdin. */
@@ -200,6 +206,20 @@ test('2,500 rows: import in batches, export in pages, a round trip, and a rerun 
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, new RegExp(`${N} rows written with set: 0 changed the board, 0 left it as it was, ${N} were duplicates`));
     assert.equal(await redis.fingerprint(), before);
+
+    // a write between two pages of an export: the export says it is not one snapshot
+    const wide = ['member,score,name'];
+    for (let i = 0; i < 12000; i++) wide.push(`w:${i},${i},${'N'.repeat(40)}${i}`);
+    assert.equal((await cli(['import', 'match:wide', tmpFile(t, 'wide.csv', wide.join('\n'))], { redis: seeds })).code, 0);
+    const held = cliStart(['export', 'match:wide'], { redis: seeds, hold: true });
+    held.stdin.end();
+    // rows arrive once the first page is read; the rest wait on the full pipe
+    await h.waitFor(() => held.stdout.readableLength > 0, 15000, 'the first rows of the export');
+    assert.equal((await write(gw, 'match:wide', { member: 'w:new', op: 'set', value: 5 })).status, 200);
+    held.release();
+    const heldRes = await held.done;
+    assert.equal(heldRes.code, 0, heldRes.stderr);
+    assert.match(heldRes.stderr, /board match:wide changed while it was read \(seq 12000 to 12001\): the pages of 1000 rows are each consistent/);
 
     // round trip: the CSV export loads into another board and exports the same
     const csv = await cli(['export', 'demo'], { redis: seeds });
