@@ -4,6 +4,7 @@
  *            [--state DIR]
  *   rankcast --check-config FILE
  *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
+ *   rankcast export|import ...   (cli/gw_cli.h)
  *
  * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE),
  * which beats the file (DESIGN.md, "Operating it").
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "gw_app.h"
+#include "cli/gw_cli.h"
 #include "jobs/gw_archive.h"
 #include "base/gw_conf.h"
 #include "base/gw_env.h"
@@ -48,7 +50,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]] [--state DIR]\n"
                     "       rankcast --check-config FILE\n"
-                    "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n");
+                    "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n"
+                    "       rankcast export|import BOARD ...   (docs/export-import.md)\n");
     return 2;
 }
 
@@ -250,6 +253,8 @@ int main(int argc, char **argv)
     struct options o;
     if (argc > 1 && strcmp(argv[1], "token") == 0)
         return gw_token_cmd(argc - 1, argv + 1);
+    if (argc > 1 && gw_cli_is_command(argv[1]))
+        return gw_cli_main(argc, argv); /* export, import (docs/export-import.md) */
     if (parse_args(argc, argv, &o) != 0)
         return usage();
     if (o.check)

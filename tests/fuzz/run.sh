@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the message decoders and the config parser with libFuzzer (clang,
+# Fuzzes the message decoders, the config parser and the import row parsers with libFuzzer (clang,
 # AddressSanitizer, UndefinedBehaviorSanitizer).
 #   bash tests/fuzz/run.sh           each target for 20 s (what CI runs)
 #   bash tests/fuzz/run.sh 3600      each target for an hour (a longer run)
@@ -18,7 +18,7 @@ cflags=(-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -fsanitize=fuzzer,address,unde
 srcs=("$root"/core/*.c)
 
 status=0
-for target in request conf; do
+for target in request conf import; do
   clang "${cflags[@]}" "$root/tests/fuzz/fuzz_$target.c" "${srcs[@]}" -lcjson -lcrypto -lm -o "$out/fuzz_$target"
   mkdir -p "$out/corpus-$target"
   echo "fuzz: $target for ${secs}s"
@@ -27,5 +27,5 @@ for target in request conf; do
     status=1
   fi
 done
-if [ "$status" = 0 ]; then echo "fuzz: 2 passed, 0 failed"; else echo "fuzz: a target crashed (input saved in $out)"; fi
+if [ "$status" = 0 ]; then echo "fuzz: 3 passed, 0 failed"; else echo "fuzz: a target crashed (input saved in $out)"; fi
 exit "$status"

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 # Bottom to top. core/ (pure logic) is below every gateway folder.
-ORDER = ['core', 'base', 'redis', 'store', 'net', 'fanout', 'jobs', 'ops', 'serve', 'main']
+ORDER = ['core', 'base', 'redis', 'store', 'net', 'fanout', 'jobs', 'ops', 'serve', 'cli', 'main']
 
 
 def layer_of(name):
