@@ -396,6 +396,12 @@ void gw_fanout_profile_changed(struct gw_fanout *f)
  * changed), feeds catch up from the log after what they delivered. */
 static void resync_board(struct gw_board *b, int snapshot)
 {
+    /* Everything is read again: the ring's events may be of a history Redis
+     * no longer holds (a restart without persistence), and what comes over
+     * pub/sub from now on is of the one the next read names. */
+    b->ring_len = 0;
+    b->ring_head = 0;
+    b->epoch_known = 0;
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
