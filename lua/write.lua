@@ -155,13 +155,14 @@ local function answer(status, m, changed)
   return { status, score, rank_of(m), seq_now(), c or '', 0, m, changed }
 end
 
--- The epoch that holds for the board's history now, or '' (see "Epochs").
+-- The epoch that holds for the board's history now, or '' (see "Epochs"),
+-- and whether it is marked "empty".
 local function epoch_now()
-  if not ekey then return '' end
+  if not ekey then return '', false end
   local e = redis.call('HMGET', ekey, 'id', 'empty')
-  if not e[1] or redis.call('EXISTS', seqkey) == 0 then return '' end
-  if e[2] ~= '1' and redis.call('EXISTS', zkey) == 0 then return '' end
-  return e[1]
+  if not e[1] or redis.call('EXISTS', seqkey) == 0 then return '', false end
+  if e[2] ~= '1' and redis.call('EXISTS', zkey) == 0 then return '', false end
+  return e[1], e[2] == '1'
 end
 
 -- 1. idempotency: a request id the board already accepted changes nothing
@@ -284,7 +285,8 @@ end
 -- the board changes: its history goes on, or starts over with a new epoch
 local fresh = nil
 if ekey then
-  if epoch_now() == '' then
+  local held, empty = epoch_now()
+  if held == '' then
     fresh = epoch_arg
     if fresh == '' then
       local t = redis.call('TIME')
@@ -295,8 +297,8 @@ if ekey then
     end
     redis.call('DEL', ekey)
     redis.call('HSET', ekey, 'id', fresh)
-  else
-    redis.call('HDEL', ekey, 'empty')
+  elseif empty then
+    redis.call('HDEL', ekey, 'empty') -- the set exists again
   end
 end
 
