@@ -1,8 +1,8 @@
 /* epoch.test.js - resume across resets: every snapshot carries the board's
  * epoch; a resume (`since: {seq, epoch}`) within the same history replays
  * what the viewer missed, and a resume naming an older history (after an
- * admin reset, FLUSHALL, a DEL of the board's set from redis-cli, a Redis
- * restart without persistence) answers a snapshot with "reset": true and
+ * admin reset, FLUSHALL, a DEL of the board's set or of its seq from
+ * redis-cli, a Redis restart without persistence) answers a snapshot with "reset": true and
  * never replays events of the new history as if they followed the old one,
  * even once the new history's seq has grown past the old one's. A viewer
  * that stays connected through the change is started over the same way. */
@@ -89,7 +89,7 @@ test('since.epoch is checked: a string of at most 32 letters and digits', async 
  * 5 writes (seq 5, epoch E1) seen by a feed and a window, both closed;
  * a viewer of each kind that stays; the change; 8 writes of the new history
  * (its seq past 5); then resumes naming E1. */
-async function startsOver(t, change) {
+async function startsOver(t, change, { keepsMembers = false } = {}) {
   const stack = await h.startStack(t);
   const { gw } = stack;
   const writer = await h.connectWs(t, gw.wsUrl);
@@ -149,12 +149,14 @@ async function startsOver(t, change) {
   assert.equal(cont.reset, undefined, JSON.stringify(cont));
   assert.equal((await more.next({ op: 'event' }, 5000)).seq, current + 1);
 
-  // A window view resumed with the old epoch: reset, rows of the new history only.
+  // A window view resumed with the old epoch: reset, rows of the new history
+  // only (a deleted seq alone leaves the members: the history of changes
+  // starts over, the standings stay).
   const w = await back.request({ op: 'subscribe', board: 'demo', view: { top: 20 }, since: { seq: 5, epoch: e1 } });
   assert.equal(w.reset, true, JSON.stringify(w));
   assert.equal(w.epoch, snap.epoch);
-  assert.deepEqual(w.rows.map((r) => r.member).filter((m) => m.startsWith('old:')), []);
-  assert.equal(w.rows.length, 9);
+  assert.equal(w.rows.filter((r) => r.member.startsWith('old:')).length, keepsMembers ? 5 : 0);
+  assert.equal(w.rows.length, keepsMembers ? 14 : 9);
 
   // The feed viewer that stayed: started over (a reset snapshot: in the new
   // epoch, or in none when Redis came back empty and the new history's first
@@ -178,7 +180,7 @@ async function startsOver(t, change) {
     winGot.some((m) => m.op === 'delta' && m.epoch === snap.epoch), 10000, 'the window to learn the new epoch');
   const top = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=20');
   assert.equal(top.body.epoch, snap.epoch);
-  assert.equal(top.body.rows.length, 9);
+  assert.equal(top.body.rows.length, keepsMembers ? 14 : 9);
   return { e1, e2: snap.epoch };
 }
 
@@ -201,6 +203,13 @@ test('after a DEL of the board key from redis-cli a resume with the old epoch st
     await startsOver(t, async ({ redis }) => {
       assert.equal(await redis.cli('DEL', 'rc:{demo|}:z'), '1');
     });
+  });
+
+test('after a DEL of the board\'s seq from redis-cli a resume with the old epoch starts over', { timeout: 60000 },
+  async (t) => {
+    await startsOver(t, async ({ redis }) => {
+      assert.equal(await redis.cli('DEL', 'rc:{demo|}:seq'), '1');
+    }, { keepsMembers: true });
   });
 
 test('after a Redis restart without persistence a resume with the old epoch starts over', { timeout: 90000 },
