@@ -192,11 +192,16 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             }
         } else {
             json = encode_delta(v, v->last, w, &nothing);
-            if (began)
-                json = nothing ? gw_fo_encode_snapshot(v, w, NULL, 0) : rc_encode_add_epoch(json, w->epoch);
+            uint64_t *counter = &m->deltas_sent;
+            if (began && nothing) { /* nothing to show, but the epoch to tell */
+                json = gw_fo_encode_snapshot(v, w, NULL, 0);
+                counter = &m->snapshots_sent;
+            } else if (began) {
+                json = rc_encode_add_epoch(json, w->epoch);
+            }
             struct gw_msg *msg = gw_msg_take(json);
             if (msg)
-                broadcast(v, msg, &m->deltas_sent);
+                broadcast(v, msg, counter);
             gw_msg_unref(msg);
         }
         (void)nothing;
