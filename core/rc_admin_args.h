@@ -9,19 +9,24 @@
 #include <stdint.h>
 
 #include "rc_conf.h"
+#include "rc_epoch.h"
 #include "rc_keys.h"
 #include "rc_period.h"
 #include "rc_proto.h"
 #include "rc_write_args.h" /* struct rc_reply_item */
 
-#define RC_ADMIN_NKEYS 7
-#define RC_ADMIN_NARGV 12
+#define RC_ADMIN_NKEYS 8
+#define RC_ADMIN_NARGV 13
 
 struct rc_admin_args {
     const char *words[RC_ADMIN_NKEYS + RC_ADMIN_NARGV]; /* KEYS then ARGV; point below or into r */
     size_t lens[RC_ADMIN_NKEYS + RC_ADMIN_NARGV];
     char keys[RC_ADMIN_NKEYS][RC_KEY_MAX];
     char num[7][32];
+    /* The epoch id a reset gives the board (lua/admin.lua, ARGV[13]): ""
+     * from the builder; the caller fills it with a random id (rc_epoch_hex)
+     * and sets lens[RC_ADMIN_NKEYS + 12] before sending. */
+    char epoch[RC_EPOCH_MAX + 1];
 };
 
 /* The action word of op in ARGV[1] and the audit log. */

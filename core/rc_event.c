@@ -44,7 +44,13 @@ int rc_event_parse(const char *text, size_t len, struct rc_event *ev)
         }
         if (num(o, "old_rank", &v) == 0)
             ev->old_rank = (int64_t)v;
-        rc = 0;
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "epoch");
+        if (!e)
+            rc = 0;
+        else if (cJSON_IsString(e) && rc_epoch_valid(e->valuestring, strlen(e->valuestring))) {
+            strcpy(ev->epoch, e->valuestring);
+            rc = 0;
+        }
     }
     cJSON_Delete(o);
     if (rc)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_epoch.h"
 #include "rc_names.h"
 
 /* One change event of the log or of the change channel, decoded. */
@@ -21,10 +22,13 @@ struct rc_event {
     int64_t rank;
     int64_t old_rank;              /* 0 when new on the board */
     int64_t at_ms;
+    char epoch[RC_EPOCH_MAX + 1];  /* the new epoch when this change started the board's history over
+                                      (a reset, the first write after the history was lost), else "" */
 };
 
 /* Parses a change event (JSON text, len bytes, no NUL needed). seq and at
- * are required, and member unless op is "reset". Returns 0 with *ev filled,
+ * are required, and member unless op is "reset"; "epoch", when present, must
+ * be a valid epoch id (rc_epoch_valid). Returns 0 with *ev filled,
  * or RC_E_BAD_REQUEST (*ev zeroed). */
 int rc_event_parse(const char *text, size_t len, struct rc_event *ev);
 

@@ -1,7 +1,7 @@
 /* rc_keys.h - Redis key names of DESIGN.md. For board B in period P (P empty
  * for boards without periods) every key carries the hash tag {B|P}, so one
  * board-period lives in one cluster slot:
- *   rc:{B|P}:z  :seq  :log  :ch  :req:ID  :f:MEMBER     and rc:profile:MEMBER
+ *   rc:{B|P}:z  :seq  :log  :ch  :req:ID  :f:MEMBER  :epoch   and rc:profile:MEMBER
  */
 #ifndef RC_KEYS_H
 #define RC_KEYS_H

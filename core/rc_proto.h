@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_epoch.h"
 #include "rc_err.h"
 #include "rc_json_gate.h"
 #include "rc_layout.h"
@@ -84,6 +85,8 @@ struct rc_request {
     int has_since;                      /* subscribe: since.seq given */
     int64_t since_seq;
     char *token;                        /* auth: owned (rc_request_free), or NULL */
+    int has_since_epoch;                /* subscribe: since.epoch given (v1.1) */
+    char since_epoch[RC_EPOCH_MAX + 1];
 };
 
 /* Decodes one client message text[0..len). On success fills *out and returns
@@ -143,6 +146,16 @@ struct rc_out_row {
 char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board, const char *period,
                          int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
                          int reset);
+/* The snapshot with "epoch" (the board's epoch, "" while it has no history;
+ * NULL leaves the field out, as rc_encode_snapshot). */
+char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char *board, const char *period,
+                               int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
+                               int reset, const char *epoch);
+/* Takes json (a delta or event text, freed here) and returns it with
+ * "epoch" added: the one message that tells a viewer its board's history
+ * began (the board had none, and this change started one). NULL on
+ * allocation failure or when json is NULL or not an object. */
+char *rc_encode_add_epoch(char *json, const char *epoch);
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
                       size_t nrows, const char *const *removed, size_t nremoved);
 /* prev_rank 0 means the member was not on the board (printed as null). */

@@ -219,14 +219,40 @@ char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board
                          const char *period, int64_t seq, int64_t total,
                          const struct rc_out_row *rows, size_t nrows, int reset)
 {
+    return rc_encode_snapshot_epoch(id_json, sub, board, period, seq, total, rows, nrows, reset, NULL);
+}
+
+char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char *board, const char *period,
+                               int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
+                               int reset, const char *epoch)
+{
     cJSON *o = message("snapshot", id_json);
     /* A REST read is no subscription: its snapshot carries no "sub". */
     int failed = !o || (sub && add(o, "sub", str_item(sub))) || add(o, "board", str_item(board)) ||
                  (period && add(o, "period", str_item(period))) ||
                  add(o, "seq", int_item(seq)) || add(o, "total", int_item(total)) ||
+                 (epoch && add(o, "epoch", str_item(epoch))) ||
                  (reset && add(o, "reset", cJSON_CreateTrue())) ||
                  add(o, "rows", rows_item(rows, nrows));
     return finish(o, failed);
+}
+
+char *rc_encode_add_epoch(char *json, const char *epoch)
+{
+    size_t len = json ? strlen(json) : 0, elen = epoch ? strlen(epoch) : 0;
+    /* the text is ours (unformatted, ends in '}') and an epoch needs no
+     * escaping: splice the field in rather than parse and print again */
+    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || !rc_epoch_valid(epoch, elen)) {
+        free(json);
+        return NULL;
+    }
+    char *out = realloc(json, len + elen + 12);
+    if (!out) {
+        free(json);
+        return NULL;
+    }
+    snprintf(out + len - 1, elen + 13, "%s\"epoch\":\"%s\"}", len > 2 ? "," : "", epoch);
+    return out;
 }
 
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,

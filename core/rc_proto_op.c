@@ -103,7 +103,8 @@ static int decode_view(const cJSON *msg, struct rc_view *view, struct rc_error *
 
 /* ---- per-op handlers --------------------------------------------------- */
 
-/* "since": {"seq": N} asks a feed to resume after N. */
+/* "since": {"seq": N} asks a feed to resume after N; {"seq": N, "epoch": E}
+ * (v1.1) only within the board's history E (core/rc_epoch.h). */
 static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_error *err)
 {
     const cJSON *since;
@@ -116,6 +117,19 @@ static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_erro
     if ((rc = rc_proto__read_int(since, "seq", "since.seq", 1, 0, RC_SAFE_INT_MAX, &out->since_seq,
                                  err)) < 0)
         return rc;
+    const cJSON *epoch;
+    if ((rc = rc_proto__field(since, "epoch", "since.epoch", &epoch, err)) < 0)
+        return rc;
+    if (epoch) {
+        if (!cJSON_IsString(epoch) || !epoch->valuestring)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "since.epoch must be a string");
+        size_t len = strlen(epoch->valuestring);
+        if (!rc_epoch_valid(epoch->valuestring, len))
+            return rc_error_set(err, RC_E_BAD_REQUEST, "since.epoch must be 0..%d characters of [A-Za-z0-9]",
+                                RC_EPOCH_MAX);
+        memcpy(out->since_epoch, epoch->valuestring, len + 1);
+        out->has_since_epoch = 1;
+    }
     out->has_since = 1;
     return 0;
 }

@@ -16,7 +16,7 @@ static const char *const kind_word[] = {"range", "around", "rank", "log"};
 int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
                        struct rc_read_args *out)
 {
-    static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log"};
+    static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch"};
     if ((unsigned)req->kind > RC_READ_LOG)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
@@ -67,15 +67,17 @@ static int item_count(const struct rc_reply_item *it, int64_t *v)
 
 int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head)
 {
-    if (!items || n < 3 || item_count(&items[0], &head->seq) || item_count(&items[1], &head->total) ||
-        item_count(&items[2], &head->first_rank))
+    if (!items || n < RC_READ_HEAD || item_count(&items[0], &head->seq) || item_count(&items[1], &head->total) ||
+        item_count(&items[2], &head->first_rank) || items[3].is_int || !items[3].str ||
+        !rc_epoch_valid(items[3].str, strlen(items[3].str)))
         return RC_E_INTERNAL;
+    strcpy(head->epoch, items[3].str);
     return 0;
 }
 
 size_t rc_read_rows_max(size_t n)
 {
-    return n > 3 ? (n - 3) / 2 : 0;
+    return n > RC_READ_HEAD ? (n - RC_READ_HEAD) / 2 : 0;
 }
 
 /* Redis writes scores as %.17g ("inf" and "-inf" for infinities): the whole
@@ -97,15 +99,15 @@ int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_re
                        struct rc_read_row *rows, size_t cap, size_t *nrows)
 {
     *nrows = 0;
-    if (rc_read_head_parse(items, n, head) || (n - 3) % 2)
+    if (rc_read_head_parse(items, n, head) || (n - RC_READ_HEAD) % 2)
         return RC_E_INTERNAL;
     if (head->first_rank == 0)
-        return 0; /* the rank reply of an absent member: { seq, total, 0, member, "" } */
-    size_t k = (n - 3) / 2;
+        return 0; /* the rank reply of an absent member: { seq, total, 0, epoch, member, "" } */
+    size_t k = (n - RC_READ_HEAD) / 2;
     if (k > cap)
         return RC_E_INTERNAL;
     for (size_t i = 0; i < k; i++) {
-        const struct rc_reply_item *m = &items[3 + 2 * i], *c = &items[4 + 2 * i];
+        const struct rc_reply_item *m = &items[RC_READ_HEAD + 2 * i], *c = &items[RC_READ_HEAD + 1 + 2 * i];
         if (m->is_int || c->is_int || !m->str || !m->str[0] || parse_composite(c->str, &rows[i].c))
             return RC_E_INTERNAL;
         rows[i].member = m->str;

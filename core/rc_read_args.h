@@ -9,11 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_epoch.h"
 #include "rc_keys.h"
 #include "rc_layout.h"
 #include "rc_write_args.h" /* struct rc_reply_item */
 
-#define RC_READ_NKEYS 3 /* z seq log */
+#define RC_READ_NKEYS 4 /* z seq log epoch */
+#define RC_READ_HEAD 4  /* seq total first_rank epoch */
 #define RC_READ_ARGV_MAX 4
 
 enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG };
@@ -42,11 +44,12 @@ struct rc_read_args {
 int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
                        struct rc_read_args *out);
 
-/* The reply's head: { seq, total, first_rank, ... } (log: first_rank 0). */
+/* The reply's head: { seq, total, first_rank, epoch, ... } (log: first_rank 0). */
 struct rc_read_head {
     int64_t seq;
     int64_t total;
     int64_t first_rank;     /* rank of the first row; 0: the around/rank member is absent */
+    char epoch[RC_EPOCH_MAX + 1]; /* the board's epoch, "" while no history holds */
 };
 
 /* One row of a range/around/rank reply. */
@@ -56,7 +59,8 @@ struct rc_read_row {
 };
 
 /* Decodes the head of any read.lua reply items[0..n): three non-negative
- * integers. Returns 0 or RC_E_INTERNAL. */
+ * integers and the epoch (a string rc_epoch_valid takes). Returns 0 or
+ * RC_E_INTERNAL. */
 int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head);
 
 /* The number of rows a range/around/rank reply of n items carries (an upper
@@ -67,7 +71,7 @@ size_t rc_read_rows_max(size_t n);
  * composite pairs into rows[0..*nrows) (cap rows at least rc_read_rows_max(n)).
  * A reply with first_rank 0 (member absent) has no rows, whatever follows.
  * Returns 0, or RC_E_INTERNAL when the reply is not of the script's shape:
- * a head that is not three integers, an odd tail, a member that is not a
+ * a head that is not three integers and an epoch, an odd tail, a member that is not a
  * non-empty string, a composite that is not a whole number text (NaN
  * refused), or more rows than cap. */
 int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,

@@ -104,7 +104,7 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
             return rc_error_set(err, RC_E_INTERNAL, "no bucket for board %s", r->board);
         bucket_ttl_ms = rc_decay_bucket_ttl_ms(&b->decay);
     } else {
-        memcpy(out->keys[6], out->keys[0], RC_KEY_MAX); /* unused: KEYS must still be 8 */
+        memcpy(out->keys[6], out->keys[0], RC_KEY_MAX); /* unused: KEYS must still be 9 */
     }
     /* The period's own blocklist (its tag: one slot with the write), seeded
      * from the board's blocklist rc:{B|}:blocked on a period's first write;
@@ -114,7 +114,9 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     out->seed_from[0] = '\0';
     if (p->id[0] && rc_board_key(out->seed_from, RC_KEY_MAX, r->board, "", "blocked", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
-    out->nkeys = 8;
+    if (rc_board_key(out->keys[8], RC_KEY_MAX, r->board, p->id, "epoch", NULL))
+        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    out->nkeys = 9;
 
     unsigned n = 0;
     out->argv[n++] = rc_op_name(r->op);
@@ -158,6 +160,8 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     n++;
     out->argv[n++] = sharded ? "SPUBLISH" : "PUBLISH";
     out->argv[n++] = p->id[0] ? "1" : "0"; /* the period's blocklist must be seeded */
+    out->epoch[0] = '\0';
+    out->argv[n++] = out->epoch;
     out->nargv = n;
     return 0;
 }

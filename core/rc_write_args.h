@@ -17,13 +17,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_epoch.h"
 #include "rc_keys.h"
 #include "rc_layout.h"
 #include "rc_period.h"
 #include "rc_proto.h"
 
-#define RC_WRITE_NKEYS 8 /* z seq log req f ch, the bucket (hot boards), the blocklist */
-#define RC_WRITE_ARGV_MAX (18 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_NKEYS 9 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch */
+#define RC_WRITE_ARGV_MAX (19 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {
@@ -36,6 +37,10 @@ struct rc_write_args {
     char seed_from[RC_KEY_MAX];
     char keys[RC_WRITE_NKEYS][RC_KEY_MAX];
     const char *argv[RC_WRITE_ARGV_MAX];     /* point into the buffers below or the request */
+    /* The epoch id the script gives the board if this write starts its
+     * history (lua/write.lua, "Epochs"); the builder leaves it "" and the
+     * caller fills it with a random id (rc_epoch_hex) before sending. */
+    char epoch[RC_EPOCH_MAX + 1];
     char num[RC_WRITE_ARGV_MAX][RC_WRITE_ARG_LEN];
 };
 

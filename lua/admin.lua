@@ -10,6 +10,7 @@
 --                          "Blocklists" in lua/write.lua and ops/gw_blocklist.c)
 -- KEYS[6] rc:{B|P}:f:MEMBER (remove)  or  rc:{B|P}:req:REQ (reverse)
 -- KEYS[7] rc:{B|P}:req:REQ:reversed (reverse)
+-- KEYS[8] rc:{B|P}:epoch   the board's epoch (see "Epochs" in lua/write.lua)
 --
 -- ARGV[1] action: remove | unblock | reverse | reset
 -- ARGV[2] member (remove, unblock)       ARGV[3] block: 1 | 0 (remove)
@@ -18,6 +19,14 @@
 -- ARGV[8] points_min  ARGV[9] points_max  ARGV[10] log cap
 -- ARGV[11] periodic boards: ms until the period's keys expire, else 0
 -- ARGV[12] PUBLISH on one Redis, SPUBLISH on a cluster
+-- ARGV[13] a fresh random epoch id from the gateway: a reset starts a new
+--          history with it (so does any change when no epoch holds; "" lets
+--          the script make one from the server's TIME)
+--
+-- Epochs: a reset replaces the board's epoch (KEYS[8]) in the same step as
+-- it empties the board, and its event carries "epoch"; a removal that
+-- leaves the board without members marks the epoch "empty" so the missing
+-- set is not mistaken for one deleted from outside (lua/write.lua).
 --
 -- Reply: { status, seq, member, score, rank, detail }
 --   status: "ok" | "duplicate" (reverse already done) | "bad_request" | "out_of_range"
@@ -33,6 +42,9 @@ local slot, scale = tonumber(ARGV[6]), tonumber(ARGV[7])
 local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
 local logcap, ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
 local pubcmd = ARGV[12] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
+local ekey = KEYS[8]
+local epoch_arg = ARGV[13] or ''
+if #epoch_arg > 32 or not string.match(epoch_arg, '^[%w]*$') then epoch_arg = '' end
 
 local function num(x) return string.format('%.17g', x) end
 local function jnum(x) if x == nil then return 'null' end return num(x) end
@@ -44,9 +56,35 @@ local function rank_of(m)
 end
 local function seq_now() return tonumber(redis.call('GET', seqkey) or '0') end
 
+-- The epoch that holds now, or '' (the rule of lua/write.lua, "Epochs").
+local function epoch_now()
+  if not ekey then return '' end
+  local e = redis.call('HMGET', ekey, 'id', 'empty')
+  if not e[1] or redis.call('EXISTS', seqkey) == 0 then return '' end
+  if e[2] ~= '1' and redis.call('EXISTS', z) == 0 then return '' end
+  return e[1]
+end
+
+-- Starts a new history: a new epoch id (empty: the board has no members).
+local function new_epoch(empty)
+  local id = epoch_arg
+  if id == '' then
+    local t = redis.call('TIME')
+    id = string.sub(redis.sha1hex(t[1] .. '.' .. t[2] .. z .. seq_now()), 1, 16)
+  end
+  redis.call('DEL', ekey)
+  if empty then redis.call('HSET', ekey, 'id', id, 'empty', '1') else redis.call('HSET', ekey, 'id', id) end
+  return id
+end
+
 -- Appends the change to the log and publishes it (the write script's event
 -- shape; "c": null means the member left the board).
-local function record(op, m, newc, oldc, rank, oldrank)
+local function record(op, m, newc, oldc, rank, oldrank, epoch)
+  if not epoch and ekey and epoch_now() == '' then
+    -- no history holds (seq gone, say): this change starts one
+    if redis.call('EXISTS', seqkey) == 0 then redis.call('UNLINK', logkey) end
+    epoch = new_epoch(redis.call('EXISTS', z) == 0)
+  end
   local seq = redis.call('INCR', seqkey)
   local jr = 'null'
   if rank > 0 then jr = tostring(rank) end
@@ -55,13 +93,16 @@ local function record(op, m, newc, oldc, rank, oldrank)
   local event = '{"seq":' .. seq .. ',"op":"' .. op .. '"'
   if m then event = event .. ',"member":"' .. m .. '"' end
   event = event .. ',"c":' .. jnum(newc) .. ',"old_c":' .. jnum(oldc) ..
-    ',"rank":' .. jr .. ',"old_rank":' .. jor .. ',"at":' .. num(at) .. '}'
+    ',"rank":' .. jr .. ',"old_rank":' .. jor .. ',"at":' .. num(at)
+  if epoch then event = event .. ',"epoch":"' .. epoch .. '"' end
+  event = event .. '}'
   redis.call('RPUSH', logkey, event)
   redis.call('LTRIM', logkey, -logcap, -1)
   if ttl > 0 then
     redis.call('PEXPIRE', seqkey, ttl)
     redis.call('PEXPIRE', logkey, ttl)
     if redis.call('EXISTS', z) == 1 then redis.call('PEXPIRE', z, ttl) end
+    if ekey then redis.call('PEXPIRE', ekey, ttl) end
   end
   redis.call(pubcmd, chan, event)
   return seq
@@ -78,6 +119,7 @@ if action == 'remove' then
   if not oldc then return { 'ok', seq_now(), member, '', 0, 0 } end
   redis.call('ZREM', z, member)
   redis.call('DEL', KEYS[6])
+  if ekey and redis.call('EXISTS', z) == 0 then redis.call('HSET', ekey, 'empty', '1') end
   return { 'ok', record('remove', member, nil, oldc, 0, oldrank), member, '', 0, 1 }
 
 elseif action == 'unblock' then
@@ -124,6 +166,8 @@ elseif action == 'reset' then
   -- UNLINK: a board of a million members is freed off Redis' main thread
   redis.call('UNLINK', z)
   redis.call('UNLINK', logkey)
-  return { 'ok', record('reset', nil, nil, nil, 0, 0), '', '', 0, 1 }
+  local epoch = nil
+  if ekey then epoch = new_epoch(true) end
+  return { 'ok', record('reset', nil, nil, nil, 0, 0, epoch), '', '', 0, 1 }
 end
 return { 'bad_request', 0, '', '', 0, 'unknown admin action' }

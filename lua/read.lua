@@ -5,6 +5,7 @@
 -- KEYS[1] rc:{B|P}:z     sorted set
 -- KEYS[2] rc:{B|P}:seq   board version
 -- KEYS[3] rc:{B|P}:log   change log (kind "log" only)
+-- KEYS[4] rc:{B|P}:epoch the board's epoch (see "Epochs" in lua/write.lua)
 --
 -- ARGV[1] kind: range | around | rank | log
 -- ARGV[2] order: desc | asc
@@ -13,17 +14,30 @@
 -- rank:   ARGV[3] member
 -- log:    (nothing) the whole capped log
 --
--- Reply: { seq, total, first_rank, m1, c1, m2, c2, ... }
+-- Reply: { seq, total, first_rank, epoch, m1, c1, m2, c2, ... }
 --   first_rank  1-based rank of m1 (range: first index + 1; around: rank of
 --               the first row; 0 when the around/rank member is absent)
+--   epoch       the epoch of the history seq counts in, "" while none holds
+--               (never written, or its history lost: the rule of write.lua)
 --   ci          composite scores as strings
--- rank reply:  { seq, total, rank (0 absent), member, composite or "" }
--- log reply:   { seq, total, 0, event1, event2, ... } (JSON texts, oldest first)
+-- rank reply:  { seq, total, rank (0 absent), epoch, member, composite or "" }
+-- log reply:   { seq, total, 0, epoch, event1, event2, ... } (JSON texts, oldest
+--              first; events of another history are never in it: a new
+--              history drops the log)
 
-local z, seqkey, logkey = KEYS[1], KEYS[2], KEYS[3]
+local z, seqkey, logkey, ekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local kind, desc = ARGV[1], ARGV[2] == 'desc'
 local seq = tonumber(redis.call('GET', seqkey) or '0')
 local total = redis.call('ZCARD', z)
+
+-- the rule of lua/write.lua, "Epochs" (read only: a read never makes one)
+local function epoch_now()
+  local e = redis.call('HMGET', ekey, 'id', 'empty')
+  if not e[1] or redis.call('EXISTS', seqkey) == 0 then return '' end
+  if e[2] ~= '1' and redis.call('EXISTS', z) == 0 then return '' end
+  return e[1]
+end
+local epoch = epoch_now()
 
 local function rank0(m)
   if desc then return redis.call('ZREVRANK', z, m) end
@@ -43,20 +57,20 @@ end
 
 if kind == 'range' then
   local first, last = tonumber(ARGV[3]), tonumber(ARGV[4])
-  return rows(first, last, { seq, total, first + 1 })
+  return rows(first, last, { seq, total, first + 1, epoch })
 elseif kind == 'around' then
   local r = rank0(ARGV[3])
-  if not r then return { seq, total, 0 } end
+  if not r then return { seq, total, 0, epoch } end
   local radius = tonumber(ARGV[4])
   local first = r - radius
   if first < 0 then first = 0 end
-  return rows(first, r + radius, { seq, total, first + 1 })
+  return rows(first, r + radius, { seq, total, first + 1, epoch })
 elseif kind == 'rank' then
   local r = rank0(ARGV[3])
-  if not r then return { seq, total, 0, ARGV[3], '' } end
-  return { seq, total, r + 1, ARGV[3], redis.call('ZSCORE', z, ARGV[3]) }
+  if not r then return { seq, total, 0, epoch, ARGV[3], '' } end
+  return { seq, total, r + 1, epoch, ARGV[3], redis.call('ZSCORE', z, ARGV[3]) }
 elseif kind == 'log' then
-  local out = { seq, total, 0 }
+  local out = { seq, total, 0, epoch }
   local entries = redis.call('LRANGE', logkey, 0, -1)
   for i = 1, #entries do out[#out + 1] = entries[i] end
   return out

@@ -16,6 +16,7 @@
 -- KEYS[7] rc:{B|}:b:INDEX   hot boards only: the bucket of the write's time
 -- KEYS[8] rc:{B|P}:blocked  members an admin blocked from writing to the board
 --                           in this period (see lua/admin.lua, "Blocklists")
+-- KEYS[9] rc:{B|P}:epoch    the board's epoch (see "Epochs" below)
 --
 -- ARGV[1]  op: incr | set | best | submit
 -- ARGV[2]  member
@@ -36,9 +37,23 @@
 --          pub/sub: the channel KEYS[6] hashes to the board's slot)
 -- ARGV[18 + 4F] "1" when KEYS[8] must be seeded before the first write of
 --          the period (periodic boards), else "0"
--- ARGV[19 + 4F ...] the seed: when present, the sentinel "" followed by the
+-- ARGV[19 + 4F] a fresh random epoch id from the gateway, used only when
+--          this write starts the board's history (see "Epochs"); "" lets the
+--          script make one from the server's TIME
+-- ARGV[20 + 4F ...] the seed: when present, the sentinel "" followed by the
 --          members of the board's blocklist for every period (rc:{B|}:blocked,
 --          read by the gateway)
+--
+-- Epochs: KEYS[9] is a hash { id = EPOCH, empty = "1" | absent }. The epoch
+-- names one unbroken history of the board: seq, log and set together. It
+-- holds only while the history's keys do: the seq key exists, and the set
+-- exists or a rankcast script emptied it on purpose (admin reset or the
+-- removal of the last member set "empty"). A set deleted from outside
+-- (DEL from redis-cli), a seq gone, a flushed or lost Redis: the epoch no
+-- longer holds, and the next write that changes the board starts a new
+-- history with the id ARGV[19 + 4F]: the old log is dropped (its events
+-- belong to the old history) and the change event carries "epoch". Reads
+-- (lua/read.lua) apply the same rule and answer "" while no epoch holds.
 --
 -- Blocklists: a board without periods has one blocklist, KEYS[8]. A
 -- periodic board keeps one per period in the period's tag (a script touches
@@ -69,6 +84,7 @@
 -- Event (published on KEYS[6] and appended to KEYS[3]), a JSON object:
 --   {"seq":N,"member":M,"op":OP,"score":P|null,"old_score":P|null,
 --    "c":COMPOSITE,"old_c":COMPOSITE|null,"rank":R,"old_rank":R|null,"at":MS}
+--   plus ,"epoch":E when this write started a new history (see "Epochs")
 -- Reply { "unseeded" }: the period's blocklist has no seed yet (see
 -- "Blocklists" above); nothing was written.
 --
@@ -104,7 +120,10 @@ local bucket_ttl = tonumber(ARGV[16 + 4 * nfields] or '0') or 0
 local hot, bkey = bucket_ttl > 0, KEYS[7]
 local pubcmd = ARGV[17 + 4 * nfields] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
 local seed_required = ARGV[18 + 4 * nfields] == '1'
-local seed_at = 19 + 4 * nfields
+local epoch_arg = ARGV[19 + 4 * nfields] or ''
+if #epoch_arg > 32 or not string.match(epoch_arg, '^[%w]*$') then epoch_arg = '' end
+local seed_at = 20 + 4 * nfields
+local ekey = KEYS[9]
 
 local function num(x)
   -- %.17g prints every integer below 2^53 exactly, without an exponent
@@ -134,6 +153,16 @@ local function answer(status, m, changed)
   local score = ''
   if c and nfields == 0 then score = num(points_of(tonumber(c))) end
   return { status, score, rank_of(m), seq_now(), c or '', 0, m, changed }
+end
+
+-- The epoch that holds for the board's history now, or '' (see "Epochs"),
+-- and whether it is marked "empty".
+local function epoch_now()
+  if not ekey then return '', false end
+  local e = redis.call('HMGET', ekey, 'id', 'empty')
+  if not e[1] or redis.call('EXISTS', seqkey) == 0 then return '', false end
+  if e[2] ~= '1' and redis.call('EXISTS', zkey) == 0 then return '', false end
+  return e[1], e[2] == '1'
 end
 
 -- 1. idempotency: a request id the board already accepted changes nothing
@@ -253,6 +282,26 @@ if oldc ~= nil and newc == oldc then
   return answer('ok', member, 0)
 end
 
+-- the board changes: its history goes on, or starts over with a new epoch
+local fresh = nil
+if ekey then
+  local held, empty = epoch_now()
+  if held == '' then
+    fresh = epoch_arg
+    if fresh == '' then
+      local t = redis.call('TIME')
+      fresh = string.sub(redis.sha1hex(t[1] .. '.' .. t[2] .. zkey .. seq_now()), 1, 16)
+    end
+    if redis.call('EXISTS', zkey) == 0 or redis.call('EXISTS', seqkey) == 0 then
+      redis.call('UNLINK', logkey) -- the old history's events
+    end
+    redis.call('DEL', ekey)
+    redis.call('HSET', ekey, 'id', fresh)
+  elseif empty then
+    redis.call('HDEL', ekey, 'empty') -- the set exists again
+  end
+end
+
 local oldrank = 0
 if oldc then oldrank = rank_of(member) end
 redis.call('ZADD', zkey, num(newc), member)
@@ -271,7 +320,9 @@ end
 local event = '{"seq":' .. seq .. ',"member":"' .. member .. '","op":"' .. op ..
   '","score":' .. jnum(newp) .. ',"old_score":' .. jnum(oldp) ..
   ',"c":' .. num(newc) .. ',"old_c":' .. jnum(oldc) ..
-  ',"rank":' .. rank .. ',"old_rank":' .. jrank(oldrank) .. ',"at":' .. num(at) .. '}'
+  ',"rank":' .. rank .. ',"old_rank":' .. jrank(oldrank) .. ',"at":' .. num(at)
+if fresh then event = event .. ',"epoch":"' .. fresh .. '"' end
+event = event .. '}'
 redis.call('RPUSH', logkey, event)
 redis.call('LTRIM', logkey, -logcap, -1)
 if ttl > 0 then
@@ -280,6 +331,7 @@ if ttl > 0 then
   redis.call('PEXPIRE', seqkey, ttl)
   redis.call('PEXPIRE', logkey, ttl)
   if nfields > 0 then redis.call('PEXPIRE', fkey, ttl) end
+  if ekey then redis.call('PEXPIRE', ekey, ttl) end
 end
 redis.call(pubcmd, chan, event)
 

@@ -124,17 +124,23 @@
       this.periodId = null;                // the period the server resolved, e.g. "2026-W47"
       this.lastSeq = null;                 // feed: last event seq applied
       this.resumeFrom = null;              // feed: the since.seq of the subscribe in flight
+      this.epoch = null;                   // the board's history (epoch) the rows and events belong to
       this.ready = false;                  // a first snapshot has arrived
       this.gen = 0;                        // bumps on every (re)subscribe; stale replies are dropped
     }
 
     // The subscribe request (the Client adds the id). A feed view that has
-    // seen events asks for the replay of what it missed.
+    // seen events asks for the replay of what it missed, in the history it
+    // holds (its epoch): after a reset or a lost Redis the server answers a
+    // reset snapshot instead of events of another history.
     subscribeMessage() {
       const m = { op: 'subscribe', board: this.board, view: this.view };
       if (this.period) m.period = this.period;
       this.resumeFrom = this.kind === 'feed' ? this.lastSeq : null;
-      if (this.resumeFrom != null) m.since = { seq: this.resumeFrom };
+      if (this.resumeFrom != null) {
+        m.since = { seq: this.resumeFrom };
+        if (this.epoch != null) m.since.epoch = this.epoch;
+      }
       return m;
     }
 
@@ -153,6 +159,7 @@
       this.seq = s.seq;
       this.total = s.total;
       if (s.period != null) this.periodId = s.period;
+      if (s.epoch != null) this.epoch = s.epoch;
       if (this.kind === 'feed') {
         // A resume that the server could replay continues from since; the
         // replayed events follow this snapshot. Anything else starts over.
@@ -171,6 +178,7 @@
       const before = this.rows;
       this.rows = next;
       this.seq = d.seq;
+      if (d.epoch != null) this.epoch = d.epoch; // the board's history began with this change
       if (d.total != null) this.total = d.total;
       this._emit(changesBetween(before, next), { kind: 'delta' });
       return true;
@@ -184,6 +192,7 @@
         return false; // resubscribing with since = lastSeq replays the gap
       }
       this.lastSeq = this.seq = e.seq;
+      if (e.epoch != null) this.epoch = e.epoch; // the board's history began with this event
       this.events.push(e);
       if (this.events.length > this.keep) this.events.shift();
       this._call('onEvent', e);

@@ -14,6 +14,7 @@
 
 #include "fanout/gw_fanout_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,22 @@ void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
         b->ring[(b->ring_head + b->ring_len) % b->ring_cap] = *ev;
         b->ring_len++;
     }
+}
+
+/* A read or an event says the board's history is `epoch`: the ring's events
+ * of another history are dropped (a feed must never replay them into this
+ * one). The first word on a new board is taken as is: the events that raced
+ * it belong to it. */
+void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
+{
+    if (b->epoch_known && strcmp(b->epoch, epoch) == 0)
+        return;
+    if (b->epoch_known) {
+        b->ring_len = 0;
+        b->ring_head = 0;
+    }
+    b->epoch_known = 1;
+    snprintf(b->epoch, sizeof b->epoch, "%s", epoch);
 }
 
 /* The board's change channel is wanted while the board lives here: on a

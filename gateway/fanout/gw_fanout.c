@@ -123,6 +123,9 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     s->id_json = r->id_json ? strdup(r->id_json) : NULL;
     s->has_since = r->has_since;
     s->since = r->since_seq;
+    s->has_epoch = r->has_since && r->has_since_epoch;
+    if (s->has_epoch)
+        memcpy(s->epoch, r->since_epoch, sizeof s->epoch);
     s->vnext = v->subs;
     if (v->subs)
         v->subs->vprev = s;
@@ -303,12 +306,16 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
+    if (ev.epoch[0])
+        gw_fo_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
     gw_fo_ring_push(b, &ev);
     if (b->mirror_on) {
         if (b->ks_pending > 0)
             b->ks_pending--;
         if (!b->loading && b->mirror.exact)
             gw_fo_mirror_apply(b, &ev);
+        else if (ev.epoch[0])
+            gw_fo_board_set_stale(b); /* read again, in the new history */
     }
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
         if (v->r.spec.kind == RC_VIEW_FEED)
@@ -405,6 +412,12 @@ void gw_fanout_profile_changed(struct gw_fanout *f)
  * changed), feeds catch up from the log after what they delivered. */
 static void resync_board(struct gw_board *b, int snapshot)
 {
+    /* Everything is read again: the ring's events may be of a history Redis
+     * no longer holds (a restart without persistence), and what comes over
+     * pub/sub from now on is of the one the next read names. */
+    b->ring_len = 0;
+    b->ring_head = 0;
+    b->epoch_known = 0;
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {

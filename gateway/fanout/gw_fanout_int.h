@@ -58,6 +58,11 @@ struct gw_sub {
     int has_since;                /* feed: resume point */
     int64_t since;
     int64_t cursor;               /* feed: last seq delivered */
+    /* The epoch (core/rc_epoch.h) of the history this viewer holds: the
+     * since.epoch it resumed with while pending (when has_epoch), then the
+     * epoch of what it was last sent. */
+    int has_epoch;
+    char epoch[RC_EPOCH_MAX + 1];
 };
 
 struct gw_board {
@@ -79,6 +84,11 @@ struct gw_board {
     int changed;                 /* mirror changed since its views were last refreshed */
     int fetching;                /* profiles for its views are being fetched */
     int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
+    /* Epochs (core/rc_epoch.h): the history the ring's events belong to
+     * (known once a read or an event told it), and the mirror's. */
+    int epoch_known;
+    char epoch[RC_EPOCH_MAX + 1];
+    char mirror_epoch[RC_EPOCH_MAX + 1];
 };
 
 struct gw_fanout {
@@ -117,6 +127,7 @@ void gw_fo_work_remove(struct gw_board *b);
 void gw_fo_board_set_stale(struct gw_board *b);
 void gw_fo_view_set_dirty(struct gw_view *v);
 const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i);
+void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch);
 void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev);
 struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows);
 void gw_fo_view_unref(struct gw_view *v);

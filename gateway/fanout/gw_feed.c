@@ -5,6 +5,7 @@
 #include "fanout/gw_fanout_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +21,10 @@ static char *encode_event(const struct gw_view *v, const struct rc_event *ev)
     unsigned nf = 0, onf = 0;
     double score = NAN, old = 0;
     if (!strcmp(ev->op, "reset")) {
-        /* the board was reset: feed viewers start over from an empty board */
+        /* the board was reset: feed viewers start over from an empty board,
+         * in the history the reset began */
         struct gw_window empty = {.seq = ev->seq};
+        memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
         return gw_fo_encode_snapshot(v, &empty, NULL, 1);
     }
     if (ev->has_new)
@@ -37,20 +40,71 @@ static char *encode_event(const struct gw_view *v, const struct rc_event *ev)
                            ev->has_new ? ev->rank : 0, ev->old_rank, ev->at_ms, nf ? fv : NULL, nf);
 }
 
+/* The messages of one event for one view, each encoded once, when first
+ * needed: the event; the event naming the history it began; a reset
+ * snapshot of the empty board the new history starts from. */
+struct event_msgs {
+    struct gw_msg *plain, *began, *over;
+};
+
+static struct gw_msg *over_snapshot(const struct gw_view *v, const struct rc_event *ev)
+{
+    struct gw_window empty = {.seq = ev->seq - 1};
+    memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
+    return gw_msg_take(gw_fo_encode_snapshot(v, &empty, NULL, 1));
+}
+
+/* Sends ev to viewer s (not pending). An event that starts a new history
+ * (ev->epoch another than the viewer's) is never skipped as old, whatever
+ * its seq: a history that began on a board without one goes on (the event
+ * names its epoch); any other starts the viewer over with a reset snapshot
+ * of the empty board, then the event. Returns 0, or -1 when out of memory. */
+static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, const struct rc_event *ev,
+                       struct event_msgs *m)
+{
+    int newer = ev->epoch[0] && strcmp(ev->epoch, s->epoch) != 0;
+    if (!newer && ev->seq <= s->cursor)
+        return 0;
+    struct gw_msg *msg;
+    if (newer && strcmp(ev->op, "reset") != 0) {
+        if (!s->epoch[0] && ev->seq == s->cursor + 1) {
+            if (!m->began && !(m->began = gw_msg_take(rc_encode_add_epoch(encode_event(v, ev), ev->epoch))))
+                return -1;
+            msg = m->began;
+        } else {
+            if (!m->over && !(m->over = over_snapshot(v, ev)))
+                return -1;
+            gw_conn_send(s->conn, m->over, 1);
+            f->app->metrics.snapshots_sent++;
+            if (!m->plain && !(m->plain = gw_msg_take(encode_event(v, ev))))
+                return -1;
+            msg = m->plain;
+        }
+    } else {
+        if (!m->plain && !(m->plain = gw_msg_take(encode_event(v, ev))))
+            return -1;
+        msg = m->plain;
+    }
+    gw_conn_send(s->conn, msg, 1);
+    s->cursor = ev->seq;
+    if (newer) {
+        s->has_epoch = 1;
+        memcpy(s->epoch, ev->epoch, sizeof s->epoch);
+    }
+    f->app->metrics.deltas_sent++;
+    return 0;
+}
+
 /* Sends ev to the feed viewers of v that have not seen it. */
 void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
 {
-    struct gw_msg *msg = NULL;
-    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
-        if (s->pending || ev->seq <= s->cursor)
-            continue;
-        if (!msg && !(msg = gw_msg_take(encode_event(v, ev))))
-            return;
-        gw_conn_send(s->conn, msg, 1);
-        s->cursor = ev->seq;
-        f->app->metrics.deltas_sent++;
-    }
-    gw_msg_unref(msg);
+    struct event_msgs m = {NULL, NULL, NULL};
+    for (struct gw_sub *s = v->subs; s; s = s->vnext)
+        if (!s->pending && deliver_one(f, v, s, ev, &m) != 0)
+            break;
+    gw_msg_unref(m.plain);
+    gw_msg_unref(m.began);
+    gw_msg_unref(m.over);
 }
 
 struct log_join {
@@ -65,7 +119,8 @@ struct log_join {
  * replies: a viewer whose queue cannot take them stays pending (its id kept)
  * and is answered again from the log once its queue drains, the replay
  * going on from the last event it was given. */
-static void on_feed_log(int code, int64_t seq, int64_t total, struct rc_event *evs, size_t n, void *privdata)
+static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch, struct rc_event *evs, size_t n,
+                        void *privdata)
 {
     struct log_join *j = privdata;
     struct gw_view *v = j->v;
@@ -81,13 +136,17 @@ static void on_feed_log(int code, int64_t seq, int64_t total, struct rc_event *e
         gw_fo_view_unref(v);
         return;
     }
+    gw_fo_board_follow_epoch(v->board, epoch);
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
         if (!s->pending)
             continue;
         int64_t from = s->has_since ? s->since : seq;
-        int replayable = !s->has_since || s->since >= seq ||
-                         (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq);
+        /* a resume names its history (epoch): never replayed into another */
+        int other = s->has_since && s->has_epoch && strcmp(s->epoch, epoch) != 0;
+        int replayable = !other && (!s->has_since || s->since >= seq ||
+                                    (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq));
         struct gw_window empty = {.seq = seq, .total = total};
+        snprintf(empty.epoch, sizeof empty.epoch, "%s", epoch);
         struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable));
         if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
             gw_msg_unref(msg);
@@ -99,6 +158,8 @@ static void on_feed_log(int code, int64_t seq, int64_t total, struct rc_event *e
         s->id_json = NULL;
         s->pending = 0;
         s->has_since = 0;
+        s->has_epoch = 1;
+        memcpy(s->epoch, empty.epoch, sizeof s->epoch);
         s->cursor = replayable ? from : seq;
         for (size_t i = 0; i < n && !s->pending; i++) {
             if (evs[i].seq <= s->cursor || evs[i].seq > seq)

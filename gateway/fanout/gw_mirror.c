@@ -92,6 +92,7 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
     }
     w->seq = b->mirror.seq;
     w->total = b->mirror.total;
+    memcpy(w->epoch, b->mirror_epoch, sizeof w->epoch);
     w->first_rank = (int64_t)v->r.spec.offset + 1;
     for (size_t i = 0; i < n; i++) {
         struct gw_row *r = &w->rows[i];
@@ -148,6 +149,16 @@ void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev)
         gw_fo_board_set_stale(b);
         return;
     }
+    if (ev->epoch[0] && strcmp(ev->epoch, b->mirror_epoch) != 0) {
+        /* A new history. One that began on a board without one goes on from
+         * the empty board the mirror holds (when its seq follows); any other
+         * started over: read it again. */
+        if (b->mirror_epoch[0] || ev->seq != b->mirror.seq + 1) {
+            gw_fo_board_set_stale(b);
+            return;
+        }
+        memcpy(b->mirror_epoch, ev->epoch, sizeof b->mirror_epoch);
+    }
     int r = rc_mirror_apply(&b->mirror, ev->seq, ev->member, ev->has_new, ev->c, ev->has_old, NULL);
     if (r == RC_MIRROR_APPLIED) {
         b->changed = 1;
@@ -167,6 +178,8 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
             rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
         if (rows && rc_mirror_load(&b->mirror, w->seq, w->total, rows, w->n) == 0) {
             b->stale = 0;
+            memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
+            gw_fo_board_follow_epoch(b, w->epoch);
             /* events that raced the read: the ring holds them, in seq order */
             for (size_t i = 0; i < b->ring_len; i++) {
                 const struct rc_event *ev = gw_fo_ring_at(b, i);

@@ -25,8 +25,8 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
     char *json = NULL;
     if (rows && fv) {
         gw_window_out_rows(w, v->board->decl, rows, fv);
-        json = rc_encode_snapshot(id_json, v->r.id, v->board->r.name, period_field(v->board), w->seq, w->total,
-                                  rows, w->n, reset);
+        json = rc_encode_snapshot_epoch(id_json, v->r.id, v->board->r.name, period_field(v->board), w->seq,
+                                        w->total, rows, w->n, reset, w->epoch);
     }
     free(rows);
     free(fv);
@@ -40,7 +40,9 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
  * and goes out from gw_fanout_resync_conn as the queue drains. */
 int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
 {
-    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, s->view->last, s->id_json, 0));
+    /* a resume that named another history than the board's: say so */
+    int reset = s->has_since && s->has_epoch && strcmp(s->epoch, s->view->last->epoch) != 0;
+    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, s->view->last, s->id_json, reset));
     if (!msg) {
         gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
     } else if (gw_conn_send_owed(s->conn, msg) != 0) {
@@ -52,6 +54,9 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
     gw_msg_unref(msg);
     free(s->id_json);
     s->id_json = NULL;
+    s->has_since = 0;
+    s->has_epoch = 1;
+    memcpy(s->epoch, s->view->last->epoch, sizeof s->epoch);
     return 0;
 }
 
@@ -168,9 +173,14 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     if (v->last) {
         char *json = NULL;
         int nothing = 0;
-        if (v->force_snapshot || v->r.spec.kind == RC_VIEW_AROUND) {
-            if (v->force_snapshot || !windows_equal(v->last, w))
-                json = gw_fo_encode_snapshot(v, w, NULL, 0);
+        /* Epochs: a history that began on a board without one goes on from
+         * the empty board the viewers hold (the message names the new
+         * epoch); any other change of epoch started the board over. */
+        int began = !v->last->epoch[0] && w->epoch[0];
+        int over = !began && strcmp(v->last->epoch, w->epoch) != 0;
+        if (v->force_snapshot || over || v->r.spec.kind == RC_VIEW_AROUND) {
+            if (v->force_snapshot || over || began || !windows_equal(v->last, w))
+                json = gw_fo_encode_snapshot(v, w, NULL, over);
             else
                 nothing = 1;
             if (json) {
@@ -182,9 +192,16 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             }
         } else {
             json = encode_delta(v, v->last, w, &nothing);
+            uint64_t *counter = &m->deltas_sent;
+            if (began && nothing) { /* nothing to show, but the epoch to tell */
+                json = gw_fo_encode_snapshot(v, w, NULL, 0);
+                counter = &m->snapshots_sent;
+            } else if (began) {
+                json = rc_encode_add_epoch(json, w->epoch);
+            }
             struct gw_msg *msg = gw_msg_take(json);
             if (msg)
-                broadcast(v, msg, &m->deltas_sent);
+                broadcast(v, msg, counter);
             gw_msg_unref(msg);
         }
         (void)nothing;

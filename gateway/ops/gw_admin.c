@@ -12,6 +12,7 @@
 #include "base/gw_log.h"
 #include "ops/gw_blocklist.h"
 #include "redis/gw_redis.h"
+#include "redis/gw_write.h"
 #include "rc_admin_args.h"
 #include "rc_auth.h"
 #include "rc_codec.h"
@@ -192,6 +193,10 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
 
     struct rc_admin_args args;
     int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, app->redis && gw_redis_is_cluster(app->redis) == 1, &args, &err) != 0;
+    if (!bad) {
+        gw_write_new_epoch(args.epoch); /* a reset starts the board's history over with it */
+        args.lens[RC_ADMIN_NKEYS + RC_ADMIN_NARGV - 1] = strlen(args.epoch);
+    }
     if (bad || !app->redis || gw_redis_eval(app->redis, &app->admin_script, RC_ADMIN_NKEYS, RC_ADMIN_NKEYS + RC_ADMIN_NARGV, args.words, args.lens, on_admin, a) != 0) {
         code = bad ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
         done(privdata, code, gw_op_error(app, r->id_json, code, bad ? "key name too long" : "Redis is unreachable"));

@@ -249,9 +249,9 @@ static void on_read(int code, struct gw_window *w, void *privdata)
         struct rc_field_value *fv = malloc((w->n + 1) * RC_MAX_FIELDS * sizeof *fv);
         if (rows && fv) {
             gw_window_out_rows(w, c->decl, rows, fv);
-            json = rc_encode_snapshot(c->id_json, NULL, c->board,
-                                      c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id, w->seq, w->total,
-                                      rows, w->n, 0);
+            json = rc_encode_snapshot_epoch(c->id_json, NULL, c->board,
+                                            c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id, w->seq,
+                                            w->total, rows, w->n, 0, w->epoch);
         }
         free(rows);
         free(fv);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "base/gw_log.h"
 #include "rc_err.h"
 
@@ -171,6 +173,15 @@ static void on_board_list(redisReply *reply, void *privdata)
 
 /* ---- the write ---------------------------------------------------------- */
 
+void gw_write_new_epoch(char *out)
+{
+    unsigned char bytes[RC_EPOCH_RANDOM_BYTES];
+    out[0] = '\0';
+    /* no loop and no callback: the call is synchronous (getrandom) */
+    if (uv_random(NULL, NULL, bytes, sizeof bytes, 0, NULL) == 0)
+        rc_epoch_hex(out, bytes);
+}
+
 static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
 {
     struct pending *p = privdata;
@@ -278,6 +289,7 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
     int rc = rc_write_args_build(b, r, p, now_ms, gw_redis_is_cluster(redis) == 1, &a, err);
     if (rc)
         return rc;
+    gw_write_new_epoch(a.epoch); /* kept with the call: a seeded resend starts the same history */
     unsigned n = 0;
     for (unsigned i = 0; i < a.nkeys; i++, n++) {
         words[n] = a.keys[i];

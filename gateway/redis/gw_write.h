@@ -35,6 +35,12 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
                           const struct rc_request *r, const struct rc_period *p, int64_t now_ms, int replicas,
                           int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata, struct rc_error *err);
 
+/* Writes a fresh random epoch id (core/rc_epoch.h, 2 * RC_EPOCH_RANDOM_BYTES
+ * hex characters and a NUL) into out, for a script that may start a board's
+ * history (lua/write.lua, lua/admin.lua). Without randomness (uv_random
+ * failed) out is "" and the script makes an id from the server's time. */
+void gw_write_new_epoch(char *out);
+
 /* Decodes the script's reply (borrowed) into res. Returns 0, or RC_E_INTERNAL
  * (err filled) when Redis answered an error or a reply of the wrong shape.
  * Used by gw_write_submit and by tests that call the script directly. */

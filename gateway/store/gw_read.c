@@ -133,6 +133,7 @@ static int parse_window(const struct rc_board *b, const redisReply *r, struct gw
     w->seq = head.seq;
     w->total = head.total;
     w->first_rank = head.first_rank;
+    memcpy(w->epoch, head.epoch, sizeof w->epoch);
     w->rows = calloc(n ? n : 1, sizeof *w->rows);
     for (size_t i = 0; w->rows && i < n; i++) {
         struct gw_row *row = &w->rows[w->n];
@@ -241,27 +242,30 @@ static void on_log(redisReply *r, void *privdata)
 {
     struct log_pending *p = privdata;
     struct rc_read_head head;
-    struct rc_reply_item items[3];
-    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < 3 && i < r->elements; i++)
-        items[i] = (struct rc_reply_item){r->element[i]->type == REDIS_REPLY_INTEGER, r->element[i]->integer, NULL};
+    struct rc_reply_item items[RC_READ_HEAD];
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < RC_READ_HEAD && i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        items[i] = (struct rc_reply_item){e->type == REDIS_REPLY_INTEGER, e->integer,
+                                          e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL};
+    }
     if (!r || r->type != REDIS_REPLY_ARRAY || rc_read_head_parse(items, r->elements, &head) != 0) {
-        p->cb(r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, 0, 0, NULL, 0, p->privdata);
+        p->cb(r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, 0, 0, "", NULL, 0, p->privdata);
         free(p);
         return;
     }
-    size_t n = r->elements - 3, k = 0;
+    size_t n = r->elements - RC_READ_HEAD, k = 0;
     struct rc_event *evs = calloc(n ? n : 1, sizeof *evs);
     if (!evs) {
-        p->cb(RC_E_INTERNAL, 0, 0, NULL, 0, p->privdata);
+        p->cb(RC_E_INTERNAL, 0, 0, "", NULL, 0, p->privdata);
         free(p);
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        const redisReply *e = r->element[3 + i];
+        const redisReply *e = r->element[RC_READ_HEAD + i];
         if (e->type == REDIS_REPLY_STRING && rc_event_parse(e->str, e->len, &evs[k]) == 0)
             k++;
     }
-    p->cb(0, head.seq, head.total, evs, k, p->privdata);
+    p->cb(0, head.seq, head.total, head.epoch, evs, k, p->privdata);
     free(evs);
     free(p);
 }

@@ -34,6 +34,7 @@ struct gw_window {
     int64_t seq;
     int64_t total;
     int64_t first_rank;            /* rank of rows[0]; 0 when an around/rank member is absent */
+    char epoch[RC_EPOCH_MAX + 1];  /* the board's epoch at the read, "" while it has no history */
     struct gw_row *rows;
     size_t n;
 };
@@ -69,11 +70,12 @@ struct gw_read_spec {
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
-typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, struct rc_event *events, size_t n,
-                            void *privdata);
+typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, const char *epoch, struct rc_event *events,
+                            size_t n, void *privdata);
 
-/* Reads the board's change log and seq in one step. events (owned by the
- * callee for the callback only) oldest first. Returns 0 or RC_E_UNAVAILABLE. */
+/* Reads the board's change log, seq and epoch in one step. events and epoch
+ * (owned by the callee for the callback only; epoch "" on errors) oldest
+ * first. Returns 0 or RC_E_UNAVAILABLE. */
 int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                 gw_read_log_cb *cb, void *privdata);
 

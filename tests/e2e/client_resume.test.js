@@ -55,3 +55,38 @@ test('rankcast.js reconnects after a gateway restart, resubscribes, and replays 
     assert.deepEqual(states.slice(0, 2), ['connecting', 'open']);
     assert.ok(states.includes('reconnecting'));
   });
+
+test('rankcast.js resumes its feed with the epoch it holds: a board reset while it was away starts it over',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 60000 }, async (t) => {
+    const redis = await h.startRedis(t);
+    const gw = await h.startGateway(t, { redisPort: redis.port });
+    const other = await h.startGateway(t, { redisPort: redis.port });
+    for (let i = 1; i <= 3; i++) await write(gw, `old:${i}`, i * 10);
+
+    const resets = [];
+    const rc = new Rankcast.Client({ url: gw.wsUrl, WebSocket, minDelay: 50, maxDelay: 400 });
+    h.defer(t, () => rc.close());
+    const feed = rc.subscribe({ board: 'demo', view: { feed: true } },
+      { onChange: (v, changes, info) => { if (info.reset) resets.push(v.seq); } });
+    await h.waitFor(() => feed.ready, 5000, 'the first snapshot');
+    const before = feed.epoch;
+    assert.match(before, /^[0-9a-f]{16}$/);
+
+    await gw.stop();
+    await h.waitFor(() => rc.state === 'reconnecting', 2000, 'the client to notice');
+    // While it is away: the board is reset and written past the seq it holds.
+    const reset = await h.http(other.base, 'POST', '/api/v1/boards/demo/reset', {});
+    assert.equal(reset.status, 200, reset.text);
+    for (let k = 1; k <= 6; k++) assert.equal((await write(other, `new:${k}`, k)).body.op, 'ack');
+    const seq = Number(await redis.cli('GET', 'rc:{demo|}:seq'));
+
+    await h.startGateway(t, { redisPort: redis.port, port: gw.port });
+    await h.waitFor(() => rc.state === 'open' && resets.length > 0, 5000, 'the reset snapshot after reconnecting');
+    assert.notEqual(feed.epoch, before);
+    assert.match(feed.epoch, /^[0-9a-f]{16}$/);
+    assert.equal(feed.lastSeq, seq);
+    assert.deepEqual(feed.events.map((e) => e.member).filter((m) => m.startsWith('new:')), []); // nothing replayed
+    await write(other, 'new:7', 7);
+    await h.waitFor(() => feed.lastSeq === seq + 1, 3000, 'the next live event');
+    assert.equal(feed.events.at(-1).member, 'new:7');
+  });

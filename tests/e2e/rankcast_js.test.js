@@ -333,6 +333,43 @@ test('feed: a reset snapshot (gap not replayable) restarts from its seq', () => 
   assert.equal(v.apply(Object.assign(ev(5001), { sub: 'f2' })), true);
 });
 
+test('feed: a resume names the epoch the view holds; a reset snapshot moves it to the new one', () => {
+  const { v } = recordingView({ board: 'demo', view: { feed: true } });
+  assert.equal(v.epoch, null);
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 10, epoch: 'aaaa', rows: [] });
+  v.apply(ev(11));
+  assert.deepEqual(v.subscribeMessage().since, { seq: 11, epoch: 'aaaa' });
+  // the board was reset meanwhile: the server starts the view over in its new history
+  v.apply({ op: 'snapshot', sub: 'f2', seq: 3, epoch: 'bbbb', reset: true, rows: [] });
+  assert.equal(v.lastSeq, 3);
+  assert.equal(v.apply(Object.assign(ev(4), { sub: 'f2' })), true);
+  assert.deepEqual(v.subscribeMessage().since, { seq: 4, epoch: 'bbbb' });
+});
+
+test('feed: an event that begins the board\'s history names its epoch; the next resume sends it', () => {
+  const { v } = recordingView({ board: 'demo', view: { feed: true } });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 0, epoch: '', rows: [] }); // a board with no history yet
+  assert.deepEqual(v.subscribeMessage().since, { seq: 0, epoch: '' });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 0, epoch: '', rows: [] });
+  assert.equal(v.apply(Object.assign(ev(1), { epoch: 'cccc' })), true);
+  assert.equal(v.apply(ev(2)), true);
+  assert.deepEqual(v.subscribeMessage().since, { seq: 2, epoch: 'cccc' });
+});
+
+test('feed: a server without epochs (v1) gets since without one', () => {
+  const { v } = recordingView({ board: 'demo', view: { feed: true } });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 10, rows: [] });
+  assert.deepEqual(v.subscribeMessage().since, { seq: 10 });
+});
+
+test('window: a delta that begins the board\'s history names its epoch', () => {
+  const { v } = recordingView({ board: 'demo', view: { top: 3 } });
+  v.apply({ op: 'snapshot', sub: 'w1', seq: 0, epoch: '', rows: [] });
+  assert.equal(v.apply({ op: 'delta', sub: 'w1', seq: 1, total: 1, epoch: 'dddd', rows: [row(1, 'a', 5)], removed: [] }),
+    true);
+  assert.equal(v.epoch, 'dddd');
+});
+
 test('feed: only the last `keep` events are held', () => {
   const v = new View({ board: 'demo', view: { feed: true }, keep: 3 });
   v.apply({ op: 'snapshot', sub: 'f1', seq: 0, rows: [] });

@@ -22,8 +22,9 @@ scopes = read, write
 `;
 const RECORD = !!process.env.ROUTES_RECORD;
 
-// Fields whose value is a clock reading or otherwise differs between runs.
-const VOLATILE = new Set(['now_ms', 'at', 'ts', 'time', 'updated_at', 'uptime_s', 'offset_ms_now', 'node']);
+// Fields whose value is a clock reading or otherwise differs between runs
+// (a board's epoch is a random id).
+const VOLATILE = new Set(['now_ms', 'at', 'ts', 'time', 'updated_at', 'uptime_s', 'offset_ms_now', 'node', 'epoch']);
 function mask(v) {
   if (Array.isArray(v)) return v.map(mask);
   if (v && typeof v === 'object') {
@@ -121,13 +122,13 @@ const ROUTES = [
     '404 {"op":"error","code":"bad_request","message":"no such path for this method"}'],
   // GET /api/v1/boards/{b}
   ['GET', '/api/v1/boards/demo', undefined, A,
-    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"rows":[{"rank":1,"member":"u1","score":5},{"rank":2,"member":"u2","score":3}]}'],
+    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"epoch":"<masked>","rows":[{"rank":1,"member":"u1","score":5},{"rank":2,"member":"u2","score":3}]}'],
   ['GET', '/api/v1/boards/demo?top=1', undefined, A,
-    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"rows":[{"rank":1,"member":"u1","score":5}]}'],
+    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"epoch":"<masked>","rows":[{"rank":1,"member":"u1","score":5}]}'],
   ['GET', '/api/v1/boards/demo?offset=1&limit=1', undefined, A,
-    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"rows":[{"rank":2,"member":"u2","score":3}]}'],
+    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"epoch":"<masked>","rows":[{"rank":2,"member":"u2","score":3}]}'],
   ['GET', '/api/v1/boards/demo?around=u2&radius=1', undefined, A,
-    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"rows":[{"rank":1,"member":"u1","score":5},{"rank":2,"member":"u2","score":3}]}'],
+    '200 {"op":"snapshot","board":"demo","seq":2,"total":2,"epoch":"<masked>","rows":[{"rank":1,"member":"u1","score":5},{"rank":2,"member":"u2","score":3}]}'],
   ['GET', '/api/v1/boards/demo?top=0', undefined, A,
     '400 {"op":"error","code":"bad_request","message":"top and limit must be integers 1..1000, offset 0..2147483647"}'],
   ['GET', '/api/v1/boards/demo?around=bad%20m', undefined, A,

@@ -40,10 +40,10 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The 7 keys admin.lua takes for board b (all-time period), as gw_admin.c
+/* The 8 keys admin.lua takes for board b (all-time period), as gw_admin.c
  * builds them for a reset. */
 struct admin_keys {
-    char k[7][RC_KEY_MAX];
+    char k[8][RC_KEY_MAX];
 };
 
 static void keys_of(const char *b, struct admin_keys *ks)
@@ -55,24 +55,26 @@ static void keys_of(const char *b, struct admin_keys *ks)
     assert_int_equal(rc_board_key(ks->k[4], RC_KEY_MAX, b, "", "blocked", NULL), 0);
     assert_int_equal(rc_board_key(ks->k[5], RC_KEY_MAX, b, "", "f", "-"), 0);
     assert_int_equal(rc_board_key(ks->k[6], RC_KEY_MAX, b, "", "req", ":reversed"), 0);
+    assert_int_equal(rc_board_key(ks->k[7], RC_KEY_MAX, b, "", "epoch", NULL), 0);
 }
 
-/* EVAL admin.lua's reset on board b. Returns its reply (caller frees). */
-static redisReply *reset(struct fixture *f, const char *b)
+/* EVAL admin.lua's `action` on board b (member m, new epoch id `epoch`).
+ * Returns its reply (caller frees). */
+static redisReply *admin(struct fixture *f, const char *action, const char *b, const char *m, const char *epoch)
 {
     struct admin_keys ks;
-    const char *argv[3 + 7 + 11];
-    size_t lens[3 + 7 + 11];
+    const char *argv[3 + 8 + 13];
+    size_t lens[3 + 8 + 13];
     int n = 0;
     keys_of(b, &ks);
     argv[n++] = "EVAL";
     argv[n++] = rc_lua_admin;
-    argv[n++] = "7";
-    for (int i = 0; i < 7; i++)
+    argv[n++] = "8";
+    for (int i = 0; i < 8; i++)
         argv[n++] = ks.k[i];
-    /* action, member, block, at, order, slot, 2^bits, points_min, points_max, log cap, ttl */
-    const char *args[] = {"reset", "", "0", T0, "desc", "0", "1", "-1000", "1000", "100", "0"};
-    for (int i = 0; i < 11; i++)
+    /* action, member, block, at, order, slot, 2^bits, points_min, points_max, log cap, ttl, publish, epoch */
+    const char *args[] = {action, m, "0", T0, "desc", "0", "1", "-1000", "1000", "100", "0", "PUBLISH", epoch};
+    for (int i = 0; i < 13; i++)
         argv[n++] = args[i];
     for (int i = 0; i < n; i++)
         lens[i] = strlen(argv[i]);
@@ -84,6 +86,23 @@ static redisReply *reset(struct fixture *f, const char *b)
     assert_int_equal(r->elements, 6);
     assert_string_equal(r->element[0]->str, "ok");
     return r;
+}
+
+static redisReply *reset(struct fixture *f, const char *b)
+{
+    return admin(f, "reset", b, "", "e0");
+}
+
+/* HGET of the board's epoch hash field (NULL when absent: caller frees). */
+static char *epoch_field(struct fixture *f, const char *b, const char *field)
+{
+    struct admin_keys ks;
+    keys_of(b, &ks);
+    redisReply *r = redisCommand(f->c, "HGET %s %s", ks.k[7], field);
+    assert_non_null(r);
+    char *v = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
+    freeReplyObject(r);
+    return v;
 }
 
 static long long cmd_int(struct fixture *f, const char *fmt, const char *arg)
@@ -141,12 +160,76 @@ static void test_reset_of_a_board_with_only_a_history_still_resets(void **state)
     assert_int_equal(cmd_int(f, "LLEN %s", ks.k[2]), 1);
 }
 
+/* A reset starts the board's history over: the epoch is replaced by the
+ * gateway's new id in the same step, marked "empty" (the set is gone on
+ * purpose, not deleted from outside), and the reset event names it. A
+ * reset of a board with no keys creates no epoch either. */
+static void test_reset_replaces_the_epoch(void **state)
+{
+    struct fixture *f = *state;
+    struct admin_keys ks;
+    keys_of("used", &ks);
+    freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
+    freeReplyObject(redisCommand(f->c, "SET %s 7", ks.k[1]));
+    freeReplyObject(redisCommand(f->c, "HSET %s id old1", ks.k[7]));
+    freeReplyObject(admin(f, "reset", "used", "", "new2"));
+    char *id = epoch_field(f, "used", "id"), *empty = epoch_field(f, "used", "empty");
+    assert_string_equal(id, "new2");
+    assert_string_equal(empty, "1");
+    free(id);
+    free(empty);
+    redisReply *r = redisCommand(f->c, "LINDEX %s -1", ks.k[2]);
+    assert_non_null(strstr(r->str, "\"op\":\"reset\""));
+    assert_non_null(strstr(r->str, "\"epoch\":\"new2\""));
+    freeReplyObject(r);
+    /* again: another history again */
+    freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
+    freeReplyObject(admin(f, "reset", "used", "", "new3"));
+    id = epoch_field(f, "used", "id");
+    assert_string_equal(id, "new3");
+    free(id);
+    /* an id the script cannot put into JSON as is: it makes its own */
+    freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
+    freeReplyObject(admin(f, "reset", "used", "", "bad\"id"));
+    id = epoch_field(f, "used", "id");
+    assert_int_equal(strlen(id), 16);
+    free(id);
+    freeReplyObject(admin(f, "reset", "fresh", "", "x1"));
+    assert_null(epoch_field(f, "fresh", "id"));
+}
+
+/* Removing the last member leaves no set, on purpose: the epoch says so
+ * ("empty"), so the history is not taken for lost and goes on. */
+static void test_removing_the_last_member_keeps_the_epoch(void **state)
+{
+    struct fixture *f = *state;
+    struct admin_keys ks;
+    keys_of("one", &ks);
+    freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
+    freeReplyObject(redisCommand(f->c, "SET %s 1", ks.k[1]));
+    freeReplyObject(redisCommand(f->c, "HSET %s id keep1", ks.k[7]));
+    redisReply *r = admin(f, "remove", "one", "user:1", "other2");
+    assert_int_equal(r->element[5]->integer, 1);
+    freeReplyObject(r);
+    assert_int_equal(cmd_int(f, "EXISTS %s", ks.k[0]), 0);
+    char *id = epoch_field(f, "one", "id"), *empty = epoch_field(f, "one", "empty");
+    assert_string_equal(id, "keep1");
+    assert_string_equal(empty, "1");
+    free(id);
+    free(empty);
+    r = redisCommand(f->c, "LINDEX %s -1", ks.k[2]);
+    assert_null(strstr(r->str, "epoch"));
+    freeReplyObject(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reset_of_a_never_written_board_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_of_a_written_board_empties_it_and_bumps_seq, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_of_a_board_with_only_a_history_still_resets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reset_replaces_the_epoch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_removing_the_last_member_keeps_the_epoch, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,14 +417,104 @@ static void test_periodic_keys_expire_keep_periods_after_their_period(void **sta
     struct fixture *f = *state;
     /* T0 is 08:00 on 2026-01-01 at +08:00: the day ends in 16 h, keep = 1 adds a day */
     ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"tday\",\"member\":\"a\",\"delta\":1}");
-    const char *keys[] = {"rc:{tday|2026-01-01}:z", "rc:{tday|2026-01-01}:seq", "rc:{tday|2026-01-01}:log"};
-    for (int i = 0; i < 3; i++) {
+    const char *keys[] = {"rc:{tday|2026-01-01}:z", "rc:{tday|2026-01-01}:seq", "rc:{tday|2026-01-01}:log",
+                          "rc:{tday|2026-01-01}:epoch"};
+    for (int i = 0; i < 4; i++) {
         long long ttl = redis_int(f, "PTTL %s", keys[i]);
         assert_true(ttl > (16 + 24) * 3600000LL - 60000 && ttl <= (16 + 24) * 3600000LL);
     }
     /* all-time boards never expire */
     ok_write(f, T0, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"a\",\"delta\":1}");
     assert_int_equal(redis_int(f, "PTTL %s", "rc:{plain|}:z"), -1);
+}
+
+/* The board's epoch id (HGET rc:{B|}:epoch id) into out, "" when none. */
+static void epoch_of(struct fixture *f, const char *board, char *out, size_t cap)
+{
+    char key[RC_KEY_MAX];
+    key_of(key, board, "epoch");
+    redisReply *r = redisCommand(f->sync, "HGET %s id", key);
+    assert_non_null(r);
+    snprintf(out, cap, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+    freeReplyObject(r);
+}
+
+/* The change log's entries of board, joined by "\n". */
+static void log_of(struct fixture *f, const char *board, char *out, size_t cap)
+{
+    char key[RC_KEY_MAX];
+    key_of(key, board, "log");
+    redisReply *r = redisCommand(f->sync, "LRANGE %s 0 -1", key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    out[0] = '\0';
+    for (size_t i = 0; i < r->elements; i++) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%s", i ? "\n" : "", r->element[i]->str);
+    }
+    freeReplyObject(r);
+}
+
+/* The first write that changes a board creates its epoch (a random id from
+ * the gateway) and names it in its event; later writes keep it and their
+ * events do not repeat it; a write that changes nothing creates none. */
+static void test_first_write_creates_the_epoch_once(void **state)
+{
+    struct fixture *f = *state;
+    char e1[64], e2[64], log[2048];
+    ok_write(f, T0 + 1, "{\"op\":\"set\",\"board\":\"plain\",\"member\":\"a\",\"value\":0}");
+    epoch_of(f, "plain", e1, sizeof e1);
+    assert_int_equal(strlen(e1), 16);
+    log_of(f, "plain", log, sizeof log);
+    char want[64];
+    snprintf(want, sizeof want, ",\"epoch\":\"%s\"}", e1);
+    assert_non_null(strstr(log, want));
+    ok_write(f, T0 + 2, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"b\",\"delta\":5}");
+    ok_write(f, T0 + 3, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"b\",\"delta\":0}"); /* no change */
+    epoch_of(f, "plain", e2, sizeof e2);
+    assert_string_equal(e1, e2);
+    log_of(f, "plain", log, sizeof log);
+    const char *at = strstr(log, want);
+    assert_non_null(at);
+    assert_null(strstr(at + strlen(want), "epoch")); /* only the first event names it */
+    assert_ptr_equal(strstr(log, "epoch"), at + 2);
+    /* a refused write on another board creates nothing */
+    char dup[64];
+    epoch_of(f, "tdesc", dup, sizeof dup);
+    assert_string_equal(dup, "");
+}
+
+/* A set deleted from outside (DEL from redis-cli) ends the board's history:
+ * the next write starts a new one with a new epoch and drops the old log;
+ * seq goes on growing. */
+static void test_a_set_deleted_from_outside_starts_a_new_epoch_on_the_next_write(void **state)
+{
+    struct fixture *f = *state;
+    char e1[64], e2[64], log[2048], z[RC_KEY_MAX];
+    ok_write(f, T0 + 1, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"a\",\"delta\":1}");
+    ok_write(f, T0 + 2, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"b\",\"delta\":2}");
+    epoch_of(f, "plain", e1, sizeof e1);
+    key_of(z, "plain", "z");
+    assert_int_equal(redis_int(f, "DEL %s", z), 1);
+    struct rc_write_result r =
+        ok_write(f, T0 + 3, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"c\",\"delta\":3}");
+    assert_int_equal(r.seq, 3);
+    assert_int_equal(r.rank, 1);
+    epoch_of(f, "plain", e2, sizeof e2);
+    assert_int_equal(strlen(e2), 16);
+    assert_string_not_equal(e1, e2);
+    log_of(f, "plain", log, sizeof log);
+    assert_null(strchr(log, '\n')); /* one event: the new history's first */
+    assert_non_null(strstr(log, "\"member\":\"c\""));
+    assert_non_null(strstr(log, e2));
+    /* the same for a flushed Redis: a new history from seq 1 */
+    redisReply *fl = redisCommand(f->sync, "FLUSHALL");
+    freeReplyObject(fl);
+    r = ok_write(f, T0 + 4, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"d\",\"delta\":4}");
+    assert_int_equal(r.seq, 1);
+    epoch_of(f, "plain", e1, sizeof e1);
+    assert_int_equal(strlen(e1), 16);
+    assert_string_not_equal(e1, e2);
 }
 
 /* The members of a set, sorted, joined by ",", the sentinel "" shown as "''". */
@@ -610,6 +700,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hot_board_write_lands_in_the_current_bucket_without_an_event, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_scaled_board_incr_adds_to_the_fractional_score, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_write_creates_the_epoch_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_set_deleted_from_outside_starts_a_new_epoch_on_the_next_write, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests_name("write_script", tests, NULL, NULL);
 }

@@ -74,6 +74,20 @@ static void reset_needs_no_member_and_leaves_it_empty(void **state)
     assert_int_equal(ev.seq, 3);
 }
 
+static void an_event_that_begins_a_history_names_its_epoch(void **state)
+{
+    (void)state;
+    struct rc_event ev;
+    assert_int_equal(parse("{\"seq\":4,\"op\":\"reset\",\"at\":9,\"epoch\":\"9a8b7c6d5e4f3a2b\"}", &ev), 0);
+    assert_string_equal(ev.epoch, "9a8b7c6d5e4f3a2b");
+    assert_int_equal(parse("{\"seq\":4,\"member\":\"a\",\"op\":\"incr\",\"c\":1,\"at\":9}", &ev), 0);
+    assert_string_equal(ev.epoch, "");
+    /* an epoch a script never writes: the event is refused */
+    assert_int_equal(parse("{\"seq\":4,\"op\":\"reset\",\"at\":9,\"epoch\":5}", &ev), RC_E_BAD_REQUEST);
+    assert_int_equal(parse("{\"seq\":4,\"op\":\"reset\",\"at\":9,\"epoch\":\"a b\"}", &ev), RC_E_BAD_REQUEST);
+    assert_int_equal(ev.seq, 0);
+}
+
 static void seq_at_and_member_are_required(void **state)
 {
     (void)state;
@@ -134,6 +148,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(write_event_gives_every_field),
+        cmocka_unit_test(an_event_that_begins_a_history_names_its_epoch),
         cmocka_unit_test(new_member_has_no_old_score_and_old_rank_zero),
         cmocka_unit_test(removal_has_no_new_score),
         cmocka_unit_test(reset_needs_no_member_and_leaves_it_empty),

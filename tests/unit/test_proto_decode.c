@@ -273,6 +273,14 @@ static const struct bad_case BAD_CASES[] = {
      "since.seq must be an integer", NULL},
     {"rejects_since_seq_as_string", SUBX("{'feed':true}", "'since':{'seq':'5'}"), 0, BAD,
      "since.seq must be an integer", NULL},
+    {"rejects_since_epoch_as_number", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':7}"), 0, BAD,
+     "since.epoch must be a string", NULL},
+    {"rejects_since_epoch_null", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':null}"), 0, BAD,
+     "since.epoch must be a string", NULL},
+    {"rejects_since_epoch_with_a_dash", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':'ab-cd'}"), 0, BAD,
+     "since.epoch must be 0..32 characters of [A-Za-z0-9]", NULL},
+    {"rejects_oversize_since_epoch", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':'" S32 "x'}"), 0, BAD,
+     "since.epoch must be 0..32", NULL},
 
     /* unsubscribe */
     {"rejects_unsubscribe_without_sub", "{'id':'u','op':'unsubscribe'}", 0, BAD,
@@ -497,6 +505,15 @@ static void decodes_subscribe_feed_with_since(void **state)
     assert_int_equal(r.view.kind, RC_VIEW_FEED);
     assert_int_equal(r.has_since, 1);
     assert_int_equal(r.since_seq, 41);
+    assert_int_equal(r.has_since_epoch, 0); /* v1: no epoch */
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':41,'epoch':'0f1e2d3c4b5a6978'}}", &r);
+    assert_int_equal(r.has_since_epoch, 1);
+    assert_string_equal(r.since_epoch, "0f1e2d3c4b5a6978");
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':0,'epoch':''}}", &r);
+    assert_int_equal(r.has_since_epoch, 1); /* the epoch of a board without a history */
+    assert_string_equal(r.since_epoch, "");
     rc_request_free(&r);
 }
 

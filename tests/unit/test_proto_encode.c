@@ -175,6 +175,29 @@ static void snapshot_omits_period_and_reset_unless_given(void **state)
     cJSON_Delete(j);
 }
 
+static void snapshot_carries_the_epoch_when_given(void **state)
+{
+    (void)state;
+    assert_text(rc_encode_snapshot_epoch(NULL, "s1", "b", NULL, 7, 0, NULL, 0, 1, "00ff"),
+                "{\"op\":\"snapshot\",\"sub\":\"s1\",\"board\":\"b\",\"seq\":7,\"total\":0,\"epoch\":\"00ff\","
+                "\"reset\":true,\"rows\":[]}");
+    assert_text(rc_encode_snapshot_epoch(NULL, NULL, "b", NULL, 0, 0, NULL, 0, 0, ""),
+                "{\"op\":\"snapshot\",\"board\":\"b\",\"seq\":0,\"total\":0,\"epoch\":\"\",\"rows\":[]}");
+}
+
+static void add_epoch_splices_the_field_into_a_message(void **state)
+{
+    (void)state;
+    char *d = rc_encode_delta("s1", 1, 1, NULL, 0, NULL, 0);
+    assert_text(rc_encode_add_epoch(d, "abc123"),
+                "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":1,\"total\":1,\"rows\":[],\"removed\":[],"
+                "\"epoch\":\"abc123\"}");
+    assert_text(rc_encode_add_epoch(strdup("{}"), "e"), "{\"epoch\":\"e\"}");
+    assert_null(rc_encode_add_epoch(strdup("{}"), "a\"b")); /* never an id the JSON must escape */
+    assert_null(rc_encode_add_epoch(strdup("[1]"), "e"));
+    assert_null(rc_encode_add_epoch(NULL, "e"));
+}
+
 static void delta_without_changes_has_empty_arrays(void **state)
 {
     (void)state;
@@ -441,6 +464,8 @@ int main(void)
         cmocka_unit_test(encodes_authed_and_a_view_error),
         cmocka_unit_test(echoes_every_scalar_id_raw),
         cmocka_unit_test(snapshot_omits_period_and_reset_unless_given),
+        cmocka_unit_test(snapshot_carries_the_epoch_when_given),
+        cmocka_unit_test(add_epoch_splices_the_field_into_a_message),
         cmocka_unit_test(delta_without_changes_has_empty_arrays),
         cmocka_unit_test(event_prints_null_prev_rank_for_a_newcomer),
         cmocka_unit_test(rank_prints_nulls_when_member_is_absent),

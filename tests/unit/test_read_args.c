@@ -23,6 +23,7 @@ static void build_range(void **state)
     assert_string_equal(a.keys[0], "rc:{daily|2025-11-22}:z");
     assert_string_equal(a.keys[1], "rc:{daily|2025-11-22}:seq");
     assert_string_equal(a.keys[2], "rc:{daily|2025-11-22}:log");
+    assert_string_equal(a.keys[3], "rc:{daily|2025-11-22}:epoch");
     assert_int_equal(a.nargv, 4);
     assert_string_equal(a.argv[0], "range");
     assert_string_equal(a.argv[1], "desc");
@@ -88,12 +89,13 @@ static void build_refuses(void **state)
 static void parse_rows(void **state)
 {
     (void)state;
-    struct rc_reply_item r[] = {I(7), I(42), I(3), S("alice"), S("1500"), S("bob"), S("-2.5"), S("carol"), S("inf")};
+    struct rc_reply_item r[] = {I(7), I(42), I(3), S("e1"), S("alice"), S("1500"), S("bob"), S("-2.5"), S("carol"), S("inf")};
     struct rc_read_head h;
     struct rc_read_row rows[3];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_max(9), 3);
-    assert_int_equal(rc_read_rows_parse(r, 9, &h, rows, 3, &n), 0);
+    assert_int_equal(rc_read_rows_max(10), 3);
+    assert_int_equal(rc_read_rows_parse(r, 10, &h, rows, 3, &n), 0);
+    assert_string_equal(h.epoch, "e1");
     assert_int_equal(h.seq, 7);
     assert_int_equal(h.total, 42);
     assert_int_equal(h.first_rank, 3);
@@ -103,29 +105,31 @@ static void parse_rows(void **state)
     assert_true(rows[1].c == -2.5);
     assert_true(rows[2].c > 1e308);
     /* an empty window: only the head */
-    assert_int_equal(rc_read_rows_parse(r, 3, &h, rows, 0, &n), 0);
+    assert_int_equal(rc_read_rows_parse(r, 4, &h, rows, 0, &n), 0);
     assert_int_equal(n, 0);
 }
 
 static void parse_absent_member(void **state)
 {
     (void)state;
-    /* rank of an absent member: { seq, total, 0, member, "" } */
-    struct rc_reply_item r[] = {I(7), I(42), I(0), S("zed"), S("")};
+    /* rank of an absent member: { seq, total, 0, epoch, member, "" } */
+    struct rc_reply_item r[] = {I(7), I(42), I(0), S(""), S("zed"), S("")};
     struct rc_read_head h;
     struct rc_read_row rows[2];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_parse(r, 5, &h, rows, 2, &n), 0);
+    assert_int_equal(rc_read_rows_parse(r, 6, &h, rows, 2, &n), 0);
     assert_int_equal(h.first_rank, 0);
+    assert_string_equal(h.epoch, ""); /* no history holds */
     assert_int_equal(n, 0);
 }
 
 static void parse_log_head(void **state)
 {
     (void)state;
-    struct rc_reply_item r[] = {I(9), I(2), I(0), S("{\"seq\":9}")};
+    struct rc_reply_item r[] = {I(9), I(2), I(0), S("0123456789abcdef"), S("{\"seq\":9}")};
     struct rc_read_head h;
-    assert_int_equal(rc_read_head_parse(r, 4, &h), 0);
+    assert_int_equal(rc_read_head_parse(r, 5, &h), 0);
+    assert_string_equal(h.epoch, "0123456789abcdef");
     assert_int_equal(h.seq, 9);
     assert_int_equal(h.total, 2);
 }
@@ -134,11 +138,11 @@ static void parse_log_head(void **state)
 static void parse_refuses_every_bad_shape(void **state)
 {
     (void)state;
-    struct rc_reply_item good[] = {I(7), I(42), I(1), S("alice"), S("1500")};
+    struct rc_reply_item good[] = {I(7), I(42), I(1), S("e1"), S("alice"), S("1500")};
     struct rc_read_head h;
     struct rc_read_row rows[4];
     size_t n;
-    assert_int_equal(rc_read_rows_parse(good, 5, &h, rows, 4, &n), 0);
+    assert_int_equal(rc_read_rows_parse(good, 6, &h, rows, 4, &n), 0);
 
     struct {
         size_t at;
@@ -150,38 +154,42 @@ static void parse_refuses_every_bad_shape(void **state)
         {0, I(-1)},      /* negative seq */
         {1, I(-3)},      /* negative total */
         {2, I(-1)},      /* negative rank */
-        {3, I(5)},       /* member as an integer */
-        {3, S("")},      /* empty member */
-        {3, S(NULL)},    /* member of another type (nil, status...) */
-        {4, I(1500)},    /* composite as an integer */
-        {4, S("")},      /* empty composite */
-        {4, S("15x")},   /* trailing junk */
-        {4, S("abc")},   /* not a number */
-        {4, S("nan")},   /* NaN */
-        {4, S(" 1")},    /* not Redis's form either, but strtod takes it: see below */
+        {3, I(1)},       /* epoch as an integer */
+        {3, S(NULL)},    /* epoch of another type */
+        {3, S("a-b")},   /* epoch with a character an id never has */
+        {3, S("0123456789abcdef0123456789abcdef0")}, /* epoch longer than RC_EPOCH_MAX */
+        {4, I(5)},       /* member as an integer */
+        {4, S("")},      /* empty member */
+        {4, S(NULL)},    /* member of another type (nil, status...) */
+        {5, I(1500)},    /* composite as an integer */
+        {5, S("")},      /* empty composite */
+        {5, S("15x")},   /* trailing junk */
+        {5, S("abc")},   /* not a number */
+        {5, S("nan")},   /* NaN */
+        {5, S(" 1")},    /* not Redis's form either, but strtod takes it: see below */
     };
     for (size_t i = 0; i + 1 < sizeof swaps / sizeof *swaps; i++) {
-        struct rc_reply_item r[5];
+        struct rc_reply_item r[6];
         memcpy(r, good, sizeof r);
         r[swaps[i].at] = swaps[i].item;
-        assert_int_equal(rc_read_rows_parse(r, 5, &h, rows, 4, &n), RC_E_INTERNAL);
+        assert_int_equal(rc_read_rows_parse(r, 6, &h, rows, 4, &n), RC_E_INTERNAL);
         assert_int_equal(n, 0);
     }
     /* leading blanks are what strtod skips; Redis never sends them, and the
      * value is still the whole number text: accepted */
-    struct rc_reply_item lead[5];
+    struct rc_reply_item lead[6];
     memcpy(lead, good, sizeof lead);
-    lead[4] = swaps[sizeof swaps / sizeof *swaps - 1].item;
-    assert_int_equal(rc_read_rows_parse(lead, 5, &h, rows, 4, &n), 0);
+    lead[5] = swaps[sizeof swaps / sizeof *swaps - 1].item;
+    assert_int_equal(rc_read_rows_parse(lead, 6, &h, rows, 4, &n), 0);
 
     /* short arrays and odd tails */
-    for (size_t len = 0; len < 3; len++)
+    for (size_t len = 0; len < 4; len++)
         assert_int_equal(rc_read_rows_parse(good, len, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_rows_parse(good, 4, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_rows_parse(good, 5, &h, rows, 4, &n), RC_E_INTERNAL);
     assert_int_equal(rc_read_rows_parse(NULL, 0, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_head_parse(good, 2, &h), RC_E_INTERNAL);
+    assert_int_equal(rc_read_head_parse(good, 3, &h), RC_E_INTERNAL);
     /* more rows than the caller made room for */
-    assert_int_equal(rc_read_rows_parse(good, 5, &h, rows, 0, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_rows_parse(good, 6, &h, rows, 0, &n), RC_E_INTERNAL);
 }
 
 int main(void)

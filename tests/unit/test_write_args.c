@@ -126,14 +126,17 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_string_equal(a.argv[11], "1000");
     /* keys live to the end of the day 2 days later (keep = 2): 1 ms + 2 days */
     assert_string_equal(a.argv[13], "172800001");
-    assert_string_equal(a.argv[a.nargv - 2], "PUBLISH"); /* one Redis: plain pub/sub */
-    assert_string_equal(a.argv[a.nargv - 1], "1");       /* a period: its blocklist is seeded on first write */
+    assert_string_equal(a.argv[a.nargv - 3], "PUBLISH"); /* one Redis: plain pub/sub */
+    assert_string_equal(a.argv[a.nargv - 2], "1");       /* a period: its blocklist is seeded on first write */
     assert_non_null(strstr(a.keys[7], p.id));            /* the period's own blocklist, in its slot */
     assert_string_equal(a.seed_from, "rc:{daily|}:blocked");
     assert_string_equal(a.argv[14], "0");
     assert_string_equal(a.argv[15], "0"); /* not a hot board: no bucket */
-    assert_int_equal(a.nargv, 18); /* ARGV[17 + 4F]: the publish command, then the seed flag */
-    assert_int_equal(a.nkeys, 8);
+    assert_int_equal(a.nargv, 19); /* ARGV[17 + 4F]: the publish command, the seed flag, the epoch */
+    assert_string_equal(a.argv[18], ""); /* the caller fills in a random epoch id */
+    assert_true(a.argv[18] == a.epoch);
+    assert_int_equal(a.nkeys, 9);
+    assert_string_equal(a.keys[8], "rc:{daily|2025-11-21}:epoch"); /* the epoch: same slot */
     assert_string_equal(a.keys[7], "rc:{daily|2025-11-21}:blocked"); /* the period's own: one slot */
     rc_request_free(&r);
 
@@ -162,7 +165,7 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     for (unsigned i = 0; i < 12; i++)
         assert_string_equal(a.argv[15 + i], want[i]);
     assert_string_equal(a.argv[27], "0"); /* ARGV[16 + 4F]: no bucket */
-    assert_int_equal(a.nargv, 30);
+    assert_int_equal(a.nargv, 31);
     rc_request_free(&r);
 }
 
@@ -209,7 +212,7 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     int64_t now = NOV22_0800 + 13 * 3600000LL + 30 * 60000LL;
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5,\"req\":\"h1\"}", now,
                            &r, &p, &a, &err), 0);
-    assert_int_equal(a.nkeys, 8);
+    assert_int_equal(a.nkeys, 9);
     assert_string_equal(a.keys[0], "rc:{hot|}:z"); /* the read board: score and rank come from there */
     assert_string_equal(a.keys[3], "rc:{hot|}:req:h1");
     assert_string_equal(a.keys[6], "rc:{hot|}:b:489949");
@@ -218,7 +221,7 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     assert_string_equal(a.argv[13], "0");  /* all-time: the board itself never expires */
     assert_string_equal(a.argv[14], "0");  /* no fields */
     assert_string_equal(a.argv[15], "90000000"); /* the bucket lives window + span: 25 h */
-    assert_int_equal(a.nargv, 18);
+    assert_int_equal(a.nargv, 19);
     assert_string_equal(a.argv[17], "0"); /* no periods: one blocklist, nothing to seed */
     assert_string_equal(a.seed_from, "");
     rc_request_free(&r);
@@ -243,7 +246,7 @@ static void test_scaled_board_write_is_an_ordinary_write(void **state)
     struct rc_error err;
     assert_int_equal(build("{\"op\":\"set\",\"board\":\"cool\",\"member\":\"u:1\",\"value\":5}", NOV22_0800, &r,
                            &p, &a, &err), 0);
-    assert_int_equal(a.nkeys, 8);
+    assert_int_equal(a.nkeys, 9);
     assert_string_equal(a.keys[0], "rc:{cool|}:z");
     assert_string_equal(a.argv[15], "0");
     rc_request_free(&r);
