@@ -110,7 +110,9 @@ static int read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char 
         return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "cannot build the read of board %s", c->board);
     words[n++] = "EVALSHA";
     words[n++] = rc_lua_read_sha;
-    words[n++] = "3";
+    char nkeys[8];
+    snprintf(nkeys, sizeof nkeys, "%d", RC_READ_NKEYS);
+    words[n++] = nkeys;
     for (unsigned i = 0; i < RC_READ_NKEYS; i++)
         words[n++] = a.keys[i];
     for (unsigned i = 0; i < a.nargv; i++)
@@ -199,7 +201,8 @@ int gw_cli_export(struct gw_cli *c)
         return GW_CLI_UNAVAILABLE;
     struct sink s = {malloc(LINE_MIN), LINE_MIN, 0};
     struct page *pg = malloc(sizeof *pg);
-    struct rc_read_head head, first_head = {0, 0, 0};
+    struct rc_read_head head, first_head;
+    memset(&first_head, 0, sizeof first_head);
     int rc = 0;
     if (!s.buf || !pg) {
         rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");

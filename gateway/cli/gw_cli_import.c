@@ -286,6 +286,8 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
         rc = rc_import_request(c->board, im->op, &k->row, req, &k->req, &err);
     if (!rc)
         rc = rc_write_args_build(c->b, &k->req, &im->p, im->now, gw_cli_redis_is_cluster(im->r), &k->a, &err);
+    if (!rc)
+        gw_write_new_epoch(k->a.epoch); /* the history's id if this row starts one (lua/write.lua, "Epochs") */
     if (rc) {
         int frc = flush(im);
         if (frc)

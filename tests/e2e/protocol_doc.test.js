@@ -310,7 +310,8 @@ async function replay(t, ex, ctx) {
 /* ---- the test --------------------------------------------------------------------- */
 
 test('docs/protocol.md: every example, replayed against a real gateway', { skip, timeout: 300000 }, async (t) => {
-  const { examples, conf } = parseDoc(fs.readFileSync(DOC, 'utf8'));
+  const text = fs.readFileSync(DOC, 'utf8');
+  const { examples, conf } = parseDoc(text);
 
   // The document must hold the examples it promises; an empty or truncated
   // one, or a parser that stopped recognizing the blocks, fails here.
@@ -338,6 +339,9 @@ test('docs/protocol.md: every example, replayed against a real gateway', { skip,
 
   const keys = keysOf(conf);
   const redis = await h.startRedis(t);
+  // the secret docs/protocol.md names in "Tokens (JWT)"; its example token is signed with it
+  const DOC_JWT_SECRET = 'doc-jwt-secret-0123456789abcdef-0123';
+  assert.ok(text.includes(DOC_JWT_SECRET), 'docs/protocol.md no longer names the JWT secret of its examples');
   const gateways = new Map();
   const ctx = {
     keys,
@@ -348,7 +352,7 @@ test('docs/protocol.md: every example, replayed against a real gateway', { skip,
         if (limits) spec.limits = Object.fromEntries(limits.split(',').map((kv) => kv.split(':')));
         const config = h.configWith(t, spec);
         // the conf-example declares every key, the admin one included
-        gateways.set(id, await h.startGateway(t, { redisPort: redis.port, config, env: { RANKCAST_ADMIN_KEY: null } }));
+        gateways.set(id, await h.startGateway(t, { redisPort: redis.port, config, env: { RANKCAST_ADMIN_KEY: null, RANKCAST_JWT_SECRET: DOC_JWT_SECRET } }));
       }
       return gateways.get(id);
     },
