@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rc_deflate.h"
+
 _Static_assert(GW_MSG_PRE >= LWS_PRE, "GW_MSG_PRE must cover libwebsockets' LWS_PRE");
 
 struct gw_msg *gw_msg_new(const char *text, size_t len)
@@ -16,6 +18,8 @@ struct gw_msg *gw_msg_new(const char *text, size_t len)
         return NULL;
     m->refs = 1;
     m->len = len;
+    m->z = NULL;
+    m->z_tried = 0;
     memcpy(m->buf + GW_MSG_PRE, text, len);
     m->buf[GW_MSG_PRE + len] = '\0';
     return m;
@@ -30,6 +34,29 @@ struct gw_msg *gw_msg_take(char *json)
     return m;
 }
 
+struct gw_msg *gw_msg_compressed(struct gw_msg *m, struct rc_deflater *d, size_t min)
+{
+    if (m->z_tried || m->len < min || !d)
+        return m->z;
+    m->z_tried = 1;
+    /* Room for the plain length: anything longer is not sent compressed. */
+    struct gw_msg *z = malloc(sizeof *z + GW_MSG_PRE + m->len + 1);
+    if (!z)
+        return NULL;
+    size_t n = rc_deflate_message(d, gw_msg_payload(m), m->len, gw_msg_payload(z), m->len);
+    if (n == 0) {
+        free(z);
+        return NULL;
+    }
+    z->refs = 1;
+    z->len = n;
+    z->z = NULL;
+    z->z_tried = 1;
+    z->buf[GW_MSG_PRE + n] = '\0';
+    m->z = z;
+    return z;
+}
+
 void gw_msg_ref(struct gw_msg *m)
 {
     m->refs++;
@@ -37,6 +64,8 @@ void gw_msg_ref(struct gw_msg *m)
 
 void gw_msg_unref(struct gw_msg *m)
 {
-    if (m && --m->refs == 0)
+    if (m && --m->refs == 0) {
+        gw_msg_unref(m->z);
         free(m);
+    }
 }

@@ -1,14 +1,23 @@
 /* gw_msg.h - a refcounted outgoing WebSocket payload with LWS_PRE headroom.
  * A delta is encoded once per view and the same gw_msg is queued to every
- * viewer of that view; it is freed when the last queue lets go. */
+ * viewer of that view; it is freed when the last queue lets go.
+ *
+ * Compression (permessage-deflate) follows the same sharing: the first
+ * connection that negotiated it and sends m compresses m once
+ * (gw_msg_compressed); the result is kept with m and every other such
+ * connection sends the same bytes. */
 #ifndef GW_MSG_H
 #define GW_MSG_H
 
 #include <stddef.h>
 
+struct rc_deflater;
+
 struct gw_msg {
     unsigned refs;
     size_t len;            /* payload bytes, excluding headroom */
+    struct gw_msg *z;      /* the compressed payload (owned), once made; NULL: not (yet) */
+    int z_tried;           /* compression was tried: z, or NULL when it gained nothing */
     unsigned char buf[];   /* GW_MSG_PRE bytes of headroom, then the payload, then NUL */
 };
 
@@ -27,6 +36,12 @@ static inline unsigned char *gw_msg_payload(struct gw_msg *m)
 {
     return m->buf + GW_MSG_PRE;
 }
+
+/* m's payload compressed as one permessage-deflate message (core/rc_deflate),
+ * made at the first call and kept with m; NULL when m is shorter than min
+ * bytes, when compression would not make it shorter, or on OOM (then send m
+ * uncompressed). */
+struct gw_msg *gw_msg_compressed(struct gw_msg *m, struct rc_deflater *d, size_t min);
 
 void gw_msg_ref(struct gw_msg *m);
 void gw_msg_unref(struct gw_msg *m);
