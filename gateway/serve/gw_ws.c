@@ -12,6 +12,15 @@
  * inflated message. What we send is framed here, not by lws, on such a
  * connection: the connection queue hands over payloads compressed once per
  * message (net/gw_msg.h) and says whether RSV1 goes with them.
+ *
+ * lws 4.1 inflates a compressed message 1 KiB at a time; what is left after
+ * a read is "drained" by forced service, which under libuv runs once per
+ * idle turn and then stops (lws_uv_idle stops its idle handle whatever is
+ * left): a message inflating past about 3 KiB stalls until some other socket
+ * event. So while a compressed message is being inflated, an idle handle of
+ * ours services that connection again (lws_service_fd with POLLIN, which
+ * drains before it reads) until the message is whole. A message already
+ * over max_frame is not pushed: nothing more of it is inflated.
  */
 #include <uv.h>
 #include <libwebsockets.h>
@@ -37,6 +46,92 @@
 #define BINARY_FRAMES_TOLERATED 8
 #define DEFLATE_LEVEL 6 /* zlib's default; one compression per view per tick (docs/gateway.md) */
 #define PMD_NAME "permessage-deflate"
+
+/* ---- pushing lws to inflate the rest of a compressed message ---------------- */
+
+struct gw_ws_drain {
+    uv_idle_t idle;
+    struct gw_app *app;
+    struct lws **wsi;   /* connections to service again at the next idle turn */
+    size_t n, cap;
+    int closing;        /* uv_close was called: freed in its callback */
+};
+
+static void drain_closed(uv_handle_t *h)
+{
+    struct gw_ws_drain *d = h->data;
+    free(d->wsi);
+    free(d);
+}
+
+/* Nothing left to push: the handle goes (made again when needed). */
+static void drain_release(struct gw_app *app)
+{
+    struct gw_ws_drain *d = app->ws_drain;
+    if (!d || d->n || d->closing)
+        return;
+    d->closing = 1;
+    app->ws_drain = NULL;
+    uv_close((uv_handle_t *)&d->idle, drain_closed);
+}
+
+static void on_drain_idle(uv_idle_t *h)
+{
+    struct gw_ws_drain *d = h->data;
+    struct gw_app *app = d->app;
+    /* Take the list: servicing may add the same connections back. */
+    struct lws **list = d->wsi;
+    size_t n = d->n;
+    d->wsi = NULL;
+    d->n = d->cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct lws_pollfd pfd = {lws_get_socket_fd(list[i]), LWS_POLLIN, LWS_POLLIN};
+        if (pfd.fd >= 0 && app->lws)
+            (void)lws_service_fd(app->lws, &pfd);
+    }
+    free(list);
+    drain_release(app);
+}
+
+/* Services wsi again at the next idle turn (once however often asked). */
+static void drain_push(struct gw_app *app, struct lws *wsi)
+{
+    struct gw_ws_drain *d = app->ws_drain;
+    if (!d) {
+        d = calloc(1, sizeof *d);
+        if (!d)
+            return; /* the next socket event drains it instead */
+        d->app = app;
+        d->idle.data = d;
+        uv_idle_init(app->loop, &d->idle);
+        uv_idle_start(&d->idle, on_drain_idle);
+        app->ws_drain = d;
+    }
+    for (size_t i = 0; i < d->n; i++)
+        if (d->wsi[i] == wsi)
+            return;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        struct lws **w = realloc(d->wsi, cap * sizeof *w);
+        if (!w)
+            return;
+        d->wsi = w;
+        d->cap = cap;
+    }
+    d->wsi[d->n++] = wsi;
+}
+
+/* wsi is closing: never service it again. */
+static void drain_forget(struct gw_app *app, struct lws *wsi)
+{
+    struct gw_ws_drain *d = app->ws_drain;
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->wsi[i] == wsi)
+            d->wsi[i--] = d->wsi[--d->n];
+    drain_release(app);
+}
 
 /* ---- the lws transport of the connection queue (net/gw_conn.h) ------------- */
 
@@ -326,8 +421,13 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
     if (len) /* an empty frame has no buffer behind it */
         memcpy(c->rx + c->rx_len, in, len);
     c->rx_len += len;
-    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0)
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0) {
+        /* All of this frame was read: the rest of the message may sit in
+         * lws' inflater (see the banner). */
+        if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0)
+            drain_push(app, wsi);
         return 0;
+    }
     size_t n = c->rx_len;
     c->rx_len = 0;
     c->rx_compressed = 0;
@@ -338,8 +438,10 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
 
 static void on_closed(struct gw_conn *c, struct gw_app *app)
 {
-    if (c->sock)
+    if (c->sock) {
         gw_wsguard_unwatch(lws_get_socket_fd(c->sock));
+        drain_forget(app, c->sock);
+    }
     gw_fanout_conn_closed(app->fanout, c);
     if (c->prev)
         c->prev->next = c->next;
