@@ -130,6 +130,8 @@ struct gw_conn {
     unsigned binary_frames;        /* binary frames received (abuse counter) */
     int deflate;                   /* permessage-deflate negotiated: send compressed */
     int rx_compressed;             /* the message being reassembled came compressed */
+    size_t rx_discarded;           /* closing: inflated bytes thrown away since */
+    int rx_stopped;                /* closing: reading stopped (a compressed message far over the limit) */
     /* who: the key presented at the handshake, and this connection's writes */
     struct gw_caller who;
     struct rc_bucket bucket;

@@ -19,8 +19,14 @@
  * left): a message inflating past about 3 KiB stalls until some other socket
  * event. So while a compressed message is being inflated, an idle handle of
  * ours services that connection again (lws_service_fd with POLLIN, which
- * drains before it reads) until the message is whole. A message already
- * over max_frame is not pushed: nothing more of it is inflated.
+ * drains before it reads) until the message is whole.
+ *
+ * A compressed message over max_frame: the close (1009) is queued, and the
+ * rest of the message is still inflated and thrown away, up to
+ * DISCARD_MAX bytes, so that lws gets to read the peer's answering close
+ * (it reads nothing new while it drains). Past that (a "zip bomb": a small
+ * frame inflating to gigabytes) reading stops (lws_rx_flow_control) and the
+ * close timeout ends the connection: the CPU one bomb costs is bounded.
  */
 #include <uv.h>
 #include <libwebsockets.h>
@@ -46,6 +52,7 @@
 #define BINARY_FRAMES_TOLERATED 8
 #define DEFLATE_LEVEL 6 /* zlib's default; one compression per view per tick (docs/gateway.md) */
 #define PMD_NAME "permessage-deflate"
+#define DISCARD_MAX (1u << 20) /* inflated bytes thrown away after a compressed message over max_frame */
 
 /* ---- pushing lws to inflate the rest of a compressed message ---------------- */
 
@@ -385,8 +392,22 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
 static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
 {
     size_t max = app->conf->max_frame;
-    if (c->close_code)
-        return 0; /* closing: what the peer still sends is ignored */
+    if (c->close_code) {
+        /* closing: what the peer still sends is ignored (see the banner for
+         * the rest of a compressed message) */
+        if (c->rx_compressed && !c->rx_stopped) {
+            c->rx_discarded += len;
+            if (c->rx_discarded > DISCARD_MAX) {
+                c->rx_stopped = 1;
+                lws_rx_flow_control(wsi, 0);
+            } else if (!lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
+                drain_push(app, wsi);
+            } else if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
+                c->rx_compressed = 0; /* all of it is gone */
+            }
+        }
+        return 0;
+    }
     if (lws_frame_is_binary(wsi)) {
         /* One binary frame is a mistake; a stream of them is abuse. */
         if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
@@ -401,11 +422,8 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
     if (c->rx_len + len > max) {
         gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         c->rx_len = 0;
-        /* A compressed message past the limit (a "zip bomb") would keep lws
-         * inflating the rest of it for nothing: read no more. The close
-         * frame goes out; the close timeout ends the connection. */
-        if (c->rx_compressed)
-            lws_rx_flow_control(wsi, 0);
+        if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0 && !lws_is_final_fragment(wsi))
+            drain_push(app, wsi); /* the rest is thrown away, up to DISCARD_MAX (banner) */
         return 0;
     }
     if (c->rx_len + len > c->rx_cap) {
