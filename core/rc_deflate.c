@@ -37,6 +37,36 @@ void rc_deflater_free(struct rc_deflater *d)
     free(d);
 }
 
+size_t rc_deflate_stored_len(size_t n)
+{
+    size_t blocks = (n + RC_DEFLATE_STORED_BLOCK - 1) / RC_DEFLATE_STORED_BLOCK;
+    return n + 5 * blocks + 1;
+}
+
+size_t rc_deflate_stored(const unsigned char *in, size_t n, unsigned char *out, size_t cap)
+{
+    size_t total = rc_deflate_stored_len(n);
+    if (cap < total)
+        return 0;
+    size_t at = 0, done = 0;
+    while (done < n) {
+        size_t k = n - done < RC_DEFLATE_STORED_BLOCK ? n - done : RC_DEFLATE_STORED_BLOCK;
+        out[at++] = 0x00; /* BFINAL 0, BTYPE 00 (stored), padding to the byte */
+        out[at++] = (unsigned char)(k & 0xff);
+        out[at++] = (unsigned char)(k >> 8);
+        out[at++] = (unsigned char)(~k & 0xff);
+        out[at++] = (unsigned char)((~k >> 8) & 0xff);
+        memcpy(out + at, in + done, k);
+        at += k;
+        done += k;
+    }
+    /* The sync flush's empty stored block: its 3 header bits (and the
+     * padding to the byte) stay; its LEN and NLEN are the 00 00 ff ff the
+     * receiver appends. */
+    out[at++] = 0x00;
+    return at;
+}
+
 size_t rc_deflate_message(struct rc_deflater *d, const unsigned char *in, size_t n, unsigned char *out, size_t cap)
 {
     if (!d || n == 0 || n > (uInt)-1 || cap > (uInt)-1 || deflateReset(&d->z) != Z_OK)

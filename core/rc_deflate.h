@@ -13,6 +13,11 @@
  * four bytes 00 00 ff ff are removed, 7.2.1); the receiver appends them back.
  * No block has BFINAL set.
  *
+ * A message not worth compressing can still go as a permessage-deflate
+ * message: rc_deflate_stored wraps it in DEFLATE "stored" blocks (5 bytes
+ * of header per 65,535 bytes and one byte at the end, no compression; RFC
+ * 7692, 7.2.3.3), which any receiver inflates at the cost of a copy.
+ *
  * Pure computation over zlib; no I/O. One deflater serves any number of
  * messages, one at a time.
  */
@@ -20,6 +25,8 @@
 #define RC_DEFLATE_H
 
 #include <stddef.h>
+
+#define RC_DEFLATE_STORED_BLOCK 65535u /* the most one stored block holds */
 
 struct rc_deflater;
 
@@ -34,5 +41,14 @@ void rc_deflater_free(struct rc_deflater *d);
  * does not fit in cap, or on a zlib error. n may be 0 (then 0: nothing to
  * gain). */
 size_t rc_deflate_message(struct rc_deflater *d, const unsigned char *in, size_t n, unsigned char *out, size_t cap);
+
+/* The length of in[0..n) wrapped in stored blocks: n, plus 5 per block,
+ * plus the first byte of the sync flush's empty block. */
+size_t rc_deflate_stored_len(size_t n);
+
+/* Writes in[0..n) into out as stored blocks, none of them final: what a
+ * sync flush would produce for uncompressed data, with the 00 00 ff ff tail
+ * removed. Returns rc_deflate_stored_len(n), or 0 when cap is smaller. */
+size_t rc_deflate_stored(const unsigned char *in, size_t n, unsigned char *out, size_t cap);
 
 #endif

@@ -65,9 +65,10 @@ static void count_sent(struct gw_conn *c, size_t len)
         c->ctx->metrics->bytes_sent += len;
 }
 
-/* Writes m as one frame: compressed (the shared copy, made by the first
- * connection that needs it) when c negotiated permessage-deflate and it
- * pays, else plain. Returns the transport's result. */
+/* Writes m as one frame: when c negotiated permessage-deflate, m's shared
+ * permessage-deflate form (made by the first connection that needs it:
+ * compressed, or stored blocks when that does not pay), else plain. Returns
+ * the transport's result. */
 static int write_msg(struct gw_conn *c, struct gw_msg *m)
 {
     if (!c->deflate) {
@@ -80,11 +81,11 @@ static int write_msg(struct gw_conn *c, struct gw_msg *m)
         c->ctx->metrics->deflate_sends++;
         c->ctx->metrics->deflate_runs += fresh && c->ctx->deflater;
     }
-    if (!z) {
+    if (!z) { /* out of memory: plain is allowed too (RSV1 clear) */
         count_sent(c, m->len);
         return c->ctx->tx->write(c->sock, gw_msg_payload(m), m->len, GW_TX_OWN_FRAME);
     }
-    if (c->ctx->metrics) {
+    if (c->ctx->metrics && !z->z_stored) {
         c->ctx->metrics->deflate_compressed++;
         c->ctx->metrics->deflate_saved += m->len - z->len;
     }

@@ -28,8 +28,10 @@
  * message is compressed once, by the first such connection that writes it,
  * and the same compressed bytes go to every other one (a delta is one gw_msg
  * per view per tick, so one compression per view per tick). Messages under
- * GW_DEFLATE_MIN bytes, and those compression would not shorten, go out
- * plain (RSV1 clear). Queue limits count the uncompressed length.
+ * GW_DEFLATE_MIN bytes, and those compression would not shorten, go out in
+ * DEFLATE stored blocks (RSV1 set, 6 bytes more, no compression work; see
+ * net/gw_msg.h for why not plain). Queue limits count the uncompressed
+ * length.
  */
 #ifndef GW_CONN_H
 #define GW_CONN_H
@@ -51,15 +53,16 @@ struct gw_metrics;
 #define GW_CLOSE_TOO_LARGE 1009
 #define GW_CLOSE_UNEXPECTED 1011
 
-/* Messages shorter than this are never compressed (docs/gateway.md,
- * "Compression": the measured sizes). */
+/* Messages shorter than this are never compressed, only wrapped in stored
+ * blocks (docs/gateway.md, "Compression": the measured sizes). */
 #define GW_DEFLATE_MIN 128
 
 /* Flags of a write. */
 #define GW_TX_OWN_FRAME 1u  /* the connection negotiated permessage-deflate:
                                frame it here, so the library's own compressor
                                never touches it */
-#define GW_TX_COMPRESSED 2u /* the payload is compressed: RSV1 set (with OWN_FRAME) */
+#define GW_TX_COMPRESSED 2u /* the payload is a permessage-deflate message (compressed
+                               or stored blocks): RSV1 set (with OWN_FRAME) */
 
 struct rc_deflater;
 

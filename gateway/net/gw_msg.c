@@ -20,6 +20,7 @@ struct gw_msg *gw_msg_new(const char *text, size_t len)
     m->len = len;
     m->z = NULL;
     m->z_tried = 0;
+    m->z_stored = 0;
     memcpy(m->buf + GW_MSG_PRE, text, len);
     m->buf[GW_MSG_PRE + len] = '\0';
     return m;
@@ -36,17 +37,21 @@ struct gw_msg *gw_msg_take(char *json)
 
 struct gw_msg *gw_msg_compressed(struct gw_msg *m, struct rc_deflater *d, size_t min)
 {
-    if (m->z_tried || m->len < min || !d)
+    if (m->z_tried)
         return m->z;
     m->z_tried = 1;
-    /* Room for the plain length: anything longer is not sent compressed. */
-    struct gw_msg *z = malloc(sizeof *z + GW_MSG_PRE + m->len + 1);
+    /* Room for the stored form, the longest it gets. */
+    size_t cap = rc_deflate_stored_len(m->len);
+    struct gw_msg *z = malloc(sizeof *z + GW_MSG_PRE + cap + 1);
     if (!z)
         return NULL;
-    size_t n = rc_deflate_message(d, gw_msg_payload(m), m->len, gw_msg_payload(z), m->len);
+    size_t n = 0;
+    z->z_stored = 0;
+    if (d && m->len >= min)
+        n = rc_deflate_message(d, gw_msg_payload(m), m->len, gw_msg_payload(z), m->len);
     if (n == 0) {
-        free(z);
-        return NULL;
+        n = rc_deflate_stored(gw_msg_payload(m), m->len, gw_msg_payload(z), cap);
+        z->z_stored = 1;
     }
     z->refs = 1;
     z->len = n;

@@ -8,9 +8,11 @@
  *   without it reads for the same writes;
  * - many viewers of one view: every one of them ends with the true window,
  *   and the gateway compressed each message once, not once per viewer;
- * - frames on the wire: big messages carry RSV1 and inflate to JSON, small
- *   ones go plain; compressed client messages (the `ws` client's and
- *   hand-built ones, also in fragments) are answered;
+ * - frames on the wire: every message carries RSV1 and inflates to JSON
+ *   (read through one inflate context, as a client with context takeover
+ *   reads); big ones compressed, small ones in stored blocks (6 bytes more);
+ *   compressed client messages (the `ws` client's and hand-built ones, also
+ *   in fragments) are answered;
  * - a compressed message that inflates past max_frame (a "zip bomb") is
  *   refused with 1009 like any oversized message, and the gateway keeps
  *   serving; RSV1 where RFC 7692 forbids it is a protocol error (1002);
@@ -297,7 +299,7 @@ test('many compressing viewers of one view: true windows, one compression per me
     assert.ok(runs * 20 <= comp, `compressions ${runs} vs compressed sends ${comp}: not shared`);
   });
 
-test('on the wire: big messages carry RSV1, small ones go plain; compressed client messages are answered',
+test('on the wire: big messages go compressed, small ones in stored blocks; compressed client messages are answered',
   { skip, timeout: 60000 }, async (t) => {
     const { gw } = await h.startStack(t);
     await seed(gw);
@@ -311,11 +313,13 @@ test('on the wire: big messages carry RSV1, small ones go plain; compressed clie
     assert.equal(snap.rsv1, true, 'a snapshot of 100 rows goes compressed');
     assert.ok(snap.payload.length * 3 < snap.text.length, `compressed ${snap.payload.length} of ${snap.text.length}`);
     assert.equal(snap.rsv23, 0);
-    // a small reply goes plain
+    // a small reply goes in stored blocks: RSV1, the text plus 6 bytes
     c.sendText(JSON.stringify({ op: 'ping', id: 2 }), true);
     const pong = await c.next((f) => f.msg && f.msg.id === 2);
     assert.equal(pong.msg.op, 'pong');
-    assert.equal(pong.rsv1, false, 'a pong is under the threshold');
+    assert.equal(pong.rsv1, true);
+    assert.equal(pong.payload.length, Buffer.byteLength(pong.text) + 6, 'a pong is under the threshold: stored');
+    assert.ok(pong.payload.includes(Buffer.from(pong.text)), 'stored as is');
     // plain and compressed client messages mix freely
     c.sendText(JSON.stringify({ op: 'ping', id: 3 }), false);
     assert.equal((await c.next((f) => f.msg && f.msg.id === 3)).msg.op, 'pong');

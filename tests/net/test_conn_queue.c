@@ -8,7 +8,7 @@
  * permessage-deflate: a connection that negotiated it gets each message
  * compressed once, the same compressed buffer as every other such
  * connection, RSV1 flagged; short messages and those that do not shrink go
- * plain; queue limits count uncompressed bytes. */
+ * in stored blocks (RSV1 too); queue limits count uncompressed bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -445,18 +445,24 @@ static void every_compressing_connection_shares_one_compressed_buffer(void **sta
     gw_msg_unref(m);
 }
 
-static void short_messages_go_plain_but_framed_by_us(void **state)
+static void short_messages_go_in_stored_blocks_without_compressing(void **state)
 {
     struct fixture *f = *state;
+    char back[512];
     deflate_on(f);
-    send_one(f->c, "{\"op\":\"pong\"}", GW_DEFLATE_MIN - 1, 0);
+    struct gw_msg *m = msg("{\"op\":\"pong\"}", GW_DEFLATE_MIN - 1);
+    gw_conn_send(f->c, m, 0);
     assert_int_equal(f->sock.nframes, 1);
-    assert_int_equal(f->sock.flags[0], GW_TX_OWN_FRAME);
-    assert_int_equal(f->sock.lens[0], GW_DEFLATE_MIN - 1);
+    assert_int_equal(f->sock.flags[0], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    assert_int_equal(f->sock.lens[0], GW_DEFLATE_MIN - 1 + 6);
+    assert_int_equal(inflate_msg(f->sock.bufs[0], f->sock.lens[0], back, sizeof back), GW_DEFLATE_MIN - 1);
+    assert_memory_equal(back, gw_msg_payload(m), GW_DEFLATE_MIN - 1);
     assert_int_equal(f->metrics.deflate_runs, 0);
+    assert_int_equal(f->metrics.deflate_compressed, 0);
+    gw_msg_unref(m);
 }
 
-static void a_message_compression_does_not_shrink_goes_plain(void **state)
+static void a_message_compression_does_not_shrink_goes_in_stored_blocks(void **state)
 {
     struct fixture *f = *state;
     unsigned char noise[300];
@@ -471,10 +477,11 @@ static void a_message_compression_does_not_shrink_goes_plain(void **state)
     gw_conn_send(f->c, m, 0);
     gw_conn_send(f->c, m, 0); /* tried once only */
     assert_int_equal(f->sock.nframes, 2);
-    assert_int_equal(f->sock.flags[1], GW_TX_OWN_FRAME);
-    assert_int_equal(f->sock.lens[1], sizeof noise);
-    assert_ptr_equal(f->sock.bufs[1], gw_msg_payload(m));
+    assert_int_equal(f->sock.flags[1], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    assert_int_equal(f->sock.lens[1], sizeof noise + 6);
+    assert_ptr_equal(f->sock.bufs[1], f->sock.bufs[0]); /* made once */
     assert_int_equal(f->metrics.deflate_runs, 1);
+    assert_int_equal(f->metrics.deflate_compressed, 0);
     gw_msg_unref(m);
 }
 
@@ -507,8 +514,8 @@ int main(void)
         T(a_closed_connection_drops_its_queue_and_what_arrives_later),
         T(a_compressing_connection_gets_the_message_compressed_with_rsv1),
         T(every_compressing_connection_shares_one_compressed_buffer),
-        T(short_messages_go_plain_but_framed_by_us),
-        T(a_message_compression_does_not_shrink_goes_plain),
+        T(short_messages_go_in_stored_blocks_without_compressing),
+        T(a_message_compression_does_not_shrink_goes_in_stored_blocks),
         T(a_connection_without_compression_writes_plain_text_frames),
     };
 #undef T

@@ -2,7 +2,8 @@
  * DEFLATE stream up to a sync flush with its 00 00 ff ff removed, which a
  * receiver inflates back (alone, or after earlier messages in one inflate
  * context, as a client with context takeover does), and nothing that would
- * not shrink is ever handed out compressed. */
+ * not shrink is ever handed out compressed; stored blocks carry any message
+ * uncompressed and inflate back to it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,6 +130,34 @@ static void what_would_not_shrink_or_fit_is_refused(void **state)
     rc_deflater_free(d);
 }
 
+static void stored_blocks_inflate_back_whatever_the_size(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 127, 65535, 65536, 200000};
+    unsigned char *in = malloc(200000), *out = malloc(200100), *back = malloc(200000);
+    assert_non_null(in);
+    assert_non_null(out);
+    assert_non_null(back);
+    for (size_t i = 0; i < 200000; i++)
+        in[i] = (unsigned char)(i * 31 + (i >> 8));
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(inflateInit2(&s, -15), Z_OK);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        size_t zn = rc_deflate_stored(in, n, out, 200100);
+        assert_int_equal(zn, rc_deflate_stored_len(n));
+        assert_int_equal(zn, n + 5 * ((n + 65534) / 65535) + 1);
+        assert_int_equal(rc_deflate_stored(in, n, out, zn - 1), 0); /* too small */
+        assert_int_equal(inflate_into(&s, out, zn, back, 200000), n); /* one context, as a client keeps it */
+        assert_memory_equal(back, in, n);
+    }
+    inflateEnd(&s);
+    free(in);
+    free(out);
+    free(back);
+}
+
 static void bad_levels_make_no_deflater(void **state)
 {
     (void)state;
@@ -144,6 +173,7 @@ int main(void)
         cmocka_unit_test(messages_decode_in_one_continuing_inflate_context),
         cmocka_unit_test(the_same_message_compresses_to_the_same_bytes_every_time),
         cmocka_unit_test(what_would_not_shrink_or_fit_is_refused),
+        cmocka_unit_test(stored_blocks_inflate_back_whatever_the_size),
         cmocka_unit_test(bad_levels_make_no_deflater),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
