@@ -282,7 +282,11 @@ test('many compressing viewers of one view: true windows, one compression per me
     const runs0 = await metric(gw, 'rankcast_deflate_runs_total');
     const comp0 = await metric(gw, 'rankcast_deflate_compressed_total');
     const last = await writeSome(gw, 200);
-    await h.waitFor(() => viewers.every((v) => v.seq >= last), 30000, 'every viewer to reach the last seq');
+    await h.waitFor(() => viewers.every((v) => v.seq >= last), 60000, 'every viewer to reach the last seq')
+      .catch((e) => {
+        const behind = viewers.filter((v) => v.seq < last).map((v) => `${v.seq} (${v.log.length} messages)`);
+        throw new Error(`${e.message}: last seq ${last}, ${behind.length} viewers behind at ${behind.slice(0, 5).join(', ')}`);
+      });
     const want = await truth(redis);
     for (const v of viewers) {
       assert.equal(v.broken, null);
