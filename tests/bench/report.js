@@ -522,6 +522,12 @@ ${ev.knee.length ? `- **Floor (K)**: after each K run, \`send_floor\` (\`tests/b
   sender's \`send()\`, so the floor is the kernel's cost of one frame sent and received; the gateway's
   figure has its writes, JSON, coalescing and libwebsockets on top (the reader's own \`recv\` side is in
   neither: rankcast-bench and the reader thread are not counted).
+` : ''}${ev.zip.length ? `- **Compression (Z)**: \`rankcast-bench --deflate\` has its viewers offer permessage-deflate
+  (libwebsockets' client, inflating a whole message per step); the writers never do. At the start and the end of
+  the measurement the bench reads the gateway's \`/metrics\` (\`rankcast_bytes_sent_total\`,
+  \`rankcast_deflate_*\`); the bytes the writers received (their acks, uncompressed) are subtracted, which
+  leaves the payload bytes written to viewers (deltas; resyncs would count too, there were none). Both runs
+  share one gateway, so CPU per delivery includes the same write handling either way.
 ` : ''}- Gateway CPU seconds: \`/proc/PID/stat\` utime + stime over the case; peak RSS: \`VmHWM\`, reset
   per case through \`/proc/PID/clear_refs\`.
 
