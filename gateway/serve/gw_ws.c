@@ -13,13 +13,8 @@
  * connection: the connection queue hands over payloads compressed once per
  * message (net/gw_msg.h) and says whether RSV1 goes with them.
  *
- * lws 4.1 inflates a compressed message 1 KiB at a time; what is left after
- * a read is "drained" by forced service, which under libuv runs once per
- * idle turn and then stops (lws_uv_idle stops its idle handle whatever is
- * left): a message inflating past about 3 KiB stalls until some other socket
- * event. So while a compressed message is being inflated, an idle handle of
- * ours services that connection again (lws_service_fd with POLLIN, which
- * drains before it reads) until the message is whole.
+ * lws 4.1 stalls in the middle of inflating a message past about 3 KiB:
+ * serve/gw_ws_drain.c pushes it on while a compressed message is incomplete.
  *
  * A compressed message over max_frame: the close (1009) is queued, and the
  * rest of the message is still inflated and thrown away, up to
@@ -32,6 +27,7 @@
 #include <libwebsockets.h>
 
 #include "serve/gw_ws.h"
+#include "serve/gw_ws_drain.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,92 +49,6 @@
 #define DEFLATE_LEVEL 6 /* zlib's default; one compression per view per tick (docs/gateway.md) */
 #define PMD_NAME "permessage-deflate"
 #define DISCARD_MAX (1u << 20) /* inflated bytes thrown away after a compressed message over max_frame */
-
-/* ---- pushing lws to inflate the rest of a compressed message ---------------- */
-
-struct gw_ws_drain {
-    uv_idle_t idle;
-    struct gw_app *app;
-    struct lws **wsi;   /* connections to service again at the next idle turn */
-    size_t n, cap;
-    int closing;        /* uv_close was called: freed in its callback */
-};
-
-static void drain_closed(uv_handle_t *h)
-{
-    struct gw_ws_drain *d = h->data;
-    free(d->wsi);
-    free(d);
-}
-
-/* Nothing left to push: the handle goes (made again when needed). */
-static void drain_release(struct gw_app *app)
-{
-    struct gw_ws_drain *d = app->ws_drain;
-    if (!d || d->n || d->closing)
-        return;
-    d->closing = 1;
-    app->ws_drain = NULL;
-    uv_close((uv_handle_t *)&d->idle, drain_closed);
-}
-
-static void on_drain_idle(uv_idle_t *h)
-{
-    struct gw_ws_drain *d = h->data;
-    struct gw_app *app = d->app;
-    /* Take the list: servicing may add the same connections back. */
-    struct lws **list = d->wsi;
-    size_t n = d->n;
-    d->wsi = NULL;
-    d->n = d->cap = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct lws_pollfd pfd = {lws_get_socket_fd(list[i]), LWS_POLLIN, LWS_POLLIN};
-        if (pfd.fd >= 0 && app->lws)
-            (void)lws_service_fd(app->lws, &pfd);
-    }
-    free(list);
-    drain_release(app);
-}
-
-/* Services wsi again at the next idle turn (once however often asked). */
-static void drain_push(struct gw_app *app, struct lws *wsi)
-{
-    struct gw_ws_drain *d = app->ws_drain;
-    if (!d) {
-        d = calloc(1, sizeof *d);
-        if (!d)
-            return; /* the next socket event drains it instead */
-        d->app = app;
-        d->idle.data = d;
-        uv_idle_init(app->loop, &d->idle);
-        uv_idle_start(&d->idle, on_drain_idle);
-        app->ws_drain = d;
-    }
-    for (size_t i = 0; i < d->n; i++)
-        if (d->wsi[i] == wsi)
-            return;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 8;
-        struct lws **w = realloc(d->wsi, cap * sizeof *w);
-        if (!w)
-            return;
-        d->wsi = w;
-        d->cap = cap;
-    }
-    d->wsi[d->n++] = wsi;
-}
-
-/* wsi is closing: never service it again. */
-static void drain_forget(struct gw_app *app, struct lws *wsi)
-{
-    struct gw_ws_drain *d = app->ws_drain;
-    if (!d)
-        return;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->wsi[i] == wsi)
-            d->wsi[i--] = d->wsi[--d->n];
-    drain_release(app);
-}
 
 /* ---- the lws transport of the connection queue (net/gw_conn.h) ------------- */
 
@@ -401,7 +311,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
                 c->rx_stopped = 1;
                 lws_rx_flow_control(wsi, 0);
             } else if (!lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
-                drain_push(app, wsi);
+                gw_ws_drain_push(app, wsi);
             } else if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
                 c->rx_compressed = 0; /* all of it is gone */
             }
@@ -423,7 +333,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
         gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         c->rx_len = 0;
         if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0 && !lws_is_final_fragment(wsi))
-            drain_push(app, wsi); /* the rest is thrown away, up to DISCARD_MAX (banner) */
+            gw_ws_drain_push(app, wsi); /* the rest is thrown away, up to DISCARD_MAX (banner) */
         return 0;
     }
     if (c->rx_len + len > c->rx_cap) {
@@ -443,7 +353,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
         /* All of this frame was read: the rest of the message may sit in
          * lws' inflater (see the banner). */
         if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0)
-            drain_push(app, wsi);
+            gw_ws_drain_push(app, wsi);
         return 0;
     }
     size_t n = c->rx_len;
@@ -458,7 +368,7 @@ static void on_closed(struct gw_conn *c, struct gw_app *app)
 {
     if (c->sock) {
         gw_wsguard_unwatch(lws_get_socket_fd(c->sock));
-        drain_forget(app, c->sock);
+        gw_ws_drain_forget(app, c->sock);
     }
     gw_fanout_conn_closed(app->fanout, c);
     if (c->prev)
