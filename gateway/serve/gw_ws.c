@@ -114,11 +114,11 @@ void gw_ws_setup(struct gw_app *app)
         .hooks = gw_fanout_conn_hooks(app->fanout),
         .metrics = &app->metrics,
         .queue_bytes = app->conf->queue_bytes,
-        /* NULL (out of memory) sends everything plain, still framed by us */
+        /* NULL (out of memory): everything goes in stored blocks, uncompressed */
         .deflater = app->conf->compression ? rc_deflater_new(DEFLATE_LEVEL) : NULL,
     };
     if (app->conf->compression && !app->conn_ctx.deflater)
-        gw_log_warn("compression: no memory for the compressor; permessage-deflate clients get plain frames");
+        gw_log_warn("compression: no memory for the compressor; permessage-deflate clients get uncompressed messages");
 }
 
 void gw_ws_free(struct gw_app *app)
@@ -318,7 +318,14 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
         }
         return 0;
     }
+    if (lws_get_reserved_bits(wsi) & 0x40)
+        c->rx_compressed = 1; /* RSV1: the first frame of a compressed message */
     if (lws_frame_is_binary(wsi)) {
+        /* a compressed one is inflated to its end all the same */
+        if (c->rx_compressed && !lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0)
+            gw_ws_drain_push(app, wsi);
+        else if (lws_is_final_fragment(wsi))
+            c->rx_compressed = 0;
         /* One binary frame is a mistake; a stream of them is abuse. */
         if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
             gw_conn_reply(c, gw_op_error(app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
@@ -327,8 +334,6 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
             gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);
         return 0;
     }
-    if (lws_get_reserved_bits(wsi) & 0x40)
-        c->rx_compressed = 1; /* RSV1: the first frame of a compressed message */
     if (c->rx_len + len > max) {
         gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         c->rx_len = 0;

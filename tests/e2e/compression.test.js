@@ -361,6 +361,12 @@ test('compressed client messages that inflate to many KiB are answered, also bac
     for (let i = 0; i < 12; i++) await c.next((f) => f.msg && f.msg.id === 100 + i, 10000);
     const ids = c.frames.filter((f) => f.msg && f.msg.id >= 100).map((f) => f.msg.id);
     assert.deepEqual(ids, Array.from({ length: 12 }, (_, i) => 100 + i));
+    // a compressed binary message is inflated to its end and refused like any binary frame
+    c.send(clientFrame(0xc2, deflateMessage('z'.repeat(6000))));
+    const err = await c.next((f) => f.msg && f.msg.op === 'error', 10000);
+    assert.equal(err.msg.code, 'bad_request', err.text);
+    c.sendText(JSON.stringify({ op: 'ping', id: 200 }), true);
+    await c.next((f) => f.msg && f.msg.id === 200, 10000);
   });
 
 test('a compressed message that inflates past max_frame is refused with 1009; the gateway keeps serving',
