@@ -218,12 +218,16 @@ async function metric(gw, name) {
 }
 
 /* Writes n incr on members spread over the board, through the REST API (one
- * write in flight at a time, so ticks see a few each). Returns the last seq. */
+ * write in flight at a time, so ticks see a few each), then one that changes
+ * the top row: a write outside the top 100 sends no delta, so only a last
+ * write that surely shows guarantees a delta with the last seq. Returns the
+ * last seq. */
 async function writeSome(gw, n, spread = 150) {
   let seq = 0;
-  for (let i = 0; i < n; i++) {
-    const res = await h.http(gw.base, 'POST', `/api/v1/boards/${BOARD}/scores`,
-      { member: member((i * 37) % spread), op: 'incr', delta: 1 + ((i * 13) % 97) });
+  for (let i = 0; i <= n; i++) {
+    const w = i < n ? { member: member((i * 37) % spread), op: 'incr', delta: 1 + ((i * 13) % 97) }
+      : { member: member(0), op: 'incr', delta: 1000000 };
+    const res = await h.http(gw.base, 'POST', `/api/v1/boards/${BOARD}/scores`, w);
     assert.equal(res.status, 200, res.text);
     seq = Math.max(seq, res.body.seq);
   }
