@@ -18,6 +18,9 @@ enum {
 
 #define FIN 0x80u
 #define RSV 0x70u
+#define RSV1 0x40u
+#define OP_TEXT 0x1u
+#define OP_BINARY 0x2u
 #define OPCODE 0x0fu
 #define CONTROL 0x08u
 #define MASKED 0x80u
@@ -30,6 +33,31 @@ void rc_wsframe_init(struct rc_wsframe *s)
     s->state = ST_B0;
     s->left = 0;
     s->control = 0;
+    s->rsv1_ok = 0;
+}
+
+void rc_wsframe_allow_compressed(struct rc_wsframe *s)
+{
+    s->rsv1_ok = 1;
+}
+
+size_t rc_wsframe_text_header(unsigned char out[RC_WSFRAME_HEADER_MAX], uint64_t len, int compressed)
+{
+    out[0] = (unsigned char)(FIN | OP_TEXT | (compressed ? RSV1 : 0));
+    if (len < 126) {
+        out[1] = (unsigned char)len;
+        return 2;
+    }
+    if (len < 65536) {
+        out[1] = 126;
+        out[2] = (unsigned char)(len >> 8);
+        out[3] = (unsigned char)len;
+        return 4;
+    }
+    out[1] = 127;
+    for (int i = 0; i < 8; i++)
+        out[2 + i] = (unsigned char)(len >> (8 * (7 - i)));
+    return 10;
 }
 
 static int reserved_opcode(unsigned op)
@@ -42,12 +70,22 @@ static size_t min_size(uint64_t a, size_t b)
     return a < b ? (size_t)a : b;
 }
 
+/* The RSV bits of byte 0 are allowed: none, or RSV1 alone on the first
+ * frame of a data message when permessage-deflate was negotiated. */
+static int rsv_allowed(const struct rc_wsframe *s, unsigned b)
+{
+    unsigned op = b & OPCODE;
+    if (!(b & RSV))
+        return 1;
+    return s->rsv1_ok && (b & RSV) == RSV1 && (op == OP_TEXT || op == OP_BINARY);
+}
+
 /* Byte 0 or 1 or an extended length byte: returns 0, or -1 on a violation. */
 static int header_byte(struct rc_wsframe *s, unsigned b)
 {
     switch (s->state) {
     case ST_B0:
-        if ((b & RSV) || reserved_opcode(b & OPCODE))
+        if (!rsv_allowed(s, b) || reserved_opcode(b & OPCODE))
             return -1;
         s->control = (b & CONTROL) != 0;
         if (s->control && !(b & FIN))

@@ -9,7 +9,9 @@
  *   - a control frame (opcode & 8) with a payload over 125 bytes, or without
  *     FIN (5.5);
  *   - a reserved opcode, 3-7 or 11-15 (5.2);
- *   - any RSV bit set (no extension is ever negotiated here);
+ *   - any RSV bit set, except RSV1 on the first frame of a text or binary
+ *     message once permessage-deflate was negotiated (RFC 7692, 6.1: never
+ *     on a continuation or control frame; rc_wsframe_allow_compressed);
  *   - a 64-bit length with its most significant bit set (5.2).
  * After a violation the checker stays failed: every later feed returns 1002.
  *
@@ -29,10 +31,24 @@ struct rc_wsframe {
     uint8_t state;   /* where in the frame the next byte falls (rc_wsframe.c) */
     uint8_t left;    /* header bytes left in the current part: extended length or mask key */
     uint8_t control; /* the current frame is a control frame */
+    uint8_t rsv1_ok; /* permessage-deflate negotiated: RSV1 allowed where RFC 7692 puts it */
 };
+
+/* The longest server frame header: byte 0, byte 1, 8 bytes of length. */
+#define RC_WSFRAME_HEADER_MAX 10
 
 /* Starts s at a frame boundary (the same as zeroing it). */
 void rc_wsframe_init(struct rc_wsframe *s);
+
+/* Lets RSV1 ("compressed") through on the first frame of a data message
+ * (opcode 1 or 2): permessage-deflate was negotiated on this connection.
+ * Call after rc_wsframe_init. */
+void rc_wsframe_allow_compressed(struct rc_wsframe *s);
+
+/* Writes the header of one unfragmented, unmasked server text frame of len
+ * payload bytes into out (RSV1 set when compressed: the payload is a
+ * permessage-deflate message) and returns its length: 2, 4 or 10 bytes. */
+size_t rc_wsframe_text_header(unsigned char out[RC_WSFRAME_HEADER_MAX], uint64_t len, int compressed);
 
 /* Feeds the next n bytes of the stream (p borrowed, only headers are read).
  * Returns 0 while the stream is well-formed, RC_WSFRAME_PROTOCOL_ERROR (1002,

@@ -23,6 +23,7 @@ struct gw_redis;
 struct gw_fanout;
 struct gw_profiles;
 struct gw_conn;
+struct gw_ws_drain;
 struct gw_decay;
 struct gw_peers;
 struct gw_archive;
@@ -50,6 +51,7 @@ struct gw_app {
     uint64_t token_sweep_at;        /* next check for expired tokens (uv_now ms; serve/gw_ws.c) */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
     struct gw_conn_ctx conn_ctx;    /* what every connection shares (serve/gw_ws.c sets it) */
+    struct gw_ws_drain *ws_drain;   /* compressed messages lws must be pushed to inflate (serve/gw_ws.c) */
     struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */
     uv_timer_t tick;                /* the coalescing tick */
     struct gw_lifecycle life;       /* signals and the stop sequence (gw_lifecycle.c) */

@@ -285,6 +285,7 @@ int main(int argc, char **argv)
         uv_run(&loop, UV_RUN_DEFAULT);
     }
     gw_fanout_free(app.fanout);
+    gw_ws_free(&app);
     gw_profiles_free(app.profiles);
     gw_server_free(&app);
     if (uv_loop_close(&loop) != 0)

@@ -173,6 +173,14 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_deltas_sent_total", "Delta and event messages queued to viewers", m->deltas_sent);
     counter(&o, "rankcast_snapshots_sent_total", "Snapshots queued to viewers", m->snapshots_sent);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
+    counter(&o, "rankcast_deflate_connections_total", "WebSocket connections that negotiated permessage-deflate",
+            m->deflate_conns);
+    counter(&o, "rankcast_deflate_messages_total", "Messages written to connections with permessage-deflate",
+            m->deflate_sends);
+    counter(&o, "rankcast_deflate_compressed_total", "Of those, written compressed", m->deflate_compressed);
+    counter(&o, "rankcast_deflate_runs_total", "Compressions made (one per message, shared by its receivers)",
+            m->deflate_runs);
+    counter(&o, "rankcast_deflate_saved_bytes_total", "WebSocket payload bytes compression saved", m->deflate_saved);
     counter(&o, "rankcast_queue_drops_total", "Slow readers whose queue overflowed (resynced)", m->queue_drops);
     counter(&o, "rankcast_redis_reconnects_total", "Redis reconnects after an outage", m->redis_reconnects);
     counter(&o, "rankcast_keyspace_events_total", "Keyspace notifications received", m->keyspace_events);

@@ -27,6 +27,11 @@ struct gw_metrics {
     uint64_t snapshots_sent;
     uint64_t bytes_sent;                  /* WebSocket payload bytes written */
     uint64_t queue_drops;                 /* slow readers whose queue overflowed */
+    uint64_t deflate_conns;               /* connections that negotiated permessage-deflate (total) */
+    uint64_t deflate_sends;               /* messages written to connections with permessage-deflate */
+    uint64_t deflate_compressed;          /* of those, written compressed */
+    uint64_t deflate_runs;                /* compressions made (one per message, shared by its receivers) */
+    uint64_t deflate_saved;               /* payload bytes compression saved */
     uint64_t redis_reconnects;
     uint64_t keyspace_events;
     uint64_t webhooks_sent;               /* webhook deliveries answered 2xx */

@@ -65,6 +65,34 @@ static void count_sent(struct gw_conn *c, size_t len)
         c->ctx->metrics->bytes_sent += len;
 }
 
+/* Writes m as one frame: when c negotiated permessage-deflate, m's shared
+ * permessage-deflate form (made by the first connection that needs it:
+ * compressed, or stored blocks when that does not pay), else plain. Returns
+ * the transport's result. */
+static int write_msg(struct gw_conn *c, struct gw_msg *m)
+{
+    if (!c->deflate) {
+        count_sent(c, m->len);
+        return c->ctx->tx->write(c->sock, gw_msg_payload(m), m->len, 0);
+    }
+    int fresh = !m->z_tried && m->len >= GW_DEFLATE_MIN;
+    struct gw_msg *z = gw_msg_compressed(m, c->ctx->deflater, GW_DEFLATE_MIN);
+    if (c->ctx->metrics) {
+        c->ctx->metrics->deflate_sends++;
+        c->ctx->metrics->deflate_runs += fresh && c->ctx->deflater;
+    }
+    if (!z) { /* out of memory: plain is allowed too (RSV1 clear) */
+        count_sent(c, m->len);
+        return c->ctx->tx->write(c->sock, gw_msg_payload(m), m->len, GW_TX_OWN_FRAME);
+    }
+    if (c->ctx->metrics && !z->z_stored) {
+        c->ctx->metrics->deflate_compressed++;
+        c->ctx->metrics->deflate_saved += m->len - z->len;
+    }
+    count_sent(c, z->len);
+    return c->ctx->tx->write(c->sock, gw_msg_payload(z), z->len, GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+}
+
 static void count_drop(struct gw_conn *c)
 {
     if (c->ctx->metrics)
@@ -112,11 +140,10 @@ static void enqueue(struct gw_conn *c, struct gw_msg *m, enum gw_qclass cls)
      * fan-out). A partial write is kept by the transport, which then reports
      * the pipe choked, so later messages queue behind it in order. */
     if (c->q_count == 0 && !c->ctx->tx->choked(c->sock)) {
-        if (c->ctx->tx->write(c->sock, gw_msg_payload(m), m->len) < 0) {
+        if (write_msg(c, m) < 0) {
             gw_conn_close(c, GW_CLOSE_UNEXPECTED);
             return;
         }
-        count_sent(c, m->len);
         if (c->resync)
             want_writeable(c); /* snapshots owed once drained */
         return;
@@ -207,11 +234,10 @@ int gw_conn_on_writeable(struct gw_conn *c)
         if (n && c->ctx->tx->choked(c->sock))
             break;
         struct gw_qent e = c->q[c->q_head];
-        int w = c->ctx->tx->write(c->sock, gw_msg_payload(e.msg), e.msg->len);
+        int w = write_msg(c, e.msg);
         c->q_head = (c->q_head + 1) % c->q_cap;
         c->q_count--;
         *class_bytes(c, e.cls) -= e.msg->len;
-        count_sent(c, e.msg->len);
         gw_msg_unref(e.msg);
         if (w < 0)
             return -1;

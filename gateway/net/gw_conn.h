@@ -22,6 +22,16 @@
  * fake), and what the fan-out must hear (lagged, drained) goes up through a
  * hook table. Both are in a gw_conn_ctx set once at start and shared by
  * every connection.
+ *
+ * Compression. A connection that negotiated permessage-deflate (deflate = 1)
+ * sends each queued message through gw_msg_compressed at write time: the
+ * message is compressed once, by the first such connection that writes it,
+ * and the same compressed bytes go to every other one (a delta is one gw_msg
+ * per view per tick, so one compression per view per tick). Messages under
+ * GW_DEFLATE_MIN bytes, and those compression would not shorten, go out in
+ * DEFLATE stored blocks (RSV1 set, 6 bytes more, no compression work; see
+ * net/gw_msg.h for why not plain). Queue limits count the uncompressed
+ * length.
  */
 #ifndef GW_CONN_H
 #define GW_CONN_H
@@ -43,11 +53,25 @@ struct gw_metrics;
 #define GW_CLOSE_TOO_LARGE 1009
 #define GW_CLOSE_UNEXPECTED 1011
 
+/* Messages shorter than this are never compressed, only wrapped in stored
+ * blocks (docs/gateway.md, "Compression": the measured sizes). */
+#define GW_DEFLATE_MIN 128
+
+/* Flags of a write. */
+#define GW_TX_OWN_FRAME 1u  /* the connection negotiated permessage-deflate:
+                               frame it here, so the library's own compressor
+                               never touches it */
+#define GW_TX_COMPRESSED 2u /* the payload is a permessage-deflate message (compressed
+                               or stored blocks): RSV1 set (with OWN_FRAME) */
+
+struct rc_deflater;
+
 /* The socket side, borrowed from the transport for as long as sock lives. */
 struct gw_conn_transport {
     /* Writes one text frame of len bytes at buf (GW_MSG_PRE bytes of
-     * writable headroom before buf). Returns < 0 when the socket failed. */
-    int (*write)(void *sock, unsigned char *buf, size_t len);
+     * writable headroom before buf), flags GW_TX_*. Returns < 0 when the
+     * socket failed. */
+    int (*write)(void *sock, unsigned char *buf, size_t len, unsigned flags);
     /* Sends the close frame with code and arms the close timeout. Returns
      * < 0 when the socket failed. */
     int (*close)(void *sock, int code);
@@ -73,6 +97,7 @@ struct gw_conn_ctx {
     struct gw_conn_hooks hooks;
     struct gw_metrics *metrics;    /* bytes_sent, queue_drops (NULL: not counted) */
     size_t queue_bytes;            /* droppable bytes a reader may fall behind (conf) */
+    struct rc_deflater *deflater;  /* compresses for connections with deflate set (NULL: none) */
 };
 
 enum gw_qclass {
@@ -106,6 +131,10 @@ struct gw_conn {
     int close_code;                /* nonzero: close with this code once flushed */
     int close_sent;                /* the close frame is out: write nothing more */
     unsigned binary_frames;        /* binary frames received (abuse counter) */
+    int deflate;                   /* permessage-deflate negotiated: send compressed */
+    int rx_compressed;             /* the message being reassembled came compressed */
+    size_t rx_discarded;           /* closing: inflated bytes thrown away since */
+    int rx_stopped;                /* closing: reading stopped (a compressed message far over the limit) */
     /* who: the key presented at the handshake, and this connection's writes */
     struct gw_caller who;
     int token_expired;             /* its token expired and its views were stopped */

@@ -118,12 +118,14 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
     return 0;
 }
 
-int gw_wsguard_watch(int fd)
+int gw_wsguard_watch(int fd, int compressed)
 {
     struct slot *s = slot_of(fd);
     if (!s || s->last4 != END_OF_HEADERS)
         return RC_E_INTERNAL;
     rc_wsframe_init(&s->frame);
+    if (compressed)
+        rc_wsframe_allow_compressed(&s->frame);
     s->watched = 1;
     return 0;
 }

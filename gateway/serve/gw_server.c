@@ -103,6 +103,15 @@ static struct lws_http_mount mount = {
     .protocol = "http",
 };
 
+/* permessage-deflate (RFC 7692), listed only with [server] compression = on.
+ * lws answers a client's offer with it and inflates what the client sends
+ * compressed; what the gateway sends, it frames and compresses itself
+ * (gw_ws.c, net/gw_msg.h). */
+static const struct lws_extension extensions[] = {
+    {"permessage-deflate", lws_extension_callback_pm_deflate, "permessage-deflate"},
+    {NULL, NULL, NULL},
+};
+
 static int lws_verbose; /* RANKCAST_LWS_LOG set: every line, unthrottled (debugging) */
 
 static void lws_logger(int level, const char *line)
@@ -176,6 +185,8 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     info.user = app;
     info.foreign_loops = foreign;
     info.pcontext = &app->lws;
+    if (c->compression)
+        info.extensions = extensions;
     info.options = LWS_SERVER_OPTION_LIBUV;
     /* lws binds every address when IPv6 is on, whatever iface says. */
     if (!strchr(host, ':'))

@@ -5,11 +5,29 @@
  * decoded by core/rc_proto and dispatched. Every request gets exactly one
  * reply; errors never close the connection, except abuse: a message over the
  * limit (1009) or a stream of binary frames (1008).
+ *
+ * permessage-deflate (docs/gateway.md, "Compression"): lws negotiates it
+ * (gw_server.c lists the extension when [server] compression = on) and
+ * inflates what clients send compressed; the limit above applies to the
+ * inflated message. What we send is framed here, not by lws, on such a
+ * connection: the connection queue hands over payloads compressed once per
+ * message (net/gw_msg.h) and says whether RSV1 goes with them.
+ *
+ * lws 4.1 stalls in the middle of inflating a message past about 3 KiB:
+ * serve/gw_ws_drain.c pushes it on while a compressed message is incomplete.
+ *
+ * A compressed message over max_frame: the close (1009) is queued, and the
+ * rest of the message is still inflated and thrown away, up to
+ * DISCARD_MAX bytes, so that lws gets to read the peer's answering close
+ * (it reads nothing new while it drains). Past that (a "zip bomb": a small
+ * frame inflating to gigabytes) reading stops (lws_rx_flow_control) and the
+ * close timeout ends the connection: the CPU one bomb costs is bounded.
  */
 #include <uv.h>
 #include <libwebsockets.h>
 
 #include "serve/gw_ws.h"
+#include "serve/gw_ws_drain.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +42,28 @@
 #include "net/gw_peers.h"
 #include "net/gw_urlarg.h"
 #include "net/gw_wsguard.h"
+#include "rc_deflate.h"
+#include "rc_wsframe.h"
 
 #define BINARY_FRAMES_TOLERATED 8
+#define DEFLATE_LEVEL 6 /* zlib's default; one compression per view per tick (docs/gateway.md) */
+#define PMD_NAME "permessage-deflate"
+#define DISCARD_MAX (1u << 20) /* inflated bytes thrown away after a compressed message over max_frame */
 
 /* ---- the lws transport of the connection queue (net/gw_conn.h) ------------- */
 
-static int lws_tx_write(void *sock, unsigned char *buf, size_t len)
+/* A connection with permessage-deflate gets its frames built here (header
+ * in the headroom, RSV1 when compressed) and written raw: given a text
+ * write, lws' extension would compress it again, per connection. Partial
+ * writes are kept by lws either way (lws_issue_raw). */
+static int lws_tx_write(void *sock, unsigned char *buf, size_t len, unsigned flags)
 {
-    return lws_write(sock, buf, len, LWS_WRITE_TEXT) < 0 ? RC_E_INTERNAL : 0;
+    if (!(flags & GW_TX_OWN_FRAME))
+        return lws_write(sock, buf, len, LWS_WRITE_TEXT) < 0 ? RC_E_INTERNAL : 0;
+    unsigned char h[RC_WSFRAME_HEADER_MAX];
+    size_t hl = rc_wsframe_text_header(h, len, (flags & GW_TX_COMPRESSED) != 0);
+    memcpy(buf - hl, h, hl);
+    return lws_write(sock, buf - hl, len + hl, LWS_WRITE_RAW) < 0 ? RC_E_INTERNAL : 0;
 }
 
 /* The close frame, written by us. The documented way (lws_close_reason, then
@@ -69,6 +101,7 @@ static const struct gw_conn_transport lws_transport = {
     lws_tx_want_writeable,
 };
 
+_Static_assert(GW_MSG_PRE >= RC_WSFRAME_HEADER_MAX, "room for our own frame header");
 _Static_assert(GW_CLOSE_GOING_AWAY == LWS_CLOSE_STATUS_GOINGAWAY, "close codes");
 _Static_assert(GW_CLOSE_POLICY_VIOLATION == LWS_CLOSE_STATUS_POLICY_VIOLATION, "close codes");
 _Static_assert(GW_CLOSE_TOO_LARGE == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "close codes");
@@ -81,7 +114,17 @@ void gw_ws_setup(struct gw_app *app)
         .hooks = gw_fanout_conn_hooks(app->fanout),
         .metrics = &app->metrics,
         .queue_bytes = app->conf->queue_bytes,
+        /* NULL (out of memory): everything goes in stored blocks, uncompressed */
+        .deflater = app->conf->compression ? rc_deflater_new(DEFLATE_LEVEL) : NULL,
     };
+    if (app->conf->compression && !app->conn_ctx.deflater)
+        gw_log_warn("compression: no memory for the compressor; permessage-deflate clients get uncompressed messages");
+}
+
+void gw_ws_free(struct gw_app *app)
+{
+    rc_deflater_free(app->conn_ctx.deflater);
+    app->conn_ctx.deflater = NULL;
 }
 
 /* gw_op_done for WebSocket: the JSON is the reply. */
@@ -313,18 +356,49 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     app->metrics.connections++;
     app->metrics.connections_total++;
     *pconn = c;
+    /* Did lws accept the client's permessage-deflate offer? Setting an
+     * option answers (-1: not active). The option itself: lws 4.1 resets its
+     * inflater after each message when server_no_context_takeover was
+     * negotiated, which breaks a client that keeps its own compression
+     * context (that is client_no_context_takeover's business, and lws
+     * never asks for it). Our sending never uses lws' compressor. */
+    c->deflate = app->conf->compression &&
+                 lws_set_extension_option(wsi, PMD_NAME, "server_no_context_takeover", "0") == 0;
+    if (c->deflate)
+        app->metrics.deflate_conns++;
     /* RFC 6455 frame rules lws does not enforce; plain TCP only (gw_wsguard.c). */
     if (!app->conf->tls_cert[0])
-        (void)gw_wsguard_watch(lws_get_socket_fd(wsi));
+        (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate);
     return 0;
 }
 
 static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, const char *in, size_t len)
 {
     size_t max = app->conf->max_frame;
-    if (c->close_code)
-        return 0; /* closing: what the peer still sends is ignored */
+    if (c->close_code) {
+        /* closing: what the peer still sends is ignored (see the banner for
+         * the rest of a compressed message) */
+        if (c->rx_compressed && !c->rx_stopped) {
+            c->rx_discarded += len;
+            if (c->rx_discarded > DISCARD_MAX) {
+                c->rx_stopped = 1;
+                lws_rx_flow_control(wsi, 0);
+            } else if (!lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
+                gw_ws_drain_push(app, wsi);
+            } else if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0) {
+                c->rx_compressed = 0; /* all of it is gone */
+            }
+        }
+        return 0;
+    }
+    if (lws_get_reserved_bits(wsi) & 0x40)
+        c->rx_compressed = 1; /* RSV1: the first frame of a compressed message */
     if (lws_frame_is_binary(wsi)) {
+        /* a compressed one is inflated to its end all the same */
+        if (c->rx_compressed && !lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0)
+            gw_ws_drain_push(app, wsi);
+        else if (lws_is_final_fragment(wsi))
+            c->rx_compressed = 0;
         /* One binary frame is a mistake; a stream of them is abuse. */
         if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
             gw_conn_reply(c, gw_op_error(app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
@@ -336,6 +410,8 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
     if (c->rx_len + len > max) {
         gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         c->rx_len = 0;
+        if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0 && !lws_is_final_fragment(wsi))
+            gw_ws_drain_push(app, wsi); /* the rest is thrown away, up to DISCARD_MAX (banner) */
         return 0;
     }
     if (c->rx_len + len > c->rx_cap) {
@@ -351,10 +427,16 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
     if (len) /* an empty frame has no buffer behind it */
         memcpy(c->rx + c->rx_len, in, len);
     c->rx_len += len;
-    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0)
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) != 0) {
+        /* All of this frame was read: the rest of the message may sit in
+         * lws' inflater (see the banner). */
+        if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0)
+            gw_ws_drain_push(app, wsi);
         return 0;
+    }
     size_t n = c->rx_len;
     c->rx_len = 0;
+    c->rx_compressed = 0;
     if (!c->close_code)
         on_message(app, c, c->rx, n);
     return 0;
@@ -362,8 +444,10 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
 
 static void on_closed(struct gw_conn *c, struct gw_app *app)
 {
-    if (c->sock)
+    if (c->sock) {
         gw_wsguard_unwatch(lws_get_socket_fd(c->sock));
+        gw_ws_drain_forget(app, c->sock);
+    }
     gw_fanout_conn_closed(app->fanout, c);
     if (c->prev)
         c->prev->next = c->next;

@@ -19,6 +19,10 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_
  * fan-out exists and before the server accepts. */
 void gw_ws_setup(struct gw_app *app);
 
+/* Frees what gw_ws_setup made (the compressor). Call after the last
+ * connection closed. */
+void gw_ws_free(struct gw_app *app);
+
 /* Asks every open connection to close with 1001 (going away). */
 void gw_ws_close_all(struct gw_app *app);
 

@@ -31,6 +31,13 @@
  * window from Redis (ZRANGE ... REV WITHSCORES, ZCARD) and records when each
  * viewer's window became equal to it.
  *
+ * --deflate: the viewers offer permessage-deflate (the writers never do);
+ * the JSON's "wire" object then says what went over the wire: the gateway's
+ * own payload byte and compression counters (GET /metrics at the start and
+ * the end of the measurement) and the reply bytes the writers received
+ * (acks: plain, so counted as received), so a case can report bytes per
+ * delivered delta with and without compression.
+ *
  * --idle-only: connect and subscribe, hold for --hold seconds, report how
  * many connections were still held. The open-file limit is per process: run
  * several of these for more connections than one process may open.
@@ -56,6 +63,7 @@
 #include <unistd.h>
 
 #include "bench_hist.h"
+#include "bench_metrics.h"
 #include "bench_proc.h"
 #include "bench_scan.h"
 #include "bench_window.h"
@@ -137,7 +145,7 @@ struct options {
     unsigned viewers, writers, members, inflight, conc, src_first, src_last, src_offset, tb_bits;
     double rate, duration, settle, connect_timeout, hold;
     uint64_t writes_cap;
-    int op_incr, idle_only, verify, lws_log;
+    int op_incr, idle_only, verify, lws_log, deflate;
     long gateway_pid;
     enum view_kind view;
     int64_t view_offset;
@@ -166,6 +174,7 @@ static struct {
     _Atomic unsigned open, given_up;
     _Atomic(uint64_t) issued, sent, answered;
     uint64_t acked, errors, lost, unknown, untracked;
+    uint64_t reply_bytes; /* payload bytes of every reply the writers received */
     uint64_t err_by_code[NCODES];
     unsigned closes, connect_errors;
     struct bench_hist ack;
@@ -206,6 +215,9 @@ static struct {
     int64_t start_us, connected_us, write_end_us, done_us, deadline_us, hold_end_us;
     struct bench_proc gw0, gw1;
     int gw_ok, peak_reset;
+    struct bench_metrics m0, m1; /* the gateway's /metrics at the start and the end */
+    int m_ok;
+    unsigned deflate_open;       /* viewers whose handshake agreed permessage-deflate */
     unsigned writers_open_at_end; /* before the writer thread closes them */
 
     struct bench_parser *parser;
@@ -495,6 +507,7 @@ static void on_writer_message(struct conn *w, const char *js, size_t len)
 {
     char op[16];
     int64_t id = -1, seq = -1, now = now_us();
+    W.reply_bytes += len;
     if (bench_scan_str(js, len, "\"op\"", op, sizeof op) != 0 || bench_scan_int(js, len, "\"id\"", &id) != 0) {
         W.unknown++;
         return;
@@ -677,6 +690,12 @@ static void on_connect_error(struct conn *c, const char *why)
 static void on_established(struct conn *c)
 {
     c->state = CS_OPEN;
+    /* lws 4.1 inflates 1 KiB per turn and, on libuv, stalls between turns
+     * until another socket event (see gateway/serve/gw_ws.c): inflate a
+     * whole message (up to the protocol's 64 KiB rx buffer) at once. -1:
+     * not negotiated. */
+    if (!c->writer && O.deflate && lws_set_extension_option(c->wsi, "permessage-deflate", "rx_buf_size", "16") == 0)
+        B.deflate_open++;
     if (c->writer) {
         W.connecting--;
         atomic_fetch_add(&W.open, 1);
@@ -808,7 +827,13 @@ static const struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static struct lws_context *new_context(uv_loop_t *loop, struct lws_context **pctx)
+/* Offered by the viewers with --deflate, as browsers offer it. */
+static const struct lws_extension deflate_ext[] = {
+    {"permessage-deflate", lws_extension_callback_pm_deflate, "permessage-deflate; client_max_window_bits"},
+    {NULL, NULL, NULL},
+};
+
+static struct lws_context *new_context(uv_loop_t *loop, struct lws_context **pctx, int deflate)
 {
     struct lws_context_creation_info info;
     void *foreign[1] = {loop};
@@ -818,6 +843,8 @@ static struct lws_context *new_context(uv_loop_t *loop, struct lws_context **pct
     info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DISABLE_IPV6;
     info.foreign_loops = foreign;
     info.pcontext = pctx;
+    if (deflate)
+        info.extensions = deflate_ext;
     info.timeout_secs = 20;
     info.connect_timeout_secs = 20;
     /* lws clears *pcontext when the context is gone, but does not set it */
@@ -885,7 +912,7 @@ static int start_writers(void)
         W.conns[i].writer = 1;
     }
     uv_loop_init(&W.loop);
-    if (!new_context(&W.loop, &W.ctx))
+    if (!new_context(&W.loop, &W.ctx, 0))
         return -1;
     uv_timer_init(&W.loop, &W.timer);
     uv_timer_start(&W.timer, on_writer_tick, 1, 1);
@@ -926,6 +953,7 @@ static void start_measuring(int64_t now)
         B.peak_reset = bench_proc_reset_peak((pid_t)O.gateway_pid) == 0;
         gateway_snapshot(&B.gw0);
     }
+    B.m_ok = bench_metrics_read(O.host, O.port, &B.m0) == 0;
     say("%u/%u viewers subscribed, %u/%u writers open after %.1f s", B.subscribed, O.viewers,
         atomic_load(&W.open), O.writers, (double)(now - B.start_us) / 1e6);
 }
@@ -1149,6 +1177,14 @@ static void report(void)
            B.close_codes[4]);
     if (O.verify)
         put_verify();
+    /* What went over the wire, from the gateway's counters (payload bytes,
+     * frame headers not included) and the writers' replies. */
+    printf("\"wire\":{\"ok\":%s,\"deflate\":%s,\"deflate_viewers\":%u,\"bytes_sent\":%" PRIu64
+           ",\"writer_reply_bytes\":%" PRIu64 ",\"deltas_queued\":%" PRIu64 ",\"deflate_messages\":%" PRIu64
+           ",\"deflate_compressed\":%" PRIu64 ",\"deflate_runs\":%" PRIu64 "},",
+           B.m_ok ? "true" : "false", O.deflate ? "true" : "false", B.deflate_open, B.m1.bytes_sent - B.m0.bytes_sent,
+           W.reply_bytes, B.m1.deltas_sent - B.m0.deltas_sent, B.m1.deflate_messages - B.m0.deflate_messages,
+           B.m1.deflate_compressed - B.m0.deflate_compressed, B.m1.deflate_runs - B.m0.deflate_runs);
     if (O.gateway_pid > 0) {
         double span = meas_s > 0 ? meas_s : (double)(B.done_us - B.connected_us) / 1e6;
         printf("\"gateway\":{\"pid\":%ld,\"ok\":%s,\"cpu_s\":%.3f,\"cpu_per_s\":%.3f,\"rss_kb\":%ld,"
@@ -1174,6 +1210,8 @@ static void finish(void)
     if (!B.connected_us)
         start_measuring(B.done_us);
     gateway_snapshot(&B.gw1);
+    if (B.m_ok)
+        B.m_ok = bench_metrics_read(O.host, O.port, &B.m1) == 0;
     B.writers_open_at_end = atomic_load(&W.open);
     if (W.running) {
         uv_async_send(&W.wake);
@@ -1220,7 +1258,8 @@ static void usage(void)
             "  --idle-only --hold S [--ready-file F]   hold subscribed connections S s, report how many\n"
             "  --verify --redis-port P [--redis-host H] [--tb-bits T (29)] [--order desc|asc]\n"
             "                        compare every viewer's window with Redis after the writes\n"
-            "  --label NAME          echoed in the JSON     --lws-log LEVEL   lws log bitmask (3)\n");
+            "  --label NAME          echoed in the JSON     --lws-log LEVEL   lws log bitmask (3)\n"
+            "  --deflate             viewers offer permessage-deflate; the JSON's \"wire\" has the gateway's byte counters\n");
 }
 
 static int parse_view(const char *s)
@@ -1273,7 +1312,7 @@ static int parse_args(int argc, char **argv)
     enum { O_HOST = 256, O_PORT, O_PATH, O_VIEWERS, O_BOARDS, O_PREFIX, O_COUNT, O_VIEW, O_WRITERS, O_RATE,
            O_INFLIGHT, O_OP, O_MEMBERS, O_DURATION, O_WRITES, O_SETTLE, O_CTIMEOUT, O_CONC, O_SRC_FIRST,
            O_SRC_LAST, O_SRC_OFFSET, O_KEY, O_GWPID, O_IDLE, O_HOLD, O_READY, O_VERIFY, O_RPORT, O_RHOST,
-           O_TB, O_ORDER, O_LABEL, O_LWSLOG, O_HELP };
+           O_TB, O_ORDER, O_LABEL, O_LWSLOG, O_DEFLATE, O_HELP };
     static const struct option opts[] = {
         {"host", 1, 0, O_HOST}, {"port", 1, 0, O_PORT}, {"path", 1, 0, O_PATH}, {"viewers", 1, 0, O_VIEWERS},
         {"boards", 1, 0, O_BOARDS}, {"boards-prefix", 1, 0, O_PREFIX}, {"board-count", 1, 0, O_COUNT},
@@ -1286,7 +1325,7 @@ static int parse_args(int argc, char **argv)
         {"hold", 1, 0, O_HOLD}, {"ready-file", 1, 0, O_READY}, {"verify", 0, 0, O_VERIFY},
         {"redis-port", 1, 0, O_RPORT}, {"redis-host", 1, 0, O_RHOST}, {"tb-bits", 1, 0, O_TB},
         {"order", 1, 0, O_ORDER}, {"label", 1, 0, O_LABEL}, {"lws-log", 1, 0, O_LWSLOG},
-        {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
+        {"deflate", 0, 0, O_DEFLATE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     const char *list = NULL, *prefix = NULL;
     unsigned count = 0;
     int inflight_given = 0, c;
@@ -1348,6 +1387,7 @@ static int parse_args(int argc, char **argv)
         case O_TB: O.tb_bits = (unsigned)strtoul(optarg, NULL, 10); break;
         case O_ORDER: O.order = optarg; break;
         case O_LABEL: O.label = optarg; break;
+        case O_DEFLATE: O.deflate = 1; break;
         case O_LWSLOG: O.lws_log = atoi(optarg); break;
         case O_HELP: usage(); exit(0);
         default: return -1;
@@ -1418,7 +1458,7 @@ int main(int argc, char **argv)
     }
 
     uv_loop_init(&B.loop);
-    if (!new_context(&B.loop, &B.ctx)) {
+    if (!new_context(&B.loop, &B.ctx, O.deflate)) {
         fprintf(stderr, "rankcast-bench: lws_create_context failed (libwebsockets-evlib-uv missing?)\n");
         return 2;
     }

@@ -323,7 +323,45 @@ function evaluate(dir, cases, smoke) {
         many.failed.length ? 'fail' : 'pass']);
     } else rows.push(['L. write throughput over many boards, one Redis vs a cluster', target, many.rounds.length ? 'no result' : 'did not run', 'error']);
   }
-  return { meta, rows, details, broken, tick, knee, many };
+  // Z: compression, the same load without and with permessage-deflate
+  const zip = [];
+  if (cases.includes('Z')) {
+    const per = {};
+    for (const name of ['Z-plain', 'Z-deflate']) {
+      const j = readJson(dir, name);
+      detail(name, j);
+      need(name, j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+        [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+        [j.deliveries.messages > 0, 'no deltas delivered'], [j.deliveries.viewers_behind === 0, 'viewers missed writes'],
+        [j.wire && j.wire.ok, 'no /metrics counters'],
+        [!j.wire || (name === 'Z-deflate' ? j.wire.deflate_viewers === j.viewers && j.wire.deflate_compressed > 0
+          : j.wire.deflate_messages === 0), name === 'Z-deflate' ? 'not every viewer negotiated permessage-deflate, or nothing went out compressed'
+          : 'something went out through permessage-deflate']] : []);
+      if (!j || !j.wire || !j.wire.ok || !j.deliveries.messages) continue;
+      const d = j.deliveries.messages;
+      const viewerBytes = j.wire.bytes_sent - j.wire.writer_reply_bytes;
+      per[name] = {
+        j,
+        wireB: viewerBytes / d,
+        jsonB: j.deliveries.message_bytes / d,
+        cpuUs: j.gateway ? (j.gateway.cpu_s * 1e6) / d : null,
+        runsPerDelta: j.wire.deflate_runs && j.wire.deltas_queued ? j.wire.deflate_runs / (j.wire.deltas_queued / j.viewers) : null,
+      };
+      zip.push([name === 'Z-plain' ? 'not offered' : 'permessage-deflate', int(j.viewers), int(d),
+        fmt(per[name].jsonB, 0), fmt(per[name].wireB, 0), fmt((per[name].wireB / per[name].jsonB) * 100, 0) + ' %',
+        fmt(per[name].cpuUs, 2), j.gateway ? `${fmt(j.gateway.cpu_per_s * 100, 0)} %` : 'n/a',
+        name === 'Z-plain' ? '-' : `${int(j.wire.deflate_runs)} (${fmt(per[name].runsPerDelta, 2)} per delta per view)`,
+        `${fmt(j.latency_ms.p50)} / ${fmt(j.latency_ms.p99)}`]);
+    }
+    const p = per['Z-plain'], z = per['Z-deflate'];
+    const target = 'fewer bytes per delivered delta; CPU per delivery reported';
+    if (p && z) {
+      rows.push([`Z. compression: ${int(z.j.viewers)} viewers of one top-100, ${int(z.j.rate)} writes/s`, target,
+        `${fmt(p.wireB, 0)} → ${fmt(z.wireB, 0)} payload bytes per delivered delta (${fmt((z.wireB / p.wireB) * 100, 0)} %); gateway CPU ${fmt(p.cpuUs, 2)} → ${fmt(z.cpuUs, 2)} µs per delivery; ${fmt(z.runsPerDelta, 2)} compressions per delta per view`,
+        z.wireB < p.wireB ? 'pass' : 'miss']);
+    } else rows.push(['Z. compression', target, 'did not run', 'error']);
+  }
+  return { meta, rows, details, broken, tick, knee, many, zip };
 }
 
 const codes = (j) => Object.entries(j.writes.error_codes || {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
@@ -412,7 +450,18 @@ ${kneeTable(ev)}
 "Floor µs per send" is \`send_floor\`'s CPU per frame: the same frames (the run's average delta size) sent with plain
 \`send()\` to as many loopback sockets at the rate the run delivered, no WebSocket library, JSON or event loop
 (see "Method"); "gateway / floor" is the gateway's CPU per delta over it.
-` : ''}${ev.many.rounds.length ? `${ev.knee.length ? '\n' : ''}${manySection(ev)}` : ''}
+` : ''}${ev.many.rounds.length ? `${ev.knee.length ? '\n' : ''}${manySection(ev)}` : ''}${ev.zip.length ? `
+### Compression (Z)
+
+The same load twice on one gateway (\`[server] compression = on\`, as shipped): ${int(Number(m.Z_viewers))} viewers of one
+top-100, writes paced (\`set\`: each write moves a member to the top), 4 writers; first viewers that do not offer
+permessage-deflate, then viewers that do (as browsers do). "Bytes" are WebSocket payload bytes the gateway wrote
+to the viewers (its \`rankcast_bytes_sent_total\` over the measurement minus the writers' acks; frame headers
+not counted) per delta a viewer received; "JSON bytes" the same deltas uncompressed, as the viewer read them.
+"Compressions" is \`rankcast_deflate_runs_total\`: one per delta per view, shared by its viewers.
+
+${table(ev.zip, ['viewers offer', 'viewers', 'deltas delivered', 'JSON bytes per delta', 'bytes per delta on the wire', 'wire / JSON', 'gateway CPU µs per delivery', 'gateway CPU', 'compressions', 'latency p50 / p99 ms'])}
+` : ''}
 ### Details
 
 ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),
@@ -473,6 +522,12 @@ ${ev.knee.length ? `- **Floor (K)**: after each K run, \`send_floor\` (\`tests/b
   sender's \`send()\`, so the floor is the kernel's cost of one frame sent and received; the gateway's
   figure has its writes, JSON, coalescing and libwebsockets on top (the reader's own \`recv\` side is in
   neither: rankcast-bench and the reader thread are not counted).
+` : ''}${ev.zip.length ? `- **Compression (Z)**: \`rankcast-bench --deflate\` has its viewers offer permessage-deflate
+  (libwebsockets' client, inflating a whole message per step); the writers never do. At the start and the end of
+  the measurement the bench reads the gateway's \`/metrics\` (\`rankcast_bytes_sent_total\`,
+  \`rankcast_deflate_*\`); the bytes the writers received (their acks, uncompressed) are subtracted, which
+  leaves the payload bytes written to viewers (deltas; resyncs would count too, there were none). Both runs
+  share one gateway, so CPU per delivery includes the same write handling either way.
 ` : ''}- Gateway CPU seconds: \`/proc/PID/stat\` utime + stime over the case; peak RSS: \`VmHWM\`, reset
   per case through \`/proc/PID/clear_refs\`.
 

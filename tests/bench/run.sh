@@ -11,8 +11,11 @@
 #            --only A,B,...   run only these cases (A fan-out, B boards, C throughput,
 #                             D idle connections, E burst, K the fan-out knee: case A's
 #                             write rate with 250..5,000 viewers, L write throughput over
-#                             48 boards on one Redis and on a 3-primary Redis Cluster); the
-#                             report has only those
+#                             48 boards on one Redis and on a 3-primary Redis Cluster, Z
+#                             compression: 1,000 viewers of one top-100 without and with
+#                             permessage-deflate); the report has only those (with --out:
+#                             a report of only those cases, so point it away from
+#                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
 #                             50 ms); the latency targets follow it (tick + 20 ms)
 #   environment: RC_BUILD_DIR (default build), RC_BENCH_KEEP=1 keeps the work directory
@@ -55,7 +58,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,K,L"
+only="A,B,C,D,E,K,L,Z"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -205,6 +208,7 @@ if [ "$smoke" = 1 ]; then
   E_viewers=100;  E_writes=2000
   K_viewers=50;   K_dur=1;      K_floor_dur=1
   L_dur=0.5;      L_n=3000;     L_rounds=1
+  Z_viewers=50;   Z_rate=200;   Z_dur=0.5
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -214,6 +218,7 @@ else
   E_viewers=5000;  E_writes=20000
   K_viewers="250 500 1000 2000 5000"; K_dur=10; K_floor_dur=3
   L_dur=6;         L_n=99999;    L_rounds=3
+  Z_viewers=1000;  Z_rate=500;   Z_dur=10
   conc=200
 fi
 
@@ -505,6 +510,21 @@ if want D; then
   [ -z "$failed" ] || die "idle rankcast-bench runs failed (case:exit):$failed"
   [ "$ready" = "$D_procs" ] || die "only $ready of $D_procs idle benches got ready"
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case D"
+fi
+
+# ---- Z: compression -------------------------------------------------------------------------
+# The same load twice on one gateway ([server] compression = on, as shipped):
+# Z_viewers viewers of one top-100, Z_rate writes/s paced (set: every write
+# moves a member to the top), first with viewers that do not offer
+# permessage-deflate (Z-plain), then with viewers that do (Z-deflate), each on
+# a board of its own. rankcast-bench reads the gateway's byte and compression
+# counters (/metrics) at the start and the end of each measurement.
+if want Z; then
+  echo "Z_viewers=$Z_viewers" >> "$work/meta.env"
+  bench Z-plain --viewers "$Z_viewers" --boards "match:Z$run_id-plain" --view top:100 --writers 4 \
+    --rate "$Z_rate" --duration "$Z_dur" --settle 5
+  bench Z-deflate --deflate --viewers "$Z_viewers" --boards "match:Z$run_id-deflate" --view top:100 --writers 4 \
+    --rate "$Z_rate" --duration "$Z_dur" --settle 5
 fi
 
 # ---- L: write throughput over many boards, one Redis and a 3-primary cluster ---------------

@@ -812,6 +812,8 @@ function connectWs(t, url, opts = {}) {
   const protocol = opts.protocol === null ? undefined : opts.protocol || 'rankcast.v1';
   const wsOpts = { headers };
   if (opts.localAddress) wsOpts.localAddress = opts.localAddress;
+  // ws offers permessage-deflate unless told not to (its default: true)
+  if (opts.perMessageDeflate !== undefined) wsOpts.perMessageDeflate = opts.perMessageDeflate;
   const ws = new WebSocket(u, protocol, wsOpts);
   const client = new WsClient(ws);
   if (t) defer(t, () => client.close());

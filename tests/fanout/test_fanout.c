@@ -71,8 +71,9 @@ struct fixture {
 
 /* ---- the fake transport ------------------------------------------------- */
 
-static int fake_write(void *sock, unsigned char *buf, size_t len)
+static int fake_write(void *sock, unsigned char *buf, size_t len, unsigned flags)
 {
+    assert_int_equal(flags, 0); /* no connection here negotiated compression */
     struct fake_sock *s = sock;
     assert_false(s->full);
     assert_true(s->nframes < MAX_FRAMES);
@@ -222,7 +223,7 @@ static int setup(void **state)
     if (!f->app.profiles || !f->app.fanout)
         return -1;
     f->app.conn_ctx = (struct gw_conn_ctx){&fake_tx, gw_fanout_conn_hooks(f->app.fanout), &f->app.metrics,
-                                           f->app.conf->queue_bytes};
+                                           f->app.conf->queue_bytes, NULL};
     snprintf(f->seeds, sizeof f->seeds, "127.0.0.1:%d", f->redis.port);
     struct gw_redis_opts ro = {f->seeds, 50, 1000, 1000, 30000, 0};
     struct gw_redis_hooks hooks = {f, on_up, on_down, on_message, NULL};

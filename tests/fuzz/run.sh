@@ -19,7 +19,7 @@ srcs=("$root"/core/*.c)
 
 status=0
 for target in request conf import; do
-  clang "${cflags[@]}" "$root/tests/fuzz/fuzz_$target.c" "${srcs[@]}" -lcjson -lcrypto -lm -o "$out/fuzz_$target"
+  clang "${cflags[@]}" "$root/tests/fuzz/fuzz_$target.c" "${srcs[@]}" -lcjson -lcrypto -lz -lm -o "$out/fuzz_$target"
   mkdir -p "$out/corpus-$target"
   echo "fuzz: $target for ${secs}s"
   if ! (cd "$out" && ./"fuzz_$target" -max_total_time="$secs" -max_len=8192 -timeout=10 \

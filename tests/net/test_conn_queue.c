@@ -4,7 +4,11 @@
  * gw_conn.h: replies are always kept; view traffic past queue_bytes is
  * dropped and the lagged hook told; owed replies are refused while the queue
  * is full and sent again from the drained hook; the reply cap closes with
- * 1008; a close goes out after what is queued, and nothing after it. */
+ * 1008; a close goes out after what is queued, and nothing after it. And
+ * permessage-deflate: a connection that negotiated it gets each message
+ * compressed once, the same compressed buffer as every other such
+ * connection, RSV1 flagged; short messages and those that do not shrink go
+ * in stored blocks (RSV1 too); queue limits count uncompressed bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +21,10 @@
 
 #include "base/gw_metrics.h"
 #include "net/gw_conn.h"
+#include "rc_deflate.h"
 #include "rc_err.h"
+
+#include <zlib.h>
 
 #define MAX_FRAMES 64
 #define QUEUE_BYTES 100
@@ -32,11 +39,15 @@ struct fake_sock {
     unsigned closes;
     unsigned want;                  /* writeable callbacks asked for */
     unsigned writes_after_close;
+    unsigned flags[MAX_FRAMES];      /* GW_TX_* of each write */
+    size_t lens[MAX_FRAMES];
 };
 
-static int fake_write(void *sock, unsigned char *buf, size_t len)
+static int fake_write(void *sock, unsigned char *buf, size_t len, unsigned flags)
 {
     struct fake_sock *s = sock;
+    s->flags[s->nframes] = flags;
+    s->lens[s->nframes] = len;
     assert_false(s->full); /* the queue never writes into a full socket */
     if (s->close_code)
         s->writes_after_close++;
@@ -112,7 +123,7 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES};
+    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES, NULL};
     f->c = gw_conn_new(&f->ctx, &f->sock);
     *state = f;
     return f->c ? 0 : -1;
@@ -125,6 +136,7 @@ static int teardown(void **state)
     gw_conn_unref(f->c);
     for (size_t i = 0; i < f->fo.nowed; i++)
         gw_msg_unref(f->fo.owed[i]);
+    rc_deflater_free(f->ctx.deflater);
     free(f);
     return 0;
 }
@@ -347,6 +359,144 @@ static void a_closed_connection_drops_its_queue_and_what_arrives_later(void **st
     gw_msg_unref(m);
 }
 
+/* ---- permessage-deflate ------------------------------------------------- */
+
+/* A JSON-like text of len bytes that compresses well (a delta's rows). */
+static struct gw_msg *json_msg(size_t len)
+{
+    char text[512];
+    size_t n = 0;
+    assert_true(len < sizeof text);
+    for (int i = 0; n < len; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "{\"member\":\"user:%d\",\"score\":%d},", i, 1000 - i);
+    struct gw_msg *m = gw_msg_new(text, len);
+    assert_non_null(m);
+    return m;
+}
+
+/* What a receiver gets back: raw inflate of payload + 00 00 ff ff. */
+static size_t inflate_msg(const unsigned char *p, size_t n, char *out, size_t cap)
+{
+    unsigned char in[600];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_true(n + 4 <= sizeof in);
+    memcpy(in, p, n);
+    memcpy(in + n, "\x00\x00\xff\xff", 4);
+    assert_int_equal(inflateInit2(&z, -15), Z_OK);
+    z.next_in = in;
+    z.avail_in = (uInt)(n + 4);
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    int rc = inflate(&z, Z_SYNC_FLUSH);
+    assert_true(rc == Z_OK || rc == Z_BUF_ERROR);
+    size_t got = cap - z.avail_out;
+    inflateEnd(&z);
+    return got;
+}
+
+static void deflate_on(struct fixture *f)
+{
+    f->ctx.deflater = rc_deflater_new(6);
+    assert_non_null(f->ctx.deflater);
+    f->c->deflate = 1;
+}
+
+static void a_compressing_connection_gets_the_message_compressed_with_rsv1(void **state)
+{
+    struct fixture *f = *state;
+    char back[512];
+    deflate_on(f);
+    struct gw_msg *m = json_msg(400);
+    gw_conn_send(f->c, m, 0);
+    assert_int_equal(f->sock.nframes, 1);
+    assert_int_equal(f->sock.flags[0], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    assert_true(f->sock.lens[0] < 200);
+    assert_int_equal(inflate_msg(f->sock.bufs[0], f->sock.lens[0], back, sizeof back), 400);
+    assert_memory_equal(back, gw_msg_payload(m), 400);
+    assert_int_equal(f->metrics.bytes_sent, f->sock.lens[0]);
+    assert_int_equal(f->metrics.deflate_runs, 1);
+    gw_msg_unref(m);
+}
+
+static void every_compressing_connection_shares_one_compressed_buffer(void **state)
+{
+    struct fixture *f = *state;
+    struct fake_sock other;
+    memset(&other, 0, sizeof other);
+    deflate_on(f);
+    struct gw_conn *c2 = gw_conn_new(&f->ctx, &other);
+    assert_non_null(c2);
+    c2->deflate = 1;
+    struct gw_msg *m = json_msg(300);
+    gw_conn_send(f->c, m, 0);
+    other.full = 1; /* the second one queues it, and writes it later */
+    gw_conn_send(c2, m, 0);
+    assert_int_equal(c2->q_reply_bytes, 300); /* queued at its uncompressed size */
+    other.full = 0;
+    assert_int_equal(gw_conn_on_writeable(c2), 0);
+    assert_int_equal(other.nframes, 1);
+    assert_ptr_equal(other.bufs[0], f->sock.bufs[0]); /* the very same bytes */
+    assert_int_equal(other.flags[0], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    assert_int_equal(f->metrics.deflate_runs, 1);     /* compressed once */
+    assert_int_equal(f->metrics.deflate_compressed, 2);
+    gw_conn_on_closed(c2);
+    gw_conn_unref(c2);
+    gw_msg_unref(m);
+}
+
+static void short_messages_go_in_stored_blocks_without_compressing(void **state)
+{
+    struct fixture *f = *state;
+    char back[512];
+    deflate_on(f);
+    struct gw_msg *m = msg("{\"op\":\"pong\"}", GW_DEFLATE_MIN - 1);
+    gw_conn_send(f->c, m, 0);
+    assert_int_equal(f->sock.nframes, 1);
+    assert_int_equal(f->sock.flags[0], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    assert_int_equal(f->sock.lens[0], GW_DEFLATE_MIN - 1 + 6);
+    assert_int_equal(inflate_msg(f->sock.bufs[0], f->sock.lens[0], back, sizeof back), GW_DEFLATE_MIN - 1);
+    assert_memory_equal(back, gw_msg_payload(m), GW_DEFLATE_MIN - 1);
+    assert_int_equal(f->metrics.deflate_runs, 0);
+    assert_int_equal(f->metrics.deflate_compressed, 0);
+    gw_msg_unref(m);
+}
+
+static void a_message_compression_does_not_shrink_goes_in_stored_blocks(void **state)
+{
+    struct fixture *f = *state;
+    unsigned char noise[300];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        x = x * 1103515245u + 12345u;
+        noise[i] = (unsigned char)(x >> 24);
+    }
+    deflate_on(f);
+    struct gw_msg *m = gw_msg_new((const char *)noise, sizeof noise);
+    assert_non_null(m);
+    gw_conn_send(f->c, m, 0);
+    gw_conn_send(f->c, m, 0); /* tried once only */
+    assert_int_equal(f->sock.nframes, 2);
+    assert_int_equal(f->sock.flags[1], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    assert_int_equal(f->sock.lens[1], sizeof noise + 6);
+    assert_ptr_equal(f->sock.bufs[1], f->sock.bufs[0]); /* made once */
+    assert_int_equal(f->metrics.deflate_runs, 1);
+    assert_int_equal(f->metrics.deflate_compressed, 0);
+    gw_msg_unref(m);
+}
+
+static void a_connection_without_compression_writes_plain_text_frames(void **state)
+{
+    struct fixture *f = *state;
+    f->ctx.deflater = rc_deflater_new(6); /* others compress; this one did not negotiate */
+    struct gw_msg *m = json_msg(400);
+    gw_conn_send(f->c, m, 0);
+    assert_int_equal(f->sock.flags[0], 0);
+    assert_int_equal(f->sock.lens[0], 400);
+    assert_null(m->z);
+    gw_msg_unref(m);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -362,6 +512,11 @@ int main(void)
         T(a_failed_write_closes_with_1011),
         T(a_failed_write_from_the_queue_asks_the_transport_to_close),
         T(a_closed_connection_drops_its_queue_and_what_arrives_later),
+        T(a_compressing_connection_gets_the_message_compressed_with_rsv1),
+        T(every_compressing_connection_shares_one_compressed_buffer),
+        T(short_messages_go_in_stored_blocks_without_compressing),
+        T(a_message_compression_does_not_shrink_goes_in_stored_blocks),
+        T(a_connection_without_compression_writes_plain_text_frames),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

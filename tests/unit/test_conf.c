@@ -211,6 +211,7 @@ static void test_empty_text_gives_documented_defaults(void **state)
     assert_string_equal(c->state_dir, "state");
     assert_string_equal(c->web_root, "web");
     assert_int_equal(c->tick_ms, 50);
+    assert_int_equal(c->compression, 1);
     assert_string_equal(c->redis, "127.0.0.1:6390");
     assert_int_equal(c->keyspace_events, 1);
     assert_int_equal(c->reconnect_max_ms, 2000);
@@ -300,7 +301,7 @@ static void test_server_redis_limits_values_are_stored(void **state)
     (void)state;
     struct rc_conf *c = new_conf();
     parse_ok("[server]\nlisten = [::1]:9000\nstate_dir = /var/lib/rankcast # where\n"
-             "web_root = ./web\ntick = 1ms\n"
+             "web_root = ./web\ntick = 1ms\ncompression = off\n"
              "[redis]\naddress = redis://localhost:6379\nkeyspace_events = off\nreconnect_max = 1m\n"
              "[limits]\nmax_frame = 1m\nmax_subs_per_conn = 10000\nmax_conns = 1\nqueue_bytes = 64M\n"
              "conn_write_rate = 1\nconn_write_burst = 10000000\nkey_write_rate = 1000000\n"
@@ -310,6 +311,7 @@ static void test_server_redis_limits_values_are_stored(void **state)
     assert_string_equal(c->state_dir, "/var/lib/rankcast");
     assert_string_equal(c->web_root, "./web");
     assert_int_equal(c->tick_ms, 1);
+    assert_int_equal(c->compression, 0);
     assert_string_equal(c->redis, "redis://localhost:6379");
     assert_int_equal(c->keyspace_events, 0);
     assert_int_equal(c->reconnect_max_ms, 60000);
@@ -606,6 +608,7 @@ static const struct err_case err_cases[] = {
     {"[server]\ntick = 50\n", 2, "tick must be a duration from 1ms to 10s"},
     {"[server]\ntick = 0ms\n", 2, "tick must be a duration"},
     {"[server]\ntick = 11s\n", 2, "got '11s'"},
+    {"[server]\ncompression = gzip\n", 2, "compression must be on or off, got 'gzip'"},
     /* [redis] */
     {"[redis]\naddress = redis://:6390\n", 2, "address must be HOST:PORT or redis://HOST:PORT"},
     {"[redis]\naddress = http://x:1\n", 2, "address must be"},

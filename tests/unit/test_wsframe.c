@@ -217,6 +217,75 @@ static void a_failed_checker_stays_failed(void **state)
     assert_int_equal(rc_wsframe_feed(&w, good, 0), RC_WSFRAME_PROTOCOL_ERROR);
 }
 
+/* Fed one frame with byte 0 = b0 (masked, 3 payload bytes): the code. */
+static int feed_one(int compressed, unsigned b0)
+{
+    struct rc_wsframe w;
+    rc_wsframe_init(&w);
+    if (compressed)
+        rc_wsframe_allow_compressed(&w);
+    const unsigned char f[] = {(unsigned char)b0, 0x83, 1, 2, 3, 4, 'a', 'b', 'c'};
+    return rc_wsframe_feed(&w, f, sizeof f);
+}
+
+static void rsv1_is_refused_unless_compression_was_negotiated(void **state)
+{
+    (void)state;
+    assert_int_equal(feed_one(0, 0xc1), RC_WSFRAME_PROTOCOL_ERROR); /* FIN RSV1 text */
+    assert_int_equal(feed_one(1, 0xc1), 0);
+    assert_int_equal(feed_one(1, 0xc2), 0);                         /* binary */
+    assert_int_equal(feed_one(1, 0x41), 0);                         /* first fragment */
+}
+
+static void rsv1_stays_refused_where_rfc_7692_forbids_it(void **state)
+{
+    (void)state;
+    assert_int_equal(feed_one(1, 0xc0), RC_WSFRAME_PROTOCOL_ERROR); /* continuation */
+    assert_int_equal(feed_one(1, 0xc9), RC_WSFRAME_PROTOCOL_ERROR); /* ping */
+    assert_int_equal(feed_one(1, 0xc8), RC_WSFRAME_PROTOCOL_ERROR); /* close */
+    assert_int_equal(feed_one(1, 0xa1), RC_WSFRAME_PROTOCOL_ERROR); /* RSV2 */
+    assert_int_equal(feed_one(1, 0x91), RC_WSFRAME_PROTOCOL_ERROR); /* RSV3 */
+    assert_int_equal(feed_one(1, 0xe1), RC_WSFRAME_PROTOCOL_ERROR); /* RSV1 + RSV2 */
+}
+
+static void a_compressed_message_in_fragments_passes(void **state)
+{
+    (void)state;
+    struct rc_wsframe w;
+    rc_wsframe_init(&w);
+    rc_wsframe_allow_compressed(&w);
+    const unsigned char s[] = {0x41, 0x81, 1, 2, 3, 4, 'a', /* first fragment, RSV1 */
+                               0x00, 0x81, 1, 2, 3, 4, 'b', /* continuation */
+                               0x80, 0x81, 1, 2, 3, 4, 'c'};
+    for (size_t i = 0; i < sizeof s; i++)
+        assert_int_equal(rc_wsframe_feed(&w, s + i, 1), 0);
+}
+
+static void server_text_headers_have_the_right_length_form_and_rsv1(void **state)
+{
+    (void)state;
+    unsigned char h[RC_WSFRAME_HEADER_MAX];
+    assert_int_equal(rc_wsframe_text_header(h, 125, 0), 2);
+    assert_int_equal(h[0], 0x81);
+    assert_int_equal(h[1], 125);
+    assert_int_equal(rc_wsframe_text_header(h, 126, 1), 4);
+    assert_int_equal(h[0], 0xc1);
+    assert_int_equal(h[1], 126);
+    assert_int_equal(h[2], 0);
+    assert_int_equal(h[3], 126);
+    assert_int_equal(rc_wsframe_text_header(h, 65535, 0), 4);
+    assert_int_equal(h[2], 0xff);
+    assert_int_equal(h[3], 0xff);
+    assert_int_equal(rc_wsframe_text_header(h, 65536, 1), 10);
+    assert_int_equal(h[0], 0xc1);
+    assert_int_equal(h[1], 127);
+    const unsigned char len64[8] = {0, 0, 0, 0, 0, 1, 0, 0};
+    assert_memory_equal(h + 2, len64, 8);
+    /* masked by a client, our own header parses as one valid frame */
+    assert_int_equal(rc_wsframe_text_header(h, 3, 1), 2);
+    assert_int_equal(feed_one(1, h[0]), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +293,10 @@ int main(void)
         cmocka_unit_test(control_frames_up_to_125_bytes_are_fine),
         cmocka_unit_test(each_violation_is_caught_wherever_the_split_falls),
         cmocka_unit_test(a_failed_checker_stays_failed),
+        cmocka_unit_test(rsv1_is_refused_unless_compression_was_negotiated),
+        cmocka_unit_test(rsv1_stays_refused_where_rfc_7692_forbids_it),
+        cmocka_unit_test(a_compressed_message_in_fragments_passes),
+        cmocka_unit_test(server_text_headers_have_the_right_length_form_and_rsv1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,21 @@
+/* bench_metrics.h - the gateway's own counters, read by rankcast-bench from
+ * GET /metrics (Prometheus text) at the start and the end of a case. */
+#ifndef BENCH_METRICS_H
+#define BENCH_METRICS_H
+
+#include <stdint.h>
+
+struct bench_metrics {
+    uint64_t bytes_sent;          /* rankcast_bytes_sent_total: WebSocket payload bytes written */
+    uint64_t deltas_sent;         /* rankcast_deltas_sent_total */
+    uint64_t deflate_messages;    /* rankcast_deflate_messages_total */
+    uint64_t deflate_compressed;  /* rankcast_deflate_compressed_total */
+    uint64_t deflate_runs;        /* rankcast_deflate_runs_total */
+    uint64_t deflate_conns;       /* rankcast_deflate_connections_total */
+};
+
+/* One blocking GET http://host:port/metrics (loopback: well under a
+ * millisecond), parsed into out. 0, or -1 when it could not be read. */
+int bench_metrics_read(const char *host, int port, struct bench_metrics *out);
+
+#endif
