@@ -7,7 +7,8 @@
  * and retries, shows in /metrics, and the gateway keeps answering; a stop
  * while a POST hangs exits at once and hands the delivery to the other
  * gateway, and one killed mid-retry leaves its lock to expire before the
- * other delivers; two gateways closing the same period deliver it once. */
+ * other delivers; two gateways closing the same period deliver it once; a
+ * board of a periodic template (archived from its index) is delivered too. */
 'use strict';
 
 const test = require('node:test');
@@ -267,3 +268,29 @@ test('a gateway killed mid-retry leaves its lock to expire; the other gateway th
   assert.equal(new Set(rx.got.map((r) => r.headers['x-rankcast-delivery'])).size, 1);
   assert.equal(await redis.cli('GET', 'rc:{hook|0}:hooked'), 'sent');
 });
+
+test('a board of a periodic template (round:*) is archived from its index and its period is delivered too',
+  { skip }, async (t) => {
+    const rx = await startReceiver(t, () => 200);
+    const config = h.configWith(t, {
+      server: { test_clock: 'on' },
+      extra: BOARD.replace('[board hook]', '[board round:*]'),
+      webhook: { url: rx.url, secret: SECRET, top: 2, timeout: '5s', retries: 2, backoff_base: '200ms', backoff_cap: '1s' },
+    });
+    const { redis, gw } = await h.startStack(t, { config });
+    await setClock(gw, '2026-01-01T00:30:00Z');
+    for (const [member, delta] of [['user:a', 5], ['user:b', 9], ['user:c', 7]]) {
+      const r = await h.http(gw.base, 'POST', '/api/v1/boards/round:7/scores', { member, op: 'incr', delta });
+      assert.equal(r.status, 200, r.text);
+    }
+    await closePeriod(gw);
+    await gw.waitForLine(/webhook round:7 0: delivered \(HTTP 200, attempt 1\)/, 30000);
+    await h.sleep(1000); // nothing more comes
+    assert.equal(rx.got.length, 1);
+    assert.ok(signatureOk(rx.got[0]));
+    assert.deepEqual(JSON.parse(rx.got[0].raw.toString('utf8')), {
+      board: 'round:7', period: '0', total: 3,
+      rows: [{ rank: 1, member: 'user:b', score: 9 }, { rank: 2, member: 'user:c', score: 7 }],
+    });
+    assert.equal(await redis.cli('GET', 'rc:{round:7|0}:hooked'), 'sent');
+  });
