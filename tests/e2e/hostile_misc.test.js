@@ -92,7 +92,11 @@ test('5,000 bad requests add a bounded number of log lines, one of them counting
       }
     }));
     const floodS = (Date.now() - t0) / 1000;
-    const during = gw.stderr.length - before;
+    // Lines of the background jobs (a fresh gateway archives the empty past
+    // periods of the shipped daily and weekly boards as it starts) are not
+    // the clients' doing.
+    const jobLine = (l) => /\binfo archived |\barchive: /.test(l);
+    const during = gw.stderr.slice(before).filter((l) => !jobLine(l)).length;
     t.diagnostic(`${N} requests with 20 kB headers in ${floodS.toFixed(1)} s: ${answered} answered or closed by the ` +
       `gateway, ${during} stderr lines during the flood`);
     // The "suppressed" count comes out with the next line that gets through:
@@ -110,12 +114,13 @@ test('5,000 bad requests add a bounded number of log lines, one of them counting
       stop = true;
       await trickle;
     }
-    const added = gw.stderr.slice(before);
+    const added = gw.stderr.slice(before).filter((l) => !jobLine(l));
     const suppressed = added.map((l) => /suppressed\D*(\d+)/i.exec(l)).filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
     t.diagnostic(`stderr lines added in all: ${added.length}; they report ${suppressed} suppressed lines`);
     // A throttle of a burst plus a few lines a second: bounded by time, and
     // far below one line per bad request.
-    assert.ok(during <= 40 + 6 * floodS, `${during} log lines in ${floodS.toFixed(1)} s for ${N} bad requests`);
+    const sample = [...new Set(added.map((l) => l.replace(/^\S+ \S+ /, "").slice(0, 90)))].slice(0, 12);
+    assert.ok(during <= 40 + 6 * floodS, `${during} log lines in ${floodS.toFixed(1)} s for ${N} bad requests; kinds: ${sample.join(" | ")}`);
     assert.ok(during < N / 10, `${during} log lines for ${N} bad requests`);
     // What was dropped is counted (each bad request is worth at least one line).
     assert.ok(suppressed >= N / 2, `the reports count ${suppressed} suppressed lines for ${N} bad requests`);
