@@ -466,7 +466,7 @@ static void test_first_write_creates_the_epoch_once(void **state)
     epoch_of(f, "plain", e1, sizeof e1);
     assert_int_equal(strlen(e1), 16);
     log_of(f, "plain", log, sizeof log);
-    char want[64];
+    char want[96];
     snprintf(want, sizeof want, ",\"epoch\":\"%s\"}", e1);
     assert_non_null(strstr(log, want));
     ok_write(f, T0 + 2, "{\"op\":\"incr\",\"board\":\"plain\",\"member\":\"b\",\"delta\":5}");
