@@ -254,3 +254,35 @@ test('WebSocket deltas keep place and tied right on a multi-field board (clears)
     },
   });
 });
+
+test('a decaying board ties on equal weighted scores, fractions included', { timeout: 60000 }, async (t) => {
+  const HOUR = 3600000, T0 = Date.UTC(2030, 0, 7, 0, 10);
+  const config = h.configWith(t, {
+    server: { test_clock: 'on' },
+    'board hot': { bucket_span: '1h', window: '4h', rebuild_every: '200ms', result_ttl: '2s' },
+  });
+  const { redis, gw } = await h.startStack(t, { config });
+  const clock = async (now) => assert.equal((await h.http(gw.base, 'POST', '/api/v1/debug/clock', { now_ms: now })).status, 200);
+  const incr = async (member, delta) => assert.equal((await h.http(gw.base, 'POST', '/api/v1/boards/hot/scores',
+    { member, op: 'incr', delta })).status, 200);
+  await clock(T0);
+  await incr('a', 10);
+  await incr('b', 10);
+  // an hour later a and b weigh 3/4: 7.5 each, between c (8) and d (7)
+  await clock(T0 + HOUR);
+  await incr('c', 8);
+  await incr('d', 7);
+  const want = [['c', 8], ['b', 7.5], ['a', 7.5], ['d', 7]];
+  await h.waitFor(async () => {
+    const out = (await redis.cli('ZRANGE', zkey('hot'), '0', '-1', 'REV', 'WITHSCORES')).split('\n');
+    return JSON.stringify(out) === JSON.stringify(want.flat().map(String));
+  }, 10000, 'the rebuilt board');
+  let r = await h.http(gw.base, 'GET', '/api/v1/boards/hot?top=4&places=shared');
+  assert.deepEqual(r.body.rows.map((x) => [x.rank, x.score, x.place, x.tied]),
+    [[1, 8, 1, undefined], [2, 7.5, 2, true], [3, 7.5, 2, true], [4, 7, 4, undefined]]);
+  r = await h.http(gw.base, 'GET', '/api/v1/boards/hot?offset=2&limit=2&places=shared');
+  assert.deepEqual(r.body.rows.map((x) => [x.rank, x.score, x.place, x.tied]), [[3, 7.5, 2, true], [4, 7, 4, undefined]]);
+  const c = await h.connectWs(t, gw.wsUrl);
+  const snap = await c.request({ op: 'subscribe', board: 'hot', view: { offset: 1, limit: 1 }, places: 'shared' });
+  assert.deepEqual(snap.rows.map((x) => [x.rank, x.score, x.place, x.tied]), [[2, 7.5, 2, true]]);
+});
