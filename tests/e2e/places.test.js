@@ -205,7 +205,11 @@ test('a bad places value is bad_request, on WebSocket and REST; feeds have no pl
 async function churn(t, { board, asc, unit, write, members, views, rounds }) {
   const { redis, gw } = await h.startStack(t);
   const w = await h.connectWs(t, gw.wsUrl);
-  for (let i = 0; i < members; i++) await write(w, `p${i}`);
+  for (let i = 0; i < members; i += 50) {
+    const batch = [];
+    for (let k = i; k < Math.min(members, i + 50); k++) batch.push(write(w, `p${k}`));
+    await Promise.all(batch);
+  }
   const viewers = [];
   for (const view of views) {
     const v = new Viewer(await h.connectWs(t, gw.wsUrl), board, view);
@@ -233,6 +237,15 @@ test('WebSocket deltas keep place and tied right as ties form and break (desc, n
       write: (c, m) => set(c, 'match:1063', m, rnd(5) - 2), // -2..2
     });
   });
+
+test('pages past the mirror (read from Redis) keep place and tied right too', { timeout: 180000 }, async (t) => {
+  // offset + limit past 1000 rows: such pages are read with lua/read.lua, not cut from the mirror
+  await churn(t, {
+    board: 'match:1064', unit: TB, members: 1010, rounds: 6,
+    views: [{ offset: 997, limit: 8 }, { offset: 1000, limit: 20 }, { top: 3 }],
+    write: (c, m) => set(c, 'match:1064', m, rnd(7) - 3),
+  });
+});
 
 test('WebSocket deltas keep place and tied right on an asc board (laps)', { timeout: 120000 }, async (t) => {
   await churn(t, {
