@@ -62,6 +62,7 @@ struct rc_view {
     uint32_t limit;                     /* TOP: N; PAGE: L */
     char around[RC_MEMBER_MAX + 1];     /* AROUND: the member */
     uint32_t radius;                    /* AROUND: R */
+    int places;                         /* v1.1 "places": "shared" (window views): rows carry place/tied */
 };
 
 struct rc_field_value {
@@ -137,6 +138,8 @@ struct rc_out_row {
     unsigned nfields;
     const struct rc_kv *profile;          /* profile hash ("name", ...), may be NULL */
     unsigned nprofile;
+    int64_t place;                        /* shared places: competition rank; 0 leaves place/tied out */
+    int tied;                             /* with place: shares it ("tied": true) */
 };
 
 /* Every encoder returns a malloc'd NUL-terminated JSON text the caller frees,

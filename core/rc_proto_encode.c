@@ -133,6 +133,9 @@ static int profile_entry_ok(const cJSON *row, const struct rc_kv *kv)
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(kv->key, reserved[i]) == 0)
             return 0;
+    /* a row with shared places keeps "tied" its own even when it is not */
+    if (strcmp(kv->key, "tied") == 0 && cJSON_GetObjectItemCaseSensitive(row, "place"))
+        return 0;
     return cJSON_GetObjectItemCaseSensitive(row, kv->key) == NULL;
 }
 
@@ -147,13 +150,24 @@ static int add_profile(cJSON *row, const struct rc_kv *profile, unsigned nprofil
     return 0;
 }
 
-/* {"rank","member","score"[,"fields"], profile...}; everything borrowed. */
+/* Shared places: "place" and, when shared, "tied": true. */
+static int add_place(cJSON *o, const struct rc_out_row *r)
+{
+    if (r->place <= 0)
+        return 0;
+    if (add(o, "place", int_item(r->place)) < 0 || (r->tied && add(o, "tied", cJSON_CreateTrue()) < 0))
+        return RC_E_INTERNAL;
+    return 0;
+}
+
+/* {"rank","member","score"[,"fields"][,"place"[,"tied"]], profile...};
+ * everything borrowed. */
 static cJSON *row_item(const struct rc_out_row *r)
 {
     cJSON *o = cJSON_CreateObject();
 
     if (o && (add(o, "rank", int_item(r->rank)) || add(o, "member", str_item(r->member)) ||
-              add(o, "score", number_item(r->score)) ||
+              add(o, "score", number_item(r->score)) || add_place(o, r) ||
               add_fields(o, r->fields, r->nfields) ||
               add_profile(o, r->profile, r->nprofile))) {
         cJSON_Delete(o);

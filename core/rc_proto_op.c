@@ -134,11 +134,30 @@ static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_erro
     return 0;
 }
 
+/* "places" (v1.1, "Shared places"): "shared" gives a window view's rows
+ * place and tied; "unique" (the default) keeps rank alone. Feeds have no
+ * places to share. */
+static int decode_places(const cJSON *msg, struct rc_view *view, struct rc_error *err)
+{
+    const cJSON *item;
+    int rc = rc_proto__field(msg, "places", "places", &item, err);
+
+    if (rc < 0 || !item)
+        return rc;
+    if (!cJSON_IsString(item) || !item->valuestring ||
+        (strcmp(item->valuestring, "shared") != 0 && strcmp(item->valuestring, "unique") != 0))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "places must be \"shared\" or \"unique\"");
+    view->places = strcmp(item->valuestring, "shared") == 0;
+    if (view->places && view->kind == RC_VIEW_FEED)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "places applies to window views, not feeds");
+    return 0;
+}
+
 static int decode_subscribe(const cJSON *msg, struct rc_request *out, struct rc_error *err)
 {
     int rc;
 
-    if ((rc = decode_view(msg, &out->view, err)) < 0 ||
+    if ((rc = decode_view(msg, &out->view, err)) < 0 || (rc = decode_places(msg, &out->view, err)) < 0 ||
         (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0)
         return rc;
     return decode_since(msg, out, err);

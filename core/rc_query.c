@@ -79,6 +79,10 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
         r->view.kind = RC_VIEW_TOP;
         r->view.limit = 10;
     }
+    const char *places = rc_query_get(q, "places");
+    if (places && strcmp(places, "shared") != 0 && strcmp(places, "unique") != 0)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "places must be shared or unique");
+    r->view.places = places && strcmp(places, "shared") == 0;
     const char *period = rc_query_get(q, "period");
     if (period) {
         if (strlen(period) > RC_PERIOD_SEL_MAX)

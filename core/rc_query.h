@@ -31,7 +31,7 @@ const char *rc_query_get(const struct rc_query *q, const char *name);
 int rc_query_check(const struct rc_query *q, struct rc_error *err);
 
 /* Fills r->view (and r->period) from ?top=N | ?offset=O&limit=L |
- * ?around=M&radius=R, and ?period=. No view at all means top 10. Returns 0
+ * ?around=M&radius=R, ?places=shared|unique and ?period=. No view at all means top 10. Returns 0
  * or RC_E_BAD_REQUEST (err filled). */
 int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_error *err);
 

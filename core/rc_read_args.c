@@ -54,6 +54,12 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
     case RC_READ_LOG:
         break;
     }
+    if (req->places && (req->kind == RC_READ_RANGE || req->kind == RC_READ_AROUND)) {
+        if (!(req->tie_unit >= 0) || req->tie_unit > 9007199254740992.0)
+            return RC_E_BAD_REQUEST;
+        snprintf(out->num[2], sizeof out->num[2], "%.17g", req->tie_unit);
+        out->argv[out->nargv++] = out->num[2];
+    }
     return 0;
 }
 
@@ -95,23 +101,43 @@ static int parse_composite(const char *s, double *c)
     return 0;
 }
 
-int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
-                       struct rc_read_row *rows, size_t cap, size_t *nrows)
+/* The rows of a reply whose head takes items[0..head_len). */
+static int rows_parse(const struct rc_reply_item *items, size_t n, size_t head_len, struct rc_read_head *head,
+                      struct rc_read_row *rows, size_t cap, size_t *nrows)
 {
-    *nrows = 0;
-    if (rc_read_head_parse(items, n, head) || (n - RC_READ_HEAD) % 2)
-        return RC_E_INTERNAL;
     if (head->first_rank == 0)
         return 0; /* the rank reply of an absent member: { seq, total, 0, epoch, member, "" } */
-    size_t k = (n - RC_READ_HEAD) / 2;
+    size_t k = (n - head_len) / 2;
     if (k > cap)
         return RC_E_INTERNAL;
     for (size_t i = 0; i < k; i++) {
-        const struct rc_reply_item *m = &items[RC_READ_HEAD + 2 * i], *c = &items[RC_READ_HEAD + 1 + 2 * i];
+        const struct rc_reply_item *m = &items[head_len + 2 * i], *c = &items[head_len + 1 + 2 * i];
         if (m->is_int || c->is_int || !m->str || !m->str[0] || parse_composite(c->str, &rows[i].c))
             return RC_E_INTERNAL;
         rows[i].member = m->str;
     }
     *nrows = k;
     return 0;
+}
+
+int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                       struct rc_read_row *rows, size_t cap, size_t *nrows)
+{
+    *nrows = 0;
+    if (rc_read_head_parse(items, n, head) || (n - RC_READ_HEAD) % 2)
+        return RC_E_INTERNAL;
+    return rows_parse(items, n, RC_READ_HEAD, head, rows, cap, nrows);
+}
+
+int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                              struct rc_read_places *pl, struct rc_read_row *rows, size_t cap, size_t *nrows)
+{
+    int64_t next;
+    *nrows = 0;
+    if (rc_read_head_parse(items, n, head) || n < RC_READ_HEAD + 2 || (n - RC_READ_HEAD) % 2 ||
+        item_count(&items[RC_READ_HEAD], &pl->above) || item_count(&items[RC_READ_HEAD + 1], &next) || next > 1 ||
+        (head->first_rank && pl->above >= head->first_rank))
+        return RC_E_INTERNAL;
+    pl->next_tied = (int)next;
+    return rows_parse(items, n, RC_READ_HEAD + 2, head, rows, cap, nrows);
 }

@@ -16,7 +16,7 @@
 
 #define RC_READ_NKEYS 4 /* z seq log epoch */
 #define RC_READ_HEAD 4  /* seq total first_rank epoch */
-#define RC_READ_ARGV_MAX 4
+#define RC_READ_ARGV_MAX 5
 
 enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG };
 
@@ -27,13 +27,15 @@ struct rc_read_req {
     int64_t count;          /* RANGE: rows wanted (0 from index 0: the whole board) */
     const char *member;     /* AROUND, RANK (borrowed) */
     int64_t radius;         /* AROUND, at least 0 */
+    int places;             /* RANGE, AROUND: also read the facts of shared places */
+    double tie_unit;        /* with places: core/rc_places.h, rc_places_unit */
 };
 
 struct rc_read_args {
     unsigned nargv;
     char keys[RC_READ_NKEYS][RC_KEY_MAX];
     const char *argv[RC_READ_ARGV_MAX]; /* point into num, string constants or req->member */
-    char num[2][24];
+    char num[3][32];
 };
 
 /* Builds the call reading board `board` in period `period` ("" for
@@ -76,5 +78,17 @@ size_t rc_read_rows_max(size_t n);
  * refused), or more rows than cap. */
 int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                        struct rc_read_row *rows, size_t cap, size_t *nrows);
+
+/* Shared places (core/rc_places.h): a range/around reply read with
+ * req.places has two more head items, the members above the first row and
+ * whether the row after the last ties it. */
+struct rc_read_places {
+    int64_t above;
+    int next_tied;
+};
+
+/* rc_read_rows_parse for a reply read with places: fills *pl too. */
+int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                              struct rc_read_places *pl, struct rc_read_row *rows, size_t cap, size_t *nrows);
 
 #endif

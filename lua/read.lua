@@ -13,6 +13,9 @@
 -- around: ARGV[3] member, ARGV[4] radius
 -- rank:   ARGV[3] member
 -- log:    (nothing) the whole capped log
+-- range and around take an optional last ARGV (ARGV[5]): the tie unit, for
+--   shared places (core/rc_places.h): 2^T, or 0 to tie on equal scores
+--   (decaying boards). With it the reply carries two more head items.
 --
 -- Reply: { seq, total, first_rank, epoch, m1, c1, m2, c2, ... }
 --   first_rank  1-based rank of m1 (range: first index + 1; around: rank of
@@ -20,6 +23,10 @@
 --   epoch       the epoch of the history seq counts in, "" while none holds
 --               (never written, or its history lost: the rule of write.lua)
 --   ci          composite scores as strings
+-- with a tie unit: { seq, total, first_rank, epoch, above, next_tied, m1, c1, ... }
+--   above       members with strictly better points than m1 (one ZCOUNT,
+--               no scan), so a page starting inside a tie shows its place
+--   next_tied   1 when the member right after the last row has its points
 -- rank reply:  { seq, total, rank (0 absent), epoch, member, composite or "" }
 -- log reply:   { seq, total, 0, epoch, event1, event2, ... } (JSON texts, oldest
 --              first; events of another history are never in it: a new
@@ -44,12 +51,43 @@ local function rank0(m)
   return redis.call('ZRANK', z, m)
 end
 
-local function rows(first, last, out)
-  local r
-  if desc then
-    r = redis.call('ZRANGE', z, first, last, 'REV', 'WITHSCORES')
-  else
-    r = redis.call('ZRANGE', z, first, last, 'WITHSCORES')
+local function fetch(first, last)
+  if desc then return redis.call('ZRANGE', z, first, last, 'REV', 'WITHSCORES') end
+  return redis.call('ZRANGE', z, first, last, 'WITHSCORES')
+end
+
+-- the tie key of a composite (core/rc_places.c: rc_places_key)
+local function tie_key(unit, c)
+  if unit > 0 then return math.floor(c / unit) end
+  return c
+end
+
+local function num(x) return string.format('%.17g', x) end
+
+-- members ranked strictly better than points of composite c
+local function above(unit, c)
+  if unit > 0 then
+    local k = tie_key(unit, c)
+    if desc then return redis.call('ZCOUNT', z, num((k + 1) * unit), '+inf') end
+    return redis.call('ZCOUNT', z, '-inf', '(' .. num(k * unit))
+  end
+  if desc then return redis.call('ZCOUNT', z, '(' .. num(c), '+inf') end
+  return redis.call('ZCOUNT', z, '-inf', '(' .. num(c))
+end
+
+-- rows first..last after head; with a tie unit (places) above and next_tied
+-- go right after the head
+local function rows(first, last, out, unit)
+  local r = fetch(first, last)
+  if unit then
+    local a, nt = 0, 0
+    if #r > 0 then
+      a = above(unit, tonumber(r[2]))
+      local nx = fetch(first + #r / 2, first + #r / 2)
+      if #nx > 0 and tie_key(unit, tonumber(nx[2])) == tie_key(unit, tonumber(r[#r])) then nt = 1 end
+    end
+    out[#out + 1] = a
+    out[#out + 1] = nt
   end
   for i = 1, #r do out[#out + 1] = r[i] end
   return out
@@ -57,14 +95,18 @@ end
 
 if kind == 'range' then
   local first, last = tonumber(ARGV[3]), tonumber(ARGV[4])
-  return rows(first, last, { seq, total, first + 1, epoch })
+  return rows(first, last, { seq, total, first + 1, epoch }, tonumber(ARGV[5]))
 elseif kind == 'around' then
   local r = rank0(ARGV[3])
-  if not r then return { seq, total, 0, epoch } end
+  local unit = tonumber(ARGV[5])
+  if not r then
+    if unit then return { seq, total, 0, epoch, 0, 0 } end
+    return { seq, total, 0, epoch }
+  end
   local radius = tonumber(ARGV[4])
   local first = r - radius
   if first < 0 then first = 0 end
-  return rows(first, r + radius, { seq, total, first + 1, epoch })
+  return rows(first, r + radius, { seq, total, first + 1, epoch }, unit)
 elseif kind == 'rank' then
   local r = rank0(ARGV[3])
   if not r then return { seq, total, 0, epoch, ARGV[3], '' } end

@@ -20,7 +20,9 @@
  *
  * `changes` lists who moved or changed, for highlights:
  *   [{ member, from, to, changed }]  from/to are ranks, null when absent;
- *   changed: the score, fields or profile differ (a rank-only shift has false).
+ *   changed: the score, fields, profile or shared place differ (a rank-only shift has false).
+ * Shared places (v1.1): subscribe({ board, view, places: 'shared' }) gives every row of
+ * view.rows `place` (1, 2, 2, 4: equal points share it) and `tied: true` when shared.
  * States: connecting -> open -> reconnecting -> open ... ; closed after close().
  * Requests reject with { code, message }: the protocol's codes, plus two of the
  * client's own: "disconnected" (the connection dropped before the reply; a
@@ -75,7 +77,7 @@
   }
 
   function sameEntry(a, b) {
-    return a.score === b.score && a.name === b.name &&
+    return a.score === b.score && a.name === b.name && a.place === b.place && a.tied === b.tied &&
       JSON.stringify(a.fields) === JSON.stringify(b.fields);
   }
 
@@ -112,6 +114,7 @@
       this.board = spec.board;
       this.view = spec.view;
       this.period = spec.period || null;   // null: the server's default, "current"
+      this.places = spec.places || null;   // "shared": rows carry place and tied (v1.1)
       this.keep = spec.keep || 100;        // feed events kept in this.events
       this.handlers = handlers || {};
       this.window = windowOf(spec.view);
@@ -136,6 +139,7 @@
     subscribeMessage() {
       const m = { op: 'subscribe', board: this.board, view: this.view };
       if (this.period) m.period = this.period;
+      if (this.places) m.places = this.places;
       this.resumeFrom = this.kind === 'feed' ? this.lastSeq : null;
       if (this.resumeFrom != null) {
         m.since = { seq: this.resumeFrom };

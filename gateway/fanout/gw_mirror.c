@@ -10,6 +10,7 @@
 
 #include "gw_app.h"
 #include "store/gw_join.h"
+#include "rc_places.h"
 
 /* Sizes the mirror for the board's views; turns it off when none needs it. */
 void gw_fo_board_want(struct gw_board *b)
@@ -20,8 +21,10 @@ void gw_fo_board_want(struct gw_board *b)
         if (!gw_fo_view_uses_mirror(v))
             continue;
         on = 1;
-        if (v->r.spec.offset + v->r.spec.limit > want)
-            want = v->r.spec.offset + v->r.spec.limit;
+        /* shared places look one row past the window (a tie across its end) */
+        size_t end = (size_t)v->r.spec.offset + v->r.spec.limit + (v->r.spec.places ? 1 : 0);
+        if (end > want)
+            want = end;
     }
     if (!on && b->mirror_on) {
         rc_mirror_free(&b->mirror);
@@ -77,8 +80,26 @@ static int profile_join_fetch(struct gw_board *b)
 
 /* ---- cutting views from the mirror -------------------------------------- */
 
+/* Shared places of window w of view v, from the mirror (core/rc_places). */
+static int mirror_places(const struct gw_board *b, const struct gw_view *v, struct gw_window *w)
+{
+    int64_t *place = malloc((w->n ? w->n : 1) * sizeof *place);
+    unsigned char *tied = malloc(w->n ? w->n : 1);
+    int rc = place && tied ? rc_places_mirror(&b->mirror, rc_places_unit(b->decl), v->r.spec.offset, w->n, place,
+                                              tied)
+                           : RC_E_INTERNAL;
+    for (size_t i = 0; rc == 0 && i < w->n; i++) {
+        w->rows[i].place = place[i];
+        w->rows[i].tied = tied[i];
+    }
+    free(place);
+    free(tied);
+    return rc;
+}
+
 /* The window of view v cut from the mirror (profiles from the cache, NULL
- * where not cached), or NULL when the mirror does not cover it. */
+ * where not cached), or NULL when the mirror does not cover it (with shared
+ * places: it and the row after it). */
 static struct gw_window *mirror_window(const struct gw_board *b, const struct gw_view *v)
 {
     const struct rc_mirror_row *rows;
@@ -103,6 +124,10 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
         w->n++;
         r->c = rows[i].c;
         gw_decode_score(b->decl, r->c, &r->score, r->fields, &r->nfields);
+    }
+    if (v->r.spec.places && mirror_places(b, v, w) != 0) {
+        gw_window_free(w);
+        return NULL;
     }
     gw_profiles_attach(b->f->app->profiles, w);
     return w;

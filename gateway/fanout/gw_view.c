@@ -97,7 +97,9 @@ static int name_cmp(const void *a, const void *b)
 
 /* The delta from old to new as JSON, or NULL when viewers need nothing
  * (*nothing = 1) or on OOM (*nothing = 0). Rows whose profile changed are
- * resent too, although their score did not move. */
+ * resent too, although their score did not move, and so are rows whose
+ * shared place or tied changed (a tie formed or broke around them): a row
+ * resent at its own rank replaces itself under the delta rule. */
 static char *encode_delta(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
                           int *nothing)
 {
@@ -127,7 +129,8 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
     for (size_t j = 0; j < nw->n; j++) {
         struct name_idx key = {nw->rows[j].member, 0};
         struct name_idx *hit = send[j] ? NULL : bsearch(&key, by_name, old->n, sizeof *by_name, name_cmp);
-        if (hit && profile_hash(&old->rows[hit->i]) != profile_hash(&nw->rows[j]))
+        if (hit && (profile_hash(&old->rows[hit->i]) != profile_hash(&nw->rows[j]) ||
+                    old->rows[hit->i].place != nw->rows[j].place || old->rows[hit->i].tied != nw->rows[j].tied))
             send[j] = 1;
     }
     gw_window_out_rows(nw, v->board->decl, all, fv);
@@ -160,7 +163,8 @@ static int windows_equal(const struct gw_window *a, const struct gw_window *b)
         return 0;
     for (size_t i = 0; i < a->n; i++)
         if (a->rows[i].c != b->rows[i].c || strcmp(a->rows[i].member, b->rows[i].member) != 0 ||
-            profile_hash(&a->rows[i]) != profile_hash(&b->rows[i]))
+            profile_hash(&a->rows[i]) != profile_hash(&b->rows[i]) || a->rows[i].place != b->rows[i].place ||
+            a->rows[i].tied != b->rows[i].tied)
             return 0;
     return 1;
 }
@@ -247,7 +251,7 @@ void gw_fo_view_read(struct gw_view *v)
     struct gw_app *app = v->f->app;
     if (v->dead || v->reading || v->r.spec.kind == RC_VIEW_FEED || gw_fo_view_uses_mirror(v))
         return;
-    struct gw_read_spec spec = {0};
+    struct gw_read_spec spec = {.places = v->r.spec.places};
     if (v->r.spec.kind == RC_VIEW_AROUND) {
         spec.kind = GW_READ_AROUND;
         spec.member = v->r.spec.around;

@@ -276,7 +276,7 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
     if (!code)
         code = gw_op_resolve(app, r, &c->decl, &c->period, &err);
     if (!code) {
-        struct gw_read_spec spec = {0};
+        struct gw_read_spec spec = {.places = r->view.places};
         c->app = app;
         c->done = done;
         c->privdata = privdata;

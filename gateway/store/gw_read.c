@@ -16,6 +16,7 @@
 #include "rc_codec.h"
 #include "rc_event.h"
 #include "rc_keys.h"
+#include "rc_places.h"
 #include "rc_read_args.h"
 
 struct pending {
@@ -91,7 +92,8 @@ static void on_joined(struct gw_window *w, void *privdata)
     finish(privdata, 0);
 }
 
-int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n)
+static int read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
+                      struct rc_read_row **rows, size_t *n)
 {
     *rows = NULL;
     *n = 0;
@@ -111,7 +113,8 @@ int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read
             /* a string with a NUL inside is not one the script could return */
             items[i].str = e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL;
         }
-        rc = rc_read_rows_parse(items, r->elements, head, *rows, cap, n);
+        rc = pl ? rc_read_rows_parse_places(items, r->elements, head, pl, *rows, cap, n)
+                : rc_read_rows_parse(items, r->elements, head, *rows, cap, n);
     }
     free(items);
     if (rc) {
@@ -121,13 +124,48 @@ int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read
     return rc;
 }
 
-/* read.lua's reply -> window (rows decoded for board b). */
-static int parse_window(const struct rc_board *b, const redisReply *r, struct gw_window *w)
+int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n)
+{
+    return read_reply(r, head, NULL, rows, n);
+}
+
+int gw_read_reply_places(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
+                         struct rc_read_row **rows, size_t *n)
+{
+    return read_reply(r, head, pl, rows, n);
+}
+
+/* Fills the rows' place and tied (core/rc_places) from what read.lua said. */
+static int fill_places(const struct rc_board *b, struct gw_window *w, const struct rc_read_places *pl)
+{
+    double *c = malloc((w->n ? w->n : 1) * sizeof *c);
+    int64_t *place = malloc((w->n ? w->n : 1) * sizeof *place);
+    unsigned char *tied = malloc(w->n ? w->n : 1);
+    int rc = c && place && tied ? 0 : RC_E_INTERNAL;
+    if (!rc) {
+        for (size_t i = 0; i < w->n; i++)
+            c[i] = w->rows[i].c;
+        rc_places_fill(rc_places_unit(b), c, w->n, w->first_rank, pl->above, pl->next_tied, place, tied);
+        for (size_t i = 0; i < w->n; i++) {
+            w->rows[i].place = place[i];
+            w->rows[i].tied = tied[i];
+        }
+    }
+    free(c);
+    free(place);
+    free(tied);
+    return rc;
+}
+
+/* read.lua's reply -> window (rows decoded for board b; with places when
+ * places). */
+static int parse_window(const struct rc_board *b, const redisReply *r, int places, struct gw_window *w)
 {
     struct rc_read_head head;
+    struct rc_read_places pl = {0};
     struct rc_read_row *rows;
     size_t n;
-    int rc = gw_read_reply(r, &head, &rows, &n);
+    int rc = read_reply(r, &head, places ? &pl : NULL, &rows, &n);
     if (rc)
         return rc;
     w->seq = head.seq;
@@ -144,6 +182,8 @@ static int parse_window(const struct rc_board *b, const redisReply *r, struct gw
         gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
     }
     rc = w->rows && w->n == n ? 0 : RC_E_INTERNAL;
+    if (!rc && places)
+        rc = fill_places(b, w, &pl);
     free(rows);
     return rc;
 }
@@ -151,7 +191,7 @@ static int parse_window(const struct rc_board *b, const redisReply *r, struct gw
 static void on_read(redisReply *reply, void *privdata)
 {
     struct pending *p = privdata;
-    int rc = parse_window(p->b, reply, p->w);
+    int rc = parse_window(p->b, reply, p->spec.places && p->spec.kind != GW_READ_RANK, p->w);
     if (rc) {
         finish(p, rc);
         return;
@@ -193,7 +233,8 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
     struct rc_read_req req = {.first = spec->first, .count = spec->count, .member = spec->member,
-                              .radius = spec->radius};
+                              .radius = spec->radius, .places = spec->places && spec->kind != GW_READ_RANK,
+                              .tie_unit = rc_places_unit(b)};
     switch (spec->kind) {
     case GW_READ_RANGE:
         req.kind = RC_READ_RANGE;

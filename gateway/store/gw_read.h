@@ -28,6 +28,8 @@ struct gw_row {
     int64_t fields[RC_MAX_FIELDS];
     unsigned nfields;
     struct gw_profile *profile;    /* a reference, or NULL */
+    int64_t place;                 /* shared places (core/rc_places.h); 0 when the view has none */
+    int tied;
 };
 
 struct gw_window {
@@ -60,6 +62,7 @@ struct gw_read_spec {
     int64_t count;                 /* RANGE: rows wanted */
     const char *member;            /* AROUND/RANK (borrowed for the call) */
     int64_t radius;                /* AROUND */
+    int places;                    /* RANGE, AROUND: fill rows' place and tied (core/rc_places.h) */
 };
 
 /* Reads board `board` (declared by b) in period `period` ("" for all-time)
@@ -90,6 +93,11 @@ int gw_read_send(struct gw_script *script, struct gw_redis *redis, const struct 
  * Returns 0, RC_E_UNAVAILABLE for no reply (connection lost) or
  * RC_E_INTERNAL for a reply of another shape (*rows NULL). */
 int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n);
+
+/* gw_read_reply for a reply read with places (core/rc_read_args): fills *pl
+ * too. */
+int gw_read_reply_places(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
+                         struct rc_read_row **rows, size_t *n);
 
 /* Decodes a composite into real points and fields for board b. */
 void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields);

@@ -65,6 +65,8 @@ void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, str
             .nfields = r->nfields,
             .profile = r->profile ? r->profile->kv : NULL,
             .nprofile = r->profile ? r->profile->n : 0,
+            .place = r->place,
+            .tied = r->tied,
         };
     }
 }

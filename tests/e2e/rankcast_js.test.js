@@ -376,3 +376,28 @@ test('feed: only the last `keep` events are held', () => {
   for (let s = 1; s <= 6; s++) v.apply(ev(s));
   assert.deepEqual(v.events.map((e) => e.seq), [4, 5, 6]);
 });
+
+/* ---- shared places (v1.1) ------------------------------------------------- */
+
+test('places: the subscribe asks for shared places, and rows keep place and tied', () => {
+  const v = new View({ board: 'demo', view: { top: 3 }, places: 'shared' });
+  assert.deepEqual(v.subscribeMessage(), { op: 'subscribe', board: 'demo', view: { top: 3 }, places: 'shared' });
+  assert.equal(new View({ board: 'demo', view: { top: 3 } }).subscribeMessage().places, undefined);
+});
+
+test('places: a row resent only for its place is reported changed, and the window shows it', () => {
+  const { v, calls } = recordingView({ board: 'demo', view: { top: 3 }, places: 'shared' });
+  v.apply({ op: 'snapshot', sub: 'p1', seq: 1, total: 3, rows: [
+    { rank: 1, member: 'a', score: 9, place: 1 },
+    { rank: 2, member: 'b', score: 7, place: 2 },
+    { rank: 3, member: 'c', score: 5, place: 3 }] });
+  // c reaches 7: a tie forms with b, which did not move
+  assert.equal(v.apply({ op: 'delta', sub: 'p1', seq: 2, total: 3, removed: [], rows: [
+    { rank: 2, member: 'b', score: 7, place: 2, tied: true },
+    { rank: 3, member: 'c', score: 7, place: 2, tied: true }] }), true);
+  assert.deepEqual(v.rows.map((r) => [r.member, r.place, r.tied === true]),
+    [['a', 1, false], ['b', 2, true], ['c', 2, true]]);
+  const last = calls[calls.length - 1];
+  assert.deepEqual(last.changes.map((c) => [c.member, c.from, c.to, c.changed]).sort(),
+    [['b', 2, 2, true], ['c', 3, 3, true]]);
+});

@@ -378,6 +378,13 @@ static const struct bad_case BAD_CASES[] = {
     {"rejects_duplicate_field_names", SUBMIT("{'kills':1,'kills':2}"), 0, BAD,
      "duplicate field fields.kills", NULL},
 
+    /* shared places (v1.1) */
+    {"rejects_places_of_another_word", "{'id':3,'op':'subscribe','board':'b','view':{'top':3},'places':'dense'}",
+     0, BAD, "places must be", "3"},
+    {"rejects_places_that_is_not_a_string", "{'op':'subscribe','board':'b','view':{'top':3},'places':true}", 0,
+     BAD, "places must be", NULL},
+    {"rejects_places_on_a_feed", "{'op':'subscribe','board':'b','view':{'feed':true},'places':'shared'}", 0, BAD,
+     "places applies to window views", NULL},
     /* rank */
     {"rejects_rank_without_member", "{'id':9,'op':'rank','board':'b'}", 0, BAD,
      "missing field member", "9"},
@@ -459,6 +466,21 @@ static void decodes_subscribe_top_from_protocol_example(void **state)
     assert_int_equal(r.view.limit, 10);
     assert_string_equal(r.period, "");
     assert_int_equal(r.has_since, 0);
+    rc_request_free(&r);
+}
+
+static void decodes_places_shared_and_unique(void **state)
+{
+    struct rc_request r;
+    (void)state;
+    decode_ok("{'op':'subscribe','board':'b','view':{'offset':2,'limit':3},'places':'shared'}", &r);
+    assert_int_equal(r.view.places, 1);
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'around':'m'},'places':'unique'}", &r);
+    assert_int_equal(r.view.places, 0);
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'places':'unique'}", &r);
+    assert_int_equal(r.view.places, 0);
     rc_request_free(&r);
 }
 
@@ -1285,6 +1307,7 @@ int main(void)
         cmocka_unit_test(decodes_auth_with_its_token),
         cmocka_unit_test(refuses_auth_without_a_jwt_shaped_token),
         cmocka_unit_test(decodes_subscribe_page),
+        cmocka_unit_test(decodes_places_shared_and_unique),
         cmocka_unit_test(decodes_subscribe_around_with_radius),
         cmocka_unit_test(decodes_around_radius_default_of_five),
         cmocka_unit_test(decodes_subscribe_feed_with_since),

@@ -61,8 +61,8 @@ static const struct rc_kv PLAYER_ONE[] = {{"name", "PlayerOne"}};
 static void encodes_snapshot_as_protocol_example(void **state)
 {
     const struct rc_out_row rows[] = {
-        {1, "user:101", 1050, NULL, 0, PLAYER_ONE, 1},
-        {2, "user:7", 990, NULL, 0, NULL, 0},
+        {1, "user:101", 1050, NULL, 0, PLAYER_ONE, 1, 0, 0},
+        {2, "user:7", 990, NULL, 0, NULL, 0, 0, 0},
     };
     (void)state;
     assert_text(rc_encode_snapshot("1", "s1", "b", "2026-W47", 42, 2, rows, 2, 0),
@@ -74,7 +74,7 @@ static void encodes_snapshot_as_protocol_example(void **state)
 
 static void encodes_delta_as_protocol_example(void **state)
 {
-    const struct rc_out_row rows[] = {{3, "user:101", 1100, NULL, 0, NULL, 0}};
+    const struct rc_out_row rows[] = {{3, "user:101", 1100, NULL, 0, NULL, 0, 0, 0}};
     const char *const removed[] = {"user:77"};
     (void)state;
     assert_text(rc_encode_delta("s1", 43, 120, rows, 1, removed, 1),
@@ -275,9 +275,28 @@ static void event_and_ack_carry_fields_when_given(void **state)
                 "\"seq\":9,\"duplicate\":false,\"fields\":{\"kills\":12,\"deaths\":3}}");
 }
 
+static void rows_with_shared_places_carry_place_and_tied(void **state)
+{
+    static const struct rc_kv profile[] = {{"tied", "no"}, {"place", "Paris"}, {"name", "P"}};
+    const struct rc_out_row rows[] = {
+        {2, "a", 30, NULL, 0, profile, 3, 2, 1},
+        {4, "c", 20, NULL, 0, NULL, 0, 4, 0},
+        {5, "d", 10, NULL, 0, profile, 3, 0, 0},
+    };
+    (void)state;
+    /* a profile never shadows place or tied of a row that has places; a
+     * row without places keeps its profile's "place" and "tied" */
+    assert_text(rc_encode_delta("s1", 1, 5, rows, 3, NULL, 0),
+                "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":1,\"total\":5,\"rows\":["
+                "{\"rank\":2,\"member\":\"a\",\"score\":30,\"place\":2,\"tied\":true,\"name\":\"P\"},"
+                "{\"rank\":4,\"member\":\"c\",\"score\":20,\"place\":4},"
+                "{\"rank\":5,\"member\":\"d\",\"score\":10,\"tied\":\"no\",\"place\":\"Paris\",\"name\":\"P\"}],"
+                "\"removed\":[]}");
+}
+
 static void row_puts_fields_before_profile(void **state)
 {
-    const struct rc_out_row rows[] = {{1, "m", 7, KD, 2, PLAYER_ONE, 1}};
+    const struct rc_out_row rows[] = {{1, "m", 7, KD, 2, PLAYER_ONE, 1, 0, 0}};
     (void)state;
     assert_text(rc_encode_delta("s1", 1, 1, rows, 1, NULL, 0),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":1,\"total\":1,\"rows\":[{\"rank\":1,"
@@ -292,7 +311,7 @@ static void profile_join_never_shadows_row_keys(void **state)
         {"name", "P\"1\n"}, {"name", "second"}, {"avatar", "a.png"},
         {"bad", "\xff"},    {"\xc3\x28", "v"},  {NULL, "v"},      {"k", NULL},
     };
-    const struct rc_out_row rows[] = {{4, "user:1", 70, NULL, 0, profile, 11}};
+    const struct rc_out_row rows[] = {{4, "user:1", 70, NULL, 0, profile, 11, 0, 0}};
     cJSON *j, *row;
     (void)state;
 
@@ -404,8 +423,8 @@ static char *encode_variant(int which)
 {
     static const struct rc_kv profile[] = {{"name", "P"}, {"avatar", "a"}, {"rank", "x"}};
     static const struct rc_out_row rows[] = {
-        {1, "a", 1.5, KD, 2, profile, 3},
-        {2, "b", 2, NULL, 0, NULL, 0},
+        {1, "a", 1.5, KD, 2, profile, 3, 0, 0},
+        {2, "b", 2, NULL, 0, NULL, 0, 0, 0},
     };
     static const char *const removed[] = {"c", "d"};
 
@@ -473,6 +492,7 @@ int main(void)
         cmocka_unit_test(error_message_is_escaped),
         cmocka_unit_test(event_and_ack_carry_fields_when_given),
         cmocka_unit_test(row_puts_fields_before_profile),
+        cmocka_unit_test(rows_with_shared_places_carry_place_and_tied),
         cmocka_unit_test(profile_join_never_shadows_row_keys),
         cmocka_unit_test(prints_safe_integers_exactly),
         cmocka_unit_test(prints_fractions_in_shortest_round_trip_form),

@@ -29,6 +29,25 @@ static void no_view_means_top_10(void **s)
     assert_int_equal(r.view.limit, 10);
 }
 
+static void places_shared_or_unique_and_nothing_else(void **s)
+{
+    (void)s;
+    struct rc_request r;
+    const char *shared[] = {"offset=2", "limit=3", "places=shared"};
+    assert_int_equal(map(&r, shared, 3), 0);
+    assert_int_equal(r.view.kind, RC_VIEW_PAGE);
+    assert_int_equal(r.view.places, 1);
+    const char *unique[] = {"places=unique"};
+    assert_int_equal(map(&r, unique, 1), 0);
+    assert_int_equal(r.view.places, 0);
+    assert_int_equal(map(&r, NULL, 0), 0);
+    assert_int_equal(r.view.places, 0);
+    const char *bad[] = {"top=3", "places=dense"};
+    assert_int_equal(map(&r, bad, 2), RC_E_BAD_REQUEST);
+    const char *empty[] = {"places="};
+    assert_int_equal(map(&r, empty, 1), RC_E_BAD_REQUEST);
+}
+
 static void top_n_is_top_view(void **s)
 {
     (void)s;
@@ -157,6 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_view_means_top_10),
         cmocka_unit_test(top_n_is_top_view),
+        cmocka_unit_test(places_shared_or_unique_and_nothing_else),
         cmocka_unit_test(offset_and_limit_make_a_page),
         cmocka_unit_test(around_with_default_and_given_radius),
         cmocka_unit_test(top_wins_over_around_and_page),

@@ -192,6 +192,44 @@ static void parse_refuses_every_bad_shape(void **state)
     assert_int_equal(rc_read_rows_parse(good, 6, &h, rows, 0, &n), RC_E_INTERNAL);
 }
 
+static void build_with_places_adds_the_tie_unit(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req q = {.kind = RC_READ_RANGE, .first = 0, .count = 3, .places = 1, .tie_unit = 134217728};
+    assert_int_equal(rc_read_args_build("demo", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 5);
+    assert_string_equal(a.argv[4], "134217728");
+    struct rc_read_req r = {.kind = RC_READ_AROUND, .member = "al", .radius = 2, .places = 1, .tie_unit = 0};
+    assert_int_equal(rc_read_args_build("demo", "", RC_ORDER_ASC, &r, &a), 0);
+    assert_int_equal(a.nargv, 5);
+    assert_string_equal(a.argv[4], "0");
+    struct rc_read_req bad = {.kind = RC_READ_RANGE, .count = 3, .places = 1, .tie_unit = -1};
+    assert_int_equal(rc_read_args_build("demo", "", RC_ORDER_ASC, &bad, &a), RC_E_BAD_REQUEST);
+}
+
+static void parse_places_head(void **state)
+{
+    (void)state;
+    struct rc_reply_item r[] = {I(7), I(42), I(3), S("e1"), I(1), I(1), S("alice"), S("1500"), S("bob"), S("1500")};
+    struct rc_read_head h;
+    struct rc_read_places pl;
+    struct rc_read_row rows[4];
+    size_t n;
+    assert_int_equal(rc_read_rows_parse_places(r, 10, &h, &pl, rows, 4, &n), 0);
+    assert_int_equal(pl.above, 1);
+    assert_int_equal(pl.next_tied, 1);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[1].member, "bob");
+    /* above must be fewer than the first row's rank; next_tied 0 or 1 */
+    struct rc_reply_item over[] = {I(7), I(42), I(3), S("e1"), I(3), I(0), S("alice"), S("1500")};
+    assert_int_equal(rc_read_rows_parse_places(over, 8, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    struct rc_reply_item two[] = {I(7), I(42), I(3), S("e1"), I(0), I(2), S("alice"), S("1500")};
+    assert_int_equal(rc_read_rows_parse_places(two, 8, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    struct rc_reply_item none[] = {I(7), I(42), I(3), S("e1"), S("alice"), S("1500")};
+    assert_int_equal(rc_read_rows_parse_places(none, 6, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +241,8 @@ int main(void)
         cmocka_unit_test(parse_absent_member),
         cmocka_unit_test(parse_log_head),
         cmocka_unit_test(parse_refuses_every_bad_shape),
+        cmocka_unit_test(build_with_places_adds_the_tie_unit),
+        cmocka_unit_test(parse_places_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,26 @@ static void same_window_on_same_board_is_one_view(void **state)
     rc_registry_free(&r);
 }
 
+static void shared_places_make_another_view_of_the_same_window(void **state)
+{
+    (void)state;
+    struct rc_registry r;
+    struct rc_reg_board b = {0};
+    struct rc_reg_view s1, s2, s3;
+    rc_registry_init(&r, KEY);
+    assert_int_equal(rc_registry_board_add(&r, &b, "arena", ""), 0);
+    struct rc_view plain = top(10), shared = top(10), shared2 = top(10);
+    shared.places = 1;
+    shared2.places = 1;
+    struct rc_reg_view *a = get(&r, &b, &s1, &plain, RC_FOLLOW_NONE);
+    struct rc_reg_view *c = get(&r, &b, &s2, &shared, RC_FOLLOW_NONE);
+    assert_ptr_not_equal(a, c);
+    assert_string_not_equal(a->id, c->id);
+    assert_ptr_equal(get(&r, &b, &s3, &shared2, RC_FOLLOW_NONE), c);
+    assert_int_equal(b.nviews, 2);
+    rc_registry_free(&r);
+}
+
 static void a_top_ignores_any_offset_it_was_given(void **state)
 {
     (void)state;
@@ -280,6 +300,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_window_on_same_board_is_one_view),
         cmocka_unit_test(a_top_ignores_any_offset_it_was_given),
+        cmocka_unit_test(shared_places_make_another_view_of_the_same_window),
         cmocka_unit_test(different_window_follow_mode_or_board_is_another_view),
         cmocka_unit_test(boards_are_found_by_name_and_period),
         cmocka_unit_test(names_that_do_not_fit_are_refused),
