@@ -62,6 +62,7 @@ struct rc_view {
     uint32_t limit;                     /* TOP: N; PAGE: L */
     char around[RC_MEMBER_MAX + 1];     /* AROUND: the member */
     uint32_t radius;                    /* AROUND: R */
+    uint32_t max_rate;                  /* subscribe "max_rate" (v1.1): messages a second, 0 = every tick */
 };
 
 struct rc_field_value {
