@@ -36,7 +36,7 @@ async function viewer(t, gw, rate) {
   if (rate !== undefined) req.max_rate = rate;
   const snap = await c.request(req);
   assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
-  const v = { rate, sub: snap.sub, rows: snap.rows, times: [], broken: null, last: Date.now() };
+  const v = { rate, sub: snap.sub, snapSeq: snap.seq, rows: snap.rows, times: [], broken: null, last: Date.now() };
   c.ws.on('message', (data) => {
     const m = JSON.parse(data.toString());
     if (m.sub !== v.sub) return;
@@ -119,22 +119,40 @@ test('a view at max_rate 2 gets about 2 messages a second and ends in the true s
     assert.equal(slow1.times.length, slow2.times.length, 'viewers of one view get the same messages');
   });
 
-test('a late joiner of a rate-limited view gets a snapshot at once, then the held changes', { timeout: 30000 },
-  async (t) => {
+test('a late joiner of a rate-limited view gets what its viewers hold at once, then the held changes',
+  { timeout: 30000 }, async (t) => {
     const { redis, gw } = await h.startStack(t);
     await h.http(gw.base, 'POST', `/api/v1/boards/${BOARD}/scores`, { member: 'user:a', op: 'set', value: 5 });
     const first = await viewer(t, gw, 1);
     const w = await h.connectWs(t, gw.wsUrl);
-    // One change goes out at once (nothing sent yet), the next ones are held for 1 s.
-    for (let i = 0; i < 5; i++)
+    // The first change goes out at once (nothing sent yet) ...
+    assert.equal((await w.request({ op: 'incr', board: BOARD, member: 'user:0', delta: 10 })).op, 'ack');
+    await h.waitFor(() => first.times.length === 1, 5000, 'the first delta');
+    const sentAt = first.last;
+    // ... the next ones are held for 1 s after it.
+    for (let i = 1; i < 5; i++)
       assert.equal((await w.request({ op: 'incr', board: BOARD, member: `user:${i}`, delta: 10 + i })).op, 'ack');
+    const finalSeq = Number(await redis.cli('GET', 'rc:{demo|}:seq'));
+    await sleep(300); // several ticks: a view without max_rate would have sent them by now
     const joiner = await viewer(t, gw, 1);
     assert.equal(joiner.sub, first.sub);
+    const fast = Date.now() - sentAt < 800;
+    if (fast) {
+      assert.ok(joiner.snapSeq < finalSeq, `the joiner got seq ${joiner.snapSeq}, not the held state`);
+      assert.equal(first.times.length, 1, 'the changes after the first were held');
+    } else {
+      t.diagnostic('the machine was too slow to see the changes held; only the end state is checked');
+    }
     const want = shape(await truth(redis));
     await h.waitFor(() => shape(first.rows) === want && shape(joiner.rows) === want, 10000,
       'both viewers to hold what Redis holds');
     assert.equal(first.broken, null);
     assert.equal(joiner.broken, null);
+    if (fast) {
+      await sleep(1500); // nothing more is owed
+      assert.equal(first.times.length, 2, 'the held changes went out as one message');
+      assert.equal(joiner.times.length, 1, 'the joiner got the held changes as the others did');
+    }
   });
 
 test('max_rate must be an integer 1..50 on a window view', { timeout: 30000 }, async (t) => {
