@@ -63,6 +63,7 @@ struct rc_view {
     char around[RC_MEMBER_MAX + 1];     /* AROUND: the member */
     uint32_t radius;                    /* AROUND: R */
     int places;                         /* v1.1 "places": "shared" (window views): rows carry place/tied */
+    uint32_t max_rate;                  /* subscribe "max_rate" (v1.1): messages a second, 0 = every tick */
 };
 
 struct rc_field_value {

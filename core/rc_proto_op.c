@@ -2,6 +2,7 @@
  * points, submit fields, rank, ping, admin ops), as PROTOCOL.md defines them. */
 #include "rc_proto_int.h"
 #include "rc_jwt.h"
+#include "rc_rate.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -153,12 +154,29 @@ static int decode_places(const cJSON *msg, struct rc_view *view, struct rc_error
     return 0;
 }
 
+/* "max_rate": R (v1.1), an integer 1..RC_RATE_MAX messages a second, on
+ * window views only: a feed delivers every change as its own event. */
+static int decode_max_rate(const cJSON *msg, struct rc_view *view, struct rc_error *err)
+{
+    int64_t rate = 0;
+    int rc = rc_proto__read_int(msg, "max_rate", "max_rate", 0, RC_RATE_MIN, RC_RATE_MAX, &rate, err);
+
+    if (rc < 0)
+        return rc;
+    if (rate && view->kind == RC_VIEW_FEED)
+        return rc_error_set(err, RC_E_BAD_REQUEST,
+                            "max_rate applies to top, offset/limit and around views, not to a feed");
+    view->max_rate = (uint32_t)rate;
+    return 0;
+}
+
 static int decode_subscribe(const cJSON *msg, struct rc_request *out, struct rc_error *err)
 {
     int rc;
 
     if ((rc = decode_view(msg, &out->view, err)) < 0 || (rc = decode_places(msg, &out->view, err)) < 0 ||
-        (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0)
+        (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0 ||
+        (rc = decode_max_rate(msg, &out->view, err)) < 0)
         return rc;
     return decode_since(msg, out, err);
 }

@@ -41,7 +41,7 @@ void rc_view_normalize(struct rc_view *out, const struct rc_view *in)
 int rc_view_same(const struct rc_view *a, const struct rc_view *b)
 {
     return a->kind == b->kind && a->offset == b->offset && a->limit == b->limit && a->radius == b->radius &&
-           a->places == b->places && strcmp(a->around, b->around) == 0;
+           a->places == b->places && a->max_rate == b->max_rate && strcmp(a->around, b->around) == 0;
 }
 
 /* ---- boards ----------------------------------------------------------------- */
@@ -101,9 +101,9 @@ struct view_key {
 
 static uint64_t view_hash(const struct rc_registry *r, const struct view_key *k)
 {
-    unsigned char buf[sizeof k->board + 5 * sizeof(uint32_t) + RC_MEMBER_MAX + 1];
-    uint32_t ints[5] = {(uint32_t)k->spec->kind, k->spec->offset, k->spec->limit, k->spec->radius,
-                        (uint32_t)k->follows};
+    unsigned char buf[sizeof k->board + 6 * sizeof(uint32_t) + RC_MEMBER_MAX + 1];
+    uint32_t ints[6] = {(uint32_t)k->spec->kind, k->spec->offset, k->spec->limit, k->spec->radius,
+                        (uint32_t)k->follows, k->spec->max_rate};
     size_t n = strnlen(k->spec->around, RC_MEMBER_MAX);
     memcpy(buf, &k->board, sizeof k->board);
     memcpy(buf + sizeof k->board, ints, sizeof ints);

@@ -3,7 +3,7 @@
  *
  * A board is a (name, period) pair; a view is a window spec on one board
  * plus how it follows the clock (FOLLOW_*). Two viewers share a view when
- * board, normalized spec and follows are equal: they are then given the same
+ * board, normalized spec (with its max_rate) and follows are equal: they are then given the same
  * view id ("sub" in PROTOCOL.md), and the fan-out encodes each delta once for
  * all of them. A view counts its viewers; when the count drops to 0 the
  * caller removes it, and a board without views leaves the registry.

@@ -3,9 +3,11 @@
  *
  * Query params (also what the page writes back, so a link reopens the same
  * view): board, top | offset+limit | around+radius | feed=1, period
- * (current, previous or an id), token. overlay=1 shows only the table, on a
- * transparent page, for an OBS browser source:
- *   /?overlay=1&board=demo&top=10
+ * (current, previous or an id), token, max_rate (passed to the subscribe as
+ * is: at most that many updates a second, 1..50; the server refuses other
+ * values). overlay=1 shows only the table, on a transparent page, for an OBS
+ * browser source:
+ *   /?overlay=1&board=demo&top=10&max_rate=2
  * The overlay link uses the "Overlay token" field when filled (a read-only
  * token from `rankcast token --scope read --board demo --ttl 30d`), else
  * this page's own token.
@@ -42,7 +44,11 @@
     else if (p.has('around')) view = { around: p.get('around'), radius: int('radius', 5) };
     else if (p.has('limit') || p.has('offset')) view = { offset: int('offset', 0), limit: int('limit', 25) };
     else view = { top: int('top', 10) };
-    return { board: p.get('board') || '', view, period: p.get('period') || 'current' };
+    // max_rate goes to the server untouched (a number when it reads as one),
+    // so a bad value is refused there and shown, never silently changed.
+    const rate = p.get('max_rate');
+    const maxRate = rate === null || rate === '' ? null : (Number.isFinite(Number(rate)) ? Number(rate) : rate);
+    return { board: p.get('board') || '', view, period: p.get('period') || 'current', maxRate };
   }
 
   function toParams(sel) {
@@ -54,6 +60,7 @@
     else if (v.limit != null) { p.set('offset', v.offset); p.set('limit', v.limit); }
     else p.set('top', v.top);
     if (sel.period !== 'current') p.set('period', sel.period);
+    if (sel.maxRate != null) p.set('max_rate', sel.maxRate);
     if (token) p.set('token', token);
     return p;
   }
@@ -74,7 +81,7 @@
     $('title').textContent = describe(sel);
     $('stats').textContent = '';
     live = client.subscribe(
-      { board: sel.board, view: sel.view, period: sel.period === 'current' ? null : sel.period },
+      { board: sel.board, view: sel.view, period: sel.period === 'current' ? null : sel.period, max_rate: sel.maxRate },
       {
         onChange: (v, changes, info) => { table.render(v, changes, info); showStats(v); },
         onError: (v, err) => table.error(err),

@@ -5,7 +5,7 @@
  *          WebSocket of its own, so pass one: { WebSocket: require('ws') }.
  *
  *   const rc = new Rankcast.Client({ token, onState: (state) => ... });
- *   const top = rc.subscribe({ board: 'demo', view: { top: 10 } }, {
+ *   const top = rc.subscribe({ board: 'demo', view: { top: 10 } }, {   // + max_rate: 2 for at most 2 updates/s
  *     onChange(view, changes, info) { ... },  // view.rows is the live window
  *     onEvent(view, event) { ... },           // feed views
  *     onGap(view, gap) { ... },               // feed events were missed ({from, to})
@@ -116,6 +116,7 @@
       this.period = spec.period || null;   // null: the server's default, "current"
       this.places = spec.places || null;   // "shared": rows carry place and tied (v1.1)
       this.keep = spec.keep || 100;        // feed events kept in this.events
+      this.maxRate = spec.max_rate != null ? spec.max_rate : null; // window views: at most this many messages a second (v1.1)
       this.handlers = handlers || {};
       this.window = windowOf(spec.view);
       this.kind = this.window ? 'window' : spec.view && spec.view.feed ? 'feed' : 'around';
@@ -140,6 +141,7 @@
       const m = { op: 'subscribe', board: this.board, view: this.view };
       if (this.period) m.period = this.period;
       if (this.places) m.places = this.places;
+      if (this.maxRate != null) m.max_rate = this.maxRate; // checked by the server (1..50, not on feeds)
       this.resumeFrom = this.kind === 'feed' ? this.lastSeq : null;
       if (this.resumeFrom != null) {
         m.since = { seq: this.resumeFrom };

@@ -221,6 +221,7 @@ struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const st
     v->f = f;
     v->board = b;
     v->refs = 1;
+    v->gate.rate = spec->max_rate;
     /* Out of memory for the table, it is served all the same, just not
      * found by a later subscribe to the same view (which makes its own). */
     (void)rc_registry_view_add(&f->reg, &v->r, &b->r, spec, follows);
@@ -231,6 +232,7 @@ void gw_fo_view_unref(struct gw_view *v)
 {
     if (--v->refs == 0) {
         gw_window_free(v->last);
+        gw_window_free(v->held);
         free(v);
     }
 }

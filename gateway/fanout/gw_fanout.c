@@ -328,7 +328,7 @@ static int board_has_work(const struct gw_board *b)
     if (b->mirror_on && (b->stale || b->changed || b->ks_pending > 0 || !b->mirror.exact))
         return 1;
     for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-        if (v->dirty)
+        if (v->dirty || v->held)
             return 1;
     return 0;
 }
@@ -343,11 +343,13 @@ static void board_tick(struct gw_board *b)
         else if (b->changed)
             gw_fo_board_refresh(b, 1);
     }
+    int64_t now_us = gw_mono_us();
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
+        gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
         if (gw_fo_view_uses_mirror(v))
             v->dirty = 0; /* served by the mirror (above) */
-        if (!v->dirty || v->reading)
-            continue;
+        if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
+            continue; /* (max_rate: read when it may send; stays dirty till then) */
         if (v->r.spec.kind == RC_VIEW_FEED) {
             v->dirty = 0;
             gw_fo_feed_catch_up(v);

@@ -26,6 +26,7 @@
 #include "store/gw_read.h"
 #include "rc_event.h"
 #include "rc_mirror.h"
+#include "rc_rate.h"
 #include "rc_registry.h"
 
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
@@ -45,6 +46,10 @@ struct gw_view {
     int dirty;                   /* changed since the last read started */
     int force_snapshot;          /* next read goes out as a snapshot (after an outage) */
     int dead;                    /* detached: free when refs drop to 0 */
+    /* max_rate (core/rc_rate.h): when the view last sent, and the newest
+     * window held back until it may send again (the tick sends it then) */
+    struct rc_rate_gate gate;
+    struct gw_window *held;
 };
 
 struct gw_sub {
@@ -142,6 +147,7 @@ void gw_fo_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s);
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
 void gw_fo_fail_pending(struct gw_view *v, int code);
 void gw_fo_view_read(struct gw_view *v);
+void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us);
 
 /* ---- gw_mirror.c --------------------------------------------------------- */
 

@@ -24,6 +24,8 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
     v->board = nb;
     gw_window_free(v->last);
     v->last = NULL;
+    gw_window_free(v->held); /* of the old period */
+    v->held = NULL;
     v->force_snapshot = 0;
     gw_fo_view_set_dirty(v);
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {

@@ -1,13 +1,16 @@
 /* gw_view.c - window views (top-N, pages, around): a fresh window is diffed
  * against what the viewers hold, encoded once, and the same refcounted
  * buffer is queued to every viewer; reads of views the mirror does not
- * cover go to Redis (lua/read.lua) here. */
+ * cover go to Redis (lua/read.lua) here. A view with max_rate holds a window
+ * that comes within its interval (core/rc_rate.h) and sends the newest one
+ * from the tick when the interval has passed. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "gw_app.h"
+#include "base/gw_clock.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "rc_diff.h"
@@ -174,6 +177,21 @@ static int windows_equal(const struct gw_window *a, const struct gw_window *b)
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
     struct gw_metrics *m = &f->app->metrics;
+    int64_t now_us = v->gate.rate ? gw_mono_us() : 0;
+    if (v->last && !rc_rate_may_send(&v->gate, now_us)) {
+        /* Too soon for its rate: the newest window waits for the tick
+         * (gw_fo_view_send_held), one message from what the viewers hold. */
+        gw_window_free(v->held);
+        v->held = w;
+        if (v->board)
+            gw_fo_board_wake(v->board);
+        for (struct gw_sub *s = v->subs; s; s = s->vnext)
+            if (s->pending)
+                gw_fo_send_first_snapshot(f, s);
+        return;
+    }
+    gw_window_free(v->held); /* w is newer */
+    v->held = NULL;
     if (v->last) {
         char *json = NULL;
         int nothing = 0;
@@ -189,8 +207,10 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 nothing = 1;
             if (json) {
                 struct gw_msg *msg = gw_msg_take(json);
-                if (msg)
+                if (msg) {
                     broadcast(v, msg, &m->snapshots_sent);
+                    rc_rate_sent(&v->gate, now_us);
+                }
                 gw_msg_unref(msg);
                 json = NULL;
             }
@@ -204,8 +224,10 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 json = rc_encode_add_epoch(json, w->epoch);
             }
             struct gw_msg *msg = gw_msg_take(json);
-            if (msg)
+            if (msg) {
                 broadcast(v, msg, counter);
+                rc_rate_sent(&v->gate, now_us);
+            }
             gw_msg_unref(msg);
         }
         (void)nothing;
@@ -216,6 +238,16 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (s->pending)
             gw_fo_send_first_snapshot(f, s);
+}
+
+/* The tick: sends v's held window when its rate lets it. */
+void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us)
+{
+    if (!v->held || v->dead || !rc_rate_may_send(&v->gate, now_us))
+        return;
+    struct gw_window *w = v->held;
+    v->held = NULL;
+    gw_fo_view_update(f, v, w);
 }
 
 void gw_fo_fail_pending(struct gw_view *v, int code)

@@ -277,6 +277,19 @@ test('view: subscribe message carries board, view and an explicit period', () =>
   assert.deepEqual(w.subscribeMessage(), { op: 'subscribe', board: 'demo', view: { top: 3 } });
 });
 
+test('view: subscribe message carries max_rate when given, as given (the server checks it)', () => {
+  const v = new View({ board: 'demo', view: { top: 10 }, max_rate: 2 });
+  assert.deepEqual(v.subscribeMessage(), { op: 'subscribe', board: 'demo', view: { top: 10 }, max_rate: 2 });
+  const p = new View({ board: 'daily', view: { around: 'a', radius: 2 }, period: 'previous', max_rate: 50 });
+  assert.deepEqual(p.subscribeMessage(), { op: 'subscribe', board: 'daily', view: { around: 'a', radius: 2 }, period: 'previous', max_rate: 50 });
+  const bad = new View({ board: 'demo', view: { top: 10 }, max_rate: '2' });
+  assert.equal(bad.subscribeMessage().max_rate, '2'); // not coerced: refused with bad_request
+  for (const none of [undefined, null]) {
+    const w = new View({ board: 'demo', view: { top: 3 }, max_rate: none });
+    assert.equal('max_rate' in w.subscribeMessage(), false);
+  }
+});
+
 /* ---- feed views ---------------------------------------------------------- */
 
 const ev = (seq, member = 'user:1') => ({ op: 'event', sub: 'f1', seq, member, score: seq * 10, delta: 10, rank: 1, prev_rank: 2, at: 1763769600000 + seq });

@@ -282,6 +282,17 @@ static const struct bad_case BAD_CASES[] = {
     {"rejects_oversize_since_epoch", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':'" S32 "x'}"), 0, BAD,
      "since.epoch must be 0..32", NULL},
 
+    /* subscribe: max_rate (v1.1) */
+    {"rejects_max_rate_zero", SUBX("{'top':5}", "'max_rate':0"), 0, BAD, "max_rate must be 1..50", NULL},
+    {"rejects_max_rate_over_fifty", SUBX("{'top':5}", "'max_rate':51"), 0, BAD, "max_rate must be 1..50", NULL},
+    {"rejects_fractional_max_rate", SUBX("{'top':5}", "'max_rate':1.5"), 0, BAD, "max_rate must be an integer",
+     NULL},
+    {"rejects_max_rate_as_string", SUBX("{'top':5}", "'max_rate':'2'"), 0, BAD, "max_rate must be an integer",
+     NULL},
+    {"rejects_max_rate_null", SUBX("{'top':5}", "'max_rate':null"), 0, BAD, "max_rate", NULL},
+    {"rejects_max_rate_on_a_feed", SUBX("{'feed':true}", "'max_rate':2"), 0, BAD, "max_rate applies to top",
+     NULL},
+
     /* unsubscribe */
     {"rejects_unsubscribe_without_sub", "{'id':'u','op':'unsubscribe'}", 0, BAD,
      "missing field sub", "'u'"},
@@ -536,6 +547,24 @@ static void decodes_subscribe_feed_with_since(void **state)
     decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':0,'epoch':''}}", &r);
     assert_int_equal(r.has_since_epoch, 1); /* the epoch of a board without a history */
     assert_string_equal(r.since_epoch, "");
+    rc_request_free(&r);
+}
+
+static void decodes_max_rate_on_window_views(void **state)
+{
+    struct rc_request r;
+    (void)state;
+    decode_ok("{'op':'subscribe','board':'b','view':{'top':10}}", &r);
+    assert_int_equal(r.view.max_rate, 0); /* absent: every tick */
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'top':10},'max_rate':2}", &r);
+    assert_int_equal(r.view.max_rate, 2);
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'offset':5,'limit':5},'max_rate':1}", &r);
+    assert_int_equal(r.view.max_rate, 1);
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'around':'a'},'max_rate':50}", &r);
+    assert_int_equal(r.view.max_rate, 50);
     rc_request_free(&r);
 }
 
@@ -1311,6 +1340,7 @@ int main(void)
         cmocka_unit_test(decodes_subscribe_around_with_radius),
         cmocka_unit_test(decodes_around_radius_default_of_five),
         cmocka_unit_test(decodes_subscribe_feed_with_since),
+        cmocka_unit_test(decodes_max_rate_on_window_views),
         cmocka_unit_test(decodes_period_selectors),
         cmocka_unit_test(decodes_view_limits_at_their_maximum),
         cmocka_unit_test(decodes_unsubscribe),

@@ -140,6 +140,32 @@ static void different_window_follow_mode_or_board_is_another_view(void **state)
     rc_registry_free(&r);
 }
 
+static void another_max_rate_is_another_view(void **state)
+{
+    (void)state;
+    struct rc_registry r;
+    struct rc_reg_board b = {0};
+    struct rc_reg_view s[4];
+    rc_registry_init(&r, KEY);
+    assert_int_equal(rc_registry_board_add(&r, &b, "arena", ""), 0);
+    struct rc_view every = top(10), two = top(10), two_b = top(10), five = top(10);
+    two.max_rate = two_b.max_rate = 2;
+    five.max_rate = 5;
+    struct rc_reg_view *a = get(&r, &b, &s[0], &every, RC_FOLLOW_NONE);
+    struct rc_reg_view *c = get(&r, &b, &s[1], &two, RC_FOLLOW_NONE);
+    struct rc_reg_view *d = get(&r, &b, &s[2], &two_b, RC_FOLLOW_NONE);
+    struct rc_reg_view *e = get(&r, &b, &s[3], &five, RC_FOLLOW_NONE);
+    assert_ptr_equal(c, d); /* the same rate: shared */
+    assert_ptr_not_equal(a, c);
+    assert_ptr_not_equal(c, e);
+    assert_ptr_not_equal(a, e);
+    assert_string_not_equal(a->id, c->id);
+    assert_string_not_equal(c->id, e->id);
+    assert_int_equal(c->spec.max_rate, 2);
+    assert_int_equal(b.nviews, 3);
+    rc_registry_free(&r);
+}
+
 static void boards_are_found_by_name_and_period(void **state)
 {
     (void)state;
@@ -307,6 +333,7 @@ int main(void)
         cmocka_unit_test(removed_view_is_not_found_and_its_id_is_not_reused),
         cmocka_unit_test(a_moved_view_keeps_its_id_and_is_found_on_its_new_board),
         cmocka_unit_test(board_lists_its_views_newest_first_and_unlinks_from_the_middle),
+        cmocka_unit_test(another_max_rate_is_another_view),
         cmocka_unit_test(follow_mode_follows_the_requested_period),
         cmocka_unit_test(thousands_of_boards_stay_findable_and_removable),
     };
