@@ -33,8 +33,13 @@ enum rc_order {
 enum rc_tiebreak {
     RC_TB_EARLIEST = 0, /* first to reach a score ranks higher */
     RC_TB_LATEST,       /* last to reach a score ranks higher */
-    RC_TB_NONE          /* equal scores order by member name (Redis' rule) */
+    RC_TB_NONE,         /* equal scores order by member name (Redis' rule) */
+    RC_TB_ARRIVAL       /* exact arrival order at one points value: the write script
+                           counts arrivals per value (docs/score-layout.md) */
 };
+
+/* tiebreak = arrival: default tie bits, 2^20 - 1 = 1,048,575 arrivals per value */
+#define RC_TB_ARRIVAL_BITS_DEFAULT 20
 
 enum rc_decay {
     RC_DECAY_NONE = 0,
@@ -70,6 +75,7 @@ struct rc_layout {
     int64_t tb_resolution_ms; /* > 0 when tiebreak != none */
     int64_t tb_horizon_ms;    /* span the tie-break slots must cover */
     int64_t tb_base_ms;       /* all-time boards: start of slot 0 (periodic: period start) */
+    unsigned tb_arrival_bits; /* tiebreak = arrival: the tie bits (tiebreak_bits, 1..52) */
     unsigned tb_bits;         /* computed by rc_layout_finish */
     int64_t points_min;       /* single-field boards */
     int64_t points_max;
