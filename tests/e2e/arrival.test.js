@@ -5,7 +5,8 @@
  * snapshot and the REST read all show the board ordered by (points desc,
  * arrival asc) computed here, and every ack's rank is the member's place in
  * that order. A board with 1 tie bit answers the third arrival at a held
- * value out_of_range over WS and REST and changes nothing. */
+ * value out_of_range over WS and REST and changes nothing. On a Redis Cluster
+ * the counters sit in the board's slot and ties follow arrival there too. */
 'use strict';
 
 const test = require('node:test');
@@ -123,4 +124,32 @@ test('a value out of arrivals answers out_of_range over WS and REST and changes 
   assert.equal((await ws.request({ op: 'set', board: 'duel', member: 'd', value: 9 }, 10000)).op, 'ack');
   const after = await h.http(gw.base, 'GET', '/api/v1/boards/duel?top=10');
   assert.equal(shape(after.body.rows), 'a=9 d=9 b=8 c=7');
+});
+
+test('on a Redis Cluster the counters live in the board\'s slot: ties still follow arrival', { timeout: 120000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 0 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds });
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const snap = await viewer.request({ op: 'subscribe', board: BOARD, view: { top: 10 } }, 10000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const ref = new Reference();
+  const writes = [
+    { op: 'set', member: 'k', value: 3 }, { op: 'incr', member: 'j', delta: 3 },
+    { op: 'best', member: 'i', value: 3 }, { op: 'set', member: 'h', value: 4 },
+    { op: 'incr', member: 'k', delta: 1 }, { op: 'set', member: 'j', value: 3 },
+  ];
+  for (const w of writes) {
+    const ack = await ws.request(Object.assign({ board: BOARD }, w), 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    ref.apply(w);
+  }
+  const want = shape(ref.order());
+  assert.equal(want, 'h=4 k=4 j=3 i=3');
+  const rest = await h.http(gw.base, 'GET', `/api/v1/boards/${BOARD}?top=10`);
+  assert.equal(shape(rest.body.rows), want);
+  // the counters' key is in the set's slot, on the set's node
+  const owner = await cluster.owner('rc:{arena|}:z');
+  assert.equal(await cluster.cli(owner, 'HGET', 'rc:{arena|}:arr', 'h:4'), '2');
+  assert.equal(await cluster.cli(owner, 'HGET', 'rc:{arena|}:arr', 'a:3'), '3');
 });
