@@ -153,3 +153,27 @@ test('on a Redis Cluster the counters live in the board\'s slot: ties still foll
   assert.equal(await cluster.cli(owner, 'HGET', 'rc:{arena|}:arr', 'h:4'), '2');
   assert.equal(await cluster.cli(owner, 'HGET', 'rc:{arena|}:arr', 'a:3'), '3');
 });
+
+test('rankcast import writes rows in file order: equal points keep the file\'s order', { timeout: 120000 }, async (t) => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const { execFile } = require('node:child_process');
+  const redis = await h.startRedis(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-arrival-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const N = 300;
+  const lines = ['member,score'];
+  for (let i = 0; i < N; i++) lines.push(`m:${(i * 37) % N},${(i * 13) % 4}`); // 4 values, 75 ties each
+  const file = path.join(dir, 'ties.csv');
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  const res = await new Promise((resolve) => {
+    execFile(h.gatewayBin(), ['import', BOARD, file, '--redis', `127.0.0.1:${redis.port}`],
+      { cwd: h.repoRoot, timeout: 60000 }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stderr }));
+  });
+  assert.equal(res.code, 0, res.stderr);
+  const want = lines.slice(1).map((l, i) => ({ member: l.split(',')[0], score: Number(l.split(',')[1]), i }))
+    .sort((a, b) => b.score - a.score || a.i - b.i).map((r) => r.member);
+  const got = (await redis.cli('ZRANGE', 'rc:{arena|}:z', '0', '-1', 'REV')).split('\n');
+  assert.deepEqual(got, want);
+});
