@@ -7,7 +7,8 @@
  *   single-field:  composite = points * 2^tb_bits + tb
  *   multi-field:   composite = ((f1' * 2^b2 + f2') * 2^b3 + f3') ... * 2^tb_bits + tb
  *
- * where tb is the tie-break slot (0 when tiebreak is none) and fi' is field i,
+ * where tb is the tie-break slot (0 when tiebreak is none; with tiebreak =
+ * arrival the member's arrival index at its points, counted by lua/write.lua) and fi' is field i,
  * flipped to (2^bi - 1 - fi) when that field ranks ascending. Every composite
  * must be a safe integer, |x| <= 2^53 - 1, so decoding is exact and JavaScript
  * clients read it without loss. rc_layout_finish checks that.
@@ -38,7 +39,8 @@ enum rc_tiebreak {
                            counts arrivals per value (docs/score-layout.md) */
 };
 
-/* tiebreak = arrival: default tie bits, 2^20 - 1 = 1,048,575 arrivals per value */
+/* tiebreak = arrival: default tie bits, 2^20 = 1,048,576 arrivals per points value
+ * (indices 0..2^20 - 1); points keep |p| <= 2^33 - 1 */
 #define RC_TB_ARRIVAL_BITS_DEFAULT 20
 
 enum rc_decay {
