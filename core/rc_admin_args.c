@@ -32,7 +32,8 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
               (r->op == RC_OP_REVERSE ? rc_board_key(k[5], RC_KEY_MAX, r->board, id, "req", r->req)
                                       : rc_board_key(k[5], RC_KEY_MAX, r->board, id, "f", r->member[0] ? r->member : "-")) ||
               rc_board_key(k[6], RC_KEY_MAX, r->board, id, "req", rev) ||
-              rc_board_key(k[7], RC_KEY_MAX, r->board, id, "epoch", NULL);
+              rc_board_key(k[7], RC_KEY_MAX, r->board, id, "epoch", NULL) ||
+              rc_board_key(k[8], RC_KEY_MAX, r->board, id, "arr", NULL);
     if (bad)
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     snprintf(out->num[0], 32, "%" PRId64, now_ms);
@@ -43,9 +44,10 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
     snprintf(out->num[5], 32, "%" PRId64, ttl_ms);
     snprintf(out->num[6], 32, "%u", b->log_cap);
     const char *words[RC_ADMIN_NKEYS + RC_ADMIN_NARGV] = {
-        k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7],
+        k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8],
         rc_admin_action(r->op), r->member, r->op == RC_OP_REMOVE && r->block ? "1" : "0", out->num[0],
-        b->layout.order == RC_ORDER_DESC ? "desc" : "asc", out->num[1], out->num[2], out->num[3], out->num[4],
+        b->layout.order == RC_ORDER_DESC ? "desc" : "asc",
+        b->layout.tiebreak == RC_TB_ARRIVAL ? "arrival" : out->num[1], out->num[2], out->num[3], out->num[4],
         out->num[6], out->num[5], sharded ? "SPUBLISH" : "PUBLISH", out->epoch};
     out->epoch[0] = '\0';
     for (size_t i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++) {

@@ -18,15 +18,15 @@ static uint64_t slot_max(const struct rc_layout *l)
  * larger ranks higher, so "earliest" flips the slot; on asc boards the reverse. */
 static int slot_reversed(const struct rc_layout *l)
 {
-    int earliest = l->tiebreak == RC_TB_EARLIEST;
+    int earliest = l->tiebreak == RC_TB_EARLIEST || l->tiebreak == RC_TB_ARRIVAL;
     return l->order == RC_ORDER_DESC ? earliest : !earliest;
 }
 
 int rc_tb_slot(const struct rc_layout *l, int64_t base_ms, int64_t now_ms, uint64_t *slot)
 {
     *slot = 0;
-    if (l->tiebreak == RC_TB_NONE)
-        return 0;
+    if (l->tiebreak == RC_TB_NONE || l->tiebreak == RC_TB_ARRIVAL)
+        return 0; /* arrival: lua/write.lua counts the slot, time plays no part */
     if (now_ms < base_ms || now_ms - base_ms >= l->tb_horizon_ms)
         return RC_E_OUT_OF_RANGE;
     uint64_t s = (uint64_t)((now_ms - base_ms) / l->tb_resolution_ms);
@@ -38,8 +38,8 @@ int rc_tb_slot(const struct rc_layout *l, int64_t base_ms, int64_t now_ms, uint6
 
 int64_t rc_tb_slot_time(const struct rc_layout *l, int64_t base_ms, uint64_t slot)
 {
-    if (l->tiebreak == RC_TB_NONE)
-        return base_ms;
+    if (l->tiebreak == RC_TB_NONE || l->tiebreak == RC_TB_ARRIVAL)
+        return base_ms; /* an arrival slot stands for no instant */
     uint64_t s = slot_reversed(l) ? slot_max(l) - slot : slot;
     return base_ms + (int64_t)s * l->tb_resolution_ms;
 }

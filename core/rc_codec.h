@@ -12,7 +12,8 @@
  * base_ms (the period start for periodic boards, tb_base_ms otherwise).
  * earliest: on a desc board an earlier slot must rank higher, so the slot is
  * stored reversed (max - s); latest the other way round; asc boards mirror it.
- * none: always 0. RC_E_OUT_OF_RANGE when now_ms is outside the horizon. */
+ * none: always 0. arrival: 0 here (the write script takes the value's next
+ * arrival index in Redis, see lua/write.lua). RC_E_OUT_OF_RANGE when now_ms is outside the horizon. */
 int rc_tb_slot(const struct rc_layout *l, int64_t base_ms, int64_t now_ms, uint64_t *slot);
 
 /* points + slot -> composite. RC_E_OUT_OF_RANGE outside points_min..max. */

@@ -23,6 +23,7 @@ static void board_defaults(struct rc_board *b)
     b->layout.order = RC_ORDER_DESC;
     b->layout.tiebreak = RC_TB_EARLIEST;
     b->layout.tb_resolution_ms = 1;
+    b->layout.tb_arrival_bits = RC_TB_ARRIVAL_BITS_DEFAULT;
     b->period.kind = RC_PERIOD_NONE;
     b->keep = 2;
     b->decay.kind = RC_DECAY_NONE;
@@ -154,9 +155,29 @@ static int finish_tiebreak(struct parser *p, struct rc_board *b, int line)
     int k;
 
     if (b->decay.kind != RC_DECAY_NONE) {
+        if (SEEN(p, K_TIEBREAK) && l->tiebreak == RC_TB_ARRIVAL)
+            return rc_conf__fail(p, line, "tiebreak = arrival cannot be combined with decay: a decaying "
+                                 "board's weighted scores are rebuilt, so no arrival order survives them "
+                                 "(tiebreak must be none)");
         if (SEEN(p, K_TIEBREAK) && l->tiebreak != RC_TB_NONE)
             return rc_conf__fail(p, line, "decaying boards hold weighted scores: tiebreak must be none");
         l->tiebreak = RC_TB_NONE;
+    }
+    if (SEEN(p, K_TB_BITS) && l->tiebreak != RC_TB_ARRIVAL)
+        return rc_conf__fail(p, line, "tiebreak_bits applies only to tiebreak = arrival (time tie-breaks "
+                             "take their bits from tiebreak_resolution and the horizon)");
+    if (l->tiebreak == RC_TB_ARRIVAL) {
+        /* arrivals are counted per points value by the write script, not timed */
+        if ((k = first_seen(p, tb_keys, 3)) >= 0)
+            return rc_conf__fail(p, line, "%s does not apply with tiebreak = arrival (arrivals are counted, "
+                                 "not timed: tiebreak_bits sets how many per points value)",
+                                 rc_conf__key_name((enum key_id)k));
+        if (b->layout.nfields)
+            return rc_conf__fail(p, line, "tiebreak = arrival applies only to single-field boards: the "
+                                 "arrival counters are kept per points value");
+        l->tb_horizon_ms = 0;
+        l->tb_base_ms = 0;
+        return 0;
     }
     if (l->tiebreak == RC_TB_NONE) {
         if ((k = first_seen(p, tb_keys, 3)) >= 0)

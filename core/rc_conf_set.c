@@ -194,10 +194,12 @@ int rc_conf__set_order(struct parser *p, const struct key_spec *k, void *obj, co
 int rc_conf__set_tiebreak(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     static const char *const words[] = {
-        [RC_TB_EARLIEST] = "earliest", [RC_TB_LATEST] = "latest", [RC_TB_NONE] = "none"};
-    int i = rc_conf__word_index(v, words, 3);
+        [RC_TB_EARLIEST] = "earliest", [RC_TB_LATEST] = "latest", [RC_TB_NONE] = "none",
+        [RC_TB_ARRIVAL] = "arrival"};
+    int i = rc_conf__word_index(v, words, 4);
     if (i < 0)
-        return rc_conf__fail(p, p->lineno, "%s must be earliest, latest or none, got '%.40s'", k->name, v);
+        return rc_conf__fail(p, p->lineno, "%s must be earliest, latest, arrival or none, got '%.40s'", k->name,
+                             v);
     *FIELD(enum rc_tiebreak, obj, k) = (enum rc_tiebreak)i;
     return 0;
 }

@@ -84,6 +84,7 @@ static const struct key_spec keys[] = {
     {SEC_BOARD, K_TB_HORIZON, "tiebreak_horizon", rc_conf__set_duration, BOARD(layout.tb_horizon_ms), 1,
      36500 * MS_D},
     {SEC_BOARD, K_TB_BASE, "tiebreak_base", rc_conf__set_timestamp, BOARD(layout.tb_base_ms), 0, 0},
+    {SEC_BOARD, K_TB_BITS, "tiebreak_bits", rc_conf__set_unsigned, BOARD(layout.tb_arrival_bits), 1, 52},
     {SEC_BOARD, K_PERIOD, "period", rc_conf__set_period, BOARD(period.kind), 0, 0},
     {SEC_BOARD, K_UTC_OFFSET, "utc_offset", rc_conf__set_utc_offset, BOARD(period.utc_offset_s), 0, 0},
     {SEC_BOARD, K_PERIOD_BASE, "period_base", rc_conf__set_timestamp, BOARD(period.base_ms), 0, 0},

@@ -37,6 +37,18 @@ static int finish_tiebreak(struct rc_layout *l, struct rc_error *err)
     l->tb_bits = 0;
     if (l->tiebreak == RC_TB_NONE)
         return 0;
+    if (l->tiebreak == RC_TB_ARRIVAL) {
+        /* counted, not timed: no resolution, no horizon */
+        if (l->tb_arrival_bits < 1 || l->tb_arrival_bits >= RC_COMPOSITE_BITS)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "tiebreak_bits must be 1..52, got %u",
+                                l->tb_arrival_bits);
+        if (l->nfields)
+            return rc_error_set(err, RC_E_BAD_REQUEST,
+                                "tiebreak = arrival applies only to single-field boards (the arrival "
+                                "counters are kept per points value)");
+        l->tb_bits = l->tb_arrival_bits;
+        return 0;
+    }
     if (l->tb_resolution_ms <= 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "tiebreak_resolution must be positive");
     if (l->tb_horizon_ms <= 0)
@@ -108,6 +120,12 @@ int rc_layout_finish(struct rc_layout *l, int has_min, int has_max, struct rc_er
                             l->points_min, l->points_max);
     if (l->points_max > lim || l->points_min < -lim) {
         char r[32], h[32];
+        if (l->tiebreak == RC_TB_ARRIVAL)
+            return rc_error_set(err, RC_E_BAD_REQUEST,
+                                "score layout does not fit in 53 bits: with a %u-bit arrival tie-break "
+                                "(tiebreak_bits) points must stay within -%" PRId64 "..%" PRId64
+                                ", but %" PRId64 "..%" PRId64 " was asked",
+                                l->tb_bits, lim, lim, l->points_min, l->points_max);
         if (l->tb_bits)
             return rc_error_set(err, RC_E_BAD_REQUEST,
                                 "score layout does not fit in 53 bits: with a %u-bit tie-break "

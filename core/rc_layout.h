@@ -7,7 +7,8 @@
  *   single-field:  composite = points * 2^tb_bits + tb
  *   multi-field:   composite = ((f1' * 2^b2 + f2') * 2^b3 + f3') ... * 2^tb_bits + tb
  *
- * where tb is the tie-break slot (0 when tiebreak is none) and fi' is field i,
+ * where tb is the tie-break slot (0 when tiebreak is none; with tiebreak =
+ * arrival the member's arrival index at its points, counted by lua/write.lua) and fi' is field i,
  * flipped to (2^bi - 1 - fi) when that field ranks ascending. Every composite
  * must be a safe integer, |x| <= 2^53 - 1, so decoding is exact and JavaScript
  * clients read it without loss. rc_layout_finish checks that.
@@ -33,8 +34,14 @@ enum rc_order {
 enum rc_tiebreak {
     RC_TB_EARLIEST = 0, /* first to reach a score ranks higher */
     RC_TB_LATEST,       /* last to reach a score ranks higher */
-    RC_TB_NONE          /* equal scores order by member name (Redis' rule) */
+    RC_TB_NONE,         /* equal scores order by member name (Redis' rule) */
+    RC_TB_ARRIVAL       /* exact arrival order at one points value: the write script
+                           counts arrivals per value (docs/score-layout.md) */
 };
+
+/* tiebreak = arrival: default tie bits, 2^20 = 1,048,576 arrivals per points value
+ * (indices 0..2^20 - 1); points keep |p| <= 2^33 - 1 */
+#define RC_TB_ARRIVAL_BITS_DEFAULT 20
 
 enum rc_decay {
     RC_DECAY_NONE = 0,
@@ -70,6 +77,7 @@ struct rc_layout {
     int64_t tb_resolution_ms; /* > 0 when tiebreak != none */
     int64_t tb_horizon_ms;    /* span the tie-break slots must cover */
     int64_t tb_base_ms;       /* all-time boards: start of slot 0 (periodic: period start) */
+    unsigned tb_arrival_bits; /* tiebreak = arrival: the tie bits (tiebreak_bits, 1..52) */
     unsigned tb_bits;         /* computed by rc_layout_finish */
     int64_t points_min;       /* single-field boards */
     int64_t points_max;

@@ -116,7 +116,11 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     if (rc_board_key(out->keys[8], RC_KEY_MAX, r->board, p->id, "epoch", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
-    out->nkeys = 9;
+    /* tiebreak = arrival: the per-value arrival counters (lua/write.lua,
+     * "Arrival order"); passed on every board so KEYS keep one shape */
+    if (rc_board_key(out->keys[9], RC_KEY_MAX, r->board, p->id, "arr", NULL))
+        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    out->nkeys = RC_WRITE_NKEYS;
 
     unsigned n = 0;
     out->argv[n++] = rc_op_name(r->op);
@@ -125,8 +129,12 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     n++;
     out->argv[n] = put_num(out, n, now_ms);
     n++;
-    out->argv[n] = put_num(out, n, (int64_t)slot);
-    n++;
+    if (l->tiebreak == RC_TB_ARRIVAL) {
+        out->argv[n++] = "arrival"; /* the script takes the value's next arrival */
+    } else {
+        out->argv[n] = put_num(out, n, (int64_t)slot);
+        n++;
+    }
     out->argv[n] = put_num(out, n, (int64_t)1 << l->tb_bits);
     n++;
     out->argv[n++] = l->order == RC_ORDER_DESC ? "desc" : "asc";

@@ -23,7 +23,8 @@
 #include "rc_period.h"
 #include "rc_proto.h"
 
-#define RC_WRITE_NKEYS 9 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch */
+#define RC_WRITE_NKEYS 10 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch,
+                             the arrival counters (tiebreak = arrival) */
 #define RC_WRITE_ARGV_MAX (19 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 

@@ -11,11 +11,15 @@
 -- KEYS[6] rc:{B|P}:f:MEMBER (remove)  or  rc:{B|P}:req:REQ (reverse)
 -- KEYS[7] rc:{B|P}:req:REQ:reversed (reverse)
 -- KEYS[8] rc:{B|P}:epoch   the board's epoch (see "Epochs" in lua/write.lua)
+-- KEYS[9] rc:{B|P}:arr     the arrival counters (tiebreak = arrival, see
+--                          "Arrival order" in lua/write.lua)
 --
 -- ARGV[1] action: remove | unblock | reverse | reset
 -- ARGV[2] member (remove, unblock)       ARGV[3] block: 1 | 0 (remove)
 -- ARGV[4] at (ms, from the gateway)       ARGV[5] order: desc | asc
--- ARGV[6] tie-break slot for a reversal   ARGV[7] 2^tie-break bits
+-- ARGV[6] tie-break slot for a reversal, or "arrival" (the board orders ties
+--         by arrival: the reversal takes the value's next arrival)
+-- ARGV[7] 2^tie-break bits
 -- ARGV[8] points_min  ARGV[9] points_max  ARGV[10] log cap
 -- ARGV[11] periodic boards: ms until the period's keys expire, else 0
 -- ARGV[12] PUBLISH on one Redis, SPUBLISH on a cluster
@@ -28,6 +32,12 @@
 -- leaves the board without members marks the epoch "empty" so the missing
 -- set is not mistaken for one deleted from outside (lua/write.lua).
 --
+-- Arrival counters: a removal takes the member out of its value's holders
+-- (the value's fields go with the last holder), a reversal arrives at the
+-- restored value like a write (out_of_range when the value's arrivals are
+-- used up; a reversal that lands on the points the member holds keeps its
+-- arrival), a reset drops the counters with the set.
+--
 -- Reply: { status, seq, member, score, rank, detail }
 --   status: "ok" | "duplicate" (reverse already done) | "bad_request" | "out_of_range"
 --   score/rank: after the operation (reverse), "" / 0 otherwise
@@ -38,7 +48,9 @@ local z, seqkey, logkey, chan, blocked = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEY
 local action, member = ARGV[1], ARGV[2]
 local at = tonumber(ARGV[4])
 local desc = ARGV[5] == 'desc'
-local slot, scale = tonumber(ARGV[6]), tonumber(ARGV[7])
+local arrival = ARGV[6] == 'arrival'
+local slot, scale = tonumber(ARGV[6]) or 0, tonumber(ARGV[7])
+local akey = KEYS[9]
 local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
 local logcap, ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
 local pubcmd = ARGV[12] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
@@ -55,6 +67,12 @@ local function rank_of(m)
   return 0
 end
 local function seq_now() return tonumber(redis.call('GET', seqkey) or '0') end
+
+-- arrival: member leaves points p; the last holder takes the value's counters
+local function arr_leave(p)
+  local k = num(p)
+  if redis.call('HINCRBY', akey, 'h:' .. k, -1) <= 0 then redis.call('HDEL', akey, 'a:' .. k, 'h:' .. k) end
+end
 
 -- The epoch that holds now, or '' (the rule of lua/write.lua, "Epochs").
 local function epoch_now()
@@ -103,6 +121,7 @@ local function record(op, m, newc, oldc, rank, oldrank, epoch)
     redis.call('PEXPIRE', logkey, ttl)
     if redis.call('EXISTS', z) == 1 then redis.call('PEXPIRE', z, ttl) end
     if ekey then redis.call('PEXPIRE', ekey, ttl) end
+    if akey and redis.call('EXISTS', akey) == 1 then redis.call('PEXPIRE', akey, ttl) end
   end
   redis.call(pubcmd, chan, event)
   return seq
@@ -118,6 +137,7 @@ if action == 'remove' then
   end
   if not oldc then return { 'ok', seq_now(), member, '', 0, 0 } end
   redis.call('ZREM', z, member)
+  if arrival then arr_leave(math.floor(oldc / scale)) end
   redis.call('DEL', KEYS[6])
   if ekey and redis.call('EXISTS', z) == 0 then redis.call('HSET', ekey, 'empty', '1') end
   return { 'ok', record('remove', member, nil, oldc, 0, oldrank), member, '', 0, 1 }
@@ -151,6 +171,25 @@ elseif action == 'reverse' then
   end
   local oldrank = rank_of(m)
   local newc = p * scale + slot
+  local curp = math.floor(oldc / scale)
+  local idx = nil
+  if arrival then
+    if p == curp then
+      newc = oldc -- the member holds these points already: it keeps its arrival
+    else
+      idx = tonumber(redis.call('HGET', akey, 'a:' .. num(p)) or '0')
+      if idx >= scale then
+        return { 'out_of_range', 0, m, '', 0, 'score ' .. num(p) .. ' has had ' .. num(scale) ..
+                 ' arrivals while held, all this board\'s tie bits (tiebreak_bits) can order' }
+      end
+      if desc then newc = p * scale + (scale - 1 - idx) else newc = p * scale + idx end
+    end
+  end
+  if idx ~= nil then
+    redis.call('HSET', akey, 'a:' .. num(p), idx + 1)
+    redis.call('HINCRBY', akey, 'h:' .. num(p), 1)
+    arr_leave(curp)
+  end
   redis.call('ZADD', z, num(newc), m)
   redis.call('SET', KEYS[7], '1', 'PX', math.max(redis.call('PTTL', KEYS[6]), 1))
   local rank = rank_of(m)
@@ -166,6 +205,7 @@ elseif action == 'reset' then
   -- UNLINK: a board of a million members is freed off Redis' main thread
   redis.call('UNLINK', z)
   redis.call('UNLINK', logkey)
+  if akey then redis.call('UNLINK', akey) end -- the arrival counters go with the set
   local epoch = nil
   if ekey then epoch = new_epoch(true) end
   return { 'ok', record('reset', nil, nil, nil, 0, 0, epoch), '', '', 0, 1 }

@@ -17,12 +17,15 @@
 -- KEYS[8] rc:{B|P}:blocked  members an admin blocked from writing to the board
 --                           in this period (see lua/admin.lua, "Blocklists")
 -- KEYS[9] rc:{B|P}:epoch    the board's epoch (see "Epochs" below)
+-- KEYS[10] rc:{B|P}:arr     tiebreak = arrival: the arrival counters (see
+--                           "Arrival order" below; passed on every board)
 --
 -- ARGV[1]  op: incr | set | best | submit
 -- ARGV[2]  member
 -- ARGV[3]  incr: delta; set/best: value; submit: ""
 -- ARGV[4]  at: the write's time, ms since the epoch (from the gateway)
--- ARGV[5]  tie-break slot, already ordered for this board (0 when none)
+-- ARGV[5]  tie-break slot, already ordered for this board (0 when none), or
+--          "arrival": the script takes the slot from the arrival counters
 -- ARGV[6]  2^tie-break bits
 -- ARGV[7]  order: desc | asc
 -- ARGV[8]  points_min    ARGV[9] points_max   (single-field boards)
@@ -99,6 +102,23 @@
 -- first rebuild that counts it) answers its points in the current bucket and
 -- rank 0. seq is the read board's version; changed is always 0.
 --
+-- Arrival order (ARGV[5] = "arrival", 2^T in ARGV[6]): the tie bits are the
+-- member's arrival index at its points value, not a time. KEYS[10] is a hash
+-- with two fields per points value P that someone holds:
+--   a:P  the next arrival index at P (how many arrived at P so far)
+--   h:P  how many members hold P now
+-- A write that moves a member to new points P takes index i = a:P (0 when
+-- absent), stores slot 2^T - 1 - i on a desc board (i on asc), so an earlier
+-- arrival ranks first, then sets a:P = i + 1, adds 1 to h:P and takes 1 from
+-- h of the member's old points; when h reaches 0 both fields of that value
+-- go (nobody holds it, so nobody needs its order). When i = 2^T (the value
+-- had 2^T arrivals while held) the write is out_of_range and writes nothing:
+-- never a wrong order. A write that leaves the points unchanged (set to the
+-- same value, best not better, incr 0) keeps its composite and its arrival.
+-- When the set does not exist (period expired, emptied, deleted from
+-- outside) the counters count nobody: the first write drops them. Periodic
+-- boards renew KEYS[10]'s TTL with the others. Only single-field boards.
+
 -- Boards without a tie-break (2^0 = 1 in ARGV[6]) store the points as the
 -- score, unpacked: a decay = scale board holds fractional scores once scaled,
 -- and incr adds to them as they are.
@@ -107,7 +127,9 @@ local zkey, seqkey, logkey, reqkey, fkey, chan =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op, member, arg = ARGV[1], ARGV[2], ARGV[3]
 local at = tonumber(ARGV[4])
-local slot = tonumber(ARGV[5])
+local arrival = ARGV[5] == 'arrival'
+local slot = tonumber(ARGV[5]) or 0
+local akey = KEYS[10]
 local scale = tonumber(ARGV[6])
 local desc = ARGV[7] == 'desc'
 local pmin, pmax = tonumber(ARGV[8]), tonumber(ARGV[9])
@@ -210,6 +232,7 @@ end
 local oldc = redis.call('ZSCORE', zkey, member)
 if oldc then oldc = tonumber(oldc) else oldc = nil end
 local newc, newp, oldp
+local arr_idx, arr_fresh = nil, false -- arrival: the index taken at newp
 
 if nfields == 0 then
   local v = tonumber(arg)
@@ -228,7 +251,23 @@ if nfields == 0 then
     return { 'out_of_range', 'score ' .. num(newp) .. ' is outside this board\'s range ' ..
              num(pmin) .. '..' .. num(pmax) }
   end
-  if oldp ~= nil and newp == oldp then newc = oldc else newc = newp * scale + slot end
+  if oldp ~= nil and newp == oldp then
+    newc = oldc
+  elseif arrival then
+    -- the counters of a set that does not exist count nobody (see "Arrival order")
+    arr_fresh = redis.call('EXISTS', zkey) == 0
+    local idx = 0
+    if not arr_fresh then idx = tonumber(redis.call('HGET', akey, 'a:' .. num(newp)) or '0') end
+    if idx >= scale then
+      return { 'out_of_range', 'score ' .. num(newp) .. ' has had ' .. num(scale) ..
+               ' arrivals while held, all this board\'s tie bits (tiebreak_bits) can order: ' ..
+               'no later arrival at it can be ranked exactly' }
+    end
+    arr_idx = idx
+    if desc then newc = newp * scale + (scale - 1 - idx) else newc = newp * scale + idx end
+  else
+    newc = newp * scale + slot
+  end
 else
   if op ~= 'submit' then return { 'bad_request', 'op ' .. op .. ' needs a single-field board' } end
   local names = {}
@@ -304,6 +343,17 @@ end
 
 local oldrank = 0
 if oldc then oldrank = rank_of(member) end
+if arr_idx ~= nil then
+  -- arrival: count the arrival at newp, and the member leaving oldp
+  if arr_fresh then redis.call('DEL', akey) end
+  local pk = num(newp)
+  redis.call('HSET', akey, 'a:' .. pk, arr_idx + 1)
+  redis.call('HINCRBY', akey, 'h:' .. pk, 1)
+  if oldp ~= nil then
+    local ok = num(oldp)
+    if redis.call('HINCRBY', akey, 'h:' .. ok, -1) <= 0 then redis.call('HDEL', akey, 'a:' .. ok, 'h:' .. ok) end
+  end
+end
 redis.call('ZADD', zkey, num(newc), member)
 local rank = rank_of(member)
 local seq = redis.call('INCR', seqkey)
@@ -332,6 +382,7 @@ if ttl > 0 then
   redis.call('PEXPIRE', logkey, ttl)
   if nfields > 0 then redis.call('PEXPIRE', fkey, ttl) end
   if ekey then redis.call('PEXPIRE', ekey, ttl) end
+  if arr_idx ~= nil then redis.call('PEXPIRE', akey, ttl) end
 end
 redis.call(pubcmd, chan, event)
 

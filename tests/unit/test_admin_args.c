@@ -54,16 +54,18 @@ static void remove_with_block_names_the_member_and_period_keys(void **s)
     assert_non_null(strstr(a.words[4], p.id)); /* the period's own blocklist: one slot */
     assert_non_null(strstr(a.words[4], ":blocked"));
     assert_non_null(strstr(a.words[5], "alice"));
-    assert_string_equal(a.words[8], "remove");
-    assert_string_equal(a.words[9], "alice");
-    assert_string_equal(a.words[10], "1");
-    assert_string_equal(a.words[11], "1763769600000");
-    assert_string_equal(a.words[12], "desc");
-    assert_string_equal(a.words[18], "5000");
-    assert_string_equal(a.words[19], "PUBLISH"); /* one Redis */
+    assert_string_equal(a.words[9], "remove");
+    assert_string_equal(a.words[10], "alice");
+    assert_string_equal(a.words[11], "1");
+    assert_string_equal(a.words[12], "1763769600000");
+    assert_string_equal(a.words[13], "desc");
+    assert_string_equal(a.words[19], "5000");
+    assert_string_equal(a.words[20], "PUBLISH"); /* one Redis */
     assert_non_null(strstr(a.words[7], ":epoch")); /* the epoch key, in the same slot (below) */
     assert_non_null(strstr(a.words[7], p.id));
-    assert_string_equal(a.words[20], ""); /* the caller's random epoch goes here */
+    assert_non_null(strstr(a.words[8], ":arr")); /* the arrival counters, same slot (below) */
+    assert_non_null(strstr(a.words[8], p.id));
+    assert_string_equal(a.words[21], ""); /* the caller's random epoch goes here */
     for (size_t i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++)
         assert_int_equal(a.lens[i], strlen(a.words[i]));
     /* one cluster slot for every key (no CROSSSLOT on a cluster) */
@@ -87,11 +89,11 @@ static void reverse_names_the_req_keys_and_block_is_off(void **s)
     assert_int_equal(rc_admin_args_build(b, &r, &p, 1, 7, 0, 1, &a, &err), 0);
     assert_non_null(strstr(a.words[5], "w-42"));
     assert_non_null(strstr(a.words[6], "w-42:reversed"));
-    assert_string_equal(a.words[19], "SPUBLISH"); /* a cluster: sharded pub/sub */
-    assert_string_equal(a.words[8], "reverse");
-    assert_string_equal(a.words[10], "0");
-    assert_string_equal(a.words[12], "asc");
-    assert_string_equal(a.words[13], "7");
+    assert_string_equal(a.words[20], "SPUBLISH"); /* a cluster: sharded pub/sub */
+    assert_string_equal(a.words[9], "reverse");
+    assert_string_equal(a.words[11], "0");
+    assert_string_equal(a.words[13], "asc");
+    assert_string_equal(a.words[14], "7");
 }
 
 static struct rc_reply_item str(const char *v) { return (struct rc_reply_item){0, 0, v}; }

@@ -135,7 +135,7 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     /* reads open, and no key with a literal secret in a shipped file */
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
-    assert_int_equal(c->nboards, 7);
+    assert_int_equal(c->nboards, 8); /* ... and arena (tiebreak = arrival) */
 
     const struct rc_board *b = board(c, "demo");
     assert_false(b->is_template);
@@ -689,7 +689,7 @@ static const struct err_case err_cases[] = {
     {"[board x]\nsubmit_mode = worst\n", 2, "submit_mode must be replace or best"},
     {"[board x]\npoints_min = 1.5\n", 2, "points_min must be an integer"},
     {"[board x]\npoints_max = 99999999999999999999\n", 2, "points_max must be an integer"},
-    {"[board x]\ntiebreak = first\n", 2, "tiebreak must be earliest, latest or none, got 'first'"},
+    {"[board x]\ntiebreak = first\n", 2, "tiebreak must be earliest, latest, arrival or none, got 'first'"},
     {"[board x]\ntiebreak_resolution = 1\n", 2, "tiebreak_resolution must be a duration"},
     {"[board x]\ntiebreak_horizon = 36501d\n", 2, "tiebreak_horizon must be a duration from 1ms to 36500d"},
     {"[board x]\ntiebreak_base = 2023-02-29T00:00:00Z\n", 2, "tiebreak_base must be a timestamp"},

@@ -135,8 +135,9 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_int_equal(a.nargv, 19); /* ARGV[17 + 4F]: the publish command, the seed flag, the epoch */
     assert_string_equal(a.argv[18], ""); /* the caller fills in a random epoch id */
     assert_true(a.argv[18] == a.epoch);
-    assert_int_equal(a.nkeys, 9);
+    assert_int_equal(a.nkeys, 10);
     assert_string_equal(a.keys[8], "rc:{daily|2025-11-21}:epoch"); /* the epoch: same slot */
+    assert_string_equal(a.keys[9], "rc:{daily|2025-11-21}:arr"); /* arrival counters: same slot */
     assert_string_equal(a.keys[7], "rc:{daily|2025-11-21}:blocked"); /* the period's own: one slot */
     rc_request_free(&r);
 
@@ -212,7 +213,7 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     int64_t now = NOV22_0800 + 13 * 3600000LL + 30 * 60000LL;
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5,\"req\":\"h1\"}", now,
                            &r, &p, &a, &err), 0);
-    assert_int_equal(a.nkeys, 9);
+    assert_int_equal(a.nkeys, 10);
     assert_string_equal(a.keys[0], "rc:{hot|}:z"); /* the read board: score and rank come from there */
     assert_string_equal(a.keys[3], "rc:{hot|}:req:h1");
     assert_string_equal(a.keys[6], "rc:{hot|}:b:489949");
@@ -246,7 +247,7 @@ static void test_scaled_board_write_is_an_ordinary_write(void **state)
     struct rc_error err;
     assert_int_equal(build("{\"op\":\"set\",\"board\":\"cool\",\"member\":\"u:1\",\"value\":5}", NOV22_0800, &r,
                            &p, &a, &err), 0);
-    assert_int_equal(a.nkeys, 9);
+    assert_int_equal(a.nkeys, 10);
     assert_string_equal(a.keys[0], "rc:{cool|}:z");
     assert_string_equal(a.argv[15], "0");
     rc_request_free(&r);
