@@ -315,3 +315,41 @@ test('a page past the mirror (read from Redis) carries prev_rank too', { timeout
     `${v.snapshots} fallback snapshots`);
   assert.ok(counts.fromOutside > 0);
 });
+
+test('a change made outside the scripts: a snapshot, then exact prev_rank again', { timeout: 60000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const board = 'match:prev4';
+  const zkey = `rc:{${board}|}:z`;
+  const SCALE = 2 ** 29; // match:*'s tie-break bits: points * 2^29 (+ slot)
+  const c = await h.connectWs(t, gw.wsUrl);
+  for (let i = 0; i < 30; i++) { // o0 (1000) .. o29 (1290)
+    const ack = await c.request({ op: 'set', board, member: `o${i}`, value: 1000 + i * 10, req: `o${i}` });
+    assert.equal(ack.op, 'ack');
+  }
+  const steps = [
+    // top 10: cli-top-0 goes to 1, cli-mid-0 to 3; then o0 jumps from the bottom to 2
+    { view: { top: 10 }, write: { member: 'o0', value: 50000 }, rank: 2 },
+    // ranks 3..12: cli-mid-1 lands at 5; then o1 jumps from the bottom to 4
+    { view: { offset: 2, limit: 10 }, write: { member: 'o1', value: 1295 }, rank: 4 },
+  ];
+  for (const [k, step] of steps.entries()) {
+    const v = new Viewer(await h.connectWs(t, gw.wsUrl), board, step.view);
+    await v.start();
+    // redis-cli puts a member at the top and one in the window: no change
+    // event tells where anyone came from, so the viewer gets a snapshot
+    await redis.cli('ZADD', zkey, String((60000 + k) * SCALE), `cli-top-${k}`,
+      String((1285 + k) * SCALE), `cli-mid-${k}`);
+    await h.waitFor(() => v.snapshots === 1, 15000, 'a snapshot after the out-of-band change');
+    assert.ok(v.rows.some((r) => r.member === `cli-mid-${k}`), JSON.stringify(v.rows));
+    assert.equal(v.deltas.filter((d) => d.msg.rows.some((r) => r.member.startsWith('cli-'))).length, 0,
+      'no delta row for a member only the out-of-band change moved');
+    // then a script write: prev_rank counts the out-of-band members too
+    const before = Number(await redis.cli('ZREVRANK', zkey, step.write.member)) + 1;
+    const ack = await c.request(Object.assign({ op: 'set', board, req: `j${k}` }, step.write));
+    assert.equal(ack.rank, step.rank, JSON.stringify(ack));
+    await reach(v, ack.seq);
+    const row = rowOf(v, step.write.member);
+    assert.deepEqual([row.rank, row.prev_rank], [step.rank, before]);
+    assert.equal(v.snapshots, 1, 'a delta again once the events explain the moves');
+  }
+});
