@@ -335,13 +335,24 @@ static int board_has_work(const struct gw_board *b)
 
 static void board_tick(struct gw_board *b)
 {
-    if (b->ks_pending > 0) {
+    if (b->ks_pending > 0 && b->mirror_on) {
         /* a ZADD no script event explained: made outside */
         b->moves_break++;
-        if (b->mirror_on)
-            b->stale = 1; /* the reload clears ks_pending */
-        else
+        b->stale = 1; /* the reload clears ks_pending */
+    } else if (b->ks_pending > 0) {
+        /* No mirror to read again: only prev_rank cares (gw_view.c), and
+         * while ks_pending > 0 it sends no delta that needs the events. A
+         * ZADD still unexplained a whole tick later was made outside (its
+         * event may just have come in a later read of the connection). */
+        if (b->ks_waited) {
+            b->moves_break++;
             b->ks_pending = 0;
+            b->ks_waited = 0;
+        } else {
+            b->ks_waited = 1;
+        }
+    } else {
+        b->ks_waited = 0;
     }
     if (b->mirror_on) {
         if (b->stale || !b->mirror.exact)
@@ -423,6 +434,7 @@ static void resync_board(struct gw_board *b, int snapshot)
      * pub/sub from now on is of the one the next read names. */
     b->ring_len = 0;
     b->ring_head = 0;
+    b->moves_break++; /* prev_rank: changes while away are explained by no event here */
     b->epoch_known = 0;
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);

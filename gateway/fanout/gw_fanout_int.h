@@ -91,6 +91,7 @@ struct gw_board {
      * (a change made outside the scripts): the ring's moves no longer
      * explain the ranks across it (prev_rank, gw_view.c). */
     uint64_t moves_break;
+    int ks_waited;               /* ks_pending was > 0 at the last tick too (no mirror) */
     /* Epochs (core/rc_epoch.h): the history the ring's events belong to
      * (known once a read or an event told it), and the mirror's. */
     int epoch_known;

@@ -286,13 +286,20 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             if (msg)
                 broadcast(v, msg, counter);
             gw_msg_unref(msg);
+            if (nothing && !began && !no_moves) {
+                /* Nothing sent: the viewers still hold v->last (the same
+                 * rows), and the next delta's prev_rank counts from the
+                 * state they were last sent, not from this one. */
+                gw_window_free(w);
+                goto pending;
+            }
         }
-        (void)nothing;
         gw_window_free(v->last);
     }
     v->force_snapshot = 0;
     v->last = w;
     v->last_break = break_taken;
+pending:
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (s->pending)
             gw_fo_send_first_snapshot(f, s);

@@ -300,6 +300,7 @@ test('a page past the mirror (read from Redis) carries prev_rank too', { timeout
   await reach(v, ack.seq);
   ack = await setScore(c, board, truth, 'p500', 6);
   await reach(v, ack.seq);
+  assert.equal(v.snapshots, 0, `no fallback snapshot; deltas: ${JSON.stringify(v.deltas.map((d) => d.msg))}`);
   assert.equal(rowOf(v, 'low'), null);
   assert.deepEqual([rowOf(v, 'p10').rank, rowOf(v, 'p10').prev_rank], [1001, 1000]);
   assert.deepEqual([rowOf(v, 'p500').rank, rowOf(v, 'p500').prev_rank], [1010, 511]);
