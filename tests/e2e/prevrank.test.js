@@ -354,3 +354,34 @@ test('a change made outside the scripts: a snapshot, then exact prev_rank again'
     assert.equal(v.snapshots, 1, 'a delta again once the events explain the moves');
   }
 });
+
+test('a decaying board: a held member\'s prev_rank in a delta, one from outside comes as a snapshot',
+  { timeout: 60000 }, async (t) => {
+    const config = h.configWith(t, { 'board hot': { rebuild_every: '200ms', result_ttl: '5s' } });
+    const { gw } = await h.startStack(t, { config });
+    const incr = async (member, delta) => {
+      const res = await h.http(gw.base, 'POST', '/api/v1/boards/hot/scores', { member, op: 'incr', delta });
+      assert.equal(res.status, 200, res.text);
+    };
+    for (const [m, d] of [['a', 50], ['b', 40], ['c', 30], ['d', 20], ['e', 10]]) await incr(m, d);
+    const c = await h.connectWs(t, gw.wsUrl);
+    await h.waitFor(async () => {
+      const r = await h.http(gw.base, 'GET', '/api/v1/boards/hot?top=5');
+      return r.status === 200 && r.body.rows && r.body.rows.length === 5;
+    }, 15000, 'the first rebuild');
+    const v = new Viewer(c, 'hot', { top: 3 });
+    await v.start();
+    assert.deepEqual(v.rows.map((r) => r.member), ['a', 'b', 'c']);
+    // c (held at 3) goes to the top at the next rebuild: a delta row, prev_rank 3
+    await incr('c', 100);
+    await h.waitFor(() => v.rows[0].member === 'c', 15000, 'c at the top');
+    const dc = v.deltas.find((d) => d.msg.rows.some((r) => r.member === 'c'));
+    assert.ok(dc, `a delta for c (snapshots ${v.snapshots})`);
+    assert.equal(dc.msg.rows.find((r) => r.member === 'c').prev_rank, 3);
+    // e (at 5, outside) jumps to the top: a rebuild says not from where, so a snapshot
+    await incr('e', 1000);
+    await h.waitFor(() => v.rows[0].member === 'e', 15000, 'e at the top');
+    assert.equal(v.snapshots, 1, 'a snapshot brought e in');
+    assert.ok(!v.deltas.some((d) => d.msg.rows.some((r) => r.member === 'e')), 'no delta row guessed e\'s prev_rank');
+    assert.deepEqual(v.rows.map((r) => r.member), ['e', 'c', 'a']);
+  });
