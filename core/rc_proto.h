@@ -162,6 +162,11 @@ char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char 
 char *rc_encode_add_epoch(char *json, const char *epoch);
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
                       size_t nrows, const char *const *removed, size_t nremoved);
+/* The delta with "prev_rank" on every row (PROTOCOL v1.1): prev_ranks[i]
+ * for rows[i], 0 printed as null (the member was not on the board).
+ * prev_ranks NULL: no "prev_rank" (as rc_encode_delta). */
+char *rc_encode_delta_prev(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
+                           const int64_t *prev_ranks, size_t nrows, const char *const *removed, size_t nremoved);
 /* prev_rank 0 means the member was not on the board (printed as null). */
 char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
                       int64_t rank, int64_t prev_rank, int64_t at_ms,

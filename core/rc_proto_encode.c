@@ -160,13 +160,16 @@ static int add_place(cJSON *o, const struct rc_out_row *r)
     return 0;
 }
 
-/* {"rank","member","score"[,"fields"][,"place"[,"tied"]], profile...};
- * everything borrowed. */
-static cJSON *row_item(const struct rc_out_row *r)
+/* {"rank"[,"prev_rank"],"member","score"[,"fields"][,"place"[,"tied"]],
+ * profile...}; everything borrowed. prev: NULL leaves "prev_rank" out, else
+ * *prev (0 prints null). */
+static cJSON *row_item(const struct rc_out_row *r, const int64_t *prev)
 {
     cJSON *o = cJSON_CreateObject();
 
-    if (o && (add(o, "rank", int_item(r->rank)) || add(o, "member", str_item(r->member)) ||
+    if (o && (add(o, "rank", int_item(r->rank)) ||
+              (prev && add(o, "prev_rank", *prev > 0 ? int_item(*prev) : cJSON_CreateNull())) ||
+              add(o, "member", str_item(r->member)) ||
               add(o, "score", number_item(r->score)) || add_place(o, r) ||
               add_fields(o, r->fields, r->nfields) ||
               add_profile(o, r->profile, r->nprofile))) {
@@ -176,17 +179,22 @@ static cJSON *row_item(const struct rc_out_row *r)
     return o;
 }
 
-static cJSON *rows_item(const struct rc_out_row *rows, size_t nrows)
+static cJSON *rows_item_prev(const struct rc_out_row *rows, size_t nrows, const int64_t *prev_ranks)
 {
     cJSON *arr = cJSON_CreateArray();
 
     for (size_t i = 0; arr && rows && i < nrows; i++) {
-        if (push(arr, row_item(&rows[i])) < 0) {
+        if (push(arr, row_item(&rows[i], prev_ranks ? &prev_ranks[i] : NULL)) < 0) {
             cJSON_Delete(arr);
             return NULL;
         }
     }
     return arr;
+}
+
+static cJSON *rows_item(const struct rc_out_row *rows, size_t nrows)
+{
+    return rows_item_prev(rows, nrows, NULL);
 }
 
 static cJSON *strings_item(const char *const *strs, size_t n)
@@ -272,9 +280,15 @@ char *rc_encode_add_epoch(char *json, const char *epoch)
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
                       size_t nrows, const char *const *removed, size_t nremoved)
 {
+    return rc_encode_delta_prev(sub, seq, total, rows, NULL, nrows, removed, nremoved);
+}
+
+char *rc_encode_delta_prev(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
+                           const int64_t *prev_ranks, size_t nrows, const char *const *removed, size_t nremoved)
+{
     cJSON *o = message("delta", NULL);
     int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
-                 add(o, "total", int_item(total)) || add(o, "rows", rows_item(rows, nrows)) ||
+                 add(o, "total", int_item(total)) || add(o, "rows", rows_item_prev(rows, nrows, prev_ranks)) ||
                  add(o, "removed", strings_item(removed, nremoved));
     return finish(o, failed);
 }

@@ -21,6 +21,10 @@
  * `changes` lists who moved or changed, for highlights:
  *   [{ member, from, to, changed }]  from/to are ranks, null when absent;
  *   changed: the score, fields, profile or shared place differ (a rank-only shift has false).
+ *   A delta adds prev_rank to the changes of the members it carries a row
+ *   for: where the member stood on the board before (null: it was not on it),
+ *   also for one that came from outside the window (whose from is null).
+ *   (A feed event's change has from = its prev_rank.)
  * Shared places (v1.1): subscribe({ board, view, places: 'shared' }) gives every row of
  * view.rows `place` (1, 2, 2, 4: equal points share it) and `tied: true` when shared.
  * States: connecting -> open -> reconnecting -> open ... ; closed after close().
@@ -79,6 +83,13 @@
   function sameEntry(a, b) {
     return a.score === b.score && a.name === b.name && a.place === b.place && a.tied === b.tied &&
       JSON.stringify(a.fields) === JSON.stringify(b.fields);
+  }
+
+  function withoutPrevRank(r) {
+    if (!('prev_rank' in r)) return r;
+    const o = Object.assign({}, r);
+    delete o.prev_rank;
+    return o;
   }
 
   // Who entered, left, moved or changed between two row lists.
@@ -182,11 +193,16 @@
       const next = applyDelta(this.rows, d, this.window.first, this.window.length);
       if (!next) return false;
       const before = this.rows;
-      this.rows = next;
+      // prev_rank belongs to this delta: the changes carry it, the rows held do not
+      this.rows = next.map(withoutPrevRank);
       this.seq = d.seq;
       if (d.epoch != null) this.epoch = d.epoch; // the board's history began with this change
       if (d.total != null) this.total = d.total;
-      this._emit(changesBetween(before, next), { kind: 'delta' });
+      const prev = new Map();
+      for (const r of d.rows || []) if (r.prev_rank !== undefined) prev.set(r.member, r.prev_rank);
+      const changes = changesBetween(before, this.rows);
+      for (const c of changes) if (prev.has(c.member)) c.prev_rank = prev.get(c.member);
+      this._emit(changes, { kind: 'delta' });
       return true;
     }
 

@@ -291,13 +291,13 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         /* The script's own ZADD shows here too, just before its change event
          * (same connection, same order); anything else on the set was done
          * outside the script, and the mirror must be read again. */
-        if (b->mirror_on) {
-            if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
-                b->ks_pending++;
-                gw_fo_board_wake(b);
-            } else {
+        if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
+            b->ks_pending++;
+            gw_fo_board_wake(b);
+        } else {
+            b->moves_break++; /* prev_rank: the ring's moves do not explain this */
+            if (b->mirror_on)
                 gw_fo_board_set_stale(b);
-            }
         }
         return;
     }
@@ -309,9 +309,9 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     if (ev.epoch[0])
         gw_fo_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
     gw_fo_ring_push(b, &ev);
+    if (b->ks_pending > 0)
+        b->ks_pending--;
     if (b->mirror_on) {
-        if (b->ks_pending > 0)
-            b->ks_pending--;
         if (!b->loading && b->mirror.exact)
             gw_fo_mirror_apply(b, &ev);
         else if (ev.epoch[0])
@@ -325,7 +325,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 /* What the tick must still do for b (it stays on the work list while so). */
 static int board_has_work(const struct gw_board *b)
 {
-    if (b->mirror_on && (b->stale || b->changed || b->ks_pending > 0 || !b->mirror.exact))
+    if (b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
         return 1;
     for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
         if (v->dirty || v->held)
@@ -335,9 +335,26 @@ static int board_has_work(const struct gw_board *b)
 
 static void board_tick(struct gw_board *b)
 {
+    if (b->ks_pending > 0 && b->mirror_on) {
+        /* a ZADD no script event explained: made outside */
+        b->moves_break++;
+        b->stale = 1; /* the reload clears ks_pending */
+    } else if (b->ks_pending > 0) {
+        /* No mirror to read again: only prev_rank cares (gw_view.c), and
+         * while ks_pending > 0 it sends no delta that needs the events. A
+         * ZADD still unexplained a whole tick later was made outside (its
+         * event may just have come in a later read of the connection). */
+        if (b->ks_waited) {
+            b->moves_break++;
+            b->ks_pending = 0;
+            b->ks_waited = 0;
+        } else {
+            b->ks_waited = 1;
+        }
+    } else {
+        b->ks_waited = 0;
+    }
     if (b->mirror_on) {
-        if (b->ks_pending > 0)
-            b->stale = 1; /* a ZADD no script event explained: made outside */
         if (b->stale || !b->mirror.exact)
             gw_fo_board_reload(b);
         else if (b->changed)
@@ -419,6 +436,7 @@ static void resync_board(struct gw_board *b, int snapshot)
      * pub/sub from now on is of the one the next read names. */
     b->ring_len = 0;
     b->ring_head = 0;
+    b->moves_break++; /* prev_rank: changes while away are explained by no event here */
     b->epoch_known = 0;
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);

@@ -50,6 +50,9 @@ struct gw_view {
      * window held back until it may send again (the tick sends it then) */
     struct rc_rate_gate gate;
     struct gw_window *held;
+    /* prev_rank (gw_view.c): the board's moves_break when `last` was taken
+     * (a read: when it started), and when the read in flight started. */
+    uint64_t last_break, read_break;
 };
 
 struct gw_sub {
@@ -89,6 +92,11 @@ struct gw_board {
     int changed;                 /* mirror changed since its views were last refreshed */
     int fetching;                /* profiles for its views are being fetched */
     int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
+    /* Bumped whenever the board changed in a way its events do not tell
+     * (a change made outside the scripts): the ring's moves no longer
+     * explain the ranks across it (prev_rank, gw_view.c). */
+    uint64_t moves_break;
+    int ks_waited;               /* ks_pending was > 0 at the last tick too (no mirror) */
     /* Epochs (core/rc_epoch.h): the history the ring's events belong to
      * (known once a read or an event told it), and the mirror's. */
     int epoch_known;

@@ -14,6 +14,7 @@
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "rc_diff.h"
+#include "rc_prevrank.h"
 
 static const char *period_field(const struct gw_board *b)
 {
@@ -98,13 +99,60 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(((const struct name_idx *)a)->member, ((const struct name_idx *)b)->member);
 }
 
+/* The board's moves from the ring that take the view's board from seq s0 to
+ * s1 (s0 < seq <= s1, all of them, in seq order) into *out (malloc'd, *n of
+ * them; NULL with n 0 when s1 == s0). Returns 0, or -1 when the ring does
+ * not hold them all (lost, older than the ring, or not arrived yet), when
+ * something the events do not tell changed the board since v's last window
+ * (moves_break, or a keyspace ZADD no event has explained yet), or OOM. */
+static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t break_now, struct rc_move **out,
+                      size_t *n)
+{
+    const struct gw_board *b = v->board;
+    *out = NULL;
+    *n = 0;
+    if (s1 < s0 || v->last_break != break_now || b->ks_pending > 0)
+        return -1;
+    if (s1 == s0)
+        return 0;
+    size_t first = b->ring_len;
+    for (size_t i = 0; i < b->ring_len; i++) {
+        if (gw_fo_ring_at(b, i)->seq == s0 + 1) {
+            first = i;
+            break;
+        }
+    }
+    size_t want = (size_t)(s1 - s0);
+    if (first == b->ring_len || b->ring_len - first < want)
+        return -1;
+    struct rc_move *m = malloc(want * sizeof *m);
+    if (!m)
+        return -1;
+    for (size_t k = 0; k < want; k++) {
+        const struct rc_event *ev = gw_fo_ring_at(b, first + k);
+        if (ev->seq != s0 + 1 + (int64_t)k) {
+            free(m);
+            return -1;
+        }
+        m[k] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
+    }
+    *out = m;
+    *n = want;
+    return 0;
+}
+
 /* The delta from old to new as JSON, or NULL when viewers need nothing
  * (*nothing = 1) or on OOM (*nothing = 0). Rows whose profile changed are
  * resent too, although their score did not move, and so are rows whose
  * shared place or tied changed (a tie formed or broke around them): a row
- * resent at its own rank replaces itself under the delta rule. */
+ * resent at its own rank replaces itself under the delta rule.
+ * Every row carries
+ * prev_rank: where its member stood in old, else (it came from outside the
+ * window) its rank before the moves between old and new, from the board's
+ * ring; when the ring cannot tell, NULL with *no_moves = 1 (the caller
+ * sends a snapshot: always a correct answer). */
 static char *encode_delta(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
-                          int *nothing)
+                          uint64_t break_now, int *nothing, int *no_moves)
 {
     struct rc_wrow *o = malloc((old->n + 1) * sizeof *o), *n = malloc((nw->n + 1) * sizeof *n);
     struct name_idx *by_name = malloc((old->n + 1) * sizeof *by_name);
@@ -112,11 +160,16 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
     struct rc_out_row *all = malloc((nw->n + 1) * sizeof *all), *rows = malloc((nw->n + 1) * sizeof *rows);
     struct rc_field_value *fv = malloc((nw->n + 1) * RC_MAX_FIELDS * sizeof *fv);
     const char **removed = malloc((old->n + 1) * sizeof *removed);
+    int64_t *prev = malloc((nw->n + 1) * sizeof *prev);
+    struct rc_move *moves = NULL;
+    size_t nmoves = 0;
+    int have_moves = 0;
     struct rc_delta d = {0};
     char *json = NULL;
     size_t nrows = 0;
     *nothing = 0;
-    if (!o || !n || !by_name || !send || !all || !rows || !fv || !removed)
+    *no_moves = 0;
+    if (!o || !n || !by_name || !send || !all || !rows || !fv || !removed || !prev)
         goto cleanup;
     for (size_t i = 0; i < old->n; i++) {
         o[i] = (struct rc_wrow){old->rows[i].member, old->rows[i].c};
@@ -131,24 +184,47 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
     qsort(by_name, old->n, sizeof *by_name, name_cmp);
     for (size_t j = 0; j < nw->n; j++) {
         struct name_idx key = {nw->rows[j].member, 0};
-        struct name_idx *hit = send[j] ? NULL : bsearch(&key, by_name, old->n, sizeof *by_name, name_cmp);
-        if (hit && (profile_hash(&old->rows[hit->i]) != profile_hash(&nw->rows[j]) ||
-                    old->rows[hit->i].place != nw->rows[j].place || old->rows[hit->i].tied != nw->rows[j].tied))
+        struct name_idx *hit = bsearch(&key, by_name, old->n, sizeof *by_name, name_cmp);
+        if (hit && !send[j] &&
+            (profile_hash(&old->rows[hit->i]) != profile_hash(&nw->rows[j]) ||
+             old->rows[hit->i].place != nw->rows[j].place || old->rows[hit->i].tied != nw->rows[j].tied))
             send[j] = 1;
+        if (!send[j])
+            continue;
+        if (hit) {
+            prev[j] = old->first_rank + (int64_t)hit->i; /* as the viewers hold it */
+            continue;
+        }
+        if (!have_moves) {
+            if (ring_moves(v, old->seq, nw->seq, break_now, &moves, &nmoves) != 0) {
+                *no_moves = 1;
+                goto cleanup;
+            }
+            have_moves = 1;
+        }
+        prev[j] = rc_prev_rank(moves, nmoves, nw->rows[j].member, nw->first_rank + (int64_t)j);
+        if (prev[j] < 0) {
+            *no_moves = 1;
+            goto cleanup;
+        }
     }
     gw_window_out_rows(nw, v->board->decl, all, fv);
     for (size_t j = 0; j < nw->n; j++)
-        if (send[j])
+        if (send[j]) {
+            prev[nrows] = prev[j]; /* j >= nrows: compacting in place */
             rows[nrows++] = all[j];
+        }
     for (size_t i = 0; i < d.nremoved; i++)
         removed[i] = old->rows[d.removed[i]].member;
     if (nrows == 0 && d.nremoved == 0 && old->total == nw->total) {
         *nothing = 1;
         goto cleanup;
     }
-    json = rc_encode_delta(v->r.id, nw->seq, nw->total, rows, nrows, removed, d.nremoved);
+    json = rc_encode_delta_prev(v->r.id, nw->seq, nw->total, rows, prev, nrows, removed, d.nremoved);
 cleanup:
     rc_delta_free(&d);
+    free(prev);
+    free(moves);
     free(o);
     free(n);
     free(by_name);
@@ -177,6 +253,9 @@ static int windows_equal(const struct gw_window *a, const struct gw_window *b)
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
     struct gw_metrics *m = &f->app->metrics;
+    /* prev_rank: w was taken (a read: started) at this moves_break */
+    uint64_t break_now = v->board ? v->board->moves_break : 0;
+    uint64_t break_taken = gw_fo_view_uses_mirror(v) ? break_now : v->read_break;
     int64_t now_us = v->gate.rate ? gw_mono_us() : 0;
     if (v->last && !rc_rate_may_send(&v->gate, now_us)) {
         /* Too soon for its rate: the newest window waits for the tick
@@ -215,9 +294,15 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 json = NULL;
             }
         } else {
-            json = encode_delta(v, v->last, w, &nothing);
+            int no_moves = 0;
+            json = v->board ? encode_delta(v, v->last, w, break_now, &nothing, &no_moves) : NULL;
             uint64_t *counter = &m->deltas_sent;
-            if (began && nothing) { /* nothing to show, but the epoch to tell */
+            if (no_moves) {
+                /* a row came from outside the window and the events at hand
+                 * cannot say from where: a snapshot (its prev_rank is moot) */
+                json = gw_fo_encode_snapshot(v, w, NULL, 0);
+                counter = &m->snapshots_sent;
+            } else if (began && nothing) { /* nothing to show, but the epoch to tell */
                 json = gw_fo_encode_snapshot(v, w, NULL, 0);
                 counter = &m->snapshots_sent;
             } else if (began) {
@@ -229,12 +314,20 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 rc_rate_sent(&v->gate, now_us);
             }
             gw_msg_unref(msg);
+            if (nothing && !began && !no_moves) {
+                /* Nothing sent: the viewers still hold v->last (the same
+                 * rows), and the next delta's prev_rank counts from the
+                 * state they were last sent, not from this one. */
+                gw_window_free(w);
+                goto pending;
+            }
         }
-        (void)nothing;
         gw_window_free(v->last);
     }
     v->force_snapshot = 0;
     v->last = w;
+    v->last_break = break_taken;
+pending:
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (s->pending)
             gw_fo_send_first_snapshot(f, s);
@@ -296,6 +389,7 @@ void gw_fo_view_read(struct gw_view *v)
     v->dirty = 0;
     v->refs++;
     v->reading = 1;
+    v->read_break = b->moves_break;
     int rc = gw_read(&app->store, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
     if (rc) {
         v->reading = 0;

@@ -250,6 +250,27 @@ test('view: a later snapshot replaces the list, whatever deltas came before', ()
   assert.deepEqual(last.changes.filter((c) => c.to === null).map((c) => c.member).sort(), ['a', 'b', 'c', 'd', 'z']);
 });
 
+test('view: a delta\'s prev_rank reaches the change callback, not the rows held', () => {
+  const { v, calls } = recordingView({ board: 'demo', view: { top: 5 } });
+  v.apply({ op: 'snapshot', sub: 's1', seq: 1, total: 60, rows: top5 });
+  // z jumps from 57 to 1, n is new on the board at 3, c moves from 3 to 2
+  // inside the window; d and e fall out
+  const delta = { op: 'delta', sub: 's1', seq: 4, total: 61, removed: [],
+    rows: [Object.assign(row(1, 'z', 99), { prev_rank: 57 }), Object.assign(row(2, 'c', 80), { prev_rank: 3 }),
+      Object.assign(row(3, 'n', 70), { prev_rank: null })] };
+  assert.equal(v.apply(delta), true);
+  assert.deepEqual(members(v.rows), ['z', 'c', 'n', 'a', 'b']);
+  assert.ok(v.rows.every((r) => !('prev_rank' in r)), 'held rows carry no prev_rank');
+  const ch = new Map(calls[calls.length - 1].changes.map((c) => [c.member, c]));
+  assert.deepEqual([ch.get('z').from, ch.get('z').to, ch.get('z').prev_rank], [null, 1, 57]);
+  assert.deepEqual([ch.get('n').from, ch.get('n').to, ch.get('n').prev_rank], [null, 3, null]);
+  assert.deepEqual([ch.get('c').from, ch.get('c').to, ch.get('c').prev_rank], [3, 2, 3]);
+  assert.equal('prev_rank' in ch.get('a'), false, 'a only shifted: no row, no prev_rank');
+  // a v1 gateway's delta (no prev_rank): changes without it
+  v.apply({ op: 'delta', sub: 's1', seq: 5, total: 61, rows: [row(1, 'b', 200)], removed: [] });
+  assert.equal('prev_rank' in calls[calls.length - 1].changes.find((c) => c.member === 'b'), false);
+});
+
 test('view: deltas update rows, seq and total; a broken delta asks for a resubscribe', () => {
   const { v } = recordingView({ board: 'demo', view: { top: 5 } });
   v.apply({ op: 'snapshot', sub: 's1', seq: 1, total: 5, rows: top5 });

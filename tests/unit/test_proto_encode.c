@@ -82,6 +82,19 @@ static void encodes_delta_as_protocol_example(void **state)
                 "{\"rank\":3,\"member\":\"user:101\",\"score\":1100}],\"removed\":[\"user:77\"]}");
 }
 
+/* v1.1: every delta row says where its member stood before (null: new). */
+static void encodes_delta_with_prev_rank(void **state)
+{
+    const struct rc_out_row rows[] = {{1, "user:101", 1100, NULL, 0, PLAYER_ONE, 1, 0, 0},
+                                      {9, "user:5", 30, NULL, 0, NULL, 0, 0, 0}};
+    const int64_t prev[] = {57, 0};
+    (void)state;
+    assert_text(rc_encode_delta_prev("s1", 43, 120, rows, prev, 2, NULL, 0),
+                "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":43,\"total\":120,\"rows\":["
+                "{\"rank\":1,\"prev_rank\":57,\"member\":\"user:101\",\"score\":1100,\"name\":\"PlayerOne\"},"
+                "{\"rank\":9,\"prev_rank\":null,\"member\":\"user:5\",\"score\":30}],\"removed\":[]}");
+}
+
 static void encodes_event_as_protocol_example(void **state)
 {
     (void)state;
@@ -474,6 +487,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(encodes_snapshot_as_protocol_example),
         cmocka_unit_test(encodes_delta_as_protocol_example),
+        cmocka_unit_test(encodes_delta_with_prev_rank),
         cmocka_unit_test(encodes_event_as_protocol_example),
         cmocka_unit_test(encodes_ack_as_protocol_example),
         cmocka_unit_test(encodes_rank_as_protocol_example),
