@@ -27,6 +27,7 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         gw_window_out_rows(w, v->board->decl, rows, fv);
         json = rc_encode_snapshot_epoch(id_json, v->r.id, v->board->r.name, period_field(v->board), w->seq,
                                         w->total, rows, w->n, reset, w->epoch);
+        json = rc_encode_add_viewers(json, gw_fo_viewers_shown(v->board));
     }
     free(rows);
     free(fv);
@@ -170,6 +171,7 @@ static int windows_equal(const struct gw_window *a, const struct gw_window *b)
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
     struct gw_metrics *m = &f->app->metrics;
+    int64_t shown = gw_fo_viewers_shown(v->board);
     if (v->last) {
         char *json = NULL;
         int nothing = 0;
@@ -185,8 +187,10 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 nothing = 1;
             if (json) {
                 struct gw_msg *msg = gw_msg_take(json);
-                if (msg)
+                if (msg) {
                     broadcast(v, msg, &m->snapshots_sent);
+                    v->viewers_sent = shown;
+                }
                 gw_msg_unref(msg);
                 json = NULL;
             }
@@ -199,19 +203,42 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             } else if (began) {
                 json = rc_encode_add_epoch(json, w->epoch);
             }
+            if (json && !(began && nothing) && shown != v->viewers_sent)
+                json = rc_encode_add_viewers(json, shown); /* deltas carry the count when it changed */
             struct gw_msg *msg = gw_msg_take(json);
-            if (msg)
+            if (msg) {
                 broadcast(v, msg, counter);
+                v->viewers_sent = shown;
+            }
             gw_msg_unref(msg);
         }
         (void)nothing;
         gw_window_free(v->last);
+    } else {
+        v->viewers_sent = shown; /* what the first snapshots below say */
     }
     v->force_snapshot = 0;
     v->last = w;
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (s->pending)
             gw_fo_send_first_snapshot(f, s);
+}
+
+void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
+{
+    v->viewers_due = 0;
+    if (!v->board || !v->last || v->r.spec.kind == RC_VIEW_FEED)
+        return;
+    int64_t shown = gw_fo_viewers_shown(v->board);
+    if (shown == v->viewers_sent)
+        return;
+    struct gw_msg *msg = gw_msg_take(
+        rc_encode_add_viewers(rc_encode_delta(v->r.id, v->last->seq, v->last->total, NULL, 0, NULL, 0), shown));
+    if (!msg)
+        return; /* out of memory: the next message carries it */
+    broadcast(v, msg, &f->app->metrics.deltas_sent);
+    gw_msg_unref(msg);
+    v->viewers_sent = shown;
 }
 
 void gw_fo_fail_pending(struct gw_view *v, int code)
