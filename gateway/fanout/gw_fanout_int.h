@@ -126,6 +126,7 @@ struct gw_fanout {
     struct rc_hmap vmap;         /* struct gw_vcount by board name */
     struct rc_hash_key vkey;
     struct gw_vcount *vall;
+    struct gw_vcount *vcursor;   /* the pass in progress goes on from here (NULL: done) */
     struct gw_script vscript;    /* lua/viewers.lua */
     char vid[33];                /* this process's field name in the hashes */
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
@@ -203,6 +204,7 @@ void gw_fo_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
 
 #define GW_VIEWERS_EVERY_MS 2000 /* each board name's count is written and read this often */
 #define GW_VIEWERS_TTL_MS 5000   /* a gateway's count holds this long without a refresh */
+#define GW_VIEWERS_BATCH 256     /* counts a tick refreshes at most (a pass spreads over ticks) */
 
 /* The refresh pass, from the tick (does something every GW_VIEWERS_EVERY_MS). */
 void gw_fo_viewers_tick(struct gw_fanout *f);

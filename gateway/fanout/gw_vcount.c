@@ -48,6 +48,8 @@ void gw_fo_viewers_init(struct gw_fanout *f)
 
 static void vc_free(struct gw_fanout *f, struct gw_vcount *vc)
 {
+    if (f->vcursor == vc)
+        f->vcursor = vc->next;
     rc_hmap_remove(&f->vmap, &vc->node);
     if (vc->prev)
         vc->prev->next = vc->next;

@@ -121,14 +121,22 @@ static void refresh(struct gw_fanout *f, struct gw_vcount *vc)
     vc->published = count;
 }
 
+/* A pass starts every GW_VIEWERS_EVERY_MS and visits every count, at most
+ * GW_VIEWERS_BATCH per tick, so many boards spread their calls over ticks.
+ * (Counts made during a pass wait for the next; their own subscriptions show
+ * on this gateway at once.) */
 void gw_fo_viewers_tick(struct gw_fanout *f)
 {
-    int64_t now = gw_mono_us() / 1000;
-    if (f->vstopping || now < f->vnext_ms)
+    if (f->vstopping)
         return;
-    f->vnext_ms = now + GW_VIEWERS_EVERY_MS;
-    for (struct gw_vcount *vc = f->vall, *next; vc; vc = next) {
-        next = vc->next;
+    int64_t now = gw_mono_us() / 1000;
+    if (!f->vcursor && now >= f->vnext_ms) {
+        f->vnext_ms = now + GW_VIEWERS_EVERY_MS;
+        f->vcursor = f->vall;
+    }
+    for (unsigned n = 0; f->vcursor && n < GW_VIEWERS_BATCH; n++) {
+        struct gw_vcount *vc = f->vcursor;
+        f->vcursor = vc->next;
         if (vc->inflight)
             continue; /* Redis is slow: the next pass */
         if (vc->local > 0 || vc->published > 0)
