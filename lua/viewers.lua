@@ -9,8 +9,9 @@
 --
 -- Reply: the sum of the live counts of the other gateways (integer).
 -- Expired fields are deleted on the way; the key expires with its newest
--- field, so it goes away by itself when no gateway refreshes it. Times are
--- Redis's own (TIME), so gateways with skewed clocks agree on expiry.
+-- field (its TTL is only ever extended), so it goes away by itself when no
+-- gateway refreshes it. Times are Redis's own (TIME), so gateways with
+-- skewed clocks agree on expiry.
 local id, count, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 if not count or count < 0 or count ~= math.floor(count) or not ttl or ttl < 1 then
   return redis.error_reply('ERR viewers.lua: bad count or ttl')
@@ -34,7 +35,9 @@ if #dead > 0 then
 end
 if count > 0 then
   redis.call('HSET', KEYS[1], id, string.format('%d:%d', count, now + ttl))
-  redis.call('PEXPIRE', KEYS[1], ttl)
+  if redis.call('PTTL', KEYS[1]) < ttl then
+    redis.call('PEXPIRE', KEYS[1], ttl) -- extended, never shortened: others' fields live on
+  end
 else
   redis.call('HDEL', KEYS[1], id)
 end
