@@ -118,6 +118,7 @@ test('a gateway killed with SIGKILL drops out of the count within seconds; one s
     await statsReach([a], 1, 'demo', 20000);
     const took = Date.now() - killedAt;
     assert.ok(took < 12000, `the dead gateway's viewers went after ${took} ms`);
+    t.diagnostic(`a SIGKILLed gateway's viewers left the count after ${took} ms`);
     await va.next((m) => m.op === 'delta' && m.sub === top.sub && m.viewers === 1, 15000);
 
     // A third gateway with viewers, stopped with SIGTERM: its field leaves the
@@ -159,4 +160,24 @@ test('a periodic board counts viewers of every period; /stats names the period a
     assert.equal(none.body.code, 'unknown_board');
     const idle = await stats(a, 'laps');
     assert.deepEqual(idle, { board: 'laps', viewers: 0, total: 0, seq: 0 });
+  });
+
+test('on a Redis Cluster the count lives in the board\'s slot and sums two gateways', { skip, timeout: 120000 },
+  async (t) => {
+    const cluster = await h.startCluster(t, { primaries: 3, replicas: 0 });
+    const a = await h.startGateway(t, { redis: cluster.seeds });
+    const b = await h.startGateway(t, { redis: cluster.seeds });
+    const boards = ['match:71', 'match:72', 'match:73'];
+    for (const board of boards) {
+      const ca = await h.connectWs(t, a.wsUrl, { token: null });
+      await subscribe(ca, board, { top: 5 });
+      const cb = await h.connectWs(t, b.wsUrl, { token: null });
+      await subscribe(cb, board, { top: 5 });
+      await subscribe(cb, board, { feed: true });
+    }
+    for (const board of boards) {
+      await statsReach([a, b], 3, board);
+      const key = `rc:{${board}|}:viewers`;
+      assert.equal(await cluster.cli(await cluster.owner(key), 'HLEN', key), '2');
+    }
   });
