@@ -91,6 +91,26 @@ test('viewers on two gateways are counted in snapshots, deltas and /stats, and g
     await vb.close();
     await statsReach([a, b], 2);
 
+    // A write right after a local change: its delta carries the new count,
+    // unless a count-only delta told it first; either way, before the rows.
+    const va2 = await h.connectWs(t, a.wsUrl, { token: null });
+    await subscribe(va2, 'demo', { around: 'ann', radius: 1 });
+    const w3 = await writer.request({ op: 'incr', board: 'demo', member: 'cid', delta: 1 }, 10000);
+    assert.equal(w3.op, 'ack');
+    const upto = await va.next((m) => m.op === 'delta' && m.sub === first.sub && m.seq === w3.seq, 10000);
+    const told3 = va.messages.filter((m) => m.op === 'delta' && m.sub === first.sub && m.viewers === 3);
+    assert.ok(upto.viewers === 3 || (told3.length && va.messages.indexOf(told3[0]) < va.messages.indexOf(upto)),
+      JSON.stringify(va.messages.slice(-4)));
+    // around views get the count-only delta too (it changes nothing in their window)
+    const vb3 = await h.connectWs(t, b.wsUrl, { token: null });
+    await subscribe(vb3, 'demo', { top: 1 });
+    const aroundTold = await va2.next((m) => m.op === 'delta' && m.viewers === 4, 15000);
+    assert.deepEqual([aroundTold.rows, aroundTold.removed], [[], []]);
+    await vb3.close();
+    await va2.close();
+    await statsReach([a, b], 2);
+    await va.next((m) => m.op === 'delta' && m.sub === first.sub && m.viewers === 2, 15000);
+
     // One hash per board, one field per gateway with viewers, expiring by itself.
     const fields = (await redis.cli('HKEYS', KEY)).split('\n').filter(Boolean);
     assert.ok(fields.length >= 1 && fields.length <= 2, fields.join(','));
