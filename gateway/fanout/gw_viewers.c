@@ -9,7 +9,8 @@
  * gateways'. Viewers are shown that sum plus our count now, so our own
  * changes show at once and other gateways' within about two passes; a
  * gateway that dies drops out when its field expires. No per-viewer keys:
- * one hash field per gateway per board name.
+ * one hash field per gateway per board name, one call per board name with
+ * viewers per pass, at most GW_VIEWERS_BATCH of them per tick.
  *
  * When the answer comes back, the name's window views whose viewers were
  * told another count get a delta without rows (gw_fo_view_tell_viewers) on
@@ -95,7 +96,13 @@ static void on_refreshed(redisReply *reply, void *privdata)
     if (reply_sum(reply, &sum) == 0) {
         vc->others = sum;
     } else if (reply && reply->type == REDIS_REPLY_ERROR && !f->vstopping) {
-        gw_log_warn("viewers: board %s: %s", vc->name, reply->str);
+        /* once a minute at most: every board with viewers would say it each pass */
+        static int64_t warned_ms;
+        int64_t now = gw_mono_us() / 1000;
+        if (!warned_ms || now - warned_ms >= 60000) {
+            warned_ms = now;
+            gw_log_warn("viewers: board %s: the count script failed: %s", vc->name, reply->str);
+        }
     }
     if (!f->vstopping)
         vc_notify(vc);
