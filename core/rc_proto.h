@@ -199,4 +199,13 @@ char *rc_encode_view_error(const char *sub, int code, const char *message);
 char *rc_encode_authed(const char *id_json, int64_t exp_s);
 char *rc_encode_unsubscribed(const char *id_json, const char *sub);
 
+/* Viewer counts (docs/protocol-additions.md, "Viewer counts"). Takes json (a
+ * snapshot or delta text from these encoders, freed here) and returns it with
+ * "viewers": viewers added; NULL on allocation failure, when json is NULL or
+ * not an object, or viewers < 0. */
+char *rc_encode_add_viewers(char *json, int64_t viewers);
+/* GET /api/v1/boards/{b}/stats: {"board","period" (when period is not
+ * NULL),"viewers","total","seq"}. */
+char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq);
+
 #endif

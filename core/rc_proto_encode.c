@@ -388,3 +388,36 @@ char *rc_encode_admin(const char *id_json, const char *op, const char *board, co
                  (blocked >= 0 && add(o, "blocked", cJSON_CreateBool(blocked)));
     return finish(o, failed);
 }
+
+/* ---- viewer counts (docs/protocol-additions.md, "Viewer counts") ---------- */
+
+char *rc_encode_add_viewers(char *json, int64_t viewers)
+{
+    size_t len = json ? strlen(json) : 0;
+    /* as rc_encode_add_epoch: our own unformatted text, ending in '}' */
+    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || viewers < 0) {
+        free(json);
+        return NULL;
+    }
+    char num[RC_NUMBER_TEXT_MAX];
+    int n = snprintf(num, sizeof num, "%lld", (long long)viewers);
+    char *out = realloc(json, len + (size_t)n + 14);
+    if (!out) {
+        free(json);
+        return NULL;
+    }
+    memcpy(out + len - 1, len > 2 ? ",\"viewers\":" : "\"viewers\":", len > 2 ? 11 : 10);
+    size_t at = len - 1 + (len > 2 ? 11 : 10);
+    memcpy(out + at, num, (size_t)n);
+    memcpy(out + at + (size_t)n, "}", 2);
+    return out;
+}
+
+char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq)
+{
+    cJSON *o = cJSON_CreateObject();
+    int failed = !o || add(o, "board", str_item(board)) ||
+                 (period && add(o, "period", str_item(period))) || add(o, "viewers", int_item(viewers)) ||
+                 add(o, "total", int_item(total)) || add(o, "seq", int_item(seq));
+    return finish(o, failed);
+}

@@ -155,6 +155,7 @@ static void begin_stop(void *data, int signum)
 static void finish_stop(void *data)
 {
     struct gw_app *app = data;
+    gw_fanout_viewers_stop(app->fanout); /* our viewer counts leave Redis while it is up */
     gw_decay_stop(app);
     gw_archive_stop(app);
     gw_redis_stop(app->redis);

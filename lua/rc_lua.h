@@ -40,6 +40,10 @@ extern const char rc_lua_admin_sha[];
 extern const char rc_lua_profile_set[];
 extern const char rc_lua_profile_set_sha[];
 
+/* A gateway's viewer count of a board, and the others' sum, lua/viewers.lua. */
+extern const char rc_lua_viewers[];
+extern const char rc_lua_viewers_sha[];
+
 /* Every embedded script: name (file name without .lua), source, SHA-1 hex
  * (40 digits). Ends with an entry whose name is NULL. */
 struct rc_lua_script {

@@ -9,6 +9,7 @@
  *     onChange(view, changes, info) { ... },  // view.rows is the live window
  *     onEvent(view, event) { ... },           // feed views
  *     onGap(view, gap) { ... },               // feed events were missed ({from, to})
+ *     onViewers(view, n) { ... },             // the board's viewer count changed (view.viewers)
  *     onError(view, err) { ... },             // the subscribe was refused, or the server
  *                                             // stopped the view (err.stopped: its token
  *                                             // expired; rc.auth(newToken) resumes it)
@@ -141,6 +142,7 @@
       this.resumeFrom = null;              // feed: the since.seq of the subscribe in flight
       this.epoch = null;                   // the board's history (epoch) the rows and events belong to
       this.ready = false;                  // a first snapshot has arrived
+      this.viewers = null;                 // open subscriptions to the board on every gateway (v1.1)
       this.gen = 0;                        // bumps on every (re)subscribe; stale replies are dropped
     }
 
@@ -164,6 +166,7 @@
     // Applies one server message addressed to this view. Returns false when
     // the view is out of step and must be resubscribed.
     apply(msg) {
+      if (msg.viewers != null && (msg.op === 'snapshot' || msg.op === 'delta')) this._viewers(msg.viewers);
       if (msg.op === 'snapshot') return this._snapshot(msg);
       if (msg.op === 'delta' && this.window) return this._delta(msg);
       if (msg.op === 'event' && this.kind === 'feed') return this._event(msg);
@@ -185,7 +188,7 @@
         this.resumeFrom = null;
       }
       this.ready = true;
-      this._emit(changesBetween(before, this.rows), { kind: 'snapshot', reset: !!s.reset });
+      this._emit(changesBetween(before, this.rows), { kind: 'snapshot', reset: !!s.reset, viewers: this.viewers });
       return true;
     }
 
@@ -202,7 +205,7 @@
       for (const r of d.rows || []) if (r.prev_rank !== undefined) prev.set(r.member, r.prev_rank);
       const changes = changesBetween(before, this.rows);
       for (const c of changes) if (prev.has(c.member)) c.prev_rank = prev.get(c.member);
-      this._emit(changes, { kind: 'delta' });
+      this._emit(changes, { kind: 'delta', viewers: this.viewers });
       return true;
     }
 
@@ -222,6 +225,14 @@
       this._emit([{ member: e.member, from: prev, to: e.rank == null ? null : e.rank, changed: true }],
         { kind: 'event' });
       return true;
+    }
+
+    // A count comes in snapshots, and in deltas when it changed (a delta
+    // without rows when nothing else did).
+    _viewers(n) {
+      if (n === this.viewers) return;
+      this.viewers = n;
+      this._call('onViewers', n);
     }
 
     _emit(changes, info) { this._call('onChange', changes, info); }
@@ -489,6 +500,7 @@
       boards: () => call('GET', '/boards').then((d) => d.boards),
       board: (board, params) => call('GET', '/boards/' + pathPart(board) + query(params)),
       write: (board, body) => call('POST', '/boards/' + pathPart(board) + '/scores', body),
+      stats: (board, period) => call('GET', '/boards/' + pathPart(board) + '/stats' + query({ period })),
       rank: (board, member, period) =>
         call('GET', '/boards/' + pathPart(board) + '/members/' + pathPart(member) + query({ period })),
       profile: (member) => call('GET', '/members/' + pathPart(member) + '/profile'),

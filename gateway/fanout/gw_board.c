@@ -158,6 +158,12 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
         free(b);
         return NULL;
     }
+    if (gw_fo_viewers_attach(f, b) != 0) {
+        rc_registry_board_remove(&f->reg, &b->r);
+        rc_mirror_free(&b->mirror);
+        free(b);
+        return NULL;
+    }
     b->next = f->all;
     if (f->all)
         f->all->prev = b;
@@ -191,6 +197,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
             b->next->prev = b->prev;
         gw_fo_work_remove(b);
         want_channel(f, b, 0);
+        gw_fo_viewers_detach(f, b);
         b->dead = 1;
     }
     if (b->refs == 0) {

@@ -36,6 +36,7 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app)
         seed[1] = (uint64_t)gw_now_ms(app);
     }
     rc_registry_init(&f->reg, (struct rc_hash_key){seed[0], seed[1]});
+    gw_fo_viewers_init(f);
     return f;
 }
 
@@ -59,6 +60,8 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
     if (s->vnext)
         s->vnext->vprev = s->vprev;
     v->r.viewers--;
+    if (v->board && v->board->vc)
+        v->board->vc->local--;
     f->app->metrics.subscriptions[v->r.spec.kind]--;
     s->conn->nsubs--;
     gw_conn_unref(s->conn);
@@ -131,6 +134,8 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         v->subs->vprev = s;
     v->subs = s;
     v->r.viewers++;
+    if (b->vc)
+        b->vc->local++;
     s->cnext = c->subs;
     c->subs = s;
     c->nsubs++;
@@ -328,7 +333,7 @@ static int board_has_work(const struct gw_board *b)
     if (b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
         return 1;
     for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-        if (v->dirty || v->held)
+        if (v->dirty || v->held || v->viewers_due)
             return 1;
     return 0;
 }
@@ -365,6 +370,8 @@ static void board_tick(struct gw_board *b)
         gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
         if (gw_fo_view_uses_mirror(v))
             v->dirty = 0; /* served by the mirror (above) */
+        if (v->viewers_due && !v->dirty && !v->reading && !v->held && rc_rate_may_send(&v->gate, now_us))
+            gw_fo_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
         if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
             continue; /* (max_rate: read when it may send; stays dirty till then) */
         if (v->r.spec.kind == RC_VIEW_FEED) {
@@ -399,6 +406,7 @@ void gw_fanout_tick(struct gw_fanout *f)
 {
     gw_fo_rollover(f);
     maybe_trim(f);
+    gw_fo_viewers_tick(f);
     /* Only the boards with work. The list is taken whole: a board that gets
      * work again while it is handled waits for the next tick. */
     struct gw_board *todo = f->work;
@@ -497,6 +505,7 @@ void gw_fanout_free(struct gw_fanout *f)
         }
         sub_free(f, s);
     }
+    gw_fo_viewers_free(f);
     rc_registry_free(&f->reg);
     free(f);
 }

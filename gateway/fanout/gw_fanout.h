@@ -15,6 +15,7 @@
 #define GW_FANOUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "net/gw_conn.h"
 #include "rc_layout.h"
@@ -81,6 +82,18 @@ void gw_fanout_redis_up(struct gw_fanout *f);
 /* Cluster: the board channel's subscription (re)started on its node; the
  * board's views re-read what they may have missed (as after an outage). */
 void gw_fanout_channel_ready(struct gw_fanout *f, const char *channel);
+
+/* Viewer counts (docs/protocol-additions.md, "Viewer counts"): the open
+ * subscriptions to `board` (any view, any period) on every gateway sharing
+ * the Redis, read now (and our own count written on the way). cb gets 0 and
+ * the count, or an RC_E_* and 0; it runs once, after the call returned, for
+ * a call that returned 0. Returns 0 or an RC_E_* (cb not called). */
+typedef void gw_fanout_viewers_cb(int code, int64_t viewers, void *privdata);
+int gw_fanout_viewers_count(struct gw_fanout *f, const char *board, gw_fanout_viewers_cb *cb, void *privdata);
+
+/* Stopping: our counts are taken out of Redis (best effort, written out
+ * now), and no more refreshes go out. */
+void gw_fanout_viewers_stop(struct gw_fanout *f);
 
 /* The pub/sub patterns the fan-out needs. */
 #define GW_FANOUT_CHANNEL_PATTERN "rc:{*}:ch"

@@ -2,12 +2,14 @@
  * and by nobody else (the public face is gw_fanout.h).
  *
  * Files, bottom to top (each calls only those before it):
+ *   gw_vcount.c   the table of viewer counts, one per board name
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
  *                 lifetimes, the tick's work list, the event ring
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed.c     feed views: deliver events, catch up from the change log
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
+ *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_fanout.c   the public operations: subscribe, hooks, messages, tick
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
@@ -23,8 +25,10 @@
 #include <stdint.h>
 
 #include "fanout/gw_fanout.h"
+#include "redis/gw_script.h"
 #include "store/gw_read.h"
 #include "rc_event.h"
+#include "rc_hmap.h"
 #include "rc_mirror.h"
 #include "rc_rate.h"
 #include "rc_registry.h"
@@ -53,6 +57,8 @@ struct gw_view {
     /* prev_rank (gw_view.c): the board's moves_break when `last` was taken
      * (a read: when it started), and when the read in flight started. */
     uint64_t last_break, read_break;
+    int64_t viewers_sent;        /* the viewer count last broadcast to its viewers (window views) */
+    int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
 };
 
 struct gw_sub {
@@ -102,6 +108,22 @@ struct gw_board {
     int epoch_known;
     char epoch[RC_EPOCH_MAX + 1];
     char mirror_epoch[RC_EPOCH_MAX + 1];
+    /* the viewer count of its name (gw_viewers.c), shared by its periods */
+    struct gw_vcount *vc;
+    struct gw_board *vcnext, *vcprev; /* in vc->boards */
+};
+
+/* One board name's viewer count (gw_viewers.c): its open subscriptions on
+ * this gateway (any view, any period) and the other gateways' sum. */
+struct gw_vcount {
+    struct rc_hnode node;        /* in f->vmap, by name */
+    struct gw_vcount *next, *prev; /* f->vall */
+    char name[RC_BOARD_MAX + 1];
+    struct gw_board *boards;     /* the live boards of this name here */
+    int64_t local;               /* open subscriptions here */
+    int64_t others;              /* the other gateways' sum, as last read */
+    int64_t published;           /* what our field in Redis says (0: none) */
+    unsigned inflight;           /* script calls in flight (each holds it alive) */
 };
 
 struct gw_fanout {
@@ -113,6 +135,15 @@ struct gw_fanout {
     int64_t rollover_from;       /* ... or goes back before this (test clock) */
     unsigned freed;              /* boards freed since memory was last handed back */
     int64_t trimmed_ms;          /* when it was */
+    /* viewer counts (gw_viewers.c) */
+    struct rc_hmap vmap;         /* struct gw_vcount by board name */
+    struct rc_hash_key vkey;
+    struct gw_vcount *vall;
+    struct gw_vcount *vcursor;   /* the pass in progress goes on from here (NULL: done) */
+    struct gw_script vscript;    /* lua/viewers.lua */
+    char vid[33];                /* this process's field name in the hashes */
+    int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
+    int vstopping;
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -168,6 +199,35 @@ void gw_fo_board_reload(struct gw_board *b);
 
 void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev);
 void gw_fo_feed_catch_up(struct gw_view *v);
+
+/* ---- gw_vcount.c -------------------------------------------------------- */
+
+/* Sets up the table and this process's gateway id (f->vid, f->vscript). */
+void gw_fo_viewers_init(struct gw_fanout *f);
+void gw_fo_viewers_free(struct gw_fanout *f);
+/* Ties b to its name's count (created when missing). Returns 0 or RC_E_INTERNAL. */
+int gw_fo_viewers_attach(struct gw_fanout *f, struct gw_board *b);
+void gw_fo_viewers_detach(struct gw_fanout *f, struct gw_board *b);
+/* What b's viewers are shown: the other gateways' sum and ours now. */
+int64_t gw_fo_viewers_shown(const struct gw_board *b);
+struct gw_vcount *gw_fo_vcount_find(const struct gw_fanout *f, const char *name);
+/* Frees vc unless a board, a call in flight or our field in Redis needs it. */
+void gw_fo_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
+
+/* ---- gw_viewers.c -------------------------------------------------------- */
+
+#define GW_VIEWERS_EVERY_MS 2000 /* each board name's count is written and read this often */
+#define GW_VIEWERS_TTL_MS 5000   /* a gateway's count holds this long without a refresh */
+#define GW_VIEWERS_BATCH 256     /* counts a tick refreshes at most (a pass spreads over ticks) */
+
+/* The refresh pass, from the tick (does something every GW_VIEWERS_EVERY_MS). */
+void gw_fo_viewers_tick(struct gw_fanout *f);
+
+/* ---- gw_view.c (viewer counts) ------------------------------------------- */
+
+/* A delta without rows carrying the new count to v's viewers, when it is not
+ * what they were last told. */
+void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
 
 /* ---- gw_rollover.c ------------------------------------------------------- */
 

@@ -31,6 +31,7 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         gw_window_out_rows(w, v->board->decl, rows, fv);
         json = rc_encode_snapshot_epoch(id_json, v->r.id, v->board->r.name, period_field(v->board), w->seq,
                                         w->total, rows, w->n, reset, w->epoch);
+        json = rc_encode_add_viewers(json, gw_fo_viewers_shown(v->board));
     }
     free(rows);
     free(fv);
@@ -271,6 +272,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     }
     gw_window_free(v->held); /* w is newer */
     v->held = NULL;
+    int64_t shown = gw_fo_viewers_shown(v->board);
     if (v->last) {
         char *json = NULL;
         int nothing = 0;
@@ -289,6 +291,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 if (msg) {
                     broadcast(v, msg, &m->snapshots_sent);
                     rc_rate_sent(&v->gate, now_us);
+                    v->viewers_sent = shown;
                 }
                 gw_msg_unref(msg);
                 json = NULL;
@@ -308,10 +311,13 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             } else if (began) {
                 json = rc_encode_add_epoch(json, w->epoch);
             }
+            if (json && !(began && nothing) && shown != v->viewers_sent)
+                json = rc_encode_add_viewers(json, shown); /* deltas carry the count when it changed */
             struct gw_msg *msg = gw_msg_take(json);
             if (msg) {
                 broadcast(v, msg, counter);
                 rc_rate_sent(&v->gate, now_us);
+                v->viewers_sent = shown;
             }
             gw_msg_unref(msg);
             if (nothing && !began && !no_moves) {
@@ -323,6 +329,8 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             }
         }
         gw_window_free(v->last);
+    } else {
+        v->viewers_sent = shown; /* what the first snapshots below say */
     }
     v->force_snapshot = 0;
     v->last = w;
@@ -341,6 +349,26 @@ void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us
     struct gw_window *w = v->held;
     v->held = NULL;
     gw_fo_view_update(f, v, w);
+}
+
+/* A count-only delta: the board's viewer count changed and nothing else
+ * is on its way to v's viewers. */
+void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
+{
+    v->viewers_due = 0;
+    if (!v->board || !v->last || v->r.spec.kind == RC_VIEW_FEED)
+        return;
+    int64_t shown = gw_fo_viewers_shown(v->board);
+    if (shown == v->viewers_sent)
+        return;
+    struct gw_msg *msg = gw_msg_take(
+        rc_encode_add_viewers(rc_encode_delta(v->r.id, v->last->seq, v->last->total, NULL, 0, NULL, 0), shown));
+    if (!msg)
+        return; /* out of memory: the next message carries it */
+    broadcast(v, msg, &f->app->metrics.deltas_sent);
+    gw_msg_unref(msg);
+    v->viewers_sent = shown;
+    rc_rate_sent(&v->gate, v->gate.rate ? gw_mono_us() : 0);
 }
 
 void gw_fo_fail_pending(struct gw_view *v, int code)

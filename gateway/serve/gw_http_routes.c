@@ -66,6 +66,7 @@ static const struct route routes[] = {
     {RM_GET, "/api/v1/boards/{b}", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_snapshot},
     {RM_POST, "/api/v1/boards/{b}/scores", RC_SCOPE_WRITE, RT_OP_SCOPE, gw_rest_write},
     {RM_GET, "/api/v1/boards/{b}/members/{m}", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_rank},
+    {RM_GET, "/api/v1/boards/{b}/stats", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_stats},
     {RM_GET, "/api/v1/members/{m}/profile", RC_SCOPE_READ, 0, gw_rest_profile_get},
     {RM_PUT, "/api/v1/members/{m}/profile", RC_SCOPE_WRITE, 0, gw_rest_profile_put},
     {RM_DELETE, "/api/v1/boards/{b}/members/{m}", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_remove},

@@ -18,6 +18,7 @@
 #include "base/gw_metrics.h"
 #include "fanout/gw_fanout.h"
 #include "ops/gw_admin.h"
+#include "ops/gw_stats.h"
 #include "net/gw_peers.h"
 #include "redis/gw_redis.h"
 #include "serve/gw_http_req.h"
@@ -351,6 +352,15 @@ void gw_rest_rank(struct gw_http_req *q, const struct gw_rest_target *t)
     snprintf(r.member, sizeof r.member, "%s", t->member);
     query_period(q, &r);
     to_op(q, &r, gw_op_rank);
+}
+
+void gw_rest_stats(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.board, sizeof r.board, "%s", t->board);
+    query_period(q, &r);
+    to_op(q, &r, gw_op_stats);
 }
 
 /* DELETE .../members/{m} (op RC_OP_REMOVE, ?block=1) or .../blocked/{m}. */

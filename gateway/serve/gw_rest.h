@@ -26,6 +26,8 @@ gw_rest_fn gw_rest_boards;
 gw_rest_fn gw_rest_snapshot;
 /* GET /api/v1/boards/{b}/members/{m}[?period=]: one member's rank. */
 gw_rest_fn gw_rest_rank;
+/* GET /api/v1/boards/{b}/stats[?period=]: viewers (every gateway), total, seq. */
+gw_rest_fn gw_rest_stats;
 /* POST /api/v1/boards/{b}/scores: one write (the body as a WebSocket write op). */
 gw_rest_fn gw_rest_write;
 /* Admin: DELETE /api/v1/boards/{b}/members/{m}[?block=1], DELETE

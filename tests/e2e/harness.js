@@ -26,6 +26,8 @@
  *     await redis.cli('ZCARD', 'rc:{demo|}:z')   redis-cli -p PORT ...; stdout, last newline cut
  *     await redis.fingerprint()       every key with its type and value (no TTLs), as one
  *                                       JSON string: equal before and after = nothing written
+ *                                       (viewer counts, rc:{B|}:viewers, are left out: the
+ *                                       gateways refresh them every 2 s while a board has viewers)
  *     await redis.stop()              (start again on redis.port to simulate an outage)
  *
  *   const gw = await h.startGateway(t, { redisPort, port?, args?, env?, config?, bin?,
@@ -263,20 +265,23 @@ local keys = redis.call('KEYS', '*')
 table.sort(keys)
 local out = {}
 for _, k in ipairs(keys) do
-  local t = redis.call('TYPE', k).ok
-  local v = false
-  if t == 'string' then v = redis.call('GET', k)
-  elseif t == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
-  elseif t == 'list' then v = redis.call('LRANGE', k, 0, -1)
-  elseif t == 'set' then v = redis.call('SMEMBERS', k); table.sort(v)
-  elseif t == 'hash' then
-    local h = redis.call('HGETALL', k)
-    v = {}
-    for i = 1, #h, 2 do v[#v + 1] = h[i] .. '=' .. h[i + 1] end
-    table.sort(v)
-  elseif t == 'stream' then v = redis.call('XRANGE', k, '-', '+')
+  -- viewer counts (rc:{B|}:viewers) are refreshed by the gateways by themselves
+  if not string.match(k, '^rc:{[^}]*}:viewers$') then
+    local t = redis.call('TYPE', k).ok
+    local v = false
+    if t == 'string' then v = redis.call('GET', k)
+    elseif t == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
+    elseif t == 'list' then v = redis.call('LRANGE', k, 0, -1)
+    elseif t == 'set' then v = redis.call('SMEMBERS', k); table.sort(v)
+    elseif t == 'hash' then
+      local h = redis.call('HGETALL', k)
+      v = {}
+      for i = 1, #h, 2 do v[#v + 1] = h[i] .. '=' .. h[i + 1] end
+      table.sort(v)
+    elseif t == 'stream' then v = redis.call('XRANGE', k, '-', '+')
+    end
+    out[#out + 1] = { k, t, v }
   end
-  out[#out + 1] = { k, t, v }
 end
 return cjson.encode(out)
 `;

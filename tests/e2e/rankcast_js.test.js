@@ -396,6 +396,31 @@ test('feed: a server without epochs (v1) gets since without one', () => {
   assert.deepEqual(v.subscribeMessage().since, { seq: 10 });
 });
 
+test('viewers: snapshots set the count, a delta without rows changes only it, onViewers fires on changes', () => {
+  const seen = [];
+  const infos = [];
+  const v = new View({ board: 'demo', view: { top: 5 } }, {
+    onViewers: (view, n) => seen.push(n),
+    onChange: (view, changes, info) => infos.push({ changes, info }),
+  });
+  assert.equal(v.viewers, null);
+  v.apply({ op: 'snapshot', sub: 's1', seq: 1, total: 5, viewers: 3, rows: top5 });
+  assert.equal(v.viewers, 3);
+  assert.equal(infos[0].info.viewers, 3);
+  assert.equal(v.apply({ op: 'delta', sub: 's1', seq: 1, total: 5, rows: [], removed: [], viewers: 7 }), true);
+  assert.equal(v.viewers, 7);
+  assert.deepEqual(members(v.rows), ['a', 'b', 'c', 'd', 'e']);
+  assert.deepEqual(infos[1].changes, []);
+  assert.equal(infos[1].info.viewers, 7);
+  v.apply({ op: 'delta', sub: 's1', seq: 2, total: 6, rows: [row(2, 'z', 45)], removed: [] }); // count unchanged
+  assert.equal(v.viewers, 7);
+  assert.equal(infos[2].info.viewers, 7);
+  const feed = new View({ board: 'demo', view: { feed: true } }, { onViewers: (view, n) => seen.push(-n) });
+  feed.apply({ op: 'snapshot', sub: 'f1', seq: 0, viewers: 2, rows: [] });
+  assert.equal(feed.viewers, 2);
+  assert.deepEqual(seen, [3, 7, -2]);
+});
+
 test('window: a delta that begins the board\'s history names its epoch', () => {
   const { v } = recordingView({ board: 'demo', view: { top: 3 } });
   v.apply({ op: 'snapshot', sub: 'w1', seq: 0, epoch: '', rows: [] });

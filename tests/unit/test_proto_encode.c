@@ -198,6 +198,28 @@ static void snapshot_carries_the_epoch_when_given(void **state)
                 "{\"op\":\"snapshot\",\"board\":\"b\",\"seq\":0,\"total\":0,\"epoch\":\"\",\"rows\":[]}");
 }
 
+static void add_viewers_splices_the_count_into_a_delta(void **state)
+{
+    (void)state;
+    char *d = rc_encode_delta("s1", 4, 2, NULL, 0, NULL, 0);
+    assert_text(rc_encode_add_viewers(d, 12345678901LL),
+                "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":4,\"total\":2,\"rows\":[],\"removed\":[],"
+                "\"viewers\":12345678901}");
+    assert_text(rc_encode_add_viewers(strdup("{}"), 0), "{\"viewers\":0}");
+    assert_null(rc_encode_add_viewers(strdup("{}"), -1)); /* never a negative count */
+    assert_null(rc_encode_add_viewers(strdup("[1]"), 1));
+    assert_null(rc_encode_add_viewers(NULL, 1));
+}
+
+static void stats_names_the_period_only_when_given(void **state)
+{
+    (void)state;
+    assert_text(rc_encode_stats("demo", NULL, 3, 10, 42),
+                "{\"board\":\"demo\",\"viewers\":3,\"total\":10,\"seq\":42}");
+    assert_text(rc_encode_stats("daily", "2026-11-25", 0, 0, 0),
+                "{\"board\":\"daily\",\"period\":\"2026-11-25\",\"viewers\":0,\"total\":0,\"seq\":0}");
+}
+
 static void add_epoch_splices_the_field_into_a_message(void **state)
 {
     (void)state;
@@ -499,6 +521,8 @@ int main(void)
         cmocka_unit_test(snapshot_omits_period_and_reset_unless_given),
         cmocka_unit_test(snapshot_carries_the_epoch_when_given),
         cmocka_unit_test(add_epoch_splices_the_field_into_a_message),
+        cmocka_unit_test(add_viewers_splices_the_count_into_a_delta),
+        cmocka_unit_test(stats_names_the_period_only_when_given),
         cmocka_unit_test(delta_without_changes_has_empty_arrays),
         cmocka_unit_test(event_prints_null_prev_rank_for_a_newcomer),
         cmocka_unit_test(rank_prints_nulls_when_member_is_absent),
