@@ -23,7 +23,7 @@ int gw_adb_has_period(struct gw_adb_job *j, sqlite3 *db, const char *board, cons
 {
     sqlite3_stmt *st = NULL;
     *found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM archived_periods WHERE board = ?1 AND period = ?2", -1, &st, NULL) !=
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM archived_periods WHERE board = ?1 AND period = ?2 AND total > 0", -1, &st, NULL) !=
         SQLITE_OK)
         return fail(j, db, st, "check", 0);
     sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
@@ -85,8 +85,11 @@ int gw_adb_put_period(struct gw_adb_job *j, sqlite3 *db, const char *board, cons
     sqlite3_finalize(st);
     st = NULL;
     if (sqlite3_prepare_v2(db,
-                           "INSERT OR IGNORE INTO archived_periods (board, period, seq, total, archived_at)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5)",
+                           "INSERT INTO archived_periods (board, period, seq, total, archived_at)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5)"
+                           " ON CONFLICT (board, period) DO UPDATE SET seq = excluded.seq, total = excluded.total,"
+                           " archived_at = excluded.archived_at"
+                           " WHERE archived_periods.total = 0 AND excluded.total > 0",
                            -1, &st, NULL) != SQLITE_OK)
         return fail(j, db, st, "period row", 1);
     sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);

@@ -9,7 +9,8 @@
 
 #include "store/gw_archive_db.h"
 
-/* *found = 1 when the period row of board/period is there. */
+/* *found = 1 when the period row of board/period is there with rows (a
+ * period recorded empty does not count: rows may have turned up since). */
 int gw_adb_has_period(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int *found);
 
 /* Rows first_rank.. of a page, in one transaction (INSERT OR REPLACE: a
@@ -19,7 +20,8 @@ int gw_adb_put_rows(struct gw_adb_job *j, sqlite3 *db, const char *board, const 
 
 /* The period row, written last (its presence means the rows are complete),
  * in one transaction with trimming the ranks past total a partial attempt
- * left. *inserted = 0 when another writer was first (INSERT OR IGNORE). */
+ * left. *inserted = 0 when another writer was first. A row with rows
+ * replaces one recorded empty (total 0), never the other way round. */
 int gw_adb_put_period(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int64_t seq,
                       int64_t total, int64_t archived_at, int *inserted);
 

@@ -303,3 +303,33 @@ test('a gateway stopped mid-archive exits cleanly; the next attempt archives the
     FROM archived_rows WHERE board = 'big' AND period = '0'`),
   [{ n: 100000, ranks: 100000, members: 100000, lo: 1, hi: 100000, cmin: 1.0 }]);
 });
+
+// A period recorded as empty (no sorted set when the archive looked) is not
+// archived for good: when rows turn up in its keys later (here: the test clock
+// moved back into it, as tests do; for real: a write that landed after the
+// look), the next run copies them and the period row gets their total.
+test('a period first recorded empty is archived again once rows turn up in its keys', { skip }, async (t) => {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-archive-'));
+  h.defer(t, () => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const config = h.configWith(t, { server: { test_clock: 'on' } });
+  const redis = await h.startRedis(t);
+  const gw = await h.startGateway(t, { redisPort: redis.port, config, stateDir });
+  const db = path.join(stateDir, 'archive.sqlite3');
+  // The gateway starts on today's clock: the finished days it keeps are recorded empty.
+  const now = new Date(Date.now() + 8 * 3600 * 1000); // the daily board's days are at +08:00
+  const twoDaysAgo = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - 2));
+  const day = twoDaysAgo.toISOString().slice(0, 10);
+  await gw.waitForLine(new RegExp(`archived daily ${day}: 0 rows$`), 15000);
+  // Back into that day, 2 s before its end: three writes, then the day ends.
+  await setClock(gw, new Date(Date.parse(`${day}T23:59:58.000+08:00`)).toISOString());
+  for (const [member, delta] of [['user:a', 3], ['user:b', 9], ['user:c', 6]]) {
+    const r = await h.http(gw.base, 'POST', '/api/v1/boards/daily/scores', { member, op: 'incr', delta });
+    assert.equal(r.status, 200, r.text);
+  }
+  const held = await redisRows(redis, 'daily', day);
+  assert.equal(held.length, 3);
+  await gw.waitForLine(new RegExp(`archived daily ${day}: 3 rows$`), 15000);
+  assert.deepEqual(sql(db, ROWS_SQL('daily', day)), held);
+  assert.deepEqual(sql(db, `SELECT total FROM archived_periods WHERE board = 'daily' AND period = '${day}'`), [{ total: 3 }]);
+  assert.equal(await redis.cli('GET', `rc:{daily|${day}}:archived`), '1');
+});
