@@ -66,7 +66,9 @@ test('Chromium negotiates permessage-deflate and reads compressed and stored mes
     }));
     assert.match(ext, /^permessage-deflate/, `negotiated: '${ext}'`);
     const got = () => page.evaluate(() => window.got);
-    await h.waitFor(async () => (await got()).some((m) => m.id === 2), 10000, 'the pong');
+    // the pong can come before the snapshot (which waits for a Redis read): wait for both
+    await h.waitFor(async () => { const g = await got(); return g.some((m) => m.id === 2) && g.some((m) => m.id === 1); },
+      10000, 'the pong and the snapshot');
     const snap = (await got()).find((m) => m.id === 1);
     assert.equal(snap && snap.op, 'snapshot', JSON.stringify(snap));
     assert.equal(snap.rows.length, 100);
