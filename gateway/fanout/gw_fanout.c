@@ -299,6 +299,9 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
             b->ks_pending++;
             gw_fo_board_wake(b);
+        } else if (len == 6 && memcmp(payload, "expire", 6) == 0) {
+            /* a TTL set on the set (the script's PEXPIRE on a periodic
+             * board's keys, or anyone's): its members did not change */
         } else {
             b->moves_break++; /* prev_rank: the ring's moves do not explain this */
             if (b->mirror_on)
