@@ -46,6 +46,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "redis/gw_lock.h"
 #include "store/gw_archive_db.h"
 #include "redis/gw_redis.h"
 #include "rc_expiry.h"
@@ -250,19 +251,6 @@ static int archive_path(const struct rc_conf *c, char *out, size_t cap)
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* A random token naming this instance in the locks it takes. */
-static void make_token(char *out)
-{
-    unsigned char raw[16];
-    if (uv_random(NULL, NULL, raw, sizeof raw, 0, NULL) != 0) {
-        uint64_t x = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32);
-        memcpy(raw, &x, sizeof x);
-        memcpy(raw + 8, &x, sizeof x);
-    }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
-}
-
 static int collect_boards(struct gw_archive *a, const struct rc_conf *c)
 {
     a->boards = calloc(c->nboards ? c->nboards : 1, sizeof *a->boards);
@@ -321,7 +309,7 @@ int gw_archive_start(struct gw_app *app)
     a->setups = 1; /* the first setup, queued by gw_adb_open */
     if (!(a->db = gw_adb_open(app->loop, path, on_setup, a)))
         goto fail;
-    make_token(a->token);
+    gw_lock_token(a->token);
     gw_lock_scripts_init(&a->lock);
     uv_timer_init(app->loop, &a->timer);
     a->timer.data = a;

@@ -50,7 +50,7 @@ struct gw_archive {
     int stopping;
     uv_timer_t timer;
     int timer_closed;
-    char token[33];                  /* ours, in rc:{B|P}:archiving */
+    char token[GW_LOCK_TOKEN_MAX];                  /* ours, in rc:{B|P}:archiving */
     struct gw_lock_scripts lock;     /* renewal and release of rc:{B|P}:archiving */
     unsigned runs;                   /* archive runs in flight (they hold us) */
     size_t nboards;

@@ -18,6 +18,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "redis/gw_lock.h"
 #include "jobs/gw_webhook_http.h"
 #include "rc_err.h"
 #include "rc_expiry.h"
@@ -94,19 +95,6 @@ void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const 
     gw_webhook_run_check(d);
 }
 
-/* A random token naming this instance in the locks it takes. */
-static void make_token(char *out)
-{
-    unsigned char raw[16];
-    if (uv_random(NULL, NULL, raw, sizeof raw, 0, NULL) != 0) {
-        uint64_t x = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32);
-        memcpy(raw, &x, sizeof x);
-        memcpy(raw + 8, &x, sizeof x);
-    }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
-}
-
 int gw_webhook_start(struct gw_app *app)
 {
     const struct rc_webhook_conf *c = &app->conf->webhook;
@@ -135,7 +123,7 @@ int gw_webhook_start(struct gw_app *app)
         return RC_E_INTERNAL;
     }
     gw_lock_scripts_init(&w->lock);
-    make_token(w->token);
+    gw_lock_token(w->token);
     uv_timer_init(app->loop, &w->timer);
     w->timer.data = w;
     app->webhook = w;

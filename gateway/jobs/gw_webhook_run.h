@@ -55,7 +55,7 @@ struct gw_webhook {
     char secret[RC_SECRET_MAX + 1];
     struct gw_hclient *http;
     struct gw_lock_scripts lock;
-    char token[33];
+    char token[GW_LOCK_TOKEN_MAX];
     uv_timer_t timer;
     int timer_on, timer_closed;
     int stopping;

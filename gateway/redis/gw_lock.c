@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "rc_err.h"
 #include "rc_lua.h"
 
@@ -110,4 +112,16 @@ int gw_lock_release(struct gw_lock_scripts *s, struct gw_redis *redis, const cha
 {
     const char *argv[] = {key, token};
     return call(&s->release, redis, 2, argv, cb, privdata);
+}
+
+void gw_lock_token(char *out)
+{
+    unsigned char raw[(GW_LOCK_TOKEN_MAX - 1) / 2];
+    if (uv_random(NULL, NULL, raw, sizeof raw, 0, NULL) != 0) {
+        uint64_t x = uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32);
+        memcpy(raw, &x, sizeof x);
+        memcpy(raw + 8, &x, sizeof x);
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }

@@ -20,6 +20,11 @@ struct gw_lock_scripts {
 
 void gw_lock_scripts_init(struct gw_lock_scripts *s);
 
+/* A random owner token: 32 hex digits (128 bits from the OS), NUL-terminated
+ * in out[GW_LOCK_TOKEN_MAX]; one per job instance, naming it in its locks. */
+#define GW_LOCK_TOKEN_MAX 33
+void gw_lock_token(char *out);
+
 /* rc: 1 the caller holds the lock (taken, renewed or released by it), 0 it
  * does not (another owner, or expired), or a negative RC_E_* (no reply:
  * RC_E_UNAVAILABLE; an error reply: RC_E_INTERNAL, with err set). Called
