@@ -10,7 +10,8 @@
  * places (from the change's prev_rank when the delta gives one) or NEW (a
  * delta's prev_rank null: the member was not on the board), that fades
  * after a few seconds; while it shows, the row carries data-move="up" |
- * "down" | "new" and data-moved="N". Rows with a shared place (subscribe
+ * "down" | "new" and data-moved="N". Rows only pushed or pulled by someone
+ * else's move get a quieter marker (class "shifted"). Rows with a shared place (subscribe
  * with places: 'shared') show it as "T2" when tied.
  * Feed views render as a newest-first list of events instead.
  * Everything from the server goes in through textContent: profile names are
@@ -54,7 +55,9 @@
     const from = c.prev_rank !== undefined ? c.prev_rank : c.from;
     if (from == null) return c.prev_rank === null ? { kind: 'new', n: null } : null;
     if (from === c.to) return null;
-    return from > c.to ? { kind: 'up', n: from - c.to } : { kind: 'down', n: c.to - from };
+    // shifted: only pushed or pulled by others' moves (not in the delta's rows)
+    const shifted = c.prev_rank === undefined && !c.changed;
+    return from > c.to ? { kind: 'up', n: from - c.to, shifted } : { kind: 'down', n: c.to - from, shifted };
   }
 
   function placeOf(r) {
@@ -195,7 +198,7 @@
         rank.replaceChildren(el('span', 'n', placeOf(r)));
         if (move) {
           const text = move.kind === 'new' ? 'NEW' : (move.kind === 'up' ? '↑' : '↓') + move.n;
-          rank.appendChild(el('span', 'move ' + move.kind, text));
+          rank.appendChild(el('span', 'move ' + move.kind + (move.shifted ? ' shifted' : ''), text));
           tr.dataset.move = move.kind;
           if (move.n != null) tr.dataset.moved = String(move.n);
           else delete tr.dataset.moved;
