@@ -209,7 +209,7 @@ test('overlay: a write slides the same row to its new place, with ↑N / ↓N / 
     await settled(page);
     await page.evaluate(() => {
       for (const a of document.getAnimations()) a.pause();
-      document.documentElement.style.background = 'linear-gradient(135deg, #1d3b5c 0%, #41305e 55%, #5c2b3a 100%) fixed';
+      document.documentElement.style.background = 'linear-gradient(180deg, #4d6f9c 0 58%, #3f6b3a 58% 100%) fixed';
     });
     await page.screenshot({ path: path.join(ARTIFACTS, 'overlay-readme.png') });
     await page.evaluate(() => {
