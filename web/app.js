@@ -92,6 +92,7 @@
       {
         onChange: (v, changes, info) => { table.render(v, changes, info); showStats(v); showFrozen(frozenOf(v, info)); },
         onViewers: (v) => showStats(v),
+        onFrozen: (v, f) => showFrozen(f && f.frozen != null ? f.frozen : null), // libraries that report it
         onError: (v, err) => table.error(err),
       });
   }

@@ -7,7 +7,9 @@
 //   ↑2, a member from outside the window too) and a member new to the board
 //   NEW, as data-move / data-moved on the row while the marker shows;
 // - &places=shared subscribes with places: 'shared' and shows T2 for a tie;
-// - ?theme=dark|light|broadcast each render differently; an unknown theme is dark.
+// - ?theme=dark|light|broadcast each render differently; an unknown theme is dark;
+// - a frozen board shows FROZEN (skips until the gateway has freeze and
+//   rankcast.js reports it).
 // Screenshots: tests/artifacts/overlay-*.png; overlay-readme.png is the one
 // docs/img/overlay.png was copied from.
 'use strict';
@@ -313,4 +315,26 @@ test('overlay: ?theme= dark (default), light and broadcast each render; an unkno
       assert.ok(parseFloat(look.fontSize) >= 32, `${name}: ${look.fontSize} is small for 1080p`);
       assert.equal(look.frozenShown, false, `${name}: FROZEN shown on a live board`);
     }
+  });
+
+test('overlay: a frozen board shows FROZEN; the badge goes when it is live again',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 90000 }, async (t) => {
+    const { gw } = await h.startStack(t);
+    for (let i = 0; i < 3; i++) await write(gw, member(i), 'set', 300 - 100 * i);
+    const probe = await h.http(gw.base, 'GET', '/api/v1/boards/demo/freeze');
+    if (probe.status === 404) return t.skip('this gateway has no freeze (GET /api/v1/boards/demo/freeze answers 404)');
+    const context = await launch(t);
+    const { page } = await openPage(context, t, `${gw.base}/?overlay=1&board=demo&top=10&token=${KEY}`);
+    await waitOrder(page, [0, 1, 2].map(member));
+    const reports = await page.evaluate(() => 'frozen' in new Rankcast.View({ board: 'demo', view: { top: 1 } }));
+    if (!reports) return t.skip('this rankcast.js does not report frozen (view.frozen)');
+    assert.equal(await page.isHidden('#frozen'), true);
+    const frozen = await h.http(gw.base, 'POST', '/api/v1/boards/demo/freeze', {});
+    assert.equal(frozen.status, 200, frozen.text);
+    await page.waitForSelector('#frozen:not([hidden])', WAIT);
+    assert.equal((await page.textContent('#frozen')).trim(), 'FROZEN');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'overlay-frozen.png'), omitBackground: true });
+    const revealed = await h.http(gw.base, 'POST', '/api/v1/boards/demo/reveal', { steps: 'all' });
+    assert.equal(revealed.status, 200, revealed.text);
+    await page.waitForSelector('#frozen[hidden]', { state: 'attached', timeout: WAIT.timeout });
   });
