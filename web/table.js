@@ -96,9 +96,14 @@
     message(text) {
       this.empty.textContent = text;
       this.empty.hidden = !text;
+      this.empty.classList.remove('is-error');
     }
 
-    error(err) { this.message(`${err.code}: ${err.message}`); }
+    // An error shows on the overlay too (its other messages do not).
+    error(err) {
+      this.message(`${err.code}: ${err.message}`);
+      this.empty.classList.add('is-error');
+    }
 
     render(view, changes, info) {
       if (this.feed) return this._renderFeed(view, info);
