@@ -318,3 +318,60 @@ test('freeze: refused on decaying boards; periods freeze one at a time',
     const st = await h.http(gw.base, 'GET', `/api/v1/boards/daily/freeze?period=${fr.body.period}`);
     assert.equal(st.body.pending, 1);
   });
+
+test('freeze on a Redis Cluster: the copy and the state live in the board\'s slot; events reach every gateway',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 150000 }, async (t) => {
+    const cluster = await h.startCluster(t, { primaries: 3, replicas: 0 });
+    const gw = await h.startGateway(t, { redis: cluster.seeds });
+    const gw2 = await h.startGateway(t, { redis: cluster.seeds });
+    const boards = ['match:7101', 'match:7102', 'match:7103', 'match:7104'];
+    const views = [];
+    for (const b of boards) {
+      await write(gw, 'x', 5, b);
+      const c = await h.connectWs(t, gw2.wsUrl, { token: null });
+      const snap = await c.request({ op: 'subscribe', board: b, view: { top: 5 } }, 10000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      const fr = await h.http(gw.base, 'POST', `/api/v1/boards/${b}/freeze`);
+      assert.equal(fr.status, 200, fr.text);
+      await c.next((m) => m.op === 'delta' && m.sub === snap.sub && m.frozen === 1, 10000);
+      views.push({ b, c, snap });
+    }
+    // the boards' slots are spread over the primaries (not all on one)
+    const owners = new Set();
+    for (const b of boards) owners.add(await cluster.owner(`rc:{${b}|}:z`));
+    assert.ok(owners.size >= 2, `boards on ${owners.size} primaries`);
+    for (const { b } of views) await write(gw, 'y', 9, b);
+    for (const { b, c, snap } of views) {
+      const owner = await cluster.owner(`rc:{${b}|}:z`);
+      assert.equal(await cluster.cli(owner, 'HGET', `rc:{${b}|}:frz`, 'on'), '1');
+      assert.equal(await cluster.cli(owner, 'ZSCORE', `rc:{${b}|}:fz`, 'y'), ''); // (redis-cli prints nil as an empty line)
+      assert.notEqual(await cluster.cli(owner, 'ZSCORE', `rc:{${b}|}:fz`, 'x'), '');
+      const rest = await top(gw2, b, '', { token: null });
+      assert.deepEqual(members(rest), ['x=5']);
+      const r = await h.http(gw.base, 'POST', `/api/v1/boards/${b}/reveal`, { steps: 'all' });
+      assert.equal(r.status, 200, r.text);
+      const d = await c.next((m) => m.op === 'delta' && m.sub === snap.sub && m.seq === 2, 10000);
+      assert.equal('frozen' in d, false);
+      assert.equal(d.rows[0].member, 'y');
+    }
+  });
+
+test('freeze on a multi-field board: frozen rows keep their fields',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 60000 }, async (t) => {
+    const { gw } = await h.startStack(t);
+    const sub = async (member, fields) => {
+      const res = await h.http(gw.base, 'POST', '/api/v1/boards/clears/scores', { member, op: 'submit', fields });
+      assert.equal(res.status, 200, res.text);
+    };
+    await sub('p', { clears: 3, revives: 1, first_clear_ms: 500 });
+    const fr = await h.http(gw.base, 'POST', '/api/v1/boards/clears/freeze');
+    assert.equal(fr.status, 200, fr.text);
+    await sub('p', { clears: 5, revives: 1, first_clear_ms: 500 });
+    await sub('q', { clears: 9, revives: 0, first_clear_ms: 100 });
+    const frozen = await top(gw, 'clears', '', { token: null });
+    assert.deepEqual(frozen.rows.map((r) => [r.member, r.fields.clears]), [['p', 3]]);
+    const r = await h.http(gw.base, 'POST', '/api/v1/boards/clears/reveal', { steps: 1 });
+    assert.equal(r.body.pending, 1);
+    const one = await top(gw, 'clears', '', { token: null });
+    assert.deepEqual(one.rows.map((x) => [x.member, x.fields.clears]), [['p', 5]]);
+  });
