@@ -375,3 +375,28 @@ test('freeze on a multi-field board: frozen rows keep their fields',
     const one = await top(gw, 'clears', '', { token: null });
     assert.deepEqual(one.rows.map((x) => [x.member, x.fields.clears]), [['p', 5]]);
   });
+
+test('freeze: after a long freeze (more hidden changes than the live ring of 256) reveals still carry prev_rank',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 90000 }, async (t) => {
+    const board = 'match:7201';
+    const { gw } = await h.startStack(t);
+    for (const [m, v] of [['a', 30], ['b', 20], ['c', 10]]) await write(gw, m, v, board);
+    const audience = await h.connectWs(t, gw.wsUrl, { token: null });
+    const snap = await audience.request({ op: 'subscribe', board, view: { top: 3 } });
+    const fr = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/freeze`);
+    assert.equal(fr.body.frozen, 3);
+    // 400 hidden changes: c climbs to the top first (seq 4), then 399 writes below
+    const writer = await h.connectWs(t, gw.wsUrl);
+    const first = await writer.request({ op: 'set', board, member: 'c', value: 99 });
+    assert.equal(first.seq, 4);
+    const pending = [];
+    for (let i = 0; i < 399; i++) pending.push(writer.request({ op: 'set', board, member: `low:${i}`, value: 1 + (i % 5) }, 20000));
+    const acks = await Promise.all(pending);
+    assert.ok(acks.every((a) => a.op === 'ack'), 'every write acked');
+    const r1 = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/reveal`, { steps: 1 });
+    assert.deepEqual([r1.body.seq, r1.body.pending], [4, 399]);
+    const d = await audience.next((m) => (m.op === 'delta' || (m.op === 'snapshot' && m.id === undefined)) &&
+      m.sub === snap.sub && m.seq === 4, 10000);
+    assert.equal(d.op, 'delta', 'a delta with prev_rank, not a snapshot: ' + JSON.stringify(d));
+    assert.deepEqual(d.rows.map((r) => [r.member, r.rank, r.prev_rank]), [['c', 1, 3]]);
+  });
