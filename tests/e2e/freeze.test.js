@@ -380,23 +380,24 @@ test('freeze: after a long freeze (more hidden changes than the live ring of 256
   { skip: h.toolMissing(h.gatewayMissing()), timeout: 90000 }, async (t) => {
     const board = 'match:7201';
     const { gw } = await h.startStack(t);
-    for (const [m, v] of [['a', 30], ['b', 20], ['c', 10]]) await write(gw, m, v, board);
+    for (const [m, v] of [['a', 30], ['b', 20], ['c', 10], ['d', 5], ['e', 4]]) await write(gw, m, v, board);
     const audience = await h.connectWs(t, gw.wsUrl, { token: null });
     const snap = await audience.request({ op: 'subscribe', board, view: { top: 3 } });
     const fr = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/freeze`);
-    assert.equal(fr.body.frozen, 3);
-    // 400 hidden changes: c climbs to the top first (seq 4), then 399 writes below
+    assert.equal(fr.body.frozen, 5);
+    // 400 hidden changes: e climbs from 5th, outside the window, to the top
+    // first (seq 6), then 399 writes below
     const writer = await h.connectWs(t, gw.wsUrl);
-    const first = await writer.request({ op: 'set', board, member: 'c', value: 99 });
-    assert.equal(first.seq, 4);
+    const first = await writer.request({ op: 'set', board, member: 'e', value: 99 });
+    assert.equal(first.seq, 6);
     const pending = [];
     for (let i = 0; i < 399; i++) pending.push(writer.request({ op: 'set', board, member: `low:${i}`, value: 1 + (i % 5) }, 20000));
     const acks = await Promise.all(pending);
     assert.ok(acks.every((a) => a.op === 'ack'), 'every write acked');
     const r1 = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/reveal`, { steps: 1 });
-    assert.deepEqual([r1.body.seq, r1.body.pending], [4, 399]);
+    assert.deepEqual([r1.body.seq, r1.body.pending], [6, 399]);
     const d = await audience.next((m) => (m.op === 'delta' || (m.op === 'snapshot' && m.id === undefined)) &&
-      m.sub === snap.sub && m.seq === 4, 10000);
+      m.sub === snap.sub && m.seq === 6, 10000);
     assert.equal(d.op, 'delta', 'a delta with prev_rank, not a snapshot: ' + JSON.stringify(d));
-    assert.deepEqual(d.rows.map((r) => [r.member, r.rank, r.prev_rank]), [['c', 1, 3]]);
+    assert.deepEqual(d.rows.map((r) => [r.member, r.rank, r.prev_rank]), [['e', 1, 5]]);
   });
