@@ -232,6 +232,11 @@ void gw_fo_feed_resnapshot(struct gw_view *v);
 
 /* Moves b's views and feeds to the freeze state it heard last (when due). */
 void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b);
+/* What b knows of its freeze may be stale (Redis came back, possibly
+ * without its data; the board's history started over; its set changed
+ * outside the scripts): the next read's state is taken whatever its version,
+ * and every view reads again. */
+void gw_fo_freeze_recheck(struct gw_board *b);
 
 /* ---- gw_vcount.c -------------------------------------------------------- */
 
