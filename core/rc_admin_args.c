@@ -12,6 +12,8 @@ const char *rc_admin_action(enum rc_op op)
     case RC_OP_REMOVE: return "remove";
     case RC_OP_UNBLOCK: return "unblock";
     case RC_OP_REVERSE: return "reverse";
+    case RC_OP_FREEZE: return "freeze";
+    case RC_OP_REVEAL: return "reveal";
     default: return "reset";
     }
 }
@@ -33,7 +35,9 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
                                       : rc_board_key(k[5], RC_KEY_MAX, r->board, id, "f", r->member[0] ? r->member : "-")) ||
               rc_board_key(k[6], RC_KEY_MAX, r->board, id, "req", rev) ||
               rc_board_key(k[7], RC_KEY_MAX, r->board, id, "epoch", NULL) ||
-              rc_board_key(k[8], RC_KEY_MAX, r->board, id, "arr", NULL);
+              rc_board_key(k[8], RC_KEY_MAX, r->board, id, "arr", NULL) ||
+              rc_board_key(k[9], RC_KEY_MAX, r->board, id, "frz", NULL) ||
+              rc_board_key(k[10], RC_KEY_MAX, r->board, id, "fz", NULL);
     if (bad)
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     snprintf(out->num[0], 32, "%" PRId64, now_ms);
@@ -44,7 +48,7 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
     snprintf(out->num[5], 32, "%" PRId64, ttl_ms);
     snprintf(out->num[6], 32, "%u", b->log_cap);
     const char *words[RC_ADMIN_NKEYS + RC_ADMIN_NARGV] = {
-        k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8],
+        k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10],
         rc_admin_action(r->op), r->member, r->op == RC_OP_REMOVE && r->block ? "1" : "0", out->num[0],
         b->layout.order == RC_ORDER_DESC ? "desc" : "asc",
         b->layout.tiebreak == RC_TB_ARRIVAL ? "arrival" : out->num[1], out->num[2], out->num[3], out->num[4],

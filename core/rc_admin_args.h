@@ -15,7 +15,7 @@
 #include "rc_proto.h"
 #include "rc_write_args.h" /* struct rc_reply_item */
 
-#define RC_ADMIN_NKEYS 9 /* ... the epoch, the arrival counters */
+#define RC_ADMIN_NKEYS 11 /* ... the epoch, the arrival counters, the freeze state and copy */
 #define RC_ADMIN_NARGV 13
 
 struct rc_admin_args {

@@ -46,8 +46,13 @@ enum rc_op {
     RC_OP_REVERSE,  /* board, req, optional period */
     RC_OP_RESET,    /* board, optional period */
     /* tokens (docs/protocol-additions.md, "Tokens") */
-    RC_OP_AUTH      /* token: replaces the connection's credentials */
+    RC_OP_AUTH,     /* token: replaces the connection's credentials */
+    /* freeze and reveal (PROTOCOL v1.1; admin scope) */
+    RC_OP_FREEZE,   /* board, optional period */
+    RC_OP_REVEAL    /* board, steps (N or "all", default 1), optional period */
 };
+
+#define RC_STEPS_ALL (-1) /* reveal "steps": "all" */
 
 enum rc_view_kind {
     RC_VIEW_TOP = 0,  /* {"top": N} */
@@ -64,6 +69,7 @@ struct rc_view {
     uint32_t radius;                    /* AROUND: R */
     int places;                         /* v1.1 "places": "shared" (window views): rows carry place/tied */
     uint32_t max_rate;                  /* subscribe "max_rate" (v1.1): messages a second, 0 = every tick */
+    int live;                           /* subscribe "live": true (v1.1, admin): the live board through a freeze */
 };
 
 struct rc_field_value {
@@ -89,6 +95,7 @@ struct rc_request {
     char *token;                        /* auth: owned (rc_request_free), or NULL */
     int has_since_epoch;                /* subscribe: since.epoch given (v1.1) */
     char since_epoch[RC_EPOCH_MAX + 1];
+    int64_t steps;                      /* reveal: 1.., or RC_STEPS_ALL */
 };
 
 /* Decodes one client message text[0..len). On success fills *out and returns
@@ -102,9 +109,10 @@ int rc_request_decode(const char *text, size_t len, struct rc_request *out, stru
 int rc_request_decode_write_body(const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err);
 
-/* Decodes a REST admin body for op RC_OP_REVERSE or RC_OP_RESET on board
- * (POST /api/v1/boards/{board}/reverse|reset): {"req","period"}; len 0 means
- * {}. Fills out (board, op, req, period) and returns 0, or the error code
+/* Decodes a REST admin body for op RC_OP_REVERSE, RC_OP_RESET, RC_OP_FREEZE
+ * or RC_OP_REVEAL on board (POST /api/v1/boards/{board}/reverse|reset|
+ * freeze|reveal): {"req","period"} ({"steps","period"} for reveal); len 0
+ * means {}. Fills out (board, op, req, period) and returns 0, or the error code
  * with err filled. Nothing to free (out->id_json stays NULL). */
 int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err);
@@ -192,6 +200,21 @@ char *rc_encode_error(const char *id_json, int code, const char *message);
 char *rc_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
                       int has_score, double score, int64_t rank, const char *req, int blocked);
 char *rc_encode_pong(const char *id_json);
+
+/* Freeze and reveal (PROTOCOL v1.1). rc_encode_add_freeze takes json (a
+ * snapshot or delta, freed here) and, when frozen, returns it with
+ * "frozen": freeze_seq, and for a live view "shown" too; not frozen: json
+ * as it is. NULL on allocation failure. */
+char *rc_encode_add_freeze(char *json, int frozen, int64_t freeze_seq, int64_t shown, int live);
+/* {"op":"frozen","id","board","period"?,"seq":S,"frozen":S} */
+char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq);
+/* {"op":"revealed","id","board","period"?,"seq":R,"pending":P,"frozen":S (while
+ * frozen),"skipped":K (when K > 0)} */
+char *rc_encode_revealed(const char *id_json, const char *board, const char *period, int64_t shown, int64_t pending,
+                         int frozen, int64_t freeze_seq, int64_t skipped);
+/* GET .../freeze: {"board","period"?,"frozen":S|null,"shown":R|null,"seq","pending"} */
+char *rc_encode_freeze_state(const char *board, const char *period, int frozen, int64_t freeze_seq, int64_t shown,
+                             int64_t seq);
 /* An error about one subscription, not a request: {"op":"error","code",
  * "message","sub"}; the subscription has stopped (e.g. its token expired). */
 char *rc_encode_view_error(const char *sub, int code, const char *message);

@@ -170,7 +170,7 @@ int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *t
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (op != RC_OP_REVERSE && op != RC_OP_RESET)
+    if (op != RC_OP_REVERSE && op != RC_OP_RESET && op != RC_OP_FREEZE && op != RC_OP_REVEAL)
         return rc_error_set(err, RC_E_INTERNAL, "not an admin body op");
     if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
         return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
@@ -190,6 +190,8 @@ int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *t
         bad = "req must be the request id (1..64 printable characters) of the write to reverse";
     else if (per && (!cJSON_IsString(per) || strlen(per->valuestring) > RC_PERIOD_SEL_MAX))
         bad = "period must be a string";
+    else if (op == RC_OP_REVEAL && rc_proto__decode_steps(o, &out->steps, err) < 0)
+        bad = "steps must be a whole number from 1, or \"all\"";
     if (!bad && cJSON_IsString(req)) /* reset ignores a req, as it ignores any unknown field */
         snprintf(out->req, sizeof out->req, "%s", req->valuestring);
     if (!bad && cJSON_IsString(per))

@@ -413,6 +413,64 @@ char *rc_encode_add_viewers(char *json, int64_t viewers)
     return out;
 }
 
+/* Splices ,"key":n (n a whole number) before the closing brace of json. */
+static char *splice_int(char *json, const char *key, int64_t n)
+{
+    size_t len = json ? strlen(json) : 0;
+    if (len < 2 || json[0] != '{' || json[len - 1] != '}') {
+        free(json);
+        return NULL;
+    }
+    char field[96];
+    int k = snprintf(field, sizeof field, "%s\"%s\":%lld}", len > 2 ? "," : "", key, (long long)n);
+    char *out = realloc(json, len + (size_t)k + 1);
+    if (!out) {
+        free(json);
+        return NULL;
+    }
+    memcpy(out + len - 1, field, (size_t)k + 1);
+    return out;
+}
+
+char *rc_encode_add_freeze(char *json, int frozen, int64_t freeze_seq, int64_t shown, int live)
+{
+    if (!frozen)
+        return json;
+    json = splice_int(json, "frozen", freeze_seq);
+    return live ? splice_int(json, "shown", shown) : json;
+}
+
+char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq)
+{
+    cJSON *o = message("frozen", id_json);
+    int failed = !o || add(o, "board", str_item(board)) ||
+                 (period && add(o, "period", str_item(period))) || add(o, "seq", int_item(freeze_seq)) ||
+                 add(o, "frozen", int_item(freeze_seq));
+    return finish(o, failed);
+}
+
+char *rc_encode_revealed(const char *id_json, const char *board, const char *period, int64_t shown, int64_t pending,
+                         int frozen, int64_t freeze_seq, int64_t skipped)
+{
+    cJSON *o = message("revealed", id_json);
+    int failed = !o || add(o, "board", str_item(board)) ||
+                 (period && add(o, "period", str_item(period))) || add(o, "seq", int_item(shown)) ||
+                 add(o, "pending", int_item(pending)) || (frozen && add(o, "frozen", int_item(freeze_seq))) ||
+                 (skipped > 0 && add(o, "skipped", int_item(skipped)));
+    return finish(o, failed);
+}
+
+char *rc_encode_freeze_state(const char *board, const char *period, int frozen, int64_t freeze_seq, int64_t shown,
+                             int64_t seq)
+{
+    cJSON *o = cJSON_CreateObject();
+    int failed = !o || add(o, "board", str_item(board)) || (period && add(o, "period", str_item(period))) ||
+                 add(o, "frozen", frozen ? int_item(freeze_seq) : cJSON_CreateNull()) ||
+                 add(o, "shown", frozen ? int_item(shown) : cJSON_CreateNull()) || add(o, "seq", int_item(seq)) ||
+                 add(o, "pending", int_item(frozen && seq > shown ? seq - shown : 0));
+    return finish(o, failed);
+}
+
 char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq)
 {
     cJSON *o = cJSON_CreateObject();

@@ -164,3 +164,20 @@ int rc_proto__need_object(const cJSON *obj, const char *key, const cJSON **item,
         return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be an object", key);
     return 0;
 }
+
+int rc_proto__decode_steps(const cJSON *msg, int64_t *steps, struct rc_error *err)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(msg, "steps");
+    *steps = 1;
+    if (!s)
+        return 0;
+    if (cJSON_IsString(s) && strcmp(s->valuestring, "all") == 0) {
+        *steps = RC_STEPS_ALL;
+        return 0;
+    }
+    if (!cJSON_IsNumber(s) || !(s->valuedouble >= 1) || s->valuedouble > (double)RC_SAFE_INT_MAX ||
+        s->valuedouble != floor(s->valuedouble))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "steps must be a whole number from 1, or \"all\"");
+    *steps = (int64_t)s->valuedouble;
+    return 0;
+}

@@ -42,6 +42,8 @@ int rc_proto__read_name(const cJSON *obj, const char *key, const char *label, in
 int rc_proto__as_int(const cJSON *item, const char *label, int64_t *v, struct rc_error *err);
 int rc_proto__read_int(const cJSON *obj, const char *key, const char *label, int required,
                        int64_t lo, int64_t hi, int64_t *v, struct rc_error *err);
+/* reveal's "steps" (1 when absent). */
+int rc_proto__decode_steps(const cJSON *msg, int64_t *steps, struct rc_error *err);
 int rc_proto__need_object(const cJSON *obj, const char *key, const cJSON **item,
                           struct rc_error *err);
 

@@ -170,13 +170,24 @@ static int decode_max_rate(const cJSON *msg, struct rc_view *view, struct rc_err
     return 0;
 }
 
+/* "live": true|false (v1.1, "Freeze and reveal"): an admin's view of the
+ * live board through a freeze. The scope is checked by the gateway. */
+static int decode_live(const cJSON *msg, struct rc_view *view, struct rc_error *err)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(msg, "live");
+    if (l && !cJSON_IsBool(l))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "live must be true or false");
+    view->live = cJSON_IsTrue(l);
+    return 0;
+}
+
 static int decode_subscribe(const cJSON *msg, struct rc_request *out, struct rc_error *err)
 {
     int rc;
 
     if ((rc = decode_view(msg, &out->view, err)) < 0 || (rc = decode_places(msg, &out->view, err)) < 0 ||
         (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0 ||
-        (rc = decode_max_rate(msg, &out->view, err)) < 0)
+        (rc = decode_max_rate(msg, &out->view, err)) < 0 || (rc = decode_live(msg, &out->view, err)) < 0)
         return rc;
     return decode_since(msg, out, err);
 }
@@ -302,6 +313,20 @@ static int decode_reset(const cJSON *msg, struct rc_request *out, struct rc_erro
     return rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err);
 }
 
+static int decode_freeze(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    return rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err);
+}
+
+/* reveal: "steps" N (1..2^53-1) or "all", 1 when absent; optional period. */
+static int decode_reveal(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    int rc = rc_proto__decode_steps(msg, &out->steps, err);
+    if (rc < 0)
+        return rc;
+    return rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err);
+}
+
 /* auth: "token", a compact JWT (1..RC_JWT_MAX bytes of base64url and
  * dots). The gateway verifies it; here only its shape is checked, and the
  * message never quotes it. */
@@ -340,6 +365,8 @@ static const struct rc_proto__op_row OPS[] = {
     {"reverse", RC_OP_REVERSE, OPF_BOARD, decode_reverse},
     {"reset", RC_OP_RESET, OPF_BOARD, decode_reset},
     {"auth", RC_OP_AUTH, 0, decode_auth},
+    {"freeze", RC_OP_FREEZE, OPF_BOARD, decode_freeze},
+    {"reveal", RC_OP_REVEAL, OPF_BOARD, decode_reveal},
 };
 
 #define NOPS (sizeof OPS / sizeof OPS[0])

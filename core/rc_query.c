@@ -83,6 +83,11 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
     if (places && strcmp(places, "shared") != 0 && strcmp(places, "unique") != 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "places must be shared or unique");
     r->view.places = places && strcmp(places, "shared") == 0;
+    const char *live = rc_query_get(q, "live"); /* v1.1: the live board through a freeze (admin) */
+    if (live && strcmp(live, "1") != 0 && strcmp(live, "true") != 0 && strcmp(live, "0") != 0 &&
+        strcmp(live, "false") != 0)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "live must be 1 or 0");
+    r->view.live = live && (strcmp(live, "1") == 0 || strcmp(live, "true") == 0);
     const char *period = rc_query_get(q, "period");
     if (period) {
         if (strlen(period) > RC_PERIOD_SEL_MAX)

@@ -16,7 +16,7 @@ static const char *const kind_word[] = {"range", "around", "rank", "log"};
 int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
                        struct rc_read_args *out)
 {
-    static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch"};
+    static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch", "frz", "fz"};
     if ((unsigned)req->kind > RC_READ_LOG)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
@@ -24,7 +24,8 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
             return RC_E_INTERNAL; /* names are checked long before: a bug */
     out->argv[0] = kind_word[req->kind];
     out->argv[1] = order == RC_ORDER_DESC ? "desc" : "asc";
-    out->nargv = 2;
+    out->argv[2] = req->live ? "1" : "0";
+    out->nargv = 3;
     switch (req->kind) {
     case RC_READ_RANGE:
         if (req->first < 0 || req->count < 0 || req->count > INT64_MAX - req->first)
@@ -33,23 +34,23 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
         /* count 0 gives last = first - 1: nothing, or from index 0 ZRANGE's
          * -1, the whole board, which the mirror's "no limit" (keep 0) asks */
         snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->first + req->count - 1);
-        out->argv[2] = out->num[0];
-        out->argv[3] = out->num[1];
-        out->nargv = 4;
+        out->argv[3] = out->num[0];
+        out->argv[4] = out->num[1];
+        out->nargv = 5;
         break;
     case RC_READ_AROUND:
         if (!req->member || !req->member[0] || req->radius < 0)
             return RC_E_BAD_REQUEST;
         snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->radius);
-        out->argv[2] = req->member;
-        out->argv[3] = out->num[1];
-        out->nargv = 4;
+        out->argv[3] = req->member;
+        out->argv[4] = out->num[1];
+        out->nargv = 5;
         break;
     case RC_READ_RANK:
         if (!req->member || !req->member[0])
             return RC_E_BAD_REQUEST;
-        out->argv[2] = req->member;
-        out->nargv = 3;
+        out->argv[3] = req->member;
+        out->nargv = 4;
         break;
     case RC_READ_LOG:
         break;
@@ -78,6 +79,13 @@ int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_re
         !rc_epoch_valid(items[3].str, strlen(items[3].str)))
         return RC_E_INTERNAL;
     strcpy(head->epoch, items[3].str);
+    int64_t frozen;
+    struct rc_freeze *fr = &head->freeze;
+    if (item_count(&items[4], &frozen) || frozen > 1 || item_count(&items[5], &fr->seq) ||
+        item_count(&items[6], &fr->shown) || item_count(&items[7], &fr->version) ||
+        (frozen && fr->shown < fr->seq) || (!frozen && (fr->seq || fr->shown)))
+        return RC_E_INTERNAL;
+    fr->frozen = (int)frozen;
     return 0;
 }
 

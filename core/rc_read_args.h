@@ -10,13 +10,14 @@
 #include <stdint.h>
 
 #include "rc_epoch.h"
+#include "rc_freeze.h"
 #include "rc_keys.h"
 #include "rc_layout.h"
 #include "rc_write_args.h" /* struct rc_reply_item */
 
-#define RC_READ_NKEYS 4 /* z seq log epoch */
-#define RC_READ_HEAD 4  /* seq total first_rank epoch */
-#define RC_READ_ARGV_MAX 5
+#define RC_READ_NKEYS 6 /* z seq log epoch frz fz */
+#define RC_READ_HEAD 8  /* seq total first_rank epoch frozen freeze_seq shown fv */
+#define RC_READ_ARGV_MAX 6
 
 enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG };
 
@@ -29,6 +30,8 @@ struct rc_read_req {
     int64_t radius;         /* AROUND, at least 0 */
     int places;             /* RANGE, AROUND: also read the facts of shared places */
     double tie_unit;        /* with places: core/rc_places.h, rc_places_unit */
+    int live;               /* the live board through a freeze (admin live views,
+                               the archive); 0: what the audience sees */
 };
 
 struct rc_read_args {
@@ -46,12 +49,14 @@ struct rc_read_args {
 int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
                        struct rc_read_args *out);
 
-/* The reply's head: { seq, total, first_rank, epoch, ... } (log: first_rank 0). */
+/* The reply's head: { seq, total, first_rank, epoch, frozen, freeze_seq,
+ * shown, fv, ... } (log: first_rank 0). */
 struct rc_read_head {
-    int64_t seq;
+    int64_t seq;            /* the seq the rows reflect (audience of a frozen board: shown) */
     int64_t total;
     int64_t first_rank;     /* rank of the first row; 0: the around/rank member is absent */
     char epoch[RC_EPOCH_MAX + 1]; /* the board's epoch, "" while no history holds */
+    struct rc_freeze freeze; /* the board's freeze (lua/freeze.lua) */
 };
 
 /* One row of a range/around/rank reply. */
@@ -61,8 +66,9 @@ struct rc_read_row {
 };
 
 /* Decodes the head of any read.lua reply items[0..n): three non-negative
- * integers and the epoch (a string rc_epoch_valid takes). Returns 0 or
- * RC_E_INTERNAL. */
+ * integers, the epoch (a string rc_epoch_valid takes), then the freeze:
+ * frozen 0|1, freeze seq, shown seq (shown >= freeze seq while frozen, both
+ * 0 otherwise) and the freeze version. Returns 0 or RC_E_INTERNAL. */
 int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head);
 
 /* The number of rows a range/around/rank reply of n items carries (an upper

@@ -41,7 +41,7 @@ void rc_view_normalize(struct rc_view *out, const struct rc_view *in)
 int rc_view_same(const struct rc_view *a, const struct rc_view *b)
 {
     return a->kind == b->kind && a->offset == b->offset && a->limit == b->limit && a->radius == b->radius &&
-           a->places == b->places && a->max_rate == b->max_rate && strcmp(a->around, b->around) == 0;
+           a->places == b->places && a->max_rate == b->max_rate && a->live == b->live && strcmp(a->around, b->around) == 0;
 }
 
 /* ---- boards ----------------------------------------------------------------- */

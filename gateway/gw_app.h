@@ -38,6 +38,7 @@ struct gw_app {
     struct gw_script write_script;
     struct gw_script read_script;
     struct gw_script admin_script;
+    struct gw_script freeze_script; /* lua/freeze.lua (ops/gw_freeze.c) */
     struct gw_script profile_script;
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;

@@ -204,6 +204,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->write_script, rc_lua_write);
     gw_script_init(&app->read_script, rc_lua_read);
     gw_script_init(&app->admin_script, rc_lua_admin);
+    gw_script_init(&app->freeze_script, rc_lua_freeze);
     gw_script_init(&app->profile_script, rc_lua_profile_set);
     app->store.read_script = &app->read_script;
     app->store.clock = &app->clock;
@@ -228,6 +229,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_add_script(app->redis, &app->write_script);
     gw_redis_add_script(app->redis, &app->read_script);
     gw_redis_add_script(app->redis, &app->admin_script);
+    gw_redis_add_script(app->redis, &app->freeze_script);
     gw_redis_add_script(app->redis, &app->profile_script);
     gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);

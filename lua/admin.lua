@@ -13,6 +13,8 @@
 -- KEYS[8] rc:{B|P}:epoch   the board's epoch (see "Epochs" in lua/write.lua)
 -- KEYS[9] rc:{B|P}:arr     the arrival counters (tiebreak = arrival, see
 --                          "Arrival order" in lua/write.lua)
+-- KEYS[10] rc:{B|P}:frz    the freeze state, KEYS[11] rc:{B|P}:fz the frozen
+--                          copy (lua/freeze.lua): a reset ends a freeze
 --
 -- ARGV[1] action: remove | unblock | reverse | reset
 -- ARGV[2] member (remove, unblock)       ARGV[3] block: 1 | 0 (remove)
@@ -202,6 +204,15 @@ elseif action == 'reset' then
   if redis.call('EXISTS', z, seqkey, logkey) == 0 then
     return { 'ok', 0, '', '', 0, 0 }
   end
+  -- a reset ends a freeze: the audience sees the empty board with everyone
+  -- (the unfreeze goes out before the reset's event, as freeze.lua sends it)
+  if KEYS[10] and redis.call('HGET', KEYS[10], 'on') == '1' then
+    local v = redis.call('HINCRBY', KEYS[10], 'v', 1)
+    local from = tonumber(redis.call('HGET', KEYS[10], 'shown') or '0')
+    redis.call('HSET', KEYS[10], 'on', '0', 'shown', seq_now())
+    redis.call(pubcmd, chan, '{"ctl":"unfreeze","v":' .. v .. ',"from":' .. from .. ',"shown":' .. seq_now() .. '}')
+  end
+  if KEYS[11] then redis.call('UNLINK', KEYS[11]) end
   -- UNLINK: a board of a million members is freed off Redis' main thread
   redis.call('UNLINK', z)
   redis.call('UNLINK', logkey)

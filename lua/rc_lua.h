@@ -44,6 +44,10 @@ extern const char rc_lua_profile_set_sha[];
 extern const char rc_lua_viewers[];
 extern const char rc_lua_viewers_sha[];
 
+/* Freeze, reveal and the freeze state of a board, lua/freeze.lua. */
+extern const char rc_lua_freeze[];
+extern const char rc_lua_freeze_sha[];
+
 /* Every embedded script: name (file name without .lua), source, SHA-1 hex
  * (40 digits). Ends with an entry whose name is NULL. */
 struct rc_lua_script {

@@ -6,36 +6,46 @@
 -- KEYS[2] rc:{B|P}:seq   board version
 -- KEYS[3] rc:{B|P}:log   change log (kind "log" only)
 -- KEYS[4] rc:{B|P}:epoch the board's epoch (see "Epochs" in lua/write.lua)
+-- KEYS[5] rc:{B|P}:frz   the freeze state (lua/freeze.lua)
+-- KEYS[6] rc:{B|P}:fz    the frozen copy (lua/freeze.lua)
 --
 -- ARGV[1] kind: range | around | rank | log
 -- ARGV[2] order: desc | asc
--- range:  ARGV[3] first index (0-based), ARGV[4] last index (inclusive)
--- around: ARGV[3] member, ARGV[4] radius
--- rank:   ARGV[3] member
+-- ARGV[3] "1": the live board (an admin's live view, the archive); "0": what
+--         the audience sees: while the board is frozen, the frozen copy as
+--         of the shown seq R, and a log of the changes up to R only
+-- range:  ARGV[4] first index (0-based), ARGV[5] last index (inclusive)
+-- around: ARGV[4] member, ARGV[5] radius
+-- rank:   ARGV[4] member
 -- log:    (nothing) the whole capped log
--- range and around take an optional last ARGV (ARGV[5]): the tie unit, for
+-- range and around take an optional last ARGV (ARGV[6]): the tie unit, for
 --   shared places (core/rc_places.h): 2^T, or 0 to tie on equal scores
 --   (decaying boards). With it the reply carries two more head items.
 --
--- Reply: { seq, total, first_rank, epoch, m1, c1, m2, c2, ... }
+-- Reply: { seq, total, first_rank, epoch, frozen, freeze_seq, shown, fv,
+--          m1, c1, m2, c2, ... }
+--   seq         the seq the rows reflect (an audience read of a frozen
+--               board: the shown seq R)
 --   first_rank  1-based rank of m1 (range: first index + 1; around: rank of
 --               the first row; 0 when the around/rank member is absent)
 --   epoch       the epoch of the history seq counts in, "" while none holds
 --               (never written, or its history lost: the rule of write.lua)
+--   frozen      1 while the board is frozen, else 0; freeze_seq S and shown
+--               R then (else 0 0); fv the freeze version (lua/freeze.lua)
 --   ci          composite scores as strings
--- with a tie unit: { seq, total, first_rank, epoch, above, next_tied, m1, c1, ... }
+-- with a tie unit: { seq, ..., fv, above, next_tied, m1, c1, ... }
 --   above       members with strictly better points than m1 (one ZCOUNT,
 --               no scan), so a page starting inside a tie shows its place
 --   next_tied   1 when the member right after the last row has its points
--- rank reply:  { seq, total, rank (0 absent), epoch, member, composite or "" }
--- log reply:   { seq, total, 0, epoch, event1, event2, ... } (JSON texts, oldest
---              first; events of another history are never in it: a new
---              history drops the log)
+-- rank reply:  { seq, total, rank (0 absent), epoch, frozen, S, R, fv, member,
+--              composite or "" }
+-- log reply:   { seq, total, 0, epoch, frozen, S, R, fv, event1, event2, ... }
+--              (JSON texts, oldest first; events of another history are never
+--              in it: a new history drops the log)
 
 local z, seqkey, logkey, ekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local kind, desc = ARGV[1], ARGV[2] == 'desc'
+local kind, desc, live = ARGV[1], ARGV[2] == 'desc', ARGV[3] == '1'
 local seq = tonumber(redis.call('GET', seqkey) or '0')
-local total = redis.call('ZCARD', z)
 
 -- the rule of lua/write.lua, "Epochs" (read only: a read never makes one)
 local function epoch_now()
@@ -45,6 +55,21 @@ local function epoch_now()
   return e[1]
 end
 local epoch = epoch_now()
+
+-- the freeze (lua/freeze.lua): it holds only in the history it was made in
+local fs = redis.call('HMGET', KEYS[5], 'on', 'seq', 'shown', 'epoch', 'v')
+local frozen, fseq, shown, fv = 0, 0, 0, tonumber(fs[5] or '0')
+if fs[1] == '1' and (fs[4] == '' or fs[4] == epoch) then
+  frozen, fseq, shown = 1, tonumber(fs[2]), tonumber(fs[3])
+  if not live then
+    z = KEYS[6]
+    seq = shown
+  end
+end
+local total = redis.call('ZCARD', z)
+local function head(first_rank)
+  return { seq, total, first_rank, epoch, frozen, fseq, shown, fv }
+end
 
 local function rank0(m)
   if desc then return redis.call('ZREVRANK', z, m) end
@@ -94,27 +119,39 @@ local function rows(first, last, out, unit)
 end
 
 if kind == 'range' then
-  local first, last = tonumber(ARGV[3]), tonumber(ARGV[4])
-  return rows(first, last, { seq, total, first + 1, epoch }, tonumber(ARGV[5]))
+  local first, last = tonumber(ARGV[4]), tonumber(ARGV[5])
+  return rows(first, last, head(first + 1), tonumber(ARGV[6]))
 elseif kind == 'around' then
-  local r = rank0(ARGV[3])
-  local unit = tonumber(ARGV[5])
+  local r = rank0(ARGV[4])
+  local unit = tonumber(ARGV[6])
   if not r then
-    if unit then return { seq, total, 0, epoch, 0, 0 } end
-    return { seq, total, 0, epoch }
+    local out = head(0)
+    if unit then out[#out + 1] = 0; out[#out + 1] = 0 end
+    return out
   end
-  local radius = tonumber(ARGV[4])
+  local radius = tonumber(ARGV[5])
   local first = r - radius
   if first < 0 then first = 0 end
-  return rows(first, r + radius, { seq, total, first + 1, epoch }, unit)
+  return rows(first, r + radius, head(first + 1), unit)
 elseif kind == 'rank' then
-  local r = rank0(ARGV[3])
-  if not r then return { seq, total, 0, epoch, ARGV[3], '' } end
-  return { seq, total, r + 1, epoch, ARGV[3], redis.call('ZSCORE', z, ARGV[3]) }
+  local r = rank0(ARGV[4])
+  local out = head(0)
+  if not r then
+    out[#out + 1] = ARGV[4]; out[#out + 1] = ''
+    return out
+  end
+  out[3] = r + 1
+  out[#out + 1] = ARGV[4]; out[#out + 1] = redis.call('ZSCORE', z, ARGV[4])
+  return out
 elseif kind == 'log' then
-  local out = { seq, total, 0, epoch }
+  local out = head(0)
   local entries = redis.call('LRANGE', logkey, 0, -1)
-  for i = 1, #entries do out[#out + 1] = entries[i] end
+  for i = 1, #entries do
+    -- the audience of a frozen board: the changes up to what it is shown
+    if live or frozen == 0 or tonumber(string.match(entries[i], '^{"seq":(%d+)') or '0') <= shown then
+      out[#out + 1] = entries[i]
+    end
+  end
   return out
 end
 return redis.error_reply('read.lua: unknown kind ' .. tostring(kind))

@@ -5,9 +5,11 @@
  * view): board, top | offset+limit | around+radius | feed=1, period
  * (current, previous or an id), token, max_rate (passed to the subscribe as
  * is: at most that many updates a second, 1..50; the server refuses other
- * values). overlay=1 shows only the table, on a transparent page, for an OBS
- * browser source:
- *   /?overlay=1&board=demo&top=10&max_rate=2
+ * values), places=shared (rows show shared places: T2 when tied). overlay=1
+ * shows only the table, on a transparent page, for an OBS browser source,
+ * with theme=dark|light|broadcast (index.html applies it before first paint):
+ *   /?overlay=1&board=demo&top=10&max_rate=2&places=shared&theme=broadcast
+ * A board whose last snapshot/delta says "frozen" gets a FROZEN badge.
  * The overlay link uses the "Overlay token" field when filled (a read-only
  * token from `rankcast token --scope read --board demo --ttl 30d`), else
  * this page's own token.
@@ -48,7 +50,9 @@
     // so a bad value is refused there and shown, never silently changed.
     const rate = p.get('max_rate');
     const maxRate = rate === null || rate === '' ? null : (Number.isFinite(Number(rate)) ? Number(rate) : rate);
-    return { board: p.get('board') || '', view, period: p.get('period') || 'current', maxRate };
+    // places=shared: every row gets its shared place (1, 2, 2, 4) and tied.
+    const places = p.get('places') === 'shared' ? 'shared' : null;
+    return { board: p.get('board') || '', view, period: p.get('period') || 'current', maxRate, places };
   }
 
   function toParams(sel) {
@@ -61,6 +65,7 @@
     else p.set('top', v.top);
     if (sel.period !== 'current') p.set('period', sel.period);
     if (sel.maxRate != null) p.set('max_rate', sel.maxRate);
+    if (sel.places) p.set('places', sel.places);
     if (token) p.set('token', token);
     return p;
   }
@@ -80,12 +85,30 @@
     table.reset(meta, sel.view);
     $('title').textContent = describe(sel);
     $('stats').textContent = '';
+    showFrozen(null);
     live = client.subscribe(
-      { board: sel.board, view: sel.view, period: sel.period === 'current' ? null : sel.period, max_rate: sel.maxRate },
+      { board: sel.board, view: sel.view, period: sel.period === 'current' ? null : sel.period, max_rate: sel.maxRate,
+        places: sel.places },
       {
-        onChange: (v, changes, info) => { table.render(v, changes, info); showStats(v); },
+        onChange: (v, changes, info) => { table.render(v, changes, info); showStats(v); showFrozen(frozenOf(v, info)); },
+        onViewers: (v) => showStats(v),
+        onFrozen: (v, f) => showFrozen(f && f.frozen != null ? f.frozen : null), // libraries that report it
         onError: (v, err) => table.error(err),
       });
+  }
+
+  // The seq a frozen board shows, or null when it is live: the latest
+  // snapshot/delta says (its "frozen"), as the library reports it (info or
+  // view; a library without freeze support reports neither: never frozen).
+  function frozenOf(v, info) {
+    const f = info && info.frozen !== undefined ? info.frozen : v.frozen;
+    return f === undefined || f === null || f === false ? null : f;
+  }
+
+  function showFrozen(seq) {
+    const badge = $('frozen');
+    badge.hidden = seq == null;
+    badge.title = seq == null ? '' : `standings frozen at seq ${seq}`;
   }
 
   function showStats(v) {
@@ -93,6 +116,7 @@
     if (v.periodId) parts.push('period ' + v.periodId);
     if (v.total != null) parts.push(v.total + (v.total === 1 ? ' member' : ' members'));
     if (v.seq != null) parts.push('seq ' + v.seq);
+    if (v.viewers != null) parts.push(v.viewers + (v.viewers === 1 ? ' viewer' : ' viewers'));
     $('stats').textContent = parts.join(' · ');
   }
 
@@ -186,7 +210,8 @@
       if (kind === 'around' && !view.around) throw new Error('type the member to centre on');
       let period = 'current';
       if (!$('period-wrap').hidden) period = $('period').value === 'id' ? $('period-id').value.trim() || 'current' : $('period').value;
-      return { sel: { board, view, period }, meta: m };
+      // places=shared has no control here: it stays as the address gave it.
+      return { sel: { board, view, period, places: want.places }, meta: m };
     }
 
     // initial: the selection the URL asked for, whose notices must stay visible.

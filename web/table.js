@@ -3,6 +3,16 @@
  * Rows are keyed by member and moved in place rather than rebuilt, so a CSS
  * highlight runs on exactly the rows a change touched: entered, climbed,
  * dropped, changed score, or merely shifted by someone else's move (fainter).
+ * Moved rows slide from where they were to their new place (FLIP: measure
+ * First, move the node, measure Last, Invert with a transform, Play by
+ * letting the transform transition back to none); nothing slides under
+ * prefers-reduced-motion. A row whose rank changed shows a marker, ↑N / ↓N
+ * places (from the change's prev_rank when the delta gives one) or NEW (a
+ * delta's prev_rank null: the member was not on the board), that fades
+ * after a few seconds; while it shows, the row carries data-move="up" |
+ * "down" | "new" and data-moved="N". Rows only pushed or pulled by someone
+ * else's move get a quieter marker (class "shifted"). Rows with a shared place (subscribe
+ * with places: 'shared') show it as "T2" when tied.
  * Feed views render as a newest-first list of events instead.
  * Everything from the server goes in through textContent: profile names are
  * user input.
@@ -11,6 +21,7 @@
   'use strict';
 
   const FEED_ROWS = 50;
+  const SLIDE_ROWS = 200; // bigger windows jump: measuring them all per update costs more than it shows
   const HIGHLIGHTS = ['hl-new', 'hl-up', 'hl-down', 'hl-change', 'hl-shift'];
   const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
 
@@ -28,6 +39,29 @@
     tr.classList.remove(...HIGHLIGHTS);
     void tr.offsetWidth; // forces a style flush so the animation starts over
     tr.classList.add(cls);
+  }
+
+  function reducedMotion() {
+    return !!(root.matchMedia && root.matchMedia('(prefers-reduced-motion: reduce)').matches);
+  }
+
+  // What a row's marker says about a change: how many places it moved, from
+  // the delta's prev_rank (where the member stood on the whole board, also
+  // for one that came from outside the window) or else the rank it had in
+  // the window; NEW when the delta says it was not on the board. Null: no
+  // marker (no move, or a newcomer the server said nothing about).
+  function moveOf(c) {
+    if (!c || c.to == null) return null;
+    const from = c.prev_rank !== undefined ? c.prev_rank : c.from;
+    if (from == null) return c.prev_rank === null ? { kind: 'new', n: null } : null;
+    if (from === c.to) return null;
+    // shifted: only pushed or pulled by others' moves (not in the delta's rows)
+    const shifted = c.prev_rank === undefined && !c.changed;
+    return from > c.to ? { kind: 'up', n: from - c.to, shifted } : { kind: 'down', n: c.to - from, shifted };
+  }
+
+  function placeOf(r) {
+    return r.place != null ? (r.tied ? 'T' : '') + r.place : String(r.rank);
   }
 
   function highlightOf(c) {
@@ -52,6 +86,7 @@
       this.fields = meta && meta.fields && meta.fields.length ? meta.fields.slice() : null;
       this.center = (view && view.around) || null;
       this.lastEventSeq = null;
+      this.filled = false;
       this.byMember.clear();
       this.tbody.textContent = '';
       this.message('Waiting for the first snapshot…');
@@ -61,9 +96,14 @@
     message(text) {
       this.empty.textContent = text;
       this.empty.hidden = !text;
+      this.empty.classList.remove('is-error');
     }
 
-    error(err) { this.message(`${err.code}: ${err.message}`); }
+    // An error shows on the overlay too (its other messages do not).
+    error(err) {
+      this.message(`${err.code}: ${err.message}`);
+      this.empty.classList.add('is-error');
+    }
 
     render(view, changes, info) {
       if (this.feed) return this._renderFeed(view, info);
@@ -75,14 +115,20 @@
         this.byMember.clear(); // rows built for the score column
         this.tbody.textContent = '';
       }
-      const quiet = this.byMember.size === 0; // the first fill is not news
+      const quiet = !this.filled; // the first fill is not news (an empty board's first row is)
+      this.filled = true;
+      const slide = !quiet && rows.length <= SLIDE_ROWS && !reducedMotion();
+      const first = slide ? this._positions() : null;
       const touched = new Map(changes.map((c) => [c.member, c]));
       const keep = new Set();
       rows.forEach((r, i) => {
         let tr = this.byMember.get(r.member);
         if (!tr) {
           tr = el('tr');
-          tr.addEventListener('animationend', () => tr.classList.remove(...HIGHLIGHTS));
+          tr.addEventListener('animationend', (e) => {
+            if (e.animationName === 'mark-fade') this._unmark(tr, e.target);
+            else tr.classList.remove(...HIGHLIGHTS);
+          });
           this.byMember.set(r.member, tr);
         }
         keep.add(r.member);
@@ -92,7 +138,46 @@
       for (const [m, tr] of this.byMember) {
         if (!keep.has(m)) { tr.remove(); this.byMember.delete(m); }
       }
+      if (slide) this._slide(first);
       this.message(rows.length ? '' : 'No entries on this board yet.');
+    }
+
+    // Where each row is on screen now (with any slide still under way).
+    _positions() {
+      const at = new Map();
+      for (const [m, tr] of this.byMember) at.set(m, tr.getBoundingClientRect().top);
+      return at;
+    }
+
+    // FLIP: every row that was on screen starts where it was (a transform
+    // undoing the move) and transitions to its new place; rows new to the
+    // table fade in from a little below. All reads, then all writes, then
+    // one reflow: one layout per update, not one per row.
+    _slide(first) {
+      const rows = [...this.byMember];
+      for (const [, tr] of rows) { tr.style.transition = 'none'; tr.style.transform = ''; tr.style.opacity = ''; }
+      const moves = [];
+      for (const [m, tr] of rows) {
+        const was = first.get(m);
+        const box = tr.getBoundingClientRect();
+        if (was === undefined) moves.push([tr, Math.round(box.height / 2), true]);
+        else if (Math.round(was - box.top) !== 0) moves.push([tr, Math.round(was - box.top), false]);
+      }
+      for (const [tr, dy, entering] of moves) {
+        if (entering) tr.style.opacity = '0';
+        tr.style.transform = `translateY(${dy}px)`;
+      }
+      void this.tbody.offsetHeight; // the inverted positions become the transition's start
+      for (const [, tr] of rows) tr.style.transition = '';
+      for (const [tr] of moves) { tr.style.transform = ''; tr.style.opacity = ''; }
+    }
+
+    // The fade of a row's marker ended: the marker and its attributes go.
+    _unmark(tr, marker) {
+      if (marker.parentNode) marker.remove();
+      if (tr.querySelector('.move')) return; // a newer marker replaced it
+      delete tr.dataset.move;
+      delete tr.dataset.moved;
     }
 
     _header() {
@@ -113,22 +198,26 @@
         for (const f of this.fields || [null]) tr.appendChild(el('td', f ? 'num' : 'num score'));
       }
       const [rank, who, ...values] = tr.cells;
-      const moved = change && change.from != null && change.to != null && change.from !== change.to;
-      if (moved || !rank.firstChild) {
-        rank.replaceChildren(el('span', 'n', String(r.rank)));
-        if (moved) {
-          const up = change.to < change.from;
-          rank.appendChild(el('span', 'move ' + (up ? 'up' : 'down'), (up ? '▲' : '▼') + Math.abs(change.from - change.to)));
+      const move = moveOf(change);
+      if (move || !rank.firstChild) {
+        rank.replaceChildren(el('span', 'n', placeOf(r)));
+        if (move) {
+          const text = move.kind === 'new' ? 'NEW' : (move.kind === 'up' ? '↑' : '↓') + move.n;
+          rank.appendChild(el('span', 'move ' + move.kind + (move.shifted ? ' shifted' : ''), text));
+          tr.dataset.move = move.kind;
+          if (move.n != null) tr.dataset.moved = String(move.n);
+          else delete tr.dataset.moved;
         }
       } else {
-        rank.firstChild.textContent = String(r.rank);
+        rank.firstChild.textContent = placeOf(r);
       }
       who.replaceChildren(el('span', 'name', r.name || r.member));
       if (r.name) who.appendChild(el('span', 'member', r.member));
       if (this.fields) this.fields.forEach((f, i) => { values[i].textContent = num(r.fields ? r.fields[f] : undefined); });
       else values[0].textContent = num(r.score);
       tr.dataset.member = r.member;
-      if (r.rank <= 3) tr.dataset.podium = String(r.rank);
+      const podium = r.place != null ? r.place : r.rank;
+      if (podium <= 3) tr.dataset.podium = String(podium);
       else delete tr.dataset.podium;
       tr.classList.toggle('me', r.member === this.center);
       if (change) flash(tr, highlightOf(change));

@@ -100,7 +100,7 @@ static int emit(const struct gw_cli *c, struct gw_cli_redis *r, struct sink *s, 
 static int read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char *period, int64_t first,
                      struct rc_read_head *head, struct page *pg)
 {
-    struct rc_read_req req = {.kind = RC_READ_RANGE, .first = first, .count = PAGE};
+    struct rc_read_req req = {.kind = RC_READ_RANGE, .first = first, .count = PAGE, .live = 1}; /* through a freeze */
     struct rc_read_args a;
     const char *words[3 + RC_READ_NKEYS + RC_READ_ARGV_MAX];
     size_t lens[3 + RC_READ_NKEYS + RC_READ_ARGV_MAX];

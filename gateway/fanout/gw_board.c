@@ -256,8 +256,25 @@ struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v)
     return b;
 }
 
+int gw_fo_view_held(const struct gw_view *v)
+{
+    return !v->r.spec.live && v->board && v->board->freeze_was.frozen;
+}
+
+/* The mirror follows the live board: an audience view of a frozen board is
+ * read from Redis (the frozen copy) instead. */
 int gw_fo_view_uses_mirror(const struct gw_view *v)
 {
     return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
-           (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS;
+           (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS && !gw_fo_view_held(v);
+}
+
+void gw_fo_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr)
+{
+    if (!rc_freeze_newer(&b->freeze, fr))
+        return;
+    b->freeze = *fr;
+    b->freeze_due = !rc_freeze_same(&b->freeze, &b->freeze_was);
+    if (b->freeze_due)
+        gw_fo_board_wake(b);
 }

@@ -169,13 +169,13 @@ int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *su
     return -1;
 }
 
-void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *data, const char *board),
+void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *data, const char *board, int live),
                       void *data, int code, const char *message)
 {
     for (struct gw_sub **p = &c->subs; *p;) {
         struct gw_sub *s = *p;
         const char *board = s->view->board ? s->view->board->r.name : NULL;
-        if (keep && board && keep(data, board)) {
+        if (keep && board && keep(data, board, s->view->r.spec.live)) {
             p = &s->cnext;
             continue;
         }
@@ -270,7 +270,8 @@ static void mark_dirty(struct gw_board *b)
 {
     int any = 0;
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        if (v->r.spec.kind != RC_VIEW_FEED && !gw_fo_view_uses_mirror(v)) {
+        /* (the audience of a frozen board sees no live change) */
+        if (v->r.spec.kind != RC_VIEW_FEED && !gw_fo_view_uses_mirror(v) && !gw_fo_view_held(v)) {
             v->dirty = 1;
             any = 1;
         }
@@ -291,6 +292,18 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     struct gw_board *b = gw_fo_board_find(f, name, period);
     if (!b)
         return; /* nobody watches this board here */
+    if (!keyspace && rc_freeze_is_event(payload, len)) {
+        /* freeze, reveal, unfreeze: in order with the change events, so the
+         * views move to it before any later change reaches them */
+        struct rc_freeze_event fe;
+        if (rc_freeze_event_parse(payload, len, &fe) != 0) {
+            gw_log_warn("unparsable freeze event on %s", channel);
+            return;
+        }
+        gw_fo_board_heard_freeze(b, &fe.state);
+        gw_fo_freeze_apply(f, b);
+        return;
+    }
     mark_dirty(b);
     if (keyspace) {
         /* The script's own ZADD shows here too, just before its change event
@@ -333,7 +346,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 /* What the tick must still do for b (it stays on the work list while so). */
 static int board_has_work(const struct gw_board *b)
 {
-    if (b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
+    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
         return 1;
     for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
         if (v->dirty || v->held || v->viewers_due)
@@ -362,6 +375,7 @@ static void board_tick(struct gw_board *b)
     } else {
         b->ks_waited = 0;
     }
+    gw_fo_freeze_apply(b->f, b); /* a read heard of a change of the freeze */
     if (b->mirror_on) {
         if (b->stale || !b->mirror.exact)
             gw_fo_board_reload(b);

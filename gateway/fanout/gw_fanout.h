@@ -44,7 +44,7 @@ int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *su
  * NULL: every one), answering each with an error {"code": code, "message",
  * "sub"} so the client knows that view is over (a token that expired or no
  * longer covers the board). */
-void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *data, const char *board),
+void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *data, const char *board, int live),
                       void *data, int code, const char *message);
 
 /* c closed: drops all its subscriptions. */

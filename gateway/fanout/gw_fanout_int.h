@@ -8,6 +8,8 @@
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed.c     feed views: deliver events, catch up from the change log
+ *   gw_frozen.c   freeze and reveal: what a change of a board's freeze does
+ *                 to its views and feeds
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_fanout.c   the public operations: subscribe, hooks, messages, tick
@@ -28,6 +30,7 @@
 #include "redis/gw_script.h"
 #include "store/gw_read.h"
 #include "rc_event.h"
+#include "rc_freeze.h"
 #include "rc_hmap.h"
 #include "rc_mirror.h"
 #include "rc_rate.h"
@@ -108,6 +111,12 @@ struct gw_board {
     int epoch_known;
     char epoch[RC_EPOCH_MAX + 1];
     char mirror_epoch[RC_EPOCH_MAX + 1];
+    /* Freeze and reveal (core/rc_freeze.h, gw_frozen.c): the newest state
+     * heard (events, reads), and the one its views and feeds were last
+     * moved to (what they follow now); freeze_due while they differ. */
+    struct rc_freeze freeze;
+    struct rc_freeze freeze_was;
+    int freeze_due;
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
@@ -177,6 +186,13 @@ struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const st
 void gw_fo_view_unref(struct gw_view *v);
 struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v);
 int gw_fo_view_uses_mirror(const struct gw_view *v);
+/* A read or an event told the board's freeze state: kept when newer, and
+ * the board is due a transition (gw_fo_freeze_apply) when its views follow
+ * another state. */
+void gw_fo_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr);
+/* 1 when v shows the audience's board while the board is frozen (its
+ * viewers see the frozen state; an admin's live view does not). */
+int gw_fo_view_held(const struct gw_view *v);
 
 /* ---- gw_view.c ----------------------------------------------------------- */
 
@@ -199,6 +215,18 @@ void gw_fo_board_reload(struct gw_board *b);
 
 void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev);
 void gw_fo_feed_catch_up(struct gw_view *v);
+/* Moves v's viewers on through the board's ring up to what they may see;
+ * a viewer the ring cannot take there (its next event is older than the
+ * ring) is caught up from the log (with a snapshot first). */
+void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v);
+/* Every viewer of feed v gets a snapshot (no id, no rows) of the board as
+ * it may see it now, then what it missed: the catch-up of a resume. */
+void gw_fo_feed_resnapshot(struct gw_view *v);
+
+/* ---- gw_frozen.c --------------------------------------------------------- */
+
+/* Moves b's views and feeds to the freeze state it heard last (when due). */
+void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b);
 
 /* ---- gw_vcount.c -------------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /* gw_feed.c - feed views: each change event is forwarded as it arrives, in
  * seq order, encoded once per view; a joining or resuming viewer is caught
  * up from the board's change log, then from the events that came in over
- * pub/sub meanwhile (the board's ring). */
+ * pub/sub meanwhile (the board's ring). The audience of a frozen board gets
+ * the events up to the seq it is shown, no further (gw_frozen.c). */
 #include "fanout/gw_fanout_int.h"
 
 #include <math.h>
@@ -95,10 +96,19 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
     return 0;
 }
 
+/* The newest seq v's viewers may be given: the shown seq of a frozen board
+ * for the audience, else no limit. */
+static int64_t feed_limit(const struct gw_view *v)
+{
+    return gw_fo_view_held(v) ? v->board->freeze_was.shown : INT64_MAX;
+}
+
 /* Sends ev to the feed viewers of v that have not seen it. */
 void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
 {
     struct event_msgs m = {NULL, NULL, NULL};
+    if (ev->seq > feed_limit(v) && !ev->epoch[0])
+        return; /* hidden by a freeze: a reveal brings it */
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (!s->pending && deliver_one(f, v, s, ev, &m) != 0)
             break;
@@ -119,8 +129,8 @@ struct log_join {
  * replies: a viewer whose queue cannot take them stays pending (its id kept)
  * and is answered again from the log once its queue drains, the replay
  * going on from the last event it was given. */
-static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch, struct rc_event *evs, size_t n,
-                        void *privdata)
+static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
+                        struct rc_event *evs, size_t n, void *privdata)
 {
     struct log_join *j = privdata;
     struct gw_view *v = j->v;
@@ -137,7 +147,11 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         return;
     }
     gw_fo_board_follow_epoch(v->board, epoch);
-    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+    gw_fo_board_heard_freeze(v->board, fr);
+    /* read before a change of the freeze that its viewers must see: they
+     * are answered from a read after it */
+    int stale = fr->version < v->board->freeze.version || v->board->freeze_due;
+    for (struct gw_sub *s = v->subs; s && !stale; s = s->vnext) {
         if (!s->pending)
             continue;
         int64_t from = s->has_since ? s->since : seq;
@@ -145,7 +159,7 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         int other = s->has_since && s->has_epoch && strcmp(s->epoch, epoch) != 0;
         int replayable = !other && (!s->has_since || s->since >= seq ||
                                     (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq));
-        struct gw_window empty = {.seq = seq, .total = total};
+        struct gw_window empty = {.seq = seq, .total = total, .freeze = *fr};
         snprintf(empty.epoch, sizeof empty.epoch, "%s", epoch);
         struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable));
         if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
@@ -178,8 +192,11 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
             s->cursor = s->cursor > seq ? s->cursor : seq;
     }
     struct gw_board *b = v->board;
-    for (size_t i = 0; i < b->ring_len; i++)
-        gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
+    if (stale)
+        gw_fo_view_set_dirty(v); /* the tick reads again */
+    else
+        for (size_t i = 0; i < b->ring_len; i++)
+            gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
     gw_fo_view_unref(v);
 }
 
@@ -196,7 +213,8 @@ void gw_fo_feed_catch_up(struct gw_view *v)
     j->v = v;
     v->refs++;
     v->reading = 1;
-    int rc = gw_read_log(&app->store, v->board->decl, v->board->r.name, v->board->r.period, on_feed_log, j);
+    int rc = gw_read_log(&app->store, v->board->decl, v->board->r.name, v->board->r.period, v->r.spec.live,
+                         on_feed_log, j);
     if (rc) {
         free(j);
         v->reading = 0;
@@ -204,4 +222,48 @@ void gw_fo_feed_catch_up(struct gw_view *v)
         gw_fo_view_set_dirty(v);
         gw_fo_fail_pending(v, rc);
     }
+}
+
+/* Marks viewer s of feed v to be answered from the log again (a snapshot,
+ * then what it missed since its cursor). */
+static void repend(struct gw_sub *s)
+{
+    if (s->pending)
+        return;
+    s->pending = 1;
+    s->has_since = 1;
+    s->since = s->cursor;
+}
+
+/* Catches v's pending viewers up now, or from the tick while a read is out. */
+static void catch_up_soon(struct gw_view *v)
+{
+    if (v->reading)
+        gw_fo_view_set_dirty(v);
+    else
+        gw_fo_feed_catch_up(v);
+}
+
+void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v)
+{
+    const struct gw_board *b = v->board;
+    int64_t limit = feed_limit(v), oldest = b->ring_len ? gw_fo_ring_at(b, 0)->seq : INT64_MAX;
+    int any = 0;
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (s->pending || s->cursor >= limit || s->cursor + 1 >= oldest)
+            continue;
+        repend(s); /* the ring starts after its next event */
+        any = 1;
+    }
+    for (size_t i = 0; i < b->ring_len; i++)
+        gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
+    if (any)
+        catch_up_soon(v);
+}
+
+void gw_fo_feed_resnapshot(struct gw_view *v)
+{
+    for (struct gw_sub *s = v->subs; s; s = s->vnext)
+        repend(s);
+    catch_up_soon(v);
 }

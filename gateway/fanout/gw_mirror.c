@@ -113,6 +113,9 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
     }
     w->seq = b->mirror.seq;
     w->total = b->mirror.total;
+    /* the mirror is the live board: an audience view is cut from it only
+     * while its views follow an unfrozen board; a live view says the freeze */
+    w->freeze = v->r.spec.live ? b->freeze : b->freeze_was;
     memcpy(w->epoch, b->mirror_epoch, sizeof w->epoch);
     w->first_rank = (int64_t)v->r.spec.offset + 1;
     for (size_t i = 0; i < n; i++) {
@@ -151,6 +154,13 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
         return;
     if (rc_mirror_needs_reload(&b->mirror)) {
         gw_fo_board_set_stale(b);
+        return;
+    }
+    if (b->freeze_due) {
+        /* a read just told of a change of the freeze: the tick moves the
+         * views to it first (an audience view may leave the mirror) */
+        b->changed = 1;
+        gw_fo_board_wake(b);
         return;
     }
     if (may_fetch && (b->dead || profile_join_fetch(b)))
@@ -197,6 +207,8 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
 {
     struct gw_board *b = privdata;
     b->loading = 0;
+    if (!b->dead && code == 0)
+        gw_fo_board_heard_freeze(b, &w->freeze);
     if (!b->dead && code == 0) {
         struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
         for (size_t i = 0; rows && i < w->n; i++)
@@ -233,7 +245,7 @@ void gw_fo_board_reload(struct gw_board *b)
 {
     if (b->loading || b->dead || !b->mirror_on)
         return;
-    struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = (int64_t)b->mirror.keep};
+    struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = (int64_t)b->mirror.keep, .live = 1};
     b->ks_pending = 0; /* whatever they announced, this read reflects */
     b->loading = 1;
     b->refs++;

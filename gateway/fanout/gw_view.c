@@ -32,6 +32,7 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         json = rc_encode_snapshot_epoch(id_json, v->r.id, v->board->r.name, period_field(v->board), w->seq,
                                         w->total, rows, w->n, reset, w->epoch);
         json = rc_encode_add_viewers(json, gw_fo_viewers_shown(v->board));
+        json = rc_encode_add_freeze(json, w->freeze.frozen, w->freeze.seq, w->freeze.shown, v->r.spec.live);
     }
     free(rows);
     free(fv);
@@ -83,6 +84,17 @@ static void broadcast(struct gw_view *v, struct gw_msg *msg, uint64_t *counter)
         gw_conn_send(s->conn, msg, 1);
         (*counter)++;
     }
+}
+
+/* 1 when the viewers of v must be told that the freeze changed between
+ * windows a and b: frozen or not, the freeze's seq, and for a live view
+ * the seq the audience is shown (the audience learns that from seq). */
+static int freeze_news(const struct gw_view *v, const struct gw_window *a, const struct gw_window *b)
+{
+    const struct rc_freeze *x = &a->freeze, *y = &b->freeze;
+    if (x->frozen != y->frozen)
+        return 1;
+    return x->frozen && (x->seq != y->seq || (v->r.spec.live && x->shown != y->shown));
 }
 
 static uint64_t profile_hash(const struct gw_row *r)
@@ -217,11 +229,12 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
         }
     for (size_t i = 0; i < d.nremoved; i++)
         removed[i] = old->rows[d.removed[i]].member;
-    if (nrows == 0 && d.nremoved == 0 && old->total == nw->total) {
+    if (nrows == 0 && d.nremoved == 0 && old->total == nw->total && !freeze_news(v, old, nw)) {
         *nothing = 1;
         goto cleanup;
     }
     json = rc_encode_delta_prev(v->r.id, nw->seq, nw->total, rows, prev, nrows, removed, d.nremoved);
+    json = rc_encode_add_freeze(json, nw->freeze.frozen, nw->freeze.seq, nw->freeze.shown, v->r.spec.live);
 cleanup:
     rc_delta_free(&d);
     free(prev);
@@ -237,9 +250,9 @@ cleanup:
     return json;
 }
 
-static int windows_equal(const struct gw_window *a, const struct gw_window *b)
+static int windows_equal(const struct gw_view *v, const struct gw_window *a, const struct gw_window *b)
 {
-    if (a->n != b->n || a->first_rank != b->first_rank || a->total != b->total)
+    if (a->n != b->n || a->first_rank != b->first_rank || a->total != b->total || freeze_news(v, a, b))
         return 0;
     for (size_t i = 0; i < a->n; i++)
         if (a->rows[i].c != b->rows[i].c || strcmp(a->rows[i].member, b->rows[i].member) != 0 ||
@@ -282,7 +295,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
         int began = !v->last->epoch[0] && w->epoch[0];
         int over = !began && strcmp(v->last->epoch, w->epoch) != 0;
         if (v->force_snapshot || over || v->r.spec.kind == RC_VIEW_AROUND) {
-            if (v->force_snapshot || over || began || !windows_equal(v->last, w))
+            if (v->force_snapshot || over || began || !windows_equal(v, v->last, w))
                 json = gw_fo_encode_snapshot(v, w, NULL, over);
             else
                 nothing = 1;
@@ -361,8 +374,10 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
     int64_t shown = gw_fo_viewers_shown(v->board);
     if (shown == v->viewers_sent)
         return;
-    struct gw_msg *msg = gw_msg_take(
-        rc_encode_add_viewers(rc_encode_delta(v->r.id, v->last->seq, v->last->total, NULL, 0, NULL, 0), shown));
+    const struct rc_freeze *fr = &v->last->freeze;
+    struct gw_msg *msg = gw_msg_take(rc_encode_add_freeze(
+        rc_encode_add_viewers(rc_encode_delta(v->r.id, v->last->seq, v->last->total, NULL, 0, NULL, 0), shown),
+        fr->frozen, fr->seq, fr->shown, v->r.spec.live));
     if (!msg)
         return; /* out of memory: the next message carries it */
     broadcast(v, msg, &f->app->metrics.deltas_sent);
@@ -388,9 +403,16 @@ static void on_view_read(int code, struct gw_window *w, void *privdata)
 {
     struct gw_view *v = privdata;
     v->reading = 0;
-    if (v->dead)
+    if (!v->dead && code == 0)
+        gw_fo_board_heard_freeze(v->board, &w->freeze);
+    if (v->dead) {
         gw_window_free(w);
-    else if (code == 0)
+    } else if (code == 0 && (w->freeze.version < v->board->freeze.version || v->board->freeze_due)) {
+        /* read before a change of the freeze this gateway has heard of, or
+         * one its views are not moved to yet: read again after it */
+        gw_window_free(w);
+        gw_fo_view_set_dirty(v);
+    } else if (code == 0)
         gw_fo_view_update(v->f, v, w);
     else
         gw_fo_fail_pending(v, code);
@@ -404,7 +426,7 @@ void gw_fo_view_read(struct gw_view *v)
     struct gw_app *app = v->f->app;
     if (v->dead || v->reading || v->r.spec.kind == RC_VIEW_FEED || gw_fo_view_uses_mirror(v))
         return;
-    struct gw_read_spec spec = {.places = v->r.spec.places};
+    struct gw_read_spec spec = {.places = v->r.spec.places, .live = v->r.spec.live};
     if (v->r.spec.kind == RC_VIEW_AROUND) {
         spec.kind = GW_READ_AROUND;
         spec.member = v->r.spec.around;

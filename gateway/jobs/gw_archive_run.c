@@ -416,7 +416,8 @@ static void read_page_now(struct run *r)
 {
     struct gw_app *app = r->a->app;
     struct rc_read_args args;
-    const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = r->next, .count = PAGE_ROWS};
+    /* the live board: a frozen board's archive holds its true standings */
+    const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = r->next, .count = PAGE_ROWS, .live = 1};
     if (r->a->stopping || rc_read_args_build(r->bs->decl->name, r->period.id, r->bs->decl->layout.order, &req, &args) != 0 ||
         gw_read_send(&app->read_script, app->redis, &args, on_page, r) != 0)
         run_fail(r, "Redis is unavailable");

@@ -298,7 +298,8 @@ static void on_redis_rows(int code, struct gw_window *win, void *data)
     struct gw_app *app = d->w->app;
     d->op = 0;
     if (code == 0 && win->total == 0 && !d->w->stopping) {
-        const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top};
+        /* the live board: a period's final standings, frozen or not */
+    const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top, .live = 1};
         gw_window_free(win);
         if (gw_archive_read(&app->store, d->decl, d->board, d->period.id, &spec, on_archive_rows, d) == 0) {
             d->op = 1;
@@ -313,7 +314,8 @@ static void on_redis_rows(int code, struct gw_window *win, void *data)
 static void read_rows(struct delivery *d)
 {
     struct gw_app *app = d->w->app;
-    const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top};
+    /* the live board: a period's final standings, frozen or not */
+    const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top, .live = 1};
     if (d->w->stopping || !app->redis ||
         gw_read(&app->store, d->decl, d->board, d->period.id, &spec, on_redis_rows, d) != 0) {
         retry_later(d);

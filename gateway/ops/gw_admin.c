@@ -65,20 +65,24 @@ static void on_spread(int code, void *privdata)
     admin_call_free(a);
 }
 
-/* Who did what to which board, when: one entry of the audit stream. Sent on
- * the command connection right after the action; never holds a secret. */
+void gw_admin_audit(struct gw_app *app, const char *who, enum rc_op op, const char *board, const char *period,
+                    const char *member, const char *req, int block, int64_t at_ms)
+{
+    char at[32], blk[4];
+    if (!app->redis)
+        return;
+    snprintf(at, sizeof at, "%" PRId64, at_ms);
+    snprintf(blk, sizeof blk, "%d", block);
+    const char *argv[] = {"XADD", AUDIT_KEY, "MAXLEN", "~", AUDIT_MAX, "*", "who", who, "op",
+                          rc_admin_action(op), "board", board, "period", period, "member", member ? member : "",
+                          "req", req ? req : "", "block", blk, "at", at};
+    gw_redis_command(app->redis, AUDIT_KEY, strlen(AUDIT_KEY), (int)(sizeof argv / sizeof argv[0]), argv, NULL,
+                     NULL, NULL);
+}
+
 static void audit(struct admin_call *a, const char *member)
 {
-    char at[32], block[4];
-    if (!a->app->redis)
-        return;
-    snprintf(at, sizeof at, "%" PRId64, a->at);
-    snprintf(block, sizeof block, "%d", a->block);
-    const char *argv[] = {"XADD", AUDIT_KEY, "MAXLEN", "~", AUDIT_MAX, "*", "who", a->who, "op",
-                          rc_admin_action(a->op), "board", a->board, "period", a->period, "member", member ? member : "",
-                          "req", a->req, "block", block, "at", at};
-    gw_redis_command(a->app->redis, AUDIT_KEY, strlen(AUDIT_KEY), (int)(sizeof argv / sizeof argv[0]), argv, NULL,
-                     NULL, NULL);
+    gw_admin_audit(a->app, a->who, a->op, a->board, a->period, member, a->req, a->block, a->at);
 }
 
 /* Copies the reply's shape into items (borrowed strings; STRING only, as

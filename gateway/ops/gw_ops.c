@@ -232,6 +232,7 @@ struct read_call {
     char member[RC_MEMBER_MAX + 1];
     struct rc_period period;
     int rank;                    /* 1: answer a rank reply, 0: a snapshot */
+    int live;                    /* the live board through a freeze (admin) */
 };
 
 static void on_read(int code, struct gw_window *w, void *privdata)
@@ -244,6 +245,8 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     } else if (c->rank) {
         json = rc_encode_rank(c->id_json, c->member, w->n ? w->rows[0].score : 0, w->n ? w->first_rank : 0,
                               w->total);
+        /* a frozen board's audience asks its frozen rank, and is told so */
+        json = rc_encode_add_freeze(json, w->freeze.frozen, w->freeze.seq, w->freeze.shown, 0);
     } else {
         struct rc_out_row *rows = malloc((w->n + 1) * sizeof *rows);
         struct rc_field_value *fv = malloc((w->n + 1) * RC_MAX_FIELDS * sizeof *fv);
@@ -252,6 +255,7 @@ static void on_read(int code, struct gw_window *w, void *privdata)
             json = rc_encode_snapshot_epoch(c->id_json, NULL, c->board,
                                             c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id, w->seq,
                                             w->total, rows, w->n, 0, w->epoch);
+            json = rc_encode_add_freeze(json, w->freeze.frozen, w->freeze.seq, w->freeze.shown, c->live);
         }
         free(rows);
         free(fv);
@@ -271,12 +275,14 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
 {
     struct rc_error err = {0, ""};
     struct read_call *c = calloc(1, sizeof *c);
-    int code = c ? gw_op_authorize(app, who, RC_SCOPE_READ, r->board, &err)
+    /* the live board through a freeze is the caster's: admin scope */
+    int code = c ? gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err)
                  : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
     if (!code)
         code = gw_op_resolve(app, r, &c->decl, &c->period, &err);
     if (!code) {
-        struct gw_read_spec spec = {.places = r->view.places};
+        struct gw_read_spec spec = {.places = r->view.places, .live = r->view.live};
+        c->live = r->view.live;
         c->app = app;
         c->done = done;
         c->privdata = privdata;

@@ -73,6 +73,9 @@ static const struct route routes[] = {
     {RM_DELETE, "/api/v1/boards/{b}/blocked/{m}", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_unblock},
     {RM_POST, "/api/v1/boards/{b}/reverse", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reverse},
     {RM_POST, "/api/v1/boards/{b}/reset", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reset},
+    {RM_POST, "/api/v1/boards/{b}/freeze", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_freeze},
+    {RM_POST, "/api/v1/boards/{b}/reveal", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reveal},
+    {RM_GET, "/api/v1/boards/{b}/freeze", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_freeze_state},
     {RM_POST, "/api/v1/debug/clock", RC_SCOPE_ADMIN, RT_TEST_CLOCK, debug_clock},
 };
 

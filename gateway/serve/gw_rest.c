@@ -18,6 +18,7 @@
 #include "base/gw_metrics.h"
 #include "fanout/gw_fanout.h"
 #include "ops/gw_admin.h"
+#include "ops/gw_freeze.h"
 #include "ops/gw_stats.h"
 #include "net/gw_peers.h"
 #include "redis/gw_redis.h"
@@ -377,7 +378,8 @@ static void admin_member(struct gw_http_req *q, const struct gw_rest_target *t, 
     to_op(q, &r, gw_op_admin);
 }
 
-/* POST .../reverse or .../reset: the body through the strict gate. */
+/* POST .../reverse, .../reset, .../freeze or .../reveal: the body through
+ * the strict gate. */
 static void admin_body(struct gw_http_req *q, const struct gw_rest_target *t, enum rc_op op)
 {
     struct rc_request r;
@@ -388,7 +390,7 @@ static void admin_body(struct gw_http_req *q, const struct gw_rest_target *t, en
         return;
     }
     query_period(q, &r);
-    to_op(q, &r, gw_op_admin);
+    to_op(q, &r, op == RC_OP_FREEZE || op == RC_OP_REVEAL ? gw_op_freeze : gw_op_admin);
 }
 
 void gw_rest_remove(struct gw_http_req *q, const struct gw_rest_target *t)
@@ -409,4 +411,23 @@ void gw_rest_reverse(struct gw_http_req *q, const struct gw_rest_target *t)
 void gw_rest_reset(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     admin_body(q, t, RC_OP_RESET);
+}
+
+void gw_rest_freeze(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    admin_body(q, t, RC_OP_FREEZE);
+}
+
+void gw_rest_reveal(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    admin_body(q, t, RC_OP_REVEAL);
+}
+
+void gw_rest_freeze_state(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.board, sizeof r.board, "%s", t->board);
+    query_period(q, &r);
+    to_op(q, &r, gw_op_freeze_state);
 }

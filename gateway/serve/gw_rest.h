@@ -37,6 +37,11 @@ gw_rest_fn gw_rest_remove;
 gw_rest_fn gw_rest_unblock;
 gw_rest_fn gw_rest_reverse;
 gw_rest_fn gw_rest_reset;
+/* Freeze and reveal (admin): POST .../freeze, POST .../reveal {"steps":N|"all"},
+ * GET .../freeze (the state); each takes ?period= or a "period" in the body. */
+gw_rest_fn gw_rest_freeze;
+gw_rest_fn gw_rest_reveal;
+gw_rest_fn gw_rest_freeze_state;
 /* GET /api/v1/members/{m}/profile. */
 gw_rest_fn gw_rest_profile_get;
 /* PUT /api/v1/members/{m}/profile: the body replaces the profile. */

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "ops/gw_admin.h"
+#include "ops/gw_freeze.h"
 #include "gw_app.h"
 #include "net/gw_conn.h"
 #include "fanout/gw_fanout.h"
@@ -189,7 +190,8 @@ static void do_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc_
     const struct rc_board *decl;
     struct rc_period p;
     struct rc_error err = {0, ""};
-    if (gw_op_authorize(app, &c->who, RC_SCOPE_READ, r->board, &err) != 0 ||
+    /* a live view (through a freeze) is the caster's: admin scope */
+    if (gw_op_authorize(app, &c->who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err) != 0 ||
         gw_op_resolve(app, r, &decl, &p, &err) != 0) {
         gw_conn_reply(c, gw_op_error(app, r->id_json, err.code, err.msg));
         return;
@@ -204,12 +206,13 @@ struct still_covers {
     struct gw_conn *c;
 };
 
-/* gw_fanout_revoke's keep: may c's (new) credentials still read board? */
-static int still_covers(void *data, const char *board)
+/* gw_fanout_revoke's keep: may c's (new) credentials still read board (an
+ * admin's live view: still admin it)? */
+static int still_covers(void *data, const char *board, int live)
 {
     struct still_covers *k = data;
     struct rc_error err = {0, ""};
-    return gw_op_authorize(k->app, &k->c->who, RC_SCOPE_READ, board, &err) == 0;
+    return gw_op_authorize(k->app, &k->c->who, live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, board, &err) == 0;
 }
 
 /* {"op":"auth","token":JWT}: the token replaces the connection's
@@ -300,6 +303,10 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
     case RC_OP_REVERSE:
     case RC_OP_RESET:
         gw_op_admin(app, &c->who, r, on_op_done, c);
+        break;
+    case RC_OP_FREEZE:
+    case RC_OP_REVEAL:
+        gw_op_freeze(app, &c->who, r, on_op_done, c);
         break;
     }
 }

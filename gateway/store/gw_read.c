@@ -172,6 +172,7 @@ static int parse_window(const struct rc_board *b, const redisReply *r, int place
     w->total = head.total;
     w->first_rank = head.first_rank;
     memcpy(w->epoch, head.epoch, sizeof w->epoch);
+    w->freeze = head.freeze;
     w->rows = calloc(n ? n : 1, sizeof *w->rows);
     for (size_t i = 0; w->rows && i < n; i++) {
         struct gw_row *row = &w->rows[w->n];
@@ -234,7 +235,7 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
 {
     struct rc_read_req req = {.first = spec->first, .count = spec->count, .member = spec->member,
                               .radius = spec->radius, .places = spec->places && spec->kind != GW_READ_RANK,
-                              .tie_unit = rc_places_unit(b)};
+                              .tie_unit = rc_places_unit(b), .live = spec->live};
     switch (spec->kind) {
     case GW_READ_RANGE:
         req.kind = RC_READ_RANGE;
@@ -290,14 +291,16 @@ static void on_log(redisReply *r, void *privdata)
                                           e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL};
     }
     if (!r || r->type != REDIS_REPLY_ARRAY || rc_read_head_parse(items, r->elements, &head) != 0) {
-        p->cb(r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, 0, 0, "", NULL, 0, p->privdata);
+        const struct rc_freeze none = {0};
+        p->cb(r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, 0, 0, "", &none, NULL, 0, p->privdata);
         free(p);
         return;
     }
     size_t n = r->elements - RC_READ_HEAD, k = 0;
     struct rc_event *evs = calloc(n ? n : 1, sizeof *evs);
     if (!evs) {
-        p->cb(RC_E_INTERNAL, 0, 0, "", NULL, 0, p->privdata);
+        const struct rc_freeze none = {0};
+        p->cb(RC_E_INTERNAL, 0, 0, "", &none, NULL, 0, p->privdata);
         free(p);
         return;
     }
@@ -306,15 +309,15 @@ static void on_log(redisReply *r, void *privdata)
         if (e->type == REDIS_REPLY_STRING && rc_event_parse(e->str, e->len, &evs[k]) == 0)
             k++;
     }
-    p->cb(0, head.seq, head.total, head.epoch, evs, k, p->privdata);
+    p->cb(0, head.seq, head.total, head.epoch, &head.freeze, evs, k, p->privdata);
     free(evs);
     free(p);
 }
 
-int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period, int live,
                 gw_read_log_cb *cb, void *privdata)
 {
-    const struct rc_read_req req = {.kind = RC_READ_LOG};
+    const struct rc_read_req req = {.kind = RC_READ_LOG, .live = live};
     struct log_pending *p = malloc(sizeof *p);
     if (!p)
         return RC_E_INTERNAL;

@@ -37,6 +37,8 @@ struct gw_window {
     int64_t total;
     int64_t first_rank;            /* rank of rows[0]; 0 when an around/rank member is absent */
     char epoch[RC_EPOCH_MAX + 1];  /* the board's epoch at the read, "" while it has no history */
+    struct rc_freeze freeze;       /* the board's freeze at the read (core/rc_freeze.h); seq is
+                                      freeze.shown when an audience read found it frozen */
     struct gw_row *rows;
     size_t n;
 };
@@ -63,6 +65,7 @@ struct gw_read_spec {
     const char *member;            /* AROUND/RANK (borrowed for the call) */
     int64_t radius;                /* AROUND */
     int places;                    /* RANGE, AROUND: fill rows' place and tied (core/rc_places.h) */
+    int live;                      /* the live board through a freeze (else what the audience sees) */
 };
 
 /* Reads board `board` (declared by b) in period `period` ("" for all-time)
@@ -73,13 +76,15 @@ struct gw_read_spec {
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
-typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, const char *epoch, struct rc_event *events,
-                            size_t n, void *privdata);
+typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
+                            struct rc_event *events, size_t n, void *privdata);
 
-/* Reads the board's change log, seq and epoch in one step. events and epoch
- * (owned by the callee for the callback only; epoch "" on errors) oldest
- * first. Returns 0 or RC_E_UNAVAILABLE. */
-int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+/* Reads the board's change log, seq, epoch and freeze in one step. events,
+ * epoch and fr (owned by the callee for the callback only; epoch "" and fr
+ * zeroed on errors) oldest first. live 0: what the audience sees (a frozen
+ * board: the changes up to the shown seq, and seq = shown). Returns 0 or
+ * RC_E_UNAVAILABLE. */
+int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period, int live,
                 gw_read_log_cb *cb, void *privdata);
 
 /* Sends the read.lua call a (core/rc_read_args) through script, routed by

@@ -77,7 +77,7 @@ test('dashboard: a REST write appears in the live table; overlay renders',
     await page.waitForSelector(rowOf('user:browser'), { timeout: 10000 });
     t.diagnostic(`the row appeared ${Date.now() - writtenAt} ms after the write was acknowledged`);
     const cells = await page.$$eval(`${rowOf('user:browser')} td`, (tds) => tds.map((td) => td.textContent));
-    assert.equal(cells[0].replace(/[▲▼]\d+$/, ''), String(res.body.rank));
+    assert.equal(cells[0].replace(/(?:[↑↓]\d+|NEW)$/, ''), String(res.body.rank));
     assert.match(cells[1], /user:browser/);
     assert.equal(cells[2], '123');
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });

@@ -81,5 +81,6 @@ test('overlay: &max_rate= goes into the subscribe; a refused value shows the ser
       const shown = await bad.evaluate(() => document.getElementById('empty').textContent);
       throw new Error(`the overlay shows "${shown}", not the bad_request; sent ${JSON.stringify(badSent)}`);
     }
+    assert.equal(await bad.isVisible('#empty'), true, 'the overlay hides the error');
     assert.equal(badSent[0].max_rate, 0);
   });

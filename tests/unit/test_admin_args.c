@@ -54,18 +54,20 @@ static void remove_with_block_names_the_member_and_period_keys(void **s)
     assert_non_null(strstr(a.words[4], p.id)); /* the period's own blocklist: one slot */
     assert_non_null(strstr(a.words[4], ":blocked"));
     assert_non_null(strstr(a.words[5], "alice"));
-    assert_string_equal(a.words[9], "remove");
-    assert_string_equal(a.words[10], "alice");
-    assert_string_equal(a.words[11], "1");
-    assert_string_equal(a.words[12], "1763769600000");
-    assert_string_equal(a.words[13], "desc");
-    assert_string_equal(a.words[19], "5000");
-    assert_string_equal(a.words[20], "PUBLISH"); /* one Redis */
+    assert_string_equal(a.words[11], "remove");
+    assert_string_equal(a.words[12], "alice");
+    assert_string_equal(a.words[13], "1");
+    assert_string_equal(a.words[14], "1763769600000");
+    assert_string_equal(a.words[15], "desc");
+    assert_string_equal(a.words[21], "5000");
+    assert_string_equal(a.words[22], "PUBLISH"); /* one Redis */
     assert_non_null(strstr(a.words[7], ":epoch")); /* the epoch key, in the same slot (below) */
     assert_non_null(strstr(a.words[7], p.id));
     assert_non_null(strstr(a.words[8], ":arr")); /* the arrival counters, same slot (below) */
     assert_non_null(strstr(a.words[8], p.id));
-    assert_string_equal(a.words[21], ""); /* the caller's random epoch goes here */
+    assert_non_null(strstr(a.words[9], ":frz")); /* a reset ends a freeze: its keys, same slot */
+    assert_non_null(strstr(a.words[10], ":fz"));
+    assert_string_equal(a.words[23], ""); /* the caller's random epoch goes here */
     for (size_t i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++)
         assert_int_equal(a.lens[i], strlen(a.words[i]));
     /* one cluster slot for every key (no CROSSSLOT on a cluster) */
@@ -89,11 +91,11 @@ static void reverse_names_the_req_keys_and_block_is_off(void **s)
     assert_int_equal(rc_admin_args_build(b, &r, &p, 1, 7, 0, 1, &a, &err), 0);
     assert_non_null(strstr(a.words[5], "w-42"));
     assert_non_null(strstr(a.words[6], "w-42:reversed"));
-    assert_string_equal(a.words[20], "SPUBLISH"); /* a cluster: sharded pub/sub */
-    assert_string_equal(a.words[9], "reverse");
-    assert_string_equal(a.words[11], "0");
-    assert_string_equal(a.words[13], "asc");
-    assert_string_equal(a.words[14], "7");
+    assert_string_equal(a.words[22], "SPUBLISH"); /* a cluster: sharded pub/sub */
+    assert_string_equal(a.words[11], "reverse");
+    assert_string_equal(a.words[13], "0");
+    assert_string_equal(a.words[15], "asc");
+    assert_string_equal(a.words[16], "7");
 }
 
 static struct rc_reply_item str(const char *v) { return (struct rc_reply_item){0, 0, v}; }

@@ -403,6 +403,16 @@ static const struct bad_case BAD_CASES[] = {
      NULL},
     {"rejects_rank_with_bad_period", "{'op':'rank','board':'b','member':'m','period':'x y'}", 0,
      BAD, "period must be 1..32", NULL},
+    /* freeze and reveal (v1.1) */
+    {"rejects_freeze_without_board", "{'op':'freeze'}", 0, BAD, "missing field board", NULL},
+    {"rejects_reveal_steps_zero", "{'op':'reveal','board':'b','steps':0}", 0, BAD, "steps must be a whole number", NULL},
+    {"rejects_reveal_steps_negative", "{'op':'reveal','board':'b','steps':-2}", 0, BAD, "steps must be", NULL},
+    {"rejects_reveal_steps_fraction", "{'op':'reveal','board':'b','steps':1.5}", 0, BAD, "steps must be", NULL},
+    {"rejects_reveal_steps_other_word", "{'op':'reveal','board':'b','steps':'most'}", 0, BAD, "steps must be", NULL},
+    {"rejects_reveal_steps_past_2_53", "{'op':'reveal','board':'b','steps':9007199254740992}", 0, BAD, "steps must be",
+     NULL},
+    {"rejects_live_that_is_not_a_bool", "{'op':'subscribe','board':'b','view':{'top':3},'live':1}", 0, BAD,
+     "live must be true or false", NULL},
 };
 
 #define NBAD (sizeof BAD_CASES / sizeof BAD_CASES[0])
@@ -462,6 +472,32 @@ static void refuses_auth_without_a_jwt_shaped_token(void **state)
         assert_null(r.token);
         rc_request_free(&r);
     }
+}
+
+static void decodes_freeze_reveal_and_live(void **state)
+{
+    struct rc_request r;
+    (void)state;
+    decode_ok("{'op':'freeze','id':1,'board':'b','period':'previous'}", &r);
+    assert_int_equal(r.op, RC_OP_FREEZE);
+    assert_string_equal(r.period, "previous");
+    rc_request_free(&r);
+    decode_ok("{'op':'reveal','board':'b','steps':3}", &r);
+    assert_int_equal(r.op, RC_OP_REVEAL);
+    assert_int_equal(r.steps, 3);
+    rc_request_free(&r);
+    decode_ok("{'op':'reveal','board':'b','steps':'all'}", &r);
+    assert_int_equal(r.steps, RC_STEPS_ALL);
+    rc_request_free(&r);
+    decode_ok("{'op':'reveal','board':'b'}", &r);
+    assert_int_equal(r.steps, 1); /* the next change */
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'top':3},'live':true}", &r);
+    assert_int_equal(r.view.live, 1);
+    rc_request_free(&r);
+    decode_ok("{'op':'subscribe','board':'b','view':{'top':3}}", &r);
+    assert_int_equal(r.view.live, 0);
+    rc_request_free(&r);
 }
 
 static void decodes_subscribe_top_from_protocol_example(void **state)
@@ -1341,6 +1377,7 @@ int main(void)
         cmocka_unit_test(decodes_around_radius_default_of_five),
         cmocka_unit_test(decodes_subscribe_feed_with_since),
         cmocka_unit_test(decodes_max_rate_on_window_views),
+        cmocka_unit_test(decodes_freeze_reveal_and_live),
         cmocka_unit_test(decodes_period_selectors),
         cmocka_unit_test(decodes_view_limits_at_their_maximum),
         cmocka_unit_test(decodes_unsubscribe),

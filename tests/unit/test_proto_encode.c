@@ -211,6 +211,29 @@ static void add_viewers_splices_the_count_into_a_delta(void **state)
     assert_null(rc_encode_add_viewers(NULL, 1));
 }
 
+static void freeze_fields_and_replies(void **state)
+{
+    (void)state;
+    char *d = rc_encode_delta("s1", 4, 2, NULL, 0, NULL, 0);
+    assert_text(rc_encode_add_freeze(d, 1, 3, 4, 0),
+                "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":4,\"total\":2,\"rows\":[],\"removed\":[],\"frozen\":3}");
+    d = rc_encode_delta("s1", 9, 2, NULL, 0, NULL, 0);
+    assert_text(rc_encode_add_freeze(d, 1, 3, 4, 1),
+                "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":9,\"total\":2,\"rows\":[],\"removed\":[],\"frozen\":3,"
+                "\"shown\":4}");
+    assert_text(rc_encode_add_freeze(strdup("{}"), 0, 0, 0, 1), "{}"); /* not frozen: as it was */
+    assert_null(rc_encode_add_freeze(NULL, 1, 1, 1, 0));
+    assert_text(rc_encode_frozen("7", "b", NULL, 12), "{\"op\":\"frozen\",\"id\":7,\"board\":\"b\",\"seq\":12,\"frozen\":12}");
+    assert_text(rc_encode_revealed(NULL, "b", "2026-11-26", 13, 2, 1, 12, 0),
+                "{\"op\":\"revealed\",\"board\":\"b\",\"period\":\"2026-11-26\",\"seq\":13,\"pending\":2,\"frozen\":12}");
+    assert_text(rc_encode_revealed(NULL, "b", NULL, 20, 0, 0, 0, 5),
+                "{\"op\":\"revealed\",\"board\":\"b\",\"seq\":20,\"pending\":0,\"skipped\":5}");
+    assert_text(rc_encode_freeze_state("b", NULL, 0, 0, 0, 20),
+                "{\"board\":\"b\",\"frozen\":null,\"shown\":null,\"seq\":20,\"pending\":0}");
+    assert_text(rc_encode_freeze_state("b", NULL, 1, 12, 13, 20),
+                "{\"board\":\"b\",\"frozen\":12,\"shown\":13,\"seq\":20,\"pending\":7}");
+}
+
 static void stats_names_the_period_only_when_given(void **state)
 {
     (void)state;
@@ -536,6 +559,7 @@ int main(void)
         cmocka_unit_test(prints_fractions_in_shortest_round_trip_form),
         cmocka_unit_test(prints_non_finite_scores_as_null),
         cmocka_unit_test(prints_counters_exactly_at_any_size),
+        cmocka_unit_test(freeze_fields_and_replies),
         cmocka_unit_test(prints_field_values_exactly),
         cmocka_unit_test(returns_null_without_leaks_on_allocation_failure),
     };

@@ -13,6 +13,7 @@
 
 #define S(x) {0, 0, x}
 #define I(x) {1, x, NULL}
+#define F0 I(0), I(0), I(0), I(0) /* the freeze: not frozen, version 0 */
 
 static void build_range(void **state)
 {
@@ -24,11 +25,17 @@ static void build_range(void **state)
     assert_string_equal(a.keys[1], "rc:{daily|2025-11-22}:seq");
     assert_string_equal(a.keys[2], "rc:{daily|2025-11-22}:log");
     assert_string_equal(a.keys[3], "rc:{daily|2025-11-22}:epoch");
-    assert_int_equal(a.nargv, 4);
+    assert_string_equal(a.keys[4], "rc:{daily|2025-11-22}:frz");
+    assert_string_equal(a.keys[5], "rc:{daily|2025-11-22}:fz");
+    assert_int_equal(a.nargv, 5);
     assert_string_equal(a.argv[0], "range");
     assert_string_equal(a.argv[1], "desc");
-    assert_string_equal(a.argv[2], "10");
-    assert_string_equal(a.argv[3], "14");
+    assert_string_equal(a.argv[2], "0"); /* the audience's board */
+    assert_string_equal(a.argv[3], "10");
+    assert_string_equal(a.argv[4], "14");
+    q.live = 1;
+    assert_int_equal(rc_read_args_build("daily", "2025-11-22", RC_ORDER_DESC, &q, &a), 0);
+    assert_string_equal(a.argv[2], "1"); /* the live board */
 }
 
 static void build_range_whole_board(void **state)
@@ -38,7 +45,7 @@ static void build_range_whole_board(void **state)
     struct rc_read_req q = {.kind = RC_READ_RANGE, .first = 0, .count = 0};
     assert_int_equal(rc_read_args_build("b", "", RC_ORDER_ASC, &q, &a), 0);
     assert_string_equal(a.argv[1], "asc");
-    assert_string_equal(a.argv[3], "-1");
+    assert_string_equal(a.argv[4], "-1");
 }
 
 static void build_around_rank_log(void **state)
@@ -47,18 +54,18 @@ static void build_around_rank_log(void **state)
     struct rc_read_args a;
     struct rc_read_req q = {.kind = RC_READ_AROUND, .member = "alice", .radius = 3};
     assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
-    assert_int_equal(a.nargv, 4);
+    assert_int_equal(a.nargv, 5);
     assert_string_equal(a.argv[0], "around");
-    assert_ptr_equal(a.argv[2], q.member); /* borrowed */
-    assert_string_equal(a.argv[3], "3");
+    assert_ptr_equal(a.argv[3], q.member); /* borrowed */
+    assert_string_equal(a.argv[4], "3");
     q = (struct rc_read_req){.kind = RC_READ_RANK, .member = "bob"};
     assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
-    assert_int_equal(a.nargv, 3);
+    assert_int_equal(a.nargv, 4);
     assert_string_equal(a.argv[0], "rank");
-    assert_string_equal(a.argv[2], "bob");
+    assert_string_equal(a.argv[3], "bob");
     q = (struct rc_read_req){.kind = RC_READ_LOG};
     assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
-    assert_int_equal(a.nargv, 2);
+    assert_int_equal(a.nargv, 3);
     assert_string_equal(a.argv[0], "log");
     assert_string_equal(a.keys[0], "rc:{b|}:z");
 }
@@ -89,12 +96,12 @@ static void build_refuses(void **state)
 static void parse_rows(void **state)
 {
     (void)state;
-    struct rc_reply_item r[] = {I(7), I(42), I(3), S("e1"), S("alice"), S("1500"), S("bob"), S("-2.5"), S("carol"), S("inf")};
+    struct rc_reply_item r[] = {I(7), I(42), I(3), S("e1"), F0, S("alice"), S("1500"), S("bob"), S("-2.5"), S("carol"), S("inf")};
     struct rc_read_head h;
     struct rc_read_row rows[3];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_max(10), 3);
-    assert_int_equal(rc_read_rows_parse(r, 10, &h, rows, 3, &n), 0);
+    assert_int_equal(rc_read_rows_max(14), 3);
+    assert_int_equal(rc_read_rows_parse(r, 14, &h, rows, 3, &n), 0);
     assert_string_equal(h.epoch, "e1");
     assert_int_equal(h.seq, 7);
     assert_int_equal(h.total, 42);
@@ -105,7 +112,7 @@ static void parse_rows(void **state)
     assert_true(rows[1].c == -2.5);
     assert_true(rows[2].c > 1e308);
     /* an empty window: only the head */
-    assert_int_equal(rc_read_rows_parse(r, 4, &h, rows, 0, &n), 0);
+    assert_int_equal(rc_read_rows_parse(r, 8, &h, rows, 0, &n), 0);
     assert_int_equal(n, 0);
 }
 
@@ -113,11 +120,11 @@ static void parse_absent_member(void **state)
 {
     (void)state;
     /* rank of an absent member: { seq, total, 0, epoch, member, "" } */
-    struct rc_reply_item r[] = {I(7), I(42), I(0), S(""), S("zed"), S("")};
+    struct rc_reply_item r[] = {I(7), I(42), I(0), S(""), F0, S("zed"), S("")};
     struct rc_read_head h;
     struct rc_read_row rows[2];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_parse(r, 6, &h, rows, 2, &n), 0);
+    assert_int_equal(rc_read_rows_parse(r, 10, &h, rows, 2, &n), 0);
     assert_int_equal(h.first_rank, 0);
     assert_string_equal(h.epoch, ""); /* no history holds */
     assert_int_equal(n, 0);
@@ -126,23 +133,37 @@ static void parse_absent_member(void **state)
 static void parse_log_head(void **state)
 {
     (void)state;
-    struct rc_reply_item r[] = {I(9), I(2), I(0), S("0123456789abcdef"), S("{\"seq\":9}")};
+    struct rc_reply_item r[] = {I(9), I(2), I(0), S("0123456789abcdef"), F0, S("{\"seq\":9}")};
     struct rc_read_head h;
-    assert_int_equal(rc_read_head_parse(r, 5, &h), 0);
+    assert_int_equal(rc_read_head_parse(r, 9, &h), 0);
     assert_string_equal(h.epoch, "0123456789abcdef");
     assert_int_equal(h.seq, 9);
     assert_int_equal(h.total, 2);
+}
+
+static void parse_frozen_head(void **state)
+{
+    (void)state;
+    struct rc_reply_item r[] = {I(12), I(5), I(0), S("e1"), I(1), I(10), I(12), I(4)};
+    struct rc_read_head h;
+    assert_int_equal(rc_read_head_parse(r, 8, &h), 0);
+    assert_int_equal(h.freeze.frozen, 1);
+    assert_int_equal(h.freeze.seq, 10);
+    assert_int_equal(h.freeze.shown, 12);
+    assert_int_equal(h.freeze.version, 4);
+    r[6] = (struct rc_reply_item)I(9); /* shown before the freeze's seq */
+    assert_int_equal(rc_read_head_parse(r, 8, &h), RC_E_INTERNAL);
 }
 
 /* Each reply below is one item away from a good one. */
 static void parse_refuses_every_bad_shape(void **state)
 {
     (void)state;
-    struct rc_reply_item good[] = {I(7), I(42), I(1), S("e1"), S("alice"), S("1500")};
+    struct rc_reply_item good[] = {I(7), I(42), I(1), S("e1"), F0, S("alice"), S("1500")};
     struct rc_read_head h;
     struct rc_read_row rows[4];
     size_t n;
-    assert_int_equal(rc_read_rows_parse(good, 6, &h, rows, 4, &n), 0);
+    assert_int_equal(rc_read_rows_parse(good, 10, &h, rows, 4, &n), 0);
 
     struct {
         size_t at;
@@ -158,38 +179,43 @@ static void parse_refuses_every_bad_shape(void **state)
         {3, S(NULL)},    /* epoch of another type */
         {3, S("a-b")},   /* epoch with a character an id never has */
         {3, S("0123456789abcdef0123456789abcdef0")}, /* epoch longer than RC_EPOCH_MAX */
-        {4, I(5)},       /* member as an integer */
-        {4, S("")},      /* empty member */
-        {4, S(NULL)},    /* member of another type (nil, status...) */
-        {5, I(1500)},    /* composite as an integer */
-        {5, S("")},      /* empty composite */
-        {5, S("15x")},   /* trailing junk */
-        {5, S("abc")},   /* not a number */
-        {5, S("nan")},   /* NaN */
-        {5, S(" 1")},    /* not Redis's form either, but strtod takes it: see below */
+        {4, I(2)},       /* frozen neither 0 nor 1 */
+        {4, S("0")},     /* frozen as a string */
+        {5, I(3)},       /* a freeze seq while not frozen */
+        {6, I(-1)},      /* negative shown */
+        {7, S("1")},     /* the freeze version as a string */
+        {8, I(5)},       /* member as an integer */
+        {8, S("")},      /* empty member */
+        {8, S(NULL)},    /* member of another type (nil, status...) */
+        {9, I(1500)},    /* composite as an integer */
+        {9, S("")},      /* empty composite */
+        {9, S("15x")},   /* trailing junk */
+        {9, S("abc")},   /* not a number */
+        {9, S("nan")},   /* NaN */
+        {9, S(" 1")},    /* not Redis's form either, but strtod takes it: see below */
     };
     for (size_t i = 0; i + 1 < sizeof swaps / sizeof *swaps; i++) {
-        struct rc_reply_item r[6];
+        struct rc_reply_item r[10];
         memcpy(r, good, sizeof r);
         r[swaps[i].at] = swaps[i].item;
-        assert_int_equal(rc_read_rows_parse(r, 6, &h, rows, 4, &n), RC_E_INTERNAL);
+        assert_int_equal(rc_read_rows_parse(r, 10, &h, rows, 4, &n), RC_E_INTERNAL);
         assert_int_equal(n, 0);
     }
     /* leading blanks are what strtod skips; Redis never sends them, and the
      * value is still the whole number text: accepted */
-    struct rc_reply_item lead[6];
+    struct rc_reply_item lead[10];
     memcpy(lead, good, sizeof lead);
-    lead[5] = swaps[sizeof swaps / sizeof *swaps - 1].item;
-    assert_int_equal(rc_read_rows_parse(lead, 6, &h, rows, 4, &n), 0);
+    lead[9] = swaps[sizeof swaps / sizeof *swaps - 1].item;
+    assert_int_equal(rc_read_rows_parse(lead, 10, &h, rows, 4, &n), 0);
 
     /* short arrays and odd tails */
-    for (size_t len = 0; len < 4; len++)
+    for (size_t len = 0; len < 8; len++)
         assert_int_equal(rc_read_rows_parse(good, len, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_rows_parse(good, 5, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_rows_parse(good, 9, &h, rows, 4, &n), RC_E_INTERNAL);
     assert_int_equal(rc_read_rows_parse(NULL, 0, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_head_parse(good, 3, &h), RC_E_INTERNAL);
+    assert_int_equal(rc_read_head_parse(good, 7, &h), RC_E_INTERNAL);
     /* more rows than the caller made room for */
-    assert_int_equal(rc_read_rows_parse(good, 6, &h, rows, 0, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_rows_parse(good, 10, &h, rows, 0, &n), RC_E_INTERNAL);
 }
 
 static void build_with_places_adds_the_tie_unit(void **state)
@@ -198,12 +224,12 @@ static void build_with_places_adds_the_tie_unit(void **state)
     struct rc_read_args a;
     struct rc_read_req q = {.kind = RC_READ_RANGE, .first = 0, .count = 3, .places = 1, .tie_unit = 134217728};
     assert_int_equal(rc_read_args_build("demo", "", RC_ORDER_DESC, &q, &a), 0);
-    assert_int_equal(a.nargv, 5);
-    assert_string_equal(a.argv[4], "134217728");
+    assert_int_equal(a.nargv, 6);
+    assert_string_equal(a.argv[5], "134217728");
     struct rc_read_req r = {.kind = RC_READ_AROUND, .member = "al", .radius = 2, .places = 1, .tie_unit = 0};
     assert_int_equal(rc_read_args_build("demo", "", RC_ORDER_ASC, &r, &a), 0);
-    assert_int_equal(a.nargv, 5);
-    assert_string_equal(a.argv[4], "0");
+    assert_int_equal(a.nargv, 6);
+    assert_string_equal(a.argv[5], "0");
     struct rc_read_req bad = {.kind = RC_READ_RANGE, .count = 3, .places = 1, .tie_unit = -1};
     assert_int_equal(rc_read_args_build("demo", "", RC_ORDER_ASC, &bad, &a), RC_E_BAD_REQUEST);
 }
@@ -211,23 +237,23 @@ static void build_with_places_adds_the_tie_unit(void **state)
 static void parse_places_head(void **state)
 {
     (void)state;
-    struct rc_reply_item r[] = {I(7), I(42), I(3), S("e1"), I(1), I(1), S("alice"), S("1500"), S("bob"), S("1500")};
+    struct rc_reply_item r[] = {I(7), I(42), I(3), S("e1"), F0, I(1), I(1), S("alice"), S("1500"), S("bob"), S("1500")};
     struct rc_read_head h;
     struct rc_read_places pl;
     struct rc_read_row rows[4];
     size_t n;
-    assert_int_equal(rc_read_rows_parse_places(r, 10, &h, &pl, rows, 4, &n), 0);
+    assert_int_equal(rc_read_rows_parse_places(r, 14, &h, &pl, rows, 4, &n), 0);
     assert_int_equal(pl.above, 1);
     assert_int_equal(pl.next_tied, 1);
     assert_int_equal(n, 2);
     assert_string_equal(rows[1].member, "bob");
     /* above must be fewer than the first row's rank; next_tied 0 or 1 */
-    struct rc_reply_item over[] = {I(7), I(42), I(3), S("e1"), I(3), I(0), S("alice"), S("1500")};
-    assert_int_equal(rc_read_rows_parse_places(over, 8, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
-    struct rc_reply_item two[] = {I(7), I(42), I(3), S("e1"), I(0), I(2), S("alice"), S("1500")};
-    assert_int_equal(rc_read_rows_parse_places(two, 8, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
-    struct rc_reply_item none[] = {I(7), I(42), I(3), S("e1"), S("alice"), S("1500")};
-    assert_int_equal(rc_read_rows_parse_places(none, 6, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    struct rc_reply_item over[] = {I(7), I(42), I(3), S("e1"), F0, I(3), I(0), S("alice"), S("1500")};
+    assert_int_equal(rc_read_rows_parse_places(over, 12, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    struct rc_reply_item two[] = {I(7), I(42), I(3), S("e1"), F0, I(0), I(2), S("alice"), S("1500")};
+    assert_int_equal(rc_read_rows_parse_places(two, 12, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    struct rc_reply_item none[] = {I(7), I(42), I(3), S("e1"), F0, S("alice"), S("1500")};
+    assert_int_equal(rc_read_rows_parse_places(none, 10, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
 }
 
 int main(void)
@@ -240,6 +266,7 @@ int main(void)
         cmocka_unit_test(parse_rows),
         cmocka_unit_test(parse_absent_member),
         cmocka_unit_test(parse_log_head),
+        cmocka_unit_test(parse_frozen_head),
         cmocka_unit_test(parse_refuses_every_bad_shape),
         cmocka_unit_test(build_with_places_adds_the_tie_unit),
         cmocka_unit_test(parse_places_head),
