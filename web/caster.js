@@ -8,15 +8,15 @@
  * live preview need the admin scope). Each column's picker changes its own
  * board, view and period, and the address is rewritten to match.
  *
- * Per column, two connections: one holds the audience view (top N, exactly
- * what viewers see, frozen or not) and sends freeze and reveal; the other
- * holds the same view with live: true (the caster's preview; its seq - shown
- * is the pending count) and a live feed for the ticker, where moves the
- * audience has not seen yet are marked hidden until a reveal shows them.
- * (Two connections because one connection holds a view once: subscribing
- * again to the same board and view answers the same sub.) Without the admin
- * scope the live subscriptions are refused: the ticker falls back to the
- * audience feed.
+ * Per column, one connection with three views: the audience view (top N,
+ * exactly what viewers see, frozen or not), the same view with live: true
+ * (the caster's preview, a view of its own; its seq - shown is the pending
+ * count) and a live feed for the ticker, where moves the audience has not
+ * seen yet are marked hidden until a reveal shows them. Freeze and reveal go
+ * over it too. A connection per column because one connection holds a view
+ * once (subscribing again answers the same sub), and two columns may show
+ * the same board. Without the admin scope the live subscriptions are
+ * refused: the ticker falls back to the audience feed.
  */
 (function () {
   'use strict';
@@ -111,8 +111,7 @@
       this.form.elements.period.addEventListener('change', () => this.syncPicker());
       this.form.elements.board.addEventListener('change', () => this.syncPicker());
       q('.remove').addEventListener('click', () => removeColumn(this));
-      this.rc = connect();      // audience views, freeze and reveal
-      this.rcLive = connect();  // live: true views
+      this.rc = connect();
       this.views = [];
       this.fill(sel);
       this.show(sel);
@@ -169,7 +168,7 @@
         onFrozen: update,
         onError: (v, err) => { this.audienceTable.error(err); update(); },
       });
-      this.live = this.rcLive.subscribe({ board: sel.board, view, period, live: true }, {
+      this.live = this.rc.subscribe({ board: sel.board, view, period, live: true }, {
         onChange: (v, changes, info) => { this.liveTable.render(v, changes, info); update(); },
         onFrozen: update,
         onError: (v, err) => { this.liveError = err; this.liveTable.error(err); update(); },
@@ -183,7 +182,7 @@
     feedSubscribe(live) {
       const sel = this.sel;
       this.part.tickerHint.textContent = live ? 'as written; hidden ones wait for a reveal' : 'as the audience sees them';
-      this.feed = (live ? this.rcLive : this.rc).subscribe(
+      this.feed = this.rc.subscribe(
         { board: sel.board, view: { feed: true }, period: sel.period === 'current' ? null : sel.period, live, keep: TICKER_ROWS },
         {
           onEvent: (v, e) => this.tick(e),
@@ -208,7 +207,6 @@
     destroy() {
       this.close();
       forget(this.rc);
-      forget(this.rcLive);
       this.root.remove();
     }
 

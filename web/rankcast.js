@@ -207,8 +207,7 @@
 
     _snapshot(s) {
       // A feed view gets a snapshot without rows, in the stream, when its board is frozen,
-      // revealed or unfrozen: at the seq it holds it only says so (no gap, no restart);
-      // ahead of it, events were missed and the resubscribe (since) replays them.
+      // revealed or unfrozen: it only says so (no gap, no restart, the events held stay).
       if (this.kind === 'feed' && this.ready && this.resumeFrom == null && !s.reset && s.id == null &&
           !(s.rows && s.rows.length)) return this._feedStatus(s);
       const before = this.rows;
@@ -230,11 +229,9 @@
       return true;
     }
 
+    // lastSeq stays: at the unfreeze the snapshot comes at the live seq and the events the
+    // view was not given follow it (as after a resume); a seq they skip is a gap as ever.
     _feedStatus(s) {
-      if (this.lastSeq != null && s.seq > this.lastSeq) {
-        this._call('onGap', { from: this.lastSeq + 1, to: s.seq });
-        return false;
-      }
       if (s.total != null) this.total = s.total;
       if (s.epoch != null) this.epoch = s.epoch;
       this._frozenFrom(s);

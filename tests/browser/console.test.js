@@ -72,6 +72,13 @@ async function waitRows(page, board, pane, want, what) {
   }
 }
 
+// Before a screenshot: row highlights and slides have ended (the rank
+// markers, which fade over 5 s, may still show).
+function settled(page) {
+  return page.waitForFunction(() => document.getAnimations()
+    .filter((a) => a.playState === 'running' && a.animationName !== 'mark-fade').length === 0, null, { timeout: WAIT });
+}
+
 async function openConsole(context, gw, query) {
   const page = await context.newPage();
   const errors = watchErrors(page);
@@ -107,6 +114,7 @@ test('console: two boards side by side; a write shows as a move in the ticker',
     await waitRows(page, 'demo', 'audience', ['user:b 250', 'user:a 100'], 'after the write');
     const arenaTicker = await page.$$eval(`${col('arena')} .ticker li`, (lis) => lis.length);
     assert.equal(arenaTicker, 0, 'a write to demo is not in arena\'s ticker');
+    await settled(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'console-boards.png') });
     assert.deepEqual(errors, []);
   });
@@ -167,7 +175,11 @@ test('console: freeze, hidden writes in the live preview, reveal one, reveal all
     const ticker = await page.$$eval(`${demo} .ticker li`, (lis) => lis.map((li) => [li.dataset.state, li.textContent]));
     assert.deepEqual(ticker.map((x) => x[0]), ['hidden', 'hidden', 'next']);
     assert.match(ticker[2][1], /user:e 5 → 1/);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'console-frozen.png') });
+    await settled(page);
+    // the README's picture (docs/img/console.png is a copy): the header and the columns
+    const cols = await page.locator('#columns').boundingBox();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console-frozen.png'),
+      clip: { x: 0, y: 0, width: 1440, height: Math.ceil(cols.y + cols.height) } });
 
     await page.click(`${demo} [data-act="reveal-one"]`);
     const afterOne = ['user:e 1,100', 'user:a 500', 'user:b 400', 'user:c 300', 'user:d 200'];
@@ -177,6 +189,7 @@ test('console: freeze, hidden writes in the live preview, reveal one, reveal all
     // the reply has come (pending 2) and nothing else moved in the audience column
     assert.deepEqual(await rowsOf(page, 'demo', 'audience'), afterOne);
     await page.waitForFunction((sel) => document.querySelector(sel).dataset.state === 'shown', `${demo} .ticker li:last-child`, { timeout: WAIT });
+    await settled(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'console-reveal-one.png') });
 
     await page.click(`${demo} [data-act="reveal-all"]`);
@@ -189,6 +202,7 @@ test('console: freeze, hidden writes in the live preview, reveal one, reveal all
     const state = await h.http(gw.base, 'GET', '/api/v1/boards/demo/freeze');
     assert.equal(state.status, 200, state.text);
     assert.equal(state.body.frozen, null);
+    await settled(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'console-live-again.png') });
     assert.deepEqual(errors, []);
   });

@@ -186,20 +186,34 @@ test('audience feed: the freeze snapshot (no rows, same seq) is no gap and no re
   assert.deepEqual(v.subscribeMessage().since, { seq: 15 });
 });
 
-test('feed: a rowless snapshot ahead of the last event is a gap: reported, and the resubscribe replays it', () => {
+test('audience feed: the unfreeze snapshot at the live seq comes first; the events not given follow (PROTOCOL.md)', () => {
   const { v, of } = recorded({ board: 'demo', view: { feed: true } });
   v.apply({ op: 'snapshot', sub: 'f1', seq: 10, rows: [] });
   v.apply(ev(11));
-  assert.equal(v.apply({ op: 'snapshot', sub: 'f1', seq: 14, rows: [] }), false);
-  assert.deepEqual(of('gap').pop().gap, { from: 12, to: 14 });
-  assert.equal(v.lastSeq, 11);
-  assert.deepEqual(v.subscribeMessage().since, { seq: 11 });
-  // the resubscribe's reply is a resume, not a status
-  assert.equal(v.apply({ op: 'snapshot', sub: 'f2', id: 9, seq: 14, rows: [], frozen: 14 }), true);
-  assert.equal(v.lastSeq, 11);
-  assert.equal(v.frozen, 14);
-  for (const s of [12, 13, 14]) assert.equal(v.apply(ev(s, 'user:1', { sub: 'f2' })), true);
-  assert.deepEqual(v.events.map((e) => e.seq), [11, 12, 13, 14]);
+  assert.equal(v.apply({ op: 'snapshot', sub: 'f1', seq: 11, rows: [], frozen: 11 }), true);
+  v.apply(ev(12)); // one reveal step
+  assert.equal(v.apply({ op: 'snapshot', sub: 'f1', seq: 15, total: 4, rows: [] }), true, 'no gap: the events follow');
+  assert.equal(v.frozen, null);
+  assert.equal(v.lastSeq, 12);
+  for (const s of [13, 14, 15]) assert.equal(v.apply(ev(s)), true);
+  assert.deepEqual(v.events.map((e) => e.seq), [11, 12, 13, 14, 15]);
+  assert.equal(of('gap').length, 0);
+  // a later event that skips one is still a gap
+  assert.equal(v.apply(ev(17)), false);
+  assert.deepEqual(of('gap').pop().gap, { from: 16, to: 16 });
+  assert.deepEqual(v.subscribeMessage().since, { seq: 15 });
+});
+
+test('feed: a reveal that crossed the change log\'s end is a reset snapshot, then events one by one', () => {
+  const { v, of } = recorded({ board: 'demo', view: { feed: true } });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 10, rows: [] });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 10, rows: [], frozen: 10 });
+  assert.equal(v.apply({ op: 'snapshot', sub: 'f1', seq: 1500, rows: [], reset: true, frozen: 10 }), true);
+  assert.equal(v.lastSeq, 1500);
+  assert.equal(of('change').pop().info.reset, true);
+  assert.equal(v.apply(ev(1501)), true);
+  assert.equal(v.frozen, 10);
+  assert.equal(of('gap').length, 0);
 });
 
 test('feed: a subscribe reply (it has an id) on a view already showing events is not a status', () => {
