@@ -6,7 +6,10 @@
 //     the audience column untouched while the live preview and the pending
 //     count follow them; reveal-one shows exactly the first hidden change;
 //     reveal-all catches up and the frozen marker goes. This one skips (with
-//     the reason) while the gateway has no freeze route (404).
+//     the reason) on a gateway without the freeze route (404);
+//  3. without an admin token: the audience views show, the bar is off (the
+//     live subscribe was refused) and the ticker follows the audience feed.
+// Test 1 also adds a column, changes one's N and removes one: the address follows.
 // Screenshots: tests/artifacts/console-*.png.
 'use strict';
 
@@ -116,6 +119,19 @@ test('console: two boards side by side; a write shows as a move in the ticker',
     assert.equal(arenaTicker, 0, 'a write to demo is not in arena\'s ticker');
     await settled(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'console-boards.png') });
+
+    // a third column from the header, another N in the second; the address follows
+    await page.fill('#add-board', 'laps');
+    await page.click('#add button');
+    await page.waitForSelector(col('laps'), { timeout: WAIT });
+    await page.fill(`${col('arena')} input[name="top"]`, '3');
+    await page.click(`${col('arena')} button.show`);
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('top') === '10,3,10', null, { timeout: WAIT });
+    await page.click(`${col('arena')} button.remove`);
+    await page.waitForSelector(col('arena'), { state: 'detached', timeout: WAIT });
+    const url = new URL(page.url()).searchParams;
+    assert.deepEqual([url.get('boards'), url.get('top')], ['demo,laps', '10']);
+    assert.equal(url.get('token'), h.ADMIN_KEY);
     assert.deepEqual(errors, []);
   });
 
@@ -204,5 +220,29 @@ test('console: freeze, hidden writes in the live preview, reveal one, reveal all
     assert.equal(state.body.frozen, null);
     await settled(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'console-live-again.png') });
+    assert.deepEqual(errors, []);
+  });
+
+test('console: without an admin token the columns still show the audience, the bar is off, the ticker follows the audience feed',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 120000 }, async (t) => {
+    const { gw } = await h.startStack(t);
+    await write(gw, 'demo', 'user:a', { op: 'incr', delta: 100 });
+    await write(gw, 'demo', 'user:b', { op: 'incr', delta: 50 });
+    const context = await launch(t);
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${gw.base}/console.html?boards=demo,hot`);
+    await waitRows(page, 'demo', 'audience', ['user:a 100', 'user:b 50'], 'first snapshot');
+    assert.match(await page.textContent('#notice'), /admin token/);
+    // the live view was refused: the bar stays off and says why
+    await page.waitForFunction((sel) => document.querySelector(sel).disabled &&
+      /admin scope/.test(document.querySelector(sel).title), `${col('demo')} [data-act="freeze"]`, { timeout: WAIT });
+    await page.waitForFunction((sel) => /as the audience sees them/.test(document.querySelector(sel).textContent),
+      `${col('demo')} [data-role="ticker-hint"]`, { timeout: WAIT });
+    await write(gw, 'demo', 'user:b', { op: 'incr', delta: 200 });
+    await page.waitForFunction((sel) => [...document.querySelectorAll(sel)].some((li) => /user:b 2 → 1\b/.test(li.textContent)),
+      `${col('demo')} .ticker li`, { timeout: WAIT });
+    assert.equal(await page.isDisabled(`${col('hot')} [data-act="freeze"]`), true);
+    // the browser logs the refused subscribes' errors nowhere: no page errors at all
     assert.deepEqual(errors, []);
   });
