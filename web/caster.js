@@ -169,7 +169,7 @@
         onError: (v, err) => { this.audienceTable.error(err); update(); },
       });
       this.live = this.rc.subscribe({ board: sel.board, view, period, live: true }, {
-        onChange: (v, changes, info) => { this.liveTable.render(v, changes, info); update(); },
+        onChange: (v, changes, info) => { this.liveError = null; this.liveTable.render(v, changes, info); update(); },
         onFrozen: update,
         onError: (v, err) => { this.liveError = err; this.liveTable.error(err); update(); },
       });
