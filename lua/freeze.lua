@@ -62,6 +62,14 @@ local v = tonumber(st[5] or '0')
 local frozen = st[1] == '1' and (st[4] == '' or st[4] == epoch_now())
 local S, R = tonumber(st[2] or '0'), tonumber(st[3] or '0')
 local cur = seq_now()
+if st[1] == '1' and not frozen then
+  -- a void freeze (its history is gone): put it away. Reads already report
+  -- it as not frozen at version v + 1 (lua/read.lua), so this is that state.
+  redis.call('UNLINK', fz)
+  v = redis.call('HINCRBY', fkey, 'v', 1)
+  redis.call('HSET', fkey, 'on', '0')
+  S, R = 0, 0
+end
 
 -- the period's keys expire together: the freeze's go with them
 local function keep_ttl(key)
@@ -100,14 +108,7 @@ if action == 'freeze' then
 end
 
 if action ~= 'reveal' then return redis.error_reply('freeze.lua: unknown action ' .. tostring(action)) end
-if not frozen then
-  if st[1] == '1' then
-    -- a void freeze (its history is gone): put it away
-    redis.call('UNLINK', fz)
-    redis.call('HSET', fkey, 'on', '0')
-  end
-  return answer(0, 0)
-end
+if not frozen then return answer(0, 0) end
 
 -- the seq of the oldest change the log holds (cur + 1 when it holds none)
 local first = cur + 1

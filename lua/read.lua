@@ -65,6 +65,10 @@ if fs[1] == '1' and (fs[4] == '' or fs[4] == epoch) then
     z = KEYS[6]
     seq = shown
   end
+elseif fs[1] == '1' then
+  -- a void freeze (its history is gone): not frozen, and newer than the
+  -- freeze (lua/freeze.lua puts it away at this version)
+  fv = fv + 1
 end
 local total = redis.call('ZCARD', z)
 local function head(first_rank)

@@ -77,19 +77,23 @@ const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i)
 
 /* Keeps ev as the board's newest recent event. The ring starts at
  * GW_FO_RING_FIRST events with the board's first event and doubles as it fills,
- * up to GW_FO_RING_EVENTS; then the oldest goes. (Out of memory: it stops growing
- * and drops the oldest earlier, as a full ring does.) */
+ * up to GW_FO_RING_EVENTS (GW_FO_RING_FROZEN while the board is frozen); then
+ * the oldest goes. (Out of memory: it stops growing and drops the oldest
+ * earlier, as a full ring does.) */
 void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
 {
-    if (b->ring_len == b->ring_cap && b->ring_cap < GW_FO_RING_EVENTS) {
+    size_t max = b->freeze_was.frozen ? GW_FO_RING_FROZEN : GW_FO_RING_EVENTS;
+    if (b->ring_len == b->ring_cap && b->ring_cap > max)
+        gw_fo_ring_shrink(b, max); /* thawed, and the hidden changes long revealed */
+    if (b->ring_len == b->ring_cap && b->ring_cap < max) {
         size_t cap = b->ring_cap ? b->ring_cap * 2 : GW_FO_RING_FIRST;
-        struct rc_event *r = malloc((cap < GW_FO_RING_EVENTS ? cap : GW_FO_RING_EVENTS) * sizeof *r);
+        struct rc_event *r = malloc((cap < max ? cap : max) * sizeof *r);
         if (r) {
             for (size_t i = 0; i < b->ring_len; i++)
                 r[i] = *gw_fo_ring_at(b, i);
             free(b->ring);
             b->ring = r;
-            b->ring_cap = cap < GW_FO_RING_EVENTS ? cap : GW_FO_RING_EVENTS;
+            b->ring_cap = cap < max ? cap : max;
             b->ring_head = 0;
         }
     }
@@ -102,6 +106,23 @@ void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
         b->ring[(b->ring_head + b->ring_len) % b->ring_cap] = *ev;
         b->ring_len++;
     }
+}
+
+void gw_fo_ring_shrink(struct gw_board *b, size_t n)
+{
+    if (b->ring_cap <= n)
+        return;
+    struct rc_event *r = malloc(n * sizeof *r);
+    if (!r)
+        return; /* keeps the bigger ring */
+    size_t keep = b->ring_len < n ? b->ring_len : n;
+    for (size_t i = 0; i < keep; i++)
+        r[i] = *gw_fo_ring_at(b, b->ring_len - keep + i);
+    free(b->ring);
+    b->ring = r;
+    b->ring_cap = n;
+    b->ring_len = keep;
+    b->ring_head = 0;
 }
 
 /* A read or an event says the board's history is `epoch`: the ring's events

@@ -319,6 +319,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             b->moves_break++; /* prev_rank: the ring's moves do not explain this */
             if (b->mirror_on)
                 gw_fo_board_set_stale(b);
+            if (b->freeze_was.frozen)
+                gw_fo_freeze_recheck(b); /* a set deleted outside voids its freeze */
         }
         return;
     }
@@ -327,8 +329,11 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
-    if (ev.epoch[0])
+    if (ev.epoch[0]) {
         gw_fo_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
+        if (b->freeze_was.frozen)
+            gw_fo_freeze_recheck(b); /* a freeze holds only in its history */
+    }
     gw_fo_ring_push(b, &ev);
     if (b->ks_pending > 0)
         b->ks_pending--;
@@ -463,6 +468,7 @@ static void resync_board(struct gw_board *b, int snapshot)
     b->ring_head = 0;
     b->moves_break++; /* prev_rank: changes while away are explained by no event here */
     b->epoch_known = 0;
+    b->freeze.version = -1; /* Redis may have come back without the freeze */
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {

@@ -38,6 +38,8 @@
 
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
+#define GW_FO_RING_FROZEN 4096 /* ... while the board is frozen: the hidden changes, so that
+                                  reveals can say where each row came from (prev_rank) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 
 #define GW_FO_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -182,6 +184,9 @@ void gw_fo_view_set_dirty(struct gw_view *v);
 const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i);
 void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch);
 void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev);
+/* Keeps only the newest n events of the ring (a thawed board gives back
+ * what it held while frozen, once the ring fills). */
+void gw_fo_ring_shrink(struct gw_board *b, size_t n);
 struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows);
 void gw_fo_view_unref(struct gw_view *v);
 struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v);
@@ -227,6 +232,11 @@ void gw_fo_feed_resnapshot(struct gw_view *v);
 
 /* Moves b's views and feeds to the freeze state it heard last (when due). */
 void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b);
+/* What b knows of its freeze may be stale (Redis came back, possibly
+ * without its data; the board's history started over; its set changed
+ * outside the scripts): the next read's state is taken whatever its version,
+ * and every view reads again. */
+void gw_fo_freeze_recheck(struct gw_board *b);
 
 /* ---- gw_vcount.c -------------------------------------------------------- */
 

@@ -16,6 +16,18 @@
  */
 #include "fanout/gw_fanout_int.h"
 
+void gw_fo_freeze_recheck(struct gw_board *b)
+{
+    b->freeze.version = -1; /* whatever a read says next is news */
+    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
+        if (v->r.spec.kind == RC_VIEW_FEED)
+            gw_fo_feed_catch_up(v); /* its log read tells the state (a no-op while one is out) */
+        else
+            v->dirty = 1;
+    }
+    gw_fo_board_wake(b);
+}
+
 void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b)
 {
     if (!b->freeze_due)

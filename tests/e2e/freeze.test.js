@@ -375,3 +375,82 @@ test('freeze on a multi-field board: frozen rows keep their fields',
     const one = await top(gw, 'clears', '', { token: null });
     assert.deepEqual(one.rows.map((x) => [x.member, x.fields.clears]), [['p', 5]]);
   });
+
+test('freeze: after a long freeze (more hidden changes than the live ring of 256) reveals still carry prev_rank',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 90000 }, async (t) => {
+    const board = 'match:7201';
+    const { gw } = await h.startStack(t);
+    for (const [m, v] of [['a', 30], ['b', 20], ['c', 10], ['d', 5], ['e', 4]]) await write(gw, m, v, board);
+    const audience = await h.connectWs(t, gw.wsUrl, { token: null });
+    const snap = await audience.request({ op: 'subscribe', board, view: { top: 3 } });
+    const fr = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/freeze`);
+    assert.equal(fr.body.frozen, 5);
+    // 400 hidden changes: e climbs from 5th, outside the window, to the top
+    // first (seq 6), then 399 writes below
+    const writer = await h.connectWs(t, gw.wsUrl);
+    const first = await writer.request({ op: 'set', board, member: 'e', value: 99 });
+    assert.equal(first.seq, 6);
+    const pending = [];
+    for (let i = 0; i < 399; i++) pending.push(writer.request({ op: 'set', board, member: `low:${i}`, value: 1 + (i % 5) }, 20000));
+    const acks = await Promise.all(pending);
+    assert.ok(acks.every((a) => a.op === 'ack'), 'every write acked');
+    const r1 = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/reveal`, { steps: 1 });
+    assert.deepEqual([r1.body.seq, r1.body.pending], [6, 399]);
+    const d = await audience.next((m) => (m.op === 'delta' || (m.op === 'snapshot' && m.id === undefined)) &&
+      m.sub === snap.sub && m.seq === 6, 10000);
+    assert.equal(d.op, 'delta', 'a delta with prev_rank, not a snapshot: ' + JSON.stringify(d));
+    assert.deepEqual(d.rows.map((r) => [r.member, r.rank, r.prev_rank]), [['e', 1, 5]]);
+  });
+
+/* A freeze holds only in the history it was made in: a set deleted from
+ * outside, or a Redis that came back empty, voids it, and the audience sees
+ * the new history live (the views must not stay held by a freeze nobody
+ * holds any more). */
+for (const [what, lose] of [
+  ['a DEL of the set from redis-cli', async (stack) => {
+    assert.equal(await stack.redis.cli('DEL', `rc:{${BOARD}|}:z`), '1');
+  }],
+  ['a Redis restart without persistence', async (stack) => {
+    const port = stack.redis.port;
+    await stack.redis.stop();
+    stack.redis = await h.startRedis(t0(stack), { port });
+  }],
+]) {
+  test(`freeze: ${what} voids the freeze; the next history is live`,
+    { skip: h.toolMissing(h.gatewayMissing()), timeout: 90000 }, async (t) => {
+      const stack = await h.startStack(t);
+      stack.t = t;
+      const { gw } = stack;
+      await write(gw, 'a', 10);
+      const audience = await h.connectWs(t, gw.wsUrl, { token: null });
+      const snap = await audience.request({ op: 'subscribe', board: BOARD, view: { top: 5 } });
+      const feed = await audience.request({ op: 'subscribe', board: BOARD, view: { feed: true } });
+      const fr = await h.http(gw.base, 'POST', `/api/v1/boards/${BOARD}/freeze`);
+      assert.equal(fr.body.frozen, 1);
+      await audience.next((m) => m.op === 'delta' && m.sub === snap.sub && m.frozen === 1, 5000);
+      await lose(stack);
+      // the next write starts a new history: the audience sees it live
+      await h.waitFor(async () => {
+        const r = await h.http(gw.base, 'POST', `/api/v1/boards/${BOARD}/scores`, { member: 'b', op: 'set', value: 7 });
+        return r.status === 200;
+      }, 20000, 'a write to be acked after the loss');
+      const live = await audience.next((m) => (m.op === 'snapshot' || m.op === 'delta') && m.sub === snap.sub &&
+        !('frozen' in m) && (m.rows || []).some((r) => r.member === 'b'), 15000);
+      assert.ok(live);
+      // the feed: the new history's event, or (when it caught up after Redis
+      // came back) a reset snapshot of the new history, not frozen
+      const ev = await audience.next((m) => m.sub === feed.sub && ((m.op === 'event' && m.member === 'b') ||
+        (m.op === 'snapshot' && m.reset === true && m.seq >= 1)), 15000);
+      assert.equal('frozen' in ev, false, JSON.stringify(ev));
+      const rest = await top(gw, BOARD, '', { token: null });
+      assert.equal('frozen' in rest, false, JSON.stringify(rest.body));
+      const st = await h.http(gw.base, 'GET', `/api/v1/boards/${BOARD}/freeze`);
+      assert.equal(st.body.frozen, null);
+      // and a new freeze works in the new history
+      const again = await h.http(gw.base, 'POST', `/api/v1/boards/${BOARD}/freeze`);
+      assert.equal(again.status, 200, again.text);
+      await audience.next((m) => m.op === 'delta' && m.sub === snap.sub && m.frozen === again.body.frozen, 10000);
+    });
+}
+
+function t0(stack) { return stack.t; }
