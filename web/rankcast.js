@@ -10,6 +10,7 @@
  *     onEvent(view, event) { ... },           // feed views
  *     onGap(view, gap) { ... },               // feed events were missed ({from, to})
  *     onViewers(view, n) { ... },             // the board's viewer count changed (view.viewers)
+ *     onFrozen(view, { frozen, shown, seq }) { ... }, // the board was frozen, revealed or unfrozen
  *     onError(view, err) { ... },             // the subscribe was refused, or the server
  *                                             // stopped the view (err.stopped: its token
  *                                             // expired; rc.auth(newToken) resumes it)
@@ -28,6 +29,17 @@
  *   (A feed event's change has from = its prev_rank.)
  * Shared places (v1.1): subscribe({ board, view, places: 'shared' }) gives every row of
  * view.rows `place` (1, 2, 2, 4: equal points share it) and `tied: true` when shared.
+ * Freeze and reveal (admin): await rc.freeze('demo') -> { op: 'frozen', board, seq: S };
+ * await rc.reveal('demo', 1) / rc.reveal('demo', 'all') -> { op: 'revealed', board, seq, pending,
+ * frozen? (absent once live again), skipped? }; both take { period } as a last argument.
+ * A view of a frozen board has view.frozen = S (null when live), and info.frozen in every
+ * onChange; the latest snapshot or delta of a window view decides, feed views learn it
+ * from their rowless snapshots (onChange info.kind 'status': no restart, no gap).
+ * subscribe({ board, view, live: true }) (admin scope) is the live board through a
+ * freeze, the caster's preview: view.shown = R is what the audience sees (null when not
+ * frozen; also info.shown) and view.pending = view.seq - R the hidden changes.
+ * Rankcast.rest(...).freeze(board, { period }), .reveal(board, steps, { period }) and
+ * .freezeState(board, { period }) -> { board, frozen, shown, seq, pending } do the same over REST.
  * States: connecting -> open -> reconnecting -> open ... ; closed after close().
  * Requests reject with { code, message }: the protocol's codes, plus two of the
  * client's own: "disconnected" (the connection dropped before the reply; a
@@ -129,6 +141,7 @@
       this.places = spec.places || null;   // "shared": rows carry place and tied (v1.1)
       this.keep = spec.keep || 100;        // feed events kept in this.events
       this.maxRate = spec.max_rate != null ? spec.max_rate : null; // window views: at most this many messages a second (v1.1)
+      this.live = !!spec.live;             // admin: the live board through a freeze (the caster's preview)
       this.handlers = handlers || {};
       this.window = windowOf(spec.view);
       this.kind = this.window ? 'window' : spec.view && spec.view.feed ? 'feed' : 'around';
@@ -143,6 +156,8 @@
       this.epoch = null;                   // the board's history (epoch) the rows and events belong to
       this.ready = false;                  // a first snapshot has arrived
       this.viewers = null;                 // open subscriptions to the board on every gateway (v1.1)
+      this.frozen = null;                  // the seq S the board is frozen at, null when live
+      this.shown = null;                   // live views of a frozen board: the seq R the audience sees
       this.gen = 0;                        // bumps on every (re)subscribe; stale replies are dropped
     }
 
@@ -155,6 +170,7 @@
       if (this.period) m.period = this.period;
       if (this.places) m.places = this.places;
       if (this.maxRate != null) m.max_rate = this.maxRate; // checked by the server (1..50, not on feeds)
+      if (this.live) m.live = true;                         // admin scope only; others get forbidden
       this.resumeFrom = this.kind === 'feed' ? this.lastSeq : null;
       if (this.resumeFrom != null) {
         m.since = { seq: this.resumeFrom };
@@ -173,7 +189,27 @@
       return true; // nothing this view uses (around views are always snapshots)
     }
 
+    // Live views of a frozen board: the hidden changes (what a reveal of "all" would show).
+    get pending() {
+      return this.frozen != null && this.shown != null && this.seq != null ? Math.max(0, this.seq - this.shown) : null;
+    }
+
+    // The latest snapshot or delta says whether the board is frozen: `frozen` present is
+    // frozen at S, absent is live. Fires onFrozen when that (or the shown seq) changed.
+    _frozenFrom(m) {
+      const frozen = m.frozen != null ? m.frozen : null;
+      const shown = frozen != null && m.shown != null ? m.shown : null;
+      if (frozen === this.frozen && shown === this.shown) return;
+      this.frozen = frozen;
+      this.shown = shown;
+      this._call('onFrozen', { frozen, shown, seq: m.seq != null ? m.seq : this.seq });
+    }
+
     _snapshot(s) {
+      // A feed view gets a snapshot without rows, in the stream, when its board is frozen,
+      // revealed or unfrozen: it only says so (no gap, no restart, the events held stay).
+      if (this.kind === 'feed' && this.ready && this.resumeFrom == null && !s.reset && s.id == null &&
+          !(s.rows && s.rows.length)) return this._feedStatus(s);
       const before = this.rows;
       this.rows = s.rows || [];
       this.seq = s.seq;
@@ -188,7 +224,18 @@
         this.resumeFrom = null;
       }
       this.ready = true;
+      this._frozenFrom(s);
       this._emit(changesBetween(before, this.rows), { kind: 'snapshot', reset: !!s.reset, viewers: this.viewers });
+      return true;
+    }
+
+    // lastSeq stays: at the unfreeze the snapshot comes at the live seq and the events the
+    // view was not given follow it (as after a resume); a seq they skip is a gap as ever.
+    _feedStatus(s) {
+      if (s.total != null) this.total = s.total;
+      if (s.epoch != null) this.epoch = s.epoch;
+      this._frozenFrom(s);
+      this._emit([], { kind: 'status', viewers: this.viewers });
       return true;
     }
 
@@ -205,6 +252,7 @@
       for (const r of d.rows || []) if (r.prev_rank !== undefined) prev.set(r.member, r.prev_rank);
       const changes = changesBetween(before, this.rows);
       for (const c of changes) if (prev.has(c.member)) c.prev_rank = prev.get(c.member);
+      this._frozenFrom(d);
       this._emit(changes, { kind: 'delta', viewers: this.viewers });
       return true;
     }
@@ -235,7 +283,11 @@
       this._call('onViewers', n);
     }
 
-    _emit(changes, info) { this._call('onChange', changes, info); }
+    _emit(changes, info) {
+      info.frozen = this.frozen;
+      if (this.live) info.shown = this.shown;
+      this._call('onChange', changes, info);
+    }
 
     _call(name, a, b) {
       const fn = this.handlers[name];
@@ -246,6 +298,11 @@
   }
 
   /* ---- Client: the connection ----------------------------------------- */
+
+  function withPeriod(msg, o) {
+    if (o && o.period != null && o.period !== '') msg.period = o.period;
+    return msg;
+  }
 
   function defaultUrl() {
     if (typeof location === 'undefined') throw new Error('Rankcast.Client: no url given');
@@ -354,6 +411,12 @@
       return this.request(Object.assign({ op: 'rank', board, member }, period ? { period } : {}));
     }
     ping() { return this.request({ op: 'ping' }); }
+
+    // Admin: freezes a board's audience views at its current seq; resolves { op: 'frozen', board, seq }.
+    freeze(board, o) { return this.request(withPeriod({ op: 'freeze', board }, o)); }
+    // Admin: shows the next `steps` hidden changes (a number, or 'all': unfreezes);
+    // resolves { op: 'revealed', board, seq, pending, frozen? , skipped? }.
+    reveal(board, steps, o) { return this.request(withPeriod({ op: 'reveal', board, steps }, o)); }
 
     // Replaces the connection's credentials with a fresh token (a JWT) in
     // place: views go on, reconnects use it. Resolves with the gateway's
@@ -505,6 +568,12 @@
         call('GET', '/boards/' + pathPart(board) + '/members/' + pathPart(member) + query({ period })),
       profile: (member) => call('GET', '/members/' + pathPart(member) + '/profile'),
       setProfile: (member, profile) => call('PUT', '/members/' + pathPart(member) + '/profile', profile),
+      // Freeze and reveal (admin): o = { period }.
+      freeze: (board, o) => call('POST', '/boards/' + pathPart(board) + '/freeze' + query({ period: o && o.period }), {}),
+      reveal: (board, steps, o) =>
+        call('POST', '/boards/' + pathPart(board) + '/reveal' + query({ period: o && o.period }), { steps }),
+      // { board, frozen: S|null, shown: R|null, seq, pending }
+      freezeState: (board, o) => call('GET', '/boards/' + pathPart(board) + '/freeze' + query({ period: o && o.period })),
     };
   }
 
