@@ -238,6 +238,35 @@ function evaluate(dir, cases, smoke) {
     need('E', j, j ? [[j.verify && j.verify.equal_at_end === j.viewers, 'windows differ from Redis'],
       [j.writes.acked === j.writes.sent, 'writes unanswered']] : []);
   }
+  if (cases.includes('F')) {
+    const j = readJson(dir, 'F');
+    const target = 'first delivery at once: p50 ≤ 5 ms and p99 ≤ 20 ms write-to-screen';
+    if (j) {
+      const pass = j.latency_ms.n > 0 && j.latency_ms.p50 <= 5 && j.latency_ms.p99 <= 20;
+      rows.push([`F. first delivery: ${int(j.viewers)} viewers of one top-10, ${int(j.rate)} writes/s (each on a quiet board)`, target,
+        `${lat(j)}; ${int(j.writes.acked)} writes acked, ${int(j.deliveries.write_deliveries)} of ${int(j.deliveries.expected)} (write, viewer) pairs seen`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['F. first delivery', target, 'did not run', 'error']);
+    detail('F', j);
+    need('F', j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+      [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+      [j.latency_ms.n > 0, 'no deliveries measured'], [j.deliveries.viewers_behind === 0, 'viewers missed writes'],
+      [j.closes === 0, 'connections closed']] : []);
+  }
+  if (cases.includes('Q')) {
+    const j = readJson(dir, 'Q');
+    const target = 'ack p99 ≤ 20 ms while the fan-out runs';
+    if (j) {
+      const pass = j.ack_ms.n > 0 && j.ack_ms.p99 <= 20;
+      rows.push([`Q. acks under load: ${int(j.viewers)} viewers of one top-10, ${int(j.rate)} writes/s`, target,
+        `ack p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} / max ${fmt(j.ack_ms.max)} ms; ${int(j.writes.acked_per_s)} writes/s acked; write-to-screen ${lat(j)}; ${int(j.deliveries.messages_per_s)} deltas/s delivered, ${j.deliveries.resyncs} resyncs`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['Q. acks under load', target, 'did not run', 'error']);
+    detail('Q', j);
+    need('Q', j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+      [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+      [j.ack_ms.n > 0, 'no acks measured'], [j.closes === 0, 'connections closed']] : []);
+  }
   // K: case A's write rate at growing viewer counts (where p99 crosses the target)
   const knee = [];
   if (cases.includes('K')) {
