@@ -17,6 +17,16 @@
  * queue_bytes, else refused, and the fan-out sends them (its id echoed) once
  * the queue drains; once queued they are kept like replies.
  *
+ * Writing (docs/gateway.md, "The send path"). A message is written at once
+ * when nothing must go before it and the transport holds no partial write
+ * (lws keeps the rest of a short write and says so: no poll per message);
+ * else it waits in the queue, in order, for the writeable callback. With a
+ * flush list (ctx->flush) view traffic always waits in the queue and is
+ * written by gw_conn_flush_run, a slice of connections per loop turn, so
+ * that acks are written between slices. gw_conn_reply_first puts an
+ * operation's answer ahead of the queued view traffic (not of other
+ * replies).
+ *
  * Layers. The queue knows neither libwebsockets nor the fan-out: the socket
  * side is a transport table (serve/gw_ws.c plugs in lws; tests plug in a
  * fake), and what the fan-out must hear (lagged, drained) goes up through a
