@@ -140,16 +140,22 @@ static void on_tick(uv_timer_t *t)
     gw_ws_tick(app);
 }
 
-/* The flush list (net/gw_conn.h, "acks first"): view traffic is written a
- * slice of FLUSH_SLICE connections per loop turn, so the loop reads its
- * sockets (Redis replies: acks) between slices of a big fan-out. While the
- * list is not empty the idle handle keeps poll from blocking. */
-#define FLUSH_SLICE 256
+/* The flush list (net/gw_conn.h, "acks first"): view traffic is written in
+ * slices of about FLUSH_SLICE_NS per loop turn (FLUSH_STEP connections at a
+ * time), so the loop reads its sockets (Redis replies: acks; requests)
+ * between slices of a big fan-out. While the list is not empty the idle
+ * handle keeps poll from blocking. */
+#define FLUSH_SLICE_NS 1000000u
+#define FLUSH_STEP 32
 
 static void on_flush_idle(uv_idle_t *h)
 {
     struct gw_app *app = h->data;
-    if (!gw_conn_flush_run(&app->flush, FLUSH_SLICE))
+    uint64_t t0 = uv_hrtime();
+    int more;
+    while ((more = gw_conn_flush_run(&app->flush, FLUSH_STEP)) && uv_hrtime() - t0 < FLUSH_SLICE_NS)
+        ;
+    if (!more)
         uv_idle_stop(h);
 }
 

@@ -1200,6 +1200,18 @@ static void report(void)
            B.m_ok ? "true" : "false", O.deflate ? "true" : "false", B.deflate_open, B.m1.bytes_sent - B.m0.bytes_sent,
            W.reply_bytes, B.m1.deltas_sent - B.m0.deltas_sent, B.m1.deflate_messages - B.m0.deflate_messages,
            B.m1.deflate_compressed - B.m0.deflate_compressed, B.m1.deflate_runs - B.m0.deflate_runs);
+    /* The gateway's own share of the ack time: its script round trips
+     * during the run (a histogram: bucket bounds in ms, writes within each). */
+    printf("\"gateway_rtt\":{\"ok\":%s,\"le_ms\":[", B.m_ok && B.m0.rtt_n == B.m1.rtt_n ? "true" : "false");
+    for (unsigned i = 0; B.m_ok && i < B.m1.rtt_n && B.m0.rtt_n == B.m1.rtt_n; i++)
+        if (isinf(B.m1.rtt_le[i]))
+            printf("%s-1", i ? "," : ""); /* +Inf */
+        else
+            printf("%s%g", i ? "," : "", B.m1.rtt_le[i] * 1000);
+    printf("],\"cum\":[");
+    for (unsigned i = 0; B.m_ok && i < B.m1.rtt_n && B.m0.rtt_n == B.m1.rtt_n; i++)
+        printf("%s%" PRIu64, i ? "," : "", B.m1.rtt_cum[i] - B.m0.rtt_cum[i]);
+    printf("]},");
     if (O.gateway_pid > 0) {
         double span = meas_s > 0 ? meas_s : (double)(B.done_us - B.connected_us) / 1e6;
         printf("\"gateway\":{\"pid\":%ld,\"ok\":%s,\"cpu_s\":%.3f,\"cpu_per_s\":%.3f,\"rss_kb\":%ld,"

@@ -104,6 +104,18 @@ const int = (x) => (x === null || x === undefined ? 'n/a' : Math.round(x).toLoca
 const lat = (j) => j && j.latency_ms.n
   ? `p50 ${fmt(j.latency_ms.p50)} / p90 ${fmt(j.latency_ms.p90)} / p99 ${fmt(j.latency_ms.p99)} / p99.9 ${fmt(j.latency_ms.p999)} / max ${fmt(j.latency_ms.max)} ms`
   : 'no samples';
+// The gateway's own share of the ack time (rankcast_script_rtt_seconds over
+// the run, rankcast-bench's "gateway_rtt"): the bucket bound under which a
+// fraction q of the writes' round trips fell, as "≤ X ms" (or "> X ms").
+const gwRtt = (j, q) => {
+  const g = j && j.gateway_rtt;
+  if (!g || !g.ok || !g.cum.length) return 'n/a';
+  const total = g.cum[g.cum.length - 1];
+  if (!total) return 'n/a';
+  for (let i = 0; i < g.cum.length; i++)
+    if (g.cum[i] >= q * total) return g.le_ms[i] < 0 ? `> ${g.le_ms[i - 1]} ms` : `≤ ${g.le_ms[i]} ms`;
+  return 'n/a';
+};
 const errorsOf = (j) => j.writes.errors + j.writes.lost + j.closes + j.connect.sub_errors + j.connect.connect_errors;
 
 function evaluate(dir, cases, smoke) {
@@ -118,7 +130,7 @@ function evaluate(dir, cases, smoke) {
     details.push({
       name,
       latency: lat(j),
-      ack: j.ack_ms.n ? `p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms` : '',
+      ack: j.ack_ms.n ? `p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms${j.gateway_rtt && j.gateway_rtt.ok ? ` (in the gateway: p99 ${gwRtt(j, 0.99)})` : ''}` : '',
       writes: `${int(j.writes.acked)} acked of ${int(j.writes.sent)} sent (${int(j.writes.acked_per_s)}/s), ${j.writes.errors} errors`,
       deliveries: j.deliveries.write_deliveries
         ? `${int(j.deliveries.messages_per_s)} deltas/s (${fmt(j.deliveries.messages_per_s / (j.viewers || 1))} per viewer per s), ${int(j.deliveries.write_deliveries)} of ${int(j.deliveries.expected)} (write, viewer) pairs seen, ${j.deliveries.resyncs} resyncs, ${j.deliveries.viewers_behind} viewers behind at the end`
@@ -259,7 +271,7 @@ function evaluate(dir, cases, smoke) {
     if (j) {
       const pass = j.ack_ms.n > 0 && j.ack_ms.p99 <= 20;
       rows.push([`Q. acks under load: ${int(j.viewers)} viewers of one top-10, ${int(j.rate)} writes/s`, target,
-        `ack p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} / max ${fmt(j.ack_ms.max)} ms; ${int(j.writes.acked_per_s)} writes/s acked; write-to-screen ${lat(j)}; ${int(j.deliveries.messages_per_s)} deltas/s delivered, ${j.deliveries.resyncs} resyncs`,
+        `ack p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} / max ${fmt(j.ack_ms.max)} ms (of which in the gateway, from handling the request to its script's reply: p50 ${gwRtt(j, 0.5)}, p99 ${gwRtt(j, 0.99)}); ${int(j.writes.acked_per_s)} writes/s acked; write-to-screen ${lat(j)}; ${int(j.deliveries.messages_per_s)} deltas/s delivered, ${j.deliveries.resyncs} resyncs`,
         pass ? 'pass' : 'miss']);
     } else rows.push(['Q. acks under load', target, 'did not run', 'error']);
     detail('Q', j);
