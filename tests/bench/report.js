@@ -547,6 +547,16 @@ ${ev.many.rounds.length ? `- **Many boards, one Redis and a cluster (L)**: the c
 ` : ''}- **Idle connections (D)**: a fresh gateway; RSS from \`/proc/PID/status\` before the
   connections and 2 s after every bench process reported all its viewers subscribed; several
   bench processes, since the open-file limit is 20,000 per process.
+- **First delivery (F)**: one writer, writes paced at 5 a second with \`--jitter\` (each write at a
+  random moment in the first half of its 200 ms period, so the writes meet the gateway's tick at every
+  phase; evenly paced writes would meet it at one fixed phase and measure that phase). Every write finds
+  its board quiet for more than a tick, so this is the leading edge's case: the target is the round
+  trip, not the tick.
+- **Acks under load (Q)**: case K's largest load (one top-10, 2,000 writes/s from 4 writers) at
+  5,000 viewers; what counts is the writers' send-to-ack time. The gateway's own part of it, from
+  handling the request to its script's reply (after which the ack is written at once), comes from its
+  \`rankcast_script_rtt_seconds\` histogram read at the start and the end of the run (bucket bounds:
+  "≤ X ms"); the rest is the two sockets and the load tool's own loop (its stalls are in the details).
 - **Burst (E)**: each viewer keeps its window as docs/protocol.md says a client must; once every
   write is acked, the bench reads the true top-10 (\`ZRANGE ... REV WITHSCORES\`, \`ZCARD\`) from
   Redis and records when each viewer's window (members, scores, total) became equal to it,
