@@ -1,6 +1,6 @@
 /* test_conn_queue.c - net/gw_conn's bounded send queue, without lws: the
- * socket is a fake transport (it records frames, and the test says when it is
- * "full"), the fan-out a fake hook table. Proves the queue's rules from
+ * socket is a fake transport (it records frames, and the test says when it
+ * holds a partial write: "full"), the fan-out a fake hook table. Proves the queue's rules from
  * gw_conn.h: replies are always kept; view traffic past queue_bytes is
  * dropped and the lagged hook told; owed replies are refused while the queue
  * is full and sent again from the drained hook; the reply cap closes with
@@ -8,7 +8,10 @@
  * permessage-deflate: a connection that negotiated it gets each message
  * compressed once, the same compressed buffer as every other such
  * connection, RSV1 flagged; short messages and those that do not shrink go
- * in stored blocks (RSV1 too); queue limits count uncompressed bytes. */
+ * in stored blocks (RSV1 too); queue limits count uncompressed bytes. And
+ * the send path: an operation's reply goes ahead of queued view traffic (not
+ * of replies); with a flush list view traffic waits for gw_conn_flush_run,
+ * in slices, and a write failing there closes at the writeable callback. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -566,6 +569,26 @@ static void with_a_flush_list_view_traffic_waits_for_the_flush_and_acks_do_not(v
     f->ctx.flush = NULL;
 }
 
+/* A write that fails during a flush: nothing more is written, and the
+ * writeable callback it asks for tells the transport to close (-1). */
+static void a_write_failing_in_the_flush_closes_at_the_writeable_callback(void **state)
+{
+    struct fixture *f = *state;
+    unsigned kicks = 0;
+    struct gw_conn_flush fl = {NULL, NULL, kick, &kicks};
+    f->ctx.flush = &fl;
+    send_one(f->c, "d1", 10, 1);
+    send_one(f->c, "d2", 10, 1);
+    f->sock.fail = 1;
+    unsigned want = f->sock.want;
+    assert_int_equal(gw_conn_flush_run(&fl, 10), 0);
+    assert_true(f->c->failed);
+    assert_true(f->sock.want > want);
+    assert_int_equal(gw_conn_on_writeable(f->c), -1);
+    assert_int_equal(f->sock.nframes, 0);
+    f->ctx.flush = NULL;
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -576,6 +599,7 @@ int main(void)
         T(owed_reply_is_refused_while_full_and_sent_when_it_drains),
         T(a_reply_first_overtakes_queued_view_traffic_but_no_reply),
         T(with_a_flush_list_view_traffic_waits_for_the_flush_and_acks_do_not),
+        T(a_write_failing_in_the_flush_closes_at_the_writeable_callback),
         T(an_empty_queue_takes_an_owed_reply_of_any_size),
         T(a_laggard_gets_one_owed_snapshot_per_drain),
         T(replies_past_the_hard_cap_close_with_1008),
