@@ -55,6 +55,10 @@ struct gw_app {
     struct gw_ws_drain *ws_drain;   /* compressed messages lws must be pushed to inflate (serve/gw_ws.c) */
     struct gw_peers *peers;         /* every accepted socket: counts per address, deadlines */
     uv_timer_t tick;                /* the coalescing tick */
+    struct gw_conn_flush flush;     /* connections with view traffic to write (net/gw_conn.h) */
+    uv_idle_t flush_idle;           /* writes a slice of them per loop turn, while there are any */
+    uv_check_t edge_check;          /* after each turn's I/O: the fan-out's leading edge */
+    int loop_hooks;                 /* flush_idle and edge_check are open */
     struct gw_lifecycle life;       /* signals and the stop sequence (gw_lifecycle.c) */
     int stopping;
     struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */

@@ -140,6 +140,60 @@ static void on_tick(uv_timer_t *t)
     gw_ws_tick(app);
 }
 
+/* The flush list (net/gw_conn.h, "acks first"): view traffic is written in
+ * slices of about FLUSH_SLICE_NS per loop turn (FLUSH_STEP connections at a
+ * time), so the loop reads its sockets (Redis replies: acks; requests)
+ * between slices of a big fan-out. While the list is not empty the idle
+ * handle keeps poll from blocking. */
+#define FLUSH_SLICE_NS 1000000u
+#define FLUSH_STEP 32
+
+static void on_flush_idle(uv_idle_t *h)
+{
+    struct gw_app *app = h->data;
+    uint64_t t0 = uv_hrtime();
+    int more;
+    while ((more = gw_conn_flush_run(&app->flush, FLUSH_STEP)) && uv_hrtime() - t0 < FLUSH_SLICE_NS)
+        ;
+    if (!more)
+        uv_idle_stop(h);
+}
+
+static void flush_kick(void *data)
+{
+    struct gw_app *app = data;
+    if (app->loop_hooks)
+        uv_idle_start(&app->flush_idle, on_flush_idle);
+}
+
+/* After the I/O of a loop turn (every change event it read is applied):
+ * boards whose change found them quiet go out now (the leading edge). */
+static void on_edge_check(uv_check_t *h)
+{
+    struct gw_app *app = h->data;
+    gw_fanout_edge(app->fanout);
+}
+
+static void loop_hooks_start(struct gw_app *app)
+{
+    app->flush = (struct gw_conn_flush){.kick = flush_kick, .data = app};
+    uv_idle_init(app->loop, &app->flush_idle);
+    app->flush_idle.data = app;
+    uv_check_init(app->loop, &app->edge_check);
+    app->edge_check.data = app;
+    uv_check_start(&app->edge_check, on_edge_check);
+    app->loop_hooks = 1;
+}
+
+static void loop_hooks_stop(struct gw_app *app)
+{
+    if (!app->loop_hooks)
+        return;
+    app->loop_hooks = 0;
+    uv_close((uv_handle_t *)&app->flush_idle, NULL);
+    uv_close((uv_handle_t *)&app->edge_check, NULL);
+}
+
 /* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */
 static void begin_stop(void *data, int signum)
 {
@@ -160,6 +214,7 @@ static void finish_stop(void *data)
     gw_archive_stop(app);
     gw_redis_stop(app->redis);
     app->redis = app->store.redis = NULL;
+    loop_hooks_stop(app);
     gw_server_stop(app);
 }
 
@@ -238,6 +293,7 @@ static int start(struct gw_app *app, const struct options *o)
         return RC_E_INTERNAL;
     if (gw_server_start(app, host, port) != 0)
         return RC_E_INTERNAL;
+    loop_hooks_start(app);
     uv_timer_init(app->loop, &app->tick);
     app->tick.data = app;
     uv_timer_start(&app->tick, on_tick, (uint64_t)app->conf->tick_ms, (uint64_t)app->conf->tick_ms);
@@ -279,6 +335,7 @@ int main(int argc, char **argv)
         gw_webhook_stop(&app);
         if (app.redis)
             gw_redis_stop(app.redis);
+        loop_hooks_stop(&app);
         gw_server_stop(&app);
     }
     /* lws with a foreign loop: run until it lets go, destroy again if needed. */
@@ -287,6 +344,7 @@ int main(int argc, char **argv)
         lws_context_destroy(app.lws);
         uv_run(&loop, UV_RUN_DEFAULT);
     }
+    gw_conn_flush_clear(&app.flush); /* references on connections lws has closed */
     gw_fanout_free(app.fanout);
     gw_ws_free(&app);
     gw_profiles_free(app.profiles);

@@ -280,6 +280,35 @@ static void mark_dirty(struct gw_board *b)
         gw_fo_board_wake(b);
 }
 
+/* What the tick must still do for b (it stays on the work list while so). */
+static int board_has_work(const struct gw_board *b)
+{
+    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
+        return 1;
+    for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
+        if (v->dirty || v->held || v->viewers_due)
+            return 1;
+    return 0;
+}
+
+/* A change event reached b: when it finds b quiet, b goes on the soon list
+ * (off the work list) and gw_fanout_edge looks at it after this loop turn's
+ * I/O, instead of the next tick. */
+static void edge_maybe(struct gw_fanout *f, struct gw_board *b)
+{
+    if (b->dead || b->wlist == &f->soon || !board_has_work(b))
+        return;
+    if (!rc_edge_quiet(&b->edge, gw_mono_us(), f->app->conf->tick_ms * 1000))
+        return;
+    gw_fo_work_remove(b);
+    b->wprev = NULL;
+    b->wnext = f->soon;
+    if (f->soon)
+        f->soon->wprev = b;
+    f->soon = b;
+    b->wlist = &f->soon;
+}
+
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
                           size_t len)
 {
@@ -346,17 +375,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
         if (v->r.spec.kind == RC_VIEW_FEED)
             gw_fo_feed_deliver(f, v, &ev);
-}
-
-/* What the tick must still do for b (it stays on the work list while so). */
-static int board_has_work(const struct gw_board *b)
-{
-    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
-        return 1;
-    for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-        if (v->dirty || v->held || v->viewers_due)
-            return 1;
-    return 0;
+    edge_maybe(f, b);
 }
 
 static void board_tick(struct gw_board *b)
@@ -424,26 +443,60 @@ static void maybe_trim(struct gw_fanout *f)
 #endif
 }
 
-void gw_fanout_tick(struct gw_fanout *f)
+/* Takes the list *from whole (a board that gets work again while it is
+ * handled waits for the next pass) and looks at each board: its mirror,
+ * reads, held sends. `edge`: this is the leading edge, in tick period
+ * `period`; else the tick that ends `period`. Boards looked at are stamped
+ * as gone out (core/rc_edge.h). */
+static void run_boards(struct gw_board **from, int edge, uint64_t period)
 {
-    gw_fo_rollover(f);
-    maybe_trim(f);
-    gw_fo_viewers_tick(f);
-    /* Only the boards with work. The list is taken whole: a board that gets
-     * work again while it is handled waits for the next tick. */
-    struct gw_board *todo = f->work;
-    f->work = NULL;
+    struct gw_board *todo = *from;
+    *from = NULL;
     for (struct gw_board *b = todo; b; b = b->wnext)
         b->wlist = &todo;
+    int64_t now_us = gw_mono_us();
     while (todo) {
         struct gw_board *b = todo;
         gw_fo_work_remove(b);
+        /* The tick passes over a board that went out at its leading edge
+         * in this period; the edge leaves a board whose script event is
+         * still to come (its ZADD was heard) to the tick. */
+        if (edge ? b->ks_pending > 0 : !rc_edge_tick_may_send(&b->edge, period)) {
+            gw_fo_board_wake(b);
+            continue;
+        }
+        if (edge)
+            rc_edge_sent_edge(&b->edge, now_us, period);
+        else if (board_has_work(b))
+            rc_edge_sent_tick(&b->edge, now_us);
         b->refs++; /* alive through its own callbacks */
         board_tick(b);
         if (!b->dead && board_has_work(b))
             gw_fo_board_wake(b);
         gw_fo_board_unref(b);
     }
+}
+
+void gw_fanout_tick(struct gw_fanout *f)
+{
+    uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
+    gw_fo_rollover(f);
+    maybe_trim(f);
+    gw_fo_viewers_tick(f);
+    /* Boards still waiting for their leading edge (normally none: it runs
+     * after each loop turn's I/O) are looked at by this tick instead. */
+    while (f->soon) {
+        struct gw_board *b = f->soon;
+        gw_fo_work_remove(b);
+        gw_fo_board_wake(b);
+    }
+    run_boards(&f->work, 0, period); /* only the boards with work */
+}
+
+void gw_fanout_edge(struct gw_fanout *f)
+{
+    if (f->soon)
+        run_boards(&f->soon, 1, f->ticks);
 }
 
 void gw_fanout_profile_changed(struct gw_fanout *f)

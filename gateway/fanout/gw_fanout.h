@@ -71,6 +71,11 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 /* The coalescing tick: re-reads dirty views. */
 void gw_fanout_tick(struct gw_fanout *f);
 
+/* The leading edge (core/rc_edge.h): looks now at the boards whose change
+ * found them quiet, instead of at the next tick. Called once per loop turn,
+ * after its I/O (every change event read in that turn is applied first). */
+void gw_fanout_edge(struct gw_fanout *f);
+
 /* A member's profile changed: every window is compared again on the next
  * tick, and rows whose profile differs are resent. */
 void gw_fanout_profile_changed(struct gw_fanout *f);

@@ -29,6 +29,7 @@
 #include "fanout/gw_fanout.h"
 #include "redis/gw_script.h"
 #include "store/gw_read.h"
+#include "rc_edge.h"
 #include "rc_event.h"
 #include "rc_freeze.h"
 #include "rc_hmap.h"
@@ -89,6 +90,7 @@ struct gw_board {
     struct gw_board *next, *prev; /* f->all: every live board */
     struct gw_board *wnext, *wprev; /* on a work list (f->work, or the tick's) */
     struct gw_board **wlist;     /* that list, or NULL */
+    struct rc_edge edge;         /* when it last went out: a change finding it quiet goes at once */
     struct gw_fanout *f;
     const struct rc_board *decl;
     struct rc_event *ring;       /* recent events: NULL until the first, grows to GW_FO_RING_EVENTS */
@@ -142,6 +144,8 @@ struct gw_fanout {
     struct rc_registry reg;      /* live boards (count <= max_boards) and attached views */
     struct gw_board *all;        /* live boards, for the rare walks over all of them */
     struct gw_board *work;       /* boards the next tick must look at */
+    struct gw_board *soon;       /* boards whose change found them quiet: looked at after this loop turn's I/O */
+    uint64_t ticks;              /* ticks run (numbers the tick periods, core/rc_edge.h) */
     int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
     int64_t rollover_from;       /* ... or goes back before this (test clock) */
     unsigned freed;              /* boards freed since memory was last handed back */

@@ -130,16 +130,49 @@ static int grow(struct gw_conn *c)
     return 0;
 }
 
-/* Writes m now when nothing is queued ahead and the socket takes data, else
- * queues it (a new reference) behind the rest. */
-static void enqueue(struct gw_conn *c, struct gw_msg *m, enum gw_qclass cls)
+/* Puts c on the flush list (a reference) unless it is on it. */
+static void flush_add(struct gw_conn *c)
 {
-    /* Nothing queued ahead and the socket takes data: write now. Asking for
-     * a writeable callback instead costs libuv four epoll_ctl calls and a
-     * loop turn per message (measured: a quarter of the gateway's CPU at
-     * fan-out). A partial write is kept by the transport, which then reports
-     * the pipe choked, so later messages queue behind it in order. */
-    if (c->q_count == 0 && !c->ctx->tx->choked(c->sock)) {
+    struct gw_conn_flush *fl = c->ctx->flush;
+    if (c->flushing)
+        return;
+    gw_conn_ref(c);
+    c->flushing = 1;
+    c->flush_next = NULL;
+    if (fl->tail)
+        fl->tail->flush_next = c;
+    else
+        fl->head = c;
+    fl->tail = c;
+    if (fl->head == c && fl->kick)
+        fl->kick(fl->data);
+}
+
+/* Where a reply that goes first enters the queue: behind the last entry
+ * that is not view traffic (replies never overtake replies or owed
+ * snapshots), ahead of the view traffic queued after it. */
+static size_t first_slot(const struct gw_conn *c)
+{
+    size_t i = c->q_count;
+    while (i > 0 && c->q[(c->q_head + i - 1) % c->q_cap].cls == GW_Q_VIEW)
+        i--;
+    return i;
+}
+
+/* Writes m now when nothing must go before it and the transport holds no
+ * partial write, else queues it (a new reference) at slot `at` (q_count:
+ * behind the rest). View traffic, when there is a flush list, is always
+ * queued, and written by gw_conn_flush_run. */
+static void enqueue(struct gw_conn *c, struct gw_msg *m, enum gw_qclass cls, size_t at)
+{
+    int deferred = cls == GW_Q_VIEW && c->ctx->flush;
+    /* Write now: asking for a writeable callback instead costs libuv four
+     * epoll_ctl calls and a loop turn per message (measured: a quarter of
+     * the gateway's CPU at fan-out). Whether the socket is full is learnt
+     * from the write itself: lws sends what the socket takes and keeps the
+     * rest (lws_issue_raw), and then reports it buffered, so later messages
+     * queue behind it in order. No poll() per message. */
+    if (!deferred && at == 0 && !c->ctx->tx->buffered(c->sock)) {
         if (write_msg(c, m) < 0) {
             gw_conn_close(c, GW_CLOSE_UNEXPECTED);
             return;
@@ -153,10 +186,15 @@ static void enqueue(struct gw_conn *c, struct gw_msg *m, enum gw_qclass cls)
         return;
     }
     gw_msg_ref(m);
-    c->q[(c->q_head + c->q_count) % c->q_cap] = (struct gw_qent){m, cls};
+    for (size_t i = c->q_count; i > at; i--)
+        c->q[(c->q_head + i) % c->q_cap] = c->q[(c->q_head + i - 1) % c->q_cap];
+    c->q[(c->q_head + at) % c->q_cap] = (struct gw_qent){m, cls};
     c->q_count++;
     *class_bytes(c, cls) += m->len;
-    want_writeable(c);
+    if (deferred)
+        flush_add(c);
+    else
+        want_writeable(c);
 }
 
 /* The queue overflowed: from now on each subscription is owed a snapshot,
@@ -192,7 +230,7 @@ void gw_conn_send(struct gw_conn *c, struct gw_msg *m, int droppable)
         gw_conn_close(c, GW_CLOSE_POLICY_VIOLATION);
         return;
     }
-    enqueue(c, m, droppable ? GW_Q_VIEW : GW_Q_REPLY);
+    enqueue(c, m, droppable ? GW_Q_VIEW : GW_Q_REPLY, c->q_count);
 }
 
 int gw_conn_send_owed(struct gw_conn *c, struct gw_msg *m)
@@ -205,7 +243,7 @@ int gw_conn_send_owed(struct gw_conn *c, struct gw_msg *m)
         start_resync(c);
         return RC_E_RATE_LIMITED;
     }
-    enqueue(c, m, GW_Q_OWED);
+    enqueue(c, m, GW_Q_OWED, c->q_count);
     return 0;
 }
 
@@ -218,6 +256,22 @@ void gw_conn_reply(struct gw_conn *c, char *json)
     }
 }
 
+void gw_conn_reply_first(struct gw_conn *c, char *json)
+{
+    struct gw_msg *m = gw_msg_take(json);
+    if (!m)
+        return;
+    if (!c->sock || c->close_code) {
+        gw_msg_unref(m);
+        return;
+    }
+    if (c->q_count && c->q_reply_bytes + m->len > REPLY_QUEUE_FACTOR * c->ctx->queue_bytes)
+        gw_conn_close(c, GW_CLOSE_POLICY_VIOLATION); /* as gw_conn_send */
+    else
+        enqueue(c, m, GW_Q_REPLY, first_slot(c));
+    gw_msg_unref(m);
+}
+
 void gw_conn_close(struct gw_conn *c, int code)
 {
     if (!c->sock || c->close_code)
@@ -226,13 +280,14 @@ void gw_conn_close(struct gw_conn *c, int code)
     want_writeable(c);
 }
 
-int gw_conn_on_writeable(struct gw_conn *c)
+/* Writes queued messages until the queue is empty, WRITES_PER_CALLBACK are
+ * out, or the transport holds a partial write. Returns -1 when a write
+ * failed. */
+static int write_queue(struct gw_conn *c)
 {
-    if (c->close_sent)
-        return 0; /* nothing may follow a close frame */
     for (int n = 0; n < WRITES_PER_CALLBACK && c->q_count; n++) {
-        if (n && c->ctx->tx->choked(c->sock))
-            break;
+        if (n && c->ctx->tx->buffered(c->sock))
+            break; /* the socket is full: lws finishes it, then calls back */
         struct gw_qent e = c->q[c->q_head];
         int w = write_msg(c, e.msg);
         c->q_head = (c->q_head + 1) % c->q_cap;
@@ -242,6 +297,17 @@ int gw_conn_on_writeable(struct gw_conn *c)
         if (w < 0)
             return -1;
     }
+    return 0;
+}
+
+int gw_conn_on_writeable(struct gw_conn *c)
+{
+    if (c->failed)
+        return -1;
+    if (c->close_sent)
+        return 0; /* nothing may follow a close frame */
+    if (write_queue(c) < 0)
+        return -1;
     if (c->q_count == 0 && c->resync && !c->close_code)
         c->resync = c->ctx->hooks.drained ? c->ctx->hooks.drained(c->ctx->hooks.data, c) : 0;
     if (c->q_count) {
@@ -253,6 +319,50 @@ int gw_conn_on_writeable(struct gw_conn *c)
         return c->ctx->tx->close(c->sock, c->close_code) < 0 ? -1 : 0;
     }
     return 0;
+}
+
+/* Takes the first connection off fl's list (its reference passes to the
+ * caller), or NULL. */
+static struct gw_conn *flush_pop(struct gw_conn_flush *fl)
+{
+    struct gw_conn *c = fl->head;
+    if (!c)
+        return NULL;
+    fl->head = c->flush_next;
+    if (!fl->head)
+        fl->tail = NULL;
+    c->flush_next = NULL;
+    c->flushing = 0;
+    return c;
+}
+
+int gw_conn_flush_run(struct gw_conn_flush *fl, size_t max_conns)
+{
+    for (size_t n = 0; n < max_conns && fl->head; n++) {
+        struct gw_conn *c = flush_pop(fl);
+        /* As a writeable callback would, but what only a callback may do
+         * (the drained hook, the close frame, closing on a failed write) is
+         * left to the one asked for here. */
+        if (c->sock && !c->close_sent && !c->failed && c->q_count) {
+            if (c->ctx->tx->buffered(c->sock)) {
+                want_writeable(c); /* lws finishes the partial write first */
+            } else if (write_queue(c) < 0) {
+                c->failed = 1;
+                want_writeable(c);
+            } else if (c->q_count || c->resync || c->close_code) {
+                want_writeable(c);
+            }
+        }
+        gw_conn_unref(c);
+    }
+    return fl->head != NULL;
+}
+
+void gw_conn_flush_clear(struct gw_conn_flush *fl)
+{
+    struct gw_conn *c;
+    while ((c = flush_pop(fl)))
+        gw_conn_unref(c);
 }
 
 void gw_conn_on_closed(struct gw_conn *c)

@@ -17,6 +17,16 @@
  * queue_bytes, else refused, and the fan-out sends them (its id echoed) once
  * the queue drains; once queued they are kept like replies.
  *
+ * Writing (docs/gateway.md, "The send path"). A message is written at once
+ * when nothing must go before it and the transport holds no partial write
+ * (lws keeps the rest of a short write and says so: no poll per message);
+ * else it waits in the queue, in order, for the writeable callback. With a
+ * flush list (ctx->flush) view traffic always waits in the queue and is
+ * written by gw_conn_flush_run, a slice of connections per loop turn, so
+ * that acks are written between slices. gw_conn_reply_first puts an
+ * operation's answer ahead of the queued view traffic (not of other
+ * replies).
+ *
  * Layers. The queue knows neither libwebsockets nor the fan-out: the socket
  * side is a transport table (serve/gw_ws.c plugs in lws; tests plug in a
  * fake), and what the fan-out must hear (lagged, drained) goes up through a
@@ -75,8 +85,11 @@ struct gw_conn_transport {
     /* Sends the close frame with code and arms the close timeout. Returns
      * < 0 when the socket failed. */
     int (*close)(void *sock, int code);
-    /* 1 when the socket takes no more data now (a write would buffer). */
-    int (*choked)(void *sock);
+    /* 1 while the transport holds the rest of a partial write (it finishes
+     * it first, then asks for a writeable callback): nothing more may be
+     * written until then. A flag, no system call: the write itself says
+     * when the socket is full (docs/gateway.md, "The send path"). */
+    int (*buffered)(void *sock);
     /* Asks for gw_conn_on_writeable once the socket takes data. */
     void (*want_writeable)(void *sock);
 };
@@ -91,6 +104,19 @@ struct gw_conn_hooks {
     int (*drained)(void *data, struct gw_conn *c);
 };
 
+/* The flush list (acks first): view traffic is only queued when the fan-out
+ * sends it, and written later from this list a slice at a time, so that the
+ * loop reads its sockets (Redis replies, requests) between slices and a
+ * write's ack never waits behind a whole tick of fan-out. Connections on it
+ * hold a reference. */
+struct gw_conn_flush {
+    struct gw_conn *head, *tail;
+    /* Called when the list stops being empty: the loop must not block in
+     * poll until gw_conn_flush_run has emptied it. */
+    void (*kick)(void *data);
+    void *data;
+};
+
 /* What every connection shares; set at start, outlives the connections. */
 struct gw_conn_ctx {
     const struct gw_conn_transport *tx;
@@ -98,6 +124,7 @@ struct gw_conn_ctx {
     struct gw_metrics *metrics;    /* bytes_sent, queue_drops (NULL: not counted) */
     size_t queue_bytes;            /* droppable bytes a reader may fall behind (conf) */
     struct rc_deflater *deflater;  /* compresses for connections with deflate set (NULL: none) */
+    struct gw_conn_flush *flush;   /* NULL: view traffic is written at once, in the fan-out's call */
 };
 
 enum gw_qclass {
@@ -130,6 +157,9 @@ struct gw_conn {
     int resync;                    /* overflowed: snapshots owed as the queue drains */
     int close_code;                /* nonzero: close with this code once flushed */
     int close_sent;                /* the close frame is out: write nothing more */
+    int failed;                    /* a write failed: the next writeable callback closes it */
+    int flushing;                  /* on ctx->flush's list (holds a reference) */
+    struct gw_conn *flush_next;
     unsigned binary_frames;        /* binary frames received (abuse counter) */
     int deflate;                   /* permessage-deflate negotiated: send compressed */
     int rx_compressed;             /* the message being reassembled came compressed */
@@ -167,6 +197,20 @@ int gw_conn_send_owed(struct gw_conn *c, struct gw_msg *m);
 /* Queues a reply encoded by an rc_encode_* function (takes ownership of json;
  * NULL is ignored). */
 void gw_conn_reply(struct gw_conn *c, char *json);
+
+/* gw_conn_reply for the answer of an operation (a write's ack, a read, a
+ * pong): it goes ahead of the view traffic queued at the tail (none of
+ * which has started), never ahead of other replies or owed snapshots. Only
+ * for replies that say nothing about a view's state. */
+void gw_conn_reply_first(struct gw_conn *c, char *json);
+
+/* Writes the queues of the connections on fl's list, at most max_conns of
+ * them (each as a writeable callback would), and returns 1 while some are
+ * left on it, else 0. */
+int gw_conn_flush_run(struct gw_conn_flush *fl, size_t max_conns);
+
+/* Drops every connection from fl's list (shutdown). */
+void gw_conn_flush_clear(struct gw_conn_flush *fl);
 
 /* Asks for the connection to close with code once what is queued is sent. */
 void gw_conn_close(struct gw_conn *c, int code);

@@ -85,9 +85,12 @@ static int lws_tx_close(void *sock, int code)
     return 0;
 }
 
-static int lws_tx_choked(void *sock)
+/* No lws_send_pipe_choked: it polls the socket (a system call per message).
+ * lws_partial_buffered only reads the flag a short write left (lws 4.1
+ * lws_issue_raw keeps the rest in wsi->buflist_out and asks for POLLOUT). */
+static int lws_tx_buffered(void *sock)
 {
-    return lws_send_pipe_choked(sock);
+    return lws_partial_buffered(sock);
 }
 
 static void lws_tx_want_writeable(void *sock)
@@ -98,7 +101,7 @@ static void lws_tx_want_writeable(void *sock)
 static const struct gw_conn_transport lws_transport = {
     lws_tx_write,
     lws_tx_close,
-    lws_tx_choked,
+    lws_tx_buffered,
     lws_tx_want_writeable,
 };
 
@@ -114,6 +117,7 @@ void gw_ws_setup(struct gw_app *app)
         .tx = &lws_transport,
         .hooks = gw_fanout_conn_hooks(app->fanout),
         .metrics = &app->metrics,
+        .flush = &app->flush,
         .queue_bytes = app->conf->queue_bytes,
         /* NULL (out of memory): everything goes in stored blocks, uncompressed */
         .deflater = app->conf->compression ? rc_deflater_new(DEFLATE_LEVEL) : NULL,
@@ -134,7 +138,7 @@ static void on_op_done(void *privdata, int code, char *json)
     struct gw_conn *c = privdata;
     (void)code;
     c->pending--;
-    gw_conn_reply(c, json);
+    gw_conn_reply_first(c, json); /* an ack goes ahead of queued view traffic */
     gw_conn_unref(c);
 }
 
@@ -293,7 +297,7 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
         gw_op_rank(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_PING:
-        gw_conn_reply(c, rc_encode_pong(r->id_json));
+        gw_conn_reply_first(c, rc_encode_pong(r->id_json));
         break;
     case RC_OP_AUTH:
         do_auth(app, c, r);

@@ -2,6 +2,7 @@
 #include "bench_metrics.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,22 @@ static int counter(const char *text, const char *name, uint64_t *out)
         }
     }
     return -1;
+}
+
+static void rtt_buckets(const char *text, struct bench_metrics *out)
+{
+    static const char name[] = "rankcast_script_rtt_seconds_bucket{le=\"";
+    out->rtt_n = 0;
+    for (const char *p = text; (p = strstr(p, name)) != NULL && out->rtt_n < BENCH_RTT_MAX;) {
+        p += sizeof name - 1;
+        char *end;
+        double le = strncmp(p, "+Inf", 4) == 0 ? INFINITY : strtod(p, &end);
+        const char *v = strstr(p, "} ");
+        if (!v)
+            break;
+        out->rtt_le[out->rtt_n] = le;
+        out->rtt_cum[out->rtt_n++] = strtoull(v + 2, NULL, 10);
+    }
 }
 
 int bench_metrics_read(const char *host, int port, struct bench_metrics *out)
@@ -55,6 +72,7 @@ int bench_metrics_read(const char *host, int port, struct bench_metrics *out)
             (void)counter(buf, "rankcast_deflate_compressed_total", &out->deflate_compressed);
             (void)counter(buf, "rankcast_deflate_runs_total", &out->deflate_runs);
             (void)counter(buf, "rankcast_deflate_connections_total", &out->deflate_conns);
+            rtt_buckets(buf, out);
             rc = 0;
         }
     }

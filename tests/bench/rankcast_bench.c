@@ -145,7 +145,7 @@ struct options {
     unsigned viewers, writers, members, inflight, conc, src_first, src_last, src_offset, tb_bits;
     double rate, duration, settle, connect_timeout, hold;
     uint64_t writes_cap;
-    int op_incr, idle_only, verify, lws_log, deflate;
+    int op_incr, idle_only, verify, lws_log, deflate, jitter;
     long gateway_pid;
     enum view_kind view;
     int64_t view_offset;
@@ -585,6 +585,21 @@ static void pace(int64_t now)
     double el = (double)(now - atomic_load(&write_start_us)) / 1e6;
     uint64_t due = (uint64_t)(O.rate * (el < O.duration ? el : O.duration));
     uint64_t issued = atomic_load(&W.issued);
+    if (O.jitter && due > issued) {
+        /* --jitter: write k is due at (k + u) / rate, u uniform in [0, 0.5),
+         * so writes land at every phase of the gateway's tick instead of a
+         * fixed one, yet stay at least half a period apart. One at a time. */
+        static double next_at = -1;
+        static uint64_t rng = 0x9e3779b97f4a7c15u;
+        if (next_at < 0) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            next_at = ((double)issued + (double)(rng >> 11) / 9007199254740992.0 * 0.5) / O.rate;
+        }
+        if (el < next_at)
+            return;
+        next_at = -1;
+        due = issued + 1;
+    }
     if (O.writes_cap && due > O.writes_cap)
         due = O.writes_cap;
     if (!atomic_load(&W.open) || due <= issued)
@@ -1185,6 +1200,18 @@ static void report(void)
            B.m_ok ? "true" : "false", O.deflate ? "true" : "false", B.deflate_open, B.m1.bytes_sent - B.m0.bytes_sent,
            W.reply_bytes, B.m1.deltas_sent - B.m0.deltas_sent, B.m1.deflate_messages - B.m0.deflate_messages,
            B.m1.deflate_compressed - B.m0.deflate_compressed, B.m1.deflate_runs - B.m0.deflate_runs);
+    /* The gateway's own share of the ack time: its script round trips
+     * during the run (a histogram: bucket bounds in ms, writes within each). */
+    printf("\"gateway_rtt\":{\"ok\":%s,\"le_ms\":[", B.m_ok && B.m0.rtt_n == B.m1.rtt_n ? "true" : "false");
+    for (unsigned i = 0; B.m_ok && i < B.m1.rtt_n && B.m0.rtt_n == B.m1.rtt_n; i++)
+        if (isinf(B.m1.rtt_le[i]))
+            printf("%s-1", i ? "," : ""); /* +Inf */
+        else
+            printf("%s%g", i ? "," : "", B.m1.rtt_le[i] * 1000);
+    printf("],\"cum\":[");
+    for (unsigned i = 0; B.m_ok && i < B.m1.rtt_n && B.m0.rtt_n == B.m1.rtt_n; i++)
+        printf("%s%" PRIu64, i ? "," : "", B.m1.rtt_cum[i] - B.m0.rtt_cum[i]);
+    printf("]},");
     if (O.gateway_pid > 0) {
         double span = meas_s > 0 ? meas_s : (double)(B.done_us - B.connected_us) / 1e6;
         printf("\"gateway\":{\"pid\":%ld,\"ok\":%s,\"cpu_s\":%.3f,\"cpu_per_s\":%.3f,\"rss_kb\":%ld,"
@@ -1246,6 +1273,8 @@ static void usage(void)
             "  --view top:N | page:OFFSET:LIMIT | feed   (top:10)\n"
             "  --writers W           writer connections (4), with --key KEY or $RANKCAST_ADMIN_KEY\n"
             "  --rate R              writes/s in total, paced; 0 = as fast as acks allow (0)\n"
+            "  --jitter              with --rate: each write at a random moment in the first half of\n"
+            "                        its period (writes land at every phase of the gateway's tick)\n"
             "  --inflight K          writes in flight per writer (1 with --rate 0, else 1000)\n"
             "  --op set|incr         set: value grows per write (every write shows at the top);\n"
             "                        incr: delta 1 on a random member (throughput) (set)\n"
@@ -1312,7 +1341,7 @@ static int parse_args(int argc, char **argv)
     enum { O_HOST = 256, O_PORT, O_PATH, O_VIEWERS, O_BOARDS, O_PREFIX, O_COUNT, O_VIEW, O_WRITERS, O_RATE,
            O_INFLIGHT, O_OP, O_MEMBERS, O_DURATION, O_WRITES, O_SETTLE, O_CTIMEOUT, O_CONC, O_SRC_FIRST,
            O_SRC_LAST, O_SRC_OFFSET, O_KEY, O_GWPID, O_IDLE, O_HOLD, O_READY, O_VERIFY, O_RPORT, O_RHOST,
-           O_TB, O_ORDER, O_LABEL, O_LWSLOG, O_DEFLATE, O_HELP };
+           O_TB, O_ORDER, O_LABEL, O_LWSLOG, O_DEFLATE, O_JITTER, O_HELP };
     static const struct option opts[] = {
         {"host", 1, 0, O_HOST}, {"port", 1, 0, O_PORT}, {"path", 1, 0, O_PATH}, {"viewers", 1, 0, O_VIEWERS},
         {"boards", 1, 0, O_BOARDS}, {"boards-prefix", 1, 0, O_PREFIX}, {"board-count", 1, 0, O_COUNT},
@@ -1325,7 +1354,7 @@ static int parse_args(int argc, char **argv)
         {"hold", 1, 0, O_HOLD}, {"ready-file", 1, 0, O_READY}, {"verify", 0, 0, O_VERIFY},
         {"redis-port", 1, 0, O_RPORT}, {"redis-host", 1, 0, O_RHOST}, {"tb-bits", 1, 0, O_TB},
         {"order", 1, 0, O_ORDER}, {"label", 1, 0, O_LABEL}, {"lws-log", 1, 0, O_LWSLOG},
-        {"deflate", 0, 0, O_DEFLATE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
+        {"deflate", 0, 0, O_DEFLATE}, {"jitter", 0, 0, O_JITTER}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     const char *list = NULL, *prefix = NULL;
     unsigned count = 0;
     int inflight_given = 0, c;
@@ -1388,6 +1417,7 @@ static int parse_args(int argc, char **argv)
         case O_ORDER: O.order = optarg; break;
         case O_LABEL: O.label = optarg; break;
         case O_DEFLATE: O.deflate = 1; break;
+        case O_JITTER: O.jitter = 1; break;
         case O_LWSLOG: O.lws_log = atoi(optarg); break;
         case O_HELP: usage(); exit(0);
         default: return -1;

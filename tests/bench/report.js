@@ -104,6 +104,18 @@ const int = (x) => (x === null || x === undefined ? 'n/a' : Math.round(x).toLoca
 const lat = (j) => j && j.latency_ms.n
   ? `p50 ${fmt(j.latency_ms.p50)} / p90 ${fmt(j.latency_ms.p90)} / p99 ${fmt(j.latency_ms.p99)} / p99.9 ${fmt(j.latency_ms.p999)} / max ${fmt(j.latency_ms.max)} ms`
   : 'no samples';
+// The gateway's own share of the ack time (rankcast_script_rtt_seconds over
+// the run, rankcast-bench's "gateway_rtt"): the bucket bound under which a
+// fraction q of the writes' round trips fell, as "≤ X ms" (or "> X ms").
+const gwRtt = (j, q) => {
+  const g = j && j.gateway_rtt;
+  if (!g || !g.ok || !g.cum.length) return 'n/a';
+  const total = g.cum[g.cum.length - 1];
+  if (!total) return 'n/a';
+  for (let i = 0; i < g.cum.length; i++)
+    if (g.cum[i] >= q * total) return g.le_ms[i] < 0 ? `> ${g.le_ms[i - 1]} ms` : `≤ ${g.le_ms[i]} ms`;
+  return 'n/a';
+};
 const errorsOf = (j) => j.writes.errors + j.writes.lost + j.closes + j.connect.sub_errors + j.connect.connect_errors;
 
 function evaluate(dir, cases, smoke) {
@@ -118,7 +130,7 @@ function evaluate(dir, cases, smoke) {
     details.push({
       name,
       latency: lat(j),
-      ack: j.ack_ms.n ? `p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms` : '',
+      ack: j.ack_ms.n ? `p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} ms${j.gateway_rtt && j.gateway_rtt.ok ? ` (in the gateway: p99 ${gwRtt(j, 0.99)})` : ''}` : '',
       writes: `${int(j.writes.acked)} acked of ${int(j.writes.sent)} sent (${int(j.writes.acked_per_s)}/s), ${j.writes.errors} errors`,
       deliveries: j.deliveries.write_deliveries
         ? `${int(j.deliveries.messages_per_s)} deltas/s (${fmt(j.deliveries.messages_per_s / (j.viewers || 1))} per viewer per s), ${int(j.deliveries.write_deliveries)} of ${int(j.deliveries.expected)} (write, viewer) pairs seen, ${j.deliveries.resyncs} resyncs, ${j.deliveries.viewers_behind} viewers behind at the end`
@@ -237,6 +249,35 @@ function evaluate(dir, cases, smoke) {
     detail('E', j);
     need('E', j, j ? [[j.verify && j.verify.equal_at_end === j.viewers, 'windows differ from Redis'],
       [j.writes.acked === j.writes.sent, 'writes unanswered']] : []);
+  }
+  if (cases.includes('F')) {
+    const j = readJson(dir, 'F');
+    const target = 'first delivery at once: p50 ≤ 5 ms and p99 ≤ 20 ms write-to-screen';
+    if (j) {
+      const pass = j.latency_ms.n > 0 && j.latency_ms.p50 <= 5 && j.latency_ms.p99 <= 20;
+      rows.push([`F. first delivery: ${int(j.viewers)} viewers of one top-10, ${int(j.rate)} writes/s (each on a quiet board)`, target,
+        `${lat(j)}; ${int(j.writes.acked)} writes acked, ${int(j.deliveries.write_deliveries)} of ${int(j.deliveries.expected)} (write, viewer) pairs seen`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['F. first delivery', target, 'did not run', 'error']);
+    detail('F', j);
+    need('F', j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+      [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+      [j.latency_ms.n > 0, 'no deliveries measured'], [j.deliveries.viewers_behind === 0, 'viewers missed writes'],
+      [j.closes === 0, 'connections closed']] : []);
+  }
+  if (cases.includes('Q')) {
+    const j = readJson(dir, 'Q');
+    const target = 'ack p99 ≤ 20 ms while the fan-out runs';
+    if (j) {
+      const pass = j.ack_ms.n > 0 && j.ack_ms.p99 <= 20;
+      rows.push([`Q. acks under load: ${int(j.viewers)} viewers of one top-10, ${int(j.rate)} writes/s`, target,
+        `ack p50 ${fmt(j.ack_ms.p50)} / p99 ${fmt(j.ack_ms.p99)} / max ${fmt(j.ack_ms.max)} ms (of which in the gateway, from handling the request to its script's reply: p50 ${gwRtt(j, 0.5)}, p99 ${gwRtt(j, 0.99)}); ${int(j.writes.acked_per_s)} writes/s acked; write-to-screen ${lat(j)}; ${int(j.deliveries.messages_per_s)} deltas/s delivered, ${j.deliveries.resyncs} resyncs`,
+        pass ? 'pass' : 'miss']);
+    } else rows.push(['Q. acks under load', target, 'did not run', 'error']);
+    detail('Q', j);
+    need('Q', j, j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+      [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+      [j.ack_ms.n > 0, 'no acks measured'], [j.closes === 0, 'connections closed']] : []);
   }
   // K: case A's write rate at growing viewer counts (where p99 crosses the target)
   const knee = [];
@@ -506,6 +547,16 @@ ${ev.many.rounds.length ? `- **Many boards, one Redis and a cluster (L)**: the c
 ` : ''}- **Idle connections (D)**: a fresh gateway; RSS from \`/proc/PID/status\` before the
   connections and 2 s after every bench process reported all its viewers subscribed; several
   bench processes, since the open-file limit is 20,000 per process.
+- **First delivery (F)**: one writer, writes paced at 5 a second with \`--jitter\` (each write at a
+  random moment in the first half of its 200 ms period, so the writes meet the gateway's tick at every
+  phase; evenly paced writes would meet it at one fixed phase and measure that phase). Every write finds
+  its board quiet for more than a tick, so this is the leading edge's case: the target is the round
+  trip, not the tick.
+- **Acks under load (Q)**: case K's largest load (one top-10, 2,000 writes/s from 4 writers) at
+  5,000 viewers; what counts is the writers' send-to-ack time. The gateway's own part of it, from
+  handling the request to its script's reply (after which the ack is written at once), comes from its
+  \`rankcast_script_rtt_seconds\` histogram read at the start and the end of the run (bucket bounds:
+  "≤ X ms"); the rest is the two sockets and the load tool's own loop (its stalls are in the details).
 - **Burst (E)**: each viewer keeps its window as docs/protocol.md says a client must; once every
   write is acked, the bench reads the true top-10 (\`ZRANGE ... REV WITHSCORES\`, \`ZCARD\`) from
   Redis and records when each viewer's window (members, scores, total) became equal to it,

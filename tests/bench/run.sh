@@ -13,7 +13,10 @@
 #                             write rate with 250..5,000 viewers, L write throughput over
 #                             48 boards on one Redis and on a 3-primary Redis Cluster, Z
 #                             compression: 1,000 viewers of one top-100 without and with
-#                             permessage-deflate); the report has only those (with --out:
+#                             permessage-deflate, F first delivery: 1,000 viewers of one
+#                             top-10 and 5 paced writes/s, each landing on a quiet board,
+#                             Q acks under load: 5,000 viewers of one top-10 and 2,000
+#                             writes/s, the writers' ack latency); the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
@@ -58,7 +61,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,K,L,Z"
+only="A,B,C,D,E,F,K,L,Q,Z"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -209,6 +212,8 @@ if [ "$smoke" = 1 ]; then
   K_viewers=50;   K_dur=1;      K_floor_dur=1
   L_dur=0.5;      L_n=3000;     L_rounds=1
   Z_viewers=50;   Z_rate=200;   Z_dur=0.5
+  F_viewers=50;   F_rate=5;     F_dur=2
+  Q_viewers=100;  Q_rate=500;   Q_dur=1
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -219,6 +224,8 @@ else
   K_viewers="250 500 1000 2000 5000"; K_dur=10; K_floor_dur=3
   L_dur=6;         L_n=99999;    L_rounds=3
   Z_viewers=1000;  Z_rate=500;   Z_dur=10
+  F_viewers=1000;  F_rate=5;     F_dur=20
+  Q_viewers=5000;  Q_rate=2000;  Q_dur=10
   conc=200
 fi
 
@@ -476,6 +483,22 @@ if want K; then
       --rate "$A_rate" --duration "$K_dur" --settle 5
     floor "K$n-floor" "K$n"
   done
+fi
+# F: first delivery. Writes far apart (5/s against a 50 ms tick), so each
+# one finds its view quiet: what a viewer waits for is the round trip, not
+# the tick (issue 13's leading edge). One writer, paced with --jitter: each
+# write at a random moment of its period, so the writes meet the tick at
+# every phase (evenly paced writes would meet it at one fixed phase).
+if want F; then
+  bench F --viewers "$F_viewers" --boards "match:F$run_id" --view top:10 --writers 1 \
+    --rate "$F_rate" --jitter --duration "$F_dur" --settle 5
+fi
+# Q: acks under load. Case K's largest load (one top-10, 2,000 writes/s from 4
+# writers) at Q_viewers viewers; what counts is the writers' send-to-ack time
+# while the fan-out keeps the loop busy.
+if want Q; then
+  bench Q --viewers "$Q_viewers" --boards "match:Q$run_id" --view top:10 --writers 4 \
+    --rate "$Q_rate" --duration "$Q_dur" --settle 5
 fi
 if want D; then
   # A fresh gateway, so its RSS before the connections is the baseline.

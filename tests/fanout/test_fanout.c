@@ -8,7 +8,8 @@
  * Proves: viewers of the same window share one view (one sub, one encoded
  * buffer); writes landing within one tick reach each viewer as one delta; a
  * slow reader loses its queued deltas and gets one fresh snapshot when it
- * drains; and what each viewer holds, applying snapshots and deltas by
+ * drains; a change on a quiet board goes out without a tick (the leading
+ * edge) and the changes after it wait for the tick; and what each viewer holds, applying snapshots and deltas by
  * PROTOCOL.md's rule, equals what Redis holds. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,7 +89,7 @@ static int fake_close(void *sock, int code)
     return 0;
 }
 
-static int fake_choked(void *sock)
+static int fake_buffered(void *sock)
 {
     return ((struct fake_sock *)sock)->full;
 }
@@ -98,7 +99,7 @@ static void fake_want(void *sock)
     ((struct fake_sock *)sock)->want = 1;
 }
 
-static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_choked, fake_want};
+static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_buffered, fake_want};
 
 /* ---- Redis hooks, as main.c wires them ------------------------------------ */
 
@@ -223,7 +224,7 @@ static int setup(void **state)
     if (!f->app.profiles || !f->app.fanout)
         return -1;
     f->app.conn_ctx = (struct gw_conn_ctx){&fake_tx, gw_fanout_conn_hooks(f->app.fanout), &f->app.metrics,
-                                           f->app.conf->queue_bytes, NULL};
+                                           f->app.conf->queue_bytes, NULL, NULL};
     snprintf(f->seeds, sizeof f->seeds, "127.0.0.1:%d", f->redis.port);
     struct gw_redis_opts ro = {f->seeds, 50, 1000, 1000, 30000, 0};
     struct gw_redis_hooks hooks = {f, on_up, on_down, on_message, NULL};
@@ -515,6 +516,44 @@ static void a_slow_reader_loses_its_deltas_and_gets_one_fresh_snapshot(void **st
     assert_equals_redis(f, &w);
 }
 
+/* The leading edge (core/rc_edge.h): a change that finds the board quiet
+ * goes out when the loop turn that read it ends (main.c calls
+ * gw_fanout_edge from a check handle; here the test does), with no tick;
+ * the change after it, within the tick period, waits: the tick that ends
+ * that period passes over the board, the next one sends it. No timing: the
+ * tick is set to ten minutes, so "quiet" means "never went out". */
+static void a_change_on_a_quiet_board_goes_out_without_waiting_for_the_tick(void **state)
+{
+    struct fixture *f = *state;
+    f->app.conf->tick_ms = 600000;
+    write_and_wait(f, "a");
+    subscribe(f, 0, 1);
+    wait_frames(f, 0, 1);
+    write_and_wait(f, "b");
+    gw_fanout_edge(f->app.fanout); /* no tick */
+    wait_frames(f, 0, 2);
+    cJSON *d = frame(f, 0, 1);
+    assert_string_equal(str(d, "op"), "delta");
+    assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "rows"), 0), "member"), "b");
+    cJSON_Delete(d);
+    /* not quiet any more: the next changes coalesce and wait for the tick */
+    write_and_wait(f, "c");
+    write_and_wait(f, "d");
+    gw_fanout_edge(f->app.fanout);
+    gw_fanout_tick(f->app.fanout); /* ends the period the edge went out in: passes over */
+    write_and_wait(f, "e");        /* (a loop turn: a refresh would have gone out by now) */
+    assert_int_equal(f->socks[0].nframes, 2);
+    gw_fanout_tick(f->app.fanout);
+    wait_frames(f, 0, 3);
+    d = frame(f, 0, 2);
+    assert_string_equal(str(d, "op"), "delta");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "rows")), 3); /* c, d, e as one */
+    cJSON_Delete(d);
+    struct window w;
+    held_by(f, 0, 0, &w);
+    assert_equals_redis(f, &w);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -522,6 +561,7 @@ int main(void)
         T(two_viewers_of_one_window_share_one_view_and_one_buffer),
         T(writes_within_one_tick_reach_each_viewer_as_one_delta),
         T(a_slow_reader_loses_its_deltas_and_gets_one_fresh_snapshot),
+        T(a_change_on_a_quiet_board_goes_out_without_waiting_for_the_tick),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

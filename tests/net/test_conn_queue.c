@@ -1,6 +1,6 @@
 /* test_conn_queue.c - net/gw_conn's bounded send queue, without lws: the
- * socket is a fake transport (it records frames, and the test says when it is
- * "full"), the fan-out a fake hook table. Proves the queue's rules from
+ * socket is a fake transport (it records frames, and the test says when it
+ * holds a partial write: "full"), the fan-out a fake hook table. Proves the queue's rules from
  * gw_conn.h: replies are always kept; view traffic past queue_bytes is
  * dropped and the lagged hook told; owed replies are refused while the queue
  * is full and sent again from the drained hook; the reply cap closes with
@@ -8,7 +8,10 @@
  * permessage-deflate: a connection that negotiated it gets each message
  * compressed once, the same compressed buffer as every other such
  * connection, RSV1 flagged; short messages and those that do not shrink go
- * in stored blocks (RSV1 too); queue limits count uncompressed bytes. */
+ * in stored blocks (RSV1 too); queue limits count uncompressed bytes. And
+ * the send path: an operation's reply goes ahead of queued view traffic (not
+ * of replies); with a flush list view traffic waits for gw_conn_flush_run,
+ * in slices, and a write failing there closes at the writeable callback. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,7 +33,7 @@
 #define QUEUE_BYTES 100
 
 struct fake_sock {
-    int full;                       /* choked: writes must wait */
+    int full;                       /* a partial write is held: writes must wait */
     int fail;                       /* the next write fails */
     size_t nframes;
     char frames[MAX_FRAMES][512];
@@ -69,7 +72,7 @@ static int fake_close(void *sock, int code)
     return 0;
 }
 
-static int fake_choked(void *sock)
+static int fake_buffered(void *sock)
 {
     return ((struct fake_sock *)sock)->full;
 }
@@ -79,7 +82,7 @@ static void fake_want(void *sock)
     ((struct fake_sock *)sock)->want++;
 }
 
-static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_choked, fake_want};
+static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_buffered, fake_want};
 
 /* The fan-out's side: counts, and on drain sends what the test lined up. */
 struct fake_fanout {
@@ -123,7 +126,7 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES, NULL};
+    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES, NULL, NULL};
     f->c = gw_conn_new(&f->ctx, &f->sock);
     *state = f;
     return f->c ? 0 : -1;
@@ -497,6 +500,95 @@ static void a_connection_without_compression_writes_plain_text_frames(void **sta
     gw_msg_unref(m);
 }
 
+/* A reply that goes first (an operation's answer) overtakes the view
+ * traffic queued behind the last reply, never a reply; with nothing but view
+ * traffic queued it is written at once. */
+static void a_reply_first_overtakes_queued_view_traffic_but_no_reply(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "d1", 10, 1);
+    send_one(f->c, "r1", 10, 0);
+    send_one(f->c, "d2", 10, 1);
+    send_one(f->c, "d3", 10, 1);
+    gw_conn_reply_first(f->c, strdup("a1"));
+    drain(f);
+    assert_int_equal(f->sock.nframes, 5);
+    assert_true(frame_is(&f->sock, 0, "d1") && frame_is(&f->sock, 1, "r1") && frame_is(&f->sock, 2, "a1") &&
+                frame_is(&f->sock, 3, "d2") && frame_is(&f->sock, 4, "d3"));
+    assert_int_equal(f->c->q_reply_bytes + f->c->q_view_bytes, 0);
+}
+
+static void kick(void *data)
+{
+    (*(unsigned *)data)++;
+}
+
+/* With a flush list, view traffic is only queued when sent, and written by
+ * gw_conn_flush_run (a slice of connections per loop turn); a reply that
+ * goes first is written at once, ahead of it. */
+static void with_a_flush_list_view_traffic_waits_for_the_flush_and_acks_do_not(void **state)
+{
+    struct fixture *f = *state;
+    unsigned kicks = 0;
+    struct gw_conn_flush fl = {NULL, NULL, kick, &kicks};
+    f->ctx.flush = &fl;
+    send_one(f->c, "d1", 10, 1);
+    send_one(f->c, "d2", 10, 1);
+    assert_int_equal(f->sock.nframes, 0);
+    assert_int_equal(kicks, 1); /* once, when the list stopped being empty */
+    assert_int_equal(f->c->refs, 2); /* the list holds one */
+    gw_conn_reply_first(f->c, strdup("a1"));
+    assert_int_equal(f->sock.nframes, 1);
+    assert_true(frame_is(&f->sock, 0, "a1"));
+    assert_int_equal(gw_conn_flush_run(&fl, 10), 0);
+    assert_int_equal(f->sock.nframes, 3);
+    assert_true(frame_is(&f->sock, 1, "d1") && frame_is(&f->sock, 2, "d2"));
+    assert_int_equal(f->c->refs, 1);
+    /* a partial write held by the transport: the flush leaves it to the
+     * writeable callback */
+    f->sock.full = 1;
+    send_one(f->c, "d3", 10, 1);
+    unsigned want = f->sock.want;
+    assert_int_equal(gw_conn_flush_run(&fl, 10), 0);
+    assert_int_equal(f->sock.nframes, 3);
+    assert_true(f->sock.want > want);
+    drain(f);
+    assert_true(frame_is(&f->sock, 3, "d3"));
+    /* the list is cut into slices */
+    send_one(f->c, "d4", 10, 1);
+    struct gw_conn *other = gw_conn_new(&f->ctx, &f->sock);
+    assert_non_null(other);
+    send_one(other, "o1", 10, 1);
+    assert_int_equal(gw_conn_flush_run(&fl, 1), 1);
+    assert_int_equal(gw_conn_flush_run(&fl, 1), 0);
+    assert_true(frame_is(&f->sock, 4, "d4") && frame_is(&f->sock, 5, "o1"));
+    gw_conn_flush_clear(&fl);
+    gw_conn_on_closed(other);
+    gw_conn_unref(other);
+    f->ctx.flush = NULL;
+}
+
+/* A write that fails during a flush: nothing more is written, and the
+ * writeable callback it asks for tells the transport to close (-1). */
+static void a_write_failing_in_the_flush_closes_at_the_writeable_callback(void **state)
+{
+    struct fixture *f = *state;
+    unsigned kicks = 0;
+    struct gw_conn_flush fl = {NULL, NULL, kick, &kicks};
+    f->ctx.flush = &fl;
+    send_one(f->c, "d1", 10, 1);
+    send_one(f->c, "d2", 10, 1);
+    f->sock.fail = 1;
+    unsigned want = f->sock.want;
+    assert_int_equal(gw_conn_flush_run(&fl, 10), 0);
+    assert_true(f->c->failed);
+    assert_true(f->sock.want > want);
+    assert_int_equal(gw_conn_on_writeable(f->c), -1);
+    assert_int_equal(f->sock.nframes, 0);
+    f->ctx.flush = NULL;
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -505,6 +597,9 @@ int main(void)
         T(the_same_buffer_reaches_the_socket_without_copy),
         T(replies_are_kept_when_view_traffic_past_queue_bytes_is_dropped),
         T(owed_reply_is_refused_while_full_and_sent_when_it_drains),
+        T(a_reply_first_overtakes_queued_view_traffic_but_no_reply),
+        T(with_a_flush_list_view_traffic_waits_for_the_flush_and_acks_do_not),
+        T(a_write_failing_in_the_flush_closes_at_the_writeable_callback),
         T(an_empty_queue_takes_an_owed_reply_of_any_size),
         T(a_laggard_gets_one_owed_snapshot_per_drain),
         T(replies_past_the_hard_cap_close_with_1008),
