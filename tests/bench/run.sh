@@ -13,7 +13,10 @@
 #                             write rate with 250..5,000 viewers, L write throughput over
 #                             48 boards on one Redis and on a 3-primary Redis Cluster, Z
 #                             compression: 1,000 viewers of one top-100 without and with
-#                             permessage-deflate); the report has only those (with --out:
+#                             permessage-deflate, Q queued writes: a burst to the queued
+#                             board `burst` against the same burst to `demo`, accepted vs
+#                             applied rate and the lag, tests/bench/queued_burst.js);
+#                             the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
@@ -58,7 +61,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,K,L,Z"
+only="A,B,C,D,E,K,L,Z,Q"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -209,6 +212,7 @@ if [ "$smoke" = 1 ]; then
   K_viewers=50;   K_dur=1;      K_floor_dur=1
   L_dur=0.5;      L_n=3000;     L_rounds=1
   Z_viewers=50;   Z_rate=200;   Z_dur=0.5
+  Q_writes=2000
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -219,6 +223,7 @@ else
   K_viewers="250 500 1000 2000 5000"; K_dur=10; K_floor_dur=3
   L_dur=6;         L_n=99999;    L_rounds=3
   Z_viewers=1000;  Z_rate=500;   Z_dur=10
+  Q_writes=20000
   conc=200
 fi
 
@@ -634,6 +639,19 @@ if want L; then
   stop_cluster
   gw_redis="127.0.0.1:$redis_port"; gw_state="$work/state"
   start_gateway
+fi
+
+# ---- Q: queued writes ------------------------------------------------------------------------
+# A burst of Q_writes incr writes (4 writer connections, up to 256 in flight
+# each, a req per write) to the shipped queued board `burst`, after the same
+# burst to `demo` (direct), through tests/bench/queued_burst.js: accepted
+# writes/s, applied writes/s and the queue's lag from /metrics.
+if want Q; then
+  echo "run.sh: case Q: queued_burst.js --writes $Q_writes --conns 4" >&2
+  echo "load_Q=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  timeout 300 node "$root/tests/bench/queued_burst.js" --port "$gw_port" --key "$key" --writes "$Q_writes" \
+    --conns 4 --inflight 256 > "$work/Q.json" 2> "$work/Q.log" || { tail -n 5 "$work/Q.log" >&2; die "queued_burst.js failed"; }
+  kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case Q"
 fi
 
 # ---- the report ----------------------------------------------------------------------------
