@@ -52,6 +52,7 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
         for (unsigned k = 0; k < b->layout.nfields; k++)
             cJSON_AddItemToArray(f, cJSON_CreateString(b->layout.fields[k].name));
         cJSON_AddStringToObject(o, "decay", decays[b->decay.kind]);
+        cJSON_AddStringToObject(o, "write_mode", b->queue.mode == RC_WRITE_QUEUED ? "queued" : "direct");
         if (!b->layout.nfields && b->decay.kind == RC_DECAY_NONE) {
             cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
             cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
