@@ -9,7 +9,13 @@
  *   not the owner:  when the queue is not empty, SET rc:{B|}:qlock TOKEN NX
  *                   PX claim_after; on OK this gateway applies the board
  *   the owner:      lock_renew.lua when a third of the lock's life is gone;
- *                   then XPENDING (summary) of the group:
+ *                   that step ends there, and the next starts once the
+ *                   renewal answered (a gateway whose lock expired while it
+ *                   stalled reads nothing more); then XPENDING (summary) of
+ *                   the group (skipped when every entry read since the last
+ *                   XPENDING was acknowledged, for up to
+ *                   QUEUE_PENDING_CHECK_MS: entries a former owner left
+ *                   pending are found within that):
  *                     pending > 0: XREADGROUP ... STREAMS in 0 (our own
  *                       pending entries: a batch a lost connection cut), or
  *                       when none, XAUTOCLAIM ... claim_after 0-0 (a dead
@@ -64,8 +70,9 @@
 
 #define QUEUE_TICK_MS 10     /* how often an owner looks for entries */
 #define QUEUE_STATS_MS 250   /* how often every gateway measures each queue */
-#define QUEUE_BATCH 256      /* entries per batch (pipelined) */
+#define QUEUE_BATCH 256      /* entries per batch (pipelined): small enough to finish well within claim_after */
 #define NUM_MAX 32
+#define QUEUE_PENDING_CHECK_MS 500 /* an owner looks at the group's pending entries at least this often */
 
 struct slot {
     struct job *j;
@@ -81,8 +88,13 @@ struct job {
     int owns;                       /* we hold the consumer lock, as far as we know */
     int working;                    /* the owner's step is in flight: XPENDING, a read, a batch, its ack */
     int locking;                    /* a lock acquire is in flight */
+    int clean;                      /* every entry we read since the last XPENDING was acknowledged: the
+                                       next step may skip XPENDING (at most QUEUE_PENDING_CHECK_MS) */
+    size_t nanswered;               /* entries of the batch the script answered */
     int warned;                     /* an error was logged; quiet until a success */
-    uint64_t renewed_at;            /* uv_now when the lock was last taken or renewed */
+    uint64_t renewed_at;            /* uv_now when the lock was last taken or its renewal sent */
+    int renewing;                   /* a renewal is in flight: no new step until it is answered */
+    uint64_t checked_at;            /* uv_now of the last XPENDING sent */
     uint64_t stats_at;              /* uv_now of the last measurement sent */
     int stats_busy;
     struct gw_queue_stats stats;
@@ -216,6 +228,7 @@ static void lost_lock(struct job *j, const char *why)
         return;
     j->owns = 0;
     j->stats.owner = 0;
+    j->clean = 0;
     gw_log_info("queue: board %s: this gateway no longer applies its queue (%s)", j->board->name, why);
 }
 
@@ -227,6 +240,7 @@ static void on_acquired(int rc, const char *err, void *privdata)
     j->locking = 0;
     if (rc == 1) {
         j->owns = j->stats.owner = 1;
+        j->clean = 0; /* a dead consumer's entries may be pending */
         j->renewed_at = uv_now(j->q->app->loop);
         gw_log_info("queue: board %s: this gateway now applies its queue (consumer %s)", j->board->name,
                     j->q->token);
@@ -242,6 +256,7 @@ static void on_renewed(int rc, const char *err, void *privdata)
     (void)err;
     if (answered(j) != 0)
         return;
+    j->renewing = 0;
     if (rc == 0)
         lost_lock(j, "its lock expired");
 }
@@ -266,10 +281,12 @@ static void on_acked(redisReply *r, void *privdata)
     j->working = 0;
     j->nbatch = 0;
     if (!r || r->type != REDIS_REPLY_INTEGER) {
+        j->clean = 0;
         warn_once(j, "acknowledging applied entries", r); /* they come back, answered duplicate */
         return;
     }
     j->warned = 0;
+    j->clean = j->nanswered == n;
     if (n == QUEUE_BATCH)
         tick(j); /* a full batch: more are likely waiting */
 }
@@ -288,9 +305,11 @@ static void send_ack(struct job *j)
             words[n++] = j->batch[i].id;
     for (int i = 0; i < n; i++)
         lens[i] = strlen(words[i]);
+    j->nanswered = (size_t)n - 2;
     if (n == 2 || !redis || gw_redis_eval(redis, &j->q->ack, 1, n, words, lens, on_acked, j) != 0) {
         j->working = 0;
         j->nbatch = 0;
+        j->clean = 0;
         return;
     }
     sent(j);
@@ -462,6 +481,7 @@ static void on_new(redisReply *r, void *privdata)
         if (r)
             warn_once(j, "reading new entries", r);
         j->working = 0;
+        j->clean = 0; /* NOGROUP, or the read may have delivered entries we never saw */
         return;
     }
     j->warned = 0;
@@ -520,8 +540,8 @@ static void tick(struct job *j)
         j->stats_at = now;
         send_stats(j);
     }
-    if (j->working || j->locking)
-        return; /* a step is in flight */
+    if (j->working || j->locking || j->renewing)
+        return; /* a step, or the answer that decides the next, is in flight */
     if (!j->owns) {
         if (j->stats.known && j->stats.length > 0 &&
             gw_lock_acquire(redis, j->lock, q->token, ttl, on_acquired, j) == 0) {
@@ -530,14 +550,31 @@ static void tick(struct job *j)
         }
         return;
     }
-    if (now - j->renewed_at >= (uint64_t)ttl / 3 &&
-        gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, on_renewed, j) == 0) {
-        sent(j);
-        j->renewed_at = now;
+    if (now - j->renewed_at >= (uint64_t)ttl / 3) {
+        /* renewed before the next step: a gateway whose lock expired (a long
+         * stall) reads nothing more once another may have taken over */
+        if (gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, on_renewed, j) == 0) {
+            sent(j);
+            j->renewed_at = now;
+            j->renewing = 1;
+        }
+        return;
+    }
+    if (j->clean && now - j->checked_at < QUEUE_PENDING_CHECK_MS) {
+        /* nothing can be pending: straight to new entries */
+        char count[NUM_MAX];
+        snprintf(count, sizeof count, "%d", QUEUE_BATCH);
+        const char *read[] = {"XREADGROUP", "GROUP", RC_QUEUE_GROUP, q->token, "COUNT", count, "STREAMS", j->stream,
+                              ">"};
+        if (send_cmd(j, 9, read, on_new) == 0)
+            j->working = 1;
+        return;
     }
     const char *argv[] = {"XPENDING", j->stream, RC_QUEUE_GROUP};
-    if (send_cmd(j, 3, argv, on_pending) == 0)
+    if (send_cmd(j, 3, argv, on_pending) == 0) {
         j->working = 1;
+        j->checked_at = now;
+    }
 }
 
 static void on_tick(uv_timer_t *t)
