@@ -9,7 +9,10 @@
  *    acknowledged): the other gateway claims them after claim_after and
  *    applies them, nothing twice;
  *  - a full queue (queue_max 20) answers rate_limited and queues nothing;
- *    every acked write is applied once the consumer runs again;
+ *    while its consumer is stopped /healthz is 503 once the oldest entry is
+ *    older than queue_lag_max, and /metrics shows length and age; every
+ *    acked write is applied once the consumer runs again, and /healthz
+ *    recovers;
  *  - on a Redis Cluster the stream lives in the board's slot and the burst
  *    is applied there;
  *  - bad config is refused at start with file:line.
@@ -209,8 +212,9 @@ test('a gateway killed with entries pending: the other claims them after claim_a
   assert.equal(await redis.cli('XLEN', STREAM), '0');
 });
 
-test('a full queue answers rate_limited, queues nothing, and loses nothing acked', { skip, timeout: 120000 }, async (t) => {
-  const config = h.configWith(t, { limits: OPEN_LIMITS, 'board burst': { queue_max: 20, claim_after: '10m' } });
+test('a full queue answers rate_limited, queues nothing, and loses nothing acked; /healthz fails while it lags', { skip, timeout: 120000 }, async (t) => {
+  const config = h.configWith(t, { limits: OPEN_LIMITS,
+    'board burst': { queue_max: 20, claim_after: '10m', queue_lag_max: '500ms' } });
   const redis = await h.startRedis(t);
   const a = await h.startGateway(t, { redisPort: redis.port, config });
   const wa = await h.connectWs(t, a.wsUrl);
@@ -247,9 +251,24 @@ test('a full queue answers rate_limited, queues nothing, and loses nothing acked
   const dup = await ws.request({ op: 'incr', board: BOARD, member: 'f0', delta: 1, req: 'full-0' });
   assert.equal(dup.duplicate, true, JSON.stringify(dup));
 
+  // nothing is applied: the oldest entry ages past queue_lag_max (500 ms)
+  let health;
+  await h.waitFor(async () => (health = await h.http(b.base, 'GET', '/healthz')).status === 503, 10000,
+    '/healthz to fail on the lagging queue');
+  assert.equal(health.body.ok, false);
+  assert.match(health.body.why, /write queue of board burst lags/);
+  const q = health.body.queues.find((x) => x.board === BOARD);
+  assert.equal(q.length, 20);
+  assert.equal(q.lagging, true);
+  assert.ok(q.oldest_age_ms > 500, JSON.stringify(q));
+  assert.equal(await metric(b, 'rankcast_queue_length{board="burst"}'), 20);
+  assert.ok(await metric(b, 'rankcast_queue_oldest_age_seconds{board="burst"}') > 0.5);
+
   process.kill(a.pid, 'SIGCONT');
   await h.waitFor(async () => sameSums(await boardRows(b), sums), 30000, 'every acked write applied');
   assert.equal((await boardRows(b)).seq, 21);
+  await h.waitFor(async () => (await h.http(b.base, 'GET', '/healthz')).status === 200, 10000,
+    '/healthz to recover once the queue drained');
 });
 
 test('on a Redis Cluster the queue lives in the board\'s slot and is applied there', { skip, timeout: 180000 }, async (t) => {
