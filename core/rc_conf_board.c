@@ -36,6 +36,10 @@ static void board_defaults(struct rc_board *b)
     b->decay.scale_every_ms = MS_H;
     b->idempotency_ms = 600 * MS_S;
     b->log_cap = 1000;
+    b->queue.mode = RC_WRITE_DIRECT;
+    b->queue.max = 100000;
+    b->queue.claim_after_ms = 5 * MS_S;
+    b->queue.lag_max_ms = 30 * MS_S;
 }
 
 /* First key of ids[0..n) given in this section, or -1: for "X applies only
@@ -204,6 +208,32 @@ static int finish_tiebreak(struct parser *p, struct rc_board *b, int line)
     return 0;
 }
 
+/* write_mode = queued: its bounds need it; it applies only where a write can
+ * wait without changing its meaning. Errors carry the line of the key. */
+static int finish_queue(struct parser *p, struct rc_board *b)
+{
+    static const enum key_id queue_keys[] = {K_QUEUE_MAX, K_CLAIM_AFTER, K_QUEUE_LAG_MAX};
+    int k, line = p->key_line[K_WRITE_MODE];
+    if (b->queue.mode != RC_WRITE_QUEUED) {
+        if ((k = first_seen(p, queue_keys, 3)) >= 0)
+            return rc_conf__fail(p, p->key_line[k], "%s applies only to write_mode = queued",
+                                 rc_conf__key_name((enum key_id)k));
+        return 0;
+    }
+    if (b->is_template)
+        return rc_conf__fail(p, line, "write_mode = queued applies only to a board with an exact name, not to "
+                             "template %s: the consumers find queued boards in the configuration, and a "
+                             "template's boards are not listed there", b->name);
+    if (b->period.kind != RC_PERIOD_NONE)
+        return rc_conf__fail(p, line, "write_mode = queued cannot be combined with period: a write queued "
+                             "before a period ends could be applied after it, to the wrong period");
+    if (b->decay.kind != RC_DECAY_NONE)
+        return rc_conf__fail(p, line, "write_mode = queued cannot be combined with decay: a decaying board "
+                             "weighs a write by when it is applied (its bucket, or the scalings before "
+                             "it), so a queued write would count for less or more than it should");
+    return 0;
+}
+
 /* Called when a [board] section ends: settles what depends on several keys
  * and proves the layout fits. Errors carry the board's header line. */
 int rc_conf__finish_board(struct parser *p)
@@ -213,7 +243,8 @@ int rc_conf__finish_board(struct parser *p)
     int line = b->config_line, rc;
 
     if ((rc = finish_ops(p, b, line)) != 0 || (rc = finish_period(p, b, line)) != 0 ||
-        (rc = finish_decay(p, b, line)) != 0 || (rc = finish_tiebreak(p, b, line)) != 0)
+        (rc = finish_decay(p, b, line)) != 0 || (rc = finish_tiebreak(p, b, line)) != 0 ||
+        (rc = finish_queue(p, b)) != 0)
         return rc;
     lerr.msg[0] = '\0';
     if (rc_layout_finish(&b->layout, SEEN(p, K_POINTS_MIN), SEEN(p, K_POINTS_MAX), &lerr) != 0)

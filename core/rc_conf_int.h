@@ -52,6 +52,7 @@ enum key_id {
     K_DECAY, K_BUCKET_SPAN, K_WINDOW, K_WEIGHTING, K_HALF_LIFE, K_REBUILD_EVERY,
     K_RESULT_TTL, K_SCALE_FACTOR, K_SCALE_EVERY,
     K_IDEMPOTENCY, K_LOG_CAP,
+    K_WRITE_MODE, K_QUEUE_MAX, K_CLAIM_AFTER, K_QUEUE_LAG_MAX,
     K_URL, K_TOP, K_TIMEOUT, K_RETRIES, K_BACKOFF_BASE, K_BACKOFF_CAP, /* [webhook] (and K_SECRET, K_SECRET_ENV) */
     K_COUNT
 };
@@ -145,6 +146,7 @@ key_setter rc_conf__set_unsigned_or_auto;
 key_setter rc_conf__set_utc_offset;
 key_setter rc_conf__set_weighting;
 key_setter rc_conf__set_whole_seconds;
+key_setter rc_conf__set_write_mode;
 
 /* rc_conf_webhook.c: the [webhook] section. */
 key_setter rc_conf__set_webhook_url;

@@ -214,6 +214,16 @@ int rc_conf__set_submit_mode(struct parser *p, const struct key_spec *k, void *o
     return 0;
 }
 
+int rc_conf__set_write_mode(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    static const char *const words[] = {[RC_WRITE_DIRECT] = "direct", [RC_WRITE_QUEUED] = "queued"};
+    int i = rc_conf__word_index(v, words, 2);
+    if (i < 0)
+        return rc_conf__fail(p, p->lineno, "%s must be direct or queued, got '%.40s'", k->name, v);
+    *FIELD(enum rc_write_mode, obj, k) = (enum rc_write_mode)i;
+    return 0;
+}
+
 int rc_conf__set_decay(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     static const char *const words[] = {

@@ -104,6 +104,10 @@ static const struct key_spec keys[] = {
     {SEC_BOARD, K_IDEMPOTENCY, "idempotency_window", rc_conf__set_whole_seconds, BOARD(idempotency_ms), MS_S,
      30 * MS_D},
     {SEC_BOARD, K_LOG_CAP, "log_cap", rc_conf__set_unsigned, BOARD(log_cap), 1, 100000},
+    {SEC_BOARD, K_WRITE_MODE, "write_mode", rc_conf__set_write_mode, BOARD(queue.mode), 0, 0},
+    {SEC_BOARD, K_QUEUE_MAX, "queue_max", rc_conf__set_unsigned, BOARD(queue.max), 1, 10000000},
+    {SEC_BOARD, K_CLAIM_AFTER, "claim_after", rc_conf__set_duration, BOARD(queue.claim_after_ms), 100, 10 * MS_M},
+    {SEC_BOARD, K_QUEUE_LAG_MAX, "queue_lag_max", rc_conf__set_duration, BOARD(queue.lag_max_ms), 100, MS_D},
 };
 
 const struct key_spec *rc_conf__find_key(enum section sec, const char *name)

@@ -98,6 +98,19 @@ struct rc_decay_spec {
     int64_t scale_every_ms;   /* SCALE: schedule */
 };
 
+enum rc_write_mode {
+    RC_WRITE_DIRECT = 0, /* the write script runs before the ack */
+    RC_WRITE_QUEUED      /* the ack means queued (rc:{B|}:in); a consumer applies it (docs/queued.md) */
+};
+
+/* write_mode = queued (docs/queued.md). */
+struct rc_queue_spec {
+    enum rc_write_mode mode;
+    unsigned max;             /* queue_max: unapplied entries the stream may hold */
+    int64_t claim_after_ms;   /* claim_after: idle time before another consumer takes an entry */
+    int64_t lag_max_ms;       /* queue_lag_max: /healthz is unhealthy past this age of the oldest entry */
+};
+
 struct rc_board {
     char name[RC_BOARD_MAX + 2]; /* exact name, or a template ending in '*' */
     int is_template;
@@ -109,6 +122,7 @@ struct rc_board {
     struct rc_decay_spec decay;
     int64_t idempotency_ms;      /* req window */
     unsigned log_cap;            /* capped change log length */
+    struct rc_queue_spec queue;  /* write_mode and its bounds */
     int config_line;             /* where it was declared, for messages */
 };
 

@@ -179,6 +179,13 @@ char *rc_encode_delta_prev(const char *sub, int64_t seq, int64_t total, const st
 char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
                       int64_t rank, int64_t prev_rank, int64_t at_ms,
                       const struct rc_field_value *fields, unsigned nfields);
+/* The ack of a write to a write_mode = queued board (PROTOCOL.md v1.1):
+ * score, rank and seq null, "queued":true, "entry" the stream id it was
+ * queued as (for a duplicate, the first one's), "replicas" as
+ * rc_encode_ack_replicas (left out when replicas < 0). */
+char *rc_encode_ack_queued(const char *id_json, const char *board, const char *member, const char *entry,
+                           int duplicate, int replicas);
+
 char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
                     int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
                     unsigned nfields);

@@ -28,6 +28,7 @@ struct gw_decay;
 struct gw_peers;
 struct gw_archive;
 struct gw_webhook;
+struct gw_queue;
 
 struct gw_app {
     uv_loop_t *loop;
@@ -40,6 +41,8 @@ struct gw_app {
     struct gw_script admin_script;
     struct gw_script freeze_script; /* lua/freeze.lua (ops/gw_freeze.c) */
     struct gw_script profile_script;
+    struct gw_script enqueue_script; /* lua/enqueue.lua: writes to queued boards (ops/gw_ops.c) */
+    struct gw_queue *queue;         /* the consumers of queued boards (jobs/gw_queue.c) */
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;
     struct gw_decay *decay;         /* decay jobs (gw_decay.c) */

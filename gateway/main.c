@@ -27,6 +27,7 @@
 #include "base/gw_jwt.h"
 #include "gw_token_cmd.h"
 #include "jobs/gw_decay.h"
+#include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
@@ -211,6 +212,7 @@ static void finish_stop(void *data)
     struct gw_app *app = data;
     gw_fanout_viewers_stop(app->fanout); /* our viewer counts leave Redis while it is up */
     gw_decay_stop(app);
+    gw_queue_stop(app);
     gw_archive_stop(app);
     gw_redis_stop(app->redis);
     app->redis = app->store.redis = NULL;
@@ -261,6 +263,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->admin_script, rc_lua_admin);
     gw_script_init(&app->freeze_script, rc_lua_freeze);
     gw_script_init(&app->profile_script, rc_lua_profile_set);
+    gw_script_init(&app->enqueue_script, rc_lua_enqueue);
     app->store.read_script = &app->read_script;
     app->store.clock = &app->clock;
     app->profiles = app->store.profiles = gw_profiles_new(&app->store, 10000, 100000);
@@ -286,10 +289,12 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_add_script(app->redis, &app->admin_script);
     gw_redis_add_script(app->redis, &app->freeze_script);
     gw_redis_add_script(app->redis, &app->profile_script);
+    gw_redis_add_script(app->redis, &app->enqueue_script);
     gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 
-    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0 || gw_webhook_start(app) != 0)
+    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0 || gw_queue_start(app) != 0 ||
+        gw_webhook_start(app) != 0)
         return RC_E_INTERNAL;
     if (gw_server_start(app, host, port) != 0)
         return RC_E_INTERNAL;
@@ -331,6 +336,7 @@ int main(int argc, char **argv)
     } else {
         /* Failed to start: release what did start, without serving. */
         gw_decay_stop(&app);
+        gw_queue_stop(&app);
         gw_archive_stop(&app);
         gw_webhook_stop(&app);
         if (app.redis)

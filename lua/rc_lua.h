@@ -48,6 +48,14 @@ extern const char rc_lua_viewers_sha[];
 extern const char rc_lua_freeze[];
 extern const char rc_lua_freeze_sha[];
 
+/* Queues a write of a write_mode = queued board, lua/enqueue.lua. */
+extern const char rc_lua_enqueue[];
+extern const char rc_lua_enqueue_sha[];
+
+/* Acknowledges and deletes applied queue entries, lua/queue_ack.lua. */
+extern const char rc_lua_queue_ack[];
+extern const char rc_lua_queue_ack_sha[];
+
 /* Every embedded script: name (file name without .lua), source, SHA-1 hex
  * (40 digits). Ends with an entry whose name is NULL. */
 struct rc_lua_script {

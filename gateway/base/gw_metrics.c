@@ -140,6 +140,32 @@ static void redis_series(struct out *o, const struct gw_metrics_redis *rs)
              "Failed connection attempts to the node and dropped sessions", node_failures);
 }
 
+static void queue_series(struct out *o, const struct gw_metrics_redis *rs)
+{
+    if (!rs->nqueues)
+        return;
+    put(o, "# HELP rankcast_queue_length Unapplied entries of a queued board's write queue\n"
+           "# TYPE rankcast_queue_length gauge\n");
+    for (size_t i = 0; i < rs->nqueues; i++)
+        if (rs->queue[i].known)
+            put(o, "rankcast_queue_length{board=\"%s\"} %llu\n", rs->queue[i].board,
+                (unsigned long long)rs->queue[i].length);
+    put(o, "# HELP rankcast_queue_oldest_age_seconds Age of the oldest unapplied entry (0: none)\n"
+           "# TYPE rankcast_queue_oldest_age_seconds gauge\n");
+    for (size_t i = 0; i < rs->nqueues; i++)
+        if (rs->queue[i].known)
+            put(o, "rankcast_queue_oldest_age_seconds{board=\"%s\"} %.3f\n", rs->queue[i].board,
+                rs->queue[i].oldest_age_s);
+    put(o, "# HELP rankcast_queue_lag_max_seconds queue_lag_max: /healthz fails past it\n"
+           "# TYPE rankcast_queue_lag_max_seconds gauge\n");
+    for (size_t i = 0; i < rs->nqueues; i++)
+        put(o, "rankcast_queue_lag_max_seconds{board=\"%s\"} %.3f\n", rs->queue[i].board, rs->queue[i].lag_max_s);
+    put(o, "# HELP rankcast_queue_consumer 1 when this gateway applies the board's queue now\n"
+           "# TYPE rankcast_queue_consumer gauge\n");
+    for (size_t i = 0; i < rs->nqueues; i++)
+        put(o, "rankcast_queue_consumer{board=\"%s\"} %d\n", rs->queue[i].board, rs->queue[i].owner ? 1 : 0);
+}
+
 char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
                         const struct gw_metrics_redis *rs, size_t *len)
 {
@@ -189,8 +215,17 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             m->webhook_failures);
     counter(&o, "rankcast_webhooks_gave_up_total", "Webhook deliveries that ran out of retries", m->webhooks_gave_up);
     gauge(&o, "rankcast_webhooks_in_flight", "Webhook POSTs in flight now", m->webhooks_in_flight);
-    if (rs)
+    counter(&o, "rankcast_queued_writes_total", "Writes to queued boards acked as queued", m->writes_queued);
+    counter(&o, "rankcast_queue_full_total", "Writes to queued boards refused: the queue was full", m->queue_full);
+    counter(&o, "rankcast_queue_applied_total", "Queued entries this gateway applied", m->queue_applied);
+    counter(&o, "rankcast_queue_dropped_total", "Queued entries refused by the write script when applied",
+            m->queue_dropped);
+    counter(&o, "rankcast_queue_claimed_total", "Queued entries claimed from a consumer idle for claim_after",
+            m->queue_claimed);
+    if (rs) {
         redis_series(&o, rs);
+        queue_series(&o, rs);
+    }
     put(&o, "# HELP rankcast_script_rtt_seconds Write script round-trip time\n"
             "# TYPE rankcast_script_rtt_seconds histogram\n");
     uint64_t cum = 0;

@@ -22,6 +22,12 @@ struct gw_metrics {
     uint64_t subscriptions[4];            /* open now, by enum rc_view_kind */
     uint64_t writes[4];                   /* accepted writes by op: incr set best submit */
     uint64_t duplicates;                  /* writes answered duplicate */
+    uint64_t writes_queued;               /* writes to queued boards acked as queued */
+    uint64_t queue_full;                  /* writes to queued boards refused: queue full */
+    uint64_t queue_applied;               /* queued entries this gateway applied (script answered ok) */
+    uint64_t queue_dropped;               /* queued entries the script refused at apply (out_of_range,
+                                             blocked since, bad entry): acknowledged, not applied */
+    uint64_t queue_claimed;               /* entries claimed from another consumer (claim_after) */
     uint64_t errors[GW_METRICS_CODES];    /* error replies by code */
     uint64_t deltas_sent;                 /* delta/event messages queued to viewers */
     uint64_t snapshots_sent;
@@ -52,6 +58,17 @@ struct gw_metrics_node {
     uint64_t reconnects, failures;
 };
 
+/* One queued board's queue (write_mode = queued), gathered by the caller
+ * from jobs/gw_queue.h like gw_metrics_node. */
+struct gw_metrics_queue {
+    const char *board;                    /* borrowed for the render */
+    int known;                            /* 0: not measured yet (left out) */
+    uint64_t length;                      /* unapplied entries */
+    double oldest_age_s;                  /* age of the oldest unapplied entry (0: none) */
+    double lag_max_s;                     /* queue_lag_max */
+    int owner;                            /* this gateway applies it now */
+};
+
 /* The Redis side of one render (counters summed over every node, retired
  * ones included), gathered like gw_metrics_node. */
 struct gw_metrics_redis {
@@ -61,6 +78,8 @@ struct gw_metrics_redis {
     uint64_t nodes;                       /* nodes held now */
     const struct gw_metrics_node *node;   /* borrowed for the render; nnodes of them */
     size_t nnodes;
+    const struct gw_metrics_queue *queue; /* borrowed for the render; nqueues of them */
+    size_t nqueues;
 };
 
 /* Records one script round trip of `us` microseconds. */

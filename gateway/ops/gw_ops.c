@@ -12,6 +12,7 @@
 #include "store/gw_read.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_write.h"
+#include "redis/gw_enqueue.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
@@ -129,6 +130,7 @@ struct write_call {
     char who[RC_JWT_SUB_MAX + 8];  /* "jwt:SUB" for a token write (audited), else "" */
     char period[RC_PERIOD_ID_MAX];
     char req[RC_REQ_MAX + 1];
+    char member[RC_MEMBER_MAX + 1]; /* queued boards: the member the ack names */
 };
 
 /* A write made with a token goes to the audit stream (rc:audit, as admin
@@ -183,6 +185,41 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     free(w);
 }
 
+/* A queued board's write (docs/queued.md): the ack says queued, with the
+ * entry id; score, rank and seq come when it is applied. */
+static void on_queued(int code, const struct rc_queue_result *res, int replicas, const struct rc_error *err,
+                      void *privdata)
+{
+    struct write_call *w = privdata;
+    struct gw_app *app = w->app;
+    char *json;
+    gw_metrics_rtt(&app->metrics, gw_mono_us() - w->started_us);
+    if (code) {
+        json = gw_op_error(app, w->id_json, code, err->msg);
+    } else if (res->status == RC_QUEUE_FULL) {
+        code = RC_E_RATE_LIMITED;
+        char msg[160];
+        snprintf(msg, sizeof msg, "board %s's write queue is full (%lld unapplied, queue_max): nothing was queued, "
+                 "retry later", w->board, (long long)res->length);
+        app->metrics.queue_full++;
+        json = gw_op_error(app, w->id_json, code, msg);
+    } else if (res->status == RC_QUEUE_FORBIDDEN) {
+        code = RC_E_FORBIDDEN;
+        json = gw_op_error(app, w->id_json, code, "this member is blocked on this board: nothing was queued");
+    } else {
+        int dup = res->status == RC_QUEUE_DUPLICATE;
+        if (dup)
+            app->metrics.duplicates++;
+        else
+            app->metrics.writes_queued++;
+        json = rc_encode_ack_queued(w->id_json, w->board, dup ? res->member : w->member, res->entry, dup,
+                                    app->conf->ack_replicas > 0 ? (replicas < 0 ? 0 : replicas) : -1);
+    }
+    w->done(w->privdata, code, json);
+    free(w->id_json);
+    free(w);
+}
+
 void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata)
 {
@@ -208,8 +245,15 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
             snprintf(w->period, sizeof w->period, "%s", p.id);
             snprintf(w->req, sizeof w->req, "%s", r->req);
         }
-        code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
-                                     (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w, &err);
+        if (decl->queue.mode == RC_WRITE_QUEUED) {
+            memcpy(w->member, r->member, sizeof w->member);
+            code = gw_enqueue_submit(app->redis, &app->enqueue_script, decl, r, gw_now_ms(app),
+                                     (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_queued, w, &err);
+        } else {
+            code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
+                                         (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w,
+                                         &err);
+        }
         if (!code) {
             gw_instances_note(app, decl, r->board, &p);
             return;

@@ -17,6 +17,7 @@
 #include "gw_app.h"
 #include "base/gw_metrics.h"
 #include "fanout/gw_fanout.h"
+#include "jobs/gw_queue.h"
 #include "ops/gw_admin.h"
 #include "ops/gw_freeze.h"
 #include "ops/gw_stats.h"
@@ -51,6 +52,7 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
         for (unsigned k = 0; k < b->layout.nfields; k++)
             cJSON_AddItemToArray(f, cJSON_CreateString(b->layout.fields[k].name));
         cJSON_AddStringToObject(o, "decay", decays[b->decay.kind]);
+        cJSON_AddStringToObject(o, "write_mode", b->queue.mode == RC_WRITE_QUEUED ? "queued" : "direct");
         if (!b->layout.nfields && b->decay.kind == RC_DECAY_NONE) {
             cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
             cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
@@ -198,6 +200,31 @@ static int health_node(cJSON *list, const struct gw_redis_node_info *ni)
     return 0;
 }
 
+/* The queued boards as /healthz entries (added to list); *why gets the first
+ * board whose oldest entry is older than its queue_lag_max. Returns 0 or -1
+ * (out of memory). */
+static int health_queues(const struct gw_app *app, cJSON *list, char *why, size_t cap)
+{
+    struct gw_queue_stats st;
+    for (size_t i = 0; gw_queue_stats(app, i, &st) == 0; i++) {
+        int lagging = st.known && st.oldest_age_ms > st.lag_max_ms;
+        cJSON *o = cJSON_CreateObject();
+        int ok = o && cJSON_AddStringToObject(o, "board", st.board) && cJSON_AddBoolToObject(o, "known", st.known) &&
+                 cJSON_AddNumberToObject(o, "length", (double)st.length) &&
+                 cJSON_AddNumberToObject(o, "oldest_age_ms", (double)st.oldest_age_ms) &&
+                 cJSON_AddNumberToObject(o, "lag_max_ms", (double)st.lag_max_ms) &&
+                 cJSON_AddBoolToObject(o, "lagging", lagging) && cJSON_AddBoolToObject(o, "consumer", st.owner);
+        if (!ok || !cJSON_AddItemToArray(list, o)) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        if (lagging && !why[0])
+            snprintf(why, cap, "the write queue of board %s lags: its oldest unapplied entry is %lld ms old "
+                     "(queue_lag_max %lld ms)", st.board, (long long)st.oldest_age_ms, (long long)st.lag_max_ms);
+    }
+    return 0;
+}
+
 /* The fields single-Redis clients read ("ok", "redis", "scripts",
  * "keyspace_events": unchanged), then "mode" ("single", "cluster", or
  * "unknown" before any seed answered), "nodes" (every server held, with its
@@ -212,8 +239,8 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
     int cluster = r ? gw_redis_is_cluster(r) : -1;
     const char *why = r && !up ? gw_redis_why_down(r) : "";
     const char *warning = r ? gw_redis_warning(r) : "";
-    cJSON *o = cJSON_CreateObject(), *nodes = NULL;
-    char *json = NULL;
+    cJSON *o = cJSON_CreateObject(), *nodes = NULL, *queues = NULL;
+    char *json = NULL, lag_why[256] = "";
     int ok = o && cJSON_AddBoolToObject(o, "ok", up) && cJSON_AddStringToObject(o, "redis", up ? "up" : "down") &&
              cJSON_AddStringToObject(o, "scripts", up ? "loaded" : "unknown") &&
              cJSON_AddBoolToObject(o, "keyspace_events", events) &&
@@ -222,6 +249,14 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
     struct gw_redis_node_info ni;
     for (size_t i = 0; ok && r && gw_redis_node_info(r, i, &ni) == 0; i++)
         ok = health_node(nodes, &ni) == 0;
+    if (ok && q->app->queue)
+        ok = (queues = cJSON_AddArrayToObject(o, "queues")) != NULL &&
+             health_queues(q->app, queues, lag_why, sizeof lag_why) == 0;
+    int healthy = up && !lag_why[0];
+    if (ok && !healthy)
+        cJSON_ReplaceItemInObject(o, "ok", cJSON_CreateFalse());
+    if (ok && !(why && why[0]) && lag_why[0])
+        why = lag_why;
     if (ok && why && why[0])
         ok = cJSON_AddStringToObject(o, "why", why) != NULL;
     if (ok && warning && warning[0])
@@ -229,7 +264,7 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
     if (ok)
         json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    gw_http_respond(q, up ? 200 : 503, "application/json", json);
+    gw_http_respond(q, healthy ? 200 : 503, "application/json", json);
 }
 
 /* The Redis side of /metrics: counters from gw_redis_get_stats and one entry
@@ -281,6 +316,28 @@ static void free_nodes(struct gw_metrics_node *nodes, size_t n)
     free(nodes);
 }
 
+/* The queued boards' queues for /metrics (malloc'd, *n of them; NULL when
+ * there are none or no memory). */
+static struct gw_metrics_queue *gather_queues(const struct gw_app *app, size_t *n)
+{
+    struct gw_queue_stats st;
+    size_t k = 0;
+    while (gw_queue_stats(app, k, &st) == 0)
+        k++;
+    *n = 0;
+    struct gw_metrics_queue *out = k ? calloc(k, sizeof *out) : NULL;
+    for (size_t i = 0; out && i < k && gw_queue_stats(app, i, &st) == 0; i++) {
+        out[i].board = st.board;
+        out[i].known = st.known;
+        out[i].length = st.length > 0 ? (uint64_t)st.length : 0;
+        out[i].oldest_age_s = (double)st.oldest_age_ms / 1000.0;
+        out[i].lag_max_s = (double)st.lag_max_ms / 1000.0;
+        out[i].owner = st.owner;
+        *n = i + 1;
+    }
+    return out;
+}
+
 void gw_rest_metrics(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
@@ -293,9 +350,15 @@ void gw_rest_metrics(struct gw_http_req *q, const struct gw_rest_target *t)
     m->sockets = gw_peers_open(q->app->peers);
     m->sockets_refused = gw_peers_refused(q->app->peers);
     m->sockets_timed_out = gw_peers_timed_out(q->app->peers);
-    if (gather_redis(q->app->redis, &rs, &nodes, &nnodes) == 0)
+    size_t nq = 0;
+    struct gw_metrics_queue *queues = gather_queues(q->app, &nq);
+    if (gather_redis(q->app->redis, &rs, &nodes, &nnodes) == 0) {
+        rs.queue = queues;
+        rs.nqueues = nq;
         text = gw_metrics_render(&q->app->metrics, up, up, &rs, &len);
+    }
     free_nodes(nodes, nnodes);
+    free(queues);
     gw_http_respond(q, text ? 200 : 500, "text/plain; version=0.0.4", text);
 }
 

@@ -402,6 +402,22 @@ function evaluate(dir, cases, smoke) {
         z.wireB < p.wireB ? 'pass' : 'miss']);
     } else rows.push(['Z. compression', target, 'did not run', 'error']);
   }
+  if (cases.includes('U')) {
+    // U: a burst to the queued board `burst` against the same burst to `demo` (direct)
+    const j = readJson(dir, 'U');
+    const target = 'every write acked queued and applied once (no speed target: accepted vs applied rate and the lag are reported)';
+    if (j && j.queued && j.direct) {
+      const q = j.queued, d = j.direct;
+      const ok = q.acked === q.sent && q.queued === q.sent && q.applied === q.acked && d.applied === d.acked;
+      rows.push([`U. queued writes: a burst of ${int(q.sent)} writes to \`burst\` (write_mode = queued), ${j.conns} writer connections, up to ${j.inflight} in flight each`, target,
+        `accepted ${int(q.acked_per_s)} writes/s (all ${int(q.sent)} acked in ${fmt(q.seconds, 2)} s), applied ${int(q.applied_per_s)} writes/s (all applied ${fmt(q.applied_seconds, 2)} s after the first write, ${int(q.drain_after_last_ack_ms)} ms after the last ack); lag: queue up to ${int(q.max_queue_length)} entries, oldest unapplied entry up to ${int(q.max_oldest_age_ms)} ms old (/metrics every 50 ms); the same burst to \`demo\` (direct): ${int(d.acked_per_s)} writes/s acked and applied`,
+        ok ? 'pass' : 'miss']);
+    } else rows.push(['U. queued writes', target, 'did not run', 'error']);
+    if (!j) broken.push('U: no result from queued_burst.js (see its log)');
+    else if (j.queued.acked !== j.queued.sent || j.queued.applied !== j.queued.acked) {
+      broken.push(`U: ${j.queued.acked} of ${j.queued.sent} acked, ${j.queued.applied} applied`);
+    }
+  }
   return { meta, rows, details, broken, tick, knee, many, zip };
 }
 

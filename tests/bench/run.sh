@@ -16,7 +16,10 @@
 #                             permessage-deflate, F first delivery: 1,000 viewers of one
 #                             top-10 and 5 paced writes/s, each landing on a quiet board,
 #                             Q acks under load: 5,000 viewers of one top-10 and 2,000
-#                             writes/s, the writers' ack latency); the report has only those (with --out:
+#                             writes/s, the writers' ack latency, U queued writes: a burst to
+#                             the queued board `burst` against the same burst to `demo`,
+#                             accepted vs applied rate and the lag, tests/bench/queued_burst.js);
+#                             the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
@@ -61,7 +64,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,F,K,L,Q,Z"
+only="A,B,C,D,E,F,K,L,Q,U,Z"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -214,6 +217,7 @@ if [ "$smoke" = 1 ]; then
   Z_viewers=50;   Z_rate=200;   Z_dur=0.5
   F_viewers=50;   F_rate=5;     F_dur=2
   Q_viewers=100;  Q_rate=500;   Q_dur=1
+  U_writes=2000
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -226,6 +230,7 @@ else
   Z_viewers=1000;  Z_rate=500;   Z_dur=10
   F_viewers=1000;  F_rate=5;     F_dur=20
   Q_viewers=5000;  Q_rate=2000;  Q_dur=10
+  U_writes=20000
   conc=200
 fi
 
@@ -657,6 +662,19 @@ if want L; then
   stop_cluster
   gw_redis="127.0.0.1:$redis_port"; gw_state="$work/state"
   start_gateway
+fi
+
+# ---- U: queued writes ------------------------------------------------------------------------
+# A burst of U_writes incr writes (4 writer connections, up to 256 in flight
+# each, a req per write) to the shipped queued board `burst`, after the same
+# burst to `demo` (direct), through tests/bench/queued_burst.js: accepted
+# writes/s, applied writes/s and the queue's lag from /metrics.
+if want U; then
+  echo "run.sh: case U: queued_burst.js --writes $U_writes --conns 4" >&2
+  echo "load_U=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  timeout 300 node "$root/tests/bench/queued_burst.js" --port "$gw_port" --key "$key" --writes "$U_writes" \
+    --conns 4 --inflight 256 > "$work/U.json" 2> "$work/U.log" || { tail -n 5 "$work/U.log" >&2; die "queued_burst.js failed"; }
+  kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case U"
 fi
 
 # ---- the report ----------------------------------------------------------------------------

@@ -135,7 +135,7 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     /* reads open, and no key with a literal secret in a shipped file */
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
-    assert_int_equal(c->nboards, 8); /* ... and arena (tiebreak = arrival) */
+    assert_int_equal(c->nboards, 9); /* ... arena (tiebreak = arrival) and burst (write_mode = queued) */
 
     const struct rc_board *b = board(c, "demo");
     assert_false(b->is_template);
@@ -195,6 +195,16 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     assert_int_equal(b->decay.bucket_ms, 3600000);
     assert_int_equal(b->decay.window_ms, 24 * 3600000);
     assert_int_equal(b->layout.tiebreak, RC_TB_NONE);
+    assert_int_equal(b->queue.mode, RC_WRITE_DIRECT);
+
+    b = board(c, "burst");
+    assert_int_equal(b->queue.mode, RC_WRITE_QUEUED);
+    assert_int_equal(b->layout.order, RC_ORDER_DESC);
+    assert_int_equal(b->ops, RC_OPF_INCR);
+    assert_int_equal(b->period.kind, RC_PERIOD_NONE);
+    assert_int_equal(b->queue.max, 100000);
+    assert_int_equal(b->queue.claim_after_ms, 5000);
+    assert_int_equal(b->queue.lag_max_ms, 30000);
 
     free(text);
     free(c);
@@ -780,6 +790,21 @@ static const struct err_case err_cases[] = {
      1, "with a 42-bit tie-break (1ms resolution over 36500d) points must stay within -2047..2047"},
     {"[board x]\n" ALLTIME "fields = a desc 30, b asc 30\n", 1, "fields need 60 bits"},
     {"[board x]\n" ALLTIME "points_min = 10\npoints_max = 9\n", 1, "points_min 10 exceeds points_max 9"},
+    /* write_mode = queued: unknown words, where it does not apply, its bounds (at their key's line) */
+    {"[board x]\n" ALLTIME "write_mode = sideways\n", 3, "write_mode must be direct or queued, got 'sideways'"},
+    {"[board x]\n" ALLTIME "queue_max = 10\n", 3, "queue_max applies only to write_mode = queued"},
+    {"[board x]\n" ALLTIME "write_mode = direct\nclaim_after = 1s\n", 4,
+     "claim_after applies only to write_mode = queued"},
+    {"[board x]\n" ALLTIME "queue_lag_max = 1s\n", 3, "queue_lag_max applies only to write_mode = queued"},
+    {"[board x]\n" ALLTIME "write_mode = queued\nqueue_max = 0\n", 4, "queue_max must be an integer from 1"},
+    {"[board x]\n" ALLTIME "write_mode = queued\nclaim_after = 10ms\n", 4, "claim_after"},
+    {"[board x]\ndecay = buckets\nwrite_mode = queued\n", 3,
+     "write_mode = queued cannot be combined with decay"},
+    {"[board x]\ndecay = scale\nscale_factor = 0.5\nwrite_mode = queued\n", 4,
+     "write_mode = queued cannot be combined with decay"},
+    {"[board x]\nperiod = day\nwrite_mode = queued\n", 3, "write_mode = queued cannot be combined with period"},
+    {"[board x:*]\n" ALLTIME "write_mode = queued\n", 3,
+     "write_mode = queued applies only to a board with an exact name, not to template x:*"},
     /* the last board is checked at the end of the text, at its header */
     {"[board a]\n" ALLTIME "[board b]\n\n\nkeep = 2\n", 3, "keep applies only to periodic boards"},
 };
@@ -803,6 +828,25 @@ static void test_errors_report_file_line_and_reason(void **state)
         }
     }
     assert_int_equal(bad, 0);
+    free(c);
+}
+
+static void test_queued_board_keeps_its_bounds(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok("[board q]\n" ALLTIME "write_mode = queued\nqueue_max = 20\nclaim_after = 1500ms\n"
+             "queue_lag_max = 2s\n[board d]\n" ALLTIME, c);
+    const struct rc_board *b = board(c, "q");
+    assert_int_equal(b->queue.mode, RC_WRITE_QUEUED);
+    assert_int_equal(b->queue.max, 20);
+    assert_int_equal(b->queue.claim_after_ms, 1500);
+    assert_int_equal(b->queue.lag_max_ms, 2000);
+    b = board(c, "d");
+    assert_int_equal(b->queue.mode, RC_WRITE_DIRECT);
+    assert_int_equal(b->queue.max, 100000);
+    assert_int_equal(b->queue.claim_after_ms, 5000);
+    assert_int_equal(b->queue.lag_max_ms, 30000);
     free(c);
 }
 
@@ -1158,6 +1202,7 @@ int main(void)
         cmocka_unit_test(test_find_board_bare_prefix_falls_back_to_a_shorter_template),
         cmocka_unit_test(test_errors_report_file_line_and_reason),
         cmocka_unit_test(test_unknown_key_message_is_exact),
+        cmocka_unit_test(test_queued_board_keeps_its_bounds),
         cmocka_unit_test(test_overlong_line_and_value_are_refused),
         cmocka_unit_test(test_nul_byte_in_text_is_refused),
         cmocka_unit_test(test_too_many_boards_are_refused),

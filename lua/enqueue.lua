@@ -1,0 +1,44 @@
+-- enqueue.lua - queues one write of a write_mode = queued board
+-- (docs/queued.md): decides duplicate, blocked and full and adds the entry
+-- in one step, so a full queue queues nothing and a retried req is queued
+-- once. Every key shares the board's hash tag {B|}.
+--
+-- KEYS[1] rc:{B|}:in          the stream of unapplied writes
+-- KEYS[2] rc:{B|}:qreq:REQ    the req's marker (unused when ARGV[2] is "")
+-- KEYS[3] rc:{B|}:blocked     members an admin blocked from writing
+--
+-- ARGV[1] queue_max          ARGV[2] req or ""
+-- ARGV[3] idempotency window, seconds
+-- ARGV[4] the consumer group (created with the stream)
+-- ARGV[5] member
+-- ARGV[6 ...] the entry: field, value pairs (core/rc_queue.h)
+--
+-- Reply:
+--   { "ok", ENTRY-ID, LENGTH }        queued; LENGTH unapplied entries now
+--   { "duplicate", ENTRY-ID, MEMBER } the req was queued before (nothing added)
+--   { "full", LENGTH }                queue_max unapplied entries: nothing added
+--   { "forbidden" }                   the member is blocked: nothing added
+--
+-- Applied entries leave the stream (lua/queue_ack.lua), so XLEN counts the
+-- unapplied ones (and those being applied right now).
+
+local stream, marker, blocked = KEYS[1], KEYS[2], KEYS[3]
+local max = tonumber(ARGV[1])
+local req, window, group, member = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+
+if req ~= '' then
+  local prior = redis.call('GET', marker)
+  if prior then
+    local id, m = string.match(prior, '^([^\n]*)\n(.*)$')
+    return { 'duplicate', id or '', m or member }
+  end
+end
+if redis.call('SISMEMBER', blocked, member) == 1 then return { 'forbidden' } end
+local len = redis.call('XLEN', stream)
+if len >= max then return { 'full', len } end
+if len == 0 and redis.call('EXISTS', stream) == 0 then
+  redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
+end
+local id = redis.call('XADD', stream, '*', unpack(ARGV, 6))
+if req ~= '' then redis.call('SET', marker, id .. '\n' .. member, 'EX', window) end
+return { 'ok', id, len + 1 }
