@@ -1,13 +1,15 @@
 /* main.c - the rankcast process: config, the loop, start and clean shutdown.
  *
  *   rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]|redis://HOST:PORT]
- *            [--state DIR]
+ *            [--state DIR] [--workers N]
  *   rankcast --check-config FILE
  *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
  *   rankcast export|import ...   (cli/gw_cli.h)
  *
- * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE),
- * which beats the file (DESIGN.md, "Operating it").
+ * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE,
+ * RANKCAST_WORKERS), which beats the file (DESIGN.md, "Operating it").
+ * With workers > 1 this process becomes the supervisor (gw_workers.c) and
+ * each worker it forks runs the rest of main as a whole gateway.
  */
 #include <uv.h>
 #include <libwebsockets.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gw_app.h"
 #include "cli/gw_cli.h"
@@ -26,6 +29,9 @@
 #include "base/gw_env.h"
 #include "base/gw_jwt.h"
 #include "gw_token_cmd.h"
+#include "gw_workers.h"
+#include "base/gw_group.h"
+#include "serve/gw_rest.h"
 #include "jobs/gw_decay.h"
 #include "jobs/gw_webhook.h"
 #include "fanout/gw_fanout.h"
@@ -37,6 +43,7 @@
 #include "rc_err.h"
 #include "rc_hostport.h"
 #include "rc_lua.h"
+#include "rc_workers.h"
 
 #define SHUTDOWN_GRACE_MS 300 /* time for 1001 close frames to go out */
 
@@ -44,18 +51,20 @@ struct options {
     const char *config;
     struct gw_env_flags flags; /* --listen, --redis, --state */
     const char *check;
+    const char *workers; /* --workers N; NULL = not given */
 };
 
 static int usage(void)
 {
     fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]] [--state DIR]\n"
+                    "                [--workers N]\n"
                     "       rankcast --check-config FILE\n"
                     "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n"
                     "       rankcast export|import BOARD ...   (docs/export-import.md)\n");
     return 2;
 }
 
-/* getopt_long: the same five flags as ever, each with a value. opterr is off
+/* getopt_long: six flags, each with a value. opterr is off
  * so that a bad command line prints only the usage, as it always has. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -65,6 +74,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"redis", required_argument, NULL, 'r'},
         {"state", required_argument, NULL, 's'},
         {"check-config", required_argument, NULL, 'k'},
+        {"workers", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -78,6 +88,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case 'r': o->flags.redis = optarg; break;
         case 's': o->flags.state = optarg; break;
         case 'k': o->check = optarg; break;
+        case 'w': o->workers = optarg; break;
         default: return RC_E_BAD_REQUEST;
         }
     }
@@ -138,6 +149,8 @@ static void on_tick(uv_timer_t *t)
     struct gw_app *app = t->data;
     gw_fanout_tick(app->fanout);
     gw_ws_tick(app);
+    if (app->group)
+        gw_rest_metrics_publish(app); /* this worker's slot of the group's /metrics */
 }
 
 /* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */
@@ -251,6 +264,30 @@ static int start(struct gw_app *app, const struct options *o)
     return 0;
 }
 
+/* How many workers: --workers > RANKCAST_WORKERS > [server] workers.
+ * Returns 0 with *n set, or -1 (logged). A config file that does not load
+ * leaves the count to the flag and the environment: with one worker, start
+ * reports it as it always has; a group refuses here, before any fork. */
+static int resolve_workers(const struct options *o, unsigned *n)
+{
+    struct rc_error err = {0, ""}, load_err = {0, ""};
+    struct rc_conf *c = malloc(sizeof *c);
+    if (!c)
+        return -1;
+    int loaded = gw_conf_load(o->config, c, &load_err) == 0;
+    unsigned file = loaded ? c->workers : 1;
+    free(c);
+    if (rc_workers_resolve(o->workers, getenv("RANKCAST_WORKERS"), file, n, &err) != 0) {
+        gw_log_error("config: %s", err.msg);
+        return -1;
+    }
+    if (*n > 1 && !loaded) {
+        gw_log_error("config: %s", load_err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -263,15 +300,43 @@ int main(int argc, char **argv)
     if (o.check)
         return check_config(o.check);
 
+    unsigned workers;
+    struct gw_group *group = NULL;
+    struct gw_worker_id me = {0, 1, 0};
+    if (resolve_workers(&o, &workers) != 0)
+        return 1;
+    if (workers > 1) {
+        /* the supervisor: nothing but the shared region exists before the forks */
+        int code = 1;
+        if (!(group = gw_group_create(workers))) {
+            gw_log_error("workers: cannot map the shared metrics region: %s", strerror(errno));
+            return 1;
+        }
+        if (!gw_workers_run(workers, group, &me, &code)) {
+            gw_group_free(group);
+            return code;
+        }
+        gw_log_info("worker %u of %u (pid %ld) starting", me.index, me.count, (long)getpid());
+    }
+
     uv_loop_t loop;
     struct gw_app app;
     memset(&app, 0, sizeof app);
+    app.group = group;
+    app.worker = me.index;
+    app.worker_restarts = me.restarts;
     uv_loop_init(&loop);
     app.loop = &loop;
     app.conf = malloc(sizeof *app.conf);
     int rc = app.conf ? start(&app, &o) : RC_E_INTERNAL;
     if (rc == 0) {
         uv_run(&loop, UV_RUN_DEFAULT);
+    } else if (app.lws && !lws_get_vhost_by_name(app.lws, "default")) {
+        /* lws 4.1 unloads its libuv plugin when a context whose vhost failed
+         * (port in use) is destroyed, and the loop then calls into the
+         * unloaded code (SIGSEGV): nothing served yet, so leave at once. */
+        gw_log_error("not started");
+        _exit(group ? RC_WORKER_EXIT_START : 1);
     } else {
         /* Failed to start: release what did start, without serving. */
         gw_decay_stop(&app);
@@ -295,7 +360,9 @@ int main(int argc, char **argv)
         uv_walk(&loop, log_leftover, NULL);
     gw_jwt_free(&app.jwt);
     free(app.conf);
+    gw_group_free(group);
     if (rc == 0)
         gw_log_info("stopped");
-    return rc == 0 ? 0 : 1;
+    /* a worker that could not start tells its supervisor not to try again */
+    return rc == 0 ? 0 : group ? RC_WORKER_EXIT_START : 1;
 }
