@@ -13,7 +13,8 @@
 #                             write rate with 250..5,000 viewers, L write throughput over
 #                             48 boards on one Redis and on a 3-primary Redis Cluster, Z
 #                             compression: 1,000 viewers of one top-100 without and with
-#                             permessage-deflate); the report has only those (with --out:
+#                             permessage-deflate, W workers: one gateway process, then
+#                             --workers 2, under the same load); the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
@@ -58,7 +59,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,K,L,Z"
+only="A,B,C,D,E,K,L,Z,W"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -209,6 +210,7 @@ if [ "$smoke" = 1 ]; then
   K_viewers=50;   K_dur=1;      K_floor_dur=1
   L_dur=0.5;      L_n=3000;     L_rounds=1
   Z_viewers=50;   Z_rate=200;   Z_dur=0.5
+  W_viewers=100;  W_dur=1
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -219,6 +221,7 @@ else
   K_viewers="250 500 1000 2000 5000"; K_dur=10; K_floor_dur=3
   L_dur=6;         L_n=99999;    L_rounds=3
   Z_viewers=1000;  Z_rate=500;   Z_dur=10
+  W_viewers=2000;  W_dur=10
   conc=200
 fi
 
@@ -525,6 +528,38 @@ if want Z; then
     --rate "$Z_rate" --duration "$Z_dur" --settle 5
   bench Z-deflate --deflate --viewers "$Z_viewers" --boards "match:Z$run_id-deflate" --view top:100 --writers 4 \
     --rate "$Z_rate" --duration "$Z_dur" --settle 5
+fi
+
+# ---- W: workers ----------------------------------------------------------------------------
+# The same load on one gateway process (W1, as shipped) and on a group of two
+# workers (W2: RANKCAST_WORKERS=2, so the command line is the same):
+# W_viewers viewers of one top-10, case A's write rate, 4 writers.
+# rankcast-bench's gateway CPU is the supervisor's pid plus its live
+# children (tests/bench/bench_proc.c), so W2's is summed over the workers;
+# the connections each worker accepted during W2 come from /metrics
+# (rankcast_worker_connections_total) before and after it.
+worker_accepts() { # "N0 N1 ...": WebSocket connections each worker accepted so far
+  curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_connections_total\{/ { printf "%s%s", n++ ? " " : "", $NF }'
+}
+workers_up() { # how many workers /metrics shows running
+  curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_up\{/ && $NF == 1 { n++ } END { print n + 0 }'
+}
+if want W; then
+  echo "W_viewers=$W_viewers" >> "$work/meta.env"
+  bench W1 --viewers "$W_viewers" --boards "match:W$run_id-1" --view top:10 --writers 4 \
+    --rate "$A_rate" --duration "$W_dur" --settle 5
+  stop_gateway
+  RANKCAST_WORKERS=2 start_gateway
+  for _ in $(seq 100); do [ "$(workers_up)" = 2 ] && break; sleep 0.1; done
+  [ "$(workers_up)" = 2 ] || die "the gateway with --workers 2 did not show two running workers"
+  read -r -a w_before <<< "$(worker_accepts)"
+  echo "W2_processes=1 supervisor + $(pgrep -c -P "$gw_pid") workers" >> "$work/meta.env"
+  bench W2 --viewers "$W_viewers" --boards "match:W$run_id-2" --view top:10 --writers 4 \
+    --rate "$A_rate" --duration "$W_dur" --settle 5
+  read -r -a w_after <<< "$(worker_accepts)"
+  echo "W2_accepts=$((w_after[0] - w_before[0])) $((w_after[1] - w_before[1]))" >> "$work/meta.env"
+  stop_gateway
+  start_gateway
 fi
 
 # ---- L: write throughput over many boards, one Redis and a 3-primary cluster ---------------
