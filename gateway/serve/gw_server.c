@@ -216,6 +216,9 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
             return RC_E_INTERNAL;
         }
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        /* a worker's vhost listens on nothing: ask for its TLS context anyway */
+        if (app->group)
+            info.options |= LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX;
         info.ssl_cert_filepath = c->tls_cert;
         info.ssl_private_key_filepath = c->tls_key;
     }
