@@ -234,3 +234,48 @@ test('a worker that cannot start (port held by a process that does not share it)
     assert.match(r.stderr, /supervisor exits 1/);
     assert.doesNotMatch(r.stderr, /a restart/);
   });
+
+test('TLS with two workers: https and wss on the shared port, both workers serve', { skip, timeout: 60000 }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-wtls-'));
+  h.defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  require('node:child_process').execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key,
+    '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  const config = h.configWith(t, { server: { tls_cert: cert, tls_key: key } });
+  const redis = await h.startRedis(t);
+  const port = await h.freePort();
+  const child = h.spawnTracked(h.gatewayBin(), ['--config', config, '--listen', `127.0.0.1:${port}`, '--redis',
+    `127.0.0.1:${redis.port}`, '--state', dir, '--workers', '2'],
+  { cwd: h.repoRoot, env: { ...process.env, RANKCAST_ADMIN_KEY: h.ADMIN_KEY }, stdio: ['ignore', 'ignore', 'pipe'] }, []);
+  const stderr = [];
+  h.eachLine(child.stderr, (l) => stderr.push(l));
+  h.defer(t, () => child.kill('SIGKILL'));
+  const ca = fs.readFileSync(cert);
+  const get = (p) => new Promise((resolve) => {
+    require('node:https').get({ host: '127.0.0.1', port, path: p, ca, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    }).on('error', () => resolve(null));
+  });
+  await h.waitFor(async () => {
+    const m = await get('/metrics');
+    return m && m.status === 200 && (m.body.match(/^rankcast_worker_up\{.*\} 1$/gm) || []).length === 2;
+  }, 10000, 'both workers up over https');
+  const socks = [];
+  for (let i = 0; i < 20; i++) {
+    const ws = new WebSocket(`wss://127.0.0.1:${port}/ws?token=${h.ADMIN_KEY}`, 'rankcast.v1', { ca });
+    await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+    socks.push(ws);
+  }
+  await h.waitFor(async () => {
+    const m = await get('/metrics');
+    const per = [...m.body.matchAll(/^rankcast_worker_connections\{worker="\d"\} (\d+)$/gm)].map((x) => Number(x[1]));
+    return per.length === 2 && per[0] + per[1] === 20 && per[0] > 0 && per[1] > 0;
+  }, 10000, '20 wss connections over both workers');
+  for (const ws of socks) ws.close();
+  const res = await h.terminate(child, 20000);
+  child.untrack();
+  assert.deepEqual(h.exitProblems(res, stderr), [], stderr.slice(-20).join('\n'));
+});
