@@ -57,9 +57,9 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void on_sigchld(int sig)
+static void on_signal(int sig)
 {
-    (void)sig; /* only so SIGCHLD is queued while blocked; sigtimedwait takes it */
+    (void)sig; /* only so the signal is queued while blocked; sigtimedwait takes it */
 }
 
 /* In the new worker, right after fork: the signal state a gateway starts
@@ -68,6 +68,8 @@ static void on_sigchld(int sig)
 static int become_worker(struct sup *s)
 {
     signal(SIGCHLD, SIG_DFL);
+    signal(SIGTERM, SIG_DFL); /* the worker's loop installs its own (gw_lifecycle) */
+    signal(SIGINT, SIG_DFL);
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
         gw_log_warn("worker: prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
@@ -196,10 +198,15 @@ int gw_workers_run(unsigned n, struct gw_group *g, struct gw_worker_id *me, int 
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    /* Handlers, not just a mask: a signal ignored when we were started (a
+     * shell's background job ignores SIGINT) would otherwise be dropped, and
+     * an ignored SIGCHLD would reap the workers behind our back. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigchld;
+    sa.sa_handler = on_signal;
     sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     sigprocmask(SIG_BLOCK, &set, &s->old_mask);
     gw_log_info("workers: supervisor (pid %ld) starting %u workers on one port", (long)s->self, s->n);
     for (unsigned i = 0; i < s->n; i++)
