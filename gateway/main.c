@@ -38,6 +38,7 @@
 #include "base/gw_log.h"
 #include "store/gw_profile.h"
 #include "redis/gw_redis.h"
+#include "serve/gw_listen.h"
 #include "serve/gw_server.h"
 #include "serve/gw_ws.h"
 #include "rc_err.h"
@@ -122,6 +123,7 @@ static void on_redis_up(void *data)
     gw_redis_get_stats(app->redis, &st);
     app->metrics.redis_reconnects = st.reconnects;
     gw_fanout_redis_up(app->fanout);
+    gw_listen_ready(app->listen); /* a worker joins the port once it can serve */
 }
 
 static void on_redis_down(void *data, const char *reason)

@@ -28,8 +28,8 @@ struct gw_listen {
     struct gw_app *app;
     int fd;
     uv_poll_t poll;
-    uv_timer_t pause;       /* restarts the poll after EMFILE/ENFILE */
-    int closing, handles;
+    uv_timer_t pause;       /* the wait before listening; later restarts the poll after EMFILE/ENFILE */
+    int listening, closing, handles;
 };
 
 static void on_closed(uv_handle_t *h)
@@ -94,8 +94,8 @@ static void on_readable(uv_poll_t *p, int status, int events)
     }
 }
 
-/* socket + SO_REUSEADDR + SO_REUSEPORT + bind + listen on the first address
- * of host that works. Returns the fd or -1 (logged). */
+/* socket + SO_REUSEADDR + SO_REUSEPORT + bind on the first address of host
+ * that works (listen comes later). Returns the fd or -1 (logged). */
 static int bind_shared(const char *host, int port)
 {
     char service[16];
@@ -121,7 +121,7 @@ static int bind_shared(const char *host, int port)
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
             setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
             (a->ai_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
-            bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+            bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
             err = errno;
             close(fd);
             fd = -1;
@@ -134,7 +134,25 @@ static int bind_shared(const char *host, int port)
     return fd;
 }
 
-struct gw_listen *gw_listen_start(struct gw_app *app, const char *host, int port)
+void gw_listen_ready(struct gw_listen *l)
+{
+    if (!l || l->listening || l->closing)
+        return;
+    l->listening = 1;
+    uv_timer_stop(&l->pause);
+    if (listen(l->fd, SOMAXCONN) != 0) {
+        gw_log_error("listen: %s: this worker takes no connections", strerror(errno));
+        return;
+    }
+    uv_poll_start(&l->poll, UV_READABLE, on_readable);
+}
+
+static void on_wait_over(uv_timer_t *t)
+{
+    gw_listen_ready(t->data); /* Redis not up yet: serve anyway, as one gateway does (503, unavailable) */
+}
+
+struct gw_listen *gw_listen_start(struct gw_app *app, const char *host, int port, uint64_t wait_ms)
 {
     struct gw_listen *l = calloc(1, sizeof *l);
     if (!l)
@@ -148,7 +166,7 @@ struct gw_listen *gw_listen_start(struct gw_app *app, const char *host, int port
     uv_timer_init(app->loop, &l->pause);
     l->poll.data = l->pause.data = l;
     l->handles = 2;
-    uv_poll_start(&l->poll, UV_READABLE, on_readable);
+    uv_timer_start(&l->pause, on_wait_over, wait_ms, 0);
     return l;
 }
 

@@ -10,14 +10,24 @@
 #ifndef GW_LISTEN_H
 #define GW_LISTEN_H
 
+#include <stdint.h>
+
 struct gw_app;
 struct gw_listen;
 
 /* Binds host:port (a numeric or resolvable host) with SO_REUSEADDR and
- * SO_REUSEPORT, listens, and accepts on app->loop into app->lws's default
- * vhost. Returns the listener, or NULL (logged: address in use by a process
- * that did not ask to share it, not available, out of memory). */
-struct gw_listen *gw_listen_start(struct gw_app *app, const char *host, int port);
+ * SO_REUSEPORT now, so a port held by another program fails the start; but
+ * listens (joins the port: the kernel only hands connections to listening
+ * sockets) only at gw_listen_ready or after wait_ms, whichever comes first,
+ * so a restarted worker takes no client before its Redis is up while the
+ * others serve. Then accepts on app->loop into app->lws's default vhost.
+ * Returns the listener, or NULL (logged: address in use by a process that
+ * did not ask to share it, not available, out of memory). */
+struct gw_listen *gw_listen_start(struct gw_app *app, const char *host, int port, uint64_t wait_ms);
+
+/* Joins the port now if not yet (main calls it when Redis is up). NULL is
+ * fine. */
+void gw_listen_ready(struct gw_listen *l);
 
 /* Stops accepting and closes the socket; the listener is freed once its
  * poll handle is closed (the loop must run). NULL is fine. */

@@ -132,6 +132,10 @@ static void lws_logger(int level, const char *line)
  * (not even a pong) came for the whole of it. */
 static lws_retry_bo_t idle_policy;
 
+/* A worker joins the port when its Redis is up (main calls gw_listen_ready),
+ * or after this long without it. */
+#define JOIN_WAIT_MS 2000
+
 /* Sockets kept back from max_conns for Redis, the archive, the listener and
  * libuv's own descriptors. */
 #define FD_RESERVE 256
@@ -246,7 +250,7 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         gw_log_error("cannot listen on %s:%d (port in use, or libwebsockets-evlib-uv missing?)", host, port);
         return RC_E_INTERNAL;
     }
-    if (app->group && !(app->listen = gw_listen_start(app, host, port)))
+    if (app->group && !(app->listen = gw_listen_start(app, host, port, JOIN_WAIT_MS)))
         return RC_E_INTERNAL;
     return 0;
 }
