@@ -164,6 +164,8 @@ static void begin_stop(void *data, int signum)
     uv_timer_stop(&app->tick);
     uv_close((uv_handle_t *)&app->tick, NULL);
     gw_webhook_stop(app); /* now, while Redis is up: its locks are released during the grace */
+    gw_listen_stop(app->listen); /* a worker leaves the port now: new clients go to the others */
+    app->listen = NULL;
     gw_ws_close_all(app);
 }
 
