@@ -188,14 +188,16 @@ static void log_leftover(uv_handle_t *h, void *arg)
 
 /* ---- start ---------------------------------------------------------------------------- */
 
-/* Loads the config, then starts every module and wires their hooks.
+/* Loads the config (a worker has it already in app->conf: the one its
+ * supervisor read, so a file edited since does not reach one worker alone),
+ * then starts every module and wires their hooks.
  * Returns 0, RC_E_BAD_REQUEST (the configuration) or RC_E_INTERNAL. */
 static int start(struct gw_app *app, const struct options *o)
 {
     char host[256];
     int port;
     struct rc_error err = {0, ""};
-    if (gw_conf_load(o->config, app->conf, &err) != 0) {
+    if (!app->group && gw_conf_load(o->config, app->conf, &err) != 0) {
         gw_log_error("config: %s", err.msg);
         return RC_E_BAD_REQUEST;
     }
@@ -269,18 +271,19 @@ static int start(struct gw_app *app, const struct options *o)
 }
 
 /* How many workers: --workers > RANKCAST_WORKERS > [server] workers.
- * Returns 0 with *n set, or -1 (logged). A config file that does not load
- * leaves the count to the flag and the environment: with one worker, start
- * reports it as it always has; a group refuses here, before any fork. */
-static int resolve_workers(const struct options *o, unsigned *n)
+ * Returns 0 with *n set and the loaded file in *conf (malloc'd, the
+ * caller's), or -1 (logged). A config file that does not load leaves the
+ * count to the flag and the environment: with one worker, start reports it
+ * as it always has; a group refuses here, before any fork. */
+static int resolve_workers(const struct options *o, unsigned *n, struct rc_conf **conf)
 {
     struct rc_error err = {0, ""}, load_err = {0, ""};
     struct rc_conf *c = malloc(sizeof *c);
+    *conf = c;
     if (!c)
         return -1;
     int loaded = gw_conf_load(o->config, c, &load_err) == 0;
     unsigned file = loaded ? c->workers : 1;
-    free(c);
     if (rc_workers_resolve(o->workers, getenv("RANKCAST_WORKERS"), file, n, &err) != 0) {
         gw_log_error("config: %s", err.msg);
         return -1;
@@ -307,17 +310,22 @@ int main(int argc, char **argv)
     unsigned workers;
     struct gw_group *group = NULL;
     struct gw_worker_id me = {0, 1, 0};
-    if (resolve_workers(&o, &workers) != 0)
+    struct rc_conf *conf = NULL;
+    if (resolve_workers(&o, &workers, &conf) != 0) {
+        free(conf);
         return 1;
+    }
     if (workers > 1) {
         /* the supervisor: nothing but the shared region exists before the forks */
         int code = 1;
         if (!(group = gw_group_create(workers))) {
             gw_log_error("workers: cannot map the shared metrics region: %s", strerror(errno));
+            free(conf);
             return 1;
         }
         if (!gw_workers_run(workers, group, &me, &code)) {
             gw_group_free(group);
+            free(conf);
             return code;
         }
         gw_log_info("worker %u of %u (pid %ld) starting", me.index, me.count, (long)getpid());
@@ -331,7 +339,7 @@ int main(int argc, char **argv)
     app.worker_restarts = me.restarts;
     uv_loop_init(&loop);
     app.loop = &loop;
-    app.conf = malloc(sizeof *app.conf);
+    app.conf = conf; /* a worker's: loaded; one process: start loads it again, as always */
     int rc = app.conf ? start(&app, &o) : RC_E_INTERNAL;
     if (rc == 0) {
         uv_run(&loop, UV_RUN_DEFAULT);

@@ -95,13 +95,14 @@ test('two workers share the port: connections split over both, /metrics counts t
     let m;
     await h.waitFor(async () => {
       m = await metrics(gw);
+      // the other worker's slot may be a tick old: wait for both figures
       return m.total.rankcast_connections === n &&
-        m.worker[0].connections + m.worker[1].connections === n;
-    }, 10000, `${n} connections in one scrape`);
+        m.worker[0].connections + m.worker[1].connections === n &&
+        m.worker[0].subscriptions + m.worker[1].subscriptions === n;
+    }, 10000, `${n} connections and subscriptions in one scrape`);
     const c0 = m.worker[0].connections, c1 = m.worker[1].connections;
     assert.ok(c0 > 0 && c1 > 0, `both workers hold connections: ${c0} and ${c1}`);
     assert.equal(m.total.rankcast_workers, 2);
-    assert.equal(m.worker[0].subscriptions + m.worker[1].subscriptions, n);
     assert.equal(m.total.rankcast_redis_up, 1);
     t.diagnostic(`connections per worker: ${c0} / ${c1}`);
 
@@ -115,6 +116,15 @@ test('two workers share the port: connections split over both, /metrics counts t
       return mm.worker[0].deltas_sent_total > 0 && mm.worker[1].deltas_sent_total > 0 &&
         mm.total.rankcast_deltas_sent_total === mm.worker[0].deltas_sent_total + mm.worker[1].deltas_sent_total;
     }, 5000, 'deltas sent by both workers, summed');
+
+    // Viewer counts: each worker counts its own viewers under its own
+    // gateway id; the board's count is the group's.
+    await h.waitFor(async () => {
+      const st = await h.http(gw.base, 'GET', '/api/v1/boards/demo/stats');
+      return st.status === 200 && st.body.viewers === n;
+    }, 15000, `the board's viewer count to reach ${n}`);
+    const ids = await redis.cli('HKEYS', 'rc:{demo|}:viewers');
+    assert.equal(ids.split('\n').filter(Boolean).length, 2, `one viewers field per worker: ${ids}`);
 
     // /healthz answers from any worker
     for (let i = 0; i < 10; i++) assert.equal((await h.http(gw.base, 'GET', '/healthz')).status, 200);
