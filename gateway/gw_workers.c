@@ -135,7 +135,7 @@ static void on_end(struct sup *s, unsigned i, int st)
     pid_t pid = w->pid;
     w->pid = 0;
     s->live--;
-    gw_group_clear(s->g, i, w->restarts);
+    gw_group_retire(s->g, i, w->restarts);
     switch (rc_worker_end(s->stopping, exited, code)) {
     case RC_WORKER_DONE:
         if (!(exited && code == 0) && !(!exited && sig == SIGTERM)) {

@@ -18,14 +18,14 @@ _Static_assert(W_COUNT <= RC_WSLOT_WORDS, "struct gw_metrics outgrew a shared sl
 struct gw_group {
     unsigned n;
     size_t bytes;
-    struct rc_wslot slot[]; /* n of them */
+    struct rc_wslot slot[]; /* n of them, then the retired workers' counters (the supervisor's) */
 };
 
 struct gw_group *gw_group_create(unsigned n)
 {
     if (n == 0)
         return NULL;
-    size_t bytes = sizeof(struct gw_group) + (size_t)n * sizeof(struct rc_wslot);
+    size_t bytes = sizeof(struct gw_group) + ((size_t)n + 1) * sizeof(struct rc_wslot);
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
@@ -59,11 +59,23 @@ void gw_group_publish(struct gw_group *g, unsigned i, long pid, int redis_up, ui
     rc_wslot_publish(&g->slot[i], w, W_COUNT);
 }
 
-void gw_group_clear(struct gw_group *g, unsigned i, uint64_t restarts)
+void gw_group_retire(struct gw_group *g, unsigned i, uint64_t restarts)
 {
-    uint64_t w[W_RESTARTS + 1] = {0, 0, restarts};
-    if (g && i < g->n)
-        rc_wslot_publish(&g->slot[i], w, W_RESTARTS + 1);
+    uint64_t w[W_COUNT], retired[GW_METRICS_WORDS];
+    uint64_t empty[W_RESTARTS + 1] = {0, 0, restarts};
+    if (!g || i >= g->n)
+        return;
+    /* its writer is dead: a slot left mid-store reads as nothing */
+    if (rc_wslot_read(&g->slot[i], w, W_COUNT, READ_TRIES) == 0 &&
+        rc_wslot_read(&g->slot[g->n], retired, GW_METRICS_WORDS, READ_TRIES) == 0) {
+        struct gw_metrics m;
+        memcpy(&m, &w[W_METRICS], sizeof m);
+        gw_metrics_keep_counters(&m);
+        memcpy(&w[W_METRICS], &m, sizeof m);
+        rc_wslot_sum(retired, &w[W_METRICS], GW_METRICS_WORDS);
+        rc_wslot_publish(&g->slot[g->n], retired, GW_METRICS_WORDS);
+    }
+    rc_wslot_publish(&g->slot[i], empty, W_RESTARTS + 1);
 }
 
 unsigned gw_group_read_all(const struct gw_group *g, struct gw_group_worker *each, struct gw_metrics *sum)
@@ -81,6 +93,8 @@ unsigned gw_group_read_all(const struct gw_group *g, struct gw_group_worker *eac
         rc_wslot_sum(total, &w[W_METRICS], GW_METRICS_WORDS);
         live += each[i].pid > 0;
     }
+    if (g && rc_wslot_read(&g->slot[g->n], w, GW_METRICS_WORDS, READ_TRIES) == 0)
+        rc_wslot_sum(total, w, GW_METRICS_WORDS);
     memcpy(sum, total, sizeof *sum);
     return live;
 }

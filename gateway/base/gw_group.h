@@ -3,7 +3,9 @@
  * forks the first worker, with one slot per worker (core/rc_wslot.h). Each
  * worker publishes its counters to its own slot from its tick and before it
  * renders /metrics; the worker a scrape lands on reads every slot, so one
- * scrape sees the whole group. The supervisor clears a dead worker's slot.
+ * scrape sees the whole group. The supervisor empties a dead worker's slot
+ * and adds its counters to one more slot of retired counters, so the group's
+ * totals never go back when a worker is restarted.
  * No locks, no system calls after the mapping. */
 #ifndef GW_GROUP_H
 #define GW_GROUP_H
@@ -37,11 +39,13 @@ unsigned gw_group_size(const struct gw_group *g);
 void gw_group_publish(struct gw_group *g, unsigned i, long pid, int redis_up, uint64_t restarts,
                       const struct gw_metrics *m);
 
-/* The supervisor, once worker i is dead: an empty slot (pid 0, counters 0)
- * that keeps only the restart count. */
-void gw_group_clear(struct gw_group *g, unsigned i, uint64_t restarts);
+/* The supervisor, once worker i is dead: its last published counters (not
+ * its gauges) join the retired ones, and its slot is left empty (pid 0,
+ * counters 0) but for the restart count. */
+void gw_group_retire(struct gw_group *g, unsigned i, uint64_t restarts);
 
-/* Reads every slot into each[0..size) and sums their counters into *sum.
+/* Reads every slot into each[0..size) and sums their counters, and the
+ * retired workers' counters, into *sum.
  * A slot that gives no consistent copy (a writer mid-store) reads as empty.
  * Returns how many slots have a worker. */
 unsigned gw_group_read_all(const struct gw_group *g, struct gw_group_worker *each, struct gw_metrics *sum);

@@ -10,6 +10,14 @@
 static const double rtt_bounds[GW_METRICS_RTT_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                                            0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
 
+void gw_metrics_keep_counters(struct gw_metrics *m)
+{
+    m->connections = 0;
+    m->sockets = 0;
+    memset(m->subscriptions, 0, sizeof m->subscriptions);
+    m->webhooks_in_flight = 0;
+}
+
 void gw_metrics_rtt(struct gw_metrics *m, int64_t us)
 {
     double s = (double)us / 1e6;

@@ -78,6 +78,11 @@ struct gw_metrics_redis {
     size_t nnodes;
 };
 
+/* Zeroes the gauges of m (connections, sockets, subscriptions, webhooks in
+ * flight), leaving the counters: what a dead worker leaves to the group's
+ * totals (base/gw_group.h). */
+void gw_metrics_keep_counters(struct gw_metrics *m);
+
 /* Records one script round trip of `us` microseconds. */
 void gw_metrics_rtt(struct gw_metrics *m, int64_t us);
 

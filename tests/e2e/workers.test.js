@@ -153,6 +153,8 @@ test('a worker killed with SIGKILL is restarted and logged; its clients reconnec
     for (let i = 1; i <= 3; i++) await write(gw, `user:${i}`, i);
     await h.waitFor(() => clients.every((c) => c.feed.lastSeq === start + 3), 10000, 'the first 3 events');
 
+    // what the group has counted so far, which a restart must not take back
+    const before = (await metrics(gw)).total;
     process.kill(pid, 'SIGKILL');
     await gw.waitForLine(new RegExp(`workers: worker ${victim} \\(pid ${pid}\\) killed by signal 9`), 5000);
     // Writes go on while the worker is away: the other worker takes them.
@@ -177,6 +179,17 @@ test('a worker killed with SIGKILL is restarted and logged; its clients reconnec
       return mm.worker[victim].pid === newPid && mm.worker[victim].up === 1 &&
         mm.worker[victim].restarts_total === 1 && mm.total.rankcast_connections === 60;
     }, 10000, 'the restarted worker in /metrics, every client back');
+    const scrape = await metrics(gw);
+    const after = scrape.total;
+    // the dead worker's counters stay in the group's totals
+    const retired = after.rankcast_connections_total -
+      scrape.worker[0].connections_total - scrape.worker[1].connections_total;
+    assert.ok(retired >= cut, `${retired} connections counted by the dead worker kept in the total (it held ${cut})`);
+    for (const k of ['rankcast_connections_total', 'rankcast_deltas_sent_total', 'rankcast_snapshots_sent_total',
+      'rankcast_bytes_sent_total']) {
+      assert.ok(after[k] >= before[k], `${k}: ${before[k]} before the kill, ${after[k]} after the restart`);
+    }
+    assert.equal(after.rankcast_connections, 60);
     t.diagnostic(`worker ${victim} (pid ${pid}) held ${cut} of 60 clients; restarted as pid ${newPid}`);
   });
 
