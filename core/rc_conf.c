@@ -189,6 +189,7 @@ void rc_conf_defaults(struct rc_conf *c)
     snprintf(c->web_root, sizeof c->web_root, "%s", "web");
     c->tick_ms = 50;
     c->compression = 1;
+    c->workers = 1;
     snprintf(c->redis, sizeof c->redis, "%s", "127.0.0.1:6390");
     c->keyspace_events = 1;
     c->reconnect_max_ms = 2000;

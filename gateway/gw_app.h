@@ -29,6 +29,8 @@ struct gw_peers;
 struct gw_archive;
 struct gw_webhook;
 struct gw_queue;
+struct gw_group;
+struct gw_listen;
 
 struct gw_app {
     uv_loop_t *loop;
@@ -64,6 +66,11 @@ struct gw_app {
     int loop_hooks;                 /* flush_idle and edge_check are open */
     struct gw_lifecycle life;       /* signals and the stop sequence (gw_lifecycle.c) */
     int stopping;
+    /* a worker group (workers > 1; gw_workers.h): NULL for one process */
+    struct gw_group *group;         /* the shared region (base/gw_group.h), mapped by the supervisor */
+    unsigned worker;                /* this worker's slot, 0..workers-1 */
+    uint64_t worker_restarts;       /* times the supervisor started this slot again */
+    struct gw_listen *listen;       /* the worker's SO_REUSEPORT listener (serve/gw_listen.h) */
     struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */
     /* template boards recorded in their template's index (ops/gw_instances.c) */
     struct rc_inst_seen inst_seen;

@@ -1,13 +1,15 @@
 /* main.c - the rankcast process: config, the loop, start and clean shutdown.
  *
  *   rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]|redis://HOST:PORT]
- *            [--state DIR]
+ *            [--state DIR] [--workers N]
  *   rankcast --check-config FILE
  *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
  *   rankcast export|import ...   (cli/gw_cli.h)
  *
- * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE),
- * which beats the file (DESIGN.md, "Operating it").
+ * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE,
+ * RANKCAST_WORKERS), which beats the file (DESIGN.md, "Operating it").
+ * With workers > 1 this process becomes the supervisor (gw_workers.c) and
+ * each worker it forks runs the rest of main as a whole gateway.
  */
 #include <uv.h>
 #include <libwebsockets.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gw_app.h"
 #include "cli/gw_cli.h"
@@ -26,6 +29,9 @@
 #include "base/gw_env.h"
 #include "base/gw_jwt.h"
 #include "gw_token_cmd.h"
+#include "gw_workers.h"
+#include "base/gw_group.h"
+#include "serve/gw_rest.h"
 #include "jobs/gw_decay.h"
 #include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
@@ -33,11 +39,13 @@
 #include "base/gw_log.h"
 #include "store/gw_profile.h"
 #include "redis/gw_redis.h"
+#include "serve/gw_listen.h"
 #include "serve/gw_server.h"
 #include "serve/gw_ws.h"
 #include "rc_err.h"
 #include "rc_hostport.h"
 #include "rc_lua.h"
+#include "rc_workers.h"
 
 #define SHUTDOWN_GRACE_MS 300 /* time for 1001 close frames to go out */
 
@@ -45,18 +53,20 @@ struct options {
     const char *config;
     struct gw_env_flags flags; /* --listen, --redis, --state */
     const char *check;
+    const char *workers; /* --workers N; NULL = not given */
 };
 
 static int usage(void)
 {
     fprintf(stderr, "usage: rankcast [--config FILE] [--listen HOST:PORT] [--redis HOST:PORT[,HOST:PORT...]] [--state DIR]\n"
+                    "                [--workers N]\n"
                     "       rankcast --check-config FILE\n"
                     "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n"
                     "       rankcast export|import BOARD ...   (docs/export-import.md)\n");
     return 2;
 }
 
-/* getopt_long: the same five flags as ever, each with a value. opterr is off
+/* getopt_long: six flags, each with a value. opterr is off
  * so that a bad command line prints only the usage, as it always has. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -66,6 +76,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"redis", required_argument, NULL, 'r'},
         {"state", required_argument, NULL, 's'},
         {"check-config", required_argument, NULL, 'k'},
+        {"workers", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -79,6 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         case 'r': o->flags.redis = optarg; break;
         case 's': o->flags.state = optarg; break;
         case 'k': o->check = optarg; break;
+        case 'w': o->workers = optarg; break;
         default: return RC_E_BAD_REQUEST;
         }
     }
@@ -112,6 +124,7 @@ static void on_redis_up(void *data)
     gw_redis_get_stats(app->redis, &st);
     app->metrics.redis_reconnects = st.reconnects;
     gw_fanout_redis_up(app->fanout);
+    gw_listen_ready(app->listen); /* a worker joins the port once it can serve */
 }
 
 static void on_redis_down(void *data, const char *reason)
@@ -139,6 +152,8 @@ static void on_tick(uv_timer_t *t)
     struct gw_app *app = t->data;
     gw_fanout_tick(app->fanout);
     gw_ws_tick(app);
+    if (app->group)
+        gw_rest_metrics_publish(app); /* this worker's slot of the group's /metrics */
 }
 
 /* The flush list (net/gw_conn.h, "acks first"): view traffic is written in
@@ -204,6 +219,8 @@ static void begin_stop(void *data, int signum)
     uv_timer_stop(&app->tick);
     uv_close((uv_handle_t *)&app->tick, NULL);
     gw_webhook_stop(app); /* now, while Redis is up: its locks are released during the grace */
+    gw_listen_stop(app->listen); /* a worker leaves the port now: new clients go to the others */
+    app->listen = NULL;
     gw_ws_close_all(app);
 }
 
@@ -228,14 +245,16 @@ static void log_leftover(uv_handle_t *h, void *arg)
 
 /* ---- start ---------------------------------------------------------------------------- */
 
-/* Loads the config, then starts every module and wires their hooks.
+/* Loads the config (a worker has it already in app->conf: the one its
+ * supervisor read, so a file edited since does not reach one worker alone),
+ * then starts every module and wires their hooks.
  * Returns 0, RC_E_BAD_REQUEST (the configuration) or RC_E_INTERNAL. */
 static int start(struct gw_app *app, const struct options *o)
 {
     char host[256];
     int port;
     struct rc_error err = {0, ""};
-    if (gw_conf_load(o->config, app->conf, &err) != 0) {
+    if (!app->group && gw_conf_load(o->config, app->conf, &err) != 0) {
         gw_log_error("config: %s", err.msg);
         return RC_E_BAD_REQUEST;
     }
@@ -312,6 +331,31 @@ static int start(struct gw_app *app, const struct options *o)
     return 0;
 }
 
+/* How many workers: --workers > RANKCAST_WORKERS > [server] workers.
+ * Returns 0 with *n set and the loaded file in *conf (malloc'd, the
+ * caller's), or -1 (logged). A config file that does not load leaves the
+ * count to the flag and the environment: with one worker, start reports it
+ * as it always has; a group refuses here, before any fork. */
+static int resolve_workers(const struct options *o, unsigned *n, struct rc_conf **conf)
+{
+    struct rc_error err = {0, ""}, load_err = {0, ""};
+    struct rc_conf *c = malloc(sizeof *c);
+    *conf = c;
+    if (!c)
+        return -1;
+    int loaded = gw_conf_load(o->config, c, &load_err) == 0;
+    unsigned file = loaded ? c->workers : 1;
+    if (rc_workers_resolve(o->workers, getenv("RANKCAST_WORKERS"), file, n, &err) != 0) {
+        gw_log_error("config: %s", err.msg);
+        return -1;
+    }
+    if (*n > 1 && !loaded) {
+        gw_log_error("config: %s", load_err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -324,15 +368,48 @@ int main(int argc, char **argv)
     if (o.check)
         return check_config(o.check);
 
+    unsigned workers;
+    struct gw_group *group = NULL;
+    struct gw_worker_id me = {0, 1, 0};
+    struct rc_conf *conf = NULL;
+    if (resolve_workers(&o, &workers, &conf) != 0) {
+        free(conf);
+        return 1;
+    }
+    if (workers > 1) {
+        /* the supervisor: nothing but the shared region exists before the forks */
+        int code = 1;
+        if (!(group = gw_group_create(workers))) {
+            gw_log_error("workers: cannot map the shared metrics region: %s", strerror(errno));
+            free(conf);
+            return 1;
+        }
+        if (!gw_workers_run(workers, group, &me, &code)) {
+            gw_group_free(group);
+            free(conf);
+            return code;
+        }
+        gw_log_info("worker %u of %u (pid %ld) starting", me.index, me.count, (long)getpid());
+    }
+
     uv_loop_t loop;
     struct gw_app app;
     memset(&app, 0, sizeof app);
+    app.group = group;
+    app.worker = me.index;
+    app.worker_restarts = me.restarts;
     uv_loop_init(&loop);
     app.loop = &loop;
-    app.conf = malloc(sizeof *app.conf);
+    app.conf = conf; /* a worker's: loaded; one process: start loads it again, as always */
     int rc = app.conf ? start(&app, &o) : RC_E_INTERNAL;
     if (rc == 0) {
         uv_run(&loop, UV_RUN_DEFAULT);
+    } else if (app.lws && !lws_get_vhost_by_name(app.lws, "default")) {
+        /* lws 4.1 unloads its libuv plugin when a context whose vhost failed
+         * (port in use) is destroyed, and the loop then calls into the
+         * unloaded code (SIGSEGV): nothing served yet, so leave at once. */
+        gw_log_error("not started");
+        _exit(group ? RC_WORKER_EXIT_START : 1);
     } else {
         /* Failed to start: release what did start, without serving. */
         gw_decay_stop(&app);
@@ -359,7 +436,9 @@ int main(int argc, char **argv)
         uv_walk(&loop, log_leftover, NULL);
     gw_jwt_free(&app.jwt);
     free(app.conf);
+    gw_group_free(group);
     if (rc == 0)
         gw_log_info("stopped");
-    return rc == 0 ? 0 : 1;
+    /* a worker that could not start tells its supervisor not to try again */
+    return rc == 0 ? 0 : group ? RC_WORKER_EXIT_START : 1;
 }

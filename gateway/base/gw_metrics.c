@@ -10,6 +10,14 @@
 static const double rtt_bounds[GW_METRICS_RTT_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                                            0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
 
+void gw_metrics_keep_counters(struct gw_metrics *m)
+{
+    m->connections = 0;
+    m->sockets = 0;
+    memset(m->subscriptions, 0, sizeof m->subscriptions);
+    m->webhooks_in_flight = 0;
+}
+
 void gw_metrics_rtt(struct gw_metrics *m, int64_t us)
 {
     double s = (double)us / 1e6;
@@ -20,7 +28,7 @@ void gw_metrics_rtt(struct gw_metrics *m, int64_t us)
         }
     }
     m->rtt_count++;
-    m->rtt_sum_s += s;
+    m->rtt_sum_us += us > 0 ? (uint64_t)us : 0;
 }
 
 void gw_metrics_error(struct gw_metrics *m, int code)
@@ -166,8 +174,115 @@ static void queue_series(struct out *o, const struct gw_metrics_redis *rs)
         put(o, "rankcast_queue_consumer{board=\"%s\"} %d\n", rs->queue[i].board, rs->queue[i].owner ? 1 : 0);
 }
 
+/* ---- a worker group's per-worker series ---------------------------------- */
+
+static uint64_t w_up(const struct gw_metrics_worker *w)
+{
+    return w->pid > 0;
+}
+
+static uint64_t w_restarts(const struct gw_metrics_worker *w)
+{
+    return w->restarts;
+}
+
+static uint64_t w_redis_up(const struct gw_metrics_worker *w)
+{
+    return w->pid > 0 && w->redis_up;
+}
+
+static uint64_t w_connections(const struct gw_metrics_worker *w)
+{
+    return w->m->connections;
+}
+
+static uint64_t w_connections_total(const struct gw_metrics_worker *w)
+{
+    return w->m->connections_total;
+}
+
+static uint64_t w_sockets(const struct gw_metrics_worker *w)
+{
+    return w->m->sockets;
+}
+
+static uint64_t w_subscriptions(const struct gw_metrics_worker *w)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < 4; i++)
+        n += w->m->subscriptions[i];
+    return n;
+}
+
+static uint64_t w_writes(const struct gw_metrics_worker *w)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < 4; i++)
+        n += w->m->writes[i];
+    return n;
+}
+
+static uint64_t w_deltas(const struct gw_metrics_worker *w)
+{
+    return w->m->deltas_sent;
+}
+
+static uint64_t w_snapshots(const struct gw_metrics_worker *w)
+{
+    return w->m->snapshots_sent;
+}
+
+static uint64_t w_bytes(const struct gw_metrics_worker *w)
+{
+    return w->m->bytes_sent;
+}
+
+static uint64_t w_drops(const struct gw_metrics_worker *w)
+{
+    return w->m->queue_drops;
+}
+
+/* name{worker="N"} value, one line per worker. */
+static void per_worker(struct out *o, const struct gw_metrics_worker *w, size_t nw, const char *name, const char *type,
+                       const char *help, uint64_t (*value)(const struct gw_metrics_worker *))
+{
+    put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (size_t i = 0; i < nw; i++)
+        put(o, "%s{worker=\"%u\"} %llu\n", name, w[i].index, (unsigned long long)value(&w[i]));
+}
+
+static void worker_series(struct out *o, const struct gw_metrics_worker *w, size_t nw)
+{
+    gauge(o, "rankcast_workers", "Worker processes in the group ([server] workers)", (uint64_t)nw);
+    put(o, "# HELP rankcast_worker_up 1 while the worker runs (pid: its process id), 0 while it is restarted\n"
+           "# TYPE rankcast_worker_up gauge\n");
+    for (size_t i = 0; i < nw; i++)
+        put(o, "rankcast_worker_up{worker=\"%u\",pid=\"%ld\"} %llu\n", w[i].index, w[i].pid,
+            (unsigned long long)w_up(&w[i]));
+    per_worker(o, w, nw, "rankcast_worker_restarts_total", "counter", "Times the supervisor started the worker again",
+               w_restarts);
+    per_worker(o, w, nw, "rankcast_worker_redis_up", "gauge", "1 when the worker's Redis connections are up",
+               w_redis_up);
+    per_worker(o, w, nw, "rankcast_worker_connections", "gauge", "WebSocket connections the worker holds now",
+               w_connections);
+    per_worker(o, w, nw, "rankcast_worker_connections_total", "counter", "WebSocket connections the worker accepted",
+               w_connections_total);
+    per_worker(o, w, nw, "rankcast_worker_sockets", "gauge", "Accepted sockets of any kind the worker holds now",
+               w_sockets);
+    per_worker(o, w, nw, "rankcast_worker_subscriptions", "gauge", "Subscriptions open on the worker now, all kinds",
+               w_subscriptions);
+    per_worker(o, w, nw, "rankcast_worker_writes_total", "counter", "Writes the worker accepted, all ops", w_writes);
+    per_worker(o, w, nw, "rankcast_worker_deltas_sent_total", "counter", "Delta and event messages the worker queued",
+               w_deltas);
+    per_worker(o, w, nw, "rankcast_worker_snapshots_sent_total", "counter", "Snapshots the worker queued", w_snapshots);
+    per_worker(o, w, nw, "rankcast_worker_bytes_sent_total", "counter", "WebSocket payload bytes the worker wrote",
+               w_bytes);
+    per_worker(o, w, nw, "rankcast_worker_queue_drops_total", "counter", "Slow readers the worker resynced", w_drops);
+}
+
 char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
-                        const struct gw_metrics_redis *rs, size_t *len)
+                        const struct gw_metrics_redis *rs, const struct gw_metrics_worker *w, size_t nw,
+                        size_t *len)
 {
     static const char *const views[4] = {"top", "page", "around", "feed"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
@@ -234,8 +349,10 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
         put(&o, "rankcast_script_rtt_seconds_bucket{le=\"%g\"} %llu\n", rtt_bounds[i], (unsigned long long)cum);
     }
     put(&o, "rankcast_script_rtt_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)m->rtt_count);
-    put(&o, "rankcast_script_rtt_seconds_sum %.6f\n", m->rtt_sum_s);
+    put(&o, "rankcast_script_rtt_seconds_sum %.6f\n", (double)m->rtt_sum_us / 1e6);
     put(&o, "rankcast_script_rtt_seconds_count %llu\n", (unsigned long long)m->rtt_count);
+    if (w && nw)
+        worker_series(&o, w, nw);
     if (o.failed) {
         free(o.buf);
         return NULL;

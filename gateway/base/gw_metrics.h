@@ -1,5 +1,7 @@
 /* gw_metrics.h - the gateway's counters, rendered as Prometheus text for
- * /metrics. Plain integers bumped on the loop thread: no locking needed. */
+ * /metrics. Plain integers bumped on the loop thread: no locking needed.
+ * Only uint64_t fields, so a worker group can publish and sum them as an
+ * array of words (base/gw_group.h). */
 #ifndef GW_METRICS_H
 #define GW_METRICS_H
 
@@ -46,7 +48,20 @@ struct gw_metrics {
     uint64_t webhooks_in_flight;          /* webhook POSTs in flight now */
     uint64_t rtt_le[GW_METRICS_RTT_BUCKETS]; /* script round trips <= bound (cumulative at render) */
     uint64_t rtt_count;
-    double rtt_sum_s;
+    uint64_t rtt_sum_us;                  /* microseconds */
+};
+
+_Static_assert(sizeof(struct gw_metrics) % sizeof(uint64_t) == 0, "struct gw_metrics is uint64_t words");
+#define GW_METRICS_WORDS (sizeof(struct gw_metrics) / sizeof(uint64_t))
+
+/* One worker of a group (workers > 1), for its labelled lines: what its
+ * slot of the shared region held at the render (base/gw_group.h). */
+struct gw_metrics_worker {
+    unsigned index;                       /* 0..workers-1: the label worker="N" */
+    long pid;                             /* 0: no worker in the slot now (being restarted) */
+    int redis_up;
+    uint64_t restarts;                    /* times the supervisor started this slot again */
+    const struct gw_metrics *m;           /* borrowed for the render */
 };
 
 /* One Redis server, as /metrics shows it. Gathered by the caller (serve/,
@@ -82,6 +97,11 @@ struct gw_metrics_redis {
     size_t nqueues;
 };
 
+/* Zeroes the gauges of m (connections, sockets, subscriptions, webhooks in
+ * flight), leaving the counters: what a dead worker leaves to the group's
+ * totals (base/gw_group.h). */
+void gw_metrics_keep_counters(struct gw_metrics *m);
+
 /* Records one script round trip of `us` microseconds. */
 void gw_metrics_rtt(struct gw_metrics *m, int64_t us);
 
@@ -91,8 +111,11 @@ void gw_metrics_error(struct gw_metrics *m, int code);
 /* Renders the Prometheus text exposition into a malloc'd string (caller
  * frees), with redis_up and scripts_loaded gauges and the Redis series from
  * the caller (rs borrowed; NULL leaves the Redis counters and per-node
- * series out). NULL when out of memory. */
+ * series out). With a group (w: nw workers, borrowed; NULL and 0 for one
+ * process), m is the group's sum and per-worker series follow
+ * (docs/gateway.md, "Workers"). NULL when out of memory. */
 char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
-                        const struct gw_metrics_redis *rs, size_t *len);
+                        const struct gw_metrics_redis *rs, const struct gw_metrics_worker *w, size_t nw,
+                        size_t *len);
 
 #endif

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
 
 #include "gw_app.h"
+#include "base/gw_group.h"
 #include "base/gw_metrics.h"
 #include "fanout/gw_fanout.h"
 #include "jobs/gw_queue.h"
@@ -338,24 +340,57 @@ static struct gw_metrics_queue *gather_queues(const struct gw_app *app, size_t *
     return out;
 }
 
+void gw_rest_metrics_publish(struct gw_app *app)
+{
+    struct gw_metrics *m = &app->metrics;
+    m->sockets = gw_peers_open(app->peers);
+    m->sockets_refused = gw_peers_refused(app->peers);
+    m->sockets_timed_out = gw_peers_timed_out(app->peers);
+    if (app->group)
+        gw_group_publish(app->group, app->worker, (long)getpid(), gw_redis_is_up(app->redis), app->worker_restarts, m);
+}
+
+/* A group's render: the sum of every worker's slot (this worker's fresh),
+ * redis_up 1 only when every running worker has Redis, and per-worker
+ * series. Returns the text (malloc'd) or NULL. */
+static char *render_group(struct gw_app *app, const struct gw_metrics_redis *rs, size_t *len)
+{
+    unsigned n = gw_group_size(app->group);
+    struct gw_group_worker *each = calloc(n, sizeof *each);
+    struct gw_metrics_worker *w = calloc(n, sizeof *w);
+    struct gw_metrics sum;
+    char *text = NULL;
+    if (each && w) {
+        gw_group_read_all(app->group, each, &sum);
+        int up = 1;
+        for (unsigned i = 0; i < n; i++) {
+            w[i] = (struct gw_metrics_worker){i, each[i].pid, each[i].redis_up, each[i].restarts, &each[i].m};
+            if (each[i].pid > 0 && !each[i].redis_up)
+                up = 0;
+        }
+        text = gw_metrics_render(&sum, up, up, rs, w, n, len);
+    }
+    free(each);
+    free(w);
+    return text;
+}
+
 void gw_rest_metrics(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
     size_t len, nnodes;
     int up = gw_redis_is_up(q->app->redis);
-    struct gw_metrics *m = &q->app->metrics;
     struct gw_metrics_redis rs;
     struct gw_metrics_node *nodes;
     char *text = NULL;
-    m->sockets = gw_peers_open(q->app->peers);
-    m->sockets_refused = gw_peers_refused(q->app->peers);
-    m->sockets_timed_out = gw_peers_timed_out(q->app->peers);
+    gw_rest_metrics_publish(q->app);
     size_t nq = 0;
     struct gw_metrics_queue *queues = gather_queues(q->app, &nq);
     if (gather_redis(q->app->redis, &rs, &nodes, &nnodes) == 0) {
         rs.queue = queues;
         rs.nqueues = nq;
-        text = gw_metrics_render(&q->app->metrics, up, up, &rs, &len);
+        text = q->app->group ? render_group(q->app, &rs, &len)
+                             : gw_metrics_render(&q->app->metrics, up, up, &rs, NULL, 0, &len);
     }
     free_nodes(nodes, nnodes);
     free(queues);

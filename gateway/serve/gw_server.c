@@ -13,6 +13,7 @@
 
 #include "gw_app.h"
 #include "serve/gw_http.h"
+#include "serve/gw_listen.h"
 #include "rc_err.h"
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
@@ -131,6 +132,10 @@ static void lws_logger(int level, const char *line)
  * (not even a pong) came for the whole of it. */
 static lws_retry_bo_t idle_policy;
 
+/* A worker joins the port when its Redis is up (main calls gw_listen_ready),
+ * or after this long without it. */
+#define JOIN_WAIT_MS 2000
+
 /* Sockets kept back from max_conns for Redis, the archive, the listener and
  * libuv's own descriptors. */
 #define FD_RESERVE 256
@@ -191,6 +196,10 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     /* lws binds every address when IPv6 is on, whatever iface says. */
     if (!strchr(host, ':'))
         info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+    /* A worker group: every worker listens on the same port with its own
+     * SO_REUSEPORT socket (serve/gw_listen.h) and hands lws what it accepts. */
+    if (app->group)
+        info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
     /* header_timeout: lws times a silent socket (ESTABLISH_WITH_SERVER) and
      * headers being received (HOLDING_AH) with these; gw_peers adds the
      * total deadline across both and the body deadline. */
@@ -211,6 +220,9 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
             return RC_E_INTERNAL;
         }
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        /* a worker's vhost listens on nothing: ask for its TLS context anyway */
+        if (app->group)
+            info.options |= LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX;
         info.ssl_cert_filepath = c->tls_cert;
         info.ssl_private_key_filepath = c->tls_key;
     }
@@ -238,11 +250,15 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         gw_log_error("cannot listen on %s:%d (port in use, or libwebsockets-evlib-uv missing?)", host, port);
         return RC_E_INTERNAL;
     }
+    if (app->group && !(app->listen = gw_listen_start(app, host, port, JOIN_WAIT_MS)))
+        return RC_E_INTERNAL;
     return 0;
 }
 
 void gw_server_stop(struct gw_app *app)
 {
+    gw_listen_stop(app->listen);
+    app->listen = NULL;
     gw_peers_stop(app->peers);
     if (app->lws)
         lws_context_destroy(app->lws);

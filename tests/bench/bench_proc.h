@@ -1,4 +1,6 @@
-/* bench_proc.h - what rankcast-bench reads about the gateway from /proc. */
+/* bench_proc.h - what rankcast-bench reads about the gateway from /proc: the
+ * process and its live children summed (a worker group's supervisor and its
+ * workers). */
 #ifndef BENCH_PROC_H
 #define BENCH_PROC_H
 

@@ -418,7 +418,51 @@ function evaluate(dir, cases, smoke) {
       broken.push(`U: ${j.queued.acked} of ${j.queued.sent} acked, ${j.queued.applied} applied`);
     }
   }
-  return { meta, rows, details, broken, tick, knee, many, zip };
+  const workers = cases.includes('W') ? workersCase(dir, meta, detail, need, broken) : null;
+  if (workers) rows.push(workers.row);
+  return { meta, rows, details, broken, tick, knee, many, zip, workers };
+}
+
+/* W: the same load on one gateway process (W1) and on --workers 2 (W2).
+ * Returns { row, section } for evaluate and markdown. */
+function workersCase(dir, meta, detail, need, broken) {
+  const j1 = readJson(dir, 'W1'), j2 = readJson(dir, 'W2');
+  detail('W1', j1);
+  detail('W2', j2);
+  const checks = (j) => (j ? [[j.connect.subscribed === j.viewers, 'not every viewer subscribed'],
+    [j.writes.sent > 0 && j.writes.acked === j.writes.sent, 'writes unanswered'],
+    [j.deliveries.messages > 0, 'no deltas delivered'], [j.deliveries.viewers_behind === 0, 'viewers missed writes'],
+    [j.gateway && j.gateway.ok, 'no gateway CPU figures']] : []);
+  need('W1', j1, checks(j1));
+  need('W2', j2, checks(j2));
+  const acc = String(meta.W2_accepts || '').split(' ').map(Number).filter((x) => Number.isFinite(x));
+  if (acc.length !== 2 || !(acc[0] > 0 && acc[1] > 0)) broken.push(`W2: connections per worker ${meta.W2_accepts || 'not read'}: both workers must take some`);
+  const us = (j) => (j && j.gateway && j.deliveries.messages ? (j.gateway.cpu_s * 1e6) / j.deliveries.messages : null);
+  const u1 = us(j1), u2 = us(j2);
+  const sum = acc.length === 2 ? acc[0] + acc[1] : 0;
+  const skew = sum ? Math.max(...acc.map((a) => Math.abs(a - sum / 2) / (sum / 2))) : null;
+  const target = 'connections split within ±10 %; gateway CPU per delta (summed over the processes) within ±15 % of one process';
+  const what = j1 ? `W. workers: ${int(j1.viewers)} viewers of one top-10, ${int(j1.rate)} writes/s, one process vs --workers 2` : 'W. workers';
+  const row = j1 && j2 && u1 && u2
+    ? [what, target, `one process ${fmt(u1, 2)} µs per delta (p99 ${fmt(j1.latency_ms.p99)} ms, ${fmt(j1.gateway.cpu_per_s * 100, 0)} % of a core); two workers ${fmt(u2, 2)} µs per delta summed (p99 ${fmt(j2.latency_ms.p99)} ms, ${fmt(j2.gateway.cpu_per_s * 100, 0)} % of a core in all) = ${fmt((u2 / u1) * 100, 0)} %; connections accepted per worker ${acc.join(' / ')} (${fmt(skew * 100, 1)} % off an even split)`,
+      skew !== null && skew <= 0.1 && Math.abs(u2 / u1 - 1) <= 0.15 ? 'pass' : 'miss']
+    : [what, target, 'did not run', 'error'];
+  const table1 = [j1, j2].filter(Boolean).map((j, i) => [i ? `--workers 2 (${meta.W2_processes || '?'})` : 'one process', int(j.viewers),
+    i ? acc.join(' / ') : int(j.viewers + j.writers), int(j.deliveries.messages_per_s), fmt(us(j), 2),
+    j.gateway ? `${fmt(j.gateway.cpu_per_s * 100, 0)} %` : 'n/a', `${fmt(j.latency_ms.p50)} / ${fmt(j.latency_ms.p99)}`]);
+  const section = `
+### Workers (W)
+
+The same load (${int(Number(meta.W_viewers))} viewers of one top-10, case A's write rate, 4 writers) on one gateway
+process and on a group of two workers (\`RANKCAST_WORKERS=2\`: a supervisor and two worker processes on one port,
+\`SO_REUSEPORT\`). Gateway CPU is the supervisor's pid plus its live children (the workers), over the measurement.
+"Connections per worker" is each worker's \`rankcast_worker_connections_total\` over the run (viewers and writers).
+This machine's cores are shared with the load tool and Redis, so two workers cannot show more throughput here;
+the case checks the split and that CPU per delivery does not grow (docs/gateway.md, "Workers").
+
+${table(table1, ['gateway', 'viewers', 'connections per worker', 'deltas/s delivered', 'gateway CPU µs per delta', 'gateway CPU', 'latency p50 / p99 ms'])}
+`;
+  return { row, section };
 }
 
 const codes = (j) => Object.entries(j.writes.error_codes || {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
@@ -518,7 +562,7 @@ not counted) per delta a viewer received; "JSON bytes" the same deltas uncompres
 "Compressions" is \`rankcast_deflate_runs_total\`: one per delta per view, shared by its viewers.
 
 ${table(ev.zip, ['viewers offer', 'viewers', 'deltas delivered', 'JSON bytes per delta', 'bytes per delta on the wire', 'wire / JSON', 'gateway CPU µs per delivery', 'gateway CPU', 'compressions', 'latency p50 / p99 ms'])}
-` : ''}
+` : ''}${ev.workers ? ev.workers.section : ''}
 ### Details
 
 ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),

@@ -18,8 +18,8 @@
 #                             Q acks under load: 5,000 viewers of one top-10 and 2,000
 #                             writes/s, the writers' ack latency, U queued writes: a burst to
 #                             the queued board `burst` against the same burst to `demo`,
-#                             accepted vs applied rate and the lag, tests/bench/queued_burst.js);
-#                             the report has only those (with --out:
+#                             accepted vs applied rate and the lag, tests/bench/queued_burst.js, W workers: one gateway
+#                             process, then --workers 2, under the same load); the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
@@ -64,7 +64,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,F,K,L,Q,U,Z"
+only="A,B,C,D,E,F,K,L,Q,U,Z,W"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -218,6 +218,7 @@ if [ "$smoke" = 1 ]; then
   F_viewers=50;   F_rate=5;     F_dur=2
   Q_viewers=100;  Q_rate=500;   Q_dur=1
   U_writes=2000
+  W_viewers=100;  W_dur=1
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -231,6 +232,7 @@ else
   F_viewers=1000;  F_rate=5;     F_dur=20
   Q_viewers=5000;  Q_rate=2000;  Q_dur=10
   U_writes=20000
+  W_viewers=2000;  W_dur=10
   conc=200
 fi
 
@@ -553,6 +555,38 @@ if want Z; then
     --rate "$Z_rate" --duration "$Z_dur" --settle 5
   bench Z-deflate --deflate --viewers "$Z_viewers" --boards "match:Z$run_id-deflate" --view top:100 --writers 4 \
     --rate "$Z_rate" --duration "$Z_dur" --settle 5
+fi
+
+# ---- W: workers ----------------------------------------------------------------------------
+# The same load on one gateway process (W1, as shipped) and on a group of two
+# workers (W2: RANKCAST_WORKERS=2, so the command line is the same):
+# W_viewers viewers of one top-10, case A's write rate, 4 writers.
+# rankcast-bench's gateway CPU is the supervisor's pid plus its live
+# children (tests/bench/bench_proc.c), so W2's is summed over the workers;
+# the connections each worker accepted during W2 come from /metrics
+# (rankcast_worker_connections_total) before and after it.
+worker_accepts() { # "N0 N1 ...": WebSocket connections each worker accepted so far
+  curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_connections_total\{/ { printf "%s%s", n++ ? " " : "", $NF }'
+}
+workers_up() { # how many workers /metrics shows running
+  curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_up\{/ && $NF == 1 { n++ } END { print n + 0 }'
+}
+if want W; then
+  echo "W_viewers=$W_viewers" >> "$work/meta.env"
+  bench W1 --viewers "$W_viewers" --boards "match:W$run_id-1" --view top:10 --writers 4 \
+    --rate "$A_rate" --duration "$W_dur" --settle 5
+  stop_gateway
+  RANKCAST_WORKERS=2 start_gateway
+  for _ in $(seq 100); do [ "$(workers_up)" = 2 ] && break; sleep 0.1; done
+  [ "$(workers_up)" = 2 ] || die "the gateway with --workers 2 did not show two running workers"
+  read -r -a w_before <<< "$(worker_accepts)"
+  echo "W2_processes=1 supervisor + $(pgrep -c -P "$gw_pid") workers" >> "$work/meta.env"
+  bench W2 --viewers "$W_viewers" --boards "match:W$run_id-2" --view top:10 --writers 4 \
+    --rate "$A_rate" --duration "$W_dur" --settle 5
+  read -r -a w_after <<< "$(worker_accepts)"
+  echo "W2_accepts=$((w_after[0] - w_before[0])) $((w_after[1] - w_before[1]))" >> "$work/meta.env"
+  stop_gateway
+  start_gateway
 fi
 
 # ---- L: write throughput over many boards, one Redis and a 3-primary cluster ---------------
