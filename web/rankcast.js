@@ -328,6 +328,9 @@
       this.nextId = 1;
       this.pending = new Map();  // id -> request waiting to be sent or answered
       this.views = new Set();
+      // sub -> the Set of this client's views the server answered with it: two
+      // views of the same window on one connection are one server view (the
+      // second subscribe is answered with the same sub), and both follow it
       this.bySub = new Map();
       if (opts.connect !== false) this.connect();
     }
@@ -396,11 +399,19 @@
     unsubscribe(v) {
       this.views.delete(v);
       v.gen++;
-      if (v.sub != null) {
+      this._detach(v);
+    }
+
+    // Takes v off its sub; the last view of a sub unsubscribes it.
+    _detach(v) {
+      if (v.sub == null) return;
+      const set = this.bySub.get(v.sub);
+      if (set) set.delete(v);
+      if (!set || set.size === 0) {
         this.bySub.delete(v.sub);
         if (this.state === 'open') this.request({ op: 'unsubscribe', sub: v.sub }).catch(noop);
-        v.sub = null;
       }
+      v.sub = null;
     }
 
     incr(board, member, delta, o) { return this.request(Object.assign({ op: 'incr', board, member, delta }, o)); }
@@ -478,11 +489,13 @@
       const onReply = (snap) => {
         // Handled synchronously: the sub's first delta may follow in the same read.
         if (gen !== v.gen || !this.views.has(v)) {
-          this.request({ op: 'unsubscribe', sub: snap.sub }).catch(noop); // closed or resubscribed meanwhile
+          // closed or resubscribed meanwhile (unless another view holds the sub)
+          if (!this.bySub.has(snap.sub)) this.request({ op: 'unsubscribe', sub: snap.sub }).catch(noop);
           return;
         }
         v.sub = snap.sub;
-        this.bySub.set(snap.sub, v);
+        if (!this.bySub.has(snap.sub)) this.bySub.set(snap.sub, new Set());
+        this.bySub.get(snap.sub).add(v);
         v.apply(snap);
       };
       this.request(v.subscribeMessage(), onReply).catch((err) => {
@@ -492,11 +505,7 @@
 
     // Starts a view over when its state can no longer be patched.
     _resync(v) {
-      if (v.sub != null) {
-        this.bySub.delete(v.sub);
-        this.request({ op: 'unsubscribe', sub: v.sub }).catch(noop);
-        v.sub = null;
-      }
+      this._detach(v);
       if (this.state === 'open') this._sendSubscribe(v);
     }
 
@@ -515,16 +524,19 @@
       if (msg.op === 'error' && msg.sub != null) {
         // The server stopped one view (its token expired or no longer covers
         // the board): it stays listed, idle, until auth() brings a token.
-        const sv = this.bySub.get(msg.sub);
-        if (!sv) return this.onError({ code: msg.code, message: msg.message });
+        const set = this.bySub.get(msg.sub);
+        if (!set) return this.onError({ code: msg.code, message: msg.message });
         this.bySub.delete(msg.sub);
-        sv.sub = null;
-        sv.gen++;
-        return sv._call('onError', { code: msg.code, message: msg.message, stopped: true });
+        for (const sv of set) {
+          sv.sub = null;
+          sv.gen++;
+          sv._call('onError', { code: msg.code, message: msg.message, stopped: true });
+        }
+        return undefined;
       }
       if (msg.op === 'error') return this.onError({ code: msg.code, message: msg.message });
-      const v = msg.sub != null ? this.bySub.get(msg.sub) : undefined;
-      if (v && !v.apply(msg)) this._resync(v);
+      const set = msg.sub != null ? this.bySub.get(msg.sub) : undefined;
+      for (const v of set ? Array.from(set) : []) if (!v.apply(msg)) this._resync(v);
     }
   }
 

@@ -348,3 +348,25 @@ test('rest: freeze, reveal and freezeState call the documented routes', async (t
   await assert.rejects(api.reveal('hot', 'all', { period: 'current' }), { status: 400, code: 'bad_request' });
   assert.equal(calls.pop().url, 'http://gw/api/v1/boards/hot/reveal?period=current');
 });
+
+/* ---- two views of one window on one client ------------------------------- */
+
+test('client: two views of the same window share the server\'s sub: both follow it; closing one keeps the other', async (t) => {
+  const { rc, ws } = await openClient(t);
+  const a = rc.subscribe({ board: 'demo', view: { top: 3 } });
+  const b = rc.subscribe({ board: 'demo', view: { top: 3 } });
+  const [sa, sb] = [ws.sent[0], ws.sent[1]];
+  // the gateway answers the second subscribe with the same sub (one view per connection)
+  ws.reply({ op: 'snapshot', id: sa.id, sub: 'v1', board: 'demo', seq: 3, total: 3, rows: top3 });
+  ws.reply({ op: 'snapshot', id: sb.id, sub: 'v1', board: 'demo', seq: 3, total: 3, rows: top3 });
+  ws.reply({ op: 'delta', sub: 'v1', seq: 4, total: 3, rows: [row(1, 'c', 60, { prev_rank: 3 })], removed: [] });
+  assert.deepEqual(members(a.rows), ['c', 'a', 'b']);
+  assert.deepEqual(members(b.rows), ['c', 'a', 'b'], 'the first view keeps getting the deltas too');
+  a.close();
+  assert.equal(ws.sent.filter((m) => m.op === 'unsubscribe').length, 0, 'the other view still holds the sub');
+  ws.reply({ op: 'delta', sub: 'v1', seq: 5, total: 3, rows: [row(1, 'b', 70, { prev_rank: 3 })], removed: [] });
+  assert.deepEqual(members(b.rows), ['b', 'c', 'a']);
+  b.close();
+  const unsub = ws.sent.filter((m) => m.op === 'unsubscribe');
+  assert.deepEqual(unsub.map((m) => m.sub), ['v1'], 'the last view unsubscribes it once');
+});
