@@ -58,7 +58,7 @@ cleanup() {
     for _ in $(seq 50); do kill -0 "$redis_pid" 2> /dev/null || break; sleep 0.1; done
     kill -9 "$redis_pid" 2> /dev/null || true
   fi
-  [ -n "$watchdog" ] && kill "$watchdog" 2> /dev/null || true
+  if [ -n "$watchdog" ]; then kill "$watchdog" 2> /dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -238,22 +238,24 @@ finished="$(date -u '+%H:%M UTC')"
 
 # ---- the report ----------------------------------------------------------------------------
 row_lat() { # label key
-  local s="${lat[small.$2]}" b="${lat[demo.$2]}"
-  set -- "$1" $s $b
-  echo "| $1 | $2 / $3 ms | $(fmt "$4") | $5 / $6 ms | $(fmt "$7") |"
+  local s50 s99 srps b50 b99 brps
+  read -r s50 s99 srps <<< "${lat[small.$2]}"
+  read -r b50 b99 brps <<< "${lat[demo.$2]}"
+  echo "| $1 | $s50 / $s99 ms | $(fmt "$srps") | $b50 / $b99 ms | $(fmt "$brps") |"
 }
 row_free() { # label what
-  local cmd n p50 p99 max total reply lazy
-  IFS=$'\t' read -r cmd n p50 p99 max total reply lazy <<< "${free[$1]}"
+  local cmd n p50 p99 max lazy
+  IFS=$'\t' read -r cmd n p50 p99 max _ _ lazy <<< "${free[$1]}"
   echo "| $2 | $cmd ms | $p50 / $p99 / **$max** ms ($n PINGs) | $lazy |"
 }
 
 row_work() { # label what
-  local cmd n p50 p99 max total reply
-  IFS=$'\t' read -r cmd n p50 p99 max total reply <<< "${free[$1]}"
+  local cmd n p50 p99 max
+  IFS=$'\t' read -r cmd n p50 p99 max _ <<< "${free[$1]}"
   echo "| $2 | $cmd ms | $p50 / $p99 / **$max** ms ($n PINGs) |"
 }
 
+# shellcheck disable=SC2016 # the backquotes in the labels are Markdown
 cat << EOF
 ### Big keys (issue 10)
 
