@@ -92,7 +92,7 @@ local function new_epoch(empty)
     local t = redis.call('TIME')
     id = string.sub(redis.sha1hex(t[1] .. '.' .. t[2] .. z .. seq_now()), 1, 16)
   end
-  redis.call('DEL', ekey)
+  redis.call('DEL', ekey) -- two fields: DEL frees it at once
   if empty then redis.call('HSET', ekey, 'id', id, 'empty', '1') else redis.call('HSET', ekey, 'id', id) end
   return id
 end
@@ -140,7 +140,7 @@ if action == 'remove' then
   if not oldc then return { 'ok', seq_now(), member, '', 0, 0 } end
   redis.call('ZREM', z, member)
   if arrival then arr_leave(math.floor(oldc / scale)) end
-  redis.call('DEL', KEYS[6])
+  redis.call('DEL', KEYS[6]) -- the member's fields: one small hash
   if ekey and redis.call('EXISTS', z) == 0 then redis.call('HSET', ekey, 'empty', '1') end
   return { 'ok', record('remove', member, nil, oldc, 0, oldrank), member, '', 0, 1 }
 

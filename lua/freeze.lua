@@ -79,6 +79,8 @@ end
 
 local function copy_live()
   if redis.call('EXISTS', z) == 1 then
+    -- O(N) on Redis' main thread (tests/bench/bigkeys.sh measures it); a
+    -- copy REPLACE drops is freed by lazyfree-lazy-server-del
     redis.call('COPY', z, fz, 'REPLACE')
     keep_ttl(fz)
   else

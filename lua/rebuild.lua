@@ -43,9 +43,11 @@ for i = 1, n do args[#args + 1] = ARGV[i + 1] end
 local count = redis.call(unpack(args))
 
 if count > 0 then
+  -- the old read board goes with the RENAME: conf/redis.conf's
+  -- lazyfree-lazy-server-del frees it off the main thread
   redis.call('RENAME', tmp, z)
   redis.call('PEXPIRE', z, ttl)
-elseif redis.call('DEL', z) == 0 then
+elseif redis.call('UNLINK', z) == 0 then -- UNLINK: the last read board may be big
   -- an empty union stores nothing (tmp does not exist), and there was no
   -- board to empty: nothing changed
   return 0

@@ -36,6 +36,8 @@ if now < last + every then return { 0, last } end
 
 local k = math.floor((now - last) / every)
 if redis.call('EXISTS', z) == 1 then
+  -- the old set is replaced: conf/redis.conf's lazyfree-lazy-server-del frees
+  -- it off the main thread (the union itself is O(N log N) on it)
   redis.call('ZUNIONSTORE', z, 1, z, 'WEIGHTS', string.format('%.17g', factor ^ k))
   redis.call('INCR', seqkey)
 end

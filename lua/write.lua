@@ -272,7 +272,12 @@ else
   if op ~= 'submit' then return { 'bad_request', 'op ' .. op .. ' needs a single-field board' } end
   local names = {}
   for i = 1, nfields do names[i] = ARGV[15 + (i - 1) * 4 + 1] end
-  local stored = redis.call('HMGET', fkey, unpack(names))
+  -- the stored fields count only while the member is on the set: a reset
+  -- (lua/admin.lua frees the set, not its members' hashes: that would be
+  -- one call per member) or a set gone from outside leaves the hash behind,
+  -- and its values belong to the old board
+  local stored = {}
+  if oldc then stored = redis.call('HMGET', fkey, unpack(names)) end
   local acc = 0
   local values = {}
   for i = 1, nfields do
@@ -334,7 +339,7 @@ if ekey then
     if redis.call('EXISTS', zkey) == 0 or redis.call('EXISTS', seqkey) == 0 then
       redis.call('UNLINK', logkey) -- the old history's events
     end
-    redis.call('DEL', ekey)
+    redis.call('DEL', ekey) -- two fields: DEL frees it at once
     redis.call('HSET', ekey, 'id', fresh)
   elseif empty then
     redis.call('HDEL', ekey, 'empty') -- the set exists again
@@ -345,7 +350,8 @@ local oldrank = 0
 if oldc then oldrank = rank_of(member) end
 if arr_idx ~= nil then
   -- arrival: count the arrival at newp, and the member leaving oldp
-  if arr_fresh then redis.call('DEL', akey) end
+  -- UNLINK: stale counters may hold two fields per value once held
+  if arr_fresh then redis.call('UNLINK', akey) end
   local pk = num(newp)
   redis.call('HSET', akey, 'a:' .. pk, arr_idx + 1)
   redis.call('HINCRBY', akey, 'h:' .. pk, 1)

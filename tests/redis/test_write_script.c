@@ -259,6 +259,28 @@ static void test_multi_field_board_ranks_clears_desc_revives_asc_time_asc(void *
     assert_int_equal(a.fields[2], 1000);
 }
 
+/* A reset frees the set, not each member's field hash (lua/admin.lua): the
+ * hash left behind must not leak the old board's fields into a partial submit. */
+static void test_partial_submit_of_a_member_off_the_set_ignores_its_old_fields(void **state)
+{
+    struct fixture *f = *state;
+    ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"clears\":5,\"revives\":2,\"first_clear_ms\":1000}}");
+    char z[RC_KEY_MAX];
+    key_of(z, "clears", "z");
+    assert_int_equal(redis_int(f, "DEL %s", z), 1); /* what a reset leaves: the hash, no set */
+    struct rc_write_result a = ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"revives\":1}}");
+    assert_int_equal(a.rank, 1);
+    assert_int_equal(a.fields[0], 0);
+    assert_int_equal(a.fields[1], 1);
+    assert_int_equal(a.fields[2], 0);
+    char fk[RC_KEY_MAX];
+    assert_int_equal(rc_board_key(fk, RC_KEY_MAX, "clears", "", "f", "a"), 0);
+    redisReply *r = redisCommand(f->sync, "HGET %s clears", fk);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_string_equal(r->str, "0"); /* the hash now holds the new board's values */
+    freeReplyObject(r);
+}
+
 static long long llen(struct fixture *f, const char *board)
 {
     char k[RC_KEY_MAX];
@@ -689,6 +711,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_latest_to_reach_score_ranks_first_on_asc_board, setup, teardown),
         cmocka_unit_test_setup_teardown(test_best_on_asc_board_keeps_lower_time_and_first_reach, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multi_field_board_ranks_clears_desc_revives_asc_time_asc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_submit_of_a_member_off_the_set_ignores_its_old_fields, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range_write_leaves_board_seq_and_log_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_change_log_never_exceeds_its_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_published_event_matches_reply, setup, teardown),
