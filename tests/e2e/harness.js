@@ -187,6 +187,24 @@ async function freePort() {
   }
 }
 
+// 1 when nothing listens on 127.0.0.1:port now.
+function portFree(port) {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+// A free port whose cluster bus port (port + 10000) is free too.
+async function freeClusterPort() {
+  for (;;) {
+    const port = await freePort();
+    if (port + 10000 <= 65535 && (await portFree(port + 10000))) return port;
+  }
+}
+
 function vmRssKb(pid) {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no VmRSS for pid ${pid}`);
@@ -351,11 +369,23 @@ async function startCluster(t, opts = {}) {
   const count = primaries * (1 + replicas);
   const nodes = [];
   for (let i = 0; i < count; i++) {
-    const redis = await startRedis(t, {
-      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
-        '--cluster-node-timeout', String(nodeTimeout), '--cluster-require-full-coverage', 'yes',
-        ...(opts.args || [])],
-    });
+    // A node also listens on its cluster bus port (port + 10000): that one
+    // must be free too, and another process (a test suite run beside this
+    // one) may take it between the check and the start: then another port.
+    let redis;
+    for (let attempt = 1; !redis; attempt++) {
+      const port = await freeClusterPort();
+      try {
+        redis = await startRedis(t, {
+          port,
+          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
+            '--cluster-node-timeout', String(nodeTimeout), '--cluster-require-full-coverage', 'yes',
+            ...(opts.args || [])],
+        });
+      } catch (e) {
+        if (attempt >= 5 || !/Address already in use|Failed listening/.test(e.message)) throw e;
+      }
+    }
     nodes.push({ port: redis.port, redis });
   }
   const byPort = new Map(nodes.map((n) => [n.port, n]));
