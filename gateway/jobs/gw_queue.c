@@ -47,6 +47,7 @@
  * is freed once every timer is closed and every command it sent has been
  * answered (gw_redis_stop answers pending ones with NULL). */
 #include "jobs/gw_queue.h"
+#include "jobs/gw_queue_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -68,206 +69,6 @@
 #include "rc_queue.h"
 #include "rc_write_args.h"
 
-#define QUEUE_TICK_MS 10     /* how often an owner looks for entries */
-#define QUEUE_STATS_MS 250   /* how often every gateway measures each queue */
-#define QUEUE_BATCH 256      /* entries per batch (pipelined): small enough to finish well within claim_after */
-#define NUM_MAX 32
-#define QUEUE_PENDING_CHECK_MS 500 /* an owner looks at the group's pending entries at least this often */
-
-struct slot {
-    struct job *j;
-    char id[RC_QUEUE_ID_MAX];
-    int answered;           /* 1: the script answered (ack it); 0: no answer (leave pending) */
-};
-
-struct job {
-    struct gw_queue *q;
-    const struct rc_board *board;   /* borrowed from app->conf */
-    uv_timer_t timer;
-    unsigned busy;                  /* commands sent and not answered */
-    int owns;                       /* we hold the consumer lock, as far as we know */
-    int working;                    /* the owner's step is in flight: XPENDING, a read, a batch, its ack */
-    int locking;                    /* a lock acquire is in flight */
-    int clean;                      /* every entry we read since the last XPENDING was acknowledged: the
-                                       next step may skip XPENDING (at most QUEUE_PENDING_CHECK_MS) */
-    size_t nanswered;               /* entries of the batch the script answered */
-    int warned;                     /* an error was logged; quiet until a success */
-    uint64_t renewed_at;            /* uv_now when the lock was last taken or its renewal sent */
-    int renewing;                   /* a renewal is in flight: no new step until it is answered */
-    uint64_t checked_at;            /* uv_now of the last XPENDING sent */
-    uint64_t stats_at;              /* uv_now of the last measurement sent */
-    int stats_busy;
-    struct gw_queue_stats stats;
-    char stream[RC_KEY_MAX], lock[RC_KEY_MAX];
-    struct slot *batch;             /* QUEUE_BATCH slots */
-    size_t nbatch, nwaiting;        /* slots in the batch; writes not answered yet */
-};
-
-struct gw_queue {
-    struct gw_app *app;             /* borrowed */
-    struct gw_script ack;
-    struct gw_lock_scripts lock;
-    char token[GW_LOCK_TOKEN_MAX];  /* names this gateway: lock owner and consumer name */
-    struct job *jobs;
-    size_t njobs;
-    int open_timers;
-    unsigned inflight;
-    int stopping;
-};
-
-/* ---- lifetime -------------------------------------------------------------- */
-
-static void maybe_free(struct gw_queue *q)
-{
-    if (!q->stopping || q->open_timers > 0 || q->inflight > 0)
-        return;
-    for (size_t i = 0; i < q->njobs; i++)
-        free(q->jobs[i].batch);
-    free(q->jobs);
-    free(q);
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-    struct job *j = h->data;
-    struct gw_queue *q = j->q;
-    q->open_timers--;
-    maybe_free(q);
-}
-
-/* Every reply callback starts here. Returns 0 when the caller may go on, -1
- * when stopping (q may be freed: touch nothing). */
-static int answered(struct job *j)
-{
-    struct gw_queue *q = j->q;
-    j->busy--;
-    q->inflight--;
-    if (q->stopping) {
-        maybe_free(q);
-        return -1;
-    }
-    return 0;
-}
-
-static void sent(struct job *j)
-{
-    j->busy++;
-    j->q->inflight++;
-}
-
-static void warn_once(struct job *j, const char *what, const redisReply *r)
-{
-    if (j->warned)
-        return;
-    j->warned = 1;
-    gw_log_warn("queue: board %s: %s failed: %.150s", j->board->name, what,
-                r && r->type == REDIS_REPLY_ERROR ? r->str : r ? "unexpected reply" : "no answer");
-}
-
-static int send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb)
-{
-    struct gw_redis *redis = j->q->app->redis;
-    if (!redis || gw_redis_command(redis, j->stream, strlen(j->stream), argc, argv, NULL, cb, j) != 0)
-        return -1;
-    sent(j);
-    return 0;
-}
-
-/* Wall-clock ms: stream ids carry Redis's wall clock (the app clock may be
- * shifted by tests, so it is not used for ages). */
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- measuring the queue ------------------------------------------------------ */
-
-static void on_len(redisReply *r, void *privdata)
-{
-    struct job *j = privdata;
-    if (answered(j) != 0)
-        return;
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        j->stats.length = r->integer;
-}
-
-static void on_oldest(redisReply *r, void *privdata)
-{
-    struct job *j = privdata;
-    if (answered(j) != 0)
-        return;
-    j->stats_busy = 0;
-    if (!r || r->type != REDIS_REPLY_ARRAY)
-        return;
-    int64_t ms;
-    j->stats.known = 1;
-    j->stats.oldest_age_ms = 0;
-    if (r->elements > 0 && r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements > 0 &&
-        r->element[0]->element[0]->type == REDIS_REPLY_STRING &&
-        rc_queue_id_ms(r->element[0]->element[0]->str, &ms) == 0) {
-        int64_t age = wall_ms() - ms;
-        j->stats.oldest_age_ms = age > 0 ? age : 0;
-    }
-}
-
-static void send_stats(struct job *j)
-{
-    const char *xlen[] = {"XLEN", j->stream};
-    const char *xrange[] = {"XRANGE", j->stream, "-", "+", "COUNT", "1"};
-    if (send_cmd(j, 2, xlen, on_len) == 0 && send_cmd(j, 6, xrange, on_oldest) == 0)
-        j->stats_busy = 1;
-}
-
-/* ---- the lock ---------------------------------------------------------------------- */
-
-static void lost_lock(struct job *j, const char *why)
-{
-    if (!j->owns)
-        return;
-    j->owns = 0;
-    j->stats.owner = 0;
-    j->clean = 0;
-    gw_log_info("queue: board %s: this gateway no longer applies its queue (%s)", j->board->name, why);
-}
-
-static void on_acquired(int rc, const char *err, void *privdata)
-{
-    struct job *j = privdata;
-    if (answered(j) != 0)
-        return;
-    j->locking = 0;
-    if (rc == 1) {
-        j->owns = j->stats.owner = 1;
-        j->clean = 0; /* a dead consumer's entries may be pending */
-        j->renewed_at = uv_now(j->q->app->loop);
-        gw_log_info("queue: board %s: this gateway now applies its queue (consumer %s)", j->board->name,
-                    j->q->token);
-    } else if (rc == RC_E_INTERNAL && !j->warned) {
-        j->warned = 1;
-        gw_log_warn("queue: board %s: taking the consumer lock failed: %.150s", j->board->name, err ? err : "?");
-    }
-}
-
-static void on_renewed(int rc, const char *err, void *privdata)
-{
-    struct job *j = privdata;
-    (void)err;
-    if (answered(j) != 0)
-        return;
-    j->renewing = 0;
-    if (rc == 0)
-        lost_lock(j, "its lock expired");
-}
-
-static void on_released(int rc, const char *err, void *privdata)
-{
-    (void)rc;
-    (void)err;
-    answered(privdata);
-}
-
 /* ---- the batch -------------------------------------------------------------------- */
 
 static void tick(struct job *j);
@@ -275,14 +76,14 @@ static void tick(struct job *j);
 static void on_acked(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (answered(j) != 0)
+    if (gw_q_answered(j) != 0)
         return;
     size_t n = j->nbatch;
     j->working = 0;
     j->nbatch = 0;
     if (!r || r->type != REDIS_REPLY_INTEGER) {
         j->clean = 0;
-        warn_once(j, "acknowledging applied entries", r); /* they come back, answered duplicate */
+        gw_q_warn_once(j, "acknowledging applied entries", r); /* they come back, answered duplicate */
         return;
     }
     j->warned = 0;
@@ -312,7 +113,7 @@ static void send_ack(struct job *j)
         j->clean = 0;
         return;
     }
-    sent(j);
+    gw_q_sent(j);
 }
 
 static void on_applied(redisReply *r, void *privdata)
@@ -320,7 +121,7 @@ static void on_applied(redisReply *r, void *privdata)
     struct slot *s = privdata;
     struct job *j = s->j;
     struct gw_app *app = j->q->app;
-    if (answered(j) != 0)
+    if (gw_q_answered(j) != 0)
         return;
     struct rc_write_result res;
     struct rc_error err = {0, ""};
@@ -377,7 +178,7 @@ static void apply_entry(struct job *j, struct slot *s, const redisReply *e)
             lens[n] = strlen(a.argv[i]);
         }
         if (gw_redis_eval(app->redis, &app->write_script, (int)a.nkeys, (int)n, words, lens, on_applied, s) == 0) {
-            sent(j);
+            gw_q_sent(j);
             j->nwaiting++;
         }
         return; /* not sent: stays pending, tried again */
@@ -433,10 +234,10 @@ static const redisReply *read_entries(const redisReply *r)
 static void on_claimed(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (answered(j) != 0)
+    if (gw_q_answered(j) != 0)
         return;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
-        warn_once(j, "claiming pending entries", r);
+        gw_q_warn_once(j, "claiming pending entries", r);
         j->working = 0;
         return;
     }
@@ -452,10 +253,10 @@ static void on_claimed(redisReply *r, void *privdata)
 static void on_own_pending(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (answered(j) != 0)
+    if (gw_q_answered(j) != 0)
         return;
     if (!r || r->type == REDIS_REPLY_ERROR) {
-        warn_once(j, "reading own pending entries", r);
+        gw_q_warn_once(j, "reading own pending entries", r);
         j->working = 0;
         return;
     }
@@ -468,18 +269,18 @@ static void on_own_pending(redisReply *r, void *privdata)
     snprintf(idle, sizeof idle, "%" PRId64, j->board->queue.claim_after_ms);
     snprintf(count, sizeof count, "%d", QUEUE_BATCH);
     const char *argv[] = {"XAUTOCLAIM", j->stream, RC_QUEUE_GROUP, j->q->token, idle, "0-0", "COUNT", count};
-    if (send_cmd(j, 8, argv, on_claimed) != 0)
+    if (gw_q_send_cmd(j, 8, argv, on_claimed) != 0)
         j->working = 0;
 }
 
 static void on_new(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (answered(j) != 0)
+    if (gw_q_answered(j) != 0)
         return;
     if (!r || r->type == REDIS_REPLY_ERROR) {
         if (r)
-            warn_once(j, "reading new entries", r);
+            gw_q_warn_once(j, "reading new entries", r);
         j->working = 0;
         j->clean = 0; /* NOGROUP, or the read may have delivered entries we never saw */
         return;
@@ -492,14 +293,14 @@ static void on_group_created(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
     (void)r;
-    if (answered(j) == 0)
+    if (gw_q_answered(j) == 0)
         j->working = 0;
 }
 
 static void on_pending(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (answered(j) != 0)
+    if (gw_q_answered(j) != 0)
         return;
     const char *next = NULL;
     char count[NUM_MAX];
@@ -507,14 +308,14 @@ static void on_pending(redisReply *r, void *privdata)
     if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOGROUP", 7) == 0) {
         /* the stream was made without its group (or the group destroyed) */
         const char *argv[] = {"XGROUP", "CREATE", j->stream, RC_QUEUE_GROUP, "0", "MKSTREAM"};
-        if (send_cmd(j, 6, argv, on_group_created) != 0)
+        if (gw_q_send_cmd(j, 6, argv, on_group_created) != 0)
             j->working = 0;
         return;
     }
     if (!j->owns || !r || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_INTEGER) {
         if (j->owns)
-            warn_once(j, "XPENDING", r);
+            gw_q_warn_once(j, "XPENDING", r);
         j->working = 0;
         return;
     }
@@ -522,7 +323,7 @@ static void on_pending(redisReply *r, void *privdata)
     next = r->element[0]->integer > 0 ? "0" : ">";
     const char *argv[] = {"XREADGROUP", "GROUP", RC_QUEUE_GROUP, j->q->token, "COUNT", count, "STREAMS",
                           j->stream, next};
-    if (send_cmd(j, 9, argv, next[0] == '0' ? on_own_pending : on_new) != 0)
+    if (gw_q_send_cmd(j, 9, argv, next[0] == '0' ? on_own_pending : on_new) != 0)
         j->working = 0;
 }
 
@@ -538,14 +339,14 @@ static void tick(struct job *j)
         return;
     if (!j->stats_busy && now - j->stats_at >= QUEUE_STATS_MS) {
         j->stats_at = now;
-        send_stats(j);
+        gw_q_send_stats(j);
     }
     if (j->working || j->locking || j->renewing)
         return; /* a step, or the answer that decides the next, is in flight */
     if (!j->owns) {
         if (j->stats.known && j->stats.length > 0 &&
-            gw_lock_acquire(redis, j->lock, q->token, ttl, on_acquired, j) == 0) {
-            sent(j);
+            gw_lock_acquire(redis, j->lock, q->token, ttl, gw_q_on_acquired, j) == 0) {
+            gw_q_sent(j);
             j->locking = 1;
         }
         return;
@@ -553,8 +354,8 @@ static void tick(struct job *j)
     if (now - j->renewed_at >= (uint64_t)ttl / 3) {
         /* renewed before the next step: a gateway whose lock expired (a long
          * stall) reads nothing more once another may have taken over */
-        if (gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, on_renewed, j) == 0) {
-            sent(j);
+        if (gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, gw_q_on_renewed, j) == 0) {
+            gw_q_sent(j);
             j->renewed_at = now;
             j->renewing = 1;
         }
@@ -566,12 +367,12 @@ static void tick(struct job *j)
         snprintf(count, sizeof count, "%d", QUEUE_BATCH);
         const char *read[] = {"XREADGROUP", "GROUP", RC_QUEUE_GROUP, q->token, "COUNT", count, "STREAMS", j->stream,
                               ">"};
-        if (send_cmd(j, 9, read, on_new) == 0)
+        if (gw_q_send_cmd(j, 9, read, on_new) == 0)
             j->working = 1;
         return;
     }
     const char *argv[] = {"XPENDING", j->stream, RC_QUEUE_GROUP};
-    if (send_cmd(j, 3, argv, on_pending) == 0) {
+    if (gw_q_send_cmd(j, 3, argv, on_pending) == 0) {
         j->working = 1;
         j->checked_at = now;
     }
@@ -613,7 +414,7 @@ int gw_queue_start(struct gw_app *app)
             rc_queue_key(j->lock, sizeof j->lock, b->name, "qlock") != 0 ||
             !(j->batch = calloc(QUEUE_BATCH, sizeof *j->batch))) {
             q->stopping = 1;
-            maybe_free(q);
+            gw_q_maybe_free(q);
             gw_log_error("queue: board %s: cannot set up its consumer", b->name);
             return -1;
         }
@@ -648,10 +449,10 @@ void gw_queue_stop(struct gw_app *app)
     for (size_t i = 0; i < q->njobs; i++) {
         struct job *j = &q->jobs[i];
         if (j->owns && app->redis &&
-            gw_lock_release(&q->lock, app->redis, j->lock, q->token, on_released, j) == 0)
-            sent(j);
+            gw_lock_release(&q->lock, app->redis, j->lock, q->token, gw_q_on_released, j) == 0)
+            gw_q_sent(j);
         uv_timer_stop(&j->timer);
-        uv_close((uv_handle_t *)&j->timer, on_timer_closed);
+        uv_close((uv_handle_t *)&j->timer, gw_q_on_timer_closed);
     }
     if (app->redis)
         gw_redis_flush(app->redis);

@@ -1,0 +1,177 @@
+/* gw_queue_job.c - one queue consumer job (see gw_queue_int.h, and
+ * gw_queue.c's banner for the design): its lifetime, sending a command,
+ * measuring the queue, the consumer lock's callbacks. */
+#include "jobs/gw_queue_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uv.h>
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "base/gw_log.h"
+#include "redis/gw_lock.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_script.h"
+#include "redis/gw_write.h"
+#include "rc_err.h"
+#include "rc_lua.h"
+#include "rc_queue.h"
+#include "rc_write_args.h"
+
+/* ---- lifetime -------------------------------------------------------------- */
+
+void gw_q_maybe_free(struct gw_queue *q)
+{
+    if (!q->stopping || q->open_timers > 0 || q->inflight > 0)
+        return;
+    for (size_t i = 0; i < q->njobs; i++)
+        free(q->jobs[i].batch);
+    free(q->jobs);
+    free(q);
+}
+
+void gw_q_on_timer_closed(uv_handle_t *h)
+{
+    struct job *j = h->data;
+    struct gw_queue *q = j->q;
+    q->open_timers--;
+    gw_q_maybe_free(q);
+}
+
+/* Every reply callback starts here. Returns 0 when the caller may go on, -1
+ * when stopping (q may be freed: touch nothing). */
+int gw_q_answered(struct job *j)
+{
+    struct gw_queue *q = j->q;
+    j->busy--;
+    q->inflight--;
+    if (q->stopping) {
+        gw_q_maybe_free(q);
+        return -1;
+    }
+    return 0;
+}
+
+void gw_q_sent(struct job *j)
+{
+    j->busy++;
+    j->q->inflight++;
+}
+
+void gw_q_warn_once(struct job *j, const char *what, const redisReply *r)
+{
+    if (j->warned)
+        return;
+    j->warned = 1;
+    gw_log_warn("queue: board %s: %s failed: %.150s", j->board->name, what,
+                r && r->type == REDIS_REPLY_ERROR ? r->str : r ? "unexpected reply" : "no answer");
+}
+
+int gw_q_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb)
+{
+    struct gw_redis *redis = j->q->app->redis;
+    if (!redis || gw_redis_command(redis, j->stream, strlen(j->stream), argc, argv, NULL, cb, j) != 0)
+        return -1;
+    gw_q_sent(j);
+    return 0;
+}
+
+/* Wall-clock ms: stream ids carry Redis's wall clock (the app clock may be
+ * shifted by tests, so it is not used for ages). */
+int64_t gw_q_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- measuring the queue ------------------------------------------------------ */
+
+static void on_len(redisReply *r, void *privdata)
+{
+    struct job *j = privdata;
+    if (gw_q_answered(j) != 0)
+        return;
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        j->stats.length = r->integer;
+}
+
+static void on_oldest(redisReply *r, void *privdata)
+{
+    struct job *j = privdata;
+    if (gw_q_answered(j) != 0)
+        return;
+    j->stats_busy = 0;
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return;
+    int64_t ms;
+    j->stats.known = 1;
+    j->stats.oldest_age_ms = 0;
+    if (r->elements > 0 && r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements > 0 &&
+        r->element[0]->element[0]->type == REDIS_REPLY_STRING &&
+        rc_queue_id_ms(r->element[0]->element[0]->str, &ms) == 0) {
+        int64_t age = gw_q_wall_ms() - ms;
+        j->stats.oldest_age_ms = age > 0 ? age : 0;
+    }
+}
+
+void gw_q_send_stats(struct job *j)
+{
+    const char *xlen[] = {"XLEN", j->stream};
+    const char *xrange[] = {"XRANGE", j->stream, "-", "+", "COUNT", "1"};
+    if (gw_q_send_cmd(j, 2, xlen, on_len) == 0 && gw_q_send_cmd(j, 6, xrange, on_oldest) == 0)
+        j->stats_busy = 1;
+}
+
+/* ---- the lock ---------------------------------------------------------------------- */
+
+void gw_q_lost_lock(struct job *j, const char *why)
+{
+    if (!j->owns)
+        return;
+    j->owns = 0;
+    j->stats.owner = 0;
+    j->clean = 0;
+    gw_log_info("queue: board %s: this gateway no longer applies its queue (%s)", j->board->name, why);
+}
+
+void gw_q_on_acquired(int rc, const char *err, void *privdata)
+{
+    struct job *j = privdata;
+    if (gw_q_answered(j) != 0)
+        return;
+    j->locking = 0;
+    if (rc == 1) {
+        j->owns = j->stats.owner = 1;
+        j->clean = 0; /* a dead consumer's entries may be pending */
+        j->renewed_at = uv_now(j->q->app->loop);
+        gw_log_info("queue: board %s: this gateway now applies its queue (consumer %s)", j->board->name,
+                    j->q->token);
+    } else if (rc == RC_E_INTERNAL && !j->warned) {
+        j->warned = 1;
+        gw_log_warn("queue: board %s: taking the consumer lock failed: %.150s", j->board->name, err ? err : "?");
+    }
+}
+
+void gw_q_on_renewed(int rc, const char *err, void *privdata)
+{
+    struct job *j = privdata;
+    (void)err;
+    if (gw_q_answered(j) != 0)
+        return;
+    j->renewing = 0;
+    if (rc == 0)
+        gw_q_lost_lock(j, "its lock expired");
+}
+
+void gw_q_on_released(int rc, const char *err, void *privdata)
+{
+    (void)rc;
+    (void)err;
+    gw_q_answered(privdata);
+}
