@@ -11,19 +11,12 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { createRequire } = require('node:module');
 
-const requireE2e = createRequire(path.join(__dirname, '..', 'e2e', 'package.json'));
+const chromium = require('./chromium.js');
+
+const { requireE2e } = chromium;
 const h = requireE2e('./harness.js');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
-];
 const skip = h.toolMissing(h.gatewayMissing());
 
 async function metric(gw, name) {
@@ -35,20 +28,13 @@ async function metric(gw, name) {
 
 test('Chromium negotiates permessage-deflate and reads compressed and stored messages',
   { skip, timeout: 120000 }, async (t) => {
-    assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`);
     const { gw } = await h.startStack(t);
     for (let i = 0; i < 120; i++) {
       const res = await h.http(gw.base, 'POST', '/api/v1/boards/demo/scores',
         { member: `user:${i}`, op: 'incr', delta: 1000 + i * 7 });
       assert.equal(res.status, 200, res.text);
     }
-    const { chromium } = requireE2e('playwright-core');
-    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-chromium-'));
-    h.defer(t, () => fs.rmSync(userDataDir, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
-    });
-    h.defer(t, () => context.close());
+    const context = await chromium.launch(t);
     const page = await context.newPage();
     await page.goto(`${gw.base}/`);
     // The page opens its own socket and keeps what it reads.

@@ -11,34 +11,18 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createRequire } = require('node:module');
 
 // playwright-core is installed with the e2e tests' package (tests/e2e).
-const requireE2e = createRequire(path.join(__dirname, '..', 'e2e', 'package.json'));
+const chromium = require('./chromium.js');
+
+const { requireE2e } = chromium;
 const h = requireE2e('./harness.js');
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(h.repoRoot, 'tests', 'artifacts');
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
-];
 
 async function launch(t) {
-  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`);
-  const { chromium } = requireE2e('playwright-core');
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-chromium-'));
-  h.defer(t, () => fs.rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1360, height: 820 },
-  });
-  h.defer(t, () => context.close()); // runs before the profile dir goes
-  return context;
+  return chromium.launch(t);
 }
 
 // Collects what the page reports as broken, so a script error fails the test

@@ -17,33 +17,20 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createRequire } = require('node:module');
 
-const requireE2e = createRequire(path.join(__dirname, '..', 'e2e', 'package.json'));
+const chromium = require('./chromium.js');
+
+const { requireE2e } = chromium;
 const h = requireE2e('./harness.js');
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(h.repoRoot, 'tests', 'artifacts');
 const WAIT = { timeout: 15000 };
 const KEY = encodeURIComponent(h.ADMIN_KEY);
 
 async function launch(t) {
-  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`);
-  const { chromium } = requireE2e('playwright-core');
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-chromium-'));
-  h.defer(t, () => fs.rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
-    viewport: { width: 1920, height: 1080 }, // an OBS canvas
-  });
-  h.defer(t, () => context.close());
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  return context;
+  return chromium.launch(t, { viewport: { width: 1920, height: 1080 } });
 }
 
 async function openPage(context, t, url, opts = {}) {

@@ -7,32 +7,17 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { createRequire } = require('node:module');
 
-const requireE2e = createRequire(path.join(__dirname, '..', 'e2e', 'package.json'));
+const chromium = require('./chromium.js');
+
+const { requireE2e } = chromium;
 const h = requireE2e('./harness.js');
 
-const CHROMIUM = '/usr/bin/chromium';
 const SECRET = 'browser-jwt-secret-0123456789abcdef0123';
 
 async function launch(t) {
-  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`);
-  const { chromium } = requireE2e('playwright-core');
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-chromium-'));
-  h.defer(t, () => fs.rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
-    viewport: { width: 1360, height: 820 },
-  });
-  h.defer(t, () => context.close());
-  return context;
+  return chromium.launch(t);
 }
 
 test('dashboard: the overlay link carries a pasted read-only token, and the overlay reads with it',
