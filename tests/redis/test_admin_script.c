@@ -16,30 +16,6 @@
 
 #define T0 "1767225600000" /* 2026-01-01T00:00:00Z */
 
-struct fixture {
-    struct rc_test_redis redis;
-    redisContext *c;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof *f);
-    if (!f || rc_test_redis_start(&f->redis, NULL) != 0)
-        return -1;
-    f->c = rc_test_redis_connect(&f->redis);
-    *state = f;
-    return f->c ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    redisFree(f->c);
-    rc_test_redis_stop(&f->redis);
-    free(f);
-    return 0;
-}
-
 /* The 8 keys admin.lua takes for board b (all-time period), as gw_admin.c
  * builds them for a reset. */
 struct admin_keys {
@@ -60,7 +36,7 @@ static void keys_of(const char *b, struct admin_keys *ks)
 
 /* EVAL admin.lua's `action` on board b (member m, new epoch id `epoch`).
  * Returns its reply (caller frees). */
-static redisReply *admin(struct fixture *f, const char *action, const char *b, const char *m, const char *epoch)
+static redisReply *admin(struct rc_test_redis_fixture *f, const char *action, const char *b, const char *m, const char *epoch)
 {
     struct admin_keys ks;
     const char *argv[3 + 8 + 13];
@@ -88,13 +64,13 @@ static redisReply *admin(struct fixture *f, const char *action, const char *b, c
     return r;
 }
 
-static redisReply *reset(struct fixture *f, const char *b)
+static redisReply *reset(struct rc_test_redis_fixture *f, const char *b)
 {
     return admin(f, "reset", b, "", "e0");
 }
 
 /* HGET of the board's epoch hash field (NULL when absent: caller frees). */
-static char *epoch_field(struct fixture *f, const char *b, const char *field)
+static char *epoch_field(struct rc_test_redis_fixture *f, const char *b, const char *field)
 {
     struct admin_keys ks;
     keys_of(b, &ks);
@@ -105,7 +81,7 @@ static char *epoch_field(struct fixture *f, const char *b, const char *field)
     return v;
 }
 
-static long long cmd_int(struct fixture *f, const char *fmt, const char *arg)
+static long long cmd_int(struct rc_test_redis_fixture *f, const char *fmt, const char *arg)
 {
     redisReply *r = redisCommand(f->c, fmt, arg);
     assert_non_null(r);
@@ -122,7 +98,7 @@ static long long cmd_int(struct fixture *f, const char *fmt, const char *arg)
  * a never-used board look used, and never expire on all-time boards). */
 static void test_reset_of_a_never_written_board_writes_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     redisReply *r = reset(f, "fresh");
     assert_int_equal(r->element[1]->integer, 0); /* seq unchanged: still none */
     freeReplyObject(r);
@@ -131,7 +107,7 @@ static void test_reset_of_a_never_written_board_writes_nothing(void **state)
 
 static void test_reset_of_a_written_board_empties_it_and_bumps_seq(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     struct admin_keys ks;
     keys_of("used", &ks);
     freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
@@ -149,7 +125,7 @@ static void test_reset_of_a_written_board_empties_it_and_bumps_seq(void **state)
  * history: a reset there is a real reset (the log is cleared, seq grows). */
 static void test_reset_of_a_board_with_only_a_history_still_resets(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     struct admin_keys ks;
     keys_of("emptied", &ks);
     freeReplyObject(redisCommand(f->c, "SET %s 3", ks.k[1]));
@@ -166,7 +142,7 @@ static void test_reset_of_a_board_with_only_a_history_still_resets(void **state)
  * reset of a board with no keys creates no epoch either. */
 static void test_reset_replaces_the_epoch(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     struct admin_keys ks;
     keys_of("used", &ks);
     freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
@@ -202,7 +178,7 @@ static void test_reset_replaces_the_epoch(void **state)
  * ("empty"), so the history is not taken for lost and goes on. */
 static void test_removing_the_last_member_keeps_the_epoch(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     struct admin_keys ks;
     keys_of("one", &ks);
     freeReplyObject(redisCommand(f->c, "ZADD %s 5 user:1", ks.k[0]));
@@ -225,11 +201,11 @@ static void test_removing_the_last_member_keeps_the_epoch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_reset_of_a_never_written_board_writes_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reset_of_a_written_board_empties_it_and_bumps_seq, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reset_of_a_board_with_only_a_history_still_resets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reset_replaces_the_epoch, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_removing_the_last_member_keeps_the_epoch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reset_of_a_never_written_board_writes_nothing, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_reset_of_a_written_board_empties_it_and_bumps_seq, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_reset_of_a_board_with_only_a_history_still_resets, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_reset_replaces_the_epoch, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_removing_the_last_member_keeps_the_epoch, rc_test_redis_setup, rc_test_redis_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

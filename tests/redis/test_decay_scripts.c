@@ -23,30 +23,6 @@
 #define HOUR_MS INT64_C(3600000)
 #define MAX_WORDS (2 * RC_DECAY_MAX_BUCKETS + 16)
 
-struct fixture {
-    struct rc_test_redis redis;
-    redisContext *c;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof *f);
-    if (!f || rc_test_redis_start(&f->redis, NULL) != 0)
-        return -1;
-    f->c = rc_test_redis_connect(&f->redis);
-    *state = f;
-    return f->c ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    redisFree(f->c);
-    rc_test_redis_stop(&f->redis);
-    free(f);
-    return 0;
-}
-
 /* The keys of board "hot": the result lives until 8 more calls (main thread
  * only; copy a key that must survive a rebuild() call). */
 static const char *key(enum rc_decay_key which, int64_t index)
@@ -155,7 +131,7 @@ static void take_lock(redisContext *c, const char *token)
 
 static void test_rebuild_runs_only_for_the_lock_holder(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     int64_t idx[] = {7, 6};
     double w[] = {1, 0.5};
     freeReplyObject(redisCommand(f->c, "ZADD %s 10 a", key(RC_DK_BUCKET, 7)));
@@ -175,7 +151,7 @@ static void test_rebuild_runs_only_for_the_lock_holder(void **state)
 
 static void test_rebuild_sums_buckets_with_their_weights(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     freeReplyObject(redisCommand(f->c, "ZADD %s 10 a 1 b", key(RC_DK_BUCKET, 3)));
     freeReplyObject(redisCommand(f->c, "ZADD %s 4 a 8 c", key(RC_DK_BUCKET, 2)));
     freeReplyObject(redisCommand(f->c, "ZADD %s 100 c 1000 gone", key(RC_DK_BUCKET, 1)));
@@ -202,7 +178,7 @@ static void test_rebuild_sums_buckets_with_their_weights(void **state)
 
 static void test_rebuild_sets_ttl_and_bumps_seq_and_counter(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     freeReplyObject(redisCommand(f->c, "ZADD %s 5 a", key(RC_DK_BUCKET, 9)));
     take_lock(f->c, "gw-a");
     int64_t idx[] = {9};
@@ -219,7 +195,7 @@ static void test_rebuild_sets_ttl_and_bumps_seq_and_counter(void **state)
 
 static void test_rebuild_replaces_the_board_and_deletes_it_when_the_window_is_empty(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     char z[RC_KEY_MAX];
     snprintf(z, sizeof z, "%s", key(RC_DK_READ, 0)); /* rebuild() reuses key()'s buffers */
     freeReplyObject(redisCommand(f->c, "ZADD %s 99 stale", z));
@@ -242,7 +218,7 @@ static void test_rebuild_replaces_the_board_and_deletes_it_when_the_window_is_em
 
 static void test_rebuild_takes_a_window_of_the_most_buckets_the_config_allows(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     static int64_t idx[RC_DECAY_MAX_BUCKETS];
     static double w[RC_DECAY_MAX_BUCKETS];
     for (int i = 0; i < RC_DECAY_MAX_BUCKETS; i++) {
@@ -270,7 +246,7 @@ static long long lock_script(redisContext *c, const char *script, const char *to
 
 static void test_only_the_owner_renews_or_releases_the_lock(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     const char *lock = key(RC_DK_LOCK, 0);
     freeReplyObject(redisCommand(f->c, "SET %s gw-a PX 1000", lock));
     assert_int_equal(lock_script(f->c, rc_lua_lock_renew, "gw-b", "60000"), 0);
@@ -310,7 +286,7 @@ static long long scale(redisContext *c, int64_t now, int64_t every, double facto
 
 static void test_scale_starts_its_schedule_then_scales_once_per_period(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     const char *z = key(RC_DK_READ, 0);
     long long at;
     freeReplyObject(redisCommand(f->c, "ZADD %s 100 a 8 b", z));
@@ -363,7 +339,7 @@ static void *race(void *arg)
 
 static void test_scale_happens_exactly_once_when_two_callers_race(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     const int periods = 200;
     const char *z = key(RC_DK_READ, 0);
     freeReplyObject(redisCommand(f->c, "ZADD %s 1000 a", z));
@@ -390,17 +366,17 @@ static void test_scale_happens_exactly_once_when_two_callers_race(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_rebuild_runs_only_for_the_lock_holder, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rebuild_sums_buckets_with_their_weights, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rebuild_sets_ttl_and_bumps_seq_and_counter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rebuild_runs_only_for_the_lock_holder, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_rebuild_sums_buckets_with_their_weights, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_rebuild_sets_ttl_and_bumps_seq_and_counter, rc_test_redis_setup, rc_test_redis_teardown),
         cmocka_unit_test_setup_teardown(test_rebuild_replaces_the_board_and_deletes_it_when_the_window_is_empty,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rebuild_takes_a_window_of_the_most_buckets_the_config_allows, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_only_the_owner_renews_or_releases_the_lock, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_scale_starts_its_schedule_then_scales_once_per_period, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_scale_happens_exactly_once_when_two_callers_race, setup, teardown),
+                                        rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_rebuild_takes_a_window_of_the_most_buckets_the_config_allows, rc_test_redis_setup,
+                                        rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_only_the_owner_renews_or_releases_the_lock, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_scale_starts_its_schedule_then_scales_once_per_period, rc_test_redis_setup,
+                                        rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_scale_happens_exactly_once_when_two_callers_race, rc_test_redis_setup, rc_test_redis_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,38 +19,14 @@
 #define STREAM "rc:{q|}:in"
 #define BLOCKED "rc:{q|}:blocked"
 
-struct fixture {
-    struct rc_test_redis redis;
-    redisContext *c;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof *f);
-    if (!f || rc_test_redis_start(&f->redis, NULL) != 0)
-        return -1;
-    f->c = rc_test_redis_connect(&f->redis);
-    *state = f;
-    return f->c ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    redisFree(f->c);
-    rc_test_redis_stop(&f->redis);
-    free(f);
-    return 0;
-}
-
 static int fresh(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     freeReplyObject(redisCommand(f->c, "FLUSHALL"));
     return 0;
 }
 
-static long long integer(struct fixture *f, const char *fmt, ...)
+static long long integer(struct rc_test_redis_fixture *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -65,7 +41,7 @@ static long long integer(struct fixture *f, const char *fmt, ...)
 
 /* enqueue.lua: an incr of 1 for member m with req (or "") and queue_max max;
  * the reply (caller frees). */
-static redisReply *enqueue(struct fixture *f, const char *m, const char *req, const char *max)
+static redisReply *enqueue(struct rc_test_redis_fixture *f, const char *m, const char *req, const char *max)
 {
     char marker[128];
     snprintf(marker, sizeof marker, "rc:{q|}:qreq:%s", req);
@@ -80,7 +56,7 @@ static redisReply *enqueue(struct fixture *f, const char *m, const char *req, co
 
 static void test_first_write_creates_the_stream_and_its_group(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     redisReply *r = enqueue(f, "ann", "r1", "10");
     assert_string_equal(r->element[0]->str, "ok");
     assert_int_equal(r->element[2]->integer, 1);
@@ -105,7 +81,7 @@ static void test_first_write_creates_the_stream_and_its_group(void **state)
 
 static void test_a_req_is_queued_once_and_answered_with_its_entry(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     redisReply *a = enqueue(f, "ann", "r1", "10");
     redisReply *b = enqueue(f, "bob", "r1", "10"); /* same req, another member: still the first */
     assert_string_equal(b->element[0]->str, "duplicate");
@@ -122,7 +98,7 @@ static void test_a_req_is_queued_once_and_answered_with_its_entry(void **state)
 
 static void test_a_full_queue_adds_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     freeReplyObject(enqueue(f, "a", "r1", "2"));
     freeReplyObject(enqueue(f, "a", "r2", "2"));
     redisReply *r = enqueue(f, "a", "r3", "2");
@@ -139,7 +115,7 @@ static void test_a_full_queue_adds_nothing(void **state)
 
 static void test_a_blocked_member_adds_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     integer(f, "SADD %s eve", BLOCKED);
     redisReply *r = enqueue(f, "eve", "r1", "10");
     assert_string_equal(r->element[0]->str, "forbidden");
@@ -150,7 +126,7 @@ static void test_a_blocked_member_adds_nothing(void **state)
 
 static void test_applied_entries_leave_the_stream_and_the_pending_list(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     redisReply *a = enqueue(f, "a", "", "10");
     redisReply *b = enqueue(f, "b", "", "10");
     freeReplyObject(redisCommand(f->c, "XREADGROUP GROUP %s c1 COUNT 10 STREAMS %s >", RC_QUEUE_GROUP, STREAM));
@@ -177,5 +153,5 @@ int main(void)
         cmocka_unit_test_setup(test_a_blocked_member_adds_nothing, fresh),
         cmocka_unit_test_setup(test_applied_entries_leave_the_stream_and_the_pending_list, fresh),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rc_test_redis_setup, rc_test_redis_teardown);
 }

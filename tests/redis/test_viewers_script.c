@@ -19,31 +19,7 @@
 #define KEY "rc:{demo|}:viewers"
 #define FAR "99999999999999" /* an expiry far in the future (ms) */
 
-struct fixture {
-    struct rc_test_redis redis;
-    redisContext *c;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof *f);
-    if (!f || rc_test_redis_start(&f->redis, NULL) != 0)
-        return -1;
-    f->c = rc_test_redis_connect(&f->redis);
-    *state = f;
-    return f->c ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    redisFree(f->c);
-    rc_test_redis_stop(&f->redis);
-    free(f);
-    return 0;
-}
-
-static void run(struct fixture *f, const char *fmt, ...)
+static void run(struct rc_test_redis_fixture *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -55,14 +31,14 @@ static void run(struct fixture *f, const char *fmt, ...)
 }
 
 /* The script as gateway `id` with `count` and `ttl`: its reply (caller frees). */
-static redisReply *call(struct fixture *f, const char *id, const char *count, const char *ttl)
+static redisReply *call(struct rc_test_redis_fixture *f, const char *id, const char *count, const char *ttl)
 {
     redisReply *r = redisCommand(f->c, "EVAL %s 1 %s %s %s %s", rc_lua_viewers, KEY, id, count, ttl);
     assert_non_null(r);
     return r;
 }
 
-static long long sum_as(struct fixture *f, const char *id, const char *count)
+static long long sum_as(struct rc_test_redis_fixture *f, const char *id, const char *count)
 {
     redisReply *r = call(f, id, count, "5000");
     assert_int_equal(r->type, REDIS_REPLY_INTEGER);
@@ -71,7 +47,7 @@ static long long sum_as(struct fixture *f, const char *id, const char *count)
     return v;
 }
 
-static int has_field(struct fixture *f, const char *id)
+static int has_field(struct rc_test_redis_fixture *f, const char *id)
 {
     redisReply *r = redisCommand(f->c, "HEXISTS %s %s", KEY, id);
     assert_non_null(r);
@@ -80,7 +56,7 @@ static int has_field(struct fixture *f, const char *id)
     return v;
 }
 
-static long long pttl(struct fixture *f)
+static long long pttl(struct rc_test_redis_fixture *f)
 {
     redisReply *r = redisCommand(f->c, "PTTL %s", KEY);
     assert_non_null(r);
@@ -91,7 +67,7 @@ static long long pttl(struct fixture *f)
 
 static void sums_the_other_gateways_live_counts_but_never_the_callers(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     run(f, "HSET %s g1 3:" FAR " g2 4:" FAR, KEY);
     assert_int_equal(sum_as(f, "g3", "2"), 7);
     assert_int_equal(sum_as(f, "g3", "5"), 7); /* its own count is not in its sum */
@@ -105,7 +81,7 @@ static void sums_the_other_gateways_live_counts_but_never_the_callers(void **sta
 
 static void writes_an_expiry_by_redis_clock_and_a_ttl_on_the_key(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     assert_int_equal(sum_as(f, "g1", "2"), 0);
     long long t = pttl(f);
     assert_true(t > 0 && t <= 5000);
@@ -122,7 +98,7 @@ static void writes_an_expiry_by_redis_clock_and_a_ttl_on_the_key(void **state)
 
 static void a_count_that_expired_drops_out_and_its_field_goes(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     run(f, "HSET %s dead 9:1 live 1:" FAR " junk notacount", KEY);
     assert_int_equal(sum_as(f, "me", "1"), 1);
     assert_false(has_field(f, "dead"));
@@ -142,7 +118,7 @@ static void a_count_that_expired_drops_out_and_its_field_goes(void **state)
 
 static void a_count_of_zero_removes_the_callers_field(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     assert_int_equal(sum_as(f, "g1", "2"), 0);
     assert_int_equal(sum_as(f, "g2", "1"), 2);
     assert_int_equal(sum_as(f, "g1", "0"), 1);
@@ -156,7 +132,7 @@ static void a_count_of_zero_removes_the_callers_field(void **state)
 
 static void a_bad_count_or_ttl_is_refused_and_writes_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct rc_test_redis_fixture *f = *state;
     const char *bad[][2] = {{"-1", "5000"}, {"1.5", "5000"}, {"x", "5000"}, {"1", "0"}, {"1", "y"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         redisReply *r = call(f, "g1", bad[i][0], bad[i][1]);
@@ -171,11 +147,11 @@ static void a_bad_count_or_ttl_is_refused_and_writes_nothing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(sums_the_other_gateways_live_counts_but_never_the_callers, setup, teardown),
-        cmocka_unit_test_setup_teardown(writes_an_expiry_by_redis_clock_and_a_ttl_on_the_key, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_count_that_expired_drops_out_and_its_field_goes, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_count_of_zero_removes_the_callers_field, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_bad_count_or_ttl_is_refused_and_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(sums_the_other_gateways_live_counts_but_never_the_callers, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(writes_an_expiry_by_redis_clock_and_a_ttl_on_the_key, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(a_count_that_expired_drops_out_and_its_field_goes, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(a_count_of_zero_removes_the_callers_field, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(a_bad_count_or_ttl_is_refused_and_writes_nothing, rc_test_redis_setup, rc_test_redis_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

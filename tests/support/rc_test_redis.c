@@ -178,3 +178,27 @@ redisContext *rc_test_redis_connect(const struct rc_test_redis *r)
     }
     return c;
 }
+
+int rc_test_redis_setup(void **state)
+{
+    struct rc_test_redis_fixture *f = calloc(1, sizeof *f);
+    if (!f || rc_test_redis_start(&f->redis, NULL) != 0) {
+        free(f);
+        return -1;
+    }
+    f->c = rc_test_redis_connect(&f->redis);
+    *state = f;
+    return f->c ? 0 : -1;
+}
+
+int rc_test_redis_teardown(void **state)
+{
+    struct rc_test_redis_fixture *f = *state;
+    if (!f)
+        return 0;
+    if (f->c)
+        redisFree(f->c);
+    rc_test_redis_stop(&f->redis);
+    free(f);
+    return 0;
+}

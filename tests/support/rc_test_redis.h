@@ -38,4 +38,15 @@ int rc_test_redis_restart(struct rc_test_redis *r, const char *const *extra_args
 /* A new blocking connection to the server (caller frees), or NULL. */
 redisContext *rc_test_redis_connect(const struct rc_test_redis *r);
 
+/* The fixture of a cmocka test (or group) that talks to one private server
+ * over one blocking connection: rc_test_redis_setup starts the server and
+ * connects (*state is the fixture), rc_test_redis_teardown closes and stops
+ * it. Each returns 0 or -1, as cmocka's setup and teardown do. */
+struct rc_test_redis_fixture {
+    struct rc_test_redis redis;
+    redisContext *c;
+};
+int rc_test_redis_setup(void **state);
+int rc_test_redis_teardown(void **state);
+
 #endif
