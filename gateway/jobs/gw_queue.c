@@ -168,15 +168,7 @@ static void apply_entry(struct job *j, struct slot *s, const redisReply *e)
     } else if (rc_write_args_build(j->board, &req, &none, at, gw_redis_is_cluster(app->redis) == 1, &a, &err) ==
                0) {
         gw_write_new_epoch(a.epoch);
-        unsigned n = 0;
-        for (unsigned i = 0; i < a.nkeys; i++, n++) {
-            words[n] = a.keys[i];
-            lens[n] = strlen(a.keys[i]);
-        }
-        for (unsigned i = 0; i < a.nargv; i++, n++) {
-            words[n] = a.argv[i];
-            lens[n] = strlen(a.argv[i]);
-        }
+        unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
         if (gw_redis_eval(app->redis, &app->write_script, (int)a.nkeys, (int)n, words, lens, on_applied, s) == 0) {
             gw_q_sent(j);
             j->nwaiting++;

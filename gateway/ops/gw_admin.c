@@ -12,6 +12,7 @@
 #include "base/gw_log.h"
 #include "ops/gw_blocklist.h"
 #include "redis/gw_redis.h"
+#include "redis/gw_script.h"
 #include "redis/gw_write.h"
 #include "rc_admin_args.h"
 #include "rc_auth.h"
@@ -85,22 +86,6 @@ static void audit(struct admin_call *a, const char *member)
     gw_admin_audit(a->app, a->who, a->op, a->board, a->period, member, a->req, a->block, a->at);
 }
 
-/* Copies the reply's shape into items (borrowed strings; STRING only, as
- * the script answers) for the pure parser. Returns the count, 0 when r is
- * not an array of the script's size. */
-static size_t reply_items(const redisReply *r, struct rc_reply_item *items, size_t max)
-{
-    if (r->type != REDIS_REPLY_ARRAY || r->elements > max)
-        return 0;
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        items[i].is_int = e->type == REDIS_REPLY_INTEGER;
-        items[i].integer = e->integer;
-        items[i].str = e->type == REDIS_REPLY_STRING ? e->str : NULL;
-    }
-    return r->elements;
-}
-
 static void on_admin(redisReply *r, void *privdata)
 {
     struct admin_call *a = privdata;
@@ -112,7 +97,7 @@ static void on_admin(redisReply *r, void *privdata)
     if (!r) {
         code = RC_E_UNAVAILABLE;
         json = gw_op_error(app, a->id_json, code, "Redis connection lost before the operation was answered");
-    } else if (rc_admin_result_parse(items, reply_items(r, items, 8), &res)) {
+    } else if (rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res)) {
         code = RC_E_INTERNAL;
         json = gw_op_error(app, a->id_json, code, r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly");
     } else if (res.status) {

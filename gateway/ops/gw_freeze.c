@@ -12,6 +12,7 @@
 #include "base/gw_log.h"
 #include "ops/gw_admin.h"
 #include "redis/gw_redis.h"
+#include "redis/gw_script.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_freeze.h"
@@ -29,19 +30,6 @@ struct freeze_call {
     int64_t at;
 };
 
-static size_t reply_items(const redisReply *r, struct rc_reply_item *items, size_t max)
-{
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > max)
-        return 0;
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        items[i].is_int = e->type == REDIS_REPLY_INTEGER;
-        items[i].integer = e->integer;
-        items[i].str = e->type == REDIS_REPLY_STRING ? e->str : NULL;
-    }
-    return r->elements;
-}
-
 static void on_freeze(redisReply *r, void *privdata)
 {
     struct freeze_call *c = privdata;
@@ -54,7 +42,7 @@ static void on_freeze(redisReply *r, void *privdata)
     if (!r) {
         code = RC_E_UNAVAILABLE;
         json = gw_op_error(app, c->id_json, code, "Redis connection lost before the operation was answered");
-    } else if (rc_freeze_result_parse(items, reply_items(r, items, 8), &res) != 0) {
+    } else if (rc_freeze_result_parse(items, gw_reply_items(r, items, 8), &res) != 0) {
         code = RC_E_INTERNAL;
         json = gw_op_error(app, c->id_json, code, r->type == REDIS_REPLY_ERROR ? r->str : "freeze script answered oddly");
     } else {

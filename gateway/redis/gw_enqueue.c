@@ -29,13 +29,7 @@ static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
     } else if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 4) {
         code = rc_error_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
     } else {
-        for (size_t i = 0; i < reply->elements; i++) {
-            const redisReply *e = reply->element[i];
-            items[i].is_int = e->type == REDIS_REPLY_INTEGER;
-            items[i].integer = e->integer;
-            items[i].str = e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS ? e->str : NULL;
-        }
-        if (rc_queue_result_parse(items, reply->elements, &res) != 0)
+        if (rc_queue_result_parse(items, gw_reply_items(reply, items, 4), &res) != 0)
             code = rc_error_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
     }
     p->cb(code, code ? NULL : &res, replicas, &err, p->privdata);
@@ -57,15 +51,7 @@ int gw_enqueue_submit(struct gw_redis *redis, struct gw_script *s, const struct 
     int rc = rc_queue_enqueue_build(b, r, now_ms, &a, err);
     if (rc)
         return rc;
-    unsigned n = 0;
-    for (unsigned i = 0; i < a.nkeys; i++, n++) {
-        words[n] = a.keys[i];
-        lens[n] = strlen(a.keys[i]);
-    }
-    for (unsigned i = 0; i < a.nargv; i++, n++) {
-        words[n] = a.argv[i];
-        lens[n] = strlen(a.argv[i]);
-    }
+    unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
     struct pending *p = malloc(sizeof *p);
     if (!p)
         return rc_error_set(err, RC_E_INTERNAL, "out of memory");

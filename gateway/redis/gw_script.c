@@ -140,3 +140,32 @@ int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int ar
     }
     return 0;
 }
+
+size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t max)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > max)
+        return 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        int text = (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS) && strlen(e->str) == e->len;
+        items[i].is_int = e->type == REDIS_REPLY_INTEGER;
+        items[i].integer = e->integer;
+        items[i].str = text ? e->str : NULL;
+    }
+    return r->elements;
+}
+
+unsigned gw_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,
+                       const char **words, size_t *lens)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < nkeys; i++, n++) {
+        words[n] = keys[i];
+        lens[n] = strlen(keys[i]);
+    }
+    for (unsigned i = 0; i < nargv; i++, n++) {
+        words[n] = argv[i];
+        lens[n] = strlen(argv[i]);
+    }
+    return n;
+}

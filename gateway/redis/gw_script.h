@@ -14,6 +14,9 @@
 
 #include <hiredis/async.h>
 
+#include "rc_keys.h"
+#include "rc_write_args.h" /* struct rc_reply_item */
+
 struct gw_script {
     const char *source;   /* borrowed; lives as long as the struct (embedded scripts) */
     char sha[41];          /* hex SHA-1, "" while unknown */
@@ -45,5 +48,17 @@ int gw_script_load(struct gw_script *s, redisAsyncContext *ac, gw_script_reply_c
  * (out of memory, or s has no SHA-1 yet). */
 int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int argc, const char *const *argv,
                    const size_t *argvlen, gw_script_reply_cb *cb, void *privdata);
+
+/* The shape of a script's array reply r, for core's reply parsers: items
+ * borrow r's strings (STRING and STATUS replies; a string with a NUL inside
+ * is none the scripts send, and reads as NULL). Returns the element count,
+ * or 0 when r is NULL, not an array, or longer than max. */
+size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t max);
+
+/* A script call's words as gw_redis_eval takes them: keys[0..nkeys) then
+ * argv[0..nargv) into words and lens (room for nkeys + nargv). Returns the
+ * count. */
+unsigned gw_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,
+                       const char **words, size_t *lens);
 
 #endif

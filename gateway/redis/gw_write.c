@@ -51,13 +51,7 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
         return rc_error_set(err, RC_E_INTERNAL, "Redis error: %.150s", reply->str);
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 8)
         return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
-    for (size_t i = 0; i < reply->elements; i++) {
-        const redisReply *e = reply->element[i];
-        items[i].is_int = e->type == REDIS_REPLY_INTEGER;
-        items[i].integer = e->integer;
-        items[i].str = (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS) ? e->str : NULL;
-    }
-    if (rc_write_result_parse(b, items, reply->elements, res))
+    if (rc_write_result_parse(b, items, gw_reply_items(reply, items, 8), res))
         return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
     return 0;
 }
@@ -290,15 +284,7 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
     if (rc)
         return rc;
     gw_write_new_epoch(a.epoch); /* kept with the call: a seeded resend starts the same history */
-    unsigned n = 0;
-    for (unsigned i = 0; i < a.nkeys; i++, n++) {
-        words[n] = a.keys[i];
-        lens[n] = strlen(a.keys[i]);
-    }
-    for (unsigned i = 0; i < a.nargv; i++, n++) {
-        words[n] = a.argv[i];
-        lens[n] = strlen(a.argv[i]);
-    }
+    unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
     struct pending *pd = calloc(1, sizeof *pd);
     if (!pd)
         return rc_error_set(err, RC_E_INTERNAL, "out of memory");
