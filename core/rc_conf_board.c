@@ -33,6 +33,7 @@ static void board_defaults(struct rc_board *b)
     b->decay.half_life_ms = 6 * MS_H;
     b->decay.rebuild_ms = 5 * MS_S;
     b->decay.result_ttl_ms = 30 * MS_S;
+    b->shards = 1;
     b->decay.scale_every_ms = MS_H;
     b->idempotency_ms = 600 * MS_S;
     b->log_cap = 1000;
@@ -234,6 +235,31 @@ static int finish_queue(struct parser *p, struct rc_board *b)
     return 0;
 }
 
+/* shards = S (docs/sharded.md): what a split board cannot be. Errors carry
+ * the line of the key. */
+static int finish_shards(struct parser *p, struct rc_board *b)
+{
+    int line = p->key_line[K_SHARDS];
+    if (b->shards <= 1)
+        return 0;
+    if (b->decay.kind != RC_DECAY_NONE)
+        return rc_conf__fail(p, line, "shards cannot be combined with decay: a decaying board is rebuilt from "
+                             "its buckets into one sorted set");
+    if (b->layout.tiebreak == RC_TB_ARRIVAL)
+        return rc_conf__fail(p, line, "shards cannot be combined with tiebreak = arrival: arrivals are counted "
+                             "per shard, and counts of different shards do not compare (use earliest)");
+    if (b->queue.mode == RC_WRITE_QUEUED)
+        return rc_conf__fail(p, line, "shards cannot be combined with write_mode = queued (not supported yet: "
+                             "a queued board has one stream and one consumer)");
+    if (b->period.kind != RC_PERIOD_NONE)
+        return rc_conf__fail(p, line, "shards cannot be combined with period (not supported yet: the archive "
+                             "and the period's expiry read one sorted set)");
+    if (b->is_template)
+        return rc_conf__fail(p, line, "shards applies only to a board with an exact name, not to template %s "
+                             "(not supported yet)", b->name);
+    return 0;
+}
+
 /* Called when a [board] section ends: settles what depends on several keys
  * and proves the layout fits. Errors carry the board's header line. */
 int rc_conf__finish_board(struct parser *p)
@@ -244,7 +270,7 @@ int rc_conf__finish_board(struct parser *p)
 
     if ((rc = finish_ops(p, b, line)) != 0 || (rc = finish_period(p, b, line)) != 0 ||
         (rc = finish_decay(p, b, line)) != 0 || (rc = finish_tiebreak(p, b, line)) != 0 ||
-        (rc = finish_queue(p, b)) != 0)
+        (rc = finish_queue(p, b)) != 0 || (rc = finish_shards(p, b)) != 0)
         return rc;
     lerr.msg[0] = '\0';
     if (rc_layout_finish(&b->layout, SEEN(p, K_POINTS_MIN), SEEN(p, K_POINTS_MAX), &lerr) != 0)

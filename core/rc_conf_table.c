@@ -1,6 +1,7 @@
 /* rc_conf_table.c - one job: the table of every key: its section, its
  * handler, where its value goes and its range (as in Redis's config.c). */
 #include "rc_conf_int.h"
+#include "rc_shard.h"
 
 #include <string.h>
 
@@ -111,6 +112,7 @@ static const struct key_spec keys[] = {
     {SEC_BOARD, K_QUEUE_MAX, "queue_max", rc_conf__set_unsigned, BOARD(queue.max), 1, 10000000},
     {SEC_BOARD, K_CLAIM_AFTER, "claim_after", rc_conf__set_duration, BOARD(queue.claim_after_ms), 100, 10 * MS_M},
     {SEC_BOARD, K_QUEUE_LAG_MAX, "queue_lag_max", rc_conf__set_duration, BOARD(queue.lag_max_ms), 100, MS_D},
+    {SEC_BOARD, K_SHARDS, "shards", rc_conf__set_unsigned, BOARD(shards), RC_SHARDS_MIN, RC_SHARDS_MAX},
 };
 
 const struct key_spec *rc_conf__find_key(enum section sec, const char *name)

@@ -123,6 +123,7 @@ struct rc_board {
     int64_t idempotency_ms;      /* req window */
     unsigned log_cap;            /* capped change log length */
     struct rc_queue_spec queue;  /* write_mode and its bounds */
+    unsigned shards;             /* 1: one sorted set; 2..64: split by member (core/rc_shard.h) */
     int config_line;             /* where it was declared, for messages */
 };
 

@@ -805,6 +805,17 @@ static const struct err_case err_cases[] = {
     {"[board x]\nperiod = day\nwrite_mode = queued\n", 3, "write_mode = queued cannot be combined with period"},
     {"[board x:*]\n" ALLTIME "write_mode = queued\n", 3,
      "write_mode = queued applies only to a board with an exact name, not to template x:*"},
+    /* shards = S (docs/sharded.md): its range and the boards it cannot split (at the key's line) */
+    {"[board x]\n" ALLTIME "shards = 1\n", 3, "shards must be an integer from 2"},
+    {"[board x]\n" ALLTIME "shards = 65\n", 3, "shards must be an integer from 2"},
+    {"[board x]\n" ALLTIME "shards = eight\n", 3, "shards"},
+    {"[board x]\ndecay = buckets\nshards = 4\n", 3, "shards cannot be combined with decay"},
+    {"[board x]\ntiebreak = arrival\nshards = 4\n", 3,
+     "shards cannot be combined with tiebreak = arrival"},
+    {"[board x]\n" ALLTIME "write_mode = queued\nshards = 4\n", 4,
+     "shards cannot be combined with write_mode = queued"},
+    {"[board x]\nperiod = day\nshards = 4\n", 3, "shards cannot be combined with period"},
+    {"[board x:*]\n" ALLTIME "shards = 4\n", 3, "shards applies only to a board with an exact name"},
     /* the last board is checked at the end of the text, at its header */
     {"[board a]\n" ALLTIME "[board b]\n\n\nkeep = 2\n", 3, "keep applies only to periodic boards"},
 };
@@ -847,6 +858,16 @@ static void test_queued_board_keeps_its_bounds(void **state)
     assert_int_equal(b->queue.max, 100000);
     assert_int_equal(b->queue.claim_after_ms, 5000);
     assert_int_equal(b->queue.lag_max_ms, 30000);
+    free(c);
+}
+
+static void test_sharded_board_keeps_its_count(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok("[board g]\n" ALLTIME "shards = 8\n[board d]\n" ALLTIME, c);
+    assert_int_equal(board(c, "g")->shards, 8);
+    assert_int_equal(board(c, "d")->shards, 1);
     free(c);
 }
 
@@ -1203,6 +1224,7 @@ int main(void)
         cmocka_unit_test(test_errors_report_file_line_and_reason),
         cmocka_unit_test(test_unknown_key_message_is_exact),
         cmocka_unit_test(test_queued_board_keeps_its_bounds),
+        cmocka_unit_test(test_sharded_board_keeps_its_count),
         cmocka_unit_test(test_overlong_line_and_value_are_refused),
         cmocka_unit_test(test_nul_byte_in_text_is_refused),
         cmocka_unit_test(test_too_many_boards_are_refused),

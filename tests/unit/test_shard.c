@@ -1,0 +1,245 @@
+/* test_shard.c - sharded boards (core/rc_shard): the member -> shard hash is
+ * the documented FNV-1a and spreads members, shard names round-trip, the
+ * merged order and the K-way merge agree with a sort of all rows, the rank
+ * rule (rank in shard + counts of the other shards) equals the position in
+ * the merged order, and feed cursors round-trip and refuse what is not one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rc_shard.h"
+
+static void test_hash_is_fnv1a_mod_shards(void **state)
+{
+    (void)state;
+    /* FNV-1a 32 of "a" is 0xe40c292c; of "" the offset basis 0x811c9dc5 */
+    assert_int_equal(rc_shard_of("a", 8), 0xe40c292cu % 8);
+    assert_int_equal(rc_shard_of("", 7), 0x811c9dc5u % 7);
+    assert_int_equal(rc_shard_of("user:1", 1), 0);
+    assert_int_equal(rc_shard_of("user:1", 0), 0);
+    /* stable: the same member, the same shard */
+    assert_int_equal(rc_shard_of("user:101", 8), rc_shard_of("user:101", 8));
+}
+
+static void test_hash_spreads_members(void **state)
+{
+    (void)state;
+    unsigned count[8] = {0};
+    char m[32];
+    for (int i = 0; i < 8000; i++) {
+        snprintf(m, sizeof m, "user:%d", i);
+        count[rc_shard_of(m, 8)]++;
+    }
+    for (int i = 0; i < 8; i++) {
+        assert_true(count[i] > 800);
+        assert_true(count[i] < 1200);
+    }
+}
+
+static void test_names_round_trip(void **state)
+{
+    (void)state;
+    char name[RC_SHARD_NAME_MAX + 1], board[RC_BOARD_MAX + 1];
+    unsigned i = 99;
+    assert_int_equal(rc_shard_name(name, sizeof name, "global", 7), 0);
+    assert_string_equal(name, "global#7");
+    assert_int_equal(rc_shard_split(name, board, &i), 1);
+    assert_string_equal(board, "global");
+    assert_int_equal(i, 7);
+    assert_int_equal(rc_shard_split("demo", board, &i), 0);
+    assert_string_equal(board, "demo");
+    assert_int_equal(rc_shard_split("g#63", board, &i), 1);
+    assert_int_equal(i, 63);
+    assert_int_equal(rc_shard_split("g#64", board, &i), -1);
+    assert_int_equal(rc_shard_split("g#", board, &i), -1);
+    assert_int_equal(rc_shard_split("g#07", board, &i), -1);
+    assert_int_equal(rc_shard_split("g#1x", board, &i), -1);
+    assert_int_equal(rc_shard_split("#1", board, &i), -1);
+    assert_int_equal(rc_shard_name(name, 4, "global", 7), -1);
+}
+
+static void test_order(void **state)
+{
+    (void)state;
+    /* composite first, by the board's direction */
+    assert_true(rc_shard_before(1, 5, 3, "a", 4, 0, "z"));
+    assert_false(rc_shard_before(1, 4, 0, "z", 5, 3, "a"));
+    assert_true(rc_shard_before(0, 4, 3, "a", 5, 0, "z"));
+    /* equal composites: the lower shard */
+    assert_true(rc_shard_before(1, 5, 1, "a", 5, 2, "z"));
+    assert_true(rc_shard_before(0, 5, 1, "z", 5, 2, "a"));
+    /* same shard: Redis's order (REV for desc) */
+    assert_true(rc_shard_before(1, 5, 1, "b", 5, 1, "a"));
+    assert_true(rc_shard_before(0, 5, 1, "a", 5, 1, "b"));
+    assert_false(rc_shard_before(1, 5, 1, "a", 5, 1, "a"));
+    assert_int_equal(rc_shard_count_inclusive(0, 3), 1);
+    assert_int_equal(rc_shard_count_inclusive(4, 3), 0);
+    assert_int_equal(rc_shard_count_inclusive(3, 3), -1);
+}
+
+/* A random board of S shards: rows with few distinct composites (many
+ * ties), each shard's run sorted as Redis would, the merge against a sort
+ * of everything, and the rank rule against the merged position. */
+#define NROWS 400
+struct row {
+    double c;
+    unsigned shard;
+    char member[16];
+};
+static int g_desc;
+static int cmp_rows(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (rc_shard_before(g_desc, x->c, x->shard, x->member, y->c, y->shard, y->member))
+        return -1;
+    if (rc_shard_before(g_desc, y->c, y->shard, y->member, x->c, x->shard, x->member))
+        return 1;
+    return 0;
+}
+
+static void check_board(unsigned S, int desc, unsigned seed)
+{
+    static struct row rows[NROWS], byshard[RC_SHARDS_MAX][NROWS];
+    static double cs[RC_SHARDS_MAX][NROWS];
+    static const char *ms[RC_SHARDS_MAX][NROWS];
+    size_t n[RC_SHARDS_MAX] = {0};
+    srand(seed);
+    g_desc = desc;
+    for (int i = 0; i < NROWS; i++) {
+        snprintf(rows[i].member, sizeof rows[i].member, "m%d", i);
+        rows[i].c = (double)(rand() % 25);
+        rows[i].shard = rc_shard_of(rows[i].member, S);
+        byshard[rows[i].shard][n[rows[i].shard]++] = rows[i];
+    }
+    struct rc_shard_run runs[RC_SHARDS_MAX];
+    for (unsigned j = 0; j < S; j++) {
+        qsort(byshard[j], n[j], sizeof(struct row), cmp_rows);
+        for (size_t k = 0; k < n[j]; k++) {
+            cs[j][k] = byshard[j][k].c;
+            ms[j][k] = byshard[j][k].member;
+        }
+        runs[j].c = cs[j];
+        runs[j].member = ms[j];
+        runs[j].n = n[j];
+    }
+    qsort(rows, NROWS, sizeof(struct row), cmp_rows);
+    /* every page of the merge is the sorted truth */
+    struct rc_shard_pick pick[NROWS];
+    for (size_t skip = 0; skip < NROWS; skip += 37) {
+        size_t got = rc_shard_merge(desc, runs, S, skip, pick, 50);
+        size_t want = NROWS - skip < 50 ? NROWS - skip : 50;
+        assert_int_equal(got, want);
+        for (size_t k = 0; k < got; k++)
+            assert_string_equal(ms[pick[k].shard][pick[k].index], rows[skip + k].member);
+    }
+    /* the rank rule: for every row, rank in its shard plus the counts of the
+     * others (inclusive for lower shards) is its merged position */
+    for (int pos = 0; pos < NROWS; pos++) {
+        const struct row *r = &rows[pos];
+        size_t ahead = 0;
+        for (unsigned j = 0; j < S; j++) {
+            int inc = rc_shard_count_inclusive(j, r->shard);
+            for (size_t k = 0; k < n[j]; k++) {
+                double c = cs[j][k];
+                if (inc < 0) {
+                    if (strcmp(ms[j][k], r->member) == 0)
+                        ahead += k;
+                } else if (desc ? (c > r->c || (inc && c == r->c)) : (c < r->c || (inc && c == r->c))) {
+                    ahead++;
+                }
+            }
+        }
+        assert_int_equal(ahead, pos);
+    }
+}
+
+static void test_merge_and_rank_rule(void **state)
+{
+    (void)state;
+    for (unsigned S = 2; S <= 9; S++) {
+        check_board(S, 1, 100 + S);
+        check_board(S, 0, 200 + S);
+    }
+    check_board(64, 1, 7);
+}
+
+static void test_cursor_round_trip(void **state)
+{
+    (void)state;
+    struct rc_shard_cursor c, d;
+    char text[RC_SHARD_CURSOR_MAX];
+    memset(&c, 0, sizeof c);
+    c.n = 3;
+    rc_shard_cursor_set(&c, 0, 17, "0123456789abcdef");
+    rc_shard_cursor_set(&c, 1, 0, "");
+    rc_shard_cursor_set(&c, 2, 123456789012345, "fedcba9876543210");
+    assert_int_equal(rc_shard_cursor_sum(&c), 17 + 123456789012345);
+    assert_int_equal(rc_shard_cursor_format(&c, text, sizeof text), 0);
+    assert_string_equal(text, "01234567:17.:0.fedcba98:123456789012345");
+    assert_int_equal(rc_shard_cursor_parse(text, 3, &d), 0);
+    assert_int_equal(d.n, 3);
+    assert_int_equal(d.seq[2], 123456789012345);
+    assert_string_equal(d.epoch[0], "01234567");
+    assert_string_equal(d.epoch[1], "");
+    /* the widest cursor fits */
+    memset(&c, 0, sizeof c);
+    c.n = RC_SHARDS_MAX;
+    for (unsigned i = 0; i < c.n; i++)
+        rc_shard_cursor_set(&c, i, 999999999999999999, "ffffffffffffffff");
+    assert_int_equal(rc_shard_cursor_format(&c, text, sizeof text), 0);
+    assert_int_equal(rc_shard_cursor_parse(text, RC_SHARDS_MAX, &d), 0);
+    assert_int_equal(rc_shard_cursor_format(&c, text, 10), -1);
+}
+
+static void test_cursor_refuses_what_is_not_one(void **state)
+{
+    (void)state;
+    struct rc_shard_cursor d;
+    static const char *bad[] = {"", ":1", ":1.:2.:3", "0123456:1.:2", "0123456G:1.:2", ":1.:-2", ":1.:x",
+                                ":1.:2.", ":1,:2", ":1.:2 ", "ABCDEF01:1.:2", ":1.:9999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(rc_shard_cursor_parse(bad[i], 2, &d), -1);
+    assert_int_equal(rc_shard_cursor_parse(":1.:2", 2, &d), 0);
+    assert_int_equal(rc_shard_cursor_parse(":1.:2", 65, &d), -1);
+}
+
+static void test_board_epoch(void **state)
+{
+    (void)state;
+    const char *none[3] = {"", "", ""};
+    const char *a[3] = {"aaaaaaaaaaaaaaaa", "", ""};
+    const char *b[3] = {"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", ""};
+    const char *b2[3] = {"aaaaaaaaaaaaaaaa", "cccccccccccccccc", ""};
+    char e0[RC_EPOCH_MAX + 1], e1[RC_EPOCH_MAX + 1], e2[RC_EPOCH_MAX + 1], e3[RC_EPOCH_MAX + 1];
+    rc_shard_epoch(none, 3, e0);
+    assert_string_equal(e0, "");
+    rc_shard_epoch(a, 3, e1);
+    rc_shard_epoch(b, 3, e2);
+    rc_shard_epoch(b2, 3, e3);
+    assert_int_equal(strlen(e1), 16);
+    assert_string_not_equal(e1, e2);
+    assert_string_not_equal(e2, e3);
+    rc_shard_epoch(b, 3, e0);
+    assert_string_equal(e0, e2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hash_is_fnv1a_mod_shards),
+        cmocka_unit_test(test_hash_spreads_members),
+        cmocka_unit_test(test_names_round_trip),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_merge_and_rank_rule),
+        cmocka_unit_test(test_cursor_round_trip),
+        cmocka_unit_test(test_cursor_refuses_what_is_not_one),
+        cmocka_unit_test(test_board_epoch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
