@@ -22,6 +22,8 @@ struct rc_event {
     int64_t rank;
     int64_t old_rank;              /* 0 when new on the board */
     int64_t at_ms;
+    unsigned shard;                /* a sharded board's events: the shard it came from (the
+                                      channel's, set by the fan-out; the parser leaves 0) */
     char epoch[RC_EPOCH_MAX + 1];  /* the new epoch when this change started the board's history over
                                       (a reset, the first write after the history was lost), else "" */
 };

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "rc_epoch.h"
+#include "rc_shard.h"
 #include "rc_err.h"
 #include "rc_json_gate.h"
 #include "rc_layout.h"
@@ -95,6 +96,8 @@ struct rc_request {
     char *token;                        /* auth: owned (rc_request_free), or NULL */
     int has_since_epoch;                /* subscribe: since.epoch given (v1.1) */
     char since_epoch[RC_EPOCH_MAX + 1];
+    int has_since_cursor;               /* subscribe: since.cursor given (a sharded feed, docs/sharded.md) */
+    char since_cursor[RC_SHARD_CURSOR_MAX];
     int64_t steps;                      /* reveal: 1.., or RC_STEPS_ALL */
 };
 
@@ -168,6 +171,9 @@ char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char 
  * began (the board had none, and this change started one). NULL on
  * allocation failure or when json is NULL or not an object. */
 char *rc_encode_add_epoch(char *json, const char *epoch);
+/* The same for "cursor" (a sharded board's feed position, core/rc_shard.h:
+ * digits, lower-case hex, ':' and '.' only; anything else: NULL). */
+char *rc_encode_add_cursor(char *json, const char *cursor);
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
                       size_t nrows, const char *const *removed, size_t nremoved);
 /* The delta with "prev_rank" on every row (PROTOCOL v1.1): prev_ranks[i]

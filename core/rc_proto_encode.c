@@ -277,6 +277,24 @@ char *rc_encode_add_epoch(char *json, const char *epoch)
     return out;
 }
 
+char *rc_encode_add_cursor(char *json, const char *cursor)
+{
+    size_t len = json ? strlen(json) : 0, clen = cursor ? strlen(cursor) : 0;
+    /* as rc_encode_add_epoch: our own unformatted text, ending in '}' */
+    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || clen == 0 || clen >= RC_SHARD_CURSOR_MAX ||
+        strspn(cursor, "0123456789abcdef:.") != clen) {
+        free(json);
+        return NULL;
+    }
+    char *out = realloc(json, len + clen + 13);
+    if (!out) {
+        free(json);
+        return NULL;
+    }
+    snprintf(out + len - 1, clen + 14, "%s\"cursor\":\"%s\"}", len > 2 ? "," : "", cursor);
+    return out;
+}
+
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
                       size_t nrows, const char *const *removed, size_t nremoved)
 {

@@ -131,6 +131,20 @@ static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_erro
         memcpy(out->since_epoch, epoch->valuestring, len + 1);
         out->has_since_epoch = 1;
     }
+    const cJSON *cursor;
+    if ((rc = rc_proto__field(since, "cursor", "since.cursor", &cursor, err)) < 0)
+        return rc;
+    if (cursor) {
+        /* its shape is checked against the board's shard count later
+         * (core/rc_shard.h, rc_shard_cursor_parse); here only its alphabet */
+        size_t len = cJSON_IsString(cursor) && cursor->valuestring ? strlen(cursor->valuestring) : 0;
+        if (len == 0 || len >= RC_SHARD_CURSOR_MAX ||
+            strspn(cursor->valuestring, "0123456789abcdef:.") != len)
+            return rc_error_set(err, RC_E_BAD_REQUEST,
+                                "since.cursor must be a cursor of a sharded board's feed (as last received)");
+        memcpy(out->since_cursor, cursor->valuestring, len + 1);
+        out->has_since_cursor = 1;
+    }
     out->has_since = 1;
     return 0;
 }

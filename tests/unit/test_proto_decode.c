@@ -279,6 +279,12 @@ static const struct bad_case BAD_CASES[] = {
      "since.epoch must be a string", NULL},
     {"rejects_since_epoch_with_a_dash", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':'ab-cd'}"), 0, BAD,
      "since.epoch must be 0..32 characters of [A-Za-z0-9]", NULL},
+    {"rejects_since_cursor_as_number", SUBX("{'feed':true}", "'since':{'seq':5,'cursor':7}"), 0, BAD,
+     "since.cursor must be a cursor", NULL},
+    {"rejects_empty_since_cursor", SUBX("{'feed':true}", "'since':{'seq':5,'cursor':''}"), 0, BAD,
+     "since.cursor must be a cursor", NULL},
+    {"rejects_since_cursor_with_upper_case", SUBX("{'feed':true}", "'since':{'seq':5,'cursor':'ABCDEF01:1.:2'}"),
+     0, BAD, "since.cursor must be a cursor", NULL},
     {"rejects_oversize_since_epoch", SUBX("{'feed':true}", "'since':{'seq':5,'epoch':'" S32 "x'}"), 0, BAD,
      "since.epoch must be 0..32", NULL},
 
@@ -583,6 +589,12 @@ static void decodes_subscribe_feed_with_since(void **state)
     decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':0,'epoch':''}}", &r);
     assert_int_equal(r.has_since_epoch, 1); /* the epoch of a board without a history */
     assert_string_equal(r.since_epoch, "");
+    assert_int_equal(r.has_since_cursor, 0);
+    rc_request_free(&r);
+    /* a sharded board's feed (docs/sharded.md) */
+    decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':7,'cursor':'0a1b2c3d:5.:2'}}", &r);
+    assert_int_equal(r.has_since_cursor, 1);
+    assert_string_equal(r.since_cursor, "0a1b2c3d:5.:2");
     rc_request_free(&r);
 }
 

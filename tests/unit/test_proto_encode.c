@@ -256,6 +256,17 @@ static void add_epoch_splices_the_field_into_a_message(void **state)
     assert_null(rc_encode_add_epoch(NULL, "e"));
 }
 
+static void add_cursor_splices_the_field_into_a_message(void **state)
+{
+    (void)state;
+    assert_text(rc_encode_add_cursor(strdup("{\"op\":\"event\"}"), "0a1b2c3d:5.:0"),
+                "{\"op\":\"event\",\"cursor\":\"0a1b2c3d:5.:0\"}");
+    assert_text(rc_encode_add_cursor(strdup("{}"), ":1"), "{\"cursor\":\":1\"}");
+    assert_null(rc_encode_add_cursor(strdup("{}"), "a\"b"));
+    assert_null(rc_encode_add_cursor(strdup("{}"), ""));
+    assert_null(rc_encode_add_cursor(NULL, ":1"));
+}
+
 static void delta_without_changes_has_empty_arrays(void **state)
 {
     (void)state;
@@ -544,6 +555,7 @@ int main(void)
         cmocka_unit_test(snapshot_omits_period_and_reset_unless_given),
         cmocka_unit_test(snapshot_carries_the_epoch_when_given),
         cmocka_unit_test(add_epoch_splices_the_field_into_a_message),
+        cmocka_unit_test(add_cursor_splices_the_field_into_a_message),
         cmocka_unit_test(add_viewers_splices_the_count_into_a_delta),
         cmocka_unit_test(stats_names_the_period_only_when_given),
         cmocka_unit_test(delta_without_changes_has_empty_arrays),
