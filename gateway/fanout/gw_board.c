@@ -143,15 +143,31 @@ void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
 
 /* The board's change channel is wanted while the board lives here: on a
  * cluster that is what SSUBSCRIBEs it on its node (redis/gw_redis.h). */
-static void want_channel(struct gw_fanout *f, const struct gw_board *b, int want)
+static void want_one(struct gw_fanout *f, const char *name, const char *period, int want)
 {
     char ch[RC_KEY_MAX];
-    if (!f->app->redis || rc_board_key(ch, sizeof ch, b->r.name, b->r.period, "ch", NULL) != 0)
+    if (rc_board_key(ch, sizeof ch, name, period, "ch", NULL) != 0)
         return;
     if (want)
         gw_redis_channel_add(f->app->redis, ch);
     else
         gw_redis_channel_remove(f->app->redis, ch);
+}
+
+/* (A sharded board: each of its shards' channels, docs/sharded.md.) */
+static void want_channel(struct gw_fanout *f, const struct gw_board *b, int want)
+{
+    if (!f->app->redis)
+        return;
+    if (b->decl->shards <= 1) {
+        want_one(f, b->r.name, b->r.period, want);
+        return;
+    }
+    for (unsigned i = 0; i < b->decl->shards; i++) {
+        char name[RC_SHARD_NAME_MAX + 1];
+        if (rc_shard_name(name, sizeof name, b->r.name, i) == 0)
+            want_one(f, name, b->r.period, want);
+    }
 }
 
 /* The live board `name` in `period`, created (without views) when missing.
@@ -223,6 +239,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     }
     if (b->refs == 0) {
         rc_mirror_free(&b->mirror);
+        gw_fo_shard_board_free(b);
         free(b->ring);
         free(b);
         f->freed++;
@@ -286,6 +303,9 @@ int gw_fo_view_held(const struct gw_view *v)
  * read from Redis (the frozen copy) instead. */
 int gw_fo_view_uses_mirror(const struct gw_view *v)
 {
+    /* a sharded board's windows are read again, merged (docs/sharded.md) */
+    if (v->board && v->board->decl->shards > 1)
+        return 0;
     return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
            (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS && !gw_fo_view_held(v);
 }

@@ -66,6 +66,7 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
     s->conn->nsubs--;
     gw_conn_unref(s->conn);
     free(s->id_json);
+    free(s->vec);
     free(s);
     if (!v->r.viewers)
         view_detach(f, v);
@@ -79,6 +80,16 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_TOO_LARGE,
                                          "subscription limit reached (max_subs_per_conn)"));
         gw_metrics_error(&app->metrics, RC_E_TOO_LARGE);
+        return;
+    }
+    /* a sharded board's feed resumes from a cursor (docs/sharded.md) */
+    struct rc_shard_cursor since_vec;
+    int has_vec = r->has_since && r->has_since_cursor && decl->shards > 1 && r->view.kind == RC_VIEW_FEED;
+    if (has_vec && rc_shard_cursor_parse(r->since_cursor, decl->shards, &since_vec) != 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "since.cursor is not a cursor of board %s (%u shards)", r->board, decl->shards);
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, msg));
+        gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
     int over_cap = 0;
@@ -129,6 +140,8 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     s->has_epoch = r->has_since && r->has_since_epoch;
     if (s->has_epoch)
         memcpy(s->epoch, r->since_epoch, sizeof s->epoch);
+    if (has_vec && (s->vec = malloc(sizeof *s->vec)) != NULL)
+        *s->vec = since_vec; /* (out of memory: a reset snapshot instead of the replay) */
     s->vnext = v->subs;
     if (v->subs)
         v->subs->vprev = s;
@@ -254,7 +267,7 @@ static int parse_tag(const char *channel, char *board, char *period)
     open += 4;
     const char *bar = strchr(open, '|');
     const char *close = bar ? strchr(bar, '}') : NULL;
-    if (!close || (size_t)(bar - open) > RC_BOARD_MAX || (size_t)(close - bar - 1) >= RC_PERIOD_ID_MAX)
+    if (!close || (size_t)(bar - open) > RC_SHARD_NAME_MAX || (size_t)(close - bar - 1) >= RC_PERIOD_ID_MAX)
         return -1;
     memcpy(board, open, (size_t)(bar - open));
     board[bar - open] = '\0';
@@ -312,15 +325,39 @@ static void edge_maybe(struct gw_fanout *f, struct gw_board *b)
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
                           size_t len)
 {
-    char name[RC_BOARD_MAX + 1], period[RC_PERIOD_ID_MAX];
+    char name[RC_SHARD_NAME_MAX + 1], period[RC_PERIOD_ID_MAX];
     int keyspace = pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_PATTERN) == 0;
     if (keyspace)
         f->app->metrics.keyspace_events++;
     if (parse_tag(channel, name, period) != 0)
         return;
-    struct gw_board *b = gw_fo_board_find(f, name, period);
+    /* a shard's channel or set ("B#i", docs/sharded.md) is its board's */
+    char base[RC_BOARD_MAX + 1];
+    unsigned shard = 0;
+    int sharded = rc_shard_split(name, base, &shard);
+    if (sharded < 0)
+        return;
+    struct gw_board *b = gw_fo_board_find(f, base, period);
     if (!b)
         return; /* nobody watches this board here */
+    if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
+        return; /* keys of another layout (shards changed, or a stray key) */
+    if (sharded) {
+        mark_dirty(b);
+        if (keyspace) {
+            if (len != 4 || memcmp(payload, "zadd", 4) != 0)
+                b->moves_break++; /* changed outside the script */
+            return;
+        }
+        struct rc_event sev;
+        if (rc_event_parse(payload, len, &sev) != 0) {
+            gw_log_warn("unparsable change event on %s", channel);
+            return;
+        }
+        gw_fo_shard_event(b, shard, &sev);
+        edge_maybe(f, b);
+        return;
+    }
     if (!keyspace && rc_freeze_is_event(payload, len)) {
         /* freeze, reveal, unfreeze: in order with the change events, so the
          * views move to it before any later change reaches them */
@@ -550,8 +587,11 @@ void gw_fanout_redis_up(struct gw_fanout *f)
 
 void gw_fanout_channel_ready(struct gw_fanout *f, const char *channel)
 {
-    char name[RC_BOARD_MAX + 1], period[RC_PERIOD_ID_MAX];
-    struct gw_board *b = parse_tag(channel, name, period) == 0 ? gw_fo_board_find(f, name, period) : NULL;
+    char name[RC_SHARD_NAME_MAX + 1], period[RC_PERIOD_ID_MAX], base[RC_BOARD_MAX + 1];
+    unsigned shard;
+    struct gw_board *b = parse_tag(channel, name, period) == 0 && rc_shard_split(name, base, &shard) >= 0
+                             ? gw_fo_board_find(f, base, period)
+                             : NULL;
     if (b)
         resync_board(b, 0);
 }

@@ -36,6 +36,7 @@
 #include "rc_mirror.h"
 #include "rc_rate.h"
 #include "rc_registry.h"
+#include "rc_shard.h"
 
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
@@ -83,6 +84,10 @@ struct gw_sub {
      * epoch of what it was last sent. */
     int has_epoch;
     char epoch[RC_EPOCH_MAX + 1];
+    /* A sharded board's feed (gw_shard_feed.c): per shard the last change
+     * delivered (or, while pending with has_since, the resume point);
+     * malloc'd, NULL until known. */
+    struct rc_shard_cursor *vec;
 };
 
 struct gw_board {
@@ -121,6 +126,11 @@ struct gw_board {
     struct rc_freeze freeze;
     struct rc_freeze freeze_was;
     int freeze_due;
+    /* A sharded board (decl->shards > 1): its shards' change events waiting
+     * for their global ranks (gw_shard_rank.c), and whether a batch is out. */
+    struct rc_event *spend;
+    size_t nspend, spend_cap;
+    int sresolving;
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
@@ -206,6 +216,7 @@ int gw_fo_view_held(const struct gw_view *v);
 /* ---- gw_view.c ----------------------------------------------------------- */
 
 char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset);
+char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev);
 int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s);
 void gw_fo_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s);
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
@@ -219,6 +230,30 @@ void gw_fo_board_want(struct gw_board *b);
 void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
 void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
 void gw_fo_board_reload(struct gw_board *b);
+
+/* ---- gw_shard_rank.c ----------------------------------------------------- */
+
+/* Makes the ranks of events[0..n) (change events of sharded board b's
+ * shards, each with its shard set) global, in place (docs/sharded.md,
+ * "Feeds"). Takes events (malloc'd; freed after cb). Returns 0: cb runs
+ * once (with 0, or the RC_E_* of a failed read: ranks untouched), possibly
+ * before this returns; or RC_E_INTERNAL (out of memory: events not taken,
+ * cb not called). */
+typedef void gw_shard_resolve_cb(int code, struct rc_event *events, size_t n, void *privdata);
+int gw_fo_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, gw_shard_resolve_cb *cb,
+                        void *privdata);
+
+/* ---- gw_shard_feed.c ----------------------------------------------------- */
+
+/* A change event of shard `shard` of sharded board b (seq: the shard's):
+ * its global ranks are read, then it is kept in the ring and delivered to
+ * b's feeds. */
+void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev);
+/* Answers the pending viewers of feed v of a sharded board from its shards'
+ * change logs: a snapshot, then what each missed since its cursor. */
+void gw_fo_shard_feed_catch_up(struct gw_view *v);
+/* Frees what a sharded board or a sub holds for sharded feeds. */
+void gw_fo_shard_board_free(struct gw_board *b);
 
 /* ---- gw_feed.c ----------------------------------------------------------- */
 

@@ -14,33 +14,6 @@
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
-static char *encode_event(const struct gw_view *v, const struct rc_event *ev)
-{
-    const struct rc_board *decl = v->board->decl;
-    struct rc_field_value fv[RC_MAX_FIELDS];
-    int64_t fields[RC_MAX_FIELDS], old_fields[RC_MAX_FIELDS];
-    unsigned nf = 0, onf = 0;
-    double score = NAN, old = 0;
-    if (!strcmp(ev->op, "reset")) {
-        /* the board was reset: feed viewers start over from an empty board,
-         * in the history the reset began */
-        struct gw_window empty = {.seq = ev->seq};
-        memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
-        return gw_fo_encode_snapshot(v, &empty, NULL, 1);
-    }
-    if (ev->has_new)
-        gw_decode_score(decl, ev->c, &score, fields, &nf);
-    if (ev->has_old)
-        gw_decode_score(decl, ev->old_c, &old, old_fields, &onf);
-    for (unsigned k = 0; k < nf; k++) {
-        memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
-        fv[k].value = fields[k];
-    }
-    /* a removed member: score and rank null, delta takes its points away */
-    return rc_encode_event(v->r.id, ev->seq, ev->member, score, ev->has_new ? score - old : -old,
-                           ev->has_new ? ev->rank : 0, ev->old_rank, ev->at_ms, nf ? fv : NULL, nf);
-}
-
 /* The messages of one event for one view, each encoded once, when first
  * needed: the event; the event naming the history it began; a reset
  * snapshot of the empty board the new history starts from. */
@@ -69,7 +42,7 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
     struct gw_msg *msg;
     if (newer && strcmp(ev->op, "reset") != 0) {
         if (!s->epoch[0] && ev->seq == s->cursor + 1) {
-            if (!m->began && !(m->began = gw_msg_take(rc_encode_add_epoch(encode_event(v, ev), ev->epoch))))
+            if (!m->began && !(m->began = gw_msg_take(rc_encode_add_epoch(gw_fo_encode_event(v, ev), ev->epoch))))
                 return -1;
             msg = m->began;
         } else {
@@ -77,12 +50,12 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
                 return -1;
             gw_conn_send(s->conn, m->over, 1);
             f->app->metrics.snapshots_sent++;
-            if (!m->plain && !(m->plain = gw_msg_take(encode_event(v, ev))))
+            if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev))))
                 return -1;
             msg = m->plain;
         }
     } else {
-        if (!m->plain && !(m->plain = gw_msg_take(encode_event(v, ev))))
+        if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev))))
             return -1;
         msg = m->plain;
     }
@@ -178,7 +151,7 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         for (size_t i = 0; i < n && !s->pending; i++) {
             if (evs[i].seq <= s->cursor || evs[i].seq > seq)
                 continue;
-            msg = gw_msg_take(encode_event(v, &evs[i]));
+            msg = gw_msg_take(gw_fo_encode_event(v, &evs[i]));
             if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
                 s->pending = 1; /* the rest once its queue drains */
                 s->has_since = 1;
@@ -206,6 +179,10 @@ void gw_fo_feed_catch_up(struct gw_view *v)
     struct gw_app *app = v->f->app;
     if (v->dead || v->reading)
         return;
+    if (v->board && v->board->decl->shards > 1) {
+        gw_fo_shard_feed_catch_up(v); /* per shard (gw_shard_feed.c) */
+        return;
+    }
     struct log_join *j = malloc(sizeof *j);
     if (!j)
         return;

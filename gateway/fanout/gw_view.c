@@ -6,6 +6,7 @@
  * from the tick when the interval has passed. */
 #include "fanout/gw_fanout_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,35 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
     free(rows);
     free(fv);
     return json;
+}
+
+/* A feed's event message for ev (a "reset" event: the reset snapshot of
+ * the empty board its new history starts from). */
+char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev)
+{
+    const struct rc_board *decl = v->board->decl;
+    struct rc_field_value fv[RC_MAX_FIELDS];
+    int64_t fields[RC_MAX_FIELDS], old_fields[RC_MAX_FIELDS];
+    unsigned nf = 0, onf = 0;
+    double score = NAN, old = 0;
+    if (!strcmp(ev->op, "reset")) {
+        /* the board was reset: feed viewers start over from an empty board,
+         * in the history the reset began */
+        struct gw_window empty = {.seq = ev->seq};
+        memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
+        return gw_fo_encode_snapshot(v, &empty, NULL, 1);
+    }
+    if (ev->has_new)
+        gw_decode_score(decl, ev->c, &score, fields, &nf);
+    if (ev->has_old)
+        gw_decode_score(decl, ev->old_c, &old, old_fields, &onf);
+    for (unsigned k = 0; k < nf; k++) {
+        memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
+        fv[k].value = fields[k];
+    }
+    /* a removed member: score and rank null, delta takes its points away */
+    return rc_encode_event(v->r.id, ev->seq, ev->member, score, ev->has_new ? score - old : -old,
+                           ev->has_new ? ev->rank : 0, ev->old_rank, ev->at_ms, nf ? fv : NULL, nf);
 }
 
 /* Queues a snapshot of s's view (its current window) to s, carrying the
@@ -126,6 +156,8 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
     *n = 0;
     if (s1 < s0 || v->last_break != break_now || b->ks_pending > 0)
         return -1;
+    if (b->decl->shards > 1)
+        return -1; /* a sharded board's seq sums its shards': its ring does not count in it (a snapshot) */
     if (s1 == s0)
         return 0;
     size_t first = b->ring_len;

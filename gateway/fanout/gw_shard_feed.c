@@ -1,0 +1,483 @@
+/* gw_shard_feed.c - feed views of a sharded board (docs/sharded.md,
+ * "Feeds"). Each shard has its own seq, log and history; a viewer's position
+ * is a cursor (core/rc_shard.h): per shard, the last change it was given. A
+ * shard's event is delivered when it is the next of its shard for that
+ * viewer, skipped when already given, and a gap (or a new history on that
+ * shard) sends the viewer back to the logs. Messages carry `seq`, the sum of
+ * the viewer's cursor (one more with every event), and `cursor`, its text.
+ *
+ * Live events wait for their global ranks (gw_shard_rank.c) in arrival
+ * order, one batch at a time, then go into the board's ring (a catch-up
+ * delivers from it what came over pub/sub while the logs were read) and to
+ * every feed viewer. */
+#include "fanout/gw_fanout_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "net/gw_conn.h"
+#include "net/gw_msg.h"
+
+#define SHARD_PENDING_MAX 8192 /* events waiting for ranks; past it, feeds catch up from the logs */
+#define SHARD_BATCH_MAX 1024   /* events resolved in one batch */
+
+static void prefix8(char *out, const char *epoch)
+{
+    size_t n = strlen(epoch);
+    if (n > RC_SHARD_EPOCH_HEX)
+        n = RC_SHARD_EPOCH_HEX;
+    memcpy(out, epoch, n);
+    out[n] = '\0';
+}
+
+static char *add_cursor(char *json, const struct rc_shard_cursor *c)
+{
+    char text[RC_SHARD_CURSOR_MAX];
+    if (!json || rc_shard_cursor_format(c, text, sizeof text) != 0) {
+        free(json);
+        return NULL;
+    }
+    return rc_encode_add_cursor(json, text);
+}
+
+/* The event as viewer cursor c (already moved past it) sees it. */
+static struct gw_msg *event_msg(const struct gw_view *v, const struct rc_event *ev, const struct rc_shard_cursor *c)
+{
+    struct rc_event e = *ev;
+    e.seq = rc_shard_cursor_sum(c);
+    return gw_msg_take(add_cursor(gw_fo_encode_event(v, &e), c));
+}
+
+static void repend(struct gw_sub *s)
+{
+    if (s->pending)
+        return;
+    s->pending = 1;
+    s->has_since = 1; /* from s->vec */
+}
+
+static void catch_up_soon(struct gw_view *v)
+{
+    if (v->reading)
+        gw_fo_view_set_dirty(v);
+    else
+        gw_fo_shard_feed_catch_up(v);
+}
+
+/* One event to one viewer (not pending). Returns 1 when the viewer must be
+ * caught up from the logs instead, else 0. */
+static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, const struct rc_event *ev,
+                       struct gw_msg **cache, struct rc_shard_cursor *cache_at)
+{
+    struct rc_shard_cursor *c = s->vec;
+    unsigned i = ev->shard;
+    if (!c || i >= c->n)
+        return 1;
+    char pre[RC_SHARD_EPOCH_HEX + 1];
+    prefix8(pre, ev->epoch);
+    int began = 0;
+    if (ev->epoch[0] && strcmp(pre, c->epoch[i]) != 0) {
+        /* a new history on shard i: the first write of a shard that had
+         * none goes on; anything else starts the viewer over */
+        if (c->epoch[i][0] || c->seq[i] != 0 || ev->seq != 1 || !strcmp(ev->op, "reset"))
+            return 1;
+        began = 1;
+    }
+    if (!began && ev->seq <= c->seq[i])
+        return 0;
+    if (ev->seq != c->seq[i] + 1)
+        return 1; /* a gap: the logs have it */
+    c->seq[i] = ev->seq;
+    if (began)
+        memcpy(c->epoch[i], pre, sizeof pre);
+    if (!*cache || memcmp(cache_at, c, sizeof *c) != 0) {
+        gw_msg_unref(*cache);
+        *cache = event_msg(v, ev, c);
+        *cache_at = *c;
+    }
+    if (!*cache)
+        return 1;
+    gw_conn_send(s->conn, *cache, 1);
+    f->app->metrics.deltas_sent++;
+    return 0;
+}
+
+static void deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
+{
+    struct gw_msg *cache = NULL;
+    struct rc_shard_cursor at;
+    int any = 0;
+    for (struct gw_sub *s = v->subs; s; s = s->vnext) {
+        if (s->pending)
+            continue;
+        if (deliver_one(f, v, s, ev, &cache, &at)) {
+            repend(s);
+            any = 1;
+        }
+    }
+    gw_msg_unref(cache);
+    if (any)
+        catch_up_soon(v);
+}
+
+static void all_feeds_catch_up(struct gw_board *b)
+{
+    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
+        if (v->r.spec.kind != RC_VIEW_FEED)
+            continue;
+        for (struct gw_sub *s = v->subs; s; s = s->vnext)
+            repend(s);
+        catch_up_soon(v);
+    }
+}
+
+static void start_batch(struct gw_board *b);
+
+static void on_resolved(int code, struct rc_event *events, size_t n, void *privdata)
+{
+    struct gw_board *b = privdata;
+    b->sresolving = 0;
+    if (b->dead)
+        return;
+    if (code) {
+        all_feeds_catch_up(b); /* the logs tell them once Redis answers */
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            gw_fo_ring_push(b, &events[k]);
+            for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
+                if (v->r.spec.kind == RC_VIEW_FEED)
+                    deliver(b->f, v, &events[k]);
+        }
+    }
+    if (b->nspend)
+        start_batch(b);
+}
+
+static void start_batch(struct gw_board *b)
+{
+    size_t n = b->nspend < SHARD_BATCH_MAX ? b->nspend : SHARD_BATCH_MAX;
+    struct rc_event *batch = malloc(n * sizeof *batch);
+    if (!batch) {
+        b->nspend = 0;
+        all_feeds_catch_up(b);
+        return;
+    }
+    memcpy(batch, b->spend, n * sizeof *batch);
+    memmove(b->spend, b->spend + n, (b->nspend - n) * sizeof *batch);
+    b->nspend -= n;
+    b->sresolving = 1;
+    if (gw_fo_shard_resolve(b, batch, n, on_resolved, b) != 0) {
+        free(batch);
+        b->sresolving = 0;
+        b->nspend = 0;
+        all_feeds_catch_up(b);
+    }
+}
+
+static int has_feeds(const struct gw_board *b)
+{
+    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
+        if (v->r.spec.kind == RC_VIEW_FEED)
+            return 1;
+    return 0;
+}
+
+void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev)
+{
+    if (!has_feeds(b))
+        return; /* windows are read again (merged) by the tick */
+    if (b->nspend == b->spend_cap) {
+        size_t cap = b->spend_cap ? b->spend_cap * 2 : 64;
+        struct rc_event *p = cap <= SHARD_PENDING_MAX ? realloc(b->spend, cap * sizeof *p) : NULL;
+        if (!p) {
+            /* too far behind: what waits is dropped, the logs have it */
+            b->nspend = 0;
+            all_feeds_catch_up(b);
+            return;
+        }
+        b->spend = p;
+        b->spend_cap = cap;
+    }
+    b->spend[b->nspend] = *ev;
+    b->spend[b->nspend].shard = shard;
+    b->nspend++;
+    if (!b->sresolving)
+        start_batch(b);
+}
+
+void gw_fo_shard_board_free(struct gw_board *b)
+{
+    free(b->spend);
+    b->spend = NULL;
+    b->nspend = b->spend_cap = 0;
+}
+
+/* ---- catching up from the shards' logs ---------------------------------- */
+
+struct shard_log {
+    struct rc_event *evs;
+    size_t n;
+    int64_t seq, total;
+    char epoch[RC_EPOCH_MAX + 1];
+};
+
+struct catch_up {
+    struct gw_view *v;
+    unsigned shards, waiting;
+    int code;
+    struct shard_log log[RC_SHARDS_MAX];
+    struct rc_event *replay; /* every log's events, merged in arrival order */
+    size_t nreplay;
+};
+
+static void catch_up_free(struct catch_up *cu)
+{
+    for (unsigned i = 0; i < cu->shards; i++)
+        free(cu->log[i].evs);
+    free(cu->replay);
+    free(cu);
+}
+
+/* Whether viewer cursor c can be carried to `now` by the logs' events. */
+static int replayable(const struct catch_up *cu, const struct rc_shard_cursor *c, const struct rc_shard_cursor *now)
+{
+    for (unsigned i = 0; i < cu->shards; i++) {
+        const struct shard_log *l = &cu->log[i];
+        if (strcmp(c->epoch[i], now->epoch[i]) != 0) {
+            /* a shard without a history then may have begun one since, all
+             * of it still in its log */
+            if (c->epoch[i][0] || c->seq[i] != 0 || (now->seq[i] > 0 && (!l->n || l->evs[0].seq != 1)))
+                return 0;
+            continue;
+        }
+        if (c->seq[i] > now->seq[i])
+            return 0;
+        if (c->seq[i] < now->seq[i] && (!l->n || l->evs[0].seq > c->seq[i] + 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* Answers pending viewer s. Returns 0, or -1 when its queue refused: it
+ * stays pending from where it got to. */
+static int answer(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, struct catch_up *cu,
+                  const struct rc_shard_cursor *now, const char *epoch, int64_t total)
+{
+    struct rc_shard_cursor from;
+    int resume = s->has_since && s->vec && replayable(cu, s->vec, now);
+    if (!s->vec && !(s->vec = calloc(1, sizeof *s->vec)))
+        return -1;
+    from = resume ? *s->vec : *now;
+    struct gw_window snap = {.seq = rc_shard_cursor_sum(&from), .total = total};
+    snprintf(snap.epoch, sizeof snap.epoch, "%s", epoch);
+    /* a resume that cannot be honoured (no cursor, a history gone, a log
+     * that no longer reaches it) is a reset snapshot */
+    struct gw_msg *msg = gw_msg_take(add_cursor(gw_fo_encode_snapshot(v, &snap, s->id_json, s->has_since && !resume),
+                                                &from));
+    if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
+        gw_msg_unref(msg);
+        return -1;
+    }
+    gw_msg_unref(msg);
+    f->app->metrics.snapshots_sent++;
+    free(s->id_json);
+    s->id_json = NULL;
+    s->pending = 0;
+    s->has_since = 0;
+    s->has_epoch = 1;
+    memcpy(s->epoch, snap.epoch, sizeof s->epoch);
+    *s->vec = from;
+    if (!resume)
+        return 0;
+    for (size_t k = 0; k < cu->nreplay; k++) {
+        const struct rc_event *ev = &cu->replay[k];
+        struct rc_shard_cursor *c = s->vec;
+        unsigned i = ev->shard;
+        if (ev->seq <= c->seq[i] || ev->seq > now->seq[i])
+            continue;
+        struct rc_shard_cursor next = *c;
+        next.seq[i] = ev->seq;
+        memcpy(next.epoch[i], now->epoch[i], sizeof next.epoch[i]);
+        msg = event_msg(v, ev, &next);
+        if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
+            gw_msg_unref(msg);
+            s->pending = 1; /* the rest once its queue drains */
+            s->has_since = 1;
+            return -1;
+        }
+        gw_msg_unref(msg);
+        *c = next;
+    }
+    *s->vec = *now;
+    return 0;
+}
+
+static void answer_all(struct catch_up *cu)
+{
+    struct gw_view *v = cu->v;
+    struct gw_fanout *f = v->f;
+    struct rc_shard_cursor now;
+    const char *epochs[RC_SHARDS_MAX];
+    char epoch[RC_EPOCH_MAX + 1];
+    int64_t total = 0;
+    memset(&now, 0, sizeof now);
+    now.n = cu->shards;
+    for (unsigned i = 0; i < cu->shards; i++) {
+        rc_shard_cursor_set(&now, i, cu->log[i].seq, cu->log[i].epoch);
+        epochs[i] = cu->log[i].epoch;
+        total += cu->log[i].total;
+    }
+    rc_shard_epoch(epochs, cu->shards, epoch);
+    for (struct gw_sub *s = v->subs; s; s = s->vnext)
+        if (s->pending)
+            (void)answer(f, v, s, cu, &now, epoch, total);
+    /* what came over pub/sub while the logs were read */
+    struct gw_board *b = v->board;
+    for (size_t i = 0; i < b->ring_len; i++)
+        deliver(f, v, gw_fo_ring_at(b, i));
+}
+
+static void on_replay_ranked(int code, struct rc_event *events, size_t n, void *privdata)
+{
+    struct catch_up *cu = privdata;
+    struct gw_view *v = cu->v;
+    cu->replay = NULL; /* events: the resolver frees them after this */
+    (void)n;
+    v->reading = 0;
+    if (!v->dead) {
+        if (code) {
+            gw_fo_fail_pending(v, code);
+            gw_fo_view_set_dirty(v); /* the tick tries again */
+        } else {
+            cu->replay = events;
+            answer_all(cu);
+            cu->replay = NULL;
+        }
+    }
+    catch_up_free(cu);
+    gw_fo_view_unref(v);
+}
+
+/* Every log's events in one list, each shard's in its order, the shards
+ * interleaved by when the writes were made. */
+static int merge_logs(struct catch_up *cu)
+{
+    size_t total = 0, pos[RC_SHARDS_MAX] = {0};
+    for (unsigned i = 0; i < cu->shards; i++)
+        total += cu->log[i].n;
+    cu->replay = malloc((total + 1) * sizeof *cu->replay);
+    if (!cu->replay)
+        return -1;
+    for (size_t k = 0; k < total; k++) {
+        int best = -1;
+        for (unsigned i = 0; i < cu->shards; i++)
+            if (pos[i] < cu->log[i].n &&
+                (best < 0 || cu->log[i].evs[pos[i]].at_ms < cu->log[best].evs[pos[best]].at_ms))
+                best = (int)i;
+        cu->replay[k] = cu->log[best].evs[pos[best]++];
+    }
+    cu->nreplay = total;
+    return 0;
+}
+
+static void all_logs_in(struct catch_up *cu)
+{
+    struct gw_view *v = cu->v;
+    if (!cu->code && v->dead)
+        cu->code = RC_E_UNAVAILABLE;
+    if (!cu->code && merge_logs(cu) != 0)
+        cu->code = RC_E_INTERNAL;
+    if (!cu->code) {
+        struct rc_event *evs = cu->replay;
+        size_t n = cu->nreplay;
+        cu->replay = NULL;
+        if (n == 0) {
+            free(evs);
+            v->reading = 0;
+            answer_all(cu);
+            catch_up_free(cu);
+            gw_fo_view_unref(v);
+            return;
+        }
+        if (gw_fo_shard_resolve(v->board, evs, n, on_replay_ranked, cu) == 0)
+            return;
+        free(evs);
+        cu->code = RC_E_INTERNAL;
+    }
+    v->reading = 0;
+    if (!v->dead) {
+        gw_fo_fail_pending(v, cu->code);
+        gw_fo_view_set_dirty(v);
+    }
+    catch_up_free(cu);
+    gw_fo_view_unref(v);
+}
+
+struct log_part {
+    struct catch_up *cu;
+    unsigned shard;
+};
+
+static void on_log(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
+                   struct rc_event *evs, size_t n, void *privdata)
+{
+    struct log_part *p = privdata;
+    struct catch_up *cu = p->cu;
+    struct shard_log *l = &cu->log[p->shard];
+    unsigned shard = p->shard;
+    free(p);
+    (void)fr; /* sharded boards are never frozen */
+    if (code && !cu->code)
+        cu->code = code;
+    if (!code) {
+        l->seq = seq;
+        l->total = total;
+        snprintf(l->epoch, sizeof l->epoch, "%s", epoch);
+        if (n && !(l->evs = malloc(n * sizeof *l->evs)) && !cu->code)
+            cu->code = RC_E_INTERNAL;
+        if (l->evs) {
+            memcpy(l->evs, evs, n * sizeof *evs);
+            for (size_t k = 0; k < n; k++)
+                l->evs[k].shard = shard;
+            l->n = n;
+        }
+    }
+    if (--cu->waiting == 0)
+        all_logs_in(cu);
+}
+
+void gw_fo_shard_feed_catch_up(struct gw_view *v)
+{
+    struct gw_app *app = v->f->app;
+    struct gw_board *b = v->board;
+    if (v->dead || v->reading || !b)
+        return;
+    struct catch_up *cu = calloc(1, sizeof *cu);
+    if (!cu)
+        return;
+    cu->v = v;
+    cu->shards = b->decl->shards;
+    cu->waiting = 1; /* held while the reads go out */
+    v->refs++;
+    v->reading = 1;
+    for (unsigned i = 0; i < cu->shards && !cu->code; i++) {
+        char name[RC_SHARD_NAME_MAX + 1];
+        struct log_part *p = malloc(sizeof *p);
+        int rc = !p || rc_shard_name(name, sizeof name, b->r.name, i) != 0 ? RC_E_INTERNAL : 0;
+        if (!rc) {
+            p->cu = cu;
+            p->shard = i;
+            rc = gw_read_log(&app->store, b->decl, name, b->r.period, v->r.spec.live, on_log, p);
+        }
+        if (rc) {
+            free(p);
+            cu->code = rc;
+            break;
+        }
+        cu->waiting++;
+    }
+    if (--cu->waiting == 0)
+        all_logs_in(cu);
+}
