@@ -154,6 +154,7 @@
       this.lastSeq = null;                 // feed: last event seq applied
       this.resumeFrom = null;              // feed: the since.seq of the subscribe in flight
       this.epoch = null;                   // the board's history (epoch) the rows and events belong to
+      this.cursor = null;                  // feed of a sharded board: its position per shard (docs/sharded.md)
       this.ready = false;                  // a first snapshot has arrived
       this.viewers = null;                 // open subscriptions to the board on every gateway (v1.1)
       this.frozen = null;                  // the seq S the board is frozen at, null when live
@@ -175,6 +176,7 @@
       if (this.resumeFrom != null) {
         m.since = { seq: this.resumeFrom };
         if (this.epoch != null) m.since.epoch = this.epoch;
+        if (this.cursor != null) m.since.cursor = this.cursor; // a sharded board resumes exactly from it
       }
       return m;
     }
@@ -216,6 +218,7 @@
       this.total = s.total;
       if (s.period != null) this.periodId = s.period;
       if (s.epoch != null) this.epoch = s.epoch;
+      if (s.cursor != null) this.cursor = s.cursor;
       if (this.kind === 'feed') {
         // A resume that the server could replay continues from since; the
         // replayed events follow this snapshot. Anything else starts over.
@@ -266,6 +269,7 @@
       }
       this.lastSeq = this.seq = e.seq;
       if (e.epoch != null) this.epoch = e.epoch; // the board's history began with this event
+      if (e.cursor != null) this.cursor = e.cursor;
       this.events.push(e);
       if (this.events.length > this.keep) this.events.shift();
       this._call('onEvent', e);

@@ -390,6 +390,15 @@ test('feed: an event that begins the board\'s history names its epoch; the next 
   assert.deepEqual(v.subscribeMessage().since, { seq: 2, epoch: 'cccc' });
 });
 
+test('feed of a sharded board: the cursor of the last snapshot or event goes back in since', () => {
+  const { v } = recordingView({ board: 'global', view: { feed: true } });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 10, epoch: 'aaaa', cursor: 'aaaaaaaa:4.bbbbbbbb:6', rows: [] });
+  assert.deepEqual(v.subscribeMessage().since, { seq: 10, epoch: 'aaaa', cursor: 'aaaaaaaa:4.bbbbbbbb:6' });
+  v.apply({ op: 'snapshot', sub: 'f1', seq: 10, epoch: 'aaaa', cursor: 'aaaaaaaa:4.bbbbbbbb:6', rows: [] });
+  assert.equal(v.apply(Object.assign(ev(11), { cursor: 'aaaaaaaa:5.bbbbbbbb:6' })), true);
+  assert.deepEqual(v.subscribeMessage().since, { seq: 11, epoch: 'aaaa', cursor: 'aaaaaaaa:5.bbbbbbbb:6' });
+});
+
 test('feed: a server without epochs (v1) gets since without one', () => {
   const { v } = recordingView({ board: 'demo', view: { feed: true } });
   v.apply({ op: 'snapshot', sub: 'f1', seq: 10, rows: [] });
