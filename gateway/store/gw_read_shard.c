@@ -3,7 +3,8 @@
  * once, whose answers gw_read_merge.c turns into the one window an
  * unsharded board's read gives (gw_read's contract: cb exactly once).
  *
- *   RANGE   one round: each shard's first first+count+1 rows.
+ *   RANGE   one round: each shard's first first+count+1 rows (count 0:
+ *           each shard's head, a `counts` without pairs).
  *   RANK    the member's shard (`rank`), then a `counts` on every other
  *           shard (the rows ahead of its composite).
  *   AROUND  the member's shard (`rank`), then its rows around the member
@@ -80,8 +81,6 @@ const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec 
         return NULL;
     if (spec->first < 0 || spec->count < 0)
         return "a page's offset and limit cannot be negative";
-    if (spec->first == 0 && spec->count == 0)
-        return "a sharded board is read a page at a time";
     if (spec->first > RC_SHARD_READ_MAX || spec->count > RC_SHARD_READ_MAX - spec->first)
         return "a page of a sharded board must end within rank 10000";
     return NULL;
@@ -116,6 +115,10 @@ static int round_req(struct sread *sr, unsigned j, struct rc_read_req *req, int 
     *incl = rc_shard_count_inclusive(j, sr->home) == 1;
     switch (sr->step) {
     case ST_ROWS:
+        if (sp->count == 0) {
+            req->kind = RC_READ_COUNTS; /* no rows: just the heads */
+            return 1;
+        }
         req->kind = RC_READ_RANGE;
         req->count = sp->first + sp->count + 1;
         return 1;

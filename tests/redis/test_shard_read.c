@@ -289,10 +289,18 @@ static void a_page_past_rank_10000_is_refused(void **state)
     assert_non_null(gw_read_refusal(f->g4.b, &spec));
     spec.first = 9990;
     assert_null(gw_read_refusal(f->g4.b, &spec)); /* ends at rank 10000 */
-    spec = (struct gw_read_spec){.kind = GW_READ_RANGE, .first = 0, .count = 0};
-    assert_int_equal(read_now(f, &f->g4, &spec, &g), RC_E_BAD_REQUEST); /* the whole board */
     spec = (struct gw_read_spec){.kind = GW_READ_RANGE, .first = INT64_MAX, .count = 2};
     assert_int_equal(read_now(f, &f->g4, &spec, &g), RC_E_BAD_REQUEST);
+}
+
+static void a_page_of_no_rows_reads_the_merged_head(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = 0, .places = 1};
+    struct got g;
+    assert_int_equal(read_now(f, &f->a3, &spec, &g), 0);
+    expect_rows(&f->a3, g.w, 1, 0, 0, 1);
+    gw_window_free(g.w);
 }
 
 static void every_members_rank_is_its_merged_rank(void **state)
@@ -573,6 +581,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pages_equal_the_merged_truth),
         cmocka_unit_test(a_page_past_rank_10000_is_refused),
+        cmocka_unit_test(a_page_of_no_rows_reads_the_merged_head),
         cmocka_unit_test(every_members_rank_is_its_merged_rank),
         cmocka_unit_test(an_absent_member_has_no_rank_and_the_whole_head),
         cmocka_unit_test(around_equals_the_merged_truth),
