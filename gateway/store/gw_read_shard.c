@@ -158,12 +158,13 @@ static int round_req(struct sread *sr, unsigned j, struct rc_read_req *req, int 
 static void on_part(redisReply *r, void *privdata);
 static void round_done(struct sread *sr);
 
-/* Sends the current round. Returns 0 when at least one call is in flight
- * (a later one that could not be sent is remembered in sr->code for the
- * end of the round), or the code of the failure when none went out. */
+/* Sends the current round. Returns 0 when at least one call went out (a
+ * later one that could not be sent is remembered in sr->code for the end of
+ * the round), or the code of the failure when none did. */
 static int send_round(struct sread *sr)
 {
     char name[RC_SHARD_NAME_MAX + 1];
+    unsigned sent = 0;
     sr->code = 0;
     sr->sending = 1;
     for (unsigned j = 0; j < sr->nshards && !sr->code; j++) {
@@ -172,16 +173,21 @@ static int send_round(struct sread *sr)
         if (!round_req(sr, j, &req, &incl))
             continue;
         sr->slot[j] = (struct slot){sr, j, req.kind};
+        sr->waiting++; /* before the call: an answer may not come later than it */
         int rc = rc_shard_name(name, sizeof name, sr->board, j) ? RC_E_INTERNAL
                  : gw_read_call(sr->s, sr->b, name, sr->period, &req, on_part, &sr->slot[j]);
-        if (rc)
+        if (rc) {
+            sr->waiting--;
             sr->code = rc;
-        else
-            sr->waiting++;
+        } else {
+            sent++;
+        }
     }
     sr->sending = 0;
-    if (sr->waiting == 0)
+    if (sent == 0)
         return sr->code ? sr->code : RC_E_INTERNAL;
+    if (sr->waiting == 0)
+        round_done(sr); /* every answer came during the loop (Redis's front never does that) */
     return 0;
 }
 
