@@ -252,8 +252,6 @@ void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event
 /* Answers the pending viewers of feed v of a sharded board from its shards'
  * change logs: a snapshot, then what each missed since its cursor. */
 void gw_fo_shard_feed_catch_up(struct gw_view *v);
-/* Frees what a sharded board or a sub holds for sharded feeds. */
-void gw_fo_shard_board_free(struct gw_board *b);
 
 /* ---- gw_feed.c ----------------------------------------------------------- */
 

@@ -207,13 +207,6 @@ void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event
         start_batch(b);
 }
 
-void gw_fo_shard_board_free(struct gw_board *b)
-{
-    free(b->spend);
-    b->spend = NULL;
-    b->nspend = b->spend_cap = 0;
-}
-
 /* ---- catching up from the shards' logs ---------------------------------- */
 
 struct shard_log {
