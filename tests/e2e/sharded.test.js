@@ -92,10 +92,10 @@ async function writeBurst(t, gw, board, members, writes, conns) {
   const clients = [];
   for (let c = 0; c < conns; c++) clients.push(await h.connectWs(t, gw.wsUrl));
   let seed = 12345;
-  const rand = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed; };
+  const rand = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 1; return seed; };
   const jobs = clients.map(() => []);
   for (let w = 0; w < writes; w++) {
-    const m = `p:${rand() % members}`;
+    const m = `p:${w < members ? w : rand() % members}`; // every member once, then at random
     const delta = 1 + (rand() % 50);
     expected.set(m, (expected.get(m) || 0) + delta);
     jobs[w % conns].push({ op: 'incr', board, member: m, delta, req: `w${w}` });
