@@ -246,6 +246,15 @@ test('a sharded feed resumes from its cursor, on any gateway, with exactly what 
   const r3 = await c.request({ op: 'subscribe', board: 'sh', view: { feed: true }, since: { seq: 3, cursor: ':1.:2' } });
   assert.equal(r3.op, 'error');
   assert.equal(r3.code, 'bad_request');
+  // a page too deep to merge is refused, and says why (docs/sharded.md, "Reads")
+  const deep = await h.http(gw2.base, 'GET', '/api/v1/boards/sh?offset=9995&limit=10');
+  assert.equal(deep.status, 400);
+  assert.match(deep.body.message, /within rank 10000/);
+  const ok = await h.http(gw2.base, 'GET', '/api/v1/boards/sh?offset=9990&limit=10');
+  assert.equal(ok.status, 200);
+  const r4 = await c.request({ op: 'subscribe', board: 'sh', view: { offset: 9995, limit: 10 } });
+  assert.equal(r4.code, 'bad_request');
+  assert.match(r4.message, /within rank 10000/);
 });
 
 test('a sharded board on a Redis Cluster: shards on every primary, exact reads, a complete feed', { skip, timeout: 180000 }, async (t) => {
