@@ -526,6 +526,7 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
 void gw_fanout_tick(struct gw_fanout *f)
 {
     uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
+    gw_fo_shard_flush(f);
     gw_fo_rollover(f);
     maybe_trim(f);
     gw_fo_viewers_tick(f);
@@ -541,6 +542,7 @@ void gw_fanout_tick(struct gw_fanout *f)
 
 void gw_fanout_edge(struct gw_fanout *f)
 {
+    gw_fo_shard_flush(f); /* this turn's shard events go out for their ranks together */
     if (f->soon)
         run_boards(&f->soon, 1, f->ticks);
 }

@@ -18,6 +18,7 @@
 #include "rc_layout.h"
 #include "rc_proto.h"
 #include "rc_read_args.h"
+#include "rc_shard.h"
 
 struct gw_store;
 
@@ -41,6 +42,10 @@ struct gw_window {
                                       freeze.shown when an audience read found it frozen */
     struct gw_row *rows;
     size_t n;
+    /* a sharded board (docs/sharded.md): each shard's seq at the read (seq
+     * is their sum); nshards 0 for a board that is not sharded */
+    unsigned nshards;
+    int64_t shard_seq[RC_SHARDS_MAX];
 };
 
 void gw_window_free(struct gw_window *w);

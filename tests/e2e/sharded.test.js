@@ -182,7 +182,23 @@ async function feedTest(t, gw, cli, board, { writes, members }) {
   for (const [m, s] of expected) assert.equal(last.get(m), s);
 
   const truth = await checkBoard(t, gw, cli, board, expected, { views: [vTop, vPage] });
+  t.diagnostic(`top view under the burst: ${vTop.snapshots} snapshots, ${vTop.deltas} deltas`);
+  // a member that jumps into the top 10 arrives with where it stood (prev_rank, global)
+  const deltas = [];
+  viewer.ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.sub === top.sub && (m.op === 'delta' || m.op === 'snapshot')) deltas.push(m);
+  });
+  const jumper = truth[40].member;
+  const jump = await viewer.request({ op: 'incr', board, member: jumper, delta: 100000 });
+  assert.equal(jump.rank, 1);
+  expected.set(jumper, expected.get(jumper) + 100000);
+  await h.waitFor(() => deltas.length > 0, 5000, 'the top view to move');
+  const moved = deltas.find((d) => d.op === 'delta' && (d.rows || []).some((r) => r.member === jumper));
+  assert.ok(moved, `a delta (not a snapshot) brings ${jumper}: ${JSON.stringify(deltas)}`);
+  assert.equal(moved.rows.find((r) => r.member === jumper).prev_rank, 41);
   // a quiet write: its ack's rank is the truth's
+  await h.sleep(200);
   const w = await viewer.request({ op: 'incr', board, member: truth[5].member, delta: 1 });
   assert.equal(w.op, 'ack');
   const after = mergedTruth(await readShards(cli, board, SHARDS));
