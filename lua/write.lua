@@ -11,7 +11,9 @@
 -- KEYS[2] rc:{B|P}:seq      board version
 -- KEYS[3] rc:{B|P}:log      capped change log (JSON events, oldest first)
 -- KEYS[4] rc:{B|P}:req:ID   idempotency marker (unused when ARGV[10] is "")
--- KEYS[5] rc:{B|P}:f:MEMBER raw field values (multi-field boards)
+-- KEYS[5] rc:{B|P}:f:MEMBER unused since fields are read back from the
+--         composite (kept so the call's layout does not change; older
+--         versions stored a multi-field member's raw values there)
 -- KEYS[6] rc:{B|P}:ch       channel for change events
 -- KEYS[7] rc:{B|}:b:INDEX   hot boards only: the bucket of the write's time
 -- KEYS[8] rc:{B|P}:blocked  members an admin blocked from writing to the board
@@ -272,19 +274,29 @@ else
   if op ~= 'submit' then return { 'bad_request', 'op ' .. op .. ' needs a single-field board' } end
   local names = {}
   for i = 1, nfields do names[i] = ARGV[15 + (i - 1) * 4 + 1] end
-  -- the stored fields count only while the member is on the set: a reset
-  -- (lua/admin.lua frees the set, not its members' hashes: that would be
-  -- one call per member) or a set gone from outside leaves the hash behind,
-  -- and its values belong to the old board
+  -- a member's fields are read back from its composite, which holds each of
+  -- them exactly (core/rc_layout.h: bits per field, asc fields stored as
+  -- max - v, below the tie-break bits): no per-member hash to keep, expire
+  -- or free (a member off the set has none: all zero)
   local stored = {}
-  if oldc then stored = redis.call('HMGET', fkey, unpack(names)) end
+  if oldc then
+    local part = math.floor(oldc / scale)
+    for i = nfields, 1, -1 do
+      local base = 15 + (i - 1) * 4
+      local unit = 2 ^ tonumber(ARGV[base + 2])
+      local enc = part % unit
+      part = math.floor(part / unit)
+      if ARGV[base + 3] == '1' then enc = unit - 1 - enc end
+      stored[i] = enc
+    end
+  end
   local acc = 0
   local values = {}
   for i = 1, nfields do
     local base = 15 + (i - 1) * 4
     local bits, asc, given = tonumber(ARGV[base + 2]), ARGV[base + 3] == '1', ARGV[base + 4]
     local max = 2 ^ bits - 1
-    local old = tonumber(stored[i] or '0')
+    local old = stored[i] or 0
     local v = old
     if given ~= '' then v = tonumber(given) end
     if v == nil or v < 0 or v > max or v ~= math.floor(v) then
@@ -305,9 +317,6 @@ else
     newc = oldc
   else
     newc = acc * scale + slot
-    local hs = {}
-    for i = 1, nfields do hs[#hs + 1] = names[i]; hs[#hs + 1] = num(values[i]) end
-    redis.call('HSET', fkey, unpack(hs))
   end
 end
 
@@ -386,7 +395,6 @@ if ttl > 0 then
   redis.call('PEXPIRE', zkey, ttl)
   redis.call('PEXPIRE', seqkey, ttl)
   redis.call('PEXPIRE', logkey, ttl)
-  if nfields > 0 then redis.call('PEXPIRE', fkey, ttl) end
   if ekey then redis.call('PEXPIRE', ekey, ttl) end
   if arr_idx ~= nil then redis.call('PEXPIRE', akey, ttl) end
 end

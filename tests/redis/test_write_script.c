@@ -259,26 +259,51 @@ static void test_multi_field_board_ranks_clears_desc_revives_asc_time_asc(void *
     assert_int_equal(a.fields[2], 1000);
 }
 
-/* A reset frees the set, not each member's field hash (lua/admin.lua): the
- * hash left behind must not leak the old board's fields into a partial submit. */
+/* A member's fields are read back from its composite (lua/write.lua): no
+ * per-member hash is written, so a reset (which frees the set) leaves
+ * nothing behind, and a member off the set starts from zero fields. */
 static void test_partial_submit_of_a_member_off_the_set_ignores_its_old_fields(void **state)
 {
     struct fixture *f = *state;
     ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"clears\":5,\"revives\":2,\"first_clear_ms\":1000}}");
-    char z[RC_KEY_MAX];
+    char z[RC_KEY_MAX], fk[RC_KEY_MAX];
     key_of(z, "clears", "z");
-    assert_int_equal(redis_int(f, "DEL %s", z), 1); /* what a reset leaves: the hash, no set */
+    assert_int_equal(rc_board_key(fk, RC_KEY_MAX, "clears", "", "f", "a"), 0);
+    assert_int_equal(redis_int(f, "EXISTS %s", fk), 0); /* no hash per member */
+    assert_int_equal(redis_int(f, "DEL %s", z), 1); /* what a reset leaves: nothing of a */
     struct rc_write_result a = ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"revives\":1}}");
     assert_int_equal(a.rank, 1);
     assert_int_equal(a.fields[0], 0);
     assert_int_equal(a.fields[1], 1);
     assert_int_equal(a.fields[2], 0);
-    char fk[RC_KEY_MAX];
-    assert_int_equal(rc_board_key(fk, RC_KEY_MAX, "clears", "", "f", "a"), 0);
-    redisReply *r = redisCommand(f->sync, "HGET %s clears", fk);
-    assert_int_equal(r->type, REDIS_REPLY_STRING);
-    assert_string_equal(r->str, "0"); /* the hash now holds the new board's values */
-    freeReplyObject(r);
+    assert_int_equal(redis_int(f, "EXISTS %s", fk), 0);
+}
+
+/* Every field at its extremes survives the trip through the composite: a
+ * partial submit keeps the others exactly (asc fields stored reversed). */
+static void test_partial_submit_keeps_every_other_field_exactly(void **state)
+{
+    struct fixture *f = *state;
+    /* clears desc 16, revives asc 8, first_clear_ms asc 27 (conf/rankcast.conf) */
+    static const char *const cases[][3] = {
+        {"65535", "255", "134217727"}, {"0", "0", "0"}, {"1", "254", "1"}, {"40000", "7", "99999999"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char w[256];
+        snprintf(w, sizeof w,
+                 "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"x%zu\",\"fields\":{\"clears\":%s,"
+                 "\"revives\":%s,\"first_clear_ms\":%s}}",
+                 i, cases[i][0], cases[i][1], cases[i][2]);
+        ok_write(f, T0, w);
+        for (int k = 0; k < 3; k++) {
+            static const char *const names[] = {"clears", "revives", "first_clear_ms"};
+            snprintf(w, sizeof w, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"x%zu\",\"fields\":{\"%s\":%s}}",
+                     i, names[k], cases[i][k]);
+            struct rc_write_result a = ok_write(f, T0, w);
+            for (int j = 0; j < 3; j++)
+                assert_int_equal(a.fields[j], atoll(cases[i][j]));
+        }
+    }
 }
 
 static long long llen(struct fixture *f, const char *board)
@@ -711,6 +736,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_latest_to_reach_score_ranks_first_on_asc_board, setup, teardown),
         cmocka_unit_test_setup_teardown(test_best_on_asc_board_keeps_lower_time_and_first_reach, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multi_field_board_ranks_clears_desc_revives_asc_time_asc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_submit_keeps_every_other_field_exactly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_submit_of_a_member_off_the_set_ignores_its_old_fields, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_out_of_range_write_leaves_board_seq_and_log_untouched, setup, teardown),
