@@ -43,9 +43,10 @@ struct gw_window {
     struct gw_row *rows;
     size_t n;
     /* a sharded board (docs/sharded.md): each shard's seq at the read (seq
-     * is their sum); nshards 0 for a board that is not sharded */
+     * is their sum), owned; nshards 0 and NULL for a board that is not
+     * sharded (or out of memory: prev_rank then falls back to a snapshot) */
     unsigned nshards;
-    int64_t shard_seq[RC_SHARDS_MAX];
+    int64_t *shard_seq;
 };
 
 void gw_window_free(struct gw_window *w);

@@ -23,15 +23,22 @@ void gw_window_free(struct gw_window *w)
         gw_profile_unref(w->rows[i].profile);
     }
     free(w->rows);
+    free(w->shard_seq);
     free(w);
 }
 
 int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
 {
     *dst = *src;
+    dst->shard_seq = NULL;
+    dst->nshards = 0;
     dst->rows = calloc(src->n ? src->n : 1, sizeof *dst->rows);
     if (!dst->rows)
         return -1;
+    if (src->shard_seq && (dst->shard_seq = malloc(src->nshards * sizeof *dst->shard_seq)) != NULL) {
+        memcpy(dst->shard_seq, src->shard_seq, src->nshards * sizeof *dst->shard_seq);
+        dst->nshards = src->nshards;
+    }
     for (size_t i = 0; i < src->n; i++) {
         dst->rows[i] = src->rows[i];
         dst->rows[i].member = strdup(src->rows[i].member);
