@@ -542,7 +542,10 @@ void gw_fanout_tick(struct gw_fanout *f)
 
 void gw_fanout_edge(struct gw_fanout *f)
 {
-    gw_fo_shard_flush(f); /* this turn's shard events go out for their ranks together */
+    /* sharded boards' events go out for their ranks together: before the
+     * reads of this edge, else every GW_FO_SHARD_FLUSH_US */
+    if (f->sflush && (f->soon || gw_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))
+        gw_fo_shard_flush(f);
     if (f->soon)
         run_boards(&f->soon, 1, f->ticks);
 }

@@ -42,6 +42,8 @@
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
 #define GW_FO_RING_FROZEN 4096 /* ... while the board is frozen: the hidden changes, so that
                                   reveals can say where each row came from (prev_rank) */
+#define GW_FO_SHARD_FLUSH_US 5000 /* a sharded board's events go out for their ranks at most this often
+                                     between ticks (and at each tick, before its reads) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 
 #define GW_FO_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -65,6 +67,12 @@ struct gw_view {
      * (a read: when it started), and when the read in flight started. */
     uint64_t last_break, read_break;
     int64_t viewers_sent;        /* the viewer count last broadcast to its viewers (window views) */
+    /* A sharded board's window whose delta needs change events still out
+     * for their ranks (gw_shard_feed.c): held, and tried again as each
+     * batch comes back; at the next tick it goes as a snapshot if still
+     * unexplained. */
+    int await_moves;
+    int await_final;
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
 };
 
@@ -157,7 +165,8 @@ struct gw_fanout {
     struct gw_board *all;        /* live boards, for the rare walks over all of them */
     struct gw_board *work;       /* boards the next tick must look at */
     struct gw_board *soon;       /* boards whose change found them quiet: looked at after this loop turn's I/O */
-    struct gw_board *sflush;     /* sharded boards with events to rank (gw_shard_feed.c), sent after this loop turn's I/O */
+    struct gw_board *sflush;     /* sharded boards with events to rank (gw_shard_feed.c) */
+    int64_t sflushed_us;         /* when they were last sent (at most every GW_FO_SHARD_FLUSH_US, and every tick) */
     uint64_t ticks;              /* ticks run (numbers the tick periods, core/rc_edge.h) */
     int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
     int64_t rollover_from;       /* ... or goes back before this (test clock) */
@@ -226,6 +235,9 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
 void gw_fo_fail_pending(struct gw_view *v, int code);
 void gw_fo_view_read(struct gw_view *v);
 void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us);
+/* A batch of a sharded board's events was ranked: a window waiting for its
+ * moves (await_moves) is tried again. */
+void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
 
 /* ---- gw_mirror.c --------------------------------------------------------- */
 
@@ -253,7 +265,7 @@ int gw_fo_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, g
  * gw_fo_shard_flush), then it is kept in the ring (prev_rank of deltas) and
  * delivered to b's feeds, in arrival order. */
 void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev);
-/* Sends the rank reads of the events that came in this loop turn. */
+/* Sends the rank reads of the events waiting (one batch per board). */
 void gw_fo_shard_flush(struct gw_fanout *f);
 /* Answers the pending viewers of feed v of a sharded board from its shards'
  * change logs: a snapshot, then what each missed since its cursor. */

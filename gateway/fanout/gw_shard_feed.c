@@ -6,8 +6,9 @@
  * shard) sends the viewer back to the logs. Messages carry `seq`, the sum of
  * the viewer's cursor (one more with every event), and `cursor`, its text.
  *
- * Live events wait for their global ranks (gw_shard_rank.c): the events of
- * one loop turn go out together as one batch, several batches may be out at
+ * Live events wait for their global ranks (gw_shard_rank.c): a board's
+ * waiting events go out together as one batch (at each tick and leading
+ * edge, before their reads, else at most every GW_FO_SHARD_FLUSH_US), several batches may be out at
  * once, and they are delivered in the order they were sent, into the
  * board's ring (the moves behind prev_rank in deltas, gw_view.c; and what a
  * catch-up delivers of what came over pub/sub while the logs were read) and
@@ -178,6 +179,8 @@ static void deliver_done(struct gw_board *b)
         }
         free(sb->events);
         free(sb);
+        for (struct gw_view *v = b->dead ? NULL : gw_fo_first_view(b); v; v = gw_fo_view_next(v))
+            gw_fo_view_moves_ranked(b->f, v);
     }
 }
 
@@ -259,6 +262,7 @@ void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event
 
 void gw_fo_shard_flush(struct gw_fanout *f)
 {
+    f->sflushed_us = gw_mono_us();
     while (f->sflush) {
         struct gw_board *b = f->sflush;
         f->sflush = b->sfnext;

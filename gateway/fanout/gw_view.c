@@ -388,6 +388,14 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             int no_moves = 0;
             json = v->board ? encode_delta(v, v->last, w, break_now, &nothing, &no_moves) : NULL;
             uint64_t *counter = &m->deltas_sent;
+            if (no_moves && v->board && v->board->decl->shards > 1 && !v->await_final) {
+                /* the events that explain it may still be out for their
+                 * ranks: wait for them (gw_shard_feed.c), till the tick */
+                v->held = w;
+                v->await_moves = 1;
+                gw_fo_board_wake(v->board);
+                goto pending;
+            }
             if (no_moves) {
                 /* a row came from outside the window and the events at hand
                  * cannot say from where: a snapshot (its prev_rank is moot) */
@@ -436,7 +444,21 @@ void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us
         return;
     struct gw_window *w = v->held;
     v->held = NULL;
+    /* a window that waited a tick for its moves goes now, as a snapshot if need be */
+    v->await_final = v->await_moves;
+    v->await_moves = 0;
     gw_fo_view_update(f, v, w);
+    v->await_final = 0;
+}
+
+void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v)
+{
+    if (!v->await_moves || !v->held || v->dead)
+        return;
+    struct gw_window *w = v->held;
+    v->held = NULL;
+    v->await_moves = 0;
+    gw_fo_view_update(f, v, w); /* may wait again, for later events */
 }
 
 /* A count-only delta: the board's viewer count changed and nothing else
