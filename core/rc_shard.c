@@ -199,3 +199,44 @@ void rc_shard_epoch(const char *const *epochs, unsigned shards, char *out)
     }
     snprintf(out, RC_EPOCH_MAX + 1, "%016llx", (unsigned long long)h);
 }
+
+enum rc_shard_step rc_shard_step(const struct rc_shard_cursor *c, unsigned shard, int64_t seq, const char *epoch,
+                                 int reset)
+{
+    if (shard >= c->n)
+        return RC_SHARD_RESYNC;
+    char pre[RC_SHARD_EPOCH_HEX + 1];
+    size_t n = strlen(epoch);
+    if (n > RC_SHARD_EPOCH_HEX)
+        n = RC_SHARD_EPOCH_HEX;
+    memcpy(pre, epoch, n);
+    pre[n] = '\0';
+    if (epoch[0] && strcmp(pre, c->epoch[shard]) != 0) {
+        /* a new history on the shard: the first write of a shard that had
+         * none goes on; anything else starts the feed over */
+        if (c->epoch[shard][0] || c->seq[shard] != 0 || seq != 1 || reset)
+            return RC_SHARD_RESYNC;
+        return RC_SHARD_BEGAN;
+    }
+    if (seq <= c->seq[shard])
+        return RC_SHARD_SKIP;
+    return seq == c->seq[shard] + 1 ? RC_SHARD_NEXT : RC_SHARD_RESYNC;
+}
+
+int rc_shard_replayable(const struct rc_shard_cursor *c, const struct rc_shard_cursor *now, const int64_t *first_seq)
+{
+    if (c->n != now->n)
+        return 0;
+    for (unsigned i = 0; i < c->n; i++) {
+        if (strcmp(c->epoch[i], now->epoch[i]) != 0) {
+            if (c->epoch[i][0] || c->seq[i] != 0 || (now->seq[i] > 0 && first_seq[i] != 1))
+                return 0;
+            continue;
+        }
+        if (c->seq[i] > now->seq[i])
+            return 0;
+        if (c->seq[i] < now->seq[i] && (first_seq[i] == 0 || first_seq[i] > c->seq[i] + 1))
+            return 0;
+    }
+    return 1;
+}

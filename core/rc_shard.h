@@ -106,6 +106,25 @@ int rc_shard_cursor_format(const struct rc_shard_cursor *c, char *out, size_t ca
  * integer, an epoch prefix that is not lower-case hex of the right length). */
 int rc_shard_cursor_parse(const char *text, unsigned shards, struct rc_shard_cursor *c);
 
+/* What a feed at cursor c does with a change of shard `shard` numbered seq
+ * (the shard's), `epoch` the epoch the change names ("" unless it began a
+ * history), `reset` 1 for a reset. */
+enum rc_shard_step {
+    RC_SHARD_SKIP,   /* given already */
+    RC_SHARD_NEXT,   /* the next of its shard: deliver, then c->seq[shard] = seq */
+    RC_SHARD_BEGAN,  /* the first change of a shard that had no history: deliver, and its epoch is the shard's */
+    RC_SHARD_RESYNC, /* a gap, or a new history on that shard: catch up from the logs */
+};
+enum rc_shard_step rc_shard_step(const struct rc_shard_cursor *c, unsigned shard, int64_t seq, const char *epoch,
+                                 int reset);
+
+/* Whether the shards' change logs carry a feed from cursor c to `now` (each
+ * shard's seq and epoch at the read): per shard, the same history and a log
+ * that starts at or before c's next change (first_seq[i]: the seq of the
+ * log's oldest change, 0 when the log is empty), or a shard that had no
+ * history at c whose whole history is still in its log. */
+int rc_shard_replayable(const struct rc_shard_cursor *c, const struct rc_shard_cursor *now, const int64_t *first_seq);
+
 /* The epoch of a sharded board as a whole, from its shards' epoch ids
  * (epochs[i], "" where a shard has none): "" while no shard has one, else a
  * 16-hex-digit digest of all of them (FNV-1a 64 over "i=EPOCH;" for every

@@ -26,15 +26,6 @@
 #define SHARD_PENDING_MAX 65536 /* events of one loop turn waiting for ranks; past it, feeds catch up from the logs */
 #define SHARD_BATCH_MAX 1024    /* events ranked in one batch */
 
-static void prefix8(char *out, const char *epoch)
-{
-    size_t n = strlen(epoch);
-    if (n > RC_SHARD_EPOCH_HEX)
-        n = RC_SHARD_EPOCH_HEX;
-    memcpy(out, epoch, n);
-    out[n] = '\0';
-}
-
 static char *add_cursor(char *json, const struct rc_shard_cursor *c)
 {
     char text[RC_SHARD_CURSOR_MAX];
@@ -75,26 +66,17 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
                        struct gw_msg **cache, struct rc_shard_cursor *cache_at)
 {
     struct rc_shard_cursor *c = s->vec;
-    unsigned i = ev->shard;
-    if (!c || i >= c->n)
+    if (!c)
         return 1;
-    char pre[RC_SHARD_EPOCH_HEX + 1];
-    prefix8(pre, ev->epoch);
-    int began = 0;
-    if (ev->epoch[0] && strcmp(pre, c->epoch[i]) != 0) {
-        /* a new history on shard i: the first write of a shard that had
-         * none goes on; anything else starts the viewer over */
-        if (c->epoch[i][0] || c->seq[i] != 0 || ev->seq != 1 || !strcmp(ev->op, "reset"))
-            return 1;
-        began = 1;
-    }
-    if (!began && ev->seq <= c->seq[i])
+    enum rc_shard_step step = rc_shard_step(c, ev->shard, ev->seq, ev->epoch, !strcmp(ev->op, "reset"));
+    if (step == RC_SHARD_SKIP)
         return 0;
-    if (ev->seq != c->seq[i] + 1)
-        return 1; /* a gap: the logs have it */
-    c->seq[i] = ev->seq;
-    if (began)
-        memcpy(c->epoch[i], pre, sizeof pre);
+    if (step == RC_SHARD_RESYNC)
+        return 1; /* a gap, or a new history: the logs have it */
+    if (step == RC_SHARD_BEGAN)
+        rc_shard_cursor_set(c, ev->shard, ev->seq, ev->epoch);
+    else
+        c->seq[ev->shard] = ev->seq;
     if (!*cache || memcmp(cache_at, c, sizeof *c) != 0) {
         gw_msg_unref(*cache);
         *cache = event_msg(v, ev, c);
@@ -300,24 +282,14 @@ static void catch_up_free(struct catch_up *cu)
     free(cu);
 }
 
-/* Whether viewer cursor c can be carried to `now` by the logs' events. */
+/* Whether viewer cursor c can be carried to `now` by the logs' events
+ * (core/rc_shard.h, rc_shard_replayable). */
 static int replayable(const struct catch_up *cu, const struct rc_shard_cursor *c, const struct rc_shard_cursor *now)
 {
-    for (unsigned i = 0; i < cu->shards; i++) {
-        const struct shard_log *l = &cu->log[i];
-        if (strcmp(c->epoch[i], now->epoch[i]) != 0) {
-            /* a shard without a history then may have begun one since, all
-             * of it still in its log */
-            if (c->epoch[i][0] || c->seq[i] != 0 || (now->seq[i] > 0 && (!l->n || l->evs[0].seq != 1)))
-                return 0;
-            continue;
-        }
-        if (c->seq[i] > now->seq[i])
-            return 0;
-        if (c->seq[i] < now->seq[i] && (!l->n || l->evs[0].seq > c->seq[i] + 1))
-            return 0;
-    }
-    return 1;
+    int64_t first[RC_SHARDS_MAX];
+    for (unsigned i = 0; i < cu->shards; i++)
+        first[i] = cu->log[i].n ? cu->log[i].evs[0].seq : 0;
+    return rc_shard_replayable(c, now, first);
 }
 
 /* Answers pending viewer s. Returns 0, or -1 when its queue refused: it

@@ -229,6 +229,63 @@ static void test_board_epoch(void **state)
     assert_string_equal(e0, e2);
 }
 
+static void cursor_of(struct rc_shard_cursor *c, unsigned n)
+{
+    memset(c, 0, sizeof *c);
+    c->n = n;
+}
+
+static void test_feed_steps(void **state)
+{
+    (void)state;
+    struct rc_shard_cursor c;
+    cursor_of(&c, 3);
+    rc_shard_cursor_set(&c, 0, 5, "aaaaaaaa11111111");
+    /* shard 1 has no history yet; shard 2 at 0 too */
+    assert_int_equal(rc_shard_step(&c, 0, 5, "", 0), RC_SHARD_SKIP);
+    assert_int_equal(rc_shard_step(&c, 0, 4, "", 0), RC_SHARD_SKIP);
+    assert_int_equal(rc_shard_step(&c, 0, 6, "", 0), RC_SHARD_NEXT);
+    assert_int_equal(rc_shard_step(&c, 0, 7, "", 0), RC_SHARD_RESYNC); /* a gap */
+    /* the first write of a shard without a history names its epoch */
+    assert_int_equal(rc_shard_step(&c, 1, 1, "bbbbbbbb22222222", 0), RC_SHARD_BEGAN);
+    assert_int_equal(rc_shard_step(&c, 1, 2, "bbbbbbbb22222222", 0), RC_SHARD_RESYNC);
+    /* a new history on a shard that had one: start over */
+    assert_int_equal(rc_shard_step(&c, 0, 1, "cccccccc33333333", 0), RC_SHARD_RESYNC);
+    assert_int_equal(rc_shard_step(&c, 0, 6, "aaaaaaaa11111111", 0), RC_SHARD_NEXT); /* its own: as ever */
+    assert_int_equal(rc_shard_step(&c, 2, 1, "dddddddd44444444", 1), RC_SHARD_RESYNC); /* a reset */
+    assert_int_equal(rc_shard_step(&c, 3, 1, "", 0), RC_SHARD_RESYNC); /* no such shard */
+}
+
+static void test_replayable(void **state)
+{
+    (void)state;
+    struct rc_shard_cursor c, now;
+    int64_t first[3] = {3, 0, 1};
+    cursor_of(&c, 3);
+    cursor_of(&now, 3);
+    rc_shard_cursor_set(&c, 0, 5, "aaaaaaaa");
+    rc_shard_cursor_set(&now, 0, 9, "aaaaaaaa");
+    rc_shard_cursor_set(&now, 2, 4, "eeeeeeee"); /* began since c: all of it in the log (first 1) */
+    assert_true(rc_shard_replayable(&c, &now, first));
+    first[0] = 6; /* the log starts right after c */
+    assert_true(rc_shard_replayable(&c, &now, first));
+    first[0] = 7; /* change 6 is gone */
+    assert_false(rc_shard_replayable(&c, &now, first));
+    first[0] = 3;
+    first[2] = 2; /* shard 2's first change is gone */
+    assert_false(rc_shard_replayable(&c, &now, first));
+    first[2] = 1;
+    rc_shard_cursor_set(&now, 0, 4, "aaaaaaaa"); /* behind c: a history lost */
+    assert_false(rc_shard_replayable(&c, &now, first));
+    rc_shard_cursor_set(&now, 0, 9, "ffffffff"); /* another history on shard 0 */
+    assert_false(rc_shard_replayable(&c, &now, first));
+    rc_shard_cursor_set(&now, 0, 5, "aaaaaaaa"); /* nothing new on shard 0: its log need not reach */
+    first[0] = 0;
+    assert_true(rc_shard_replayable(&c, &now, first));
+    now.n = 2;
+    assert_false(rc_shard_replayable(&c, &now, first));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +297,8 @@ int main(void)
         cmocka_unit_test(test_cursor_round_trip),
         cmocka_unit_test(test_cursor_refuses_what_is_not_one),
         cmocka_unit_test(test_board_epoch),
+        cmocka_unit_test(test_feed_steps),
+        cmocka_unit_test(test_replayable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
