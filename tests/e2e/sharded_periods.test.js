@@ -82,6 +82,25 @@ async function setClock(gw, iso) {
   assert.equal(r.status, 200, r.text);
 }
 
+/* `rankcast ...args` (export, import) to its end: { code, stdout, stderr }. */
+function cli(args, { redis, config, state } = {}) {
+  const full = [...args, '--redis', `127.0.0.1:${redis.port}`, '--config', config, ...(state ? ['--state', state] : [])];
+  return new Promise((resolve, reject) => {
+    const child = h.spawnTracked(h.gatewayBin(), full, { cwd: h.repoRoot, stdio: ['ignore', 'pipe', 'pipe'] }, []);
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      child.untrack();
+      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() });
+    });
+  });
+}
+
+const csvMembers = (text) => text.split('\n').slice(1).filter((l) => l).map((l) => l.split(',')[1]);
+
 const archivedLines = (gw, board, period) => gw.stderr.filter((l) => l.includes(`archived ${board} ${period}:`));
 
 function stateDir(t) {
@@ -185,6 +204,11 @@ test('a sharded day across midnight: archived once as the merged truth, viewers 
   await h.waitFor(() => shown(c, snap.sub, 10).join() === 'u:8', 3000, 'the rolled viewer to show the new day');
   assert.equal(await redis.cli('ZSCORE', `rc:{daily#${home}|2026-11-23}:z`, 'u:7'), '');
 
+  // The CLI exports the finished day merged, from its shards.
+  const live = await cli(['export', 'daily', '--period', '2026-11-22'], { redis, config, state: dir });
+  assert.equal(live.code, 0, live.stderr);
+  assert.deepEqual(csvMembers(live.stdout), truth.map((r) => r.member));
+
   // The finished day's shards expire (here: deleted): reads of it come
   // from the archive, the same rows.
   const before = (await h.http(gw.base, 'GET', '/api/v1/boards/daily?top=15&period=2026-11-22')).body;
@@ -197,6 +221,9 @@ test('a sharded day across midnight: archived once as the merged truth, viewers 
   assert.equal(after.body.total, truth.length);
   const r3 = await h.http(gw.base, 'GET', `/api/v1/boards/daily/members/${truth[2].member}?period=2026-11-22`);
   assert.equal(r3.body.rank, 3, r3.text);
+  const archived = await cli(['export', 'daily', '--period', '2026-11-22'], { redis, config, state: dir });
+  assert.equal(archived.code, 0, archived.stderr);
+  assert.equal(archived.stdout, live.stdout);
   assert.deepEqual(gw.stderr.filter((l) => / (error|warn) /.test(l) && /archive/.test(l)), []);
 });
 
@@ -333,4 +360,32 @@ test('a template with shards = 3: each board split, reads merged, fan-out; a per
     assert.deepEqual(sql(path.join(dir, 'archive.sqlite3'), ROWS_SQL('dm:7', '2026-03-10')), truth);
     assert.equal(await redis.cli('GET', 'rc:{dm:7|2026-03-10}:archived'), '1');
     await h.waitFor(async () => (await redis.cli('ZCARD', 'rc:{dm:*}:periods')) === '0', 5000, 'the index entry to go');
+  });
+
+test('import into a sharded weekly board seeds the week\'s blocklist on each shard; export merges the week',
+  { skip }, async (t) => {
+    const SHARDS = 3;
+    const config = h.configWith(t, { 'board weekly': { shards: SHARDS } });
+    const redis = await h.startRedis(t);
+    // blocked on the board before the week's first write: on its shard's list
+    const bad = 'w:bad';
+    await redis.cli('SADD', `rc:{weekly#${shardOf(bad, SHARDS)}|}:blocked`, bad);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-shper-'));
+    h.defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+    const good = Array.from({ length: 12 }, (_, i) => `w:${i}`);
+    const file = path.join(dir, 'weekly.csv');
+    fs.writeFileSync(file, `member,score\n${good.map((m, i) => `${m},${10 + i}`).join('\n')}\n${bad},99\nw:after,1\n`);
+    const imp = await cli(['import', 'weekly', file], { redis, config });
+    assert.equal(imp.code, 1, imp.stderr);
+    assert.match(imp.stderr, /line 14: forbidden: member w:bad is blocked on this board/);
+    const week = /to period (\S+):/.exec(imp.stderr)[1];
+    for (let i = 0; i < SHARDS; i++) {
+      assert.equal(await redis.cli('SISMEMBER', `rc:{weekly#${i}|${week}}:blocked`, ''), '1', `shard ${i} seeded`);
+    }
+    assert.equal(await redis.cli('SISMEMBER', `rc:{weekly#${shardOf(bad, SHARDS)}|${week}}:blocked`, bad), '1');
+    const truth = await mergedTruth(redis, 'weekly', week, SHARDS);
+    assert.deepEqual(truth.map((r) => r.member), good.slice().reverse());
+    const exp = await cli(['export', 'weekly', '--period', week], { redis, config });
+    assert.equal(exp.code, 0, exp.stderr);
+    assert.deepEqual(csvMembers(exp.stdout), good.slice().reverse());
   });
