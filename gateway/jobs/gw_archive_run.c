@@ -24,6 +24,9 @@
  *      restarts the copy
  *   6. SQLite: the period row (INSERT OR IGNORE: only its first writer logs)
  *   7. SET rc:{B|P}:archived 1 PX TTL     expires with the period's keys
+ * A sharded board (docs/sharded.md, "Periods and templates") keeps its
+ * marker and lock in its own tag {B|P}; step 2 asks every shard's set, and
+ * step 5 takes the pages of its shards merged (jobs/gw_archive_shard.c).
  * The run ends by releasing the lock (compare-and-DEL: only our token), after
  * step 7, or on a failure or stop so the next attempt need not wait for the
  * expiry. Since step 1 comes before step 3, a gateway that gets the lock after
