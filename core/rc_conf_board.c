@@ -251,12 +251,8 @@ static int finish_shards(struct parser *p, struct rc_board *b)
     if (b->queue.mode == RC_WRITE_QUEUED)
         return rc_conf__fail(p, line, "shards cannot be combined with write_mode = queued (not supported yet: "
                              "a queued board has one stream and one consumer)");
-    if (b->period.kind != RC_PERIOD_NONE)
-        return rc_conf__fail(p, line, "shards cannot be combined with period (not supported yet: the archive "
-                             "and the period's expiry read one sorted set)");
-    if (b->is_template)
-        return rc_conf__fail(p, line, "shards applies only to a board with an exact name, not to template %s "
-                             "(not supported yet)", b->name);
+    /* periods and templates split like any board: each board-period's
+     * shards are "B#i" in that period (docs/sharded.md, "Periods") */
     return 0;
 }
 

@@ -102,7 +102,11 @@ int gw_cli_export(struct gw_cli *c)
         goto cleanup;
     }
     if (c->b->shards > 1) {
-        rc = gw_cli_export_merged(c, r, &s); /* a sharded board: its shards merged */
+        int gone = 0;
+        rc = gw_cli_export_merged(c, r, &s, p.id, &gone); /* a sharded board: its shards merged */
+        /* a past period whose shards' keys are gone: the archive has it */
+        if (!rc && gone && c->b->period.kind != RC_PERIOD_NONE && strcmp(p.id, now.id) != 0)
+            rc = export_archive(c, r, &s, p.id);
         goto flush;
     }
     for (int64_t first = 0;; first += GW_CLI_PAGE) {

@@ -12,22 +12,25 @@
 /* One shard's place in the merge: its current page and where it stands. */
 struct run {
     char name[RC_SHARD_NAME_MAX + 1];
+    const char *period;     /* the board-period's id ("" all-time), borrowed */
     struct gw_cli_page *pg;
     size_t pos;             /* next row of pg to merge */
     int64_t next_first;     /* the shard's index of the row after pg */
     int more;               /* the shard may have rows after pg (pg was full) */
     int64_t seq_first, seq; /* the shard's seq at its first and latest page */
+    int64_t total;          /* the shard's total at its latest page */
 };
 
 static int read_run(const struct gw_cli *c, struct gw_cli_redis *r, struct run *run)
 {
     struct rc_read_head head;
-    int rc = gw_cli_read_page(c, r, run->name, "", run->next_first, &head, run->pg);
+    int rc = gw_cli_read_page(c, r, run->name, run->period, run->next_first, &head, run->pg);
     if (rc)
         return rc;
     if (run->next_first == 0)
         run->seq_first = head.seq;
     run->seq = head.seq;
+    run->total = head.total;
     run->pos = 0;
     run->next_first += (int64_t)run->pg->n;
     run->more = run->pg->n == GW_CLI_PAGE;
@@ -76,7 +79,8 @@ static int merge(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_s
     return rc;
 }
 
-int gw_cli_export_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s)
+int gw_cli_export_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const char *period,
+                         int *gone)
 {
     unsigned n = c->b->shards;
     struct run *runs = calloc(n, sizeof *runs);
@@ -88,9 +92,15 @@ int gw_cli_export_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct 
         else if (!(runs[j].pg = malloc(sizeof *runs[j].pg)))
             rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
         else
-            rc = read_run(c, r, &runs[j]);
+            rc = (runs[j].period = period, read_run(c, r, &runs[j]));
     }
-    if (!rc)
+    /* no shard has a seq or a row: nothing in Redis (a past period's keys
+     * may have expired: the caller asks the archive) */
+    int64_t any = 0;
+    for (unsigned j = 0; j < n && !rc; j++)
+        any += runs[j].seq_first + runs[j].total;
+    *gone = !rc && any == 0;
+    if (!rc && !*gone)
         rc = merge(c, r, s, runs, n, out);
     for (unsigned j = 0; j < n && !rc; j++)
         if (runs[j].seq != runs[j].seq_first)

@@ -52,6 +52,7 @@ struct call {
     const char *words[NWORDS];
     size_t lens[NWORDS];
     int nwords;
+    int seed;                 /* the first row of its period's blocklist (of its shard): sent alone, seeded */
 };
 
 struct import {
@@ -62,8 +63,8 @@ struct import {
     size_t n;
     struct rc_period p;                 /* the batch's period and time */
     int64_t now;
-    char seeded[RC_PERIOD_ID_MAX];      /* the last period whose blocklist we saw seeded */
-    int has_seeded;
+    char seeded[RC_SHARDS_MAX][RC_PERIOD_ID_MAX]; /* per shard (0 unsharded): the last period whose
+                                                     blocklist a row seeds */
     int64_t rows, changed, unchanged, duplicates, names;
     int64_t unconfirmed;                /* rows written with fewer replicas than ack_replicas confirming */
     int64_t started, last_progress;
@@ -246,11 +247,9 @@ static int flush(struct import *im)
     int rc = 0;
     if (im->n == 0)
         return 0;
-    if (im->batch[0].a.seed_from[0] && (!im->has_seeded || strcmp(im->seeded, im->p.id) != 0)) {
+    if (im->batch[0].seed) {
         if ((rc = send_seeded(im, &im->batch[0])) != 0)
             return rc;
-        snprintf(im->seeded, sizeof im->seeded, "%s", im->p.id);
-        im->has_seeded = 1;
         from = 1;
     }
     if (from < im->n && (rc = first_blocked(im, from, im->n, &cut)) != 0)
@@ -315,10 +314,17 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
         rc = rc_import_request(c->board, im->op, &k->row, req, &k->req, &err);
     /* a sharded board's row goes to its member's shard "B#i" (docs/sharded.md) */
     char store[RC_SHARD_NAME_MAX + 1];
+    unsigned shard = !rc && c->b->shards > 1 ? rc_shard_of(k->req.member, c->b->shards) : 0;
     snprintf(store, sizeof store, "%s", c->board);
-    if (!rc && c->b->shards > 1 &&
-        rc_shard_name(store, sizeof store, c->board, rc_shard_of(k->req.member, c->b->shards)) != 0)
+    if (!rc && c->b->shards > 1 && rc_shard_name(store, sizeof store, c->board, shard) != 0)
         rc = rc_error_set(&err, RC_E_INTERNAL, "board name too long for its shards");
+    /* the first row of a period (of a shard) seeds its blocklist, as the
+     * first of a batch: the rows before it go first */
+    int seed = !rc && im->p.id[0] && strcmp(im->seeded[shard], im->p.id) != 0;
+    if (seed && im->n > 0) {
+        int frc = flush(im);
+        return frc ? frc : add_row(im, lineno, line, len, cols);
+    }
     if (!rc)
         rc = rc_write_args_build_as(c->b, &k->req, &im->p, im->now, gw_cli_redis_is_cluster(im->r), store, &k->a,
                                     &err);
@@ -345,6 +351,9 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
         k->lens[i] = strlen(k->words[i]);
     k->nwords = n;
     k->lineno = lineno;
+    k->seed = seed;
+    if (seed)
+        snprintf(im->seeded[shard], sizeof im->seeded[shard], "%s", im->p.id);
     if (++im->n == BATCH)
         return flush(im);
     return 0;

@@ -24,6 +24,9 @@
  *      restarts the copy
  *   6. SQLite: the period row (INSERT OR IGNORE: only its first writer logs)
  *   7. SET rc:{B|P}:archived 1 PX TTL     expires with the period's keys
+ * A sharded board (docs/sharded.md, "Periods and templates") keeps its
+ * marker and lock in its own tag {B|P}; step 2 asks every shard's set, and
+ * step 5 takes the pages of its shards merged (jobs/gw_archive_shard.c).
  * The run ends by releasing the lock (compare-and-DEL: only our token), after
  * step 7, or on a failure or stop so the next attempt need not wait for the
  * expiry. Since step 1 comes before step 3, a gateway that gets the lock after
@@ -55,6 +58,7 @@
 #include "gw_app.h"
 #include "base/gw_clock.h"
 #include "base/gw_log.h"
+#include "jobs/gw_archive_shard.h"
 #include "jobs/gw_webhook.h"
 #include "store/gw_archive_db.h"
 #include "store/gw_archive_sql.h"
@@ -88,6 +92,7 @@ struct run {
     int64_t locked_at;               /* when it was taken or last renewed (monotonic ms) */
     unsigned renewals;               /* how often it was renewed */
     void (*then)(struct run *r);     /* the step after the renewal in flight */
+    struct gw_ashard *merge;         /* a sharded board: its shards' rows merged (gw_archive_shard.h) */
 };
 
 static void renew_then(struct run *r, void (*then)(struct run *r));
@@ -135,6 +140,7 @@ static void run_end(struct run *r)
         a->runs++;
     struct board_state *bs = r->bs;
     bs->busy = 0;
+    gw_ashard_free(r->merge);
     free(r);
     if (a->ended && !a->stopping)
         a->ended(a, bs); /* may begin the next run of bs */
@@ -321,6 +327,42 @@ static int page_from_reply(struct run *r, const redisReply *rep, struct page_job
     return 0;
 }
 
+/* A late write (a gateway whose clock lags by more than the grace): the
+ * pages so far are from another version. Read it all again. */
+static void restart(struct run *r)
+{
+    if (++r->restarts > MAX_RESTARTS) {
+        run_fail(r, "the finished board keeps changing");
+        return;
+    }
+    r->next = 0;
+    if (r->merge)
+        gw_ashard_rewind(r->merge);
+    read_page(r);
+}
+
+/* A page read (seq and total: the board's at its read) goes to SQLite. */
+static void take_page(struct run *r, struct page_job *p, int64_t seq, int64_t total)
+{
+    if (r->next == 0) {
+        r->seq = seq;
+        r->total = total;
+    } else if (seq != r->seq || total != r->total) {
+        page_free(p);
+        restart(r);
+        return;
+    }
+    if (p->n == 0) {
+        page_free(p);
+        finish_run(r);
+        return;
+    }
+    if (gw_adb_submit(r->a->db, &p->job, work_page, done_page) != 0) {
+        page_free(p);
+        run_fail(r, "the archive is closing");
+    }
+}
+
 static void on_page(redisReply *reply, void *privdata)
 {
     struct run *r = privdata;
@@ -334,30 +376,32 @@ static void on_page(redisReply *reply, void *privdata)
         run_fail(r, reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected read.lua reply");
         return;
     }
-    if (r->next == 0) {
-        r->seq = seq;
-        r->total = total;
-    } else if (seq != r->seq || total != r->total) {
-        /* A late write (a gateway whose clock lags by more than the grace):
-         * the pages so far are from another version. Read it all again. */
-        page_free(p);
-        if (++r->restarts > MAX_RESTARTS) {
-            run_fail(r, "the finished board keeps changing");
-            return;
-        }
-        r->next = 0;
-        read_page(r);
-        return;
+    take_page(r, p, seq, total);
+}
+
+/* A sharded board's next merged page (gw_archive_shard.h): its rows are
+ * ranked on from r->next. */
+static void on_merged(int code, const char *why, int changed, int64_t seq, int64_t total, char **members, double *c,
+                      size_t n, void *privdata)
+{
+    struct run *r = privdata;
+    struct page_job *p = code || changed || r->a->stopping ? NULL : calloc(1, sizeof *p);
+    if (p) {
+        *p = (struct page_job){.r = r, .first_rank = r->next + 1, .n = n, .members = members, .c = c};
+    } else {
+        for (size_t i = 0; i < n; i++)
+            free(members[i]);
+        free(members);
+        free(c);
     }
-    if (p->n == 0) {
-        page_free(p);
-        finish_run(r);
-        return;
-    }
-    if (gw_adb_submit(r->a->db, &p->job, work_page, done_page) != 0) {
-        page_free(p);
-        run_fail(r, "the archive is closing");
-    }
+    if (code || r->a->stopping)
+        run_fail(r, why ? why : "Redis went away");
+    else if (changed)
+        restart(r);
+    else if (!p)
+        run_fail(r, "out of memory");
+    else
+        take_page(r, p, seq, total);
 }
 
 /* Step 5: one page through lua/read.lua (core/rc_read_args, store/gw_read). */
@@ -418,6 +462,11 @@ static void read_page_now(struct run *r)
     struct rc_read_args args;
     /* the live board: a frozen board's archive holds its true standings */
     const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = r->next, .count = PAGE_ROWS, .live = 1};
+    if (r->merge) { /* a sharded board: the next page of its shards merged */
+        if (r->a->stopping || gw_ashard_next(r->merge, PAGE_ROWS, on_merged, r) != 0)
+            run_fail(r, "Redis is unavailable");
+        return;
+    }
     if (r->a->stopping || rc_read_args_build(r->bs->decl->name, r->period.id, r->bs->decl->layout.order, &req, &args) != 0 ||
         gw_read_send(&app->read_script, app->redis, &args, on_page, r) != 0)
         run_fail(r, "Redis is unavailable");
@@ -474,27 +523,41 @@ static void on_locked(int rc, const char *err, void *privdata)
 /* Step 2: an empty period is recorded straight away, without writing to
  * Redis (no lock, no marker): the period row's INSERT OR IGNORE is enough to
  * log it once per file, and Redis is left untouched by every idle board. */
-static void on_board_exists(redisReply *rep, void *privdata)
+static void board_exists(struct run *r, int exists)
 {
-    struct run *r = privdata;
-    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
-        run_end(r);
-        return;
-    }
-    if (rep->integer == 0 && r->bs->skip_empty) {
+    if (!exists && r->bs->skip_empty) {
         /* a template's board: no sorted set means no write landed (one the
          * script refused was still recorded in the index): nothing to keep */
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
         run_end(r);
         return;
     }
-    if (rep->integer == 0) {
+    if (!exists) {
         r->empty = 1;
         finish_run(r);
         return;
     }
     if (r->a->stopping || gw_lock_acquire(r->a->app->redis, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
         run_end(r);
+}
+
+static void on_board_exists(redisReply *rep, void *privdata)
+{
+    struct run *r = privdata;
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping)
+        run_end(r);
+    else
+        board_exists(r, rep->integer != 0);
+}
+
+/* A sharded board: any shard's sorted set counts. */
+static void on_shards_exist(int code, int any, void *privdata)
+{
+    struct run *r = privdata;
+    if (code || r->a->stopping)
+        run_end(r);
+    else
+        board_exists(r, any);
 }
 
 static void on_marker(redisReply *rep, void *privdata)
@@ -511,7 +574,8 @@ static void on_marker(redisReply *rep, void *privdata)
         return;
     }
     const char *argv[] = {"EXISTS", r->zkey};
-    if (run_command(r, on_board_exists, 2, argv) != 0)
+    if (r->merge ? gw_ashard_exists(r->merge, on_shards_exist, r) != 0
+                 : run_command(r, on_board_exists, 2, argv) != 0)
         run_end(r);
 }
 
@@ -529,7 +593,10 @@ void gw_archive_run_begin(struct gw_archive *a, struct board_state *bs, const st
     r->a = a;
     r->bs = bs;
     r->period = *p;
-    if (board_key(r->zkey, r, "z") || board_key(r->marker, r, "archived") || board_key(r->lock, r, "archiving")) {
+    /* a sharded board's marker and lock are in its own tag {B|P}, beside
+     * its shards' {B#i|P} (docs/sharded.md, "Periods") */
+    if (board_key(r->zkey, r, "z") || board_key(r->marker, r, "archived") || board_key(r->lock, r, "archiving") ||
+        (bs->decl->shards > 1 && !(r->merge = gw_ashard_new(a->app, bs->decl, bs->decl->name, p->id)))) {
         free(r);
         return;
     }

@@ -10,6 +10,7 @@
 #include "rc_err.h"
 #include "rc_expiry.h"
 #include "rc_keys.h"
+#include "rc_shard.h"
 
 #define MAX_STEPS 6
 
@@ -88,8 +89,15 @@ int gw_blocklist_spread(struct gw_redis *redis, const struct rc_board *b, const 
                         int64_t now_ms, const char *member, int add, gw_blocklist_cb *cb, void *privdata)
 {
     struct rc_period cur, next;
+    char store[RC_SHARD_NAME_MAX + 1];
     if (!p->id[0] || rc_period_at(&b->period, now_ms, &cur) != 0 || rc_period_next(&b->period, &cur, &next) != 0)
         return RC_E_INTERNAL;
+    /* a sharded board: the member's shard keeps its lists (the write script
+     * seeds a period of shard i from rc:{B#i|}:blocked) */
+    if (b->shards > 1 ? rc_shard_name(store, sizeof store, board, rc_shard_of(member, b->shards)) != 0
+                      : snprintf(store, sizeof store, "%s", board) >= (int)sizeof store)
+        return RC_E_INTERNAL;
+    board = store;
     struct spread *s = calloc(1, sizeof *s);
     if (!s)
         return RC_E_INTERNAL;

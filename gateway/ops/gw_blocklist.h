@@ -14,7 +14,9 @@
  *            before the first step may have put M back), then on the
  *            current and the next period's lists
  * one command after the other. A board without periods has one list, which
- * the admin script changed: nothing is left to do there.
+ * the admin script changed: nothing is left to do there. A sharded board's
+ * lists are its member's shard's (rc:{B#i|}:blocked, rc:{B#i|P}:blocked,
+ * docs/sharded.md): the steps run there.
  */
 #ifndef GW_BLOCKLIST_H
 #define GW_BLOCKLIST_H

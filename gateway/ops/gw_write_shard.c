@@ -19,6 +19,7 @@ struct shard_write {
     void *privdata;
     char board[RC_BOARD_MAX + 1];
     char shard[RC_SHARD_NAME_MAX + 1];
+    char period[RC_PERIOD_ID_MAX];  /* the period written ("" all-time): the rank is read there */
     struct rc_write_result res;   /* the script's answer, completed by the read */
 };
 
@@ -57,7 +58,7 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     }
     sw->res = *res;
     struct gw_read_spec spec = {.kind = GW_READ_RANK, .member = sw->res.member, .live = 1};
-    int rc = gw_read(&sw->app->store, sw->b, sw->board, "", &spec, on_rank, sw);
+    int rc = gw_read(&sw->app->store, sw->b, sw->board, sw->period, &spec, on_rank, sw);
     if (rc)
         on_rank(rc, NULL, sw);
 }
@@ -73,6 +74,7 @@ int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const st
     sw->cb = cb;
     sw->privdata = privdata;
     snprintf(sw->board, sizeof sw->board, "%s", r->board);
+    snprintf(sw->period, sizeof sw->period, "%s", p->id);
     if (rc_shard_name(sw->shard, sizeof sw->shard, r->board, rc_shard_of(r->member, b->shards)) != 0) {
         free(sw);
         return rc_error_set(err, RC_E_INTERNAL, "shard name too long");

@@ -9,7 +9,6 @@
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
 
-#include "store/gw_archive_read.h"
 #include "store/gw_join.h"
 #include "store/gw_read_int.h"
 #include "store/gw_store.h"
@@ -33,49 +32,6 @@ struct pending {
     struct gw_read_spec spec;
     char member[RC_MEMBER_MAX + 1];
 };
-
-/* A past period whose keys are gone from Redis (expired after `keep`
- * periods) is answered from the archive, in the same shape. */
-static int past_and_gone(const struct pending *p)
-{
-    struct rc_period now;
-    if (p->b->period.kind == RC_PERIOD_NONE || p->w->seq != 0 || p->w->total != 0)
-        return 0;
-    return rc_period_at(&p->b->period, gw_store_now_ms(p->s), &now) == 0 && strcmp(now.id, p->period) != 0;
-}
-
-struct fallback {
-    struct gw_window *empty; /* what Redis said, for when the archive has nothing */
-    gw_read_cb *cb;
-    void *privdata;
-};
-
-static void on_archive(int code, struct gw_window *w, void *privdata)
-{
-    struct fallback *fb = privdata;
-    if (code == RC_E_NOT_FOUND) {
-        fb->cb(0, fb->empty, fb->privdata);
-    } else {
-        gw_window_free(fb->empty);
-        fb->cb(code, w, fb->privdata);
-    }
-    free(fb);
-}
-
-/* Hands the read over to the archive; 0 when it took it (p is freed). */
-static int try_archive(struct pending *p)
-{
-    struct fallback *fb = malloc(sizeof *fb);
-    if (!fb)
-        return -1;
-    *fb = (struct fallback){p->w, p->cb, p->privdata};
-    if (gw_archive_read(p->s, p->b, p->board, p->period, &p->spec, on_archive, fb) != 0) {
-        free(fb);
-        return -1;
-    }
-    free(p);
-    return 0;
-}
 
 static void finish(struct pending *p, int code)
 {
@@ -121,8 +77,12 @@ static void on_read(redisReply *reply, void *privdata)
         finish(p, rc);
         return;
     }
-    if (past_and_gone(p) && try_archive(p) == 0)
+    /* a past period whose keys have expired: the archive has it */
+    if (gw_read_past_and_gone(p->s, p->b, p->period, p->w) &&
+        gw_read_try_archive(p->s, p->b, p->board, p->period, &p->spec, p->w, p->cb, p->privdata) == 0) {
+        free(p);
         return;
+    }
     gw_profiles_join(p->s->profiles, p->w, on_joined, p);
 }
 

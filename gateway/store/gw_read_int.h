@@ -1,7 +1,7 @@
 /* gw_read_int.h - internal to store/'s board reads, in a one-way order:
  * gw_read.c (a board's read) and gw_read_shard.c (a sharded board's merged
- * read) send through gw_read_call.c; gw_read_shard.c merges with
- * gw_read_merge.c. Nothing outside store/ includes it. */
+ * read) send through gw_read_call.c and fall back to the archive through
+ * gw_read_past.c; gw_read_shard.c merges with gw_read_merge.c. Nothing outside store/ includes it. */
 #ifndef GW_READ_INT_H
 #define GW_READ_INT_H
 
@@ -21,6 +21,20 @@ int gw_read_call(const struct gw_store *s, const struct rc_board *b, const char 
 /* gw_read_reply for a near reply: fills *nr too. */
 int gw_read_reply_near(const redisReply *r, struct rc_read_head *head, struct rc_read_near *nr,
                        struct rc_read_row **rows, size_t *n);
+
+/* ---- gw_read_past.c: a past period answered from the archive ---- */
+
+/* 1 when window w, just read from Redis for board b in `period`, is a past
+ * period whose keys are gone (seq and total 0, not the current period). */
+int gw_read_past_and_gone(const struct gw_store *s, const struct rc_board *b, const char *period,
+                          const struct gw_window *w);
+
+/* Hands the read (board, period, spec: copied as needed) to the archive.
+ * Returns 0 when it took it: cb then runs once, later, with the archive's
+ * window, or with `empty` (taken: the window Redis gave) when the archive
+ * does not hold the period. -1: not taken (empty still the caller's). */
+int gw_read_try_archive(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                        const struct gw_read_spec *spec, struct gw_window *empty, gw_read_cb *cb, void *privdata);
 
 /* ---- gw_read_shard.c: a sharded board's read (gw_read's contract) ---- */
 

@@ -328,6 +328,16 @@ static void round_done(struct sread *sr)
         finish(sr, rc);
         return;
     }
+    /* a past period whose shards' keys have expired: the archive has the
+     * merged standings under the board's name */
+    if (gw_read_past_and_gone(sr->s, sr->b, sr->period, sr->w) &&
+        gw_read_try_archive(sr->s, sr->b, sr->board, sr->period, &sr->spec, sr->w, sr->cb, sr->privdata) == 0) {
+        sr->w = NULL;
+        for (unsigned j = 0; j < sr->nshards; j++)
+            gw_shard_part_clear(&sr->part[j]);
+        free(sr);
+        return;
+    }
     gw_profiles_join(sr->s->profiles, sr->w, on_joined, sr);
 }
 

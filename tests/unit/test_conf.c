@@ -817,8 +817,12 @@ static const struct err_case err_cases[] = {
      "shards cannot be combined with tiebreak = arrival"},
     {"[board x]\n" ALLTIME "write_mode = queued\nshards = 4\n", 4,
      "shards cannot be combined with write_mode = queued"},
-    {"[board x]\nperiod = day\nshards = 4\n", 3, "shards cannot be combined with period"},
-    {"[board x:*]\n" ALLTIME "shards = 4\n", 3, "shards applies only to a board with an exact name"},
+    /* periods and templates split; what stays refused is refused on them too */
+    {"[board x]\nperiod = day\ntiebreak = arrival\nshards = 4\n", 4,
+     "shards cannot be combined with tiebreak = arrival"},
+    {"[board x:*]\ndecay = buckets\nshards = 4\n", 3, "shards cannot be combined with decay"},
+    {"[board x:*]\nperiod = day\n\ntiebreak = arrival\nshards = 4\n", 5,
+     "shards cannot be combined with tiebreak = arrival"},
     /* the last board is checked at the end of the text, at its header */
     {"[board a]\n" ALLTIME "[board b]\n\n\nkeep = 2\n", 3, "keep applies only to periodic boards"},
 };
@@ -871,6 +875,26 @@ static void test_sharded_board_keeps_its_count(void **state)
     parse_ok("[board g]\n" ALLTIME "shards = 8\n[board d]\n" ALLTIME, c);
     assert_int_equal(board(c, "g")->shards, 8);
     assert_int_equal(board(c, "d")->shards, 1);
+    free(c);
+}
+
+static void test_periodic_and_template_boards_can_be_sharded(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok("[board daily]\nperiod = day\nkeep = 3\nshards = 4\n"
+             "[board m:*]\n" ALLTIME "shards = 3\n"
+             "[board w:*]\nperiod = week\nshards = 2\n", c);
+    assert_int_equal(board(c, "daily")->shards, 4);
+    assert_int_equal(board(c, "daily")->period.kind, RC_PERIOD_DAY);
+    assert_int_equal(board(c, "m:*")->shards, 3);
+    assert_true(board(c, "m:*")->is_template);
+    assert_int_equal(board(c, "w:*")->shards, 2);
+    assert_int_equal(board(c, "w:*")->period.kind, RC_PERIOD_WEEK);
+    /* a board of the template is found by its name, with the template's shards */
+    const struct rc_board *b = rc_conf_find_board(c, "m:17");
+    assert_non_null(b);
+    assert_int_equal(b->shards, 3);
     free(c);
 }
 
@@ -1228,6 +1252,7 @@ int main(void)
         cmocka_unit_test(test_unknown_key_message_is_exact),
         cmocka_unit_test(test_queued_board_keeps_its_bounds),
         cmocka_unit_test(test_sharded_board_keeps_its_count),
+        cmocka_unit_test(test_periodic_and_template_boards_can_be_sharded),
         cmocka_unit_test(test_overlong_line_and_value_are_refused),
         cmocka_unit_test(test_nul_byte_in_text_is_refused),
         cmocka_unit_test(test_too_many_boards_are_refused),
