@@ -11,13 +11,41 @@
 
 #include "rc_err.h"
 
-static const char *const kind_word[] = {"range", "around", "rank", "log"};
+static const char *const kind_word[] = {"range", "around", "rank", "log", "counts", "near"};
+
+/* A composite as read.lua passes it on to ZCOUNT and ZRANGE BYSCORE (exact
+ * for every double; composites are whole numbers). NaN: "" (counts 0). */
+static int bound_text(char *out, size_t cap, double v)
+{
+    if (isnan(v)) {
+        out[0] = '\0';
+        return 0;
+    }
+    if (isinf(v))
+        return -1;
+    snprintf(out, cap, "%.17g", v);
+    return 0;
+}
+
+/* The COUNTS pairs after argv[0..3). */
+static int build_counts(const struct rc_read_req *req, struct rc_read_args *out)
+{
+    if (req->nbounds > RC_READ_COUNTS_MAX || (req->nbounds && !req->bounds))
+        return RC_E_BAD_REQUEST;
+    for (size_t i = 0; i < req->nbounds; i++) {
+        if (bound_text(out->num[3 + i], sizeof out->num[3 + i], req->bounds[i]))
+            return RC_E_BAD_REQUEST;
+        out->argv[out->nargv++] = out->num[3 + i];
+        out->argv[out->nargv++] = req->inclusives && req->inclusives[i] ? "1" : "0";
+    }
+    return 0;
+}
 
 int rc_read_args_build(const char *board, const char *period, enum rc_order order, const struct rc_read_req *req,
                        struct rc_read_args *out)
 {
     static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch", "frz", "fz"};
-    if ((unsigned)req->kind > RC_READ_LOG)
+    if ((unsigned)req->kind > RC_READ_NEAR)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
         if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
@@ -53,6 +81,17 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
         out->nargv = 4;
         break;
     case RC_READ_LOG:
+        break;
+    case RC_READ_COUNTS:
+        return build_counts(req, out);
+    case RC_READ_NEAR:
+        if (req->radius < 0 || isnan(req->bound) || bound_text(out->num[0], sizeof out->num[0], req->bound))
+            return RC_E_BAD_REQUEST;
+        snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->radius);
+        out->argv[3] = out->num[0];
+        out->argv[4] = req->inclusive ? "1" : "0";
+        out->argv[5] = out->num[1];
+        out->nargv = 6;
         break;
     }
     if (req->places && (req->kind == RC_READ_RANGE || req->kind == RC_READ_AROUND)) {
@@ -109,23 +148,30 @@ static int parse_composite(const char *s, double *c)
     return 0;
 }
 
-/* The rows of a reply whose head takes items[0..head_len). */
-static int rows_parse(const struct rc_reply_item *items, size_t n, size_t head_len, struct rc_read_head *head,
-                      struct rc_read_row *rows, size_t cap, size_t *nrows)
+/* The member and composite pairs items[from..n) into rows. */
+static int pairs_parse(const struct rc_reply_item *items, size_t n, size_t from, struct rc_read_row *rows,
+                       size_t cap, size_t *nrows)
 {
-    if (head->first_rank == 0)
-        return 0; /* the rank reply of an absent member: { seq, total, 0, epoch, member, "" } */
-    size_t k = (n - head_len) / 2;
+    size_t k = (n - from) / 2;
     if (k > cap)
         return RC_E_INTERNAL;
     for (size_t i = 0; i < k; i++) {
-        const struct rc_reply_item *m = &items[head_len + 2 * i], *c = &items[head_len + 1 + 2 * i];
+        const struct rc_reply_item *m = &items[from + 2 * i], *c = &items[from + 1 + 2 * i];
         if (m->is_int || c->is_int || !m->str || !m->str[0] || parse_composite(c->str, &rows[i].c))
             return RC_E_INTERNAL;
         rows[i].member = m->str;
     }
     *nrows = k;
     return 0;
+}
+
+/* The rows of a reply whose head takes items[0..head_len). */
+static int rows_parse(const struct rc_reply_item *items, size_t n, size_t head_len, struct rc_read_head *head,
+                      struct rc_read_row *rows, size_t cap, size_t *nrows)
+{
+    if (head->first_rank == 0)
+        return 0; /* the rank reply of an absent member: { seq, total, 0, epoch, member, "" } */
+    return pairs_parse(items, n, head_len, rows, cap, nrows);
 }
 
 int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
@@ -148,4 +194,32 @@ int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struc
         return RC_E_INTERNAL;
     pl->next_tied = (int)next;
     return rows_parse(items, n, RC_READ_HEAD + 2, head, rows, cap, nrows);
+}
+
+int rc_read_counts_parse(const struct rc_reply_item *items, size_t n, size_t npairs, struct rc_read_head *head,
+                         int64_t *counts)
+{
+    if (rc_read_head_parse(items, n, head) || head->first_rank != 0 || n != RC_READ_HEAD + npairs)
+        return RC_E_INTERNAL;
+    for (size_t i = 0; i < npairs; i++)
+        if (item_count(&items[RC_READ_HEAD + i], &counts[i]) || counts[i] > head->total)
+            return RC_E_INTERNAL;
+    return 0;
+}
+
+int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                       struct rc_read_near *nr, struct rc_read_row *rows, size_t cap, size_t *nrows)
+{
+    int64_t na;
+    *nrows = 0;
+    if (rc_read_head_parse(items, n, head) || head->first_rank != 0 || n < RC_READ_HEAD + 2 ||
+        (n - RC_READ_HEAD) % 2 || item_count(&items[RC_READ_HEAD], &nr->ahead) ||
+        item_count(&items[RC_READ_HEAD + 1], &na) || nr->ahead > head->total || na > nr->ahead)
+        return RC_E_INTERNAL;
+    size_t k;
+    if (pairs_parse(items, n, RC_READ_HEAD + 2, rows, cap, &k) || (uint64_t)na > k)
+        return RC_E_INTERNAL;
+    nr->na = (size_t)na;
+    *nrows = k;
+    return 0;
 }

@@ -17,9 +17,10 @@
 
 #define RC_READ_NKEYS 6 /* z seq log epoch frz fz */
 #define RC_READ_HEAD 8  /* seq total first_rank epoch frozen freeze_seq shown fv */
-#define RC_READ_ARGV_MAX 6
+#define RC_READ_COUNTS_MAX 32 /* pairs in one counts call built here (the script takes 512) */
+#define RC_READ_ARGV_MAX (3 + 2 * RC_READ_COUNTS_MAX)
 
-enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG };
+enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG, RC_READ_COUNTS, RC_READ_NEAR };
 
 /* What to read (the script's kinds). */
 struct rc_read_req {
@@ -27,7 +28,13 @@ struct rc_read_req {
     int64_t first;          /* RANGE: 0-based index of the first row */
     int64_t count;          /* RANGE: rows wanted (0 from index 0: the whole board) */
     const char *member;     /* AROUND, RANK (borrowed) */
-    int64_t radius;         /* AROUND, at least 0 */
+    int64_t radius;         /* AROUND, NEAR: at least 0 */
+    double bound;           /* NEAR: the composite c the rows are near */
+    int inclusive;          /* NEAR: rows scored exactly bound count as ahead */
+    const double *bounds;   /* COUNTS: bounds[0..nbounds) (borrowed for the call;
+                               NaN: "", which counts 0) */
+    const int *inclusives;  /* COUNTS: one flag per bound (NULL: all strict) */
+    size_t nbounds;         /* COUNTS: 0..RC_READ_COUNTS_MAX (0: just the head) */
     int places;             /* RANGE, AROUND: also read the facts of shared places */
     double tie_unit;        /* with places: core/rc_places.h, rc_places_unit */
     int live;               /* the live board through a freeze (admin live views,
@@ -38,7 +45,7 @@ struct rc_read_args {
     unsigned nargv;
     char keys[RC_READ_NKEYS][RC_KEY_MAX];
     const char *argv[RC_READ_ARGV_MAX]; /* point into num, string constants or req->member */
-    char num[3][32];
+    char num[3 + RC_READ_COUNTS_MAX][32];
 };
 
 /* Builds the call reading board `board` in period `period` ("" for
@@ -96,5 +103,27 @@ struct rc_read_places {
 /* rc_read_rows_parse for a reply read with places: fills *pl too. */
 int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                               struct rc_read_places *pl, struct rc_read_row *rows, size_t cap, size_t *nrows);
+
+/* Decodes a counts reply items[0..n) of a call with npairs pairs: the head
+ * (first_rank 0), then npairs integers into counts[0..npairs), each at
+ * least 0 and at most the total. Returns 0 or RC_E_INTERNAL. */
+int rc_read_counts_parse(const struct rc_reply_item *items, size_t n, size_t npairs, struct rc_read_head *head,
+                         int64_t *counts);
+
+/* A near reply's facts after the head: how many members are ahead of the
+ * bound, and how many of the rows that follow are among them (the rest are
+ * behind it). */
+struct rc_read_near {
+    int64_t ahead;
+    size_t na;
+};
+
+/* Decodes a near reply items[0..n): the head (first_rank 0), ahead, na,
+ * then member and composite pairs into rows[0..*nrows) (cap at least
+ * rc_read_rows_max(n)): rows[0..na) ahead of the bound in board order, then
+ * the rows behind it. Returns 0, or RC_E_INTERNAL for another shape (na
+ * past the rows or past ahead, ahead past the total, a bad row). */
+int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                       struct rc_read_near *nr, struct rc_read_row *rows, size_t cap, size_t *nrows);
 
 #endif

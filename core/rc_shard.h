@@ -29,6 +29,9 @@
 #define RC_SHARDS_MIN 2
 #define RC_SHARDS_MAX 64
 #define RC_SHARD_NAME_MAX (RC_BOARD_MAX + 4) /* "B#63" */
+/* A page of a sharded board must end within this rank: each shard reads
+ * its first (offset + limit + 1) rows for the merge (docs/sharded.md). */
+#define RC_SHARD_READ_MAX 10000
 #define RC_SHARD_EPOCH_HEX 8 /* characters of a shard's epoch kept in a cursor */
 /* a cursor: per shard "EEEEEEEE:SEQ" (epoch prefix, possibly empty; seq up to
  * 20 digits) joined by '.', and a NUL */

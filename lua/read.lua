@@ -9,7 +9,7 @@
 -- KEYS[5] rc:{B|P}:frz   the freeze state (lua/freeze.lua)
 -- KEYS[6] rc:{B|P}:fz    the frozen copy (lua/freeze.lua)
 --
--- ARGV[1] kind: range | around | rank | log
+-- ARGV[1] kind: range | around | rank | log | counts | near
 -- ARGV[2] order: desc | asc
 -- ARGV[3] "1": the live board (an admin's live view, the archive); "0": what
 --         the audience sees: while the board is frozen, the frozen copy as
@@ -18,6 +18,16 @@
 -- around: ARGV[4] member, ARGV[5] radius
 -- rank:   ARGV[4] member
 -- log:    (nothing) the whole capped log
+-- counts: ARGV[4..] pairs (bound, inclusive), at most 512 pairs: for each,
+--         the members ranked strictly better than composite `bound` (desc:
+--         score > bound, or >= bound when inclusive is "1"; asc: score <
+--         bound, or <= bound). A bound "" counts 0 (no pairs, or only "",
+--         reads just the head). One ZCOUNT a pair (a sharded board's rank,
+--         docs/sharded.md)
+-- near:   ARGV[4] composite c, ARGV[5] inclusive ("1": rows scored exactly
+--         c count as ahead of c), ARGV[6] radius R: the rows just ahead of
+--         c and just behind it (a sharded board's around, docs/sharded.md),
+--         by ranges on score with LIMIT (no scan)
 -- range and around take an optional last ARGV (ARGV[6]): the tie unit, for
 --   shared places (core/rc_places.h): 2^T, or 0 to tie on equal scores
 --   (decaying boards). With it the reply carries two more head items.
@@ -42,6 +52,14 @@
 -- log reply:   { seq, total, 0, epoch, frozen, S, R, fv, event1, event2, ... }
 --              (JSON texts, oldest first; events of another history are never
 --              in it: a new history drops the log)
+-- counts reply: { seq, total, 0, epoch, frozen, S, R, fv, count1, count2, ... }
+--              one integer per pair, in ARGV's order
+-- near reply:  { seq, total, 0, epoch, frozen, S, R, fv, ahead, na,
+--              m1, c1, ..., m(na), c(na), then up to R+1 rows behind }
+--   ahead       the members ahead of c (the inclusive rule above)
+--   na          how many of them follow (at most R): the nearest ones, in
+--               board order (best first), then up to R+1 rows behind c, the
+--               nearest first (board order)
 
 local z, seqkey, logkey, ekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local kind, desc, live = ARGV[1], ARGV[2] == 'desc', ARGV[3] == '1'
@@ -156,6 +174,57 @@ elseif kind == 'log' then
       out[#out + 1] = entries[i]
     end
   end
+  return out
+elseif kind == 'counts' then
+  local np = (#ARGV - 3) / 2
+  if (#ARGV - 3) % 2 ~= 0 or np > 512 then
+    return redis.error_reply('read.lua: counts takes up to 512 (bound, inclusive) pairs')
+  end
+  for i = 4, #ARGV, 2 do
+    if ARGV[i] ~= '' and not tonumber(ARGV[i]) then
+      return redis.error_reply('read.lua: counts bound is not a number')
+    end
+  end
+  local out = head(0)
+  for i = 4, #ARGV, 2 do
+    local b, n = ARGV[i], 0
+    if b ~= '' then
+      if ARGV[i + 1] ~= '1' then b = '(' .. b end
+      if desc then n = redis.call('ZCOUNT', z, b, '+inf') else n = redis.call('ZCOUNT', z, '-inf', b) end
+    end
+    out[#out + 1] = n
+  end
+  return out
+elseif kind == 'near' then
+  local c, incl, radius = ARGV[4], ARGV[5] == '1', tonumber(ARGV[6])
+  if not tonumber(c) or not radius or radius < 0 or radius ~= math.floor(radius) then
+    return redis.error_reply('read.lua: near takes a composite, an inclusive flag and a radius')
+  end
+  -- the bound on ahead's side and on behind's side of c
+  local a_end, b_end = '(' .. c, c
+  if incl then a_end, b_end = c, '(' .. c end
+  local ahead, nearer, behind = 0, {}, {}
+  if desc then
+    ahead = redis.call('ZCOUNT', z, a_end, '+inf')
+    if radius > 0 then
+      nearer = redis.call('ZRANGE', z, a_end, '+inf', 'BYSCORE', 'LIMIT', 0, radius, 'WITHSCORES')
+    end
+    behind = redis.call('ZRANGE', z, b_end, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, radius + 1, 'WITHSCORES')
+  else
+    ahead = redis.call('ZCOUNT', z, '-inf', a_end)
+    if radius > 0 then
+      nearer = redis.call('ZRANGE', z, a_end, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, radius, 'WITHSCORES')
+    end
+    behind = redis.call('ZRANGE', z, b_end, '+inf', 'BYSCORE', 'LIMIT', 0, radius + 1, 'WITHSCORES')
+  end
+  local out = head(0)
+  out[#out + 1] = ahead
+  out[#out + 1] = #nearer / 2
+  -- nearer runs away from c (the exact reverse of board order): turn it
+  for i = #nearer - 1, 1, -2 do
+    out[#out + 1] = nearer[i]; out[#out + 1] = nearer[i + 1]
+  end
+  for i = 1, #behind do out[#out + 1] = behind[i] end
   return out
 end
 return redis.error_reply('read.lua: unknown kind ' .. tostring(kind))

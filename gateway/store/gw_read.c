@@ -1,5 +1,6 @@
-/* gw_read.c - lua/read.lua calls (built and parsed by core/rc_read_args)
- * and their windows, joined with profiles (store/gw_join). */
+/* gw_read.c - board reads through lua/read.lua (the call and its reply:
+ * gw_read_call.c) into windows joined with profiles (store/gw_join); a
+ * sharded board's read is handed to gw_read_shard.c. */
 #include "store/gw_read.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "store/gw_archive_read.h"
 #include "store/gw_join.h"
+#include "store/gw_read_int.h"
 #include "store/gw_store.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
@@ -92,71 +94,6 @@ static void on_joined(struct gw_window *w, void *privdata)
     finish(privdata, 0);
 }
 
-static int read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
-                      struct rc_read_row **rows, size_t *n)
-{
-    *rows = NULL;
-    *n = 0;
-    if (!r)
-        return RC_E_UNAVAILABLE;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3)
-        return RC_E_INTERNAL;
-    struct rc_reply_item *items = malloc(r->elements * sizeof *items);
-    size_t cap = rc_read_rows_max(r->elements);
-    *rows = malloc((cap ? cap : 1) * sizeof **rows);
-    int rc = RC_E_INTERNAL;
-    if (items && *rows) {
-        for (size_t i = 0; i < r->elements; i++) {
-            const redisReply *e = r->element[i];
-            items[i].is_int = e->type == REDIS_REPLY_INTEGER;
-            items[i].integer = e->integer;
-            /* a string with a NUL inside is not one the script could return */
-            items[i].str = e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL;
-        }
-        rc = pl ? rc_read_rows_parse_places(items, r->elements, head, pl, *rows, cap, n)
-                : rc_read_rows_parse(items, r->elements, head, *rows, cap, n);
-    }
-    free(items);
-    if (rc) {
-        free(*rows);
-        *rows = NULL;
-    }
-    return rc;
-}
-
-int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n)
-{
-    return read_reply(r, head, NULL, rows, n);
-}
-
-int gw_read_reply_places(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
-                         struct rc_read_row **rows, size_t *n)
-{
-    return read_reply(r, head, pl, rows, n);
-}
-
-/* Fills the rows' place and tied (core/rc_places) from what read.lua said. */
-static int fill_places(const struct rc_board *b, struct gw_window *w, const struct rc_read_places *pl)
-{
-    double *c = malloc((w->n ? w->n : 1) * sizeof *c);
-    int64_t *place = malloc((w->n ? w->n : 1) * sizeof *place);
-    unsigned char *tied = malloc(w->n ? w->n : 1);
-    int rc = c && place && tied ? 0 : RC_E_INTERNAL;
-    if (!rc) {
-        for (size_t i = 0; i < w->n; i++)
-            c[i] = w->rows[i].c;
-        rc_places_fill(rc_places_unit(b), c, w->n, w->first_rank, pl->above, pl->next_tied, place, tied);
-        for (size_t i = 0; i < w->n; i++) {
-            w->rows[i].place = place[i];
-            w->rows[i].tied = tied[i];
-        }
-    }
-    free(c);
-    free(place);
-    free(tied);
-    return rc;
-}
-
 /* read.lua's reply -> window (rows decoded for board b; with places when
  * places). */
 static int parse_window(const struct rc_board *b, const redisReply *r, int places, struct gw_window *w)
@@ -165,26 +102,13 @@ static int parse_window(const struct rc_board *b, const redisReply *r, int place
     struct rc_read_places pl = {0};
     struct rc_read_row *rows;
     size_t n;
-    int rc = read_reply(r, &head, places ? &pl : NULL, &rows, &n);
+    int rc = places ? gw_read_reply_places(r, &head, &pl, &rows, &n) : gw_read_reply(r, &head, &rows, &n);
     if (rc)
         return rc;
-    w->seq = head.seq;
-    w->total = head.total;
-    w->first_rank = head.first_rank;
-    memcpy(w->epoch, head.epoch, sizeof w->epoch);
-    w->freeze = head.freeze;
-    w->rows = calloc(n ? n : 1, sizeof *w->rows);
-    for (size_t i = 0; w->rows && i < n; i++) {
-        struct gw_row *row = &w->rows[w->n];
-        if (!(row->member = strdup(rows[i].member)))
-            break;
-        w->n++;
-        row->c = rows[i].c;
-        gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
-    }
-    rc = w->rows && w->n == n ? 0 : RC_E_INTERNAL;
+    gw_window_set_head(w, &head);
+    rc = gw_window_set_rows(b, w, rows, n);
     if (!rc && places)
-        rc = fill_places(b, w, &pl);
+        rc = gw_window_fill_places(b, w, pl.above, pl.next_tied);
     free(rows);
     return rc;
 }
@@ -202,37 +126,11 @@ static void on_read(redisReply *reply, void *privdata)
     gw_profiles_join(p->s->profiles, p->w, on_joined, p);
 }
 
-int gw_read_send(struct gw_script *script, struct gw_redis *redis, const struct rc_read_args *a,
-                 gw_script_reply_cb *cb, void *privdata)
-{
-    const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
-    size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
-    size_t nwords = 0;
-    if (!redis)
-        return RC_E_UNAVAILABLE;
-    for (size_t i = 0; i < RC_READ_NKEYS; i++)
-        words[nwords++] = a->keys[i];
-    for (size_t i = 0; i < a->nargv; i++)
-        words[nwords++] = a->argv[i];
-    for (size_t i = 0; i < nwords; i++)
-        lens[i] = strlen(words[i]);
-    int rc = gw_redis_eval(redis, script, RC_READ_NKEYS, (int)nwords, words, lens, cb, privdata);
-    return rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
-}
-
-static int call_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
-                     const struct rc_read_req *req, gw_script_reply_cb *cb, void *privdata)
-{
-    struct rc_read_args a;
-    int rc = rc_read_args_build(board, period, b->layout.order, req, &a);
-    if (rc)
-        return rc;
-    return gw_read_send(s->read_script, s->redis, &a, cb, privdata);
-}
-
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
+    if (b->shards > 1)
+        return gw_read_sharded(s, b, board, period, spec, cb, privdata);
     struct rc_read_req req = {.first = spec->first, .count = spec->count, .member = spec->member,
                               .radius = spec->radius, .places = spec->places && spec->kind != GW_READ_RANK,
                               .tie_unit = rc_places_unit(b), .live = spec->live};
@@ -265,7 +163,7 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
         snprintf(p->member, sizeof p->member, "%s", spec->member);
         p->spec.member = p->member;
     }
-    int rc = call_read(s, b, board, period, &req, on_read, p);
+    int rc = gw_read_call(s, b, board, period, &req, on_read, p);
     if (rc) {
         free(p->w);
         free(p);
@@ -323,7 +221,7 @@ int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *
         return RC_E_INTERNAL;
     p->cb = cb;
     p->privdata = privdata;
-    int rc = call_read(s, b, board, period, &req, on_log, p);
+    int rc = gw_read_call(s, b, board, period, &req, on_log, p);
     if (rc)
         free(p);
     return rc;

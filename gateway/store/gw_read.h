@@ -53,6 +53,20 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src);
 void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
                         struct rc_field_value *fv);
 
+/* Fills w's seq, total, first_rank, epoch and freeze from a read's head. */
+void gw_window_set_head(struct gw_window *w, const struct rc_read_head *head);
+
+/* w->rows[0..n) (w has none yet) from rows[0..n): members copied, scores
+ * decoded for board b. Returns 0, or RC_E_INTERNAL (out of memory: w->n
+ * says how many were made, gw_window_free frees them). */
+int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const struct rc_read_row *rows, size_t n);
+
+/* Fills the rows' place and tied (core/rc_places.h, rc_places_fill) with
+ * the two facts from outside the window: the members with a strictly
+ * better tie key than the first row's (above), and whether the member after
+ * the last row ties it. Returns 0 or RC_E_INTERNAL (out of memory). */
+int gw_window_fill_places(const struct rc_board *b, struct gw_window *w, int64_t above, int next_tied);
+
 /* code 0: *w is owned by the callee (free it with gw_window_free, or move
  * it). Otherwise an RC_E_* (RC_E_UNAVAILABLE when Redis is down or the
  * connection dropped) and w is NULL. */
@@ -72,9 +86,37 @@ struct gw_read_spec {
  * with what s holds (borrowed until cb: it lives as long as the process).
  * Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE,
  * RC_E_BAD_REQUEST (a spec read.lua cannot take) or RC_E_INTERNAL (cb not
- * called). */
+ * called).
+ *
+ * A sharded board (b->shards > 1, docs/sharded.md) is read the same way and
+ * answers one merged window of the same shape (store/gw_read_shard.c): seq
+ * and total the sums of the shards', epoch their digest, freeze zero. It
+ * refuses with RC_E_BAD_REQUEST (cb not called) a page that ends past rank
+ * RC_SHARD_READ_MAX (first + count > RC_SHARD_READ_MAX) and the whole-board
+ * read (first 0, count 0): gw_read_refusal says why in words. Any shard
+ * failing fails the read with its code. */
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
+
+/* Why gw_read refuses spec on board b before sending anything, for the
+ * client's error message (a static string), or NULL when it does not
+ * (b not sharded, or the spec within the limits above). */
+const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec *spec);
+
+/* One shard's counts (lua/read.lua kind `counts`): for each i < n the
+ * members of shard board `shard_board` ("B#i", core/rc_shard.h) ranked
+ * strictly better than composite bounds[i] (or as good, inclusive[i] 1;
+ * inclusive NULL: all strict). n 0..RC_READ_COUNTS_MAX; 0 reads just the
+ * head. cb gets the shard's head and counts[0..n) (borrowed for the
+ * callback), or an RC_E_* with head and counts NULL. */
+typedef void gw_read_counts_cb(int code, const struct rc_read_head *head, const int64_t *counts, size_t n,
+                               void *privdata);
+
+/* Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE,
+ * RC_E_BAD_REQUEST (n too large, an infinite bound) or RC_E_INTERNAL (cb not
+ * called). Borrows bounds and inclusive for the call only. */
+int gw_read_counts(const struct gw_store *s, const struct rc_board *b, const char *shard_board, const char *period,
+                   const double *bounds, const int *inclusive, size_t n, gw_read_counts_cb *cb, void *privdata);
 
 typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
                             struct rc_event *events, size_t n, void *privdata);

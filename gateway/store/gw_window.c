@@ -1,5 +1,6 @@
 /* gw_window.c - the window of rows a read gives (gw_read.h): freeing and
- * copying it, decoding its composite scores, and turning it into encoder rows.
+ * copying it, filling it from a read (head, rows with decoded composite
+ * scores, shared places), and turning it into encoder rows.
  * Apart from gw_read.c so that both read paths (Redis, store/gw_read.c; the
  * archive, store/gw_archive_read.c) use it without calling each other. */
 #include "store/gw_read.h"
@@ -8,6 +9,8 @@
 #include <string.h>
 
 #include "rc_codec.h"
+#include "rc_err.h"
+#include "rc_places.h"
 #include "rc_score.h"
 #include "store/gw_profile.h"
 
@@ -39,6 +42,50 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
         }
     }
     return 0;
+}
+
+void gw_window_set_head(struct gw_window *w, const struct rc_read_head *head)
+{
+    w->seq = head->seq;
+    w->total = head->total;
+    w->first_rank = head->first_rank;
+    memcpy(w->epoch, head->epoch, sizeof w->epoch);
+    w->freeze = head->freeze;
+}
+
+int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const struct rc_read_row *rows, size_t n)
+{
+    w->rows = calloc(n ? n : 1, sizeof *w->rows);
+    for (size_t i = 0; w->rows && i < n; i++) {
+        struct gw_row *row = &w->rows[w->n];
+        if (!(row->member = strdup(rows[i].member)))
+            break;
+        w->n++;
+        row->c = rows[i].c;
+        gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
+    }
+    return w->rows && w->n == n ? 0 : RC_E_INTERNAL;
+}
+
+int gw_window_fill_places(const struct rc_board *b, struct gw_window *w, int64_t above, int next_tied)
+{
+    double *c = malloc((w->n ? w->n : 1) * sizeof *c);
+    int64_t *place = malloc((w->n ? w->n : 1) * sizeof *place);
+    unsigned char *tied = malloc(w->n ? w->n : 1);
+    int rc = c && place && tied ? 0 : RC_E_INTERNAL;
+    if (!rc) {
+        for (size_t i = 0; i < w->n; i++)
+            c[i] = w->rows[i].c;
+        rc_places_fill(rc_places_unit(b), c, w->n, w->first_rank, above, next_tied, place, tied);
+        for (size_t i = 0; i < w->n; i++) {
+            w->rows[i].place = place[i];
+            w->rows[i].tied = tied[i];
+        }
+    }
+    free(c);
+    free(place);
+    free(tied);
+    return rc;
 }
 
 /* Kept for its callers (fan-out); the decoding itself is core/rc_score. */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -256,6 +257,152 @@ static void parse_places_head(void **state)
     assert_int_equal(rc_read_rows_parse_places(none, 10, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
 }
 
+static void build_counts_pairs_each_bound_with_its_flag(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    const double bounds[] = {1500, 9007199254740992.0, NAN};
+    const int incl[] = {1, 0, 1};
+    struct rc_read_req q = {.kind = RC_READ_COUNTS, .bounds = bounds, .inclusives = incl, .nbounds = 3};
+    assert_int_equal(rc_read_args_build("g#3", "", RC_ORDER_ASC, &q, &a), 0);
+    assert_string_equal(a.keys[0], "rc:{g#3|}:z");
+    assert_int_equal(a.nargv, 9);
+    assert_string_equal(a.argv[0], "counts");
+    assert_string_equal(a.argv[1], "asc");
+    assert_string_equal(a.argv[3], "1500");
+    assert_string_equal(a.argv[4], "1");
+    assert_string_equal(a.argv[5], "9007199254740992"); /* exact, not 9.007e+15 */
+    assert_string_equal(a.argv[6], "0");
+    assert_string_equal(a.argv[7], ""); /* NaN: counts 0 */
+    /* no flags: all strict */
+    q.inclusives = NULL;
+    assert_int_equal(rc_read_args_build("g#3", "", RC_ORDER_ASC, &q, &a), 0);
+    assert_string_equal(a.argv[4], "0");
+}
+
+static void build_counts_without_pairs_reads_the_head(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req q = {.kind = RC_READ_COUNTS};
+    assert_int_equal(rc_read_args_build("g#0", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 3);
+    assert_string_equal(a.argv[0], "counts");
+}
+
+static void build_counts_refuses_too_many_pairs_and_infinite_bounds(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    double many[RC_READ_COUNTS_MAX + 1] = {0};
+    struct rc_read_req q = {.kind = RC_READ_COUNTS, .bounds = many, .nbounds = RC_READ_COUNTS_MAX};
+    assert_int_equal(rc_read_args_build("g", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, RC_READ_ARGV_MAX);
+    q.nbounds++;
+    assert_int_equal(rc_read_args_build("g", "", RC_ORDER_DESC, &q, &a), RC_E_BAD_REQUEST);
+    q = (struct rc_read_req){.kind = RC_READ_COUNTS, .bounds = NULL, .nbounds = 1};
+    assert_int_equal(rc_read_args_build("g", "", RC_ORDER_DESC, &q, &a), RC_E_BAD_REQUEST);
+    const double inf[] = {INFINITY};
+    q = (struct rc_read_req){.kind = RC_READ_COUNTS, .bounds = inf, .nbounds = 1};
+    assert_int_equal(rc_read_args_build("g", "", RC_ORDER_DESC, &q, &a), RC_E_BAD_REQUEST);
+}
+
+static void build_near_passes_bound_flag_and_radius(void **state)
+{
+    (void)state;
+    struct rc_read_args a;
+    struct rc_read_req q = {.kind = RC_READ_NEAR, .bound = 268435456001.0, .inclusive = 1, .radius = 5};
+    assert_int_equal(rc_read_args_build("g#1", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 6);
+    assert_string_equal(a.argv[0], "near");
+    assert_string_equal(a.argv[3], "268435456001");
+    assert_string_equal(a.argv[4], "1");
+    assert_string_equal(a.argv[5], "5");
+    q.inclusive = 0;
+    q.radius = 0;
+    assert_int_equal(rc_read_args_build("g#1", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_string_equal(a.argv[4], "0");
+    assert_string_equal(a.argv[5], "0");
+    struct rc_read_req bad[] = {
+        {.kind = RC_READ_NEAR, .bound = 1, .radius = -1},
+        {.kind = RC_READ_NEAR, .bound = NAN, .radius = 1},
+        {.kind = RC_READ_NEAR, .bound = -INFINITY, .radius = 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(rc_read_args_build("g", "", RC_ORDER_DESC, &bad[i], &a), RC_E_BAD_REQUEST);
+}
+
+static void parse_counts_one_integer_per_pair(void **state)
+{
+    (void)state;
+    struct rc_reply_item r[] = {I(7), I(42), I(0), S("e1"), F0, I(3), I(0), I(42)};
+    struct rc_read_head h;
+    int64_t counts[3];
+    assert_int_equal(rc_read_counts_parse(r, 11, 3, &h, counts), 0);
+    assert_int_equal(h.total, 42);
+    assert_int_equal(counts[0], 3);
+    assert_int_equal(counts[1], 0);
+    assert_int_equal(counts[2], 42);
+    assert_int_equal(rc_read_counts_parse(r, 8, 0, &h, counts), 0); /* just the head */
+    /* a count short or extra, past the total, negative, a string, a rank */
+    assert_int_equal(rc_read_counts_parse(r, 10, 3, &h, counts), RC_E_INTERNAL);
+    assert_int_equal(rc_read_counts_parse(r, 11, 2, &h, counts), RC_E_INTERNAL);
+    struct rc_reply_item bad[][9] = {
+        {I(7), I(42), I(0), S("e1"), F0, I(43)},
+        {I(7), I(42), I(0), S("e1"), F0, I(-1)},
+        {I(7), I(42), I(0), S("e1"), F0, S("3")},
+        {I(7), I(42), I(2), S("e1"), F0, I(3)},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(rc_read_counts_parse(bad[i], 9, 1, &h, counts), RC_E_INTERNAL);
+}
+
+static void parse_near_splits_rows_ahead_and_behind(void **state)
+{
+    (void)state;
+    struct rc_reply_item r[] = {I(7), I(42), I(0), S("e1"), F0, I(5), I(2),
+                                S("c"), S("20"), S("b"), S("20"), S("a"), S("10")};
+    struct rc_read_head h;
+    struct rc_read_near nr;
+    struct rc_read_row rows[3];
+    size_t n = 99;
+    assert_int_equal(rc_read_rows_max(16), 4);
+    assert_int_equal(rc_read_near_parse(r, 16, &h, &nr, rows, 4, &n), 0);
+    assert_int_equal(nr.ahead, 5);
+    assert_int_equal(nr.na, 2);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].member, "c");
+    assert_string_equal(rows[2].member, "a");
+    assert_true(rows[2].c == 10.0);
+    /* nothing near: just ahead and na 0 */
+    struct rc_reply_item empty[] = {I(0), I(0), I(0), S(""), F0, I(0), I(0)};
+    assert_int_equal(rc_read_near_parse(empty, 10, &h, &nr, rows, 0, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(nr.na, 0);
+}
+
+static void parse_near_refuses_counts_that_do_not_add_up(void **state)
+{
+    (void)state;
+    struct rc_read_head h;
+    struct rc_read_near nr;
+    struct rc_read_row rows[4];
+    size_t n;
+    struct rc_reply_item bad[][14] = {
+        {I(7), I(42), I(0), S("e1"), F0, I(1), I(2), S("c"), S("20"), S("b"), S("20")},  /* na > ahead */
+        {I(7), I(42), I(0), S("e1"), F0, I(9), I(3), S("c"), S("20"), S("b"), S("20")},  /* na > rows */
+        {I(7), I(42), I(0), S("e1"), F0, I(43), I(0), S("c"), S("20"), S("b"), S("20")}, /* ahead > total */
+        {I(7), I(42), I(1), S("e1"), F0, I(5), I(0), S("c"), S("20"), S("b"), S("20")},  /* a rank */
+        {I(7), I(42), I(0), S("e1"), F0, I(5), S("0"), S("c"), S("20"), S("b"), S("20")}, /* na a string */
+        {I(7), I(42), I(0), S("e1"), F0, I(5), I(0), S("c"), S("x"), S("b"), S("20")},   /* a bad composite */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(rc_read_near_parse(bad[i], 14, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
+    /* odd tail, no ahead/na */
+    assert_int_equal(rc_read_near_parse(bad[0], 13, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_near_parse(bad[0], 8, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +417,13 @@ int main(void)
         cmocka_unit_test(parse_refuses_every_bad_shape),
         cmocka_unit_test(build_with_places_adds_the_tie_unit),
         cmocka_unit_test(parse_places_head),
+        cmocka_unit_test(build_counts_pairs_each_bound_with_its_flag),
+        cmocka_unit_test(build_counts_without_pairs_reads_the_head),
+        cmocka_unit_test(build_counts_refuses_too_many_pairs_and_infinite_bounds),
+        cmocka_unit_test(build_near_passes_bound_flag_and_radius),
+        cmocka_unit_test(parse_counts_one_integer_per_pair),
+        cmocka_unit_test(parse_near_splits_rows_ahead_and_behind),
+        cmocka_unit_test(parse_near_refuses_counts_that_do_not_add_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,76 @@
+/* gw_read_int.h - internal to store/'s board reads, in a one-way order:
+ * gw_read.c (a board's read) and gw_read_shard.c (a sharded board's merged
+ * read) send through gw_read_call.c; gw_read_shard.c merges with
+ * gw_read_merge.c. Nothing outside store/ includes it. */
+#ifndef GW_READ_INT_H
+#define GW_READ_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/gw_read.h"
+
+/* ---- gw_read_call.c: one read.lua call ---- */
+
+/* Builds req for board `board` (a shard's name "B#i" reads that shard) and
+ * sends it through s's script and Redis. Returns as gw_read_send, or
+ * RC_E_BAD_REQUEST for a req read.lua cannot take. */
+int gw_read_call(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                 const struct rc_read_req *req, gw_script_reply_cb *cb, void *privdata);
+
+/* gw_read_reply for a near reply: fills *nr too. */
+int gw_read_reply_near(const redisReply *r, struct rc_read_head *head, struct rc_read_near *nr,
+                       struct rc_read_row **rows, size_t *n);
+
+/* ---- gw_read_shard.c: a sharded board's read (gw_read's contract) ---- */
+
+int gw_read_sharded(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                    const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
+
+/* ---- gw_read_merge.c: the merged window from the shards' parts ---- */
+
+/* What one shard answered in a read's last round, copied out of the reply. */
+struct gw_shard_part {
+    struct rc_read_head head;
+    int64_t count;      /* counts: the count; near: the members ahead of the bound */
+    size_t na;          /* near: rows[0..na) are ahead of the bound, the rest behind */
+    double *c;          /* rows, in the shard's order (owned) */
+    char **member;      /* (owned) */
+    size_t n;
+};
+
+/* Replaces p's rows with copies of rows[0..n). Returns 0 or RC_E_INTERNAL. */
+int gw_shard_part_set_rows(struct gw_shard_part *p, const struct rc_read_row *rows, size_t n);
+void gw_shard_part_clear(struct gw_shard_part *p);
+
+/* w's head from parts[0..nshards): seq and total summed, the epoch digest
+ * (core/rc_shard.h, rc_shard_epoch), first_rank 0, freeze zero. */
+void gw_shard_head(struct gw_window *w, const struct gw_shard_part *parts, unsigned nshards);
+
+/* RANGE: every part holds its shard's first first+count+1 rows. Fills w's
+ * head, first_rank first + 1, and rows first..first+count-1 of the merged
+ * order; with places, their place and tied (every row before them was
+ * read, and the one after). Returns 0 or RC_E_INTERNAL. */
+int gw_shard_merge_range(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+                         int64_t first, int64_t count, int places, struct gw_window *w);
+
+/* RANK: parts[home] holds the member's row (none: absent), the others one
+ * count each (the rows ahead of it on that shard). */
+int gw_shard_merge_rank(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+                        unsigned home, struct gw_window *w);
+
+/* AROUND: parts[home] holds the home shard's rows around the member, the
+ * member at rows[at] and `before` rows of the shard ahead of rows[0]; every
+ * other part a near reply. Fills w with the radius nearest rows ahead of
+ * the member over all shards, the member, the radius rows behind it, and
+ * *next_tied (whether the row after the last one ties it: places). */
+int gw_shard_merge_around(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+                          unsigned home, size_t at, int64_t before, int64_t radius, struct gw_window *w,
+                          int *next_tied);
+
+/* The counts bound that counts, on any shard, the members with strictly
+ * better points than composite c (read.lua's `above`): *bound and
+ * *inclusive for gw_read_counts. */
+void gw_shard_above_bound(const struct rc_board *b, double c, double *bound, int *inclusive);
+
+#endif
