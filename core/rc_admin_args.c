@@ -22,22 +22,29 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
                         int64_t now_ms, uint64_t slot, int64_t ttl_ms, int sharded, struct rc_admin_args *out,
                         struct rc_error *err)
 {
+    return rc_admin_args_build_as(b, r, p, now_ms, slot, ttl_ms, sharded, r->board, out, err);
+}
+
+int rc_admin_args_build_as(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
+                           int64_t now_ms, uint64_t slot, int64_t ttl_ms, int sharded, const char *store,
+                           struct rc_admin_args *out, struct rc_error *err)
+{
     char rev[RC_REQ_MAX + 16];
     const char *id = p->id;
     snprintf(rev, sizeof rev, "%s:reversed", r->req);
     char(*k)[RC_KEY_MAX] = out->keys;
-    int bad = rc_board_key(k[0], RC_KEY_MAX, r->board, id, "z", NULL) ||
-              rc_board_key(k[1], RC_KEY_MAX, r->board, id, "seq", NULL) ||
-              rc_board_key(k[2], RC_KEY_MAX, r->board, id, "log", NULL) ||
-              rc_board_key(k[3], RC_KEY_MAX, r->board, id, "ch", NULL) ||
-              rc_board_key(k[4], RC_KEY_MAX, r->board, id, "blocked", NULL) ||
-              (r->op == RC_OP_REVERSE ? rc_board_key(k[5], RC_KEY_MAX, r->board, id, "req", r->req)
-                                      : rc_board_key(k[5], RC_KEY_MAX, r->board, id, "f", r->member[0] ? r->member : "-")) ||
-              rc_board_key(k[6], RC_KEY_MAX, r->board, id, "req", rev) ||
-              rc_board_key(k[7], RC_KEY_MAX, r->board, id, "epoch", NULL) ||
-              rc_board_key(k[8], RC_KEY_MAX, r->board, id, "arr", NULL) ||
-              rc_board_key(k[9], RC_KEY_MAX, r->board, id, "frz", NULL) ||
-              rc_board_key(k[10], RC_KEY_MAX, r->board, id, "fz", NULL);
+    int bad = rc_board_key(k[0], RC_KEY_MAX, store, id, "z", NULL) ||
+              rc_board_key(k[1], RC_KEY_MAX, store, id, "seq", NULL) ||
+              rc_board_key(k[2], RC_KEY_MAX, store, id, "log", NULL) ||
+              rc_board_key(k[3], RC_KEY_MAX, store, id, "ch", NULL) ||
+              rc_board_key(k[4], RC_KEY_MAX, store, id, "blocked", NULL) ||
+              (r->op == RC_OP_REVERSE ? rc_board_key(k[5], RC_KEY_MAX, store, id, "req", r->req)
+                                      : rc_board_key(k[5], RC_KEY_MAX, store, id, "f", r->member[0] ? r->member : "-")) ||
+              rc_board_key(k[6], RC_KEY_MAX, store, id, "req", rev) ||
+              rc_board_key(k[7], RC_KEY_MAX, store, id, "epoch", NULL) ||
+              rc_board_key(k[8], RC_KEY_MAX, store, id, "arr", NULL) ||
+              rc_board_key(k[9], RC_KEY_MAX, store, id, "frz", NULL) ||
+              rc_board_key(k[10], RC_KEY_MAX, store, id, "fz", NULL);
     if (bad)
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     snprintf(out->num[0], 32, "%" PRId64, now_ms);
@@ -74,6 +81,7 @@ int rc_admin_result_parse(const struct rc_reply_item *items, size_t n, struct rc
     res->rank = items[4].is_int ? items[4].integer : 0;
     res->detail = "";
     res->duplicate = strcmp(status, "duplicate") == 0;
+    res->unknown_req = strcmp(status, "unknown_req") == 0;
     if (strcmp(status, "ok") != 0 && !res->duplicate) {
         res->status = strcmp(status, "out_of_range") == 0 ? RC_E_OUT_OF_RANGE : RC_E_BAD_REQUEST;
         if (items[5].str && !items[5].is_int)

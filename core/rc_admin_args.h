@@ -41,10 +41,19 @@ int rc_admin_args_build(const struct rc_board *b, const struct rc_request *r, co
                         int64_t now_ms, uint64_t slot, int64_t ttl_ms, int sharded, struct rc_admin_args *out,
                         struct rc_error *err);
 
+/* As rc_admin_args_build, on the keys of the board stored as `store`
+ * (borrowed): a sharded board's shard "B#i" (core/rc_shard.h).
+ * rc_admin_args_build is this with store = r->board. */
+int rc_admin_args_build_as(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
+                           int64_t now_ms, uint64_t slot, int64_t ttl_ms, int sharded, const char *store,
+                           struct rc_admin_args *out, struct rc_error *err);
+
 /* The script's answer, decoded. Strings are borrowed from the reply. */
 struct rc_admin_result {
     int status;          /* 0 (ok or duplicate), RC_E_OUT_OF_RANGE or RC_E_BAD_REQUEST */
     int duplicate;       /* "duplicate": a reversal already done, not audited again */
+    int unknown_req;     /* reverse: no write with that req here (status RC_E_BAD_REQUEST); on a
+                            sharded board the req may be on another shard */
     int64_t seq;
     const char *member;  /* "" when none */
     double score;        /* reverse: the score after it */

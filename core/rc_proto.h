@@ -202,6 +202,12 @@ char *rc_encode_ack(const char *id_json, const char *board, const char *member, 
 char *rc_encode_ack_replicas(const char *id_json, const char *board, const char *member, double score,
                              int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
                              unsigned nfields, int replicas);
+/* The ack of a write to a sharded board that applied but whose global rank
+ * could not be read after it (docs/sharded.md, "Writes"): the script's
+ * score, "rank": null, "seq": null and "rank_unknown": true; replicas as
+ * rc_encode_ack_replicas. */
+char *rc_encode_ack_unranked(const char *id_json, const char *board, const char *member, double score,
+                             int duplicate, const struct rc_field_value *fields, unsigned nfields, int replicas);
 /* rank 0 means absent: "rank": null and "score": null. */
 char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
                      int64_t total);

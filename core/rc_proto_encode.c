@@ -338,6 +338,18 @@ char *rc_encode_ack_replicas(const char *id_json, const char *board, const char 
     return finish(o, failed);
 }
 
+char *rc_encode_ack_unranked(const char *id_json, const char *board, const char *member, double score,
+                             int duplicate, const struct rc_field_value *fields, unsigned nfields, int replicas)
+{
+    cJSON *o = message("ack", id_json);
+    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
+                 add(o, "score", number_item(score)) || add(o, "rank", cJSON_CreateNull()) ||
+                 add(o, "seq", cJSON_CreateNull()) || add(o, "rank_unknown", cJSON_CreateTrue()) ||
+                 add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) || add_fields(o, fields, nfields) ||
+                 (replicas >= 0 && add(o, "replicas", int_item(replicas)));
+    return finish(o, failed);
+}
+
 char *rc_encode_ack_queued(const char *id_json, const char *board, const char *member, const char *entry,
                            int duplicate, int replicas)
 {

@@ -56,6 +56,13 @@ static int order_fields(const struct rc_board *b, const struct rc_request *r, in
 int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
                         int64_t now_ms, int sharded, struct rc_write_args *out, struct rc_error *err)
 {
+    return rc_write_args_build_as(b, r, p, now_ms, sharded, r->board, out, err);
+}
+
+int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
+                           int64_t now_ms, int sharded, const char *store, struct rc_write_args *out,
+                           struct rc_error *err)
+{
     const struct rc_layout *l = &b->layout;
     unsigned flag = op_flag(r->op);
     int given[RC_MAX_FIELDS];
@@ -93,14 +100,14 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     const char *args[] = {NULL, NULL, NULL, r->req, r->member, NULL};
     out->nkeys = 6;
     for (unsigned i = 0; i < 6; i++)
-        if (rc_board_key(out->keys[i], RC_KEY_MAX, r->board, p->id, keys[i], args[i]))
+        if (rc_board_key(out->keys[i], RC_KEY_MAX, store, p->id, keys[i], args[i]))
             return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     int64_t bucket_ttl_ms = 0;
     if (b->decay.kind == RC_DECAY_BUCKETS) {
         /* hot board: the write lands in the bucket of now (rc_decay.h) */
         int64_t index;
         if (rc_decay_bucket_of(&b->decay, now_ms, &index) ||
-            rc_decay_key(out->keys[6], RC_KEY_MAX, r->board, RC_DK_BUCKET, index))
+            rc_decay_key(out->keys[6], RC_KEY_MAX, store, RC_DK_BUCKET, index))
             return rc_error_set(err, RC_E_INTERNAL, "no bucket for board %s", r->board);
         bucket_ttl_ms = rc_decay_bucket_ttl_ms(&b->decay);
     } else {
@@ -109,16 +116,16 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
     /* The period's own blocklist (its tag: one slot with the write), seeded
      * from the board's blocklist rc:{B|}:blocked on a period's first write;
      * boards without periods have only the one (lua/write.lua, lua/admin.lua). */
-    if (rc_board_key(out->keys[7], RC_KEY_MAX, r->board, p->id, "blocked", NULL))
+    if (rc_board_key(out->keys[7], RC_KEY_MAX, store, p->id, "blocked", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     out->seed_from[0] = '\0';
-    if (p->id[0] && rc_board_key(out->seed_from, RC_KEY_MAX, r->board, "", "blocked", NULL))
+    if (p->id[0] && rc_board_key(out->seed_from, RC_KEY_MAX, store, "", "blocked", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
-    if (rc_board_key(out->keys[8], RC_KEY_MAX, r->board, p->id, "epoch", NULL))
+    if (rc_board_key(out->keys[8], RC_KEY_MAX, store, p->id, "epoch", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     /* tiebreak = arrival: the per-value arrival counters (lua/write.lua,
      * "Arrival order"); passed on every board so KEYS keep one shape */
-    if (rc_board_key(out->keys[9], RC_KEY_MAX, r->board, p->id, "arr", NULL))
+    if (rc_board_key(out->keys[9], RC_KEY_MAX, store, p->id, "arr", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     out->nkeys = RC_WRITE_NKEYS;
 

@@ -53,6 +53,14 @@ struct rc_write_args {
 int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
                         int64_t now_ms, int sharded, struct rc_write_args *out, struct rc_error *err);
 
+/* As rc_write_args_build, with the keys of the board stored as `store`
+ * (borrowed): a sharded board's write goes to its member's shard "B#i"
+ * (core/rc_shard.h) while checks and messages still name r->board.
+ * rc_write_args_build is this with store = r->board. */
+int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
+                           int64_t now_ms, int sharded, const char *store, struct rc_write_args *out,
+                           struct rc_error *err);
+
 /* The script's answer, decoded. */
 struct rc_write_result {
     int status;          /* 0, RC_E_OUT_OF_RANGE, RC_E_BAD_REQUEST or RC_E_FORBIDDEN (blocked) */
@@ -68,6 +76,8 @@ struct rc_write_result {
     int64_t old_rank;
     int64_t seq;
     int replicas;        /* replicas that confirmed the write (ack_replicas), -1 when not asked */
+    int rank_unknown;    /* sharded boards: the write applied but its global rank could not be
+                            read after it (rank and seq are then not the board's; the ack says so) */
     int unseeded;        /* the period's blocklist is not seeded yet: nothing was written (status
                             RC_E_UNAVAILABLE); send again with the seed (lua/write.lua) */
     char message[RC_ERROR_MSG_MAX];

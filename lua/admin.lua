@@ -42,6 +42,8 @@
 --
 -- Reply: { status, seq, member, score, rank, detail }
 --   status: "ok" | "duplicate" (reverse already done) | "bad_request" | "out_of_range"
+--           | "unknown_req" (reverse: no marker for the req here; the gateway answers
+--           it as bad_request, after asking the other shards of a sharded board)
 --   score/rank: after the operation (reverse), "" / 0 otherwise
 --   detail: remove: 1 when the member was on the board; reset: 1 when the
 --   board had keys to reset, 0 when it had none (nothing written); else a message
@@ -152,7 +154,7 @@ elseif action == 'unblock' then
 elseif action == 'reverse' then
   local marker = redis.call('GET', KEYS[6])
   if not marker then
-    return { 'bad_request', 0, '', '', 0, 'no write with that req on this board within its idempotency window' }
+    return { 'unknown_req', 0, '', '', 0, 'no write with that req on this board within its idempotency window' }
   end
   -- the write script stores "member\nold points\nnew points" (old "" when new)
   local m, oldp, newp = string.match(marker, '^([^\n]*)\n([^\n]*)\n([^\n]*)$')

@@ -17,6 +17,9 @@
  * the board's on the period's first write (lua/write.lua, "Blocklists"):
  * the first row of each batch of a period not yet seen is sent alone and,
  * when the script asks, sent again with the seed, as redis/gw_write.c does.
+ * A sharded board's row is written to its member's shard "B#i" (as the
+ * gateway's writes: docs/sharded.md); blocklists and WAITs are then asked
+ * per shard.
  */
 #include "cli/gw_cli_int.h"
 #include "cli/gw_cli_blocklist.h"
@@ -33,6 +36,7 @@
 #include "rc_keys.h"
 #include "rc_lua.h"
 #include "rc_period.h"
+#include "rc_shard.h"
 #include "rc_write_args.h"
 
 #define BATCH 256
@@ -115,17 +119,33 @@ static int send_seeded(struct import *im, struct call *k)
     return rc;
 }
 
-/* The first of calls[from..to) whose member is on the blocklist KEYS[8]
- * (to when none). Returns 0 or the exit code. */
+/* The first of calls[from..to) whose member is on its blocklist KEYS[8]
+ * (to when none): one SMISMEMBER per blocklist among them (one; a sharded
+ * board's rows have their shard's). Returns 0 or the exit code. */
 static int first_blocked(struct import *im, size_t from, size_t to, size_t *at)
 {
     static const char *members[BATCH];
+    static size_t index[BATCH];
     char err[GW_CLI_ERR_MAX];
-    for (size_t i = from; i < to; i++)
-        members[i - from] = im->batch[i].req.member;
-    if (gw_cli_first_blocked(im->r, im->batch[from].a.keys[7], members, to - from, at, err, sizeof err) != 0)
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "reading the blocklist: %s", err);
-    *at += from;
+    *at = to;
+    for (size_t i = from; i < to; i++) {
+        const char *list = im->batch[i].a.keys[7];
+        size_t n = 0, hit;
+        for (size_t j = from; j < i && !n; j++)
+            n = strcmp(im->batch[j].a.keys[7], list) == 0; /* asked already */
+        if (n)
+            continue;
+        for (size_t j = i; j < to; j++) {
+            if (strcmp(im->batch[j].a.keys[7], list) == 0) {
+                members[n] = im->batch[j].req.member;
+                index[n++] = j;
+            }
+        }
+        if (gw_cli_first_blocked(im->r, list, members, n, &hit, err, sizeof err) != 0)
+            return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "reading the blocklist: %s", err);
+        if (hit < n && index[hit] < *at)
+            *at = index[hit];
+    }
     return 0;
 }
 
@@ -179,9 +199,10 @@ static void progress(struct import *im, int64_t line)
 }
 
 /* With [redis] ack_replicas = N, as the gateway's acks do: WAIT until N
- * replicas have the batch's writes (at most ack_timeout). Fewer is said on
- * stderr and counted (those rows are written, and a rerun puts back what a
- * failover may lose); it does not stop the import. */
+ * replicas have the batch's writes (at most ack_timeout), on the node of
+ * each board the batch wrote (one; a sharded board's: each shard written).
+ * Fewer is said on stderr and counted (those rows are written, and a rerun
+ * puts back what a failover may lose); it does not stop the import. */
 static int wait_replicas(struct import *im, size_t n)
 {
     unsigned want = im->c->conf->ack_replicas;
@@ -190,14 +211,22 @@ static int wait_replicas(struct import *im, size_t n)
         return 0;
     snprintf(nbuf, sizeof nbuf, "%u", want);
     snprintf(tbuf, sizeof tbuf, "%" PRId64, im->c->conf->ack_timeout_ms);
-    const char *argv[4] = {"WAIT", nbuf, tbuf, im->batch[0].a.keys[0]};
-    size_t lens[4] = {4, strlen(nbuf), strlen(tbuf), strlen(argv[3])};
-    struct gw_cli_cmd cmd = {3, argv, lens, 3, NULL};
-    redisReply *rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err);
-    if (!rep)
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "WAIT for replicas: %s", err);
-    long long got = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
-    freeReplyObject(rep);
+    long long got = want;
+    for (size_t i = 0; i < n && got >= (long long)want; i++) {
+        int asked = 0;
+        for (size_t j = 0; j < i && !asked; j++)
+            asked = strcmp(im->batch[j].a.keys[0], im->batch[i].a.keys[0]) == 0;
+        if (asked)
+            continue;
+        const char *argv[4] = {"WAIT", nbuf, tbuf, im->batch[i].a.keys[0]};
+        size_t lens[4] = {4, strlen(nbuf), strlen(tbuf), strlen(argv[3])};
+        struct gw_cli_cmd cmd = {3, argv, lens, 3, NULL};
+        redisReply *rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err);
+        if (!rep)
+            return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "WAIT for replicas: %s", err);
+        got = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+        freeReplyObject(rep);
+    }
     if (got < (long long)want) {
         fprintf(stderr, "rankcast import: lines %" PRId64 "..%" PRId64 ": written, %lld of %u replicas confirmed "
                         "within %" PRId64 " ms (ack_replicas)\n",
@@ -284,8 +313,15 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
         rc_error_set(&err, rc, "out of memory");
     if (!rc)
         rc = rc_import_request(c->board, im->op, &k->row, req, &k->req, &err);
+    /* a sharded board's row goes to its member's shard "B#i" (docs/sharded.md) */
+    char store[RC_SHARD_NAME_MAX + 1];
+    snprintf(store, sizeof store, "%s", c->board);
+    if (!rc && c->b->shards > 1 &&
+        rc_shard_name(store, sizeof store, c->board, rc_shard_of(k->req.member, c->b->shards)) != 0)
+        rc = rc_error_set(&err, RC_E_INTERNAL, "board name too long for its shards");
     if (!rc)
-        rc = rc_write_args_build(c->b, &k->req, &im->p, im->now, gw_cli_redis_is_cluster(im->r), &k->a, &err);
+        rc = rc_write_args_build_as(c->b, &k->req, &im->p, im->now, gw_cli_redis_is_cluster(im->r), store, &k->a,
+                                    &err);
     if (!rc)
         gw_write_new_epoch(k->a.epoch); /* the history's id if this row starts one (lua/write.lua, "Epochs") */
     if (rc) {

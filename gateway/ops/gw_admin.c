@@ -10,6 +10,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "ops/gw_admin_shard.h"
 #include "ops/gw_blocklist.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
@@ -86,40 +87,34 @@ static void audit(struct admin_call *a, const char *member)
     gw_admin_audit(a->app, a->who, a->op, a->board, a->period, member, a->req, a->block, a->at);
 }
 
-static void on_admin(redisReply *r, void *privdata)
+/* Answers the operation: res is the script's answer for the board (code
+ * 0), or code and message say why not. */
+static void answer(struct admin_call *a, int code, const struct rc_admin_result *res, const char *message)
 {
-    struct admin_call *a = privdata;
     struct gw_app *app = a->app;
-    struct rc_reply_item items[8];
-    struct rc_admin_result res;
     char *json;
-    int code = 0;
-    if (!r) {
-        code = RC_E_UNAVAILABLE;
-        json = gw_op_error(app, a->id_json, code, "Redis connection lost before the operation was answered");
-    } else if (rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res)) {
-        code = RC_E_INTERNAL;
-        json = gw_op_error(app, a->id_json, code, r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly");
-    } else if (res.status) {
-        code = res.status;
-        json = gw_op_error(app, a->id_json, code, res.detail);
+    if (code) {
+        json = gw_op_error(app, a->id_json, code, message);
+    } else if (res->status) {
+        code = res->status;
+        json = gw_op_error(app, a->id_json, code, res->detail);
     } else {
-        const char *member = res.member;
-        if (!res.duplicate)
+        const char *member = res->member;
+        if (!res->duplicate)
             audit(a, member[0] ? member : NULL);
         switch (a->op) {
         case RC_OP_REMOVE:
-            json = rc_encode_admin(a->id_json, "removed", a->board, a->member, res.seq, 0, 0, 0, NULL, a->block);
+            json = rc_encode_admin(a->id_json, "removed", a->board, a->member, res->seq, 0, 0, 0, NULL, a->block);
             break;
         case RC_OP_UNBLOCK:
-            json = rc_encode_admin(a->id_json, "unblocked", a->board, a->member, res.seq, 0, 0, 0, NULL, 0);
+            json = rc_encode_admin(a->id_json, "unblocked", a->board, a->member, res->seq, 0, 0, 0, NULL, 0);
             break;
         case RC_OP_REVERSE:
-            json = rc_encode_admin(a->id_json, "reversed", a->board, member, res.seq, 1, res.score, res.rank, a->req,
-                                   -1);
+            json = rc_encode_admin(a->id_json, "reversed", a->board, member, res->seq, 1, res->score, res->rank,
+                                   a->req, -1);
             break;
         default:
-            json = rc_encode_admin(a->id_json, "board_reset", a->board, NULL, res.seq, 0, 0, 0, NULL, -1);
+            json = rc_encode_admin(a->id_json, "board_reset", a->board, NULL, res->seq, 0, 0, 0, NULL, -1);
             break;
         }
         gw_log_info("admin %s by %s on %s%s%s %s", rc_admin_action(a->op), a->who, a->board, a->period[0] ? "|" : "",
@@ -138,6 +133,25 @@ static void on_admin(redisReply *r, void *privdata)
     }
     a->done(a->privdata, code, json);
     admin_call_free(a);
+}
+
+static void on_admin(redisReply *r, void *privdata)
+{
+    struct admin_call *a = privdata;
+    struct rc_reply_item items[8];
+    struct rc_admin_result res;
+    if (!r)
+        answer(a, RC_E_UNAVAILABLE, NULL, "Redis connection lost before the operation was answered");
+    else if (rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res))
+        answer(a, RC_E_INTERNAL, NULL, r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly");
+    else
+        answer(a, 0, &res, "");
+}
+
+/* A sharded board's operation, answered for the whole board (ops/gw_admin_shard.h). */
+static void on_sharded(int code, const struct rc_admin_result *res, const char *message, void *privdata)
+{
+    answer(privdata, code, res, message);
 }
 
 void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
@@ -180,6 +194,14 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
     a->b = b;
     a->p = p;
 
+    if (b->shards > 1) {
+        if ((code = gw_admin_shard_run(app, b, r, &p, now, slot, ttl, on_sharded, a, &err)) != 0) {
+            done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+            free(a->id_json);
+            free(a);
+        }
+        return;
+    }
     struct rc_admin_args args;
     int bad = rc_admin_args_build(b, r, &p, now, slot, ttl, app->redis && gw_redis_is_cluster(app->redis) == 1, &args, &err) != 0;
     if (!bad) {

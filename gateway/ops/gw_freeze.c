@@ -85,6 +85,10 @@ static void start(struct gw_app *app, const struct gw_caller *who, const struct 
                             "outside its change log, so a reveal could not replay them",
                             b->decay.kind == RC_DECAY_BUCKETS ? "buckets" : "scale",
                             b->decay.kind == RC_DECAY_BUCKETS ? "rebuilt" : "rescaled");
+    if (!code && b->shards > 1)
+        code = rc_error_set(&err, RC_E_BAD_REQUEST,
+                            "freeze is not supported on sharded boards: board %s is split into %u shards (shards = "
+                            "%u), and a freeze copies one set (docs/sharded.md)", r->board, b->shards, b->shards);
     struct freeze_call *c = code ? NULL : calloc(1, sizeof *c);
     if (!code && !c)
         code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");

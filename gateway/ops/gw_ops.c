@@ -9,6 +9,7 @@
 
 #include "gw_app.h"
 #include "ops/gw_instances.h"
+#include "ops/gw_write_shard.h"
 #include "store/gw_read.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_write.h"
@@ -176,9 +177,14 @@ static void on_written(int code, const struct rc_write_result *res, const struct
             app->metrics.writes[w->op - RC_OP_INCR]++;
         if (w->who[0] && !res->duplicate)
             audit_write(w, res);
-        json = rc_encode_ack_replicas(w->id_json, w->board, res->member, res->score, res->rank, res->seq,
-                                      res->duplicate, res->nfields ? fv : NULL, res->nfields,
-                                      app->conf->ack_replicas > 0 ? (res->replicas < 0 ? 0 : res->replicas) : -1);
+        int replicas = app->conf->ack_replicas > 0 ? (res->replicas < 0 ? 0 : res->replicas) : -1;
+        /* a sharded board's write whose global rank could not be read after it (ops/gw_write_shard.h) */
+        json = res->rank_unknown ? rc_encode_ack_unranked(w->id_json, w->board, res->member, res->score,
+                                                          res->duplicate, res->nfields ? fv : NULL, res->nfields,
+                                                          replicas)
+                                 : rc_encode_ack_replicas(w->id_json, w->board, res->member, res->score, res->rank,
+                                                          res->seq, res->duplicate, res->nfields ? fv : NULL,
+                                                          res->nfields, replicas);
     }
     w->done(w->privdata, code, json);
     free(w->id_json);
@@ -249,6 +255,8 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
             memcpy(w->member, r->member, sizeof w->member);
             code = gw_enqueue_submit(app->redis, &app->enqueue_script, decl, r, gw_now_ms(app),
                                      (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_queued, w, &err);
+        } else if (decl->shards > 1) {
+            code = gw_write_shard_submit(app, decl, r, &p, on_written, w, &err);
         } else {
             code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
                                          (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w,

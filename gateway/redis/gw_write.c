@@ -277,10 +277,18 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
                           const struct rc_request *r, const struct rc_period *p, int64_t now_ms, int replicas,
                           int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata, struct rc_error *err)
 {
+    return gw_write_submit_as(redis, s, b, r, p, r->board, now_ms, replicas, replicas_timeout_ms, cb, privdata, err);
+}
+
+int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
+                       const struct rc_request *r, const struct rc_period *p, const char *store, int64_t now_ms,
+                       int replicas, int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata,
+                       struct rc_error *err)
+{
     struct rc_write_args a;
     const char *words[RC_WRITE_NKEYS + RC_WRITE_ARGV_MAX];
     size_t lens[RC_WRITE_NKEYS + RC_WRITE_ARGV_MAX];
-    int rc = rc_write_args_build(b, r, p, now_ms, gw_redis_is_cluster(redis) == 1, &a, err);
+    int rc = rc_write_args_build_as(b, r, p, now_ms, gw_redis_is_cluster(redis) == 1, store, &a, err);
     if (rc)
         return rc;
     gw_write_new_epoch(a.epoch); /* kept with the call: a seeded resend starts the same history */

@@ -36,7 +36,8 @@ static void keys_of(const char *b, struct admin_keys *ks)
 
 /* EVAL admin.lua's `action` on board b (member m, new epoch id `epoch`).
  * Returns its reply (caller frees). */
-static redisReply *admin(struct rc_test_redis_fixture *f, const char *action, const char *b, const char *m, const char *epoch)
+static redisReply *admin_any(struct rc_test_redis_fixture *f, const char *action, const char *b, const char *m,
+                             const char *epoch)
 {
     struct admin_keys ks;
     const char *argv[3 + 8 + 13];
@@ -60,6 +61,13 @@ static redisReply *admin(struct rc_test_redis_fixture *f, const char *action, co
         fail_msg("script error: %s", r->str);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->elements, 6);
+    return r;
+}
+
+/* admin_any, answered "ok". */
+static redisReply *admin(struct rc_test_redis_fixture *f, const char *action, const char *b, const char *m, const char *epoch)
+{
+    redisReply *r = admin_any(f, action, b, m, epoch);
     assert_string_equal(r->element[0]->str, "ok");
     return r;
 }
@@ -101,6 +109,19 @@ static void test_reset_of_a_never_written_board_writes_nothing(void **state)
     struct rc_test_redis_fixture *f = *state;
     redisReply *r = reset(f, "fresh");
     assert_int_equal(r->element[1]->integer, 0); /* seq unchanged: still none */
+    freeReplyObject(r);
+    assert_int_equal(cmd_int(f, "DBSIZE", NULL), 0);
+}
+
+/* A reversal whose req has no marker on this board answers "unknown_req"
+ * (not a plain bad_request): on a sharded board the gateway then asks the
+ * next shard, since a req is remembered by the shard of its member. */
+static void test_reverse_of_an_unknown_req_says_unknown_req(void **state)
+{
+    struct rc_test_redis_fixture *f = *state;
+    redisReply *r = admin_any(f, "reverse", "global#3", "", "");
+    assert_string_equal(r->element[0]->str, "unknown_req");
+    assert_non_null(strstr(r->element[5]->str, "no write with that req"));
     freeReplyObject(r);
     assert_int_equal(cmd_int(f, "DBSIZE", NULL), 0);
 }
@@ -203,6 +224,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reset_of_a_never_written_board_writes_nothing, rc_test_redis_setup, rc_test_redis_teardown),
         cmocka_unit_test_setup_teardown(test_reset_of_a_written_board_empties_it_and_bumps_seq, rc_test_redis_setup, rc_test_redis_teardown),
+        cmocka_unit_test_setup_teardown(test_reverse_of_an_unknown_req_says_unknown_req, rc_test_redis_setup, rc_test_redis_teardown),
         cmocka_unit_test_setup_teardown(test_reset_of_a_board_with_only_a_history_still_resets, rc_test_redis_setup, rc_test_redis_teardown),
         cmocka_unit_test_setup_teardown(test_reset_replaces_the_epoch, rc_test_redis_setup, rc_test_redis_teardown),
         cmocka_unit_test_setup_teardown(test_removing_the_last_member_keeps_the_epoch, rc_test_redis_setup, rc_test_redis_teardown),

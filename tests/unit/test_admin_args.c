@@ -128,6 +128,44 @@ static void replies_decode_by_status(void **s)
     assert_string_equal(res.detail, "");
 }
 
+static void admin_call_built_as_a_shard_names_only_shard_keys(void **s)
+{
+    (void)s;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_admin_args a;
+    struct rc_error err = {0, ""};
+    memset(&r, 0, sizeof r);
+    r.op = RC_OP_REMOVE;
+    snprintf(r.board, sizeof r.board, "plain");
+    snprintf(r.member, sizeof r.member, "alice");
+    const struct rc_board *b = rc_conf_find_board(conf, "plain");
+    assert_int_equal(rc_period_select(&b->period, "", 1763769600000LL, &p), 0);
+    assert_int_equal(rc_admin_args_build_as(b, &r, &p, 1763769600000LL, 0, 0, 1, "plain#5", &a, &err), 0);
+    unsigned slot = rc_key_slot(a.words[0], a.lens[0]);
+    for (unsigned i = 0; i < RC_ADMIN_NKEYS; i++) {
+        if (strncmp(a.words[i], "rc:{plain#5|}:", 14) != 0)
+            fail_msg("KEYS[%u] %s is not shard 5's", i + 1, a.words[i]);
+        assert_int_equal(rc_key_slot(a.words[i], a.lens[i]), slot);
+    }
+    assert_string_equal(a.words[5], "rc:{plain#5|}:f:alice");
+    assert_string_equal(a.words[12], "alice");
+}
+
+static void unknown_req_is_a_bad_request_marked_as_such(void **s)
+{
+    (void)s;
+    struct rc_admin_result res;
+    struct rc_reply_item none[6] = {str("unknown_req"), num(0), str(""), str(""), num(0), str("no write")};
+    assert_int_equal(rc_admin_result_parse(none, 6, &res), 0);
+    assert_int_equal(res.status, RC_E_BAD_REQUEST);
+    assert_int_equal(res.unknown_req, 1);
+    assert_string_equal(res.detail, "no write");
+    struct rc_reply_item bad[6] = {str("bad_request"), num(0), str(""), str(""), num(0), str("x")};
+    assert_int_equal(rc_admin_result_parse(bad, 6, &res), 0);
+    assert_int_equal(res.unknown_req, 0);
+}
+
 static void odd_replies_are_internal_errors(void **s)
 {
     (void)s;
@@ -148,6 +186,8 @@ int main(void)
         cmocka_unit_test(reverse_names_the_req_keys_and_block_is_off),
         cmocka_unit_test(replies_decode_by_status),
         cmocka_unit_test(odd_replies_are_internal_errors),
+        cmocka_unit_test(admin_call_built_as_a_shard_names_only_shard_keys),
+        cmocka_unit_test(unknown_req_is_a_bad_request_marked_as_such),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }

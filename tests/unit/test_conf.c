@@ -135,7 +135,10 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     /* reads open, and no key with a literal secret in a shipped file */
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
-    assert_int_equal(c->nboards, 9); /* ... arena (tiebreak = arrival) and burst (write_mode = queued) */
+    assert_int_equal(c->nboards, 10); /* ... arena (tiebreak = arrival), burst (write_mode = queued) and global
+                                         (shards = 8) */
+    assert_int_equal(board(c, "global")->shards, 8);
+    assert_int_equal(board(c, "global")->layout.tiebreak, RC_TB_EARLIEST);
 
     const struct rc_board *b = board(c, "demo");
     assert_false(b->is_template);

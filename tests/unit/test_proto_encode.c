@@ -111,6 +111,17 @@ static void encodes_ack_as_protocol_example(void **state)
                 "\"rank\":3,\"seq\":45,\"duplicate\":false}");
 }
 
+static void encodes_unranked_ack_with_null_rank_and_seq(void **state)
+{
+    (void)state;
+    assert_text(rc_encode_ack_unranked("7", "global", "u:1", 1100, 0, NULL, 0, -1),
+                "{\"op\":\"ack\",\"id\":7,\"board\":\"global\",\"member\":\"u:1\",\"score\":1100,"
+                "\"rank\":null,\"seq\":null,\"rank_unknown\":true,\"duplicate\":false}");
+    assert_text(rc_encode_ack_unranked(NULL, "global", "u:1", 5, 1, NULL, 0, 1),
+                "{\"op\":\"ack\",\"board\":\"global\",\"member\":\"u:1\",\"score\":5,"
+                "\"rank\":null,\"seq\":null,\"rank_unknown\":true,\"duplicate\":true,\"replicas\":1}");
+}
+
 static void encodes_rank_as_protocol_example(void **state)
 {
     (void)state;
@@ -546,6 +557,7 @@ int main(void)
         cmocka_unit_test(encodes_delta_with_prev_rank),
         cmocka_unit_test(encodes_event_as_protocol_example),
         cmocka_unit_test(encodes_ack_as_protocol_example),
+        cmocka_unit_test(encodes_unranked_ack_with_null_rank_and_seq),
         cmocka_unit_test(encodes_rank_as_protocol_example),
         cmocka_unit_test(encodes_error_as_protocol_example),
         cmocka_unit_test(encodes_pong_and_unsubscribed),

@@ -97,6 +97,35 @@ static void test_every_key_of_a_write_is_in_one_slot(void **state)
     }
 }
 
+/* A sharded board's write is built on its shard's keys ("B#i"), every one
+ * of them in the shard's slot, while messages still name the board. */
+static void test_write_built_as_a_shard_uses_the_shard_keys_only(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    const int64_t JAN1_0100 = 1767229200000LL; /* inside laps's tie-break horizon */
+    const char *json = "{\"op\":\"incr\",\"board\":\"laps\",\"member\":\"u:1\",\"delta\":5}";
+    assert_int_equal(rc_request_decode(json, strlen(json), &r, &err), 0);
+    const struct rc_board *b = rc_conf_find_board(conf, "laps");
+    assert_int_equal(rc_period_select(&b->period, "", JAN1_0100, &p), 0);
+    /* laps takes only best: the refusal names the board, not the shard */
+    assert_int_equal(rc_write_args_build_as(b, &r, &p, JAN1_0100, 1, "laps#3", &a, &err), RC_E_BAD_REQUEST);
+    assert_null(strstr(err.msg, "#"));
+    r.op = RC_OP_BEST;
+    r.value = 1000;
+    assert_int_equal(rc_write_args_build_as(b, &r, &p, JAN1_0100, 1, "laps#3", &a, &err), 0);
+    for (unsigned i = 0; i < a.nkeys; i++)
+        if (strncmp(a.keys[i], "rc:{laps#3|}:", 13) != 0)
+            fail_msg("KEYS[%u] %s is not shard 3's", i + 1, a.keys[i]);
+    assert_one_slot(&a);
+    assert_string_equal(a.keys[3], "rc:{laps#3|}:req:");
+    assert_string_equal(a.argv[1], "u:1");
+    rc_request_free(&r);
+}
+
 static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
 {
     (void)state;
@@ -304,6 +333,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_periodic_write_keys_carry_board_and_local_day_tag),
         cmocka_unit_test(test_every_key_of_a_write_is_in_one_slot),
+        cmocka_unit_test(test_write_built_as_a_shard_uses_the_shard_keys_only),
         cmocka_unit_test(test_multi_field_args_list_fields_in_declared_order),
         cmocka_unit_test(test_refusals_before_redis),
         cmocka_unit_test(test_reply_decodes_score_from_composite),
