@@ -36,8 +36,8 @@ const WARMUP = 5;
 
 const QUERIES = [
   { name: 'top 10', qs: 'top=10', offset: 0, rows: 10 },
-  { name: 'page 100 (offset 990, 10 rows)', qs: 'offset=990&limit=10', offset: 990, rows: 10 },
-  { name: '100 rows (offset 0)', qs: 'offset=0&limit=100', offset: 0, rows: 100 },
+  { name: 'page 100 of 10 rows', qs: 'offset=990&limit=10', offset: 990, rows: 10 },
+  { name: '100 rows', qs: 'offset=0&limit=100', offset: 0, rows: 100 },
 ];
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;

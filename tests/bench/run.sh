@@ -793,6 +793,7 @@ if want S; then
     echo "S_members=$S_members"
     echo "S_reads=$S_reads"
     echo "S_rounds=$S_rounds"
+    echo "S_hz=$hz"
     echo "S_global_shards=$(awk '/^\[board global\]/ { in_g = 1; next } /^\[/ { in_g = 0 } in_g && /^shards[[:space:]]*=/ { sub(/.*=[[:space:]]*/, ""); print }' "$conf")"
   } >> "$work/meta.env"
   # (1) one Redis
