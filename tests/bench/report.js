@@ -576,8 +576,7 @@ function shardedCase(dir, meta, detail, need, broken) {
 \`global\` (\`shards = ${shards}\`, docs/sharded.md) against \`demo\` (the same board unsharded: desc, incr/set/best,
 earliest tie-break), first with the gateway on one redis-server, then on the 3-primary cluster of case L.
 Writes: ${meta.S_writers} writer connections, ${meta.S_inflight} writes in flight each, \`incr\` on 10,000 members as fast as
-acks come back, for each board in turn (${meta.S_rounds} round${meta.S_rounds === '1' ? '' : 's'}, the order swapped every round; the summary is the mean of
-the rounds). An ack of a sharded write carries the member's global rank, read right after the write (its shard,
+acks come back, for each board in turn (${meta.S_rounds === '1' ? 'one round, global first' : `${meta.S_rounds} rounds, global first in odd rounds and demo first in even ones; the summary is the mean of the rounds`}). An ack of a sharded write carries the member's global rank, read right after the write (its shard,
 then a count on each other shard). Redis CPU is per server over the run; "writes held" is the sum of the board's
 \`seq\` keys on that server (one per shard on \`global\`), which must equal the acks.
 
@@ -589,8 +588,8 @@ Reads: both boards reset and filled with ${int(Number(meta.S_members))} members 
 then \`tests/bench/read_cost.js\`: ${int(Number(meta.S_reads))} REST reads per board and query, one at a time, each on a new
 connection (the gateway closes every HTTP answer's), timed from the request to the answer's last byte; every answer
 is checked (total, row count, ranks). A sharded page reads each shard's first offset + limit (+1) rows and merges
-them. Redis CPU is the sum over the servers (three on the cluster), in /proc ticks (1/${meta.S_hz || 100} s: 0.01 s per
-1,000 reads is one tick per 1,000 reads at 1,000 reads).
+them. CPU seconds come from /proc in ticks of 1/${meta.S_hz || 100} s, so over ${int(Number(meta.S_reads))} reads a figure per 1,000 reads moves in steps of
+${fmt(1000 / (Number(meta.S_hz || 100) * Number(meta.S_reads || 1000)), 3)} s; Redis CPU is the sum over the servers (three on the cluster).
 
 ${tables.reads}
 `;
