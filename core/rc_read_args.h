@@ -17,7 +17,7 @@
 
 #define RC_READ_NKEYS 6 /* z seq log epoch frz fz */
 #define RC_READ_HEAD 8  /* seq total first_rank epoch frozen freeze_seq shown fv */
-#define RC_READ_COUNTS_MAX 32 /* pairs in one counts call built here (the script takes 512) */
+#define RC_READ_COUNTS_MAX 128 /* pairs in one counts call built here (the script takes 512) */
 #define RC_READ_ARGV_MAX (3 + 2 * RC_READ_COUNTS_MAX)
 
 enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG, RC_READ_COUNTS, RC_READ_NEAR };

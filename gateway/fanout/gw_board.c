@@ -239,7 +239,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     }
     if (b->refs == 0) {
         rc_mirror_free(&b->mirror);
-        gw_fo_shard_board_free(b);
+        free(b->spend); /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
         free(b->ring);
         free(b);
         f->freed++;

@@ -92,6 +92,15 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
+    if (decl->shards > 1 && r->view.kind == RC_VIEW_PAGE) {
+        struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = r->view.offset, .count = r->view.limit};
+        const char *refused = gw_read_refusal(decl, &spec); /* a page too deep to merge */
+        if (refused) {
+            gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, refused));
+            gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+            return;
+        }
+    }
     int over_cap = 0;
     struct gw_board *b = gw_fo_board_get(f, decl, r->board, p->id, 1, &over_cap);
     if (over_cap) {
@@ -517,6 +526,7 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
 void gw_fanout_tick(struct gw_fanout *f)
 {
     uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
+    gw_fo_shard_flush(f);
     gw_fo_rollover(f);
     maybe_trim(f);
     gw_fo_viewers_tick(f);
@@ -532,6 +542,7 @@ void gw_fanout_tick(struct gw_fanout *f)
 
 void gw_fanout_edge(struct gw_fanout *f)
 {
+    gw_fo_shard_flush(f); /* this turn's shard events go out for their ranks together */
     if (f->soon)
         run_boards(&f->soon, 1, f->ticks);
 }

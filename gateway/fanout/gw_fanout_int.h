@@ -130,7 +130,9 @@ struct gw_board {
      * for their global ranks (gw_shard_rank.c), and whether a batch is out. */
     struct rc_event *spend;
     size_t nspend, spend_cap;
-    int sresolving;
+    struct gw_board *sfnext;     /* on f->sflush: events wait to be sent for ranks */
+    int sfqueued;
+    struct gw_sbatch *sb_head, *sb_tail; /* batches out for ranks, oldest first (delivered in order) */
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
@@ -155,6 +157,7 @@ struct gw_fanout {
     struct gw_board *all;        /* live boards, for the rare walks over all of them */
     struct gw_board *work;       /* boards the next tick must look at */
     struct gw_board *soon;       /* boards whose change found them quiet: looked at after this loop turn's I/O */
+    struct gw_board *sflush;     /* sharded boards with events to rank (gw_shard_feed.c), sent after this loop turn's I/O */
     uint64_t ticks;              /* ticks run (numbers the tick periods, core/rc_edge.h) */
     int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
     int64_t rollover_from;       /* ... or goes back before this (test clock) */
@@ -246,14 +249,15 @@ int gw_fo_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, g
 /* ---- gw_shard_feed.c ----------------------------------------------------- */
 
 /* A change event of shard `shard` of sharded board b (seq: the shard's):
- * its global ranks are read, then it is kept in the ring and delivered to
- * b's feeds. */
+ * its global ranks are read (the events of one loop turn together, sent by
+ * gw_fo_shard_flush), then it is kept in the ring (prev_rank of deltas) and
+ * delivered to b's feeds, in arrival order. */
 void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev);
+/* Sends the rank reads of the events that came in this loop turn. */
+void gw_fo_shard_flush(struct gw_fanout *f);
 /* Answers the pending viewers of feed v of a sharded board from its shards'
  * change logs: a snapshot, then what each missed since its cursor. */
 void gw_fo_shard_feed_catch_up(struct gw_view *v);
-/* Frees what a sharded board or a sub holds for sharded feeds. */
-void gw_fo_shard_board_free(struct gw_board *b);
 
 /* ---- gw_feed.c ----------------------------------------------------------- */
 

@@ -6,10 +6,12 @@
  * shard) sends the viewer back to the logs. Messages carry `seq`, the sum of
  * the viewer's cursor (one more with every event), and `cursor`, its text.
  *
- * Live events wait for their global ranks (gw_shard_rank.c) in arrival
- * order, one batch at a time, then go into the board's ring (a catch-up
- * delivers from it what came over pub/sub while the logs were read) and to
- * every feed viewer. */
+ * Live events wait for their global ranks (gw_shard_rank.c): the events of
+ * one loop turn go out together as one batch, several batches may be out at
+ * once, and they are delivered in the order they were sent, into the
+ * board's ring (the moves behind prev_rank in deltas, gw_view.c; and what a
+ * catch-up delivers of what came over pub/sub while the logs were read) and
+ * to every feed viewer. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdio.h>
@@ -20,8 +22,8 @@
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
-#define SHARD_PENDING_MAX 8192 /* events waiting for ranks; past it, feeds catch up from the logs */
-#define SHARD_BATCH_MAX 1024   /* events resolved in one batch */
+#define SHARD_PENDING_MAX 65536 /* events of one loop turn waiting for ranks; past it, feeds catch up from the logs */
+#define SHARD_BATCH_MAX 1024    /* events ranked in one batch */
 
 static void prefix8(char *out, const char *epoch)
 {
@@ -133,67 +135,110 @@ static void all_feeds_catch_up(struct gw_board *b)
     }
 }
 
-static void start_batch(struct gw_board *b);
+/* One batch of events out for their ranks. Batches go out once per loop
+ * turn, several may be out at once, and they are delivered in the order
+ * they were sent. */
+struct gw_sbatch {
+    struct gw_sbatch *next;
+    struct gw_board *b;
+    struct rc_event *events; /* the resolver's, valid from on_resolved until delivered */
+    size_t n;
+    int done, code;
+};
+
+static void on_resolved(int code, struct rc_event *events, size_t n, void *privdata);
+
+/* Delivers the batches at the head that are back (in order). */
+static void deliver_done(struct gw_board *b)
+{
+    while (b->sb_head && b->sb_head->done) {
+        struct gw_sbatch *sb = b->sb_head;
+        b->sb_head = sb->next;
+        if (!b->sb_head)
+            b->sb_tail = NULL;
+        if (!b->dead) {
+            if (sb->code) {
+                b->moves_break++; /* prev_rank: these moves are not in the ring */
+                all_feeds_catch_up(b); /* the logs tell them once Redis answers */
+            } else {
+                for (size_t k = 0; k < sb->n; k++) {
+                    if (sb->events[k].epoch[0]) {
+                        /* a shard's history began again: its earlier events
+                         * (and seqs) in the ring are of another one */
+                        b->ring_len = 0;
+                        b->ring_head = 0;
+                        b->moves_break++;
+                    }
+                    gw_fo_ring_push(b, &sb->events[k]);
+                    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
+                        if (v->r.spec.kind == RC_VIEW_FEED)
+                            deliver(b->f, v, &sb->events[k]);
+                }
+            }
+        }
+        free(sb->events);
+        free(sb);
+    }
+}
 
 static void on_resolved(int code, struct rc_event *events, size_t n, void *privdata)
 {
-    struct gw_board *b = privdata;
-    b->sresolving = 0;
-    if (b->dead)
-        return;
-    if (code) {
-        all_feeds_catch_up(b); /* the logs tell them once Redis answers */
-    } else {
-        for (size_t k = 0; k < n; k++) {
-            gw_fo_ring_push(b, &events[k]);
-            for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-                if (v->r.spec.kind == RC_VIEW_FEED)
-                    deliver(b->f, v, &events[k]);
+    struct gw_sbatch *sb = privdata;
+    /* the resolver frees its array after this: keep a copy until delivered */
+    sb->events = code || !n ? NULL : malloc(n * sizeof *events);
+    if (sb->events)
+        memcpy(sb->events, events, n * sizeof *events);
+    else if (!code && n)
+        code = RC_E_INTERNAL;
+    sb->n = n;
+    sb->code = code;
+    sb->done = 1;
+    deliver_done(sb->b);
+}
+
+static void send_batch(struct gw_board *b)
+{
+    while (b->nspend) {
+        size_t n = b->nspend < SHARD_BATCH_MAX ? b->nspend : SHARD_BATCH_MAX;
+        struct rc_event *batch = malloc(n * sizeof *batch);
+        struct gw_sbatch *sb = calloc(1, sizeof *sb);
+        if (!batch || !sb) {
+            free(batch);
+            free(sb);
+            b->nspend = 0;
+            b->moves_break++;
+            all_feeds_catch_up(b);
+            return;
+        }
+        memcpy(batch, b->spend, n * sizeof *batch);
+        memmove(b->spend, b->spend + n, (b->nspend - n) * sizeof *batch);
+        b->nspend -= n;
+        sb->b = b;
+        if (b->sb_tail)
+            b->sb_tail->next = sb;
+        else
+            b->sb_head = sb;
+        b->sb_tail = sb;
+        if (gw_fo_shard_resolve(b, batch, n, on_resolved, sb) != 0) {
+            free(batch);
+            sb->done = 1;
+            sb->code = RC_E_INTERNAL;
+            deliver_done(b);
         }
     }
-    if (b->nspend)
-        start_batch(b);
-}
-
-static void start_batch(struct gw_board *b)
-{
-    size_t n = b->nspend < SHARD_BATCH_MAX ? b->nspend : SHARD_BATCH_MAX;
-    struct rc_event *batch = malloc(n * sizeof *batch);
-    if (!batch) {
-        b->nspend = 0;
-        all_feeds_catch_up(b);
-        return;
-    }
-    memcpy(batch, b->spend, n * sizeof *batch);
-    memmove(b->spend, b->spend + n, (b->nspend - n) * sizeof *batch);
-    b->nspend -= n;
-    b->sresolving = 1;
-    if (gw_fo_shard_resolve(b, batch, n, on_resolved, b) != 0) {
-        free(batch);
-        b->sresolving = 0;
-        b->nspend = 0;
-        all_feeds_catch_up(b);
-    }
-}
-
-static int has_feeds(const struct gw_board *b)
-{
-    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-        if (v->r.spec.kind == RC_VIEW_FEED)
-            return 1;
-    return 0;
 }
 
 void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev)
 {
-    if (!has_feeds(b))
-        return; /* windows are read again (merged) by the tick */
+    if (!gw_fo_first_view(b))
+        return;
     if (b->nspend == b->spend_cap) {
         size_t cap = b->spend_cap ? b->spend_cap * 2 : 64;
         struct rc_event *p = cap <= SHARD_PENDING_MAX ? realloc(b->spend, cap * sizeof *p) : NULL;
         if (!p) {
             /* too far behind: what waits is dropped, the logs have it */
             b->nspend = 0;
+            b->moves_break++;
             all_feeds_catch_up(b);
             return;
         }
@@ -203,15 +248,26 @@ void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event
     b->spend[b->nspend] = *ev;
     b->spend[b->nspend].shard = shard;
     b->nspend++;
-    if (!b->sresolving)
-        start_batch(b);
+    if (!b->sfqueued) {
+        struct gw_fanout *f = b->f;
+        b->sfqueued = 1;
+        b->refs++; /* alive on the list */
+        b->sfnext = f->sflush;
+        f->sflush = b;
+    }
 }
 
-void gw_fo_shard_board_free(struct gw_board *b)
+void gw_fo_shard_flush(struct gw_fanout *f)
 {
-    free(b->spend);
-    b->spend = NULL;
-    b->nspend = b->spend_cap = 0;
+    while (f->sflush) {
+        struct gw_board *b = f->sflush;
+        f->sflush = b->sfnext;
+        b->sfnext = NULL;
+        b->sfqueued = 0;
+        if (!b->dead)
+            send_batch(b);
+        gw_fo_board_unref(b);
+    }
 }
 
 /* ---- catching up from the shards' logs ---------------------------------- */

@@ -83,7 +83,7 @@ static void on_counts(int code, const struct rc_read_head *head, const int64_t *
         finish(r);
 }
 
-#define COUNTS_PER_CALL 500 /* bounds per `counts` call (lua/read.lua takes at most 512) */
+#define COUNTS_PER_CALL RC_READ_COUNTS_MAX /* bounds per `counts` call (core/rc_read_args.h) */
 
 /* Sends the counts reads of shard `shard` (one per COUNTS_PER_CALL bounds)
  * for every event of another shard; r->waiting counts each. Returns 0 or an

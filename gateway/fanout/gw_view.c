@@ -157,7 +157,7 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
     if (s1 < s0 || v->last_break != break_now || b->ks_pending > 0)
         return -1;
     if (b->decl->shards > 1)
-        return -1; /* a sharded board's seq sums its shards': its ring does not count in it (a snapshot) */
+        return -1; /* (sharded: ring_moves_sharded) */
     if (s1 == s0)
         return 0;
     size_t first = b->ring_len;
@@ -180,6 +180,48 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
             return -1;
         }
         m[k] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
+    }
+    *out = m;
+    *n = want;
+    return 0;
+}
+
+/* ring_moves for a sharded board (docs/sharded.md): windows carry each
+ * shard's seq, and the moves between them are the ring's events of each
+ * shard i with old seq < seq <= new seq (their ranks made global when they
+ * came in, gw_shard_rank.c), in the order they arrived. -1 when the ring
+ * does not hold every one of them (older than the ring, or still out for
+ * its ranks), or as ring_moves. */
+static int ring_moves_sharded(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
+                              uint64_t break_now, struct rc_move **out, size_t *n)
+{
+    const struct gw_board *b = v->board;
+    unsigned S = b->decl->shards;
+    *out = NULL;
+    *n = 0;
+    if (v->last_break != break_now || old->nshards != S || nw->nshards != S)
+        return -1;
+    size_t want = 0;
+    for (unsigned i = 0; i < S; i++) {
+        if (nw->shard_seq[i] < old->shard_seq[i])
+            return -1;
+        want += (size_t)(nw->shard_seq[i] - old->shard_seq[i]);
+    }
+    if (want == 0)
+        return 0;
+    struct rc_move *m = malloc(want * sizeof *m);
+    if (!m)
+        return -1;
+    size_t got = 0;
+    for (size_t k = 0; k < b->ring_len && got < want; k++) {
+        const struct rc_event *ev = gw_fo_ring_at(b, k);
+        if (ev->shard >= S || ev->seq <= old->shard_seq[ev->shard] || ev->seq > nw->shard_seq[ev->shard])
+            continue;
+        m[got++] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
+    }
+    if (got != want) {
+        free(m);
+        return -1;
     }
     *out = m;
     *n = want;
@@ -241,7 +283,8 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
             continue;
         }
         if (!have_moves) {
-            if (ring_moves(v, old->seq, nw->seq, break_now, &moves, &nmoves) != 0) {
+            if ((v->board->decl->shards > 1 ? ring_moves_sharded(v, old, nw, break_now, &moves, &nmoves)
+                                             : ring_moves(v, old->seq, nw->seq, break_now, &moves, &nmoves)) != 0) {
                 *no_moves = 1;
                 goto cleanup;
             }

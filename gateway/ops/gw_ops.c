@@ -356,6 +356,9 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
             spec.first = r->view.kind == RC_VIEW_PAGE ? r->view.offset : 0;
             spec.count = r->view.limit;
         }
+        const char *refused = code ? NULL : gw_read_refusal(c->decl, &spec); /* a sharded board's limits */
+        if (refused)
+            code = rc_error_set(&err, RC_E_BAD_REQUEST, "%s", refused);
         if (!code && (code = gw_read(&app->store, c->decl, r->board, c->period.id, &spec, on_read, c)) != 0)
             rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
         if (!code)

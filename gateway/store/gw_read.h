@@ -18,6 +18,7 @@
 #include "rc_layout.h"
 #include "rc_proto.h"
 #include "rc_read_args.h"
+#include "rc_shard.h"
 
 struct gw_store;
 
@@ -41,6 +42,10 @@ struct gw_window {
                                       freeze.shown when an audience read found it frozen */
     struct gw_row *rows;
     size_t n;
+    /* a sharded board (docs/sharded.md): each shard's seq at the read (seq
+     * is their sum); nshards 0 for a board that is not sharded */
+    unsigned nshards;
+    int64_t shard_seq[RC_SHARDS_MAX];
 };
 
 void gw_window_free(struct gw_window *w);
@@ -75,7 +80,8 @@ typedef void gw_read_cb(int code, struct gw_window *w, void *privdata);
 struct gw_read_spec {
     enum { GW_READ_RANGE, GW_READ_AROUND, GW_READ_RANK } kind;
     int64_t first;                 /* RANGE: 0-based index of the first row */
-    int64_t count;                 /* RANGE: rows wanted */
+    int64_t count;                 /* RANGE: rows wanted (0 from index 0: the whole board,
+                                      except on a sharded board: none) */
     const char *member;            /* AROUND/RANK (borrowed for the call) */
     int64_t radius;                /* AROUND */
     int places;                    /* RANGE, AROUND: fill rows' place and tied (core/rc_places.h) */
@@ -92,9 +98,11 @@ struct gw_read_spec {
  * answers one merged window of the same shape (store/gw_read_shard.c): seq
  * and total the sums of the shards', epoch their digest, freeze zero. It
  * refuses with RC_E_BAD_REQUEST (cb not called) a page that ends past rank
- * RC_SHARD_READ_MAX (first + count > RC_SHARD_READ_MAX) and the whole-board
- * read (first 0, count 0): gw_read_refusal says why in words. Any shard
- * failing fails the read with its code. */
+ * RC_SHARD_READ_MAX (first + count > RC_SHARD_READ_MAX): gw_read_refusal
+ * says why in words. Count 0 reads no rows there, from any index (an
+ * unsharded board's "whole board" from index 0 has no sharded form): the
+ * head alone, as stats want it. Any shard failing fails the read with its
+ * code. */
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 

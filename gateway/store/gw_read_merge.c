@@ -48,7 +48,9 @@ void gw_shard_head(struct gw_window *w, const struct gw_shard_part *parts, unsig
     w->seq = 0;
     w->total = 0;
     w->first_rank = 0;
+    w->nshards = nshards;
     for (unsigned j = 0; j < nshards; j++) {
+        w->shard_seq[j] = parts[j].head.seq;
         w->seq += parts[j].head.seq;
         w->total += parts[j].head.total;
         epochs[j] = parts[j].head.epoch;

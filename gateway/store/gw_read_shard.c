@@ -3,7 +3,8 @@
  * once, whose answers gw_read_merge.c turns into the one window an
  * unsharded board's read gives (gw_read's contract: cb exactly once).
  *
- *   RANGE   one round: each shard's first first+count+1 rows.
+ *   RANGE   one round: each shard's first first+count+1 rows (count 0:
+ *           each shard's head, a `counts` without pairs).
  *   RANK    the member's shard (`rank`), then a `counts` on every other
  *           shard (the rows ahead of its composite).
  *   AROUND  the member's shard (`rank`), then its rows around the member
@@ -80,8 +81,6 @@ const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec 
         return NULL;
     if (spec->first < 0 || spec->count < 0)
         return "a page's offset and limit cannot be negative";
-    if (spec->first == 0 && spec->count == 0)
-        return "a sharded board is read a page at a time";
     if (spec->first > RC_SHARD_READ_MAX || spec->count > RC_SHARD_READ_MAX - spec->first)
         return "a page of a sharded board must end within rank 10000";
     return NULL;
@@ -116,6 +115,10 @@ static int round_req(struct sread *sr, unsigned j, struct rc_read_req *req, int 
     *incl = rc_shard_count_inclusive(j, sr->home) == 1;
     switch (sr->step) {
     case ST_ROWS:
+        if (sp->count == 0) {
+            req->kind = RC_READ_COUNTS; /* no rows: just the heads */
+            return 1;
+        }
         req->kind = RC_READ_RANGE;
         req->count = sp->first + sp->count + 1;
         return 1;
@@ -155,12 +158,13 @@ static int round_req(struct sread *sr, unsigned j, struct rc_read_req *req, int 
 static void on_part(redisReply *r, void *privdata);
 static void round_done(struct sread *sr);
 
-/* Sends the current round. Returns 0 when at least one call is in flight
- * (a later one that could not be sent is remembered in sr->code for the
- * end of the round), or the code of the failure when none went out. */
+/* Sends the current round. Returns 0 when at least one call went out (a
+ * later one that could not be sent is remembered in sr->code for the end of
+ * the round), or the code of the failure when none did. */
 static int send_round(struct sread *sr)
 {
     char name[RC_SHARD_NAME_MAX + 1];
+    unsigned sent = 0;
     sr->code = 0;
     sr->sending = 1;
     for (unsigned j = 0; j < sr->nshards && !sr->code; j++) {
@@ -169,16 +173,21 @@ static int send_round(struct sread *sr)
         if (!round_req(sr, j, &req, &incl))
             continue;
         sr->slot[j] = (struct slot){sr, j, req.kind};
+        sr->waiting++; /* before the call: an answer may not come later than it */
         int rc = rc_shard_name(name, sizeof name, sr->board, j) ? RC_E_INTERNAL
                  : gw_read_call(sr->s, sr->b, name, sr->period, &req, on_part, &sr->slot[j]);
-        if (rc)
+        if (rc) {
+            sr->waiting--;
             sr->code = rc;
-        else
-            sr->waiting++;
+        } else {
+            sent++;
+        }
     }
     sr->sending = 0;
-    if (sr->waiting == 0)
+    if (sent == 0)
         return sr->code ? sr->code : RC_E_INTERNAL;
+    if (sr->waiting == 0)
+        round_done(sr); /* every answer came during the loop (Redis's front never does that) */
     return 0;
 }
 

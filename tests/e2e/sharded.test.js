@@ -92,10 +92,10 @@ async function writeBurst(t, gw, board, members, writes, conns) {
   const clients = [];
   for (let c = 0; c < conns; c++) clients.push(await h.connectWs(t, gw.wsUrl));
   let seed = 12345;
-  const rand = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed; };
+  const rand = () => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 1; return seed; };
   const jobs = clients.map(() => []);
   for (let w = 0; w < writes; w++) {
-    const m = `p:${rand() % members}`;
+    const m = `p:${w < members ? w : rand() % members}`; // every member once, then at random
     const delta = 1 + (rand() % 50);
     expected.set(m, (expected.get(m) || 0) + delta);
     jobs[w % conns].push({ op: 'incr', board, member: m, delta, req: `w${w}` });
@@ -182,7 +182,23 @@ async function feedTest(t, gw, cli, board, { writes, members }) {
   for (const [m, s] of expected) assert.equal(last.get(m), s);
 
   const truth = await checkBoard(t, gw, cli, board, expected, { views: [vTop, vPage] });
+  t.diagnostic(`top view under the burst: ${vTop.snapshots} snapshots, ${vTop.deltas} deltas`);
+  // a member that jumps into the top 10 arrives with where it stood (prev_rank, global)
+  const deltas = [];
+  viewer.ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.sub === top.sub && (m.op === 'delta' || m.op === 'snapshot')) deltas.push(m);
+  });
+  const jumper = truth[40].member;
+  const jump = await viewer.request({ op: 'incr', board, member: jumper, delta: 100000 });
+  assert.equal(jump.rank, 1);
+  expected.set(jumper, expected.get(jumper) + 100000);
+  await h.waitFor(() => deltas.length > 0, 5000, 'the top view to move');
+  const moved = deltas.find((d) => d.op === 'delta' && (d.rows || []).some((r) => r.member === jumper));
+  assert.ok(moved, `a delta (not a snapshot) brings ${jumper}: ${JSON.stringify(deltas)}`);
+  assert.equal(moved.rows.find((r) => r.member === jumper).prev_rank, 41);
   // a quiet write: its ack's rank is the truth's
+  await h.sleep(200);
   const w = await viewer.request({ op: 'incr', board, member: truth[5].member, delta: 1 });
   assert.equal(w.op, 'ack');
   const after = mergedTruth(await readShards(cli, board, SHARDS));
@@ -246,6 +262,15 @@ test('a sharded feed resumes from its cursor, on any gateway, with exactly what 
   const r3 = await c.request({ op: 'subscribe', board: 'sh', view: { feed: true }, since: { seq: 3, cursor: ':1.:2' } });
   assert.equal(r3.op, 'error');
   assert.equal(r3.code, 'bad_request');
+  // a page too deep to merge is refused, and says why (docs/sharded.md, "Reads")
+  const deep = await h.http(gw2.base, 'GET', '/api/v1/boards/sh?offset=9995&limit=10');
+  assert.equal(deep.status, 400);
+  assert.match(deep.body.message, /within rank 10000/);
+  const ok = await h.http(gw2.base, 'GET', '/api/v1/boards/sh?offset=9990&limit=10');
+  assert.equal(ok.status, 200);
+  const r4 = await c.request({ op: 'subscribe', board: 'sh', view: { offset: 9995, limit: 10 } });
+  assert.equal(r4.code, 'bad_request');
+  assert.match(r4.message, /within rank 10000/);
 });
 
 test('a sharded board on a Redis Cluster: shards on every primary, exact reads, a complete feed', { skip, timeout: 180000 }, async (t) => {
