@@ -420,7 +420,9 @@ function evaluate(dir, cases, smoke) {
   }
   const workers = cases.includes('W') ? workersCase(dir, meta, detail, need, broken) : null;
   if (workers) rows.push(workers.row);
-  return { meta, rows, details, broken, tick, knee, many, zip, workers };
+  const sharded = cases.includes('S') ? shardedCase(dir, meta, detail, need, broken) : null;
+  if (sharded) rows.push(sharded.row);
+  return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded };
 }
 
 /* W: the same load on one gateway process (W1) and on --workers 2 (W2).
@@ -463,6 +465,135 @@ the case checks the split and that CPU per delivery does not grow (docs/gateway.
 ${table(table1, ['gateway', 'viewers', 'connections per worker', 'deltas/s delivered', 'gateway CPU µs per delta', 'gateway CPU', 'latency p50 / p99 ms'])}
 `;
   return { row, section };
+}
+
+/* S: the sharded board `global` against `demo` (unsharded), writes and REST
+ * reads, on one Redis and on a 3-primary cluster. Returns { row, section,
+ * tables, failed } for evaluate, markdown and report; failed lists what
+ * fails the case (a write not acked or not held by Redis, a wrong read). */
+function shardedCase(dir, meta, detail, need, broken) {
+  const SETUPS = [['one', 'one Redis'], ['cluster', '3-primary cluster']];
+  const BOARDS = ['global', 'demo'];
+  const failed = [];
+  const check = (name, j, checks) => {
+    const before = broken.length;
+    need(name, j, checks);
+    if (broken.length > before) failed.push(...broken.slice(before));
+  };
+  // "H:P seq-keys writes cpu_s" lines from run.sh, per run
+  const nodesOf = (name) => Object.keys(meta).filter((k) => k.startsWith(`${name}_node`)).sort().map((k) => {
+    const [node, keys, writes, cpu] = meta[k].split(' ');
+    return { node, keys: Number(keys), writes: Number(writes), cpu: Number(cpu) };
+  });
+  const mean = (xs) => (xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : null);
+  const writeRows = [], summary = [], readRows = [];
+  const rate = {}; // rate[setup][board]: mean writes/s acked over the rounds
+  const reads = {}; // reads[setup]: read_cost.js's JSON
+  for (const [setup, what] of SETUPS) {
+    rate[setup] = {};
+    const per = { global: [], demo: [] };
+    for (let r = 1; BOARDS.some((b) => fs.existsSync(path.join(dir, `S-${setup}-${b}${r}.json`))); r++) {
+      for (const b of BOARDS) {
+        const name = `S-${setup}-${b}${r}`;
+        const j = readJson(dir, name), nodes = nodesOf(name);
+        detail(name, j);
+        const landed = nodes.reduce((a, x) => a + x.writes, 0);
+        check(name, j, j ? [[j.writes.sent > 0 && j.writes.acked === j.writes.sent, `${j.writes.acked} of ${j.writes.sent} writes acked`],
+          [j.writes.errors === 0, `${j.writes.errors} writes answered with an error (${codes(j)})`],
+          [j.writes.lost + j.writes.unknown_replies === 0, `${j.writes.lost} writes lost, ${j.writes.unknown_replies} unknown replies`],
+          [j.closes + j.connect.connect_errors === 0, `${j.closes} closes, ${j.connect.connect_errors} connect errors`],
+          [nodes.length > 0 && landed === j.writes.acked, `Redis holds ${landed} writes on ${b}, ${j.writes.acked} acked`]] : []);
+        if (!j) continue;
+        per[b].push(j.writes.acked_per_s);
+        const cpu = nodes.reduce((a, x) => a + x.cpu, 0);
+        writeRows.push([what, r, b, int(j.writes.acked_per_s), `${fmt(j.ack_ms.p50)} / ${fmt(j.ack_ms.p99)}`,
+          j.gateway ? `${fmt(j.gateway.cpu_per_s * 100, 0)} %` : 'n/a',
+          nodes.map((n) => `${fmt((n.cpu / (j.measured_s || 1)) * 100, 0)} %`).join(' / ') || 'n/a',
+          j.writes.acked ? fmt((cpu * 1e6) / j.writes.acked, 1) : 'n/a',
+          nodes.map((n) => `${n.keys} / ${int(n.writes)}`).join('; '),
+          j.writes.errors + j.writes.lost + j.writes.unknown_replies ? `${j.writes.errors + j.writes.lost + j.writes.unknown_replies} (${codes(j)})` : '0']);
+      }
+    }
+    for (const b of BOARDS) rate[setup][b] = mean(per[b]);
+    if (rate[setup].global !== null || rate[setup].demo !== null) {
+      summary.push([what, int(rate[setup].global), int(rate[setup].demo),
+        rate[setup].global && rate[setup].demo ? `${fmt((rate[setup].global / rate[setup].demo) * 100)} %` : 'n/a']);
+    }
+    for (const b of BOARDS) {
+      const name = `S-${setup}-fill-${b}`, j = readJson(dir, name);
+      if (!fs.existsSync(path.join(dir, `${name}.json`))) continue;
+      detail(name, j);
+      check(name, j, j ? [[j.writes.acked === Number(meta.S_members) && j.writes.sent === j.writes.acked,
+        `the fill acked ${j.writes.acked} of ${j.writes.sent} writes, ${meta.S_members} wanted`]] : []);
+    }
+    const rj = readJson(dir, `S-${setup}-read`);
+    if (!fs.existsSync(path.join(dir, `S-${setup}-read.json`))) continue;
+    reads[setup] = rj;
+    if (!rj) { failed.push(`S-${setup}-read: no result from read_cost.js (see its log)`); continue; }
+    for (const x of rj.results) if (x.errors) failed.push(`S-${setup}-read: ${x.board} ${x.query}: ${x.errors} wrong answers (${x.first_error})`);
+    const queries = [...new Set(rj.results.map((x) => x.query))];
+    for (const q of queries) {
+      const g = rj.results.find((x) => x.query === q && x.board === 'global');
+      const d = rj.results.find((x) => x.query === q && x.board === 'demo');
+      const lt = (x) => (x ? `${fmt(x.latency_ms.p50, 2)} / ${fmt(x.latency_ms.p99, 2)}` : 'n/a');
+      readRows.push([what, `${q} (\`?${g ? g.qs : d.qs}\`)`, lt(g), lt(d),
+        g && d ? `${fmt(g.latency_ms.p50 / d.latency_ms.p50, 1)}×` : 'n/a',
+        `${g ? fmt(g.redis_cpu_s_per_1000, 2) : 'n/a'} / ${d ? fmt(d.redis_cpu_s_per_1000, 2) : 'n/a'}`,
+        `${g ? fmt(g.gateway_cpu_s_per_1000, 2) : 'n/a'} / ${d ? fmt(d.gateway_cpu_s_per_1000, 2) : 'n/a'}`,
+        `${g ? int(g.reads_per_s) : 'n/a'} / ${d ? int(d.reads_per_s) : 'n/a'}`,
+        [g, d].reduce((a, x) => a + (x ? x.errors : 0), 0)]);
+    }
+  }
+  if (!writeRows.length && !readRows.length) failed.push('S: did not run');
+  if (meta.S_cluster_mode !== 'cluster') failed.push('S: the gateway was not seen in cluster mode');
+  for (const f of failed) if (!broken.includes(f)) broken.push(f);
+
+  const shards = meta.S_global_shards || '?';
+  const ratio = (setup) => (rate[setup] && rate[setup].global && rate[setup].demo
+    ? `${int(rate[setup].global)} / ${int(rate[setup].demo)} = ${fmt((rate[setup].global / rate[setup].demo) * 100)} %` : 'n/a');
+  const gain = (b) => (rate.one[b] && rate.cluster[b] ? `${fmt(rate.cluster[b] / rate.one[b], 2)}×` : 'n/a');
+  const p50s = (setup) => {
+    const rj = reads[setup];
+    if (!rj) return 'n/a';
+    const at = (q, b) => rj.results.find((x) => x.query.startsWith(q) && x.board === b);
+    return ['top 10', 'page 100', '100 rows'].map((q) => {
+      const g = at(q, 'global'), d = at(q, 'demo');
+      return `${q} ${g ? fmt(g.latency_ms.p50, 2) : 'n/a'} / ${d ? fmt(d.latency_ms.p50, 2) : 'n/a'} ms`;
+    }).join(', ');
+  };
+  const row = [`S. sharded boards (issue 10): \`global\` (${shards} shards) vs \`demo\` (unsharded); writes from ${meta.S_writers} connections, ${meta.S_inflight} in flight each, incr on 10,000 members; REST reads of ${int(Number(meta.S_members))}-member boards`,
+    'every write acked and held by Redis, every read the right window (no speed target: the ratios are reported)',
+    `writes/s global / demo: one Redis ${ratio('one')}; cluster ${ratio('cluster')}; cluster / one Redis: global ${gain('global')}, demo ${gain('demo')}. Read p50 global / demo: one Redis ${p50s('one')}; cluster ${p50s('cluster')}`,
+    failed.length ? 'fail' : 'pass'];
+
+  const H_WRITES = ['set-up', 'round', 'board', 'writes/s acked', 'ack p50 / p99 ms', 'gateway CPU', 'Redis CPU (per server)', 'Redis CPU µs per write (all servers)', 'seq keys / writes held, per server', 'writes not acked'];
+  const H_SUMMARY = ['set-up', 'global writes/s', 'demo writes/s', 'global / demo'];
+  const H_READS = ['set-up', 'read', 'global p50 / p99 ms', 'demo p50 / p99 ms', 'global / demo (p50)', 'Redis CPU s per 1,000 reads, global / demo', 'gateway CPU s per 1,000 reads, global / demo', 'reads/s (one at a time), global / demo', 'wrong answers'];
+  const tables = { writes: table(writeRows, H_WRITES), summary: table(summary, H_SUMMARY), reads: table(readRows, H_READS) };
+  const section = `
+### Sharded boards (S)
+
+\`global\` (\`shards = ${shards}\`, docs/sharded.md) against \`demo\` (the same board unsharded: desc, incr/set/best,
+earliest tie-break), first with the gateway on one redis-server, then on the 3-primary cluster of case L.
+Writes: ${meta.S_writers} writer connections, ${meta.S_inflight} writes in flight each, \`incr\` on 10,000 members as fast as
+acks come back, for each board in turn (${meta.S_rounds === '1' ? 'one round, global first' : `${meta.S_rounds} rounds, global first in odd rounds and demo first in even ones; the summary is the mean of the rounds`}). An ack of a sharded write carries the member's global rank, read right after the write (its shard,
+then a count on each other shard). Redis CPU is per server over the run; "writes held" is the sum of the board's
+\`seq\` keys on that server (one per shard on \`global\`), which must equal the acks.
+
+${tables.writes}
+
+${tables.summary}
+
+Reads: both boards reset and filled with ${int(Number(meta.S_members))} members (\`set\`, distinct values) through the gateway,
+then \`tests/bench/read_cost.js\`: ${int(Number(meta.S_reads))} REST reads per board and query, one at a time, each on a new
+connection (the gateway closes every HTTP answer's), timed from the request to the answer's last byte; every answer
+is checked (total, row count, ranks). A sharded page reads each shard's first offset + limit (+1) rows and merges
+them. CPU seconds come from /proc in ticks of 1/${meta.S_hz || 100} s, so over ${int(Number(meta.S_reads))} reads a figure per 1,000 reads moves in steps of
+${fmt(1000 / (Number(meta.S_hz || 100) * Number(meta.S_reads || 1000)), 3)} s; Redis CPU is the sum over the servers (three on the cluster).
+
+${tables.reads}
+`;
+  return { row, section, tables, failed };
 }
 
 const codes = (j) => Object.entries(j.writes.error_codes || {}).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
@@ -562,7 +693,7 @@ not counted) per delta a viewer received; "JSON bytes" the same deltas uncompres
 "Compressions" is \`rankcast_deflate_runs_total\`: one per delta per view, shared by its viewers.
 
 ${table(ev.zip, ['viewers offer', 'viewers', 'deltas delivered', 'JSON bytes per delta', 'bytes per delta on the wire', 'wire / JSON', 'gateway CPU µs per delivery', 'gateway CPU', 'compressions', 'latency p50 / p99 ms'])}
-` : ''}${ev.workers ? ev.workers.section : ''}
+` : ''}${ev.workers ? ev.workers.section : ''}${ev.sharded ? ev.sharded.section : ''}
 ### Details
 
 ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),
@@ -658,6 +789,10 @@ function report(argv) {
   for (const r of ev.rows) console.log(`  ${r[3].padEnd(5)} ${r[0]}\n        target:   ${r[1]}\n        measured: ${r[2]}`);
   console.log('');
   if (ev.knee.length) console.log(`  K, the fan-out knee, with the send() floor:\n\n${kneeTable(ev)}\n`);
+  if (ev.sharded) {
+    console.log(`  S, sharded boards, writes:\n\n${ev.sharded.tables.writes}\n\n${ev.sharded.tables.summary}\n`);
+    console.log(`  S, sharded boards, REST reads:\n\n${ev.sharded.tables.reads}\n`);
+  }
   if (out) {
     let keep = '';
     if (fs.existsSync(out)) {
@@ -667,6 +802,10 @@ function report(argv) {
     }
     fs.writeFileSync(out, markdown(ev, keep));
     console.log(`report written to ${out}`);
+  }
+  if (!smoke && ev.sharded && ev.sharded.failed.length) {
+    console.error(`S: FAILED\n  ${ev.sharded.failed.join('\n  ')}`);
+    process.exit(1);
   }
   if (!smoke && ev.many.failed.length) {
     console.error(`L: FAILED\n  ${ev.many.failed.join('\n  ')}`);

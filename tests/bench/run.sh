@@ -19,7 +19,10 @@
 #                             writes/s, the writers' ack latency, U queued writes: a burst to
 #                             the queued board `burst` against the same burst to `demo`,
 #                             accepted vs applied rate and the lag, tests/bench/queued_burst.js, W workers: one gateway
-#                             process, then --workers 2, under the same load); the report has only those (with --out:
+#                             process, then --workers 2, under the same load, S sharded boards (issue 10):
+#                             write throughput of `global` (8 shards) against `demo`, and the
+#                             cost of REST reads of each, on one Redis and on case L's cluster);
+#                             the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
 #            --tick MS        the gateway's coalescing tick for this run (default: as shipped,
@@ -52,6 +55,14 @@
 #            ceilings are the captured EVALSHA on one Redis, and on the
 #            cluster one captured EVALSHA per primary (a board it owns) run on
 #            all three primaries at once (see "L" below)
+#   S        `global` (shards = 8) against `demo` (the same board, unsharded),
+#            on the redis-server above, then on case L's cluster (formed once,
+#            for L and S, whichever runs): case C's writers with S_inflight
+#            writes in flight each (incr on 10,000 members) on global, then on
+#            demo; then each board reset and filled with S_members members
+#            (rankcast-bench, set) and tests/bench/read_cost.js: sequential REST
+#            reads of top 10, page 100 (offset 990) and 100 rows of each board,
+#            latency and Redis CPU per 1,000 reads (see "S" below)
 # and hands their JSON lines to tests/bench/report.js, which prints the table
 # and writes the report. Everything listens and connects on 127.0.0.0/8 only;
 # every wait is bounded; whatever it started is stopped on exit (trap), also
@@ -64,7 +75,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,F,K,L,Q,U,Z,W"
+only="A,B,C,D,E,F,K,L,Q,U,Z,W,S"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -149,6 +160,12 @@ if [ -n "$tick_ms" ]; then
   [[ "$tick_ms" =~ ^[0-9]+$ ]] || die "--tick takes milliseconds"
   sed -i -E "s/^tick[[:space:]]*=.*/tick = ${tick_ms}ms/" "$conf"
 fi
+# case S needs the sharded board `global` (issue 10): add it as docs/sharded.md
+# describes it when the shipped config does not declare it (yet)
+if ! grep -q '^\[board global\]' "$conf"; then
+  printf '%s\n' '' '[board global]' 'order = desc' 'ops = incr, set, best' 'tiebreak = earliest' \
+    'tiebreak_resolution = 1s' 'tiebreak_horizon = 3650d' 'tiebreak_base = 2026-01-01T00:00:00Z' 'shards = 8' >> "$conf"
+fi
 tick_ms="$(sed -nE 's/^tick[[:space:]]*=[[:space:]]*([0-9]+)ms.*/\1/p' "$conf")"
 [ -n "$tick_ms" ] || die "cannot read the tick (in ms) from the config"
 "$gw_bin" --check-config "$conf" > /dev/null || die "generated config refused"
@@ -219,6 +236,7 @@ if [ "$smoke" = 1 ]; then
   Q_viewers=100;  Q_rate=500;   Q_dur=1
   U_writes=2000
   W_viewers=100;  W_dur=1
+  S_writers=8;    S_inflight=2;  S_dur=0.5;  S_rounds=1;  S_members=2000; S_reads=20
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -233,6 +251,7 @@ else
   Q_viewers=5000;  Q_rate=2000;  Q_dur=10
   U_writes=20000
   W_viewers=2000;  W_dur=10
+  S_writers=64;    S_inflight=4;  S_dur=6;    S_rounds=2;  S_members=10000; S_reads=1000
   conc=200
 fi
 
@@ -353,6 +372,17 @@ start_cluster() {
     > "$work/cluster/create.log" 2>&1 &
   create_pid=$!
 }
+# cluster_up: cluster_ready the first time (L and S share the cluster), and
+# sets cluster_seeds, the gateway's --redis for it.
+cluster_formed=0
+cluster_up() {
+  if [ "$cluster_formed" = 0 ]; then
+    cluster_ready
+    cluster_formed=1
+  fi
+  cluster_seeds="$(printf '127.0.0.1:%s,' "${cluster_ports[@]}")"
+  cluster_seeds="${cluster_seeds%,}"
+}
 # True once the cluster is formed and every node says cluster_state:ok.
 cluster_ready() {
   local p ok=0 rc=0
@@ -430,19 +460,21 @@ capture_writes() {
   done
 }
 
-# node_writes PORT: "boards writes" for the case's boards on that server
-# (writes: the sum of their seq, which every acked incr bumps once). One
-# SCAN, then every GET in one redis-cli (keys of many slots: no MGET on a
+# node_writes PORT [PATTERN]: "boards writes" for the case's boards on that
+# server (writes: the sum of their seq, which every acked incr bumps once);
+# the boards are those whose seq key matches PATTERN (default: case L's).
+# One SCAN, then every GET in one redis-cli (keys of many slots: no MGET on a
 # cluster node).
 node_writes() {
-  local keys
-  keys="$(redis-cli -p "$1" --scan --pattern "rc:{$L_prefix*|}:seq")" || die "SCAN on $1 failed"
+  local keys pat="${2:-}"
+  [ -n "$pat" ] || pat="rc:{$L_prefix*|}:seq"
+  keys="$(redis-cli -p "$1" --scan --pattern "$pat")" || die "SCAN on $1 failed"
   [ -n "$keys" ] || { echo "0 0"; return; }
   sed 's/^/GET /' <<< "$keys" | redis-cli -p "$1" | awk '{ n++; s += $1 } END { printf "%d %d\n", n, s }'
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-if want L; then
+if want L || want S; then
   start_cluster
 fi
 
@@ -608,9 +640,7 @@ if want L; then
   sha_ok=yes
   echo "run.sh: case L: capturing the gateway's EVALSHA on one Redis" >&2
   capture_writes "match:Lceil$run_id-b" "$redis_port"
-  cluster_ready
-  cluster_seeds="$(printf '127.0.0.1:%s,' "${cluster_ports[@]}")"
-  cluster_seeds="${cluster_seeds%,}"
+  cluster_up
   echo "L_cluster_ports=${cluster_ports[*]}" >> "$work/meta.env"
 
   for r in $(seq 1 "$L_rounds"); do
@@ -691,11 +721,106 @@ if want L; then
       awk '/^rankcast_redis_(moved|ask|tryagain|clusterdown|failures)_total / { sub(/^rankcast_redis_/, ""); sub(/_total/, ""); printf "%s%s %s", n++ ? ", " : "", $1, $2 }')" \
       >> "$work/meta.env"
   done
-  # back to one Redis; the cluster's work is done
+  # back to one Redis (the cluster stays up for case S, stopped after it)
   stop_gateway
-  stop_cluster
   gw_redis="127.0.0.1:$redis_port"; gw_state="$work/state"
   start_gateway
+fi
+
+# ---- S: sharded boards (issue 10) -----------------------------------------------------------
+# `global` (shards = 8, docs/sharded.md) against `demo` (the same board
+# unsharded), first with the gateway on the redis-server above, then on case
+# L's cluster. Writes: S_writers writer connections with S_inflight writes in
+# flight each, incr on 10,000 members, as fast as acks come back; S_rounds
+# rounds of global then demo (demo first in even rounds), each server's CPU
+# and the writes it holds for the board (the sum of the board's seq keys: one
+# per shard on global) before and after each run. Reads: each board reset
+# and filled with S_members members (set, values 1..S_members, through the
+# gateway), then tests/bench/read_cost.js: S_reads sequential REST reads per
+# board of top 10, page 100 (offset 990, 10 rows) and 100 rows. Any write not
+# acked, any wrong read, or writes Redis does not hold fail the case
+# (report.js).
+s_seq_pattern() { # s_seq_pattern BOARD: the board's seq keys (one per shard on a sharded board)
+  if [ "$1" = global ]; then echo "rc:{$1#*|}:seq"; else echo "rc:{$1|}:seq"; fi
+}
+# s_writes SETUP ROUND BOARD: one write run, per server of s_ports/s_pids
+# "HOST:PORT seq-keys writes cpu_s" into meta.env.
+s_writes() {
+  local name="S-$1-$3$2" b="$3" pat i nb w
+  local -a w0=() c0=()
+  pat="$(s_seq_pattern "$b")"
+  for i in "${!s_ports[@]}"; do
+    read -r _ w <<< "$(node_writes "${s_ports[$i]}" "$pat")"
+    w0+=("$w"); c0+=("$(cpu_ticks "${s_pids[$i]}")")
+  done
+  bench "$name" --writers "$S_writers" --boards "$b" --op incr --members 10000 --rate 0 --inflight "$S_inflight" \
+    --duration "$S_dur" --settle 5
+  for i in "${!s_ports[@]}"; do
+    read -r nb w <<< "$(node_writes "${s_ports[$i]}" "$pat")"
+    echo "${name}_node$i=127.0.0.1:${s_ports[$i]} $nb $((w - w0[i])) $(echo "$(cpu_ticks "${s_pids[$i]}") ${c0[$i]} $hz" | awk '{ printf "%.3f", ($1 - $2) / $3 }')" \
+      >> "$work/meta.env"
+  done
+}
+# s_setup SETUP: the writes, the fill and the reads on what the gateway runs on now.
+s_setup() {
+  local setup="$1" r b
+  for r in $(seq 1 "$S_rounds"); do
+    if [ $((r % 2)) = 1 ]; then
+      s_writes "$setup" "$r" global; s_writes "$setup" "$r" demo
+    else
+      s_writes "$setup" "$r" demo; s_writes "$setup" "$r" global
+    fi
+  done
+  for b in global demo; do
+    curl -fs -H "Authorization: Bearer $key" -X POST "http://127.0.0.1:$gw_port/api/v1/boards/$b/reset" -d '{}' \
+      > /dev/null || die "the reset of $b before the fill failed"
+    bench "S-$setup-fill-$b" --writers 4 --boards "$b" --op set --members "$S_members" --writes "$S_members" \
+      --rate 0 --inflight 16 --duration 300 --settle 5
+  done
+  echo "run.sh: case S: read_cost.js --boards global,demo --reads $S_reads ($setup)" >&2
+  echo "load_S-$setup-read=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  timeout 600 node "$root/tests/bench/read_cost.js" --port "$gw_port" --boards global,demo --reads "$S_reads" \
+    --members "$S_members" --redis-pids "$(IFS=,; echo "${s_pids[*]}")" --gateway-pid "$gw_pid" --hz "$hz" \
+    --label "S-$setup-read" > "$work/S-$setup-read.json" 2> "$work/S-$setup-read.log" ||
+    { tail -n 5 "$work/S-$setup-read.log" >&2; die "read_cost.js ($setup) failed"; }
+  kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case S ($setup)"
+}
+if want S; then
+  hz="$(getconf CLK_TCK)"
+  {
+    echo "S_writers=$S_writers"
+    echo "S_inflight=$S_inflight"
+    echo "S_members=$S_members"
+    echo "S_reads=$S_reads"
+    echo "S_rounds=$S_rounds"
+    echo "S_hz=$hz"
+    echo "S_global_shards=$(awk '/^\[board global\]/ { in_g = 1; next } /^\[/ { in_g = 0 } in_g && /^shards[[:space:]]*=/ { sub(/.*=[[:space:]]*/, ""); print }' "$conf")"
+  } >> "$work/meta.env"
+  # (1) one Redis
+  s_ports=("$redis_port"); s_pids=("$redis_pid")
+  s_setup one
+  # (2) the cluster
+  cluster_up
+  echo "S_cluster_ports=${cluster_ports[*]}" >> "$work/meta.env"
+  stop_gateway
+  gw_redis="$cluster_seeds"; gw_state="$work/state-cluster"
+  start_gateway
+  health="$(curl -fs "http://127.0.0.1:$gw_port/healthz")" || die "no /healthz from the gateway on the cluster"
+  [[ "$health" == *'"mode":"cluster"'* ]] || die "the gateway did not see a cluster: $health"
+  echo "S_cluster_mode=cluster" >> "$work/meta.env"
+  s_ports=("${cluster_ports[@]}"); s_pids=("${cluster_pids[@]}")
+  s_setup cluster
+  echo "S-cluster_metrics=$(curl -fs "http://127.0.0.1:$gw_port/metrics" |
+    awk '/^rankcast_redis_(moved|ask|tryagain|clusterdown|failures)_total / { sub(/^rankcast_redis_/, ""); sub(/_total/, ""); printf "%s%s %s", n++ ? ", " : "", $1, $2 }')" \
+    >> "$work/meta.env"
+  # back to one Redis
+  stop_gateway
+  gw_redis="127.0.0.1:$redis_port"; gw_state="$work/state"
+  start_gateway
+fi
+# the cluster's work (L, S) is done
+if [ "${#cluster_pids[@]}" -gt 0 ]; then
+  stop_cluster
 fi
 
 # ---- U: queued writes ------------------------------------------------------------------------
