@@ -20,6 +20,7 @@ struct shard_write {
     char board[RC_BOARD_MAX + 1];
     char shard[RC_SHARD_NAME_MAX + 1];
     char period[RC_PERIOD_ID_MAX];  /* the period written ("" all-time): the rank is read there */
+    unsigned index;                 /* the member's shard */
     struct rc_write_result res;   /* the script's answer, completed by the read */
 };
 
@@ -30,10 +31,12 @@ static void finish(struct shard_write *sw)
     free(sw);
 }
 
-/* The merged read of the member after the write: its global rank and the
- * board's seq. A failed read leaves the script's score and says the rank is
- * unknown (the shard's rank and seq are not the board's). */
-static void on_rank(int code, struct gw_window *w, void *privdata)
+/* The other shards' part of the member's rank, read right after the write
+ * (store/gw_read_ahead.c): the script's rank in the member's shard plus the
+ * members the others hold ahead of it is its global rank; the seqs add up
+ * to the board's. A failed read leaves the script's score and says the rank
+ * is unknown (the shard's rank and seq are not the board's). */
+static void on_ahead(int code, int64_t ahead, int64_t seqs, void *privdata)
 {
     struct shard_write *sw = privdata;
     if (code) {
@@ -41,10 +44,10 @@ static void on_rank(int code, struct gw_window *w, void *privdata)
                     "rank unknown", sw->board, sw->shard, sw->res.member, rc_code_name(code));
         sw->res.rank_unknown = 1;
     } else {
-        sw->res.rank = w->n ? w->first_rank : 0;
-        sw->res.seq = w->seq;
+        if (sw->res.rank > 0)
+            sw->res.rank += ahead;
+        sw->res.seq += seqs;
     }
-    gw_window_free(w);
     finish(sw);
 }
 
@@ -57,10 +60,11 @@ static void on_written(int code, const struct rc_write_result *res, const struct
         return;
     }
     sw->res = *res;
-    struct gw_read_spec spec = {.kind = GW_READ_RANK, .member = sw->res.member, .live = 1};
-    int rc = gw_read(&sw->app->store, sw->b, sw->board, sw->period, &spec, on_rank, sw);
+    int on = sw->res.has_score && sw->res.rank > 0;
+    int rc = gw_read_ahead(&sw->app->store, sw->b, sw->board, sw->period, sw->index, on, sw->res.composite, on_ahead,
+                           sw);
     if (rc)
-        on_rank(rc, NULL, sw);
+        on_ahead(rc, 0, 0, sw);
 }
 
 int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const struct rc_request *r,
@@ -75,7 +79,8 @@ int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const st
     sw->privdata = privdata;
     snprintf(sw->board, sizeof sw->board, "%s", r->board);
     snprintf(sw->period, sizeof sw->period, "%s", p->id);
-    if (rc_shard_name(sw->shard, sizeof sw->shard, r->board, rc_shard_of(r->member, b->shards)) != 0) {
+    sw->index = rc_shard_of(r->member, b->shards);
+    if (rc_shard_name(sw->shard, sizeof sw->shard, r->board, sw->index) != 0) {
         free(sw);
         return rc_error_set(err, RC_E_INTERNAL, "shard name too long");
     }

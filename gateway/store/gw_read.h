@@ -107,6 +107,16 @@ struct gw_read_spec {
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
+/* The other shards' part of a rank (store/gw_read_ahead.c): for a member of
+ * shard `of` of sharded board b (named `board`, not "B#i") whose composite
+ * is c, the members every other shard holds ahead of it, and the sum of
+ * those shards' seqs (has_c 0: the seqs alone). cb runs once, later: 0 and
+ * the sums, or an RC_E_* and zeros. Returns 0, or an RC_E_* when nothing was
+ * sent (cb not called). */
+typedef void gw_read_ahead_cb(int code, int64_t ahead, int64_t seqs, void *privdata);
+int gw_read_ahead(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                  unsigned of, int has_c, double c, gw_read_ahead_cb *cb, void *privdata);
+
 /* Why gw_read refuses spec on board b before sending anything, for the
  * client's error message (a static string), or NULL when it does not
  * (b not sharded, or the spec within the limits above). */
