@@ -8,32 +8,16 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
 
-function sqliteMissing() {
-  try {
-    execFileSync('sqlite3', ['-version'], { stdio: 'ignore' });
-    return null;
-  } catch (e) {
-    return 'the sqlite3 command-line tool is not installed (.ci/install-deps installs it)';
-  }
-}
+const { sqliteMissing, sql, ROWS_SQL } = require('./sqlite_tool');
 // `|| false`: node 20 reports a test with skip: null as skipped, though it runs.
 const skip = h.toolMissing(h.gatewayMissing() || sqliteMissing());
 
-/* Rows of a query on the archive file, as objects. The gateways keep the
- * file open in WAL mode: readers do not wait for them. */
-function sql(file, query) {
-  const out = execFileSync('sqlite3', ['-cmd', '.timeout 5000', '-json', file, query], { encoding: 'utf8' });
-  return out.trim() ? JSON.parse(out) : [];
-}
 
-const ROWS_SQL = (board, period) => `SELECT rank, member, CAST(composite AS INTEGER) AS c FROM archived_rows
-  WHERE board = '${board}' AND period = '${period}' ORDER BY rank`;
 
 /* What Redis holds for a board-period, best first, as archive rows. */
 async function redisRows(redis, board, period, desc = true) {

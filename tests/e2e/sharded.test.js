@@ -10,6 +10,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
+const { shardOf } = require('./shard_tool');
 
 const skip = h.toolMissing(h.gatewayMissing());
 const SHARDS = 4;
@@ -20,16 +21,6 @@ const BOARD_SPEC = {
     tiebreak_horizon: '3650d', tiebreak_base: '2026-01-01T00:00:00Z', shards: SHARDS, log_cap: 2000,
   },
 };
-
-/* core/rc_shard.c: FNV-1a 32 of the member's bytes, modulo S */
-function shardOf(member, shards) {
-  let hsh = 0x811c9dc5;
-  for (const ch of Buffer.from(member)) {
-    hsh ^= ch;
-    hsh = Math.imul(hsh, 16777619) >>> 0;
-  }
-  return hsh % shards;
-}
 
 /* The merged order: composite desc, then the lower shard, then (inside a
  * shard) Redis's ZRANGE REV order: the greater member first. */

@@ -13,39 +13,15 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
 
-function sqliteMissing() {
-  try {
-    execFileSync('sqlite3', ['-version'], { stdio: 'ignore' });
-    return null;
-  } catch (e) {
-    return 'the sqlite3 command-line tool is not installed (.ci/install-deps installs it)';
-  }
-}
+const { sqliteMissing, sql, ROWS_SQL } = require('./sqlite_tool');
+const { shardOf, runTool } = require('./shard_tool');
+
 const skip = h.toolMissing(h.gatewayMissing() || sqliteMissing());
-
-function sql(file, query) {
-  const out = execFileSync('sqlite3', ['-cmd', '.timeout 5000', '-json', file, query], { encoding: 'utf8' });
-  return out.trim() ? JSON.parse(out) : [];
-}
-
-const ROWS_SQL = (board, period) => `SELECT rank, member, CAST(composite AS INTEGER) AS c FROM archived_rows
-  WHERE board = '${board}' AND period = '${period}' ORDER BY rank`;
-
-/* core/rc_shard.c: FNV-1a 32 of the member's bytes, modulo S */
-function shardOf(member, shards) {
-  let hsh = 0x811c9dc5;
-  for (const ch of Buffer.from(member)) {
-    hsh ^= ch;
-    hsh = Math.imul(hsh, 16777619) >>> 0;
-  }
-  return hsh % shards;
-}
 
 /* Each shard's rows of board-period from Redis, then the merged order
  * (docs/sharded.md): composite desc, the lower shard, then Redis's ZRANGE
@@ -82,21 +58,9 @@ async function setClock(gw, iso) {
   assert.equal(r.status, 200, r.text);
 }
 
-/* `rankcast ...args` (export, import) to its end: { code, stdout, stderr }. */
+/* `rankcast ...args` (export, import) against the test's Redis and config. */
 function cli(args, { redis, config, state } = {}) {
-  const full = [...args, '--redis', `127.0.0.1:${redis.port}`, '--config', config, ...(state ? ['--state', state] : [])];
-  return new Promise((resolve, reject) => {
-    const child = h.spawnTracked(h.gatewayBin(), full, { cwd: h.repoRoot, stdio: ['ignore', 'pipe', 'pipe'] }, []);
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      child.untrack();
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() });
-    });
-  });
+  return runTool([...args, '--redis', `127.0.0.1:${redis.port}`, '--config', config, ...(state ? ['--state', state] : [])]);
 }
 
 const csvMembers = (text) => text.split('\n').slice(1).filter((l) => l).map((l) => l.split(',')[1]);

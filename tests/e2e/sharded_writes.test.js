@@ -16,21 +16,16 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
+const shardTool = require('./shard_tool');
+
+const { runTool } = shardTool;
 
 const skip = h.toolMissing(h.gatewayMissing());
 const BOARD = 'global';
 const SHARDS = 8;
 const SCALE = 2 ** 29; // global's tie-break: 1 s over 3650 d -> 29 bits under the points
 
-/* core/rc_shard.c, rc_shard_of: FNV-1a (32 bits) of the member's bytes. */
-function shardOf(member, shards = SHARDS) {
-  let hash = 2166136261;
-  for (const byte of Buffer.from(member, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, 16777619) >>> 0;
-  }
-  return hash % shards;
-}
+const shardOf = (member, shards = SHARDS) => shardTool.shardOf(member, shards);
 const key = (i, suffix) => `rc:{${BOARD}#${i}|}:${suffix}`;
 
 /* Members spread over every shard: the first n names "p:K" with K counting up. */
@@ -219,22 +214,7 @@ test('freeze and reveal are refused on a sharded board, on WebSocket and REST', 
 
 /* ---- the CLI ------------------------------------------------------------------- */
 
-function cli(args, input) {
-  return new Promise((resolve, reject) => {
-    const child = h.spawnTracked(h.gatewayBin(), args, { cwd: h.repoRoot, stdio: ['pipe', 'pipe', 'pipe'] }, []);
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      child.untrack();
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-  });
-}
+const cli = (args, input) => runTool(args, input);
 const parseJsonl = (text) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
 
 test('import routes each row to its shard, export streams the board merged in rank order, and they round-trip',
