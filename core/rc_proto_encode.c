@@ -259,40 +259,38 @@ char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char 
     return finish(o, failed);
 }
 
-char *rc_encode_add_epoch(char *json, const char *epoch)
+/* Splices "name":"value" into json (our own text: unformatted, ending in
+ * '}') rather than parse and print it again; ok 0 (a value that would need
+ * escaping, checked by the caller) or text of another shape: NULL. Takes
+ * json. */
+static char *splice_string(char *json, const char *name, const char *value, int ok)
 {
-    size_t len = json ? strlen(json) : 0, elen = epoch ? strlen(epoch) : 0;
-    /* the text is ours (unformatted, ends in '}') and an epoch needs no
-     * escaping: splice the field in rather than parse and print again */
-    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || !rc_epoch_valid(epoch, elen)) {
+    size_t len = json ? strlen(json) : 0, nlen = strlen(name), vlen = value ? strlen(value) : 0;
+    if (!ok || len < 2 || json[0] != '{' || json[len - 1] != '}') {
         free(json);
         return NULL;
     }
-    char *out = realloc(json, len + elen + 12);
+    size_t add = nlen + vlen + 7; /* , " " : " " } */
+    char *out = realloc(json, len + add + 1);
     if (!out) {
         free(json);
         return NULL;
     }
-    snprintf(out + len - 1, elen + 13, "%s\"epoch\":\"%s\"}", len > 2 ? "," : "", epoch);
+    snprintf(out + len - 1, add + 2, "%s\"%s\":\"%s\"}", len > 2 ? "," : "", name, value);
     return out;
+}
+
+char *rc_encode_add_epoch(char *json, const char *epoch)
+{
+    /* an epoch needs no escaping (rc_epoch_valid) */
+    return splice_string(json, "epoch", epoch, epoch && rc_epoch_valid(epoch, strlen(epoch)));
 }
 
 char *rc_encode_add_cursor(char *json, const char *cursor)
 {
-    size_t len = json ? strlen(json) : 0, clen = cursor ? strlen(cursor) : 0;
-    /* as rc_encode_add_epoch: our own unformatted text, ending in '}' */
-    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || clen == 0 || clen >= RC_SHARD_CURSOR_MAX ||
-        strspn(cursor, "0123456789abcdef:.") != clen) {
-        free(json);
-        return NULL;
-    }
-    char *out = realloc(json, len + clen + 13);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    snprintf(out + len - 1, clen + 14, "%s\"cursor\":\"%s\"}", len > 2 ? "," : "", cursor);
-    return out;
+    size_t clen = cursor ? strlen(cursor) : 0;
+    return splice_string(json, "cursor", cursor,
+                         clen > 0 && clen < RC_SHARD_CURSOR_MAX && strspn(cursor, "0123456789abcdef:.") == clen);
 }
 
 char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,

@@ -229,6 +229,11 @@ int gw_fo_view_held(const struct gw_view *v);
 
 char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset);
 char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev);
+/* A pending feed viewer's snapshot msg (taken; NULL: out of memory, the
+ * viewer is answered all the same) as an owed reply, the viewer then
+ * answered in history `epoch`. Returns 0, or -1 when its queue refused it
+ * (the viewer stays pending). */
+int gw_fo_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg, const char *epoch);
 int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s);
 void gw_fo_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s);
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);

@@ -135,18 +135,8 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         struct gw_window empty = {.seq = seq, .total = total, .freeze = *fr};
         snprintf(empty.epoch, sizeof empty.epoch, "%s", epoch);
         struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable));
-        if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
-            gw_msg_unref(msg);
+        if (gw_fo_feed_answer(f, s, msg, empty.epoch) != 0)
             continue; /* stays pending */
-        }
-        gw_msg_unref(msg);
-        f->app->metrics.snapshots_sent++;
-        free(s->id_json);
-        s->id_json = NULL;
-        s->pending = 0;
-        s->has_since = 0;
-        s->has_epoch = 1;
-        memcpy(s->epoch, empty.epoch, sizeof s->epoch);
         s->cursor = replayable ? from : seq;
         for (size_t i = 0; i < n && !s->pending; i++) {
             if (evs[i].seq <= s->cursor || evs[i].seq > seq)

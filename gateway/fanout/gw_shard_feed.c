@@ -308,18 +308,8 @@ static int answer(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, stru
      * that no longer reaches it) is a reset snapshot */
     struct gw_msg *msg = gw_msg_take(add_cursor(gw_fo_encode_snapshot(v, &snap, s->id_json, s->has_since && !resume),
                                                 &from));
-    if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
-        gw_msg_unref(msg);
+    if (gw_fo_feed_answer(f, s, msg, snap.epoch) != 0)
         return -1;
-    }
-    gw_msg_unref(msg);
-    f->app->metrics.snapshots_sent++;
-    free(s->id_json);
-    s->id_json = NULL;
-    s->pending = 0;
-    s->has_since = 0;
-    s->has_epoch = 1;
-    memcpy(s->epoch, snap.epoch, sizeof s->epoch);
     *s->vec = from;
     if (!resume)
         return 0;

@@ -96,6 +96,23 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
     return 0;
 }
 
+int gw_fo_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg, const char *epoch)
+{
+    if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
+        gw_msg_unref(msg);
+        return -1;
+    }
+    gw_msg_unref(msg);
+    f->app->metrics.snapshots_sent++;
+    free(s->id_json);
+    s->id_json = NULL;
+    s->pending = 0;
+    s->has_since = 0;
+    s->has_epoch = 1;
+    snprintf(s->epoch, sizeof s->epoch, "%s", epoch);
+    return 0;
+}
+
 /* Answers a pending subscription with the view's current window; later
  * deltas are diffs from it. A reader too far behind to take it now gets it
  * when its queue drains, deltas held back until then. */
