@@ -55,6 +55,7 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
             cJSON_AddItemToArray(f, cJSON_CreateString(b->layout.fields[k].name));
         cJSON_AddStringToObject(o, "decay", decays[b->decay.kind]);
         cJSON_AddStringToObject(o, "write_mode", b->queue.mode == RC_WRITE_QUEUED ? "queued" : "direct");
+        cJSON_AddNumberToObject(o, "shards", b->shards); /* 1: not split (docs/sharded.md) */
         if (!b->layout.nfields && b->decay.kind == RC_DECAY_NONE) {
             cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
             cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
