@@ -9,6 +9,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { execFile } = require('node:child_process');
 const h = require('./harness');
 const { shardOf } = require('./shard_tool');
 
@@ -272,4 +273,24 @@ test('a sharded board on a Redis Cluster: shards on every primary, exact reads, 
   for (let i = 0; i < SHARDS; i++) owners.add(await cluster.owner(`rc:{sh#${i}|}:z`));
   assert.equal(owners.size, 3, 'the 4 shards of sh sit on all 3 primaries');
   await feedTest(t, gw, cli, 'sh', { writes: 600, members: 300 });
+});
+
+test('bad shards config is refused at start with file:line', { skip, timeout: 60000 }, async (t) => {
+  const start = (file) => new Promise((resolve) => {
+    execFile(h.gatewayBin(), ['--config', file, '--listen', '127.0.0.1:1', '--redis', '127.0.0.1:1'],
+      { timeout: 10000 }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, out: stdout + stderr }));
+  });
+  const cases = [
+    [{ 'board global': { shards: 65 } }, /rankcast\.conf:\d+: shards must be an integer from 2 to 64/],
+    [{ 'board global': { shards: 1 } }, /rankcast\.conf:\d+: shards must be an integer from 2 to 64/],
+    [{ 'board global': { shards: 'eight' } }, /rankcast\.conf:\d+: shards must be an integer/],
+    [{ 'board hot': { shards: 4 } }, /rankcast\.conf:\d+: shards cannot be combined with decay/],
+    [{ 'board arena': { shards: 4 } }, /rankcast\.conf:\d+: shards cannot be combined with tiebreak = arrival/],
+    [{ 'board burst': { shards: 4 } }, /rankcast\.conf:\d+: shards cannot be combined with write_mode = queued/],
+  ];
+  for (const [spec, re] of cases) {
+    const res = await start(h.configWith(t, spec));
+    assert.notEqual(res.code, 0, JSON.stringify(spec));
+    assert.match(res.out, re, JSON.stringify(spec));
+  }
 });
