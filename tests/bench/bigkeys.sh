@@ -15,15 +15,15 @@
 # otherwise measure the disk), in a temporary directory; stops it on exit
 # (trap, also on Ctrl-C and on the time limit of 10 minutes).
 #
-# Boards are filled with the key shapes lua/write.lua stores, by ZADD/HSET
+# Boards are filled with the key shapes lua/write.lua stores, by ZADD
 # through `redis-cli --pipe` (a million EVALSHAs of write.lua would take
 # minutes and measure the script, not the keys):
 #   single-field  `demo` as shipped: rc:{demo|}:z, composite = points * 2^29 +
 #                 tie-break slot (29 bits: 1s over 3650d), members m:%012d
 #   multi-field   `clears` as shipped (16 + 8 + 27 bits, tiebreak = none):
-#                 rc:{clears|}:z plus one hash per member rc:{clears|}:f:MEMBER
-#                 { clears, revives, first_clear_ms } with integer values, as
-#                 write.lua's HSET leaves it
+#                 rc:{clears|}:z alone: write.lua reads a member's fields back
+#                 from its composite and keeps no hash per member (it used to
+#                 keep rc:{clears|}:f:MEMBER, about 150 bytes more per member)
 # Then it measures:
 #   1. memory per member: INFO used_memory after the fill minus before, / N
 #   2. latency (redis-benchmark, 1 client, one request at a time, p50/p99) of
@@ -117,7 +117,7 @@ fill_zset() {
   [ "$(rc zcard "$1")" = "$2" ] || die "fill of $1: ZCARD is not $2"
 }
 
-# fill_fields COUNT: the `clears` board, its set and a field hash per member
+# fill_fields COUNT: the `clears` board: its set (the fields are in each composite)
 fill_fields() {
   awk -v n="$1" 'BEGIN {
     z = "rc:{clears|}:z"
@@ -125,9 +125,6 @@ fill_fields() {
       mem = sprintf("m:%012d", j)
       cl = (j * 7919) % 65536; rv = j % 256; fc = (j * 104729) % 134217728
       acc = sprintf("%.0f", (cl * 256 + (255 - rv)) * 134217728 + (134217727 - fc))
-      f = "rc:{clears|}:f:" mem
-      printf "*8\r\n$4\r\nHSET\r\n$%d\r\n%s\r\n$6\r\nclears\r\n$%d\r\n%d\r\n$7\r\nrevives\r\n$%d\r\n%d\r\n$14\r\nfirst_clear_ms\r\n$%d\r\n%d\r\n",
-        length(f), f, length(cl ""), cl, length(rv ""), rv, length(fc ""), fc
       printf "*4\r\n$4\r\nZADD\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(z), z, length(acc), acc, length(mem), mem
     }
   }' | timeout 300 redis-cli -p "$port" --pipe > "$work/pipe.log" 2>&1 || die "fill of clears failed: $(tail -n 3 "$work/pipe.log")"
@@ -150,9 +147,6 @@ after_multi="$(used)"
 single_pm=$(( (after_single - base) / N ))
 multi_pm=$(( (after_multi - after_single) / N ))
 enc_z="$(rc object encoding 'rc:{demo|}:z')"
-enc_f="$(rc object encoding 'rc:{clears|}:f:m:000000000001')"
-# the multi-field board goes (its N small keys: FLUSHDB would take demo too)
-rc eval "for i = 0, tonumber(ARGV[1]) - 1 do redis.call('UNLINK', string.format('rc:{clears|}:f:m:%012d', i)) end" 0 "$N" > /dev/null
 rc unlink 'rc:{clears|}:z' > /dev/null
 lazy_settle
 
@@ -264,7 +258,7 @@ Measured with \`bash tests/bench/bigkeys.sh\` on $commit, $started–$finished, 
 running): treat the figures as rough. $(redis-server --version | cut -d' ' -f3 | tr -d 'v=') with
 conf/redis.conf as shipped (lazyfree-lazy-user-del, -expire, -server-del yes) except no AOF;
 boards filled by \`redis-cli --pipe\` with the keys lua/write.lua stores (ZADD of composite
-scores, HSET of the member's fields), not through the script.
+scores; a multi-field member's fields are in its composite), not through the script.
 
 **Memory per member** (INFO \`used_memory\` after the fill minus before, / $(fmt "$N"); members
 \`m:%012d\`, 14 bytes):
@@ -272,7 +266,7 @@ scores, HSET of the member's fields), not through the script.
 | board | per member | encoding |
 | --- | --- | --- |
 | single-field (\`demo\`: one ZSET) | $single_pm bytes | $enc_z |
-| multi-field (\`clears\`: ZSET + \`rc:{clears\|}:f:MEMBER\` hash of 3 fields) | $multi_pm bytes | $enc_z + a $enc_f hash per member |
+| multi-field (\`clears\`, 3 fields read back from the composite: the ZSET alone) | $multi_pm bytes | $enc_z |
 
 **Cost of a call** (\`redis-benchmark -c 1 -n $(fmt "$REPS") -r SIZE\`: one client, one request at a
 time, so the latency includes the loopback round trip; random members):
