@@ -396,6 +396,7 @@ int main(int argc, char **argv)
     struct gw_app app;
     memset(&app, 0, sizeof app);
     app.group = group;
+    app.clock.shared = gw_group_clock_offset(group); /* the test clock is the group's (NULL: one process) */
     app.worker = me.index;
     app.worker_restarts = me.restarts;
     uv_loop_init(&loop);

@@ -314,6 +314,10 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_deltas_sent_total", "Delta and event messages queued to viewers", m->deltas_sent);
     counter(&o, "rankcast_snapshots_sent_total", "Snapshots queued to viewers", m->snapshots_sent);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
+    counter(&o, "rankcast_frame_writes_total",
+            "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);
+    counter(&o, "rankcast_frames_gathered_total", "WebSocket frames written gathered, several in one write",
+            m->frames_gathered);
     counter(&o, "rankcast_deflate_connections_total", "WebSocket connections that negotiated permessage-deflate",
             m->deflate_conns);
     counter(&o, "rankcast_deflate_messages_total", "Messages written to connections with permessage-deflate",

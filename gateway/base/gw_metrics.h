@@ -34,6 +34,8 @@ struct gw_metrics {
     uint64_t deltas_sent;                 /* delta/event messages queued to viewers */
     uint64_t snapshots_sent;
     uint64_t bytes_sent;                  /* WebSocket payload bytes written */
+    uint64_t frame_writes;                /* writes of WebSocket frames: one frame, or several gathered */
+    uint64_t frames_gathered;             /* frames that went out gathered, several in one write */
     uint64_t queue_drops;                 /* slow readers whose queue overflowed */
     uint64_t deflate_conns;               /* connections that negotiated permessage-deflate (total) */
     uint64_t deflate_sends;               /* messages written to connections with permessage-deflate */

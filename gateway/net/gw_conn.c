@@ -8,13 +8,27 @@
 
 #include "base/gw_metrics.h"
 #include "rc_err.h"
+#include "rc_wsframe.h"
 
-#define WRITES_PER_CALLBACK 32 /* then yield to other connections */
+#define WRITES_PER_CALLBACK 32 /* writes (of one frame or a gather), then yield to other connections */
 /* Replies are never dropped; a client may queue up to this many times
  * queue_bytes of them before it counts as abusive. They are small (acks,
  * errors, pongs; the big ones are owed replies, bounded by queue_bytes), so
  * only a client that sends requests and never reads the answers gets near. */
 #define REPLY_QUEUE_FACTOR 4
+
+int gw_conn_gather_init(struct gw_conn_ctx *ctx)
+{
+    size_t max = ctx->tx->gather_max;
+    ctx->gather = max ? malloc(GW_MSG_PRE + max) : NULL;
+    return max && !ctx->gather ? RC_E_INTERNAL : 0;
+}
+
+void gw_conn_gather_free(struct gw_conn_ctx *ctx)
+{
+    free(ctx->gather);
+    ctx->gather = NULL;
+}
 
 struct gw_conn *gw_conn_new(const struct gw_conn_ctx *ctx, void *sock)
 {
@@ -71,6 +85,8 @@ static void count_sent(struct gw_conn *c, size_t len)
  * the transport's result. */
 static int write_msg(struct gw_conn *c, struct gw_msg *m)
 {
+    if (c->ctx->metrics)
+        c->ctx->metrics->frame_writes++;
     if (!c->deflate) {
         count_sent(c, m->len);
         return c->ctx->tx->write(c->sock, gw_msg_payload(m), m->len, 0);
@@ -280,20 +296,97 @@ void gw_conn_close(struct gw_conn *c, int code)
     want_writeable(c);
 }
 
-/* Writes queued messages until the queue is empty, WRITES_PER_CALLBACK are
- * out, or the transport holds a partial write. Returns -1 when a write
- * failed. */
+/* The queue entry k places from the head (k < q_count). */
+static struct gw_qent *qent(struct gw_conn *c, size_t k)
+{
+    return &c->q[(c->q_head + k) % c->q_cap];
+}
+
+static size_t framed_len(size_t len)
+{
+    return (len < 126 ? 2 : len < 65536 ? 4 : 10) + len;
+}
+
+/* How many messages at the head of c's queue go out together in one write:
+ * as many as fit in the transport's gather_max, framed; 0 when fewer than
+ * two do (then the head goes alone, from its own buffer) or c compresses. */
+static size_t gather_count(const struct gw_conn *c)
+{
+    const struct gw_conn_ctx *x = c->ctx;
+    size_t n = 0, k = 0;
+    if (c->deflate || !x->gather || c->q_count < 2)
+        return 0;
+    for (; k < c->q_count; k++) {
+        size_t fl = framed_len(c->q[(c->q_head + k) % c->q_cap].msg->len);
+        if (fl > x->tx->gather_max - n)
+            break;
+        n += fl;
+    }
+    return k >= 2 ? k : 0;
+}
+
+/* Builds the k head messages' frames one after the other in the loop's
+ * gather buffer (after its GW_MSG_PRE headroom) and returns their length;
+ * *payload gets the messages' own bytes (what bytes_sent counts). */
+static size_t gather(struct gw_conn *c, size_t k, size_t *payload)
+{
+    unsigned char *out = c->ctx->gather + GW_MSG_PRE;
+    size_t n = 0;
+    *payload = 0;
+    for (size_t i = 0; i < k; i++) {
+        struct gw_msg *m = qent(c, i)->msg;
+        n += rc_wsframe_text_header(out + n, m->len, 0);
+        memcpy(out + n, gw_msg_payload(m), m->len);
+        n += m->len;
+        *payload += m->len;
+    }
+    return n;
+}
+
+/* Takes the head entry off the queue and lets go of its message. */
+static void pop(struct gw_conn *c)
+{
+    struct gw_qent e = c->q[c->q_head];
+    c->q_head = (c->q_head + 1) % c->q_cap;
+    c->q_count--;
+    *class_bytes(c, e.cls) -= e.msg->len;
+    gw_msg_unref(e.msg);
+}
+
+/* Writes the k head messages gathered (k >= 2) in one write, and takes them
+ * off the queue. Returns the transport's result. */
+static int write_gathered(struct gw_conn *c, size_t k)
+{
+    size_t payload;
+    size_t len = gather(c, k, &payload);
+    int w = c->ctx->tx->write(c->sock, c->ctx->gather + GW_MSG_PRE, len, GW_TX_FRAMES);
+    count_sent(c, payload);
+    if (c->ctx->metrics) {
+        c->ctx->metrics->frame_writes++;
+        c->ctx->metrics->frames_gathered += k;
+    }
+    for (size_t i = 0; i < k; i++)
+        pop(c);
+    return w;
+}
+
+/* Writes queued messages until the queue is empty, WRITES_PER_CALLBACK
+ * writes are out, or the transport holds a partial write. Several messages
+ * waiting go out gathered, one write for as many as fit (gw_conn.h).
+ * Returns -1 when a write failed. */
 static int write_queue(struct gw_conn *c)
 {
     for (int n = 0; n < WRITES_PER_CALLBACK && c->q_count; n++) {
         if (n && c->ctx->tx->buffered(c->sock))
             break; /* the socket is full: lws finishes it, then calls back */
-        struct gw_qent e = c->q[c->q_head];
-        int w = write_msg(c, e.msg);
-        c->q_head = (c->q_head + 1) % c->q_cap;
-        c->q_count--;
-        *class_bytes(c, e.cls) -= e.msg->len;
-        gw_msg_unref(e.msg);
+        size_t k = gather_count(c);
+        int w;
+        if (k) {
+            w = write_gathered(c, k);
+        } else {
+            w = write_msg(c, c->q[c->q_head].msg);
+            pop(c);
+        }
         if (w < 0)
             return -1;
     }

@@ -27,6 +27,16 @@
  * operation's answer ahead of the queued view traffic (not of other
  * replies).
  *
+ * Gathering. When more than one message waits in a connection's queue, the
+ * frames at its head (headers built here, payloads copied into the loop's
+ * one gather buffer, up to the transport's gather_max bytes) go out in one
+ * write (GW_TX_FRAMES): several deliveries for one system call. The
+ * transport sends the bytes in order and keeps what the socket did not take
+ * (a partial write), finishing it before anything else is written, so a
+ * frame is never split from its rest by another or reordered. A message too
+ * big for the buffer goes alone, from its own buffer; a connection with
+ * permessage-deflate writes one frame per write, as before.
+ *
  * Layers. The queue knows neither libwebsockets nor the fan-out: the socket
  * side is a transport table (serve/gw_ws.c plugs in lws; tests plug in a
  * fake), and what the fan-out must hear (lagged, drained) goes up through a
@@ -73,6 +83,8 @@ struct gw_metrics;
                                never touches it */
 #define GW_TX_COMPRESSED 2u /* the payload is a permessage-deflate message (compressed
                                or stored blocks): RSV1 set (with OWN_FRAME) */
+#define GW_TX_FRAMES 4u     /* buf holds several complete frames the queue built,
+                               headers included (a gather): write the bytes as they are */
 
 struct rc_deflater;
 
@@ -92,6 +104,10 @@ struct gw_conn_transport {
     int (*buffered)(void *sock);
     /* Asks for gw_conn_on_writeable once the socket takes data. */
     void (*want_writeable)(void *sock);
+    /* The most bytes one write puts on the socket in one system call (the
+     * rest of a longer one is kept by the transport and sent later): how
+     * much a gather of several frames may hold. 0: one frame per write. */
+    size_t gather_max;
 };
 
 /* Upward calls, to the fan-out (set at start). */
@@ -125,6 +141,11 @@ struct gw_conn_ctx {
     size_t queue_bytes;            /* droppable bytes a reader may fall behind (conf) */
     struct rc_deflater *deflater;  /* compresses for connections with deflate set (NULL: none) */
     struct gw_conn_flush *flush;   /* NULL: view traffic is written at once, in the fan-out's call */
+    unsigned char *gather;         /* GW_MSG_PRE + tx->gather_max bytes, where several waiting
+                                      frames are put together for one write (gw_conn_gather_init;
+                                      NULL: one frame per write). One per loop: a write copies
+                                      nothing it does not send or keep (the transport keeps the
+                                      rest of a partial write), so every connection reuses it */
 };
 
 enum gw_qclass {
@@ -176,6 +197,12 @@ struct gw_conn {
     unsigned nsubs;
     unsigned next_sub;
 };
+
+/* Allocates ctx->gather for ctx->tx->gather_max (nothing when that is 0).
+ * Returns 0, or RC_E_INTERNAL when out of memory (then frames go one per
+ * write). gw_conn_gather_free frees it, once no connection writes. */
+int gw_conn_gather_init(struct gw_conn_ctx *ctx);
+void gw_conn_gather_free(struct gw_conn_ctx *ctx);
 
 /* A new connection on sock (refs = 1), or NULL on OOM. ctx is borrowed and
  * must outlive the connection. */

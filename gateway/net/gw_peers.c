@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/gw_group.h"
+#include "base/gw_log.h"
 #include "net/gw_iplimit.h"
 
 /* Sockets accepted over a limit that still get a "503" answer; past these
@@ -37,6 +39,7 @@ struct gw_peer {
     enum list list;
     int refused;
     char ip[INET6_ADDRSTRLEN];
+    uint8_t addr[16];            /* the address as the group's tables key it */
 };
 
 struct fifo {
@@ -58,6 +61,8 @@ struct gw_peers {
     int pending;
     int pending_refused;
     char pending_ip[INET6_ADDRSTRLEN];
+    uint8_t pending_addr[16];
+    int group_full_logged;       /* the group's address table refused one (logged once) */
 };
 
 static void unlink_peer(struct gw_peer *e)
@@ -170,15 +175,50 @@ static void format_ip(const struct sockaddr *addr, char *out, size_t len)
         snprintf(out, len, "?");
 }
 
+/* The address as 16 bytes, IPv4 as ::ffff:a.b.c.d (all zero for another
+ * family): the group's tables' key. */
+static void addr16(const struct sockaddr *addr, uint8_t out[16])
+{
+    memset(out, 0, 16);
+    if (addr->sa_family == AF_INET) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)(const void *)addr)->sin_addr, 4);
+    } else if (addr->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr, 16);
+    }
+}
+
+/* This worker's counts changed: the others see them at their next accept. */
+static void publish(struct gw_peers *p, const uint8_t addr[16], unsigned from_ip)
+{
+    if (!p->lim.group)
+        return;
+    gw_group_set_sockets(p->lim.group, p->lim.worker, p->open);
+    if (gw_group_set_addr(p->lim.group, p->lim.worker, addr, from_ip) != 0 && !p->group_full_logged) {
+        p->group_full_logged = 1;
+        gw_log_warn("workers: this worker's table of source addresses has no room near one address (more than "
+                    "about 16,000 addresses hold sockets here): its sockets from such addresses count towards "
+                    "max_conns_per_ip on this worker only");
+    }
+}
+
 enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockaddr *addr)
 {
     char ip[INET6_ADDRSTRLEN];
+    uint8_t key[16];
     format_ip(addr, ip, sizeof ip);
+    addr16(addr, key);
     struct gw_ipentry *e = gw_iplimit_find(p->per_ip, ip);
-    unsigned from_ip = e ? e->count : 0;
+    uint64_t from_ip = e ? e->count : 0, open = p->open;
+    if (p->lim.group) {
+        from_ip += gw_group_addr_others(p->lim.group, p->lim.worker, key);
+        if (p->lim.group_max_conns)
+            open += gw_group_sockets_others(p->lim.group, p->lim.worker);
+    }
     int refuse = 0;
-    if (p->open >= p->lim.max_conns || from_ip >= p->lim.max_conns_per_ip) {
-        if (p->open >= p->lim.max_conns + REFUSE_SLACK || from_ip >= p->lim.max_conns_per_ip + REFUSE_SLACK) {
+    if (open >= p->lim.max_conns || from_ip >= p->lim.max_conns_per_ip) {
+        if (open >= (uint64_t)p->lim.max_conns + REFUSE_SLACK ||
+            from_ip >= (uint64_t)p->lim.max_conns_per_ip + REFUSE_SLACK) {
             p->refused++;
             return GW_PEER_DROP;
         }
@@ -188,6 +228,7 @@ enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockadd
     p->pending = 1;
     p->pending_refused = refuse;
     memcpy(p->pending_ip, ip, sizeof ip);
+    memcpy(p->pending_addr, key, sizeof key);
     return refuse ? GW_PEER_REFUSE : GW_PEER_ACCEPT;
 }
 
@@ -207,8 +248,10 @@ int gw_peers_on_create(struct gw_peers *p, struct lws *wsi)
     e->entry = ent;
     e->refused = p->pending_refused;
     memcpy(e->ip, p->pending_ip, sizeof e->ip);
+    memcpy(e->addr, p->pending_addr, sizeof e->addr);
     ent->count++;
     p->open++;
+    publish(p, e->addr, ent->count);
     p->created = e;
     move_to(e, L_HEADERS);
     return 0;
@@ -232,6 +275,7 @@ void gw_peers_on_destroy(struct gw_peers *p, struct lws *wsi)
     unlink_peer(e);
     e->entry->count--;
     p->open--;
+    publish(p, e->addr, e->entry->count);
     free(e);
 }
 

@@ -14,6 +14,12 @@
  * heads: O(1) per socket, nothing scanned. A late socket is closed by lws
  * (LWS_TO_KILL_SYNC from the timer, outside any lws callback).
  *
+ * In a worker group ([server] workers > 1) the counts are the group's:
+ * each worker keeps its own open sockets and per-address counts live in
+ * the shared region (base/gw_group.h) and adds the other workers' to its
+ * own at each accept, so max_conns (when set, not auto) and
+ * max_conns_per_ip hold across the group (docs/gateway.md, "Workers").
+ *
  * The per-address entry also holds the address's read bucket
  * (ip_read_rate), kept after the address's last socket closes until the
  * bucket would be full again, so reconnecting does not refill it.
@@ -29,6 +35,7 @@ struct lws;
 struct sockaddr;
 struct rc_bucket;
 struct gw_peers;
+struct gw_group;
 
 /* What to do with a socket just accepted. */
 enum gw_peer_verdict {
@@ -43,6 +50,10 @@ struct gw_peers_limits {
     uint64_t header_timeout_ms;
     uint64_t body_timeout_ms;
     double ip_read_rate, ip_read_burst;
+    struct gw_group *group;    /* a worker group: max_conns_per_ip counts the group's sockets (NULL: one process) */
+    unsigned worker;           /* this worker's index in group */
+    int group_max_conns;       /* with group: max_conns counts the group's sockets too (it was set,
+                                  not auto: auto is each worker's own file descriptor room) */
 };
 
 /* Creates the table and its timer on loop. NULL when out of memory. */

@@ -19,7 +19,8 @@
  * gateway's clock, so tests cross period boundaries and decay windows
  * without waiting. The route table routes it only with [server] test_clock
  * = on and for the admin scope; the test_clock check is repeated here
- * because a production gateway must never move its clock. */
+ * because a production gateway must never move its clock. In a worker
+ * group the offset is the group's (base/gw_clock.h): every worker moves. */
 void gw_http_debug_clock(struct gw_http_req *q)
 {
     struct rc_error err = {0, ""};
@@ -35,9 +36,10 @@ void gw_http_debug_clock(struct gw_http_req *q)
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset_ms");
     const cJSON *now = cJSON_GetObjectItemCaseSensitive(o, "now_ms");
     if (cJSON_IsNumber(off) && fabs(off->valuedouble) < 1e15) {
-        q->app->clock.offset_ms = (int64_t)off->valuedouble;
+        gw_clock_set_offset_ms(&q->app->clock, (int64_t)off->valuedouble);
     } else if (cJSON_IsNumber(now) && now->valuedouble > 0 && now->valuedouble < 1e15) {
-        q->app->clock.offset_ms += (int64_t)now->valuedouble - gw_now_ms(q->app);
+        gw_clock_set_offset_ms(&q->app->clock, gw_clock_offset_ms(&q->app->clock) +
+                                                     (int64_t)now->valuedouble - gw_now_ms(q->app));
     } else {
         cJSON_Delete(o);
         gw_http_respond_error(q, RC_E_BAD_REQUEST, "give {\"offset_ms\": N} or {\"now_ms\": T}");
@@ -47,9 +49,9 @@ void gw_http_debug_clock(struct gw_http_req *q)
     cJSON *a = cJSON_CreateObject();
     char *json = NULL;
     if (a && cJSON_AddNumberToObject(a, "now_ms", (double)gw_now_ms(q->app)) &&
-        cJSON_AddNumberToObject(a, "offset_ms", (double)q->app->clock.offset_ms))
+        cJSON_AddNumberToObject(a, "offset_ms", (double)gw_clock_offset_ms(&q->app->clock)))
         json = cJSON_PrintUnformatted(a);
     cJSON_Delete(a);
-    gw_log_warn("test clock: offset now %lld ms", (long long)q->app->clock.offset_ms);
+    gw_log_warn("test clock: offset now %lld ms", (long long)gw_clock_offset_ms(&q->app->clock));
     gw_http_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
 }

@@ -226,6 +226,7 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         info.ssl_cert_filepath = c->tls_cert;
         info.ssl_private_key_filepath = c->tls_key;
     }
+    int max_conns_set = c->max_conns != 0; /* not auto */
     if (resolve_max_conns(app->conf) != 0)
         return RC_E_INTERNAL;
     struct gw_peers_limits lim = {
@@ -235,6 +236,10 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         .body_timeout_ms = (uint64_t)c->body_timeout_ms,
         .ip_read_rate = c->ip_read_rate,
         .ip_read_burst = c->ip_read_burst,
+        /* workers: the connection limits are the group's (docs/gateway.md, "Workers") */
+        .group = app->group,
+        .worker = app->worker,
+        .group_max_conns = max_conns_set,
     };
     app->peers = gw_peers_new(app->loop, &lim);
     if (!app->peers)

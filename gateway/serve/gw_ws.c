@@ -53,12 +53,27 @@
 
 /* ---- the lws transport of the connection queue (net/gw_conn.h) ------------- */
 
+/* What lws 4.1 puts on the socket in one send() (lws_issue_raw: the
+ * protocol's tx_packet_size, else its rx_buffer_size, else the context's
+ * pt_serv_buf_size, 4096 by default, plus LWS_PRE + 4); it copies the rest
+ * of a longer write aside and sends it at POLLOUT, a malloc and a loop turn
+ * more. Our protocols set none of those sizes, so a gather of frames is
+ * kept within this (net/gw_conn.h, "Gathering"). */
+#define LWS_SEND_MAX 4096
+
 /* A connection with permessage-deflate gets its frames built here (header
  * in the headroom, RSV1 when compressed) and written raw: given a text
- * write, lws' extension would compress it again, per connection. Partial
- * writes are kept by lws either way (lws_issue_raw). */
+ * write, lws' extension would compress it again, per connection. Several
+ * frames gathered by the queue (GW_TX_FRAMES, connections without
+ * permessage-deflate only) are written raw as they are: LWS_WRITE_RAW goes
+ * straight to lws_issue_raw, which sends the bytes in order and keeps the
+ * rest of a short write (buflist_out) until it has sent it, before any
+ * later write and before the next writeable callback, so frames stay whole
+ * and in order on the wire. */
 static int lws_tx_write(void *sock, unsigned char *buf, size_t len, unsigned flags)
 {
+    if (flags & GW_TX_FRAMES)
+        return lws_write(sock, buf, len, LWS_WRITE_RAW) < 0 ? RC_E_INTERNAL : 0;
     if (!(flags & GW_TX_OWN_FRAME))
         return lws_write(sock, buf, len, LWS_WRITE_TEXT) < 0 ? RC_E_INTERNAL : 0;
     unsigned char h[RC_WSFRAME_HEADER_MAX];
@@ -103,6 +118,7 @@ static const struct gw_conn_transport lws_transport = {
     lws_tx_close,
     lws_tx_buffered,
     lws_tx_want_writeable,
+    LWS_SEND_MAX,
 };
 
 _Static_assert(GW_MSG_PRE >= RC_WSFRAME_HEADER_MAX, "room for our own frame header");
@@ -124,10 +140,13 @@ void gw_ws_setup(struct gw_app *app)
     };
     if (app->conf->compression && !app->conn_ctx.deflater)
         gw_log_warn("compression: no memory for the compressor; permessage-deflate clients get uncompressed messages");
+    if (gw_conn_gather_init(&app->conn_ctx) != 0)
+        gw_log_warn("send path: no memory for the gather buffer; frames go one per write");
 }
 
 void gw_ws_free(struct gw_app *app)
 {
+    gw_conn_gather_free(&app->conn_ctx);
     rc_deflater_free(app->conn_ctx.deflater);
     app->conn_ctx.deflater = NULL;
 }

@@ -63,10 +63,12 @@
  *
  *   const c = await h.connectWs(t, gw.wsUrl, { token?, tokenIn?, protocol? (default
  *                                               "rankcast.v1", null for none), headers?,
- *                                               localAddress? })
+ *                                               localAddress?, perMessageDeflate? })
  *     token: undefined sends h.ADMIN_KEY, null sends no credentials, a string sends it;
  *     tokenIn: "query" (default: ?token=KEY) or "header" (Authorization: Bearer KEY);
- *     localAddress: the source address to connect from (e.g. "127.0.0.2")
+ *     localAddress: the source address to connect from (e.g. "127.0.0.2");
+ *     perMessageDeflate: false to not offer it (ws offers it by default; with
+ *     RC_E2E_NO_DEFLATE=1 in the environment false is the default)
  *     c.messages                      every message received (parsed JSON; a non-JSON
  *                                       frame shows as { raw: text })
  *     await c.next(pred, ms = 2000)   the first message not yet taken that matches:
@@ -847,8 +849,11 @@ function connectWs(t, url, opts = {}) {
   const protocol = opts.protocol === null ? undefined : opts.protocol || 'rankcast.v1';
   const wsOpts = { headers };
   if (opts.localAddress) wsOpts.localAddress = opts.localAddress;
-  // ws offers permessage-deflate unless told not to (its default: true)
+  // ws offers permessage-deflate unless told not to (its default: true);
+  // RC_E2E_NO_DEFLATE=1 makes "not" the default, to run a test file's
+  // clients on the plain send path (gathered frames, docs/gateway.md)
   if (opts.perMessageDeflate !== undefined) wsOpts.perMessageDeflate = opts.perMessageDeflate;
+  else if (process.env.RC_E2E_NO_DEFLATE === '1') wsOpts.perMessageDeflate = false;
   const ws = new WebSocket(u, protocol, wsOpts);
   const client = new WsClient(ws);
   if (t) defer(t, () => client.close());

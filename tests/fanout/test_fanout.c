@@ -99,7 +99,7 @@ static void fake_want(void *sock)
     ((struct fake_sock *)sock)->want = 1;
 }
 
-static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_buffered, fake_want};
+static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_buffered, fake_want, 0};
 
 /* ---- Redis hooks, as main.c wires them ------------------------------------ */
 
@@ -224,7 +224,7 @@ static int setup(void **state)
     if (!f->app.profiles || !f->app.fanout)
         return -1;
     f->app.conn_ctx = (struct gw_conn_ctx){&fake_tx, gw_fanout_conn_hooks(f->app.fanout), &f->app.metrics,
-                                           f->app.conf->queue_bytes, NULL, NULL};
+                                           f->app.conf->queue_bytes, NULL, NULL, NULL};
     snprintf(f->seeds, sizeof f->seeds, "127.0.0.1:%d", f->redis.port);
     struct gw_redis_opts ro = {f->seeds, 50, 1000, 1000, 30000, 0};
     struct gw_redis_hooks hooks = {f, on_up, on_down, on_message, NULL};

@@ -11,7 +11,12 @@
  * in stored blocks (RSV1 too); queue limits count uncompressed bytes. And
  * the send path: an operation's reply goes ahead of queued view traffic (not
  * of replies); with a flush list view traffic waits for gw_conn_flush_run,
- * in slices, and a write failing there closes at the writeable callback. */
+ * in slices, and a write failing there closes at the writeable callback.
+ * And gathering: several waiting frames go out in one write, framed here,
+ * in queue order; a partial write holds back the rest; a message too big
+ * for the gather goes alone from its own buffer; permessage-deflate keeps
+ * one frame per write. The fake parses a gathered write back into frames,
+ * so every test above also runs with gathering on. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +36,7 @@
 
 #define MAX_FRAMES 64
 #define QUEUE_BYTES 100
+#define GATHER_MAX 200 /* the fake transport's gather_max */
 
 struct fake_sock {
     int full;                       /* a partial write is held: writes must wait */
@@ -44,18 +50,66 @@ struct fake_sock {
     unsigned writes_after_close;
     unsigned flags[MAX_FRAMES];      /* GW_TX_* of each write */
     size_t lens[MAX_FRAMES];
+    unsigned writes;                /* write calls (a gather is one) */
+    unsigned frames_in[MAX_FRAMES]; /* frames each write carried */
+    unsigned char *wbuf[MAX_FRAMES]; /* the buffer each write got */
+    int partial_next;               /* the next write is taken in part: full after it */
 };
+
+/* A gathered write: parses its frames (unfragmented unmasked text frames,
+ * no RSV) back into the record, each as its own frame. */
+static int fake_write_frames(struct fake_sock *s, unsigned char *buf, size_t len)
+{
+    size_t at = 0;
+    unsigned n = 0;
+    while (at < len) {
+        assert_true(len - at >= 2);
+        assert_int_equal(buf[at], 0x81); /* FIN, text, no RSV */
+        size_t pl = buf[at + 1], hl = 2;
+        assert_int_equal(pl & 0x80, 0); /* server frames are not masked */
+        if (pl == 126) {
+            pl = (size_t)buf[at + 2] << 8 | buf[at + 3];
+            hl = 4;
+            assert_true(pl >= 126);
+        } else {
+            assert_true(pl < 126);
+        }
+        assert_true(at + hl + pl <= len);
+        assert_true(s->nframes < MAX_FRAMES && pl < sizeof s->frames[0]);
+        memcpy(s->frames[s->nframes], buf + at + hl, pl);
+        s->frames[s->nframes][pl] = '\0';
+        s->flags[s->nframes] = GW_TX_FRAMES;
+        s->lens[s->nframes] = pl;
+        s->bufs[s->nframes++] = buf + at + hl;
+        at += hl + pl;
+        n++;
+    }
+    assert_true(n >= 2); /* a gather is worth it only for several */
+    return (int)n;
+}
 
 static int fake_write(void *sock, unsigned char *buf, size_t len, unsigned flags)
 {
     struct fake_sock *s = sock;
-    s->flags[s->nframes] = flags;
-    s->lens[s->nframes] = len;
     assert_false(s->full); /* the queue never writes into a full socket */
     if (s->close_code)
         s->writes_after_close++;
     if (s->fail)
         return RC_E_INTERNAL;
+    assert_true(s->writes < MAX_FRAMES);
+    s->wbuf[s->writes] = buf;
+    if (s->partial_next) { /* lws keeps the rest and sends it first */
+        s->partial_next = 0;
+        s->full = 1;
+    }
+    if (flags & GW_TX_FRAMES) {
+        assert_true(len <= GATHER_MAX);
+        s->frames_in[s->writes++] = (unsigned)fake_write_frames(s, buf, len);
+        return 0;
+    }
+    s->frames_in[s->writes++] = 1;
+    s->flags[s->nframes] = flags;
+    s->lens[s->nframes] = len;
     assert_true(s->nframes < MAX_FRAMES);
     assert_true(len < sizeof s->frames[0]);
     memcpy(s->frames[s->nframes], buf, len);
@@ -82,7 +136,7 @@ static void fake_want(void *sock)
     ((struct fake_sock *)sock)->want++;
 }
 
-static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_buffered, fake_want};
+static const struct gw_conn_transport fake_tx = {fake_write, fake_close, fake_buffered, fake_want, GATHER_MAX};
 
 /* The fan-out's side: counts, and on drain sends what the test lined up. */
 struct fake_fanout {
@@ -126,7 +180,9 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES, NULL, NULL};
+    f->ctx = (struct gw_conn_ctx){&fake_tx, {&f->fo, hook_lagged, hook_drained}, &f->metrics, QUEUE_BYTES, NULL, NULL, NULL};
+    if (gw_conn_gather_init(&f->ctx) != 0)
+        return -1;
     f->c = gw_conn_new(&f->ctx, &f->sock);
     *state = f;
     return f->c ? 0 : -1;
@@ -140,6 +196,7 @@ static int teardown(void **state)
     for (size_t i = 0; i < f->fo.nowed; i++)
         gw_msg_unref(f->fo.owed[i]);
     rc_deflater_free(f->ctx.deflater);
+    gw_conn_gather_free(&f->ctx);
     free(f);
     return 0;
 }
@@ -589,6 +646,155 @@ static void a_write_failing_in_the_flush_closes_at_the_writeable_callback(void *
     f->ctx.flush = NULL;
 }
 
+
+/* ---- gathering ------------------------------------------------------------ */
+
+/* Six messages waiting: the frames at the head go out together, as many as
+ * fit in gather_max (22 bytes framed each: 9 fit in 200), in queue order,
+ * built in the loop's one gather buffer; the rest follow in the next. */
+static void several_waiting_frames_go_out_in_one_write_in_order(void **state)
+{
+    struct fixture *f = *state;
+    char tag[8];
+    f->sock.full = 1;
+    for (int i = 0; i < 10; i++) {
+        snprintf(tag, sizeof tag, "m%d", i);
+        send_one(f->c, tag, 20, 0); /* replies: kept whatever queue_bytes says */
+    }
+    drain(f);
+    assert_int_equal(f->sock.writes, 2);
+    assert_int_equal(f->sock.frames_in[0], 9);
+    assert_int_equal(f->sock.frames_in[1], 1); /* the last alone: written from its own buffer */
+    assert_int_equal(f->sock.nframes, 10);
+    for (int i = 0; i < 10; i++) {
+        snprintf(tag, sizeof tag, "m%d", i);
+        assert_true(frame_is(&f->sock, (size_t)i, tag));
+        assert_int_equal(f->sock.lens[i], 20);
+    }
+    assert_ptr_equal(f->sock.wbuf[0], f->ctx.gather + GW_MSG_PRE); /* no allocation per write */
+    assert_int_equal(f->sock.flags[0], GW_TX_FRAMES);
+    assert_int_equal(f->sock.flags[9], 0);
+    assert_int_equal(f->metrics.bytes_sent, 200); /* payload bytes, as before */
+    assert_int_equal(f->metrics.frame_writes, 2);
+    assert_int_equal(f->metrics.frames_gathered, 9);
+    assert_int_equal(f->c->q_reply_bytes + f->c->q_view_bytes + f->c->q_owed_bytes, 0);
+}
+
+/* Frames of 126 bytes and more take the 16-bit length form of the header. */
+static void a_gathered_frame_of_126_bytes_or_more_has_the_long_header(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "long", 130, 0);
+    send_one(f->c, "short", 30, 0);
+    drain(f);
+    assert_int_equal(f->sock.writes, 1);
+    assert_int_equal(f->sock.frames_in[0], 2);
+    assert_int_equal(f->sock.lens[0], 130);
+    assert_true(frame_is(&f->sock, 0, "long") && frame_is(&f->sock, 1, "short"));
+}
+
+/* The transport takes part of a gathered write and keeps the rest (lws'
+ * buflist_out): nothing more is written until it has sent it, and what
+ * follows comes after it, in order. */
+static void a_partial_gathered_write_holds_back_the_rest_in_order(void **state)
+{
+    struct fixture *f = *state;
+    char tag[8];
+    f->sock.full = 1;
+    for (int i = 0; i < 12; i++) {
+        snprintf(tag, sizeof tag, "p%d", i);
+        send_one(f->c, tag, 20, 0);
+    }
+    f->sock.full = 0;
+    f->sock.partial_next = 1;
+    assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_int_equal(f->sock.writes, 1); /* then the socket was full: the queue waits */
+    assert_int_equal(f->c->q_count, 3);
+    assert_true(f->sock.want > 0);
+    send_one(f->c, "late", 20, 0); /* a reply: queued behind, not written into the full socket */
+    assert_int_equal(f->sock.writes, 1);
+    drain(f);
+    assert_int_equal(f->sock.nframes, 13);
+    for (int i = 0; i < 12; i++) {
+        snprintf(tag, sizeof tag, "p%d", i);
+        assert_true(frame_is(&f->sock, (size_t)i, tag));
+    }
+    assert_true(frame_is(&f->sock, 12, "late"));
+}
+
+/* A message too big to share a gather goes alone, from its own buffer (no
+ * copy); the small ones around it are gathered, and the order holds. */
+static void a_message_too_big_to_gather_goes_alone_from_its_own_buffer(void **state)
+{
+    struct fixture *f = *state;
+    struct gw_msg *big = msg("big", 190); /* 194 framed: with any other it is past 200 */
+    f->sock.full = 1;
+    send_one(f->c, "a1", 20, 0);
+    send_one(f->c, "a2", 20, 0);
+    gw_conn_send(f->c, big, 0);
+    send_one(f->c, "b1", 20, 0);
+    send_one(f->c, "b2", 20, 0);
+    f->sock.full = 0;
+    assert_int_equal(gw_conn_on_writeable(f->c), 0);
+    assert_int_equal(f->sock.writes, 3);
+    assert_int_equal(f->sock.frames_in[0], 2);
+    assert_int_equal(f->sock.frames_in[1], 1);
+    assert_ptr_equal(f->sock.wbuf[1], gw_msg_payload(big));
+    assert_int_equal(f->sock.frames_in[2], 2);
+    assert_true(frame_is(&f->sock, 0, "a1") && frame_is(&f->sock, 1, "a2") && frame_is(&f->sock, 2, "big") &&
+                frame_is(&f->sock, 3, "b1") && frame_is(&f->sock, 4, "b2"));
+    gw_msg_unref(big);
+}
+
+/* An operation's answer still goes ahead of the queued view traffic, and
+ * goes out gathered with it, first. */
+static void a_reply_first_leads_the_gather(void **state)
+{
+    struct fixture *f = *state;
+    f->sock.full = 1;
+    send_one(f->c, "d1", 20, 1);
+    send_one(f->c, "d2", 20, 1);
+    gw_conn_reply_first(f->c, strdup("{\"ack\":1}"));
+    drain(f);
+    assert_int_equal(f->sock.writes, 1);
+    assert_int_equal(f->sock.frames_in[0], 3);
+    assert_true(frame_is(&f->sock, 0, "{\"ack\":1}") && frame_is(&f->sock, 1, "d1") && frame_is(&f->sock, 2, "d2"));
+}
+
+/* permessage-deflate: one frame per write, compressed form and RSV1 as
+ * before, even with several waiting. */
+static void a_compressing_connection_keeps_one_frame_per_write(void **state)
+{
+    struct fixture *f = *state;
+    deflate_on(f);
+    f->sock.full = 1;
+    send_one(f->c, "z1", 20, 1);
+    send_one(f->c, "z2", 20, 1);
+    send_one(f->c, "z3", 20, 0);
+    drain(f);
+    assert_int_equal(f->sock.writes, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(f->sock.frames_in[i], 1);
+        assert_int_equal(f->sock.flags[i], GW_TX_OWN_FRAME | GW_TX_COMPRESSED);
+    }
+    assert_int_equal(f->metrics.frames_gathered, 0);
+}
+
+/* Without a gather buffer (gather_max 0, or no memory) frames go one per
+ * write. */
+static void without_a_gather_buffer_frames_go_one_per_write(void **state)
+{
+    struct fixture *f = *state;
+    gw_conn_gather_free(&f->ctx);
+    f->sock.full = 1;
+    send_one(f->c, "s1", 20, 1);
+    send_one(f->c, "s2", 20, 1);
+    drain(f);
+    assert_int_equal(f->sock.writes, 2);
+    assert_true(frame_is(&f->sock, 0, "s1") && frame_is(&f->sock, 1, "s2"));
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -612,6 +818,13 @@ int main(void)
         T(short_messages_go_in_stored_blocks_without_compressing),
         T(a_message_compression_does_not_shrink_goes_in_stored_blocks),
         T(a_connection_without_compression_writes_plain_text_frames),
+        T(several_waiting_frames_go_out_in_one_write_in_order),
+        T(a_gathered_frame_of_126_bytes_or_more_has_the_long_header),
+        T(a_partial_gathered_write_holds_back_the_rest_in_order),
+        T(a_message_too_big_to_gather_goes_alone_from_its_own_buffer),
+        T(a_reply_first_leads_the_gather),
+        T(a_compressing_connection_keeps_one_frame_per_write),
+        T(without_a_gather_buffer_frames_go_one_per_write),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
