@@ -32,12 +32,20 @@
  * an index, the rows are few (want + margin, about 1,300 at most), and moving
  * a row is a memmove of O(len) anyway. Positions come from binary search.
  *
+ * A sharded mirror (rc_mirror_init_sharded) differs in two places only:
+ * cmp_rank breaks equal scores by the members' shards (a member's shard is
+ * fixed by its name, so this is still one total order and the argument
+ * above holds word for word), and the version is the vector shard_seq, one
+ * seq per shard, checked per event by rc_mirror_apply_shard.
+ *
  * Pure: no I/O, no clock, no global state. The mirror owns its rows and their
- * member strings; strings passed in are copied.
+ * member strings (and a sharded mirror its vector); strings passed in are
+ * copied.
  */
 #include "rc_mirror.h"
 
 #include "rc_err.h"
+#include "rc_shard.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -53,11 +61,20 @@
 /* ------------------------------------------------------------------------- */
 
 /* < 0 when (ca, ma) ranks before (cb, mb) on a board of this order, > 0 when
- * after, 0 only for the same score and member. Scores are never NaN here. */
-static int cmp_rank(enum rc_order order, double ca, const char *ma, double cb, const char *mb)
+ * after, 0 only for the same score and member. Scores are never NaN here.
+ * A sharded mirror ranks equal scores by the members' shards first
+ * (core/rc_shard.h, the merged order). */
+static int cmp_rank(const struct rc_mirror *m, double ca, const char *ma, double cb, const char *mb)
 {
     int asc;
 
+    if (m->shards > 1 && ca == cb) {
+        int desc = m->order == RC_ORDER_DESC;
+        unsigned sa = rc_shard_of(ma, m->shards), sb = rc_shard_of(mb, m->shards);
+        if (rc_shard_before(desc, ca, sa, ma, cb, sb, mb))
+            return -1;
+        return rc_shard_before(desc, cb, sb, mb, ca, sa, ma);
+    }
     if (ca < cb) {
         asc = -1;
     } else if (ca > cb) {
@@ -66,7 +83,7 @@ static int cmp_rank(enum rc_order order, double ca, const char *ma, double cb, c
         int s = strcmp(ma, mb);
         asc = (s > 0) - (s < 0);
     }
-    return order == RC_ORDER_DESC ? -asc : asc;
+    return m->order == RC_ORDER_DESC ? -asc : asc;
 }
 
 /* Number of held rows that rank strictly before (c, member): the position the
@@ -77,7 +94,7 @@ static size_t position_of(const struct rc_mirror *m, double c, const char *membe
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (cmp_rank(m->order, m->rows[mid].c, m->rows[mid].member, c, member) < 0)
+        if (cmp_rank(m, m->rows[mid].c, m->rows[mid].member, c, member) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -190,15 +207,24 @@ void rc_mirror_init(struct rc_mirror *m, enum rc_order order)
     m->order = order;
 }
 
-/* Frees the rows and their members; the mirror is left as rc_mirror_init()
- * made it, same order, ready for reuse. */
+void rc_mirror_init_sharded(struct rc_mirror *m, enum rc_order order, unsigned shards)
+{
+    rc_mirror_init(m, order);
+    m->shards = shards > 1 ? shards : 0;
+}
+
+/* Frees the rows and their members (and a sharded mirror's vector); the
+ * mirror is left as rc_mirror_init() (or rc_mirror_init_sharded) made it,
+ * same order and shards, ready for reuse. */
 void rc_mirror_free(struct rc_mirror *m)
 {
     enum rc_order order = m->order;
+    unsigned shards = m->shards;
 
     truncate_rows(m, 0);
     free(m->rows);
-    rc_mirror_init(m, order);
+    free(m->shard_seq);
+    rc_mirror_init_sharded(m, order, shards);
 }
 
 /* keep = want + max(16, want / 4); rows past keep are dropped at once (a cut
@@ -219,8 +245,9 @@ int rc_mirror_set_want(struct rc_mirror *m, size_t want)
  * rows are checked, not sorted: a row out of the board's order (or two equal
  * ones), a NULL member, a NaN score or total < n mean the read is not what
  * Redis returns, so the mirror is left empty and not exact with
- * RC_E_INTERNAL, as on allocation failure. */
-int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct rc_mirror_row *rows, size_t n)
+ * RC_E_INTERNAL, as on allocation failure. (The rows part of a load: seq,
+ * total and exact are the caller's to set.) */
+static int load_rows(struct rc_mirror *m, int64_t total, const struct rc_mirror_row *rows, size_t n)
 {
     size_t take = m->keep > 0 && n > m->keep ? m->keep : n;
     size_t i;
@@ -232,7 +259,7 @@ int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct
     for (i = 0; i < take; i++) {
         if (rows[i].member == NULL || isnan(rows[i].c))
             return RC_E_INTERNAL;
-        if (i > 0 && cmp_rank(m->order, rows[i - 1].c, rows[i - 1].member, rows[i].c, rows[i].member) >= 0)
+        if (i > 0 && cmp_rank(m, rows[i - 1].c, rows[i - 1].member, rows[i].c, rows[i].member) >= 0)
             return RC_E_INTERNAL;
     }
     if (reserve(m, take) != 0)
@@ -247,34 +274,73 @@ int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct
         m->rows[i].c = rows[i].c;
         m->len = i + 1;
     }
+    return 0;
+}
+
+int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct rc_mirror_row *rows, size_t n)
+{
+    if (m->shards > 1) {
+        truncate_rows(m, 0);
+        m->exact = 0;
+        return RC_E_INTERNAL;
+    }
+    if (load_rows(m, total, rows, n) != 0)
+        return RC_E_INTERNAL;
     m->seq = seq;
     m->total = total;
     m->exact = 1;
     return 0;
 }
 
-/* See rc_mirror.h and the banner for why this stays exact. member is
- * borrowed (copied when it enters the mirror). Everything that can fail (the
- * checks, the row array, the member copy) happens before the rows change. A
- * NULL member or a NaN score is a caller bug: RC_E_INTERNAL, not exact. */
-int rc_mirror_apply(struct rc_mirror *m, int64_t seq, const char *member, int has_new, double new_c,
-                    int was_present, size_t *changed_rank)
+/* As rc_mirror_load; the vector is allocated at the first load and kept. */
+int rc_mirror_load_sharded(struct rc_mirror *m, const int64_t *shard_seq, int64_t total,
+                           const struct rc_mirror_row *rows, size_t n)
+{
+    int64_t sum = 0;
+    unsigned i;
+
+    if (m->shards <= 1 || shard_seq == NULL) {
+        truncate_rows(m, 0);
+        m->exact = 0;
+        return RC_E_INTERNAL;
+    }
+    for (i = 0; i < m->shards; i++) {
+        if (shard_seq[i] < 0 || shard_seq[i] > INT64_MAX - sum) {
+            truncate_rows(m, 0);
+            m->exact = 0;
+            return RC_E_INTERNAL;
+        }
+        sum += shard_seq[i];
+    }
+    if (m->shard_seq == NULL && (m->shard_seq = malloc(m->shards * sizeof *m->shard_seq)) == NULL) {
+        truncate_rows(m, 0);
+        m->exact = 0;
+        return RC_E_INTERNAL;
+    }
+    if (load_rows(m, total, rows, n) != 0)
+        return RC_E_INTERNAL;
+    memcpy(m->shard_seq, shard_seq, m->shards * sizeof *m->shard_seq);
+    m->seq = sum;
+    m->total = total;
+    m->exact = 1;
+    return 0;
+}
+
+/* The change itself, once the event's version is known to be the next:
+ * member now has new_c (has_new) or left, and was on the board iff
+ * was_present. See the banner for why this stays exact. member is borrowed
+ * (copied when it enters the mirror). Everything that can fail (the checks,
+ * the row array, the member copy) happens before the rows change. A NULL
+ * member or a NaN score is a caller bug: RC_E_INTERNAL, not exact. The
+ * caller moves the version on when it returns RC_MIRROR_APPLIED. */
+static int apply_change(struct rc_mirror *m, const char *member, int has_new, double new_c, int was_present,
+                        size_t *changed_rank)
 {
     size_t at, pos = 0, rest, changed = 0;
     uint64_t others_out;
     int enters = 0;
     char *copy = NULL;
 
-    if (changed_rank)
-        *changed_rank = 0;
-    if (!m->exact)
-        return RC_MIRROR_GAP;
-    if (seq <= m->seq)
-        return RC_MIRROR_OLD;
-    if (seq != m->seq + 1) {
-        m->exact = 0;
-        return RC_MIRROR_GAP;
-    }
     if (member == NULL || (has_new && isnan(new_c))) {
         m->exact = 0;
         return RC_E_INTERNAL;
@@ -319,10 +385,64 @@ int rc_mirror_apply(struct rc_mirror *m, int64_t seq, const char *member, int ha
         m->total++;
     else if (!has_new && was_present)
         m->total--;
-    m->seq = seq;
     if (changed_rank)
         *changed_rank = changed;
     return RC_MIRROR_APPLIED;
+}
+
+int rc_mirror_apply(struct rc_mirror *m, int64_t seq, const char *member, int has_new, double new_c,
+                    int was_present, size_t *changed_rank)
+{
+    int r;
+
+    if (changed_rank)
+        *changed_rank = 0;
+    if (m->shards > 1) {
+        m->exact = 0;
+        return RC_E_INTERNAL;
+    }
+    if (!m->exact)
+        return RC_MIRROR_GAP;
+    if (seq <= m->seq)
+        return RC_MIRROR_OLD;
+    if (seq != m->seq + 1) {
+        m->exact = 0;
+        return RC_MIRROR_GAP;
+    }
+    r = apply_change(m, member, has_new, new_c, was_present, changed_rank);
+    if (r == RC_MIRROR_APPLIED)
+        m->seq = seq;
+    return r;
+}
+
+/* The same for shard `shard`'s event: its version is shard_seq[shard], and
+ * an event naming a member of another shard contradicts the mirror (or the
+ * channel it came on): a gap. */
+int rc_mirror_apply_shard(struct rc_mirror *m, unsigned shard, int64_t seq, const char *member, int has_new,
+                          double new_c, int was_present, size_t *changed_rank)
+{
+    int r;
+
+    if (changed_rank)
+        *changed_rank = 0;
+    if (m->shards <= 1 || shard >= m->shards) {
+        m->exact = 0;
+        return RC_E_INTERNAL;
+    }
+    if (!m->exact || m->shard_seq == NULL)
+        return RC_MIRROR_GAP;
+    if (seq <= m->shard_seq[shard])
+        return RC_MIRROR_OLD;
+    if (seq != m->shard_seq[shard] + 1 || (member != NULL && rc_shard_of(member, m->shards) != shard)) {
+        m->exact = 0;
+        return RC_MIRROR_GAP;
+    }
+    r = apply_change(m, member, has_new, new_c, was_present, changed_rank);
+    if (r == RC_MIRROR_APPLIED) {
+        m->shard_seq[shard] = seq;
+        m->seq++;
+    }
+    return r;
 }
 
 int rc_mirror_needs_reload(const struct rc_mirror *m)

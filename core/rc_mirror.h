@@ -16,6 +16,17 @@
  * fewer rows than the views need while the board has more members, it asks
  * for a reload (`rc_mirror_needs_reload`).
  *
+ * A sharded board (`shards = S`, core/rc_shard.h) has one mirror too, of
+ * the merged order: equal composites rank by the member's shard
+ * (rc_shard_of), then by member as Redis orders them inside a shard
+ * (rc_shard_before). Each shard numbers its own changes, so the version is a
+ * vector: shard_seq[i] is shard i's seq the rows reflect (malloc'd at the
+ * first load of a sharded mirror only; an unsharded one carries no vector),
+ * and `seq` is their sum. An event of shard i is applied when its seq is
+ * shard_seq[i] + 1, old when <= shard_seq[i], a gap when further on. The
+ * reasoning of rc_mirror.c holds unchanged: it needs one total order over
+ * the board's members, and a member's shard is a function of the member.
+ *
  * Pure: no I/O. Member strings are copied in and owned by the mirror.
  */
 #ifndef RC_MIRROR_H
@@ -33,6 +44,7 @@ struct rc_mirror_row {
 
 struct rc_mirror {
     enum rc_order order;
+    unsigned shards;    /* > 1: a sharded board's mirror (merged order, shard_seq) */
     struct rc_mirror_row *rows;
     size_t len;
     size_t cap;     /* allocated rows */
@@ -41,6 +53,7 @@ struct rc_mirror {
     int64_t seq;    /* version of the board the rows reflect */
     int64_t total;  /* board member count at seq */
     int exact;      /* 0 until the first load, and after a gap */
+    int64_t *shard_seq; /* sharded: each shard's seq (shards of them), owned; NULL until loaded */
 };
 
 /* Results of rc_mirror_apply. */
@@ -51,6 +64,11 @@ enum rc_mirror_apply_result {
 };
 
 void rc_mirror_init(struct rc_mirror *m, enum rc_order order);
+/* A sharded board's mirror (shards <= 1: as rc_mirror_init). Allocates
+ * nothing; the vector comes with the first rc_mirror_load_sharded. */
+void rc_mirror_init_sharded(struct rc_mirror *m, enum rc_order order, unsigned shards);
+/* Frees the rows (and the vector); the mirror is left as it was initialized
+ * (same order and shards), empty and not exact. */
 void rc_mirror_free(struct rc_mirror *m);
 
 /* Sets how many rows views need (0..); keeps `want + margin` rows where
@@ -64,6 +82,13 @@ int rc_mirror_set_want(struct rc_mirror *m, size_t want);
  * the mirror is then left empty and not exact). */
 int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct rc_mirror_row *rows, size_t n);
 
+/* rc_mirror_load for a sharded mirror: shard_seq[0..shards) (borrowed,
+ * copied) is each shard's seq at the read, the rows its merged top. The
+ * rows are checked in the merged order. RC_E_INTERNAL also on a mirror that
+ * is not sharded, or a NULL or negative vector. */
+int rc_mirror_load_sharded(struct rc_mirror *m, const int64_t *shard_seq, int64_t total,
+                           const struct rc_mirror_row *rows, size_t n);
+
 /* Applies the change event of version seq: member now has composite new_c
  * (has_new = 0 when the member was removed), and was on the board before the
  * event iff was_present. Returns an enum rc_mirror_apply_result; on
@@ -73,6 +98,14 @@ int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct
  * end above it. RC_E_INTERNAL on allocation failure (mirror not exact). */
 int rc_mirror_apply(struct rc_mirror *m, int64_t seq, const char *member, int has_new, double new_c,
                     int was_present, size_t *changed_rank);
+
+/* rc_mirror_apply for a sharded mirror: the change event numbered seq of
+ * shard `shard`. RC_MIRROR_OLD when seq <= shard_seq[shard], RC_MIRROR_GAP
+ * when seq > shard_seq[shard] + 1 (or not loaded, or the member is not of
+ * that shard: the mirror is then not exact). rc_mirror_apply on a sharded
+ * mirror, or this on one that is not, is a caller bug: RC_E_INTERNAL. */
+int rc_mirror_apply_shard(struct rc_mirror *m, unsigned shard, int64_t seq, const char *member, int has_new,
+                          double new_c, int was_present, size_t *changed_rank);
 
 /* 1 when the mirror cannot serve the rows views want (not exact, or fewer
  * than want rows while the board has more). */

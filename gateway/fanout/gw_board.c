@@ -189,7 +189,7 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
         return NULL;
     b->f = f;
     b->decl = decl;
-    rc_mirror_init(&b->mirror, decl->layout.order);
+    rc_mirror_init_sharded(&b->mirror, decl->layout.order, decl->shards);
     if (rc_registry_board_add(&f->reg, &b->r, name, period) != 0) {
         rc_mirror_free(&b->mirror);
         free(b);
@@ -239,6 +239,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     }
     if (b->refs == 0) {
         rc_mirror_free(&b->mirror);
+        free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
         free(b->spend); /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
         free(b->ring);
         free(b);
@@ -300,12 +301,10 @@ int gw_fo_view_held(const struct gw_view *v)
 }
 
 /* The mirror follows the live board: an audience view of a frozen board is
- * read from Redis (the frozen copy) instead. */
+ * read from Redis (the frozen copy) instead. (A sharded board's mirror is
+ * of the merged order, fed by every shard's events: docs/sharded.md.) */
 int gw_fo_view_uses_mirror(const struct gw_view *v)
 {
-    /* a sharded board's windows are read again, merged (docs/sharded.md) */
-    if (v->board && v->board->decl->shards > 1)
-        return 0;
     return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
            (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS && !gw_fo_view_held(v);
 }

@@ -354,8 +354,17 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     if (sharded) {
         mark_dirty(b);
         if (keyspace) {
-            if (len != 4 || memcmp(payload, "zadd", 4) != 0)
+            /* as for a board that is not sharded (below): a shard's set
+             * is a board's set, its script's ZADD is followed by the event
+             * on the same connection */
+            if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
+                b->ks_pending++;
+                gw_fo_board_wake(b);
+            } else if (len != 6 || memcmp(payload, "expire", 6) != 0) {
                 b->moves_break++; /* changed outside the script */
+                if (b->mirror_on)
+                    gw_fo_board_set_stale(b);
+            }
             return;
         }
         struct rc_event sev;
@@ -363,6 +372,10 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             gw_log_warn("unparsable change event on %s", channel);
             return;
         }
+        sev.shard = shard;
+        if (b->ks_pending > 0)
+            b->ks_pending--;
+        gw_fo_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
         gw_fo_shard_event(b, shard, &sev);
         edge_maybe(f, b);
         return;

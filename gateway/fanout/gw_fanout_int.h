@@ -73,6 +73,7 @@ struct gw_view {
      * unexplained. */
     int await_moves;
     int await_final;
+    uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
 };
 
@@ -118,6 +119,9 @@ struct gw_board {
     int changed;                 /* mirror changed since its views were last refreshed */
     int fetching;                /* profiles for its views are being fetched */
     int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
+    /* A sharded board: its shards' events that came while the mirror's
+     * reload was out, to apply after it (gw_mirror.c); NULL otherwise. */
+    struct gw_raced *raced;
     /* Bumped whenever the board changed in a way its events do not tell
      * (a change made outside the scripts): the ring's moves no longer
      * explain the ranks across it (prev_rank, gw_view.c). */
@@ -249,6 +253,10 @@ void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
 void gw_fo_board_want(struct gw_board *b);
 void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
 void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
+/* A change event of a sharded board's shard (ev->shard set) as it arrives,
+ * before its ranks are read: applied to the mirror, or kept for after the
+ * reload in flight. */
+void gw_fo_mirror_shard_event(struct gw_board *b, const struct rc_event *ev);
 void gw_fo_board_reload(struct gw_board *b);
 
 /* ---- gw_shard_rank.c ----------------------------------------------------- */

@@ -2,7 +2,20 @@
  * events are applied to it as they arrive, it is reloaded in one consistent
  * read when it cannot follow (a gap, a change made outside the write script),
  * and top-N and page views are cut from it on the tick instead of each
- * reading Redis. */
+ * reading Redis.
+ *
+ * A sharded board (docs/sharded.md) has one mirror of the merged order,
+ * versioned by each shard's seq. Its shards' events are applied as they
+ * arrive, before their ranks are read (the mirror needs composites only).
+ * Its reload is the merged read, whose window says each shard's seq. Events
+ * that raced that read cannot be taken from the ring afterwards, as an
+ * unsharded board's are (a sharded board's ring gets events only once their
+ * ranks are back, possibly long after the read): every shard event that
+ * arrives while the reload is out is kept (struct gw_raced) and applied
+ * after the load, each judged by its own shard's seq (those the read
+ * includes are old). Events that arrive while no reload is out and the
+ * mirror is not exact are not needed: the reload, sent later, reads them.
+ * A list that would grow past RACED_MAX marks the mirror stale again. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
@@ -11,6 +24,55 @@
 #include "gw_app.h"
 #include "store/gw_join.h"
 #include "rc_places.h"
+
+#define RACED_FIRST 16  /* events the list holds when the first one comes */
+#define RACED_MAX 4096  /* events kept while one reload is out; past it, read again */
+
+/* A sharded board's shard events that came while its reload was out, in
+ * arrival order (each shard's in its seq order). */
+struct gw_raced {
+    size_t n, cap;
+    int lost;               /* some did not fit: the reload cannot be followed */
+    struct rc_event ev[];
+};
+
+/* Frees what a sharded board kept while a reload was out. */
+static void raced_free(struct gw_board *b)
+{
+    free(b->raced);
+    b->raced = NULL;
+}
+
+/* Keeps ev for after the reload in flight. */
+static void raced_push(struct gw_board *b, const struct rc_event *ev)
+{
+    struct gw_raced *r = b->raced;
+    if (r && r->lost)
+        return;
+    if (!r || r->n == r->cap) {
+        size_t cap = r ? r->cap * 2 : RACED_FIRST;
+        struct gw_raced *g = cap <= RACED_MAX ? realloc(r, sizeof *g + cap * sizeof g->ev[0]) : NULL;
+        if (!g) {
+            if (r) {
+                r->lost = 1;
+                r->n = 0;
+            } else if ((r = calloc(1, sizeof *r)) != NULL) {
+                r->lost = 1;
+                b->raced = r;
+            } else {
+                b->stale = 1; /* the reload's answer is dropped (on_board_reload) */
+            }
+            return;
+        }
+        if (!r) {
+            g->n = 0;
+            g->lost = 0;
+        }
+        g->cap = cap;
+        b->raced = r = g;
+    }
+    r->ev[r->n++] = *ev;
+}
 
 /* Sizes the mirror for the board's views; turns it off when none needs it. */
 void gw_fo_board_want(struct gw_board *b)
@@ -26,10 +88,8 @@ void gw_fo_board_want(struct gw_board *b)
         if (end > want)
             want = end;
     }
-    if (!on && b->mirror_on) {
-        rc_mirror_free(&b->mirror);
-        rc_mirror_init(&b->mirror, b->decl->layout.order);
-    }
+    if (!on && b->mirror_on)
+        rc_mirror_free(&b->mirror); /* (keeps its order and shards) */
     b->mirror_on = on;
     if (on && rc_mirror_set_want(&b->mirror, want))
         b->stale = 1;
@@ -113,6 +173,12 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
     }
     w->seq = b->mirror.seq;
     w->total = b->mirror.total;
+    if (b->mirror.shards > 1 && b->mirror.shard_seq &&
+        (w->shard_seq = malloc(b->mirror.shards * sizeof *w->shard_seq)) != NULL) {
+        /* (out of memory: no vector, and prev_rank falls back to a snapshot) */
+        memcpy(w->shard_seq, b->mirror.shard_seq, b->mirror.shards * sizeof *w->shard_seq);
+        w->nshards = b->mirror.shards;
+    }
     /* the mirror is the live board: an audience view is cut from it only
      * while its views follow an unfrozen board; a live view says the freeze */
     w->freeze = v->r.spec.live ? b->freeze : b->freeze_was;
@@ -177,11 +243,29 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
     }
 }
 
-/* Applies one change event to the mirror. */
+/* Applies one change event to the mirror (a sharded board's: of shard
+ * ev->shard). */
 void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev)
 {
     if (!ev->member[0]) { /* reset: the board is gone, read it again */
         gw_fo_board_set_stale(b);
+        return;
+    }
+    if (b->mirror.shards > 1) {
+        /* A shard's history began (again): the board's epoch, a digest of
+         * every shard's, is the read's to say. */
+        if (ev->epoch[0]) {
+            gw_fo_board_set_stale(b);
+            return;
+        }
+        int r = rc_mirror_apply_shard(&b->mirror, ev->shard, ev->seq, ev->member, ev->has_new, ev->c, ev->has_old,
+                                      NULL);
+        if (r == RC_MIRROR_APPLIED) {
+            b->changed = 1;
+            gw_fo_board_wake(b);
+        } else if (r != RC_MIRROR_OLD) {
+            gw_fo_board_set_stale(b);
+        }
         return;
     }
     if (ev->epoch[0] && strcmp(ev->epoch, b->mirror_epoch) != 0) {
@@ -203,13 +287,53 @@ void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev)
     }
 }
 
+void gw_fo_mirror_shard_event(struct gw_board *b, const struct rc_event *ev)
+{
+    if (!b->mirror_on)
+        return;
+    if (b->loading)
+        raced_push(b, ev);
+    else if (b->mirror.exact)
+        gw_fo_mirror_apply(b, ev);
+    /* (else the reload to come reads it) */
+}
+
+/* A sharded board's reload is back: loads the merged window w (its
+ * shard_seq is the vector) and applies what raced it. Returns 0, or -1 when
+ * the mirror could not be loaded or followed. */
+static int load_sharded(struct gw_board *b, const struct gw_window *w, const struct rc_mirror_row *rows)
+{
+    struct gw_raced *r = b->raced;
+    if (b->stale || (r && r->lost) || w->nshards != b->mirror.shards || !w->shard_seq ||
+        rc_mirror_load_sharded(&b->mirror, w->shard_seq, w->total, rows, w->n) != 0)
+        return -1;
+    b->stale = 0;
+    memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
+    /* each is judged by its shard's seq: those the read includes are old */
+    for (size_t i = 0; r && i < r->n && b->mirror.exact && !b->stale; i++)
+        gw_fo_mirror_apply(b, &r->ev[i]);
+    return b->stale || !b->mirror.exact ? -1 : 0;
+}
+
 static void on_board_reload(int code, struct gw_window *w, void *privdata)
 {
     struct gw_board *b = privdata;
     b->loading = 0;
     if (!b->dead && code == 0)
         gw_fo_board_heard_freeze(b, &w->freeze);
-    if (!b->dead && code == 0) {
+    if (!b->dead && code == 0 && b->mirror.shards > 1) {
+        struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
+        for (size_t i = 0; rows && i < w->n; i++)
+            rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
+        if (rows && load_sharded(b, w, rows) == 0) {
+            b->changed = 1;
+            gw_fo_board_wake(b);
+            gw_fo_board_refresh(b, 1);
+        } else {
+            gw_fo_board_set_stale(b);
+        }
+        free(rows);
+    } else if (!b->dead && code == 0) {
         struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
         for (size_t i = 0; rows && i < w->n; i++)
             rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
@@ -236,6 +360,7 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
             if (gw_fo_view_uses_mirror(v))
                 gw_fo_fail_pending(v, code);
     }
+    raced_free(b); /* (a sharded board's: applied, or read again) */
     gw_window_free(w);
     gw_fo_board_unref(b);
 }
@@ -247,6 +372,11 @@ void gw_fo_board_reload(struct gw_board *b)
         return;
     struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = (int64_t)b->mirror.keep, .live = 1};
     b->ks_pending = 0; /* whatever they announced, this read reflects */
+    if (b->mirror.shards > 1) {
+        /* set again by whatever makes this read not enough (load_sharded) */
+        b->stale = 0;
+        raced_free(b);
+    }
     b->loading = 1;
     b->refs++;
     int rc = gw_read(&b->f->app->store, b->decl, b->r.name, b->r.period, &spec, on_board_reload, b);

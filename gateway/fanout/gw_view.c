@@ -410,6 +410,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                  * ranks: wait for them (gw_shard_feed.c), till the tick */
                 v->held = w;
                 v->await_moves = 1;
+                v->await_tick = f->ticks;
                 gw_fo_board_wake(v->board);
                 goto pending;
             }
@@ -459,6 +460,8 @@ void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us
 {
     if (!v->held || v->dead || !rc_rate_may_send(&v->gate, now_us))
         return;
+    if (v->await_moves && v->await_tick == f->ticks)
+        return; /* made by this tick (its mirror refresh): its events' ranks were only just sent for */
     struct gw_window *w = v->held;
     v->held = NULL;
     /* a window that waited a tick for its moves goes now, as a snapshot if need be */

@@ -342,3 +342,59 @@ test('a Redis outage on a sharded board: the feed resumes from its cursor with e
   await h.waitFor(() => JSON.stringify(vTop.list.map((x) => x.member)) ===
     JSON.stringify(truth.slice(0, 10).map((x) => x.member)), 10000, 'the top view to equal the truth');
 });
+
+/* calls of a Redis command so far, scripts' included (INFO commandstats) */
+async function commandCalls(redis, cmd) {
+  const text = await redis.cli('INFO', 'commandstats');
+  const m = new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+test('a sharded board\'s top view is cut from its mirror: a burst of writes reads no window from Redis, ' +
+  'and a change made outside the script on a shard reaches the window', { skip, timeout: 60000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const gw = await h.startGateway(t, { redisPort: redis.port, config: h.configWith(t, BOARD_SPEC) });
+  const viewer = await h.connectWs(t, gw.wsUrl);
+  const writer = await h.connectWs(t, gw.wsUrl);
+  // every shard's history begun (a first change makes the mirror read again)
+  const members = [];
+  for (let k = 0; members.length < 60; k++) members.push(`q:${k}`);
+  for (const m of members) assert.equal((await writer.request({ op: 'incr', board: 'sh', member: m, delta: 1 })).op, 'ack');
+  for (let i = 0; i < SHARDS; i++) assert.ok(members.some((m) => shardOf(m, SHARDS) === i));
+  const top = await viewer.request({ op: 'subscribe', board: 'sh', view: { top: 10 } });
+  assert.equal(top.op, 'snapshot', JSON.stringify(top));
+  const v = Object.assign(windowOf(viewer, top.sub), { first: 1, size: 10 });
+  v.list = top.rows.map((r) => ({ member: r.member, score: r.score }));
+  await h.sleep(300);
+
+  // (ZRANGE is read.lua's alone: the window reads and the mirror's reloads)
+  const before = await commandCalls(redis, 'zrange');
+  let seed = 7;
+  for (let w = 0; w < 400; w++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 1;
+    const m = members[seed % members.length];
+    await writer.request({ op: 'incr', board: 'sh', member: m, delta: 1 + (seed % 20) });
+    if (w % 40 === 0) await h.sleep(30); // a burst over many ticks
+  }
+  const truth = mergedTruth(await readShards((_key, ...a) => redis.cli(...a), 'sh', SHARDS));
+  const want = JSON.stringify(truth.slice(0, 10).map((x) => x.member));
+  await h.waitFor(() => JSON.stringify(v.list.map((x) => x.member)) === want, 5000, 'the top view to equal the merged truth')
+    .catch((e) => { t.diagnostic(`view ${JSON.stringify(v.list)} truth ${JSON.stringify(truth.slice(0, 10))}`); throw e; });
+  const reads = (await commandCalls(redis, 'zrange')) - before;
+  t.diagnostic(`ZRANGE calls during 400 writes: ${reads}; top view: ${v.snapshots} snapshots, ${v.deltas} deltas`);
+  assert.ok(v.deltas > 3, 'the top view moved with deltas');
+  assert.ok(reads <= 2 * SHARDS, `the top view is cut from the mirror, not read per tick (${reads} ZRANGE calls)`);
+
+  // a change made outside the script, on one shard's set: the mirror is read again
+  for (const [cmd, label] of [['ZADD', 'a ZADD'], ['ZREM', 'a ZREM']]) {
+    const cur = mergedTruth(await readShards((_key, ...a) => redis.cli(...a), 'sh', SHARDS));
+    const m = cmd === 'ZADD' ? 'outsider' : cur[0].member;
+    const key = `rc:{sh#${shardOf(m, SHARDS)}|}:z`;
+    if (cmd === 'ZADD') await redis.cli('ZADD', key, String(cur[0].c + 1e9), m);
+    else await redis.cli('ZREM', key, m);
+    const after = mergedTruth(await readShards((_key, ...a) => redis.cli(...a), 'sh', SHARDS));
+    const w2 = JSON.stringify(after.slice(0, 10).map((x) => x.member));
+    await h.waitFor(() => JSON.stringify(v.list.map((x) => x.member)) === w2, 5000,
+      `${label} made outside the script to reach the top view`);
+  }
+});
