@@ -189,15 +189,21 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
         return NULL;
     b->f = f;
     b->decl = decl;
+    if (decl->shards > 1 && !(b->sh = calloc(1, sizeof *b->sh))) {
+        free(b);
+        return NULL;
+    }
     rc_mirror_init_sharded(&b->mirror, decl->layout.order, decl->shards);
     if (rc_registry_board_add(&f->reg, &b->r, name, period) != 0) {
         rc_mirror_free(&b->mirror);
+        free(b->sh);
         free(b);
         return NULL;
     }
     if (gw_fo_viewers_attach(f, b) != 0) {
         rc_registry_board_remove(&f->reg, &b->r);
         rc_mirror_free(&b->mirror);
+        free(b->sh);
         free(b);
         return NULL;
     }
@@ -240,7 +246,9 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     if (b->refs == 0) {
         rc_mirror_free(&b->mirror);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
-        free(b->spend); /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
+        if (b->sh) /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
+            free(b->sh->spend);
+        free(b->sh);
         free(b->ring);
         free(b);
         f->freed++;

@@ -99,6 +99,17 @@ struct gw_sub {
     struct rc_shard_cursor *vec;
 };
 
+/* What a sharded board (decl->shards > 1) has besides a board's state: its
+ * shards' change events waiting for their global ranks (gw_shard_feed.c),
+ * and the batches out for them. */
+struct gw_board_shards {
+    struct rc_event *spend;
+    size_t nspend, spend_cap;
+    struct gw_board *sfnext;     /* on f->sflush: events wait to be sent for ranks */
+    int sfqueued;
+    struct gw_sbatch *sb_head, *sb_tail; /* batches out for ranks, oldest first (delivered in order) */
+};
+
 struct gw_board {
     struct rc_reg_board r;       /* in the registry: name, period, views (live boards only) */
     struct gw_board *next, *prev; /* f->all: every live board */
@@ -140,11 +151,7 @@ struct gw_board {
     int freeze_due;
     /* A sharded board (decl->shards > 1): its shards' change events waiting
      * for their global ranks (gw_shard_rank.c), and whether a batch is out. */
-    struct rc_event *spend;
-    size_t nspend, spend_cap;
-    struct gw_board *sfnext;     /* on f->sflush: events wait to be sent for ranks */
-    int sfqueued;
-    struct gw_sbatch *sb_head, *sb_tail; /* batches out for ranks, oldest first (delivered in order) */
+    struct gw_board_shards *sh;  /* NULL unless sharded: allocated with the board */
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */

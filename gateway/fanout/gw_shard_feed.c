@@ -134,11 +134,11 @@ static void on_resolved(int code, struct rc_event *events, size_t n, void *privd
 /* Delivers the batches at the head that are back (in order). */
 static void deliver_done(struct gw_board *b)
 {
-    while (b->sb_head && b->sb_head->done) {
-        struct gw_sbatch *sb = b->sb_head;
-        b->sb_head = sb->next;
-        if (!b->sb_head)
-            b->sb_tail = NULL;
+    while (b->sh->sb_head && b->sh->sb_head->done) {
+        struct gw_sbatch *sb = b->sh->sb_head;
+        b->sh->sb_head = sb->next;
+        if (!b->sh->sb_head)
+            b->sh->sb_tail = NULL;
         if (!b->dead) {
             if (sb->code) {
                 b->moves_break++; /* prev_rank: these moves are not in the ring */
@@ -183,27 +183,27 @@ static void on_resolved(int code, struct rc_event *events, size_t n, void *privd
 
 static void send_batch(struct gw_board *b)
 {
-    while (b->nspend) {
-        size_t n = b->nspend < SHARD_BATCH_MAX ? b->nspend : SHARD_BATCH_MAX;
+    while (b->sh->nspend) {
+        size_t n = b->sh->nspend < SHARD_BATCH_MAX ? b->sh->nspend : SHARD_BATCH_MAX;
         struct rc_event *batch = malloc(n * sizeof *batch);
         struct gw_sbatch *sb = calloc(1, sizeof *sb);
         if (!batch || !sb) {
             free(batch);
             free(sb);
-            b->nspend = 0;
+            b->sh->nspend = 0;
             b->moves_break++;
             all_feeds_catch_up(b);
             return;
         }
-        memcpy(batch, b->spend, n * sizeof *batch);
-        memmove(b->spend, b->spend + n, (b->nspend - n) * sizeof *batch);
-        b->nspend -= n;
+        memcpy(batch, b->sh->spend, n * sizeof *batch);
+        memmove(b->sh->spend, b->sh->spend + n, (b->sh->nspend - n) * sizeof *batch);
+        b->sh->nspend -= n;
         sb->b = b;
-        if (b->sb_tail)
-            b->sb_tail->next = sb;
+        if (b->sh->sb_tail)
+            b->sh->sb_tail->next = sb;
         else
-            b->sb_head = sb;
-        b->sb_tail = sb;
+            b->sh->sb_head = sb;
+        b->sh->sb_tail = sb;
         if (gw_fo_shard_resolve(b, batch, n, on_resolved, sb) != 0) {
             free(batch);
             sb->done = 1;
@@ -217,27 +217,27 @@ void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event
 {
     if (!gw_fo_first_view(b))
         return;
-    if (b->nspend == b->spend_cap) {
-        size_t cap = b->spend_cap ? b->spend_cap * 2 : 64;
-        struct rc_event *p = cap <= SHARD_PENDING_MAX ? realloc(b->spend, cap * sizeof *p) : NULL;
+    if (b->sh->nspend == b->sh->spend_cap) {
+        size_t cap = b->sh->spend_cap ? b->sh->spend_cap * 2 : 64;
+        struct rc_event *p = cap <= SHARD_PENDING_MAX ? realloc(b->sh->spend, cap * sizeof *p) : NULL;
         if (!p) {
             /* too far behind: what waits is dropped, the logs have it */
-            b->nspend = 0;
+            b->sh->nspend = 0;
             b->moves_break++;
             all_feeds_catch_up(b);
             return;
         }
-        b->spend = p;
-        b->spend_cap = cap;
+        b->sh->spend = p;
+        b->sh->spend_cap = cap;
     }
-    b->spend[b->nspend] = *ev;
-    b->spend[b->nspend].shard = shard;
-    b->nspend++;
-    if (!b->sfqueued) {
+    b->sh->spend[b->sh->nspend] = *ev;
+    b->sh->spend[b->sh->nspend].shard = shard;
+    b->sh->nspend++;
+    if (!b->sh->sfqueued) {
         struct gw_fanout *f = b->f;
-        b->sfqueued = 1;
+        b->sh->sfqueued = 1;
         b->refs++; /* alive on the list */
-        b->sfnext = f->sflush;
+        b->sh->sfnext = f->sflush;
         f->sflush = b;
     }
 }
@@ -247,9 +247,9 @@ void gw_fo_shard_flush(struct gw_fanout *f)
     f->sflushed_us = gw_mono_us();
     while (f->sflush) {
         struct gw_board *b = f->sflush;
-        f->sflush = b->sfnext;
-        b->sfnext = NULL;
-        b->sfqueued = 0;
+        f->sflush = b->sh->sfnext;
+        b->sh->sfnext = NULL;
+        b->sh->sfqueued = 0;
         if (!b->dead)
             send_batch(b);
         gw_fo_board_unref(b);
