@@ -576,8 +576,8 @@ function shardedCase(dir, meta, detail, need, broken) {
 \`global\` (\`shards = ${shards}\`, docs/sharded.md) against \`demo\` (the same board unsharded: desc, incr/set/best,
 earliest tie-break), first with the gateway on one redis-server, then on the 3-primary cluster of case L.
 Writes: ${meta.S_writers} writer connections, ${meta.S_inflight} writes in flight each, \`incr\` on 10,000 members as fast as
-acks come back, for each board in turn (${meta.S_rounds === '1' ? 'one round, global first' : `${meta.S_rounds} rounds, global first in odd rounds and demo first in even ones; the summary is the mean of the rounds`}). An ack of a sharded write carries the member's global rank, read right after the write (its shard,
-then a count on each other shard). Redis CPU is per server over the run; "writes held" is the sum of the board's
+acks come back, for each board in turn (${meta.S_rounds === '1' ? 'one round, global first' : `${meta.S_rounds} rounds, global first in odd rounds and demo first in even ones; the summary is the mean of the rounds`}). An ack of a sharded write carries the member's global rank, read right after the write (the script's
+rank in its shard, then one ZCOUNT and one GET of the seq on each other shard, pipelined). Redis CPU is per server over the run; "writes held" is the sum of the board's
 \`seq\` keys on that server (one per shard on \`global\`), which must equal the acks.
 
 ${tables.writes}
