@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "rc_test_rng.h"
+
 #include "rc_diff.h"
 #include "rc_err.h"
 
@@ -27,24 +29,6 @@
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------- */
-
-struct rng {
-    uint64_t s;
-};
-
-/* splitmix64: tiny, good enough, and the same on every platform. */
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static size_t below(struct rng *r, size_t n)
-{
-    return n > 0 ? (size_t)(rng_next(r) % n) : 0;
-}
 
 static uint64_t test_seed(void)
 {

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "rc_test_rng.h"
+
 #include "rc_err.h"
 #include "rc_mirror.h"
 #include "rc_shard.h"
@@ -29,23 +31,6 @@
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------- */
-
-struct rng {
-    uint64_t s;
-};
-
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static size_t below(struct rng *r, size_t n)
-{
-    return n > 0 ? (size_t)(rng_next(r) % n) : 0;
-}
 
 /* The first member name "pN" (N from *from on) that rc_shard_of puts in
  * shard `shard` of `shards`, into out[16]; *from moves past it. */
