@@ -315,38 +315,33 @@ static int load_sharded(struct gw_board *b, const struct gw_window *w, const str
     return b->stale || !b->mirror.exact ? -1 : 0;
 }
 
+/* An unsharded board's reload is back: loads w and applies the events that
+ * raced the read (the ring holds them, in seq order). Returns 0 or -1. */
+static int load_plain(struct gw_board *b, const struct gw_window *w, const struct rc_mirror_row *rows)
+{
+    if (rc_mirror_load(&b->mirror, w->seq, w->total, rows, w->n) != 0)
+        return -1;
+    b->stale = 0;
+    memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
+    gw_fo_board_follow_epoch(b, w->epoch);
+    for (size_t i = 0; i < b->ring_len; i++) {
+        const struct rc_event *ev = gw_fo_ring_at(b, i);
+        if (ev->seq > b->mirror.seq)
+            gw_fo_mirror_apply(b, ev);
+    }
+    return 0;
+}
+
 static void on_board_reload(int code, struct gw_window *w, void *privdata)
 {
     struct gw_board *b = privdata;
     b->loading = 0;
-    if (!b->dead && code == 0)
+    if (!b->dead && code == 0) {
         gw_fo_board_heard_freeze(b, &w->freeze);
-    if (!b->dead && code == 0 && b->mirror.shards > 1) {
         struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
         for (size_t i = 0; rows && i < w->n; i++)
             rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
-        if (rows && load_sharded(b, w, rows) == 0) {
-            b->changed = 1;
-            gw_fo_board_wake(b);
-            gw_fo_board_refresh(b, 1);
-        } else {
-            gw_fo_board_set_stale(b);
-        }
-        free(rows);
-    } else if (!b->dead && code == 0) {
-        struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
-        for (size_t i = 0; rows && i < w->n; i++)
-            rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
-        if (rows && rc_mirror_load(&b->mirror, w->seq, w->total, rows, w->n) == 0) {
-            b->stale = 0;
-            memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
-            gw_fo_board_follow_epoch(b, w->epoch);
-            /* events that raced the read: the ring holds them, in seq order */
-            for (size_t i = 0; i < b->ring_len; i++) {
-                const struct rc_event *ev = gw_fo_ring_at(b, i);
-                if (ev->seq > b->mirror.seq)
-                    gw_fo_mirror_apply(b, ev);
-            }
+        if (rows && (b->mirror.shards > 1 ? load_sharded(b, w, rows) : load_plain(b, w, rows)) == 0) {
             b->changed = 1;
             gw_fo_board_wake(b);
             gw_fo_board_refresh(b, 1);
