@@ -5,7 +5,6 @@
  * the events up to the seq it is shown, no further (gw_frozen.c). */
 #include "fanout/gw_fanout_int.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
