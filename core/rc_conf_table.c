@@ -26,6 +26,7 @@ static const struct key_spec keys[] = {
     {SEC_SERVER, K_TLS_CERT, "tls_cert", rc_conf__set_string, CONF(tls_cert), 0, 0},
     {SEC_SERVER, K_TLS_KEY, "tls_key", rc_conf__set_string, CONF(tls_key), 0, 0},
     {SEC_SERVER, K_COMPRESSION, "compression", rc_conf__set_onoff, CONF(compression), 0, 0},
+    {SEC_SERVER, K_METRICS_PUBLIC, "metrics_public", rc_conf__set_onoff, CONF(metrics_public), 0, 0},
     {SEC_SERVER, K_WORKERS, "workers", rc_conf__set_unsigned, CONF(workers), RC_WORKERS_MIN, RC_WORKERS_MAX},
 
     {SEC_REDIS, K_ADDRESS, "address", rc_conf__set_redis_address, CONF(redis), 0, 0},

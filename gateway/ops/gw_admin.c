@@ -142,8 +142,10 @@ static void on_admin(redisReply *r, void *privdata)
     struct rc_admin_result res;
     if (!r)
         answer(a, RC_E_UNAVAILABLE, NULL, "Redis connection lost before the operation was answered");
-    else if (rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res))
-        answer(a, RC_E_INTERNAL, NULL, r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly");
+    else if (rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res)) {
+        struct rc_error err = {0, ""};
+        answer(a, gw_reply_error(&err, RC_E_INTERNAL, "the admin script", r), NULL, err.msg);
+    }
     else
         answer(a, 0, &res, "");
 }

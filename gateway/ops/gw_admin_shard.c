@@ -85,8 +85,9 @@ static void on_reply(redisReply *r, void *privdata)
     int is_reset = sa->req.op == RC_OP_RESET;
     if (!r || rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res) != 0) {
         int code = r ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
+        struct rc_error err = {0, ""};
         const char *why = !r ? "Redis connection lost before the operation was answered"
-                          : r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly";
+                             : (gw_reply_error(&err, RC_E_INTERNAL, "the admin script", r), err.msg);
         if (is_reset)
             snprintf(msg, sizeof msg, "%s: %u of %u shards of board %s were reset; send the reset again to finish "
                      "it", why, sa->reset, sa->b->shards, sa->req.board);

@@ -43,8 +43,9 @@ static void on_freeze(redisReply *r, void *privdata)
         code = RC_E_UNAVAILABLE;
         json = gw_op_error(app, c->id_json, code, "Redis connection lost before the operation was answered");
     } else if (rc_freeze_result_parse(items, gw_reply_items(r, items, 8), &res) != 0) {
-        code = RC_E_INTERNAL;
-        json = gw_op_error(app, c->id_json, code, r->type == REDIS_REPLY_ERROR ? r->str : "freeze script answered oddly");
+        struct rc_error err = {0, ""};
+        code = gw_reply_error(&err, RC_E_INTERNAL, "the freeze script", r);
+        json = gw_op_error(app, c->id_json, code, err.msg);
     } else {
         const struct rc_freeze *f = &res.state;
         if (c->op == RC_OP_FREEZE)

@@ -25,7 +25,7 @@ static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
         code = rc_error_set(&err, RC_E_UNAVAILABLE, "Redis connection lost before the write was queued (retry "
                                                     "with the same req: it is answered duplicate if it was)");
     } else if (reply->type == REDIS_REPLY_ERROR) {
-        code = rc_error_set(&err, RC_E_INTERNAL, "Redis error: %.150s", reply->str);
+        code = gw_reply_error(&err, RC_E_INTERNAL, "the enqueue script", reply);
     } else if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 4) {
         code = rc_error_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
     } else {

@@ -7,6 +7,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "base/gw_log.h"
 #include "rc_err.h"
 #include "rc_lua.h"
 
@@ -153,6 +154,13 @@ size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t m
         items[i].str = text ? e->str : NULL;
     }
     return r->elements;
+}
+
+int gw_reply_error(struct rc_error *err, int code, const char *what, const redisReply *r)
+{
+    gw_log_abuse("%s: Redis answered: %.300s", what,
+                 r && r->type == REDIS_REPLY_ERROR && r->str ? r->str : "an unexpected reply");
+    return rc_error_set(err, code, "%s: %s", what, GW_REDIS_REFUSED_MSG);
 }
 
 unsigned gw_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,

@@ -48,7 +48,7 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
     if (!reply)
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis connection lost before the write was answered");
     if (reply->type == REDIS_REPLY_ERROR)
-        return rc_error_set(err, RC_E_INTERNAL, "Redis error: %.150s", reply->str);
+        return gw_reply_error(err, RC_E_INTERNAL, "the write script", reply);
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 8)
         return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
     if (rc_write_result_parse(b, items, gw_reply_items(reply, items, 8), res))

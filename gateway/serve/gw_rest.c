@@ -184,6 +184,17 @@ static char *node_name(const char *host, int port)
     return name;
 }
 
+/* 0 when q may see what /metrics and the detailed /healthz tell (Redis
+ * node addresses, last errors, queue consumers): [server] metrics_public,
+ * or a caller with the admin scope. Else the code, with err filled
+ * (PROTOCOL.md v1.2, "Metrics and health"). */
+static int details_refused(struct gw_http_req *q, struct rc_error *err)
+{
+    if (q->app->conf->metrics_public)
+        return 0;
+    return gw_op_authorize(q->app, &q->who, RC_SCOPE_ADMIN, NULL, err);
+}
+
 /* One node of gw_redis_node_info as a /healthz entry, added to list.
  * Returns 0 or -1 (out of memory). */
 static int health_node(cJSON *list, const struct gw_redis_node_info *ni)
@@ -256,6 +267,14 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
         ok = (queues = cJSON_AddArrayToObject(o, "queues")) != NULL &&
              health_queues(q->app, queues, lag_why, sizeof lag_why) == 0;
     int healthy = up && !lag_why[0];
+    struct rc_error err = {0, ""};
+    if (ok && details_refused(q, &err)) {
+        /* the bare status: what a load balancer needs, nothing an attacker can use */
+        cJSON_Delete(o);
+        json = strdup(healthy ? "{\"ok\":true}" : "{\"ok\":false}");
+        gw_http_respond(q, healthy ? 200 : 503, "application/json", json);
+        return;
+    }
     if (ok && !healthy)
         cJSON_ReplaceItemInObject(o, "ok", cJSON_CreateFalse());
     if (ok && !(why && why[0]) && lag_why[0])
@@ -384,6 +403,11 @@ void gw_rest_metrics(struct gw_http_req *q, const struct gw_rest_target *t)
     struct gw_metrics_redis rs;
     struct gw_metrics_node *nodes;
     char *text = NULL;
+    struct rc_error err = {0, ""};
+    if (details_refused(q, &err)) {
+        gw_http_respond_error(q, err.code, err.msg);
+        return;
+    }
     gw_rest_metrics_publish(q->app);
     size_t nq = 0;
     struct gw_metrics_queue *queues = gather_queues(q->app, &nq);

@@ -41,7 +41,7 @@ static void rtt_buckets(const char *text, struct bench_metrics *out)
     }
 }
 
-int bench_metrics_read(const char *host, int port, struct bench_metrics *out)
+int bench_metrics_read(const char *host, int port, const char *key, struct bench_metrics *out)
 {
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
@@ -55,8 +55,14 @@ int bench_metrics_read(const char *host, int port, struct bench_metrics *out)
     struct timeval tv = {5, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char req[256];
-    int rn = snprintf(req, sizeof req, "GET /metrics HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n", host, port);
+    char req[1024];
+    int rn = snprintf(req, sizeof req, "GET /metrics HTTP/1.1\r\nHost: %s:%d\r\n%s%.700s%sConnection: close\r\n\r\n",
+                      host, port, key && *key ? "Authorization: Bearer " : "", key && *key ? key : "",
+                      key && *key ? "\r\n" : "");
+    if (rn < 0 || (size_t)rn >= sizeof req) {
+        close(fd);
+        return -1;
+    }
     char *buf = malloc(RESPONSE_MAX + 1);
     size_t len = 0;
     int rc = -1;

@@ -23,7 +23,9 @@ struct bench_metrics {
 };
 
 /* One blocking GET http://host:port/metrics (loopback: well under a
- * millisecond), parsed into out. 0, or -1 when it could not be read. */
-int bench_metrics_read(const char *host, int port, struct bench_metrics *out);
+ * millisecond), parsed into out. key: a key with the admin scope, sent as
+ * a Bearer token (/metrics needs it unless [server] metrics_public = on);
+ * NULL or "": none. 0, or -1 when it could not be read. */
+int bench_metrics_read(const char *host, int port, const char *key, struct bench_metrics *out);
 
 #endif

@@ -46,7 +46,8 @@ async function seqOf(board) {
 }
 
 async function queueMetrics(board) {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  // /metrics needs the admin scope (PROTOCOL.md v1.2, "Metrics and health")
+  const text = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${key}` } })).text();
   const len = new RegExp(`^rankcast_queue_length\\{board="${board}"\\} ([0-9.]+)$`, 'm').exec(text);
   const age = new RegExp(`^rankcast_queue_oldest_age_seconds\\{board="${board}"\\} ([0-9.]+)$`, 'm').exec(text);
   return { length: len ? Number(len[1]) : null, age_s: age ? Number(age[1]) : null };

@@ -968,7 +968,7 @@ static void start_measuring(int64_t now)
         B.peak_reset = bench_proc_reset_peak((pid_t)O.gateway_pid) == 0;
         gateway_snapshot(&B.gw0);
     }
-    B.m_ok = bench_metrics_read(O.host, O.port, &B.m0) == 0;
+    B.m_ok = bench_metrics_read(O.host, O.port, O.key, &B.m0) == 0;
     say("%u/%u viewers subscribed, %u/%u writers open after %.1f s", B.subscribed, O.viewers,
         atomic_load(&W.open), O.writers, (double)(now - B.start_us) / 1e6);
 }
@@ -1238,7 +1238,7 @@ static void finish(void)
         start_measuring(B.done_us);
     gateway_snapshot(&B.gw1);
     if (B.m_ok)
-        B.m_ok = bench_metrics_read(O.host, O.port, &B.m1) == 0;
+        B.m_ok = bench_metrics_read(O.host, O.port, O.key, &B.m1) == 0;
     B.writers_open_at_end = atomic_load(&W.open);
     if (W.running) {
         uv_async_send(&W.wake);

@@ -564,7 +564,7 @@ if want D; then
   sleep 2
   echo "D_ready_procs=$ready" >> "$work/meta.env"
   echo "D_rss_held_kb=$(rss_kb "$gw_pid")" >> "$work/meta.env"
-  echo "D_gateway_connections=$(curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_connections / { print $2 }')" \
+  echo "D_gateway_connections=$(curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_connections / { print $2 }')" \
     >> "$work/meta.env"
   failed=""
   for i in "${!bench_pids[@]}"; do wait "${bench_pids[$i]}" || failed="$failed D$i:$?"; done
@@ -598,10 +598,10 @@ fi
 # the connections each worker accepted during W2 come from /metrics
 # (rankcast_worker_connections_total) before and after it.
 worker_accepts() { # "N0 N1 ...": WebSocket connections each worker accepted so far
-  curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_connections_total\{/ { printf "%s%s", n++ ? " " : "", $NF }'
+  curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_connections_total\{/ { printf "%s%s", n++ ? " " : "", $NF }'
 }
 workers_up() { # how many workers /metrics shows running
-  curl -fs "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_up\{/ && $NF == 1 { n++ } END { print n + 0 }'
+  curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/metrics" | awk '/^rankcast_worker_up\{/ && $NF == 1 { n++ } END { print n + 0 }'
 }
 if want W; then
   echo "W_viewers=$W_viewers" >> "$work/meta.env"
@@ -667,7 +667,7 @@ if want L; then
       # the gateway on the cluster, then its EVALSHA on each primary
       gw_redis="$cluster_seeds"; gw_state="$work/state-cluster"
       start_gateway
-      health="$(curl -fs "http://127.0.0.1:$gw_port/healthz")" || die "no /healthz from the gateway on the cluster"
+      health="$(curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/healthz")" || die "no /healthz from the gateway on the cluster"
       [[ "$health" == *'"mode":"cluster"'* ]] || die "the gateway did not see a cluster: $health"
       echo "L_cluster_mode=cluster" >> "$work/meta.env"
       echo "run.sh: case L: capturing the gateway's EVALSHA on each primary (127.0.0.1:${cluster_ports[*]})" >&2
@@ -717,7 +717,7 @@ if want L; then
         >> "$work/meta.env"
     done
     # what the gateway's cluster client saw: redirects, retries, CLUSTERDOWN, failed nodes
-    echo "L-cluster${r}_metrics=$(curl -fs "http://127.0.0.1:$gw_port/metrics" |
+    echo "L-cluster${r}_metrics=$(curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/metrics" |
       awk '/^rankcast_redis_(moved|ask|tryagain|clusterdown|failures)_total / { sub(/^rankcast_redis_/, ""); sub(/_total/, ""); printf "%s%s %s", n++ ? ", " : "", $1, $2 }')" \
       >> "$work/meta.env"
   done
@@ -805,12 +805,12 @@ if want S; then
   stop_gateway
   gw_redis="$cluster_seeds"; gw_state="$work/state-cluster"
   start_gateway
-  health="$(curl -fs "http://127.0.0.1:$gw_port/healthz")" || die "no /healthz from the gateway on the cluster"
+  health="$(curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/healthz")" || die "no /healthz from the gateway on the cluster"
   [[ "$health" == *'"mode":"cluster"'* ]] || die "the gateway did not see a cluster: $health"
   echo "S_cluster_mode=cluster" >> "$work/meta.env"
   s_ports=("${cluster_ports[@]}"); s_pids=("${cluster_pids[@]}")
   s_setup cluster
-  echo "S-cluster_metrics=$(curl -fs "http://127.0.0.1:$gw_port/metrics" |
+  echo "S-cluster_metrics=$(curl -fs -H "Authorization: Bearer $key" "http://127.0.0.1:$gw_port/metrics" |
     awk '/^rankcast_redis_(moved|ask|tryagain|clusterdown|failures)_total / { sub(/^rankcast_redis_/, ""); sub(/_total/, ""); printf "%s%s %s", n++ ? ", " : "", $1, $2 }')" \
     >> "$work/meta.env"
   # back to one Redis
