@@ -62,16 +62,25 @@ const BOARDS = '{"boards":[{"name":"demo","template":false,"order":"desc","perio
 
 // [method, path, body, token (undefined: the admin key), expected]
 const ROUTES = [
-  // /healthz, /metrics
+  // /healthz, /metrics: anonymous callers get the bare status and no metrics,
+  // the admin key the details (PROTOCOL.md v1.2, "Metrics and health")
   ['GET', '/healthz', undefined, A,
+    '200 {"ok":true}'],
+  ['GET', '/healthz', undefined, undefined,
     '200 {"ok":true,"redis":"up","scripts":"loaded","keyspace_events":true,"mode":"single","nodes":[{"node":"<masked>","up":true,"slots":16384,"reconnects":0,"failures":0,"last_error":""}],"queues":[{"board":"burst","known":"<masked>","length":0,"oldest_age_ms":0,"lag_max_ms":30000,"lagging":false,"consumer":false}]}'],
   ['HEAD', '/healthz', undefined, A,
     '200 '],
   ['POST', '/healthz', '{}', A,
+    '200 {"ok":true}'],
+  ['POST', '/healthz', '{}', undefined,
     '200 {"ok":true,"redis":"up","scripts":"loaded","keyspace_events":true,"mode":"single","nodes":[{"node":"<masked>","up":true,"slots":16384,"reconnects":0,"failures":0,"last_error":""}],"queues":[{"board":"burst","known":"<masked>","length":0,"oldest_age_ms":0,"lag_max_ms":30000,"lagging":false,"consumer":false}]}'],
   ['GET', '/metrics', undefined, A,
+    '401 {"op":"error","code":"unauthorized","message":"this needs an API key with the admin scope (Authorization: Bearer KEY, or ?token=KEY on WebSocket)"}'],
+  ['GET', '/metrics', undefined, undefined,
     '200 <text/plain; version=0.0.4>'],
   ['DELETE', '/metrics', undefined, A,
+    '401 {"op":"error","code":"unauthorized","message":"this needs an API key with the admin scope (Authorization: Bearer KEY, or ?token=KEY on WebSocket)"}'],
+  ['DELETE', '/metrics', undefined, undefined,
     '200 <text/plain; version=0.0.4>'],
   ['GET', '/healthz/x', undefined, A,
     '404 {"op":"error","code":"bad_request","message":"no such path"}'],
