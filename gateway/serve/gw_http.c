@@ -21,6 +21,7 @@
 #include "net/gw_urlarg.h"
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_routes.h"
+#include "serve/gw_http_strict.h"
 
 /* ---- the lws side -------------------------------------------------------------- */
 
@@ -82,7 +83,13 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
         gw_http_pipelined(pss->req);
         return 0;
     }
-    release(pss); /* keep-alive: the previous request on this connection is done */
+    if (pss->req) {
+        /* A next request on a connection whose first was answered: there is
+         * no keep-alive (write_headers), and its raw request line was never
+         * checked (gw_http_strict.h sees a connection's first line only).
+         * Close: the client sends it again on a new connection. */
+        return -1;
+    }
     gw_peer_headers_done(wsi);
     if (gw_peer_refused(wsi)) {
         /* accepted over max_conns or max_conns_per_ip: told so, then closed */
@@ -90,6 +97,8 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
                                "too many connections (max_conns or max_conns_per_ip)");
         return -1;
     }
+    if (gw_http_strict_request(wsi, app))
+        return -1; /* framing or path a proxy could read otherwise: 400 written, closed */
     int method = lws_http_get_uri_and_method(wsi, &uri, &len);
     struct gw_http_req *q = calloc(1, sizeof *q);
     if (!q)

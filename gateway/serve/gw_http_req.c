@@ -27,18 +27,39 @@ void gw_http_req_unref(struct gw_http_req *q)
  * and there it replays, garbles (a request's headers handed over as its
  * body) or reads freed memory (found by tests/fuzz/sockfuzz.sh). REST
  * clients open a connection per request; viewers use the WebSocket. */
-static int write_headers(struct lws *wsi, struct gw_http_req *q)
+int gw_http_write_head(struct lws *wsi, unsigned status, const char *ctype, size_t len)
 {
     unsigned char hdr[LWS_PRE + 512], *p = hdr + LWS_PRE, *end = hdr + sizeof hdr - 1;
-    if (lws_add_http_common_headers(wsi, q->status, q->ctype, q->out_len, &p, end) ||
+    if (lws_add_http_common_headers(wsi, status, ctype, len, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:", (const unsigned char *)"no-store",
                                     8, &p, end) ||
         lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:", (const unsigned char *)"close", 5, &p,
                                     end) ||
         lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, end))
         return -1;
+    return 0;
+}
+
+static int write_headers(struct lws *wsi, struct gw_http_req *q)
+{
+    if (gw_http_write_head(wsi, q->status, q->ctype, q->out_len))
+        return -1;
     q->headers_sent = 1;
     return 0;
+}
+
+int gw_http_refuse_now(struct lws *wsi, struct gw_app *app, int code, const char *message)
+{
+    char *json = gw_op_error(app, NULL, code, message);
+    size_t len = json ? strlen(json) : 0;
+    unsigned char *out = json ? malloc(LWS_PRE + len) : NULL;
+    if (out && gw_http_write_head(wsi, (unsigned)rc_code_http_status(code), "application/json", len) == 0) {
+        memcpy(out + LWS_PRE, json, len);
+        (void)lws_write(wsi, out + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
+    }
+    free(out);
+    free(json);
+    return -1;
 }
 
 /* Pipelining. lws 4.1 cannot hold a request back while an earlier one on the

@@ -57,6 +57,18 @@ void gw_http_respond_error(struct gw_http_req *q, int code, const char *message)
 /* gw_op_done for REST: the op's JSON is the body; drops one reference. */
 void gw_http_on_op_done(void *privdata, int code, char *json);
 
+/* Writes the status line and headers every answer has (content-type,
+ * content-length len, cache-control: no-store, connection: close) on wsi,
+ * at once. Returns 0 or -1. */
+int gw_http_write_head(struct lws *wsi, unsigned status, const char *ctype, size_t len);
+
+/* Answers wsi's request at once with the error body of code (its
+ * PROTOCOL.md status), without a struct gw_http_req: a request refused
+ * before it is taken (serve/gw_http_strict.c). Returns -1, for the caller
+ * to return to lws: the connection is closed (lws flushes what was
+ * written, then shuts the socket down). */
+int gw_http_refuse_now(struct lws *wsi, struct gw_app *app, int code, const char *message);
+
 /* The client pipelined behind q: stop reading, answer q at once, close. */
 void gw_http_pipelined(struct gw_http_req *q);
 /* LWS_CALLBACK_HTTP_WRITEABLE: headers, then the body. Returns what lws expects. */

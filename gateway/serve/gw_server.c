@@ -13,10 +13,12 @@
 
 #include "gw_app.h"
 #include "serve/gw_http.h"
+#include "serve/gw_http_strict.h"
 #include "serve/gw_listen.h"
 #include "rc_err.h"
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
+#include "net/gw_rawreq.h"
 #include "serve/gw_ws.h"
 
 /* What lws keeps per connection: the HTTP side or the WebSocket side. */
@@ -68,6 +70,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     struct gw_pss *pss = user;
     if (app->peers && wsi)
         gw_peers_touch(app->peers, wsi);
+    if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION)
+        gw_rawreq_reset((int)(intptr_t)in); /* lws passes the accepted fd as `in`; nothing read from it yet */
+    if (reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE) /* before lws upgrades (h2c, websocket) */
+        return gw_http_strict_upgrade(wsi, in, app);
     if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION || reason == LWS_CALLBACK_WSI_CREATE ||
         reason == LWS_CALLBACK_WSI_DESTROY) {
         if (app->peers)
