@@ -96,6 +96,15 @@ test('an error reply of Redis reaches neither the WebSocket nor the REST client;
     assert.equal(rest.body.code, 'internal');
     assert.doesNotMatch(rest.text, REDIS_TEXT, `REST error: ${rest.text}`);
 
+    // Reads of that board: whatever they answer, no Redis text either.
+    const snap = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=3');
+    assert.doesNotMatch(snap.text, REDIS_TEXT, `REST read: ${snap.text}`);
+    const sub = await c.request({ op: 'subscribe', board: 'demo', view: { top: 3 } }, 5000);
+    assert.doesNotMatch(JSON.stringify(sub), REDIS_TEXT, `WebSocket subscribe: ${JSON.stringify(sub)}`);
+    const rank = await c.request({ op: 'rank', board: 'demo', member: 'user:wt' }, 5000);
+    assert.doesNotMatch(JSON.stringify(rank), REDIS_TEXT, `WebSocket rank: ${JSON.stringify(rank)}`);
+    t.diagnostic(`read answers: ${snap.status} ${snap.text.slice(0, 120)} | ${JSON.stringify(sub).slice(0, 120)} | ${JSON.stringify(rank).slice(0, 120)}`);
+
     // Redis' own text is in the gateway's log.
     const line = await gw.waitForLine(/WRONGTYPE/, 5000);
     assert.match(line, /write script/);
