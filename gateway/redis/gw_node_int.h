@@ -31,12 +31,14 @@ struct gw_node_conn {
     redisAsyncContext *ac; /* NULL when none; memory owned by hiredis */
     int dropping;          /* redisAsyncFree called, disconnect callback pending */
     int setup_sent;        /* every setup command of this attempt was queued */
+    int auth_out;          /* AUTH sent, its answer not read yet (the raw subscribe connection) */
 };
 
 struct gw_node {
     uv_loop_t *loop; /* borrowed */
     struct gw_node_opts opts;
     char *host; /* owned copy of opts.host */
+    char *username, *password; /* owned copies (NULL: none); opts' pointers point here */
     struct gw_node_hooks hooks;
     enum gw_node_state state;
     struct gw_node_conn cmd, sub;
@@ -84,6 +86,13 @@ int gw_node_link_connected(const struct gw_node_conn *c);
  * from a context we are dropping, not after stop. */
 int gw_node_link_is_live(const struct gw_node *r, const struct gw_node_conn *c, const redisAsyncContext *ac,
                           const redisReply *reply);
+/* Queues AUTH as c's first command when a password is set (one setup
+ * step). raw: c is in the adapter's raw mode (the subscribe connection).
+ * Returns 0 (sent, or nothing to send) or RC_E_UNAVAILABLE. */
+int gw_node_link_send_auth(struct gw_node *r, struct gw_node_conn *c, int raw);
+/* AUTH answered with an error on c: ends the attempt with a reason that
+ * names the user and the connection, never the password. */
+void gw_node_link_auth_refused(struct gw_node *r, const struct gw_node_conn *c, const char *why);
 /* The setup PING's reply callback (either connection): one step done. */
 void gw_node_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata);
 

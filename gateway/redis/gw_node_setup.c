@@ -112,12 +112,14 @@ static void on_info_cluster(redisAsyncContext *ac, void *reply, void *privdata)
     gw_node_link_step_done(r);
 }
 
-/* Queues the whole setup; the final PING makes sure at least one reply
+/* Queues the whole setup (AUTH first, gw_node_link.c); the final PING makes sure at least one reply
  * comes back, so "up" is decided from a reply callback. A command that
  * cannot be queued leaves setup_sent 0: the deadline drops the attempt. */
 void gw_node_setup_cmd(struct gw_node *r)
 {
     redisAsyncContext *ac = r->cmd.ac;
+    if (gw_node_link_send_auth(r, &r->cmd, 0) != 0)
+        return;
     if (r->opts.keyspace_events) {
         if (redisAsyncCommand(ac, on_keyspace_get, r, "CONFIG GET notify-keyspace-events") != REDIS_OK)
             return;

@@ -11,6 +11,7 @@
  *   ["ssubscribe", channel, n]          on_shard(channel, 1)
  *   ["sunsubscribe", channel, n]        on_shard(channel, 0)
  *   ["smessage", channel, msg]          on_message(NULL pattern)
+ *   +OK / -WRONGPASS ...                AUTH, the first answer when a password is set
  *   +PONG                               the setup PING (no pattern yet)
  *   -ERR ...                            a refused command: the session ends
  */
@@ -60,6 +61,14 @@ static void on_raw(redisAsyncContext *ac, redisReply *rep, void *data)
     struct gw_node *r = data;
     if (!gw_node_link_is_live(r, &r->sub, ac, rep))
         return;
+    if (r->sub.auth_out) { /* the first answer is AUTH's */
+        r->sub.auth_out = 0;
+        if (rep->type == REDIS_REPLY_ERROR)
+            gw_node_link_auth_refused(r, &r->sub, rep->str);
+        else
+            gw_node_link_step_done(r);
+        return;
+    }
     if (rep->type == REDIS_REPLY_ARRAY) {
         on_push(r, rep);
     } else if (rep->type == REDIS_REPLY_STATUS) {
@@ -103,7 +112,7 @@ int gw_node_sunsubscribe(struct gw_node *r, const char *channel)
  * before we call it ready. */
 void gw_node_sub_setup(struct gw_node *r)
 {
-    if (gw_redis_uv_set_raw(r->sub.ac, on_raw, r) != 0)
+    if (gw_redis_uv_set_raw(r->sub.ac, on_raw, r) != 0 || gw_node_link_send_auth(r, &r->sub, 1) != 0)
         return;
     if (r->npatterns == 0) {
         if (send_words(r, "PING", NULL) != 0)
