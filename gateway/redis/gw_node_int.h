@@ -4,12 +4,15 @@
  *   gw_redis_resolve.c  the host name to an address, off the loop
  *   gw_node_link.c     the state machine: attempts, backoff, PING watchdog,
  *                       failure, "up" (the banner there has the rules)
+ *   gw_node_probe.c    whether keyspace notifications arrive, when CONFIG
+ *                       cannot tell
  *   gw_node_setup.c    the command connection's setup: keyspace events and
  *                       SCRIPT LOAD
  *   gw_node_sub.c      the subscribe connection: PSUBSCRIBE and messages
  *   gw_node.c          the public API (gw_node.h) and the wiring
- * The link starts each connection's setup through the two function pointers
- * below (set by gw_node.c), so it never calls up into setup or sub.
+ * The link starts each connection's setup (and the probe once up) through
+ * the function pointers below (set by gw_node.c), so it never calls up into
+ * setup, probe or sub.
  * Nothing outside gateway/redis/gw_node*.c includes this file.
  */
 #ifndef GW_NODE_INT_H
@@ -45,6 +48,7 @@ struct gw_node {
     /* queue each connection's setup (link -> setup/sub, see the banner) */
     void (*setup_cmd)(struct gw_node *r);
     void (*setup_sub)(struct gw_node *r);
+    void (*after_up)(struct gw_node *r); /* the state is UP, before on_up */
     struct gw_redis_resolver resolver;
     char addr[GW_REDIS_ADDR_MAX]; /* host resolved for the current attempt */
     uv_timer_t retry;    /* next attempt (backoff) */
@@ -53,7 +57,9 @@ struct gw_node {
     int open_handles;    /* timers not closed yet, plus a running lookup after stop */
     int setup_pending;   /* setup replies still expected (CONNECTING only) */
     int ping_out;        /* a watchdog PING is unanswered */
-    int keyspace_ok;
+    int keyspace_ok;               /* 1 on, 0 missing, -1 not known (gw_node_probe.c) */
+    int probe;                     /* the keyspace probe's step (gw_node_probe.c) */
+    unsigned probe_heard;          /* its notifications heard so far */
     int cluster_enabled;           /* from INFO cluster at setup: 1, 0, -1 unknown */
     char last_error[256];          /* why the last attempt or session ended ("" none yet) */
     int ever_up;

@@ -219,6 +219,8 @@ static void maybe_up(struct gw_node *r)
     r->ping_out = 0;
     uv_timer_start(&r->ping, on_ping_tick, (uint64_t)r->opts.ping_every_ms, (uint64_t)r->opts.ping_every_ms);
     gw_log_info("redis up %s:%d (%s)", r->host, r->opts.port, r->addr);
+    if (r->after_up)
+        r->after_up(r);
     if (r->hooks.on_up)
         r->hooks.on_up(r->hooks.data);
 }

@@ -12,6 +12,7 @@
 #include "base/gw_log.h"
 #include "rc_err.h"
 #include "redis/gw_node_int.h"
+#include "redis/gw_node_probe.h"
 
 /* What rankcast needs: K keyspace channel, g generic (del, rename, expire),
  * z sorted sets, x expired, e evicted. */
@@ -56,7 +57,10 @@ static void on_keyspace_get(redisAsyncContext *ac, void *reply, void *privdata)
         return;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
         rep->element[1]->type != REDIS_REPLY_STRING || rep->element[1]->len > 32) {
-        keyspace_refused(r, "GET", rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        /* no CONFIG for us (an ACL user, a renamed command): find out by trying */
+        gw_log_info("keyspace notifications: CONFIG GET refused (%s): trying a probe key once up",
+                    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        gw_node_probe_want(r);
         gw_node_link_step_done(r);
         return;
     }
@@ -118,8 +122,11 @@ static void on_info_cluster(redisAsyncContext *ac, void *reply, void *privdata)
 void gw_node_setup_cmd(struct gw_node *r)
 {
     redisAsyncContext *ac = r->cmd.ac;
+    r->probe = 0;
     if (gw_node_link_send_auth(r, &r->cmd, 0) != 0)
         return;
+    if (!r->opts.keyspace_events)
+        gw_node_probe_want(r); /* the operator's setting: check it without CONFIG */
     if (r->opts.keyspace_events) {
         if (redisAsyncCommand(ac, on_keyspace_get, r, "CONFIG GET notify-keyspace-events") != REDIS_OK)
             return;

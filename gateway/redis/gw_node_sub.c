@@ -13,6 +13,7 @@
  *   ["smessage", channel, msg]          on_message(NULL pattern)
  *   +OK / -WRONGPASS ...                AUTH, the first answer when a password is set
  *   +PONG                               the setup PING (no pattern yet)
+ *   ["pong", ""]                        the keyspace probe's PING (gw_node_probe.c)
  *   -ERR ...                            a refused command: the session ends
  */
 #include "redis/gw_node_sub.h"
@@ -22,6 +23,7 @@
 
 #include "rc_err.h"
 #include "redis/gw_node_int.h"
+#include "redis/gw_node_probe.h"
 #include "redis/gw_redis_uv.h"
 
 static int is_word(const redisReply *e)
@@ -31,6 +33,11 @@ static int is_word(const redisReply *e)
 
 static void on_push(struct gw_node *r, const redisReply *rep)
 {
+    if (rep->elements == 2 && rep->element[0]->type == REDIS_REPLY_STRING &&
+        strcasecmp(rep->element[0]->str, "pong") == 0) {
+        gw_node_probe_pong(r); /* a PING while subscribed */
+        return;
+    }
     if (rep->elements < 3)
         return;
     for (size_t i = 0; i < rep->elements; i++)
@@ -45,6 +52,8 @@ static void on_push(struct gw_node *r, const redisReply *rep)
     } else if (r->state != GW_ST_UP) {
         return; /* nothing else is expected before the setup is done */
     } else if (strcasecmp(kind, "pmessage") == 0 && rep->elements == 4) {
+        if (b->str && gw_node_probe_heard(r, b->str))
+            return;
         if (r->hooks.on_message)
             r->hooks.on_message(r->hooks.data, a->str, b->str, rep->element[3]->str, rep->element[3]->len);
     } else if (strcasecmp(kind, "smessage") == 0 && rep->elements == 3) {
