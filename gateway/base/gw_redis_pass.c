@@ -85,8 +85,11 @@ int gw_redis_pass_resolve(const struct rc_conf *c, struct gw_redis_cred *out, st
         return take(out, v, "RANKCAST_REDIS_PASSWORD", err);
     if (c->redis_password_env[0]) {
         v = getenv(c->redis_password_env);
-        if (v && *v)
-            return take(out, v, c->redis_password_env, err);
+        if (v && *v) {
+            char what[RC_ENV_NAME_MAX + 16];
+            snprintf(what, sizeof what, "password_env %s", c->redis_password_env);
+            return take(out, v, what, err);
+        }
         if (!c->redis_password_file[0])
             return rc_error_set(err, RC_E_BAD_REQUEST,
                                 "[redis] password_env names %s, which is not set (or empty), and there is no "
