@@ -112,6 +112,12 @@ static void on_info_cluster(redisAsyncContext *ac, void *reply, void *privdata)
     redisReply *rep = reply;
     if (!gw_node_link_is_live(r, &r->cmd, ac, rep))
         return;
+    /* said before SCRIPT LOAD's answer, which may be a protocol error: Redis
+     * refuses large arguments from a client that has not logged in */
+    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
+        gw_node_link_fail(r, "NOAUTH: this Redis needs a password and none was given");
+        return;
+    }
     r->cluster_enabled = rep->type == REDIS_REPLY_STRING && rep->str && strstr(rep->str, "cluster_enabled:1") ? 1 : 0;
     gw_node_link_step_done(r);
 }
