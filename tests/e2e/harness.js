@@ -357,7 +357,7 @@ async function startRedis(t, opts = {}) {
 /* ---- a Redis Cluster -------------------------------------------------------- */
 
 // A real cluster of opts.primaries primaries with opts.replicas replicas
-// each, on free loopback ports, formed by redis-cli --cluster create and
+// each (opts.password: requirepass and masterauth on every node), on free loopback ports, formed by redis-cli --cluster create and
 // stopped with the test. The object answers questions about the live
 // topology (asked of the nodes themselves, never remembered):
 //   seeds                 "127.0.0.1:P1,127.0.0.1:P2,..." for --redis
@@ -385,8 +385,10 @@ async function startCluster(t, opts = {}) {
       try {
         redis = await startRedis(t, {
           port,
+          password: opts.password,
           args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
             '--cluster-node-timeout', String(nodeTimeout), '--cluster-require-full-coverage', 'yes',
+            ...(opts.password ? ['--requirepass', opts.password, '--masterauth', opts.password] : []),
             ...(opts.args || [])],
         });
       } catch (e) {
@@ -396,8 +398,10 @@ async function startCluster(t, opts = {}) {
     nodes.push({ port: redis.port, redis });
   }
   const byPort = new Map(nodes.map((n) => [n.port, n]));
+  // opts.password: every node's requirepass and masterauth; redis-cli logs in with it
+  const cliEnv = opts.password ? Object.assign({}, process.env, { REDISCLI_AUTH: opts.password }) : process.env;
   const cli = (port, ...args) => new Promise((resolve, reject) => {
-    execFile('redis-cli', ['-p', String(port), ...args.map(String)], { timeout: 10000 }, (err, stdout, stderr) => {
+    execFile('redis-cli', ['-p', String(port), ...args.map(String)], { timeout: 10000, env: cliEnv }, (err, stdout, stderr) => {
       if (err) reject(new Error(`redis-cli -p ${port} ${args.join(' ')}: ${stderr || err.message}`));
       else resolve(stdout.replace(/\n$/, ''));
     });
@@ -482,7 +486,7 @@ async function startCluster(t, opts = {}) {
   const createArgs = ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`),
     '--cluster-replicas', String(replicas), '--cluster-yes'];
   await new Promise((resolve, reject) => {
-    execFile('redis-cli', createArgs, { timeout: 60000 }, (err, stdout, stderr) => {
+    execFile('redis-cli', createArgs, { timeout: 60000, env: cliEnv }, (err, stdout, stderr) => {
       if (err) reject(new Error(`redis-cli ${createArgs.join(' ')}: ${stderr || err.message}\n${stdout}`));
       else resolve();
     });

@@ -11,7 +11,9 @@
  * - an ACL user built from the command list in docs/security.md: everything
  *   above works, ACL LOG stays empty (nothing was refused), and /healthz says
  *   "keyspace": "missing" until the operator sets notify-keyspace-events;
- * - the command-line export against the password-protected Redis.
+ * - the command-line export against the password-protected Redis;
+ * - --workers 2, and a 3+3 cluster with requirepass and masterauth (a
+ *   failover onto a replica the gateway had not met, the CLI export).
  * /healthz is read with the admin key (the detailed fields need it). */
 'use strict';
 
@@ -68,9 +70,9 @@ function run(args, env = {}) {
 
 const health = (gw) => h.http(gw.base, 'GET', '/healthz', undefined, { timeoutMs: 5000 });
 
-/* A write over REST, a viewer's snapshot holding it, a second write as the
+/* A write over REST, a viewer's snapshot holding it, more writes as the
  * viewer's delta: the command connection (scripts) and the subscribe
- * connection (change events) both logged in. */
+ * connection (change events) both logged in. Leaves user:b 7, user:a 6. */
 async function writesAndViews(t, gw, board = 'demo') {
   const first = await h.http(gw.base, 'POST', `/api/v1/boards/${board}/scores`, { member: 'user:a', op: 'incr', delta: 5 });
   assert.equal(first.status, 200, first.text);
@@ -80,8 +82,12 @@ async function writesAndViews(t, gw, board = 'demo') {
   assert.deepEqual(snap.rows.map((r) => [r.member, r.score]), [['user:a', 5]]);
   const ack = await c.request({ op: 'incr', board, member: 'user:b', delta: 7, req: 'auth-b' });
   assert.equal(ack.op, 'ack', JSON.stringify(ack));
-  const delta = await c.next((m) => m.op === 'delta' && m.sub === snap.sub, 5000);
-  assert.ok(JSON.stringify(delta).includes('user:b'), JSON.stringify(delta));
+  // on a cluster the board's channel may start after the snapshot: a second snapshot then
+  await c.next((m) => (m.op === 'delta' || m.op === 'snapshot') && m.sub === snap.sub && JSON.stringify(m).includes('user:b'), 5000);
+  const again = await c.request({ op: 'incr', board, member: 'user:a', delta: 1, req: 'auth-a2' });
+  assert.equal(again.op, 'ack', JSON.stringify(again));
+  const delta = await c.next((m) => m.op === 'delta' && m.sub === snap.sub && JSON.stringify(m).includes('user:a'), 5000);
+  assert.ok(JSON.stringify(delta).includes('"score":6'), JSON.stringify(delta));
   return c;
 }
 
@@ -240,4 +246,60 @@ test('rankcast export against a password-protected Redis', { skip, timeout: 6000
   r = await run(args, { RANKCAST_REDIS_PASSWORD: '' });
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /NOAUTH/);
+});
+
+test('--workers 2: every worker logs in', { skip, timeout: 60000 }, async (t) => {
+  const redis = await startLockedRedis(t);
+  const gw = await h.startGateway(t, { redisPort: redis.port, args: ['--workers', '2'],
+    env: { RANKCAST_REDIS_PASSWORD: PASSWORD } });
+  await writesAndViews(t, gw);
+  // two workers, each with its command and subscribe connections, all logged in
+  await h.waitFor(async () => (await redis.cli('CLIENT', 'LIST')).split('\n')
+    .filter((l) => /user=default/.test(l) && !/cmd=client\|list/.test(l)).length >= 4, 10000, 'four gateway connections');
+  const pids = new Set(gw.stderr.map((l) => /rankcast\[(\d+)\] info redis up/.exec(l)).filter(Boolean).map((m) => m[1]));
+  assert.equal(pids.size, 2, 'both workers reached Redis');
+  assertNotLogged(gw, PASSWORD);
+});
+
+/* A write retried while a failover leaves its slot without a primary for a moment. */
+async function writeUntilAcked(gw, board, body) {
+  let last;
+  await h.waitFor(async () => {
+    last = await h.http(gw.base, 'POST', `/api/v1/boards/${encodeURIComponent(board)}/scores`, body);
+    return last.status === 200;
+  }, 30000, `a write to ${board} to be acked`);
+  return last.body;
+}
+
+test('a 3+3 cluster with requirepass and masterauth: every primary, a failover onto a replica, the CLI', { skip, timeout: 240000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 1, password: PASSWORD });
+  const gw = await h.startGateway(t, { redis: cluster.seeds, env: { RANKCAST_REDIS_PASSWORD: PASSWORD } });
+  const primaries = await cluster.primaries();
+  const boards = [];
+  const owners = new Set();
+  for (let i = 0; owners.size < primaries.length; i++) {
+    const b = `match:a${i}`;
+    const o = await cluster.owner(`rc:{${b}|}:z`);
+    if (!owners.has(o)) boards.push(b);
+    owners.add(o);
+  }
+  for (const b of boards) await writesAndViews(t, gw, b);
+
+  // the replica of one board's primary takes over: the gateway meets it
+  // through the slot map or MOVED and logs in there too
+  const board = boards[0];
+  const [replica] = await cluster.replicaOf(await cluster.owner(`rc:{${board}|}:z`));
+  await cluster.failover(replica);
+  await writeUntilAcked(gw, board, { member: 'user:c', op: 'incr', delta: 1 });
+  await h.waitFor(async () => (await health(gw)).body.nodes.some((n) => n.node.endsWith(`:${replica}`) && n.up),
+    20000, 'the promoted replica up in /healthz');
+  const hz = await health(gw);
+  assert.equal(hz.status, 200);
+  for (const n of hz.body.nodes) assert.ok(!/AUTH|NOAUTH/.test(n.last_error), JSON.stringify(n));
+
+  const r = await run(['export', board, '--format', 'jsonl', '--redis', cluster.seeds],
+    { RANKCAST_REDIS_PASSWORD: PASSWORD });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n').map((l) => JSON.parse(l).member).sort(), ['user:a', 'user:b', 'user:c']);
+  assertNotLogged(gw, PASSWORD);
 });
