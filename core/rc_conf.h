@@ -25,6 +25,7 @@
 
 #define RC_CONF_MAX_BOARDS 256
 #define RC_CONF_STR_MAX 256
+#define RC_REDIS_USER_MAX 128 /* [redis] username, bytes */
 
 /* [webhook]: a POST to url when a period's standings are archived
  * (docs/webhooks.md). url "" (no section) = no webhooks. */
@@ -59,6 +60,9 @@ struct rc_conf {
     int64_t reconnect_max_ms;          /* backoff cap, default 2000 */
     unsigned ack_replicas;             /* an ack waits for this many replicas (WAIT), default 0 */
     int64_t ack_timeout_ms;            /* ... for at most this long, default 1000 */
+    char redis_username[RC_REDIS_USER_MAX + 1];   /* ACL user for AUTH; "" = the default user */
+    char redis_password_env[RC_ENV_NAME_MAX + 1]; /* variable holding the password; "" = none */
+    char redis_password_file[RC_CONF_STR_MAX];    /* file holding the password; "" = none */
     /* [limits] */
     size_t max_frame;                  /* bytes, default 65536 */
     unsigned max_subs_per_conn;        /* default 64 */

@@ -39,6 +39,7 @@ enum section {
 enum key_id {
     K_LISTEN, K_STATE_DIR, K_WEB_ROOT, K_TICK, K_ARCHIVE_PATH, K_TEST_CLOCK,
     K_ADDRESS, K_KEYSPACE_EVENTS, K_RECONNECT_MAX, K_ACK_REPLICAS, K_ACK_TIMEOUT,
+    K_REDIS_USERNAME, K_REDIS_PASSWORD, K_REDIS_PASSWORD_ENV, K_REDIS_PASSWORD_FILE,
     K_MAX_FRAME, K_MAX_SUBS, K_MAX_CONNS, K_QUEUE_BYTES, K_MAX_CONNS_PER_IP, K_IDLE_TIMEOUT,
     K_ALLOWED_ORIGINS, K_TLS_CERT, K_TLS_KEY, K_COMPRESSION, K_WORKERS,
     K_CONN_WRITE_RATE, K_CONN_WRITE_BURST, K_KEY_WRITE_RATE, K_KEY_WRITE_BURST,
@@ -116,6 +117,7 @@ int rc_conf__parse_bytes(const char *s, int64_t *out);
 int rc_conf__parse_decimal(const char *s, double *out);
 int rc_conf__hostport_valid(const char *s);
 int rc_conf__word_index(const char *v, const char *const *words, int n);
+int rc_conf__env_name_valid(const char *v);
 char *rc_conf__trim(char *s);
 char *rc_conf__next_item(char **rest);
 
@@ -148,6 +150,11 @@ key_setter rc_conf__set_utc_offset;
 key_setter rc_conf__set_weighting;
 key_setter rc_conf__set_whole_seconds;
 key_setter rc_conf__set_write_mode;
+
+/* rc_conf_redis.c: the [redis] credentials (never the password itself). */
+key_setter rc_conf__set_redis_username;
+key_setter rc_conf__set_redis_password;
+key_setter rc_conf__set_redis_password_env;
 
 /* rc_conf_webhook.c: the [webhook] section. */
 key_setter rc_conf__set_webhook_url;

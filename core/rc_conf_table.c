@@ -34,6 +34,11 @@ static const struct key_spec keys[] = {
     {SEC_REDIS, K_RECONNECT_MAX, "reconnect_max", rc_conf__set_duration, CONF(reconnect_max_ms), 10, 10 * MS_M},
     {SEC_REDIS, K_ACK_REPLICAS, "ack_replicas", rc_conf__set_unsigned, CONF(ack_replicas), 0, 16},
     {SEC_REDIS, K_ACK_TIMEOUT, "ack_timeout", rc_conf__set_duration, CONF(ack_timeout_ms), 1, 60 * MS_S},
+    {SEC_REDIS, K_REDIS_USERNAME, "username", rc_conf__set_redis_username, CONF(redis_username), 0, 0},
+    {SEC_REDIS, K_REDIS_PASSWORD, "password", rc_conf__set_redis_password, 0, 0, 0},
+    {SEC_REDIS, K_REDIS_PASSWORD_ENV, "password_env", rc_conf__set_redis_password_env, CONF(redis_password_env), 0,
+     0},
+    {SEC_REDIS, K_REDIS_PASSWORD_FILE, "password_file", rc_conf__set_string, CONF(redis_password_file), 0, 0},
 
     {SEC_LIMITS, K_MAX_FRAME, "max_frame", rc_conf__set_bytes, CONF(max_frame), 256, MIB},
     {SEC_LIMITS, K_MAX_SUBS, "max_subs_per_conn", rc_conf__set_unsigned, CONF(max_subs_per_conn), 1, 10000},

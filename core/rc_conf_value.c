@@ -236,6 +236,17 @@ int rc_conf__hostport_valid(const char *s)
 }
 
 /* Index of v in words[0..n), or -1 (an index, not an error code). */
+/* The one rule for keys that name an environment variable (secret_env,
+ * password_env): 1..RC_ENV_NAME_MAX of A-Z 0-9 _, not starting with a digit. */
+int rc_conf__env_name_valid(const char *v)
+{
+    size_t n = strlen(v);
+    int ok = n >= 1 && n <= RC_ENV_NAME_MAX && !is_digit(v[0]);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (v[i] >= 'A' && v[i] <= 'Z') || is_digit(v[i]) || v[i] == '_';
+    return ok;
+}
+
 int rc_conf__word_index(const char *v, const char *const *words, int n)
 {
     for (int i = 0; i < n; i++)

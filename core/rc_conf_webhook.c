@@ -44,10 +44,7 @@ int rc_conf__set_webhook_secret_env(struct parser *p, const struct key_spec *k, 
     if (SEEN(p, K_SECRET))
         return rc_conf__fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret at line %d)",
                              p->key_line[K_SECRET]);
-    int ok = n >= 1 && n <= RC_ENV_NAME_MAX && !is_digit(v[0]);
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (v[i] >= 'A' && v[i] <= 'Z') || is_digit(v[i]) || v[i] == '_';
-    if (!ok)
+    if (!rc_conf__env_name_valid(v))
         return rc_conf__fail(p, p->lineno,
                              "secret_env must name an environment variable: 1..%d of A-Z 0-9 _, not starting "
                              "with a digit (put the secret itself in that variable)",

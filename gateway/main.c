@@ -28,6 +28,7 @@
 #include "base/gw_conf.h"
 #include "base/gw_env.h"
 #include "base/gw_jwt.h"
+#include "base/gw_redis_pass.h"
 #include "gw_token_cmd.h"
 #include "gw_workers.h"
 #include "base/gw_group.h"
@@ -107,6 +108,8 @@ static int check_config(const char *path)
     int rc = gw_conf_load(path, c, &err);
     if (rc == 0 && (rc = gw_jwt_load(&jwt, c, &err)) == 0) /* the token key file, too */
         gw_jwt_free(&jwt);
+    if (rc == 0)
+        rc = gw_redis_pass_check_file(c, &err); /* and the Redis password file */
     if (rc)
         fprintf(stderr, "rankcast: %s\n", err.msg);
     else
@@ -291,6 +294,14 @@ static int start(struct gw_app *app, const struct options *o)
         return RC_E_INTERNAL;
     gw_ws_setup(app);
 
+    struct gw_redis_cred cred;
+    if (gw_redis_pass_resolve(app->conf, &cred, &err) != 0) {
+        gw_log_error("config: %s", err.msg);
+        return RC_E_BAD_REQUEST;
+    }
+    if (cred.password[0])
+        gw_log_info("redis: AUTH%s%s with the password from %s", cred.username[0] ? " as user " : "", cred.username,
+                    cred.source);
     struct gw_redis_opts ro = {
         .seeds = app->conf->redis,
         .backoff_min_ms = 50,
@@ -298,9 +309,12 @@ static int start(struct gw_app *app, const struct options *o)
         .ping_every_ms = 1000,
         .ping_timeout_ms = 3000,
         .keyspace_events = app->conf->keyspace_events,
+        .username = cred.username,
+        .password = cred.password,
     };
     struct gw_redis_hooks hooks = {app, on_redis_up, on_redis_down, on_redis_message, on_redis_channel_ready};
     app->redis = app->store.redis = gw_redis_start(app->loop, &ro, &hooks);
+    gw_redis_pass_wipe(&cred); /* gw_redis keeps its own copy */
     if (!app->redis)
         return RC_E_BAD_REQUEST; /* the seeds (logged), or memory */
     gw_redis_add_script(app->redis, &app->write_script);

@@ -2,6 +2,8 @@
  * wall clock, the connection to the configured Redis (gw_cli_int.h). */
 #include "cli/gw_cli_int.h"
 
+#include "base/gw_redis_pass.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -27,7 +29,15 @@ int64_t gw_cli_now_ms(void)
 struct gw_cli_redis *gw_cli_connect(const struct gw_cli *c)
 {
     char err[GW_CLI_ERR_MAX];
-    struct gw_cli_redis *r = gw_cli_redis_open(c->conf->redis, GW_CLI_TIMEOUT_MS, err, sizeof err);
+    struct gw_redis_cred cred;
+    struct rc_error perr = {0, ""};
+    if (gw_redis_pass_resolve(c->conf, &cred, &perr) != 0) {
+        gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", perr.msg);
+        return NULL;
+    }
+    struct gw_cli_redis *r = gw_cli_redis_open(c->conf->redis, cred.username, cred.password, GW_CLI_TIMEOUT_MS,
+                                               err, sizeof err);
+    gw_redis_pass_wipe(&cred);
     if (!r)
         gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
     return r;

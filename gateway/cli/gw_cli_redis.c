@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/gw_redis_pass.h"
 #include "rc_hostport.h"
 #include "rc_slot.h"
 
@@ -23,6 +24,7 @@ struct node {
 struct gw_cli_redis {
     int cluster;
     int timeout_ms;
+    char *username, *password; /* owned copies for AUTH (NULL: none) */
     struct node *nodes;
     struct node *single;             /* one server: every command goes there */
     struct node *slots[RC_SLOTS];    /* cluster: the primary of each slot */
@@ -57,7 +59,31 @@ static void node_drop(struct node *n)
     n->c = NULL;
 }
 
-/* Connects n when it is not. Returns 0 or -1 (err filled). */
+/* AUTH [username] password, the first command on n's new connection.
+ * Returns 0 or -1 (err filled with Redis' reason, which names no password). */
+static int node_auth(struct gw_cli_redis *r, struct node *n, char *err, size_t cap)
+{
+    const char *argv[3] = {"AUTH"};
+    int argc = 1;
+    if (r->username)
+        argv[argc++] = r->username;
+    argv[argc++] = r->password;
+    redisReply *rep = redisCommandArgv(n->c, argc, argv, NULL);
+    char why[160];
+    snprintf(why, sizeof why, "%s", !rep ? n->c->errstr : rep->type == REDIS_REPLY_ERROR ? rep->str : "");
+    int ok = rep && rep->type != REDIS_REPLY_ERROR;
+    if (rep)
+        freeReplyObject(rep);
+    if (ok)
+        return 0;
+    if (strstr(why, r->password))
+        snprintf(why, sizeof why, "%s", "refused");
+    set_err(err, cap, "Redis at %s: AUTH refused: %s", n->host, n->port, why);
+    node_drop(n);
+    return -1;
+}
+
+/* Connects n when it is not, and logs in. Returns 0 or -1 (err filled). */
 static int node_conn(struct gw_cli_redis *r, struct node *n, char *err, size_t cap)
 {
     if (n->c && !n->c->err)
@@ -71,7 +97,7 @@ static int node_conn(struct gw_cli_redis *r, struct node *n, char *err, size_t c
         return -1;
     }
     redisSetTimeout(n->c, tv);
-    return 0;
+    return r->password ? node_auth(r, n, err, cap) : 0;
 }
 
 static void sleep_ms(int ms)
@@ -134,7 +160,8 @@ static int refresh_map(struct gw_cli_redis *r, char *err, size_t cap)
     return -1;
 }
 
-struct gw_cli_redis *gw_cli_redis_open(const char *seeds, int timeout_ms, char *err, size_t cap)
+struct gw_cli_redis *gw_cli_redis_open(const char *seeds, const char *username, const char *password,
+                                       int timeout_ms, char *err, size_t cap)
 {
     struct rc_seed list[RC_SEEDS_MAX];
     size_t nseeds;
@@ -149,6 +176,12 @@ struct gw_cli_redis *gw_cli_redis_open(const char *seeds, int timeout_ms, char *
         return NULL;
     }
     r->timeout_ms = timeout_ms;
+    if ((username && *username && !(r->username = strdup(username))) ||
+        (password && *password && !(r->password = strdup(password)))) {
+        snprintf(err, cap, "out of memory");
+        gw_cli_redis_close(r);
+        return NULL;
+    }
     for (size_t i = 0; i < nseeds; i++) {
         struct node *n = node_get(r, list[i].host, list[i].port);
         if (!n || node_conn(r, n, err, cap) != 0)
@@ -190,6 +223,9 @@ void gw_cli_redis_close(struct gw_cli_redis *r)
         node_drop(n);
         free(n);
     }
+    free(r->username);
+    gw_redis_pass_zero(r->password);
+    free(r->password);
     free(r);
 }
 

@@ -35,9 +35,13 @@ struct gw_cli_cmd {
 };
 
 /* Connects to the first seed of `seeds` ("H:P[,H:P...]", as --redis) that
- * answers and finds out whether it is a cluster. timeout_ms bounds connects
- * and every answer. Returns NULL with err filled on failure. */
-struct gw_cli_redis *gw_cli_redis_open(const char *seeds, int timeout_ms, char *err, size_t cap);
+ * answers and finds out whether it is a cluster. password (NULL or "":
+ * none), with username when not empty, is sent as AUTH first on every
+ * connection, seeds and the nodes found later alike (copied; never in err).
+ * timeout_ms bounds connects and every answer. Returns NULL with err filled
+ * on failure. */
+struct gw_cli_redis *gw_cli_redis_open(const char *seeds, const char *username, const char *password,
+                                       int timeout_ms, char *err, size_t cap);
 void gw_cli_redis_close(struct gw_cli_redis *r);
 
 /* 1 on a Redis Cluster, 0 on one server. */

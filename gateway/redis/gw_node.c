@@ -10,6 +10,7 @@
 #include "base/gw_log.h"
 #include "rc_err.h"
 #include "redis/gw_node_int.h"
+#include "redis/gw_node_probe.h"
 #include "redis/gw_node_setup.h"
 #include "redis/gw_node_sub.h"
 
@@ -37,6 +38,16 @@ struct gw_node *gw_node_start(uv_loop_t *loop, const struct gw_node_opts *opts,
     r->loop = loop;
     r->opts = *opts;
     r->opts.host = r->host;
+    r->opts.username = r->opts.password = NULL;
+    if ((opts->username && *opts->username && !(r->username = strdup(opts->username))) ||
+        (opts->password && *opts->password && !(r->password = strdup(opts->password)))) {
+        free(r->username);
+        free(r->host);
+        free(r);
+        return NULL;
+    }
+    r->opts.username = r->username;
+    r->opts.password = r->password;
     r->opts.backoff_min_ms = or_default(opts->backoff_min_ms, 50);
     r->opts.backoff_max_ms = or_default(opts->backoff_max_ms, 5000);
     if (r->opts.backoff_max_ms < r->opts.backoff_min_ms)
@@ -47,6 +58,7 @@ struct gw_node *gw_node_start(uv_loop_t *loop, const struct gw_node_opts *opts,
         r->hooks = *hooks;
     r->setup_cmd = gw_node_setup_cmd;
     r->setup_sub = gw_node_sub_setup;
+    r->after_up = gw_node_probe_after_up;
     r->state = GW_ST_WAITING;
     r->keyspace_ok = -1;
     r->cluster_enabled = -1;

@@ -12,7 +12,8 @@
  * schedules a new attempt with capped exponential backoff and jitter (a new
  * hiredis context each time; hiredis frees the old one), runs a PING watchdog
  * on the command connection (hiredis 0.14 has no command timeouts), and on
- * every (re)connect: loads the registered scripts (SCRIPT LOAD), optionally
+ * every (re)connect: first AUTH on both connections when a password is
+ * given (a refusal ends the attempt, logged without the password), then loads the registered scripts (SCRIPT LOAD), optionally
  * turns on keyspace notifications (CONFIG SET notify-keyspace-events), and
  * re-issues every PSUBSCRIBE pattern registered so far. "Up" means both
  * connections are connected, the scripts are loaded and the patterns are
@@ -58,6 +59,8 @@ struct gw_node_opts {
     int64_t ping_every_ms;      /* watchdog period, e.g. 1000 */
     int64_t ping_timeout_ms;    /* no PONG within this: drop and reconnect */
     int keyspace_events;        /* 1: CONFIG SET notify-keyspace-events on connect */
+    const char *username;       /* borrowed for the call (copied): ACL user, NULL or "" = none */
+    const char *password;       /* borrowed for the call (copied): NULL or "" = no AUTH; never logged */
 };
 
 /* Creates the manager and starts connecting. Borrows loop and hooks' data;

@@ -4,12 +4,15 @@
  *   gw_redis_resolve.c  the host name to an address, off the loop
  *   gw_node_link.c     the state machine: attempts, backoff, PING watchdog,
  *                       failure, "up" (the banner there has the rules)
+ *   gw_node_probe.c    whether keyspace notifications arrive, when CONFIG
+ *                       cannot tell
  *   gw_node_setup.c    the command connection's setup: keyspace events and
  *                       SCRIPT LOAD
  *   gw_node_sub.c      the subscribe connection: PSUBSCRIBE and messages
  *   gw_node.c          the public API (gw_node.h) and the wiring
- * The link starts each connection's setup through the two function pointers
- * below (set by gw_node.c), so it never calls up into setup or sub.
+ * The link starts each connection's setup (and the probe once up) through
+ * the function pointers below (set by gw_node.c), so it never calls up into
+ * setup, probe or sub.
  * Nothing outside gateway/redis/gw_node*.c includes this file.
  */
 #ifndef GW_NODE_INT_H
@@ -31,18 +34,21 @@ struct gw_node_conn {
     redisAsyncContext *ac; /* NULL when none; memory owned by hiredis */
     int dropping;          /* redisAsyncFree called, disconnect callback pending */
     int setup_sent;        /* every setup command of this attempt was queued */
+    int auth_out;          /* AUTH sent, its answer not read yet (the raw subscribe connection) */
 };
 
 struct gw_node {
     uv_loop_t *loop; /* borrowed */
     struct gw_node_opts opts;
     char *host; /* owned copy of opts.host */
+    char *username, *password; /* owned copies (NULL: none); opts' pointers point here */
     struct gw_node_hooks hooks;
     enum gw_node_state state;
     struct gw_node_conn cmd, sub;
     /* queue each connection's setup (link -> setup/sub, see the banner) */
     void (*setup_cmd)(struct gw_node *r);
     void (*setup_sub)(struct gw_node *r);
+    void (*after_up)(struct gw_node *r); /* the state is UP, before on_up */
     struct gw_redis_resolver resolver;
     char addr[GW_REDIS_ADDR_MAX]; /* host resolved for the current attempt */
     uv_timer_t retry;    /* next attempt (backoff) */
@@ -51,7 +57,9 @@ struct gw_node {
     int open_handles;    /* timers not closed yet, plus a running lookup after stop */
     int setup_pending;   /* setup replies still expected (CONNECTING only) */
     int ping_out;        /* a watchdog PING is unanswered */
-    int keyspace_ok;
+    int keyspace_ok;               /* 1 on, 0 missing, -1 not known (gw_node_probe.c) */
+    int probe;                     /* the keyspace probe's step (gw_node_probe.c) */
+    unsigned probe_heard;          /* its notifications heard so far */
     int cluster_enabled;           /* from INFO cluster at setup: 1, 0, -1 unknown */
     char last_error[256];          /* why the last attempt or session ended ("" none yet) */
     int ever_up;
@@ -84,6 +92,13 @@ int gw_node_link_connected(const struct gw_node_conn *c);
  * from a context we are dropping, not after stop. */
 int gw_node_link_is_live(const struct gw_node *r, const struct gw_node_conn *c, const redisAsyncContext *ac,
                           const redisReply *reply);
+/* Queues AUTH as c's first command when a password is set (one setup
+ * step). raw: c is in the adapter's raw mode (the subscribe connection).
+ * Returns 0 (sent, or nothing to send) or RC_E_UNAVAILABLE. */
+int gw_node_link_send_auth(struct gw_node *r, struct gw_node_conn *c, int raw);
+/* AUTH answered with an error on c: ends the attempt with a reason that
+ * names the user and the connection, never the password. */
+void gw_node_link_auth_refused(struct gw_node *r, const struct gw_node_conn *c, const char *why);
 /* The setup PING's reply callback (either connection): one step done. */
 void gw_node_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata);
 

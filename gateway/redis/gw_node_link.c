@@ -13,7 +13,8 @@
  * never a blocking lookup inside hiredis, and a new lookup on every attempt so
  * a moved host is followed), then opens a new command and a new subscribe
  * context to the numeric address. Each one sends
- * its setup as soon as hiredis reports it connected: the command connection
+ * its setup as soon as hiredis reports it connected, AUTH first when a
+ * password is set (both connections): the command connection
  * CONFIG GET/SET notify-keyspace-events (optional), SCRIPT LOAD for every
  * script and a PING; the subscribe connection one PSUBSCRIBE per pattern (or a
  * PING when there is none). Every setup command counts in setup_pending and
@@ -57,6 +58,7 @@
 #include <string.h>
 
 #include "base/gw_log.h"
+#include "base/gw_redis_pass.h"
 #include "rc_err.h"
 #include "redis/gw_redis_resolve.h"
 #include "redis/gw_redis_uv.h"
@@ -136,6 +138,9 @@ static void maybe_free(struct gw_node *r)
     free(r->patterns);
     free(r->scripts);
     free(r->host);
+    free(r->username);
+    gw_redis_pass_zero(r->password);
+    free(r->password);
     free(r);
 }
 
@@ -214,6 +219,8 @@ static void maybe_up(struct gw_node *r)
     r->ping_out = 0;
     uv_timer_start(&r->ping, on_ping_tick, (uint64_t)r->opts.ping_every_ms, (uint64_t)r->opts.ping_every_ms);
     gw_log_info("redis up %s:%d (%s)", r->host, r->opts.port, r->addr);
+    if (r->after_up)
+        r->after_up(r);
     if (r->hooks.on_up)
         r->hooks.on_up(r->hooks.data);
 }
@@ -224,6 +231,54 @@ void gw_node_link_step_done(struct gw_node *r)
         return; /* a late PSUBSCRIBE or SCRIPT LOAD sent while up */
     r->setup_pending--;
     maybe_up(r);
+}
+
+/* ---- AUTH ----------------------------------------------------------------- */
+
+static void on_auth(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    struct gw_node *r = privdata;
+    redisReply *rep = reply;
+    if (!gw_node_link_is_live(r, &r->cmd, ac, rep))
+        return;
+    r->cmd.auth_out = 0;
+    if (rep->type == REDIS_REPLY_ERROR)
+        gw_node_link_auth_refused(r, &r->cmd, rep->str);
+    else
+        gw_node_link_step_done(r);
+}
+
+/* AUTH [username] password: the first command of every new connection, so
+ * that nothing (SCRIPT LOAD, PSUBSCRIBE, CONFIG) runs before it. Redis
+ * answers in order: the setup commands queued behind it see the login. */
+int gw_node_link_send_auth(struct gw_node *r, struct gw_node_conn *c, int raw)
+{
+    if (!r->password)
+        return 0;
+    const char *argv[3] = {"AUTH"};
+    int argc = 1;
+    if (r->username)
+        argv[argc++] = r->username;
+    argv[argc++] = r->password;
+    int rc = raw ? gw_redis_uv_send(c->ac, argc, argv, NULL)
+                 : (redisAsyncCommandArgv(c->ac, on_auth, r, argc, argv, NULL) == REDIS_OK ? 0 : RC_E_UNAVAILABLE);
+    if (rc != 0)
+        return RC_E_UNAVAILABLE;
+    c->auth_out = 1;
+    r->setup_pending++;
+    return 0;
+}
+
+void gw_node_link_auth_refused(struct gw_node *r, const struct gw_node_conn *c, const char *why)
+{
+    char text[160];
+    snprintf(text, sizeof text, "%s", why ? why : "");
+    /* Redis does not echo the password today; make sure no future text does */
+    char *p = r->password ? strstr(text, r->password) : NULL;
+    if (p)
+        snprintf(p, sizeof text - (size_t)(p - text), "%s", "(password)");
+    gw_node_link_fail(r, "AUTH%s%s refused on the %s connection: %s", r->username ? " as user " : "",
+                      r->username ? r->username : "", c == &r->cmd ? "command" : "subscribe", text);
 }
 
 void gw_node_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata)
@@ -335,6 +390,7 @@ static int open_conn(struct gw_node *r, struct gw_node_conn *c, char *why, size_
     c->ac = ac;
     c->dropping = 0;
     c->setup_sent = 0;
+    c->auth_out = 0;
     return 0;
 }
 

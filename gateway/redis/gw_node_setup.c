@@ -12,6 +12,7 @@
 #include "base/gw_log.h"
 #include "rc_err.h"
 #include "redis/gw_node_int.h"
+#include "redis/gw_node_probe.h"
 
 /* What rankcast needs: K keyspace channel, g generic (del, rename, expire),
  * z sorted sets, x expired, e evicted. */
@@ -56,7 +57,10 @@ static void on_keyspace_get(redisAsyncContext *ac, void *reply, void *privdata)
         return;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
         rep->element[1]->type != REDIS_REPLY_STRING || rep->element[1]->len > 32) {
-        keyspace_refused(r, "GET", rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        /* no CONFIG for us (an ACL user, a renamed command): find out by trying */
+        gw_log_info("keyspace notifications: CONFIG GET refused (%s): trying a probe key once up",
+                    rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        gw_node_probe_want(r);
         gw_node_link_step_done(r);
         return;
     }
@@ -108,16 +112,27 @@ static void on_info_cluster(redisAsyncContext *ac, void *reply, void *privdata)
     redisReply *rep = reply;
     if (!gw_node_link_is_live(r, &r->cmd, ac, rep))
         return;
+    /* said before SCRIPT LOAD's answer, which may be a protocol error: Redis
+     * refuses large arguments from a client that has not logged in */
+    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0) {
+        gw_node_link_fail(r, "NOAUTH: this Redis needs a password and none was given");
+        return;
+    }
     r->cluster_enabled = rep->type == REDIS_REPLY_STRING && rep->str && strstr(rep->str, "cluster_enabled:1") ? 1 : 0;
     gw_node_link_step_done(r);
 }
 
-/* Queues the whole setup; the final PING makes sure at least one reply
+/* Queues the whole setup (AUTH first, gw_node_link.c); the final PING makes sure at least one reply
  * comes back, so "up" is decided from a reply callback. A command that
  * cannot be queued leaves setup_sent 0: the deadline drops the attempt. */
 void gw_node_setup_cmd(struct gw_node *r)
 {
     redisAsyncContext *ac = r->cmd.ac;
+    r->probe = 0;
+    if (gw_node_link_send_auth(r, &r->cmd, 0) != 0)
+        return;
+    if (!r->opts.keyspace_events)
+        gw_node_probe_want(r); /* the operator's setting: check it without CONFIG */
     if (r->opts.keyspace_events) {
         if (redisAsyncCommand(ac, on_keyspace_get, r, "CONFIG GET notify-keyspace-events") != REDIS_OK)
             return;

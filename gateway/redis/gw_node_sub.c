@@ -11,7 +11,9 @@
  *   ["ssubscribe", channel, n]          on_shard(channel, 1)
  *   ["sunsubscribe", channel, n]        on_shard(channel, 0)
  *   ["smessage", channel, msg]          on_message(NULL pattern)
+ *   +OK / -WRONGPASS ...                AUTH, the first answer when a password is set
  *   +PONG                               the setup PING (no pattern yet)
+ *   ["pong", ""]                        the keyspace probe's PING (gw_node_probe.c)
  *   -ERR ...                            a refused command: the session ends
  */
 #include "redis/gw_node_sub.h"
@@ -21,6 +23,7 @@
 
 #include "rc_err.h"
 #include "redis/gw_node_int.h"
+#include "redis/gw_node_probe.h"
 #include "redis/gw_redis_uv.h"
 
 static int is_word(const redisReply *e)
@@ -30,6 +33,11 @@ static int is_word(const redisReply *e)
 
 static void on_push(struct gw_node *r, const redisReply *rep)
 {
+    if (rep->elements == 2 && rep->element[0]->type == REDIS_REPLY_STRING &&
+        strcasecmp(rep->element[0]->str, "pong") == 0) {
+        gw_node_probe_pong(r); /* a PING while subscribed */
+        return;
+    }
     if (rep->elements < 3)
         return;
     for (size_t i = 0; i < rep->elements; i++)
@@ -44,6 +52,8 @@ static void on_push(struct gw_node *r, const redisReply *rep)
     } else if (r->state != GW_ST_UP) {
         return; /* nothing else is expected before the setup is done */
     } else if (strcasecmp(kind, "pmessage") == 0 && rep->elements == 4) {
+        if (b->str && gw_node_probe_heard(r, b->str))
+            return;
         if (r->hooks.on_message)
             r->hooks.on_message(r->hooks.data, a->str, b->str, rep->element[3]->str, rep->element[3]->len);
     } else if (strcasecmp(kind, "smessage") == 0 && rep->elements == 3) {
@@ -60,6 +70,14 @@ static void on_raw(redisAsyncContext *ac, redisReply *rep, void *data)
     struct gw_node *r = data;
     if (!gw_node_link_is_live(r, &r->sub, ac, rep))
         return;
+    if (r->sub.auth_out) { /* the first answer is AUTH's */
+        r->sub.auth_out = 0;
+        if (rep->type == REDIS_REPLY_ERROR)
+            gw_node_link_auth_refused(r, &r->sub, rep->str);
+        else
+            gw_node_link_step_done(r);
+        return;
+    }
     if (rep->type == REDIS_REPLY_ARRAY) {
         on_push(r, rep);
     } else if (rep->type == REDIS_REPLY_STATUS) {
@@ -103,7 +121,7 @@ int gw_node_sunsubscribe(struct gw_node *r, const char *channel)
  * before we call it ready. */
 void gw_node_sub_setup(struct gw_node *r)
 {
-    if (gw_redis_uv_set_raw(r->sub.ac, on_raw, r) != 0)
+    if (gw_redis_uv_set_raw(r->sub.ac, on_raw, r) != 0 || gw_node_link_send_auth(r, &r->sub, 1) != 0)
         return;
     if (r->npatterns == 0) {
         if (send_words(r, "PING", NULL) != 0)

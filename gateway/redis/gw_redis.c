@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/gw_log.h"
+#include "base/gw_redis_pass.h"
 #include "rc_err.h"
 #include "rc_hostport.h"
 #include "redis/gw_redis_int.h"
@@ -137,6 +138,9 @@ static void on_timer_closed(uv_handle_t *h)
     free(r->channel_pattern);
     free(r->scripts);
     free(r->seeds);
+    free(r->username);
+    gw_redis_pass_zero(r->password);
+    free(r->password);
     free(r);
 }
 
@@ -169,6 +173,15 @@ struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opt
     r->node_opts.ping_every_ms = or_default(opts->ping_every_ms, 1000);
     r->node_opts.ping_timeout_ms = or_default(opts->ping_timeout_ms, 3000);
     r->node_opts.keyspace_events = opts->keyspace_events;
+    if ((opts->username && *opts->username && !(r->username = strdup(opts->username))) ||
+        (opts->password && *opts->password && !(r->password = strdup(opts->password)))) {
+        free(r->username);
+        free(r->seeds);
+        free(r);
+        return NULL;
+    }
+    r->node_opts.username = r->username;
+    r->node_opts.password = r->password;
     r->node_hooks = (struct gw_node_hooks){NULL, node_up, node_down, node_message, node_shard};
     r->after_map = after_map;
     r->before_retire = before_retire;

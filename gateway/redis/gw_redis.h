@@ -60,6 +60,9 @@ struct gw_redis_opts {
     int64_t ping_every_ms;      /* watchdog period, e.g. 1000 */
     int64_t ping_timeout_ms;    /* no PONG within this: drop and reconnect */
     int keyspace_events;        /* 1: CONFIG SET notify-keyspace-events on connect */
+    const char *username;       /* borrowed for the call (copied): ACL user for AUTH, NULL = none */
+    const char *password;       /* borrowed for the call (copied): AUTH on every connection to every
+                                 * node (seeds, primaries from the slot map and redirects); NULL = none */
 };
 
 /* Creates the front and starts connecting. Borrows loop and hooks' data;

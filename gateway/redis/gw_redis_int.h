@@ -78,7 +78,8 @@ struct gw_rreq {
 struct gw_redis {
     uv_loop_t *loop;
     struct gw_redis_hooks hooks;
-    struct gw_node_opts node_opts; /* host/port filled per node */
+    struct gw_node_opts node_opts; /* host/port filled per node; username/password point below */
+    char *username, *password;     /* owned copies for every node's AUTH (NULL: none) */
     enum gw_redis_mode mode;
     int stopped;
     int covered;               /* last state reported: 1 after on_up, 0 after on_down */

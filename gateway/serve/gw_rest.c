@@ -242,8 +242,9 @@ static int health_queues(const struct gw_app *app, cJSON *list, char *why, size_
 /* The fields single-Redis clients read ("ok", "redis", "scripts",
  * "keyspace_events": unchanged), then "mode" ("single", "cluster", or
  * "unknown" before any seed answered), "nodes" (every server held, with its
- * slots and last error), and when there is one "why" (not healthy) and
- * "warning" (a seed left out). */
+ * slots and last error), and when there is one "why" (not healthy),
+ * "warning" (a seed left out) and "keyspace" ("missing": keyspace
+ * notifications are off on a server; "unknown": nobody could tell). */
 void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
@@ -283,6 +284,9 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
         ok = cJSON_AddStringToObject(o, "why", why) != NULL;
     if (ok && warning && warning[0])
         ok = cJSON_AddStringToObject(o, "warning", warning) != NULL;
+    /* only when up and not confirmed on: the healthy answer keeps its shape */
+    if (ok && up && !events)
+        ok = cJSON_AddStringToObject(o, "keyspace", gw_redis_keyspace_ok(r) == 0 ? "missing" : "unknown") != NULL;
     if (ok)
         json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);

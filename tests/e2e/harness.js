@@ -19,7 +19,8 @@
  *   h.defer(t, fn)                    runs fn (may be async) when t ends, in reverse order of
  *                                       registration, together with the harness's own cleanup
  *
- *   const redis = await h.startRedis(t, { port?, args?, dir? })
+ *   const redis = await h.startRedis(t, { port?, args?, dir?, password? })
+ *     password: the server's --requirepass (give it in args too); redis.cli logs in with it
  *     dir: a data folder of the caller's, kept at stop (restart on the same port
  *     and dir, with --appendonly yes, to keep the data across an outage)
  *     redis.port, redis.pid, redis.dir, redis.output (its log lines)
@@ -31,10 +32,11 @@
  *     await redis.stop()              (start again on redis.port to simulate an outage)
  *
  *   const gw = await h.startGateway(t, { redisPort, port?, args?, env?, config?, bin?,
- *                                        stateDir?, timeoutMs? (default 10000) })
+ *                                        stateDir?, timeoutMs? (default 10000), healthy? })
  *     Runs `rankcast --config <repo>/conf/rankcast.conf --listen 127.0.0.1:PORT
  *     --redis 127.0.0.1:REDISPORT --state <tmpdir> ...args` from the repo root (the
- *     shipped web_root "web" is relative) and resolves once GET /healthz is 200.
+ *     shipped web_root "web" is relative) and resolves once GET /healthz is 200
+ *     (healthy: false: once it answers at all, for a gateway that cannot reach Redis).
  *     Its environment is this process's, plus RANKCAST_ADMIN_KEY=h.ADMIN_KEY, plus
  *     opts.env (a null or undefined value there removes that variable:
  *     env: { RANKCAST_ADMIN_KEY: null } starts a gateway without the admin key).
@@ -273,7 +275,8 @@ function pingRedis(port) {
     sock.setTimeout(500, () => done(false));
     sock.on('error', () => done(false));
     sock.on('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => done(d.toString().startsWith('+PONG')));
+    // -NOAUTH: a server started with --requirepass is up too
+    sock.on('data', (d) => done(/^(\+PONG|-NOAUTH)/.test(d.toString())));
   });
 }
 
@@ -320,7 +323,9 @@ async function startRedis(t, opts = {}) {
   const redis = {
     port, dir, output, pid: child.pid, exited: child.exited,
     cli: (...cliArgs) => new Promise((resolve, reject) => {
-      execFile('redis-cli', ['-p', String(port), ...cliArgs.map(String)], (err, stdout, stderr) => {
+      // opts.password: the default user's (--requirepass), sent by redis-cli itself
+      const env = opts.password ? Object.assign({}, process.env, { REDISCLI_AUTH: opts.password }) : process.env;
+      execFile('redis-cli', ['-p', String(port), ...cliArgs.map(String)], { env }, (err, stdout, stderr) => {
         if (err) reject(new Error(`redis-cli ${cliArgs.join(' ')}: ${stderr || err.message}`));
         else resolve(stdout.replace(/\n$/, ''));
       });
@@ -352,7 +357,7 @@ async function startRedis(t, opts = {}) {
 /* ---- a Redis Cluster -------------------------------------------------------- */
 
 // A real cluster of opts.primaries primaries with opts.replicas replicas
-// each, on free loopback ports, formed by redis-cli --cluster create and
+// each (opts.password: requirepass and masterauth on every node), on free loopback ports, formed by redis-cli --cluster create and
 // stopped with the test. The object answers questions about the live
 // topology (asked of the nodes themselves, never remembered):
 //   seeds                 "127.0.0.1:P1,127.0.0.1:P2,..." for --redis
@@ -380,8 +385,10 @@ async function startCluster(t, opts = {}) {
       try {
         redis = await startRedis(t, {
           port,
+          password: opts.password,
           args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
             '--cluster-node-timeout', String(nodeTimeout), '--cluster-require-full-coverage', 'yes',
+            ...(opts.password ? ['--requirepass', opts.password, '--masterauth', opts.password] : []),
             ...(opts.args || [])],
         });
       } catch (e) {
@@ -391,8 +398,10 @@ async function startCluster(t, opts = {}) {
     nodes.push({ port: redis.port, redis });
   }
   const byPort = new Map(nodes.map((n) => [n.port, n]));
+  // opts.password: every node's requirepass and masterauth; redis-cli logs in with it
+  const cliEnv = opts.password ? Object.assign({}, process.env, { REDISCLI_AUTH: opts.password }) : process.env;
   const cli = (port, ...args) => new Promise((resolve, reject) => {
-    execFile('redis-cli', ['-p', String(port), ...args.map(String)], { timeout: 10000 }, (err, stdout, stderr) => {
+    execFile('redis-cli', ['-p', String(port), ...args.map(String)], { timeout: 10000, env: cliEnv }, (err, stdout, stderr) => {
       if (err) reject(new Error(`redis-cli -p ${port} ${args.join(' ')}: ${stderr || err.message}`));
       else resolve(stdout.replace(/\n$/, ''));
     });
@@ -477,7 +486,7 @@ async function startCluster(t, opts = {}) {
   const createArgs = ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`),
     '--cluster-replicas', String(replicas), '--cluster-yes'];
   await new Promise((resolve, reject) => {
-    execFile('redis-cli', createArgs, { timeout: 60000 }, (err, stdout, stderr) => {
+    execFile('redis-cli', createArgs, { timeout: 60000, env: cliEnv }, (err, stdout, stderr) => {
       if (err) reject(new Error(`redis-cli ${createArgs.join(' ')}: ${stderr || err.message}\n${stdout}`));
       else resolve();
     });
@@ -657,7 +666,7 @@ async function startGateway(t, opts = {}) {
         // A connection that closes after the answer (agent: false): a pooled
         // keep-alive socket would count against max_conns(_per_ip) in tests.
         const res = await httpFrom(undefined, base + '/healthz', 'GET', {}, undefined, 1000);
-        return res.res.status === 200;
+        return res.res.status === 200 || opts.healthy === false;
       } catch (e) {
         return false; // not listening yet
       }

@@ -226,7 +226,7 @@ static int setup(void **state)
     f->app.conn_ctx = (struct gw_conn_ctx){&fake_tx, gw_fanout_conn_hooks(f->app.fanout), &f->app.metrics,
                                            f->app.conf->queue_bytes, NULL, NULL, NULL};
     snprintf(f->seeds, sizeof f->seeds, "127.0.0.1:%d", f->redis.port);
-    struct gw_redis_opts ro = {f->seeds, 50, 1000, 1000, 30000, 0};
+    struct gw_redis_opts ro = {f->seeds, 50, 1000, 1000, 30000, 0, NULL, NULL};
     struct gw_redis_hooks hooks = {f, on_up, on_down, on_message, NULL};
     f->app.redis = f->app.store.redis = gw_redis_start(&f->loop, &ro, &hooks);
     if (!f->app.redis)

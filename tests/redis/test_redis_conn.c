@@ -285,6 +285,12 @@ static int setup_no_config(void **state)
     return setup_with(state, args);
 }
 
+static int setup_no_config_events_on(void **state)
+{
+    const char *args[] = {"--rename-command", "CONFIG", "", "--notify-keyspace-events", "Kgzxe", NULL};
+    return setup_with(state, args);
+}
+
 static int teardown(void **state)
 {
     struct fixture *f = *state;
@@ -397,14 +403,46 @@ static void test_existing_keyspace_flags_survive_the_merge(void **state)
     assert_int_equal(finish(f), 0);
 }
 
+static int keyspace_known(struct fixture *f, long arg)
+{
+    (void)arg;
+    return gw_node_keyspace_ok(f->r) != -1;
+}
+
+/* Without CONFIG the node tries a probe key once up: the server's default
+ * (no notifications) is found missing. */
 static void test_refused_config_is_recorded_and_still_comes_up(void **state)
 {
     struct fixture *f = *state;
     f->opts.keyspace_events = 1;
     start_gw(f);
+    assert_int_equal(gw_node_psubscribe(f->r, "__keyspace@*__:rc:*"), 0);
     wait_up(f, 1);
-    assert_int_equal(gw_node_keyspace_ok(f->r), 0);
     assert_true(script_exists(f));
+    assert_true(run_until_cond(f, keyspace_known, 0, WAIT_MS));
+    assert_int_equal(gw_node_keyspace_ok(f->r), 0);
+    assert_int_equal(f->msgs, 0);
+    assert_int_equal(finish(f), 0);
+}
+
+/* ... and an operator's notify-keyspace-events is found on; the probe's own
+ * notifications never reach the hooks, and its key is gone. */
+static void test_without_config_a_probe_finds_keyspace_events_on(void **state)
+{
+    struct fixture *f = *state;
+    f->opts.keyspace_events = 1;
+    start_gw(f);
+    assert_int_equal(gw_node_psubscribe(f->r, "__keyspace@*__:rc:*"), 0);
+    wait_up(f, 1);
+    assert_true(run_until_cond(f, keyspace_known, 0, WAIT_MS));
+    assert_int_equal(gw_node_keyspace_ok(f->r), 1);
+    assert_int_equal(f->msgs, 0);
+    redisReply *rep = ask(f, "EXISTS rc:{~probe}:z");
+    assert_int_equal(rep->integer, 0);
+    freeReplyObject(rep);
+    freeReplyObject(ask(f, "ZADD rc:{demo|}:z 1 alice")); /* a board's notification still arrives */
+    assert_true(run_until(f, &f->msgs, 1, WAIT_MS));
+    assert_string_equal(f->channel, "__keyspace@0__:rc:{demo|}:z");
     assert_int_equal(finish(f), 0);
 }
 
@@ -701,6 +739,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pattern_added_while_up_is_subscribed_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keyspace_notifications_are_enabled_after_connect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_keyspace_flags_survive_the_merge, setup_elh, teardown),
+        cmocka_unit_test_setup_teardown(test_without_config_a_probe_finds_keyspace_events_on,
+                                        setup_no_config_events_on, teardown),
         cmocka_unit_test_setup_teardown(test_refused_config_is_recorded_and_still_comes_up, setup_no_config,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_starting_with_redis_down_retries_until_it_appears, setup, teardown),

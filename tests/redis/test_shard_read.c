@@ -221,7 +221,7 @@ static int setup(void **state)
         return -1;
     char seeds[32];
     snprintf(seeds, sizeof seeds, "127.0.0.1:%d", f->redis.port);
-    struct gw_redis_opts o = {seeds, 50, 1000, 1000, 30000, 0};
+    struct gw_redis_opts o = {seeds, 50, 1000, 1000, 30000, 0, NULL, NULL};
     if (!(f->store.redis = gw_redis_start(&f->loop, &o, NULL)))
         return -1;
     gw_redis_add_script(f->store.redis, &f->read_script);

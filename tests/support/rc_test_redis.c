@@ -48,7 +48,9 @@ static int wait_ready(struct rc_test_redis *r)
         redisContext *c = rc_test_redis_connect(r);
         if (c) {
             redisReply *rep = redisCommand(c, "PING");
-            int ok = rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0;
+            /* NOAUTH: a server started with --requirepass is up too */
+            int ok = rep && ((rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0) ||
+                             (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOAUTH", 6) == 0));
             freeReplyObject(rep);
             redisFree(c);
             if (ok)

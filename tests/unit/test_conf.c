@@ -309,6 +309,34 @@ static void test_multi_field_board_without_tiebreak_key_needs_horizon(void **sta
     free(c);
 }
 
+static void test_redis_credentials_are_stored_as_names_only(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    parse_ok("[redis]\nusername = rankcast\npassword_env = RC_REDIS_PASS\n"
+             "password_file = /etc/rankcast/redis.pass\n",
+             c);
+    assert_string_equal(c->redis_username, "rankcast");
+    assert_string_equal(c->redis_password_env, "RC_REDIS_PASS");
+    assert_string_equal(c->redis_password_file, "/etc/rankcast/redis.pass");
+    parse_ok("[redis]\n", c);
+    assert_string_equal(c->redis_username, "");
+    assert_string_equal(c->redis_password_env, "");
+    assert_string_equal(c->redis_password_file, "");
+    free(c);
+}
+
+static void test_redis_password_in_the_file_is_refused_without_quoting_it(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    assert_int_equal(parse_str("[redis]\npassword = hunter2-secret\n", c, &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, ":2: [redis] password: the Redis password never goes in the config file"));
+    assert_null(strstr(err.msg, "hunter2-secret"));
+    free(c);
+}
+
 static void test_server_redis_limits_values_are_stored(void **state)
 {
     (void)state;
@@ -627,6 +655,10 @@ static const struct err_case err_cases[] = {
     {"[redis]\naddress = http://x:1\n", 2, "address must be"},
     {"[redis]\nkeyspace_events = yes\n", 2, "keyspace_events must be on or off, got 'yes'"},
     {"[redis]\nreconnect_max = 1h\n", 2, "reconnect_max must be a duration from 10ms to 10m"},
+    {"[redis]\nusername = two words\n", 2, "username must be 1..128 printable characters without spaces"},
+    {"[redis]\npassword_env = lower\n", 2, "password_env must name an environment variable"},
+    {"[redis]\npassword_env = 9X\n", 2, "password_env must name an environment variable: 1..64"},
+    {"[redis]\npassword_env = A\npassword_env = B\n", 3, "key 'password_env' repeated in [redis]"},
     /* [limits] */
     {"[limits]\nmax_frame = 100\n", 2, "max_frame must be a byte count from 256 to 1m"},
     {"[limits]\nmax_frame = 2m\n", 2, "max_frame must be"},
@@ -1238,6 +1270,8 @@ int main(void)
         cmocka_unit_test(test_board_defaults_follow_board_kind),
         cmocka_unit_test(test_multi_field_board_without_tiebreak_key_needs_horizon),
         cmocka_unit_test(test_server_redis_limits_values_are_stored),
+        cmocka_unit_test(test_redis_credentials_are_stored_as_names_only),
+        cmocka_unit_test(test_redis_password_in_the_file_is_refused_without_quoting_it),
         cmocka_unit_test(test_auth_and_key_sections_are_stored),
         cmocka_unit_test(test_secret_length_bounds_are_16_and_128),
         cmocka_unit_test(test_jwt_keys_are_read_in_auth),
