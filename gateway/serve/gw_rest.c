@@ -232,7 +232,8 @@ static int health_queues(const struct gw_app *app, cJSON *list, char *why, size_
  * "keyspace_events": unchanged), then "mode" ("single", "cluster", or
  * "unknown" before any seed answered), "nodes" (every server held, with its
  * slots and last error), and when there is one "why" (not healthy) and
- * "warning" (a seed left out). */
+ * "warning" (a seed left out); "test_clock": true when [server] test_clock
+ * is on (its clock may be moved: never so in production). */
 void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
@@ -264,6 +265,8 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
         ok = cJSON_AddStringToObject(o, "why", why) != NULL;
     if (ok && warning && warning[0])
         ok = cJSON_AddStringToObject(o, "warning", warning) != NULL;
+    if (ok && q->app->conf->test_clock)
+        ok = cJSON_AddTrueToObject(o, "test_clock") != NULL;
     if (ok)
         json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
