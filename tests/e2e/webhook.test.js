@@ -7,7 +7,8 @@
  * and retries, shows in /metrics, and the gateway keeps answering; a stop
  * while a POST hangs exits at once and hands the delivery to the other
  * gateway, and one killed mid-retry leaves its lock to expire before the
- * other delivers; two gateways closing the same period deliver it once; a
+ * other delivers; two gateways closing the same period deliver it once, on
+ * one Redis and on a Redis Cluster (3 primaries; profiles in their own slots); a
  * board of a periodic template (archived from its index) is delivered too. */
 'use strict';
 
@@ -237,6 +238,39 @@ test('two gateways closing the same period deliver it once', { skip }, async (t)
   const lines = gws.flatMap((g) => g.stderr).filter((l) => /webhook hook 0: delivered/.test(l));
   assert.equal(lines.length, 1);
 });
+
+test('on a Redis Cluster: two gateways, a receiver failing once: one signed delivery with the profiles (each key in its own slot)',
+  { skip, timeout: 120000 }, async (t) => {
+    const rx = await startReceiver(t, (n) => (n === 1 ? 500 : 200));
+    const config = h.configWith(t, {
+      server: { test_clock: 'on' }, extra: BOARD,
+      webhook: { url: rx.url, secret: SECRET, top: 3, retries: 4, backoff_base: '200ms', backoff_cap: '1s' },
+    });
+    const cluster = await h.startCluster(t, { primaries: 3, replicas: 0 });
+    const gws = [await h.startGateway(t, { redis: cluster.seeds, config }),
+      await h.startGateway(t, { redis: cluster.seeds, config })];
+    await fillPeriod(gws[0]);
+    await setClock(gws[1], '2026-01-01T00:30:00Z');
+    await Promise.all(gws.map(closePeriod));
+    await h.waitFor(() => rx.got.some((r) => r.answer === 200), 30000, 'the accepted delivery');
+    const owner = await cluster.owner('rc:{hook|0}:hooked');
+    await h.waitFor(async () => (await cluster.cli(owner, 'GET', 'rc:{hook|0}:hooked')) === 'sent', 10000, 'the marker');
+    await h.sleep(3000); // give the other gateway every chance to send again
+    assert.deepEqual(rx.got.map((r) => r.answer), [500, 200]);
+    for (const r of rx.got) assert.ok(signatureOk(r), `bad signature ${r.headers['x-rankcast-signature']}`);
+    assert.equal(rx.got[1].headers['x-rankcast-delivery'], rx.got[0].headers['x-rankcast-delivery']);
+    assert.deepEqual(JSON.parse(rx.got[1].raw.toString('utf8')), {
+      board: 'hook', period: '0', total: 5,
+      rows: [
+        { rank: 1, member: 'user:e', score: 70, name: 'Eve' },
+        { rank: 2, member: 'user:b', score: 50, name: 'Bea' },
+        { rank: 3, member: 'user:c', score: 40 },
+      ],
+    });
+    const sent = [];
+    for (const g of gws) sent.push((await hookMetrics(g)).get('rankcast_webhooks_sent_total'));
+    assert.deepEqual(sent.sort(), [0, 1]);
+  });
 
 test('a gateway killed mid-retry leaves its lock to expire; the other gateway then delivers it', { skip }, async (t) => {
   let fail = true;
