@@ -262,7 +262,8 @@ static int start(struct gw_app *app, const struct options *o)
         return RC_E_BAD_REQUEST;
     }
     app->config_path = o->config;
-    if (gw_env_apply_overrides(app->conf, &o->flags) != 0 || gw_env_resolve_keys(app->conf) != 0)
+    if (gw_env_apply_overrides(app->conf, &o->flags) != 0 || gw_env_resolve_keys(app->conf) != 0 ||
+        gw_env_check_test_clock(app->conf) != 0)
         return RC_E_BAD_REQUEST;
     if (gw_jwt_load(&app->jwt, app->conf, &err) != 0) {
         gw_log_error("config: %s", err.msg);

@@ -32,3 +32,8 @@ int64_t gw_mono_us(void)
 {
     return (int64_t)(uv_hrtime() / 1000);
 }
+
+int64_t gw_clock_gate_us(const struct gw_clock *c)
+{
+    return gw_mono_us() + gw_clock_offset_ms(c) * 1000;
+}

@@ -27,4 +27,11 @@ void gw_clock_set_offset_ms(struct gw_clock *c, int64_t ms);
 /* A monotonic clock in microseconds, for measuring durations. */
 int64_t gw_mono_us(void);
 
+/* The time of the max_rate gates (core/rc_rate.h): the monotonic clock plus
+ * the test offset, so that with [server] test_clock = on a test holds a
+ * rate-limited view for as long as it likes (clock moved back) or releases
+ * it (moved forward) whatever the machine's speed; without the test clock,
+ * the monotonic clock. Borrows c. */
+int64_t gw_clock_gate_us(const struct gw_clock *c);
+
 #endif

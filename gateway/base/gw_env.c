@@ -74,3 +74,23 @@ int gw_env_resolve_keys(struct rc_conf *c)
     gw_log_info("auth: %u API keys; reads %s; writes need a key", a->nkeys, a->reads_need_key ? "need a key" : "open");
     return 0;
 }
+
+int gw_env_check_test_clock(const struct rc_conf *c)
+{
+    if (!c->test_clock)
+        return 0;
+    /* The test clock also decides token expiry (exp, nbf): whoever may move
+     * it could make an expired token valid again. */
+    if (c->jwt_secret_len || c->jwt_public_key[0]) {
+        const char *allow = getenv("RANKCAST_ALLOW_TEST_CLOCK");
+        if (!allow || strcmp(allow, "1") != 0) {
+            gw_log_error("[server] test_clock = on with a JWT %s: refused (the test clock decides token expiry); "
+                         "set RANKCAST_ALLOW_TEST_CLOCK=1 to allow it in a test",
+                         c->jwt_secret_len ? "secret" : "public key");
+            return RC_E_BAD_REQUEST;
+        }
+    }
+    gw_log_warn("[server] test_clock = on: POST /api/v1/debug/clock may move this gateway's clock "
+                "(periods, archives, token expiry); never run it so in production");
+    return 0;
+}

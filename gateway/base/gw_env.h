@@ -24,4 +24,10 @@ int gw_env_apply_overrides(struct rc_conf *c, const struct gw_env_flags *f);
  * names, never secrets. Returns 0, or RC_E_BAD_REQUEST (logged). */
 int gw_env_resolve_keys(struct rc_conf *c);
 
+/* With [server] test_clock = on: logs a warning (at every start), and
+ * refuses a JWT secret or public key beside it (the test clock decides token
+ * expiry) unless RANKCAST_ALLOW_TEST_CLOCK=1. Call after gw_env_resolve_keys.
+ * Returns 0, or RC_E_BAD_REQUEST (logged). */
+int gw_env_check_test_clock(const struct rc_conf *c);
+
 #endif

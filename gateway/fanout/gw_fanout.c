@@ -465,7 +465,7 @@ static void board_tick(struct gw_board *b)
         else if (b->changed)
             gw_fo_board_refresh(b, 1);
     }
-    int64_t now_us = gw_mono_us();
+    int64_t now_us = gw_clock_gate_us(&b->f->app->clock); /* max_rate's time */
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
         gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
         if (gw_fo_view_uses_mirror(v))

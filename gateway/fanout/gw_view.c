@@ -362,7 +362,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     /* prev_rank: w was taken (a read: started) at this moves_break */
     uint64_t break_now = v->board ? v->board->moves_break : 0;
     uint64_t break_taken = gw_fo_view_uses_mirror(v) ? break_now : v->read_break;
-    int64_t now_us = v->gate.rate ? gw_mono_us() : 0;
+    int64_t now_us = v->gate.rate ? gw_clock_gate_us(&f->app->clock) : 0;
     if (v->last && !rc_rate_may_send(&v->gate, now_us)) {
         /* Too soon for its rate: the newest window waits for the tick
          * (gw_fo_view_send_held), one message from what the viewers hold. */
@@ -500,7 +500,7 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
     broadcast(v, msg, &f->app->metrics.deltas_sent);
     gw_msg_unref(msg);
     v->viewers_sent = shown;
-    rc_rate_sent(&v->gate, v->gate.rate ? gw_mono_us() : 0);
+    rc_rate_sent(&v->gate, v->gate.rate ? gw_clock_gate_us(&f->app->clock) : 0);
 }
 
 void gw_fo_fail_pending(struct gw_view *v, int code)

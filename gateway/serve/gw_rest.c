@@ -244,7 +244,9 @@ static int health_queues(const struct gw_app *app, cJSON *list, char *why, size_
  * "unknown" before any seed answered), "nodes" (every server held, with its
  * slots and last error), and when there is one "why" (not healthy),
  * "warning" (a seed left out) and "keyspace" ("missing": keyspace
- * notifications are off on a server; "unknown": nobody could tell). */
+ * notifications are off on a server; "unknown": nobody could tell);
+ * "test_clock": true when [server] test_clock is on (its clock may be
+ * moved: never so in production). */
 void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     (void)t;
@@ -287,6 +289,8 @@ void gw_rest_health(struct gw_http_req *q, const struct gw_rest_target *t)
     /* only when up and not confirmed on: the healthy answer keeps its shape */
     if (ok && up && !events)
         ok = cJSON_AddStringToObject(o, "keyspace", gw_redis_keyspace_ok(r) == 0 ? "missing" : "unknown") != NULL;
+    if (ok && q->app->conf->test_clock)
+        ok = cJSON_AddTrueToObject(o, "test_clock") != NULL;
     if (ok)
         json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);

@@ -55,7 +55,7 @@ test('remove + block: the member leaves the board, viewers see it, and its write
   const r = await admin.request({ op: 'remove', board: 'demo', member: 'user:cheat', block: true });
   assert.equal(r.op, 'removed', JSON.stringify(r));
   assert.equal(r.blocked, true);
-  await h.waitFor(() => rows.map((x) => x.member).join() === 'user:a,user:b', 1000, 'the viewer to drop user:cheat');
+  await h.waitFor(() => rows.map((x) => x.member).join() === 'user:a,user:b', 10000, 'the viewer to drop user:cheat');
   assert.equal(await redis.cli('ZSCORE', 'rc:{demo|}:z', 'user:cheat'), '');
 
   const blocked = await writer.request({ op: 'incr', board: 'demo', member: 'user:cheat', delta: 1 });
@@ -129,7 +129,7 @@ test('reset: the board empties, viewers and feeds start over, the audit says who
   const admin = await h.connectWs(t, gw.wsUrl);
   const r = await admin.request({ op: 'reset', board: 'demo' });
   assert.equal(r.op, 'board_reset', JSON.stringify(r));
-  await h.waitFor(() => rows.length === 0, 1000, 'the viewer to show an empty board');
+  await h.waitFor(() => rows.length === 0, 10000, 'the viewer to show an empty board');
   const fs = await viewer.next({ op: 'snapshot', sub: feed.sub, reset: true }, 2000);
   assert.equal(fs.seq, r.seq);
   assert.equal(await redis.cli('ZCARD', 'rc:{demo|}:z'), '0');

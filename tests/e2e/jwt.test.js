@@ -92,7 +92,9 @@ async function hsStack(t) {
     server: { test_clock: 'on' },
     auth: { reads: 'key', jwt_secret: SECRET, jwt_skew: '20s' },
   });
-  const s = await h.startStack(t, { config });
+  // (the test clock beside a JWT secret needs RANKCAST_ALLOW_TEST_CLOCK=1:
+  // moving the clock moves token expiry)
+  const s = await h.startStack(t, { config, env: { RANKCAST_ALLOW_TEST_CLOCK: '1' } });
   return { ...s, config, clk: clock(s.gw) };
 }
 
@@ -408,6 +410,40 @@ test('--check-config checks the token settings and the key file', { skip, timeou
   const redis = await h.startRedis(t);
   const bad = h.configWith(t, { auth: { jwt_public_key: keys.rsaPriv } });
   await assert.rejects(h.startGateway(t, { redisPort: redis.port, config: bad, timeoutMs: 5000 }));
+});
+
+test('test_clock = on: warned at every start, shown by /healthz, refused beside a JWT secret or public key ' +
+     'unless RANKCAST_ALLOW_TEST_CLOCK=1', { skip, timeout: 60000 }, async (t) => {
+  const keys = makeKeys(t);
+  const redis = await h.startRedis(t);
+  const deny = { RANKCAST_ALLOW_TEST_CLOCK: null };
+  // Alone: it starts, says so in its log and in /healthz.
+  const alone = await h.startGateway(t, { redisPort: redis.port, env: deny,
+    config: h.configWith(t, { server: { test_clock: 'on' } }) });
+  await alone.waitForLine(/test_clock = on/, 5000);
+  const health = await h.http(alone.base, 'GET', '/healthz');
+  assert.equal(health.body.test_clock, true, health.text);
+  await alone.stop();
+  // Off (the shipped config): no such field.
+  const off = await h.startGateway(t, { redisPort: redis.port, env: deny });
+  assert.equal((await h.http(off.base, 'GET', '/healthz')).body.test_clock, undefined);
+  assert.ok(!off.stderr.some((l) => /test_clock/.test(l)), off.stderr.join('\n'));
+  await off.stop();
+  // Beside a JWT secret (file or environment) or a public key: refused, naming the variable.
+  for (const [auth, env] of [[{ jwt_secret: SECRET }, {}], [{}, { RANKCAST_JWT_SECRET: SECRET }],
+    [{ jwt_public_key: keys.rsaPub }, {}]]) {
+    const config = h.configWith(t, { server: { test_clock: 'on' }, auth });
+    await assert.rejects(h.startGateway(t, { redisPort: redis.port, config, env: { ...deny, ...env }, timeoutMs: 5000 }),
+      (e) => {
+        assert.match(e.message, /test_clock = on with a JWT (secret|public key): refused/, e.message);
+        assert.match(e.message, /RANKCAST_ALLOW_TEST_CLOCK=1/, e.message);
+        return true;
+      }, JSON.stringify({ auth, env }));
+    // ... and allowed with RANKCAST_ALLOW_TEST_CLOCK=1 (tests), still with the warning.
+    const gw = await h.startGateway(t, { redisPort: redis.port, config, env: { ...env, RANKCAST_ALLOW_TEST_CLOCK: '1' } });
+    await gw.waitForLine(/test_clock = on/, 5000);
+    await gw.stop();
+  }
 });
 
 /* ---- web/rankcast.js with tokens ------------------------------------------------------- */

@@ -43,16 +43,16 @@ test('an out-of-band ZADD, ZINCRBY, ZREM and DEL reach a top-10 viewer', async (
   assert.equal(names(v.rows), 'user:a=10');
 
   await redis.cli('ZADD', ZKEY, String(500 * SCALE), 'user:cli');
-  await h.waitFor(() => names(v.rows) === 'user:cli=500 user:a=10', 1000, 'the ZADD to show');
+  await h.waitFor(() => names(v.rows) === 'user:cli=500 user:a=10', 10000, 'the ZADD to show');
 
   await redis.cli('ZINCRBY', ZKEY, String(1000 * SCALE), 'user:a');
-  await h.waitFor(() => names(v.rows) === 'user:a=1010 user:cli=500', 1000, 'the ZINCRBY to show');
+  await h.waitFor(() => names(v.rows) === 'user:a=1010 user:cli=500', 10000, 'the ZINCRBY to show');
 
   await redis.cli('ZREM', ZKEY, 'user:a');
-  await h.waitFor(() => names(v.rows) === 'user:cli=500', 1000, 'the ZREM to show');
+  await h.waitFor(() => names(v.rows) === 'user:cli=500', 10000, 'the ZREM to show');
 
   await redis.cli('DEL', ZKEY);
-  await h.waitFor(() => v.rows.length === 0, 1000, 'the DEL to empty the view');
+  await h.waitFor(() => v.rows.length === 0, 10000, 'the DEL to empty the view');
 });
 
 test('a board renamed onto the key shows as a whole new window', async (t) => {
@@ -60,5 +60,5 @@ test('a board renamed onto the key shows as a whole new window', async (t) => {
   const v = await topTen(t, gw);
   await redis.cli('ZADD', 'scratch', String(7 * SCALE), 'user:x', String(9 * SCALE), 'user:y');
   await redis.cli('RENAME', 'scratch', ZKEY);
-  await h.waitFor(() => names(v.rows) === 'user:y=9 user:x=7', 1000, 'the RENAME to show');
+  await h.waitFor(() => names(v.rows) === 'user:y=9 user:x=7', 10000, 'the RENAME to show');
 });

@@ -30,7 +30,7 @@ test('a profile shows in snapshots, REST reads and, once renamed, in deltas', as
   // PUT replaces the whole profile: avatar is gone, the name is new.
   r = await h.http(gw.base, 'PUT', '/api/v1/members/user:1/profile', { name: 'Renamed' });
   assert.equal(r.status, 200);
-  await h.waitFor(() => rows[0].name === 'Renamed' && rows[0].avatar === undefined, 1000, 'the rename to reach the viewer');
+  await h.waitFor(() => rows[0].name === 'Renamed' && rows[0].avatar === undefined, 10000, 'the rename to reach the viewer');
   const read = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=1');
   assert.equal(read.body.rows[0].name, 'Renamed');
 });

@@ -13,6 +13,9 @@
  *    older than queue_lag_max, and /metrics shows length and age; every
  *    acked write is applied once the consumer runs again, and /healthz
  *    recovers;
+ *  - an entry the write script refuses when applied (an incr leaving the
+ *    range) is dropped, counted in rankcast_queue_dropped_total and logged,
+ *    and the entries after it are applied;
  *  - on a Redis Cluster the stream lives in the board's slot and the burst
  *    is applied there;
  *  - bad config is refused at start with file:line.
@@ -284,6 +287,30 @@ test('on a Redis Cluster the queue lives in the board\'s slot and is applied the
   const owner = await cluster.owner(STREAM);
   assert.equal(owner, await cluster.owner('rc:{burst|}:z'), 'the stream shares the board\'s slot');
   assert.equal(await cluster.cli(owner, 'XLEN', STREAM), '0');
+});
+
+test('a queued write the write script refuses when applied is dropped, counted and logged; the queue goes on', { skip, timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t, { config: h.configWith(t, { limits: OPEN_LIMITS }) });
+  const admin = { headers: { Authorization: `Bearer ${h.ADMIN_KEY}` } };
+  const counter = async (name) => {
+    const m = new RegExp(`^${name} (\\d+)$`, 'm').exec((await h.http(gw.base, 'GET', '/metrics', null, admin)).text);
+    return m ? Number(m[1]) : null;
+  };
+  const ws = await h.connectWs(t, gw.wsUrl);
+  // burst's points range is +-(2^24 - 1) (tiebreak over 3650 days at 1 s):
+  // each incr is in range when queued, the second leaves it when applied.
+  const big = 10000000;
+  for (let i = 0; i < 2; i++) {
+    const r = await ws.request({ op: 'incr', board: BOARD, member: 'over', delta: big, req: `over-${i}` }, 10000);
+    assert.equal(r.queued, true, JSON.stringify(r));
+  }
+  assert.equal((await ws.request({ op: 'incr', board: BOARD, member: 'after', delta: 3, req: 'after-0' }, 10000)).queued, true);
+  await h.waitFor(async () => (await counter('rankcast_queue_dropped_total')) === 1 &&
+    (await counter('rankcast_queue_applied_total')) === 2, 20000, 'one entry dropped, two applied');
+  await gw.waitForLine(/queue: board burst: entry \S+ not applied: out_of_range/, 5000);
+  const body = await boardRows(gw);
+  assert.deepEqual(body.rows.map((r) => [r.member, r.score]).sort(), [['after', 3], ['over', big]]);
+  assert.equal(body.seq, 2, 'the dropped entry wrote nothing');
 });
 
 function checkConfig(file) {

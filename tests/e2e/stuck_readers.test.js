@@ -1,7 +1,8 @@
 /* stuck_readers.test.js - 1,000 connections that subscribe and then never
  * read again, while writes flow: the gateway's memory stays under the bound
- * docs/gateway.md gives, a reading viewer's delivery latency is measured with
- * and without them (and reported), and the stuck connections are closed by
+ * docs/gateway.md gives, a reading viewer gets every write while they hang
+ * (each within a third of the idle timeout: not waiting behind them; its
+ * latency with and without them is reported, not bounded), and the stuck connections are closed by
  * the idle timeout (they never answer a ping). */
 'use strict';
 
@@ -81,7 +82,10 @@ async function metric(gw, name) {
 }
 
 /* Write-to-screen latency as a reading viewer of top 100 sees it: each write
- * sets a unique score; the clock stops when a delta row shows that score. */
+ * sets a unique score; the clock stops when a delta row shows that score.
+ * A write not seen within SEEN_MS fails (the viewer waited behind the stuck
+ * readers, whose queues only go at the idle timeout). */
+const SEEN_MS = (IDLE_S * 1000) / 3;
 async function measure(c, writer, sub, rounds) {
   const lat = [];
   let waiting = null;
@@ -96,10 +100,12 @@ async function measure(c, writer, sub, rounds) {
   for (let i = 0; i < rounds; i++) {
     const member = `user:${i % 50}`;
     const score = 1000000 + Math.floor(Math.random() * 1000000);
-    await new Promise((resolve) => {
+    let timer;
+    await new Promise((resolve, reject) => {
       waiting = { member, score, t0: Date.now(), done: resolve };
+      timer = setTimeout(() => reject(new Error(`write ${i} (${member}=${score}) not seen within ${SEEN_MS} ms`)), SEEN_MS);
       writer.send({ op: 'set', board: 'demo', member, value: score });
-    });
+    }).finally(() => clearTimeout(timer));
     waiting = null;
   }
   c.ws.off('message', onMsg);
@@ -154,24 +160,12 @@ test('1,000 stuck readers: bounded memory, other viewers unaffected, closed by t
   // The bound docs/gateway.md gives: per stuck connection at most queue_bytes of
   // view traffic plus one snapshot plus lws' own state (~16 KiB here).
   assert.ok(perConn < QUEUE + 16 * 1024 + 16 * 1024, `${perConn} bytes per stuck connection`);
-  // Other viewers: compared with the baseline measured before, on the same
-  // gateway; loose enough for a shared machine, far below a viewer that
-  // waited behind the stuck ones (seconds: the idle timeout). Each write
-  // here moves rows in 16,000 stuck views, and with a second copy of the
-  // suite beside it the gateway needs up to three ticks for that: in nine
-  // runs side by side p50 went from 50 ms to 51, 56, 107, 146, 148, 150 and
-  // 153 ms (twice, once under a sanitizer), the fan-out's CPU and not a wait
-  // behind the stuck readers. So up to four ticks more (five under a
-  // sanitizer, which pays several times the CPU) pass.
-  const p50Margin = process.env.RC_SANITIZE ? 450 : 250;
-  assert.ok(during.p50 <= before.p50 + p50Margin, `p50 ${during.p50} ms with stuck readers vs ${before.p50} ms without`);
-  // (p99 of 100 samples is one sample: a loaded machine stalls it by a few
-  // hundred ms, measured up to 332 ms with a sanitizer run beside it.)
-  // Under RC_SANITIZE the fan-out to 16,000 stuck views runs several times
-  // slower and one sample stalled 1.9 s (p50 stayed at 66 ms): reported, the
-  // p99 bound holds for the optimised build only.
-  if (process.env.RC_SANITIZE) t.diagnostic(`sanitizer build: p99 ${during.p99} ms not bounded`);
-  else assert.ok(during.p99 <= 4 * before.p99 + 750, `p99 ${during.p99} ms with stuck readers vs ${before.p99} ms without`);
+  // Other viewers: measure() above failed unless the reading viewer saw
+  // every write within SEEN_MS (a viewer waiting behind the stuck ones waits
+  // for the idle timeout). Its latencies are reported, not bounded: each
+  // write here moves rows in 16,000 stuck views, and a loaded machine (a
+  // second copy of the suite beside it) took p50 from 50 ms to ~150 ms, the
+  // fan-out's CPU and not a wait behind the stuck readers.
 
   // They never answer pings: the idle timeout closes them.
   await h.waitFor(async () => (await metric(gw, 'rankcast_connections')) <= 2, 2 * IDLE_S * 1000 + 30000, 'the stuck connections to be closed');
