@@ -73,7 +73,7 @@ function sameSums(body, sums) {
 }
 
 async function metric(gw, name) {
-  const res = await fetch(gw.base + '/metrics');
+  const res = await fetch(gw.base + '/metrics', { headers: { Authorization: `Bearer ${h.ADMIN_KEY}` } });
   const text = await res.text();
   const m = new RegExp(`^${name.replace(/[{}"]/g, (c) => '\\' + c)} ([0-9.e+-]+)$`, 'm').exec(text);
   return m ? Number(m[1]) : null;
