@@ -35,6 +35,7 @@
 #include "jobs/gw_decay.h"
 #include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
+#include "ops/gw_idem.h"
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
 #include "store/gw_profile.h"
@@ -107,10 +108,15 @@ static int check_config(const char *path)
     int rc = gw_conf_load(path, c, &err);
     if (rc == 0 && (rc = gw_jwt_load(&jwt, c, &err)) == 0) /* the token key file, too */
         gw_jwt_free(&jwt);
-    if (rc)
+    if (rc) {
         fprintf(stderr, "rankcast: %s\n", err.msg);
-    else
+    } else {
+        char warn[512];
+        gw_idem_floor_warning(c, warn, sizeof warn); /* allowed, but said: ops/gw_idem.h */
+        if (warn[0])
+            fprintf(stderr, "rankcast: warning: %s\n", warn);
         printf("%s: ok, %zu boards\n", path, c->nboards);
+    }
     free(c);
     return rc ? 1 : 0;
 }
