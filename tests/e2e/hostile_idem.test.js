@@ -150,6 +150,11 @@ test('a queued write keeps one small record, from its ack to after it is applied
     const again = await a.request({ op: 'incr', board: 'burst', member: 'user:0', delta: 1, req: 'q-0' });
     assert.equal(again.duplicate, true, JSON.stringify(again));
     assert.match(again.entry, /^\d+-\d+$/);
+    // the shared record still lets an admin reverse the applied write by its req
+    const rev = await h.http(gw.base, 'POST', '/api/v1/boards/burst/reverse', { req: 'q-1' }, { token: h.ADMIN_KEY });
+    assert.equal(rev.status, 200, rev.text);
+    assert.equal(rev.body.member, 'user:1');
+    assert.equal(rev.body.score, 0);
   });
 
 test('--check-config warns when the cap is below what key_write_rate allows, and not when it is auto',
