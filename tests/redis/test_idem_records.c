@@ -16,6 +16,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "rc_admin_args.h"
 #include "rc_lua.h"
 #include "rc_proto.h"
 #include "rc_queue.h"
@@ -306,12 +307,58 @@ static void test_after_the_window_a_retried_req_is_a_new_write(void **state)
     assert_int_equal(seq_of(f, "plain"), 2);
 }
 
+/* lua/admin.lua's reverse of req on the queued board: status and message. */
+static void reverse(struct fixture *f, const char *req, char status[16], char message[160])
+{
+    struct rc_request r;
+    struct rc_admin_args a;
+    struct rc_period none;
+    struct rc_error err = {0, ""};
+    char nk[8];
+    const char *words[3 + RC_ADMIN_NKEYS + RC_ADMIN_NARGV];
+    size_t lens[3 + RC_ADMIN_NKEYS + RC_ADMIN_NARGV];
+    memset(&r, 0, sizeof r);
+    memset(&none, 0, sizeof none);
+    r.op = RC_OP_REVERSE;
+    snprintf(r.board, sizeof r.board, "burst");
+    snprintf(r.req, sizeof r.req, "%s", req);
+    assert_int_equal(rc_admin_args_build(rc_conf_find_board(f->conf, "burst"), &r, &none, T0, 0, 0, 0, &a, &err), 0);
+    snprintf(nk, sizeof nk, "%d", RC_ADMIN_NKEYS);
+    words[0] = "EVAL", lens[0] = 4;
+    words[1] = rc_lua_admin, lens[1] = strlen(rc_lua_admin);
+    words[2] = nk, lens[2] = strlen(nk);
+    for (unsigned i = 0; i < RC_ADMIN_NKEYS + RC_ADMIN_NARGV; i++)
+        words[3 + i] = a.words[i], lens[3 + i] = a.lens[i];
+    redisReply *x = redisCommandArgv(f->rf.c, 3 + RC_ADMIN_NKEYS + RC_ADMIN_NARGV, words, lens);
+    assert_non_null(x);
+    if (x->type == REDIS_REPLY_ERROR)
+        fail_msg("script error: %s", x->str);
+    snprintf(status, 16, "%s", x->element[0]->str);
+    snprintf(message, 160, "%s", x->element[5]->type == REDIS_REPLY_STRING ? x->element[5]->str : "");
+    freeReplyObject(x);
+}
+
+static void test_a_queued_write_is_reversed_by_its_req_once_applied_not_before(void **state)
+{
+    struct fixture *f = *state;
+    char st[16], entry[64], msg[160];
+    enqueue(f, "user:101", "r-1", st, entry);
+    reverse(f, "r-1", st, msg);
+    assert_string_equal(st, "bad_request");
+    assert_string_equal(msg, "that write is queued and not applied yet: nothing to reverse");
+    apply_entry(f, entry, st);
+    reverse(f, "r-1", st, msg); /* the applied record, "\n#ENTRY-ID" after its points */
+    assert_string_equal(st, "ok");
+    assert_int_equal(seq_of(f, "burst"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_a_queued_write_with_req_keeps_one_record_from_enqueue_to_applied, fresh),
         cmocka_unit_test_setup(test_a_retried_req_inside_the_window_counts_once_queued_or_applied, fresh),
         cmocka_unit_test_setup(test_after_the_window_a_retried_req_is_a_new_write, fresh),
+        cmocka_unit_test_setup(test_a_queued_write_is_reversed_by_its_req_once_applied_not_before, fresh),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
