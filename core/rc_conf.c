@@ -212,6 +212,7 @@ void rc_conf_defaults(struct rc_conf *c)
     c->conn_write_burst = 2000;
     c->key_write_rate = 20000;
     c->key_write_burst = 40000;
+    c->idem_max_per_key = 0; /* auto: rc_idem_floor, above what key_write_rate allows */
     c->auth.reads_need_key = 0; /* reads are open unless [auth] reads = key */
     c->auth.nkeys = 0;
     c->jwt_skew_ms = 30 * MS_S; /* clock difference allowed on exp and nbf */

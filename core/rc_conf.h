@@ -74,6 +74,7 @@ struct rc_conf {
     unsigned conn_write_burst;         /* default 2000 */
     unsigned key_write_rate;           /* writes/s per API key (all its connections), default 20000 */
     unsigned key_write_burst;          /* default 40000 */
+    unsigned idem_max_per_key;         /* idempotency_max_per_key: records per writer (core/rc_idem.h); 0 = auto */
     int64_t header_timeout_ms;         /* to send a request's headers (or a handshake), default 10 s */
     int64_t body_timeout_ms;           /* to send a request body, in total, default 10 s */
     unsigned max_pending;              /* requests per connection waiting for an answer, default 64 */

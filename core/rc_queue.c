@@ -35,7 +35,7 @@ int rc_queue_enqueue_build(const struct rc_board *b, const struct rc_request *r,
     if ((rc = rc_write_args_build(b, r, &none, now_ms, 0, &check, err)) != 0)
         return rc;
     if (rc_queue_key(out->keys[0], RC_KEY_MAX, r->board, "in") ||
-        rc_board_key(out->keys[1], RC_KEY_MAX, r->board, "", "qreq", r->req[0] ? r->req : NULL) ||
+        rc_board_key(out->keys[1], RC_KEY_MAX, r->board, "", "req", r->req[0] ? r->req : NULL) ||
         rc_board_key(out->keys[2], RC_KEY_MAX, r->board, "", "blocked", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
     out->nkeys = RC_QUEUE_NKEYS;

@@ -6,7 +6,9 @@
  * Keys, all in the board's hash tag (one slot on a cluster):
  *   rc:{B|}:in         the stream of unapplied writes (an entry leaves it
  *                      once applied: XACK and XDEL, lua/queue_ack.lua)
- *   rc:{B|}:qreq:REQ   a client's req seen at enqueue: "ENTRY-ID\nMEMBER"
+ *   rc:{B|}:req:REQ    a client's req: its one idempotency record, made at
+ *                      enqueue ("#ENTRY-ID\nMEMBER") and turned into the
+ *                      applied write's by lua/write.lua (its header comment)
  *   rc:{B|}:qlock      the consumer lock (one applying gateway at a time)
  * The consumer group on the stream is RC_QUEUE_GROUP.
  *
@@ -32,7 +34,7 @@
 #define RC_QUEUE_ARGV_MAX (5 + 2 * (5 + RC_MAX_FIELDS))
 
 struct rc_queue_enqueue {
-    unsigned nkeys;                 /* RC_QUEUE_NKEYS: stream, qreq marker, blocklist */
+    unsigned nkeys;                 /* RC_QUEUE_NKEYS: stream, req record, blocklist */
     unsigned nargv;
     char keys[RC_QUEUE_NKEYS][RC_KEY_MAX];
     const char *argv[RC_QUEUE_ARGV_MAX]; /* point into num/names below or the request */

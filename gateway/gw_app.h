@@ -31,6 +31,7 @@ struct gw_webhook;
 struct gw_queue;
 struct gw_group;
 struct gw_listen;
+struct gw_idem;
 
 struct gw_app {
     uv_loop_t *loop;
@@ -53,6 +54,7 @@ struct gw_app {
     struct gw_store store;          /* what store/ reads need (main and the archive job fill it) */
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
+    struct gw_idem *idem;           /* idempotency records per writer, capped (ops/gw_idem.h) */
     struct gw_jwt jwt;              /* token keys (base/gw_jwt.h) */
     uint64_t token_sweep_at;        /* next check for expired tokens (uv_now ms; serve/gw_ws.c) */
     struct gw_conn *conns;          /* open WebSocket connections (list) */

@@ -36,6 +36,7 @@
 #include "jobs/gw_decay.h"
 #include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
+#include "ops/gw_idem.h"
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
 #include "store/gw_profile.h"
@@ -110,10 +111,15 @@ static int check_config(const char *path)
         gw_jwt_free(&jwt);
     if (rc == 0)
         rc = gw_redis_pass_check_file(c, &err); /* and the Redis password file */
-    if (rc)
+    if (rc) {
         fprintf(stderr, "rankcast: %s\n", err.msg);
-    else
+    } else {
+        char warn[512];
+        gw_idem_floor_warning(c, warn, sizeof warn); /* allowed, but said: ops/gw_idem.h */
+        if (warn[0])
+            fprintf(stderr, "rankcast: warning: %s\n", warn);
         printf("%s: ok, %zu boards\n", path, c->nboards);
+    }
     free(c);
     return rc ? 1 : 0;
 }

@@ -156,8 +156,15 @@ elseif action == 'reverse' then
   if not marker then
     return { 'unknown_req', 0, '', '', 0, 'no write with that req on this board within its idempotency window' }
   end
-  -- the write script stores "member\nold points\nnew points" (old "" when new)
-  local m, oldp, newp = string.match(marker, '^([^\n]*)\n([^\n]*)\n([^\n]*)$')
+  -- the write script stores "member\nold points\nnew points" (old "" when
+  -- new), a queued write's with "\n#ENTRY-ID" after it, and enqueue.lua
+  -- "#ENTRY-ID\nmember" until the entry is applied (lua/write.lua,
+  -- "Idempotency records")
+  if string.byte(marker, 1) == 35 then
+    return { 'bad_request', 0, '', '', 0, 'that write is queued and not applied yet: nothing to reverse' }
+  end
+  local m, oldp, newp = string.match(marker, '^([^\n]*)\n([^\n]*)\n([^\n#]*)$')
+  if not m then m, oldp, newp = string.match(marker, '^([^\n]*)\n([^\n]*)\n([^\n#]*)\n#') end
   if not m then return { 'bad_request', 0, '', '', 0, 'that write changed nothing to reverse' } end
   if redis.call('EXISTS', KEYS[7]) == 1 then
     local c = redis.call('ZSCORE', z, m)

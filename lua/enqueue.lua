@@ -4,7 +4,8 @@
 -- once. Every key shares the board's hash tag {B|}.
 --
 -- KEYS[1] rc:{B|}:in          the stream of unapplied writes
--- KEYS[2] rc:{B|}:qreq:REQ    the req's marker (unused when ARGV[2] is "")
+-- KEYS[2] rc:{B|}:req:REQ     the req's idempotency record, the same key the
+--                             write script keeps (unused when ARGV[2] is "")
 -- KEYS[3] rc:{B|}:blocked     members an admin blocked from writing
 --
 -- ARGV[1] queue_max          ARGV[2] req or ""
@@ -21,6 +22,14 @@
 --
 -- Applied entries leave the stream (lua/queue_ack.lua), so XLEN counts the
 -- unapplied ones (and those being applied right now).
+--
+-- One record per write: a queued write with a req makes its record here in
+-- the queued state "#ENTRY-ID\nMEMBER" ('#' starts no member), expiring
+-- after the window; lua/write.lua, applying the entry, turns that same key
+-- into the applied record "MEMBER...\n#ENTRY-ID" ("Idempotency records"
+-- there). A retried req finds either and is answered with its entry; a
+-- record without "#" (the queued one expired before its entry was applied,
+-- so the write made its own) answers entry "".
 
 local stream, marker, blocked = KEYS[1], KEYS[2], KEYS[3]
 local max = tonumber(ARGV[1])
@@ -29,8 +38,10 @@ local req, window, group, member = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 if req ~= '' then
   local prior = redis.call('GET', marker)
   if prior then
-    local id, m = string.match(prior, '^([^\n]*)\n(.*)$')
-    return { 'duplicate', id or '', m or member }
+    local id = string.match(prior, '#([^\n]*)') or ''
+    local m = string.match(prior, '^#[^\n]*\n([^\n]*)') or string.match(prior, '^[^\n]*')
+    if m == '' then m = member end
+    return { 'duplicate', id, m }
   end
 end
 if redis.call('SISMEMBER', blocked, member) == 1 then return { 'forbidden' } end
@@ -40,5 +51,5 @@ if len == 0 and redis.call('EXISTS', stream) == 0 then
   redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
 end
 local id = redis.call('XADD', stream, '*', unpack(ARGV, 6))
-if req ~= '' then redis.call('SET', marker, id .. '\n' .. member, 'EX', window) end
+if req ~= '' then redis.call('SET', marker, '#' .. id .. '\n' .. member, 'EX', window) end
 return { 'ok', id, len + 1 }

@@ -10,7 +10,8 @@
 -- KEYS[1] rc:{B|P}:z        sorted set (composite scores, see core/rc_layout.h)
 -- KEYS[2] rc:{B|P}:seq      board version
 -- KEYS[3] rc:{B|P}:log      capped change log (JSON events, oldest first)
--- KEYS[4] rc:{B|P}:req:ID   idempotency marker (unused when ARGV[10] is "")
+-- KEYS[4] rc:{B|P}:req:ID   idempotency record (unused when ARGV[10] is ""; see
+--                          "Idempotency records" below)
 -- KEYS[5] rc:{B|P}:f:MEMBER unused since fields are read back from the
 --         composite (kept so the call's layout does not change; older
 --         versions stored a multi-field member's raw values there)
@@ -82,9 +83,18 @@
 -- On out_of_range / bad_request / forbidden (a blocked member): { status,
 -- message } and nothing is written.
 --
--- The idempotency marker KEYS[4] holds "member" or, for a single-field write
--- that changed the board, "member\nold points\nnew points" (old "" when the
--- member was new), so an admin can reverse the write by its req.
+-- Idempotency records: one string per write with a req, KEYS[4]
+-- (rc:{B|P}:req:REQ), expiring idempotency_window (ARGV[11]) after the write.
+-- It holds "member" or, for a single-field write that changed the board,
+-- "member\nold points\nnew points" (old "" when the member was new), so an
+-- admin can reverse the write by its req (lua/admin.lua). A queued board's
+-- write (docs/queued.md) shares this one record with its enqueue: enqueue.lua
+-- makes it in the queued state "#ENTRY-ID\nmember" ('#' starts no member);
+-- the write that applies the entry finds it, goes on (it is not a retry) and
+-- replaces it by the applied record with "\n#ENTRY-ID" appended (the enqueue
+-- of a retried req answers that entry), renewing the window so that a
+-- redelivered entry is answered duplicate. Any other record answers
+-- duplicate. Measured cost: docs/security.md, "Idempotency records".
 --
 -- Event (published on KEYS[6] and appended to KEYS[3]), a JSON object:
 --   {"seq":N,"member":M,"op":OP,"score":P|null,"old_score":P|null,
@@ -189,10 +199,18 @@ local function epoch_now()
   return e[1], e[2] == '1'
 end
 
--- 1. idempotency: a request id the board already accepted changes nothing
+-- 1. idempotency: a request id the board already accepted changes nothing;
+-- a record in the queued state ("#ENTRY\nMEMBER", lua/enqueue.lua) is the
+-- consumer applying that entry now: it goes on, and the record becomes the
+-- applied one (see "Idempotency records")
+local queued_entry = nil
 if req ~= '' then
   local prior = redis.call('GET', reqkey)
-  if prior then return answer('duplicate', string.match(prior, '^[^\n]*'), 0) end
+  if prior and string.byte(prior, 1) == 35 then -- '#': no member starts with it
+    queued_entry = string.match(prior, '^#([^\n]*)')
+  elseif prior then
+    return answer('duplicate', string.match(prior, '^[^\n]*'), 0)
+  end
 end
 
 -- 2. a member an admin blocked writes nothing; a period's blocklist is
@@ -328,7 +346,9 @@ if req ~= '' then
     if oldp ~= nil then o = num(oldp) end
     marker = member .. '\n' .. o .. '\n' .. num(newp)
   end
-  redis.call('SET', reqkey, marker, 'NX', 'EX', window)
+  if queued_entry then marker = marker .. '\n#' .. queued_entry end
+  -- the window starts again: a redelivered entry must still find it
+  redis.call('SET', reqkey, marker, 'EX', window)
 end
 
 if oldc ~= nil and newc == oldc then

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "gw_app.h"
+#include "ops/gw_idem.h"
 #include "ops/gw_instances.h"
 #include "ops/gw_write_shard.h"
 #include "store/gw_read.h"
@@ -132,7 +133,18 @@ struct write_call {
     char period[RC_PERIOD_ID_MAX];
     char req[RC_REQ_MAX + 1];
     char member[RC_MEMBER_MAX + 1]; /* queued boards: the member the ack names */
+    struct gw_idem_hold idem;       /* the writer's place for the record this write makes */
 };
+
+/* The write's idempotency record: kept when it was made, or may have been
+ * (the answer was lost), else given back (ops/gw_idem.h). */
+static void settle_idem(struct write_call *w, int made, int code)
+{
+    if (made || code == RC_E_UNAVAILABLE)
+        gw_idem_keep(w->app->idem, &w->idem);
+    else
+        gw_idem_give_back(w->app->idem, &w->idem);
+}
 
 /* A write made with a token goes to the audit stream (rc:audit, as admin
  * actions do) with the token's sub: tokens are handed out (overlays, tools,
@@ -159,6 +171,7 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     struct gw_app *app = w->app;
     char *json;
     gw_metrics_rtt(&app->metrics, gw_mono_us() - w->started_us);
+    settle_idem(w, code == 0 && res->status == 0 && !res->duplicate, code);
     if (code == 0 && res->status != 0) {
         code = res->status;
         json = gw_op_error(app, w->id_json, code, res->message);
@@ -200,6 +213,7 @@ static void on_queued(int code, const struct rc_queue_result *res, int replicas,
     struct gw_app *app = w->app;
     char *json;
     gw_metrics_rtt(&app->metrics, gw_mono_us() - w->started_us);
+    settle_idem(w, code == 0 && res->status == RC_QUEUE_OK, code);
     if (code) {
         json = gw_op_error(app, w->id_json, code, err->msg);
     } else if (res->status == RC_QUEUE_FULL) {
@@ -251,7 +265,13 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
             snprintf(w->period, sizeof w->period, "%s", p.id);
             snprintf(w->req, sizeof w->req, "%s", r->req);
         }
-        if (decl->queue.mode == RC_WRITE_QUEUED) {
+        /* a write with a req makes a record, and so does every queued one
+         * (the consumer's "q ENTRY-ID"): the writer's cap first */
+        if (r->req[0] || decl->queue.mode == RC_WRITE_QUEUED)
+            code = gw_idem_take(app->idem, who, gw_now_ms(app), &w->idem, &err);
+        if (code) {
+            /* refused: past the writer's cap, nothing is sent */
+        } else if (decl->queue.mode == RC_WRITE_QUEUED) {
             memcpy(w->member, r->member, sizeof w->member);
             code = gw_enqueue_submit(app->redis, &app->enqueue_script, decl, r, gw_now_ms(app),
                                      (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_queued, w, &err);
@@ -266,6 +286,7 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
             gw_instances_note(app, decl, r->board, &p);
             return;
         }
+        gw_idem_give_back(app->idem, &w->idem); /* nothing was sent */
         free(w->id_json);
         free(w);
     }

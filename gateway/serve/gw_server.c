@@ -19,6 +19,7 @@
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
 #include "net/gw_rawreq.h"
+#include "ops/gw_idem.h"
 #include "serve/gw_ws.h"
 
 /* What lws keeps per connection: the HTTP side or the WebSocket side. */
@@ -250,6 +251,8 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     app->peers = gw_peers_new(app->loop, &lim);
     if (!app->peers)
         return RC_E_INTERNAL;
+    if (!(app->idem = gw_idem_new(app)))
+        return RC_E_INTERNAL;
     app->lws = lws_create_context(&info);
     /* With a foreign loop lws may hand back a context whose listening vhost
      * failed (port in use): check the vhost, not just the context. */
@@ -279,4 +282,6 @@ void gw_server_free(struct gw_app *app)
 {
     gw_peers_free(app->peers);
     app->peers = NULL;
+    gw_idem_free(app->idem);
+    app->idem = NULL;
 }

@@ -44,7 +44,7 @@ static long long integer(struct rc_test_redis_fixture *f, const char *fmt, ...)
 static redisReply *enqueue(struct rc_test_redis_fixture *f, const char *m, const char *req, const char *max)
 {
     char marker[128];
-    snprintf(marker, sizeof marker, "rc:{q|}:qreq:%s", req);
+    snprintf(marker, sizeof marker, "rc:{q|}:req:%s", req);
     const char *argv[] = {"EVAL", rc_lua_enqueue, "3", STREAM, marker, BLOCKED, max, req, "600", RC_QUEUE_GROUP, m,
                           "op", "incr", "m", m, "at", "1", "v", "1", "req", req};
     int argc = (int)(sizeof argv / sizeof argv[0]) - (req[0] ? 0 : 2);
@@ -106,7 +106,7 @@ static void test_a_full_queue_adds_nothing(void **state)
     assert_int_equal(r->element[1]->integer, 2);
     freeReplyObject(r);
     assert_int_equal(integer(f, "XLEN %s", STREAM), 2);
-    assert_int_equal(integer(f, "EXISTS rc:{q|}:qreq:r3"), 0); /* a retry later is queued */
+    assert_int_equal(integer(f, "EXISTS rc:{q|}:req:r3"), 0); /* a retry later is queued */
     /* a queued req is still a duplicate when full */
     r = enqueue(f, "a", "r1", "2");
     assert_string_equal(r->element[0]->str, "duplicate");
@@ -121,7 +121,7 @@ static void test_a_blocked_member_adds_nothing(void **state)
     assert_string_equal(r->element[0]->str, "forbidden");
     freeReplyObject(r);
     assert_int_equal(integer(f, "EXISTS %s", STREAM), 0);
-    assert_int_equal(integer(f, "EXISTS rc:{q|}:qreq:r1"), 0);
+    assert_int_equal(integer(f, "EXISTS rc:{q|}:req:r1"), 0);
 }
 
 static void test_applied_entries_leave_the_stream_and_the_pending_list(void **state)

@@ -132,6 +132,7 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     assert_int_equal(c->conn_write_burst, 2000);
     assert_int_equal(c->key_write_rate, 20000);
     assert_int_equal(c->key_write_burst, 40000);
+    assert_int_equal(c->idem_max_per_key, 0); /* auto (core/rc_idem.h) */
     /* reads open, and no key with a literal secret in a shipped file */
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
@@ -673,6 +674,8 @@ static const struct err_case err_cases[] = {
      "conn_write_burst must be an integer from 1 to 10000000, got '10000001'"},
     {"[limits]\nkey_write_rate = 1000001\n", 2, "key_write_rate must be an integer from 1 to 1000000"},
     {"[limits]\nkey_write_burst = 0\n", 2, "key_write_burst must be an integer from 1 to 10000000"},
+    {"[limits]\nidempotency_max_per_key = 0\n", 2,
+     "idempotency_max_per_key must be auto or an integer from 1 to 4000000000, got '0'"},
     {"[limits]\nkey_write_rate = 5\nkey_write_rate = 6\n", 3,
      "key 'key_write_rate' repeated in [limits] (first at line 2)"},
     /* [auth] */

@@ -71,7 +71,7 @@ static void test_incr_builds_keys_in_the_board_tag_and_the_entry(void **state)
     assert_int_equal(rc_queue_enqueue_build(rc_conf_find_board(conf, "burst"), &r, 1234, &a, &err), 0);
     assert_int_equal(a.nkeys, 3);
     assert_string_equal(a.keys[0], "rc:{burst|}:in");
-    assert_string_equal(a.keys[1], "rc:{burst|}:qreq:r-1");
+    assert_string_equal(a.keys[1], "rc:{burst|}:req:r-1");
     assert_string_equal(a.keys[2], "rc:{burst|}:blocked");
     assert_string_equal(a.argv[0], "50");       /* queue_max */
     assert_string_equal(a.argv[1], "r-1");
@@ -102,7 +102,7 @@ static void test_an_entry_without_req_is_written_with_one_from_its_id(void **sta
     int64_t at;
     decode("{\"op\":\"set\",\"board\":\"burst\",\"member\":\"bo\",\"value\":-5}", &r);
     assert_int_equal(rc_queue_enqueue_build(rc_conf_find_board(conf, "burst"), &r, 1, &a, &err), 0);
-    assert_string_equal(a.keys[1], "rc:{burst|}:qreq");
+    assert_string_equal(a.keys[1], "rc:{burst|}:req");
     assert_string_equal(a.argv[1], "");
     const char *f[32], *v[32];
     size_t n = entry_of(&a, f, v);
