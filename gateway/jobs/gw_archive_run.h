@@ -1,5 +1,6 @@
-/* gw_archive_run.h - private to the archive job (jobs/gw_archive.c and
- * jobs/gw_archive_run.c): its state, and the run of one board-period. */
+/* gw_archive_run.h - private to the archive job (jobs/gw_archive.c,
+ * jobs/gw_archive_run.c, jobs/gw_archive_copy.c): its state, and the run of
+ * one board-period. */
 #ifndef GW_ARCHIVE_RUN_H
 #define GW_ARCHIVE_RUN_H
 
