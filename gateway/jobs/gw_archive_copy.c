@@ -57,7 +57,7 @@ static void done_page(struct gw_adb_job *j)
     page_free(p);
     if (rc) {
         cp->done(cp, err);
-    } else if (cp->a->stopping) {
+    } else if (cp->a->rel.stopping) {
         cp->done(cp, "the archive is stopping");
     } else {
         cp->next += (int64_t)n;
@@ -145,7 +145,7 @@ static void on_page(redisReply *reply, void *privdata)
     struct gw_acopy *cp = privdata;
     int64_t seq, total;
     struct page_job *p;
-    if (!reply || cp->a->stopping) {
+    if (!reply || cp->a->rel.stopping) {
         cp->done(cp, "Redis went away");
         return;
     }
@@ -162,7 +162,7 @@ static void on_merged(int code, const char *why, int changed, int64_t seq, int64
                       size_t n, void *privdata)
 {
     struct gw_acopy *cp = privdata;
-    struct page_job *p = code || changed || cp->a->stopping ? NULL : calloc(1, sizeof *p);
+    struct page_job *p = code || changed || cp->a->rel.stopping ? NULL : calloc(1, sizeof *p);
     if (p) {
         *p = (struct page_job){.copy = cp, .first_rank = cp->next + 1, .n = n, .members = members, .c = c};
     } else {
@@ -171,7 +171,7 @@ static void on_merged(int code, const char *why, int changed, int64_t seq, int64
         free(members);
         free(c);
     }
-    if (code || cp->a->stopping)
+    if (code || cp->a->rel.stopping)
         cp->done(cp, why ? why : "Redis went away");
     else if (changed)
         restart(cp);
@@ -190,11 +190,11 @@ void gw_archive_copy_read(struct gw_acopy *cp)
     /* the live board: a frozen board's archive holds its true standings */
     const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = cp->next, .count = PAGE_ROWS, .live = 1};
     if (cp->merge) { /* a sharded board: the next page of its shards merged */
-        if (cp->a->stopping || gw_ashard_next(cp->merge, PAGE_ROWS, on_merged, cp) != 0)
+        if (cp->a->rel.stopping || gw_ashard_next(cp->merge, PAGE_ROWS, on_merged, cp) != 0)
             cp->done(cp, "Redis is unavailable");
         return;
     }
-    if (cp->a->stopping || rc_read_args_build(cp->decl->name, cp->period, cp->decl->layout.order, &req, &args) != 0 ||
+    if (cp->a->rel.stopping || rc_read_args_build(cp->decl->name, cp->period, cp->decl->layout.order, &req, &args) != 0 ||
         gw_read_send(&app->read_script, app->redis, &args, on_page, cp) != 0)
         cp->done(cp, "Redis is unavailable");
 }

@@ -131,7 +131,7 @@ static void run_end(struct run *r)
     bs->busy = 0;
     gw_ashard_free(r->merge);
     free(r);
-    if (a->ended && !a->stopping)
+    if (a->ended && !a->rel.stopping)
         a->ended(a, bs); /* may begin the next run of bs */
     a->runs--;
     a->idle(a);
@@ -140,7 +140,7 @@ static void run_end(struct run *r)
 /* Gives up this attempt; the lock (if ours) expires and a later tick retries. */
 static void run_fail(struct run *r, const char *why)
 {
-    if (!r->a->stopping)
+    if (!r->a->rel.stopping)
         gw_log_warn("archive %s %s: %s; retrying within %d s", r->bs->decl->name, r->period.id, why,
                     (int)((LOCK_MS + 999) / 1000));
     run_end(r);
@@ -151,7 +151,7 @@ static void run_fail(struct run *r, const char *why)
 static int run_command(struct run *r, gw_redis_reply_cb *cb, int argc, const char *const *argv)
 {
     struct gw_app *app = r->a->app;
-    if (r->a->stopping || !app->redis)
+    if (r->a->rel.stopping || !app->redis)
         return -1;
     return gw_redis_command(app->redis, argv[1], strlen(argv[1]), argc, argv, NULL, cb, r) == 0 ? 0 : -1;
 }
@@ -253,7 +253,7 @@ static int64_t mono_ms(void)
 static void on_renewed(int rc, const char *err, void *privdata)
 {
     struct run *r = privdata;
-    if (rc == 1 && !r->a->stopping) {
+    if (rc == 1 && !r->a->rel.stopping) {
         r->locked_at = mono_ms();
         r->renewals++;
         if (r->copy.next > 0) /* a long copy: one line per third of the lock's expiry */
@@ -278,7 +278,7 @@ static void renew_then(struct run *r, void (*then)(struct run *r))
         return;
     }
     r->then = then;
-    if (r->a->stopping || !app->redis ||
+    if (r->a->rel.stopping || !app->redis ||
         gw_lock_renew(&r->a->lock, app->redis, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
         run_fail(r, "Redis is unavailable");
 }
@@ -334,7 +334,7 @@ static void done_check(struct gw_adb_job *j)
     free(c);
     if (rc)
         run_fail(r, err);
-    else if (r->a->stopping)
+    else if (r->a->rel.stopping)
         run_end(r);
     else if (found)
         set_marker(r); /* archived here; the Redis marker was lost or expired */
@@ -350,7 +350,7 @@ static void on_locked(int rc, const char *err, void *privdata)
         r->owns = 1;
         r->locked_at = mono_ms();
     }
-    if (rc != 1 || r->a->stopping) {
+    if (rc != 1 || r->a->rel.stopping) {
         run_end(r); /* 0: another gateway holds the lock; a later tick sees its marker */
         return;
     }
@@ -383,14 +383,14 @@ static void board_exists(struct run *r, int exists)
         finish_run(r);
         return;
     }
-    if (r->a->stopping || gw_lock_acquire(r->a->app->redis, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
+    if (r->a->rel.stopping || gw_lock_acquire(r->a->app->redis, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
         run_end(r);
 }
 
 static void on_board_exists(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping)
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->rel.stopping)
         run_end(r);
     else
         board_exists(r, rep->integer != 0);
@@ -400,7 +400,7 @@ static void on_board_exists(redisReply *rep, void *privdata)
 static void on_shards_exist(int code, int any, void *privdata)
 {
     struct run *r = privdata;
-    if (code || r->a->stopping)
+    if (code || r->a->rel.stopping)
         run_end(r);
     else
         board_exists(r, any);
@@ -409,7 +409,7 @@ static void on_shards_exist(int code, int any, void *privdata)
 static void on_marker(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->rel.stopping) {
         run_end(r);
         return;
     }
