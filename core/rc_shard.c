@@ -68,23 +68,53 @@ int rc_shard_count_inclusive(unsigned j, unsigned of)
     return j < of ? 1 : 0;
 }
 
+void rc_shard_stream_init(struct rc_shard_stream *s, int desc, unsigned n)
+{
+    s->desc = desc;
+    s->n = n > RC_SHARDS_MAX ? RC_SHARDS_MAX : n;
+    for (unsigned j = 0; j < RC_SHARDS_MAX; j++)
+        s->member[j] = NULL;
+}
+
+void rc_shard_stream_offer(struct rc_shard_stream *s, unsigned j, double c, const char *member)
+{
+    if (j >= s->n)
+        return;
+    s->c[j] = c;
+    s->member[j] = member;
+}
+
+void rc_shard_stream_clear(struct rc_shard_stream *s, unsigned j)
+{
+    if (j < s->n)
+        s->member[j] = NULL;
+}
+
+int rc_shard_stream_next(const struct rc_shard_stream *s)
+{
+    int best = -1;
+    for (unsigned j = 0; j < s->n; j++) {
+        if (!s->member[j])
+            continue;
+        if (best < 0 || rc_shard_before(s->desc, s->c[j], j, s->member[j], s->c[best], (unsigned)best, s->member[best]))
+            best = (int)j;
+    }
+    return best;
+}
+
+/* The same merge over whole runs (the sharded reads' window). */
 size_t rc_shard_merge(int desc, const struct rc_shard_run *runs, unsigned nruns, size_t skip,
                       struct rc_shard_pick *out, size_t cap)
 {
+    struct rc_shard_stream st;
     size_t pos[RC_SHARDS_MAX] = {0};
     size_t written = 0;
-    if (nruns > RC_SHARDS_MAX)
-        nruns = RC_SHARDS_MAX;
+    rc_shard_stream_init(&st, desc, nruns);
+    for (unsigned j = 0; j < st.n; j++)
+        if (runs[j].n > 0)
+            rc_shard_stream_offer(&st, j, runs[j].c[0], runs[j].member[0]);
     while (written < cap) {
-        int best = -1;
-        for (unsigned j = 0; j < nruns; j++) {
-            if (pos[j] >= runs[j].n)
-                continue;
-            if (best < 0 || rc_shard_before(desc, runs[j].c[pos[j]], j, runs[j].member[pos[j]],
-                                            runs[best].c[pos[best]], (unsigned)best,
-                                            runs[best].member[pos[best]]))
-                best = (int)j;
-        }
+        int best = rc_shard_stream_next(&st);
         if (best < 0)
             break;
         if (skip > 0) {
@@ -94,7 +124,10 @@ size_t rc_shard_merge(int desc, const struct rc_shard_run *runs, unsigned nruns,
             out[written].index = pos[best];
             written++;
         }
-        pos[best]++;
+        if (++pos[best] < runs[best].n)
+            rc_shard_stream_offer(&st, (unsigned)best, runs[best].c[pos[best]], runs[best].member[pos[best]]);
+        else
+            rc_shard_stream_clear(&st, (unsigned)best);
     }
     return written;
 }

@@ -80,6 +80,31 @@ struct rc_shard_pick {
 size_t rc_shard_merge(int desc, const struct rc_shard_run *runs, unsigned nruns, size_t skip,
                       struct rc_shard_pick *out, size_t cap);
 
+/* A streaming K-way merge over pages of shards (the export, the archive):
+ * each shard offers its next row (the head of its current page), the merge
+ * names the shard whose row comes next in the merged order. The caller takes
+ * that row, then offers the shard's next one, or clears the shard when its
+ * page is used up: it reads the shard's next page first when rows may follow
+ * (a cleared shard is never picked, so the merge would go on without it), or
+ * leaves it cleared when the shard is exhausted. Rows are borrowed until
+ * the shard's next offer or clear. */
+struct rc_shard_stream {
+    int desc;                          /* the board's order: 1 desc, 0 asc */
+    unsigned n;                        /* shards */
+    double c[RC_SHARDS_MAX];           /* each shard's row at hand ... */
+    const char *member[RC_SHARDS_MAX]; /* ... and its member; NULL: none */
+};
+
+/* n shards (at most RC_SHARDS_MAX), none with a row at hand. */
+void rc_shard_stream_init(struct rc_shard_stream *s, int desc, unsigned n);
+/* Shard j's next row: composite c, member (borrowed). */
+void rc_shard_stream_offer(struct rc_shard_stream *s, unsigned j, double c, const char *member);
+/* Shard j has no row at hand (its page used up, or it is exhausted). */
+void rc_shard_stream_clear(struct rc_shard_stream *s, unsigned j);
+/* The shard whose row at hand comes first in the merged order, or -1 when
+ * no shard has one. */
+int rc_shard_stream_next(const struct rc_shard_stream *s);
+
 /* A sharded feed's resume point (docs/sharded.md, "Feeds"): per shard the
  * last change seen (its seq) and the history it belongs to (the first
  * RC_SHARD_EPOCH_HEX characters of the shard's epoch, "" while it has none). */

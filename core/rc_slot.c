@@ -105,3 +105,13 @@ int rc_parse_redirect(const char *err, size_t len, struct rc_redirect *out)
     out->port = (int)port;
     return 0;
 }
+
+int rc_slot_range_ok(long long start, long long end, long long port)
+{
+    return start >= 0 && end >= start && end < RC_SLOTS && port > 0 && port <= 65535;
+}
+
+const char *rc_slot_map_host(const char *host, const char *asked)
+{
+    return host[0] && strcmp(host, "?") != 0 ? host : asked;
+}

@@ -49,4 +49,14 @@ enum rc_redis_err rc_classify_error(const char *err, size_t len);
  * 1..65535, a host over RC_REDIRECT_HOST_MAX, anything after the endpoint). */
 int rc_parse_redirect(const char *err, size_t len, struct rc_redirect *out);
 
+/* One entry of a CLUSTER SLOTS answer ([start, end, [host, port, ...], ...]):
+ * 1 when start..end is a range of slots (0 <= start <= end < RC_SLOTS) and
+ * port is 1..65535, else 0. The one check of the gateway's and the tools'
+ * slot maps (redis/gw_slotmap.c). */
+int rc_slot_range_ok(long long start, long long end, long long port);
+
+/* The host an entry names: its own, or `asked` (the node that answered)
+ * when Redis names none ("" or "?"). Borrows both. */
+const char *rc_slot_map_host(const char *host, const char *asked);
+
 #endif

@@ -37,30 +37,29 @@ static int read_run(const struct gw_cli *c, struct gw_cli_redis *r, struct run *
     return 0;
 }
 
-/* The run whose next row comes first in the merged order, or -1 when all
- * are done. */
-static int best_run(const struct run *runs, unsigned n, int desc)
+/* Offers run j's row at hand to the merge, or clears it (page used up). */
+static void offer(struct rc_shard_stream *st, const struct run *runs, unsigned j)
 {
-    int best = -1;
-    for (unsigned j = 0; j < n; j++) {
-        const struct run *a = &runs[j];
-        if (a->pos >= a->pg->n)
-            continue;
-        const struct run *b = best >= 0 ? &runs[best] : NULL;
-        if (!b || rc_shard_before(desc, a->pg->c[a->pos], j, a->pg->member[a->pos], b->pg->c[b->pos], (unsigned)best,
-                                  b->pg->member[b->pos]))
-            best = (int)j;
-    }
-    return best;
+    const struct run *run = &runs[j];
+    if (run->pos < run->pg->n)
+        rc_shard_stream_offer(st, j, run->pg->c[run->pos], run->pg->member[run->pos]);
+    else
+        rc_shard_stream_clear(st, j);
 }
 
+/* The shards' pages merged as they stream (core/rc_shard: the merge rule);
+ * a run whose page is used up reads its next before the merge goes on. */
 static int merge(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, struct run *runs,
                  unsigned n, struct gw_cli_page *out)
 {
-    int desc = c->b->layout.order == RC_ORDER_DESC, rc = 0;
+    struct rc_shard_stream st;
+    int rc = 0;
     int64_t rank = 1;
+    rc_shard_stream_init(&st, c->b->layout.order == RC_ORDER_DESC, n);
+    for (unsigned j = 0; j < n; j++)
+        offer(&st, runs, j);
     out->n = 0;
-    for (int j; !rc && (j = best_run(runs, n, desc)) >= 0;) {
+    for (int j; !rc && (j = rc_shard_stream_next(&st)) >= 0;) {
         struct run *run = &runs[j];
         out->rank[out->n] = rank++;
         memcpy(out->member[out->n], run->pg->member[run->pos], sizeof out->member[0]);
@@ -69,6 +68,7 @@ static int merge(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_s
         run->pos++;
         if (run->pos == run->pg->n && run->more)
             rc = read_run(c, r, run);
+        offer(&st, runs, (unsigned)j);
         if (!rc && out->n == GW_CLI_PAGE) {
             rc = gw_cli_emit(c, r, s, out);
             out->n = 0;

@@ -10,6 +10,7 @@
 #include "base/gw_redis_pass.h"
 #include "rc_hostport.h"
 #include "rc_slot.h"
+#include "redis/gw_slotmap.h"
 
 #define MAX_TRIES 50      /* redirects and retries of one command */
 #define RETRY_WAIT_MS 100 /* before a command refused with TRYAGAIN, CLUSTERDOWN, LOADING */
@@ -108,34 +109,20 @@ static void sleep_ms(int ms)
 
 /* ---- the slot map --------------------------------------------------------------- */
 
-static int entry_ok(const redisReply *e)
-{
-    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
-        return 0;
-    const redisReply *a = e->element[0], *b = e->element[1], *m = e->element[2];
-    return a->type == REDIS_REPLY_INTEGER && b->type == REDIS_REPLY_INTEGER && a->integer >= 0 &&
-           b->integer >= a->integer && b->integer < RC_SLOTS && m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
-           m->element[0]->type == REDIS_REPLY_STRING && m->element[1]->type == REDIS_REPLY_INTEGER &&
-           m->element[1]->integer > 0 && m->element[1]->integer <= 65535;
-}
-
 /* Applies a CLUSTER SLOTS answer from node `asked` (an empty host or "?"
  * means that node). Returns 0 or -1 (not a slot map: nothing changed). */
 static int apply_map(struct gw_cli_redis *r, const redisReply *rep, const struct node *asked)
 {
-    if (rep->type != REDIS_REPLY_ARRAY)
+    if (gw_slotmap_check(rep) != 0)
         return -1;
-    for (size_t i = 0; i < rep->elements; i++)
-        if (!entry_ok(rep->element[i]))
-            return -1;
     memset(r->slots, 0, sizeof r->slots);
     for (size_t i = 0; i < rep->elements; i++) {
-        const redisReply *e = rep->element[i], *m = e->element[2];
-        const char *h = m->element[0]->str;
-        struct node *n = node_get(r, (h[0] && strcmp(h, "?") != 0) ? h : asked->host, (int)m->element[1]->integer);
+        struct gw_slotmap_range g;
+        gw_slotmap_range(rep, i, asked->host, &g);
+        struct node *n = node_get(r, g.host, g.port);
         if (!n)
             return -1;
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
+        for (unsigned s = g.start; s <= g.end; s++)
             r->slots[s] = n;
     }
     return 0;

@@ -37,6 +37,7 @@
 #include "jobs/gw_archive.h"
 #include "jobs/gw_archive_run.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +60,23 @@
 #define SETUP_RETRY_TICKS 30 /* a failed setup is tried again after this many ticks */
 #define RUNS_PER_TICK 32     /* runs begun per board (or template) and tick, at most */
 
-/* Frees the archive once it is stopping and nothing holds it any more: the
- * timer closed, no run in flight, no setup queued; the database closes after
- * whatever reads are still queued. */
-static void maybe_close(struct gw_archive *a)
+/* The archive is freed once it is stopping and nothing holds it any more
+ * (base/gw_release): the timer closed, no run in flight, no setup queued, no
+ * index read; the database closes after whatever reads are still queued. */
+static struct gw_archive *archive_of(const struct gw_release *rel)
 {
-    if (!a->stopping || !a->timer_closed || a->runs || a->setups || a->pending)
-        return;
+    return (struct gw_archive *)((char *)rel - offsetof(struct gw_archive, rel));
+}
+
+static int archive_busy(const struct gw_release *rel)
+{
+    const struct gw_archive *a = archive_of(rel);
+    return a->runs || a->setups || a->pending;
+}
+
+static void archive_free(struct gw_release *rel)
+{
+    struct gw_archive *a = archive_of(rel);
     gw_adb_close(a->db);
     for (size_t i = 0; i < a->ntmpls; i++)
         free(a->tmpls[i].queue);
@@ -75,6 +86,12 @@ static void maybe_close(struct gw_archive *a)
 }
 
 /* The database's setup reports here (first at start, then after retries). */
+/* Work of ours ended (a run, a setup, an index read): freed if that was the last. */
+static void maybe_close(struct gw_archive *a)
+{
+    gw_release_check(&a->rel);
+}
+
 static void on_setup(int rc, const char *err, void *data)
 {
     struct gw_archive *a = data;
@@ -105,7 +122,7 @@ static void setup_again(struct gw_archive *a)
  * budget allows. */
 static void step_board(struct gw_archive *a, struct board_state *bs)
 {
-    if (bs->busy || a->stopping || bs->budget == 0)
+    if (bs->busy || a->rel.stopping || bs->budget == 0)
         return;
     int due = rc_archive_walk(bs->decl, gw_now_ms(a->app), GRACE_MS, bs->has_next, &bs->next);
     bs->has_next = due >= 0;
@@ -130,7 +147,7 @@ static void forget_entry(struct gw_archive *a, struct tmpl_state *t, const char 
 static void step_tmpl(struct gw_archive *a, struct tmpl_state *t)
 {
     int64_t now = gw_now_ms(a->app);
-    while (!t->bs.busy && !a->stopping && t->bs.budget > 0 && t->at < t->nqueue) {
+    while (!t->bs.busy && !a->rel.stopping && t->bs.budget > 0 && t->at < t->nqueue) {
         const char *m = t->queue[t->at];
         char name[RC_BOARD_MAX + 1];
         struct rc_period p;
@@ -164,7 +181,7 @@ static void on_index(redisReply *rep, void *privdata)
     struct gw_archive *a = t->a;
     t->fetching = 0;
     a->pending--;
-    if (a->stopping) {
+    if (a->rel.stopping) {
         maybe_close(a);
         return;
     }
@@ -224,7 +241,7 @@ static void on_tick(uv_timer_t *tm)
     int state = gw_adb_state(a->db);
     if (state < 0 && !a->setups && ++a->setup_wait >= SETUP_RETRY_TICKS)
         setup_again(a);
-    if (state <= 0 || a->stopping || !a->app->redis || !gw_redis_is_up(a->app->redis))
+    if (state <= 0 || a->rel.stopping || !a->app->redis || !gw_redis_is_up(a->app->redis))
         return;
     for (size_t i = 0; i < a->nboards; i++) {
         a->boards[i].budget = RUNS_PER_TICK;
@@ -299,6 +316,7 @@ int gw_archive_start(struct gw_app *app)
     if (!a || collect_boards(a, app->conf) != 0)
         goto fail;
     a->app = app;
+    gw_release_init(&a->rel, archive_free, archive_busy);
     a->idle = maybe_close;
     a->ended = on_ended;
     a->lock_ms = lock_ms(app->conf);
@@ -314,6 +332,7 @@ int gw_archive_start(struct gw_app *app)
     uv_timer_init(app->loop, &a->timer);
     a->timer.data = a;
     uv_timer_start(&a->timer, on_tick, TICK_MS, TICK_MS);
+    gw_release_hold(&a->rel);
     app->archive = a;
     app->store.adb = a->db;
     return 0;
@@ -328,13 +347,6 @@ fail:
     return RC_E_INTERNAL;
 }
 
-static void on_timer_closed(uv_handle_t *h)
-{
-    struct gw_archive *a = h->data;
-    a->timer_closed = 1;
-    maybe_close(a);
-}
-
 void gw_archive_stop(struct gw_app *app)
 {
     struct gw_archive *a = app->archive;
@@ -342,7 +354,7 @@ void gw_archive_stop(struct gw_app *app)
         return;
     app->archive = NULL;
     app->store.adb = NULL; /* reads already queued still run */
-    a->stopping = 1;
+    gw_release_stop(&a->rel); /* the timer holds it: freed after its close callback at the earliest */
     uv_timer_stop(&a->timer);
-    uv_close((uv_handle_t *)&a->timer, on_timer_closed);
+    gw_release_close(&a->rel, (uv_handle_t *)&a->timer);
 }

@@ -18,10 +18,10 @@
  *                                         the next page of step 5, and always
  *                                         right before steps 6 and 7
  *   4. SQLite: is the period row there?   yes: only the Redis marker is missing
- *   5. lua/read.lua "range" pages of PAGE_ROWS rows, each written in one
- *      transaction on the threadpool before the next page is read, so a large
- *      board never holds the loop; a seq or total that moves between pages
- *      restarts the copy
+ *   5. lua/read.lua "range" pages, each written in one transaction on the
+ *      threadpool before the next page is read, so a large board never
+ *      holds the loop; a seq or total that moves between pages restarts the
+ *      copy (jobs/gw_archive_copy.c)
  *   6. SQLite: the period row (INSERT OR IGNORE: only its first writer logs)
  *   7. SET rc:{B|P}:archived 1 PX TTL     expires with the period's keys
  * A sharded board (docs/sharded.md, "Periods and templates") keeps its
@@ -49,6 +49,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@
 #include "gw_app.h"
 #include "base/gw_clock.h"
 #include "base/gw_log.h"
+#include "jobs/gw_archive_copy.h"
 #include "jobs/gw_archive_shard.h"
 #include "jobs/gw_webhook.h"
 #include "store/gw_archive_db.h"
@@ -70,9 +72,7 @@
 #include "rc_keys.h"
 #include "rc_read_args.h"
 
-#define PAGE_ROWS 1000       /* rows per Redis read and per transaction */
 #define LOCK_MS (r->a->lock_ms) /* expiry of rc:{B|P}:archiving (GW_ARCHIVE_LOCK_MS) */
-#define MAX_RESTARTS 3       /* re-reads when a finished board still changes */
 #define ERR_MAX GW_ADB_ERR_MAX
 
 /* ---- one archive run: Redis steps on the loop, SQLite steps as jobs -------- */
@@ -84,9 +84,7 @@ struct run {
     char zkey[RC_KEY_MAX];
     char marker[RC_KEY_MAX];         /* rc:{B|P}:archived */
     char lock[RC_KEY_MAX];           /* rc:{B|P}:archiving */
-    int64_t seq, total;              /* from the first page */
-    int64_t next;                    /* 0-based index of the next page's first row */
-    int restarts;
+    struct gw_acopy copy;            /* step 5; its seq and total are the period row's */
     int empty;                       /* no sorted set: recorded as seq 0, total 0, no marker */
     int owns;                        /* we hold r->lock */
     int64_t locked_at;               /* when it was taken or last renewed (monotonic ms) */
@@ -101,15 +99,6 @@ struct check_job {                   /* step 4 */
     struct gw_adb_job job;
     struct run *r;
     int found;
-};
-
-struct page_job {                    /* step 5 */
-    struct gw_adb_job job;
-    struct run *r;
-    int64_t first_rank;              /* rank of members[0] */
-    size_t n;
-    char **members;                  /* owned */
-    double *c;                       /* owned */
 };
 
 struct finish_job {                  /* step 6 */
@@ -142,7 +131,7 @@ static void run_end(struct run *r)
     bs->busy = 0;
     gw_ashard_free(r->merge);
     free(r);
-    if (a->ended && !a->stopping)
+    if (a->ended && !a->rel.stopping)
         a->ended(a, bs); /* may begin the next run of bs */
     a->runs--;
     a->idle(a);
@@ -151,7 +140,7 @@ static void run_end(struct run *r)
 /* Gives up this attempt; the lock (if ours) expires and a later tick retries. */
 static void run_fail(struct run *r, const char *why)
 {
-    if (!r->a->stopping)
+    if (!r->a->rel.stopping)
         gw_log_warn("archive %s %s: %s; retrying within %d s", r->bs->decl->name, r->period.id, why,
                     (int)((LOCK_MS + 999) / 1000));
     run_end(r);
@@ -162,7 +151,7 @@ static void run_fail(struct run *r, const char *why)
 static int run_command(struct run *r, gw_redis_reply_cb *cb, int argc, const char *const *argv)
 {
     struct gw_app *app = r->a->app;
-    if (r->a->stopping || !app->redis)
+    if (r->a->rel.stopping || !app->redis)
         return -1;
     return gw_redis_command(app->redis, argv[1], strlen(argv[1]), argc, argv, NULL, cb, r) == 0 ? 0 : -1;
 }
@@ -204,7 +193,7 @@ static void work_finish(struct gw_adb_job *j, sqlite3 *db)
 {
     struct finish_job *f = (struct finish_job *)j;
     struct run *r = f->r;
-    gw_adb_put_period(j, db, r->bs->decl->name, r->period.id, r->seq, r->total, f->archived_at, &f->inserted);
+    gw_adb_put_period(j, db, r->bs->decl->name, r->period.id, r->copy.seq, r->copy.total, f->archived_at, &f->inserted);
 }
 
 static void done_finish(struct gw_adb_job *j)
@@ -220,7 +209,7 @@ static void done_finish(struct gw_adb_job *j)
         return;
     }
     if (inserted)
-        gw_log_info("archived %s %s: %" PRId64 " rows", r->bs->decl->name, r->period.id, r->total);
+        gw_log_info("archived %s %s: %" PRId64 " rows", r->bs->decl->name, r->period.id, r->copy.total);
     if (r->empty) {
         snprintf(r->bs->done, sizeof r->bs->done, "%s", r->period.id);
         run_end(r);
@@ -252,160 +241,9 @@ static void finish_run_now(struct run *r)
     }
 }
 
-static void page_free(struct page_job *p)
-{
-    for (size_t i = 0; i < p->n; i++)
-        free(p->members[i]);
-    free(p->members);
-    free(p->c);
-    free(p);
-}
-
-static void work_page(struct gw_adb_job *j, sqlite3 *db)
-{
-    struct page_job *p = (struct page_job *)j;
-    gw_adb_put_rows(j, db, p->r->bs->decl->name, p->r->period.id, p->first_rank, p->members, p->c, p->n);
-}
-
-static void read_page(struct run *r);
-
-static void done_page(struct gw_adb_job *j)
-{
-    struct page_job *p = (struct page_job *)j;
-    struct run *r = p->r;
-    size_t n = p->n;
-    int rc = j->rc;
-    char err[ERR_MAX];
-    memcpy(err, j->err, sizeof err);
-    page_free(p);
-    if (rc) {
-        run_fail(r, err);
-    } else if (r->a->stopping) {
-        run_end(r);
-    } else {
-        r->next += (int64_t)n;
-        if (n < PAGE_ROWS || r->next >= r->total)
-            finish_run(r);
-        else
-            read_page(r);
-    }
-}
-
-/* read.lua's reply (store/gw_read_reply) -> a page job (copies the rows).
- * Returns 0 or the RC_E_* of gw_read_reply (or RC_E_INTERNAL: memory). */
-static int page_from_reply(struct run *r, const redisReply *rep, struct page_job **out, int64_t *seq,
-                           int64_t *total)
-{
-    struct rc_read_head head;
-    struct rc_read_row *rows;
-    size_t n;
-    int rc = gw_read_reply(rep, &head, &rows, &n);
-    if (rc)
-        return rc;
-    *seq = head.seq;
-    *total = head.total;
-    struct page_job *p = calloc(1, sizeof *p);
-    if (p) {
-        p->r = r;
-        p->first_rank = head.first_rank;
-        p->members = calloc(n ? n : 1, sizeof *p->members);
-        p->c = calloc(n ? n : 1, sizeof *p->c);
-    }
-    for (size_t i = 0; p && p->members && p->c && i < n; i++) {
-        if (!(p->members[i] = strdup(rows[i].member)))
-            break;
-        p->n++;
-        p->c[i] = rows[i].c;
-    }
-    free(rows);
-    if (!p || p->n != n) {
-        if (p)
-            page_free(p);
-        return RC_E_INTERNAL;
-    }
-    *out = p;
-    return 0;
-}
-
-/* A late write (a gateway whose clock lags by more than the grace): the
- * pages so far are from another version. Read it all again. */
-static void restart(struct run *r)
-{
-    if (++r->restarts > MAX_RESTARTS) {
-        run_fail(r, "the finished board keeps changing");
-        return;
-    }
-    r->next = 0;
-    if (r->merge)
-        gw_ashard_rewind(r->merge);
-    read_page(r);
-}
-
-/* A page read (seq and total: the board's at its read) goes to SQLite. */
-static void take_page(struct run *r, struct page_job *p, int64_t seq, int64_t total)
-{
-    if (r->next == 0) {
-        r->seq = seq;
-        r->total = total;
-    } else if (seq != r->seq || total != r->total) {
-        page_free(p);
-        restart(r);
-        return;
-    }
-    if (p->n == 0) {
-        page_free(p);
-        finish_run(r);
-        return;
-    }
-    if (gw_adb_submit(r->a->db, &p->job, work_page, done_page) != 0) {
-        page_free(p);
-        run_fail(r, "the archive is closing");
-    }
-}
-
-static void on_page(redisReply *reply, void *privdata)
-{
-    struct run *r = privdata;
-    int64_t seq, total;
-    struct page_job *p;
-    if (!reply || r->a->stopping) {
-        run_fail(r, "Redis went away");
-        return;
-    }
-    if (page_from_reply(r, reply, &p, &seq, &total) != 0) {
-        run_fail(r, reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected read.lua reply");
-        return;
-    }
-    take_page(r, p, seq, total);
-}
-
-/* A sharded board's next merged page (gw_archive_shard.h): its rows are
- * ranked on from r->next. */
-static void on_merged(int code, const char *why, int changed, int64_t seq, int64_t total, char **members, double *c,
-                      size_t n, void *privdata)
-{
-    struct run *r = privdata;
-    struct page_job *p = code || changed || r->a->stopping ? NULL : calloc(1, sizeof *p);
-    if (p) {
-        *p = (struct page_job){.r = r, .first_rank = r->next + 1, .n = n, .members = members, .c = c};
-    } else {
-        for (size_t i = 0; i < n; i++)
-            free(members[i]);
-        free(members);
-        free(c);
-    }
-    if (code || r->a->stopping)
-        run_fail(r, why ? why : "Redis went away");
-    else if (changed)
-        restart(r);
-    else if (!p)
-        run_fail(r, "out of memory");
-    else
-        take_page(r, p, seq, total);
-}
-
-/* Step 5: one page through lua/read.lua (core/rc_read_args, store/gw_read). */
+/* Step 5: the copy of the rows (gw_archive_copy.c), page after page. */
 static void read_page_now(struct run *r);
+static void read_page(struct run *r);
 
 static int64_t mono_ms(void)
 {
@@ -415,12 +253,12 @@ static int64_t mono_ms(void)
 static void on_renewed(int rc, const char *err, void *privdata)
 {
     struct run *r = privdata;
-    if (rc == 1 && !r->a->stopping) {
+    if (rc == 1 && !r->a->rel.stopping) {
         r->locked_at = mono_ms();
         r->renewals++;
-        if (r->next > 0) /* a long copy: one line per third of the lock's expiry */
+        if (r->copy.next > 0) /* a long copy: one line per third of the lock's expiry */
             gw_log_info("archive %s %s: %" PRId64 " of %" PRId64 " rows copied, lock renewed", r->bs->decl->name,
-                        r->period.id, r->next, r->total);
+                        r->period.id, r->copy.next, r->copy.total);
         r->then(r);
         return;
     }
@@ -440,7 +278,7 @@ static void renew_then(struct run *r, void (*then)(struct run *r))
         return;
     }
     r->then = then;
-    if (r->a->stopping || !app->redis ||
+    if (r->a->rel.stopping || !app->redis ||
         gw_lock_renew(&r->a->lock, app->redis, r->lock, r->a->token, LOCK_MS, on_renewed, r) != 0)
         run_fail(r, "Redis is unavailable");
 }
@@ -458,18 +296,26 @@ static void read_page(struct run *r)
 
 static void read_page_now(struct run *r)
 {
-    struct gw_app *app = r->a->app;
-    struct rc_read_args args;
-    /* the live board: a frozen board's archive holds its true standings */
-    const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = r->next, .count = PAGE_ROWS, .live = 1};
-    if (r->merge) { /* a sharded board: the next page of its shards merged */
-        if (r->a->stopping || gw_ashard_next(r->merge, PAGE_ROWS, on_merged, r) != 0)
-            run_fail(r, "Redis is unavailable");
-        return;
-    }
-    if (r->a->stopping || rc_read_args_build(r->bs->decl->name, r->period.id, r->bs->decl->layout.order, &req, &args) != 0 ||
-        gw_read_send(&app->read_script, app->redis, &args, on_page, r) != 0)
-        run_fail(r, "Redis is unavailable");
+    gw_archive_copy_read(&r->copy);
+}
+
+/* The copy's hooks (gw_archive_copy.h). */
+static struct run *run_of(struct gw_acopy *c)
+{
+    return (struct run *)((char *)c - offsetof(struct run, copy));
+}
+
+static void copy_read_on(struct gw_acopy *c)
+{
+    read_page(run_of(c));
+}
+
+static void copy_done(struct gw_acopy *c, const char *why)
+{
+    if (why)
+        run_fail(run_of(c), why);
+    else
+        finish_run(run_of(c));
 }
 
 static void work_check(struct gw_adb_job *j, sqlite3 *db)
@@ -488,7 +334,7 @@ static void done_check(struct gw_adb_job *j)
     free(c);
     if (rc)
         run_fail(r, err);
-    else if (r->a->stopping)
+    else if (r->a->rel.stopping)
         run_end(r);
     else if (found)
         set_marker(r); /* archived here; the Redis marker was lost or expired */
@@ -504,7 +350,7 @@ static void on_locked(int rc, const char *err, void *privdata)
         r->owns = 1;
         r->locked_at = mono_ms();
     }
-    if (rc != 1 || r->a->stopping) {
+    if (rc != 1 || r->a->rel.stopping) {
         run_end(r); /* 0: another gateway holds the lock; a later tick sees its marker */
         return;
     }
@@ -537,14 +383,14 @@ static void board_exists(struct run *r, int exists)
         finish_run(r);
         return;
     }
-    if (r->a->stopping || gw_lock_acquire(r->a->app->redis, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
+    if (r->a->rel.stopping || gw_lock_acquire(r->a->app->redis, r->lock, r->a->token, LOCK_MS, on_locked, r) != 0)
         run_end(r);
 }
 
 static void on_board_exists(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping)
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->rel.stopping)
         run_end(r);
     else
         board_exists(r, rep->integer != 0);
@@ -554,7 +400,7 @@ static void on_board_exists(redisReply *rep, void *privdata)
 static void on_shards_exist(int code, int any, void *privdata)
 {
     struct run *r = privdata;
-    if (code || r->a->stopping)
+    if (code || r->a->rel.stopping)
         run_end(r);
     else
         board_exists(r, any);
@@ -563,7 +409,7 @@ static void on_shards_exist(int code, int any, void *privdata)
 static void on_marker(redisReply *rep, void *privdata)
 {
     struct run *r = privdata;
-    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->stopping) {
+    if (!rep || rep->type != REDIS_REPLY_INTEGER || r->a->rel.stopping) {
         run_end(r);
         return;
     }
@@ -600,6 +446,8 @@ void gw_archive_run_begin(struct gw_archive *a, struct board_state *bs, const st
         free(r);
         return;
     }
+    r->copy = (struct gw_acopy){.a = a, .decl = bs->decl, .period = r->period.id, .merge = r->merge,
+                                .read_on = copy_read_on, .done = copy_done};
     bs->busy = 1;
     a->runs++;
     const char *argv[] = {"EXISTS", r->marker};

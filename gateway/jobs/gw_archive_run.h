@@ -1,5 +1,6 @@
-/* gw_archive_run.h - private to the archive job (jobs/gw_archive.c and
- * jobs/gw_archive_run.c): its state, and the run of one board-period. */
+/* gw_archive_run.h - private to the archive job (jobs/gw_archive.c,
+ * jobs/gw_archive_run.c, jobs/gw_archive_copy.c): its state, and the run of
+ * one board-period. */
 #ifndef GW_ARCHIVE_RUN_H
 #define GW_ARCHIVE_RUN_H
 
@@ -7,6 +8,7 @@
 
 #include <uv.h>
 
+#include "base/gw_release.h"
 #include "redis/gw_lock.h"
 #include "rc_conf.h"
 #include "rc_instances.h"
@@ -47,9 +49,9 @@ struct gw_archive {
     struct gw_adb *db;               /* the database; also app->store.adb, for reads */
     unsigned setup_wait;             /* ticks since the last setup failed */
     unsigned setups;                 /* setups queued (they report to us) */
-    int stopping;
+    struct gw_release rel;           /* held by the timer until its close callback; busy while
+                                        runs, setups or index commands are in flight */
     uv_timer_t timer;
-    int timer_closed;
     char token[GW_LOCK_TOKEN_MAX];                  /* ours, in rc:{B|P}:archiving */
     struct gw_lock_scripts lock;     /* renewal and release of rc:{B|P}:archiving */
     unsigned runs;                   /* archive runs in flight (they hold us) */

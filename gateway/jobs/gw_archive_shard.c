@@ -50,6 +50,7 @@ struct gw_ashard {
     char **om;            /* the output page */
     double *oc;
     struct shard s[RC_SHARDS_MAX];
+    struct rc_shard_stream st; /* the merge of the shards' rows at hand */
 };
 
 static void page_clear(struct shard *sh)
@@ -98,6 +99,7 @@ struct gw_ashard *gw_ashard_new(struct gw_app *app, const struct rc_board *b, co
     m->b = b;
     m->nshards = b->shards;
     m->desc = b->layout.order == RC_ORDER_DESC;
+    rc_shard_stream_init(&m->st, m->desc, m->nshards);
     memcpy(m->board, board, strlen(board) + 1);
     memcpy(m->period, period, strlen(period) + 1);
     for (unsigned j = 0; j < m->nshards; j++) {
@@ -281,19 +283,18 @@ static unsigned refill(struct gw_ashard *m)
 }
 
 /* The shard whose current row comes first, -1 when all are used up. */
-static int best_shard(const struct gw_ashard *m)
+static int best_shard(struct gw_ashard *m)
 {
-    int best = -1;
+    /* each shard's row at hand: pages are refilled and rows taken between
+     * calls, so offer them afresh (the merge rule is core's) */
     for (unsigned j = 0; j < m->nshards; j++) {
         const struct shard *a = &m->s[j];
-        if (a->pos >= a->n)
-            continue;
-        const struct shard *b = best >= 0 ? &m->s[best] : NULL;
-        if (!b || rc_shard_before(m->desc, a->c[a->pos], j, a->member[a->pos], b->c[b->pos], (unsigned)best,
-                                  b->member[b->pos]))
-            best = (int)j;
+        if (a->pos < a->n)
+            rc_shard_stream_offer(&m->st, j, a->c[a->pos], a->member[a->pos]);
+        else
+            rc_shard_stream_clear(&m->st, j);
     }
-    return best;
+    return rc_shard_stream_next(&m->st);
 }
 
 /* Merges rows into the output until it is full or every shard is used up

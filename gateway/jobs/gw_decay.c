@@ -47,6 +47,10 @@
  * commands unanswered does nothing. Time is the app clock (gw_now_ms), which
  * tests shift through POST /api/v1/debug/clock.
  *
+ * Files: gw_decay.c start and stop; gw_decay_job.c the jobs (a declared
+ * board's, a template's); their state in gw_decay_int.h; the timer, the
+ * commands in flight and warn-once in jobs/gw_job.
+ *
  * Ownership: struct gw_decay owns its jobs, their timers and scratch buffers,
  * and the four scripts. gw_redis borrows the scripts (gw_redis_add_script) and
  * touches them only while (re)connecting, never after gw_redis_stop, which
@@ -58,6 +62,7 @@
 #include "jobs/gw_decay_int.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +73,9 @@
 #include "gw_app.h"
 #include "base/gw_log.h"
 #include "redis/gw_lock.h"
-#include "rc_err.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_decay.h"
-#include "rc_instances.h"
 #include "rc_keys.h"
 #include "rc_lua.h"
 
@@ -96,21 +99,17 @@ static void make_token(char *out, size_t cap)
         n += snprintf(out + n, cap - (size_t)n, "%02x", rnd[i]);
 }
 
-/* A rebuild job first ticks every FIRST_TRY_MS until Redis is up, so the lock
- * is settled (and the board built) right after start, not rebuild_every
- * later; then every rebuild_every. A scale job looks every second. */
-static void start_timer(struct gw_decay *d, struct job *j)
+/* The last timer is closed and the last command answered (base/gw_release). */
+static void decay_free(struct gw_release *rel)
 {
-    uv_timer_init(d->app->loop, &j->timer);
-    j->timer.data = j;
-    if (j->tmpl)
-        uv_timer_start(&j->timer, gw_dk_on_tmpl_tick, 0,
-                       (uint64_t)(j->board->decay.kind == RC_DECAY_BUCKETS ? j->board->decay.rebuild_ms : SCALE_CHECK_MS));
-    else if (j->board->decay.kind == RC_DECAY_BUCKETS)
-        uv_timer_start(&j->timer, gw_dk_on_rebuild_tick, 0, FIRST_TRY_MS);
-    else
-        uv_timer_start(&j->timer, gw_dk_on_scale_tick, SCALE_CHECK_MS, SCALE_CHECK_MS);
-    d->open_timers++;
+    struct gw_decay *d = (struct gw_decay *)((char *)rel - offsetof(struct gw_decay, rel));
+    for (size_t i = 0; i < d->njobs; i++)
+        gw_decay_job_free(&d->jobs[i]);
+    for (size_t i = 0; i < d->ntmpls; i++)
+        gw_decay_job_free(&d->tmpls[i].job);
+    free(d->jobs);
+    free(d->tmpls);
+    free(d);
 }
 
 /* Allocates everything before the first timer starts, so a failure leaves
@@ -139,14 +138,15 @@ int gw_decay_start(struct gw_app *app)
         return -1;
     }
     d->app = app;
+    gw_release_init(&d->rel, decay_free, NULL);
     make_token(d->token, sizeof d->token);
     for (size_t i = 0; i < c->nboards; i++) {
         const struct rc_board *b = &c->boards[i];
         if (b->decay.kind == RC_DECAY_NONE)
             continue;
-        if (b->is_template ? gw_dk_init_tmpl(d, &d->tmpls[d->ntmpls++], b) : gw_dk_init_job(d, &d->jobs[d->njobs++], b)) {
-            d->stopping = 1;
-            gw_dk_maybe_free(d);
+        if (b->is_template ? gw_decay_job_init_tmpl(d, &d->tmpls[d->ntmpls++], b)
+                           : gw_decay_job_init(d, &d->jobs[d->njobs++], b)) {
+            gw_release_stop(&d->rel); /* nothing holds it yet: freed now */
             gw_log_error("decay: board %s: cannot set up its job", b->name);
             return -1;
         }
@@ -158,14 +158,10 @@ int gw_decay_start(struct gw_app *app)
     gw_redis_add_script(app->redis, &d->scale);
     gw_redis_add_script(app->redis, &d->lock.renew);
     gw_redis_add_script(app->redis, &d->lock.release);
-    for (size_t i = 0; i < d->njobs; i++) {
-        start_timer(d, &d->jobs[i]);
-        gw_dk_log_job(&d->jobs[i]);
-    }
-    for (size_t i = 0; i < d->ntmpls; i++) {
-        start_timer(d, &d->tmpls[i].job);
-        gw_dk_log_tmpl(&d->tmpls[i]);
-    }
+    for (size_t i = 0; i < d->njobs; i++)
+        gw_decay_job_start(&d->jobs[i]);
+    for (size_t i = 0; i < d->ntmpls; i++)
+        gw_decay_job_start(&d->tmpls[i].job);
     app->decay = d;
     return 0;
 }
@@ -178,40 +174,13 @@ void gw_decay_stop(struct gw_app *app)
     if (!d)
         return;
     app->decay = NULL;
-    d->stopping = 1;
+    gw_release_stop(&d->rel); /* the timers hold it: freed after their close callbacks at the earliest */
     struct gw_redis *redis = app->redis && gw_redis_is_up(app->redis) ? app->redis : NULL;
-    int queued = 0;
-    for (size_t i = 0; i < d->njobs; i++) {
-        struct job *j = &d->jobs[i];
-        uv_timer_stop(&j->timer);
-        uv_close((uv_handle_t *)&j->timer, gw_dk_on_timer_closed);
-        if (j->owns && redis && gw_lock_release(&d->lock, redis, j->keys[K_LOCK], d->token, gw_dk_on_released, j) == 0) {
-            gw_dk_sent(j);
-            queued = 1;
-            gw_log_info("decay: board %s: releasing the rebuild lock", j->board->name);
-        }
-    }
-    for (size_t i = 0; i < d->ntmpls; i++) {
-        struct tmpl *tp = &d->tmpls[i];
-        uv_timer_stop(&tp->job.timer);
-        uv_close((uv_handle_t *)&tp->job.timer, gw_dk_on_timer_closed);
-        /* the boards of the last batch (all of them, up to TMPL_BATCH):
-         * compare-and-DEL deletes only the locks that are ours */
-        char lock[RC_KEY_MAX];
-        size_t released = 0;
-        for (size_t k = 0; redis && tp->decl->decay.kind == RC_DECAY_BUCKETS && k < tp->n; k++)
-            if (rc_decay_key(lock, sizeof lock, tp->names[k], RC_DK_LOCK, 0) == 0 &&
-                gw_lock_release(&d->lock, redis, lock, d->token, gw_dk_on_released, &tp->job) == 0) {
-                gw_dk_sent(&tp->job);
-                released++;
-            }
-        if (released) {
-            queued = 1;
-            gw_log_info("decay: template %s: releasing the rebuild locks it holds of %zu boards", tp->decl->name,
-                        released);
-        }
-    }
+    size_t queued = 0;
+    for (size_t i = 0; i < d->njobs; i++)
+        queued += gw_decay_job_stop(&d->jobs[i], redis);
+    for (size_t i = 0; i < d->ntmpls; i++)
+        queued += gw_decay_job_stop(&d->tmpls[i].job, redis);
     if (queued)
         gw_redis_flush(app->redis);
-    gw_dk_maybe_free(d);
 }

@@ -76,17 +76,17 @@ static void tick(struct job *j);
 static void on_acked(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     size_t n = j->nbatch;
     j->working = 0;
     j->nbatch = 0;
     if (!r || r->type != REDIS_REPLY_INTEGER) {
         j->clean = 0;
-        gw_q_warn_once(j, "acknowledging applied entries", r); /* they come back, answered duplicate */
+        gw_job_warn_once(&j->base, "acknowledging applied entries", r); /* they come back, answered duplicate */
         return;
     }
-    j->warned = 0;
+    gw_job_ok(&j->base);
     j->clean = j->nanswered == n;
     if (n == QUEUE_BATCH)
         tick(j); /* a full batch: more are likely waiting */
@@ -113,7 +113,7 @@ static void send_ack(struct job *j)
         j->clean = 0;
         return;
     }
-    gw_q_sent(j);
+    gw_job_sent(&j->base);
 }
 
 static void on_applied(redisReply *r, void *privdata)
@@ -121,7 +121,7 @@ static void on_applied(redisReply *r, void *privdata)
     struct slot *s = privdata;
     struct job *j = s->j;
     struct gw_app *app = j->q->app;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     struct rc_write_result res;
     struct rc_error err = {0, ""};
@@ -134,8 +134,8 @@ static void on_applied(redisReply *r, void *privdata)
             gw_log_warn("queue: board %s: entry %s not applied: %s: %s", j->board->name, s->id,
                         rc_code_name(res.status), res.message);
         }
-    } else if (!j->warned) {
-        j->warned = 1;
+    } else if (!j->base.warned) {
+        j->base.warned = 1;
         gw_log_warn("queue: board %s: entry %s: %s (left pending, tried again)", j->board->name, s->id, err.msg);
     }
     if (--j->nwaiting == 0)
@@ -170,7 +170,7 @@ static void apply_entry(struct job *j, struct slot *s, const redisReply *e)
         gw_write_new_epoch(a.epoch);
         unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
         if (gw_redis_eval(app->redis, &app->write_script, (int)a.nkeys, (int)n, words, lens, on_applied, s) == 0) {
-            gw_q_sent(j);
+            gw_job_sent(&j->base);
             j->nwaiting++;
         }
         return; /* not sent: stays pending, tried again */
@@ -226,10 +226,10 @@ static const redisReply *read_entries(const redisReply *r)
 static void on_claimed(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
-        gw_q_warn_once(j, "claiming pending entries", r);
+        gw_job_warn_once(&j->base, "claiming pending entries", r);
         j->working = 0;
         return;
     }
@@ -245,10 +245,10 @@ static void on_claimed(redisReply *r, void *privdata)
 static void on_own_pending(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     if (!r || r->type == REDIS_REPLY_ERROR) {
-        gw_q_warn_once(j, "reading own pending entries", r);
+        gw_job_warn_once(&j->base, "reading own pending entries", r);
         j->working = 0;
         return;
     }
@@ -268,16 +268,16 @@ static void on_own_pending(redisReply *r, void *privdata)
 static void on_new(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     if (!r || r->type == REDIS_REPLY_ERROR) {
         if (r)
-            gw_q_warn_once(j, "reading new entries", r);
+            gw_job_warn_once(&j->base, "reading new entries", r);
         j->working = 0;
         j->clean = 0; /* NOGROUP, or the read may have delivered entries we never saw */
         return;
     }
-    j->warned = 0;
+    gw_job_ok(&j->base);
     apply_entries(j, read_entries(r));
 }
 
@@ -285,14 +285,14 @@ static void on_group_created(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
     (void)r;
-    if (gw_q_answered(j) == 0)
+    if (gw_job_answered(&j->base) == 0)
         j->working = 0;
 }
 
 static void on_pending(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     const char *next = NULL;
     char count[NUM_MAX];
@@ -307,7 +307,7 @@ static void on_pending(redisReply *r, void *privdata)
     if (!j->owns || !r || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_INTEGER) {
         if (j->owns)
-            gw_q_warn_once(j, "XPENDING", r);
+            gw_job_warn_once(&j->base, "XPENDING", r);
         j->working = 0;
         return;
     }
@@ -327,7 +327,7 @@ static void tick(struct job *j)
     struct gw_redis *redis = q->app->redis;
     uint64_t now = uv_now(q->app->loop);
     int64_t ttl = j->board->queue.claim_after_ms;
-    if (q->stopping || !redis || !gw_redis_is_up(redis))
+    if (q->rel.stopping || !redis || !gw_redis_is_up(redis))
         return;
     if (!j->stats_busy && now - j->stats_at >= QUEUE_STATS_MS) {
         j->stats_at = now;
@@ -338,7 +338,7 @@ static void tick(struct job *j)
     if (!j->owns) {
         if (j->stats.known && j->stats.length > 0 &&
             gw_lock_acquire(redis, j->lock, q->token, ttl, gw_q_on_acquired, j) == 0) {
-            gw_q_sent(j);
+            gw_job_sent(&j->base);
             j->locking = 1;
         }
         return;
@@ -347,7 +347,7 @@ static void tick(struct job *j)
         /* renewed before the next step: a gateway whose lock expired (a long
          * stall) reads nothing more once another may have taken over */
         if (gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, gw_q_on_renewed, j) == 0) {
-            gw_q_sent(j);
+            gw_job_sent(&j->base);
             j->renewed_at = now;
             j->renewing = 1;
         }
@@ -377,6 +377,16 @@ static void on_tick(uv_timer_t *t)
 
 /* ---- start, stop, stats ------------------------------------------------------------ */
 
+/* The last timer is closed and the last command answered (base/gw_release). */
+static void queue_free(struct gw_release *rel)
+{
+    struct gw_queue *q = (struct gw_queue *)((char *)rel - offsetof(struct gw_queue, rel));
+    for (size_t i = 0; i < q->njobs; i++)
+        free(q->jobs[i].batch);
+    free(q->jobs);
+    free(q);
+}
+
 int gw_queue_start(struct gw_app *app)
 {
     const struct rc_conf *c = app->conf;
@@ -392,6 +402,7 @@ int gw_queue_start(struct gw_app *app)
         return -1;
     }
     q->app = app;
+    gw_release_init(&q->rel, queue_free, NULL);
     gw_lock_token(q->token);
     for (size_t i = 0; i < c->nboards; i++) {
         const struct rc_board *b = &c->boards[i];
@@ -400,13 +411,13 @@ int gw_queue_start(struct gw_app *app)
         struct job *j = &q->jobs[q->njobs++];
         j->q = q;
         j->board = b;
+        gw_job_init(&j->base, &q->rel, "queue", b->name);
         j->stats.board = b->name;
         j->stats.lag_max_ms = b->queue.lag_max_ms;
         if (rc_queue_key(j->stream, sizeof j->stream, b->name, "in") != 0 ||
             rc_queue_key(j->lock, sizeof j->lock, b->name, "qlock") != 0 ||
             !(j->batch = calloc(QUEUE_BATCH, sizeof *j->batch))) {
-            q->stopping = 1;
-            gw_q_maybe_free(q);
+            gw_release_stop(&q->rel); /* nothing holds it yet: freed now */
             gw_log_error("queue: board %s: cannot set up its consumer", b->name);
             return -1;
         }
@@ -418,10 +429,7 @@ int gw_queue_start(struct gw_app *app)
     gw_redis_add_script(app->redis, &q->lock.release);
     for (size_t i = 0; i < q->njobs; i++) {
         struct job *j = &q->jobs[i];
-        uv_timer_init(app->loop, &j->timer);
-        j->timer.data = j;
-        uv_timer_start(&j->timer, on_tick, QUEUE_TICK_MS, QUEUE_TICK_MS);
-        q->open_timers++;
+        gw_job_start(&j->base, app->loop, on_tick, j, QUEUE_TICK_MS, QUEUE_TICK_MS);
         gw_log_info("queue: board %s: queued writes in %s (queue_max %u, claim_after %" PRId64
                     " ms, queue_lag_max %" PRId64 " ms), consumer %s",
                     j->board->name, j->stream, j->board->queue.max, j->board->queue.claim_after_ms,
@@ -437,14 +445,13 @@ void gw_queue_stop(struct gw_app *app)
     if (!q)
         return;
     app->queue = NULL;
-    q->stopping = 1;
+    gw_release_stop(&q->rel); /* the timers hold it: freed after their close callbacks at the earliest */
     for (size_t i = 0; i < q->njobs; i++) {
         struct job *j = &q->jobs[i];
         if (j->owns && app->redis &&
             gw_lock_release(&q->lock, app->redis, j->lock, q->token, gw_q_on_released, j) == 0)
-            gw_q_sent(j);
-        uv_timer_stop(&j->timer);
-        uv_close((uv_handle_t *)&j->timer, gw_q_on_timer_closed);
+            gw_job_sent(&j->base);
+        gw_job_close(&j->base);
     }
     if (app->redis)
         gw_redis_flush(app->redis);

@@ -3,8 +3,9 @@
  * design is in gw_queue.c's banner).
  *
  * Files, bottom to top (each calls only those before it):
- *   gw_queue_job.c  one job: lifetime, sending a command, measuring the
- *                   queue, the consumer lock's callbacks
+ *   gw_queue_job.c  one job: sending a command, measuring the queue, the
+ *                   consumer lock's callbacks (the timer, commands in
+ *                   flight and warn-once: jobs/gw_job)
  *   gw_queue.c      the owner's steps (pending, claim, read, apply, ack),
  *                   the tick, start and stop
  */
@@ -17,6 +18,8 @@
 #include <uv.h>
 #include <hiredis/hiredis.h>
 
+#include "base/gw_release.h"
+#include "jobs/gw_job.h"
 #include "jobs/gw_queue.h"
 #include "redis/gw_lock.h"
 #include "redis/gw_redis.h"
@@ -42,15 +45,13 @@ struct slot {
 struct job {
     struct gw_queue *q;
     const struct rc_board *board;   /* borrowed from app->conf */
-    uv_timer_t timer;
-    unsigned busy;                  /* commands sent and not answered */
+    struct gw_job base;             /* timer, commands in flight, warn-once (jobs/gw_job.h) */
     int owns;                       /* we hold the consumer lock, as far as we know */
     int working;                    /* the owner's step is in flight: XPENDING, a read, a batch, its ack */
     int locking;                    /* a lock acquire is in flight */
     int clean;                      /* every entry we read since the last XPENDING was acknowledged: the
                                        next step may skip XPENDING (at most QUEUE_PENDING_CHECK_MS) */
     size_t nanswered;               /* entries of the batch the script answered */
-    int warned;                     /* an error was logged; quiet until a success */
     uint64_t renewed_at;            /* uv_now when the lock was last taken or its renewal sent */
     int renewing;                   /* a renewal is in flight: no new step until it is answered */
     uint64_t checked_at;            /* uv_now of the last XPENDING sent */
@@ -64,27 +65,16 @@ struct job {
 
 struct gw_queue {
     struct gw_app *app;             /* borrowed */
+    struct gw_release rel;          /* held by every job's timer and every command in flight */
     struct gw_script ack;
     struct gw_lock_scripts lock;
     char token[GW_LOCK_TOKEN_MAX];  /* names this gateway: lock owner and consumer name */
     struct job *jobs;
     size_t njobs;
-    int open_timers;
-    unsigned inflight;
-    int stopping;
 };
 
 /* ---- gw_queue_job.c ------------------------------------------------------ */
 
-/* Frees q once it is stopping, its timers are closed and nothing it sent is
- * unanswered. */
-void gw_q_maybe_free(struct gw_queue *q);
-void gw_q_on_timer_closed(uv_handle_t *h);
-/* Every reply callback starts here (0: go on; -1: stopping, touch nothing). */
-int gw_q_answered(struct job *j);
-void gw_q_sent(struct job *j);
-/* Logs a failed command once, until the job succeeds again. */
-void gw_q_warn_once(struct job *j, const char *what, const redisReply *r);
 /* Sends argv, routed by the board's stream key. Returns 0 or -1. */
 int gw_q_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb);
 /* Wall-clock ms (stream ids carry Redis's wall clock). */

@@ -1,6 +1,6 @@
 /* gw_queue_job.c - one queue consumer job (see gw_queue_int.h, and
- * gw_queue.c's banner for the design): its lifetime, sending a command,
- * measuring the queue, the consumer lock's callbacks. */
+ * gw_queue.c's banner for the design): sending a command, measuring the
+ * queue, the consumer lock's callbacks. */
 #include "jobs/gw_queue_int.h"
 
 #include <inttypes.h>
@@ -23,61 +23,14 @@
 #include "rc_queue.h"
 #include "rc_write_args.h"
 
-/* ---- lifetime -------------------------------------------------------------- */
-
-void gw_q_maybe_free(struct gw_queue *q)
-{
-    if (!q->stopping || q->open_timers > 0 || q->inflight > 0)
-        return;
-    for (size_t i = 0; i < q->njobs; i++)
-        free(q->jobs[i].batch);
-    free(q->jobs);
-    free(q);
-}
-
-void gw_q_on_timer_closed(uv_handle_t *h)
-{
-    struct job *j = h->data;
-    struct gw_queue *q = j->q;
-    q->open_timers--;
-    gw_q_maybe_free(q);
-}
-
-/* Every reply callback starts here. Returns 0 when the caller may go on, -1
- * when stopping (q may be freed: touch nothing). */
-int gw_q_answered(struct job *j)
-{
-    struct gw_queue *q = j->q;
-    j->busy--;
-    q->inflight--;
-    if (q->stopping) {
-        gw_q_maybe_free(q);
-        return -1;
-    }
-    return 0;
-}
-
-void gw_q_sent(struct job *j)
-{
-    j->busy++;
-    j->q->inflight++;
-}
-
-void gw_q_warn_once(struct job *j, const char *what, const redisReply *r)
-{
-    if (j->warned)
-        return;
-    j->warned = 1;
-    gw_log_warn("queue: board %s: %s failed: %.150s", j->board->name, what,
-                r && r->type == REDIS_REPLY_ERROR ? r->str : r ? "unexpected reply" : "no answer");
-}
+/* ---- sending ---------------------------------------------------------------- */
 
 int gw_q_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb)
 {
     struct gw_redis *redis = j->q->app->redis;
     if (!redis || gw_redis_command(redis, j->stream, strlen(j->stream), argc, argv, NULL, cb, j) != 0)
         return -1;
-    gw_q_sent(j);
+    gw_job_sent(&j->base);
     return 0;
 }
 
@@ -95,7 +48,7 @@ int64_t gw_q_wall_ms(void)
 static void on_len(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     if (r && r->type == REDIS_REPLY_INTEGER)
         j->stats.length = r->integer;
@@ -104,7 +57,7 @@ static void on_len(redisReply *r, void *privdata)
 static void on_oldest(redisReply *r, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     j->stats_busy = 0;
     if (!r || r->type != REDIS_REPLY_ARRAY)
@@ -143,7 +96,7 @@ void gw_q_lost_lock(struct job *j, const char *why)
 void gw_q_on_acquired(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     j->locking = 0;
     if (rc == 1) {
@@ -152,8 +105,8 @@ void gw_q_on_acquired(int rc, const char *err, void *privdata)
         j->renewed_at = uv_now(j->q->app->loop);
         gw_log_info("queue: board %s: this gateway now applies its queue (consumer %s)", j->board->name,
                     j->q->token);
-    } else if (rc == RC_E_INTERNAL && !j->warned) {
-        j->warned = 1;
+    } else if (rc == RC_E_INTERNAL && !j->base.warned) {
+        j->base.warned = 1;
         gw_log_warn("queue: board %s: taking the consumer lock failed: %.150s", j->board->name, err ? err : "?");
     }
 }
@@ -162,7 +115,7 @@ void gw_q_on_renewed(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
     (void)err;
-    if (gw_q_answered(j) != 0)
+    if (gw_job_answered(&j->base) != 0)
         return;
     j->renewing = 0;
     if (rc == 0)
@@ -173,5 +126,6 @@ void gw_q_on_released(int rc, const char *err, void *privdata)
 {
     (void)rc;
     (void)err;
-    gw_q_answered(privdata);
+    struct job *j = privdata;
+    gw_job_answered(&j->base);
 }

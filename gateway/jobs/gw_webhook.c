@@ -12,6 +12,7 @@
 #include "jobs/gw_webhook_run.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,26 @@
 #define TIMER_MS 100          /* how often waits and renewals are looked at */
 #define MAX_DELIVERIES 4096   /* queued at once; more are refused with a warning */
 
+/* w is freed once it is stopping, its timer closed and its last delivery
+ * freed (base/gw_release). */
+static struct gw_webhook *webhook_of(const struct gw_release *rel)
+{
+    return (struct gw_webhook *)((char *)rel - offsetof(struct gw_webhook, rel));
+}
+
+static int webhook_busy(const struct gw_release *rel)
+{
+    return webhook_of(rel)->list != NULL;
+}
+
+static void webhook_free(struct gw_release *rel)
+{
+    free(webhook_of(rel));
+}
+
 static void maybe_free(struct gw_webhook *w)
 {
-    if (w->stopping && w->timer_closed && !w->list)
-        free(w);
+    gw_release_check(&w->rel);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -49,7 +66,7 @@ static void on_timer(uv_timer_t *t)
 
 static void timer_need(struct gw_webhook *w)
 {
-    if (!w->timer_on && !w->stopping) {
+    if (!w->timer_on && !w->rel.stopping) {
         uv_timer_start(&w->timer, on_timer, TIMER_MS, TIMER_MS);
         w->timer_on = 1;
     }
@@ -61,7 +78,7 @@ void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const 
                          const struct rc_period *p)
 {
     struct gw_webhook *w = app->webhook;
-    if (!w || w->stopping || strlen(board) > RC_BOARD_MAX)
+    if (!w || w->rel.stopping || strlen(board) > RC_BOARD_MAX)
         return;
     for (struct delivery *d = w->list; d; d = d->next)
         if (strcmp(d->board, board) == 0 && strcmp(d->period.id, p->id) == 0)
@@ -126,17 +143,12 @@ int gw_webhook_start(struct gw_app *app)
     gw_lock_token(w->token);
     uv_timer_init(app->loop, &w->timer);
     w->timer.data = w;
+    gw_release_init(&w->rel, webhook_free, webhook_busy);
+    gw_release_hold(&w->rel);
     app->webhook = w;
     gw_log_info("webhook: periods archived are sent (top %u, timeout %" PRId64 " ms, %u retries)", c->top,
                 c->timeout_ms, c->retries);
     return 0;
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-    struct gw_webhook *w = h->data;
-    w->timer_closed = 1;
-    maybe_free(w);
 }
 
 void gw_webhook_stop(struct gw_app *app)
@@ -145,7 +157,7 @@ void gw_webhook_stop(struct gw_app *app)
     if (!w)
         return;
     app->webhook = NULL;
-    w->stopping = 1;
+    gw_release_stop(&w->rel); /* the timer holds it: freed after its close callback at the earliest */
     size_t abandoned = 0;
     struct delivery *next;
     for (struct delivery *d = w->list; d; d = next) {
@@ -160,5 +172,5 @@ void gw_webhook_stop(struct gw_app *app)
     gw_hclient_free(w->http);
     w->http = NULL;
     uv_timer_stop(&w->timer);
-    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+    gw_release_close(&w->rel, (uv_handle_t *)&w->timer);
 }

@@ -7,9 +7,10 @@
  *   - both handles call curl_multi_socket_action, then finished transfers
  *     are read with curl_multi_info_read and reported.
  * Handles are freed in their close callbacks; the client is freed once the
- * last one is closed. */
+ * last one is closed (base/gw_release). */
 #include "jobs/gw_webhook_http.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "base/gw_log.h"
+#include "base/gw_release.h"
 
 struct sock {
     uv_poll_t poll;
@@ -41,25 +43,14 @@ struct gw_hclient {
     uv_timer_t timer;
     struct sock *socks;
     struct gw_hreq *reqs;
-    unsigned open_handles;         /* the timer and the polls, until their close callbacks */
-    int freeing;
+    struct gw_release rel;         /* holds: the timer and the polls, until their close callbacks */
 };
 
-static void maybe_free(struct gw_hclient *c)
+/* The last handle is closed (base/gw_release). */
+static void client_free(struct gw_release *rel)
 {
-    if (c->freeing && c->open_handles == 0) {
-        free(c);
-        curl_global_cleanup();
-    }
-}
-
-static void on_handle_closed(uv_handle_t *h)
-{
-    struct gw_hclient *c = h->data;
-    if ((uv_handle_t *)&c->timer != h)
-        free(h); /* a struct sock: poll is its first member */
-    c->open_handles--;
-    maybe_free(c);
+    free((char *)rel - offsetof(struct gw_hclient, rel));
+    curl_global_cleanup();
 }
 
 static void sock_close(struct sock *k)
@@ -71,8 +62,7 @@ static void sock_close(struct sock *k)
         c->socks = k->next;
     if (k->next)
         k->next->prev = k->prev;
-    k->poll.data = c;
-    uv_close((uv_handle_t *)&k->poll, on_handle_closed);
+    gw_release_close_free(&c->rel, (uv_handle_t *)&k->poll); /* poll is the first member of struct sock */
 }
 
 static void req_unlink(struct gw_hclient *c, struct gw_hreq *r)
@@ -149,7 +139,7 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, v
     (void)easy;
     if (what == CURL_POLL_REMOVE) {
         if (k) {
-            if (!c->freeing)
+            if (!c->rel.stopping)
                 curl_multi_assign(c->multi, fd, NULL);
             sock_close(k);
         }
@@ -169,7 +159,7 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, v
         if (c->socks)
             c->socks->prev = k;
         c->socks = k;
-        c->open_handles++;
+        gw_release_hold(&c->rel);
         curl_multi_assign(c->multi, fd, k);
     }
     int ev = (what & CURL_POLL_IN ? UV_READABLE : 0) | (what & CURL_POLL_OUT ? UV_WRITABLE : 0);
@@ -212,7 +202,8 @@ struct gw_hclient *gw_hclient_new(uv_loop_t *loop)
     c->loop = loop;
     uv_timer_init(loop, &c->timer);
     c->timer.data = c;
-    c->open_handles = 1;
+    gw_release_init(&c->rel, client_free, NULL);
+    gw_release_hold(&c->rel);
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
@@ -224,7 +215,7 @@ struct gw_hreq *gw_hclient_post(struct gw_hclient *c, const char *url, const cha
                                 const char *body, size_t len, int64_t timeout_ms, gw_hreq_cb *cb, void *data)
 {
     struct gw_hreq *r = calloc(1, sizeof *r);
-    if (!r || c->freeing)
+    if (!r || c->rel.stopping)
         goto fail;
     r->cb = cb;
     r->data = data;
@@ -282,7 +273,7 @@ void gw_hclient_free(struct gw_hclient *c)
 {
     if (!c)
         return;
-    c->freeing = 1;
+    gw_release_stop(&c->rel); /* held by the timer until its close callback */
     while (c->reqs)
         req_free(c, c->reqs);
     curl_multi_cleanup(c->multi); /* may report sockets removed */
@@ -290,5 +281,5 @@ void gw_hclient_free(struct gw_hclient *c)
     while (c->socks)
         sock_close(c->socks);
     uv_timer_stop(&c->timer);
-    uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+    gw_release_close(&c->rel, (uv_handle_t *)&c->timer);
 }

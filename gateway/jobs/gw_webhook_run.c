@@ -79,7 +79,7 @@ static void drop(struct delivery *d)
 static int command(struct delivery *d, gw_redis_reply_cb *cb, int argc, const char *const *argv)
 {
     struct gw_app *app = d->w->app;
-    if (d->w->stopping || !app->redis)
+    if (d->w->rel.stopping || !app->redis)
         return -1;
     if (gw_redis_command(app->redis, argv[1], strlen(argv[1]), argc, argv, NULL, cb, d) != 0)
         return -1;
@@ -130,7 +130,7 @@ static void on_released_retry(int rc, const char *err, void *data)
     (void)rc;
     (void)err;
     d->op = 0;
-    if (d->w->stopping)
+    if (d->w->rel.stopping)
         drop(d);
     else
         wait_check(d, REDIS_RETRY_MS);
@@ -139,7 +139,7 @@ static void on_released_retry(int rc, const char *err, void *data)
 static void retry_later(struct delivery *d)
 {
     struct gw_webhook *w = d->w;
-    if (w->stopping) {
+    if (w->rel.stopping) {
         finish(d);
         return;
     }
@@ -261,7 +261,7 @@ static int build_body(struct delivery *d, const struct gw_window *win)
 
 static void have_rows(struct delivery *d, int code, struct gw_window *win)
 {
-    if (d->w->stopping) {
+    if (d->w->rel.stopping) {
         if (win)
             gw_window_free(win);
         finish(d);
@@ -297,7 +297,7 @@ static void on_redis_rows(int code, struct gw_window *win, void *data)
     struct delivery *d = data;
     struct gw_app *app = d->w->app;
     d->op = 0;
-    if (code == 0 && win->total == 0 && !d->w->stopping) {
+    if (code == 0 && win->total == 0 && !d->w->rel.stopping) {
         /* the live board: a period's final standings, frozen or not */
     const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top, .live = 1};
         gw_window_free(win);
@@ -316,7 +316,7 @@ static void read_rows(struct delivery *d)
     struct gw_app *app = d->w->app;
     /* the live board: a period's final standings, frozen or not */
     const struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = d->w->conf->top, .live = 1};
-    if (d->w->stopping || !app->redis ||
+    if (d->w->rel.stopping || !app->redis ||
         gw_read(&app->store, d->decl, d->board, d->period.id, &spec, on_redis_rows, d) != 0) {
         retry_later(d);
         return;
@@ -330,7 +330,7 @@ static void on_hooked_locked(redisReply *rep, void *data)
 {
     struct delivery *d = data;
     d->op = 0;
-    if (d->w->stopping || !rep || rep->type != REDIS_REPLY_INTEGER) {
+    if (d->w->rel.stopping || !rep || rep->type != REDIS_REPLY_INTEGER) {
         retry_later(d);
         return;
     }
@@ -350,7 +350,7 @@ static void on_locked(int rc, const char *err, void *data)
         d->owns = 1;
         d->locked_at = now_of(d->w);
     }
-    if (d->w->stopping) {
+    if (d->w->rel.stopping) {
         finish(d);
         return;
     }
@@ -368,7 +368,7 @@ static void on_hooked(redisReply *rep, void *data)
     struct delivery *d = data;
     struct gw_webhook *w = d->w;
     d->op = 0;
-    if (w->stopping) {
+    if (w->rel.stopping) {
         finish(d);
         return;
     }
@@ -407,7 +407,7 @@ static void on_renewed(int rc, const char *err, void *data)
     struct gw_webhook *w = d->w;
     (void)err;
     d->op = 0;
-    if (w->stopping) {
+    if (w->rel.stopping) {
         finish(d);
         return;
     }

@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include "base/gw_release.h"
 #include "redis/gw_lock.h"
 #include "rc_conf.h"
 #include "rc_keys.h"
@@ -57,8 +58,9 @@ struct gw_webhook {
     struct gw_lock_scripts lock;
     char token[GW_LOCK_TOKEN_MAX];
     uv_timer_t timer;
-    int timer_on, timer_closed;
-    int stopping;
+    int timer_on;
+    struct gw_release rel;         /* held by the timer until its close callback; busy while a
+                                      delivery is listed */
     struct delivery *list;
     size_t n;
     void (*idle)(struct gw_webhook *w); /* a delivery was freed: the job may free itself */

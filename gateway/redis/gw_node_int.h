@@ -25,6 +25,7 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include "base/gw_release.h"
 #include "redis/gw_node.h"
 #include "redis/gw_redis_resolve.h"
 
@@ -54,7 +55,7 @@ struct gw_node {
     uv_timer_t retry;    /* next attempt (backoff) */
     uv_timer_t ping;     /* PING every ping_every_ms while UP */
     uv_timer_t deadline; /* resolve, setup or PING answer overdue: drop */
-    int open_handles;    /* timers not closed yet, plus a running lookup after stop */
+    struct gw_release rel; /* holds: timers not closed yet, a running lookup after stop; busy: a context left */
     int setup_pending;   /* setup replies still expected (CONNECTING only) */
     int ping_out;        /* a watchdog PING is unanswered */
     int keyspace_ok;               /* 1 on, 0 missing, -1 not known (gw_node_probe.c) */

@@ -127,12 +127,22 @@ static void drop_conn(struct gw_node_conn *c)
     redisAsyncFree(ac);
 }
 
-/* Frees r once nothing can call us anymore: stopped, timers closed, lookup
- * back, both contexts gone. */
-static void maybe_free(struct gw_node *r)
+/* Frees r once nothing can call us anymore (base/gw_release): stopped,
+ * timers closed, lookup back, both contexts gone. */
+static struct gw_node *node_of(const struct gw_release *rel)
 {
-    if (r->state != GW_ST_STOPPED || r->open_handles > 0 || r->cmd.ac || r->sub.ac)
-        return;
+    return (struct gw_node *)((char *)rel - offsetof(struct gw_node, rel));
+}
+
+static int node_busy(const struct gw_release *rel)
+{
+    const struct gw_node *r = node_of(rel);
+    return r->cmd.ac || r->sub.ac;
+}
+
+static void node_free(struct gw_release *rel)
+{
+    struct gw_node *r = node_of(rel);
     for (size_t i = 0; i < r->npatterns; i++)
         free(r->patterns[i]);
     free(r->patterns);
@@ -142,13 +152,6 @@ static void maybe_free(struct gw_node *r)
     gw_redis_pass_zero(r->password);
     free(r->password);
     free(r);
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-    struct gw_node *r = h->data;
-    r->open_handles--;
-    maybe_free(r);
 }
 
 /* ---- failure, backoff, up --------------------------------------------- */
@@ -361,7 +364,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
     if (!dropped)
         gw_node_link_fail(r, "%s connection lost: %s", c == &r->cmd ? "command" : "subscribe",
                            status == REDIS_OK ? "closed" : ac->c.errstr);
-    maybe_free(r);
+    gw_release_check(&r->rel);
 }
 
 /* A new context for c, to the numeric address just resolved (hiredis does
@@ -402,8 +405,7 @@ static void on_resolved(struct gw_redis_resolver *res, int status, const char *a
     struct gw_node *r = res->data;
     char why[256];
     if (r->state == GW_ST_STOPPED) {
-        r->open_handles--;
-        maybe_free(r);
+        gw_release_drop(&r->rel);
         return;
     }
     if (r->state != GW_ST_CONNECTING)
@@ -457,7 +459,9 @@ void gw_node_link_init(struct gw_node *r)
         uv_timer_init(r->loop, timers[i]);
         timers[i]->data = r;
     }
-    r->open_handles = 3;
+    gw_release_init(&r->rel, node_free, node_busy);
+    for (int i = 0; i < 3; i++)
+        gw_release_hold(&r->rel);
     r->resolver.data = r;
     uv_timer_start(&r->retry, on_retry, 0, 0);
 }
@@ -465,13 +469,14 @@ void gw_node_link_init(struct gw_node *r)
 void gw_node_link_stop(struct gw_node *r)
 {
     r->state = GW_ST_STOPPED;
+    gw_release_stop(&r->rel); /* the timers hold it: freed after their close callbacks at the earliest */
     drop_conn(&r->cmd);
     drop_conn(&r->sub);
     if (r->resolver.busy) {
-        r->open_handles++; /* on_resolved gives it back */
+        gw_release_hold(&r->rel); /* on_resolved gives it back */
         gw_redis_resolve_cancel(&r->resolver);
     }
-    uv_close((uv_handle_t *)&r->retry, on_timer_closed);
-    uv_close((uv_handle_t *)&r->ping, on_timer_closed);
-    uv_close((uv_handle_t *)&r->deadline, on_timer_closed);
+    gw_release_close(&r->rel, (uv_handle_t *)&r->retry);
+    gw_release_close(&r->rel, (uv_handle_t *)&r->ping);
+    gw_release_close(&r->rel, (uv_handle_t *)&r->deadline);
 }

@@ -49,9 +49,9 @@ static void decide_mode(struct gw_rnode *n, int cluster_enabled)
         return;
     }
     r->mode = GW_MODE_SINGLE;
-    for (unsigned s = 0; s < GW_SLOTS; s++)
+    for (unsigned s = 0; s < RC_SLOTS; s++)
         r->slots[s] = n;
-    n->nslots = GW_SLOTS;
+    n->nslots = RC_SLOTS;
     gw_rnodes_check_covered(r);
 }
 

@@ -19,10 +19,10 @@
 #include <uv.h>
 
 #include "rc_hmap.h"
+#include "rc_slot.h"
 #include "redis/gw_node.h"
 #include "redis/gw_redis.h"
 
-#define GW_SLOTS 16384
 #define GW_HOST_MAX 256
 
 enum gw_redis_mode { GW_MODE_PROBING, GW_MODE_SINGLE, GW_MODE_CLUSTER };
@@ -87,7 +87,7 @@ struct gw_redis {
     char why[512];             /* why not covered */
     char warning[512];         /* a seed left out (gw_redis_warning) */
     struct gw_rnode *nodes;
-    struct gw_rnode *slots[GW_SLOTS]; /* cluster: slot -> primary; single: all -> the node */
+    struct gw_rnode *slots[RC_SLOTS]; /* cluster: slot -> primary; single: all -> the node */
     int map_known;             /* a CLUSTER SLOTS answer was applied */
     int refreshing;            /* a CLUSTER SLOTS is in flight */
     int refresh_again;         /* another one was asked for meanwhile */

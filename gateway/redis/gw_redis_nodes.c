@@ -18,6 +18,7 @@
 #include "base/gw_log.h"
 #include "rc_hostport.h"
 #include "redis/gw_redis_int.h"
+#include "redis/gw_slotmap.h"
 
 #define REFRESH_DOWN_MS 250
 #define REFRESH_IDLE_MS 5000
@@ -64,7 +65,7 @@ void gw_rnodes_retire(struct gw_rnode *n)
     struct gw_redis *r = n->r;
     if (r->before_retire)
         r->before_retire(r, n);
-    for (unsigned s = 0; s < GW_SLOTS; s++)
+    for (unsigned s = 0; s < RC_SLOTS; s++)
         if (r->slots[s] == n)
             r->slots[s] = NULL;
     for (struct gw_rnode **p = &r->nodes; *p; p = &(*p)->next)
@@ -103,7 +104,7 @@ static int count_uncovered(const struct gw_redis *r, const struct gw_rnode **fir
 {
     int missing = 0;
     *first_down = NULL;
-    for (unsigned s = 0; s < GW_SLOTS; s++) {
+    for (unsigned s = 0; s < RC_SLOTS; s++) {
         const struct gw_rnode *n = r->slots[s];
         if (!n || !n->up) {
             missing++;
@@ -119,7 +120,7 @@ void gw_rnodes_check_covered(struct gw_redis *r)
     if (r->stopped)
         return;
     const struct gw_rnode *down = NULL;
-    int missing = r->mode == GW_MODE_PROBING ? GW_SLOTS : count_uncovered(r, &down);
+    int missing = r->mode == GW_MODE_PROBING ? RC_SLOTS : count_uncovered(r, &down);
     if (missing == 0) {
         r->why[0] = '\0';
         if (!r->covered) {
@@ -156,18 +157,6 @@ void gw_rnodes_check_covered(struct gw_redis *r)
 
 static void on_refresh_timer(uv_timer_t *t);
 
-/* One CLUSTER SLOTS entry: [start, end, [host, port, id...], replicas...]. */
-static int entry_ok(const redisReply *e)
-{
-    if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
-        return 0;
-    const redisReply *a = e->element[0], *b = e->element[1], *m = e->element[2];
-    return a->type == REDIS_REPLY_INTEGER && b->type == REDIS_REPLY_INTEGER && a->integer >= 0 &&
-           b->integer >= a->integer && b->integer < GW_SLOTS && m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
-           m->element[0]->type == REDIS_REPLY_STRING && m->element[1]->type == REDIS_REPLY_INTEGER &&
-           m->element[1]->integer > 0 && m->element[1]->integer <= 65535;
-}
-
 /* A seed whose first attempt has not ended: neither up nor failed yet. It
  * is kept until it ends (and goes with a later map), so that a plain server
  * among the seeds is still reported (gw_redis.c, when it comes up) and a
@@ -187,26 +176,22 @@ static int first_attempt_pending(const struct gw_rnode *n)
  * node we asked. */
 static int apply_map(struct gw_redis *r, const redisReply *rep, const struct gw_rnode *asked)
 {
-    if (rep->type != REDIS_REPLY_ARRAY)
+    if (gw_slotmap_check(rep) != 0)
         return -1;
-    for (size_t i = 0; i < rep->elements; i++)
-        if (!entry_ok(rep->element[i]))
-            return -1;
     for (struct gw_rnode *n = r->nodes; n; n = n->next)
         n->nslots = 0;
     memset(r->slots, 0, sizeof r->slots);
     for (size_t i = 0; i < rep->elements; i++) {
-        const redisReply *e = rep->element[i], *m = e->element[2];
+        struct gw_slotmap_range g;
         char host[GW_HOST_MAX];
-        const char *h = m->element[0]->str;
-        snprintf(host, sizeof host, "%s", (h[0] && strcmp(h, "?") != 0) ? h : asked->host);
-        int port = (int)m->element[1]->integer;
-        struct gw_rnode *n = gw_rnodes_find(r, host, port);
-        if (!n && !(n = gw_rnodes_add(r, host, port, 0))) {
-            gw_log_error("redis cluster: out of memory adding node %s:%d", host, port);
+        gw_slotmap_range(rep, i, asked->host, &g);
+        snprintf(host, sizeof host, "%s", g.host);
+        struct gw_rnode *n = gw_rnodes_find(r, host, g.port);
+        if (!n && !(n = gw_rnodes_add(r, host, g.port, 0))) {
+            gw_log_error("redis cluster: out of memory adding node %s:%d", host, g.port);
             continue;
         }
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++) {
+        for (unsigned s = g.start; s <= g.end; s++) {
             r->slots[s] = n;
             n->nslots++;
         }

@@ -200,7 +200,7 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
     switch (rc_classify_error(reply->str, reply->len)) {
     case RC_REDIS_ERR_MOVED:
     case RC_REDIS_ERR_ASK:
-        if (rc_parse_redirect(reply->str, reply->len, &to) != 0 || to.slot >= GW_SLOTS) {
+        if (rc_parse_redirect(reply->str, reply->len, &to) != 0 || to.slot >= RC_SLOTS) {
             finish(q, reply);
             return;
         }

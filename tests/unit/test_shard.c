@@ -2,7 +2,10 @@
  * the documented FNV-1a and spreads members, shard names round-trip, the
  * merged order and the K-way merge agree with a sort of all rows, the rank
  * rule (rank in shard + counts of the other shards) equals the position in
- * the merged order, and feed cursors round-trip and refuse what is not one. */
+ * the merged order, the streaming merge over pages (rc_shard_stream: export
+ * and archive) gives the same order, ties by the shard rule and skipping
+ * exhausted and empty shards, and feed cursors round-trip and refuse what
+ * is not one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,6 +172,125 @@ static void test_merge_and_rank_rule(void **state)
     check_board(64, 1, 7);
 }
 
+/* Drains runs through the streaming merge row by row, as the export and the
+ * archive do (offer a shard's next row once its last was taken, clear it
+ * when used up); out gets (shard, index) in order. */
+static size_t stream_all(int desc, const struct rc_shard_run *runs, unsigned S, struct rc_shard_pick *out)
+{
+    struct rc_shard_stream st;
+    size_t pos[RC_SHARDS_MAX] = {0}, got = 0;
+    rc_shard_stream_init(&st, desc, S);
+    for (unsigned j = 0; j < S; j++)
+        if (runs[j].n > 0)
+            rc_shard_stream_offer(&st, j, runs[j].c[0], runs[j].member[0]);
+    for (int j; (j = rc_shard_stream_next(&st)) >= 0;) {
+        out[got].shard = (unsigned)j;
+        out[got].index = pos[j]++;
+        got++;
+        if (pos[j] < runs[j].n)
+            rc_shard_stream_offer(&st, (unsigned)j, runs[j].c[pos[j]], runs[j].member[pos[j]]);
+        else
+            rc_shard_stream_clear(&st, (unsigned)j);
+    }
+    return got;
+}
+
+static void test_stream_equals_merge(void **state)
+{
+    (void)state;
+    /* ties everywhere: composites 0..2 over four shards, one shard empty */
+    static const double c0[] = {2, 2, 1, 0}, c1[] = {2, 1, 1}, c3[] = {2, 0};
+    static const char *m0[] = {"d", "a", "b", "c"}, *m1[] = {"e", "g", "f"}, *m3[] = {"h", "i"};
+    const struct rc_shard_run runs[4] = {{c0, m0, 4}, {c1, m1, 3}, {NULL, NULL, 0}, {c3, m3, 2}};
+    struct rc_shard_pick want[9], got[9];
+    assert_int_equal(rc_shard_merge(1, runs, 4, 0, want, 9), 9);
+    assert_int_equal(stream_all(1, runs, 4, got), 9);
+    for (int k = 0; k < 9; k++) {
+        assert_int_equal(got[k].shard, want[k].shard);
+        assert_int_equal(got[k].index, want[k].index);
+    }
+    /* equal composites: the lower shard first (d, a of shard 0 before e) */
+    assert_int_equal(got[0].shard, 0);
+    assert_int_equal(got[1].shard, 0);
+    assert_int_equal(got[2].shard, 1);
+    assert_int_equal(got[3].shard, 3);
+}
+
+static void test_stream_ties_go_to_the_lower_shard(void **state)
+{
+    (void)state;
+    struct rc_shard_stream st;
+    for (int desc = 0; desc <= 1; desc++) {
+        rc_shard_stream_init(&st, desc, 3);
+        /* the same composite everywhere: the member never decides across shards */
+        rc_shard_stream_offer(&st, 2, 5, "a");
+        rc_shard_stream_offer(&st, 1, 5, "z");
+        assert_int_equal(rc_shard_stream_next(&st), 1);
+        rc_shard_stream_offer(&st, 0, 5, "m");
+        assert_int_equal(rc_shard_stream_next(&st), 0);
+        /* a better composite wins whatever its shard */
+        rc_shard_stream_offer(&st, 2, desc ? 6 : 4, "a");
+        assert_int_equal(rc_shard_stream_next(&st), 2);
+    }
+}
+
+static void test_stream_skips_exhausted_and_empty_shards(void **state)
+{
+    (void)state;
+    struct rc_shard_stream st;
+    rc_shard_stream_init(&st, 1, 4);
+    /* nothing offered: every shard empty */
+    assert_int_equal(rc_shard_stream_next(&st), -1);
+    rc_shard_stream_offer(&st, 3, 1, "x");
+    rc_shard_stream_offer(&st, 1, 9, "y");
+    assert_int_equal(rc_shard_stream_next(&st), 1);
+    /* shard 1 used up: the next is shard 3, even with a worse row */
+    rc_shard_stream_clear(&st, 1);
+    assert_int_equal(rc_shard_stream_next(&st), 3);
+    rc_shard_stream_clear(&st, 3);
+    assert_int_equal(rc_shard_stream_next(&st), -1);
+    /* zero shards: nothing, ever */
+    rc_shard_stream_init(&st, 0, 0);
+    assert_int_equal(rc_shard_stream_next(&st), -1);
+}
+
+static void test_stream_property(void **state)
+{
+    (void)state;
+    static double cs[RC_SHARDS_MAX][64];
+    static char names[RC_SHARDS_MAX][64][8];
+    static const char *ms[RC_SHARDS_MAX][64];
+    static struct rc_shard_pick want[RC_SHARDS_MAX * 64], got[RC_SHARDS_MAX * 64];
+    srand(42);
+    for (int round = 0; round < 200; round++) {
+        unsigned S = 1 + (unsigned)rand() % 12;
+        int desc = rand() % 2;
+        struct rc_shard_run runs[RC_SHARDS_MAX];
+        size_t total = 0;
+        for (unsigned j = 0; j < S; j++) {
+            size_t n = (size_t)rand() % 7; /* empty shards too */
+            /* each shard's run in its own order: composites monotone, equal
+             * composites by member the Redis way */
+            double c = desc ? 10 : 0;
+            for (size_t k = 0; k < n; k++) {
+                if (rand() % 2)
+                    c += desc ? -1 : 1;
+                cs[j][k] = c;
+                snprintf(names[j][k], sizeof names[j][k], "%c%u", desc ? (char)('z' - k) : (char)('a' + k), j);
+                ms[j][k] = names[j][k];
+            }
+            runs[j] = (struct rc_shard_run){cs[j], ms[j], n};
+            total += n;
+        }
+        assert_int_equal(rc_shard_merge(desc, runs, S, 0, want, total), total);
+        assert_int_equal(stream_all(desc, runs, S, got), total);
+        for (size_t k = 0; k < total; k++) {
+            assert_int_equal(got[k].shard, want[k].shard);
+            assert_int_equal(got[k].index, want[k].index);
+        }
+    }
+}
+
 static void test_cursor_round_trip(void **state)
 {
     (void)state;
@@ -294,6 +416,10 @@ int main(void)
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_merge_and_rank_rule),
+        cmocka_unit_test(test_stream_equals_merge),
+        cmocka_unit_test(test_stream_ties_go_to_the_lower_shard),
+        cmocka_unit_test(test_stream_skips_exhausted_and_empty_shards),
+        cmocka_unit_test(test_stream_property),
         cmocka_unit_test(test_cursor_round_trip),
         cmocka_unit_test(test_cursor_refuses_what_is_not_one),
         cmocka_unit_test(test_board_epoch),

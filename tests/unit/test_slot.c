@@ -1,5 +1,6 @@
-/* test_slot.c - core/rc_slot: key slots against Redis' own answers, and the
- * cluster error replies that steer a command. */
+/* test_slot.c - core/rc_slot: key slots against Redis' own answers, the
+ * cluster error replies that steer a command, and the checks of one
+ * CLUSTER SLOTS entry. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -121,12 +122,31 @@ static void redirects_are_parsed_strictly(void **state)
     assert_int_equal(rc_parse_redirect(longhost, strlen(longhost), &r), -1);
 }
 
+static void slot_map_entries_are_checked(void **state)
+{
+    (void)state;
+    /* a range inside 0..16383 and a port 1..65535 */
+    assert_true(rc_slot_range_ok(0, 16383, 6379));
+    assert_true(rc_slot_range_ok(5, 5, 1));
+    assert_true(rc_slot_range_ok(0, 0, 65535));
+    assert_false(rc_slot_range_ok(-1, 10, 6379));
+    assert_false(rc_slot_range_ok(10, 9, 6379));
+    assert_false(rc_slot_range_ok(0, 16384, 6379));
+    assert_false(rc_slot_range_ok(0, 10, 0));
+    assert_false(rc_slot_range_ok(0, 10, 65536));
+    /* no endpoint ("" or "?"): the node asked */
+    assert_string_equal(rc_slot_map_host("", "10.0.0.1"), "10.0.0.1");
+    assert_string_equal(rc_slot_map_host("?", "10.0.0.1"), "10.0.0.1");
+    assert_string_equal(rc_slot_map_host("10.0.0.2", "10.0.0.1"), "10.0.0.2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(key_slots_are_redis_own),
         cmocka_unit_test(errors_are_classified_by_their_first_word),
         cmocka_unit_test(redirects_are_parsed_strictly),
+        cmocka_unit_test(slot_map_entries_are_checked),
     };
     return cmocka_run_group_tests_name("slot", tests, NULL, NULL);
 }
