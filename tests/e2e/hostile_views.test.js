@@ -138,3 +138,48 @@ test('a view costs what it shows: subscribes look at their own view, a write at 
     after = await settle(gw, 600);
     assert.equal(after.tick - base.tick, views.length, 'a change of total reaches every view');
   });
+
+/* Sends every request in one TCP write with ids prefix-0.. and resolves the
+ * replies in id order (one each). */
+async function burst(c, reqs, prefix) {
+  const ids = reqs.map((_, i) => `${prefix}-${i}`);
+  const sock = c.ws._socket;
+  sock.cork();
+  reqs.forEach((r, i) => c.send(Object.assign({}, r, { id: ids[i] })));
+  sock.uncork();
+  const want = new Set(ids);
+  await h.waitFor(() => c.messages.filter((m) => want.has(m.id)).length >= ids.length, 15000,
+    `${ids.length} replies to ${prefix}`);
+  return ids.map((id) => c.messages.find((m) => m.id === id));
+}
+
+const limited = (r) => r.op === 'error' && r.code === 'rate_limited';
+
+test('read budgets count rows: 1,000-row pages run out of conn_read_burst after fewer subscribes than top 3s',
+  { skip, timeout: 60000 }, async (t) => {
+    const BURST = 40;
+    const config = h.configWith(t, {
+      limits: { conn_read_rate: 1, conn_read_burst: BURST, ip_read_rate: 100000, ip_read_burst: 100000 },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const small = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
+    const big = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
+    const n = 40;
+    const t0 = Date.now();
+    const s = await burst(small, Array.from({ length: n }, (_, k) =>
+      ({ op: 'subscribe', board: 'demo', view: { offset: k, limit: 3 } })), 's');
+    const b = await burst(big, Array.from({ length: n }, (_, k) =>
+      ({ op: 'subscribe', board: 'demo', view: { offset: 40000 + 1000 * k, limit: 1000 } })), 'b');
+    const elapsed = (Date.now() - t0) / 1000;
+    const served = (rs) => rs.filter((r) => !limited(r)).length;
+    // a 1,000-row read costs 1 + 1000/100 = 11 tokens, a top 3 one
+    const cost = 1 + Math.floor(1000 / 100);
+    t.diagnostic(`${n} subscribes each: ${served(s)} top-3 pages served, ${served(b)} 1,000-row pages ` +
+      `(burst ${BURST}, ${cost} tokens each) in ${elapsed.toFixed(2)} s`);
+    assert.equal(served(s), n, 'small reads fit the burst one token each');
+    assert.ok(served(b) >= Math.floor(BURST / cost), `${served(b)} big pages served: the burst pays for some`);
+    assert.ok(served(b) <= Math.floor((BURST + elapsed * 1) / cost) + 1,
+      `${served(b)} big pages served: more than the burst pays for at ${cost} tokens each`);
+    for (const r of b.filter(limited))
+      assert.match(r.message, /conn_read_rate/);
+  });
