@@ -9,7 +9,8 @@
  * Per round and size: a fresh board match:V<tag>-<V> filled with `members`
  * members (set through the gateway), then V distinct views opened as fast as
  * the server answers, 64 per connection, the connections from addresses
- * spread over 127.0.0.0/8 (127.x.y.z), a third each: top N (N = 1..1,000),
+ * spread over 127.0.0.0/8 (127.x.y.z), a third each: top N (N spread over
+ * 1..1,000 in the same way at every size, so the mean snapshot is alike),
  * pages of 10-50 rows at distinct offsets within the first 10,000 ranks
  * (beyond the top-N once 1,000 are used), and around views of distinct
  * members. Measured: the wall time from the first subscribe to the last
@@ -18,7 +19,8 @@
  * trips during the subscribes (p50, p99, max, every 10 ms from its own
  * address), then the gateway's CPU idle for `phase-s` s and while
  * `write-rate` writes/s go to the board for `phase-s` s, with the views it
- * looked at per write. Then every connection closes. Prints one JSON line
+ * looked at per write (and Redis's CPU then, with --redis-pid: around views
+ * and deep pages read again after every change). Then every connection closes. Prints one JSON line
  * with, per size, each round and the median of the rounds. */
 'use strict';
 
@@ -40,12 +42,14 @@ const rounds = Number(arg('rounds', 3));
 const writeRate = Number(arg('write-rate', 200));
 const phaseS = Number(arg('phase-s', 3));
 const perConn = Number(arg('subs-per-conn', 64));
+const redisPid = Number(arg('redis-pid', 0)); // optional: Redis's CPU at the writes too
 const base = `http://127.0.0.1:${port}`;
 const now = () => Number(process.hrtime.bigint() / 1000n) / 1000; // ms
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function cpuMs() {
-  const stat = fs.readFileSync(`/proc/${gwPid}/stat`, 'utf8');
+function cpuMs(pid = gwPid) {
+  if (!pid) return 0;
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / hz;
 }
@@ -116,7 +120,8 @@ async function fill(board) {
 
 function viewOf(i) { // the i-th distinct view (see the banner)
   const j = Math.floor(i / 3);
-  if (i % 3 === 0) return j < 1000 ? { top: j + 1 } : { offset: 5000 + j, limit: 10 + (j % 41) };
+  // N spread over 1..1,000 at every size (379 is prime to 1,000: distinct for j < 1,000)
+  if (i % 3 === 0) return j < 1000 ? { top: 1 + ((j * 379) % 1000) } : { offset: 5000 + j, limit: 10 + (j % 41) };
   if (i % 3 === 1) return { offset: j + 1, limit: 10 + (j % 41) };
   return { around: `m${j % members}`, radius: 5 };
 }
@@ -176,6 +181,7 @@ async function one(V, round) {
   let writes = 0;
   const v2 = await visited();
   c = cpuMs();
+  const r0 = cpuMs(redisPid);
   const tw = now();
   while (now() - tw < phaseS * 1000) {
     const target = Math.floor(((now() - tw) / 1000) * writeRate);
@@ -184,6 +190,7 @@ async function one(V, round) {
     await sleep(5);
   }
   const writeCpuPct = ((cpuMs() - c) / (now() - tw)) * 100;
+  const redisWriteCpuPct = redisPid ? ((cpuMs(redisPid) - r0) / (now() - tw)) * 100 : null;
   await sleep(200);
   const v3 = await visited();
   for (const ws of [...conns, ref, w]) ws.close();
@@ -194,7 +201,7 @@ async function one(V, round) {
     visited_subscribe: v1.subscribe !== null ? v1.subscribe - v0.subscribe : null,
     visited_tick_during_subscribe: v1.tick !== null ? v1.tick - v0.tick : null,
     ref_ping_p50_ms: pct(rtts, 0.5), ref_ping_p99_ms: pct(rtts, 0.99), ref_ping_max_ms: pct(rtts, 1), ref_pings: rtts.length,
-    idle_cpu_pct: idleCpuPct, writes, write_cpu_pct: writeCpuPct,
+    idle_cpu_pct: idleCpuPct, writes, write_cpu_pct: writeCpuPct, redis_write_cpu_pct: redisWriteCpuPct,
     visited_tick_per_write: v3.tick !== null && writes ? (v3.tick - v2.tick) / writes : null,
   };
 }

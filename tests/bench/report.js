@@ -450,6 +450,7 @@ function distinctViewsCase(dir, broken) {
     return `${int(s.views)} views: subscribe ${int(m.subscribe_ms)} ms, CPU ${int(m.subscribe_cpu_ms)} ms, ` +
       `${int(m.visited_subscribe)} views looked at by subscribes, ref ping p99 ${fmt(m.ref_ping_p99_ms, 0)} ms; ` +
       `idle ${fmt(m.idle_cpu_pct, 1)} % CPU, ${int(j.write_rate)} writes/s ${fmt(m.write_cpu_pct, 1)} % CPU ` +
+      `(Redis ${fmt(m.redis_write_cpu_pct, 1)} %) ` +
       `(${fmt(m.visited_tick_per_write, 1)} views looked at per write)`;
   });
   const last = j.sizes[j.sizes.length - 1].median;

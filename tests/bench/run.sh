@@ -851,6 +851,7 @@ if want V; then
   echo "load_V=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
   timeout 1800 node "$root/tests/bench/distinct_views.js" --port "$gw_port" --key "$key" --gateway-pid "$gw_pid" \
     --hz "$(getconf CLK_TCK)" --views "$V_views" --members "$V_members" --rounds "$V_rounds" --phase-s "$V_phase" \
+    --redis-pid "$redis_pid" \
     > "$work/V.json" 2> "$work/V.log" || { tail -n 5 "$work/V.log" >&2; die "distinct_views.js failed"; }
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case V"
 fi
