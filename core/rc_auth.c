@@ -10,6 +10,7 @@
  */
 #include "rc_auth.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -223,8 +224,17 @@ int rc_auth_check(const struct rc_auth *a, const struct rc_key *key, int bad_tok
  * back and forth cannot mint tokens. */
 int rc_bucket_take(struct rc_bucket *b, double rate, double burst, int64_t now_ms)
 {
+    return rc_bucket_take_n(b, rate, burst, 1.0, now_ms);
+}
+
+int rc_bucket_take_n(struct rc_bucket *b, double rate, double burst, double n, int64_t now_ms)
+{
     if (!b || !(burst >= 1.0))
         return 0;
+    if (!(n >= 1.0))
+        n = 1.0; /* also NaN */
+    if (n > burst)
+        n = burst;
     if (!(rate > 0.0))
         rate = 0.0; /* also NaN: no refill rather than poisoned state */
     if (b->last_ms == 0) {
@@ -240,8 +250,14 @@ int rc_bucket_take(struct rc_bucket *b, double rate, double burst, int64_t now_m
     }
     if (!(b->tokens <= burst)) /* above the cap, or NaN from a corrupt struct */
         b->tokens = b->tokens > burst ? burst : 0.0;
-    if (b->tokens < 1.0)
+    if (b->tokens < n)
         return 0;
-    b->tokens -= 1.0;
+    b->tokens -= n;
     return 1;
+}
+
+unsigned rc_read_tokens(uint64_t rows)
+{
+    uint64_t t = 1 + rows / RC_READ_ROWS_PER_TOKEN;
+    return t > UINT32_MAX ? UINT32_MAX : (unsigned)t;
 }

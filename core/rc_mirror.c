@@ -166,6 +166,15 @@ static void truncate_rows(struct rc_mirror *m, size_t n)
     }
 }
 
+/* Records that rows [lo, end) changed (see rc_mirror_touched). */
+static void touch(struct rc_mirror *m, size_t lo, size_t end)
+{
+    if (m->touch_end == 0 || lo < m->touch_lo)
+        m->touch_lo = lo;
+    if (end > m->touch_end)
+        m->touch_end = end;
+}
+
 /* Moves the row at from to position to, shifting the rows between. */
 static void move_row(struct rc_mirror *m, size_t from, size_t to)
 {
@@ -289,6 +298,8 @@ int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct
     m->seq = seq;
     m->total = total;
     m->exact = 1;
+    touch(m, 0, SIZE_MAX);
+    m->touch_total = 1;
     return 0;
 }
 
@@ -323,6 +334,8 @@ int rc_mirror_load_sharded(struct rc_mirror *m, const int64_t *shard_seq, int64_
     m->seq = sum;
     m->total = total;
     m->exact = 1;
+    touch(m, 0, SIZE_MAX);
+    m->touch_total = 1;
     return 0;
 }
 
@@ -367,24 +380,32 @@ static int apply_change(struct rc_mirror *m, const char *member, int has_new, do
         }
     }
 
+    /* touched: a move shifts the rows between its two places; a row that
+     * leaves or enters shifts every row after it */
     if (at != NOT_HELD && enters) {
         int same = pos == at && m->rows[at].c == new_c;
         move_row(m, at, pos);
         m->rows[pos].c = new_c;
         changed = same ? 0 : (pos < at ? pos : at) + 1;
+        if (!same)
+            touch(m, pos < at ? pos : at, (pos < at ? at : pos) + 1);
     } else if (at != NOT_HELD) {
         remove_row(m, at);
         changed = at + 1;
+        touch(m, at, SIZE_MAX);
     } else if (enters) {
         insert_row(m, pos, copy, new_c);
         truncate_rows(m, m->keep > 0 ? m->keep : m->len); /* pos < keep: the new row stays */
         changed = pos + 1;
+        touch(m, pos, SIZE_MAX);
     }
 
     if (has_new && !was_present)
         m->total++;
     else if (!has_new && was_present)
         m->total--;
+    if (has_new != was_present)
+        m->touch_total = 1;
     if (changed_rank)
         *changed_rank = changed;
     return RC_MIRROR_APPLIED;
@@ -467,6 +488,22 @@ int rc_mirror_window(const struct rc_mirror *m, size_t offset, size_t count, con
     *rows = m->rows + offset;
     *n = (end < m->len ? end : m->len) - offset;
     return 0;
+}
+
+int rc_mirror_touched(const struct rc_mirror *m, size_t *lo, size_t *end)
+{
+    *lo = m->touch_lo;
+    *end = m->touch_end;
+    if (m->touch_total)
+        return RC_MIRROR_TOUCHED_ALL;
+    return m->touch_end ? RC_MIRROR_TOUCHED_SPAN : RC_MIRROR_UNTOUCHED;
+}
+
+void rc_mirror_untouch(struct rc_mirror *m)
+{
+    m->touch_lo = 0;
+    m->touch_end = 0;
+    m->touch_total = 0;
 }
 
 size_t rc_mirror_rank_of(const struct rc_mirror *m, const char *member)

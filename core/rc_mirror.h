@@ -54,6 +54,19 @@ struct rc_mirror {
     int64_t total;  /* board member count at seq */
     int exact;      /* 0 until the first load, and after a gap */
     int64_t *shard_seq; /* sharded: each shard's seq (shards of them), owned; NULL until loaded */
+    /* What changed since rc_mirror_untouch (rc_mirror_touched): rows at
+     * positions [touch_lo, touch_end) moved, entered or left (touch_end 0:
+     * none), and whether total changed. A window outside that span shows
+     * the same rows; only total can tell it apart. */
+    size_t touch_lo, touch_end;
+    int touch_total;
+};
+
+/* Results of rc_mirror_touched. */
+enum rc_mirror_touch {
+    RC_MIRROR_UNTOUCHED = 0, /* no row and not total changed */
+    RC_MIRROR_TOUCHED_SPAN,  /* rows [*lo, *end) changed (positions, 0-based), total did not */
+    RC_MIRROR_TOUCHED_ALL    /* total changed, or a load: every window */
 };
 
 /* Results of rc_mirror_apply. */
@@ -118,6 +131,16 @@ int rc_mirror_needs_reload(const struct rc_mirror *m);
  * while the board has more members). */
 int rc_mirror_window(const struct rc_mirror *m, size_t offset, size_t count, const struct rc_mirror_row **rows,
                      size_t *n);
+
+/* What the events applied (and loads) since the last rc_mirror_untouch
+ * changed: an enum rc_mirror_touch; with RC_MIRROR_TOUCHED_SPAN, *lo and
+ * *end bound the positions whose row changed (end may be SIZE_MAX: every
+ * row from lo on shifted). A view whose window [offset, offset + limit)
+ * misses [*lo, *end) holds the same rows. */
+int rc_mirror_touched(const struct rc_mirror *m, size_t *lo, size_t *end);
+
+/* Forgets what was touched (after the caller refreshed its windows). */
+void rc_mirror_untouch(struct rc_mirror *m);
 
 /* 1-based rank of member within the mirror, or 0 when not held. */
 size_t rc_mirror_rank_of(const struct rc_mirror *m, const char *member);

@@ -38,6 +38,19 @@ void rc_view_normalize(struct rc_view *out, const struct rc_view *in)
         out->offset = 0;
 }
 
+uint64_t rc_view_rows(const struct rc_view *v)
+{
+    switch (v->kind) {
+    case RC_VIEW_TOP:
+    case RC_VIEW_PAGE:
+        return v->limit;
+    case RC_VIEW_AROUND:
+        return 2 * (uint64_t)v->radius + 1;
+    default:
+        return 0;
+    }
+}
+
 int rc_view_same(const struct rc_view *a, const struct rc_view *b)
 {
     return a->kind == b->kind && a->offset == b->offset && a->limit == b->limit && a->radius == b->radius &&

@@ -17,6 +17,7 @@
 #define RC_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rc_hmap.h"
 #include "rc_names.h"
@@ -76,6 +77,11 @@ int rc_follow_mode(int board_has_periods, const char *requested_period);
 /* The canonical form of a spec, the one views are shared by: a top-N is
  * the page at offset 0. */
 void rc_view_normalize(struct rc_view *out, const struct rc_view *in);
+
+/* The rows a subscribe to view v reads for its snapshot (top N: N; a page:
+ * its limit; around: 2 radius + 1; a feed: 0), what its read budget is
+ * charged for (core/rc_auth.h, rc_read_tokens). */
+uint64_t rc_view_rows(const struct rc_view *v);
 
 /* 1 when a and b (both normalized) select the same window. */
 int rc_view_same(const struct rc_view *a, const struct rc_view *b);

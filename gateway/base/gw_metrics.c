@@ -285,6 +285,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
                         size_t *len)
 {
     static const char *const views[4] = {"top", "page", "around", "feed"};
+    static const char *const visit_on[GW_METRICS_VISITS] = {"subscribe", "unsubscribe", "tick"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
     struct out o = {malloc(4096), 0, 4096, 0};
     if (!o.buf)
@@ -313,6 +314,11 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
         put(&o, "rankcast_errors_total{code=\"%s\"} %llu\n", rc_code_name(-i), (unsigned long long)m->errors[i]);
     counter(&o, "rankcast_deltas_sent_total", "Delta and event messages queued to viewers", m->deltas_sent);
     counter(&o, "rankcast_snapshots_sent_total", "Snapshots queued to viewers", m->snapshots_sent);
+    put(&o, "# HELP rankcast_views_visited_total Views looked at (even only to check them), by what looked\n"
+            "# TYPE rankcast_views_visited_total counter\n");
+    for (int i = 0; i < GW_METRICS_VISITS; i++)
+        put(&o, "rankcast_views_visited_total{on=\"%s\"} %llu\n", visit_on[i],
+            (unsigned long long)m->views_visited[i]);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
     counter(&o, "rankcast_frame_writes_total",
             "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);

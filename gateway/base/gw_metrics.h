@@ -13,6 +13,11 @@
 
 #define GW_METRICS_RTT_BUCKETS 12
 #define GW_METRICS_CODES 11 /* indexed by -code, RC_OK .. RC_E_NOT_FOUND */
+/* views_visited[]: what looked at views (docs/gateway.md, "What a view costs") */
+#define GW_METRICS_VISIT_SUBSCRIBE 0   /* a subscribe, at its own view */
+#define GW_METRICS_VISIT_UNSUBSCRIBE 1 /* an unsubscribe or a closed viewer, at its own view */
+#define GW_METRICS_VISIT_TICK 2        /* the tick (and the refresh after a reload or profile fetch) */
+#define GW_METRICS_VISITS 3
 
 struct gw_metrics {
     uint64_t connections;                 /* WebSocket connections open now */
@@ -33,6 +38,7 @@ struct gw_metrics {
     uint64_t errors[GW_METRICS_CODES];    /* error replies by code */
     uint64_t deltas_sent;                 /* delta/event messages queued to viewers */
     uint64_t snapshots_sent;
+    uint64_t views_visited[GW_METRICS_VISITS]; /* views looked at, even only to check them, by GW_METRICS_VISIT_* */
     uint64_t bytes_sent;                  /* WebSocket payload bytes written */
     uint64_t frame_writes;                /* writes of WebSocket frames: one frame, or several gathered */
     uint64_t frames_gathered;             /* frames that went out gathered, several in one write */

@@ -9,6 +9,11 @@
  * GW_FO_RING_EVENTS); boards and views are found through hash tables keyed
  * with a secret, and lists are doubly linked, so opening, closing and each
  * event cost O(1) per board whatever the number of boards.
+ *
+ * The same for views (issue 23): a board files each view by what it shows
+ * (mirror views in an index by rank, read views and feeds in a list each)
+ * and keeps a due list of those the tick must look at, so filing, unfiling
+ * and marking a view cost O(log) of the rank span, not O(views of the board).
  */
 #include <uv.h>
 
@@ -56,11 +61,94 @@ void gw_fo_work_remove(struct gw_board *b)
     b->wlist = NULL;
 }
 
+void gw_fo_view_due(struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    if (!b || v->dead)
+        return;
+    if (!v->dlist) {
+        v->dprev = NULL;
+        v->dnext = b->due;
+        if (b->due)
+            b->due->dprev = v;
+        b->due = v;
+        v->dlist = &b->due;
+    }
+    gw_fo_board_wake(b);
+}
+
+void gw_fo_view_undue(struct gw_view *v)
+{
+    if (!v->dlist)
+        return;
+    if (v->dprev)
+        v->dprev->dnext = v->dnext;
+    else
+        *v->dlist = v->dnext;
+    if (v->dnext)
+        v->dnext->dprev = v->dprev;
+    v->dnext = v->dprev = NULL;
+    v->dlist = NULL;
+}
+
 void gw_fo_view_set_dirty(struct gw_view *v)
 {
     v->dirty = 1;
-    if (v->board)
-        gw_fo_board_wake(v->board);
+    gw_fo_view_due(v);
+}
+
+int gw_fo_view_mirror_shaped(const struct gw_view *v)
+{
+    return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
+           (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS;
+}
+
+/* The list of b's that v goes in when it is not a mirror view. */
+static struct gw_view **kind_list(struct gw_board *b, const struct gw_view *v)
+{
+    return v->r.spec.kind == RC_VIEW_FEED ? &b->feeds : &b->reads;
+}
+
+/* Files v on b (v->board): a mirror view in the index by the ranks it shows
+ * (with shared places from rank 1 to one row past its end: a tie above or
+ * across its end moves its places), any other in its list. */
+static void view_file(struct gw_board *b, struct gw_view *v)
+{
+    if (gw_fo_view_mirror_shaped(v)) {
+        size_t end = (size_t)v->r.spec.offset + v->r.spec.limit + (v->r.spec.places ? 1 : 0);
+        if (rc_vindex_add(&b->vix, &v->ix, v->r.spec.places ? 0 : (size_t)v->r.spec.offset, end) != 0)
+            b->vix_lost = 1; /* out of memory: its refreshes walk every view */
+        return;
+    }
+    struct gw_view **head = kind_list(b, v);
+    v->kprev = NULL;
+    v->knext = *head;
+    if (*head)
+        (*head)->kprev = v;
+    *head = v;
+}
+
+static void view_unfile(struct gw_board *b, struct gw_view *v)
+{
+    gw_fo_view_undue(v);
+    if (gw_fo_view_mirror_shaped(v)) {
+        rc_vindex_remove(&b->vix, &v->ix);
+        return;
+    }
+    if (v->kprev)
+        v->kprev->knext = v->knext;
+    else
+        *kind_list(b, v) = v->knext;
+    if (v->knext)
+        v->knext->kprev = v->kprev;
+    v->knext = v->kprev = NULL;
+}
+
+void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb)
+{
+    view_unfile(v->board, v);
+    v->board = nb;
+    view_file(nb, v);
 }
 
 void gw_fo_board_set_stale(struct gw_board *b)
@@ -189,6 +277,7 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
         return NULL;
     b->f = f;
     b->decl = decl;
+    rc_vindex_init(&b->vix);
     if (decl->shards > 1 && !(b->sh = calloc(1, sizeof *b->sh))) {
         free(b);
         return NULL;
@@ -244,6 +333,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
         b->dead = 1;
     }
     if (b->refs == 0) {
+        rc_vindex_free(&b->vix); /* (empty by now: its views were unfiled) */
         rc_mirror_free(&b->mirror);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
         if (b->sh) /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
@@ -279,6 +369,7 @@ struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const st
     /* Out of memory for the table, it is served all the same, just not
      * found by a later subscribe to the same view (which makes its own). */
     (void)rc_registry_view_add(&f->reg, &v->r, &b->r, spec, follows);
+    view_file(b, v);
     return v;
 }
 
@@ -296,6 +387,7 @@ void gw_fo_view_unref(struct gw_view *v)
 struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v)
 {
     struct gw_board *b = v->board;
+    view_unfile(b, v);
     rc_registry_view_remove(&f->reg, &v->r);
     v->dead = 1;
     v->board = NULL;
@@ -313,8 +405,7 @@ int gw_fo_view_held(const struct gw_view *v)
  * of the merged order, fed by every shard's events: docs/sharded.md.) */
 int gw_fo_view_uses_mirror(const struct gw_view *v)
 {
-    return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
-           (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS && !gw_fo_view_held(v);
+    return gw_fo_view_mirror_shaped(v) && !gw_fo_view_held(v);
 }
 
 void gw_fo_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr)

@@ -1,16 +1,13 @@
 /* gw_fanout.c - the fan-out's public operations (see gw_fanout.h):
  * subscribe and unsubscribe, the connection hooks (lagged, drained), pub/sub
- * messages and the coalescing tick. The tick visits only boards with work
- * (the work list: a view dirty, the mirror stale or changed), and the
- * rollover walks the boards only when some period has ended. The layout of
- * fanout/ is in gw_fanout_int.h. */
+ * messages, profile changes and Redis coming back; the tick is in
+ * gw_fanout_tick.c. A subscribe or unsubscribe costs its own view only
+ * (issue 23; the board's files: gw_board.c). The layout of fanout/ is in
+ * gw_fanout_int.h. */
 #include <uv.h>
 
 #include "fanout/gw_fanout_int.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +16,6 @@
 #include "base/gw_log.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
-
-#define TRIM_BOARDS 1024  /* boards freed before the free memory is handed back ... */
-#define TRIM_EVERY_MS 1000 /* ... at most this often */
 
 struct gw_fanout *gw_fanout_new(struct gw_app *app)
 {
@@ -60,6 +54,7 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
     if (s->vnext)
         s->vnext->vprev = s->vprev;
     v->r.viewers--;
+    f->app->metrics.views_visited[GW_METRICS_VISIT_UNSUBSCRIBE]++; /* its own view, and no other */
     if (v->board && v->board->vc)
         v->board->vc->local--;
     f->app->metrics.subscriptions[v->r.spec.kind]--;
@@ -112,6 +107,8 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     }
     int follows = rc_follow_mode(decl->period.kind != RC_PERIOD_NONE, r->period);
     struct gw_view *v = b ? gw_fo_view_get(f, b, &r->view, follows) : NULL;
+    if (v)
+        app->metrics.views_visited[GW_METRICS_VISIT_SUBSCRIBE]++; /* its own view, and no other */
     for (struct gw_sub *o = c->subs; v && o; o = o->cnext) {
         if (o->view != v)
             continue;
@@ -168,11 +165,16 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     } else if (v->last) {
         gw_fo_send_first_snapshot(f, s); /* later deltas are diffs from this window */
     } else if (gw_fo_view_uses_mirror(v)) {
+        /* its own window alone: the board's other views keep whatever
+         * changes they have pending for the tick */
         gw_fo_board_want(b);
-        if (b->stale || !b->mirror.exact)
+        if (b->stale || !b->mirror.exact) {
+            v->cut_due = 1; /* cut by the reload's refresh, or after it (tick) */
+            gw_fo_view_due(v);
             gw_fo_board_reload(b);
-        else
-            gw_fo_board_refresh(b, 1);
+        } else {
+            gw_fo_mirror_cut_one(b, v);
+        }
     } else {
         gw_fo_view_read(v);
     }
@@ -285,52 +287,6 @@ static int parse_tag(const char *channel, char *board, char *period)
     return 0;
 }
 
-/* A change to the board: its views read from Redis (around views, pages
- * past the mirror) read again on the next tick; mirror views follow the
- * mirror, feeds their events. */
-static void mark_dirty(struct gw_board *b)
-{
-    int any = 0;
-    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        /* (the audience of a frozen board sees no live change) */
-        if (v->r.spec.kind != RC_VIEW_FEED && !gw_fo_view_uses_mirror(v) && !gw_fo_view_held(v)) {
-            v->dirty = 1;
-            any = 1;
-        }
-    }
-    if (any)
-        gw_fo_board_wake(b);
-}
-
-/* What the tick must still do for b (it stays on the work list while so). */
-static int board_has_work(const struct gw_board *b)
-{
-    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
-        return 1;
-    for (const struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-        if (v->dirty || v->held || v->viewers_due)
-            return 1;
-    return 0;
-}
-
-/* A change event reached b: when it finds b quiet, b goes on the soon list
- * (off the work list) and gw_fanout_edge looks at it after this loop turn's
- * I/O, instead of the next tick. */
-static void edge_maybe(struct gw_fanout *f, struct gw_board *b)
-{
-    if (b->dead || b->wlist == &f->soon || !board_has_work(b))
-        return;
-    if (!rc_edge_quiet(&b->edge, gw_mono_us(), f->app->conf->tick_ms * 1000))
-        return;
-    gw_fo_work_remove(b);
-    b->wprev = NULL;
-    b->wnext = f->soon;
-    if (f->soon)
-        f->soon->wprev = b;
-    f->soon = b;
-    b->wlist = &f->soon;
-}
-
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
                           size_t len)
 {
@@ -352,7 +308,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
     if (sharded) {
-        mark_dirty(b);
+        gw_fo_mark_dirty(b);
         if (keyspace) {
             /* as for a board that is not sharded (below): a shard's set
              * is a board's set, its script's ZADD is followed by the event
@@ -377,7 +333,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             b->ks_pending--;
         gw_fo_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
         gw_fo_shard_event(b, shard, &sev);
-        edge_maybe(f, b);
+        gw_fo_edge_maybe(f, b);
         return;
     }
     if (!keyspace && rc_freeze_is_event(payload, len)) {
@@ -392,7 +348,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_fo_freeze_apply(f, b);
         return;
     }
-    mark_dirty(b);
+    gw_fo_mark_dirty(b);
     if (keyspace) {
         /* The script's own ZADD shows here too, just before its change event
          * (same connection, same order); anything else on the set was done
@@ -431,145 +387,19 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         else if (ev.epoch[0])
             gw_fo_board_set_stale(b); /* read again, in the new history */
     }
-    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-        if (v->r.spec.kind == RC_VIEW_FEED)
-            gw_fo_feed_deliver(f, v, &ev);
-    edge_maybe(f, b);
-}
-
-static void board_tick(struct gw_board *b)
-{
-    if (b->ks_pending > 0 && b->mirror_on) {
-        /* a ZADD no script event explained: made outside */
-        b->moves_break++;
-        b->stale = 1; /* the reload clears ks_pending */
-    } else if (b->ks_pending > 0) {
-        /* No mirror to read again: only prev_rank cares (gw_view.c), and
-         * while ks_pending > 0 it sends no delta that needs the events. A
-         * ZADD still unexplained a whole tick later was made outside (its
-         * event may just have come in a later read of the connection). */
-        if (b->ks_waited) {
-            b->moves_break++;
-            b->ks_pending = 0;
-            b->ks_waited = 0;
-        } else {
-            b->ks_waited = 1;
-        }
-    } else {
-        b->ks_waited = 0;
-    }
-    gw_fo_freeze_apply(b->f, b); /* a read heard of a change of the freeze */
-    if (b->mirror_on) {
-        if (b->stale || !b->mirror.exact)
-            gw_fo_board_reload(b);
-        else if (b->changed)
-            gw_fo_board_refresh(b, 1);
-    }
-    int64_t now_us = gw_clock_gate_us(&b->f->app->clock); /* max_rate's time */
-    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
-        if (gw_fo_view_uses_mirror(v))
-            v->dirty = 0; /* served by the mirror (above) */
-        if (v->viewers_due && !v->dirty && !v->reading && !v->held && rc_rate_may_send(&v->gate, now_us))
-            gw_fo_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
-        if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
-            continue; /* (max_rate: read when it may send; stays dirty till then) */
-        if (v->r.spec.kind == RC_VIEW_FEED) {
-            v->dirty = 0;
-            gw_fo_feed_catch_up(v);
-        } else {
-            gw_fo_view_read(v);
-        }
-    }
-}
-
-/* Many boards freed at once (their viewers left) leave their memory in
- * malloc's free lists, scattered between live allocations where glibc never
- * returns it by itself: hand the free pages back, at most once a second. */
-static void maybe_trim(struct gw_fanout *f)
-{
-#ifdef __GLIBC__
-    if (f->freed < TRIM_BOARDS)
-        return;
-    int64_t now = gw_mono_us() / 1000;
-    if (now - f->trimmed_ms < TRIM_EVERY_MS)
-        return;
-    f->freed = 0;
-    f->trimmed_ms = now;
-    malloc_trim(0);
-#else
-    (void)f;
-#endif
-}
-
-/* Takes the list *from whole (a board that gets work again while it is
- * handled waits for the next pass) and looks at each board: its mirror,
- * reads, held sends. `edge`: this is the leading edge, in tick period
- * `period`; else the tick that ends `period`. Boards looked at are stamped
- * as gone out (core/rc_edge.h). */
-static void run_boards(struct gw_board **from, int edge, uint64_t period)
-{
-    struct gw_board *todo = *from;
-    *from = NULL;
-    for (struct gw_board *b = todo; b; b = b->wnext)
-        b->wlist = &todo;
-    int64_t now_us = gw_mono_us();
-    while (todo) {
-        struct gw_board *b = todo;
-        gw_fo_work_remove(b);
-        /* The tick passes over a board that went out at its leading edge
-         * in this period; the edge leaves a board whose script event is
-         * still to come (its ZADD was heard) to the tick. */
-        if (edge ? b->ks_pending > 0 : !rc_edge_tick_may_send(&b->edge, period)) {
-            gw_fo_board_wake(b);
-            continue;
-        }
-        if (edge)
-            rc_edge_sent_edge(&b->edge, now_us, period);
-        else if (board_has_work(b))
-            rc_edge_sent_tick(&b->edge, now_us);
-        b->refs++; /* alive through its own callbacks */
-        board_tick(b);
-        if (!b->dead && board_has_work(b))
-            gw_fo_board_wake(b);
-        gw_fo_board_unref(b);
-    }
-}
-
-void gw_fanout_tick(struct gw_fanout *f)
-{
-    uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
-    gw_fo_shard_flush(f);
-    gw_fo_rollover(f);
-    maybe_trim(f);
-    gw_fo_viewers_tick(f);
-    /* Boards still waiting for their leading edge (normally none: it runs
-     * after each loop turn's I/O) are looked at by this tick instead. */
-    while (f->soon) {
-        struct gw_board *b = f->soon;
-        gw_fo_work_remove(b);
-        gw_fo_board_wake(b);
-    }
-    run_boards(&f->work, 0, period); /* only the boards with work */
-}
-
-void gw_fanout_edge(struct gw_fanout *f)
-{
-    /* sharded boards' events go out for their ranks together: before the
-     * reads of this edge, else every GW_FO_SHARD_FLUSH_US */
-    if (f->sflush && (f->soon || gw_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))
-        gw_fo_shard_flush(f);
-    if (f->soon)
-        run_boards(&f->soon, 1, f->ticks);
+    for (struct gw_view *v = b->feeds; v; v = v->knext)
+        gw_fo_feed_deliver(f, v, &ev);
+    gw_fo_edge_maybe(f, b);
 }
 
 void gw_fanout_profile_changed(struct gw_fanout *f)
 {
     for (struct gw_board *b = f->all; b; b = b->next) {
         b->changed = b->mirror_on;
+        b->refresh_all = b->mirror_on; /* any row's profile may have changed */
         if (b->changed)
             gw_fo_board_wake(b);
-        mark_dirty(b);
+        gw_fo_mark_dirty(b);
     }
 }
 
@@ -589,7 +419,7 @@ static void resync_board(struct gw_board *b, int snapshot)
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        v->dirty = 1;
+        gw_fo_view_set_dirty(v);
         if (v->r.spec.kind != RC_VIEW_FEED) {
             if (snapshot)
                 v->force_snapshot = v->last != NULL;

@@ -12,13 +12,27 @@
  *                 to its views and feeds
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
- *   gw_fanout.c   the public operations: subscribe, hooks, messages, tick
+ *   gw_fanout_tick.c the tick: which boards and which of their views it
+ *                 looks at (the views due, the mirror views a change reached)
+ *   gw_fanout.c   the public operations: subscribe, hooks, messages
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
  * last window and its list of subscriptions; a subscription is owned by its
  * view and listed in its connection too (it holds a reference on the
  * connection). A Redis read in flight holds a reference on its view, so a view
  * that lost its last viewer is freed only when its reads are back.
+ *
+ * Cost (issue 23): what one view costs does not grow with the views beside
+ * it. A board files each view once, by what it shows: mirror views (top-N
+ * and pages cut from the mirror) in an index by the ranks they show
+ * (core/rc_vindex), read views (around, deep pages) and feeds in a list
+ * each. A change reaches the mirror views whose ranks it touched (the
+ * mirror's touched span), the read views (each reads again) and the feeds;
+ * the tick looks at those and at the views on the board's due list (dirty,
+ * holding a window back for max_rate, owing a viewer count or a first cut),
+ * never at every view. Subscribe and unsubscribe touch their own view only.
+ * The rare events walk every view: a reload, a profile change, a freeze,
+ * Redis coming back, a rollover.
  */
 #ifndef GW_FANOUT_INT_H
 #define GW_FANOUT_INT_H
@@ -37,6 +51,7 @@
 #include "rc_rate.h"
 #include "rc_registry.h"
 #include "rc_shard.h"
+#include "rc_vindex.h"
 
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
@@ -45,6 +60,7 @@
 #define GW_FO_SHARD_FLUSH_US 5000 /* a sharded board's events go out for their ranks at most this often
                                      between ticks (and at each tick, before its reads) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
+_Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
 #define GW_FO_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -75,6 +91,14 @@ struct gw_view {
     int await_final;
     uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
+    int cut_due;                 /* a new mirror view the mirror could not serve yet: cut it alone */
+    /* Where its board files it (gw_board.c): a mirror view in the board's
+     * index by the ranks it shows, any other in the reads or feeds list. */
+    struct rc_vindex_item ix;
+    struct gw_view *knext, *kprev;
+    /* On its board's due list (or the tick's copy of it), or not. */
+    struct gw_view *dnext, *dprev;
+    struct gw_view **dlist;
 };
 
 struct gw_sub {
@@ -152,6 +176,13 @@ struct gw_board {
     /* A sharded board (decl->shards > 1): its shards' change events waiting
      * for their global ranks (gw_shard_rank.c), and whether a batch is out. */
     struct gw_board_shards *sh;  /* NULL unless sharded: allocated with the board */
+    /* Its views filed by what they show (gw_board.c): see the banner. */
+    struct rc_vindex vix;        /* mirror views, by the ranks they show */
+    int vix_lost;                /* an add ran out of memory: refreshes walk every view */
+    struct gw_view *reads;       /* around views and deep pages */
+    struct gw_view *feeds;
+    struct gw_view *due;         /* views the next tick must look at */
+    int refresh_all;             /* the next mirror refresh cuts every mirror view (profiles, freeze) */
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
@@ -218,6 +249,14 @@ void gw_fo_board_wake(struct gw_board *b);
 void gw_fo_work_remove(struct gw_board *b);
 void gw_fo_board_set_stale(struct gw_board *b);
 void gw_fo_view_set_dirty(struct gw_view *v);
+/* Puts v on its board's due list (once) and wakes the board. */
+void gw_fo_view_due(struct gw_view *v);
+void gw_fo_view_undue(struct gw_view *v);
+/* Moves v (out of its old board's files) onto board nb (rollover). */
+void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);
+/* 1 for a top-N or page the mirror can hold (whether or not it is served
+ * from it now: see gw_fo_view_uses_mirror). */
+int gw_fo_view_mirror_shaped(const struct gw_view *v);
 const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i);
 void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch);
 void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev);
@@ -258,7 +297,13 @@ void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
 /* ---- gw_mirror.c --------------------------------------------------------- */
 
 void gw_fo_board_want(struct gw_board *b);
+/* Cuts the mirror views the mirror's touched span reaches (every one after
+ * a load or with refresh_all) and sends what changed. */
 void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
+/* Cuts new mirror view v alone from the mirror (a subscribe): its missing
+ * profiles fetched first. When the mirror cannot serve it now, v is left
+ * due (cut_due) and the board woken. */
+void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v);
 void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
 /* A change event of a sharded board's shard (ev->shard set) as it arrives,
  * before its ranks are read: applied to the mirror, or kept for after the
@@ -341,6 +386,14 @@ void gw_fo_viewers_tick(struct gw_fanout *f);
 /* A delta without rows carrying the new count to v's viewers, when it is not
  * what they were last told. */
 void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
+
+/* ---- gw_fanout_tick.c ---------------------------------------------------- */
+
+/* A change to b: its read views read again on the next tick. */
+void gw_fo_mark_dirty(struct gw_board *b);
+/* A change event reached b: looked at after this loop turn's I/O when it
+ * finds b quiet (core/rc_edge.h). */
+void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b);
 
 /* ---- gw_rollover.c ------------------------------------------------------- */
 

@@ -23,7 +23,7 @@ void gw_fo_freeze_recheck(struct gw_board *b)
         if (v->r.spec.kind == RC_VIEW_FEED)
             gw_fo_feed_catch_up(v); /* its log read tells the state (a no-op while one is out) */
         else
-            v->dirty = 1;
+            gw_fo_view_set_dirty(v);
     }
     gw_fo_board_wake(b);
 }
@@ -41,13 +41,14 @@ void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b)
     gw_fo_board_want(b); /* audience views leave or rejoin the mirror */
     if (b->mirror_on) {
         b->changed = 1; /* live views (and a thawed audience) are cut again */
+        b->refresh_all = 1;
         if (!b->mirror.exact)
             b->stale = 1;
     }
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
         if (v->r.spec.kind != RC_VIEW_FEED) {
             if (!gw_fo_view_uses_mirror(v))
-                v->dirty = 1;
+                gw_fo_view_set_dirty(v);
         } else if (!v->r.spec.live && step) {
             gw_fo_feed_advance(f, v);
         } else {

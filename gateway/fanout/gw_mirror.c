@@ -74,19 +74,26 @@ static void raced_push(struct gw_board *b, const struct rc_event *ev)
     r->ev[r->n++] = *ev;
 }
 
-/* Sizes the mirror for the board's views; turns it off when none needs it. */
+/* Sizes the mirror for the board's views; turns it off when none needs it.
+ * The index knows the largest end (O(log)); while the board is frozen
+ * its audience's views leave the mirror, and every view is looked at. */
 void gw_fo_board_want(struct gw_board *b)
 {
     size_t want = 0;
     int on = 0;
-    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        if (!gw_fo_view_uses_mirror(v))
-            continue;
-        on = 1;
-        /* shared places look one row past the window (a tie across its end) */
-        size_t end = (size_t)v->r.spec.offset + v->r.spec.limit + (v->r.spec.places ? 1 : 0);
-        if (end > want)
-            want = end;
+    if (b->freeze_was.frozen || b->vix_lost) {
+        for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
+            if (!gw_fo_view_uses_mirror(v))
+                continue;
+            on = 1;
+            /* shared places look one row past the window (a tie across its end) */
+            size_t end = (size_t)v->r.spec.offset + v->r.spec.limit + (v->r.spec.places ? 1 : 0);
+            if (end > want)
+                want = end;
+        }
+    } else {
+        on = b->vix.count > 0;
+        want = rc_vindex_max_end(&b->vix); /* (filed one row past with places) */
     }
     if (!on && b->mirror_on)
         rc_mirror_free(&b->mirror); /* (keeps its order and shards) */
@@ -101,17 +108,19 @@ void gw_fo_board_want(struct gw_board *b)
 
 static void on_board_profiles(struct gw_window *w, void *privdata);
 
-/* Starts fetching (store/gw_join) the profiles of b's mirrored rows that the
- * cache lacks; the views are then cut with gw_profiles_attach. Returns 1 when
- * the refresh continues in on_board_profiles (which may already have run),
- * else 0: nothing is missing, or memory is short (rows go out with what the
- * cache holds). The look-up first keeps a refresh whose profiles are all
- * cached free of copies. */
-static int profile_join_fetch(struct gw_board *b)
+/* Starts fetching (store/gw_join) the profiles that the cache lacks of b's
+ * mirrored rows at positions [lo, end) (within want); the views are then cut
+ * with gw_profiles_attach. Returns 1 when the work continues in cb(privdata)
+ * (which may already have run), else 0: nothing is missing, or memory is
+ * short (rows go out with what the cache holds). The look-up first keeps a
+ * refresh whose profiles are all cached free of copies. */
+static int profile_join_fetch(struct gw_board *b, size_t lo, size_t end, gw_join_cb *cb, void *privdata)
 {
     struct gw_profiles *profiles = b->f->app->profiles;
-    size_t n = 0;
-    for (size_t i = 0; i < b->mirror.len && i < b->mirror.want; i++)
+    size_t n = 0, stop = b->mirror.len < b->mirror.want ? b->mirror.len : b->mirror.want;
+    if (end < stop)
+        stop = end;
+    for (size_t i = lo; i < stop; i++)
         if (!gw_profiles_get(profiles, b->mirror.rows[i].member))
             n++;
     if (!n)
@@ -122,7 +131,7 @@ static int profile_join_fetch(struct gw_board *b)
         return 0;
     }
     /* copies: the mirror may change before the fetch answers */
-    for (size_t i = 0; w->n < n && i < b->mirror.len && i < b->mirror.want; i++) {
+    for (size_t i = lo; w->n < n && i < stop; i++) {
         const char *m = b->mirror.rows[i].member;
         if (gw_profiles_get(profiles, m))
             continue;
@@ -132,9 +141,8 @@ static int profile_join_fetch(struct gw_board *b)
         }
         w->n++;
     }
-    b->fetching = 1;
     b->refs++;
-    gw_profiles_join(profiles, w, on_board_profiles, b);
+    gw_profiles_join(profiles, w, cb, privdata);
     return 1;
 }
 
@@ -212,8 +220,32 @@ static void on_board_profiles(struct gw_window *w, void *privdata)
     gw_fo_board_unref(b);
 }
 
-/* Cuts every mirror view's window from the mirror and sends what changed.
- * Profiles missing from the cache are fetched first (once). */
+/* The views a refresh cuts, gathered before any is cut (sending must not
+ * meet the index half walked). */
+struct cut_list {
+    struct gw_view **v;
+    size_t n, cap;
+};
+
+static void gather(struct rc_vindex_item *it, void *arg)
+{
+    struct cut_list *l = arg;
+    if (l->n < l->cap)
+        l->v[l->n++] = GW_FO_CONTAINER(it, struct gw_view, ix);
+}
+
+/* Cuts v's window from the mirror and sends what changed (a mirror view
+ * with viewers; the caller counted it as looked at). */
+static void cut_view(struct gw_board *b, struct gw_view *v)
+{
+    v->cut_due = 0;
+    struct gw_window *w = mirror_window(b, v);
+    if (w)
+        gw_fo_view_update(b->f, v, w);
+    else
+        gw_fo_board_set_stale(b);
+}
+
 void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
 {
     if (!b->mirror_on || b->loading || b->fetching)
@@ -229,18 +261,104 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
         gw_fo_board_wake(b);
         return;
     }
-    if (may_fetch && (b->dead || profile_join_fetch(b)))
-        return; /* continues in on_board_profiles */
-    b->changed = 0;
-    for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        if (!gw_fo_view_uses_mirror(v) || !v->r.viewers)
-            continue;
-        struct gw_window *w = mirror_window(b, v);
-        if (w)
-            gw_fo_view_update(b->f, v, w);
-        else
-            gw_fo_board_set_stale(b);
+    size_t lo, end;
+    int t = rc_mirror_touched(&b->mirror, &lo, &end);
+    if (b->refresh_all || t == RC_MIRROR_TOUCHED_ALL) {
+        lo = 0;
+        end = SIZE_MAX;
+    } else if (t == RC_MIRROR_UNTOUCHED) {
+        b->changed = 0; /* no row moved and total is the same: no window changed */
+        return;
     }
+    if (may_fetch && b->dead)
+        return;
+    if (may_fetch) {
+        b->fetching = 1; /* (before: the answer may come at once) */
+        if (profile_join_fetch(b, lo, end, on_board_profiles, b))
+            return; /* continues in on_board_profiles */
+        b->fetching = 0;
+    }
+    b->changed = 0;
+    b->refresh_all = 0;
+    rc_mirror_untouch(&b->mirror);
+    struct cut_list l = {0};
+    uint64_t *visited = &b->f->app->metrics.views_visited[GW_METRICS_VISIT_TICK];
+    if (b->vix_lost) {
+        /* (out of memory for the index once: every view, as before it) */
+        for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
+            ++*visited;
+            if (gw_fo_view_uses_mirror(v) && v->r.viewers)
+                cut_view(b, v);
+        }
+        return;
+    }
+    /* the mirror views whose ranks the changes touched, and no other */
+    l.cap = b->vix.count;
+    if (!(l.v = malloc((l.cap ? l.cap : 1) * sizeof *l.v))) {
+        b->refresh_all = 1; /* out of memory: every view, next tick */
+        b->changed = 1;
+        gw_fo_board_wake(b);
+        return;
+    }
+    rc_vindex_each(&b->vix, lo, end - 1, gather, &l);
+    for (size_t i = 0; i < l.n; i++)
+        l.v[i]->refs++; /* alive while the others are cut */
+    for (size_t i = 0; i < l.n; i++) {
+        struct gw_view *v = l.v[i];
+        ++*visited;
+        if (!v->dead && v->board == b && gw_fo_view_uses_mirror(v) && v->r.viewers)
+            cut_view(b, v);
+    }
+    for (size_t i = 0; i < l.n; i++)
+        gw_fo_view_unref(l.v[i]);
+    free(l.v);
+}
+
+/* A new view's own profile fetch: the view and the board it was cut for
+ * (each holding a reference). */
+struct one_fetch {
+    struct gw_view *v;
+    struct gw_board *b;
+};
+
+static void on_view_profiles(struct gw_window *w, void *privdata)
+{
+    struct one_fetch *q = privdata;
+    struct gw_view *v = q->v;
+    struct gw_board *b = q->b;
+    gw_window_free(w);
+    free(q);
+    if (!v->dead && v->board == b && v->cut_due && gw_fo_view_uses_mirror(v)) {
+        if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror))
+            gw_fo_view_due(v); /* the tick cuts it once the mirror serves */
+        else
+            cut_view(b, v);
+    }
+    gw_fo_view_unref(v);
+    gw_fo_board_unref(b); /* (taken by profile_join_fetch) */
+}
+
+void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v)
+{
+    v->cut_due = 1;
+    if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror)) {
+        if (b->mirror_on && !b->loading && rc_mirror_needs_reload(&b->mirror))
+            gw_fo_board_set_stale(b);
+        gw_fo_view_due(v); /* a reload or fetch is out, or a freeze to apply: the tick cuts it after */
+        return;
+    }
+    size_t lo = (size_t)v->r.spec.offset;
+    size_t end = lo + v->r.spec.limit + (v->r.spec.places ? 1 : 0);
+    struct one_fetch *q = malloc(sizeof *q);
+    if (q) {
+        *q = (struct one_fetch){v, b};
+        v->refs++;
+        if (profile_join_fetch(b, lo, end, on_view_profiles, q))
+            return; /* continues in on_view_profiles */
+        v->refs--;
+        free(q);
+    }
+    cut_view(b, v);
 }
 
 /* Applies one change event to the mirror (a sharded board's: of shard

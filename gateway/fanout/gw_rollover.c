@@ -21,7 +21,7 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
     if (!nb)
         return; /* out of memory: try again next tick */
     (void)rc_registry_view_move(&f->reg, &v->r, &nb->r); /* failed: served, just not found by a subscribe */
-    v->board = nb;
+    gw_fo_view_refile(v, nb);
     gw_window_free(v->last);
     v->last = NULL;
     gw_window_free(v->held); /* of the old period */
@@ -44,7 +44,7 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
         if (nb->stale || !nb->mirror.exact)
             gw_fo_board_reload(nb);
         else
-            gw_fo_board_refresh(nb, 1);
+            gw_fo_mirror_cut_one(nb, v);
     } else {
         gw_fo_view_read(v);
     }

@@ -368,8 +368,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
          * (gw_fo_view_send_held), one message from what the viewers hold. */
         gw_window_free(v->held);
         v->held = w;
-        if (v->board)
-            gw_fo_board_wake(v->board);
+        gw_fo_view_due(v);
         for (struct gw_sub *s = v->subs; s; s = s->vnext)
             if (s->pending)
                 gw_fo_send_first_snapshot(f, s);
@@ -411,7 +410,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 v->held = w;
                 v->await_moves = 1;
                 v->await_tick = f->ticks;
-                gw_fo_board_wake(v->board);
+                gw_fo_view_due(v);
                 goto pending;
             }
             if (no_moves) {

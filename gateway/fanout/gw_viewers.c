@@ -47,6 +47,7 @@ static void vc_notify(struct gw_vcount *vc)
             if (v->r.spec.kind == RC_VIEW_FEED || !v->last || v->viewers_sent == shown)
                 continue;
             v->viewers_due = 1;
+            gw_fo_view_due(v);
             any = 1;
         }
         if (any)

@@ -31,7 +31,10 @@
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_static.h"
 #include "serve/gw_rest.h"
+#include "rc_auth.h"
 #include "rc_names.h"
+#include "rc_query.h"
+#include "rc_registry.h"
 
 #define MAX_SEGS 8 /* a longer path matches no route: its first 8 segments are looked at */
 
@@ -240,12 +243,18 @@ static const struct area *area_of(const struct path *p, unsigned *prefix_len)
     return &areas[sizeof areas / sizeof areas[0] - 1]; /* the last takes every path: not reached */
 }
 
-/* 1 (err filled) when the request's address has no read token left. */
-static int read_limited(struct gw_http_req *q, struct rc_error *err)
+/* 1 (err filled) when the request's address has not the read tokens left
+ * that the rows its query asks for cost (1 + rows / RC_READ_ROWS_PER_TOKEN;
+ * a query without a window is charged as the default top 10: 1). */
+static int read_limited(struct gw_http_req *q, const struct rc_query *qs, struct rc_error *err)
 {
     const struct rc_conf *c = q->app->conf;
     struct rc_bucket *b = q->wsi ? gw_peer_read_bucket(q->wsi) : NULL;
-    if (!b || rc_bucket_take(b, c->ip_read_rate, c->ip_read_burst, (int64_t)uv_now(q->app->loop)))
+    struct rc_request vr;
+    struct rc_error verr = {0, ""};
+    memset(&vr, 0, sizeof vr);
+    double cost = rc_read_tokens(rc_query_view(qs, &vr, &verr) == 0 ? rc_view_rows(&vr.view) : 1);
+    if (!b || rc_bucket_take_n(b, c->ip_read_rate, c->ip_read_burst, cost, (int64_t)uv_now(q->app->loop)))
         return 0;
     q->app->metrics.reads_limited++;
     rc_error_set(err, RC_E_RATE_LIMITED, "too many reads from this address (ip_read_rate %u/s)", c->ip_read_rate);
@@ -295,7 +304,7 @@ void gw_http_route(struct gw_http_req *q)
     }
     split(q->path, &p);
     const struct area *a = area_of(&p, &prefix_len);
-    if ((a->flags & RA_READ_TOKEN) && method == RM_GET && read_limited(q, &err)) {
+    if ((a->flags & RA_READ_TOKEN) && method == RM_GET && read_limited(q, &qs, &err)) {
         gw_http_respond_error(q, err.code, err.msg);
         return;
     }

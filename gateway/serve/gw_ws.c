@@ -43,7 +43,9 @@
 #include "net/gw_peers.h"
 #include "net/gw_urlarg.h"
 #include "net/gw_wsguard.h"
+#include "rc_auth.h"
 #include "rc_deflate.h"
+#include "rc_registry.h"
 #include "rc_wsframe.h"
 
 #define BINARY_FRAMES_TOLERATED 8
@@ -182,7 +184,8 @@ static int limited(struct gw_app *app, struct gw_conn *c, const struct rc_reques
 
 /* The budgets a request must fit before it costs anything (docs/security.md):
  * requests answered from Redis need a free max_pending slot, and reads take
- * a token from the connection's and the address's read buckets. Returns 0,
+ * tokens from the connection's and the address's read buckets, one plus one
+ * per RC_READ_ROWS_PER_TOKEN rows a subscribe's snapshot reads. Returns 0,
  * or answers rate_limited itself and returns RC_E_RATE_LIMITED. */
 static int admit(struct gw_app *app, struct gw_conn *c, const struct rc_request *r)
 {
@@ -196,12 +199,14 @@ static int admit(struct gw_app *app, struct gw_conn *c, const struct rc_request 
     }
     if (!is_read(r->op))
         return 0;
-    if (!rc_bucket_take(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, now)) {
+    /* a read costs what it reads: 1 + rows / RC_READ_ROWS_PER_TOKEN */
+    double cost = rc_read_tokens(r->op == RC_OP_SUBSCRIBE ? rc_view_rows(&r->view) : 1);
+    if (!rc_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now)) {
         snprintf(msg, sizeof msg, "too many reads on this connection (conn_read_rate %u/s)", conf->conn_read_rate);
         return limited(app, c, r, msg);
     }
     struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
-    if (ipb && !rc_bucket_take(ipb, conf->ip_read_rate, conf->ip_read_burst, now)) {
+    if (ipb && !rc_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)) {
         snprintf(msg, sizeof msg, "too many reads from this address (ip_read_rate %u/s)", conf->ip_read_rate);
         return limited(app, c, r, msg);
     }

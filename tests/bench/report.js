@@ -422,7 +422,41 @@ function evaluate(dir, cases, smoke) {
   if (workers) rows.push(workers.row);
   const sharded = cases.includes('S') ? shardedCase(dir, meta, detail, need, broken) : null;
   if (sharded) rows.push(sharded.row);
+  if (cases.includes('V')) rows.push(distinctViewsCase(dir, broken));
   return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded };
+}
+
+/* V: distinct views of one board (issue 23, tests/bench/distinct_views.js):
+ * the medians per size; subscribe time and CPU must grow linearly (at most
+ * 2.2x per doubling of the views), the reference client's ping p99 during
+ * the largest burst at most 50 ms. */
+function distinctViewsCase(dir, broken) {
+  const j = readJson(dir, 'V');
+  const target = 'subscribe time and CPU ≤ 2.2x per doubling of the views; reference ping p99 ≤ 50 ms at the largest';
+  if (!j || !j.sizes || !j.sizes.length) {
+    broken.push('V: no result from distinct_views.js (see its log)');
+    return ['V. distinct views', target, 'did not run', 'error'];
+  }
+  let ok = true;
+  const parts = j.sizes.map((s, i) => {
+    const m = s.median;
+    if (i > 0) {
+      const p = j.sizes[i - 1].median;
+      const steps = Math.log2(s.views / j.sizes[i - 1].views);
+      const bound = Math.pow(2.2, steps);
+      if (m.subscribe_ms > p.subscribe_ms * bound || m.subscribe_cpu_ms > Math.max(p.subscribe_cpu_ms, 10) * bound) ok = false;
+    }
+    if (m.snapshots !== s.views) broken.push(`V: ${m.snapshots} snapshots for ${s.views} views`);
+    return `${int(s.views)} views: subscribe ${int(m.subscribe_ms)} ms, CPU ${int(m.subscribe_cpu_ms)} ms, ` +
+      `${int(m.visited_subscribe)} views looked at by subscribes, ref ping p99 ${fmt(m.ref_ping_p99_ms, 0)} ms; ` +
+      `idle ${fmt(m.idle_cpu_pct, 1)} % CPU, ${int(j.write_rate)} writes/s ${fmt(m.write_cpu_pct, 1)} % CPU ` +
+      `(Redis ${fmt(m.redis_write_cpu_pct, 1)} %) ` +
+      `(${fmt(m.visited_tick_per_write, 1)} views looked at per write)`;
+  });
+  const last = j.sizes[j.sizes.length - 1].median;
+  if (last.ref_ping_p99_ms > 50) ok = false;
+  return [`V. distinct views: ${j.sizes.map((s) => int(s.views)).join(' / ')} distinct views (top N, pages, around) of one ${int(j.members)}-member board, median of ${j.rounds}`,
+    target, parts.join('; '), ok ? 'pass' : 'miss'];
 }
 
 /* W: the same load on one gateway process (W1) and on --workers 2 (W2).

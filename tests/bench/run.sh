@@ -21,7 +21,10 @@
 #                             accepted vs applied rate and the lag, tests/bench/queued_burst.js, W workers: one gateway
 #                             process, then --workers 2, under the same load, S sharded boards (issue 10):
 #                             write throughput of `global` (8 shards) against `demo`, and the
-#                             cost of REST reads of each, on one Redis and on case L's cluster);
+#                             cost of REST reads of each, on one Redis and on case L's cluster,
+#                             V distinct views (issue 23): subscribe time and gateway CPU for
+#                             128..8,192 distinct views of one 10,000-member board, idle and at
+#                             200 writes/s, tests/bench/distinct_views.js);
 #                             the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
@@ -75,7 +78,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,F,K,L,Q,U,Z,W,S"
+only="A,B,C,D,E,F,K,L,Q,U,Z,W,S,V"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -237,6 +240,7 @@ if [ "$smoke" = 1 ]; then
   U_writes=2000
   W_viewers=100;  W_dur=1
   S_writers=8;    S_inflight=2;  S_dur=0.5;  S_rounds=1;  S_members=2000; S_reads=20
+  V_views="64,256"; V_members=2000; V_rounds=1; V_phase=1
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -252,6 +256,7 @@ else
   U_writes=20000
   W_viewers=2000;  W_dur=10
   S_writers=64;    S_inflight=4;  S_dur=6;    S_rounds=2;  S_members=10000; S_reads=1000
+  V_views="128,512,2048,8192"; V_members=10000; V_rounds=3; V_phase=3
   conc=200
 fi
 
@@ -834,6 +839,21 @@ if want U; then
   timeout 300 node "$root/tests/bench/queued_burst.js" --port "$gw_port" --key "$key" --writes "$U_writes" \
     --conns 4 --inflight 256 > "$work/U.json" 2> "$work/U.log" || { tail -n 5 "$work/U.log" >&2; die "queued_burst.js failed"; }
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case U"
+fi
+
+# ---- V: distinct views (issue 23) -----------------------------------------------------------
+# V_views distinct views of one V_members-member board (top N, pages, around
+# views; from addresses spread over 127.0.0.0/8), V_rounds rounds each,
+# through tests/bench/distinct_views.js: subscribe time, gateway CPU, views
+# looked at, a reference client's ping, CPU idle and at 200 writes/s.
+if want V; then
+  echo "run.sh: case V: distinct_views.js --views $V_views --members $V_members --rounds $V_rounds" >&2
+  echo "load_V=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  timeout 1800 node "$root/tests/bench/distinct_views.js" --port "$gw_port" --key "$key" --gateway-pid "$gw_pid" \
+    --hz "$(getconf CLK_TCK)" --views "$V_views" --members "$V_members" --rounds "$V_rounds" --phase-s "$V_phase" \
+    --redis-pid "$redis_pid" \
+    > "$work/V.json" 2> "$work/V.log" || { tail -n 5 "$work/V.log" >&2; die "distinct_views.js failed"; }
+  kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case V"
 fi
 
 # ---- the report ----------------------------------------------------------------------------

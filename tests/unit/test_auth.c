@@ -478,6 +478,31 @@ static void test_bucket_starts_full_then_limits(void **state)
     assert_int_equal(rc_bucket_take(&b, 1.0, 5.0, T0), 0);
 }
 
+static void test_bucket_take_n_charges_n_tokens_and_at_most_burst(void **state)
+{
+    (void)state;
+    struct rc_bucket b = {0};
+    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 1);
+    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 1);
+    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 0); /* 3 left */
+    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 1.0, T0), 1);
+    /* more than burst is charged as burst: it needs a full bucket */
+    struct rc_bucket big = {0};
+    assert_int_equal(rc_bucket_take_n(&big, 1.0, 5.0, 11.0, T0), 1);
+    assert_int_equal(rc_bucket_take_n(&big, 1.0, 5.0, 11.0, T0 + 4000), 0);
+    assert_int_equal(rc_bucket_take_n(&big, 1.0, 5.0, 11.0, T0 + 5000), 1);
+}
+
+static void test_read_tokens_grow_with_rows(void **state)
+{
+    (void)state;
+    assert_int_equal(rc_read_tokens(0), 1);
+    assert_int_equal(rc_read_tokens(3), 1);
+    assert_int_equal(rc_read_tokens(RC_READ_ROWS_PER_TOKEN - 1), 1);
+    assert_int_equal(rc_read_tokens(RC_READ_ROWS_PER_TOKEN), 2);
+    assert_int_equal(rc_read_tokens(1000), 1 + 1000 / RC_READ_ROWS_PER_TOKEN);
+}
+
 static void test_bucket_refills_with_time(void **state)
 {
     (void)state;
@@ -573,6 +598,8 @@ int main(void)
         cmocka_unit_test(test_add_key_refuses_when_the_table_is_full),
         cmocka_unit_test(test_bucket_starts_full_then_limits),
         cmocka_unit_test(test_bucket_refills_with_time),
+        cmocka_unit_test(test_bucket_take_n_charges_n_tokens_and_at_most_burst),
+        cmocka_unit_test(test_read_tokens_grow_with_rows),
         cmocka_unit_test(test_bucket_never_holds_more_than_burst),
         cmocka_unit_test(test_bucket_time_going_backwards_grants_nothing),
         cmocka_unit_test(test_bucket_first_use_at_time_zero_fills_once),

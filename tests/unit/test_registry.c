@@ -321,9 +321,23 @@ static void thousands_of_boards_stay_findable_and_removable(void **state)
     free(v);
 }
 
+static void view_rows_are_what_its_snapshot_reads(void **state)
+{
+    (void)state;
+    struct rc_view top = {.kind = RC_VIEW_TOP, .limit = 1000};
+    struct rc_view page = {.kind = RC_VIEW_PAGE, .offset = 40000, .limit = 50};
+    struct rc_view around = {.kind = RC_VIEW_AROUND, .radius = 5};
+    struct rc_view feed = {.kind = RC_VIEW_FEED};
+    assert_int_equal(rc_view_rows(&top), 1000);
+    assert_int_equal(rc_view_rows(&page), 50);
+    assert_int_equal(rc_view_rows(&around), 11);
+    assert_int_equal(rc_view_rows(&feed), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(view_rows_are_what_its_snapshot_reads),
         cmocka_unit_test(same_window_on_same_board_is_one_view),
         cmocka_unit_test(a_top_ignores_any_offset_it_was_given),
         cmocka_unit_test(shared_places_make_another_view_of_the_same_window),

@@ -1,0 +1,72 @@
+/* rc_vindex.h - an index of windows by the positions they show, so that a
+ * change to some positions finds exactly the windows it touches (the
+ * fan-out's mirror views, gateway/fanout/gw_mirror.c; issue 23: a view's
+ * cost must not grow with the views beside it).
+ *
+ * An item is a half-open interval [start, end) of positions in
+ * [0, RC_VINDEX_SPAN). rc_vindex_each(lo, hi) reports every item with
+ * start <= hi and end > lo, each once, and no other: the items containing lo
+ * (a stabbing query down a segment tree over the positions: an item is
+ * linked at the O(log SPAN) nodes that cover it exactly) and the items that
+ * start in (lo, hi] (kept in lists at their start's leaf, found through
+ * per-node counts). Adding and removing an item costs O(log SPAN), and a
+ * query O(log SPAN + the items reported), whatever the items beside them.
+ * The largest end (what a mirror must hold) is found in O(log SPAN) too.
+ *
+ * Intrusive, like rc_hmap: the caller embeds struct rc_vindex_item in its
+ * own struct and owns its memory; the index allocates only its tree nodes
+ * (created on demand and freed when empty). Pure: no I/O.
+ */
+#ifndef RC_VINDEX_H
+#define RC_VINDEX_H
+
+#include <stddef.h>
+
+#define RC_VINDEX_BITS 10
+#define RC_VINDEX_SPAN ((size_t)1 << RC_VINDEX_BITS) /* positions 0 .. SPAN-1 */
+#define RC_VINDEX_LINKS (2 * RC_VINDEX_BITS)         /* nodes one interval is linked at, at most */
+
+struct rc_vindex_item;
+struct rc_vindex_node;
+
+struct rc_vindex_link {
+    struct rc_vindex_link *next, **pprev;
+    struct rc_vindex_item *item;
+};
+
+struct rc_vindex_item {
+    size_t start, end;               /* as indexed (clamped to the span); set by rc_vindex_add */
+    int in;                          /* 1 while in an index */
+    unsigned nlinks;
+    struct rc_vindex_link cover[RC_VINDEX_LINKS];
+    struct rc_vindex_link at_start;  /* in the list of its start's leaf */
+};
+
+struct rc_vindex {
+    struct rc_vindex_node *root;
+    size_t count;                    /* items held */
+};
+
+/* Called for each item a query reports; it must not change the index. */
+typedef void rc_vindex_visit_fn(struct rc_vindex_item *it, void *arg);
+
+void rc_vindex_init(struct rc_vindex *ix);
+/* Frees the nodes; the items are the caller's (they are left marked out). */
+void rc_vindex_free(struct rc_vindex *ix);
+
+/* Adds it as [start, end): end is clamped to SPAN, start to SPAN - 1, and an
+ * empty interval is taken as [start, start + 1). Returns 0, or -1 when out of
+ * memory (it is then not in the index; the index is unchanged) or when it
+ * is in an index already. */
+int rc_vindex_add(struct rc_vindex *ix, struct rc_vindex_item *it, size_t start, size_t end);
+/* Takes it out (a no-op when it is not in). */
+void rc_vindex_remove(struct rc_vindex *ix, struct rc_vindex_item *it);
+
+/* Calls fn for each item with start <= hi and end > lo (lo <= hi; hi may be
+ * SIZE_MAX), once each, in no set order. Returns how many it reported. */
+size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vindex_visit_fn *fn, void *arg);
+
+/* The largest end of the items held (0 when empty). */
+size_t rc_vindex_max_end(const struct rc_vindex *ix);
+
+#endif

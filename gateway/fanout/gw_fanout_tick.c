@@ -1,0 +1,210 @@
+/* gw_fanout_tick.c - the coalescing tick (and its leading edge, core/rc_edge.h).
+ * It visits only boards with work (the work list: a view due, the mirror
+ * stale or changed), and on each board only the views a change reached: the
+ * mirror views the mirror's touched span reaches (gw_mirror.c, through the
+ * board's index) and the views on its due list (gw_board.c). Every view it
+ * looks at counts in rankcast_views_visited_total{on="tick"}. The rollover
+ * walks the boards only when some period has ended. */
+#include <uv.h>
+
+#include "fanout/gw_fanout_int.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <stdlib.h>
+
+#include "gw_app.h"
+
+#define TRIM_BOARDS 1024  /* boards freed before the free memory is handed back ... */
+#define TRIM_EVERY_MS 1000 /* ... at most this often */
+
+/* A change to the board: its views read from Redis (around views, pages
+ * past the mirror) read again on the next tick; mirror views follow the
+ * mirror, feeds their events. */
+void gw_fo_mark_dirty(struct gw_board *b)
+{
+    for (struct gw_view *v = b->reads; v; v = v->knext) {
+        /* (the audience of a frozen board sees no live change) */
+        if (!gw_fo_view_held(v))
+            gw_fo_view_set_dirty(v);
+    }
+}
+
+/* What the tick must still do for b (it stays on the work list while so). */
+static int board_has_work(const struct gw_board *b)
+{
+    return b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
+           b->due;
+}
+
+/* A change event reached b: when it finds b quiet, b goes on the soon list
+ * (off the work list) and gw_fanout_edge looks at it after this loop turn's
+ * I/O, instead of the next tick. */
+void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b)
+{
+    if (b->dead || b->wlist == &f->soon || !board_has_work(b))
+        return;
+    if (!rc_edge_quiet(&b->edge, gw_mono_us(), f->app->conf->tick_ms * 1000))
+        return;
+    gw_fo_work_remove(b);
+    b->wprev = NULL;
+    b->wnext = f->soon;
+    if (f->soon)
+        f->soon->wprev = b;
+    f->soon = b;
+    b->wlist = &f->soon;
+}
+
+/* One view of b on the tick's due list. */
+static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
+{
+    if (v->dead)
+        return;
+    gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
+    if (gw_fo_view_uses_mirror(v)) {
+        v->dirty = 0; /* served by the mirror (gw_fo_board_refresh) */
+        if (v->cut_due && !v->reading)
+            gw_fo_mirror_cut_one(b, v); /* a new view the mirror could not serve before */
+    } else {
+        v->cut_due = 0; /* (left the mirror: it reads) */
+    }
+    if (v->viewers_due && !v->dirty && !v->reading && !v->held && rc_rate_may_send(&v->gate, now_us))
+        gw_fo_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
+    if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
+        return; /* (max_rate: read when it may send; stays dirty till then) */
+    if (v->r.spec.kind == RC_VIEW_FEED) {
+        v->dirty = 0;
+        gw_fo_feed_catch_up(v);
+    } else {
+        gw_fo_view_read(v);
+    }
+}
+
+static void board_tick(struct gw_board *b)
+{
+    if (b->ks_pending > 0 && b->mirror_on) {
+        /* a ZADD no script event explained: made outside */
+        b->moves_break++;
+        b->stale = 1; /* the reload clears ks_pending */
+    } else if (b->ks_pending > 0) {
+        /* No mirror to read again: only prev_rank cares (gw_view.c), and
+         * while ks_pending > 0 it sends no delta that needs the events. A
+         * ZADD still unexplained a whole tick later was made outside (its
+         * event may just have come in a later read of the connection). */
+        if (b->ks_waited) {
+            b->moves_break++;
+            b->ks_pending = 0;
+            b->ks_waited = 0;
+        } else {
+            b->ks_waited = 1;
+        }
+    } else {
+        b->ks_waited = 0;
+    }
+    gw_fo_freeze_apply(b->f, b); /* a read heard of a change of the freeze */
+    if (b->mirror_on) {
+        if (b->stale || !b->mirror.exact)
+            gw_fo_board_reload(b);
+        else if (b->changed)
+            gw_fo_board_refresh(b, 1);
+    }
+    /* the views due, and no other: each is taken off the list, looked at,
+     * and put back while it still has work (a read out, max_rate) */
+    int64_t now_us = gw_clock_gate_us(&b->f->app->clock); /* max_rate's time */
+    struct gw_view *todo = b->due;
+    b->due = NULL;
+    for (struct gw_view *v = todo; v; v = v->dnext)
+        v->dlist = &todo;
+    while (todo) {
+        struct gw_view *v = todo;
+        gw_fo_view_undue(v);
+        b->f->app->metrics.views_visited[GW_METRICS_VISIT_TICK]++;
+        v->refs++; /* alive through what it sends */
+        tick_view(b, v, now_us);
+        if (!v->dead && (v->dirty || v->held || v->viewers_due || v->cut_due))
+            gw_fo_view_due(v);
+        gw_fo_view_unref(v);
+    }
+}
+
+/* Many boards freed at once (their viewers left) leave their memory in
+ * malloc's free lists, scattered between live allocations where glibc never
+ * returns it by itself: hand the free pages back, at most once a second. */
+static void maybe_trim(struct gw_fanout *f)
+{
+#ifdef __GLIBC__
+    if (f->freed < TRIM_BOARDS)
+        return;
+    int64_t now = gw_mono_us() / 1000;
+    if (now - f->trimmed_ms < TRIM_EVERY_MS)
+        return;
+    f->freed = 0;
+    f->trimmed_ms = now;
+    malloc_trim(0);
+#else
+    (void)f;
+#endif
+}
+
+/* Takes the list *from whole (a board that gets work again while it is
+ * handled waits for the next pass) and looks at each board: its mirror,
+ * reads, held sends. `edge`: this is the leading edge, in tick period
+ * `period`; else the tick that ends `period`. Boards looked at are stamped
+ * as gone out (core/rc_edge.h). */
+static void run_boards(struct gw_board **from, int edge, uint64_t period)
+{
+    struct gw_board *todo = *from;
+    *from = NULL;
+    for (struct gw_board *b = todo; b; b = b->wnext)
+        b->wlist = &todo;
+    int64_t now_us = gw_mono_us();
+    while (todo) {
+        struct gw_board *b = todo;
+        gw_fo_work_remove(b);
+        /* The tick passes over a board that went out at its leading edge
+         * in this period; the edge leaves a board whose script event is
+         * still to come (its ZADD was heard) to the tick. */
+        if (edge ? b->ks_pending > 0 : !rc_edge_tick_may_send(&b->edge, period)) {
+            gw_fo_board_wake(b);
+            continue;
+        }
+        if (edge)
+            rc_edge_sent_edge(&b->edge, now_us, period);
+        else if (board_has_work(b))
+            rc_edge_sent_tick(&b->edge, now_us);
+        b->refs++; /* alive through its own callbacks */
+        board_tick(b);
+        if (!b->dead && board_has_work(b))
+            gw_fo_board_wake(b);
+        gw_fo_board_unref(b);
+    }
+}
+
+void gw_fanout_tick(struct gw_fanout *f)
+{
+    uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
+    gw_fo_shard_flush(f);
+    gw_fo_rollover(f);
+    maybe_trim(f);
+    gw_fo_viewers_tick(f);
+    /* Boards still waiting for their leading edge (normally none: it runs
+     * after each loop turn's I/O) are looked at by this tick instead. */
+    while (f->soon) {
+        struct gw_board *b = f->soon;
+        gw_fo_work_remove(b);
+        gw_fo_board_wake(b);
+    }
+    run_boards(&f->work, 0, period); /* only the boards with work */
+}
+
+void gw_fanout_edge(struct gw_fanout *f)
+{
+    /* sharded boards' events go out for their ranks together: before the
+     * reads of this edge, else every GW_FO_SHARD_FLUSH_US */
+    if (f->sflush && (f->soon || gw_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))
+        gw_fo_shard_flush(f);
+    if (f->soon)
+        run_boards(&f->soon, 1, f->ticks);
+}
+

@@ -1,0 +1,185 @@
+/* hostile_views.test.js - issue 23, "cost per view independent of the views
+ * beside it": what the fan-out does for one view must not grow with the
+ * other views of its board. The gateway counts every view it looks at
+ * (rankcast_views_visited_total{on="subscribe"|"unsubscribe"|"tick"}, even
+ * one it only checks), and these tests hold those counters to exact values:
+ *   - a subscribe looks at its own view and no other (the code before issue
+ *     23 cut and diffed every mirror view of the board on every subscribe:
+ *     V views cost O(V^2));
+ *   - a write that moves a member from rank 900 to rank 904 is looked at by
+ *     the views showing ranks 900..904 and no other; one that moves members
+ *     below every view's window is looked at by none;
+ *   - a write that adds a member changes `total`, which every delta carries,
+ *     and is looked at by every view.
+ * /metrics is read with the admin key (it is closing to anonymous clients).
+ */
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const h = require('./harness');
+
+const skip = h.toolMissing(h.gatewayMissing());
+const MEMBERS = 2000;
+const value = (rank) => 100000 - 10 * rank; // member m<rank> holds rank <rank>
+
+async function visits(gw) {
+  const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+  assert.equal(r.status, 200, r.text);
+  const out = {};
+  for (const on of ['subscribe', 'unsubscribe', 'tick']) {
+    const m = new RegExp(`^rankcast_views_visited_total\\{on="${on}"\\} (\\d+)$`, 'm').exec(r.text);
+    assert.ok(m, `/metrics has no rankcast_views_visited_total{on="${on}"}`);
+    out[on] = Number(m[1]);
+  }
+  return out;
+}
+
+/* Waits until the tick counter has not moved for `quietMs` (the viewer
+ * counts' pass, every 2 s, may still tell views of a changed count). */
+async function settle(gw, quietMs = 2600) {
+  let last = await visits(gw);
+  let since = Date.now();
+  await h.waitFor(async () => {
+    const now = await visits(gw);
+    if (now.tick !== last.tick) {
+      last = now;
+      since = Date.now();
+      return false;
+    }
+    return Date.now() - since >= quietMs;
+  }, 30000, 'the tick counter to settle');
+  return last;
+}
+
+async function seed(c) {
+  for (let r = 1; r <= MEMBERS; r += 50) {
+    const acks = [];
+    for (let k = r; k < r + 50 && k <= MEMBERS; k++)
+      acks.push(c.request({ op: 'set', board: 'demo', member: `m${k}`, value: value(k) }, 10000));
+    for (const a of await Promise.all(acks)) assert.equal(a.op, 'ack', JSON.stringify(a));
+  }
+}
+
+/* The views: 160 top-N (N spread over 1..1000) and 40 pages of 10..50 rows
+ * within the first 850 ranks, 200 distinct windows; the largest first, so
+ * the mirror is sized once. */
+function specs() {
+  const v = [];
+  for (let k = 159; k >= 0; k--) v.push({ top: 1 + Math.round((k * 999) / 159) });
+  for (let j = 1; j <= 40; j++) v.push({ offset: 20 * j, limit: 10 + (j % 5) * 10 });
+  return v;
+}
+
+const first = (s) => (s.top ? 0 : s.offset); // 0-based position of its first row
+const end = (s) => (s.top ? s.top : s.offset + s.limit);
+const touching = (views, lo, hi) => views.filter((s) => first(s) <= hi && end(s) > lo).length;
+
+test('a view costs what it shows: subscribes look at their own view, a write at the views whose ranks it moved',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: {
+        max_subs_per_conn: 1000, conn_write_rate: 100000, conn_write_burst: 100000,
+        conn_read_rate: 100000, conn_read_burst: 100000, ip_read_rate: 100000, ip_read_burst: 100000,
+      },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+
+    const views = specs();
+    const c = await h.connectWs(t, gw.wsUrl);
+    const before = await visits(gw);
+    const subs = [];
+    for (const view of views) {
+      const s = await c.request({ op: 'subscribe', board: 'demo', view }, 10000);
+      assert.equal(s.op, 'snapshot', JSON.stringify(s));
+      subs.push(s.sub);
+    }
+    assert.equal(new Set(subs).size, views.length, 'the views are distinct');
+    const subscribed = await visits(gw);
+    assert.equal(subscribed.subscribe - before.subscribe, views.length,
+      'each subscribe looks at its own view and no other');
+
+    // One more subscribe to a fresh window beside the 200: one view.
+    const one = await c.request({ op: 'subscribe', board: 'demo', view: { offset: 3, limit: 4 } }, 10000);
+    assert.equal(one.op, 'snapshot', JSON.stringify(one));
+    assert.equal((await visits(gw)).subscribe - subscribed.subscribe, 1);
+    const un = await c.request({ op: 'unsubscribe', sub: one.sub });
+    assert.ok(un.op !== 'error', JSON.stringify(un));
+
+    // A member moving from rank 900 to rank 904: positions 899..903.
+    let base = await settle(gw);
+    const top1000 = subs[0];
+    let ack = await w.request({ op: 'set', board: 'demo', member: 'm900', value: value(904) - 5 });
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    assert.equal(ack.rank, 904, JSON.stringify(ack));
+    await c.next((m) => m.op === 'delta' && m.sub === top1000 && m.seq === ack.seq, 5000);
+    let after = await settle(gw, 600);
+    const want = touching(views, 899, 903);
+    t.diagnostic(`move at rank 900: ${after.tick - base.tick} views looked at, ${want} show ranks 900..904, ` +
+      `${views.length} on the board`);
+    assert.equal(after.tick - base.tick, want, 'the tick looks at the views showing the ranks that moved');
+
+    // Members moving below every window (ranks 1100 and 1900): none.
+    base = after;
+    ack = await w.request({ op: 'set', board: 'demo', member: 'm1100', value: value(1101) - 5 });
+    assert.equal(ack.rank, 1101, JSON.stringify(ack));
+    ack = await w.request({ op: 'set', board: 'demo', member: 'm1900', value: value(1901) - 5 });
+    assert.equal(ack.rank, 1901, JSON.stringify(ack));
+    after = await settle(gw, 600);
+    assert.equal(after.tick - base.tick, 0, 'no view shows ranks 1100 or 1900');
+
+    // A new member changes total, which every delta carries: every view.
+    base = after;
+    ack = await w.request({ op: 'set', board: 'demo', member: 'newcomer', value: 1 });
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    await c.next((m) => m.op === 'delta' && m.sub === top1000 && m.seq === ack.seq, 5000);
+    after = await settle(gw, 600);
+    assert.equal(after.tick - base.tick, views.length, 'a change of total reaches every view');
+  });
+
+/* Sends every request in one TCP write with ids prefix-0.. and resolves the
+ * replies in id order (one each). */
+async function burst(c, reqs, prefix) {
+  const ids = reqs.map((_, i) => `${prefix}-${i}`);
+  const sock = c.ws._socket;
+  sock.cork();
+  reqs.forEach((r, i) => c.send(Object.assign({}, r, { id: ids[i] })));
+  sock.uncork();
+  const want = new Set(ids);
+  await h.waitFor(() => c.messages.filter((m) => want.has(m.id)).length >= ids.length, 15000,
+    `${ids.length} replies to ${prefix}`);
+  return ids.map((id) => c.messages.find((m) => m.id === id));
+}
+
+const limited = (r) => r.op === 'error' && r.code === 'rate_limited';
+
+test('read budgets count rows: 1,000-row pages run out of conn_read_burst after fewer subscribes than top 3s',
+  { skip, timeout: 60000 }, async (t) => {
+    const BURST = 40;
+    const config = h.configWith(t, {
+      limits: { conn_read_rate: 1, conn_read_burst: BURST, ip_read_rate: 100000, ip_read_burst: 100000 },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const small = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
+    const big = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
+    const n = 40;
+    const t0 = Date.now();
+    const s = await burst(small, Array.from({ length: n }, (_, k) =>
+      ({ op: 'subscribe', board: 'demo', view: { offset: k, limit: 3 } })), 's');
+    const b = await burst(big, Array.from({ length: n }, (_, k) =>
+      ({ op: 'subscribe', board: 'demo', view: { offset: 40000 + 1000 * k, limit: 1000 } })), 'b');
+    const elapsed = (Date.now() - t0) / 1000;
+    const served = (rs) => rs.filter((r) => !limited(r)).length;
+    // a 1,000-row read costs 1 + 1000/100 = 11 tokens, a top 3 one
+    const cost = 1 + Math.floor(1000 / 100);
+    t.diagnostic(`${n} subscribes each: ${served(s)} top-3 pages served, ${served(b)} 1,000-row pages ` +
+      `(burst ${BURST}, ${cost} tokens each) in ${elapsed.toFixed(2)} s`);
+    assert.equal(served(s), n, 'small reads fit the burst one token each');
+    assert.ok(served(b) >= Math.floor(BURST / cost), `${served(b)} big pages served: the burst pays for some`);
+    assert.ok(served(b) <= Math.floor((BURST + elapsed * 1) / cost) + 1,
+      `${served(b)} big pages served: more than the burst pays for at ${cost} tokens each`);
+    for (const r of b.filter(limited))
+      assert.match(r.message, /conn_read_rate/);
+  });
