@@ -185,7 +185,7 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
     memcpy(w->epoch, b->mirror_epoch, sizeof w->epoch);
     w->first_rank = (int64_t)v->r.spec.offset + 1;
     for (size_t i = 0; i < n; i++) {
-        struct gw_row *r = &w->rows[i];
+        struct rc_row *r = &w->rows[i];
         if (!(r->member = strdup(rows[i].member))) {
             gw_window_free(w);
             return NULL;

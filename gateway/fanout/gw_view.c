@@ -144,7 +144,7 @@ static int freeze_news(const struct gw_view *v, const struct gw_window *a, const
     return x->frozen && (x->seq != y->seq || (v->r.spec.live && x->shown != y->shown));
 }
 
-static uint64_t profile_hash(const struct gw_row *r)
+static uint64_t profile_hash(const struct rc_row *r)
 {
     return r->profile ? r->profile->hash : 0;
 }
@@ -268,7 +268,7 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
     struct rc_move *moves = NULL;
     size_t nmoves = 0;
     int have_moves = 0;
-    struct rc_delta d = {0};
+    struct rc_diff d = {0};
     char *json = NULL;
     size_t nrows = 0;
     *nothing = 0;
@@ -328,7 +328,7 @@ static char *encode_delta(const struct gw_view *v, const struct gw_window *old, 
     json = rc_encode_delta_prev(v->r.id, nw->seq, nw->total, rows, prev, nrows, removed, d.nremoved);
     json = rc_encode_add_freeze(json, nw->freeze.frozen, nw->freeze.seq, nw->freeze.shown, v->r.spec.live);
 cleanup:
-    rc_delta_free(&d);
+    rc_diff_free(&d);
     free(prev);
     free(moves);
     free(o);

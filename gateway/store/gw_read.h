@@ -18,20 +18,10 @@
 #include "rc_layout.h"
 #include "rc_proto.h"
 #include "rc_read_args.h"
+#include "rc_row.h"
 #include "rc_shard.h"
 
 struct gw_store;
-
-struct gw_row {
-    char *member;                  /* owned */
-    double c;                      /* composite as stored */
-    double score;                  /* real points (multi-field: first field) */
-    int64_t fields[RC_MAX_FIELDS];
-    unsigned nfields;
-    struct gw_profile *profile;    /* a reference, or NULL */
-    int64_t place;                 /* shared places (core/rc_places.h); 0 when the view has none */
-    int tied;
-};
 
 struct gw_window {
     int64_t seq;
@@ -40,7 +30,7 @@ struct gw_window {
     char epoch[RC_EPOCH_MAX + 1];  /* the board's epoch at the read, "" while it has no history */
     struct rc_freeze freeze;       /* the board's freeze at the read (core/rc_freeze.h); seq is
                                       freeze.shown when an audience read found it frozen */
-    struct gw_row *rows;
+    struct rc_row *rows;           /* core/rc_row.h */
     size_t n;
     /* a sharded board (docs/sharded.md): each shard's seq at the read (seq
      * is their sum), owned; nshards 0 and NULL for a board that is not

@@ -64,7 +64,7 @@ int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const stru
 {
     w->rows = calloc(n ? n : 1, sizeof *w->rows);
     for (size_t i = 0; w->rows && i < n; i++) {
-        struct gw_row *row = &w->rows[w->n];
+        struct rc_row *row = &w->rows[w->n];
         if (!(row->member = strdup(rows[i].member)))
             break;
         w->n++;
@@ -105,7 +105,7 @@ void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, str
                         struct rc_field_value *fv)
 {
     for (size_t i = 0; i < w->n; i++) {
-        const struct gw_row *r = &w->rows[i];
+        const struct rc_row *r = &w->rows[i];
         struct rc_field_value *f = fv + i * RC_MAX_FIELDS;
         for (unsigned k = 0; k < r->nfields; k++) {
             memcpy(f[k].name, b->layout.fields[k].name, sizeof f[k].name);
