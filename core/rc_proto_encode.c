@@ -150,8 +150,22 @@ static int add_profile(cJSON *row, const struct rc_kv *profile, unsigned nprofil
     return 0;
 }
 
+/* {"name": value, ...} of a multi-field row, named by the board's layout. */
+static cJSON *row_fields_item(const struct rc_layout *layout, const int64_t *values, unsigned n)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    for (unsigned i = 0; o && i < n; i++) {
+        if (add(o, layout->fields[i].name, int_item(values[i])) < 0) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 /* Shared places: "place" and, when shared, "tied": true. */
-static int add_place(cJSON *o, const struct rc_out_row *r)
+static int add_place(cJSON *o, const struct rc_row *r)
 {
     if (r->place <= 0)
         return 0;
@@ -160,31 +174,34 @@ static int add_place(cJSON *o, const struct rc_out_row *r)
     return 0;
 }
 
-/* {"rank"[,"prev_rank"],"member","score"[,"fields"][,"place"[,"tied"]],
+/* {"rank"[,"prev_rank"],"member","score"[,"place"[,"tied"]][,"fields"],
  * profile...}; everything borrowed. prev: NULL leaves "prev_rank" out, else
  * *prev (0 prints null). */
-static cJSON *row_item(const struct rc_out_row *r, const int64_t *prev)
+static cJSON *row_item(const struct rc_row *r, int64_t rank, const struct rc_layout *layout, const int64_t *prev)
 {
     cJSON *o = cJSON_CreateObject();
+    const struct rc_profile *pr = r->profile;
 
-    if (o && (add(o, "rank", int_item(r->rank)) ||
+    if (o && (add(o, "rank", int_item(rank)) ||
               (prev && add(o, "prev_rank", *prev > 0 ? int_item(*prev) : cJSON_CreateNull())) ||
               add(o, "member", str_item(r->member)) ||
               add(o, "score", number_item(r->score)) || add_place(o, r) ||
-              add_fields(o, r->fields, r->nfields) ||
-              add_profile(o, r->profile, r->nprofile))) {
+              (layout && r->nfields > 0 && add(o, "fields", row_fields_item(layout, r->fields, r->nfields))) ||
+              add_profile(o, pr ? pr->kv : NULL, pr ? pr->n : 0))) {
         cJSON_Delete(o);
         return NULL;
     }
     return o;
 }
 
-static cJSON *rows_item_prev(const struct rc_out_row *rows, size_t nrows, const int64_t *prev_ranks)
+static cJSON *rows_item(const struct rc_rows_out *rs)
 {
     cJSON *arr = cJSON_CreateArray();
 
-    for (size_t i = 0; arr && rows && i < nrows; i++) {
-        if (push(arr, row_item(&rows[i], prev_ranks ? &prev_ranks[i] : NULL)) < 0) {
+    for (size_t k = 0; arr && rs->rows && k < rs->n; k++) {
+        size_t i = rs->pick ? rs->pick[k] : k;
+        if (push(arr, row_item(&rs->rows[i], rs->first_rank + (int64_t)i, rs->layout,
+                               rs->prev_rank ? &rs->prev_rank[k] : NULL)) < 0) {
             cJSON_Delete(arr);
             return NULL;
         }
@@ -192,17 +209,13 @@ static cJSON *rows_item_prev(const struct rc_out_row *rows, size_t nrows, const 
     return arr;
 }
 
-static cJSON *rows_item(const struct rc_out_row *rows, size_t nrows)
-{
-    return rows_item_prev(rows, nrows, NULL);
-}
-
-static cJSON *strings_item(const char *const *strs, size_t n)
+/* The members removed_from[removed[0..n)] names. */
+static cJSON *removed_item(const struct rc_row *from, const size_t *removed, size_t n)
 {
     cJSON *arr = cJSON_CreateArray();
 
-    for (size_t i = 0; arr && strs && i < n; i++) {
-        if (push(arr, str_item(strs[i])) < 0) {
+    for (size_t k = 0; arr && from && removed && k < n; k++) {
+        if (push(arr, str_item(from[removed[k]].member)) < 0) {
             cJSON_Delete(arr);
             return NULL;
         }
@@ -237,147 +250,104 @@ static char *finish(cJSON *o, int failed)
     return text;
 }
 
-char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board,
-                         const char *period, int64_t seq, int64_t total,
-                         const struct rc_out_row *rows, size_t nrows, int reset)
+/* The extras of more (struct rc_msg_more) a message takes, in its order. */
+static int add_freeze(cJSON *o, const struct rc_msg_more *m)
 {
-    return rc_encode_snapshot_epoch(id_json, sub, board, period, seq, total, rows, nrows, reset, NULL);
+    if (!m->frozen)
+        return 0;
+    return add(o, "frozen", int_item(m->freeze_seq)) || (m->live && add(o, "shown", int_item(m->shown)));
 }
 
-char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char *board, const char *period,
-                               int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
-                               int reset, const char *epoch)
+static int add_viewers(cJSON *o, const struct rc_msg_more *m)
 {
-    cJSON *o = message("snapshot", id_json);
+    if (!m->has_viewers)
+        return 0;
+    return m->viewers < 0 ? RC_E_INTERNAL : add(o, "viewers", int_item(m->viewers));
+}
+
+/* "epoch"; checked: it must be one (rc_epoch_valid), as a delta's or an
+ * event's news that a history began (a snapshot prints the board's as it
+ * is, "" while it has none) */
+static int add_epoch(cJSON *o, const char *epoch, int checked)
+{
+    if (!epoch)
+        return 0;
+    if (checked && !rc_epoch_valid(epoch, strlen(epoch)))
+        return RC_E_INTERNAL;
+    return add(o, "epoch", str_item(epoch));
+}
+
+static int add_cursor(cJSON *o, const char *cursor)
+{
+    if (!cursor)
+        return 0;
+    size_t len = strlen(cursor);
+    if (len == 0 || len >= RC_SHARD_CURSOR_MAX || strspn(cursor, "0123456789abcdef:.") != len)
+        return RC_E_INTERNAL;
+    return add(o, "cursor", str_item(cursor));
+}
+
+char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
+{
+    cJSON *o = message("snapshot", m->id_json);
     /* A REST read is no subscription: its snapshot carries no "sub". */
-    int failed = !o || (sub && add(o, "sub", str_item(sub))) || add(o, "board", str_item(board)) ||
-                 (period && add(o, "period", str_item(period))) ||
-                 add(o, "seq", int_item(seq)) || add(o, "total", int_item(total)) ||
-                 (epoch && add(o, "epoch", str_item(epoch))) ||
-                 (reset && add(o, "reset", cJSON_CreateTrue())) ||
-                 add(o, "rows", rows_item(rows, nrows));
+    int failed = !o || (m->sub && add(o, "sub", str_item(m->sub))) || add(o, "board", str_item(m->board)) ||
+                 (m->period && add(o, "period", str_item(m->period))) || add(o, "seq", int_item(m->seq)) ||
+                 add(o, "total", int_item(m->total)) || add_epoch(o, m->more.epoch, 0) ||
+                 (m->reset && add(o, "reset", cJSON_CreateTrue())) || add(o, "rows", rows_item(&m->rows)) ||
+                 add_viewers(o, &m->more) || add_freeze(o, &m->more) || add_cursor(o, m->more.cursor);
     return finish(o, failed);
 }
 
-/* Splices "name":"value" into json (our own text: unformatted, ending in
- * '}') rather than parse and print it again; ok 0 (a value that would need
- * escaping, checked by the caller) or text of another shape: NULL. Takes
- * json. */
-static char *splice_string(char *json, const char *name, const char *value, int ok)
-{
-    size_t len = json ? strlen(json) : 0, nlen = strlen(name), vlen = value ? strlen(value) : 0;
-    if (!ok || len < 2 || json[0] != '{' || json[len - 1] != '}') {
-        free(json);
-        return NULL;
-    }
-    size_t add = nlen + vlen + 7; /* , " " : " " } */
-    char *out = realloc(json, len + add + 1);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    snprintf(out + len - 1, add + 2, "%s\"%s\":\"%s\"}", len > 2 ? "," : "", name, value);
-    return out;
-}
-
-char *rc_encode_add_epoch(char *json, const char *epoch)
-{
-    /* an epoch needs no escaping (rc_epoch_valid) */
-    return splice_string(json, "epoch", epoch, epoch && rc_epoch_valid(epoch, strlen(epoch)));
-}
-
-char *rc_encode_add_cursor(char *json, const char *cursor)
-{
-    size_t clen = cursor ? strlen(cursor) : 0;
-    return splice_string(json, "cursor", cursor,
-                         clen > 0 && clen < RC_SHARD_CURSOR_MAX && strspn(cursor, "0123456789abcdef:.") == clen);
-}
-
-char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
-                      size_t nrows, const char *const *removed, size_t nremoved)
-{
-    return rc_encode_delta_prev(sub, seq, total, rows, NULL, nrows, removed, nremoved);
-}
-
-char *rc_encode_delta_prev(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
-                           const int64_t *prev_ranks, size_t nrows, const char *const *removed, size_t nremoved)
+char *rc_encode_delta(const struct rc_delta_msg *m)
 {
     cJSON *o = message("delta", NULL);
-    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
-                 add(o, "total", int_item(total)) || add(o, "rows", rows_item_prev(rows, nrows, prev_ranks)) ||
-                 add(o, "removed", strings_item(removed, nremoved));
+    int failed = !o || add(o, "sub", str_item(m->sub)) || add(o, "seq", int_item(m->seq)) ||
+                 add(o, "total", int_item(m->total)) || add(o, "rows", rows_item(&m->rows)) ||
+                 add(o, "removed", removed_item(m->removed_from, m->removed, m->nremoved)) ||
+                 add_freeze(o, &m->more) || add_epoch(o, m->more.epoch, 1) || add_viewers(o, &m->more);
     return finish(o, failed);
 }
 
-char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
-                      int64_t rank, int64_t prev_rank, int64_t at_ms,
-                      const struct rc_field_value *fields, unsigned nfields)
+char *rc_encode_event(const struct rc_event_msg *m)
 {
     cJSON *o = message("event", NULL);
-    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
-                 add(o, "member", str_item(member)) || add(o, "score", number_item(score)) ||
-                 add(o, "delta", number_item(delta)) ||
-                 add(o, "rank", rank > 0 ? int_item(rank) : cJSON_CreateNull()) ||
-                 add(o, "prev_rank", prev_rank ? int_item(prev_rank) : cJSON_CreateNull()) ||
-                 add(o, "at", int_item(at_ms)) || add_fields(o, fields, nfields);
+    int failed = !o || add(o, "sub", str_item(m->sub)) || add(o, "seq", int_item(m->seq)) ||
+                 add(o, "member", str_item(m->member)) || add(o, "score", number_item(m->score)) ||
+                 add(o, "delta", number_item(m->delta)) ||
+                 add(o, "rank", m->rank > 0 ? int_item(m->rank) : cJSON_CreateNull()) ||
+                 add(o, "prev_rank", m->prev_rank ? int_item(m->prev_rank) : cJSON_CreateNull()) ||
+                 add(o, "at", int_item(m->at_ms)) || add_fields(o, m->fields, m->nfields) ||
+                 add_epoch(o, m->more.epoch, 1) || add_cursor(o, m->more.cursor);
     return finish(o, failed);
 }
 
-char *rc_encode_ack_replicas(const char *id_json, const char *board, const char *member, double score,
-                             int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                             unsigned nfields, int replicas)
+char *rc_encode_ack(const struct rc_ack_msg *m)
 {
-    cJSON *o = message("ack", id_json);
-    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
-                 add(o, "score", number_item(score)) || add(o, "rank", int_item(rank)) ||
-                 add(o, "seq", int_item(seq)) ||
-                 add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) ||
-                 add_fields(o, fields, nfields) || (replicas >= 0 && add(o, "replicas", int_item(replicas)));
+    int queued = m->queued_entry != NULL, known = !queued && !m->unranked;
+    cJSON *o = message("ack", m->id_json);
+    int failed = !o || add(o, "board", str_item(m->board)) || add(o, "member", str_item(m->member)) ||
+                 add(o, "score", queued ? cJSON_CreateNull() : number_item(m->score)) ||
+                 add(o, "rank", known ? int_item(m->rank) : cJSON_CreateNull()) ||
+                 add(o, "seq", known ? int_item(m->seq) : cJSON_CreateNull()) ||
+                 (m->unranked && !queued && add(o, "rank_unknown", cJSON_CreateTrue())) ||
+                 (queued && (add(o, "queued", cJSON_CreateTrue()) || add(o, "entry", str_item(m->queued_entry)))) ||
+                 add(o, "duplicate", cJSON_CreateBool(m->duplicate != 0)) ||
+                 (!queued && add_fields(o, m->fields, m->nfields)) ||
+                 (m->replicas >= 0 && add(o, "replicas", int_item(m->replicas)));
     return finish(o, failed);
-}
-
-char *rc_encode_ack_unranked(const char *id_json, const char *board, const char *member, double score,
-                             int duplicate, const struct rc_field_value *fields, unsigned nfields, int replicas)
-{
-    cJSON *o = message("ack", id_json);
-    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
-                 add(o, "score", number_item(score)) || add(o, "rank", cJSON_CreateNull()) ||
-                 add(o, "seq", cJSON_CreateNull()) || add(o, "rank_unknown", cJSON_CreateTrue()) ||
-                 add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) || add_fields(o, fields, nfields) ||
-                 (replicas >= 0 && add(o, "replicas", int_item(replicas)));
-    return finish(o, failed);
-}
-
-char *rc_encode_ack_queued(const char *id_json, const char *board, const char *member, const char *entry,
-                           int duplicate, int replicas)
-{
-    cJSON *o = message("ack", id_json);
-    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
-                 add(o, "score", cJSON_CreateNull()) || add(o, "rank", cJSON_CreateNull()) ||
-                 add(o, "seq", cJSON_CreateNull()) || add(o, "queued", cJSON_CreateTrue()) ||
-                 add(o, "entry", str_item(entry)) || add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) ||
-                 (replicas >= 0 && add(o, "replicas", int_item(replicas)));
-    return finish(o, failed);
-}
-
-char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
-                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                    unsigned nfields)
-{
-    return rc_encode_ack_replicas(id_json, board, member, score, rank, seq, duplicate, fields, nfields, -1);
 }
 
 /* A rank of 0 (or below) means the member is not on the board: both "score"
  * and "rank" are null, whatever score says. */
-char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
-                     int64_t total)
+char *rc_encode_rank(const struct rc_rank_msg *m)
 {
-    int absent = rank <= 0;
-    cJSON *o = message("rank", id_json);
-    int failed = !o || add(o, "member", str_item(member)) ||
-                 add(o, "score", absent ? cJSON_CreateNull() : number_item(score)) ||
-                 add(o, "rank", absent ? cJSON_CreateNull() : int_item(rank)) ||
-                 add(o, "total", int_item(total));
+    int absent = m->rank <= 0;
+    cJSON *o = message("rank", m->id_json);
+    int failed = !o || add(o, "member", str_item(m->member)) ||
+                 add(o, "score", absent ? cJSON_CreateNull() : number_item(m->score)) ||
+                 add(o, "rank", absent ? cJSON_CreateNull() : int_item(m->rank)) ||
+                 add(o, "total", int_item(m->total)) || add_freeze(o, &m->more);
     return finish(o, failed);
 }
 
@@ -427,57 +397,6 @@ char *rc_encode_admin(const char *id_json, const char *op, const char *board, co
                  add(o, "seq", int_item(seq)) || (req && add(o, "req", str_item(req))) ||
                  (blocked >= 0 && add(o, "blocked", cJSON_CreateBool(blocked)));
     return finish(o, failed);
-}
-
-/* ---- viewer counts (docs/protocol-additions.md, "Viewer counts") ---------- */
-
-char *rc_encode_add_viewers(char *json, int64_t viewers)
-{
-    size_t len = json ? strlen(json) : 0;
-    /* as rc_encode_add_epoch: our own unformatted text, ending in '}' */
-    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || viewers < 0) {
-        free(json);
-        return NULL;
-    }
-    char num[RC_NUMBER_TEXT_MAX];
-    int n = snprintf(num, sizeof num, "%lld", (long long)viewers);
-    char *out = realloc(json, len + (size_t)n + 14);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    memcpy(out + len - 1, len > 2 ? ",\"viewers\":" : "\"viewers\":", len > 2 ? 11 : 10);
-    size_t at = len - 1 + (len > 2 ? 11 : 10);
-    memcpy(out + at, num, (size_t)n);
-    memcpy(out + at + (size_t)n, "}", 2);
-    return out;
-}
-
-/* Splices ,"key":n (n a whole number) before the closing brace of json. */
-static char *splice_int(char *json, const char *key, int64_t n)
-{
-    size_t len = json ? strlen(json) : 0;
-    if (len < 2 || json[0] != '{' || json[len - 1] != '}') {
-        free(json);
-        return NULL;
-    }
-    char field[96];
-    int k = snprintf(field, sizeof field, "%s\"%s\":%lld}", len > 2 ? "," : "", key, (long long)n);
-    char *out = realloc(json, len + (size_t)k + 1);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    memcpy(out + len - 1, field, (size_t)k + 1);
-    return out;
-}
-
-char *rc_encode_add_freeze(char *json, int frozen, int64_t freeze_seq, int64_t shown, int live)
-{
-    if (!frozen)
-        return json;
-    json = splice_int(json, "frozen", freeze_seq);
-    return live ? splice_int(json, "shown", shown) : json;
 }
 
 char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq)

@@ -44,10 +44,9 @@ void gw_window_free(struct gw_window *w);
 /* Deep copy (rows, members, profile references). Returns 0 or -1 (OOM). */
 int gw_window_copy(struct gw_window *dst, const struct gw_window *src);
 
-/* Fills out[0..w->n) with borrowed views of w's rows for the encoders, plus
- * field name/value pairs in fv (RC_MAX_FIELDS per row). */
-void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
-                        struct rc_field_value *fv);
+/* All of w's rows for the encoders (core/rc_proto.h), read in place: the
+ * multi-field values named by board b's layout. Borrows w and b. */
+struct rc_rows_out gw_window_rows_out(const struct gw_window *w, const struct rc_board *b);
 
 /* Fills w's seq, total, first_rank, epoch and freeze from a read's head. */
 void gw_window_set_head(struct gw_window *w, const struct rc_read_head *head);

@@ -1,6 +1,6 @@
 /* gw_window.c - the window of rows a read gives (gw_read.h): freeing and
  * copying it, filling it from a read (head, rows with decoded composite
- * scores, shared places), and turning it into encoder rows.
+ * scores, shared places), and handing its rows to the encoders in place.
  * Apart from gw_read.c so that both read paths (Redis, store/gw_read.c; the
  * archive, store/gw_archive_read.c) use it without calling each other. */
 #include "store/gw_read.h"
@@ -101,26 +101,7 @@ void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t 
     rc_score_decode(&b->layout, b->decay.kind, c, score, fields, nfields);
 }
 
-void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
-                        struct rc_field_value *fv)
+struct rc_rows_out gw_window_rows_out(const struct gw_window *w, const struct rc_board *b)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        const struct rc_row *r = &w->rows[i];
-        struct rc_field_value *f = fv + i * RC_MAX_FIELDS;
-        for (unsigned k = 0; k < r->nfields; k++) {
-            memcpy(f[k].name, b->layout.fields[k].name, sizeof f[k].name);
-            f[k].value = r->fields[k];
-        }
-        out[i] = (struct rc_out_row){
-            .rank = w->first_rank + (int64_t)i,
-            .member = r->member,
-            .score = r->score,
-            .fields = r->nfields ? f : NULL,
-            .nfields = r->nfields,
-            .profile = r->profile ? r->profile->kv : NULL,
-            .nprofile = r->profile ? r->profile->n : 0,
-            .place = r->place,
-            .tied = r->tied,
-        };
-    }
+    return (struct rc_rows_out){.rows = w->rows, .n = w->n, .first_rank = w->first_rank, .layout = &b->layout};
 }
