@@ -240,6 +240,9 @@ int gw_fo_view_held(const struct gw_view *v);
 
 /* ---- gw_view.c ----------------------------------------------------------- */
 
+/* The messages of view v (core/rc_proto.h); cursor: a sharded feed's
+ * position (NULL: none), epoch: the event that began the board's history
+ * (NULL: not it). */
 char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
                             const char *cursor);
 char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor);

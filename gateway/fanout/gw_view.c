@@ -1,5 +1,7 @@
 /* gw_view.c - window views (top-N, pages, around): a fresh window is diffed
- * against what the viewers hold, encoded once, and the same refcounted
+ * against what the viewers hold (the rule is core/rc_delta.h's; this file
+ * finds the board's events it may ask for and keeps nothing per delta but
+ * the fan-out's scratch), encoded once, and the same refcounted
  * buffer is queued to every viewer; reads of views the mirror does not
  * cover go to Redis (lua/read.lua) here. A view with max_rate holds a window
  * that comes within its interval (core/rc_rate.h) and sends the newest one
