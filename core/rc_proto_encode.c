@@ -1,4 +1,5 @@
-/* rc_proto_encode.c - server messages of PROTOCOL.md as JSON text.
+/* rc_proto_encode.c - server messages of PROTOCOL.md as JSON text (but
+ * snapshot and delta, the messages with rows: rc_proto_rows.c).
  *
  * Each encoder builds a cJSON tree, prints it once without formatting and
  * frees the tree before returning, so the tree may borrow everything it
@@ -24,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rc_proto_int.h"
 
 
 /* ---- items ------------------------------------------------------------- */
@@ -86,18 +89,6 @@ static int add(cJSON *obj, const char *key, cJSON *item)
     return 0;
 }
 
-/* Appends item to arr; on failure frees item. */
-static int push(cJSON *arr, cJSON *item)
-{
-    if (!item)
-        return RC_E_INTERNAL;
-    if (!cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        return RC_E_INTERNAL;
-    }
-    return 0;
-}
-
 /* {"name": value, ...} of a multi-field entry; names and values borrowed. */
 static cJSON *fields_item(const struct rc_field_value *fields, unsigned nfields)
 {
@@ -118,109 +109,6 @@ static int add_fields(cJSON *o, const struct rc_field_value *fields, unsigned nf
     if (nfields == 0 || !fields)
         return 0;
     return add(o, "fields", fields_item(fields, nfields));
-}
-
-/* A profile entry joins its row unless it would shadow a row key (rank,
- * member, score, fields) or an earlier entry, or is not valid UTF-8 (a text
- * frame with bad UTF-8 makes browsers drop the connection). */
-static int profile_entry_ok(const cJSON *row, const struct rc_kv *kv)
-{
-    static const char *const reserved[] = {"rank", "member", "score", "fields"};
-
-    if (!kv->key || !kv->value || !rc_utf8_valid(kv->key, strlen(kv->key)) ||
-        !rc_utf8_valid(kv->value, strlen(kv->value)))
-        return 0;
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(kv->key, reserved[i]) == 0)
-            return 0;
-    /* a row with shared places keeps "tied" its own even when it is not */
-    if (strcmp(kv->key, "tied") == 0 && cJSON_GetObjectItemCaseSensitive(row, "place"))
-        return 0;
-    return cJSON_GetObjectItemCaseSensitive(row, kv->key) == NULL;
-}
-
-static int add_profile(cJSON *row, const struct rc_kv *profile, unsigned nprofile)
-{
-    for (unsigned i = 0; profile && i < nprofile; i++) {
-        if (!profile_entry_ok(row, &profile[i]))
-            continue;
-        if (add(row, profile[i].key, str_item(profile[i].value)) < 0)
-            return RC_E_INTERNAL;
-    }
-    return 0;
-}
-
-/* {"name": value, ...} of a multi-field row, named by the board's layout. */
-static cJSON *row_fields_item(const struct rc_layout *layout, const int64_t *values, unsigned n)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    for (unsigned i = 0; o && i < n; i++) {
-        if (add(o, layout->fields[i].name, int_item(values[i])) < 0) {
-            cJSON_Delete(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-/* Shared places: "place" and, when shared, "tied": true. */
-static int add_place(cJSON *o, const struct rc_row *r)
-{
-    if (r->place <= 0)
-        return 0;
-    if (add(o, "place", int_item(r->place)) < 0 || (r->tied && add(o, "tied", cJSON_CreateTrue()) < 0))
-        return RC_E_INTERNAL;
-    return 0;
-}
-
-/* {"rank"[,"prev_rank"],"member","score"[,"place"[,"tied"]][,"fields"],
- * profile...}; everything borrowed. prev: NULL leaves "prev_rank" out, else
- * *prev (0 prints null). */
-static cJSON *row_item(const struct rc_row *r, int64_t rank, const struct rc_layout *layout, const int64_t *prev)
-{
-    cJSON *o = cJSON_CreateObject();
-    const struct rc_profile *pr = r->profile;
-
-    if (o && (add(o, "rank", int_item(rank)) ||
-              (prev && add(o, "prev_rank", *prev > 0 ? int_item(*prev) : cJSON_CreateNull())) ||
-              add(o, "member", str_item(r->member)) ||
-              add(o, "score", number_item(r->score)) || add_place(o, r) ||
-              (layout && r->nfields > 0 && add(o, "fields", row_fields_item(layout, r->fields, r->nfields))) ||
-              add_profile(o, pr ? pr->kv : NULL, pr ? pr->n : 0))) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-static cJSON *rows_item(const struct rc_rows_out *rs)
-{
-    cJSON *arr = cJSON_CreateArray();
-
-    for (size_t k = 0; arr && rs->rows && k < rs->n; k++) {
-        size_t i = rs->pick ? rs->pick[k] : k;
-        if (push(arr, row_item(&rs->rows[i], rs->first_rank + (int64_t)i, rs->layout,
-                               rs->prev_rank ? &rs->prev_rank[k] : NULL)) < 0) {
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
-}
-
-/* The members removed_from[removed[0..n)] names. */
-static cJSON *removed_item(const struct rc_row *from, const size_t *removed, size_t n)
-{
-    cJSON *arr = cJSON_CreateArray();
-
-    for (size_t k = 0; arr && from && removed && k < n; k++) {
-        if (push(arr, str_item(from[removed[k]].member)) < 0) {
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
 }
 
 /* ---- messages ---------------------------------------------------------- */
@@ -258,55 +146,26 @@ static int add_freeze(cJSON *o, const struct rc_msg_more *m)
     return add(o, "frozen", int_item(m->freeze_seq)) || (m->live && add(o, "shown", int_item(m->shown)));
 }
 
-static int add_viewers(cJSON *o, const struct rc_msg_more *m)
-{
-    if (!m->has_viewers)
-        return 0;
-    return m->viewers < 0 ? RC_E_INTERNAL : add(o, "viewers", int_item(m->viewers));
-}
-
-/* "epoch"; checked: it must be one (rc_epoch_valid), as a delta's or an
- * event's news that a history began (a snapshot prints the board's as it
- * is, "" while it has none) */
-static int add_epoch(cJSON *o, const char *epoch, int checked)
+/* "epoch" on an event: the board's history began with it, so one it must
+ * be (rc_epoch_valid: nothing to escape). */
+static int add_epoch(cJSON *o, const char *epoch)
 {
     if (!epoch)
         return 0;
-    if (checked && !rc_epoch_valid(epoch, strlen(epoch)))
-        return RC_E_INTERNAL;
-    return add(o, "epoch", str_item(epoch));
+    return rc_epoch_valid(epoch, strlen(epoch)) ? add(o, "epoch", str_item(epoch)) : RC_E_INTERNAL;
+}
+
+int rc_proto__cursor_ok(const char *cursor)
+{
+    size_t len = strlen(cursor);
+    return len > 0 && len < RC_SHARD_CURSOR_MAX && strspn(cursor, "0123456789abcdef:.") == len;
 }
 
 static int add_cursor(cJSON *o, const char *cursor)
 {
     if (!cursor)
         return 0;
-    size_t len = strlen(cursor);
-    if (len == 0 || len >= RC_SHARD_CURSOR_MAX || strspn(cursor, "0123456789abcdef:.") != len)
-        return RC_E_INTERNAL;
-    return add(o, "cursor", str_item(cursor));
-}
-
-char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
-{
-    cJSON *o = message("snapshot", m->id_json);
-    /* A REST read is no subscription: its snapshot carries no "sub". */
-    int failed = !o || (m->sub && add(o, "sub", str_item(m->sub))) || add(o, "board", str_item(m->board)) ||
-                 (m->period && add(o, "period", str_item(m->period))) || add(o, "seq", int_item(m->seq)) ||
-                 add(o, "total", int_item(m->total)) || add_epoch(o, m->more.epoch, 0) ||
-                 (m->reset && add(o, "reset", cJSON_CreateTrue())) || add(o, "rows", rows_item(&m->rows)) ||
-                 add_viewers(o, &m->more) || add_freeze(o, &m->more) || add_cursor(o, m->more.cursor);
-    return finish(o, failed);
-}
-
-char *rc_encode_delta(const struct rc_delta_msg *m)
-{
-    cJSON *o = message("delta", NULL);
-    int failed = !o || add(o, "sub", str_item(m->sub)) || add(o, "seq", int_item(m->seq)) ||
-                 add(o, "total", int_item(m->total)) || add(o, "rows", rows_item(&m->rows)) ||
-                 add(o, "removed", removed_item(m->removed_from, m->removed, m->nremoved)) ||
-                 add_freeze(o, &m->more) || add_epoch(o, m->more.epoch, 1) || add_viewers(o, &m->more);
-    return finish(o, failed);
+    return rc_proto__cursor_ok(cursor) ? add(o, "cursor", str_item(cursor)) : RC_E_INTERNAL;
 }
 
 char *rc_encode_event(const struct rc_event_msg *m)
@@ -318,7 +177,7 @@ char *rc_encode_event(const struct rc_event_msg *m)
                  add(o, "rank", m->rank > 0 ? int_item(m->rank) : cJSON_CreateNull()) ||
                  add(o, "prev_rank", m->prev_rank ? int_item(m->prev_rank) : cJSON_CreateNull()) ||
                  add(o, "at", int_item(m->at_ms)) || add_fields(o, m->fields, m->nfields) ||
-                 add_epoch(o, m->more.epoch, 1) || add_cursor(o, m->more.cursor);
+                 add_epoch(o, m->more.epoch) || add_cursor(o, m->more.cursor);
     return finish(o, failed);
 }
 

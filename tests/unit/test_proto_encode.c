@@ -584,6 +584,140 @@ static void prints_field_values_exactly(void **state)
                 "\"fields\":{\"a\":9007199254740991,\"b\":-1000000000000000}}");
 }
 
+/* ---- the row writer against cJSON ------------------------------------- */
+
+/* The delta's rows as the cJSON tree rc_proto_encode.c built before the
+ * rows were written straight into a buffer (the reference): the same rules
+ * for keys, profile entries and numbers. */
+static cJSON *ref_number(double d)
+{
+    char buf[RC_NUMBER_TEXT_MAX];
+    if (!isfinite(d))
+        return cJSON_CreateNull();
+    rc_number_text(d, buf, sizeof buf);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *ref_int(int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    return cJSON_CreateRaw(buf);
+}
+
+static cJSON *ref_row(const struct rc_row *r, int64_t rank, const int64_t *prev)
+{
+    static const char *const reserved[] = {"rank", "member", "score", "fields"};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "rank", ref_int(rank));
+    if (prev)
+        cJSON_AddItemToObject(o, "prev_rank", *prev > 0 ? ref_int(*prev) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "member", cJSON_CreateString(r->member));
+    cJSON_AddItemToObject(o, "score", ref_number(r->score));
+    if (r->place > 0) {
+        cJSON_AddItemToObject(o, "place", ref_int(r->place));
+        if (r->tied)
+            cJSON_AddItemToObject(o, "tied", cJSON_CreateTrue());
+    }
+    if (r->nfields) {
+        cJSON *f = cJSON_CreateObject();
+        for (unsigned k = 0; k < r->nfields; k++)
+            cJSON_AddItemToObject(f, KD_LAYOUT.fields[k].name, ref_int(r->fields[k]));
+        cJSON_AddItemToObject(o, "fields", f);
+    }
+    for (unsigned k = 0; r->profile && k < r->profile->n; k++) {
+        const struct rc_kv *kv = &r->profile->kv[k];
+        int ok = kv->key && kv->value && rc_utf8_valid(kv->key, strlen(kv->key)) &&
+                 rc_utf8_valid(kv->value, strlen(kv->value));
+        for (size_t i = 0; ok && i < 4; i++)
+            ok = strcmp(kv->key, reserved[i]) != 0;
+        if (ok && strcmp(kv->key, "tied") == 0 && cJSON_GetObjectItemCaseSensitive(o, "place"))
+            ok = 0;
+        if (ok && !cJSON_GetObjectItemCaseSensitive(o, kv->key))
+            cJSON_AddItemToObject(o, kv->key, cJSON_CreateString(kv->value));
+    }
+    return o;
+}
+
+/* A string of up to 6 bytes from a small alphabet with every kind of byte
+ * the escaping treats apart (quote, backslash, short escapes, other control
+ * bytes, UTF-8, bytes that are not UTF-8) and the keys rows print. */
+static void random_text(uint64_t *x, char *out)
+{
+    static const char *const parts[] = {"a", "\"", "\\", "\n", "\t", "\b", "\f", "\r", "\x01", "\x1f", "\x7f",
+                                        "\xc3\xa9", "\xff", "/", "rank", "tied", "place", "prev_rank", "name", "n"};
+    out[0] = '\0';
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned n = (unsigned)(*x >> 60) % 3 + 1;
+    for (unsigned i = 0; i < n; i++) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        strcat(out, parts[(*x >> 33) % (sizeof parts / sizeof parts[0])]);
+    }
+}
+
+static void the_row_writer_prints_what_cjson_printed(void **state)
+{
+    (void)state;
+    uint64_t x = 42;
+    for (int run = 0; run < 3000; run++) {
+        char members[4][40], keys[4][6][40], values[4][6][40];
+        struct rc_kv kv[4][6];
+        struct rc_profile prof[4];
+        struct rc_row rows[4];
+        int64_t prev[4];
+        size_t pick[4];
+        size_t n = (size_t)(run % 5);
+        int with_prev = run % 2;
+        for (size_t i = 0; i < n; i++) {
+            random_text(&x, members[i]);
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned np = (unsigned)(x >> 61);
+            for (unsigned k = 0; k < np && k < 6; k++) {
+                random_text(&x, keys[i][k]);
+                random_text(&x, values[i][k]);
+                kv[i][k] = (struct rc_kv){keys[i][k], values[i][k]};
+            }
+            prof[i] = (struct rc_profile){.n = np < 6 ? np : 6, .kv = kv[i]};
+            double scores[] = {0, -1.5, 1e300, NAN, 0.1 + 0.2, 9007199254740993.0};
+            rows[i] = (struct rc_row){.member = members[i], .score = scores[(x >> 20) % 6],
+                                      .profile = (x >> 24) % 3 ? &prof[i] : NULL,
+                                      .place = (x >> 26) % 2 ? (int64_t)(x >> 40) % 9 : 0, .tied = (x >> 28) % 2,
+                                      .nfields = (unsigned)((x >> 30) % 3)};
+            rows[i].fields[0] = -(int64_t)(x >> 34);
+            rows[i].fields[1] = (int64_t)(x >> 36);
+            prev[i] = (int64_t)((x >> 44) % 4);
+            pick[i] = i;
+        }
+        struct rc_delta_msg m = {"s\"1", 3, 9, {rows, n, pick, 5, &KD_LAYOUT, with_prev ? prev : NULL}, rows, pick,
+                                 n, {0}};
+        char *got = rc_encode_delta(&m);
+        cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray(), *rem = cJSON_CreateArray();
+        cJSON_AddItemToObject(o, "op", cJSON_CreateString("delta"));
+        cJSON_AddItemToObject(o, "sub", cJSON_CreateString("s\"1"));
+        cJSON_AddItemToObject(o, "seq", ref_int(3));
+        cJSON_AddItemToObject(o, "total", ref_int(9));
+        for (size_t i = 0; i < n; i++) {
+            cJSON_AddItemToArray(arr, ref_row(&rows[i], 5 + (int64_t)i, with_prev ? &prev[i] : NULL));
+            cJSON_AddItemToArray(rem, cJSON_CreateString(members[i]));
+        }
+        cJSON_AddItemToObject(o, "rows", arr);
+        cJSON_AddItemToObject(o, "removed", rem);
+        char *want = cJSON_PrintUnformatted(o);
+        assert_non_null(got);
+        if (strcmp(got, want) != 0) {
+            size_t d = 0;
+            while (got[d] == want[d])
+                d++;
+            fprintf(stderr, "run %d differ at %zu:\n got  %s\n want %s\n", run, d, got + (d > 40 ? d - 40 : 0),
+                    want + (d > 40 ? d - 40 : 0));
+        }
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        cJSON_Delete(o);
+    }
+}
+
 /* ---- allocation failures ----------------------------------------------- */
 
 static long alloc_budget = -1;
@@ -699,6 +833,7 @@ int main(void)
         cmocka_unit_test(prints_counters_exactly_at_any_size),
         cmocka_unit_test(freeze_fields_and_replies),
         cmocka_unit_test(prints_field_values_exactly),
+        cmocka_unit_test(the_row_writer_prints_what_cjson_printed),
         cmocka_unit_test(returns_null_without_leaks_on_allocation_failure),
     };
     return cmocka_run_group_tests_name("rc_encode", tests, setup_layout, NULL);
