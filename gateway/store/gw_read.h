@@ -16,6 +16,7 @@
 #include "store/gw_profile.h"
 #include "rc_event.h"
 #include "rc_layout.h"
+#include "rc_mirror.h"
 #include "rc_proto.h"
 #include "rc_read_args.h"
 #include "rc_row.h"
@@ -37,6 +38,9 @@ struct gw_window {
      * sharded (or out of memory: prev_rank then falls back to a snapshot) */
     unsigned nshards;
     int64_t *shard_seq;
+    /* every row's member in one block the window owns (gw_window_set_mirror_rows),
+     * or NULL: each row owns its own */
+    char *members;
 };
 
 void gw_window_free(struct gw_window *w);
@@ -47,6 +51,13 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src);
 /* All of w's rows for the encoders (core/rc_proto.h), read in place: the
  * multi-field values named by board b's layout. Borrows w and b. */
 struct rc_rows_out gw_window_rows_out(const struct gw_window *w, const struct rc_board *b);
+
+/* w->rows[0..n) (allocated, w->n 0) from mirror rows[0..n): members copied
+ * into one block the window owns (a window is cut from the mirror for every
+ * view on every tick: one allocation, not one per row), scores decoded for
+ * board b. Returns 0, or RC_E_INTERNAL (out of memory: w->n stays 0). */
+int gw_window_set_mirror_rows(const struct rc_board *b, struct gw_window *w, const struct rc_mirror_row *rows,
+                              size_t n);
 
 /* Fills w's seq, total, first_rank, epoch and freeze from a read's head. */
 void gw_window_set_head(struct gw_window *w, const struct rc_read_head *head);

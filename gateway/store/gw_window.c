@@ -19,9 +19,11 @@ void gw_window_free(struct gw_window *w)
     if (!w)
         return;
     for (size_t i = 0; i < w->n; i++) {
-        free(w->rows[i].member);
+        if (!w->members)
+            free(w->rows[i].member);
         gw_profile_unref(w->rows[i].profile);
     }
+    free(w->members);
     free(w->rows);
     free(w->shard_seq);
     free(w);
@@ -32,6 +34,7 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
     *dst = *src;
     dst->shard_seq = NULL;
     dst->nshards = 0;
+    dst->members = NULL; /* each copied member is the row's own */
     dst->rows = calloc(src->n ? src->n : 1, sizeof *dst->rows);
     if (!dst->rows)
         return -1;
@@ -72,6 +75,27 @@ int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const stru
         gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
     }
     return w->rows && w->n == n ? 0 : RC_E_INTERNAL;
+}
+
+int gw_window_set_mirror_rows(const struct rc_board *b, struct gw_window *w, const struct rc_mirror_row *rows,
+                              size_t n)
+{
+    size_t bytes = 1;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(rows[i].member) + 1;
+    char *at = w->members = malloc(bytes);
+    if (!at)
+        return RC_E_INTERNAL;
+    for (size_t i = 0; i < n; i++) {
+        struct rc_row *r = &w->rows[i];
+        size_t len = strlen(rows[i].member) + 1;
+        r->member = memcpy(at, rows[i].member, len);
+        at += len;
+        r->c = rows[i].c;
+        gw_decode_score(b, r->c, &r->score, r->fields, &r->nfields);
+    }
+    w->n = n;
+    return 0;
 }
 
 int gw_window_fill_places(const struct rc_board *b, struct gw_window *w, int64_t above, int next_tied)
