@@ -26,6 +26,7 @@
 
 #include "rc_err.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,25 +48,40 @@ static void *alloc_array(size_t n, size_t size)
 /* Diff                                                                      */
 /* ------------------------------------------------------------------------- */
 
-static int cmp_row_by_member(const void *a, const void *b)
+static const char *member_at(const struct rc_diff_side *w, size_t i)
 {
-    const struct rc_wrow *const *x = a;
-    const struct rc_wrow *const *y = b;
-    return strcmp((*x)->member, (*y)->member);
+    return *(const char *const *)((const char *)w->rows + i * w->stride + w->member_at);
 }
 
-/* Index into new_ of the row named member, or NONE. by_name borrows the rows of
- * new_ sorted by member. */
-static size_t find_member(const struct rc_wrow *const *by_name, size_t n,
-                          const struct rc_wrow *new_, const char *member)
+static double key_at(const struct rc_diff_side *w, size_t i)
+{
+    double k;
+    memcpy(&k, (const char *)w->rows + i * w->stride + w->key_at, sizeof k);
+    return k;
+}
+
+/* A new row by name: new_'s rows sorted by member, to find an old member's
+ * new index by binary search. */
+struct by_name {
+    const char *member;
+    size_t j;
+};
+
+static int cmp_by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct by_name *)a)->member, ((const struct by_name *)b)->member);
+}
+
+/* Index into new_ of the row named member, or NONE. */
+static size_t find_member(const struct by_name *names, size_t n, const char *member)
 {
     size_t lo = 0, hi = n;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(by_name[mid]->member, member);
+        int c = strcmp(names[mid].member, member);
         if (c == 0)
-            return (size_t)(by_name[mid] - new_);
+            return names[mid].j;
         if (c < 0)
             lo = mid + 1;
         else
@@ -79,15 +95,15 @@ static size_t find_member(const struct rc_wrow *const *by_name, size_t n,
  * tails[k] is the old index ending the best increasing run of length k + 1
  * seen so far (smallest new position wins); prev[] links each old index to the
  * one before it in its run. All arrays are the caller's scratch. */
-static void keep_longest_run(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_,
-                             const size_t *match, size_t *tails, size_t *prev, unsigned char *keep)
+static void keep_longest_run(const struct rc_diff_side *old, const struct rc_diff_side *new_, const size_t *match,
+                             size_t *tails, size_t *prev, unsigned char *keep)
 {
     size_t len = 0;
 
-    for (size_t i = 0; i < nold; i++) {
+    for (size_t i = 0; i < old->n; i++) {
         size_t lo = 0, hi = len;
 
-        if (match[i] == NONE || old[i].key != new_[match[i]].key)
+        if (match[i] == NONE || key_at(old, i) != key_at(new_, match[i]))
             continue;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -105,92 +121,133 @@ static void keep_longest_run(const struct rc_wrow *old, size_t nold, const struc
         keep[match[i]] = 1;
 }
 
-/* Fills *out with the delta that takes old to new_ (see the banner). Borrows
- * both windows for the call only; out->rows and out->removed are allocated
- * here, owned by the caller and released with rc_delta_free (they are NULL
- * when empty). On error *out is left empty. A NULL member or a member named
- * twice in one window breaks the caller's contract and is RC_E_INTERNAL, like
- * an allocation failure. */
-int rc_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
-                   struct rc_delta *out)
+/* Room for nbytes in s (its old content dropped), or NULL. */
+static void *scratch_room(struct rc_diff_scratch *s, size_t nbytes)
 {
-    const struct rc_wrow **by_name = NULL;
-    size_t *match = NULL, *tails = NULL, *prev = NULL;
-    unsigned char *keep = NULL, *claimed = NULL;
-    size_t nkept = 0, nremoved = 0;
+    if (nbytes > s->cap) {
+        size_t cap = s->cap ? s->cap : 1024;
+        while (cap < nbytes)
+            cap = cap > SIZE_MAX / 2 ? nbytes : cap * 2;
+        void *buf = malloc(cap);
+        if (!buf)
+            return NULL;
+        free(s->buf);
+        s->buf = buf;
+        s->cap = cap;
+    }
+    return s->buf;
+}
+
+void rc_diff_scratch_free(struct rc_diff_scratch *s)
+{
+    if (!s)
+        return;
+    free(s->buf);
+    s->buf = NULL;
+    s->cap = 0;
+}
+
+/* The delta that takes old to new_ (see the banner), its arrays carved from
+ * one scratch block: size_t arrays first (match, tails, prev of old; from,
+ * rows of new; removed), then the name index, then the two byte maps. */
+int rc_diff_run(const struct rc_diff_side *old, const struct rc_diff_side *new_, struct rc_diff_scratch *s,
+                struct rc_diff_view *out)
+{
+    if (!out)
+        return RC_E_INTERNAL;
+    memset(out, 0, sizeof *out);
+    if (!old || !new_ || !s || (old->n > 0 && !old->rows) || (new_->n > 0 && !new_->rows))
+        return RC_E_INTERNAL;
+    size_t no = old->n, nn = new_->n;
+    if (no > SIZE_MAX / 64 || nn > SIZE_MAX / 64)
+        return RC_E_INTERNAL;
+    size_t bytes = (4 * no + 2 * nn) * sizeof(size_t) + nn * sizeof(struct by_name) + 2 * nn;
+    unsigned char *buf = scratch_room(s, bytes ? bytes : 1);
+    if (!buf)
+        return RC_E_INTERNAL;
+    size_t *match = (size_t *)buf, *tails = match + no, *prev = tails + no, *removed = prev + no;
+    size_t *from = removed + no, *rows = from + nn;
+    struct by_name *names = (struct by_name *)(rows + nn);
+    unsigned char *keep = (unsigned char *)(names + nn), *claimed = keep + nn;
+    size_t nrows = 0, nremoved = 0;
+
+    memset(keep, 0, 2 * nn);
+    for (size_t j = 0; j < nn; j++) {
+        if (!(names[j].member = member_at(new_, j)))
+            return RC_E_INTERNAL;
+        names[j].j = j;
+        from[j] = NONE;
+    }
+    if (nn > 1)
+        qsort(names, nn, sizeof *names, cmp_by_name);
+    for (size_t j = 1; j < nn; j++)
+        if (strcmp(names[j - 1].member, names[j].member) == 0)
+            return RC_E_INTERNAL;
+    for (size_t i = 0; i < no; i++) {
+        const char *m = member_at(old, i);
+        if (!m)
+            return RC_E_INTERNAL;
+        match[i] = find_member(names, nn, m);
+        if (match[i] == NONE) {
+            removed[nremoved++] = i;
+            continue;
+        }
+        if (claimed[match[i]])
+            return RC_E_INTERNAL; /* old names this member twice */
+        claimed[match[i]] = 1;
+        from[match[i]] = i;
+    }
+    keep_longest_run(old, new_, match, tails, prev, keep);
+    for (size_t j = 0; j < nn; j++)
+        if (!keep[j])
+            rows[nrows++] = j;
+    *out = (struct rc_diff_view){rows, nrows, removed, nremoved, from};
+    return RC_OK;
+}
+
+/* Fills *out with the delta that takes old to new_: rc_diff_run in a scratch
+ * of its own, the result copied out. Borrows both windows for the call
+ * only; out->rows and out->removed are owned by the caller and released
+ * with rc_diff_free (they are NULL when empty). On error *out is left
+ * empty. A NULL member or a member named twice in one window breaks the
+ * caller's contract and is RC_E_INTERNAL, like an allocation failure. */
+int rc_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
+                   struct rc_diff *out)
+{
+    struct rc_diff_side o = {old, nold, sizeof *old, offsetof(struct rc_wrow, member), offsetof(struct rc_wrow, key)};
+    struct rc_diff_side n = {new_, nnew, sizeof *new_, offsetof(struct rc_wrow, member),
+                             offsetof(struct rc_wrow, key)};
+    struct rc_diff_scratch s = {0};
+    struct rc_diff_view v;
     int rc = RC_E_INTERNAL;
 
     if (!out)
         return RC_E_INTERNAL;
     memset(out, 0, sizeof *out);
-    if ((nold > 0 && !old) || (nnew > 0 && !new_))
-        return RC_E_INTERNAL;
-    for (size_t i = 0; i < nold; i++)
-        if (!old[i].member)
-            return RC_E_INTERNAL;
-    for (size_t j = 0; j < nnew; j++)
-        if (!new_[j].member)
-            return RC_E_INTERNAL;
-
-    by_name = alloc_array(nnew, sizeof *by_name);
-    match = alloc_array(nold, sizeof *match);
-    tails = alloc_array(nold, sizeof *tails);
-    prev = alloc_array(nold, sizeof *prev);
-    keep = calloc(nnew > 0 ? nnew : 1, 1);
-    claimed = calloc(nnew > 0 ? nnew : 1, 1);
-    if (!by_name || !match || !tails || !prev || !keep || !claimed)
+    if (rc_diff_run(&o, &n, &s, &v) != RC_OK)
         goto cleanup;
-
-    for (size_t j = 0; j < nnew; j++)
-        by_name[j] = &new_[j];
-    if (nnew > 1)
-        qsort(by_name, nnew, sizeof *by_name, cmp_row_by_member);
-    for (size_t j = 1; j < nnew; j++)
-        if (strcmp(by_name[j - 1]->member, by_name[j]->member) == 0)
-            goto cleanup;
-
-    for (size_t i = 0; i < nold; i++) {
-        match[i] = find_member(by_name, nnew, new_, old[i].member);
-        if (match[i] == NONE) {
-            nremoved++;
-            continue;
-        }
-        if (claimed[match[i]])
-            goto cleanup; /* old names this member twice */
-        claimed[match[i]] = 1;
-    }
-
-    keep_longest_run(old, nold, new_, match, tails, prev, keep);
-    for (size_t j = 0; j < nnew; j++)
-        nkept += keep[j];
-
-    if (nnew > nkept && !(out->rows = alloc_array(nnew - nkept, sizeof *out->rows)))
+    if (v.nrows > 0 && !(out->rows = alloc_array(v.nrows, sizeof *out->rows)))
         goto cleanup;
-    if (nremoved > 0 && !(out->removed = alloc_array(nremoved, sizeof *out->removed)))
+    if (v.nremoved > 0 && !(out->removed = alloc_array(v.nremoved, sizeof *out->removed)))
         goto cleanup;
-    for (size_t j = 0; j < nnew; j++)
-        if (!keep[j])
-            out->rows[out->nrows++] = j;
-    for (size_t i = 0; i < nold; i++)
-        if (match[i] == NONE)
-            out->removed[out->nremoved++] = i;
+    if (v.nrows)
+        memcpy(out->rows, v.rows, v.nrows * sizeof *v.rows);
+    if (v.nremoved)
+        memcpy(out->removed, v.removed, v.nremoved * sizeof *v.removed);
+    out->nrows = v.nrows;
+    out->nremoved = v.nremoved;
     rc = RC_OK;
 
 cleanup:
     if (rc != RC_OK)
-        rc_delta_free(out);
-    free(by_name);
-    free(match);
-    free(tails);
-    free(prev);
-    free(keep);
-    free(claimed);
+        rc_diff_free(out);
+    rc_diff_scratch_free(&s);
     return rc;
 }
 
 /* Frees what rc_window_diff allocated and leaves *d empty; safe to call twice
  * and on NULL. */
-void rc_delta_free(struct rc_delta *d)
+void rc_diff_free(struct rc_diff *d)
 {
     if (!d)
         return;

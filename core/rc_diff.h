@@ -20,7 +20,7 @@ struct rc_wrow {
     double key;         /* the stored (composite) score; a change means resend */
 };
 
-struct rc_delta {
+struct rc_diff {
     size_t *rows;       /* indexes into the new window, ascending */
     size_t nrows;
     size_t *removed;    /* indexes into the old window of members not in new */
@@ -29,11 +29,48 @@ struct rc_delta {
 
 /* Computes the delta from old[0..nold) to new_[0..nnew). Members must be
  * unique within each window. Allocates out->rows and out->removed (free with
- * rc_delta_free). Returns 0 or RC_E_INTERNAL on allocation failure. */
+ * rc_diff_free). Returns 0 or RC_E_INTERNAL on allocation failure. */
 int rc_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
-                   struct rc_delta *out);
+                   struct rc_diff *out);
 
-void rc_delta_free(struct rc_delta *d);
+void rc_diff_free(struct rc_diff *d);
+
+/* The same diff over rows of any struct that holds a member (const char *
+ * or char *) and a key (double): the caller's rows are read in place, at
+ * rows + i * stride + member_at / key_at, so no window is copied into
+ * rc_wrow first (core/rc_delta.c diffs struct rc_row this way). */
+struct rc_diff_side {
+    const void *rows;
+    size_t n;
+    size_t stride;
+    size_t member_at;
+    size_t key_at;
+};
+
+/* Scratch memory kept between diffs: one block, grown when a diff needs
+ * more, so a caller that keeps it allocates nothing per diff once it is
+ * large enough. Zero it to start; rc_diff_scratch_free releases it. */
+struct rc_diff_scratch {
+    void *buf;
+    size_t cap;
+};
+
+void rc_diff_scratch_free(struct rc_diff_scratch *s);
+
+/* The result of rc_diff_run, borrowed from the scratch until its next use. */
+struct rc_diff_view {
+    const size_t *rows;     /* as struct rc_diff */
+    size_t nrows;
+    const size_t *removed;
+    size_t nremoved;
+    const size_t *from;     /* from[j]: the old index of new row j, SIZE_MAX when it is new */
+};
+
+/* rc_window_diff on sides old and new_, its arrays in s. Returns 0, or
+ * RC_E_INTERNAL (allocation failure, a NULL member, a member twice in one
+ * window); *out is then empty. */
+int rc_diff_run(const struct rc_diff_side *old, const struct rc_diff_side *new_, struct rc_diff_scratch *s,
+                struct rc_diff_view *out);
 
 /* Applies a delta by PROTOCOL.md's rule, in place.
  * win: array of capacity `cap` holding *n rows; window_len: the view's length

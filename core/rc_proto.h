@@ -25,6 +25,7 @@
 #include "rc_layout.h"
 #include "rc_names.h"
 #include "rc_period.h"
+#include "rc_row.h"
 
 #define RC_PROTO_MAX_TEXT RC_JSON_MAX_TEXT /* hard cap; the gateway's max_frame is lower */
 #define RC_VIEW_MAX_ROWS 1000        /* top N and page limit */
@@ -141,76 +142,129 @@ struct rc_kv {
     const char *value; /* borrowed */
 };
 
-/* One row of a snapshot or delta. All pointers borrowed. */
-struct rc_out_row {
-    int64_t rank;                         /* 1-based */
-    const char *member;
-    double score;                         /* real points (see rc_layout.h) */
-    const struct rc_field_value *fields;  /* multi-field boards, else NULL */
-    unsigned nfields;
-    const struct rc_kv *profile;          /* profile hash ("name", ...), may be NULL */
-    unsigned nprofile;
-    int64_t place;                        /* shared places: competition rank; 0 leaves place/tied out */
-    int tied;                             /* with place: shares it ("tied": true) */
+/* The rows a snapshot or delta prints, read in place from a window's rows
+ * (core/rc_row.h: the one row type reads, the mirror and the delta rule
+ * share), so nothing is copied into an encoder's own row type. Everything
+ * borrowed. Each row prints {"rank"[,"prev_rank"],"member","score"
+ * [,"place"[,"tied"]][,"fields"], profile...}. */
+struct rc_rows_out {
+    const struct rc_row *rows;
+    size_t n;                       /* rows printed */
+    const size_t *pick;             /* the k-th printed row is rows[pick[k]] (ascending); NULL: rows[k] */
+    int64_t first_rank;             /* rank of rows[0] */
+    const struct rc_layout *layout; /* names a multi-field row's values; NULL prints no "fields" */
+    const int64_t *prev_rank;       /* delta (v1.1): the k-th printed row's, 0 printed null; NULL: left out */
+};
+
+/* Fields of PROTOCOL v1.1 and docs/protocol-additions.md that several
+ * messages may carry; zeroed, each is left out. Which message takes which
+ * is said at its encoder. */
+struct rc_msg_more {
+    const char *epoch;    /* "epoch": the board's history (must pass rc_epoch_valid, "" allowed on a snapshot) */
+    int frozen;           /* "frozen": freeze_seq while frozen ... */
+    int64_t freeze_seq;
+    int live;             /* ... and for a live view "shown" */
+    int64_t shown;
+    int has_viewers;      /* "viewers" (docs/protocol-additions.md, "Viewer counts"; never negative) */
+    int64_t viewers;
+    const char *cursor;   /* "cursor": a sharded feed's position (core/rc_shard.h: digits, a-f, ':' '.') */
 };
 
 /* Every encoder returns a malloc'd NUL-terminated JSON text the caller frees,
- * or NULL on allocation failure. id_json is the echoed id (raw JSON) or NULL.
- * A score that is an integer within +-(2^53-1) is printed as an integer.
- * rc_encode_snapshot leaves "sub" out when sub is NULL (REST reads). */
-char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board, const char *period,
-                         int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
-                         int reset);
-/* The snapshot with "epoch" (the board's epoch, "" while it has no history;
- * NULL leaves the field out, as rc_encode_snapshot). */
-char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char *board, const char *period,
-                               int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
-                               int reset, const char *epoch);
-/* Takes json (a delta or event text, freed here) and returns it with
- * "epoch" added: the one message that tells a viewer its board's history
- * began (the board had none, and this change started one). NULL on
- * allocation failure or when json is NULL or not an object. */
-char *rc_encode_add_epoch(char *json, const char *epoch);
-/* The same for "cursor" (a sharded board's feed position, core/rc_shard.h:
- * digits, lower-case hex, ':' and '.' only; anything else: NULL). */
-char *rc_encode_add_cursor(char *json, const char *cursor);
-char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
-                      size_t nrows, const char *const *removed, size_t nremoved);
-/* The delta with "prev_rank" on every row (PROTOCOL v1.1): prev_ranks[i]
- * for rows[i], 0 printed as null (the member was not on the board).
- * prev_ranks NULL: no "prev_rank" (as rc_encode_delta). */
-char *rc_encode_delta_prev(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
-                           const int64_t *prev_ranks, size_t nrows, const char *const *removed, size_t nremoved);
-/* prev_rank 0 means the member was not on the board (printed as null). */
-char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
-                      int64_t rank, int64_t prev_rank, int64_t at_ms,
-                      const struct rc_field_value *fields, unsigned nfields);
-/* The ack of a write to a write_mode = queued board (PROTOCOL.md v1.1):
- * score, rank and seq null, "queued":true, "entry" the stream id it was
- * queued as (for a duplicate, the first one's), "replicas" as
- * rc_encode_ack_replicas (left out when replicas < 0). */
-char *rc_encode_ack_queued(const char *id_json, const char *board, const char *member, const char *entry,
-                           int duplicate, int replicas);
+ * or NULL on allocation failure or a field that breaks its rule above (a
+ * negative viewers count, an epoch or cursor that would need escaping).
+ * id_json is the echoed id (raw JSON) or NULL (left out). A score that is an
+ * integer within +-(2^53-1) is printed as an integer. */
 
-char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
-                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                    unsigned nfields);
+/* {"op":"snapshot","id"?,"sub"?,"board","period"?,"seq","total","epoch"?,
+ * "reset"?,"rows",("viewers","frozen","shown","cursor" from more)}. sub NULL:
+ * a REST read, no subscription. more.epoch is printed in its place after
+ * total, "" included (the board has no history yet). */
+struct rc_snapshot_msg {
+    const char *id_json;
+    const char *sub;
+    const char *board;
+    const char *period;   /* NULL: left out */
+    int64_t seq;
+    int64_t total;
+    int reset;            /* "reset": true */
+    struct rc_rows_out rows;
+    struct rc_msg_more more;
+};
+char *rc_encode_snapshot(const struct rc_snapshot_msg *m);
 
-/* The ack with "replicas": how many replicas confirmed the write when the
- * gateway was told to wait for some (ack_replicas); replicas < 0: the field
- * is left out (as rc_encode_ack). */
-char *rc_encode_ack_replicas(const char *id_json, const char *board, const char *member, double score,
-                             int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                             unsigned nfields, int replicas);
-/* The ack of a write to a sharded board that applied but whose global rank
- * could not be read after it (docs/sharded.md, "Writes"): the script's
- * score, "rank": null, "seq": null and "rank_unknown": true; replicas as
- * rc_encode_ack_replicas. */
-char *rc_encode_ack_unranked(const char *id_json, const char *board, const char *member, double score,
-                             int duplicate, const struct rc_field_value *fields, unsigned nfields, int replicas);
-/* rank 0 means absent: "rank": null and "score": null. */
-char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
-                     int64_t total);
+/* {"op":"delta","sub","seq","total","rows","removed",("frozen","shown",
+ * "epoch","viewers" from more)}. removed names removed_from[removed[k]]
+ * (the rows of the window the viewers held). An "epoch" tells viewers the
+ * board's history began with this change (it had none). */
+struct rc_delta_msg {
+    const char *sub;
+    int64_t seq;
+    int64_t total;
+    struct rc_rows_out rows;
+    const struct rc_row *removed_from;
+    const size_t *removed;
+    size_t nremoved;
+    struct rc_msg_more more;
+};
+char *rc_encode_delta(const struct rc_delta_msg *m);
+
+/* {"op":"event","sub","seq","member","score","delta","rank","prev_rank",
+ * "at","fields"?,("epoch","cursor" from more)}: rank 0 and prev_rank 0 print
+ * null (the member left; was not on the board). */
+struct rc_event_msg {
+    const char *sub;
+    int64_t seq;
+    const char *member;
+    double score;
+    double delta;
+    int64_t rank;
+    int64_t prev_rank;
+    int64_t at_ms;
+    const struct rc_field_value *fields;
+    unsigned nfields;
+    struct rc_msg_more more;
+};
+char *rc_encode_event(const struct rc_event_msg *m);
+
+/* The ack of a write: {"op":"ack","id"?,"board","member","score","rank",
+ * "seq",...,"duplicate","fields"?,"replicas"?}.
+ * - unranked: a sharded board's write whose global rank could not be read
+ *   after it (docs/sharded.md, "Writes"): "rank": null, "seq": null,
+ *   "rank_unknown": true.
+ * - queued (a write_mode = queued board, PROTOCOL.md v1.1): score, rank and
+ *   seq null, "queued": true, "entry" the stream id it was queued as (a
+ *   duplicate: the first one's).
+ * - replicas >= 0: how many replicas confirmed it (ack_replicas); < 0 leaves
+ *   it out. */
+struct rc_ack_msg {
+    const char *id_json;
+    const char *board;
+    const char *member;
+    double score;
+    int64_t rank;
+    int64_t seq;
+    int duplicate;
+    const struct rc_field_value *fields;
+    unsigned nfields;
+    int replicas;
+    int unranked;
+    const char *queued_entry; /* non-NULL: the queued ack */
+};
+char *rc_encode_ack(const struct rc_ack_msg *m);
+
+/* {"op":"rank","id"?,"member","score","rank","total",("frozen" from more)}:
+ * rank 0 means absent ("rank": null and "score": null). A frozen board's
+ * audience is told its rank is the frozen one. */
+struct rc_rank_msg {
+    const char *id_json;
+    const char *member;
+    double score;
+    int64_t rank;
+    int64_t total;
+    struct rc_msg_more more;
+};
+char *rc_encode_rank(const struct rc_rank_msg *m);
 char *rc_encode_error(const char *id_json, int code, const char *message);
 /* Admin replies: {"op": op, "id", "board", "member" (if any), "score" and
  * "rank" (if has_score; rank 0 = null), "seq", "req" (if req), "blocked" (if
@@ -220,11 +274,7 @@ char *rc_encode_admin(const char *id_json, const char *op, const char *board, co
                       int has_score, double score, int64_t rank, const char *req, int blocked);
 char *rc_encode_pong(const char *id_json);
 
-/* Freeze and reveal (PROTOCOL v1.1). rc_encode_add_freeze takes json (a
- * snapshot or delta, freed here) and, when frozen, returns it with
- * "frozen": freeze_seq, and for a live view "shown" too; not frozen: json
- * as it is. NULL on allocation failure. */
-char *rc_encode_add_freeze(char *json, int frozen, int64_t freeze_seq, int64_t shown, int live);
+/* Freeze and reveal (PROTOCOL v1.1). */
 /* {"op":"frozen","id","board","period"?,"seq":S,"frozen":S} */
 char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq);
 /* {"op":"revealed","id","board","period"?,"seq":R,"pending":P,"frozen":S (while
@@ -241,11 +291,6 @@ char *rc_encode_view_error(const char *sub, int code, const char *message);
 char *rc_encode_authed(const char *id_json, int64_t exp_s);
 char *rc_encode_unsubscribed(const char *id_json, const char *sub);
 
-/* Viewer counts (docs/protocol-additions.md, "Viewer counts"). Takes json (a
- * snapshot or delta text from these encoders, freed here) and returns it with
- * "viewers": viewers added; NULL on allocation failure, when json is NULL or
- * not an object, or viewers < 0. */
-char *rc_encode_add_viewers(char *json, int64_t viewers);
 /* GET /api/v1/boards/{b}/stats: {"board","period" (when period is not
  * NULL),"viewers","total","seq"}. */
 char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq);

@@ -1,4 +1,5 @@
-/* rc_proto_encode.c - server messages of PROTOCOL.md as JSON text.
+/* rc_proto_encode.c - server messages of PROTOCOL.md as JSON text (but
+ * snapshot and delta, the messages with rows: rc_proto_rows.c).
  *
  * Each encoder builds a cJSON tree, prints it once without formatting and
  * frees the tree before returning, so the tree may borrow everything it
@@ -24,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rc_proto_int.h"
 
 
 /* ---- items ------------------------------------------------------------- */
@@ -86,18 +89,6 @@ static int add(cJSON *obj, const char *key, cJSON *item)
     return 0;
 }
 
-/* Appends item to arr; on failure frees item. */
-static int push(cJSON *arr, cJSON *item)
-{
-    if (!item)
-        return RC_E_INTERNAL;
-    if (!cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        return RC_E_INTERNAL;
-    }
-    return 0;
-}
-
 /* {"name": value, ...} of a multi-field entry; names and values borrowed. */
 static cJSON *fields_item(const struct rc_field_value *fields, unsigned nfields)
 {
@@ -118,96 +109,6 @@ static int add_fields(cJSON *o, const struct rc_field_value *fields, unsigned nf
     if (nfields == 0 || !fields)
         return 0;
     return add(o, "fields", fields_item(fields, nfields));
-}
-
-/* A profile entry joins its row unless it would shadow a row key (rank,
- * member, score, fields) or an earlier entry, or is not valid UTF-8 (a text
- * frame with bad UTF-8 makes browsers drop the connection). */
-static int profile_entry_ok(const cJSON *row, const struct rc_kv *kv)
-{
-    static const char *const reserved[] = {"rank", "member", "score", "fields"};
-
-    if (!kv->key || !kv->value || !rc_utf8_valid(kv->key, strlen(kv->key)) ||
-        !rc_utf8_valid(kv->value, strlen(kv->value)))
-        return 0;
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(kv->key, reserved[i]) == 0)
-            return 0;
-    /* a row with shared places keeps "tied" its own even when it is not */
-    if (strcmp(kv->key, "tied") == 0 && cJSON_GetObjectItemCaseSensitive(row, "place"))
-        return 0;
-    return cJSON_GetObjectItemCaseSensitive(row, kv->key) == NULL;
-}
-
-static int add_profile(cJSON *row, const struct rc_kv *profile, unsigned nprofile)
-{
-    for (unsigned i = 0; profile && i < nprofile; i++) {
-        if (!profile_entry_ok(row, &profile[i]))
-            continue;
-        if (add(row, profile[i].key, str_item(profile[i].value)) < 0)
-            return RC_E_INTERNAL;
-    }
-    return 0;
-}
-
-/* Shared places: "place" and, when shared, "tied": true. */
-static int add_place(cJSON *o, const struct rc_out_row *r)
-{
-    if (r->place <= 0)
-        return 0;
-    if (add(o, "place", int_item(r->place)) < 0 || (r->tied && add(o, "tied", cJSON_CreateTrue()) < 0))
-        return RC_E_INTERNAL;
-    return 0;
-}
-
-/* {"rank"[,"prev_rank"],"member","score"[,"fields"][,"place"[,"tied"]],
- * profile...}; everything borrowed. prev: NULL leaves "prev_rank" out, else
- * *prev (0 prints null). */
-static cJSON *row_item(const struct rc_out_row *r, const int64_t *prev)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    if (o && (add(o, "rank", int_item(r->rank)) ||
-              (prev && add(o, "prev_rank", *prev > 0 ? int_item(*prev) : cJSON_CreateNull())) ||
-              add(o, "member", str_item(r->member)) ||
-              add(o, "score", number_item(r->score)) || add_place(o, r) ||
-              add_fields(o, r->fields, r->nfields) ||
-              add_profile(o, r->profile, r->nprofile))) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-static cJSON *rows_item_prev(const struct rc_out_row *rows, size_t nrows, const int64_t *prev_ranks)
-{
-    cJSON *arr = cJSON_CreateArray();
-
-    for (size_t i = 0; arr && rows && i < nrows; i++) {
-        if (push(arr, row_item(&rows[i], prev_ranks ? &prev_ranks[i] : NULL)) < 0) {
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
-}
-
-static cJSON *rows_item(const struct rc_out_row *rows, size_t nrows)
-{
-    return rows_item_prev(rows, nrows, NULL);
-}
-
-static cJSON *strings_item(const char *const *strs, size_t n)
-{
-    cJSON *arr = cJSON_CreateArray();
-
-    for (size_t i = 0; arr && strs && i < n; i++) {
-        if (push(arr, str_item(strs[i])) < 0) {
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
 }
 
 /* ---- messages ---------------------------------------------------------- */
@@ -237,147 +138,75 @@ static char *finish(cJSON *o, int failed)
     return text;
 }
 
-char *rc_encode_snapshot(const char *id_json, const char *sub, const char *board,
-                         const char *period, int64_t seq, int64_t total,
-                         const struct rc_out_row *rows, size_t nrows, int reset)
+/* The extras of more (struct rc_msg_more) a message takes, in its order. */
+static int add_freeze(cJSON *o, const struct rc_msg_more *m)
 {
-    return rc_encode_snapshot_epoch(id_json, sub, board, period, seq, total, rows, nrows, reset, NULL);
+    if (!m->frozen)
+        return 0;
+    return add(o, "frozen", int_item(m->freeze_seq)) || (m->live && add(o, "shown", int_item(m->shown)));
 }
 
-char *rc_encode_snapshot_epoch(const char *id_json, const char *sub, const char *board, const char *period,
-                               int64_t seq, int64_t total, const struct rc_out_row *rows, size_t nrows,
-                               int reset, const char *epoch)
+/* "epoch" on an event: the board's history began with it, so one it must
+ * be (rc_epoch_valid: nothing to escape). */
+static int add_epoch(cJSON *o, const char *epoch)
 {
-    cJSON *o = message("snapshot", id_json);
-    /* A REST read is no subscription: its snapshot carries no "sub". */
-    int failed = !o || (sub && add(o, "sub", str_item(sub))) || add(o, "board", str_item(board)) ||
-                 (period && add(o, "period", str_item(period))) ||
-                 add(o, "seq", int_item(seq)) || add(o, "total", int_item(total)) ||
-                 (epoch && add(o, "epoch", str_item(epoch))) ||
-                 (reset && add(o, "reset", cJSON_CreateTrue())) ||
-                 add(o, "rows", rows_item(rows, nrows));
-    return finish(o, failed);
+    if (!epoch)
+        return 0;
+    return rc_epoch_valid(epoch, strlen(epoch)) ? add(o, "epoch", str_item(epoch)) : RC_E_INTERNAL;
 }
 
-/* Splices "name":"value" into json (our own text: unformatted, ending in
- * '}') rather than parse and print it again; ok 0 (a value that would need
- * escaping, checked by the caller) or text of another shape: NULL. Takes
- * json. */
-static char *splice_string(char *json, const char *name, const char *value, int ok)
+int rc_proto__cursor_ok(const char *cursor)
 {
-    size_t len = json ? strlen(json) : 0, nlen = strlen(name), vlen = value ? strlen(value) : 0;
-    if (!ok || len < 2 || json[0] != '{' || json[len - 1] != '}') {
-        free(json);
-        return NULL;
-    }
-    size_t add = nlen + vlen + 7; /* , " " : " " } */
-    char *out = realloc(json, len + add + 1);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    snprintf(out + len - 1, add + 2, "%s\"%s\":\"%s\"}", len > 2 ? "," : "", name, value);
-    return out;
+    size_t len = strlen(cursor);
+    return len > 0 && len < RC_SHARD_CURSOR_MAX && strspn(cursor, "0123456789abcdef:.") == len;
 }
 
-char *rc_encode_add_epoch(char *json, const char *epoch)
+static int add_cursor(cJSON *o, const char *cursor)
 {
-    /* an epoch needs no escaping (rc_epoch_valid) */
-    return splice_string(json, "epoch", epoch, epoch && rc_epoch_valid(epoch, strlen(epoch)));
+    if (!cursor)
+        return 0;
+    return rc_proto__cursor_ok(cursor) ? add(o, "cursor", str_item(cursor)) : RC_E_INTERNAL;
 }
 
-char *rc_encode_add_cursor(char *json, const char *cursor)
-{
-    size_t clen = cursor ? strlen(cursor) : 0;
-    return splice_string(json, "cursor", cursor,
-                         clen > 0 && clen < RC_SHARD_CURSOR_MAX && strspn(cursor, "0123456789abcdef:.") == clen);
-}
-
-char *rc_encode_delta(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
-                      size_t nrows, const char *const *removed, size_t nremoved)
-{
-    return rc_encode_delta_prev(sub, seq, total, rows, NULL, nrows, removed, nremoved);
-}
-
-char *rc_encode_delta_prev(const char *sub, int64_t seq, int64_t total, const struct rc_out_row *rows,
-                           const int64_t *prev_ranks, size_t nrows, const char *const *removed, size_t nremoved)
-{
-    cJSON *o = message("delta", NULL);
-    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
-                 add(o, "total", int_item(total)) || add(o, "rows", rows_item_prev(rows, nrows, prev_ranks)) ||
-                 add(o, "removed", strings_item(removed, nremoved));
-    return finish(o, failed);
-}
-
-char *rc_encode_event(const char *sub, int64_t seq, const char *member, double score, double delta,
-                      int64_t rank, int64_t prev_rank, int64_t at_ms,
-                      const struct rc_field_value *fields, unsigned nfields)
+char *rc_encode_event(const struct rc_event_msg *m)
 {
     cJSON *o = message("event", NULL);
-    int failed = !o || add(o, "sub", str_item(sub)) || add(o, "seq", int_item(seq)) ||
-                 add(o, "member", str_item(member)) || add(o, "score", number_item(score)) ||
-                 add(o, "delta", number_item(delta)) ||
-                 add(o, "rank", rank > 0 ? int_item(rank) : cJSON_CreateNull()) ||
-                 add(o, "prev_rank", prev_rank ? int_item(prev_rank) : cJSON_CreateNull()) ||
-                 add(o, "at", int_item(at_ms)) || add_fields(o, fields, nfields);
+    int failed = !o || add(o, "sub", str_item(m->sub)) || add(o, "seq", int_item(m->seq)) ||
+                 add(o, "member", str_item(m->member)) || add(o, "score", number_item(m->score)) ||
+                 add(o, "delta", number_item(m->delta)) ||
+                 add(o, "rank", m->rank > 0 ? int_item(m->rank) : cJSON_CreateNull()) ||
+                 add(o, "prev_rank", m->prev_rank ? int_item(m->prev_rank) : cJSON_CreateNull()) ||
+                 add(o, "at", int_item(m->at_ms)) || add_fields(o, m->fields, m->nfields) ||
+                 add_epoch(o, m->more.epoch) || add_cursor(o, m->more.cursor);
     return finish(o, failed);
 }
 
-char *rc_encode_ack_replicas(const char *id_json, const char *board, const char *member, double score,
-                             int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                             unsigned nfields, int replicas)
+char *rc_encode_ack(const struct rc_ack_msg *m)
 {
-    cJSON *o = message("ack", id_json);
-    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
-                 add(o, "score", number_item(score)) || add(o, "rank", int_item(rank)) ||
-                 add(o, "seq", int_item(seq)) ||
-                 add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) ||
-                 add_fields(o, fields, nfields) || (replicas >= 0 && add(o, "replicas", int_item(replicas)));
+    int queued = m->queued_entry != NULL, known = !queued && !m->unranked;
+    cJSON *o = message("ack", m->id_json);
+    int failed = !o || add(o, "board", str_item(m->board)) || add(o, "member", str_item(m->member)) ||
+                 add(o, "score", queued ? cJSON_CreateNull() : number_item(m->score)) ||
+                 add(o, "rank", known ? int_item(m->rank) : cJSON_CreateNull()) ||
+                 add(o, "seq", known ? int_item(m->seq) : cJSON_CreateNull()) ||
+                 (m->unranked && !queued && add(o, "rank_unknown", cJSON_CreateTrue())) ||
+                 (queued && (add(o, "queued", cJSON_CreateTrue()) || add(o, "entry", str_item(m->queued_entry)))) ||
+                 add(o, "duplicate", cJSON_CreateBool(m->duplicate != 0)) ||
+                 (!queued && add_fields(o, m->fields, m->nfields)) ||
+                 (m->replicas >= 0 && add(o, "replicas", int_item(m->replicas)));
     return finish(o, failed);
-}
-
-char *rc_encode_ack_unranked(const char *id_json, const char *board, const char *member, double score,
-                             int duplicate, const struct rc_field_value *fields, unsigned nfields, int replicas)
-{
-    cJSON *o = message("ack", id_json);
-    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
-                 add(o, "score", number_item(score)) || add(o, "rank", cJSON_CreateNull()) ||
-                 add(o, "seq", cJSON_CreateNull()) || add(o, "rank_unknown", cJSON_CreateTrue()) ||
-                 add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) || add_fields(o, fields, nfields) ||
-                 (replicas >= 0 && add(o, "replicas", int_item(replicas)));
-    return finish(o, failed);
-}
-
-char *rc_encode_ack_queued(const char *id_json, const char *board, const char *member, const char *entry,
-                           int duplicate, int replicas)
-{
-    cJSON *o = message("ack", id_json);
-    int failed = !o || add(o, "board", str_item(board)) || add(o, "member", str_item(member)) ||
-                 add(o, "score", cJSON_CreateNull()) || add(o, "rank", cJSON_CreateNull()) ||
-                 add(o, "seq", cJSON_CreateNull()) || add(o, "queued", cJSON_CreateTrue()) ||
-                 add(o, "entry", str_item(entry)) || add(o, "duplicate", cJSON_CreateBool(duplicate != 0)) ||
-                 (replicas >= 0 && add(o, "replicas", int_item(replicas)));
-    return finish(o, failed);
-}
-
-char *rc_encode_ack(const char *id_json, const char *board, const char *member, double score,
-                    int64_t rank, int64_t seq, int duplicate, const struct rc_field_value *fields,
-                    unsigned nfields)
-{
-    return rc_encode_ack_replicas(id_json, board, member, score, rank, seq, duplicate, fields, nfields, -1);
 }
 
 /* A rank of 0 (or below) means the member is not on the board: both "score"
  * and "rank" are null, whatever score says. */
-char *rc_encode_rank(const char *id_json, const char *member, double score, int64_t rank,
-                     int64_t total)
+char *rc_encode_rank(const struct rc_rank_msg *m)
 {
-    int absent = rank <= 0;
-    cJSON *o = message("rank", id_json);
-    int failed = !o || add(o, "member", str_item(member)) ||
-                 add(o, "score", absent ? cJSON_CreateNull() : number_item(score)) ||
-                 add(o, "rank", absent ? cJSON_CreateNull() : int_item(rank)) ||
-                 add(o, "total", int_item(total));
+    int absent = m->rank <= 0;
+    cJSON *o = message("rank", m->id_json);
+    int failed = !o || add(o, "member", str_item(m->member)) ||
+                 add(o, "score", absent ? cJSON_CreateNull() : number_item(m->score)) ||
+                 add(o, "rank", absent ? cJSON_CreateNull() : int_item(m->rank)) ||
+                 add(o, "total", int_item(m->total)) || add_freeze(o, &m->more);
     return finish(o, failed);
 }
 
@@ -427,57 +256,6 @@ char *rc_encode_admin(const char *id_json, const char *op, const char *board, co
                  add(o, "seq", int_item(seq)) || (req && add(o, "req", str_item(req))) ||
                  (blocked >= 0 && add(o, "blocked", cJSON_CreateBool(blocked)));
     return finish(o, failed);
-}
-
-/* ---- viewer counts (docs/protocol-additions.md, "Viewer counts") ---------- */
-
-char *rc_encode_add_viewers(char *json, int64_t viewers)
-{
-    size_t len = json ? strlen(json) : 0;
-    /* as rc_encode_add_epoch: our own unformatted text, ending in '}' */
-    if (len < 2 || json[0] != '{' || json[len - 1] != '}' || viewers < 0) {
-        free(json);
-        return NULL;
-    }
-    char num[RC_NUMBER_TEXT_MAX];
-    int n = snprintf(num, sizeof num, "%lld", (long long)viewers);
-    char *out = realloc(json, len + (size_t)n + 14);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    memcpy(out + len - 1, len > 2 ? ",\"viewers\":" : "\"viewers\":", len > 2 ? 11 : 10);
-    size_t at = len - 1 + (len > 2 ? 11 : 10);
-    memcpy(out + at, num, (size_t)n);
-    memcpy(out + at + (size_t)n, "}", 2);
-    return out;
-}
-
-/* Splices ,"key":n (n a whole number) before the closing brace of json. */
-static char *splice_int(char *json, const char *key, int64_t n)
-{
-    size_t len = json ? strlen(json) : 0;
-    if (len < 2 || json[0] != '{' || json[len - 1] != '}') {
-        free(json);
-        return NULL;
-    }
-    char field[96];
-    int k = snprintf(field, sizeof field, "%s\"%s\":%lld}", len > 2 ? "," : "", key, (long long)n);
-    char *out = realloc(json, len + (size_t)k + 1);
-    if (!out) {
-        free(json);
-        return NULL;
-    }
-    memcpy(out + len - 1, field, (size_t)k + 1);
-    return out;
-}
-
-char *rc_encode_add_freeze(char *json, int frozen, int64_t freeze_seq, int64_t shown, int live)
-{
-    if (!frozen)
-        return json;
-    json = splice_int(json, "frozen", freeze_seq);
-    return live ? splice_int(json, "shown", shown) : json;
 }
 
 char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq)

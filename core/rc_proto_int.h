@@ -1,6 +1,8 @@
 /* rc_proto_int.h - internal to the request decoder's files (rc_proto_decode.c,
  * rc_proto_field.c, rc_proto_op.c): field readers, name rules and the op
- * table's row. Callers include rc_proto.h only; rc_proto__* is internal. */
+ * table's row; and to the encoders' (rc_proto_encode.c, rc_proto_rows.c):
+ * the rule of a cursor's text. Callers include rc_proto.h only; rc_proto__*
+ * is internal. */
 #ifndef RC_PROTO_INT_H
 #define RC_PROTO_INT_H
 
@@ -10,6 +12,11 @@
 #include <cjson/cJSON.h>
 
 #include "rc_proto.h"
+
+/* 1 when cursor (a sharded feed's position, core/rc_shard.h) is text a
+ * message may carry as it is: digits, a-f, ':' and '.', shorter than
+ * RC_SHARD_CURSOR_MAX, not empty. */
+int rc_proto__cursor_ok(const char *cursor);
 
 #define LABEL_MAX 64  /* "fields.<name>" and the like */
 

@@ -27,10 +27,10 @@ static void hex(const unsigned char *raw, size_t n, char *out)
 
 /* The rows come from a snapshot's encoding: parsed back once and moved into
  * the body, so both stay one shape by construction. */
-char *rc_webhook_body(const char *board, const char *period, int64_t total, const struct rc_out_row *rows,
-                      size_t n)
+char *rc_webhook_body(const char *board, const char *period, int64_t total, const struct rc_rows_out *rows)
 {
-    char *snap = rc_encode_snapshot(NULL, NULL, board, period, 0, total, rows, n, 0), *out = NULL;
+    struct rc_snapshot_msg m = {.board = board, .period = period, .total = total, .rows = *rows};
+    char *snap = rc_encode_snapshot(&m), *out = NULL;
     cJSON *parsed = snap ? cJSON_Parse(snap) : NULL;
     cJSON *body = cJSON_CreateObject();
     cJSON *arr = parsed ? cJSON_DetachItemFromObjectCaseSensitive(parsed, "rows") : NULL;

@@ -20,11 +20,10 @@
 #define RC_WEBHOOK_ID_MAX (32 + 1)       /* 32 hex + NUL */
 #define RC_WEBHOOK_TOP_MAX 1000
 
-/* The body for board/period with total members and rows[0..n) (borrowed).
+/* The body for board/period with total members and rows (borrowed).
  * Returns a malloc'd NUL-terminated JSON text (caller frees) or NULL when
  * out of memory. */
-char *rc_webhook_body(const char *board, const char *period, int64_t total, const struct rc_out_row *rows,
-                      size_t n);
+char *rc_webhook_body(const char *board, const char *period, int64_t total, const struct rc_rows_out *rows);
 
 /* "sha256=" + hex HMAC-SHA256(secret, body[0..len)) into out. Returns 0 or
  * RC_E_INTERNAL (the MAC could not be computed; out is ""). */

@@ -479,6 +479,7 @@ void gw_fanout_free(struct gw_fanout *f)
         sub_free(f, s);
     }
     gw_fo_viewers_free(f);
+    rc_delta_scratch_free(&f->delta);
     rc_registry_free(&f->reg);
     free(f);
 }

@@ -43,6 +43,7 @@
 #include "fanout/gw_fanout.h"
 #include "redis/gw_script.h"
 #include "store/gw_read.h"
+#include "rc_delta.h"
 #include "rc_edge.h"
 #include "rc_event.h"
 #include "rc_freeze.h"
@@ -223,6 +224,7 @@ struct gw_fanout {
     char vid[33];                /* this process's field name in the hashes */
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
     int vstopping;
+    struct rc_delta_scratch delta; /* the delta rule's memory, kept from one view's delta to the next (gw_view.c) */
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -277,8 +279,12 @@ int gw_fo_view_held(const struct gw_view *v);
 
 /* ---- gw_view.c ----------------------------------------------------------- */
 
-char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset);
-char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev);
+/* The messages of view v (core/rc_proto.h); cursor: a sharded feed's
+ * position (NULL: none), epoch: the event that began the board's history
+ * (NULL: not it). */
+char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
+                            const char *cursor);
+char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor);
 /* A pending feed viewer's snapshot msg (taken; NULL: out of memory, the
  * viewer is answered all the same) as an owed reply, the viewer then
  * answered in history `epoch`. Returns 0, or -1 when its queue refused it

@@ -24,7 +24,7 @@ static struct gw_msg *over_snapshot(const struct gw_view *v, const struct rc_eve
 {
     struct gw_window empty = {.seq = ev->seq - 1};
     memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
-    return gw_msg_take(gw_fo_encode_snapshot(v, &empty, NULL, 1));
+    return gw_msg_take(gw_fo_encode_snapshot(v, &empty, NULL, 1, NULL));
 }
 
 /* Sends ev to viewer s (not pending). An event that starts a new history
@@ -41,7 +41,7 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
     struct gw_msg *msg;
     if (newer && strcmp(ev->op, "reset") != 0) {
         if (!s->epoch[0] && ev->seq == s->cursor + 1) {
-            if (!m->began && !(m->began = gw_msg_take(rc_encode_add_epoch(gw_fo_encode_event(v, ev), ev->epoch))))
+            if (!m->began && !(m->began = gw_msg_take(gw_fo_encode_event(v, ev, ev->epoch, NULL))))
                 return -1;
             msg = m->began;
         } else {
@@ -49,12 +49,12 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
                 return -1;
             gw_conn_send(s->conn, m->over, 1);
             f->app->metrics.snapshots_sent++;
-            if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev))))
+            if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev, NULL, NULL))))
                 return -1;
             msg = m->plain;
         }
     } else {
-        if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev))))
+        if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev, NULL, NULL))))
             return -1;
         msg = m->plain;
     }
@@ -144,14 +144,14 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
                                     (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq));
         struct gw_window empty = {.seq = seq, .total = total, .freeze = *fr};
         snprintf(empty.epoch, sizeof empty.epoch, "%s", epoch);
-        struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable));
+        struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable, NULL));
         if (gw_fo_feed_answer(f, s, msg, empty.epoch) != 0)
             continue; /* stays pending */
         s->cursor = replayable ? from : seq;
         for (size_t i = 0; i < n && !s->pending; i++) {
             if (evs[i].seq <= s->cursor || evs[i].seq > seq)
                 continue;
-            msg = gw_msg_take(gw_fo_encode_event(v, &evs[i]));
+            msg = gw_msg_take(gw_fo_encode_event(v, &evs[i], NULL, NULL));
             if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
                 s->pending = 1; /* the rest once its queue drains */
                 s->has_since = 1;

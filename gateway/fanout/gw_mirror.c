@@ -192,17 +192,7 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
     w->freeze = v->r.spec.live ? b->freeze : b->freeze_was;
     memcpy(w->epoch, b->mirror_epoch, sizeof w->epoch);
     w->first_rank = (int64_t)v->r.spec.offset + 1;
-    for (size_t i = 0; i < n; i++) {
-        struct gw_row *r = &w->rows[i];
-        if (!(r->member = strdup(rows[i].member))) {
-            gw_window_free(w);
-            return NULL;
-        }
-        w->n++;
-        r->c = rows[i].c;
-        gw_decode_score(b->decl, r->c, &r->score, r->fields, &r->nfields);
-    }
-    if (v->r.spec.places && mirror_places(b, v, w) != 0) {
+    if (gw_window_set_mirror_rows(b->decl, w, rows, n) != 0 || (v->r.spec.places && mirror_places(b, v, w) != 0)) {
         gw_window_free(w);
         return NULL;
     }

@@ -26,22 +26,21 @@
 #define SHARD_PENDING_MAX 65536 /* events of one loop turn waiting for ranks; past it, feeds catch up from the logs */
 #define SHARD_BATCH_MAX 1024    /* events ranked in one batch */
 
-static char *add_cursor(char *json, const struct rc_shard_cursor *c)
+/* c as text into buf[RC_SHARD_CURSOR_MAX], or NULL (the message then fails
+ * as out of memory would). */
+static const char *cursor_text(const struct rc_shard_cursor *c, char *buf)
 {
-    char text[RC_SHARD_CURSOR_MAX];
-    if (!json || rc_shard_cursor_format(c, text, sizeof text) != 0) {
-        free(json);
-        return NULL;
-    }
-    return rc_encode_add_cursor(json, text);
+    return rc_shard_cursor_format(c, buf, RC_SHARD_CURSOR_MAX) == 0 ? buf : NULL;
 }
 
 /* The event as viewer cursor c (already moved past it) sees it. */
 static struct gw_msg *event_msg(const struct gw_view *v, const struct rc_event *ev, const struct rc_shard_cursor *c)
 {
     struct rc_event e = *ev;
+    char buf[RC_SHARD_CURSOR_MAX];
+    const char *text = cursor_text(c, buf);
     e.seq = rc_shard_cursor_sum(c);
-    return gw_msg_take(add_cursor(gw_fo_encode_event(v, &e), c));
+    return text ? gw_msg_take(gw_fo_encode_event(v, &e, NULL, text)) : NULL;
 }
 
 static void repend(struct gw_sub *s)
@@ -306,8 +305,10 @@ static int answer(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, stru
     snprintf(snap.epoch, sizeof snap.epoch, "%s", epoch);
     /* a resume that cannot be honoured (no cursor, a history gone, a log
      * that no longer reaches it) is a reset snapshot */
-    struct gw_msg *msg = gw_msg_take(add_cursor(gw_fo_encode_snapshot(v, &snap, s->id_json, s->has_since && !resume),
-                                                &from));
+    char buf[RC_SHARD_CURSOR_MAX];
+    const char *text = cursor_text(&from, buf);
+    struct gw_msg *msg =
+        text ? gw_msg_take(gw_fo_encode_snapshot(v, &snap, s->id_json, s->has_since && !resume, text)) : NULL;
     if (gw_fo_feed_answer(f, s, msg, snap.epoch) != 0)
         return -1;
     *s->vec = from;

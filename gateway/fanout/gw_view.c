@@ -1,5 +1,7 @@
 /* gw_view.c - window views (top-N, pages, around): a fresh window is diffed
- * against what the viewers hold, encoded once, and the same refcounted
+ * against what the viewers hold (the rule is core/rc_delta.h's; this file
+ * finds the board's events it may ask for and keeps nothing per delta but
+ * the fan-out's scratch), encoded once, and the same refcounted
  * buffer is queued to every viewer; reads of views the mirror does not
  * cover go to Redis (lua/read.lua) here. A view with max_rate holds a window
  * that comes within its interval (core/rc_rate.h) and sends the newest one
@@ -14,35 +16,46 @@
 #include "base/gw_clock.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
-#include "rc_diff.h"
-#include "rc_prevrank.h"
+#include "rc_delta.h"
 
 static const char *period_field(const struct gw_board *b)
 {
     return b->decl->period.kind == RC_PERIOD_NONE ? NULL : b->r.period;
 }
 
-/* Encodes window w of view v as a snapshot (id_json may be NULL). */
-char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset)
+/* The freeze fields of window w as view v shows them. */
+static void freeze_more(const struct gw_view *v, const struct gw_window *w, struct rc_msg_more *more)
 {
-    struct rc_out_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
-    struct rc_field_value *fv = malloc((w->n ? w->n : 1) * RC_MAX_FIELDS * sizeof *fv);
-    char *json = NULL;
-    if (rows && fv) {
-        gw_window_out_rows(w, v->board->decl, rows, fv);
-        json = rc_encode_snapshot_epoch(id_json, v->r.id, v->board->r.name, period_field(v->board), w->seq,
-                                        w->total, rows, w->n, reset, w->epoch);
-        json = rc_encode_add_viewers(json, gw_fo_viewers_shown(v->board));
-        json = rc_encode_add_freeze(json, w->freeze.frozen, w->freeze.seq, w->freeze.shown, v->r.spec.live);
-    }
-    free(rows);
-    free(fv);
-    return json;
+    more->frozen = w->freeze.frozen;
+    more->freeze_seq = w->freeze.seq;
+    more->shown = w->freeze.shown;
+    more->live = v->r.spec.live;
+}
+
+/* Encodes window w of view v as a snapshot (id_json may be NULL; cursor: a
+ * sharded feed's position, or NULL). */
+char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
+                            const char *cursor)
+{
+    struct rc_snapshot_msg m = {
+        .id_json = id_json,
+        .sub = v->r.id,
+        .board = v->board->r.name,
+        .period = period_field(v->board),
+        .seq = w->seq,
+        .total = w->total,
+        .reset = reset,
+        .rows = gw_window_rows_out(w, v->board->decl),
+        .more = {.epoch = w->epoch, .has_viewers = 1, .viewers = gw_fo_viewers_shown(v->board), .cursor = cursor},
+    };
+    freeze_more(v, w, &m.more);
+    return rc_encode_snapshot(&m);
 }
 
 /* A feed's event message for ev (a "reset" event: the reset snapshot of
- * the empty board its new history starts from). */
-char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev)
+ * the empty board its new history starts from); epoch: tell the viewer its
+ * board's history began (NULL: not), cursor as gw_fo_encode_snapshot. */
+char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor)
 {
     const struct rc_board *decl = v->board->decl;
     struct rc_field_value fv[RC_MAX_FIELDS];
@@ -54,7 +67,7 @@ char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev)
          * in the history the reset began */
         struct gw_window empty = {.seq = ev->seq};
         memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
-        return gw_fo_encode_snapshot(v, &empty, NULL, 1);
+        return gw_fo_encode_snapshot(v, &empty, NULL, 1, cursor);
     }
     if (ev->has_new)
         gw_decode_score(decl, ev->c, &score, fields, &nf);
@@ -65,8 +78,20 @@ char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev)
         fv[k].value = fields[k];
     }
     /* a removed member: score and rank null, delta takes its points away */
-    return rc_encode_event(v->r.id, ev->seq, ev->member, score, ev->has_new ? score - old : -old,
-                           ev->has_new ? ev->rank : 0, ev->old_rank, ev->at_ms, nf ? fv : NULL, nf);
+    struct rc_event_msg m = {
+        .sub = v->r.id,
+        .seq = ev->seq,
+        .member = ev->member,
+        .score = score,
+        .delta = ev->has_new ? score - old : -old,
+        .rank = ev->has_new ? ev->rank : 0,
+        .prev_rank = ev->old_rank,
+        .at_ms = ev->at_ms,
+        .fields = nf ? fv : NULL,
+        .nfields = nf,
+        .more = {.epoch = epoch, .cursor = cursor},
+    };
+    return rc_encode_event(&m);
 }
 
 /* Queues a snapshot of s's view (its current window) to s, carrying the
@@ -78,7 +103,7 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
 {
     /* a resume that named another history than the board's: say so */
     int reset = s->has_since && s->has_epoch && strcmp(s->epoch, s->view->last->epoch) != 0;
-    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, s->view->last, s->id_json, reset));
+    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, s->view->last, s->id_json, reset, NULL));
     if (!msg) {
         gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
     } else if (gw_conn_send_owed(s->conn, msg) != 0) {
@@ -144,29 +169,15 @@ static int freeze_news(const struct gw_view *v, const struct gw_window *a, const
     return x->frozen && (x->seq != y->seq || (v->r.spec.live && x->shown != y->shown));
 }
 
-static uint64_t profile_hash(const struct gw_row *r)
-{
-    return r->profile ? r->profile->hash : 0;
-}
-
-struct name_idx {
-    const char *member;
-    size_t i;
-};
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct name_idx *)a)->member, ((const struct name_idx *)b)->member);
-}
-
 /* The board's moves from the ring that take the view's board from seq s0 to
- * s1 (s0 < seq <= s1, all of them, in seq order) into *out (malloc'd, *n of
- * them; NULL with n 0 when s1 == s0). Returns 0, or -1 when the ring does
- * not hold them all (lost, older than the ring, or not arrived yet), when
- * something the events do not tell changed the board since v's last window
- * (moves_break, or a keyspace ZADD no event has explained yet), or OOM. */
-static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t break_now, struct rc_move **out,
-                      size_t *n)
+ * s1 (s0 < seq <= s1, all of them, in seq order) into *out (room in the
+ * delta scratch, *n of them; n 0 when s1 == s0). Returns 0, or -1 when the
+ * ring does not hold them all (lost, older than the ring, or not arrived
+ * yet), when something the events do not tell changed the board since v's
+ * last window (moves_break, or a keyspace ZADD no event has explained yet),
+ * or OOM. */
+static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t break_now,
+                      struct rc_delta_scratch *sc, const struct rc_move **out, size_t *n)
 {
     const struct gw_board *b = v->board;
     *out = NULL;
@@ -187,15 +198,13 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
     size_t want = (size_t)(s1 - s0);
     if (first == b->ring_len || b->ring_len - first < want)
         return -1;
-    struct rc_move *m = malloc(want * sizeof *m);
+    struct rc_move *m = rc_delta_moves_room(sc, want);
     if (!m)
         return -1;
     for (size_t k = 0; k < want; k++) {
         const struct rc_event *ev = gw_fo_ring_at(b, first + k);
-        if (ev->seq != s0 + 1 + (int64_t)k) {
-            free(m);
+        if (ev->seq != s0 + 1 + (int64_t)k)
             return -1;
-        }
         m[k] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
     }
     *out = m;
@@ -210,7 +219,8 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
  * does not hold every one of them (older than the ring, or still out for
  * its ranks), or as ring_moves. */
 static int ring_moves_sharded(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
-                              uint64_t break_now, struct rc_move **out, size_t *n)
+                              uint64_t break_now, struct rc_delta_scratch *sc, const struct rc_move **out,
+                              size_t *n)
 {
     const struct gw_board *b = v->board;
     unsigned S = b->decl->shards;
@@ -226,7 +236,7 @@ static int ring_moves_sharded(const struct gw_view *v, const struct gw_window *o
     }
     if (want == 0)
         return 0;
-    struct rc_move *m = malloc(want * sizeof *m);
+    struct rc_move *m = rc_delta_moves_room(sc, want);
     if (!m)
         return -1;
     size_t got = 0;
@@ -236,122 +246,76 @@ static int ring_moves_sharded(const struct gw_view *v, const struct gw_window *o
             continue;
         m[got++] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
     }
-    if (got != want) {
-        free(m);
+    if (got != want)
         return -1;
-    }
     *out = m;
     *n = want;
     return 0;
 }
 
-/* The delta from old to new as JSON, or NULL when viewers need nothing
- * (*nothing = 1) or on OOM (*nothing = 0). Rows whose profile changed are
- * resent too, although their score did not move, and so are rows whose
- * shared place or tied changed (a tie formed or broke around them): a row
- * resent at its own rank replaces itself under the delta rule.
- * Every row carries
- * prev_rank: where its member stood in old, else (it came from outside the
- * window) its rank before the moves between old and new, from the board's
- * ring; when the ring cannot tell, NULL with *no_moves = 1 (the caller
- * sends a snapshot: always a correct answer). */
-static char *encode_delta(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
-                          uint64_t break_now, int *nothing, int *no_moves)
+/* What the delta rule asks for when a row came from outside the window. */
+struct moves_ask {
+    const struct gw_view *v;
+    const struct gw_window *old, *nw;
+    uint64_t break_now;
+};
+
+static int ask_moves(void *ctx, struct rc_delta_scratch *sc, const struct rc_move **moves, size_t *n)
 {
-    struct rc_wrow *o = malloc((old->n + 1) * sizeof *o), *n = malloc((nw->n + 1) * sizeof *n);
-    struct name_idx *by_name = malloc((old->n + 1) * sizeof *by_name);
-    unsigned char *send = calloc(nw->n + 1, 1);
-    struct rc_out_row *all = malloc((nw->n + 1) * sizeof *all), *rows = malloc((nw->n + 1) * sizeof *rows);
-    struct rc_field_value *fv = malloc((nw->n + 1) * RC_MAX_FIELDS * sizeof *fv);
-    const char **removed = malloc((old->n + 1) * sizeof *removed);
-    int64_t *prev = malloc((nw->n + 1) * sizeof *prev);
-    struct rc_move *moves = NULL;
-    size_t nmoves = 0;
-    int have_moves = 0;
-    struct rc_delta d = {0};
-    char *json = NULL;
-    size_t nrows = 0;
+    const struct moves_ask *a = ctx;
+    return a->v->board->decl->shards > 1 ? ring_moves_sharded(a->v, a->old, a->nw, a->break_now, sc, moves, n)
+                                         : ring_moves(a->v, a->old->seq, a->nw->seq, a->break_now, sc, moves, n);
+}
+
+static struct rc_delta_window delta_window(const struct gw_window *w)
+{
+    return (struct rc_delta_window){w->rows, w->n, w->first_rank, w->total};
+}
+
+/* The delta from old to new as JSON (core/rc_delta.h decides it, in the
+ * fan-out's scratch), or NULL when viewers need nothing (*nothing = 1) or
+ * on OOM (*nothing = 0); when a row came from outside the window and the
+ * ring cannot say from where, NULL with *no_moves = 1 (the caller sends a
+ * snapshot: always a correct answer). epoch: the history began (NULL: no);
+ * viewers < 0: the count is not news. */
+static char *encode_delta(struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
+                          uint64_t break_now, const char *epoch, int64_t viewers, int *nothing, int *no_moves)
+{
+    struct rc_delta_window ow = delta_window(old), wn = delta_window(nw);
+    struct moves_ask ask = {v, old, nw, break_now};
+    struct rc_delta d;
     *nothing = 0;
     *no_moves = 0;
-    if (!o || !n || !by_name || !send || !all || !rows || !fv || !removed || !prev)
-        goto cleanup;
-    for (size_t i = 0; i < old->n; i++) {
-        o[i] = (struct rc_wrow){old->rows[i].member, old->rows[i].c};
-        by_name[i] = (struct name_idx){old->rows[i].member, i};
-    }
-    for (size_t i = 0; i < nw->n; i++)
-        n[i] = (struct rc_wrow){nw->rows[i].member, nw->rows[i].c};
-    if (rc_window_diff(o, old->n, n, nw->n, &d) != 0)
-        goto cleanup;
-    for (size_t i = 0; i < d.nrows; i++)
-        send[d.rows[i]] = 1;
-    qsort(by_name, old->n, sizeof *by_name, name_cmp);
-    for (size_t j = 0; j < nw->n; j++) {
-        struct name_idx key = {nw->rows[j].member, 0};
-        struct name_idx *hit = bsearch(&key, by_name, old->n, sizeof *by_name, name_cmp);
-        if (hit && !send[j] &&
-            (profile_hash(&old->rows[hit->i]) != profile_hash(&nw->rows[j]) ||
-             old->rows[hit->i].place != nw->rows[j].place || old->rows[hit->i].tied != nw->rows[j].tied))
-            send[j] = 1;
-        if (!send[j])
-            continue;
-        if (hit) {
-            prev[j] = old->first_rank + (int64_t)hit->i; /* as the viewers hold it */
-            continue;
-        }
-        if (!have_moves) {
-            if ((v->board->decl->shards > 1 ? ring_moves_sharded(v, old, nw, break_now, &moves, &nmoves)
-                                             : ring_moves(v, old->seq, nw->seq, break_now, &moves, &nmoves)) != 0) {
-                *no_moves = 1;
-                goto cleanup;
-            }
-            have_moves = 1;
-        }
-        prev[j] = rc_prev_rank(moves, nmoves, nw->rows[j].member, nw->first_rank + (int64_t)j);
-        if (prev[j] < 0) {
-            *no_moves = 1;
-            goto cleanup;
-        }
-    }
-    gw_window_out_rows(nw, v->board->decl, all, fv);
-    for (size_t j = 0; j < nw->n; j++)
-        if (send[j]) {
-            prev[nrows] = prev[j]; /* j >= nrows: compacting in place */
-            rows[nrows++] = all[j];
-        }
-    for (size_t i = 0; i < d.nremoved; i++)
-        removed[i] = old->rows[d.removed[i]].member;
-    if (nrows == 0 && d.nremoved == 0 && old->total == nw->total && !freeze_news(v, old, nw)) {
+    int rc = rc_delta_make(&ow, &wn, ask_moves, &ask, &v->f->delta, &d);
+    if (rc == RC_DELTA_UNKNOWN)
+        *no_moves = 1;
+    if (rc != 0)
+        return NULL;
+    if (d.nothing && !freeze_news(v, old, nw)) {
         *nothing = 1;
-        goto cleanup;
+        return NULL;
     }
-    json = rc_encode_delta_prev(v->r.id, nw->seq, nw->total, rows, prev, nrows, removed, d.nremoved);
-    json = rc_encode_add_freeze(json, nw->freeze.frozen, nw->freeze.seq, nw->freeze.shown, v->r.spec.live);
-cleanup:
-    rc_delta_free(&d);
-    free(prev);
-    free(moves);
-    free(o);
-    free(n);
-    free(by_name);
-    free(send);
-    free(all);
-    free(rows);
-    free(fv);
-    free(removed);
-    return json;
+    struct rc_delta_msg m = {
+        .sub = v->r.id,
+        .seq = nw->seq,
+        .total = nw->total,
+        .rows = gw_window_rows_out(nw, v->board->decl),
+        .removed_from = old->rows,
+        .removed = d.removed,
+        .nremoved = d.nremoved,
+        .more = {.epoch = epoch, .has_viewers = viewers >= 0, .viewers = viewers},
+    };
+    m.rows.n = d.nrows;
+    m.rows.pick = d.rows;
+    m.rows.prev_rank = d.prev_rank;
+    freeze_more(v, nw, &m.more);
+    return rc_encode_delta(&m);
 }
 
 static int windows_equal(const struct gw_view *v, const struct gw_window *a, const struct gw_window *b)
 {
-    if (a->n != b->n || a->first_rank != b->first_rank || a->total != b->total || freeze_news(v, a, b))
-        return 0;
-    for (size_t i = 0; i < a->n; i++)
-        if (a->rows[i].c != b->rows[i].c || strcmp(a->rows[i].member, b->rows[i].member) != 0 ||
-            profile_hash(&a->rows[i]) != profile_hash(&b->rows[i]) || a->rows[i].place != b->rows[i].place ||
-            a->rows[i].tied != b->rows[i].tied)
-            return 0;
-    return 1;
+    struct rc_delta_window x = delta_window(a), y = delta_window(b);
+    return !freeze_news(v, a, b) && rc_delta_windows_equal(&x, &y);
 }
 
 /* A fresh window for v arrived: tell the live viewers what changed, answer the
@@ -387,7 +351,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
         int over = !began && strcmp(v->last->epoch, w->epoch) != 0;
         if (v->force_snapshot || over || v->r.spec.kind == RC_VIEW_AROUND) {
             if (v->force_snapshot || over || began || !windows_equal(v, v->last, w))
-                json = gw_fo_encode_snapshot(v, w, NULL, over);
+                json = gw_fo_encode_snapshot(v, w, NULL, over, NULL);
             else
                 nothing = 1;
             if (json) {
@@ -402,7 +366,11 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             }
         } else {
             int no_moves = 0;
-            json = v->board ? encode_delta(v, v->last, w, break_now, &nothing, &no_moves) : NULL;
+            /* deltas carry the count when it changed, and the epoch when
+             * the history began */
+            json = v->board ? encode_delta(v, v->last, w, break_now, began ? w->epoch : NULL,
+                                           shown != v->viewers_sent ? shown : -1, &nothing, &no_moves)
+                            : NULL;
             uint64_t *counter = &m->deltas_sent;
             if (no_moves && v->board && v->board->decl->shards > 1 && !v->await_final) {
                 /* the events that explain it may still be out for their
@@ -413,19 +381,13 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 gw_fo_view_due(v);
                 goto pending;
             }
-            if (no_moves) {
+            if (no_moves || (began && nothing)) {
                 /* a row came from outside the window and the events at hand
-                 * cannot say from where: a snapshot (its prev_rank is moot) */
-                json = gw_fo_encode_snapshot(v, w, NULL, 0);
+                 * cannot say from where: a snapshot (its prev_rank is moot);
+                 * or nothing to show, but the epoch to tell */
+                json = gw_fo_encode_snapshot(v, w, NULL, 0, NULL);
                 counter = &m->snapshots_sent;
-            } else if (began && nothing) { /* nothing to show, but the epoch to tell */
-                json = gw_fo_encode_snapshot(v, w, NULL, 0);
-                counter = &m->snapshots_sent;
-            } else if (began) {
-                json = rc_encode_add_epoch(json, w->epoch);
             }
-            if (json && !(began && nothing) && shown != v->viewers_sent)
-                json = rc_encode_add_viewers(json, shown); /* deltas carry the count when it changed */
             struct gw_msg *msg = gw_msg_take(json);
             if (msg) {
                 broadcast(v, msg, counter);
@@ -490,10 +452,14 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
     int64_t shown = gw_fo_viewers_shown(v->board);
     if (shown == v->viewers_sent)
         return;
-    const struct rc_freeze *fr = &v->last->freeze;
-    struct gw_msg *msg = gw_msg_take(rc_encode_add_freeze(
-        rc_encode_add_viewers(rc_encode_delta(v->r.id, v->last->seq, v->last->total, NULL, 0, NULL, 0), shown),
-        fr->frozen, fr->seq, fr->shown, v->r.spec.live));
+    struct rc_delta_msg dm = {
+        .sub = v->r.id,
+        .seq = v->last->seq,
+        .total = v->last->total,
+        .more = {.has_viewers = 1, .viewers = shown},
+    };
+    freeze_more(v, v->last, &dm.more);
+    struct gw_msg *msg = gw_msg_take(rc_encode_delta(&dm));
     if (!msg)
         return; /* out of memory: the next message carries it */
     broadcast(v, msg, &f->app->metrics.deltas_sent);

@@ -241,22 +241,13 @@ static void send_now(struct delivery *d)
 /* The body from w's first rows; w stays the caller's. Returns 0 or -1 (memory). */
 static int build_body(struct delivery *d, const struct gw_window *win)
 {
-    size_t n = win->n;
-    struct rc_out_row *rows = calloc(n ? n : 1, sizeof *rows);
-    struct rc_field_value *fv = calloc((n ? n : 1) * RC_MAX_FIELDS, sizeof *fv);
-    int rc = -1;
-    if (rows && fv) {
-        gw_window_out_rows(win, d->decl, rows, fv);
-        d->body = rc_webhook_body(d->board, d->period.id, win->total, rows, n);
-        if (d->body) {
-            d->len = strlen(d->body);
-            const char *secret = d->w->secret;
-            rc = rc_webhook_sign(secret, strlen(secret), d->body, d->len, d->sig) == 0 ? 0 : -1;
-        }
-    }
-    free(rows);
-    free(fv);
-    return rc;
+    struct rc_rows_out rows = gw_window_rows_out(win, d->decl);
+    d->body = rc_webhook_body(d->board, d->period.id, win->total, &rows);
+    if (!d->body)
+        return -1;
+    d->len = strlen(d->body);
+    const char *secret = d->w->secret;
+    return rc_webhook_sign(secret, strlen(secret), d->body, d->len, d->sig) == 0 ? 0 : -1;
 }
 
 static void have_rows(struct delivery *d, int code, struct gw_window *win)

@@ -191,13 +191,21 @@ static void on_written(int code, const struct rc_write_result *res, const struct
         if (w->who[0] && !res->duplicate)
             audit_write(w, res);
         int replicas = app->conf->ack_replicas > 0 ? (res->replicas < 0 ? 0 : res->replicas) : -1;
-        /* a sharded board's write whose global rank could not be read after it (ops/gw_write_shard.h) */
-        json = res->rank_unknown ? rc_encode_ack_unranked(w->id_json, w->board, res->member, res->score,
-                                                          res->duplicate, res->nfields ? fv : NULL, res->nfields,
-                                                          replicas)
-                                 : rc_encode_ack_replicas(w->id_json, w->board, res->member, res->score, res->rank,
-                                                          res->seq, res->duplicate, res->nfields ? fv : NULL,
-                                                          res->nfields, replicas);
+        struct rc_ack_msg m = {
+            .id_json = w->id_json,
+            .board = w->board,
+            .member = res->member,
+            .score = res->score,
+            .rank = res->rank,
+            .seq = res->seq,
+            .duplicate = res->duplicate,
+            .fields = res->nfields ? fv : NULL,
+            .nfields = res->nfields,
+            .replicas = replicas,
+            /* a sharded board's write whose global rank could not be read after it (ops/gw_write_shard.h) */
+            .unranked = res->rank_unknown,
+        };
+        json = rc_encode_ack(&m);
     }
     w->done(w->privdata, code, json);
     free(w->id_json);
@@ -232,8 +240,15 @@ static void on_queued(int code, const struct rc_queue_result *res, int replicas,
             app->metrics.duplicates++;
         else
             app->metrics.writes_queued++;
-        json = rc_encode_ack_queued(w->id_json, w->board, dup ? res->member : w->member, res->entry, dup,
-                                    app->conf->ack_replicas > 0 ? (replicas < 0 ? 0 : replicas) : -1);
+        struct rc_ack_msg m = {
+            .id_json = w->id_json,
+            .board = w->board,
+            .member = dup ? res->member : w->member,
+            .duplicate = dup,
+            .replicas = app->conf->ack_replicas > 0 ? (replicas < 0 ? 0 : replicas) : -1,
+            .queued_entry = res->entry,
+        };
+        json = rc_encode_ack(&m);
     }
     w->done(w->privdata, code, json);
     free(w->id_json);
@@ -316,22 +331,22 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     if (code) {
         json = gw_op_error(app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
     } else if (c->rank) {
-        json = rc_encode_rank(c->id_json, c->member, w->n ? w->rows[0].score : 0, w->n ? w->first_rank : 0,
-                              w->total);
         /* a frozen board's audience asks its frozen rank, and is told so */
-        json = rc_encode_add_freeze(json, w->freeze.frozen, w->freeze.seq, w->freeze.shown, 0);
+        struct rc_rank_msg m = {c->id_json, c->member, w->n ? w->rows[0].score : 0, w->n ? w->first_rank : 0,
+                                w->total, {.frozen = w->freeze.frozen, .freeze_seq = w->freeze.seq}};
+        json = rc_encode_rank(&m);
     } else {
-        struct rc_out_row *rows = malloc((w->n + 1) * sizeof *rows);
-        struct rc_field_value *fv = malloc((w->n + 1) * RC_MAX_FIELDS * sizeof *fv);
-        if (rows && fv) {
-            gw_window_out_rows(w, c->decl, rows, fv);
-            json = rc_encode_snapshot_epoch(c->id_json, NULL, c->board,
-                                            c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id, w->seq,
-                                            w->total, rows, w->n, 0, w->epoch);
-            json = rc_encode_add_freeze(json, w->freeze.frozen, w->freeze.seq, w->freeze.shown, c->live);
-        }
-        free(rows);
-        free(fv);
+        struct rc_snapshot_msg m = {
+            .id_json = c->id_json,
+            .board = c->board,
+            .period = c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id,
+            .seq = w->seq,
+            .total = w->total,
+            .rows = gw_window_rows_out(w, c->decl),
+            .more = {.epoch = w->epoch, .frozen = w->freeze.frozen, .freeze_seq = w->freeze.seq,
+                     .live = c->live, .shown = w->freeze.shown},
+        };
+        json = rc_encode_snapshot(&m);
     }
     if (!json) {
         code = RC_E_INTERNAL;

@@ -34,13 +34,13 @@ static int window_push(struct read_job *q, const char *member, double c)
     struct gw_window *w = q->w;
     if (w->n == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 16;
-        struct gw_row *rows = realloc(w->rows, cap * sizeof *rows);
+        struct rc_row *rows = realloc(w->rows, cap * sizeof *rows);
         if (!rows)
             return -1;
         w->rows = rows;
         q->cap = cap;
     }
-    struct gw_row *row = &w->rows[w->n];
+    struct rc_row *row = &w->rows[w->n];
     memset(row, 0, sizeof *row);
     if (!(row->member = strdup(member)))
         return -1;

@@ -17,7 +17,7 @@
 struct entry {
     struct rc_hnode node;   /* first: the table hands back this */
     int64_t fetched_ms;
-    struct gw_profile *profile;
+    struct rc_profile *profile;
     char member[];
 };
 
@@ -94,13 +94,13 @@ void gw_profiles_free(struct gw_profiles *p)
     free(p);
 }
 
-void gw_profile_ref(struct gw_profile *pr)
+void gw_profile_ref(struct rc_profile *pr)
 {
     if (pr)
         pr->refs++;
 }
 
-void gw_profile_unref(struct gw_profile *pr)
+void gw_profile_unref(struct rc_profile *pr)
 {
     if (pr && --pr->refs == 0)
         free(pr);
@@ -121,7 +121,7 @@ static struct entry *find(const struct gw_profiles *p, const char *member)
     return (struct entry *)rc_hmap_find(&p->map, member_hash(p, member), entry_eq, member);
 }
 
-struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
+struct rc_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
 {
     struct entry *e = find(p, member);
     if (!e || gw_store_now_ms(p->s) - e->fetched_ms > p->ttl_ms)
@@ -130,12 +130,12 @@ struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
 }
 
 /* One allocation: the struct, the pairs, then the strings. */
-static struct gw_profile *make(const struct rc_kv *kv, unsigned n)
+static struct rc_profile *make(const struct rc_kv *kv, unsigned n)
 {
-    size_t bytes = sizeof(struct gw_profile) + n * sizeof(struct rc_kv);
+    size_t bytes = sizeof(struct rc_profile) + n * sizeof(struct rc_kv);
     for (unsigned i = 0; i < n; i++)
         bytes += strlen(kv[i].key) + strlen(kv[i].value) + 2;
-    struct gw_profile *pr = malloc(bytes);
+    struct rc_profile *pr = malloc(bytes);
     if (!pr)
         return NULL;
     pr->refs = 1;
@@ -157,9 +157,9 @@ static struct gw_profile *make(const struct rc_kv *kv, unsigned n)
     return pr;
 }
 
-struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n)
+struct rc_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n)
 {
-    struct gw_profile *pr = make(kv, n);
+    struct rc_profile *pr = make(kv, n);
     if (!pr)
         return NULL;
     struct entry *e = find(p, member);

@@ -13,17 +13,13 @@
 #include <stdint.h>
 
 #include "rc_proto.h"
+#include "rc_row.h"
 
 struct gw_store;
 struct gw_profiles;
 
-/* An immutable profile, refcounted: rows that show it hold a reference. */
-struct gw_profile {
-    unsigned refs;
-    uint64_t hash;      /* of the content: tells a changed profile from a refreshed one */
-    unsigned n;
-    struct rc_kv *kv;   /* n pairs; strings live in the same allocation */
-};
+/* An immutable profile, refcounted: rows that show it hold a reference.
+ * The type is core's (core/rc_row.h), so rows carry it to the encoders. */
 
 #define GW_PROFILE_MAX_FIELDS 16
 #define GW_PROFILE_MAX_VALUE 256
@@ -35,11 +31,11 @@ void gw_profiles_free(struct gw_profiles *p);
 
 /* The cached profile of member when fresh, else NULL. Borrowed: take a
  * reference (gw_profile_ref) to keep it past the current callback. */
-struct gw_profile *gw_profiles_get(struct gw_profiles *p, const char *member);
+struct rc_profile *gw_profiles_get(struct gw_profiles *p, const char *member);
 
 /* Replaces member's cached profile with pairs kv[0..n) (copied). Returns the
  * new profile (borrowed) or NULL on OOM. */
-struct gw_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n);
+struct rc_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n);
 
 typedef void gw_profiles_cb(void *privdata);
 
@@ -51,7 +47,7 @@ typedef void gw_profiles_cb(void *privdata);
 int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata);
 
-void gw_profile_ref(struct gw_profile *pr);
-void gw_profile_unref(struct gw_profile *pr);
+void gw_profile_ref(struct rc_profile *pr);
+void gw_profile_unref(struct rc_profile *pr);
 
 #endif

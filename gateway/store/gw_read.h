@@ -16,22 +16,13 @@
 #include "store/gw_profile.h"
 #include "rc_event.h"
 #include "rc_layout.h"
+#include "rc_mirror.h"
 #include "rc_proto.h"
 #include "rc_read_args.h"
+#include "rc_row.h"
 #include "rc_shard.h"
 
 struct gw_store;
-
-struct gw_row {
-    char *member;                  /* owned */
-    double c;                      /* composite as stored */
-    double score;                  /* real points (multi-field: first field) */
-    int64_t fields[RC_MAX_FIELDS];
-    unsigned nfields;
-    struct gw_profile *profile;    /* a reference, or NULL */
-    int64_t place;                 /* shared places (core/rc_places.h); 0 when the view has none */
-    int tied;
-};
 
 struct gw_window {
     int64_t seq;
@@ -40,13 +31,16 @@ struct gw_window {
     char epoch[RC_EPOCH_MAX + 1];  /* the board's epoch at the read, "" while it has no history */
     struct rc_freeze freeze;       /* the board's freeze at the read (core/rc_freeze.h); seq is
                                       freeze.shown when an audience read found it frozen */
-    struct gw_row *rows;
+    struct rc_row *rows;           /* core/rc_row.h */
     size_t n;
     /* a sharded board (docs/sharded.md): each shard's seq at the read (seq
      * is their sum), owned; nshards 0 and NULL for a board that is not
      * sharded (or out of memory: prev_rank then falls back to a snapshot) */
     unsigned nshards;
     int64_t *shard_seq;
+    /* every row's member in one block the window owns (gw_window_set_mirror_rows),
+     * or NULL: each row owns its own */
+    char *members;
 };
 
 void gw_window_free(struct gw_window *w);
@@ -54,10 +48,16 @@ void gw_window_free(struct gw_window *w);
 /* Deep copy (rows, members, profile references). Returns 0 or -1 (OOM). */
 int gw_window_copy(struct gw_window *dst, const struct gw_window *src);
 
-/* Fills out[0..w->n) with borrowed views of w's rows for the encoders, plus
- * field name/value pairs in fv (RC_MAX_FIELDS per row). */
-void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
-                        struct rc_field_value *fv);
+/* All of w's rows for the encoders (core/rc_proto.h), read in place: the
+ * multi-field values named by board b's layout. Borrows w and b. */
+struct rc_rows_out gw_window_rows_out(const struct gw_window *w, const struct rc_board *b);
+
+/* w->rows[0..n) (allocated, w->n 0) from mirror rows[0..n): members copied
+ * into one block the window owns (a window is cut from the mirror for every
+ * view on every tick: one allocation, not one per row), scores decoded for
+ * board b. Returns 0, or RC_E_INTERNAL (out of memory: w->n stays 0). */
+int gw_window_set_mirror_rows(const struct rc_board *b, struct gw_window *w, const struct rc_mirror_row *rows,
+                              size_t n);
 
 /* Fills w's seq, total, first_rank, epoch and freeze from a read's head. */
 void gw_window_set_head(struct gw_window *w, const struct rc_read_head *head);

@@ -1,6 +1,6 @@
 /* gw_window.c - the window of rows a read gives (gw_read.h): freeing and
  * copying it, filling it from a read (head, rows with decoded composite
- * scores, shared places), and turning it into encoder rows.
+ * scores, shared places), and handing its rows to the encoders in place.
  * Apart from gw_read.c so that both read paths (Redis, store/gw_read.c; the
  * archive, store/gw_archive_read.c) use it without calling each other. */
 #include "store/gw_read.h"
@@ -19,9 +19,11 @@ void gw_window_free(struct gw_window *w)
     if (!w)
         return;
     for (size_t i = 0; i < w->n; i++) {
-        free(w->rows[i].member);
+        if (!w->members)
+            free(w->rows[i].member);
         gw_profile_unref(w->rows[i].profile);
     }
+    free(w->members);
     free(w->rows);
     free(w->shard_seq);
     free(w);
@@ -32,6 +34,7 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
     *dst = *src;
     dst->shard_seq = NULL;
     dst->nshards = 0;
+    dst->members = NULL; /* each copied member is the row's own */
     dst->rows = calloc(src->n ? src->n : 1, sizeof *dst->rows);
     if (!dst->rows)
         return -1;
@@ -64,7 +67,7 @@ int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const stru
 {
     w->rows = calloc(n ? n : 1, sizeof *w->rows);
     for (size_t i = 0; w->rows && i < n; i++) {
-        struct gw_row *row = &w->rows[w->n];
+        struct rc_row *row = &w->rows[w->n];
         if (!(row->member = strdup(rows[i].member)))
             break;
         w->n++;
@@ -72,6 +75,27 @@ int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const stru
         gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
     }
     return w->rows && w->n == n ? 0 : RC_E_INTERNAL;
+}
+
+int gw_window_set_mirror_rows(const struct rc_board *b, struct gw_window *w, const struct rc_mirror_row *rows,
+                              size_t n)
+{
+    size_t bytes = 1;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(rows[i].member) + 1;
+    char *at = w->members = malloc(bytes);
+    if (!at)
+        return RC_E_INTERNAL;
+    for (size_t i = 0; i < n; i++) {
+        struct rc_row *r = &w->rows[i];
+        size_t len = strlen(rows[i].member) + 1;
+        r->member = memcpy(at, rows[i].member, len);
+        at += len;
+        r->c = rows[i].c;
+        gw_decode_score(b, r->c, &r->score, r->fields, &r->nfields);
+    }
+    w->n = n;
+    return 0;
 }
 
 int gw_window_fill_places(const struct rc_board *b, struct gw_window *w, int64_t above, int next_tied)
@@ -101,26 +125,7 @@ void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t 
     rc_score_decode(&b->layout, b->decay.kind, c, score, fields, nfields);
 }
 
-void gw_window_out_rows(const struct gw_window *w, const struct rc_board *b, struct rc_out_row *out,
-                        struct rc_field_value *fv)
+struct rc_rows_out gw_window_rows_out(const struct gw_window *w, const struct rc_board *b)
 {
-    for (size_t i = 0; i < w->n; i++) {
-        const struct gw_row *r = &w->rows[i];
-        struct rc_field_value *f = fv + i * RC_MAX_FIELDS;
-        for (unsigned k = 0; k < r->nfields; k++) {
-            memcpy(f[k].name, b->layout.fields[k].name, sizeof f[k].name);
-            f[k].value = r->fields[k];
-        }
-        out[i] = (struct rc_out_row){
-            .rank = w->first_rank + (int64_t)i,
-            .member = r->member,
-            .score = r->score,
-            .fields = r->nfields ? f : NULL,
-            .nfields = r->nfields,
-            .profile = r->profile ? r->profile->kv : NULL,
-            .nprofile = r->profile ? r->profile->n : 0,
-            .place = r->place,
-            .tied = r->tied,
-        };
-    }
+    return (struct rc_rows_out){.rows = w->rows, .n = w->n, .first_rank = w->first_rank, .layout = &b->layout};
 }

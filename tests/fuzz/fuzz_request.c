@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(rc_encode_error(r.id_json, err.code, err.msg));
     rc_request_free(&r);
     if (rc_request_decode_write_body("demo", (const char *)data, size, &r, &err) == 0)
-        free(rc_encode_ack(r.id_json, r.board, r.member, (double)r.value, 1, 1, 0, r.fields, r.nfields));
+        free(rc_encode_ack(&(struct rc_ack_msg){.id_json = r.id_json, .board = r.board, .member = r.member, .score = (double)r.value, .rank = 1, .seq = 1, .fields = r.fields, .nfields = r.nfields, .replicas = -1}));
     rc_request_free(&r);
     return 0;
 }

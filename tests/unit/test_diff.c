@@ -113,7 +113,7 @@ static void assert_window_equal(const struct rc_wrow *got, size_t ngot, const st
  * asserts both rebuild new_ exactly. Fills *d; the caller frees it. */
 static void diff_and_rebuild(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_,
                              size_t nnew, size_t window_len, long first_rank, struct rng *r,
-                             struct rc_delta *d)
+                             struct rc_diff *d)
 {
     size_t cap = (nold > nnew ? nold : nnew) + 1;
     struct rc_wrow *win = malloc(cap * sizeof *win);
@@ -189,7 +189,7 @@ static const struct rc_wrow top10[10] = {
 
 static void unchanged_window_gives_empty_delta(void **state)
 {
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     diff_and_rebuild(top10, 10, top10, 10, 10, 1, NULL, &d);
@@ -197,7 +197,7 @@ static void unchanged_window_gives_empty_delta(void **state)
     assert_int_equal(d.nremoved, 0);
     assert_null(d.rows);
     assert_null(d.removed);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void member_moving_up_inside_top10_is_one_row(void **state)
@@ -207,14 +207,14 @@ static void member_moving_up_inside_top10_is_one_row(void **state)
         {"u0", 100}, {"u1", 99}, {"u6", 98.5}, {"u2", 98}, {"u3", 97},
         {"u4", 96},  {"u5", 95}, {"u7", 93},   {"u8", 92}, {"u9", 91},
     };
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     diff_and_rebuild(top10, 10, new_, 10, 10, 1, NULL, &d);
     assert_int_equal(d.nrows, 1);
     assert_int_equal(d.rows[0], 2);
     assert_int_equal(d.nremoved, 0);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void member_moving_down_inside_top10_is_one_row(void **state)
@@ -224,20 +224,20 @@ static void member_moving_down_inside_top10_is_one_row(void **state)
         {"u0", 100}, {"u2", 98}, {"u3", 97}, {"u4", 96},   {"u5", 95},
         {"u6", 94},  {"u7", 93}, {"u8", 92}, {"u1", 91.5}, {"u9", 91},
     };
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     diff_and_rebuild(top10, 10, new_, 10, 10, 1, NULL, &d);
     assert_int_equal(d.nrows, 1);
     assert_int_equal(d.rows[0], 8);
     assert_int_equal(d.nremoved, 0);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void score_change_in_place_is_one_row(void **state)
 {
     struct rc_wrow new_[10];
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     memcpy(new_, top10, sizeof new_);
@@ -246,13 +246,13 @@ static void score_change_in_place_is_one_row(void **state)
     assert_int_equal(d.nrows, 1);
     assert_int_equal(d.rows[0], 4);
     assert_int_equal(d.nremoved, 0);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void newcomer_at_rank1_of_full_top10_is_one_row(void **state)
 {
     struct rc_wrow new_[10];
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     new_[0] = (struct rc_wrow){"x", 200};
@@ -263,14 +263,14 @@ static void newcomer_at_rank1_of_full_top10_is_one_row(void **state)
     assert_true(d.nremoved <= 1);
     if (d.nremoved == 1)
         assert_int_equal(d.removed[0], 9); /* u9, pushed off */
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void member_leaving_top10_is_removed_and_next_moves_in(void **state)
 {
     /* u3 leaves the board; u10 (90), rank 11 before, moves up to rank 10. */
     struct rc_wrow new_[10];
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     memcpy(new_, top10, 3 * sizeof *new_);
@@ -281,7 +281,7 @@ static void member_leaving_top10_is_removed_and_next_moves_in(void **state)
     assert_int_equal(d.rows[0], 9);
     assert_int_equal(d.nremoved, 1);
     assert_int_equal(d.removed[0], 3);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void member_leaving_short_board_is_only_removed(void **state)
@@ -289,7 +289,7 @@ static void member_leaving_short_board_is_only_removed(void **state)
     /* The board has only these 10 members and a top 20 view: u3 leaves and
      * nothing moves in, so the list must shrink (nothing would cut u3). */
     struct rc_wrow new_[9];
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     memcpy(new_, top10, 3 * sizeof *new_);
@@ -298,7 +298,7 @@ static void member_leaving_short_board_is_only_removed(void **state)
     assert_int_equal(d.nrows, 0);
     assert_int_equal(d.nremoved, 1);
     assert_int_equal(d.removed[0], 3);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void page_shifted_by_change_above_is_one_row_one_removed(void **state)
@@ -306,7 +306,7 @@ static void page_shifted_by_change_above_is_one_row_one_removed(void **state)
     /* Board p1..p30 (p1 highest); the page is ranks 11..20. */
     char names[31][16];
     struct rc_wrow board[31], old[10], new_[10];
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     for (int i = 1; i <= 30; i++) {
@@ -322,7 +322,7 @@ static void page_shifted_by_change_above_is_one_row_one_removed(void **state)
     assert_int_equal(d.rows[0], 9); /* p21 enters at rank 20 */
     assert_int_equal(d.nremoved, 1);
     assert_int_equal(d.removed[0], 0); /* p11 rose to rank 10 */
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 
     /* p25 jumps to the top: everyone from p1 to p24 moves down one. */
     memcpy(new_, &board[10], sizeof new_);
@@ -331,12 +331,12 @@ static void page_shifted_by_change_above_is_one_row_one_removed(void **state)
     assert_int_equal(d.rows[0], 0); /* p10 falls to rank 11 */
     assert_int_equal(d.nremoved, 1);
     assert_int_equal(d.removed[0], 9); /* p20 falls to rank 21 */
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void empty_old_window_sends_every_row(void **state)
 {
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     diff_and_rebuild(NULL, 0, top10, 10, 10, 1, NULL, &d);
@@ -344,12 +344,12 @@ static void empty_old_window_sends_every_row(void **state)
     for (size_t k = 0; k < 10; k++)
         assert_int_equal(d.rows[k], k);
     assert_int_equal(d.nremoved, 0);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void empty_new_window_removes_every_member(void **state)
 {
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     diff_and_rebuild(top10, 10, NULL, 0, 10, 1, NULL, &d);
@@ -357,21 +357,21 @@ static void empty_new_window_removes_every_member(void **state)
     assert_int_equal(d.nremoved, 10);
     for (size_t k = 0; k < 10; k++)
         assert_int_equal(d.removed[k], k);
-    rc_delta_free(&d);
+    rc_diff_free(&d);
 }
 
 static void both_windows_empty_gives_empty_delta(void **state)
 {
-    struct rc_delta d;
+    struct rc_diff d;
     size_t n = 0;
     (void)state;
 
     assert_int_equal(rc_window_diff(NULL, 0, NULL, 0, &d), 0);
     assert_int_equal(d.nrows, 0);
     assert_int_equal(d.nremoved, 0);
-    rc_delta_free(&d);
-    rc_delta_free(&d); /* twice is harmless */
-    rc_delta_free(NULL);
+    rc_diff_free(&d);
+    rc_diff_free(&d); /* twice is harmless */
+    rc_diff_free(NULL);
     assert_int_equal(rc_window_apply(NULL, &n, 0, 10, 1, NULL, NULL, 0, NULL, 0), 0);
     assert_int_equal(n, 0);
 }
@@ -379,7 +379,7 @@ static void both_windows_empty_gives_empty_delta(void **state)
 static void diff_refuses_duplicate_members(void **state)
 {
     const struct rc_wrow dup[3] = {{"a", 3}, {"b", 2}, {"a", 1}};
-    struct rc_delta d;
+    struct rc_diff d;
     (void)state;
 
     assert_int_equal(rc_window_diff(top10, 10, dup, 3, &d), RC_E_INTERNAL);
@@ -678,7 +678,7 @@ static void random_bursts_rebuild_new_window_with_small_delta(void **state)
         long range = (long[]){4, 40, 1000}[below(&r, 3)];
         long first_rank, written_before = 0;
         enum write_op op = OP_INCR;
-        struct rc_delta d;
+        struct rc_diff d;
 
         b->nslots = 0;
         for (size_t i = 0; i < nboard; i++)
@@ -748,7 +748,7 @@ static void random_bursts_rebuild_new_window_with_small_delta(void **state)
         }
         total_rows += d.nrows;
         total_removed += d.nremoved;
-        rc_delta_free(&d);
+        rc_diff_free(&d);
     }
     free(b);
     print_message("property: %d cases, %zu single in-window moves, %zu rows, %zu removed\n", CASES,

@@ -23,12 +23,14 @@
 static void test_the_body_has_board_period_total_and_snapshot_rows_with_profiles(void **state)
 {
     (void)state;
-    const struct rc_kv bea[] = {{"name", "Bea"}, {"avatar", "b.png"}};
-    const struct rc_out_row rows[] = {
-        {.rank = 1, .member = "user:e", .score = 70},
-        {.rank = 2, .member = "user:b", .score = 50, .profile = bea, .nprofile = 2},
+    struct rc_kv bea[] = {{"name", "Bea"}, {"avatar", "b.png"}};
+    struct rc_profile pb = {.n = 2, .kv = bea};
+    const struct rc_row rows[] = {
+        {.member = "user:e", .score = 70},
+        {.member = "user:b", .score = 50, .profile = &pb},
     };
-    char *body = rc_webhook_body("daily", "2026-11-22", 5, rows, 2);
+    const struct rc_rows_out out = {.rows = rows, .n = 2, .first_rank = 1};
+    char *body = rc_webhook_body("daily", "2026-11-22", 5, &out);
     assert_non_null(body);
     cJSON *o = cJSON_Parse(body);
     assert_non_null(o);
@@ -54,7 +56,8 @@ static void test_the_body_has_board_period_total_and_snapshot_rows_with_profiles
 static void test_an_empty_window_gives_an_empty_rows_array(void **state)
 {
     (void)state;
-    char *body = rc_webhook_body("sprint", "12", 0, NULL, 0);
+    const struct rc_rows_out none = {0};
+    char *body = rc_webhook_body("sprint", "12", 0, &none);
     assert_non_null(body);
     assert_string_equal(body, "{\"board\":\"sprint\",\"period\":\"12\",\"total\":0,\"rows\":[]}");
     free(body);
