@@ -54,6 +54,7 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_IP_READ_RATE, "ip_read_rate", rc_conf__set_unsigned, CONF(ip_read_rate), 1, 1000000},
     {SEC_LIMITS, K_IP_READ_BURST, "ip_read_burst", rc_conf__set_unsigned, CONF(ip_read_burst), 1, 10000000},
     {SEC_LIMITS, K_MAX_BOARDS, "max_boards", rc_conf__set_unsigned, CONF(max_boards), 1, 1000000},
+    {SEC_LIMITS, K_IP_BOARD_SHARE, "ip_board_share", rc_conf__set_unsigned, CONF(ip_board_share), 1, 100},
 
     {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
     {SEC_AUTH, K_JWT_SECRET, "jwt_secret", rc_conf__set_jwt_secret, 0, 0, 0},

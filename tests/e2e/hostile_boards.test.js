@@ -128,7 +128,10 @@ test('(a) 6,400 distinct match:N boards: little memory per board, max_boards ans
   const CONNS = 100;
   const BOARDS = CONNS * SUBS;
   const MAX_BOARDS = BOARDS + 1; // the attack's boards and the reference viewer's demo
-  const config = h.configWith(t, { limits: Object.assign({ max_boards: MAX_BOARDS, max_conns: 5000 }, OPEN_READS) });
+  // ip_board_share 100: this case is about the whole table (each address's
+  // share, and what a full table gives up, are (c) and (d)).
+  const config = h.configWith(t, { limits: Object.assign({ max_boards: MAX_BOARDS, max_conns: 5000,
+    ip_board_share: 100 }, OPEN_READS) });
   const { gw } = await h.startStack(t, { config });
 
   // The reference viewer, from another source address than the attackers.
@@ -161,8 +164,10 @@ test('(a) 6,400 distinct match:N boards: little memory per board, max_boards ans
     `${perBoard} bytes per board (connections included)`);
   if (!SANITIZER) assert.ok(perBoard < BOARD_BYTES, `${perBoard} bytes per board`);
 
-  // One board more than max_boards: rate_limited; a live board still opens a view.
-  const extra = await h.connectWs(t, gw.wsUrl, { token: null, localAddress: '127.0.0.2' });
+  // One board more than max_boards from an attacker's address (which holds
+  // as many as any other: nothing is evicted for it): rate_limited; a live
+  // board still opens a view.
+  const extra = await h.connectWs(t, gw.wsUrl, { token: null, localAddress: '127.0.0.3' });
   const over = await extra.request({ op: 'subscribe', board: 'match:one-too-many', view: { top: 10 } });
   assert.equal(over.op, 'error');
   assert.equal(over.code, 'rate_limited');
@@ -346,4 +351,88 @@ test('(b) stuck readers with 64 top-1000 views each: bounded memory per connecti
     assert.equal(got.get(b + 1).board, `match:big-${b}`);
     assert.equal(got.get(b + 1).rows.length, 1000);
   }
+});
+
+/* ---- fair shares of max_boards (hostile-clients issue round 2) ------------- */
+
+const SMALL_TABLE = 40; // max_boards in (c) and (d): the default ip_board_share (10 %) is 4 boards
+
+/* Opens `n` boards match:PREFIX-0.. on an anonymous connection from `ip`;
+ * returns the connection and its replies. */
+async function openBoards(t, gw, ip, prefix, n) {
+  const ws = await h.connectWs(t, gw.wsUrl, { token: null, localAddress: ip, perMessageDeflate: false });
+  const replies = [];
+  for (let i = 0; i < n; i++)
+    replies.push(await ws.request({ op: 'subscribe', board: `match:${prefix}-${i}`, view: { top: 10 } }));
+  return { ws, replies };
+}
+
+test('(c) one address holds at most ip_board_share of max_boards: its next new board is rate_limited, ' +
+     'another address still opens boards', { timeout: 60000 }, async (t) => {
+  const config = h.configWith(t, { limits: Object.assign({ max_boards: SMALL_TABLE, max_conns: 5000 }, OPEN_READS) });
+  const { gw } = await h.startStack(t, { config });
+  const a = await openBoards(t, gw, '127.0.0.3', 'a', 4);
+  for (const r of a.replies) assert.equal(r.op, 'snapshot', JSON.stringify(r));
+  // The fifth board of this address, on this connection or another one: refused.
+  const over = await a.ws.request({ op: 'subscribe', board: 'match:a-4', view: { top: 10 } });
+  assert.equal(over.op, 'error', JSON.stringify(over));
+  assert.equal(over.code, 'rate_limited');
+  assert.match(over.message, /ip_board_share 10% of max_boards 40/);
+  const a2 = await openBoards(t, gw, '127.0.0.3', 'a2', 1);
+  assert.equal(a2.replies[0].code, 'rate_limited', JSON.stringify(a2.replies[0]));
+  // A board that lives already is joined, whoever holds it.
+  assert.equal((await a2.ws.request({ op: 'subscribe', board: 'match:a-0', view: { top: 5 } })).op, 'snapshot');
+  // Another address opens its own boards while the table has room.
+  const b = await openBoards(t, gw, '127.0.0.4', 'b', 4);
+  for (const r of b.replies) assert.equal(r.op, 'snapshot', JSON.stringify(r));
+  // A board the address let go of gives its share back.
+  const subA = a.replies[3].sub;
+  assert.equal((await a.ws.request({ op: 'unsubscribe', sub: subA })).op, 'unsubscribed');
+  assert.equal((await a.ws.request({ op: 'subscribe', board: 'match:a-5', view: { top: 10 } })).op, 'snapshot');
+});
+
+test('(d) a full table gives way: a board held by one address is evicted for a new address, ' +
+     'demo and a keyed viewer\'s board are never refused', { timeout: 60000 }, async (t) => {
+  const config = h.configWith(t, { limits: Object.assign({ max_boards: SMALL_TABLE, max_conns: 5000 }, OPEN_READS) });
+  const { gw } = await h.startStack(t, { config });
+  // A keyed viewer's board, and an anonymous one from a second address beside it.
+  const keyed = await h.connectWs(t, gw.wsUrl, { localAddress: '127.0.0.2', perMessageDeflate: false });
+  const kfirst = await keyed.request({ op: 'subscribe', board: 'match:keyed', view: { top: 10 } });
+  assert.equal(kfirst.op, 'snapshot');
+  // Ten addresses fill the rest of the table, each up to its share.
+  const holders = [];
+  for (let i = 0; holders.length * 4 < SMALL_TABLE - 1; i++) {
+    const n = Math.min(4, SMALL_TABLE - 1 - holders.length * 4);
+    const o = await openBoards(t, gw, `127.0.0.${3 + i}`, `h${i}`, n);
+    for (const r of o.replies) assert.equal(r.op, 'snapshot', JSON.stringify(r));
+    holders.push(o);
+  }
+  const evictions = () => holders.flatMap((o) => o.ws.messages.filter((m) => m.op === 'error' && m.sub));
+
+  // New addresses still open boards: each takes the place of a board held by one address.
+  for (let i = 0; i < 12; i++) {
+    const o = await openBoards(t, gw, `127.0.1.${1 + i}`, `new${i}`, 1);
+    assert.equal(o.replies[0].op, 'snapshot', `new address ${i}: ${JSON.stringify(o.replies[0])}`);
+  }
+  await h.waitFor(() => evictions().length >= 12, 5000, 'an eviction per new board');
+  for (const e of evictions()) {
+    assert.equal(e.code, 'rate_limited', JSON.stringify(e));
+    assert.match(e.message, /evicted/);
+  }
+  // The evicted viewers' subscriptions are gone: their address may open boards again.
+  const victim = holders.find((o) => o.ws.messages.some((m) => m.op === 'error' && m.sub));
+  const unsub = await victim.ws.request({ op: 'unsubscribe', sub: evictions().find((e) =>
+    victim.ws.messages.includes(e)).sub });
+  assert.equal(unsub.op, 'error', 'the evicted view is no subscription any more');
+
+  // A declared board, from yet another anonymous address, with the table full.
+  const d = await h.connectWs(t, gw.wsUrl, { token: null, localAddress: '127.0.2.1', perMessageDeflate: false });
+  const demo = await d.request({ op: 'subscribe', board: 'demo', view: { top: 10 } });
+  assert.equal(demo.op, 'snapshot', JSON.stringify(demo));
+  // A keyed viewer opens a new board with the table full.
+  const k2 = await keyed.request({ op: 'subscribe', board: 'match:keyed-2', view: { top: 10 } });
+  assert.equal(k2.op, 'snapshot', JSON.stringify(k2));
+  // ... and its boards were never evicted.
+  assert.deepEqual(keyed.messages.filter((m) => m.op === 'error'), []);
+  assert.deepEqual(d.messages.filter((m) => m.op === 'error'), []);
 });
