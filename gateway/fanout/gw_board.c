@@ -251,7 +251,6 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
         free(b->sh);
         free(b->ring);
         free(b);
-        f->freed++;
     }
 }
 

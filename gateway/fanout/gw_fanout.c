@@ -8,9 +8,6 @@
 
 #include "fanout/gw_fanout_int.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +16,6 @@
 #include "base/gw_log.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
-
-#define TRIM_BOARDS 1024  /* boards freed before the free memory is handed back ... */
-#define TRIM_EVERY_MS 1000 /* ... at most this often */
 
 struct gw_fanout *gw_fanout_new(struct gw_app *app)
 {
@@ -517,25 +511,6 @@ static void board_tick(struct gw_board *b)
     }
 }
 
-/* Many boards freed at once (their viewers left) leave their memory in
- * malloc's free lists, scattered between live allocations where glibc never
- * returns it by itself: hand the free pages back, at most once a second. */
-static void maybe_trim(struct gw_fanout *f)
-{
-#ifdef __GLIBC__
-    if (f->freed < TRIM_BOARDS)
-        return;
-    int64_t now = gw_mono_us() / 1000;
-    if (now - f->trimmed_ms < TRIM_EVERY_MS)
-        return;
-    f->freed = 0;
-    f->trimmed_ms = now;
-    malloc_trim(0);
-#else
-    (void)f;
-#endif
-}
-
 /* Takes the list *from whole (a board that gets work again while it is
  * handled waits for the next pass) and looks at each board: its mirror,
  * reads, held sends. `edge`: this is the leading edge, in tick period
@@ -575,7 +550,6 @@ void gw_fanout_tick(struct gw_fanout *f)
     uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
     gw_fo_shard_flush(f);
     gw_fo_rollover(f);
-    maybe_trim(f);
     gw_fo_viewers_tick(f);
     /* Boards still waiting for their leading edge (normally none: it runs
      * after each loop turn's I/O) are looked at by this tick instead. */

@@ -189,8 +189,6 @@ struct gw_fanout {
     uint64_t ticks;              /* ticks run (numbers the tick periods, core/rc_edge.h) */
     int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
     int64_t rollover_from;       /* ... or goes back before this (test clock) */
-    unsigned freed;              /* boards freed since memory was last handed back */
-    int64_t trimmed_ms;          /* when it was */
     /* viewer counts (gw_viewers.c) */
     struct rc_hmap vmap;         /* struct gw_vcount by board name */
     struct rc_hash_key vkey;
