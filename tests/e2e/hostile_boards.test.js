@@ -27,6 +27,13 @@ const SUBS = 64; // the shipped max_subs_per_conn
 // RSS says nothing about the gateway's, so the memory bounds are printed
 // there but asserted only on a normal build.
 const SANITIZER = !!process.env.RC_SANITIZE;
+/* RssAnon and RssFile of pid in kB: the heap, and the pages of the binary and
+ * its libraries (new code paths load more of those: not memory kept). */
+function rssParts(pid) {
+  const st = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(st)[1]);
+  return `anon ${kb('RssAnon')} kB + file ${kb('RssFile')} kB`;
+}
 const BOARD_BYTES = 2048; // measured ~1,070 bytes per board (connections included)
 
 /* Limits that would otherwise stop the attack before it reaches the boards:
@@ -459,6 +466,7 @@ test('(e) 128 distinct top-N views and 256 deep pages on a 5,000-member board: R
   const viewer = await h.connectWs(t, gw.wsUrl, { token: null, localAddress: '127.0.0.2', perMessageDeflate: false });
   assert.equal((await viewer.request({ op: 'subscribe', board, view: { top: 10 } })).op, 'snapshot');
   const rssBase = h.vmRssKb(gw.pid);
+  const partsBase = rssParts(gw.pid);
 
   const attackers = [];
   t.after(() => attackers.forEach((ws) => ws.terminate()));
@@ -504,6 +512,7 @@ test('(e) 128 distinct top-N views and 256 deep pages on a 5,000-member board: R
     back();
   }
   t.diagnostic(`${(CONNS / 2) * SUBS} top-N views + ${CONNS * SUBS} deep pages on ${MEMBERS} members: gateway RSS ` +
-    `${rssBase} kB at start, ${rssPeak} kB at the peak, ${rssAfter} kB after the close (bound ${bound} kB)`);
+    `${rssBase} kB at start (${partsBase}), ${rssPeak} kB at the peak, ${rssAfter} kB after the close ` +
+    `(${rssParts(gw.pid)}; bound ${bound} kB)`);
   assert.equal((await viewer.request({ op: 'ping' })).op, 'pong');
 });
