@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GW_TRIM_BYTES (4u << 20)  /* free memory grown by this much: trim */
+#define GW_TRIM_BYTES (1u << 20)  /* free memory grown by this much: trim */
 #define GW_TRIM_EVERY_MS 1000     /* looked at most this often (mallinfo walks the free lists) */
 
 struct gw_trim {
