@@ -5,6 +5,8 @@
  *   gw_vcount.c   the table of viewer counts, one per board name
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
  *                 lifetimes, the tick's work list, the event ring
+ *   gw_hold.c     fair shares of max_boards: who holds each board, what a
+ *                 full table evicts
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed.c     feed views: deliver events, catch up from the change log
@@ -180,7 +182,7 @@ struct gw_vcount {
 
 struct gw_fanout {
     struct gw_app *app;
-    struct rc_registry reg;      /* live boards (count <= max_boards) and attached views */
+    struct rc_registry reg;      /* live boards (count <= max_boards, gw_hold.c) and attached views */
     struct gw_board *all;        /* live boards, for the rare walks over all of them */
     struct gw_board *work;       /* boards the next tick must look at */
     struct gw_board *soon;       /* boards whose change found them quiet: looked at after this loop turn's I/O */
