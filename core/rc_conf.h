@@ -83,6 +83,7 @@ struct rc_conf {
     unsigned ip_read_rate;             /* reads/s per source address (WebSocket and REST), default 1000 */
     unsigned ip_read_burst;            /* default 2000 */
     unsigned max_boards;               /* boards with live state (viewers) per process, default 10000 */
+    unsigned ip_board_share;           /* % of max_boards one source address may hold alone, default 10 */
     /* [auth] and [key NAME] */
     struct rc_auth auth;
     /* [webhook] */

@@ -39,6 +39,7 @@
 #include "ops/gw_idem.h"
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
+#include "base/gw_trim.h"
 #include "store/gw_profile.h"
 #include "redis/gw_redis.h"
 #include "serve/gw_listen.h"
@@ -158,9 +159,11 @@ static void on_redis_channel_ready(void *data, const char *channel)
 
 static void on_tick(uv_timer_t *t)
 {
+    static struct gw_trim trim; /* the process's heap: one per process */
     struct gw_app *app = t->data;
     gw_fanout_tick(app->fanout);
     gw_ws_tick(app);
+    gw_trim_maybe(&trim, gw_mono_us() / 1000); /* memory a burst freed goes back */
     if (app->group)
         gw_rest_metrics_publish(app); /* this worker's slot of the group's /metrics */
 }

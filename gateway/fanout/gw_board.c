@@ -4,7 +4,9 @@
  *
  * Cost. Anyone may open boards (every match:N of a template is one), so what
  * a board costs is bounded and paid only for what it uses: live boards are
- * at most max_boards (one more is answered rate_limited); a board with no
+ * at most max_boards (one more is answered rate_limited, or takes the place
+ * of a board watched from one address only, and declared boards or keyed
+ * viewers' may go past it: gw_hold.c); a board with no
  * events holds no event ring (it grows with the events, up to
  * GW_FO_RING_EVENTS); boards and views are found through hash tables keyed
  * with a secret, and lists are doubly linked, so opening, closing and each
@@ -341,7 +343,6 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
         free(b->sh);
         free(b->ring);
         free(b);
-        f->freed++;
     }
 }
 

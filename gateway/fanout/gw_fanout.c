@@ -31,6 +31,7 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app)
     }
     rc_registry_init(&f->reg, (struct rc_hash_key){seed[0], seed[1]});
     gw_fo_viewers_init(f);
+    gw_fo_hold_init(f);
     return f;
 }
 
@@ -53,6 +54,8 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
         v->subs = s->vnext;
     if (s->vnext)
         s->vnext->vprev = s->vprev;
+    if (v->board)
+        gw_fo_hold_leave(f, v->board, s);
     v->r.viewers--;
     f->app->metrics.views_visited[GW_METRICS_VISIT_UNSUBSCRIBE]++; /* its own view, and no other */
     if (v->board && v->board->vc)
@@ -65,6 +68,32 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
     free(s);
     if (!v->r.viewers)
         view_detach(f, v);
+}
+
+/* A full table gives b up for a new board (gw_hold.c): each of its viewers
+ * gets an error naming its sub, and the view ends for it. */
+static void board_evict(struct gw_fanout *f, struct gw_board *b)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "board evicted: the gateway holds max_boards %u boards and only one address "
+             "watched this one; subscribe again later", f->app->conf->max_boards);
+    b->refs++; /* alive until its views are gone */
+    for (struct gw_view *v; (v = gw_fo_first_view(b)) != NULL;) {
+        if (!v->subs) {
+            view_detach(f, v);
+            continue;
+        }
+        struct gw_sub *s = v->subs;
+        for (struct gw_sub **p = &s->conn->subs; *p; p = &(*p)->cnext) {
+            if (*p == s) {
+                *p = s->cnext;
+                break;
+            }
+        }
+        gw_conn_reply(s->conn, rc_encode_view_error(v->r.id, RC_E_RATE_LIMITED, msg));
+        sub_free(f, s);
+    }
+    gw_fo_board_unref(b);
 }
 
 void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
@@ -96,15 +125,19 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
             return;
         }
     }
-    int over_cap = 0;
-    struct gw_board *b = gw_fo_board_get(f, decl, r->board, p->id, 1, &over_cap);
-    if (over_cap) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "too many live boards on this gateway (max_boards %u)", app->conf->max_boards);
+    /* a new board: within the address's share of max_boards, else in
+     * place of a board held by one address (gw_hold.c) */
+    struct gw_board *evict = NULL;
+    char msg[160];
+    if (!gw_fo_board_find(f, r->board, p->id) && gw_fo_hold_admit(f, decl, c, &evict, msg, sizeof msg) != 0) {
         gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_RATE_LIMITED, msg));
         gw_metrics_error(&app->metrics, RC_E_RATE_LIMITED);
         return;
     }
+    if (evict)
+        board_evict(f, evict);
+    int over_cap = 0;
+    struct gw_board *b = gw_fo_board_get(f, decl, r->board, p->id, 0, &over_cap);
     int follows = rc_follow_mode(decl->period.kind != RC_PERIOD_NONE, r->period);
     struct gw_view *v = b ? gw_fo_view_get(f, b, &r->view, follows) : NULL;
     if (v)
@@ -158,6 +191,7 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     s->cnext = c->subs;
     c->subs = s;
     c->nsubs++;
+    gw_fo_hold_join(f, b, s);
     app->metrics.subscriptions[v->r.spec.kind]++;
 
     if (v->r.spec.kind == RC_VIEW_FEED) {
@@ -478,6 +512,7 @@ void gw_fanout_free(struct gw_fanout *f)
         }
         sub_free(f, s);
     }
+    gw_fo_hold_free(f);
     gw_fo_viewers_free(f);
     rc_delta_scratch_free(&f->delta);
     rc_registry_free(&f->reg);

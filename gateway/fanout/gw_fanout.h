@@ -31,8 +31,9 @@ void gw_fanout_free(struct gw_fanout *f);
 
 /* Handles a decoded subscribe for connection c on board decl (board name
  * r->board) in period p: answers with the snapshot (or an error) itself.
- * A subscribe that would open one live board more than max_boards is
- * answered rate_limited. The snapshot is an owed reply (gw_conn_send_owed):
+ * A subscribe that would open a board is held to the address's share and
+ * to max_boards, or evicts a board watched from one address only
+ * (fanout/gw_hold.c); refused, it is answered rate_limited. The snapshot is an owed reply (gw_conn_send_owed):
  * a connection whose queue is full gets it, id echoed, once it drains. */
 void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
                          const struct rc_board *decl, const struct rc_period *p);

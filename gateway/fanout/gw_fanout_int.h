@@ -5,6 +5,8 @@
  *   gw_vcount.c   the table of viewer counts, one per board name
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
  *                 lifetimes, the tick's work list, the event ring
+ *   gw_hold.c     fair shares of max_boards: who holds each board, what a
+ *                 full table evicts
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed.c     feed views: deliver events, catch up from the change log
@@ -122,6 +124,7 @@ struct gw_sub {
      * delivered (or, while pending with has_since, the resume point);
      * malloc'd, NULL until known. */
     struct rc_shard_cursor *vec;
+    int keyed;                    /* its connection presented a key (gw_hold.c) */
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
@@ -187,6 +190,13 @@ struct gw_board {
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
+    /* who holds it (gw_hold.c): its viewers, those with a key, those from
+     * its holder's address; held alone (on f->alone, counted in the
+     * holder's share) or guarded (declared, or a keyed viewer) */
+    struct gw_holder *holder;
+    unsigned nsubs, keyed, hsubs;
+    int alone, guarded;
+    struct gw_board *anext, *aprev; /* on f->alone_head..alone_tail */
 };
 
 /* One board name's viewer count (gw_viewers.c): its open subscriptions on
@@ -204,7 +214,7 @@ struct gw_vcount {
 
 struct gw_fanout {
     struct gw_app *app;
-    struct rc_registry reg;      /* live boards (count <= max_boards) and attached views */
+    struct rc_registry reg;      /* live boards (count <= max_boards, gw_hold.c) and attached views */
     struct gw_board *all;        /* live boards, for the rare walks over all of them */
     struct gw_board *work;       /* boards the next tick must look at */
     struct gw_board *soon;       /* boards whose change found them quiet: looked at after this loop turn's I/O */
@@ -213,8 +223,6 @@ struct gw_fanout {
     uint64_t ticks;              /* ticks run (numbers the tick periods, core/rc_edge.h) */
     int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
     int64_t rollover_from;       /* ... or goes back before this (test clock) */
-    unsigned freed;              /* boards freed since memory was last handed back */
-    int64_t trimmed_ms;          /* when it was */
     /* viewer counts (gw_viewers.c) */
     struct rc_hmap vmap;         /* struct gw_vcount by board name */
     struct rc_hash_key vkey;
@@ -225,6 +233,10 @@ struct gw_fanout {
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
     int vstopping;
     struct rc_delta_scratch delta; /* the delta rule's memory, kept from one view's delta to the next (gw_view.c) */
+    /* fair shares of the board table (gw_hold.c) */
+    struct rc_hmap hmap;         /* struct gw_holder by address */
+    struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */
+    unsigned nguarded;           /* boards declared or with a keyed viewer */
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -276,6 +288,23 @@ void gw_fo_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr);
 /* 1 when v shows the audience's board while the board is frozen (its
  * viewers see the frozen state; an admin's live view does not). */
 int gw_fo_view_held(const struct gw_view *v);
+
+/* ---- gw_hold.c ----------------------------------------------------------- */
+
+void gw_fo_hold_init(struct gw_fanout *f);
+void gw_fo_hold_free(struct gw_fanout *f);
+/* s (linked in a view of b) now counts on b / s (unlinked) no longer does. */
+void gw_fo_hold_join(struct gw_fanout *f, struct gw_board *b, struct gw_sub *s);
+void gw_fo_hold_leave(struct gw_fanout *f, struct gw_board *b, const struct gw_sub *s);
+/* b's views changed wholesale (a rollover moved one): count them again. */
+void gw_fo_hold_recount(struct gw_fanout *f, struct gw_board *b);
+/* How many boards one address may hold alone. */
+unsigned gw_fo_hold_share(const struct gw_fanout *f);
+/* May connection c open a new board of decl? 0: yes, after *evict (when
+ * not NULL) has been evicted; RC_E_RATE_LIMITED: no, msg (cap bytes) says
+ * why. Borrows everything. */
+int gw_fo_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const struct gw_conn *c,
+                     struct gw_board **evict, char *msg, size_t cap);
 
 /* ---- gw_view.c ----------------------------------------------------------- */
 

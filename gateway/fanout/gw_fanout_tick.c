@@ -5,19 +5,11 @@
  * board's index) and the views on its due list (gw_board.c). Every view it
  * looks at counts in rankcast_views_visited_total{on="tick"}. The rollover
  * walks the boards only when some period has ended. */
-#include <uv.h>
-
 #include "fanout/gw_fanout_int.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdlib.h>
 
 #include "gw_app.h"
-
-#define TRIM_BOARDS 1024  /* boards freed before the free memory is handed back ... */
-#define TRIM_EVERY_MS 1000 /* ... at most this often */
 
 /* A change to the board: its views read from Redis (around views, pages
  * past the mirror) read again on the next tick; mirror views follow the
@@ -128,25 +120,6 @@ static void board_tick(struct gw_board *b)
     }
 }
 
-/* Many boards freed at once (their viewers left) leave their memory in
- * malloc's free lists, scattered between live allocations where glibc never
- * returns it by itself: hand the free pages back, at most once a second. */
-static void maybe_trim(struct gw_fanout *f)
-{
-#ifdef __GLIBC__
-    if (f->freed < TRIM_BOARDS)
-        return;
-    int64_t now = gw_mono_us() / 1000;
-    if (now - f->trimmed_ms < TRIM_EVERY_MS)
-        return;
-    f->freed = 0;
-    f->trimmed_ms = now;
-    malloc_trim(0);
-#else
-    (void)f;
-#endif
-}
-
 /* Takes the list *from whole (a board that gets work again while it is
  * handled waits for the next pass) and looks at each board: its mirror,
  * reads, held sends. `edge`: this is the leading edge, in tick period
@@ -186,7 +159,6 @@ void gw_fanout_tick(struct gw_fanout *f)
     uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
     gw_fo_shard_flush(f);
     gw_fo_rollover(f);
-    maybe_trim(f);
     gw_fo_viewers_tick(f);
     /* Boards still waiting for their leading edge (normally none: it runs
      * after each loop turn's I/O) are looked at by this tick instead. */

@@ -22,6 +22,8 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
         return; /* out of memory: try again next tick */
     (void)rc_registry_view_move(&f->reg, &v->r, &nb->r); /* failed: served, just not found by a subscribe */
     gw_fo_view_refile(v, nb);
+    gw_fo_hold_recount(f, old); /* its viewers went with it */
+    gw_fo_hold_recount(f, nb);
     gw_window_free(v->last);
     v->last = NULL;
     gw_window_free(v->held); /* of the old period */

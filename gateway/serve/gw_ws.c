@@ -52,6 +52,7 @@
 #define DEFLATE_LEVEL 6 /* zlib's default; one compression per view per tick (docs/gateway.md) */
 #define PMD_NAME "permessage-deflate"
 #define DISCARD_MAX (1u << 20) /* inflated bytes thrown away after a compressed message over max_frame */
+#define RX_KEEP 4096 /* a reassembly buffer bigger than this is freed after its message */
 
 /* ---- the lws transport of the connection queue (net/gw_conn.h) ------------- */
 
@@ -474,6 +475,12 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
     c->rx_compressed = 0;
     if (!c->close_code)
         on_message(app, c, c->rx, n);
+    if (c->rx_cap > RX_KEEP) {
+        /* one big message does not keep its buffer for the connection's life */
+        free(c->rx);
+        c->rx = NULL;
+        c->rx_cap = 0;
+    }
     return 0;
 }
 

@@ -1265,6 +1265,21 @@ static void test_int64_parse_is_strict(void **state)
     }
 }
 
+static void test_ip_board_share_is_a_percentage_defaulting_to_10(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    parse_ok("", c);
+    assert_int_equal(c->ip_board_share, 10);
+    parse_ok("[limits]\nip_board_share = 100\n", c);
+    assert_int_equal(c->ip_board_share, 100);
+    assert_int_equal(parse_str("[limits]\nip_board_share = 0\n", c, &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "ip_board_share must be an integer from 1 to 100"));
+    assert_int_equal(parse_str("[limits]\nip_board_share = 101\n", c, &err), RC_E_BAD_REQUEST);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1303,6 +1318,7 @@ int main(void)
         cmocka_unit_test(test_timestamps_parse_and_reject),
         cmocka_unit_test(test_utc_offsets_parse_and_reject),
         cmocka_unit_test(test_int64_parse_is_strict),
+        cmocka_unit_test(test_ip_board_share_is_a_percentage_defaulting_to_10),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
