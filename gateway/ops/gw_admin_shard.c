@@ -87,9 +87,9 @@ static void on_reply(redisReply *r, void *privdata)
         int code = r ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
         const char *why = !r ? "Redis connection lost before the operation was answered"
                           : r->type == REDIS_REPLY_ERROR ? r->str : "admin script answered oddly";
-        if (is_reset)
-            snprintf(msg, sizeof msg, "%s: %u of %u shards of board %s were reset; send the reset again to finish "
-                     "it", why, sa->reset, sa->b->shards, sa->req.board);
+        if (is_reset) /* the count and the advice first: a long Redis error is what the cut may take */
+            snprintf(msg, sizeof msg, "%u of %u shards of board %s were reset; send the reset again to finish it (%s)",
+                     sa->reset, sa->b->shards, sa->req.board, why);
         else
             snprintf(msg, sizeof msg, "%s", why);
         fail(sa, code, msg);
