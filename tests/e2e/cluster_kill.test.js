@@ -199,9 +199,10 @@ test('the primary of a queued board killed under writes: every acked entry appli
  * there runs to ack_timeout. gw_redis_route sends each write's WAIT on the
  * node's one command connection, where Redis runs a client's commands in
  * turn, so N writes in flight take N x ack_timeout and the PING watchdog
- * (3 s) drops the link, failing every command in flight on that node (other
- * boards' writes and reads, the queue consumer's batch) as unavailable, over
- * and over ("redis down: PING unanswered after 3000 ms" every ~6 s). Shown
+ * (3 s) drops and reconnects the link, failing other commands in flight on
+ * that node (seen: the queue consumer's XPENDING "no answer", its lock lost
+ * and taken back every few seconds), over and over ("redis down: PING
+ * unanswered after 3000 ms" every ~6 s). Shown
  * here on one redis-server without a replica and the default ack_timeout
  * (1 s): 8 concurrent writes. Not fixed here: WAIT must stay on the writer's
  * connection (it counts that client's writes), so the fix is one WAIT after
@@ -216,6 +217,7 @@ test.todo('a primary without replicas under ack_replicas = 1: concurrent writes 
       conn.request({ op: 'incr', board: 'demo', member: `w${i}`, delta: 1, req: `todo-${i}` }, 30000)));
     const refused = acks.filter((a) => a.op !== 'ack').map((a) => JSON.stringify(a));
     const drops = gw.stderr.filter((l) => /redis down/.test(l));
-    assert.deepEqual({ refused, drops }, { refused: [], drops: [] });
-    for (const a of acks) assert.equal(a.replicas, 0);
+    // each ack says 0 replicas (WAIT timed out), none -1 (its WAIT cut by the dropped link)
+    const replicas = acks.map((a) => a.replicas);
+    assert.deepEqual({ refused, drops, replicas }, { refused: [], drops: [], replicas: replicas.map(() => 0) });
   });
