@@ -313,6 +313,8 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
         put(&o, "rankcast_errors_total{code=\"%s\"} %llu\n", rc_code_name(-i), (unsigned long long)m->errors[i]);
     counter(&o, "rankcast_deltas_sent_total", "Delta and event messages queued to viewers", m->deltas_sent);
     counter(&o, "rankcast_snapshots_sent_total", "Snapshots queued to viewers", m->snapshots_sent);
+    counter(&o, "rankcast_feed_gaps_total", "Feed viewers an event reached past a lost seq (filled from the log)",
+            m->feed_gaps);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
     counter(&o, "rankcast_frame_writes_total",
             "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);

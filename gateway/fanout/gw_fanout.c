@@ -17,6 +17,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "fanout/gw_feed_fault.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
@@ -373,6 +374,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             return;
         }
         sev.shard = shard;
+        if (gw_fo_feed_fault_drop(f->app, b->r.name))
+            return; /* a test's lost event */
         if (b->ks_pending > 0)
             b->ks_pending--;
         gw_fo_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
@@ -417,6 +420,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
+    if (gw_fo_feed_fault_drop(f->app, b->r.name))
+        return; /* a test's lost event */
     if (ev.epoch[0]) {
         gw_fo_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
         if (b->freeze_was.frozen)
@@ -543,6 +548,7 @@ void gw_fanout_tick(struct gw_fanout *f)
     gw_fo_rollover(f);
     maybe_trim(f);
     gw_fo_viewers_tick(f);
+    gw_fo_feed_check_quiet(f);
     /* Boards still waiting for their leading edge (normally none: it runs
      * after each loop turn's I/O) are looked at by this tick instead. */
     while (f->soon) {
@@ -595,13 +601,9 @@ static void resync_board(struct gw_board *b, int snapshot)
                 v->force_snapshot = v->last != NULL;
             continue;
         }
-        for (struct gw_sub *s = v->subs; s; s = s->vnext) {
-            if (s->pending)
-                continue;
-            s->pending = 1;
-            s->has_since = 1;
-            s->since = s->cursor;
-        }
+        /* events lost meanwhile are filled from the log (a reset snapshot
+         * when it no longer holds them, or the history started over) */
+        gw_fo_feed_recheck(v);
     }
 }
 

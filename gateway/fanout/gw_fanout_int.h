@@ -44,6 +44,8 @@
                                   reveals can say where each row came from (prev_rank) */
 #define GW_FO_SHARD_FLUSH_US 5000 /* a sharded board's events go out for their ranks at most this often
                                      between ticks (and at each tick, before its reads) */
+#define GW_FO_FEED_QUIET_MS 1000 /* a board's feeds are checked against its log this long after its last
+                                    event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 
 #define GW_FO_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -75,6 +77,8 @@ struct gw_view {
     int await_final;
     uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
+    int recheck;                 /* feed: the log read in flight may predate the channel's
+                                    (re-)subscribe: read again when it is back (gw_feed.c) */
 };
 
 struct gw_sub {
@@ -97,6 +101,10 @@ struct gw_sub {
      * delivered (or, while pending with has_since, the resume point);
      * malloc'd, NULL until known. */
     struct rc_shard_cursor *vec;
+    /* A feed viewer past a gap (core/rc_feedgap.h), pending until the log
+     * fills it: answered by the missing events alone, no snapshot, when
+     * the log still holds them (else a reset snapshot). */
+    int gapfill;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
@@ -155,6 +163,10 @@ struct gw_board {
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
+    /* Feeds (gw_feed.c): when the last event reached them, and whether they
+     * are still to be checked against the log once the board is quiet. */
+    int64_t feed_heard_us;
+    int feed_check_due;
 };
 
 /* One board name's viewer count (gw_viewers.c): its open subscriptions on
@@ -192,6 +204,7 @@ struct gw_fanout {
     char vid[33];                /* this process's field name in the hashes */
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
     int vstopping;
+    int64_t feed_checked_us;     /* the last pass over quiet boards' feeds (gw_fo_feed_check_quiet) */
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -302,6 +315,17 @@ void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v);
 /* Every viewer of feed v gets a snapshot (no id, no rows) of the board as
  * it may see it now, then what it missed: the catch-up of a resume. */
 void gw_fo_feed_resnapshot(struct gw_view *v);
+/* v's channel was (re-)subscribed (or Redis came back, or the board went
+ * quiet): events may have been lost meanwhile, the last ones too. Every
+ * viewer is checked against the board's log and seq at the next tick: given
+ * the events it missed alone when the log holds them in its history, else a
+ * reset snapshot (a sharded board's: a snapshot, then what each shard's log
+ * adds); a read in flight is done again once back. */
+void gw_fo_feed_recheck(struct gw_view *v);
+/* From the tick: the feeds of boards quiet for GW_FO_FEED_QUIET_MS since
+ * their last event are checked once against the log (the event that went
+ * missing may have been the last). */
+void gw_fo_feed_check_quiet(struct gw_fanout *f);
 
 /* ---- gw_frozen.c --------------------------------------------------------- */
 
