@@ -380,6 +380,33 @@ void gw_fo_feed_recheck(struct gw_view *v)
     gw_fo_view_set_dirty(v); /* the tick reads */
 }
 
+/* The head of a quiet board came back: a viewer of feed v behind the seq
+ * it may be shown, or in another history, lost the board's last events. */
+static void on_quiet_head(int code, struct gw_window *w, void *privdata)
+{
+    struct gw_view *v = privdata;
+    int behind = 0;
+    for (const struct gw_sub *s = v->subs; s && !v->dead && code == 0 && w; s = s->vnext)
+        if (!s->pending && (s->cursor < w->seq || strcmp(s->epoch, w->epoch) != 0))
+            behind = 1;
+    if (behind)
+        gw_fo_feed_recheck(v); /* the log fills them */
+    gw_window_free(w);
+    gw_fo_view_unref(v);
+}
+
+/* Reads the head (seq and epoch, no rows) of feed v's board as its viewers
+ * may see it: cheaper than the log, which is read only when one is behind. */
+static void read_quiet_head(struct gw_view *v)
+{
+    struct gw_app *app = v->f->app;
+    /* no row lies this far down: the head alone */
+    struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = INT32_MAX, .count = 1, .live = v->r.spec.live};
+    v->refs++;
+    if (gw_read(&app->store, v->board->decl, v->board->r.name, v->board->r.period, &spec, on_quiet_head, v) != 0)
+        v->refs--; /* Redis is down: its return rechecks every feed */
+}
+
 void gw_fo_feed_check_quiet(struct gw_fanout *f)
 {
     int64_t now = gw_mono_us();
@@ -393,7 +420,7 @@ void gw_fo_feed_check_quiet(struct gw_fanout *f)
         if (b->decl->shards > 1)
             continue; /* a lost shard event shows as a gap at the shard's next one (gw_shard_feed.c) */
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-            if (v->r.spec.kind == RC_VIEW_FEED)
-                gw_fo_feed_recheck(v);
+            if (v->r.spec.kind == RC_VIEW_FEED && !v->dead)
+                read_quiet_head(v);
     }
 }
