@@ -175,3 +175,27 @@ test('3+3 cluster: a CLUSTER FAILOVER under writes leaves every feed with every 
   await new Promise((r) => setTimeout(r, 500));
   for (const b of boards) assertGapless(feeds.get(b), 0, N, `the feed of ${b}`);
 });
+
+test('3+3 cluster: a first event lost before the channel\'s subscribe, while the catch-up read is late, is filled',
+  { skip, timeout: 180000 }, async (t) => {
+    // The subscribe's log read runs in Redis at once but its reply is held
+    // back; the channel's SSUBSCRIBE is confirmed meanwhile; the board's first
+    // event is lost (as one published before the subscribe took effect). The
+    // read that predates the subscribe must not be the last word: nothing
+    // else reaches the feed (no later event shows a gap).
+    const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
+    const gw = await gateway(t, { RANKCAST_TEST_FEED_LOG_DELAY_MS: '2000', RANKCAST_TEST_DROP_EVENTS: 'match:early:1' },
+      cluster);
+    const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+    const pending = viewer.request({ op: 'subscribe', board: 'match:early', view: { feed: true } }, 15000);
+    await new Promise((r) => setTimeout(r, 300));
+    await writeUntilAcked(gw, 'match:early', { member: 'm1', op: 'incr', delta: 1, req: 'early-1' });
+    await dropped(gw, 'match:early', 1);
+    const snap = await pending;
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(snap.seq, 0, 'the read predates the write');
+    const got = feedOf(viewer, snap.sub);
+    await h.waitFor(() => got.some((m) => m.seq === 1), 10000, 'seq 1 on the feed').catch(() => {});
+    assertGapless(got, 0, 1, 'the feed');
+    assert.match(got[0].epoch || '', /^[0-9a-f]{16}$/, 'the first event names its history');
+  });
