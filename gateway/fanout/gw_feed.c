@@ -77,6 +77,11 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
 
 static void catch_up_soon(struct gw_view *v);
 
+/* 1 while a log read's reply hands out the ring: a gap found then is read
+ * again at the next tick, not at once (a log that cannot fill it, e.g. a
+ * write lost with its primary, would else be read back to back). */
+static int replying;
+
 /* Marks viewer s of feed v to be answered from the log again (a snapshot,
  * then what it missed since its cursor; `gap`: the missing events alone
  * when the log holds them). */
@@ -118,7 +123,10 @@ void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_
     }
     if (gap) {
         f->app->metrics.feed_gaps++;
-        catch_up_soon(v);
+        if (replying)
+            gw_fo_view_set_dirty(v);
+        else
+            catch_up_soon(v);
     }
     if (m.sent && v->board) {
         /* news: once the board is quiet, its feeds are checked (the last
@@ -252,9 +260,12 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
     struct gw_board *b = v->board;
     if (stale)
         gw_fo_view_set_dirty(v); /* the tick reads again */
-    else
+    else {
+        replying = 1;
         for (size_t i = 0; i < b->ring_len; i++)
             gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
+        replying = 0;
+    }
     if (recheck && !v->dead)
         gw_fo_feed_recheck(v); /* this read may predate the channel's subscribe */
     gw_fo_view_unref(v);
