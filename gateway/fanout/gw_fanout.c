@@ -601,9 +601,7 @@ static void resync_board(struct gw_board *b, int snapshot)
                 v->force_snapshot = v->last != NULL;
             continue;
         }
-        /* events lost meanwhile are filled from the log (a reset snapshot
-         * when it no longer holds them, or the history started over) */
-        gw_fo_feed_recheck(v);
+        gw_fo_feed_recheck(v); /* events lost meanwhile: filled from the log */
     }
 }
 
