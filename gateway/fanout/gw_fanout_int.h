@@ -163,8 +163,9 @@ struct gw_board {
     /* the viewer count of its name (gw_viewers.c), shared by its periods */
     struct gw_vcount *vc;
     struct gw_board *vcnext, *vcprev; /* in vc->boards */
-    /* Feeds (gw_feed.c): when the last event reached them, and whether they
-     * are still to be checked against the log once the board is quiet. */
+    /* Feeds (gw_feed.c, gw_shard_feed.c): when the last event reached
+     * them, and whether they are still to be checked against the board's
+     * seq once it is quiet (2: while a delivery is under way). */
     int64_t feed_heard_us;
     int feed_check_due;
 };

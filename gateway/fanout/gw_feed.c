@@ -397,9 +397,16 @@ static void on_quiet_head(int code, struct gw_window *w, void *privdata)
 {
     struct gw_view *v = privdata;
     int behind = 0;
-    for (const struct gw_sub *s = v->subs; s && !v->dead && code == 0 && w; s = s->vnext)
-        if (!s->pending && (s->cursor < w->seq || strcmp(s->epoch, w->epoch) != 0))
+    int sharded = v->board && v->board->decl->shards > 1;
+    for (const struct gw_sub *s = v->subs; s && !v->dead && code == 0 && w; s = s->vnext) {
+        if (s->pending)
+            continue;
+        /* a sharded board's head: seq the sum of its shards', epoch a digest
+         * of theirs; a viewer's position is its cursor's sum */
+        if (sharded ? !s->vec || rc_shard_cursor_sum(s->vec) < w->seq
+                    : s->cursor < w->seq || strcmp(s->epoch, w->epoch) != 0)
             behind = 1;
+    }
     if (behind)
         gw_fo_feed_recheck(v); /* the log fills them */
     gw_window_free(w);
@@ -411,8 +418,11 @@ static void on_quiet_head(int code, struct gw_window *w, void *privdata)
 static void read_quiet_head(struct gw_view *v)
 {
     struct gw_app *app = v->f->app;
-    /* no row lies this far down: the head alone */
+    /* the head alone: no row lies this far down; a sharded board's read
+     * takes count 0 for that (and refuses pages that deep) */
     struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = INT32_MAX, .count = 1, .live = v->r.spec.live};
+    if (v->board->decl->shards > 1)
+        spec.first = spec.count = 0;
     v->refs++;
     if (gw_read(&app->store, v->board->decl, v->board->r.name, v->board->r.period, &spec, on_quiet_head, v) != 0)
         v->refs--; /* Redis is down: its return rechecks every feed */
@@ -428,8 +438,6 @@ void gw_fo_feed_check_quiet(struct gw_fanout *f)
         if (!rc_feedgap_quiet_due(b->feed_check_due, b->feed_heard_us, now, GW_FO_FEED_QUIET_MS * 1000))
             continue;
         b->feed_check_due = 0;
-        if (b->decl->shards > 1)
-            continue; /* a lost shard event shows as a gap at the shard's next one (gw_shard_feed.c) */
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
             if (v->r.spec.kind == RC_VIEW_FEED && !v->dead)
                 read_quiet_head(v);

@@ -199,3 +199,21 @@ test('3+3 cluster: a first event lost before the channel\'s subscribe, while the
     assertGapless(got, 0, 1, 'the feed');
     assert.match(got[0].epoch || '', /^[0-9a-f]{16}$/, 'the first event names its history');
   });
+
+test('a sharded board: a dropped LAST event of a shard reaches the feed once the board is quiet', { skip, timeout: 60000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const config = h.configWith(t, { server: { test_clock: 'on' },
+    'board sh': { order: 'desc', ops: 'incr', tiebreak: 'none', shards: 4, log_cap: 100 } });
+  const gw = await h.startGateway(t, { redisPort: redis.port, config, env: { RANKCAST_TEST_DROP_EVENTS: 'sh:4' } });
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const snap = await viewer.request({ op: 'subscribe', board: 'sh', view: { feed: true } }, 15000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  const got = feedOf(viewer, snap.sub);
+  const writer = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 4; i++) await write(writer, 'sh', `m${i}`, i);
+  await dropped(gw, 'sh', 4);
+  const members = () => got.filter((m) => m.op === 'event').map((m) => m.member);
+  await h.waitFor(() => members().includes('m4'), 10000, 'm4 on the feed').catch(() => {});
+  assert.deepEqual(members().slice().sort(), ['m1', 'm2', 'm3', 'm4'], JSON.stringify(got));
+  assert.ok(!got.some((m) => m.reset), 'no reset');
+});
