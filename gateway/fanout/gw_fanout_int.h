@@ -7,7 +7,9 @@
  *                 lifetimes, the tick's work list, the event ring
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
- *   gw_feed.c     feed views: deliver events, catch up from the change log
+ *   gw_feed_fault.c test-only faults: lose a feed's event on purpose
+ *   gw_feed.c     feed views: deliver events, catch up from the change log,
+ *                 fill gaps
  *   gw_frozen.c   freeze and reveal: what a change of a board's freeze does
  *                 to its views and feeds
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
@@ -44,7 +46,7 @@
                                   reveals can say where each row came from (prev_rank) */
 #define GW_FO_SHARD_FLUSH_US 5000 /* a sharded board's events go out for their ranks at most this often
                                      between ticks (and at each tick, before its reads) */
-#define GW_FO_FEED_QUIET_MS 1000 /* a board's feeds are checked against its log this long after its last
+#define GW_FO_FEED_QUIET_MS 1000 /* a board's feeds are checked against its seq this long after its last
                                     event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 

@@ -2,7 +2,13 @@
  * seq order, encoded once per view; a joining or resuming viewer is caught
  * up from the board's change log, then from the events that came in over
  * pub/sub meanwhile (the board's ring). The audience of a frozen board gets
- * the events up to the seq it is shown, no further (gw_frozen.c). */
+ * the events up to the seq it is shown, no further (gw_frozen.c).
+ *
+ * A feed never skips a seq without `reset` (core/rc_feedgap.h): a viewer an
+ * event reaches past its next seq waits while the log fills the gap; after
+ * a (re-)subscribe of the board's channel, and once the board is quiet, its
+ * viewers are checked against the board's seq (a lost last event shows no
+ * gap). docs/gateway.md, "Feed gaps". */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* gw_feed_fault.c - test-only faults that make a feed lose an event on
  * purpose, so that the gap fill (gw_feed.c) is tested by design, not luck.
  * Read from the environment only when [server] test_clock = on (a setting
- * for tests; --check-config warns nothing here: without test_clock the
- * variables are never read), and logged as a warning when in force:
+ * for tests, never on in production: without it the variables are never
+ * read), and logged as a warning when in force:
  *
  *   RANKCAST_TEST_DROP_EVENTS=board:N[,board:N...]
  *       the Nth change event (1-based, counted per board name on this
