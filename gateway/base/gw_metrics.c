@@ -319,6 +319,8 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     for (int i = 0; i < GW_METRICS_VISITS; i++)
         put(&o, "rankcast_views_visited_total{on=\"%s\"} %llu\n", visit_on[i],
             (unsigned long long)m->views_visited[i]);
+    counter(&o, "rankcast_feed_gaps_total", "Feed viewers an event reached past a lost seq (filled from the log)",
+            m->feed_gaps);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
     counter(&o, "rankcast_frame_writes_total",
             "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);

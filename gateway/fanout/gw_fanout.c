@@ -14,6 +14,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "fanout/gw_feed_fault.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
@@ -363,6 +364,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             return;
         }
         sev.shard = shard;
+        if (gw_fo_feed_fault_drop(f->app, b->r.name))
+            return; /* a test's lost event */
         if (b->ks_pending > 0)
             b->ks_pending--;
         gw_fo_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
@@ -407,6 +410,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
+    if (gw_fo_feed_fault_drop(f->app, b->r.name))
+        return; /* a test's lost event */
     if (ev.epoch[0]) {
         gw_fo_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
         if (b->freeze_was.frozen)
@@ -459,13 +464,7 @@ static void resync_board(struct gw_board *b, int snapshot)
                 v->force_snapshot = v->last != NULL;
             continue;
         }
-        for (struct gw_sub *s = v->subs; s; s = s->vnext) {
-            if (s->pending)
-                continue;
-            s->pending = 1;
-            s->has_since = 1;
-            s->since = s->cursor;
-        }
+        gw_fo_feed_recheck(v); /* events lost meanwhile: filled from the log */
     }
 }
 

@@ -9,7 +9,9 @@
  *                 full table evicts
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
- *   gw_feed.c     feed views: deliver events, catch up from the change log
+ *   gw_feed_fault.c test-only faults: lose a feed's event on purpose
+ *   gw_feed.c     feed views: deliver events, catch up from the change log,
+ *                 fill gaps
  *   gw_frozen.c   freeze and reveal: what a change of a board's freeze does
  *                 to its views and feeds
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
@@ -62,6 +64,8 @@
                                   reveals can say where each row came from (prev_rank) */
 #define GW_FO_SHARD_FLUSH_US 5000 /* a sharded board's events go out for their ranks at most this often
                                      between ticks (and at each tick, before its reads) */
+#define GW_FO_FEED_QUIET_MS 1000 /* a board's feeds are checked against its seq this long after its last
+                                    event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
@@ -102,6 +106,8 @@ struct gw_view {
     /* On its board's due list (or the tick's copy of it), or not. */
     struct gw_view *dnext, *dprev;
     struct gw_view **dlist;
+    int recheck;                 /* feed: the log read in flight may predate the channel's
+                                    (re-)subscribe: read again when it is back (gw_feed.c) */
 };
 
 struct gw_sub {
@@ -125,6 +131,10 @@ struct gw_sub {
      * malloc'd, NULL until known. */
     struct rc_shard_cursor *vec;
     int keyed;                    /* its connection presented a key (gw_hold.c) */
+    /* A feed viewer past a gap (core/rc_feedgap.h), pending until the log
+     * fills it: answered by the missing events alone, no snapshot, when
+     * the log still holds them (else a reset snapshot). */
+    int gapfill;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
@@ -197,6 +207,11 @@ struct gw_board {
     unsigned nsubs, keyed, hsubs;
     int alone, guarded;
     struct gw_board *anext, *aprev; /* on f->alone_head..alone_tail */
+    /* Feeds (gw_feed.c, gw_shard_feed.c): when the last event reached
+     * them, and whether they are still to be checked against the board's
+     * seq once it is quiet (2: while a delivery is under way). */
+    int64_t feed_heard_us;
+    int feed_check_due;
 };
 
 /* One board name's viewer count (gw_viewers.c): its open subscriptions on
@@ -237,6 +252,7 @@ struct gw_fanout {
     struct rc_hmap hmap;         /* struct gw_holder by address */
     struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */
     unsigned nguarded;           /* boards declared or with a keyed viewer */
+    int64_t feed_checked_us;     /* the last pass over quiet boards' feeds (gw_fo_feed_check_quiet) */
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -382,6 +398,17 @@ void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v);
 /* Every viewer of feed v gets a snapshot (no id, no rows) of the board as
  * it may see it now, then what it missed: the catch-up of a resume. */
 void gw_fo_feed_resnapshot(struct gw_view *v);
+/* v's channel was (re-)subscribed (or Redis came back, or the board went
+ * quiet): events may have been lost meanwhile, the last ones too. Every
+ * viewer is checked against the board's log and seq at the next tick: given
+ * the events it missed alone when the log holds them in its history, else a
+ * reset snapshot (a sharded board's: a snapshot, then what each shard's log
+ * adds); a read in flight is done again once back. */
+void gw_fo_feed_recheck(struct gw_view *v);
+/* From the tick: the feeds of boards quiet for GW_FO_FEED_QUIET_MS since
+ * their last event are checked once against the log (the event that went
+ * missing may have been the last). */
+void gw_fo_feed_check_quiet(struct gw_fanout *f);
 
 /* ---- gw_frozen.c --------------------------------------------------------- */
 

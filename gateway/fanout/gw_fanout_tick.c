@@ -160,6 +160,7 @@ void gw_fanout_tick(struct gw_fanout *f)
     gw_fo_shard_flush(f);
     gw_fo_rollover(f);
     gw_fo_viewers_tick(f);
+    gw_fo_feed_check_quiet(f);
     /* Boards still waiting for their leading edge (normally none: it runs
      * after each loop turn's I/O) are looked at by this tick instead. */
     while (f->soon) {

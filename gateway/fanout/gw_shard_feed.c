@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "gw_app.h"
+#include "base/gw_clock.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
@@ -85,6 +86,7 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
         return 1;
     gw_conn_send(s->conn, *cache, 1);
     f->app->metrics.deltas_sent++;
+    v->board->feed_check_due = 2; /* news (deliver stamps the time once) */
     return 0;
 }
 
@@ -104,6 +106,12 @@ static void deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_even
     gw_msg_unref(cache);
     if (any)
         catch_up_soon(v);
+    if (v->board->feed_check_due == 2) {
+        /* once the board is quiet its feeds are checked against its seq
+         * (a shard's lost last event shows no gap: gw_feed.c) */
+        v->board->feed_heard_us = gw_mono_us();
+        v->board->feed_check_due = 1;
+    }
 }
 
 static void all_feeds_catch_up(struct gw_board *b)
