@@ -54,6 +54,8 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_IP_READ_RATE, "ip_read_rate", rc_conf__set_unsigned, CONF(ip_read_rate), 1, 1000000},
     {SEC_LIMITS, K_IP_READ_BURST, "ip_read_burst", rc_conf__set_unsigned, CONF(ip_read_burst), 1, 10000000},
     {SEC_LIMITS, K_MAX_BOARDS, "max_boards", rc_conf__set_unsigned, CONF(max_boards), 1, 1000000},
+    {SEC_LIMITS, K_MESSAGE_TIMEOUT, "message_timeout", rc_conf__set_duration, CONF(message_timeout_ms), MS_S,
+     10 * MS_M},
 
     {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
     {SEC_AUTH, K_JWT_SECRET, "jwt_secret", rc_conf__set_jwt_secret, 0, 0, 0},
