@@ -27,13 +27,45 @@ enum {
 #define LEN7 0x7fu
 #define CONTROL_MAX 125u
 
+#define OP_CONT 0x0u
+#define OP_PING 0x9u
+#define OP_PONG 0xau
+
 void rc_wsframe_init(struct rc_wsframe *s)
 {
-    s->len = 0;
-    s->state = ST_B0;
-    s->left = 0;
-    s->control = 0;
-    s->rsv1_ok = 0;
+    *s = (struct rc_wsframe){.state = ST_B0};
+}
+
+void rc_wsframe_take_counts(struct rc_wsframe *s, uint32_t out[RC_WSFRAME_KINDS])
+{
+    for (int k = 0; k < RC_WSFRAME_KINDS; k++) {
+        out[k] = s->counts[k];
+        s->counts[k] = 0;
+    }
+}
+
+int rc_wsframe_message_open(const struct rc_wsframe *s, uint32_t *id)
+{
+    if (id)
+        *id = s->messages;
+    return s->in_message || (s->state != ST_B0 && s->state != ST_FAILED && !s->control);
+}
+
+/* Counts a frame by its byte 0 (already checked) and follows the message
+ * it may begin or end. Counters saturate: a reader that never takes
+ * them loses nothing but their precision. */
+static void count_frame(struct rc_wsframe *s, unsigned b)
+{
+    unsigned op = b & OPCODE;
+    int kind = op == OP_CONT ? RC_WSFRAME_CONT : op == OP_PING ? RC_WSFRAME_PING : op == OP_PONG ? RC_WSFRAME_PONG : -1;
+    if (kind >= 0 && s->counts[kind] != UINT32_MAX)
+        s->counts[kind]++;
+    if (op == OP_TEXT || op == OP_BINARY) {
+        s->messages++;
+        s->in_message = !(b & FIN);
+    } else if (op == OP_CONT && (b & FIN)) {
+        s->in_message = 0;
+    }
 }
 
 void rc_wsframe_allow_compressed(struct rc_wsframe *s)
@@ -90,6 +122,7 @@ static int header_byte(struct rc_wsframe *s, unsigned b)
         s->control = (b & CONTROL) != 0;
         if (s->control && !(b & FIN))
             return -1;
+        count_frame(s, b);
         s->state = ST_B1;
         return 0;
     case ST_B1:

@@ -57,6 +57,7 @@ struct gw_app {
     struct gw_idem *idem;           /* idempotency records per writer, capped (ops/gw_idem.h) */
     struct gw_jwt jwt;              /* token keys (base/gw_jwt.h) */
     uint64_t token_sweep_at;        /* next check for expired tokens (uv_now ms; serve/gw_ws.c) */
+    uint64_t message_sweep_at;      /* next check for unfinished messages (uv_now ms; serve/gw_ws_frames.c) */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
     struct gw_conn_ctx conn_ctx;    /* what every connection shares (serve/gw_ws.c sets it) */
     struct gw_ws_drain *ws_drain;   /* compressed messages lws must be pushed to inflate (serve/gw_ws.c) */

@@ -280,6 +280,27 @@ static void worker_series(struct out *o, const struct gw_metrics_worker *w, size
     per_worker(o, w, nw, "rankcast_worker_queue_drops_total", "counter", "Slow readers the worker resynced", w_drops);
 }
 
+/* Frames outside requests and the closes they cause (docs/security.md,
+ * "Frames"); kinds in the order of enum rc_wsframe_kind. */
+static void frame_series(struct out *o, const struct gw_metrics *m)
+{
+    static const char *const kinds[3] = {"continuation", "ping", "pong"};
+    put(o, "# HELP rankcast_frames_total WebSocket continuation, ping and pong frames read, by kind\n"
+           "# TYPE rankcast_frames_total counter\n");
+    for (int i = 0; i < 3; i++)
+        put(o, "rankcast_frames_total{kind=\"%s\"} %llu\n", kinds[i], (unsigned long long)m->frames[i]);
+    put(o, "# HELP rankcast_frames_refused_total Of those, frames over the read budgets, by kind\n"
+           "# TYPE rankcast_frames_refused_total counter\n");
+    for (int i = 0; i < 3; i++)
+        put(o, "rankcast_frames_refused_total{kind=\"%s\"} %llu\n", kinds[i],
+            (unsigned long long)m->frames_refused[i]);
+    put(o, "# HELP rankcast_ws_closes_total WebSocket connections closed 1008, by reason\n"
+           "# TYPE rankcast_ws_closes_total counter\n");
+    put(o, "rankcast_ws_closes_total{reason=\"frame_budget\"} %llu\n", (unsigned long long)m->ws_closes_frames);
+    put(o, "rankcast_ws_closes_total{reason=\"message_timeout\"} %llu\n",
+        (unsigned long long)m->ws_closes_message);
+}
+
 char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
                         const struct gw_metrics_redis *rs, const struct gw_metrics_worker *w, size_t nw,
                         size_t *len)
@@ -301,6 +322,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             m->sockets_timed_out);
     counter(&o, "rankcast_reads_limited_total", "reads answered rate_limited (read rates, max_pending)",
             m->reads_limited);
+    frame_series(&o, m);
     put(&o, "# HELP rankcast_subscriptions Subscriptions open now, by view kind\n"
             "# TYPE rankcast_subscriptions gauge\n");
     for (int i = 0; i < 4; i++)

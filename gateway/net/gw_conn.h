@@ -191,6 +191,12 @@ struct gw_conn {
     int token_expired;             /* its token expired and its views were stopped */
     struct rc_bucket bucket;
     struct rc_bucket read_bucket;  /* reads on this connection (conn_read_rate) */
+    /* frames outside requests (serve/gw_ws_frames.c) */
+    struct rc_bucket refused;      /* frames over the read budgets tolerated before close 1008 */
+    uint32_t rx_msgs;              /* messages begun as lws handed them over (without the frame guard) */
+    int rx_open;                   /* the last of them is unfinished */
+    uint32_t msg_id;               /* the unfinished message the sweep saw last... */
+    uint64_t msg_seen;             /* ...and when it first did (uv_now ms; 0: none) */
     unsigned pending;              /* requests waiting for an answer (max_pending) */
     /* subscriptions (owned by the fan-out; listed here) */
     struct gw_sub *subs;

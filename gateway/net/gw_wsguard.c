@@ -35,6 +35,12 @@
  * frame. Otherwise the connection is simply not checked (lws' own rules
  * only). A legitimate client is therefore never closed by this file.
  *
+ * Frames that cost without being requests (continuation, ping, pong: lws
+ * answers pings itself, below every callback) are counted by the same
+ * checker and charged, one read at a time, through the charge hook
+ * (gw_wsguard.h); a connection past its budget is closed the same way, with
+ * the hook's close code (1008), before lws parses that read.
+ *
  * The close frame is written straight to the socket (MSG_DONTWAIT): if lws
  * holds a partial write for that peer, the close lands inside it; only the
  * violating client sees that, and it is being closed.
@@ -61,11 +67,13 @@
 
 struct slot {
     struct rc_wsframe frame; /* the client stream, while watched */
+    void *conn;              /* the charge hook's, while watched */
     uint32_t last4;          /* the last four bytes read, while not watched */
     uint8_t watched;
 };
 
 static struct slot *slots;
+static gw_wsguard_charge_fn charge;
 static size_t nslots;
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 
@@ -92,6 +100,27 @@ static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
         s->last4 = (s->last4 << 8) | p[i];
 }
 
+/* Sends the close frame with code (best effort) and stops watching s: the
+ * caller returns 0 (end of file) so lws closes without parsing the read. */
+static void refuse(int fd, struct slot *s, int code)
+{
+    unsigned char f[4] = {0x88, 0x02, (unsigned char)(code >> 8), (unsigned char)code};
+    (void)send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
+    s->watched = 0;
+    s->conn = NULL;
+    s->last4 = 0;
+}
+
+/* The counted frames of this read go to the charge hook: its close code, or 0. */
+static int charged(struct slot *s)
+{
+    uint32_t n[RC_WSFRAME_KINDS];
+    rc_wsframe_take_counts(&s->frame, n);
+    if (!charge || (n[RC_WSFRAME_CONT] | n[RC_WSFRAME_PING] | n[RC_WSFRAME_PONG]) == 0)
+        return 0;
+    return charge(s->conn, n);
+}
+
 /* Interposes libc's recv() for the whole process (see the banner): reads,
  * then checks what a watched fd read. buf is the caller's, as for recv(). */
 ssize_t recv(int fd, void *buf, size_t len, int flags)
@@ -108,17 +137,22 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
         remember_last4(s, buf, (size_t)n);
         return n;
     }
-    if (rc_wsframe_feed(&s->frame, buf, (size_t)n) == 0)
+    int code = rc_wsframe_feed(&s->frame, buf, (size_t)n);
+    if (code == 0)
+        code = charged(s);
+    if (code == 0)
         return n;
-    /* Close frame, code 1002 (protocol error); best effort. */
-    (void)send(fd, "\x88\x02\x03\xea", 4, MSG_NOSIGNAL | MSG_DONTWAIT);
-    s->watched = 0;
-    s->last4 = 0;
+    refuse(fd, s, code);
     errno = saved;
     return 0;
 }
 
-int gw_wsguard_watch(int fd, int compressed)
+void gw_wsguard_set_charge(gw_wsguard_charge_fn fn)
+{
+    charge = fn;
+}
+
+int gw_wsguard_watch(int fd, int compressed, void *conn)
 {
     struct slot *s = slot_of(fd);
     if (!s || s->last4 != END_OF_HEADERS)
@@ -126,8 +160,17 @@ int gw_wsguard_watch(int fd, int compressed)
     rc_wsframe_init(&s->frame);
     if (compressed)
         rc_wsframe_allow_compressed(&s->frame);
+    s->conn = conn;
     s->watched = 1;
     return 0;
+}
+
+int gw_wsguard_message(int fd, uint32_t *id)
+{
+    struct slot *s = slot_of(fd);
+    if (!s || !s->watched)
+        return -1;
+    return rc_wsframe_message_open(&s->frame, id);
 }
 
 void gw_wsguard_unwatch(int fd)
@@ -136,5 +179,6 @@ void gw_wsguard_unwatch(int fd)
     if (!s)
         return;
     s->watched = 0;
+    s->conn = NULL;
     s->last4 = 0;
 }

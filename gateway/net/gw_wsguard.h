@@ -5,17 +5,43 @@
  * puts it, on connections that negotiated it), a 64-bit length with its top bit set. Any of
  * them: a close frame 1002, then the connection is closed. gw_wsguard.c
  * says how, and what it does not cover.
+ *
+ * The same place sees every frame before lws spends anything on it, so it
+ * also hands the count of continuation, ping and pong frames in each read up
+ * to a charge hook (serve/gw_ws_frames.c: the read budgets), which may close
+ * the connection before lws parses any of those bytes, and says whether a
+ * fragmented message is unfinished (message_timeout).
  */
 #ifndef GW_WSGUARD_H
 #define GW_WSGUARD_H
+
+#include <stdint.h>
+
+#include "rc_wsframe.h"
+
+/* Called from recv() for a watched fd whose bytes just read begin frames
+ * of the counted kinds (counts by enum rc_wsframe_kind, at least one
+ * nonzero); conn is what gw_wsguard_watch was given. Returns 0 to let the
+ * bytes through, or a close code: that close frame is sent, and the
+ * connection closed without lws parsing any byte of this read. */
+typedef int (*gw_wsguard_charge_fn)(void *conn, const uint32_t counts[RC_WSFRAME_KINDS]);
+
+/* Sets the charge hook for the whole process (once, at start; NULL: none). */
+void gw_wsguard_set_charge(gw_wsguard_charge_fn fn);
 
 /* Starts checking what is read on fd from now on (a WebSocket that has just
  * been established, plain TCP). Returns 0, or RC_E_INTERNAL when fd is not watched:
  * beyond the table, the table could not be allocated, or lws may already
  * hold part of a frame (the last bytes read were not the end of the
  * handshake). Not watching is always safe. compressed: permessage-deflate
- * was negotiated (RSV1 allowed on the first frame of a data message). */
-int gw_wsguard_watch(int fd, int compressed);
+ * was negotiated (RSV1 allowed on the first frame of a data message).
+ * conn (borrowed until gw_wsguard_unwatch) goes to the charge hook. */
+int gw_wsguard_watch(int fd, int compressed, void *conn);
+
+/* For a watched fd: 1 while a fragmented data message has begun and not
+ * ended (its number in *id), else 0. -1 when fd is not watched (then the
+ * caller must tell by other means). */
+int gw_wsguard_message(int fd, uint32_t *id);
 
 /* Stops checking fd (its connection is closing); nothing happens when fd is
  * not watched. Call it before the fd is closed. */

@@ -44,6 +44,7 @@
 #include "net/gw_urlarg.h"
 #include "net/gw_wsguard.h"
 #include "rc_auth.h"
+#include "serve/gw_ws_frames.h"
 #include "rc_deflate.h"
 #include "rc_registry.h"
 #include "rc_wsframe.h"
@@ -145,6 +146,7 @@ void gw_ws_setup(struct gw_app *app)
         gw_log_warn("compression: no memory for the compressor; permessage-deflate clients get uncompressed messages");
     if (gw_conn_gather_init(&app->conn_ctx) != 0)
         gw_log_warn("send path: no memory for the gather buffer; frames go one per write");
+    gw_ws_frames_setup();
 }
 
 void gw_ws_free(struct gw_app *app)
@@ -281,6 +283,7 @@ static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_reque
 void gw_ws_tick(struct gw_app *app)
 {
     uint64_t now = uv_now(app->loop);
+    gw_ws_frames_tick(app);
     if (!gw_jwt_enabled(&app->jwt) || now < app->token_sweep_at)
         return;
     app->token_sweep_at = now + 1000;
@@ -404,7 +407,7 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
         app->metrics.deflate_conns++;
     /* RFC 6455 frame rules lws does not enforce; plain TCP only (gw_wsguard.c). */
     if (!app->conf->tls_cert[0])
-        (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate);
+        (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate, c);
     return 0;
 }
 
@@ -427,6 +430,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
         }
         return 0;
     }
+    gw_ws_frames_received(c, lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0);
     if (lws_get_reserved_bits(wsi) & 0x40)
         c->rx_compressed = 1; /* RSV1: the first frame of a compressed message */
     if (lws_frame_is_binary(wsi)) {

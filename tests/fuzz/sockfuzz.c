@@ -3,10 +3,13 @@
  * Not a decoder fuzzer (those are fuzz_request.c and fuzz_conf.c): this one
  * opens many TCP connections to a live rankcast on 127.0.0.1 and sends what a
  * hostile or broken client would: pipelined and malformed HTTP requests,
- * chunked bodies, conflicting or lying Content-Length values, giant headers,
+ * chunked bodies, conflicting, duplicated or leniently spelt Content-Length
+ * values ("+37", two of them, CL with TE), giant headers,
  * WebSocket handshakes followed by valid and broken frames (unmasked,
  * fragmented with control frames in between, truncated, bad opcodes, oversized
- * control frames, odd close payloads, random JSON ops), slow senders,
+ * control frames, odd close payloads, random JSON ops), floods of empty
+ * continuation frames after an unfinished message, ping and pong floods,
+ * messages never finished, slow senders,
  * half-closes and resets, with valid traffic mixed in. What comes back is read
  * and dropped.
  *
@@ -756,7 +759,7 @@ static void http_request(struct gen *g, int tame, int keep_alive)
 
     /* framing of the body */
     if (has_body) {
-        int mode = tame ? 0 : (int)rbelow(g->r, 11);
+        int mode = tame ? 0 : (int)rbelow(g->r, 12);
         char cl[64];
         switch (mode) {
         case 0:
@@ -789,13 +792,31 @@ static void http_request(struct gen *g, int tame, int keep_alive)
             put(b, body.p, body.len);
             break;
         }
-        case 6: /* two Content-Length headers */
+        case 6: /* two Content-Length headers: different, or the same twice */
             snprintf(cl, sizeof cl, "%zu", body.len);
             header(b, "Content-Length", cl);
-            snprintf(cl, sizeof cl, "%u", rbelow(g->r, 100));
+            if (rpct(g->r, 60))
+                snprintf(cl, sizeof cl, "%u", rbelow(g->r, 100));
             header(b, "Content-Length", cl);
             crlf(g, b, tame);
             put(b, body.p, body.len);
+            break;
+        case 10: /* the right length, spelt leniently ("+37", "37, 37", "037"), or CL before TE */
+            switch (rbelow(g->r, 4)) {
+            case 0: snprintf(cl, sizeof cl, "+%zu", body.len); break;
+            case 1: snprintf(cl, sizeof cl, "%zu, %zu", body.len, body.len); break;
+            case 2: snprintf(cl, sizeof cl, "0%zu", body.len); break;
+            default: snprintf(cl, sizeof cl, "%zu", body.len);
+            }
+            header(b, "Content-Length", cl);
+            if (rpct(g->r, 50)) {
+                header(b, "Transfer-Encoding", "chunked");
+                crlf(g, b, tame);
+                chunked(g, b, &body, tame);
+            } else {
+                crlf(g, b, tame);
+                put(b, body.p, body.len);
+            }
             break;
         case 7:
         case 8: /* chunked */
@@ -973,7 +994,7 @@ static void ws_hostile_item(struct gen *g)
     unsigned char junk[300];
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (unsigned char)rnext(g->r);
-    switch (rbelow(g->r, 20)) {
+    switch (rbelow(g->r, 24)) {
     case 0:
     case 1:
     case 2: /* a valid message */
@@ -1054,6 +1075,32 @@ static void ws_hostile_item(struct gen *g)
     case 18: { /* many fragments of one message, each tiny */
         json_op(g, &msg, 0);
         ws_message(g, &msg, (int)(msg.len < 200 ? msg.len : 200), 1);
+        break;
+    }
+    case 19: { /* an unfinished message, then a flood of (mostly empty) continuation frames */
+        unsigned n = rrange(g->r, 100, 20000);
+        ws_frame(g, 0, WS_TEXT, (const unsigned char *)"{\"op\":", 6);
+        for (unsigned i = 0; i < n; i++)
+            ws_frame(g, 0, WS_CONT, junk, rpct(g->r, 95) ? 0 : rbelow(g->r, 4));
+        if (rpct(g->r, 30))
+            ws_frame(g, 1, WS_CONT, (const unsigned char *)"\"ping\"}", 7); /* finished after all */
+        break;
+    }
+    case 20: /* a ping or pong flood past the read budgets (conn_read_burst 400 as shipped) */
+    case 21: {
+        unsigned op = rpct(g->r, 50) ? WS_PING : WS_PONG;
+        unsigned n = rrange(g->r, 300, 5000);
+        for (unsigned i = 0; i < n; i++)
+            ws_frame(g, 1, op, junk, rpct(g->r, 70) ? 0 : rbelow(g->r, 126));
+        break;
+    }
+    case 22: { /* a message never finished: fragments that stop, or a frame cut short */
+        json_op(g, &msg, 1);
+        size_t cut = msg.len > 1 ? rrange(g->r, 1, (uint32_t)msg.len - 1) : 0;
+        if (rpct(g->r, 50))
+            ws_frame(g, 0, WS_TEXT, msg.p, cut);
+        else
+            ws_frame_ex(g, 1, 0, WS_TEXT, 1, msg.p, cut, 0, msg.len);
         break;
     }
     default: /* raw garbage where a frame header should be */

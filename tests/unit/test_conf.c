@@ -1187,6 +1187,26 @@ static void test_durations_parse_and_reject(void **state)
     }
 }
 
+/* message_timeout: 10 s unless set, 1 s..10 m. */
+static void test_message_timeout_defaults_to_10s_within_1s_to_10m(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    parse_ok("", c);
+    assert_int_equal(c->message_timeout_ms, 10000);
+    parse_ok("[limits]\nmessage_timeout = 1s\n", c);
+    assert_int_equal(c->message_timeout_ms, 1000);
+    parse_ok("[limits]\nmessage_timeout = 10m\n", c);
+    assert_int_equal(c->message_timeout_ms, 600000);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(parse_str("[limits]\nmessage_timeout = 999ms\n", c, &err), 0);
+    assert_non_null(strstr(err.msg, "message_timeout"));
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(parse_str("[limits]\nmessage_timeout = 11m\n", c, &err), 0);
+    free(c);
+}
+
 static void test_timestamps_parse_and_reject(void **state)
 {
     (void)state;
@@ -1315,6 +1335,7 @@ int main(void)
         cmocka_unit_test(test_unterminated_buffer_respects_len),
         cmocka_unit_test(test_mutated_configs_never_crash),
         cmocka_unit_test(test_durations_parse_and_reject),
+        cmocka_unit_test(test_message_timeout_defaults_to_10s_within_1s_to_10m),
         cmocka_unit_test(test_timestamps_parse_and_reject),
         cmocka_unit_test(test_utc_offsets_parse_and_reject),
         cmocka_unit_test(test_int64_parse_is_strict),

@@ -286,6 +286,95 @@ static void server_text_headers_have_the_right_length_form_and_rsv1(void **state
     assert_int_equal(feed_one(1, h[0]), 0);
 }
 
+/* Every continuation, ping and pong is counted once, by kind, however the
+ * stream is split; data and close frames are not counted. */
+static void frames_are_counted_by_kind_wherever_the_split_falls(void **state)
+{
+    (void)state;
+    struct stream s = new_stream();
+    for (int round = 0; round < ROUNDS; round++) {
+        uint32_t want[RC_WSFRAME_KINDS] = {0, 0, 0}, got[RC_WSFRAME_KINDS] = {0, 0, 0};
+        s.n = 0;
+        int frames = 1 + (int)below(60);
+        for (int f = 0; f < frames; f++) {
+            static const unsigned ops[] = {0x0, 0x1, 0x2, 0x8, 0x9, 0xa};
+            unsigned op = ops[below(6)];
+            put_frame(&s, 0x80u | op, 1, op & 8 ? below(126) : below(300), LEN_AUTO);
+            if (op == 0x0)
+                want[RC_WSFRAME_CONT]++;
+            else if (op == 0x9)
+                want[RC_WSFRAME_PING]++;
+            else if (op == 0xa)
+                want[RC_WSFRAME_PONG]++;
+        }
+        struct rc_wsframe w;
+        rc_wsframe_init(&w);
+        for (size_t at = 0; at < s.n;) {
+            size_t piece = 1 + below(below(2) ? 8 : 600);
+            if (piece > s.n - at)
+                piece = s.n - at;
+            assert_int_equal(rc_wsframe_feed(&w, s.b + at, piece), 0);
+            at += piece;
+            uint32_t part[RC_WSFRAME_KINDS];
+            rc_wsframe_take_counts(&w, part);
+            for (int k = 0; k < RC_WSFRAME_KINDS; k++)
+                got[k] += part[k];
+        }
+        assert_memory_equal(got, want, sizeof want);
+    }
+    free(s.b);
+}
+
+/* A text frame without FIN opens a message; pings and pongs between its
+ * fragments leave it open; its final continuation closes it. An unfragmented
+ * message is open only until its payload is all read. Each data message
+ * gets the next number. */
+static void a_fragmented_message_is_open_until_its_final_continuation(void **state)
+{
+    (void)state;
+    struct rc_wsframe w;
+    uint32_t id = 99;
+    rc_wsframe_init(&w);
+    const unsigned char whole[] = {0x81, 0x80, 1, 2, 3, 4};
+    const unsigned char first[] = {0x01, 0x81, 1, 2, 3, 4, 'a'};
+    const unsigned char more[] = {0x00, 0x80, 1, 2, 3, 4};
+    const unsigned char ping[] = {0x89, 0x80, 1, 2, 3, 4};
+    const unsigned char last[] = {0x80, 0x80, 1, 2, 3, 4};
+    assert_int_equal(rc_wsframe_message_open(&w, &id), 0);
+    assert_int_equal(id, 0);
+    assert_int_equal(rc_wsframe_feed(&w, whole, sizeof whole - 1), 0);
+    assert_int_equal(rc_wsframe_message_open(&w, &id), 1); /* its mask key is not all in */
+    assert_int_equal(id, 1);
+    assert_int_equal(rc_wsframe_feed(&w, whole + sizeof whole - 1, 1), 0);
+    assert_int_equal(rc_wsframe_message_open(&w, &id), 0);
+    assert_int_equal(id, 1);
+    assert_int_equal(rc_wsframe_feed(&w, first, 1), 0); /* byte 0 is enough */
+    assert_int_equal(rc_wsframe_message_open(&w, &id), 1);
+    assert_int_equal(id, 2);
+    assert_int_equal(rc_wsframe_feed(&w, first + 1, sizeof first - 1), 0);
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(rc_wsframe_feed(&w, more, sizeof more), 0);
+        assert_int_equal(rc_wsframe_feed(&w, ping, 3), 0); /* a ping partly read: still open */
+        assert_int_equal(rc_wsframe_message_open(&w, NULL), 1);
+        assert_int_equal(rc_wsframe_feed(&w, ping + 3, sizeof ping - 3), 0);
+    }
+    assert_int_equal(rc_wsframe_message_open(&w, NULL), 1);
+    uint32_t n[RC_WSFRAME_KINDS];
+    rc_wsframe_take_counts(&w, n);
+    assert_int_equal(n[RC_WSFRAME_CONT], 1000);
+    assert_int_equal(n[RC_WSFRAME_PING], 1000);
+    assert_int_equal(n[RC_WSFRAME_PONG], 0);
+    assert_int_equal(rc_wsframe_feed(&w, last, sizeof last), 0);
+    assert_int_equal(rc_wsframe_message_open(&w, &id), 0);
+    assert_int_equal(rc_wsframe_feed(&w, first, sizeof first), 0);
+    assert_int_equal(rc_wsframe_message_open(&w, &id), 1);
+    assert_int_equal(id, 3);
+    rc_wsframe_take_counts(&w, n);
+    assert_int_equal(n[RC_WSFRAME_CONT], 1); /* the final one */
+    rc_wsframe_take_counts(&w, n);
+    assert_int_equal(n[RC_WSFRAME_CONT], 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +386,8 @@ int main(void)
         cmocka_unit_test(rsv1_stays_refused_where_rfc_7692_forbids_it),
         cmocka_unit_test(a_compressed_message_in_fragments_passes),
         cmocka_unit_test(server_text_headers_have_the_right_length_form_and_rsv1),
+        cmocka_unit_test(frames_are_counted_by_kind_wherever_the_split_falls),
+        cmocka_unit_test(a_fragmented_message_is_open_until_its_final_continuation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
