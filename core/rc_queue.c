@@ -49,6 +49,7 @@ int rc_queue_enqueue_build(const struct rc_board *b, const struct rc_request *r,
     out->argv[n++] = out->num[1];
     out->argv[n++] = RC_QUEUE_GROUP;
     out->argv[n++] = r->member;
+    out->argv[n++] = "0"; /* records may be made: rc_queue_enqueue_no_new_record says otherwise */
     /* the entry: field/value pairs */
     out->argv[n++] = "op";
     out->argv[n++] = rc_op_name(r->op);
@@ -72,6 +73,11 @@ int rc_queue_enqueue_build(const struct rc_board *b, const struct rc_request *r,
     }
     out->nargv = n;
     return 0;
+}
+
+void rc_queue_enqueue_no_new_record(struct rc_queue_enqueue *a)
+{
+    a->argv[5] = "1"; /* ARGV[6] of lua/enqueue.lua */
 }
 
 static int copy_str(char *dst, size_t cap, const char *s)
@@ -107,8 +113,8 @@ int rc_queue_result_parse(const struct rc_reply_item *items, size_t n, struct rc
             return RC_E_INTERNAL;
         return 0;
     }
-    if (strcmp(s, "forbidden") == 0) {
-        res->status = RC_QUEUE_FORBIDDEN;
+    if (strcmp(s, "forbidden") == 0 || strcmp(s, "no_record") == 0) {
+        res->status = s[0] == 'f' ? RC_QUEUE_FORBIDDEN : RC_QUEUE_NO_RECORD;
         return 0;
     }
     return RC_E_INTERNAL;

@@ -31,7 +31,7 @@
 #define RC_QUEUE_GROUP "rankcast"
 #define RC_QUEUE_ID_MAX 48          /* "MS-SEQ" stream ids: 20 + 1 + 20 digits and a NUL */
 #define RC_QUEUE_NKEYS 3
-#define RC_QUEUE_ARGV_MAX (5 + 2 * (5 + RC_MAX_FIELDS))
+#define RC_QUEUE_ARGV_MAX (6 + 2 * (5 + RC_MAX_FIELDS))
 
 struct rc_queue_enqueue {
     unsigned nkeys;                 /* RC_QUEUE_NKEYS: stream, req record, blocklist */
@@ -56,12 +56,19 @@ int rc_queue_key(char *out, size_t cap, const char *board, const char *suffix);
 int rc_queue_enqueue_build(const struct rc_board *b, const struct rc_request *r, int64_t now_ms,
                            struct rc_queue_enqueue *out, struct rc_error *err);
 
+/* Turns a built enqueue into one that makes no new idempotency record
+ * (the writer is at its cap, as rc_write_args_no_new_record): a req with a
+ * record is answered duplicate, anything else RC_QUEUE_NO_RECORD with
+ * nothing queued (lua/enqueue.lua). */
+void rc_queue_enqueue_no_new_record(struct rc_queue_enqueue *a);
+
 /* lua/enqueue.lua's answer. */
 enum rc_queue_status {
     RC_QUEUE_OK = 0,        /* queued as entry `entry` */
     RC_QUEUE_DUPLICATE,     /* the req was queued before, as `entry` for `member` */
     RC_QUEUE_FULL,          /* queue_max unapplied entries: nothing queued */
-    RC_QUEUE_FORBIDDEN      /* the member is blocked on the board: nothing queued */
+    RC_QUEUE_FORBIDDEN,     /* the member is blocked on the board: nothing queued */
+    RC_QUEUE_NO_RECORD      /* no new record allowed and the req has none: nothing queued */
 };
 
 struct rc_queue_result {

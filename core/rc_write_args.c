@@ -177,8 +177,15 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
     out->argv[n++] = p->id[0] ? "1" : "0"; /* the period's blocklist must be seeded */
     out->epoch[0] = '\0';
     out->argv[n++] = out->epoch;
+    out->no_new_record_at = n;
+    out->argv[n++] = "0"; /* records may be made: rc_write_args_no_new_record says otherwise */
     out->nargv = n;
     return 0;
+}
+
+void rc_write_args_no_new_record(struct rc_write_args *a)
+{
+    a->argv[a->no_new_record_at] = "1";
 }
 
 static int item_str(const struct rc_reply_item *it, const char **s)
@@ -201,6 +208,13 @@ int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *
         res->status = RC_E_UNAVAILABLE;
         res->unseeded = 1;
         snprintf(res->message, sizeof res->message, "the period's blocklist is not seeded yet: nothing was written");
+        return 0;
+    }
+    if (n == 1 && strcmp(status, "no_record") == 0) {
+        res->status = RC_E_RATE_LIMITED;
+        res->no_record = 1;
+        snprintf(res->message, sizeof res->message,
+                 "the writer may make no new idempotency record and this req has none: nothing was written");
         return 0;
     }
     if (n < 2)

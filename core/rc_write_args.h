@@ -25,7 +25,7 @@
 
 #define RC_WRITE_NKEYS 10 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch,
                              the arrival counters (tiebreak = arrival) */
-#define RC_WRITE_ARGV_MAX (19 + 4 * RC_MAX_FIELDS)
+#define RC_WRITE_ARGV_MAX (20 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {
@@ -42,6 +42,7 @@ struct rc_write_args {
      * history (lua/write.lua, "Epochs"); the builder leaves it "" and the
      * caller fills it with a random id (rc_epoch_hex) before sending. */
     char epoch[RC_EPOCH_MAX + 1];
+    unsigned no_new_record_at;               /* argv index of the "no new record" flag */
     char num[RC_WRITE_ARGV_MAX][RC_WRITE_ARG_LEN];
 };
 
@@ -60,6 +61,14 @@ int rc_write_args_build(const struct rc_board *b, const struct rc_request *r, co
 int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r, const struct rc_period *p,
                            int64_t now_ms, int sharded, const char *store, struct rc_write_args *out,
                            struct rc_error *err);
+
+/* Turns a built call into one that makes no new idempotency record: the
+ * writer is at its cap ([limits] idempotency_max_per_key, core/rc_idem.h),
+ * yet a retry of a req it made before must still be answered duplicate
+ * (only Redis knows whether the req has its record). The script answers a
+ * req without a record "no_record" (res->no_record) and writes nothing
+ * (lua/write.lua, "Idempotency records"). */
+void rc_write_args_no_new_record(struct rc_write_args *a);
 
 /* The script's answer, decoded. */
 struct rc_write_result {
@@ -80,6 +89,8 @@ struct rc_write_result {
                             read after it (rank and seq are then not the board's; the ack says so) */
     int unseeded;        /* the period's blocklist is not seeded yet: nothing was written (status
                             RC_E_UNAVAILABLE); send again with the seed (lua/write.lua) */
+    int no_record;       /* a call without new records (rc_write_args_no_new_record) for a req
+                            that has none: nothing was written (status RC_E_RATE_LIMITED) */
     char message[RC_ERROR_MSG_MAX];
 };
 

@@ -12,13 +12,19 @@
 -- ARGV[3] idempotency window, seconds
 -- ARGV[4] the consumer group (created with the stream)
 -- ARGV[5] member
--- ARGV[6 ...] the entry: field, value pairs (core/rc_queue.h)
+-- ARGV[6] "1": no new record: the writer is at its cap
+--         (idempotency_max_per_key), so only a req with a record already is
+--         answered (duplicate); else "0"
+-- ARGV[7 ...] the entry: field, value pairs (core/rc_queue.h)
 --
 -- Reply:
 --   { "ok", ENTRY-ID, LENGTH }        queued; LENGTH unapplied entries now
 --   { "duplicate", ENTRY-ID, MEMBER } the req was queued before (nothing added)
 --   { "full", LENGTH }                queue_max unapplied entries: nothing added
 --   { "forbidden" }                   the member is blocked: nothing added
+--   { "no_record" }                   no new record (ARGV[6] "1") and the req
+--                                     has none (or there is no req): nothing
+--                                     added (the gateway answers rate_limited)
 --
 -- Applied entries leave the stream (lua/queue_ack.lua), so XLEN counts the
 -- unapplied ones (and those being applied right now).
@@ -34,6 +40,7 @@
 local stream, marker, blocked = KEYS[1], KEYS[2], KEYS[3]
 local max = tonumber(ARGV[1])
 local req, window, group, member = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local no_new_record = ARGV[6] == '1'
 
 if req ~= '' then
   local prior = redis.call('GET', marker)
@@ -44,12 +51,15 @@ if req ~= '' then
     return { 'duplicate', id, m }
   end
 end
+-- every queued write makes a record (its req's, or the consumer's "q ID"):
+-- a writer at its cap may only settle a req it made before
+if no_new_record then return { 'no_record' } end
 if redis.call('SISMEMBER', blocked, member) == 1 then return { 'forbidden' } end
 local len = redis.call('XLEN', stream)
 if len >= max then return { 'full', len } end
 if len == 0 and redis.call('EXISTS', stream) == 0 then
   redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
 end
-local id = redis.call('XADD', stream, '*', unpack(ARGV, 6))
+local id = redis.call('XADD', stream, '*', unpack(ARGV, 7))
 if req ~= '' then redis.call('SET', marker, '#' .. id .. '\n' .. member, 'EX', window) end
 return { 'ok', id, len + 1 }

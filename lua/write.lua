@@ -46,7 +46,10 @@
 -- ARGV[19 + 4F] a fresh random epoch id from the gateway, used only when
 --          this write starts the board's history (see "Epochs"); "" lets the
 --          script make one from the server's TIME
--- ARGV[20 + 4F ...] the seed: when present, the sentinel "" followed by the
+-- ARGV[20 + 4F] "1": no new record: the writer is at its cap
+--          (idempotency_max_per_key), so the write may only settle a req
+--          that has its record already (see "Idempotency records"); else "0"
+-- ARGV[21 + 4F ...] the seed: when present, the sentinel "" followed by the
 --          members of the board's blocklist for every period (rc:{B|}:blocked,
 --          read by the gateway)
 --
@@ -67,7 +70,7 @@
 -- and new periods copy. A period's list is "seeded" once it holds the
 -- sentinel member "" (no member id is empty). Until then the script answers
 -- { "unseeded" } and writes nothing; the gateway reads rc:{B|}:blocked and
--- sends the write again with its members (ARGV[19 + 4F ...]), which the
+-- sends the write again with its members (ARGV[21 + 4F ...]), which the
 -- script copies in with the sentinel before it checks the member.
 --
 -- Reply: { status, score, rank, seq, composite, old_rank, member, changed }
@@ -82,6 +85,8 @@
 --   changed  1 when the board changed (seq grew, event published), else 0
 -- On out_of_range / bad_request / forbidden (a blocked member): { status,
 -- message } and nothing is written.
+-- Reply { "no_record" }: no new record (ARGV[20 + 4F] "1") and the req has
+-- none: nothing was written (the gateway answers rate_limited).
 --
 -- Idempotency records: one string per write with a req, KEYS[4]
 -- (rc:{B|P}:req:REQ), expiring idempotency_window (ARGV[11]) after the write.
@@ -95,6 +100,11 @@
 -- of a retried req answers that entry), renewing the window so that a
 -- redelivered entry is answered duplicate. Any other record answers
 -- duplicate. Measured cost: docs/security.md, "Idempotency records".
+-- No new record (ARGV[20 + 4F] "1", a writer at its cap): a req with a
+-- record is answered exactly as above (a retry still learns that its write
+-- happened, and an entry in the queued state is still applied: its key
+-- exists already); a req without one answers { "no_record" } before any
+-- other check, and nothing is written.
 --
 -- Event (published on KEYS[6] and appended to KEYS[3]), a JSON object:
 --   {"seq":N,"member":M,"op":OP,"score":P|null,"old_score":P|null,
@@ -156,7 +166,8 @@ local pubcmd = ARGV[17 + 4 * nfields] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
 local seed_required = ARGV[18 + 4 * nfields] == '1'
 local epoch_arg = ARGV[19 + 4 * nfields] or ''
 if #epoch_arg > 32 or not string.match(epoch_arg, '^[%w]*$') then epoch_arg = '' end
-local seed_at = 20 + 4 * nfields
+local no_new_record = ARGV[20 + 4 * nfields] == '1'
+local seed_at = 21 + 4 * nfields
 local ekey = KEYS[9]
 
 local function num(x)
@@ -210,6 +221,8 @@ if req ~= '' then
     queued_entry = string.match(prior, '^#([^\n]*)')
   elseif prior then
     return answer('duplicate', string.match(prior, '^[^\n]*'), 0)
+  elseif no_new_record then
+    return { 'no_record' } -- a new req from a writer at its cap: nothing written
   end
 end
 

@@ -7,7 +7,11 @@
  * write is made by one (writes need the write scope), so none escapes the
  * count. A write that will make a record (it has a req, or its board is
  * queued: the consumer keeps "q ENTRY-ID") takes a place before it is sent;
- * past the cap it is refused rate_limited, never sent without its record.
+ * past the cap it is never sent with a new record: one without a req is
+ * refused rate_limited at once, one with a req is sent with no new record
+ * (GW_WRITE_F_NO_NEW_RECORD), so a retry of a req that has its record is
+ * still answered duplicate and a new req is refused rate_limited by the
+ * script, nothing written (ops/gw_ops.c).
  * When the answer shows no record was made (refused, duplicate, full queue)
  * the place is given back. Counted per process (per worker), as
  * key_write_rate is. Writers nobody used for a whole window are forgotten.

@@ -134,7 +134,15 @@ struct write_call {
     char req[RC_REQ_MAX + 1];
     char member[RC_MEMBER_MAX + 1]; /* queued boards: the member the ack names */
     struct gw_idem_hold idem;       /* the writer's place for the record this write makes */
+    char *capped;                   /* at the writer's cap: the refusal for a req without a record */
 };
+
+static void write_call_free(struct write_call *w)
+{
+    free(w->capped);
+    free(w->id_json);
+    free(w);
+}
 
 /* The write's idempotency record: kept when it was made, or may have been
  * (the answer was lost), else given back (ops/gw_idem.h). */
@@ -174,7 +182,7 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     settle_idem(w, code == 0 && res->status == 0 && !res->duplicate, code);
     if (code == 0 && res->status != 0) {
         code = res->status;
-        json = gw_op_error(app, w->id_json, code, res->message);
+        json = gw_op_error(app, w->id_json, code, res->no_record && w->capped ? w->capped : res->message);
     } else if (code) {
         json = gw_op_error(app, w->id_json, code, err->msg);
     } else {
@@ -208,8 +216,7 @@ static void on_written(int code, const struct rc_write_result *res, const struct
         json = rc_encode_ack(&m);
     }
     w->done(w->privdata, code, json);
-    free(w->id_json);
-    free(w);
+    write_call_free(w);
 }
 
 /* A queued board's write (docs/queued.md): the ack says queued, with the
@@ -234,6 +241,9 @@ static void on_queued(int code, const struct rc_queue_result *res, int replicas,
     } else if (res->status == RC_QUEUE_FORBIDDEN) {
         code = RC_E_FORBIDDEN;
         json = gw_op_error(app, w->id_json, code, "this member is blocked on this board: nothing was queued");
+    } else if (res->status == RC_QUEUE_NO_RECORD) {
+        code = RC_E_RATE_LIMITED;
+        json = gw_op_error(app, w->id_json, code, w->capped ? w->capped : "idempotency_max_per_key: nothing was written");
     } else {
         int dup = res->status == RC_QUEUE_DUPLICATE;
         if (dup)
@@ -251,8 +261,7 @@ static void on_queued(int code, const struct rc_queue_result *res, int replicas,
         json = rc_encode_ack(&m);
     }
     w->done(w->privdata, code, json);
-    free(w->id_json);
-    free(w);
+    write_call_free(w);
 }
 
 void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
@@ -282,28 +291,39 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         }
         /* a write with a req makes a record, and so does every queued one
          * (the consumer's "q ENTRY-ID"): the writer's cap first */
+        unsigned flags = 0;
         if (r->req[0] || decl->queue.mode == RC_WRITE_QUEUED)
             code = gw_idem_take(app->idem, who, gw_now_ms(app), &w->idem, &err);
+        if (code == RC_E_RATE_LIMITED && r->req[0]) {
+            /* at the cap, a retry must still learn whether its write
+             * happened, and only Redis knows whether the req has its record:
+             * sent with no new record, a new req is refused there with
+             * nothing written (lua/write.lua, "Idempotency records") */
+            if ((w->capped = strdup(err.msg)) != NULL) {
+                code = 0;
+                flags = GW_WRITE_F_NO_NEW_RECORD;
+            }
+        }
         if (code) {
-            /* refused: past the writer's cap, nothing is sent */
+            /* refused: past the writer's cap without a req, nothing is sent */
         } else if (decl->queue.mode == RC_WRITE_QUEUED) {
             memcpy(w->member, r->member, sizeof w->member);
             code = gw_enqueue_submit(app->redis, &app->enqueue_script, decl, r, gw_now_ms(app),
-                                     (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_queued, w, &err);
+                                     (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, flags, on_queued, w,
+                                     &err);
         } else if (decl->shards > 1) {
-            code = gw_write_shard_submit(app, decl, r, &p, on_written, w, &err);
+            code = gw_write_shard_submit(app, decl, r, &p, flags, on_written, w, &err);
         } else {
-            code = gw_write_submit_acked(app->redis, &app->write_script, decl, r, &p, gw_now_ms(app),
-                                         (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, w,
-                                         &err);
+            code = gw_write_submit_as(app->redis, &app->write_script, decl, r, &p, r->board, gw_now_ms(app),
+                                      (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, flags, on_written, w,
+                                      &err);
         }
         if (!code) {
             gw_instances_note(app, decl, r->board, &p);
             return;
         }
         gw_idem_give_back(app->idem, &w->idem); /* nothing was sent */
-        free(w->id_json);
-        free(w);
+        write_call_free(w);
     }
     done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
 }

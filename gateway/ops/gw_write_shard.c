@@ -68,7 +68,8 @@ static void on_written(int code, const struct rc_write_result *res, const struct
 }
 
 int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const struct rc_request *r,
-                          const struct rc_period *p, gw_write_cb *cb, void *privdata, struct rc_error *err)
+                          const struct rc_period *p, unsigned flags, gw_write_cb *cb, void *privdata,
+                          struct rc_error *err)
 {
     struct shard_write *sw = calloc(1, sizeof *sw);
     if (!sw)
@@ -85,7 +86,8 @@ int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const st
         return rc_error_set(err, RC_E_INTERNAL, "shard name too long");
     }
     int code = gw_write_submit_as(app->redis, &app->write_script, b, r, p, sw->shard, gw_now_ms(app),
-                                  (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, on_written, sw, err);
+                                  (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, flags, on_written, sw,
+                                  err);
     if (code)
         free(sw);
     return code;

@@ -11,7 +11,9 @@
  * duplicate flag with that rank and seq. When that read fails the write
  * still stands: the result says rank_unknown (the ack says "rank": null,
  * "rank_unknown": true), never a shard's rank passed off as the board's.
- * Refusals of the script (out_of_range, bad_request, forbidden) and errors
+ * Refusals of the script (out_of_range, bad_request, forbidden, and
+ * no_record at the writer's idempotency cap: the req's record lives on its
+ * member's shard, so a retry with the same member finds it) and errors
  * are handed on as they came.
  */
 #ifndef GW_WRITE_SHARD_H
@@ -25,10 +27,11 @@
 struct gw_app;
 
 /* Sends r (a write to board b, b->shards > 1, period p) to its member's
- * shard. Borrows app, b, r and p for the call; cb runs exactly once, later,
+ * shard, with flags GW_WRITE_F_* (redis/gw_write.h). Borrows app, b, r and p for the call; cb runs exactly once, later,
  * when it returns 0 (with res and err borrowed for the callback only).
  * Otherwise returns an RC_E_* with err filled and cb does not run. */
 int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const struct rc_request *r,
-                          const struct rc_period *p, gw_write_cb *cb, void *privdata, struct rc_error *err);
+                          const struct rc_period *p, unsigned flags, gw_write_cb *cb, void *privdata,
+                          struct rc_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 
 #include "rc_err.h"
+#include "redis/gw_write.h"
 
 struct pending {
     gw_enqueue_cb *cb;
@@ -43,7 +44,7 @@ static void on_reply(redisReply *reply, void *privdata)
 
 int gw_enqueue_submit(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                       const struct rc_request *r, int64_t now_ms, int replicas, int64_t replicas_timeout_ms,
-                      gw_enqueue_cb *cb, void *privdata, struct rc_error *err)
+                      unsigned flags, gw_enqueue_cb *cb, void *privdata, struct rc_error *err)
 {
     struct rc_queue_enqueue a;
     const char *words[RC_QUEUE_NKEYS + RC_QUEUE_ARGV_MAX];
@@ -51,6 +52,8 @@ int gw_enqueue_submit(struct gw_redis *redis, struct gw_script *s, const struct 
     int rc = rc_queue_enqueue_build(b, r, now_ms, &a, err);
     if (rc)
         return rc;
+    if (flags & GW_WRITE_F_NO_NEW_RECORD)
+        rc_queue_enqueue_no_new_record(&a);
     unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
     struct pending *p = malloc(sizeof *p);
     if (!p)

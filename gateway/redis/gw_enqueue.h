@@ -21,12 +21,13 @@ typedef void gw_enqueue_cb(int code, const struct rc_queue_result *res, int repl
                            void *privdata);
 
 /* Validates r against queued board b and sends the enqueue call (routed by
- * the board's slot); with replicas > 0 the answer waits for that many
+ * the board's slot), with flags GW_WRITE_F_* (redis/gw_write.h: at the
+ * idempotency cap, RC_QUEUE_NO_RECORD for a req without a record); with replicas > 0 the answer waits for that many
  * replicas (WAIT, at most replicas_timeout_ms). Returns 0 when sent (cb runs
  * exactly once), or an RC_E_* with err filled when refused before Redis was
  * asked (cb does not run). b must outlive the call. */
 int gw_enqueue_submit(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                       const struct rc_request *r, int64_t now_ms, int replicas, int64_t replicas_timeout_ms,
-                      gw_enqueue_cb *cb, void *privdata, struct rc_error *err);
+                      unsigned flags, gw_enqueue_cb *cb, void *privdata, struct rc_error *err);
 
 #endif

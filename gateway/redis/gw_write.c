@@ -277,12 +277,13 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
                           const struct rc_request *r, const struct rc_period *p, int64_t now_ms, int replicas,
                           int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata, struct rc_error *err)
 {
-    return gw_write_submit_as(redis, s, b, r, p, r->board, now_ms, replicas, replicas_timeout_ms, cb, privdata, err);
+    return gw_write_submit_as(redis, s, b, r, p, r->board, now_ms, replicas, replicas_timeout_ms, 0, cb, privdata,
+                              err);
 }
 
 int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                        const struct rc_request *r, const struct rc_period *p, const char *store, int64_t now_ms,
-                       int replicas, int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata,
+                       int replicas, int64_t replicas_timeout_ms, unsigned flags, gw_write_cb *cb, void *privdata,
                        struct rc_error *err)
 {
     struct rc_write_args a;
@@ -291,6 +292,8 @@ int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct
     int rc = rc_write_args_build_as(b, r, p, now_ms, gw_redis_is_cluster(redis) == 1, store, &a, err);
     if (rc)
         return rc;
+    if (flags & GW_WRITE_F_NO_NEW_RECORD)
+        rc_write_args_no_new_record(&a); /* kept in a seeded resend too: the flag precedes the seed */
     gw_write_new_epoch(a.epoch); /* kept with the call: a seeded resend starts the same history */
     unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
     struct pending *pd = calloc(1, sizeof *pd);

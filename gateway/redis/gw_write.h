@@ -35,14 +35,19 @@ int gw_write_submit_acked(struct gw_redis *redis, struct gw_script *s, const str
                           const struct rc_request *r, const struct rc_period *p, int64_t now_ms, int replicas,
                           int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata, struct rc_error *err);
 
+/* Flags of gw_write_submit_as (and gw_enqueue_submit). */
+#define GW_WRITE_F_NO_NEW_RECORD (1u << 0) /* the writer is at its idempotency cap: only a req with a
+                                              record is answered, else res->no_record and nothing
+                                              written (rc_write_args_no_new_record) */
+
 /* As gw_write_submit_acked, on the keys of the board stored as `store`
  * (borrowed for the call): a sharded board's member's shard "B#i"
- * (core/rc_shard.h). The call and its WAIT are routed by those keys, so they
- * reach the shard's node. gw_write_submit_acked is this with store =
- * r->board. */
+ * (core/rc_shard.h), with flags GW_WRITE_F_*. The call and its WAIT are
+ * routed by those keys, so they reach the shard's node.
+ * gw_write_submit_acked is this with store = r->board and no flags. */
 int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct rc_board *b,
                        const struct rc_request *r, const struct rc_period *p, const char *store, int64_t now_ms,
-                       int replicas, int64_t replicas_timeout_ms, gw_write_cb *cb, void *privdata,
+                       int replicas, int64_t replicas_timeout_ms, unsigned flags, gw_write_cb *cb, void *privdata,
                        struct rc_error *err);
 
 /* Writes a fresh random epoch id (core/rc_epoch.h, 2 * RC_EPOCH_RANDOM_BYTES

@@ -172,3 +172,59 @@ test('--check-config warns when the cap is below what key_write_rate allows, and
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /idempotency_max_per_key must be auto or an integer from 1 to 4000000000/);
   });
+
+/* At its cap a writer that lost an ack must still learn whether the write
+ * happened: the gateway cannot tell a retry from a new req without asking
+ * Redis, so it sends the write in "no new record" mode (lua/write.lua and
+ * lua/enqueue.lua): a req with a record is answered duplicate as ever, one
+ * without is refused rate_limited and the script writes nothing. Direct,
+ * queued and sharded boards alike (one cap per writer over all of them). */
+test('at the cap a retried req is answered duplicate with its original result, a new req rate_limited with nothing written',
+  { skip, timeout: 60000 }, async (t) => {
+    const { redis, gw } = await idemStack(t);
+    const a = await writer(t, gw, KEY_A);
+    const acks = new Map();
+    const write = async (board, req, member, delta) => {
+      const r = await a.request({ op: 'incr', board, member, delta, req });
+      assert.equal(r.op, 'ack', JSON.stringify(r));
+      acks.set(req, r);
+    };
+    // the cap filled over a direct, a queued and a sharded board
+    for (let i = 0; i < CAP - 10; i++) await write('demo', `d-${i}`, `user:${i}`, i + 1);
+    for (let i = 0; i < 5; i++) await write('burst', `q-${i}`, `user:${i}`, i + 1);
+    for (let i = 0; i < 5; i++) await write('global', `g-${i}`, `user:${i}`, i + 1);
+    assertCapped(await a.request({ op: 'incr', board: 'demo', member: 'user:x', delta: 1, req: 'd-new' }), 'at the cap');
+    // the queued writes applied (their records now the applied ones)
+    await h.waitFor(async () => (await redis.cli('GET', 'rc:{burst|}:seq')) === '5', 20000, 'queue applied');
+    await h.waitFor(async () => (await redis.cli('XLEN', 'rc:{burst|}:in')) === '0', 20000, 'queue drained');
+    const before = { rec: await records(redis), seq: await redis.cli('GET', 'rc:{demo|}:seq'),
+      log: await redis.cli('LLEN', 'rc:{demo|}:log') };
+
+    // retries of applied writes: duplicate, for the original write's member and score
+    for (const req of ['d-0', 'd-7', `d-${CAP - 11}`, 'g-0', 'g-3']) {
+      const board = req[0] === 'd' ? 'demo' : 'global';
+      const first = acks.get(req);
+      const again = await a.request({ op: 'incr', board, member: first.member, delta: 99, req });
+      assert.equal(again.op, 'ack', `${req}: ${JSON.stringify(again)}`);
+      assert.equal(again.duplicate, true, `${req}: ${JSON.stringify(again)}`);
+      assert.equal(again.member, first.member, req);
+      assert.equal(again.score, first.score, req);
+    }
+    // a queued write's retry: duplicate with its entry
+    for (let i = 0; i < 5; i++) {
+      const again = await a.request({ op: 'incr', board: 'burst', member: `user:${i}`, delta: 99, req: `q-${i}` });
+      assert.equal(again.duplicate, true, `q-${i}: ${JSON.stringify(again)}`);
+      assert.equal(again.entry, acks.get(`q-${i}`).entry, `q-${i}`);
+    }
+    // new reqs on every kind of board: refused, and Redis holds nothing of them
+    for (const board of ['demo', 'burst', 'global']) {
+      assertCapped(await a.request({ op: 'incr', board, member: 'user:new', delta: 1, req: `${board}-new` }), board);
+      assert.equal((await a.request({ op: 'rank', board, member: 'user:new' })).score ?? null, null, board);
+    }
+    assert.equal(await redis.cli('XLEN', 'rc:{burst|}:in'), '0');
+    assert.equal(await redis.cli('GET', 'rc:{burst|}:seq'), '5');
+    assert.equal((await redis.cli('--scan', '--pattern', 'rc:*req:*-new')).trim(), '');
+    assert.deepEqual(await records(redis), before.rec);
+    assert.equal(await redis.cli('GET', 'rc:{demo|}:seq'), before.seq);
+    assert.equal(await redis.cli('LLEN', 'rc:{demo|}:log'), before.log);
+  });

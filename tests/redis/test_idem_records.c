@@ -154,30 +154,53 @@ static redisReply *eval(struct fixture *f, const char *script, unsigned nkeys, c
     return r;
 }
 
-/* lua/enqueue.lua for an incr on the queued board; out the reply's status and entry. */
-static void enqueue(struct fixture *f, const char *member, const char *req, char status[16], char entry[64])
+/* lua/enqueue.lua for an incr on the queued board, making no new record
+ * when no_new (the writer at its cap); out the reply's status and entry. */
+static void enqueue_as(struct fixture *f, const char *member, const char *req, int no_new, char status[16],
+                       char entry[64])
 {
     struct rc_request r = request("burst", member, 1, req);
     struct rc_queue_enqueue a;
     struct rc_error err = {0, ""};
     assert_int_equal(rc_queue_enqueue_build(rc_conf_find_board(f->conf, "burst"), &r, T0, &a, &err), 0);
+    if (no_new)
+        rc_queue_enqueue_no_new_record(&a);
     redisReply *x = eval(f, rc_lua_enqueue, a.nkeys, a.keys, a.nargv, a.argv);
     snprintf(status, 16, "%s", x->element[0]->str);
     snprintf(entry, 64, "%s", x->elements > 1 && x->element[1]->str ? x->element[1]->str : "");
     freeReplyObject(x);
 }
 
-/* lua/write.lua for request r on board b (no period); the reply's status. */
-static void write_req(struct fixture *f, const char *board, const struct rc_request *r, int64_t at, char status[16])
+static void enqueue(struct fixture *f, const char *member, const char *req, char status[16], char entry[64])
+{
+    enqueue_as(f, member, req, 0, status, entry);
+}
+
+/* lua/write.lua for request r on board b (no period), making no new record
+ * when no_new; the reply's status, and its member and score when score is
+ * not NULL (64 bytes each). */
+static void write_as(struct fixture *f, const char *board, const struct rc_request *r, int64_t at, int no_new,
+                     char status[16], char *member, char *score)
 {
     struct rc_write_args a;
     struct rc_period none;
     struct rc_error err = {0, ""};
     memset(&none, 0, sizeof none);
     assert_int_equal(rc_write_args_build(rc_conf_find_board(f->conf, board), r, &none, at, 0, &a, &err), 0);
+    if (no_new)
+        rc_write_args_no_new_record(&a);
     redisReply *x = eval(f, rc_lua_write, a.nkeys, a.keys, a.nargv, a.argv);
     snprintf(status, 16, "%s", x->element[0]->str);
+    if (score && x->elements == 8) {
+        snprintf(score, 64, "%s", x->element[1]->str);
+        snprintf(member, 64, "%s", x->element[6]->str);
+    }
     freeReplyObject(x);
+}
+
+static void write_req(struct fixture *f, const char *board, const struct rc_request *r, int64_t at, char status[16])
+{
+    write_as(f, board, r, at, 0, status, NULL, NULL);
 }
 
 /* The consumer's step for stream entry `entry` (by id, however often it was
@@ -352,6 +375,72 @@ static void test_a_queued_write_is_reversed_by_its_req_once_applied_not_before(v
     assert_int_equal(seq_of(f, "burst"), 2);
 }
 
+/* Every key of the server with a digest of its value and its expiry, one
+ * string: equal before and after means the call wrote nothing. */
+static void snapshot(struct fixture *f, char *out, size_t cap)
+{
+    static const char lua[] =
+        "local ks = redis.call('KEYS', '*') table.sort(ks) local o = {} "
+        "for _, k in ipairs(ks) do o[#o + 1] = k .. '=' .. redis.sha1hex(redis.call('DUMP', k)) .. "
+        "'/' .. redis.call('PEXPIRETIME', k) end return table.concat(o, ' ')";
+    redisReply *r = cmd(f, "EVAL %s 0", lua);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_true(r->len < cap);
+    snprintf(out, cap, "%s", r->str);
+    freeReplyObject(r);
+}
+
+/* A writer at its idempotency cap (idempotency_max_per_key) sends its
+ * writes with no new record: a retry of a req it made is answered as ever,
+ * a new req is refused "no_record" and nothing is written. */
+static void test_with_no_new_record_a_req_with_a_record_is_a_duplicate_and_one_without_writes_nothing(void **state)
+{
+    struct fixture *f = *state;
+    char st[16], member[64], score[64], before[4096], after[4096], entry[64], again[64];
+    /* a direct board: the applied write's retry answers its member and points */
+    struct rc_request r = request("plain", "u", 5, "d-1");
+    write_req(f, "plain", &r, T0, st);
+    assert_string_equal(st, "ok");
+    snapshot(f, before, sizeof before);
+    struct rc_request retry = request("plain", "u", 7, "d-1");
+    write_as(f, "plain", &retry, T0, 1, st, member, score);
+    assert_string_equal(st, "duplicate");
+    assert_string_equal(member, "u");
+    assert_string_equal(score, "5");
+    snapshot(f, after, sizeof after);
+    assert_string_equal(after, before);
+    /* a new req: refused, no record, no points, seq and log as they were */
+    struct rc_request fresh_req = request("plain", "v", 3, "d-2");
+    write_as(f, "plain", &fresh_req, T0, 1, st, member, score);
+    assert_string_equal(st, "no_record");
+    snapshot(f, after, sizeof after);
+    assert_string_equal(after, before);
+    assert_int_equal(integer(f, "EXISTS %s", "rc:{plain|}:req:d-2"), 0);
+    assert_int_equal(seq_of(f, "plain"), 1);
+    assert_int_equal(integer(f, "LLEN %s", "rc:{plain|}:log"), 1);
+
+    /* a queued board: the retry answers its entry, a new req (or none) queues nothing */
+    enqueue(f, "user:101", "r-1", st, entry);
+    assert_string_equal(st, "ok");
+    snapshot(f, before, sizeof before);
+    enqueue_as(f, "user:101", "r-1", 1, st, again);
+    assert_string_equal(st, "duplicate");
+    assert_string_equal(again, entry);
+    enqueue_as(f, "user:102", "r-2", 1, st, again);
+    assert_string_equal(st, "no_record");
+    enqueue_as(f, "user:102", "", 1, st, again); /* the consumer's "q ID" would be a new record */
+    assert_string_equal(st, "no_record");
+    snapshot(f, after, sizeof after);
+    assert_string_equal(after, before);
+    assert_int_equal(integer(f, "XLEN %s", "rc:{burst|}:in"), 1);
+    /* applied, the retry is still a duplicate with no new record */
+    apply_entry(f, entry, st);
+    assert_string_equal(st, "ok");
+    enqueue_as(f, "user:101", "r-1", 1, st, again);
+    assert_string_equal(st, "duplicate");
+    assert_string_equal(again, entry);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +448,8 @@ int main(void)
         cmocka_unit_test_setup(test_a_retried_req_inside_the_window_counts_once_queued_or_applied, fresh),
         cmocka_unit_test_setup(test_after_the_window_a_retried_req_is_a_new_write, fresh),
         cmocka_unit_test_setup(test_a_queued_write_is_reversed_by_its_req_once_applied_not_before, fresh),
+        cmocka_unit_test_setup(
+            test_with_no_new_record_a_req_with_a_record_is_a_duplicate_and_one_without_writes_nothing, fresh),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -46,7 +46,7 @@ static redisReply *enqueue(struct rc_test_redis_fixture *f, const char *m, const
     char marker[128];
     snprintf(marker, sizeof marker, "rc:{q|}:req:%s", req);
     const char *argv[] = {"EVAL", rc_lua_enqueue, "3", STREAM, marker, BLOCKED, max, req, "600", RC_QUEUE_GROUP, m,
-                          "op", "incr", "m", m, "at", "1", "v", "1", "req", req};
+                          "0" /* records may be made */, "op", "incr", "m", m, "at", "1", "v", "1", "req", req};
     int argc = (int)(sizeof argv / sizeof argv[0]) - (req[0] ? 0 : 2);
     redisReply *r = redisCommandArgv(f->c, argc, argv, NULL);
     assert_non_null(r);

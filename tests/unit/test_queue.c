@@ -50,11 +50,11 @@ static void decode(const char *json, struct rc_request *r)
         fail_msg("decode %s: %s", json, err.msg);
 }
 
-/* The entry's field/value pairs from a built call (ARGV after the 5 fixed words). */
+/* The entry's field/value pairs from a built call (ARGV after the 6 fixed words). */
 static size_t entry_of(const struct rc_queue_enqueue *a, const char **f, const char **v)
 {
     size_t n = 0;
-    for (unsigned i = 5; i + 1 < a->nargv; i += 2, n++) {
+    for (unsigned i = 6; i + 1 < a->nargv; i += 2, n++) {
         f[n] = a->argv[i];
         v[n] = a->argv[i + 1];
     }
@@ -78,6 +78,9 @@ static void test_incr_builds_keys_in_the_board_tag_and_the_entry(void **state)
     assert_string_equal(a.argv[2], "600");      /* idempotency window, s */
     assert_string_equal(a.argv[3], RC_QUEUE_GROUP);
     assert_string_equal(a.argv[4], "ann");
+    assert_string_equal(a.argv[5], "0");        /* records may be made */
+    rc_queue_enqueue_no_new_record(&a);         /* the writer at its idempotency cap */
+    assert_string_equal(a.argv[5], "1");
 
     const char *f[32], *v[32];
     size_t n = entry_of(&a, f, v);
@@ -191,6 +194,9 @@ static void test_enqueue_answers_decode(void **state)
     struct rc_reply_item forb[] = {{0, 0, "forbidden"}};
     assert_int_equal(rc_queue_result_parse(forb, 1, &res), 0);
     assert_int_equal(res.status, RC_QUEUE_FORBIDDEN);
+    struct rc_reply_item none[] = {{0, 0, "no_record"}}; /* at the cap, a req without a record */
+    assert_int_equal(rc_queue_result_parse(none, 1, &res), 0);
+    assert_int_equal(res.status, RC_QUEUE_NO_RECORD);
     struct rc_reply_item odd[] = {{0, 0, "what"}};
     assert_int_equal(rc_queue_result_parse(odd, 1, &res), RC_E_INTERNAL);
     struct rc_reply_item short_ok[] = {{0, 0, "ok"}};

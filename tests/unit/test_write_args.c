@@ -155,15 +155,16 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_string_equal(a.argv[11], "1000");
     /* keys live to the end of the day 2 days later (keep = 2): 1 ms + 2 days */
     assert_string_equal(a.argv[13], "172800001");
-    assert_string_equal(a.argv[a.nargv - 3], "PUBLISH"); /* one Redis: plain pub/sub */
-    assert_string_equal(a.argv[a.nargv - 2], "1");       /* a period: its blocklist is seeded on first write */
+    assert_string_equal(a.argv[a.nargv - 4], "PUBLISH"); /* one Redis: plain pub/sub */
+    assert_string_equal(a.argv[a.nargv - 3], "1");       /* a period: its blocklist is seeded on first write */
     assert_non_null(strstr(a.keys[7], p.id));            /* the period's own blocklist, in its slot */
     assert_string_equal(a.seed_from, "rc:{daily|}:blocked");
     assert_string_equal(a.argv[14], "0");
     assert_string_equal(a.argv[15], "0"); /* not a hot board: no bucket */
-    assert_int_equal(a.nargv, 19); /* ARGV[17 + 4F]: the publish command, the seed flag, the epoch */
+    assert_int_equal(a.nargv, 20); /* ARGV[17 + 4F]: the publish command, the seed flag, the epoch, no new record */
     assert_string_equal(a.argv[18], ""); /* the caller fills in a random epoch id */
     assert_true(a.argv[18] == a.epoch);
+    assert_string_equal(a.argv[19], "0"); /* records may be made */
     assert_int_equal(a.nkeys, 10);
     assert_string_equal(a.keys[8], "rc:{daily|2025-11-21}:epoch"); /* the epoch: same slot */
     assert_string_equal(a.keys[9], "rc:{daily|2025-11-21}:arr"); /* arrival counters: same slot */
@@ -195,7 +196,8 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     for (unsigned i = 0; i < 12; i++)
         assert_string_equal(a.argv[15 + i], want[i]);
     assert_string_equal(a.argv[27], "0"); /* ARGV[16 + 4F]: no bucket */
-    assert_int_equal(a.nargv, 31);
+    assert_int_equal(a.nargv, 32);
+    assert_string_equal(a.argv[31], "0"); /* ARGV[20 + 4F]: records may be made */
     rc_request_free(&r);
 }
 
@@ -251,7 +253,7 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     assert_string_equal(a.argv[13], "0");  /* all-time: the board itself never expires */
     assert_string_equal(a.argv[14], "0");  /* no fields */
     assert_string_equal(a.argv[15], "90000000"); /* the bucket lives window + span: 25 h */
-    assert_int_equal(a.nargv, 19);
+    assert_int_equal(a.nargv, 20);
     assert_string_equal(a.argv[17], "0"); /* no periods: one blocklist, nothing to seed */
     assert_string_equal(a.seed_from, "");
     rc_request_free(&r);
@@ -328,6 +330,49 @@ static void test_reply_decodes_score_from_composite(void **state)
     assert_int_equal(rc_write_result_parse(b, ok, 8, &res), RC_E_INTERNAL);
 }
 
+/* A writer at its idempotency cap: the flag ARGV[20 + 4F] says "no new
+ * record", past the fields and before any seed the gateway appends. */
+static void test_no_new_record_sets_its_flag_after_the_fields(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    struct rc_period p;
+    struct rc_write_args a;
+    struct rc_error err;
+    assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\","
+                           "\"fields\":{\"clears\":3},\"req\":\"c-1\"}",
+                           NOV22_0800, &r, &p, &a, &err), 0);
+    rc_write_args_no_new_record(&a);
+    assert_int_equal(a.nargv, 32);
+    assert_string_equal(a.argv[31], "1"); /* ARGV[20 + 4F], F = 3 */
+    assert_true(a.argv[30] == a.epoch);   /* the rest as built */
+    rc_request_free(&r);
+    assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5,\"req\":\"q1\"}",
+                           NOV22_0800, &r, &p, &a, &err), 0);
+    rc_write_args_no_new_record(&a);
+    assert_int_equal(a.nargv, 20);
+    assert_string_equal(a.argv[19], "1"); /* ARGV[20], F = 0 */
+    assert_string_equal(a.argv[17], "1"); /* the seed flag stays */
+    rc_request_free(&r);
+}
+
+/* The script's "no_record": nothing was written, refused as rate_limited. */
+static void test_reply_no_record_is_a_rate_limited_refusal(void **state)
+{
+    (void)state;
+    const struct rc_board *b = rc_conf_find_board(conf, "daily");
+    struct rc_write_result res;
+    struct rc_reply_item nr[1] = {{0, 0, "no_record"}};
+    assert_int_equal(rc_write_result_parse(b, nr, 1, &res), 0);
+    assert_int_equal(res.status, RC_E_RATE_LIMITED);
+    assert_true(res.no_record);
+    assert_false(res.duplicate);
+    assert_false(res.unseeded);
+    assert_non_null(strstr(res.message, "nothing was written"));
+    struct rc_reply_item other[1] = {{0, 0, "no_such"}};
+    assert_int_equal(rc_write_result_parse(b, other, 1, &res), RC_E_INTERNAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +385,8 @@ int main(void)
         cmocka_unit_test(test_hot_board_write_goes_to_the_bucket_of_now),
         cmocka_unit_test(test_scaled_board_write_is_an_ordinary_write),
         cmocka_unit_test(test_reply_of_a_scaled_board_keeps_the_fraction),
+        cmocka_unit_test(test_no_new_record_sets_its_flag_after_the_fields),
+        cmocka_unit_test(test_reply_no_record_is_a_rate_limited_refusal),
     };
     return cmocka_run_group_tests_name("write_args", tests, load, unload);
 }
