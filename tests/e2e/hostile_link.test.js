@@ -10,7 +10,9 @@
  * logged "redis down: PING unanswered", dropped the link, and the writer got
  * `unavailable: Redis connection lost before the write was answered`. Now:
  * no write answers anything but ack, no "redis down" line is logged, and
- * /metrics counts no failure or reconnect. Run against a plain Redis and
+ * /metrics counts no failure or reconnect; the reads waited in the gateway
+ * under [limits] read_rows_in_flight (rankcast_read_rows_in_flight_max stays
+ * within it, rankcast_reads_waited_total counts them). Run against a plain Redis and
  * against one with requirepass (the write link logs in like the others).
  *
  * No wall-clock bound: the writer's latencies are printed as diagnostics
@@ -27,9 +29,11 @@ const ROWS = 200000;
 const CONNS = 40;
 const VIEWS = 64;
 const PASSWORD = 'e2e-link-requirepass-3c1e9b77';
+const CAP = 5000; // [limits] read_rows_in_flight: five of the attacker's pages
 const BIG = {
   conn_read_rate: 1000000, conn_read_burst: 10000000, ip_read_rate: 1000000, ip_read_burst: 10000000,
-  max_subs_per_conn: VIEWS, max_pending: 1000,
+  conn_write_rate: 1000000, conn_write_burst: 10000000, key_write_rate: 1000000, key_write_burst: 10000000,
+  max_subs_per_conn: VIEWS, max_pending: 1000, read_rows_in_flight: CAP,
 };
 
 async function scrape(gw) {
@@ -70,6 +74,7 @@ async function flood(t, { password } = {}) {
       const r = await writer.request({ op: 'incr', board: 'match:w', member: 'w' + (n % 50), delta: 1 }, 60000);
       latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
       answers.push(r);
+      await h.sleep(2); // a steady writer, not a flood of its own
     }
   })();
 
@@ -111,6 +116,19 @@ async function flood(t, { password } = {}) {
   }
   // the pages were real reads: the read link answered them
   assert.ok(snapshots > 0, 'no page was answered with a snapshot');
+  // the bound on rows in flight held, and was what held the flood back
+  const max = after.value('rankcast_read_rows_in_flight_max');
+  t.diagnostic(`rows in flight at most ${max} (read_rows_in_flight ${CAP}); ` +
+    `${after.value('rankcast_reads_waited_total')} reads waited`);
+  assert.ok(max >= 1000 && max <= CAP, `rankcast_read_rows_in_flight_max ${max}, cap ${CAP}`);
+  assert.ok(after.value('rankcast_reads_waited_total') > 0, 'no read waited for room');
+  // once the attackers are gone, nothing stays in flight or waiting (the
+  // views' later refreshes may still be reading until then)
+  for (const c of attackers) c.close();
+  await h.waitFor(async () => {
+    const m = await scrape(gw);
+    return m.value('rankcast_read_rows_in_flight') === 0 && m.value('rankcast_reads_waiting') === 0;
+  }, 120000, 'no read rows in flight or waiting after the attackers left');
 }
 
 test('a flood of deep distinct pages: no write answers unavailable, no "redis down", no reconnect',
