@@ -56,6 +56,8 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_MAX_PENDING, "max_pending", rc_conf__set_unsigned, CONF(max_pending), 1, 100000},
     {SEC_LIMITS, K_READ_ROWS_IN_FLIGHT, "read_rows_in_flight", rc_conf__set_unsigned, CONF(read_rows_in_flight),
      1000, 10000000},
+    {SEC_LIMITS, K_CONN_READ_ROWS, "conn_read_rows", rc_conf__set_unsigned, CONF(conn_read_rows), 1000, 10000000},
+    {SEC_LIMITS, K_IP_READ_ROWS, "ip_read_rows", rc_conf__set_unsigned, CONF(ip_read_rows), 1000, 100000000},
     {SEC_LIMITS, K_CONN_READ_RATE, "conn_read_rate", rc_conf__set_unsigned, CONF(conn_read_rate), 1, 1000000},
     {SEC_LIMITS, K_CONN_READ_BURST, "conn_read_burst", rc_conf__set_unsigned, CONF(conn_read_burst), 1, 10000000},
     {SEC_LIMITS, K_IP_READ_RATE, "ip_read_rate", rc_conf__set_unsigned, CONF(ip_read_rate), 1, 1000000},

@@ -192,6 +192,8 @@ struct gw_conn {
     struct rc_bucket bucket;
     struct rc_bucket read_bucket;  /* reads on this connection (conn_read_rate) */
     unsigned pending;              /* requests waiting for an answer (max_pending) */
+    struct gw_read_owner *read_rows; /* rows of its reads in flight (conn_read_rows; store/gw_read_gate.h),
+                                        made on first use; NULL until then */
     /* subscriptions (owned by the fan-out; listed here) */
     struct gw_sub *subs;
     unsigned nsubs;

@@ -13,6 +13,7 @@
 struct call {
     struct gw_read_gate *g;
     int64_t rows;
+    struct gw_read_owner *owner[2]; /* charged, one reference each (or NULL) */
     gw_script_reply_cb *cb;
     void *privdata;
 };
@@ -23,12 +24,58 @@ struct gw_read_gate_item {
     struct gw_script *script;
     struct gw_redis *redis;
     int64_t rows;
+    struct gw_read_owner *owner[2];
     gw_script_reply_cb *cb;
     void *privdata;
     unsigned nwords;
     const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
     size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
 };
+
+struct gw_read_owner *gw_read_owner_new(void)
+{
+    struct gw_read_owner *o = calloc(1, sizeof *o);
+    if (o)
+        o->refs = 1;
+    return o;
+}
+
+void gw_read_owner_unref(struct gw_read_owner *o)
+{
+    if (o && --o->refs == 0)
+        free(o);
+}
+
+void gw_read_gate_charge(struct gw_read_gate *g, struct gw_read_owner *conn, struct gw_read_owner *addr)
+{
+    if (!g)
+        return;
+    g->charge[0] = conn;
+    g->charge[1] = addr;
+}
+
+/* Charges rows to the owners in by (taking a reference each) into to. */
+static void take(struct gw_read_owner *const by[2], struct gw_read_owner *to[2], int64_t rows)
+{
+    for (int i = 0; i < 2; i++) {
+        to[i] = by[i];
+        if (to[i]) {
+            to[i]->refs++;
+            to[i]->rows += rows;
+        }
+    }
+}
+
+/* The read charged to owner[] is answered (or given up): its rows are off. */
+static void give_back(struct gw_read_owner *owner[2], int64_t rows)
+{
+    for (int i = 0; i < 2; i++) {
+        if (owner[i])
+            owner[i]->rows -= rows;
+        gw_read_owner_unref(owner[i]);
+        owner[i] = NULL;
+    }
+}
 
 int64_t gw_read_gate_rows(const struct rc_read_req *req)
 {
@@ -67,21 +114,24 @@ static void on_answer(redisReply *reply, void *privdata)
     gw_script_reply_cb *cb = k->cb;
     void *pd = k->privdata;
     g->in_flight -= k->rows;
+    give_back(k->owner, k->rows);
     free(k);
     publish(g, 0);
     cb(reply, pd);
     drain(g);
 }
 
-/* Sends the words with the gate's bookkeeping. Returns as gw_redis_eval. */
+/* Sends the words with the gate's bookkeeping; the charge moves from owner
+ * (whose references it takes over) to the call. Returns as gw_redis_eval,
+ * owner untouched then. */
 static int send_read(struct gw_read_gate *g, struct gw_script *script, struct gw_redis *redis, unsigned nwords,
-                     const char *const *words, const size_t *lens, int64_t rows, gw_script_reply_cb *cb,
-                     void *privdata)
+                     const char *const *words, const size_t *lens, int64_t rows, struct gw_read_owner *owner[2],
+                     gw_script_reply_cb *cb, void *privdata)
 {
     struct call *k = malloc(sizeof *k);
     if (!k)
         return RC_E_INTERNAL;
-    *k = (struct call){g, rows, cb, privdata};
+    *k = (struct call){g, rows, {owner[0], owner[1]}, cb, privdata};
     int rc = redis ? gw_redis_eval(redis, script, RC_READ_NKEYS, (int)nwords, words, lens, on_answer, k)
                    : RC_E_UNAVAILABLE;
     if (rc) {
@@ -104,8 +154,11 @@ static void drain(struct gw_read_gate *g)
         if (!g->head)
             g->tail = NULL;
         publish(g, -1);
-        if (send_read(g, it->script, it->redis, it->nwords, it->words, it->lens, it->rows, it->cb, it->privdata) != 0)
+        if (send_read(g, it->script, it->redis, it->nwords, it->words, it->lens, it->rows, it->owner, it->cb,
+                      it->privdata) != 0) {
+            give_back(it->owner, it->rows);
             it->cb(NULL, it->privdata);
+        }
         free(it);
     }
 }
@@ -145,7 +198,12 @@ int gw_read_gate_send(struct gw_read_gate *g, struct gw_script *script, struct g
         const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
         size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
         unsigned n = gw_call_words(a->keys, RC_READ_NKEYS, a->argv, a->nargv, words, lens);
-        return send_read(g, script, redis, n, words, lens, rows, cb, privdata);
+        struct gw_read_owner *owner[2];
+        take(g->charge, owner, rows);
+        int rc = send_read(g, script, redis, n, words, lens, rows, owner, cb, privdata);
+        if (rc)
+            give_back(owner, rows);
+        return rc;
     }
     struct gw_read_gate_item *it = new_item(a);
     if (!it)
@@ -153,6 +211,7 @@ int gw_read_gate_send(struct gw_read_gate *g, struct gw_script *script, struct g
     it->script = script;
     it->redis = redis;
     it->rows = rows;
+    take(g->charge, it->owner, rows);
     it->cb = cb;
     it->privdata = privdata;
     if (g->tail)

@@ -22,12 +22,35 @@ struct gw_redis;
 struct gw_metrics;
 struct gw_read_gate_item;
 
+/* Rows in flight charged to one client connection or one source address
+ * ([limits] conn_read_rows, ip_read_rows): the rows of the reads its
+ * requests sent or left waiting in the gate, until each is answered.
+ * Counted references: the connection (or address entry) holds one, each
+ * read charged to it another, so a read answered after its client left
+ * touches nothing freed. */
+struct gw_read_owner {
+    int64_t rows;
+    unsigned refs;
+};
+
 struct gw_read_gate {
     int64_t cap;                   /* rows in flight at most; 0: no gate */
     int64_t in_flight;             /* rows of the reads sent and not answered */
     struct gw_read_gate_item *head, *tail; /* waiting, oldest first */
     struct gw_metrics *m;          /* read_rows_in_flight and friends; may be NULL */
+    struct gw_read_owner *charge[2]; /* who reads sent now are charged to (gw_read_gate_charge) */
 };
+
+/* A new owner (rows 0, one reference), or NULL (out of memory). */
+struct gw_read_owner *gw_read_owner_new(void);
+/* Drops one reference (NULL: nothing); frees o with the last. */
+void gw_read_owner_unref(struct gw_read_owner *o);
+
+/* Reads sent or queued through g from now until the next call are charged
+ * to conn and addr (either may be NULL): a request's handler sets them
+ * around the call that may read (the reads of a new view go out before it
+ * returns), and clears them after with NULL, NULL. */
+void gw_read_gate_charge(struct gw_read_gate *g, struct gw_read_owner *conn, struct gw_read_owner *addr);
 
 /* The rows req reads at most (its cost in the gate): a range's count, an
  * around's or near's 2 * radius + 1, one for a rank or counts. */

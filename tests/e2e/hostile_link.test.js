@@ -34,6 +34,7 @@ const BIG = {
   conn_read_rate: 1000000, conn_read_burst: 10000000, ip_read_rate: 1000000, ip_read_burst: 10000000,
   conn_write_rate: 1000000, conn_write_burst: 10000000, key_write_rate: 1000000, key_write_burst: 10000000,
   max_subs_per_conn: VIEWS, max_pending: 1000, read_rows_in_flight: CAP,
+  conn_read_rows: 10000000, ip_read_rows: 100000000, // the flood reaches the link (the per-client bound: below)
 };
 
 async function scrape(gw) {
@@ -47,15 +48,19 @@ async function scrape(gw) {
   return { text, value };
 }
 
+async function bigBoard(redis) {
+  // built inside Redis in one call
+  await redis.cli('EVAL', `for i = 1, ${ROWS} do redis.call('ZADD', KEYS[1], i, 'm:' .. i) end`, 1,
+    'rc:{match:big|}:z');
+}
+
 async function flood(t, { password } = {}) {
   const args = password ? ['--requirepass', password] : [];
   const redis = await h.startRedis(t, { args, password });
   const config = h.configWith(t, { limits: BIG });
   const env = password ? { RANKCAST_REDIS_PASSWORD: password } : {};
   const gw = await h.startGateway(t, { redisPort: redis.port, config, env });
-  // the big board, built inside Redis in one call
-  await redis.cli('EVAL', `for i = 1, ${ROWS} do redis.call('ZADD', KEYS[1], i, 'm:' .. i) end`, 1,
-    'rc:{match:big|}:z');
+  await bigBoard(redis);
   const writer = await h.connectWs(t, gw.wsUrl, { localAddress: '127.0.0.9' });
   assert.equal((await writer.request({ op: 'incr', board: 'match:w', member: 'w', delta: 1 })).op, 'ack');
   const before = await scrape(gw);
@@ -136,3 +141,54 @@ test('a flood of deep distinct pages: no write answers unavailable, no "redis do
 
 test('the same with requirepass: the write link logs in too', { skip, timeout: 300000 },
   (t) => flood(t, { password: PASSWORD }));
+
+/* [limits] conn_read_rows and ip_read_rows: a subscribe whose page would
+ * take its connection's (or its address's) rows in flight past the bound is
+ * answered rate_limited at once, naming the key; the count is in /metrics;
+ * another address keeps its own share; once the snapshots are in, the same
+ * connection subscribes again. Before: every subscribe was taken (no such
+ * key, no such metric). */
+test('deep pages are bounded by rows in flight per connection and per address', { skip, timeout: 300000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const limits = Object.assign({}, BIG, { conn_read_rows: 3000, ip_read_rows: 10000, read_rows_in_flight: 2000 });
+  const gw = await h.startGateway(t, { redisPort: redis.port, config: h.configWith(t, { limits }) });
+  await bigBoard(redis);
+  const before = await scrape(gw);
+  const attackers = [];
+  for (let i = 0; i < 8; i++)
+    attackers.push(await h.connectWs(t, gw.wsUrl, { localAddress: '127.0.0.7', perMessageDeflate: false }));
+  const ids = [];
+  let k = 0;
+  for (const c of attackers) {
+    const sock = c.ws._socket;
+    sock.cork();
+    for (let j = 0; j < VIEWS; j++, k++) {
+      ids.push([c, 'p' + k]);
+      c.send({ op: 'subscribe', id: 'p' + k, board: 'match:big', view: { offset: 1000 + 61 * k, limit: 1000 } });
+    }
+    sock.uncork();
+  }
+  await h.waitFor(() => ids.every(([c, id]) => c.messages.some((m) => m.id === id)), 240000, 'every page answered');
+  const answers = ids.map(([c, id]) => c.messages.find((m) => m.id === id));
+  const refused = answers.filter((m) => m.op === 'error' && m.code === 'rate_limited');
+  const byConn = refused.filter((m) => /conn_read_rows 3000/.test(m.message)).length;
+  const byAddr = refused.filter((m) => /ip_read_rows 10000/.test(m.message)).length;
+  const snapshots = answers.filter((m) => m.op === 'snapshot').length;
+  t.diagnostic(`${answers.length} pages: ${snapshots} snapshots, ${byConn} refused by conn_read_rows, ` +
+    `${byAddr} by ip_read_rows`);
+  assert.ok(refused.length > 0, 'no page was refused');
+  assert.equal(byConn + byAddr, refused.length, JSON.stringify(refused.slice(0, 2)));
+  assert.equal(snapshots + refused.length, answers.length, 'every page a snapshot or rate_limited');
+  assert.ok(snapshots >= 3, `${snapshots} snapshots: the first pages of a connection are read`);
+  const after = await scrape(gw);
+  assert.equal(after.value('rankcast_read_rows_limited_total') - before.value('rankcast_read_rows_limited_total'),
+    refused.length);
+  // another address has its own share
+  const other = await h.connectWs(t, gw.wsUrl, { localAddress: '127.0.0.8' });
+  const snap = await other.request({ op: 'subscribe', board: 'match:big', view: { offset: 150000, limit: 1000 } }, 60000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  // nothing in flight any more: the same connection is served again
+  await h.waitFor(async () => (await scrape(gw)).value('rankcast_read_rows_in_flight') === 0, 60000, 'reads answered');
+  const again = await attackers[0].request({ op: 'subscribe', board: 'match:big', view: { offset: 190000, limit: 1000 } }, 60000);
+  assert.equal(again.op, 'snapshot', JSON.stringify(again));
+});
