@@ -237,8 +237,8 @@ static void test_empty_text_gives_documented_defaults(void **state)
     assert_int_equal(c->key_write_rate, 20000);
     assert_int_equal(c->key_write_burst, 40000);
     assert_int_equal(c->read_rows_in_flight, 20000);
-    assert_int_equal(c->conn_read_rows, 64000);
-    assert_int_equal(c->ip_read_rows, 256000);
+    assert_int_equal(c->conn_read_rows, 100000);
+    assert_int_equal(c->ip_read_rows, 400000);
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
     assert_int_equal(c->nboards, 0);
