@@ -325,6 +325,14 @@ static void on_pong(redisAsyncContext *ac, void *reply, void *privdata)
 static void on_deadline(uv_timer_t *t)
 {
     struct gw_node *r = t->data;
+    /* A loop kept busy by other work (thousands of snapshots) runs this timer
+     * before it reads the sockets: the PONG may be waiting there unread. Read
+     * it now (a non-blocking read; nothing there is fine) so that only a
+     * server that did not answer is judged dead, not our own lag. */
+    if (r->state == GW_ST_UP && r->ping_out && gw_node_link_connected(&r->wr))
+        redisAsyncHandleRead(r->wr.ac);
+    if (r->state == GW_ST_UP && !r->ping_out)
+        return; /* answered (on_pong stopped us) */
     if (r->state == GW_ST_CONNECTING)
         gw_node_link_fail(r, "no answer within %lld ms while connecting%s", (long long)r->opts.ping_timeout_ms,
                            r->resolver.busy ? " (resolving the host name)" : "");
@@ -342,6 +350,9 @@ static void on_ping_tick(uv_timer_t *t)
         return;
     r->ping_out = 1;
     uv_timer_start(&r->deadline, on_deadline, (uint64_t)r->opts.ping_timeout_ms, 0);
+    /* out now, not when a busy loop next polls for writable: the timeout
+     * then counts the server's time, not ours */
+    redisAsyncHandleWrite(r->wr.ac);
 }
 
 /* ---- connecting -------------------------------------------------------- */
