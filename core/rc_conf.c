@@ -200,6 +200,9 @@ void rc_conf_defaults(struct rc_conf *c)
     c->header_timeout_ms = 10 * MS_S;
     c->body_timeout_ms = 10 * MS_S;
     c->max_pending = 64;
+    c->read_rows_in_flight = 20000;
+    c->conn_read_rows = 100000;
+    c->ip_read_rows = 400000;
     c->conn_read_rate = 200;
     c->conn_read_burst = 400;
     c->ip_read_rate = 1000;

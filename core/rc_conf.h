@@ -78,6 +78,9 @@ struct rc_conf {
     int64_t header_timeout_ms;         /* to send a request's headers (or a handshake), default 10 s */
     int64_t body_timeout_ms;           /* to send a request body, in total, default 10 s */
     unsigned max_pending;              /* requests per connection waiting for an answer, default 64 */
+    unsigned read_rows_in_flight;      /* rows of board reads in flight to Redis, default 20000 */
+    unsigned conn_read_rows;           /* rows of reads in flight for one connection's subscribes, default 100000 */
+    unsigned ip_read_rows;             /* the same for one source address, default 400000 */
     unsigned conn_read_rate;           /* reads/s per connection (WebSocket), default 200 */
     unsigned conn_read_burst;          /* default 400 */
     unsigned ip_read_rate;             /* reads/s per source address (WebSocket and REST), default 1000 */

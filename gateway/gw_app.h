@@ -13,6 +13,7 @@
 #include "gw_lifecycle.h"
 #include "net/gw_conn.h"
 #include "redis/gw_script.h"
+#include "store/gw_read_gate.h"
 #include "store/gw_store.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -52,6 +53,7 @@ struct gw_app {
     struct gw_archive *archive;     /* archive of finished periods (gw_archive.c) */
     struct gw_webhook *webhook;     /* webhook on period close (jobs/gw_webhook.c); NULL without [webhook] */
     struct gw_store store;          /* what store/ reads need (main and the archive job fill it) */
+    struct gw_read_gate read_gate;  /* rows of board reads in flight (store.read_gate points here) */
     struct gw_metrics metrics;
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_idem *idem;           /* idempotency records per writer, capped (ops/gw_idem.h) */

@@ -323,6 +323,17 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_reads_limited_total", "reads answered rate_limited (read rates, max_pending)",
             m->reads_limited);
     frame_series(&o, m);
+    gauge(&o, "rankcast_read_rows_in_flight", "rows of board reads sent to Redis and not answered (read_rows_in_flight)",
+          m->read_rows_in_flight);
+    gauge(&o, "rankcast_read_rows_in_flight_max", "the most rows of board reads ever in flight at once",
+          m->read_rows_in_flight_max);
+    gauge(&o, "rankcast_reads_waiting", "board reads waiting for room under read_rows_in_flight", m->reads_waiting);
+    counter(&o, "rankcast_reads_waited_total", "board reads that waited for room under read_rows_in_flight",
+            m->reads_waited);
+    counter(&o, "rankcast_read_rows_limited_total",
+            "subscribes answered rate_limited: their connection's or address's rows in flight (conn_read_rows, "
+            "ip_read_rows)",
+            m->read_rows_limited);
     put(&o, "# HELP rankcast_subscriptions Subscriptions open now, by view kind\n"
             "# TYPE rankcast_subscriptions gauge\n");
     for (int i = 0; i < 4; i++)

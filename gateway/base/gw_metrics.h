@@ -62,6 +62,11 @@ struct gw_metrics {
     uint64_t rtt_le[GW_METRICS_RTT_BUCKETS]; /* script round trips <= bound (cumulative at render) */
     uint64_t rtt_count;
     uint64_t rtt_sum_us;                  /* microseconds */
+    uint64_t read_rows_in_flight;         /* rows of board reads sent to Redis, not answered (store/gw_read_gate.h) */
+    uint64_t read_rows_in_flight_max;     /* the most there ever were */
+    uint64_t reads_waiting;               /* board reads waiting for room under read_rows_in_flight now */
+    uint64_t reads_waited;                /* board reads that had to wait (total) */
+    uint64_t read_rows_limited;           /* subscribes answered rate_limited by conn_read_rows / ip_read_rows */
 };
 
 _Static_assert(sizeof(struct gw_metrics) % sizeof(uint64_t) == 0, "struct gw_metrics is uint64_t words");

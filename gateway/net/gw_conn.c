@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/gw_metrics.h"
+#include "store/gw_read_gate.h"
 #include "rc_err.h"
 #include "rc_wsframe.h"
 
@@ -126,6 +127,7 @@ void gw_conn_unref(struct gw_conn *c)
         return;
     drop_queue(c, 0);
     gw_caller_release(&c->who);
+    gw_read_owner_unref(c->read_rows);
     free(c->q);
     free(c->rx);
     free(c);

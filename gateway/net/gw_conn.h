@@ -198,6 +198,8 @@ struct gw_conn {
     uint32_t msg_id;               /* the unfinished message the sweep saw last... */
     uint64_t msg_seen;             /* ...and when it first did (uv_now ms; 0: none) */
     unsigned pending;              /* requests waiting for an answer (max_pending) */
+    struct gw_read_owner *read_rows; /* rows of its reads in flight (conn_read_rows; store/gw_read_gate.h),
+                                        made on first use; NULL until then */
     /* subscriptions (owned by the fan-out; listed here) */
     struct gw_sub *subs;
     unsigned nsubs;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/gw_read_gate.h"
+
 struct entry {
     struct rc_hnode node;       /* in l->map */
     struct entry *next, *prev;  /* in l->all */
@@ -52,6 +54,7 @@ void gw_iplimit_free(struct gw_iplimit *l)
         return;
     for (struct entry *e = l->all, *next; e; e = next) {
         next = e->next;
+        gw_read_owner_unref(e->e.read_rows);
         free(e);
     }
     rc_hmap_free(&l->map);
@@ -99,7 +102,8 @@ unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, dou
     unsigned left = 0;
     for (struct entry *e = l->all, *next; e; e = next) {
         next = e->next;
-        if (e->e.count != 0 || !refilled(&e->e.reads, now_ms, rate, burst)) {
+        if (e->e.count != 0 || !refilled(&e->e.reads, now_ms, rate, burst) ||
+            (e->e.read_rows && e->e.read_rows->rows > 0)) {
             left++;
             continue;
         }
@@ -110,6 +114,7 @@ unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, dou
             l->all = e->next;
         if (e->next)
             e->next->prev = e->prev;
+        gw_read_owner_unref(e->e.read_rows);
         free(e);
     }
     return left;

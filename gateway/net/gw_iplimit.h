@@ -13,9 +13,13 @@
 
 struct gw_iplimit;
 
+struct gw_read_owner;
+
 struct gw_ipentry {
     unsigned count;            /* sockets open now */
     struct rc_bucket reads;    /* reads from this address */
+    struct gw_read_owner *read_rows; /* rows of its reads in flight (ip_read_rows; store/gw_read_gate.h),
+                                        made on first use; NULL until then */
 };
 
 /* An empty table whose hash is keyed with seed (pick it at random, so clients
@@ -31,7 +35,8 @@ struct gw_ipentry *gw_iplimit_find(struct gw_iplimit *l, const char *ip);
 struct gw_ipentry *gw_iplimit_get(struct gw_iplimit *l, const char *ip);
 
 /* Frees entries without sockets whose bucket has refilled by now_ms at
- * rate/burst, and returns how many entries remain. */
+ * rate/burst and no read rows in flight, and returns how many entries
+ * remain. */
 unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, double burst);
 
 #endif

@@ -16,6 +16,7 @@
 #include "base/gw_group.h"
 #include "base/gw_log.h"
 #include "net/gw_iplimit.h"
+#include "store/gw_read_gate.h"
 
 /* Sockets accepted over a limit that still get a "503" answer; past these
  * an address (or the process) gets its sockets closed at once. */
@@ -300,6 +301,14 @@ struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     return e ? &e->entry->reads : NULL;
+}
+
+struct gw_read_owner *gw_peer_read_rows(const struct lws *wsi)
+{
+    struct gw_peer *e = peer(wsi);
+    if (e && !e->entry->read_rows)
+        e->entry->read_rows = gw_read_owner_new();
+    return e ? e->entry->read_rows : NULL;
 }
 
 void gw_peer_headers_done(struct lws *wsi)

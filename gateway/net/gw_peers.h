@@ -87,7 +87,13 @@ const char *gw_peer_ip(const struct lws *wsi);
 int gw_peer_refused(const struct lws *wsi);
 
 /* Its address's read bucket (NULL for a socket we did not accept). */
+struct gw_read_owner;
 struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi);
+
+/* Its address's rows of reads in flight (ip_read_rows; made on first use),
+ * borrowed while the socket lives; NULL for a socket we did not accept, or
+ * out of memory. */
+struct gw_read_owner *gw_peer_read_rows(const struct lws *wsi);
 
 /* Moves the socket between deadlines: the request's headers are complete
  * (no deadline while it is answered, or for good once it is a WebSocket),

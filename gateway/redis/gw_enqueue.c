@@ -62,7 +62,7 @@ int gw_enqueue_submit(struct gw_redis *redis, struct gw_script *s, const struct 
     p->privdata = privdata;
     if ((replicas > 0 ? gw_redis_eval_wait(redis, s, (int)a.nkeys, (int)n, words, lens, replicas,
                                            replicas_timeout_ms, on_reply_waited, p)
-                      : gw_redis_eval(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, p)) != 0) {
+                      : gw_redis_eval_write(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, p)) != 0) {
         free(p);
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was queued");
     }

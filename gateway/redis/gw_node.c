@@ -58,6 +58,7 @@ struct gw_node *gw_node_start(uv_loop_t *loop, const struct gw_node_opts *opts,
         r->hooks = *hooks;
     r->setup_cmd = gw_node_setup_cmd;
     r->setup_sub = gw_node_sub_setup;
+    r->setup_wr = gw_node_setup_wr;
     r->after_up = gw_node_probe_after_up;
     r->state = GW_ST_WAITING;
     r->keyspace_ok = -1;
@@ -113,6 +114,11 @@ redisAsyncContext *gw_node_cmd(struct gw_node *r)
     return r->state == GW_ST_UP ? r->cmd.ac : NULL;
 }
 
+redisAsyncContext *gw_node_wr(struct gw_node *r)
+{
+    return r->state == GW_ST_UP ? r->wr.ac : NULL;
+}
+
 /* hiredis writes only when the loop reports the socket writable; this is the
  * same call our adapter makes then. A write error drops the connection the
  * usual way (on_disconnect, fail). */
@@ -120,6 +126,8 @@ void gw_node_flush(struct gw_node *r)
 {
     if (r && r->state == GW_ST_UP && gw_node_link_connected(&r->cmd))
         redisAsyncHandleWrite(r->cmd.ac);
+    if (r && r->state == GW_ST_UP && gw_node_link_connected(&r->wr))
+        redisAsyncHandleWrite(r->wr.ac);
 }
 
 int gw_node_is_up(const struct gw_node *r)

@@ -1,21 +1,24 @@
-/* gw_node.h - one Redis server: the gateway's two connections to it, kept
+/* gw_node.h - one Redis server: the gateway's three connections to it, kept
  * alive. (gw_redis.h, above it, routes commands over one node or over the
  * primaries of a cluster; nothing outside gateway/redis/ uses a node.)
  *
- * One connection for commands (scripts, reads), one for pub/sub (the script's
- * change events and keyspace notifications): a subscribed hiredis connection
- * cannot run other commands. Both live on the gateway's libuv loop.
+ * One connection for commands (reads, the jobs' scripts), one for pub/sub
+ * (the script's change events and keyspace notifications: a subscribed
+ * hiredis connection cannot run other commands), and one for writes and the
+ * watchdog PING, so that neither waits behind a backlog of page reads (Redis
+ * answers a connection's commands in order). All live on the gateway's
+ * libuv loop.
  *
  * The module owns reconnection: each attempt first resolves the host name
  * without blocking the loop (uv_getaddrinfo), so a name whose address
- * changes is followed. When either connection fails or drops it
+ * changes is followed. When any connection fails or drops it
  * schedules a new attempt with capped exponential backoff and jitter (a new
  * hiredis context each time; hiredis frees the old one), runs a PING watchdog
- * on the command connection (hiredis 0.14 has no command timeouts), and on
- * every (re)connect: first AUTH on both connections when a password is
+ * on the write connection (hiredis 0.14 has no command timeouts), and on
+ * every (re)connect: first AUTH on every connection when a password is
  * given (a refusal ends the attempt, logged without the password), then loads the registered scripts (SCRIPT LOAD), optionally
  * turns on keyspace notifications (CONFIG SET notify-keyspace-events), and
- * re-issues every PSUBSCRIBE pattern registered so far. "Up" means both
+ * re-issues every PSUBSCRIBE pattern registered so far. "Up" means all three
  * connections are connected, the scripts are loaded and the patterns are
  * subscribed; only then is on_up called.
  */
@@ -34,7 +37,7 @@ struct gw_node;
 
 struct gw_node_hooks {
     void *data;
-    /* Both connections ready again (first connect or after an outage). */
+    /* All connections ready again (first connect or after an outage). */
     void (*on_up)(void *data);
     /* Either connection lost (once per outage, before reconnecting starts). */
     void (*on_down)(void *data, const char *reason);
@@ -88,6 +91,8 @@ int gw_node_port(const struct gw_node *r);
 /* The command connection, or NULL while it is not up. Borrowed: valid until
  * the next return to the loop. */
 redisAsyncContext *gw_node_cmd(struct gw_node *r);
+/* The write connection, likewise: the gateway's writes (their WAIT too). */
+redisAsyncContext *gw_node_wr(struct gw_node *r);
 
 /* Writes what is queued on the command connection to the socket now, without
  * waiting (best effort: a full socket keeps the rest). For a last command
@@ -115,7 +120,7 @@ struct gw_node_stats {
 };
 void gw_node_get_stats(const struct gw_node *r, struct gw_node_stats *out);
 
-/* Disconnects both connections, stops timers, and frees r once every libuv
+/* Disconnects every connection, stops timers, and frees r once every libuv
  * handle is closed (the loop must keep running until then). Pending command
  * callbacks are called with a NULL reply. */
 void gw_node_stop(struct gw_node *r);

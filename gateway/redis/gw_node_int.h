@@ -7,7 +7,7 @@
  *   gw_node_probe.c    whether keyspace notifications arrive, when CONFIG
  *                       cannot tell
  *   gw_node_setup.c    the command connection's setup: keyspace events and
- *                       SCRIPT LOAD
+ *                       SCRIPT LOAD; the write connection's (AUTH, PING)
  *   gw_node_sub.c      the subscribe connection: PSUBSCRIBE and messages
  *   gw_node.c          the public API (gw_node.h) and the wiring
  * The link starts each connection's setup (and the probe once up) through
@@ -45,10 +45,14 @@ struct gw_node {
     char *username, *password; /* owned copies (NULL: none); opts' pointers point here */
     struct gw_node_hooks hooks;
     enum gw_node_state state;
-    struct gw_node_conn cmd, sub;
+    /* cmd: reads, scripts of the jobs, setup; sub: pub/sub; wr: writes and
+     * the watchdog PING only, so neither queues behind a backlog of reads
+     * (docs/gateway.md, "The Redis links") */
+    struct gw_node_conn cmd, sub, wr;
     /* queue each connection's setup (link -> setup/sub, see the banner) */
     void (*setup_cmd)(struct gw_node *r);
     void (*setup_sub)(struct gw_node *r);
+    void (*setup_wr)(struct gw_node *r);
     void (*after_up)(struct gw_node *r); /* the state is UP, before on_up */
     struct gw_redis_resolver resolver;
     char addr[GW_REDIS_ADDR_MAX]; /* host resolved for the current attempt */
@@ -78,15 +82,17 @@ struct gw_node {
 
 /* Timers, resolver and first attempt (from the retry timer at 0 ms). */
 void gw_node_link_init(struct gw_node *r);
-/* STOPPED: drops both connections, cancels the lookup, closes the timers;
+/* STOPPED: drops the three connections, cancels the lookup, closes the timers;
  * r is freed once the last of them reports back. */
 void gw_node_link_stop(struct gw_node *r);
 /* Ends the attempt or session: see the banner of gw_node_link.c. */
 void gw_node_link_fail(struct gw_node *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One setup reply arrived (counts only while CONNECTING); may call on_up. */
 void gw_node_link_step_done(struct gw_node *r);
-/* Which of our two connections ac is, or NULL. */
+/* Which of our three connections ac is, or NULL. */
 struct gw_node_conn *gw_node_link_conn_of(struct gw_node *r, const redisAsyncContext *ac);
+/* "command", "subscribe" or "write": c in log lines and errors. */
+const char *gw_node_link_conn_name(const struct gw_node *r, const struct gw_node_conn *c);
 /* c has a connected context that we are not dropping. */
 int gw_node_link_connected(const struct gw_node_conn *c);
 /* A reply that belongs to the live attempt: not a NULL from a teardown, not

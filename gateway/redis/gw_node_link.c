@@ -11,20 +11,24 @@
  *
  * CONNECTING first resolves the host name (uv_getaddrinfo, gw_redis_resolve.c:
  * never a blocking lookup inside hiredis, and a new lookup on every attempt so
- * a moved host is followed), then opens a new command and a new subscribe
- * context to the numeric address. Each one sends
+ * a moved host is followed), then opens a new command, a new subscribe and a
+ * new write context to the numeric address. Each one sends
  * its setup as soon as hiredis reports it connected, AUTH first when a
- * password is set (both connections): the command connection
+ * password is set (all three): the command connection
  * CONFIG GET/SET notify-keyspace-events (optional), SCRIPT LOAD for every
  * script and a PING; the subscribe connection one PSUBSCRIBE per pattern (or a
- * PING when there is none). Every setup command counts in setup_pending and
- * the manager is UP when both connections are connected, all their setup was
- * queued and setup_pending is back to 0. So on_up is only ever called from a
+ * PING when there is none); the write connection a PING (the script cache is
+ * the server's: the command connection's SCRIPT LOAD serves it too). Every
+ * setup command counts in setup_pending and the manager is UP when the three
+ * connections are connected, all their setup was queued and setup_pending is
+ * back to 0. So on_up is only ever called from a
  * reply callback, never from a connect callback (see "Rules" below).
  *
  * fail() is the one way out of CONNECTING and UP: a connect error, a lost
  * connection, a failed lookup, a setup error reply, or the deadline timer
- * (lookup and setup not done, or a PING unanswered, within ping_timeout_ms). It drops both connections, calls
+ * (lookup and setup not done, or a PING unanswered, within ping_timeout_ms;
+ * the watchdog PING goes on the write connection, which carries no bulk
+ * reads, so a backlog of reads cannot fail it). It drops all connections, calls
  * on_down if the manager was UP, and arms the retry timer with capped
  * exponential backoff and full jitter.
  *
@@ -73,7 +77,14 @@ struct gw_node_conn *gw_node_link_conn_of(struct gw_node *r, const redisAsyncCon
         return &r->cmd;
     if (ac && r->sub.ac == ac)
         return &r->sub;
+    if (ac && r->wr.ac == ac)
+        return &r->wr;
     return NULL;
+}
+
+const char *gw_node_link_conn_name(const struct gw_node *r, const struct gw_node_conn *c)
+{
+    return c == &r->cmd ? "command" : c == &r->sub ? "subscribe" : "write";
 }
 
 int gw_node_link_connected(const struct gw_node_conn *c)
@@ -137,7 +148,7 @@ static struct gw_node *node_of(const struct gw_release *rel)
 static int node_busy(const struct gw_release *rel)
 {
     const struct gw_node *r = node_of(rel);
-    return r->cmd.ac || r->sub.ac;
+    return r->cmd.ac || r->sub.ac || r->wr.ac;
 }
 
 static void node_free(struct gw_release *rel)
@@ -195,6 +206,7 @@ void gw_node_link_fail(struct gw_node *r, const char *fmt, ...)
     snprintf(r->last_error, sizeof r->last_error, "%s", reason);
     drop_conn(&r->cmd);
     drop_conn(&r->sub);
+    drop_conn(&r->wr);
     if (r->state != GW_ST_WAITING)
         return;
     if (was_up && r->hooks.on_down)
@@ -210,7 +222,8 @@ static void on_ping_tick(uv_timer_t *t);
 static void maybe_up(struct gw_node *r)
 {
     if (r->state != GW_ST_CONNECTING || r->setup_pending > 0 || !r->cmd.setup_sent || !r->sub.setup_sent ||
-        !gw_node_link_connected(&r->cmd) || !gw_node_link_connected(&r->sub))
+        !r->wr.setup_sent || !gw_node_link_connected(&r->cmd) || !gw_node_link_connected(&r->sub) ||
+        !gw_node_link_connected(&r->wr))
         return;
     r->state = GW_ST_UP;
     uv_timer_stop(&r->deadline);
@@ -242,11 +255,12 @@ static void on_auth(redisAsyncContext *ac, void *reply, void *privdata)
 {
     struct gw_node *r = privdata;
     redisReply *rep = reply;
-    if (!gw_node_link_is_live(r, &r->cmd, ac, rep))
+    struct gw_node_conn *c = gw_node_link_conn_of(r, ac); /* the command or the write connection */
+    if (!c || !gw_node_link_is_live(r, c, ac, rep))
         return;
-    r->cmd.auth_out = 0;
+    c->auth_out = 0;
     if (rep->type == REDIS_REPLY_ERROR)
-        gw_node_link_auth_refused(r, &r->cmd, rep->str);
+        gw_node_link_auth_refused(r, c, rep->str);
     else
         gw_node_link_step_done(r);
 }
@@ -281,7 +295,7 @@ void gw_node_link_auth_refused(struct gw_node *r, const struct gw_node_conn *c, 
     if (p)
         snprintf(p, sizeof text - (size_t)(p - text), "%s", "(password)");
     gw_node_link_fail(r, "AUTH%s%s refused on the %s connection: %s", r->username ? " as user " : "",
-                      r->username ? r->username : "", c == &r->cmd ? "command" : "subscribe", text);
+                      r->username ? r->username : "", gw_node_link_conn_name(r, c), text);
 }
 
 void gw_node_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privdata)
@@ -295,10 +309,14 @@ void gw_node_link_on_setup_pong(redisAsyncContext *ac, void *reply, void *privda
 
 /* ---- watchdog ------------------------------------------------------------ */
 
+/* The PING goes on the write connection, which carries no bulk reads: its
+ * answer measures the server and the link, not the length of a queue of page
+ * reads on the command connection (issue 23: a read backlog used to fail it,
+ * and dropping the link then lost the writes queued behind). */
 static void on_pong(redisAsyncContext *ac, void *reply, void *privdata)
 {
     struct gw_node *r = privdata;
-    if (!gw_node_link_is_live(r, &r->cmd, ac, reply))
+    if (!gw_node_link_is_live(r, &r->wr, ac, reply))
         return;
     /* any answer, even an error, proves the server is alive */
     r->ping_out = 0;
@@ -310,6 +328,14 @@ static void on_pong(redisAsyncContext *ac, void *reply, void *privdata)
 static void on_deadline(uv_timer_t *t)
 {
     struct gw_node *r = t->data;
+    /* A loop kept busy by other work (thousands of snapshots) runs this timer
+     * before it reads the sockets: the PONG may be waiting there unread. Read
+     * it now (a non-blocking read; nothing there is fine) so that only a
+     * server that did not answer is judged dead, not our own lag. */
+    if (r->state == GW_ST_UP && r->ping_out && gw_node_link_connected(&r->wr))
+        redisAsyncHandleRead(r->wr.ac);
+    if (r->state == GW_ST_UP && !r->ping_out)
+        return; /* answered (on_pong stopped us) */
     if (r->state == GW_ST_CONNECTING)
         gw_node_link_fail(r, "no answer within %lld ms while connecting%s", (long long)r->opts.ping_timeout_ms,
                            r->resolver.busy ? " (resolving the host name)" : "");
@@ -323,10 +349,13 @@ static void on_ping_tick(uv_timer_t *t)
     struct gw_node *r = t->data;
     if (r->state != GW_ST_UP || r->ping_out)
         return;
-    if (redisAsyncCommand(r->cmd.ac, on_pong, r, "PING") != REDIS_OK)
+    if (redisAsyncCommand(r->wr.ac, on_pong, r, "PING") != REDIS_OK)
         return;
     r->ping_out = 1;
     uv_timer_start(&r->deadline, on_deadline, (uint64_t)r->opts.ping_timeout_ms, 0);
+    /* out now, not when a busy loop next polls for writable: the timeout
+     * then counts the server's time, not ours */
+    redisAsyncHandleWrite(r->wr.ac);
 }
 
 /* ---- connecting -------------------------------------------------------- */
@@ -346,8 +375,10 @@ static void on_connect(const redisAsyncContext *ac, int status)
     }
     if (c == &r->cmd)
         r->setup_cmd(r);
-    else
+    else if (c == &r->sub)
         r->setup_sub(r);
+    else
+        r->setup_wr(r);
 }
 
 /* hiredis frees ac after this returns. A drop we asked for ends here; any
@@ -362,7 +393,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
     c->ac = NULL;
     c->dropping = 0;
     if (!dropped)
-        gw_node_link_fail(r, "%s connection lost: %s", c == &r->cmd ? "command" : "subscribe",
+        gw_node_link_fail(r, "%s connection lost: %s", gw_node_link_conn_name(r, c),
                            status == REDIS_OK ? "closed" : ac->c.errstr);
     gw_release_check(&r->rel);
 }
@@ -415,7 +446,8 @@ static void on_resolved(struct gw_redis_resolver *res, int status, const char *a
         return;
     }
     snprintf(r->addr, sizeof r->addr, "%s", addr);
-    if (open_conn(r, &r->cmd, why, sizeof why) != 0 || open_conn(r, &r->sub, why, sizeof why) != 0)
+    if (open_conn(r, &r->cmd, why, sizeof why) != 0 || open_conn(r, &r->sub, why, sizeof why) != 0 ||
+        open_conn(r, &r->wr, why, sizeof why) != 0)
         gw_node_link_fail(r, "%s", why);
 }
 
@@ -426,7 +458,7 @@ static void on_resolved(struct gw_redis_resolver *res, int status, const char *a
  * started); its answer opens this attempt's connections. */
 static void start_attempt(struct gw_node *r)
 {
-    if (r->cmd.ac || r->sub.ac) {
+    if (r->cmd.ac || r->sub.ac || r->wr.ac) {
         /* cannot happen (deferred frees finish before the loop runs a timer) */
         uv_timer_start(&r->retry, on_retry, (uint64_t)r->opts.backoff_min_ms, 0);
         return;
@@ -472,6 +504,7 @@ void gw_node_link_stop(struct gw_node *r)
     gw_release_stop(&r->rel); /* the timers hold it: freed after their close callbacks at the earliest */
     drop_conn(&r->cmd);
     drop_conn(&r->sub);
+    drop_conn(&r->wr);
     if (r->resolver.busy) {
         gw_release_hold(&r->rel); /* on_resolved gives it back */
         gw_redis_resolve_cancel(&r->resolver);

@@ -2,7 +2,7 @@
  * keyspace notifications on (CONFIG GET, then CONFIG SET of the union of the
  * server's flags and ours, so other users of the same Redis keep theirs),
  * INFO cluster (is this a cluster node?), SCRIPT LOAD of every registered
- * script, and a final PING. Each command
+ * script, and a final PING; and the write connection's (AUTH, PING). Each command
  * counts as one setup step of the attempt (gw_node_link.c). */
 #include "redis/gw_node_setup.h"
 
@@ -148,4 +148,16 @@ void gw_node_setup_cmd(struct gw_node *r)
         return;
     r->setup_pending++;
     r->cmd.setup_sent = 1;
+}
+
+/* The write connection: AUTH first like the others (gw_node_link.c), then
+ * a PING whose answer proves the login and makes "up" come from a reply. */
+void gw_node_setup_wr(struct gw_node *r)
+{
+    if (gw_node_link_send_auth(r, &r->wr, 0) != 0)
+        return;
+    if (redisAsyncCommand(r->wr.ac, gw_node_link_on_setup_pong, r, "PING") != REDIS_OK)
+        return;
+    r->setup_pending++;
+    r->wr.setup_sent = 1;
 }

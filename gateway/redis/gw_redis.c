@@ -276,7 +276,15 @@ int gw_redis_eval(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, 
 {
     if (!r || nkeys < 1 || argc < nkeys)
         return RC_E_UNAVAILABLE;
-    return gw_route_send(r, s, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
+    return gw_route_send(r, s, 0, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
+}
+
+int gw_redis_eval_write(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                        const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+{
+    if (!r || nkeys < 1 || argc < nkeys)
+        return RC_E_UNAVAILABLE;
+    return gw_route_send(r, s, 1, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
 }
 
 int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int argc, const char *const *argv,
@@ -284,7 +292,7 @@ int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int arg
 {
     if (!r)
         return RC_E_UNAVAILABLE;
-    return gw_route_send(r, NULL, key, keylen, 0, argc, argv, argvlen, cb, privdata);
+    return gw_route_send(r, NULL, 0, key, keylen, 0, argc, argv, argvlen, cb, privdata);
 }
 
 void gw_redis_flush(struct gw_redis *r)

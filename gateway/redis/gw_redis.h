@@ -104,7 +104,15 @@ typedef void gw_redis_reply_cb(redisReply *reply, void *privdata);
 int gw_redis_eval(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
                   const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
 
-/* As gw_redis_eval, then, when the script answered (not with an error),
+/* As gw_redis_eval, on each node's write connection: the clients' writes,
+ * which must not wait behind a backlog of page reads on the command
+ * connection (Redis answers a connection in order; docs/gateway.md "The
+ * Redis links"). Nothing else should go there: it is what the watchdog
+ * PING measures. */
+int gw_redis_eval_write(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+                        const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
+
+/* As gw_redis_eval_write, then, when the script answered (not with an error),
  * WAIT nreplicas timeout_ms on the node that ran it: cb gets the script's
  * reply (borrowed) and how many replicas confirmed the write (-1 when WAIT
  * could not be asked or answered: the write is done, its copies unknown). */

@@ -56,6 +56,7 @@ struct gw_rreq {
     struct gw_script *s;     /* NULL: a plain command */
     int nkeys;
     int any;                 /* no key: any up node */
+    int wr;                  /* a write: the node's write connection (gw_node_wr) */
     unsigned slot;
     gw_redis_reply_cb *cb;
     gw_redis_wait_cb *wcb;   /* instead of cb: WAIT after the reply */
@@ -146,9 +147,10 @@ int gw_rchan_accepts(struct gw_redis *r, struct gw_rnode *n, const char *channel
 void gw_rchan_free_all(struct gw_redis *r);
 
 /* ---- gw_redis_route.c ---- */
-int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
-                  const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
-/* A script call followed by WAIT (gw_redis_eval_wait). */
+/* wr: on each node's write connection instead of its command connection. */
+int gw_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *key, size_t keylen, int nkeys,
+                  int argc, const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
+/* A script call followed by WAIT (gw_redis_eval_wait), on the write connection. */
 int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
                        const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
                        void *privdata);

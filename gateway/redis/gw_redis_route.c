@@ -80,6 +80,12 @@ static redisReply *copy_reply(const redisReply *r)
     return c;
 }
 
+/* n's write or command connection, NULL while n is not up. */
+static redisAsyncContext *link_of(struct gw_rnode *n, int wr)
+{
+    return wr ? gw_node_wr(n->node) : gw_node_cmd(n->node);
+}
+
 static void on_wait(redisAsyncContext *ac, void *reply, void *privdata)
 {
     struct gw_rreq *q = privdata;
@@ -103,7 +109,7 @@ static void finish_or_wait(struct gw_rreq *q, redisReply *reply)
         finish(q, reply);
         return;
     }
-    redisAsyncContext *ac = q->sent_to && q->sent_to->up ? gw_node_cmd(q->sent_to->node) : NULL;
+    redisAsyncContext *ac = q->sent_to && q->sent_to->up ? link_of(q->sent_to, q->wr) : NULL;
     char n[16], ms[24];
     snprintf(n, sizeof n, "%d", q->wait_n);
     snprintf(ms, sizeof ms, "%lld", (long long)q->wait_ms);
@@ -139,7 +145,7 @@ static void on_cmd_reply(redisAsyncContext *ac, void *reply, void *privdata)
 /* Returns 0 or RC_E_UNAVAILABLE / RC_E_INTERNAL (nothing sent). */
 static int send_to(struct gw_rreq *q, struct gw_rnode *n)
 {
-    redisAsyncContext *ac = n && n->up ? gw_node_cmd(n->node) : NULL;
+    redisAsyncContext *ac = n && n->up ? link_of(n, q->wr) : NULL;
     if (!ac)
         return RC_E_UNAVAILABLE;
     if (q->ask) {
@@ -288,11 +294,11 @@ void gw_route_fail_parked(struct gw_redis *r)
 }
 
 /* Single mode, a script: straight to the node, as before clusters. */
-static int send_single_script(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
-                              const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+static int send_single_script(struct gw_redis *r, struct gw_script *s, int wr, int nkeys, int argc,
+                              const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
 {
     struct gw_rnode *n = r->nodes;
-    redisAsyncContext *ac = n && n->up ? gw_node_cmd(n->node) : NULL;
+    redisAsyncContext *ac = n && n->up ? link_of(n, wr) : NULL;
     if (!ac)
         return RC_E_UNAVAILABLE;
     return gw_script_call(s, ac, nkeys, argc, argv, argvlen, cb, privdata);
@@ -327,13 +333,13 @@ static struct gw_rreq *new_req(struct gw_redis *r, struct gw_script *s, int nkey
     return q;
 }
 
-int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size_t keylen, int nkeys, int argc,
-                  const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
+int gw_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *key, size_t keylen, int nkeys,
+                  int argc, const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
 {
     if (r->stopped || r->mode == GW_MODE_PROBING || argc <= 0)
         return RC_E_UNAVAILABLE;
     if (s && r->mode == GW_MODE_SINGLE)
-        return send_single_script(r, s, nkeys, argc, argv, argvlen, cb, privdata);
+        return send_single_script(r, s, wr, nkeys, argc, argv, argvlen, cb, privdata);
     if (s && !s->sha[0])
         return RC_E_INTERNAL;
     struct gw_rreq *q = new_req(r, s, nkeys, argc, argv, argvlen);
@@ -341,6 +347,7 @@ int gw_route_send(struct gw_redis *r, struct gw_script *s, const char *key, size
         return RC_E_INTERNAL;
     q->cb = cb;
     q->privdata = privdata;
+    q->wr = wr;
     q->any = key == NULL;
     q->slot = key ? rc_key_slot(key, keylen) : 0;
     int rc = send_to(q, target(q));
@@ -362,6 +369,7 @@ int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int a
         return RC_E_INTERNAL;
     q->wcb = cb;
     q->privdata = privdata;
+    q->wr = 1;
     q->wait_n = nreplicas;
     q->wait_ms = timeout_ms;
     q->slot = rc_key_slot(argv[0], argvlen[0]);

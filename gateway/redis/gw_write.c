@@ -230,7 +230,7 @@ static int send_call(struct pending *p, size_t nextra, const char *const *extra,
         }
         rc = p->replicas > 0 ? gw_redis_eval_wait(p->redis, p->script, p->nkeys, n, words, lens, p->replicas,
                                                   p->replicas_timeout_ms, on_reply_waited, p)
-                             : gw_redis_eval(p->redis, p->script, p->nkeys, n, words, lens, on_reply, p);
+                             : gw_redis_eval_write(p->redis, p->script, p->nkeys, n, words, lens, on_reply, p);
     }
     free(words);
     free(lens);
@@ -312,7 +312,7 @@ int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct
     }
     if ((replicas > 0 ? gw_redis_eval_wait(redis, s, (int)a.nkeys, (int)n, words, lens, replicas, replicas_timeout_ms,
                                            on_reply_waited, pd)
-                      : gw_redis_eval(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd)) != 0) {
+                      : gw_redis_eval_write(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd)) != 0) {
         pending_free(pd);
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
     }

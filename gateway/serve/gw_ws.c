@@ -28,6 +28,7 @@
 
 #include "serve/gw_ws.h"
 #include "serve/gw_ws_drain.h"
+#include "serve/gw_ws_rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,7 +228,7 @@ static void do_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc_
         gw_conn_reply(c, gw_op_error(app, r->id_json, err.code, err.msg));
         return;
     }
-    gw_fanout_subscribe(app->fanout, c, r, decl, &p);
+    gw_ws_rows_subscribe(app, c, r, decl, &p);
 }
 
 /* ---- tokens on a connection (docs/protocol-additions.md, "Tokens") ---------- */

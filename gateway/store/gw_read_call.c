@@ -10,6 +10,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "store/gw_read_gate.h"
 #include "store/gw_read_int.h"
 #include "store/gw_store.h"
 #include "redis/gw_redis.h"
@@ -36,7 +37,7 @@ int gw_read_call(const struct gw_store *s, const struct rc_board *b, const char 
     int rc = rc_read_args_build(board, period, b->layout.order, req, &a);
     if (rc)
         return rc;
-    return gw_read_send(s->read_script, s->redis, &a, cb, privdata);
+    return gw_read_gate_send(s->read_gate, s->read_script, s->redis, &a, gw_read_gate_rows(req), cb, privdata);
 }
 
 /* r's items (malloc'ed, free them) and room for its rows (*rows, malloc'ed):

@@ -14,12 +14,14 @@ struct gw_redis;
 struct gw_script;
 struct gw_profiles;
 struct gw_adb;
+struct gw_read_gate;
 
 struct gw_store {
     struct gw_redis *redis;        /* the connection manager; NULL before start and after stop (main) */
     struct gw_script *read_script; /* lua/read.lua, loaded by the connection manager */
     struct gw_profiles *profiles;  /* the profile cache every read joins with */
     struct gw_adb *adb;            /* the archive database; NULL while none is open (jobs/gw_archive) */
+    struct gw_read_gate *read_gate; /* rows of board reads in flight (store/gw_read_gate.h); NULL: no cap */
     const struct gw_clock *clock;  /* "now": profile ttl, which period is past */
 };
 

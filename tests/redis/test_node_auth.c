@@ -167,6 +167,47 @@ static void with_the_password_both_connections_log_in_before_setup(void **state)
     assert_true(run_until(f, got_message));
 }
 
+static unsigned long wr_answers;
+static char wr_answer[64];
+
+static void on_wr_answer(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    redisReply *rep = reply;
+    (void)ac;
+    (void)privdata;
+    if (rep)
+        snprintf(wr_answer, sizeof wr_answer, "%s", rep->str ? rep->str : "");
+    wr_answers += rep != NULL;
+}
+
+static int wr_answered(struct fixture *f)
+{
+    (void)f;
+    return wr_answers > 0;
+}
+
+/* The write connection (writes and the watchdog PING) logs in like the
+ * others: a command on it runs as the logged-in user, and the three
+ * connections show as that user in CLIENT LIST. */
+static void the_write_connection_logs_in_too(void **state)
+{
+    struct fixture *f = *state;
+    freeReplyObject(ask(f, "ACL SETUSER rc-wr on >%s ~* &* +@all", "user-" PASSWORD));
+    start_node(f, "rc-wr", "user-" PASSWORD);
+    assert_true(run_until(f, is_up));
+    wr_answers = 0;
+    assert_non_null(gw_node_wr(f->r));
+    assert_int_equal(redisAsyncCommand(gw_node_wr(f->r), on_wr_answer, NULL, "ACL WHOAMI"), REDIS_OK);
+    assert_true(run_until(f, wr_answered));
+    assert_string_equal(wr_answer, "rc-wr");
+    redisReply *rep = ask(f, "CLIENT LIST");
+    unsigned n = 0;
+    for (const char *p = rep->str; (p = strstr(p, "user=rc-wr")); p++)
+        n++;
+    freeReplyObject(rep);
+    assert_int_equal(n, 3);
+}
+
 static void a_wrong_password_keeps_the_node_down_retrying_and_unnamed(void **state)
 {
     struct fixture *f = *state;
@@ -215,6 +256,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(with_the_password_both_connections_log_in_before_setup, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_write_connection_logs_in_too, setup, teardown),
         cmocka_unit_test_setup_teardown(a_wrong_password_keeps_the_node_down_retrying_and_unnamed, setup, teardown),
         cmocka_unit_test_setup_teardown(no_password_against_requirepass_says_noauth, setup, teardown),
         cmocka_unit_test_setup_teardown(after_a_restart_the_node_logs_in_again, setup, teardown),

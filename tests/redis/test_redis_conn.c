@@ -1,4 +1,4 @@
-/* test_redis_conn.c - gw_node (the two kept-alive connections) against a
+/* test_redis_conn.c - gw_node (the three kept-alive connections) against a
  * real redis-server: coming up, pub/sub delivery, keyspace notifications,
  * reconnecting after the server was down, restarted or SIGSTOPped, the host
  * looked up by name on every attempt, and a clean stop (the loop closes with
@@ -655,6 +655,85 @@ static void test_stop_answers_pending_commands_with_null(void **state)
     assert_int_equal(null_replies, 1);
 }
 
+/* A command connection that answers nothing for longer than the ping
+ * timeout (a BLPOP standing in for a backlog of page reads: Redis answers a
+ * connection in order) is not a dead server: the watchdog PING goes on the
+ * write connection and the node stays up; the write connection answers
+ * meanwhile. Before the write connection the PING queued behind the BLPOP
+ * and the node went down with "PING unanswered" (issue 23). */
+static unsigned long blpop_replies, wr_replies;
+
+static void on_blpop(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    (void)ac;
+    (void)privdata;
+    blpop_replies += reply != NULL;
+}
+
+static void on_wr_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    (void)ac;
+    (void)privdata;
+    wr_replies += reply != NULL;
+}
+
+static void test_a_read_backlog_does_not_fail_the_watchdog(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    wait_up(f, 1);
+    blpop_replies = wr_replies = 0;
+    char secs[16];
+    snprintf(secs, sizeof secs, "%.1f", (double)f->opts.ping_timeout_ms * 3 / 1000.0);
+    assert_int_equal(redisAsyncCommand(gw_node_cmd(f->r), on_blpop, NULL, "BLPOP rc:test:nothing %s", secs),
+                     REDIS_OK);
+    assert_non_null(gw_node_wr(f->r));
+    assert_int_equal(redisAsyncCommand(gw_node_wr(f->r), on_wr_reply, NULL, "PING"), REDIS_OK);
+    assert_true(run_until(f, &wr_replies, 1, WAIT_MS));
+    assert_int_equal(blpop_replies, 0); /* the write connection answered past the blocked one */
+    assert_true(run_until(f, &blpop_replies, 1, WAIT_MS));
+    assert_int_equal(f->downs, 0);
+    assert_int_equal(stats(f).failures, 0);
+    assert_true(gw_node_is_up(f->r));
+    assert_int_equal(finish(f), 0);
+}
+
+/* The gateway's own loop busy for longer than the ping timeout (thousands
+ * of snapshots to encode) is not a dead server: the PONG came back while
+ * the loop was busy and sits unread when the deadline timer runs first
+ * (libuv runs timers before it polls). Before the deadline read it, the
+ * node went down with "PING unanswered" on every long stall. */
+static unsigned stalls;
+static uv_timer_t stall; /* static: closed by the loop after the test returns */
+
+static void on_stall(uv_timer_t *t)
+{
+    struct fixture *f = t->data;
+    uint64_t t0 = uv_hrtime();
+    while (ms_since(t0) < f->opts.ping_timeout_ms + 500)
+        ; /* busy, as a loop encoding snapshots is */
+    stalls++;
+}
+
+static void test_a_busy_loop_does_not_fail_the_watchdog(void **state)
+{
+    struct fixture *f = *state;
+    start_gw(f);
+    wait_up(f, 1);
+    uv_timer_init(&f->loop, &stall);
+    stall.data = f;
+    stalls = 0;
+    /* every 130 ms: a PING (every 100 ms) is out before most stalls */
+    uv_timer_start(&stall, on_stall, 130, 130);
+    while (stalls < 4 && f->downs == 0)
+        uv_run(&f->loop, UV_RUN_ONCE);
+    uv_timer_stop(&stall);
+    uv_close((uv_handle_t *)&stall, NULL);
+    assert_int_equal(f->downs, 0);
+    assert_int_equal(stats(f).failures, 0);
+    assert_int_equal(finish(f), 0);
+}
+
 /* ---- the host by name ---------------------------------------------------- */
 
 static int resolutions_reach(struct fixture *f, long n)
@@ -755,6 +834,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stop_from_inside_on_up_is_safe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_from_inside_on_down_is_safe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_answers_pending_commands_with_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_read_backlog_does_not_fail_the_watchdog, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_busy_loop_does_not_fail_the_watchdog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_script_added_while_up_is_loaded_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_script_load_error_fails_the_attempt_and_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_host_name_is_looked_up_on_start_and_on_every_reconnect, setup,

@@ -237,6 +237,9 @@ static void test_empty_text_gives_documented_defaults(void **state)
     assert_int_equal(c->conn_write_burst, 2000);
     assert_int_equal(c->key_write_rate, 20000);
     assert_int_equal(c->key_write_burst, 40000);
+    assert_int_equal(c->read_rows_in_flight, 20000);
+    assert_int_equal(c->conn_read_rows, 100000);
+    assert_int_equal(c->ip_read_rows, 400000);
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
     assert_int_equal(c->nboards, 0);
@@ -347,7 +350,8 @@ static void test_server_redis_limits_values_are_stored(void **state)
              "[redis]\naddress = redis://localhost:6379\nkeyspace_events = off\nreconnect_max = 1m\n"
              "[limits]\nmax_frame = 1m\nmax_subs_per_conn = 10000\nmax_conns = 1\nqueue_bytes = 64M\n"
              "conn_write_rate = 1\nconn_write_burst = 10000000\nkey_write_rate = 1000000\n"
-             "key_write_burst = 1\n",
+             "key_write_burst = 1\nread_rows_in_flight = 1000\nconn_read_rows = 2000\n"
+             "ip_read_rows = 100000000\n",
              c);
     assert_string_equal(c->listen, "[::1]:9000");
     assert_string_equal(c->state_dir, "/var/lib/rankcast");
@@ -365,6 +369,9 @@ static void test_server_redis_limits_values_are_stored(void **state)
     assert_int_equal(c->conn_write_burst, 10000000);
     assert_int_equal(c->key_write_rate, 1000000);
     assert_int_equal(c->key_write_burst, 1);
+    assert_int_equal(c->read_rows_in_flight, 1000);
+    assert_int_equal(c->conn_read_rows, 2000);
+    assert_int_equal(c->ip_read_rows, 100000000);
     free(c);
 }
 
@@ -666,6 +673,9 @@ static const struct err_case err_cases[] = {
     {"[limits]\nmax_frame = 64kb\n", 2, "got '64kb'"},
     {"[limits]\nqueue_bytes = 1k\n", 2, "queue_bytes must be a byte count from 4k to 64m"},
     {"[limits]\nmax_subs_per_conn = 0\n", 2, "max_subs_per_conn must be an integer from 1 to 10000"},
+    {"[limits]\nread_rows_in_flight = 999\n", 2, "read_rows_in_flight must be an integer from 1000 to 10000000"},
+    {"[limits]\nconn_read_rows = 0\n", 2, "conn_read_rows must be an integer from 1000 to 10000000"},
+    {"[limits]\nip_read_rows = 100000001\n", 2, "ip_read_rows must be an integer from 1000 to 100000000"},
     {"[limits]\nmax_conns = 1000001\n", 2, "max_conns must be auto or an integer from 1 to 1000000"},
     {"[limits]\nmax_conns = 12abc\n", 2, "max_conns must be auto or an integer"},
     {"[limits]\nconn_write_rate = 0\n", 2, "conn_write_rate must be an integer from 1 to 1000000"},
