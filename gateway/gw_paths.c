@@ -1,8 +1,10 @@
 /* gw_paths.c - where an installed rankcast finds its files (gw_paths.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "gw_paths.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,8 +28,10 @@ int gw_paths_web_root(char *web_root, size_t size)
     *slash = '\0'; /* the bin directory */
     int len = snprintf(want, sizeof want, "%s/%s/%s", exe, RC_BIN_TO_DATA, web_root);
     struct stat st;
-    if (len < 0 || (size_t)len >= sizeof want || (size_t)len >= size || stat(want, &st) != 0 || !S_ISDIR(st.st_mode))
+    char real[PATH_MAX]; /* /usr/share/rankcast/web, not /usr/bin/../share/... */
+    if (len < 0 || (size_t)len >= sizeof want || stat(want, &st) != 0 || !S_ISDIR(st.st_mode) || !realpath(want, real) ||
+        strlen(real) >= size)
         return 0;
-    memcpy(web_root, want, (size_t)len + 1);
+    memcpy(web_root, real, strlen(real) + 1);
     return 1;
 }
