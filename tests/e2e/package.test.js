@@ -3,7 +3,8 @@
  * then the installed files checked as a service would use them: the unit
  * passes `systemd-analyze verify` (systemd cannot run here: no PID 1 systemd),
  * the installed config passes --check-config, and the unit's own ExecStart
- * (plus --listen, --redis to a private redis-server, --state) serves /healthz,
+ * (plus --listen, --redis to a private redis-server, --state), run as the
+ * user rankcast the package made, serves /healthz,
  * a write to the example board, a WebSocket snapshot and the dashboard page
  * from /usr/share/rankcast/web (run from /, as systemd does, so the clone's
  * web/ is out of reach). The package is purged at the end, even on failure.
@@ -95,8 +96,15 @@ test('the .deb installs a service that serves from its installed files, and purg
   // the unit's ExecStart, as systemd runs it (from /), plus the test's addresses
   const exec = /^ExecStart=(.*)$/m.exec(unit)[1].split(/\s+/);
   assert.deepEqual(exec, ['/usr/bin/rankcast', '--config', CONF]);
+  // as the unit's User=rankcast: the installed files must be readable by it
+  const uid = Number(sh('id', ['-u', 'rankcast']));
+  const gid = Number(sh('id', ['-g', 'rankcast']));
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-deb-state-'));
+  h.defer(t, () => fs.rmSync(state, { recursive: true, force: true }));
+  fs.chownSync(state, uid, gid);
   const redis = await h.startRedis(t);
-  const gw = await h.startGateway(t, { bin: exec[0], config: exec[2], cwd: '/', redisPort: redis.port });
+  const gw = await h.startGateway(t, { bin: exec[0], config: exec[2], cwd: '/', uid, gid, stateDir: state, redisPort: redis.port });
+  assert.match(fs.readFileSync(`/proc/${gw.pid}/status`, 'utf8'), new RegExp(`\nUid:\t${uid}\t`), 'runs as rankcast');
   await gw.waitForLine(/dashboard pages from \/usr\/share\/rankcast\/web$/, 5000);
 
   const health = await h.http(gw.base, 'GET', '/healthz');
