@@ -5,6 +5,7 @@
  *   rankcast --check-config FILE
  *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
  *   rankcast export|import ...   (cli/gw_cli.h)
+ *   rankcast --version | --help  (gw_version.c, gw_help.c: the text of rankcast(1) too)
  *
  * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE,
  * RANKCAST_WORKERS), which beats the file (DESIGN.md, "Operating it").
@@ -30,6 +31,9 @@
 #include "base/gw_jwt.h"
 #include "base/gw_redis_pass.h"
 #include "gw_token_cmd.h"
+#include "gw_help.h"
+#include "gw_paths.h"
+#include "gw_version.h"
 #include "gw_workers.h"
 #include "base/gw_group.h"
 #include "serve/gw_rest.h"
@@ -57,6 +61,7 @@ struct options {
     struct gw_env_flags flags; /* --listen, --redis, --state */
     const char *check;
     const char *workers; /* --workers N; NULL = not given */
+    int help, version;   /* --help, --version: print and exit */
 };
 
 static int usage(void)
@@ -65,11 +70,12 @@ static int usage(void)
                     "                [--workers N]\n"
                     "       rankcast --check-config FILE\n"
                     "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n"
-                    "       rankcast export|import BOARD ...   (docs/export-import.md)\n");
+                    "       rankcast export|import BOARD ...   (docs/export-import.md)\n"
+                    "       rankcast --version | --help\n");
     return 2;
 }
 
-/* getopt_long: six flags, each with a value. opterr is off
+/* getopt_long: six flags with a value, --help and --version. opterr is off
  * so that a bad command line prints only the usage, as it always has. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -80,6 +86,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"state", required_argument, NULL, 's'},
         {"check-config", required_argument, NULL, 'k'},
         {"workers", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -94,6 +102,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         case 's': o->flags.state = optarg; break;
         case 'k': o->check = optarg; break;
         case 'w': o->workers = optarg; break;
+        case 'h': o->help = 1; break;
+        case 'v': o->version = 1; break;
         default: return RC_E_BAD_REQUEST;
         }
     }
@@ -271,6 +281,8 @@ static int start(struct gw_app *app, const struct options *o)
         return RC_E_BAD_REQUEST;
     }
     app->config_path = o->config;
+    if (gw_paths_web_root(app->conf->web_root, sizeof app->conf->web_root))
+        gw_log_info("dashboard pages from %s", app->conf->web_root); /* the installed ones */
     if (gw_env_apply_overrides(app->conf, &o->flags) != 0 || gw_env_resolve_keys(app->conf) != 0 ||
         gw_env_check_test_clock(app->conf) != 0)
         return RC_E_BAD_REQUEST;
@@ -391,6 +403,10 @@ int main(int argc, char **argv)
         return gw_cli_main(argc, argv); /* export, import (docs/export-import.md) */
     if (parse_args(argc, argv, &o) != 0)
         return usage();
+    if (o.help || o.version) {
+        (o.help ? gw_help_print : gw_version_print)(stdout);
+        return 0;
+    }
     if (o.check)
         return check_config(o.check);
 

@@ -1,23 +1,47 @@
-/* gw_log.c - timestamped single-line log records on stderr. */
+/* gw_log.c - single-line log records on stderr: timestamped, or plain for the journal. */
 #include "base/gw_log.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-static void emit(const char *level, const char *fmt, va_list ap)
+/* -1: not looked yet; 0: a terminal or file (timestamped lines); 1: the
+ * journal. systemd sets JOURNAL_STREAM to "DEVICE:INODE" of the stream it
+ * gave as stderr; a child whose stderr was redirected inherits the variable,
+ * so the numbers must match stderr's own (systemd.exec(5)). */
+static int journal = -1;
+
+void gw_log_detect(void)
+{
+    const char *v = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+    journal = v && sscanf(v, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+              (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+static void emit(int priority, const char *level, const char *fmt, va_list ap)
 {
     char line[1024], stamp[32];
     struct timeval tv;
     struct tm tm;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    int n = snprintf(line, sizeof line, "%s.%03ldZ rankcast[%ld] %s ", stamp, (long)(tv.tv_usec / 1000),
+    int n;
+    if (journal < 0)
+        gw_log_detect();
+    if (journal) {
+        n = snprintf(line, sizeof line, "<%d>[%ld] %s ", priority, (long)getpid(), level);
+    } else {
+        gettimeofday(&tv, NULL);
+        gmtime_r(&tv.tv_sec, &tm);
+        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+        n = snprintf(line, sizeof line, "%s.%03ldZ rankcast[%ld] %s ", stamp, (long)(tv.tv_usec / 1000),
                      (long)getpid(), level);
+    }
     if (n > 0 && (size_t)n < sizeof line)
         vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     /* one write per record so concurrent processes do not interleave lines */
@@ -28,7 +52,7 @@ void gw_log_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    emit("error", fmt, ap);
+    emit(3, "error", fmt, ap);
     va_end(ap);
 }
 
@@ -36,7 +60,7 @@ void gw_log_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    emit("warn", fmt, ap);
+    emit(4, "warn", fmt, ap);
     va_end(ap);
 }
 
@@ -76,7 +100,7 @@ void gw_log_abuse(const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    emit("warn", fmt, ap);
+    emit(4, "warn", fmt, ap);
     va_end(ap);
 }
 
@@ -89,6 +113,6 @@ void gw_log_info(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    emit("info", fmt, ap);
+    emit(6, "info", fmt, ap);
     va_end(ap);
 }

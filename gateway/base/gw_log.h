@@ -1,6 +1,9 @@
 /* gw_log.h - one line per event that matters, to stderr:
  *   2026-11-22T10:00:00.123Z rankcast[1234] info redis up 127.0.0.1:6390
- * Levels: error, warn, info. Never pass secrets (API keys) to these. */
+ * Levels: error, warn, info. Never pass secrets (API keys) to these.
+ * Under systemd, when stderr is the journal (JOURNAL_STREAM names it), a line
+ * is plain: "<3>[1234] error ..." (<3> error, <4> warn, <6> info: the
+ * journal's priority; no timestamp: the journal stamps each line). */
 #ifndef GW_LOG_H
 #define GW_LOG_H
 
@@ -13,6 +16,10 @@ void gw_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * 5 a second after that; the next line that gets through is preceded by
  * "suppressed N log lines about clients". */
 void gw_log_abuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Looks again at JOURNAL_STREAM and stderr (the first line does it by
+ * itself; tests call it after changing either). */
+void gw_log_detect(void);
 
 /* Lines suppressed since the last report (tests, metrics). */
 unsigned long gw_log_abuse_suppressed(void);

@@ -35,7 +35,9 @@
  *                                        stateDir?, timeoutMs? (default 10000), healthy? })
  *     Runs `rankcast --config <repo>/conf/rankcast.conf --listen 127.0.0.1:PORT
  *     --redis 127.0.0.1:REDISPORT --state <tmpdir> ...args` from the repo root (the
- *     shipped web_root "web" is relative) and resolves once GET /healthz is 200
+ *     shipped web_root "web" is relative; opts.cwd: another working directory;
+ *     opts.uid, opts.gid: run as that user, as root only)
+ *     and resolves once GET /healthz is 200
  *     (healthy: false: once it answers at all, for a gateway that cannot reach Redis).
  *     Its environment is this process's, plus RANKCAST_ADMIN_KEY=h.ADMIN_KEY, plus
  *     opts.env (a null or undefined value there removes that variable:
@@ -569,10 +571,9 @@ async function startGateway(t, opts = {}) {
   const sanitizer = { ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'quarantine_size_mb=8:detect_leaks=1' };
   const env = Object.assign({}, process.env, sanitizer, { RANKCAST_ADMIN_KEY: ADMIN_KEY }, opts.env);
   for (const k of Object.keys(env)) if (env[k] === null || env[k] === undefined) delete env[k];
-  const child = spawnTracked(opts.bin || gatewayBin(), args, {
-    cwd: repoRoot,
-    env,
-  }, ownState ? [stateDir] : []);
+  const spawnOpts = { cwd: opts.cwd || repoRoot, env };
+  if (opts.uid !== undefined) Object.assign(spawnOpts, { uid: opts.uid, gid: opts.gid });
+  const child = spawnTracked(opts.bin || gatewayBin(), args, spawnOpts, ownState ? [stateDir] : []);
 
   const stderr = [];
   const stdout = [];
