@@ -187,11 +187,16 @@ static struct gw_read_gate_item *new_item(const struct rc_read_args *a)
     return it;
 }
 
+int gw_read_gate_active(const struct gw_read_gate *g)
+{
+    return g && g->cap > 0;
+}
+
 int gw_read_gate_send(struct gw_read_gate *g, struct gw_script *script, struct gw_redis *redis,
                       const struct rc_read_args *a, int64_t rows, gw_script_reply_cb *cb, void *privdata)
 {
-    if (!g || g->cap <= 0)
-        return gw_read_send(script, redis, a, cb, privdata);
+    if (!gw_read_gate_active(g))
+        return RC_E_INTERNAL; /* the caller sends straight: gw_read_send */
     if (!redis)
         return RC_E_UNAVAILABLE;
     if (!g->head && fits(g, rows)) {

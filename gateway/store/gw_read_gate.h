@@ -56,7 +56,13 @@ void gw_read_gate_charge(struct gw_read_gate *g, struct gw_read_owner *conn, str
  * around's or near's 2 * radius + 1, one for a rank or counts. */
 int64_t gw_read_gate_rows(const struct rc_read_req *req);
 
-/* As gw_read_send (store/gw_read.h), through the gate g (NULL: straight).
+/* 1 when g caps rows in flight (read_rows_in_flight > 0); else reads go
+ * straight to Redis (gw_read_send in store/gw_read.h, which the caller
+ * calls: the gate calls nothing above it). */
+int gw_read_gate_active(const struct gw_read_gate *g);
+
+/* As gw_read_send (store/gw_read.h), through the active gate g (an inactive
+ * or NULL gate: RC_E_INTERNAL, nothing sent).
  * A read that waits is copied; its cb runs once, later: with the reply, or
  * with NULL when it could not be sent when its turn came (Redis went away,
  * the gateway stops). Returns 0, or as gw_read_send when it was sent at once
