@@ -348,11 +348,12 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_fo_freeze_apply(f, b);
         return;
     }
-    gw_fo_mark_dirty(b);
     if (keyspace) {
         /* The script's own ZADD shows here too, just before its change event
          * (same connection, same order); anything else on the set was done
-         * outside the script, and the mirror must be read again. */
+         * outside the script, and the mirror must be read again. The read
+         * views wait for the event (gw_reads.c); a ZADD no event explains
+         * sets them all dirty at the tick. */
         if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
             b->ks_pending++;
             gw_fo_board_wake(b);
@@ -360,6 +361,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             /* a TTL set on the set (the script's PEXPIRE on a periodic
              * board's keys, or anyone's): its members did not change */
         } else {
+            gw_fo_mark_dirty(b);
             b->moves_break++; /* prev_rank: the ring's moves do not explain this */
             if (b->mirror_on)
                 gw_fo_board_set_stale(b);
@@ -370,6 +372,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     }
     struct rc_event ev;
     if (rc_event_parse(payload, len, &ev) != 0) {
+        gw_fo_mark_dirty(b); /* a change all the same: its read views read again */
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
@@ -379,6 +382,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             gw_fo_freeze_recheck(b); /* a freeze holds only in its history */
     }
     gw_fo_ring_push(b, &ev);
+    gw_fo_reads_event(b, &ev); /* (after the push: a read back later judges it from the ring) */
     if (b->ks_pending > 0)
         b->ks_pending--;
     if (b->mirror_on) {

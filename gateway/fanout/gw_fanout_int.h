@@ -14,6 +14,8 @@
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
+ *   gw_reads.c    which read views (around, deep pages) a change event can
+ *                 have changed: those read again, the others not
  *   gw_fanout.c   the public operations: subscribe, hooks, messages
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
@@ -52,6 +54,7 @@
 #include "rc_registry.h"
 #include "rc_shard.h"
 #include "rc_vindex.h"
+#include "rc_vtrack.h"
 
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
@@ -92,6 +95,10 @@ struct gw_view {
     uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
     int cut_due;                 /* a new mirror view the mirror could not serve yet: cut it alone */
+    /* A read view (around, deep page): whether a change event can have
+     * changed its rows since its last read (core/rc_vtrack.h), so that it
+     * reads again only then. */
+    struct rc_vtrack trk;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list. */
     struct rc_vindex_item ix;
@@ -391,6 +398,16 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
 
 /* A change to b: its read views read again on the next tick. */
 void gw_fo_mark_dirty(struct gw_board *b);
+/* Change event ev of (unsharded) board b, pushed to its ring: the read
+ * views it can have changed read again on the next tick, the others not. */
+void gw_fo_reads_event(struct gw_board *b, const struct rc_event *ev);
+/* A read of v came back with window w: v's tracker starts from it and
+ * judges the ring's events newer than it (v is set dirty when one can
+ * have changed it). Call before w is handed on. */
+void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w);
+/* A read of v failed: the events skipped while it was out are judged
+ * against the tracker of its read before. */
+void gw_fo_reads_failed(struct gw_view *v);
 /* A change event reached b: looked at after this loop turn's I/O when it
  * finds b quiet (core/rc_edge.h). */
 void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b);

@@ -86,6 +86,7 @@ static void board_tick(struct gw_board *b)
     if (b->ks_pending > 0 && b->mirror_on) {
         /* a ZADD no script event explained: made outside */
         b->moves_break++;
+        gw_fo_mark_dirty(b); /* read views: no event tells what it changed */
         b->stale = 1; /* the reload clears ks_pending */
     } else if (b->ks_pending > 0) {
         /* No mirror to read again: only prev_rank cares (gw_view.c), and
@@ -93,6 +94,7 @@ static void board_tick(struct gw_board *b)
          * ZADD still unexplained a whole tick later was made outside (its
          * event may just have come in a later read of the connection). */
         if (b->ks_waited) {
+            gw_fo_mark_dirty(b);
             b->moves_break++;
             b->ks_pending = 0;
             b->ks_waited = 0;

@@ -183,3 +183,76 @@ test('read budgets count rows: 1,000-row pages run out of conn_read_burst after 
     for (const r of b.filter(limited))
       assert.match(r.message, /conn_read_rate/);
   });
+
+/* rankcast_view_reads_total{view="around"|"page"} and
+ * rankcast_view_reads_spared_total, from /metrics with the admin key. */
+async function reads(gw) {
+  const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+  assert.equal(r.status, 200, r.text);
+  const out = {};
+  for (const view of ['around', 'page']) {
+    const m = new RegExp(`^rankcast_view_reads_total\\{view="${view}"\\} (\\d+)$`, 'm').exec(r.text);
+    assert.ok(m, `/metrics has no rankcast_view_reads_total{view="${view}"}`);
+    out[view] = Number(m[1]);
+  }
+  const s = /^rankcast_view_reads_spared_total (\d+)$/m.exec(r.text);
+  assert.ok(s, '/metrics has no rankcast_view_reads_spared_total');
+  out.spared = Number(s[1]);
+  return out;
+}
+
+const diff = (a, b) => ({ around: b.around - a.around, page: b.page - a.page, spared: b.spared - a.spared });
+
+test('around views and deep pages read Redis again only after a change that can have moved their rows',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+    const c = await h.connectWs(t, gw.wsUrl);
+    const around = await c.request({ op: 'subscribe', board: 'demo', view: { around: 'm500', radius: 5 } }, 10000);
+    assert.equal(around.op, 'snapshot', JSON.stringify(around));
+    assert.equal(around.rows[0].rank, 495, JSON.stringify(around.rows[0]));
+    const page = await c.request({ op: 'subscribe', board: 'demo', view: { offset: 1500, limit: 20 } }, 10000);
+    assert.equal(page.op, 'snapshot', JSON.stringify(page));
+    const set = async (member, rank) => {
+      const ack = await w.request({ op: 'set', board: 'demo', member, value: value(rank) - 5 }, 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+      assert.equal(ack.rank, rank, JSON.stringify(ack));
+      return ack;
+    };
+    const heard = (sub, ack) => c.next((m) => m.sub === sub && m.seq === ack.seq, 10000);
+
+    // Far below both windows (1800 -> 1805), then inside the page (1510 ->
+    // 1512): the page reads once (for the second), the around view never.
+    let base = await reads(gw);
+    await set('m1800', 1805);
+    let ack = await set('m1510', 1512);
+    await heard(page.sub, ack); // (events come in order: the first was judged before)
+    let d = diff(base, await reads(gw));
+    t.diagnostic(`below both, then inside the page: ${JSON.stringify(d)}`);
+    assert.deepEqual(d, { around: 0, page: 1, spared: 3 },
+      'the page reads for the change inside it only; the around view for neither');
+
+    // Above both (100 -> 105), then the around view's own member (500 ->
+    // 502): the around view reads once, the page never.
+    base = await reads(gw);
+    await set('m100', 105);
+    ack = await set('m500', 502);
+    const snap = await heard(around.sub, ack);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap)); // (around views: snapshots, protocol.md)
+    assert.deepEqual(snap.rows.map((r) => r.rank), [497, 498, 499, 500, 501, 502, 503, 504, 505, 506, 507]);
+    d = diff(base, await reads(gw));
+    t.diagnostic(`above both, then the around view's member: ${JSON.stringify(d)}`);
+    assert.deepEqual(d, { around: 1, page: 0, spared: 3 });
+
+    // A member joining changes total (and every rank below it): both read.
+    base = await reads(gw);
+    ack = await w.request({ op: 'set', board: 'demo', member: 'newcomer', value: 1 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    await heard(around.sub, ack);
+    await heard(page.sub, ack);
+    assert.deepEqual(diff(base, await reads(gw)), { around: 1, page: 1, spared: 0 });
+  });
