@@ -326,6 +326,9 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_view_reads_spared_total",
             "Change events that left an around view or deep page as read (it did not read again)",
             m->view_reads_spared);
+    counter(&o, "rankcast_first_answers_deferred_total",
+            "Subscribes answered in a later loop turn (a turn answers a bounded number of rows)",
+            m->first_deferred);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
     counter(&o, "rankcast_frame_writes_total",
             "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);

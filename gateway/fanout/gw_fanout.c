@@ -47,6 +47,7 @@ static void view_detach(struct gw_fanout *f, struct gw_view *v)
 static void sub_free(struct gw_fanout *f, struct gw_sub *s)
 {
     struct gw_view *v = s->view;
+    gw_fo_first_unqueue(f, s); /* (when it waited for its first answer) */
     if (s->vprev)
         s->vprev->vnext = s->vnext;
     else
@@ -159,25 +160,7 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     c->subs = s;
     c->nsubs++;
     app->metrics.subscriptions[v->r.spec.kind]++;
-
-    if (v->r.spec.kind == RC_VIEW_FEED) {
-        gw_fo_feed_catch_up(v);
-    } else if (v->last) {
-        gw_fo_send_first_snapshot(f, s); /* later deltas are diffs from this window */
-    } else if (gw_fo_view_uses_mirror(v)) {
-        /* its own window alone: the board's other views keep whatever
-         * changes they have pending for the tick */
-        gw_fo_board_want(b);
-        if (b->stale || !b->mirror.exact) {
-            v->cut_due = 1; /* cut by the reload's refresh, or after it (tick) */
-            gw_fo_view_due(v);
-            gw_fo_board_reload(b);
-        } else {
-            gw_fo_mirror_cut_one(b, v);
-        }
-    } else {
-        gw_fo_view_read(v);
-    }
+    gw_fo_first_answer(f, s); /* now, or in a later loop turn (a burst) */
 }
 
 int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *sub)

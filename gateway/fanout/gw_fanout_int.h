@@ -4,7 +4,10 @@
  * Files, bottom to top (each calls only those before it):
  *   gw_vcount.c   the table of viewer counts, one per board name
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
- *                 lifetimes, the tick's work list, the event ring
+ *                 lifetimes, the tick's work list, the event ring, the
+ *                 queue of subscribes waiting for their first answer
+ *   gw_reads.c    which read views (around, deep pages) a change event can
+ *                 have changed: those read again, the others not
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed.c     feed views: deliver events, catch up from the change log
@@ -14,8 +17,7 @@
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
- *   gw_reads.c    which read views (around, deep pages) a change event can
- *                 have changed: those read again, the others not
+ *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn
  *   gw_fanout.c   the public operations: subscribe, hooks, messages
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
@@ -62,6 +64,8 @@
                                   reveals can say where each row came from (prev_rank) */
 #define GW_FO_SHARD_FLUSH_US 5000 /* a sharded board's events go out for their ranks at most this often
                                      between ticks (and at each tick, before its reads) */
+#define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
+                                         past them, subscribes wait for the next turns (gw_first.c) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
@@ -95,6 +99,8 @@ struct gw_view {
     uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
     int cut_due;                 /* a new mirror view the mirror could not serve yet: cut it alone */
+    int cut_fetched;             /* its profiles were fetched, its cut waits for its viewers' turn */
+    unsigned first_queued;       /* its subscriptions waiting in the first-answer queue (gw_first.c) */
     /* A read view (around, deep page): whether a change event can have
      * changed its rows since its last read (core/rc_vtrack.h), so that it
      * reads again only then. */
@@ -128,6 +134,9 @@ struct gw_sub {
      * delivered (or, while pending with has_since, the resume point);
      * malloc'd, NULL until known. */
     struct rc_shard_cursor *vec;
+    /* Waiting for its first answer in f's queue (gw_first.c). */
+    struct gw_sub *qnext, *qprev;
+    int queued;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
@@ -230,6 +239,11 @@ struct gw_fanout {
     char vid[33];                /* this process's field name in the hashes */
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
     int vstopping;
+    /* first answers spread over loop turns (gw_first.c) */
+    uv_idle_t first_idle;
+    int first_on;                /* first_idle is open */
+    size_t first_rows;           /* rows answered this turn (renewed after each turn's I/O) */
+    struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -259,6 +273,15 @@ void gw_fo_view_set_dirty(struct gw_view *v);
 /* Puts v on its board's due list (once) and wakes the board. */
 void gw_fo_view_due(struct gw_view *v);
 void gw_fo_view_undue(struct gw_view *v);
+/* The first-answer queue (gw_first.c): s waits at its end (counted in
+ * rankcast_first_answers_deferred_total); out of it (a no-op when not in:
+ * also when s goes). */
+void gw_fo_first_queue(struct gw_fanout *f, struct gw_sub *s);
+void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s);
+/* New mirror view v may be cut now (the tick, a profile fetch's answer): 1,
+ * counted in this turn's share; else 0, and its pending viewers wait in the
+ * queue (their turn cuts it). */
+int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v);
 /* Moves v (out of its old board's files) onto board nb (rollover). */
 void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);
 /* 1 for a top-N or page the mirror can hold (whether or not it is served
@@ -393,6 +416,15 @@ void gw_fo_viewers_tick(struct gw_fanout *f);
 /* A delta without rows carrying the new count to v's viewers, when it is not
  * what they were last told. */
 void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
+
+/* ---- gw_first.c ---------------------------------------------------------- */
+
+/* Answers new subscription s (pending) now, or queues it for a later loop
+ * turn when this turn has answered its share of rows or others wait. */
+void gw_fo_first_answer(struct gw_fanout *f, struct gw_sub *s);
+/* After each turn's I/O: renews the share, and works through the queue in
+ * the next turns while some wait. */
+void gw_fo_first_kick(struct gw_fanout *f);
 
 /* ---- gw_fanout_tick.c ---------------------------------------------------- */
 

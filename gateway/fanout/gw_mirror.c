@@ -306,7 +306,9 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
     for (size_t i = 0; i < l.n; i++) {
         struct gw_view *v = l.v[i];
         ++*visited;
-        if (!v->dead && v->board == b && gw_fo_view_uses_mirror(v) && v->r.viewers)
+        /* (a new view whose viewers all wait for their turn: cut then, gw_first.c) */
+        if (!v->dead && v->board == b && gw_fo_view_uses_mirror(v) && v->r.viewers &&
+            (v->last || v->first_queued < v->r.viewers))
             cut_view(b, v);
     }
     for (size_t i = 0; i < l.n; i++)
@@ -329,10 +331,16 @@ static void on_view_profiles(struct gw_window *w, void *privdata)
     gw_window_free(w);
     free(q);
     if (!v->dead && v->board == b && v->cut_due && gw_fo_view_uses_mirror(v)) {
-        if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror))
+        if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror)) {
             gw_fo_view_due(v); /* the tick cuts it once the mirror serves */
-        else
+        } else if (gw_fo_first_may_cut(b->f, v)) {
             cut_view(b, v);
+        } else {
+            /* this turn's share is used (answers of many fetches come in
+             * one read): its viewers' turn cuts it, without fetching again */
+            v->cut_due = 0;
+            v->cut_fetched = 1;
+        }
     }
     gw_fo_view_unref(v);
     gw_fo_board_unref(b); /* (taken by profile_join_fetch) */
@@ -345,6 +353,11 @@ void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v)
         if (b->mirror_on && !b->loading && rc_mirror_needs_reload(&b->mirror))
             gw_fo_board_set_stale(b);
         gw_fo_view_due(v); /* a reload or fetch is out, or a freeze to apply: the tick cuts it after */
+        return;
+    }
+    if (v->cut_fetched) {
+        v->cut_fetched = 0; /* (its profiles were just fetched) */
+        cut_view(b, v);
         return;
     }
     size_t lo = (size_t)v->r.spec.offset;

@@ -256,3 +256,50 @@ test('around views and deep pages read Redis again only after a change that can 
     await heard(page.sub, ack);
     assert.deepEqual(diff(base, await reads(gw)), { around: 1, page: 1, spared: 0 });
   });
+
+/* rankcast_first_answers_deferred_total, from /metrics with the admin key. */
+async function deferred(gw) {
+  const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+  const m = /^rankcast_first_answers_deferred_total (\d+)$/m.exec(r.text);
+  assert.ok(m, '/metrics has no rankcast_first_answers_deferred_total');
+  return Number(m[1]);
+}
+
+test('a burst of subscribes is answered over several loop turns: a ping sent after it is answered before its end',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: {
+        max_subs_per_conn: 1000, conn_write_rate: 100000, conn_write_burst: 100000,
+        conn_read_rate: 100000, conn_read_burst: 100000, ip_read_rate: 100000, ip_read_burst: 100000,
+      },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+    const c = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
+    // Warm the mirror to 1,000 rows, so that the burst below only cuts.
+    const warm = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
+    assert.equal(warm.op, 'snapshot', JSON.stringify(warm));
+    const before = await deferred(gw);
+    const N = 40; // 40 distinct windows of 961..1,000 rows: about ten turns' share
+    const sock = c.ws._socket;
+    sock.cork();
+    for (let k = 0; k < N; k++) c.send({ op: 'subscribe', board: 'demo', view: { top: 999 - k }, id: `b${k}` });
+    c.send({ op: 'ping', id: 'ping' });
+    sock.uncork();
+    await h.waitFor(() => c.messages.filter((m) => typeof m.id === 'string' && m.id[0] === 'b').length >= N, 30000,
+      'the burst\'s snapshots');
+    await h.waitFor(() => c.messages.some((m) => m.id === 'ping'), 30000, 'the pong');
+    const order = c.messages.map((m) => m.id).filter((id) => typeof id === 'string');
+    const pong = order.indexOf('ping');
+    t.diagnostic(`pong after ${pong} of the ${N} snapshots; ${(await deferred(gw)) - before} answers deferred`);
+    for (const m of c.messages.filter((x) => typeof x.id === 'string' && x.id[0] === 'b')) {
+      assert.equal(m.op, 'snapshot', JSON.stringify(m).slice(0, 200));
+      assert.equal(m.rows.length, 999 - Number(m.id.slice(1)));
+      assert.equal(m.rows.at(-1).member, `m${m.rows.length}`);
+    }
+    assert.deepEqual(order.filter((id) => id !== 'ping').sort(), Array.from({ length: N }, (_, k) => `b${k}`).sort(),
+      'every subscribe of the burst is answered once');
+    assert.ok(pong < N, 'the ping is answered before the burst\'s last snapshot');
+    assert.ok((await deferred(gw)) - before >= N / 2, 'most of the burst waited for later turns');
+  });
