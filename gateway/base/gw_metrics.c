@@ -326,6 +326,8 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_view_reads_spared_total",
             "Change events that left an around view or deep page as read (it did not read again)",
             m->view_reads_spared);
+    counter(&o, "rankcast_around_cuts_total", "Around views cut from the board's mirror instead of read from Redis",
+            m->around_cuts);
     counter(&o, "rankcast_first_answers_deferred_total",
             "Subscribes answered in a later loop turn (a turn answers a bounded number of rows)",
             m->first_deferred);

@@ -335,6 +335,14 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
  * due (cut_due) and the board woken. */
 void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v);
 void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
+/* Around view v (not frozen for its audience, no shared places) cut from
+ * its board's mirror when the mirror is exact and holds the member, its
+ * window and every row's profile in the cache: the window sent as a read's
+ * would be, and 1; else 0 and the caller reads Redis. */
+int gw_fo_mirror_around(struct gw_view *v);
+/* A read view's window, fresh: cut from the mirror when gw_fo_mirror_around
+ * can, else read (gw_fo_view_read). */
+void gw_fo_view_read_or_cut(struct gw_view *v);
 /* A change event of a sharded board's shard (ev->shard set) as it arrives,
  * before its ranks are read: applied to the mirror, or kept for after the
  * reload in flight. */

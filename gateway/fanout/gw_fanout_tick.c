@@ -80,7 +80,7 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
         v->dirty = 0;
         gw_fo_feed_catch_up(v);
     } else {
-        gw_fo_view_read(v);
+        gw_fo_view_read_or_cut(v);
     }
 }
 

@@ -56,7 +56,7 @@ static void answer(struct gw_fanout *f, struct gw_sub *s)
             gw_fo_mirror_cut_one(b, v);
         }
     } else {
-        gw_fo_view_read(v);
+        gw_fo_view_read_or_cut(v);
     }
 }
 

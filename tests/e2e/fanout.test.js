@@ -183,29 +183,32 @@ test('50 viewers see exactly what Redis holds after 4 writers finish', { timeout
   }
 });
 
-/* Around views and pages past the mirror (1,000 rows) are read from Redis,
+/* Around views and pages past the mirror (1,000 rows) are read from Redis
+ * (without a mirror view on the board; with one the around views are cut
+ * from the mirror when it holds their window),
  * and read again only after a change event that can have moved their rows
  * (gateway/fanout/gw_reads.c): after quiet they must equal Redis all the
  * same, with writers moving members a little (most changes spare them) and
  * far, and members joining. */
-test('around views and deep pages see exactly what Redis holds after 4 writers finish', { timeout: 180000 },
-  async (t) => {
+async function readViewsConverge(t, withMirror) {
     const N = 1200;
     const config = h.configWith(t, {
       limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
     });
     const { redis, gw } = await h.startStack(t, { config });
     const seeder = await h.connectWs(t, gw.wsUrl);
-    for (let i = 0; i < N; i += 100) {
+    for (let i = 0; i < N; i += 50) { // (max_pending 64 per connection)
       const acks = [];
-      for (let k = i; k < i + 100; k++)
+      for (let k = i; k < i + 50; k++)
         acks.push(seeder.request({ op: 'set', board: BOARD, member: member(k), value: 20 * k }, 10000));
       for (const a of await Promise.all(acks)) assert.equal(a.op, 'ack', JSON.stringify(a));
     }
     const views = [];
     for (let i = 0; i < 24; i++) views.push({ around: member(rnd(N)), radius: 1 + (i % 6) });
     views.push({ around: member(N - 1), radius: 4 }, { around: member(0), radius: 4 }); // the two ends
-    for (let i = 0; i < 10; i++) views.push({ offset: 990 + 20 * i, limit: 10 + (i % 3) * 10 });
+    for (let i = 0; i < 10; i++) views.push({ offset: 1000 + 19 * i, limit: 10 + (i % 3) * 10 });
+    // a top 1,000 makes the mirror hold about 1,250 rows: the around views are cut from it
+    if (withMirror) views.unshift({ top: 1000 });
     const conns = [];
     for (let i = 0; i < 6; i++) conns.push(await h.connectWs(t, gw.wsUrl));
     const viewers = [];
@@ -251,7 +254,16 @@ test('around views and deep pages see exactly what Redis holds after 4 writers f
     }
     const m = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
     const spared = Number((/^rankcast_view_reads_spared_total (\d+)$/m.exec(m.text) || [])[1]);
+    const cuts = Number((/^rankcast_around_cuts_total (\d+)$/m.exec(m.text) || [])[1]);
     t.diagnostic(`around views and deep pages equal to Redis ${Date.now() - stopped} ms after the last ack; ` +
-      `${spared} change events spared a read`);
+      `${spared} change events spared a read, ${cuts} around windows cut from the mirror`);
     assert.ok(spared > 0, 'some changes left some views as read (the rule was exercised)');
-  });
+    if (withMirror) assert.ok(cuts > 0, 'around views were cut from the mirror');
+    else assert.equal(cuts, 0, 'no mirror, no cuts');
+}
+
+test('around views and deep pages see exactly what Redis holds after 4 writers finish', { timeout: 180000 },
+  (t) => readViewsConverge(t, false));
+
+test('around views cut from the mirror see exactly what Redis holds after 4 writers finish', { timeout: 180000 },
+  (t) => readViewsConverge(t, true));

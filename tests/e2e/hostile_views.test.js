@@ -303,3 +303,38 @@ test('a burst of subscribes is answered over several loop turns: a ping sent aft
     assert.ok(pong < N, 'the ping is answered before the burst\'s last snapshot');
     assert.ok((await deferred(gw)) - before >= N / 2, 'most of the burst waited for later turns');
   });
+
+test('an around view whose window the mirror holds is cut from it, never read, after a change that reaches it',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+    const c = await h.connectWs(t, gw.wsUrl);
+    const top = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
+    assert.equal(top.op, 'snapshot', JSON.stringify(top));
+    const around = await c.request({ op: 'subscribe', board: 'demo', view: { around: 'm500', radius: 5 } }, 10000);
+    assert.equal(around.op, 'snapshot', JSON.stringify(around));
+    const cuts = async () => {
+      const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+      return Number(/^rankcast_around_cuts_total (\d+)$/m.exec(r.text)[1]);
+    };
+    const base = await reads(gw);
+    const cut0 = await cuts();
+    let ack = await w.request({ op: 'set', board: 'demo', member: 'm1800', value: value(1805) - 5 }, 10000);
+    assert.equal(ack.rank, 1805, JSON.stringify(ack));
+    ack = await w.request({ op: 'set', board: 'demo', member: 'm500', value: value(502) - 5 }, 10000);
+    assert.equal(ack.rank, 502, JSON.stringify(ack));
+    const snap = await c.next((m) => m.sub === around.sub && m.seq === ack.seq, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.deepEqual(snap.rows.map((r) => `${r.rank}:${r.member}`),
+      [497, 498, 499, 500, 501, 502, 503, 504, 505, 506, 507].map((k) =>
+        `${k}:${k < 500 ? `m${k}` : k < 502 ? `m${k + 1}` : k === 502 ? 'm500' : `m${k}`}`));
+    assert.equal(snap.total, MEMBERS);
+    const d = diff(base, await reads(gw));
+    t.diagnostic(`far below, then its own member: ${JSON.stringify(d)}, ${(await cuts()) - cut0} cut`);
+    assert.equal(d.around, 0, 'the around view read nothing: the mirror holds its window');
+    assert.equal((await cuts()) - cut0, 1, 'one cut, for the change that reached it');
+  });
