@@ -66,8 +66,12 @@ static void replay(struct gw_view *v)
 
 void gw_fo_reads_failed(struct gw_view *v)
 {
-    if (!v->dead && !v->dirty)
-        replay(v); /* the events skipped while it was out are still to judge */
+    /* The events skipped while it was out are still to judge against the
+     * read before. A view never read yet reads at its next event (and every
+     * view when Redis is back): retrying a failing read each tick is not
+     * worth it. */
+    if (!v->dead && !v->dirty && v->trk.ok)
+        replay(v);
 }
 
 void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
