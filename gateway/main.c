@@ -220,6 +220,7 @@ static void loop_hooks_start(struct gw_app *app)
     uv_check_init(app->loop, &app->edge_check);
     app->edge_check.data = app;
     uv_check_start(&app->edge_check, on_edge_check);
+    gw_fanout_loop_start(app->fanout, app->loop);
     app->loop_hooks = 1;
 }
 
@@ -230,6 +231,7 @@ static void loop_hooks_stop(struct gw_app *app)
     app->loop_hooks = 0;
     uv_close((uv_handle_t *)&app->flush_idle, NULL);
     uv_close((uv_handle_t *)&app->edge_check, NULL);
+    gw_fanout_loop_stop(app->fanout);
 }
 
 /* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */

@@ -354,6 +354,18 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             (unsigned long long)m->views_visited[i]);
     counter(&o, "rankcast_feed_gaps_total", "Feed viewers an event reached past a lost seq (filled from the log)",
             m->feed_gaps);
+    put(&o, "# HELP rankcast_view_reads_total Redis reads of window views the mirror does not serve (around "
+            "views, deep pages), by view\n# TYPE rankcast_view_reads_total counter\n");
+    put(&o, "rankcast_view_reads_total{view=\"around\"} %llu\n", (unsigned long long)m->view_reads[0]);
+    put(&o, "rankcast_view_reads_total{view=\"page\"} %llu\n", (unsigned long long)m->view_reads[1]);
+    counter(&o, "rankcast_view_reads_spared_total",
+            "Change events that left an around view or deep page as read (it did not read again)",
+            m->view_reads_spared);
+    counter(&o, "rankcast_around_cuts_total", "Around views cut from the board's mirror instead of read from Redis",
+            m->around_cuts);
+    counter(&o, "rankcast_first_answers_deferred_total",
+            "Subscribes answered in a later loop turn (a turn answers a bounded number of rows)",
+            m->first_deferred);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
     counter(&o, "rankcast_frame_writes_total",
             "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);

@@ -44,6 +44,10 @@ struct gw_metrics {
     uint64_t snapshots_sent;
     uint64_t views_visited[GW_METRICS_VISITS]; /* views looked at, even only to check them, by GW_METRICS_VISIT_* */
     uint64_t feed_gaps;                   /* feed viewers an event reached past a lost seq: filled from the log */
+    uint64_t view_reads[2];               /* Redis reads of views the mirror does not serve: [0] around, [1] pages */
+    uint64_t first_deferred;              /* subscribes whose first answer waited for a later loop turn */
+    uint64_t view_reads_spared;           /* change events that left such a view's rows as read (no read) */
+    uint64_t around_cuts;                 /* around views cut from the mirror instead of read */
     uint64_t bytes_sent;                  /* WebSocket payload bytes written */
     uint64_t frame_writes;                /* writes of WebSocket frames: one frame, or several gathered */
     uint64_t frames_gathered;             /* frames that went out gathered, several in one write */

@@ -93,6 +93,51 @@ void gw_fo_view_undue(struct gw_view *v)
     v->dlist = NULL;
 }
 
+/* ---- the first-answer queue (gw_first.c works through it) -------------- */
+
+void gw_fo_first_queue(struct gw_fanout *f, struct gw_sub *s)
+{
+    f->app->metrics.first_deferred++;
+    s->queued = 1;
+    s->view->first_queued++;
+    s->qnext = NULL;
+    s->qprev = f->first_tail;
+    if (f->first_tail)
+        f->first_tail->qnext = s;
+    else
+        f->first_head = s;
+    f->first_tail = s;
+}
+
+void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s)
+{
+    if (!s->queued)
+        return;
+    if (s->qprev)
+        s->qprev->qnext = s->qnext;
+    else
+        f->first_head = s->qnext;
+    if (s->qnext)
+        s->qnext->qprev = s->qprev;
+    else
+        f->first_tail = s->qprev;
+    s->qnext = s->qprev = NULL;
+    s->queued = 0;
+    s->view->first_queued--;
+}
+
+int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v)
+{
+    if (f->first_rows < GW_FO_FIRST_ROWS_PER_TURN || !f->first_on) {
+        f->first_rows += (size_t)v->r.spec.limit + 1;
+        return 1;
+    }
+    for (struct gw_sub *s = v->subs; s; s = s->vnext)
+        if (s->pending && !s->queued)
+            gw_fo_first_queue(f, s);
+    return 0;
+}
+
 void gw_fo_view_set_dirty(struct gw_view *v)
 {
     v->dirty = 1;

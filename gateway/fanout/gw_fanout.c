@@ -49,6 +49,7 @@ static void view_detach(struct gw_fanout *f, struct gw_view *v)
 static void sub_free(struct gw_fanout *f, struct gw_sub *s)
 {
     struct gw_view *v = s->view;
+    gw_fo_first_unqueue(f, s); /* (when it waited for its first answer) */
     if (s->vprev)
         s->vprev->vnext = s->vnext;
     else
@@ -194,25 +195,7 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     c->nsubs++;
     gw_fo_hold_join(f, b, s);
     app->metrics.subscriptions[v->r.spec.kind]++;
-
-    if (v->r.spec.kind == RC_VIEW_FEED) {
-        gw_fo_feed_catch_up(v);
-    } else if (v->last) {
-        gw_fo_send_first_snapshot(f, s); /* later deltas are diffs from this window */
-    } else if (gw_fo_view_uses_mirror(v)) {
-        /* its own window alone: the board's other views keep whatever
-         * changes they have pending for the tick */
-        gw_fo_board_want(b);
-        if (b->stale || !b->mirror.exact) {
-            v->cut_due = 1; /* cut by the reload's refresh, or after it (tick) */
-            gw_fo_view_due(v);
-            gw_fo_board_reload(b);
-        } else {
-            gw_fo_mirror_cut_one(b, v);
-        }
-    } else {
-        gw_fo_view_read(v);
-    }
+    gw_fo_first_answer(f, s); /* now, or in a later loop turn (a burst) */
 }
 
 int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *sub)
@@ -385,11 +368,12 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_fo_freeze_apply(f, b);
         return;
     }
-    gw_fo_mark_dirty(b);
     if (keyspace) {
         /* The script's own ZADD shows here too, just before its change event
          * (same connection, same order); anything else on the set was done
-         * outside the script, and the mirror must be read again. */
+         * outside the script, and the mirror must be read again. The read
+         * views wait for the event (gw_reads.c); a ZADD no event explains
+         * sets them all dirty at the tick. */
         if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
             b->ks_pending++;
             gw_fo_board_wake(b);
@@ -397,6 +381,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             /* a TTL set on the set (the script's PEXPIRE on a periodic
              * board's keys, or anyone's): its members did not change */
         } else {
+            gw_fo_mark_dirty(b);
             b->moves_break++; /* prev_rank: the ring's moves do not explain this */
             if (b->mirror_on)
                 gw_fo_board_set_stale(b);
@@ -407,6 +392,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     }
     struct rc_event ev;
     if (rc_event_parse(payload, len, &ev) != 0) {
+        gw_fo_mark_dirty(b); /* a change all the same: its read views read again */
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
@@ -418,6 +404,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             gw_fo_freeze_recheck(b); /* a freeze holds only in its history */
     }
     gw_fo_ring_push(b, &ev);
+    gw_fo_reads_event(b, &ev); /* (after the push: a read back later judges it from the ring) */
     if (b->ks_pending > 0)
         b->ks_pending--;
     if (b->mirror_on) {

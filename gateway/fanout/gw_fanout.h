@@ -14,6 +14,8 @@
 #ifndef GW_FANOUT_H
 #define GW_FANOUT_H
 
+#include <uv.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +30,12 @@ struct gw_fanout;
 
 struct gw_fanout *gw_fanout_new(struct gw_app *app);
 void gw_fanout_free(struct gw_fanout *f);
+/* Opens (closes) the fan-out's own loop handle: the idle handle that answers
+ * subscribes past a loop turn's share (fanout/gw_first.c). Stop before the
+ * loop's last run; until start, and after stop, every subscribe is answered
+ * at once. */
+void gw_fanout_loop_start(struct gw_fanout *f, uv_loop_t *loop);
+void gw_fanout_loop_stop(struct gw_fanout *f);
 
 /* Handles a decoded subscribe for connection c on board decl (board name
  * r->board) in period p: answers with the snapshot (or an error) itself.

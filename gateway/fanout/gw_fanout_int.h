@@ -4,9 +4,12 @@
  * Files, bottom to top (each calls only those before it):
  *   gw_vcount.c   the table of viewer counts, one per board name
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
- *                 lifetimes, the tick's work list, the event ring
+ *                 lifetimes, the tick's work list, the event ring, the
+ *                 queue of subscribes waiting for their first answer
  *   gw_hold.c     fair shares of max_boards: who holds each board, what a
  *                 full table evicts
+ *   gw_reads.c    which read views (around, deep pages) a change event can
+ *                 have changed: those read again, the others not
  *   gw_view.c     window views: read, diff, encode once, broadcast
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed_fault.c test-only faults: lose a feed's event on purpose
@@ -18,6 +21,7 @@
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
+ *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn
  *   gw_fanout.c   the public operations: subscribe, hooks, messages
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
@@ -57,6 +61,7 @@
 #include "rc_registry.h"
 #include "rc_shard.h"
 #include "rc_vindex.h"
+#include "rc_vtrack.h"
 
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
@@ -66,6 +71,8 @@
                                      between ticks (and at each tick, before its reads) */
 #define GW_FO_FEED_QUIET_MS 1000 /* a board's feeds are checked against its seq this long after its last
                                     event (a lost last event shows no gap: gw_feed.c) */
+#define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
+                                         past them, subscribes wait for the next turns (gw_first.c) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
@@ -99,6 +106,12 @@ struct gw_view {
     uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
     int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
     int cut_due;                 /* a new mirror view the mirror could not serve yet: cut it alone */
+    int cut_fetched;             /* its profiles were fetched, its cut waits for its viewers' turn */
+    unsigned first_queued;       /* its subscriptions waiting in the first-answer queue (gw_first.c) */
+    /* A read view (around, deep page): whether a change event can have
+     * changed its rows since its last read (core/rc_vtrack.h), so that it
+     * reads again only then. */
+    struct rc_vtrack trk;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list. */
     struct rc_vindex_item ix;
@@ -135,6 +148,9 @@ struct gw_sub {
      * fills it: answered by the missing events alone, no snapshot, when
      * the log still holds them (else a reset snapshot). */
     int gapfill;
+    /* Waiting for its first answer in f's queue (gw_first.c). */
+    struct gw_sub *qnext, *qprev;
+    int queued;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
@@ -253,6 +269,11 @@ struct gw_fanout {
     struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */
     unsigned nguarded;           /* boards declared or with a keyed viewer */
     int64_t feed_checked_us;     /* the last pass over quiet boards' feeds (gw_fo_feed_check_quiet) */
+    /* first answers spread over loop turns (gw_first.c) */
+    uv_idle_t first_idle;
+    int first_on;                /* first_idle is open */
+    size_t first_rows;           /* rows answered this turn (renewed after each turn's I/O) */
+    struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -282,6 +303,15 @@ void gw_fo_view_set_dirty(struct gw_view *v);
 /* Puts v on its board's due list (once) and wakes the board. */
 void gw_fo_view_due(struct gw_view *v);
 void gw_fo_view_undue(struct gw_view *v);
+/* The first-answer queue (gw_first.c): s waits at its end (counted in
+ * rankcast_first_answers_deferred_total); out of it (a no-op when not in:
+ * also when s goes). */
+void gw_fo_first_queue(struct gw_fanout *f, struct gw_sub *s);
+void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s);
+/* New mirror view v may be cut now (the tick, a profile fetch's answer): 1,
+ * counted in this turn's share; else 0, and its pending viewers wait in the
+ * queue (their turn cuts it). */
+int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v);
 /* Moves v (out of its old board's files) onto board nb (rollover). */
 void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);
 /* 1 for a top-N or page the mirror can hold (whether or not it is served
@@ -356,6 +386,14 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
  * due (cut_due) and the board woken. */
 void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v);
 void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
+/* Around view v (not frozen for its audience, no shared places) cut from
+ * its board's mirror when the mirror is exact and holds the member, its
+ * window and every row's profile in the cache: the window sent as a read's
+ * would be, and 1; else 0 and the caller reads Redis. */
+int gw_fo_mirror_around(struct gw_view *v);
+/* A read view's window, fresh: cut from the mirror when gw_fo_mirror_around
+ * can, else read (gw_fo_view_read). */
+void gw_fo_view_read_or_cut(struct gw_view *v);
 /* A change event of a sharded board's shard (ev->shard set) as it arrives,
  * before its ranks are read: applied to the mirror, or kept for after the
  * reload in flight. */
@@ -449,10 +487,29 @@ void gw_fo_viewers_tick(struct gw_fanout *f);
  * what they were last told. */
 void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
 
+/* ---- gw_first.c ---------------------------------------------------------- */
+
+/* Answers new subscription s (pending) now, or queues it for a later loop
+ * turn when this turn has answered its share of rows or others wait. */
+void gw_fo_first_answer(struct gw_fanout *f, struct gw_sub *s);
+/* After each turn's I/O: renews the share, and works through the queue in
+ * the next turns while some wait. */
+void gw_fo_first_kick(struct gw_fanout *f);
+
 /* ---- gw_fanout_tick.c ---------------------------------------------------- */
 
 /* A change to b: its read views read again on the next tick. */
 void gw_fo_mark_dirty(struct gw_board *b);
+/* Change event ev of (unsharded) board b, pushed to its ring: the read
+ * views it can have changed read again on the next tick, the others not. */
+void gw_fo_reads_event(struct gw_board *b, const struct rc_event *ev);
+/* A read of v came back with window w: v's tracker starts from it and
+ * judges the ring's events newer than it (v is set dirty when one can
+ * have changed it). Call before w is handed on. */
+void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w);
+/* A read of v failed: the events skipped while it was out are judged
+ * against the tracker of its read before. */
+void gw_fo_reads_failed(struct gw_view *v);
 /* A change event reached b: looked at after this loop turn's I/O when it
  * finds b quiet (core/rc_edge.h). */
 void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b);

@@ -56,8 +56,11 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
     gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
     if (gw_fo_view_uses_mirror(v)) {
         v->dirty = 0; /* served by the mirror (gw_fo_board_refresh) */
-        if (v->cut_due && !v->reading)
-            gw_fo_mirror_cut_one(b, v); /* a new view the mirror could not serve before */
+        if (v->cut_due && !v->reading) {
+            v->cut_due = 0; /* (set again when it still cannot be cut) */
+            if (gw_fo_first_may_cut(b->f, v))
+                gw_fo_mirror_cut_one(b, v); /* a new view the mirror could not serve before */
+        }
     } else {
         v->cut_due = 0; /* (left the mirror: it reads) */
     }
@@ -69,7 +72,7 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
         v->dirty = 0;
         gw_fo_feed_catch_up(v);
     } else {
-        gw_fo_view_read(v);
+        gw_fo_view_read_or_cut(v);
     }
 }
 
@@ -78,6 +81,7 @@ static void board_tick(struct gw_board *b)
     if (b->ks_pending > 0 && b->mirror_on) {
         /* a ZADD no script event explained: made outside */
         b->moves_break++;
+        gw_fo_mark_dirty(b); /* read views: no event tells what it changed */
         b->stale = 1; /* the reload clears ks_pending */
     } else if (b->ks_pending > 0) {
         /* No mirror to read again: only prev_rank cares (gw_view.c), and
@@ -85,6 +89,7 @@ static void board_tick(struct gw_board *b)
          * ZADD still unexplained a whole tick later was made outside (its
          * event may just have come in a later read of the connection). */
         if (b->ks_waited) {
+            gw_fo_mark_dirty(b);
             b->moves_break++;
             b->ks_pending = 0;
             b->ks_waited = 0;
@@ -173,6 +178,7 @@ void gw_fanout_tick(struct gw_fanout *f)
 
 void gw_fanout_edge(struct gw_fanout *f)
 {
+    gw_fo_first_kick(f); /* the next turns' first answers (gw_first.c) */
     /* sharded boards' events go out for their ranks together: before the
      * reads of this edge, else every GW_FO_SHARD_FLUSH_US */
     if (f->sflush && (f->soon || gw_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))

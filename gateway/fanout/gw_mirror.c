@@ -165,14 +165,15 @@ static int mirror_places(const struct gw_board *b, const struct gw_view *v, stru
     return rc;
 }
 
-/* The window of view v cut from the mirror (profiles from the cache, NULL
- * where not cached), or NULL when the mirror does not cover it (with shared
- * places: it and the row after it). */
-static struct gw_window *mirror_window(const struct gw_board *b, const struct gw_view *v)
+/* The window of count rows from position offset for view v, cut from the
+ * mirror (profiles from the cache, NULL where not cached), or NULL when the
+ * mirror does not cover it (with shared places: it and the row after it). */
+static struct gw_window *mirror_window_at(const struct gw_board *b, const struct gw_view *v, size_t offset,
+                                          size_t count)
 {
     const struct rc_mirror_row *rows;
     size_t n;
-    if (rc_mirror_window(&b->mirror, v->r.spec.offset, v->r.spec.limit, &rows, &n) != 0)
+    if (rc_mirror_window(&b->mirror, offset, count, &rows, &n) != 0)
         return NULL;
     struct gw_window *w = calloc(1, sizeof *w);
     if (!w || !(w->rows = calloc(n ? n : 1, sizeof *w->rows))) {
@@ -191,13 +192,55 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
      * while its views follow an unfrozen board; a live view says the freeze */
     w->freeze = v->r.spec.live ? b->freeze : b->freeze_was;
     memcpy(w->epoch, b->mirror_epoch, sizeof w->epoch);
-    w->first_rank = (int64_t)v->r.spec.offset + 1;
+    w->first_rank = (int64_t)offset + 1;
     if (gw_window_set_mirror_rows(b->decl, w, rows, n) != 0 || (v->r.spec.places && mirror_places(b, v, w) != 0)) {
         gw_window_free(w);
         return NULL;
     }
     gw_profiles_attach(b->f->app->profiles, w);
     return w;
+}
+
+static struct gw_window *mirror_window(const struct gw_board *b, const struct gw_view *v)
+{
+    return mirror_window_at(b, v, v->r.spec.offset, v->r.spec.limit);
+}
+
+void gw_fo_view_read_or_cut(struct gw_view *v)
+{
+    if (v->dead || v->reading || !gw_fo_mirror_around(v))
+        gw_fo_view_read(v); /* (a no-op for a view that reads already, or is no read view) */
+}
+
+int gw_fo_mirror_around(struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    const struct rc_view *s = &v->r.spec;
+    if (!b || s->kind != RC_VIEW_AROUND || s->places || !b->mirror_on || b->loading || b->stale ||
+        b->freeze_due || b->ks_pending > 0 || b->freeze_was.frozen || b->mirror.shards > 1 ||
+        rc_mirror_needs_reload(&b->mirror))
+        return 0;
+    size_t p = rc_mirror_rank_of(&b->mirror, s->around); /* (1-based; 0: not held) */
+    if (!p)
+        return 0; /* not in the mirror (or not on the board): Redis knows */
+    /* lua/read.lua: ranks p - R .. p + R, clipped at rank 1 */
+    size_t first = p - 1 > s->radius ? p - 1 - s->radius : 0;
+    size_t count = p - first + s->radius;
+    struct gw_window *w = mirror_window_at(b, v, first, count);
+    if (!w)
+        return 0; /* reaches past the rows held while the board has more */
+    for (size_t i = 0; i < w->n; i++) {
+        if (!w->rows[i].profile) {
+            gw_window_free(w); /* a profile to fetch: the read joins it */
+            return 0;
+        }
+    }
+    b->f->app->metrics.around_cuts++;
+    v->dirty = 0;
+    v->read_break = b->moves_break;
+    gw_fo_reads_track(v, w); /* (before: the update may free w) */
+    gw_fo_view_update(b->f, v, w);
+    return 1;
 }
 
 static void on_board_profiles(struct gw_window *w, void *privdata)
@@ -296,7 +339,9 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
     for (size_t i = 0; i < l.n; i++) {
         struct gw_view *v = l.v[i];
         ++*visited;
-        if (!v->dead && v->board == b && gw_fo_view_uses_mirror(v) && v->r.viewers)
+        /* (a new view whose viewers all wait for their turn: cut then, gw_first.c) */
+        if (!v->dead && v->board == b && gw_fo_view_uses_mirror(v) && v->r.viewers &&
+            (v->last || v->first_queued < v->r.viewers))
             cut_view(b, v);
     }
     for (size_t i = 0; i < l.n; i++)
@@ -319,10 +364,16 @@ static void on_view_profiles(struct gw_window *w, void *privdata)
     gw_window_free(w);
     free(q);
     if (!v->dead && v->board == b && v->cut_due && gw_fo_view_uses_mirror(v)) {
-        if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror))
+        if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror)) {
             gw_fo_view_due(v); /* the tick cuts it once the mirror serves */
-        else
+        } else if (gw_fo_first_may_cut(b->f, v)) {
             cut_view(b, v);
+        } else {
+            /* this turn's share is used (answers of many fetches come in
+             * one read): its viewers' turn cuts it, without fetching again */
+            v->cut_due = 0;
+            v->cut_fetched = 1;
+        }
     }
     gw_fo_view_unref(v);
     gw_fo_board_unref(b); /* (taken by profile_join_fetch) */
@@ -335,6 +386,11 @@ void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v)
         if (b->mirror_on && !b->loading && rc_mirror_needs_reload(&b->mirror))
             gw_fo_board_set_stale(b);
         gw_fo_view_due(v); /* a reload or fetch is out, or a freeze to apply: the tick cuts it after */
+        return;
+    }
+    if (v->cut_fetched) {
+        v->cut_fetched = 0; /* (its profiles were just fetched) */
+        cut_view(b, v);
         return;
     }
     size_t lo = (size_t)v->r.spec.offset;

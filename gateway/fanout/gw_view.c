@@ -494,10 +494,13 @@ static void on_view_read(int code, struct gw_window *w, void *privdata)
          * one its views are not moved to yet: read again after it */
         gw_window_free(w);
         gw_fo_view_set_dirty(v);
-    } else if (code == 0)
+    } else if (code == 0) {
+        gw_fo_reads_track(v, w); /* (before: the update may free w) */
         gw_fo_view_update(v->f, v, w);
-    else
+    } else {
+        gw_fo_reads_failed(v);
         gw_fo_fail_pending(v, code);
+    }
     gw_fo_view_unref(v);
 }
 
@@ -521,6 +524,7 @@ void gw_fo_view_read(struct gw_view *v)
     v->dirty = 0;
     v->refs++;
     v->reading = 1;
+    app->metrics.view_reads[v->r.spec.kind == RC_VIEW_AROUND ? 0 : 1]++;
     v->read_break = b->moves_break;
     int rc = gw_read(&app->store, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
     if (rc) {

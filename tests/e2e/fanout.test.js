@@ -182,3 +182,88 @@ test('50 viewers see exactly what Redis holds after 4 writers finish', { timeout
     assert.deepEqual(v.events, want);
   }
 });
+
+/* Around views and pages past the mirror (1,000 rows) are read from Redis
+ * (without a mirror view on the board; with one the around views are cut
+ * from the mirror when it holds their window),
+ * and read again only after a change event that can have moved their rows
+ * (gateway/fanout/gw_reads.c): after quiet they must equal Redis all the
+ * same, with writers moving members a little (most changes spare them) and
+ * far, and members joining. */
+async function readViewsConverge(t, withMirror) {
+    const N = 1200;
+    const config = h.configWith(t, {
+      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
+    });
+    const { redis, gw } = await h.startStack(t, { config });
+    const seeder = await h.connectWs(t, gw.wsUrl);
+    for (let i = 0; i < N; i += 50) { // (max_pending 64 per connection)
+      const acks = [];
+      for (let k = i; k < i + 50; k++)
+        acks.push(seeder.request({ op: 'set', board: BOARD, member: member(k), value: 20 * k }, 10000));
+      for (const a of await Promise.all(acks)) assert.equal(a.op, 'ack', JSON.stringify(a));
+    }
+    const views = [];
+    for (let i = 0; i < 24; i++) views.push({ around: member(rnd(N)), radius: 1 + (i % 6) });
+    views.push({ around: member(N - 1), radius: 4 }, { around: member(0), radius: 4 }); // the two ends
+    for (let i = 0; i < 10; i++) views.push({ offset: 1000 + 19 * i, limit: 10 + (i % 3) * 10 });
+    // a top 1,000 makes the mirror hold about 1,250 rows: the around views are cut from it
+    if (withMirror) views.unshift({ top: 1000 });
+    const conns = [];
+    for (let i = 0; i < 6; i++) conns.push(await h.connectWs(t, gw.wsUrl));
+    const viewers = [];
+    for (const [i, view] of views.entries()) {
+      const v = new Viewer(conns[i % conns.length], view);
+      await v.start();
+      viewers.push(v);
+    }
+    let joined = 0;
+    const write = (writer, i) => {
+      const req = `d${writer}-${i}`;
+      const k = rnd(100);
+      if (k < 80) return { op: 'incr', board: BOARD, member: member(rnd(N)), delta: rnd(61) - 30, req };
+      if (k < 97) return { op: 'set', board: BOARD, member: member(rnd(N)), value: rnd(20 * N), req };
+      return { op: 'set', board: BOARD, member: `user:new${writer}-${joined++}`, value: rnd(20 * N), req };
+    };
+    const writer = async (n) => {
+      const c = await h.connectWs(t, gw.wsUrl);
+      for (let i = 0; i < 500; i += 10) {
+        const batch = [];
+        for (let k = 0; k < 10; k++) batch.push(c.request(write(n, i + k), 10000));
+        for (const reply of await Promise.all(batch)) assert.equal(reply.op, 'ack', JSON.stringify(reply));
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(writer));
+    const stopped = Date.now();
+    let lastDiff = '';
+    const converged = async () => {
+      for (const v of viewers) {
+        assert.equal(v.broken, null);
+        const want = shape(await truth(redis, v.view));
+        const got = shape(v.rows);
+        if (want !== got) {
+          lastDiff = `${JSON.stringify(v.view)}\n  viewer: ${got}\n  redis:  ${want}`;
+          return false;
+        }
+      }
+      return true;
+    };
+    while (!(await converged())) {
+      if (Date.now() - stopped > 15000) assert.fail(`not converged 15 s after the writes:\n${lastDiff}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const m = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+    const spared = Number((/^rankcast_view_reads_spared_total (\d+)$/m.exec(m.text) || [])[1]);
+    const cuts = Number((/^rankcast_around_cuts_total (\d+)$/m.exec(m.text) || [])[1]);
+    t.diagnostic(`around views and deep pages equal to Redis ${Date.now() - stopped} ms after the last ack; ` +
+      `${spared} change events spared a read, ${cuts} around windows cut from the mirror`);
+    assert.ok(spared > 0, 'some changes left some views as read (the rule was exercised)');
+    if (withMirror) assert.ok(cuts > 0, 'around views were cut from the mirror');
+    else assert.equal(cuts, 0, 'no mirror, no cuts');
+}
+
+test('around views and deep pages see exactly what Redis holds after 4 writers finish', { timeout: 180000 },
+  (t) => readViewsConverge(t, false));
+
+test('around views cut from the mirror see exactly what Redis holds after 4 writers finish', { timeout: 180000 },
+  (t) => readViewsConverge(t, true));

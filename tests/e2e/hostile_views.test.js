@@ -183,3 +183,158 @@ test('read budgets count rows: 1,000-row pages run out of conn_read_burst after 
     for (const r of b.filter(limited))
       assert.match(r.message, /conn_read_rate/);
   });
+
+/* rankcast_view_reads_total{view="around"|"page"} and
+ * rankcast_view_reads_spared_total, from /metrics with the admin key. */
+async function reads(gw) {
+  const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+  assert.equal(r.status, 200, r.text);
+  const out = {};
+  for (const view of ['around', 'page']) {
+    const m = new RegExp(`^rankcast_view_reads_total\\{view="${view}"\\} (\\d+)$`, 'm').exec(r.text);
+    assert.ok(m, `/metrics has no rankcast_view_reads_total{view="${view}"}`);
+    out[view] = Number(m[1]);
+  }
+  const s = /^rankcast_view_reads_spared_total (\d+)$/m.exec(r.text);
+  assert.ok(s, '/metrics has no rankcast_view_reads_spared_total');
+  out.spared = Number(s[1]);
+  return out;
+}
+
+const diff = (a, b) => ({ around: b.around - a.around, page: b.page - a.page, spared: b.spared - a.spared });
+
+test('around views and deep pages read Redis again only after a change that can have moved their rows',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+    const c = await h.connectWs(t, gw.wsUrl);
+    const around = await c.request({ op: 'subscribe', board: 'demo', view: { around: 'm500', radius: 5 } }, 10000);
+    assert.equal(around.op, 'snapshot', JSON.stringify(around));
+    assert.equal(around.rows[0].rank, 495, JSON.stringify(around.rows[0]));
+    const page = await c.request({ op: 'subscribe', board: 'demo', view: { offset: 1500, limit: 20 } }, 10000);
+    assert.equal(page.op, 'snapshot', JSON.stringify(page));
+    const set = async (member, rank) => {
+      const ack = await w.request({ op: 'set', board: 'demo', member, value: value(rank) - 5 }, 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+      assert.equal(ack.rank, rank, JSON.stringify(ack));
+      return ack;
+    };
+    const heard = (sub, ack) => c.next((m) => m.sub === sub && m.seq === ack.seq, 10000);
+
+    // Far below both windows (1800 -> 1805), then inside the page (1510 ->
+    // 1512): the page reads once (for the second), the around view never.
+    let base = await reads(gw);
+    await set('m1800', 1805);
+    let ack = await set('m1510', 1512);
+    await heard(page.sub, ack); // (events come in order: the first was judged before)
+    let d = diff(base, await reads(gw));
+    t.diagnostic(`below both, then inside the page: ${JSON.stringify(d)}`);
+    assert.deepEqual(d, { around: 0, page: 1, spared: 3 },
+      'the page reads for the change inside it only; the around view for neither');
+
+    // Above both (100 -> 105), then the around view's own member (500 ->
+    // 502): the around view reads once, the page never.
+    base = await reads(gw);
+    await set('m100', 105);
+    ack = await set('m500', 502);
+    const snap = await heard(around.sub, ack);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap)); // (around views: snapshots, protocol.md)
+    assert.deepEqual(snap.rows.map((r) => r.rank), [497, 498, 499, 500, 501, 502, 503, 504, 505, 506, 507]);
+    d = diff(base, await reads(gw));
+    t.diagnostic(`above both, then the around view's member: ${JSON.stringify(d)}`);
+    assert.deepEqual(d, { around: 1, page: 0, spared: 3 });
+
+    // A member joining changes total (and every rank below it): both read.
+    base = await reads(gw);
+    ack = await w.request({ op: 'set', board: 'demo', member: 'newcomer', value: 1 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    await heard(around.sub, ack);
+    await heard(page.sub, ack);
+    assert.deepEqual(diff(base, await reads(gw)), { around: 1, page: 1, spared: 0 });
+  });
+
+/* rankcast_first_answers_deferred_total, from /metrics with the admin key. */
+async function deferred(gw) {
+  const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+  const m = /^rankcast_first_answers_deferred_total (\d+)$/m.exec(r.text);
+  assert.ok(m, '/metrics has no rankcast_first_answers_deferred_total');
+  return Number(m[1]);
+}
+
+test('a burst of subscribes is answered over several loop turns: a ping sent after it is answered before its end',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: {
+        max_subs_per_conn: 1000, conn_write_rate: 100000, conn_write_burst: 100000,
+        conn_read_rate: 100000, conn_read_burst: 100000, ip_read_rate: 100000, ip_read_burst: 100000,
+      },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+    const c = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
+    // Warm the mirror to 1,000 rows, so that the burst below only cuts.
+    const warm = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
+    assert.equal(warm.op, 'snapshot', JSON.stringify(warm));
+    const before = await deferred(gw);
+    const N = 40; // 40 distinct windows of 961..1,000 rows: about ten turns' share
+    const sock = c.ws._socket;
+    sock.cork();
+    for (let k = 0; k < N; k++) c.send({ op: 'subscribe', board: 'demo', view: { top: 999 - k }, id: `b${k}` });
+    c.send({ op: 'ping', id: 'ping' });
+    sock.uncork();
+    await h.waitFor(() => c.messages.filter((m) => typeof m.id === 'string' && m.id[0] === 'b').length >= N, 30000,
+      'the burst\'s snapshots');
+    await h.waitFor(() => c.messages.some((m) => m.id === 'ping'), 30000, 'the pong');
+    const order = c.messages.map((m) => m.id).filter((id) => typeof id === 'string');
+    const pong = order.indexOf('ping');
+    t.diagnostic(`pong after ${pong} of the ${N} snapshots; ${(await deferred(gw)) - before} answers deferred`);
+    for (const m of c.messages.filter((x) => typeof x.id === 'string' && x.id[0] === 'b')) {
+      assert.equal(m.op, 'snapshot', JSON.stringify(m).slice(0, 200));
+      assert.equal(m.rows.length, 999 - Number(m.id.slice(1)));
+      assert.equal(m.rows.at(-1).member, `m${m.rows.length}`);
+    }
+    assert.deepEqual(order.filter((id) => id !== 'ping').sort(), Array.from({ length: N }, (_, k) => `b${k}`).sort(),
+      'every subscribe of the burst is answered once');
+    assert.ok(pong < N, 'the ping is answered before the burst\'s last snapshot');
+    assert.ok((await deferred(gw)) - before >= N / 2, 'most of the burst waited for later turns');
+  });
+
+test('an around view whose window the mirror holds is cut from it, never read, after a change that reaches it',
+  { skip, timeout: 120000 }, async (t) => {
+    const config = h.configWith(t, {
+      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
+    });
+    const { gw } = await h.startStack(t, { config });
+    const w = await h.connectWs(t, gw.wsUrl);
+    await seed(w);
+    const c = await h.connectWs(t, gw.wsUrl);
+    const top = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
+    assert.equal(top.op, 'snapshot', JSON.stringify(top));
+    const around = await c.request({ op: 'subscribe', board: 'demo', view: { around: 'm500', radius: 5 } }, 10000);
+    assert.equal(around.op, 'snapshot', JSON.stringify(around));
+    const cuts = async () => {
+      const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+      return Number(/^rankcast_around_cuts_total (\d+)$/m.exec(r.text)[1]);
+    };
+    const base = await reads(gw);
+    const cut0 = await cuts();
+    let ack = await w.request({ op: 'set', board: 'demo', member: 'm1800', value: value(1805) - 5 }, 10000);
+    assert.equal(ack.rank, 1805, JSON.stringify(ack));
+    ack = await w.request({ op: 'set', board: 'demo', member: 'm500', value: value(502) - 5 }, 10000);
+    assert.equal(ack.rank, 502, JSON.stringify(ack));
+    const snap = await c.next((m) => m.sub === around.sub && m.seq === ack.seq, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.deepEqual(snap.rows.map((r) => `${r.rank}:${r.member}`),
+      [497, 498, 499, 500, 501, 502, 503, 504, 505, 506, 507].map((k) =>
+        `${k}:${k < 500 ? `m${k}` : k < 502 ? `m${k + 1}` : k === 502 ? 'm500' : `m${k}`}`));
+    assert.equal(snap.total, MEMBERS);
+    const d = diff(base, await reads(gw));
+    t.diagnostic(`far below, then its own member: ${JSON.stringify(d)}, ${(await cuts()) - cut0} cut`);
+    assert.equal(d.around, 0, 'the around view read nothing: the mirror holds its window');
+    assert.equal((await cuts()) - cut0, 1, 'one cut, for the change that reached it');
+  });

@@ -1,0 +1,71 @@
+/* rc_vtrack.h - whether a change event can have changed a window that the
+ * gateway read from Redis (an around view, a page deeper than the mirror),
+ * so that such a view reads again only when its rows may differ (issue 23:
+ * a change far from a view costs it nothing).
+ *
+ * A tracker knows the window's rows through version `seq` (the read's seq,
+ * then each event judged unchanged). Change events come in seq order with
+ * the member's old and new 1-based ranks (rc_event: old_rank, rank). The
+ * rows at ranks [min(old, new), max(old, new)] are all a move changes (the
+ * member's own row and the rows it passed, each shifted by one); rows
+ * outside that span keep their member and score. So an event leaves the
+ * window's rows as they were when:
+ *   - its seq follows the tracker's exactly (no event missed),
+ *   - the member was on the board before and after (total unchanged: every
+ *     message carries total, and a join or leave shifts every rank below),
+ *   - the span misses the window's ranks, and for an around view the member
+ *     is not the view's own (whose rank the window is centred on).
+ * An around view's centre moves with the events it did not see change
+ * nothing (a member passing its centre would have met the window), so the
+ * tracker keeps the centre's rank; an absent member (empty window) stays
+ * absent until an event names it (which changes total or is its own).
+ * Shared places depend on every row above (how many have better points)
+ * and on the row after the window (a tie across its end): such a window
+ * counts from rank 1 to one row past its end.
+ *
+ * Anything else (a gap, a join or leave, a reset, a new epoch, an event
+ * without ranks) is RC_VTRACK_CHANGED: the caller reads again, and the
+ * tracker forgets until the next read (rc_vtrack_read). Never a guess.
+ *
+ * Pure: no I/O.
+ */
+#ifndef RC_VTRACK_H
+#define RC_VTRACK_H
+
+#include <stdint.h>
+
+struct rc_vtrack {
+    int ok;              /* 1: the rows are known through seq */
+    int64_t seq;
+    int around;          /* 1: ranks around `pos`, else the page [first, last] */
+    int places;          /* shared places: ranks from 1, one row past the end */
+    int64_t first, last; /* page: ranks shown, 1-based inclusive */
+    int64_t pos;         /* around: the member's rank at seq, 0 while not on the board */
+    int64_t radius;
+};
+
+/* Results of rc_vtrack_event. */
+enum rc_vtrack_result {
+    RC_VTRACK_OLD = 0,  /* seq <= the tracker's: the read already reflects it */
+    RC_VTRACK_SAME,     /* the window's rows are unchanged (the tracker moved on to seq) */
+    RC_VTRACK_CHANGED   /* may have changed (or not known): read again */
+};
+
+/* A page of `limit` ranks from rank offset + 1, read at seq. */
+void rc_vtrack_page(struct rc_vtrack *t, int64_t seq, int64_t offset, int64_t limit, int places);
+
+/* An around view of radius R read at seq, whose member was at rank pos
+ * (1-based; 0 when not on the board). */
+void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t radius, int places);
+
+/* Forgets: every event is RC_VTRACK_CHANGED until the next read. */
+void rc_vtrack_forget(struct rc_vtrack *t);
+
+/* Judges the change event of version seq: the member (is_self: it is the
+ * around view's own member) was at old_rank before (has_old) and is at rank
+ * after (has_new), ranks 1-based. Returns an enum rc_vtrack_result; on
+ * RC_VTRACK_CHANGED the tracker forgets. */
+int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, int64_t old_rank, int has_new,
+                    int64_t rank);
+
+#endif
