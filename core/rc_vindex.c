@@ -184,7 +184,6 @@ void rc_vindex_init(struct rc_vindex *ix)
     ix->root = NULL;
     ix->list = NULL;
     ix->count = 0;
-    ix->tree = 0;
 }
 
 /* Puts it ([it->start, it->end), set) in the tree. Returns 0 or -1 (out of
@@ -264,7 +263,6 @@ static int to_tree(struct rc_vindex *ix, struct rc_vindex_item *it)
             link_push(&ix->list, &bt.it[j]->at_start, bt.it[j]);
         return -1;
     }
-    ix->tree = 1;
     return 0;
 }
 
@@ -276,7 +274,6 @@ static void to_list(struct rc_vindex *ix)
     tree_each(ix->root, batch_put, &bt);
     for (size_t i = 0; i < bt.n; i++)
         tree_remove(ix, bt.it[i]);
-    ix->tree = 0;
     for (size_t i = 0; i < bt.n; i++)
         link_push(&ix->list, &bt.it[i]->at_start, bt.it[i]);
 }
@@ -318,11 +315,11 @@ int rc_vindex_add(struct rc_vindex *ix, struct rc_vindex_item *it, size_t start,
         end = RC_VINDEX_SPAN;
     if (end <= start)
         end = start + 1;
-    it->start = start;
-    it->end = end;
+    it->start = (unsigned short)start;
+    it->end = (unsigned short)end;
     it->nlinks = 0;
     it->cover = NULL;
-    if (ix->tree) {
+    if (ix->root) {
         if (tree_add(ix, it) != 0)
             return -1;
     } else if (ix->count >= RC_VINDEX_SMALL) {
@@ -340,13 +337,13 @@ void rc_vindex_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
     if (!it->in)
         return;
-    if (ix->tree)
+    if (ix->root)
         tree_remove(ix, it);
     else
         link_pop(&it->at_start);
     it->in = 0;
     ix->count--;
-    if (ix->tree && ix->count <= RC_VINDEX_SMALL_LOW)
+    if (ix->root && ix->count <= RC_VINDEX_SMALL_LOW)
         to_list(ix);
 }
 
@@ -381,7 +378,7 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
     if (hi > RC_VINDEX_SPAN - 1)
         hi = RC_VINDEX_SPAN - 1;
     size_t count = 0, a = 0, b = RC_VINDEX_SPAN;
-    if (!ix->tree) {
+    if (!ix->root) {
         /* few items: the ones that meet [lo, hi], and only those */
         for (const struct rc_vindex_link *l = ix->list, *next; l; l = next) {
             next = l->next;
@@ -411,7 +408,7 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
 
 size_t rc_vindex_max_end(const struct rc_vindex *ix)
 {
-    if (!ix->tree) {
+    if (!ix->root) {
         size_t max = 0;
         for (const struct rc_vindex_link *l = ix->list; l; l = l->next)
             if (l->item->end > max)

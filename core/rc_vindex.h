@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 
-#define RC_VINDEX_BITS 10
+#define RC_VINDEX_BITS 10 /* (under 16: an item keeps its ends in unsigned short) */
 #define RC_VINDEX_SPAN ((size_t)1 << RC_VINDEX_BITS) /* positions 0 .. SPAN-1 */
 #define RC_VINDEX_LINKS (2 * RC_VINDEX_BITS)         /* nodes one interval is linked at, at most */
 #define RC_VINDEX_SMALL 8                            /* items held as a list, at most */
@@ -47,19 +47,21 @@ struct rc_vindex_link {
     struct rc_vindex_item *item;
 };
 
+/* (in every view of every board: kept small, 40 bytes) */
 struct rc_vindex_item {
-    size_t start, end;               /* as indexed (clamped to the span); set by rc_vindex_add */
-    int in;                          /* 1 while in an index */
-    unsigned nlinks;                 /* links in cover (0 in list mode) */
-    struct rc_vindex_link *cover;    /* tree mode: its links at its canonical nodes (allocated) */
     struct rc_vindex_link at_start;  /* tree mode: in its start leaf's list; list mode: in the index's list */
+    struct rc_vindex_link *cover;    /* tree mode: its links at its canonical nodes (allocated) */
+    unsigned short start, end;       /* as indexed (clamped to the span); set by rc_vindex_add */
+    unsigned char in;                /* 1 while in an index */
+    unsigned char nlinks;            /* links in cover (0 in list mode) */
 };
 
+/* In tree mode root is never NULL (the tree holds more than
+ * RC_VINDEX_SMALL_LOW items), in list mode always: root tells the mode. */
 struct rc_vindex {
-    struct rc_vindex_node *root;     /* tree mode (NULL in list mode) */
+    struct rc_vindex_node *root;     /* tree mode */
     struct rc_vindex_link *list;     /* list mode: the items */
     size_t count;                    /* items held */
-    int tree;                        /* 1 in tree mode */
 };
 
 /* Called for each item a query reports; it must not change the index. */

@@ -210,18 +210,24 @@ static void random_adds_removes_and_queries_match_brute_force(void **state)
     assert_null(ix.root); /* every node freed */
 }
 
+/* (the index is a tree exactly when it has nodes) */
+static int is_tree(const struct rc_vindex *ix)
+{
+    return ix->root != NULL;
+}
+
 /* The shape the index must be in for its count: a list (no node, no link)
  * up to RC_VINDEX_SMALL, a tree above it, either in between. */
 static void check_mode(const struct rc_vindex *ix, const struct win *w, size_t n)
 {
     if (ix->count > RC_VINDEX_SMALL)
-        assert_int_equal(ix->tree, 1);
+        assert_int_equal(is_tree(ix), 1);
     if (ix->count <= RC_VINDEX_SMALL_LOW)
-        assert_int_equal(ix->tree, 0);
-    if (!ix->tree)
+        assert_int_equal(is_tree(ix), 0);
+    if (!is_tree(ix))
         assert_null(ix->root);
     for (size_t i = 0; i < n; i++) {
-        if (!w[i].in || !ix->tree) {
+        if (!w[i].in || !is_tree(ix)) {
             assert_null(w[i].it.cover);
             assert_int_equal(w[i].it.nlinks, 0);
         } else {
@@ -255,7 +261,8 @@ static void an_index_item_embeds_no_links(void **state)
 {
     (void)state;
     /* (it embedded RC_VINDEX_LINKS links: 528 bytes in every view) */
-    assert_true(sizeof(struct rc_vindex_item) <= 64);
+    assert_true(sizeof(struct rc_vindex_item) <= 40);
+    assert_true(sizeof(struct rc_vindex) <= 3 * sizeof(void *));
 }
 
 static void a_few_items_make_no_node_and_the_tree_comes_and_goes_with_hysteresis(void **state)
@@ -279,18 +286,18 @@ static void a_few_items_make_no_node_and_the_tree_comes_and_goes_with_hysteresis
     /* one more: the tree */
     assert_int_equal(rc_vindex_add(&ix, &w[RC_VINDEX_SMALL].it, w[RC_VINDEX_SMALL].start, w[RC_VINDEX_SMALL].end), 0);
     w[RC_VINDEX_SMALL].in = 1;
-    assert_int_equal(ix.tree, 1);
+    assert_int_equal(is_tree(&ix), 1);
     assert_non_null(ix.root);
     check_all(&ix, w, n);
     /* in and out at the boundary: the tree stays */
     for (int k = 0; k < 5; k++) {
         rc_vindex_remove(&ix, &w[RC_VINDEX_SMALL].it);
         w[RC_VINDEX_SMALL].in = 0;
-        assert_int_equal(ix.tree, 1);
+        assert_int_equal(is_tree(&ix), 1);
         check_all(&ix, w, n);
         assert_int_equal(rc_vindex_add(&ix, &w[RC_VINDEX_SMALL].it, w[RC_VINDEX_SMALL].start, w[RC_VINDEX_SMALL].end), 0);
         w[RC_VINDEX_SMALL].in = 1;
-        assert_int_equal(ix.tree, 1);
+        assert_int_equal(is_tree(&ix), 1);
         check_all(&ix, w, n);
     }
     /* down to RC_VINDEX_SMALL_LOW + 1: still the tree; one less: the list */
@@ -298,19 +305,19 @@ static void a_few_items_make_no_node_and_the_tree_comes_and_goes_with_hysteresis
     while (ix.count > RC_VINDEX_SMALL_LOW + 1) {
         rc_vindex_remove(&ix, &w[--i].it);
         w[i].in = 0;
-        assert_int_equal(ix.tree, 1);
+        assert_int_equal(is_tree(&ix), 1);
         check_all(&ix, w, n);
     }
     rc_vindex_remove(&ix, &w[--i].it);
     w[i].in = 0;
-    assert_int_equal(ix.tree, 0);
+    assert_int_equal(is_tree(&ix), 0);
     assert_null(ix.root);
     check_all(&ix, w, n);
     /* and back up: the list until it passes RC_VINDEX_SMALL */
     for (; ix.count < RC_VINDEX_SMALL; i++) {
         assert_int_equal(rc_vindex_add(&ix, &w[i].it, w[i].start, w[i].end), 0);
         w[i].in = 1;
-        assert_int_equal(ix.tree, 0);
+        assert_int_equal(is_tree(&ix), 0);
         check_all(&ix, w, n);
     }
     rc_vindex_free(&ix);
@@ -355,10 +362,10 @@ static void random_walks_across_the_mode_switch_match_brute_force(void **state)
             rc_vindex_remove(&ix, &x->it);
             x->in = 0;
         }
-        if (ix.tree != was_tree) {
-            builds += (unsigned)ix.tree;
-            drops += (unsigned)!ix.tree;
-            was_tree = ix.tree;
+        if (is_tree(&ix) != was_tree) {
+            builds += (unsigned)is_tree(&ix);
+            drops += (unsigned)!is_tree(&ix);
+            was_tree = is_tree(&ix);
         }
         size_t lo = below(&r, 70);
         size_t hi = below(&r, 5) == 0 ? SIZE_MAX : lo + below(&r, 20);
@@ -396,7 +403,7 @@ static void out_of_memory_leaves_the_index_as_it_was(void **state)
         w[i].end = i * 2 + 1 + (i * 7) % 13;
         unsigned long failures = 0;
         for (long k = 0;; k++) {
-            int tree_before = ix.tree;
+            int tree_before = is_tree(&ix);
             alloc_budget = k;
             alloc_failed = 0;
             int rc = rc_vindex_add(&ix, &w[i].it, w[i].start, w[i].end);
@@ -408,7 +415,7 @@ static void out_of_memory_leaves_the_index_as_it_was(void **state)
             failures++;
             assert_true(alloc_failed > 0);
             assert_int_equal(w[i].it.in, 0);
-            assert_int_equal(ix.tree, tree_before);
+            assert_int_equal(is_tree(&ix), tree_before);
             check_all(&ix, w, N);
         }
         if (i < RC_VINDEX_SMALL)
@@ -417,7 +424,7 @@ static void out_of_memory_leaves_the_index_as_it_was(void **state)
             assert_true(failures > 0);
         check_all(&ix, w, N);
     }
-    assert_int_equal(ix.tree, 1);
+    assert_int_equal(is_tree(&ix), 1);
     alloc_budget = 0; /* nothing may be allocated from here */
     for (size_t i = N; i-- > 0;) {
         rc_vindex_remove(&ix, &w[i].it);
