@@ -15,8 +15,8 @@
  * child; adding makes the item's links and every node first and links
  * second, so running out of memory leaves the index as it was.
  *
- * Few items (list mode) sit in ix->list through their at_start link, with
- * no node and no cover links; the switches between the modes are at the
+ * Few items (list mode) sit in ix->list, singly linked (a removal walks at
+ * most RC_VINDEX_SMALL items), with no node and no links; the switches between the modes are at the
  * end (to_tree, to_list).
  */
 #include "rc_vindex.h"
@@ -149,7 +149,7 @@ static void link_cover(struct rc_vindex_node *n, size_t a, size_t b, struct rc_v
     if (it->end <= a || b <= it->start)
         return;
     if (it->start <= a && b <= it->end) {
-        link_push(&n->cover, &it->cover[it->nlinks++], it);
+        link_push(&n->cover, &it->u.links[it->nlinks++], it);
         return;
     }
     size_t mid = a + (b - a) / 2;
@@ -158,7 +158,7 @@ static void link_cover(struct rc_vindex_node *n, size_t a, size_t b, struct rc_v
 }
 
 /* Adds d to the start (or end) count of every node on the path to p; with
- * a start, links it at p's leaf (d > 0) or unlinks it (d < 0). */
+ * a start and d > 0, links it at p's leaf (its cover links made). */
 static void count_path(struct rc_vindex_node *n, size_t p, int start, int d, struct rc_vindex_item *it)
 {
     size_t a = 0, b = RC_VINDEX_SPAN;
@@ -176,7 +176,7 @@ static void count_path(struct rc_vindex_node *n, size_t p, int start, int d, str
             b = mid;
     }
     if (start && d > 0)
-        link_push(&n->starts, &it->at_start, it);
+        link_push(&n->starts, &it->u.links[it->nlinks], it); /* (after the cover links) */
 }
 
 void rc_vindex_init(struct rc_vindex *ix)
@@ -191,13 +191,14 @@ void rc_vindex_init(struct rc_vindex *ix)
 static int tree_add(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
     size_t s = it->start, e = it->end;
-    if (!(it->cover = malloc(cover_count(0, RC_VINDEX_SPAN, s, e) * sizeof *it->cover)))
+    /* its cover links and its start link, exactly */
+    if (!(it->u.links = malloc((cover_count(0, RC_VINDEX_SPAN, s, e) + 1) * sizeof *it->u.links)))
         return -1;
     if (grow_cover(&ix->root, 0, RC_VINDEX_SPAN, s, e) != 0 || grow_path(&ix->root, 0, RC_VINDEX_SPAN, s) != 0 ||
         grow_path(&ix->root, 0, RC_VINDEX_SPAN, e - 1) != 0) {
         prune(ix, s, e);
-        free(it->cover);
-        it->cover = NULL;
+        free(it->u.links);
+        it->u.links = NULL;
         return -1;
     }
     it->nlinks = 0;
@@ -209,26 +210,27 @@ static int tree_add(struct rc_vindex *ix, struct rc_vindex_item *it)
 
 static void tree_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
-    for (unsigned i = 0; i < it->nlinks; i++)
-        link_pop(&it->cover[i]);
-    link_pop(&it->at_start);
+    for (unsigned i = 0; i <= it->nlinks; i++)
+        link_pop(&it->u.links[i]); /* (the cover links and the start link) */
     count_path(ix->root, it->start, 1, -1, it);
     count_path(ix->root, it->end - 1, 0, -1, it);
     prune(ix, it->start, it->end);
-    free(it->cover);
-    it->cover = NULL;
+    free(it->u.links);
+    it->u.links = NULL;
     it->nlinks = 0;
 }
 
 /* Calls fn for every item in the tree under n, once each (through the
  * start lists: every item is in exactly one); fn may free the item's links
- * but not unlink it. */
+ * without unlinking them (rc_vindex_free), or take nothing (to_list). */
 static void tree_each(struct rc_vindex_node *n, void (*fn)(struct rc_vindex_item *, void *), void *arg)
 {
     if (!n || !n->nstart)
         return;
-    for (struct rc_vindex_link *l = n->starts; l; l = l->next)
+    for (struct rc_vindex_link *l = n->starts, *next; l; l = next) {
+        next = l->next; /* (fn may free the links, l among them) */
         fn(l->item, arg);
+    }
     tree_each(n->kid[0], fn, arg);
     tree_each(n->kid[1], fn, arg);
 }
@@ -245,13 +247,19 @@ static void batch_put(struct rc_vindex_item *it, void *arg)
     bt->it[bt->n++] = it;
 }
 
+static void list_push(struct rc_vindex *ix, struct rc_vindex_item *it)
+{
+    it->u.next = ix->list;
+    ix->list = it;
+}
+
 /* List mode to tree mode, with it ([it->start, it->end) set) added. Returns
  * 0 or -1 (out of memory: back in list mode, as it was, without it). */
 static int to_tree(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
     struct batch bt = {.n = 0};
-    for (struct rc_vindex_link *l = ix->list; l; l = l->next)
-        batch_put(l->item, &bt);
+    for (struct rc_vindex_item *x = ix->list; x; x = x->u.next)
+        batch_put(x, &bt);
     batch_put(it, &bt);
     ix->list = NULL;
     for (size_t i = 0; i < bt.n; i++) {
@@ -259,8 +267,9 @@ static int to_tree(struct rc_vindex *ix, struct rc_vindex_item *it)
             continue;
         while (i > 0)
             tree_remove(ix, bt.it[--i]);
-        for (size_t j = 0; j + 1 < bt.n; j++)
-            link_push(&ix->list, &bt.it[j]->at_start, bt.it[j]);
+        for (size_t j = bt.n - 1; j-- > 0;)
+            list_push(ix, bt.it[j]); /* (in the order it was) */
+        it->u.next = NULL;
         return -1;
     }
     return 0;
@@ -275,14 +284,14 @@ static void to_list(struct rc_vindex *ix)
     for (size_t i = 0; i < bt.n; i++)
         tree_remove(ix, bt.it[i]);
     for (size_t i = 0; i < bt.n; i++)
-        link_push(&ix->list, &bt.it[i]->at_start, bt.it[i]);
+        list_push(ix, bt.it[i]);
 }
 
 static void mark_out(struct rc_vindex_item *it, void *arg)
 {
     (void)arg;
-    free(it->cover);
-    it->cover = NULL;
+    free(it->u.links);
+    it->u.links = NULL;
     it->nlinks = 0;
     it->in = 0;
 }
@@ -298,8 +307,11 @@ static void free_nodes(struct rc_vindex_node *n)
 
 void rc_vindex_free(struct rc_vindex *ix)
 {
-    for (struct rc_vindex_link *l = ix->list; l; l = l->next)
-        mark_out(l->item, NULL);
+    for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
+        next = x->u.next;
+        x->u.next = NULL;
+        x->in = 0;
+    }
     tree_each(ix->root, mark_out, NULL);
     free_nodes(ix->root);
     rc_vindex_init(ix);
@@ -318,7 +330,7 @@ int rc_vindex_add(struct rc_vindex *ix, struct rc_vindex_item *it, size_t start,
     it->start = (unsigned short)start;
     it->end = (unsigned short)end;
     it->nlinks = 0;
-    it->cover = NULL;
+    it->u.next = NULL;
     if (ix->root) {
         if (tree_add(ix, it) != 0)
             return -1;
@@ -326,7 +338,7 @@ int rc_vindex_add(struct rc_vindex *ix, struct rc_vindex_item *it, size_t start,
         if (to_tree(ix, it) != 0)
             return -1;
     } else {
-        link_push(&ix->list, &it->at_start, it);
+        list_push(ix, it);
     }
     it->in = 1;
     ix->count++;
@@ -337,10 +349,15 @@ void rc_vindex_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
     if (!it->in)
         return;
-    if (ix->root)
+    if (ix->root) {
         tree_remove(ix, it);
-    else
-        link_pop(&it->at_start);
+    } else {
+        struct rc_vindex_item **p = &ix->list;
+        while (*p != it)
+            p = &(*p)->u.next;
+        *p = it->u.next;
+        it->u.next = NULL;
+    }
     it->in = 0;
     ix->count--;
     if (ix->root && ix->count <= RC_VINDEX_SMALL_LOW)
@@ -380,10 +397,10 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
     size_t count = 0, a = 0, b = RC_VINDEX_SPAN;
     if (!ix->root) {
         /* few items: the ones that meet [lo, hi], and only those */
-        for (const struct rc_vindex_link *l = ix->list, *next; l; l = next) {
-            next = l->next;
-            if (l->item->start <= hi && l->item->end > lo) {
-                fn(l->item, arg);
+        for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
+            next = x->u.next;
+            if (x->start <= hi && x->end > lo) {
+                fn(x, arg);
                 count++;
             }
         }
@@ -410,9 +427,9 @@ size_t rc_vindex_max_end(const struct rc_vindex *ix)
 {
     if (!ix->root) {
         size_t max = 0;
-        for (const struct rc_vindex_link *l = ix->list; l; l = l->next)
-            if (l->item->end > max)
-                max = l->item->end;
+        for (const struct rc_vindex_item *x = ix->list; x; x = x->u.next)
+            if (x->end > max)
+                max = x->end;
         return max;
     }
     const struct rc_vindex_node *n = ix->root;

@@ -47,20 +47,23 @@ struct rc_vindex_link {
     struct rc_vindex_item *item;
 };
 
-/* (in every view of every board: kept small, 40 bytes) */
+/* (in every view of every board: kept small, 16 bytes) */
 struct rc_vindex_item {
-    struct rc_vindex_link at_start;  /* tree mode: in its start leaf's list; list mode: in the index's list */
-    struct rc_vindex_link *cover;    /* tree mode: its links at its canonical nodes (allocated) */
+    union {
+        struct rc_vindex_item *next;  /* list mode: the next item of the index's list */
+        struct rc_vindex_link *links; /* tree mode (allocated): links[0 .. nlinks-1] at its canonical
+                                         nodes, links[nlinks] in its start leaf's list */
+    } u;
     unsigned short start, end;       /* as indexed (clamped to the span); set by rc_vindex_add */
     unsigned char in;                /* 1 while in an index */
-    unsigned char nlinks;            /* links in cover (0 in list mode) */
+    unsigned char nlinks;            /* its canonical nodes in tree mode (0 in list mode) */
 };
 
 /* In tree mode root is never NULL (the tree holds more than
  * RC_VINDEX_SMALL_LOW items), in list mode always: root tells the mode. */
 struct rc_vindex {
     struct rc_vindex_node *root;     /* tree mode */
-    struct rc_vindex_link *list;     /* list mode: the items */
+    struct rc_vindex_item *list;     /* list mode: the items */
     size_t count;                    /* items held */
 };
 

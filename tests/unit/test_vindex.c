@@ -227,11 +227,14 @@ static void check_mode(const struct rc_vindex *ix, const struct win *w, size_t n
     if (!is_tree(ix))
         assert_null(ix->root);
     for (size_t i = 0; i < n; i++) {
-        if (!w[i].in || !is_tree(ix)) {
-            assert_null(w[i].it.cover);
+        assert_int_equal(w[i].it.in, w[i].in);
+        if (!w[i].in) {
+            assert_null(w[i].it.u.links);
+            assert_int_equal(w[i].it.nlinks, 0);
+        } else if (!is_tree(ix)) {
             assert_int_equal(w[i].it.nlinks, 0);
         } else {
-            assert_non_null(w[i].it.cover);
+            assert_non_null(w[i].it.u.links);
             assert_true(w[i].it.nlinks >= 1 && w[i].it.nlinks <= RC_VINDEX_LINKS);
         }
     }
@@ -261,7 +264,7 @@ static void an_index_item_embeds_no_links(void **state)
 {
     (void)state;
     /* (it embedded RC_VINDEX_LINKS links: 528 bytes in every view) */
-    assert_true(sizeof(struct rc_vindex_item) <= 40);
+    assert_true(sizeof(struct rc_vindex_item) <= 2 * sizeof(void *));
     assert_true(sizeof(struct rc_vindex) <= 3 * sizeof(void *));
 }
 
@@ -323,6 +326,37 @@ static void a_few_items_make_no_node_and_the_tree_comes_and_goes_with_hysteresis
     rc_vindex_free(&ix);
     for (size_t j = 0; j < n; j++)
         assert_int_equal(w[j].it.in, 0);
+}
+
+static void freeing_a_tree_or_a_list_leaves_every_item_out(void **state)
+{
+    (void)state;
+    struct win w[3 * RC_VINDEX_SMALL];
+    const size_t n = 3 * RC_VINDEX_SMALL;
+    for (size_t k = 1; k <= n; k += RC_VINDEX_SMALL - 1) { /* a list, then trees */
+        memset(w, 0, sizeof w);
+        struct rc_vindex ix;
+        rc_vindex_init(&ix);
+        for (size_t i = 0; i < k; i++)
+            assert_int_equal(rc_vindex_add(&ix, &w[i].it, i, i + 1 + i % 7), 0);
+        assert_int_equal(is_tree(&ix), k > RC_VINDEX_SMALL);
+        rc_vindex_free(&ix); /* (the sanitizer build checks nothing leaks) */
+        assert_null(ix.root);
+        assert_null(ix.list);
+        assert_int_equal(ix.count, 0);
+        check_all(&ix, w, n);
+        /* and they can go in again */
+        for (size_t i = 0; i < k; i++) {
+            assert_int_equal(rc_vindex_add(&ix, &w[i].it, i, i + 2), 0);
+            w[i].start = i;
+            w[i].end = i + 2;
+            w[i].in = 1;
+        }
+        check_all(&ix, w, n);
+        for (size_t i = 0; i < k; i++)
+            rc_vindex_remove(&ix, &w[i].it);
+        assert_null(ix.root);
+    }
 }
 
 /* A small pool, so the count keeps crossing both thresholds. */
@@ -445,6 +479,7 @@ int main(void)
         cmocka_unit_test(random_adds_removes_and_queries_match_brute_force),
         cmocka_unit_test(an_index_item_embeds_no_links),
         cmocka_unit_test(a_few_items_make_no_node_and_the_tree_comes_and_goes_with_hysteresis),
+        cmocka_unit_test(freeing_a_tree_or_a_list_leaves_every_item_out),
         cmocka_unit_test(random_walks_across_the_mode_switch_match_brute_force),
         cmocka_unit_test(out_of_memory_leaves_the_index_as_it_was),
     };
