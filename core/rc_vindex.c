@@ -182,8 +182,8 @@ static void count_path(struct rc_vindex_node *n, size_t p, int start, int d, str
 void rc_vindex_init(struct rc_vindex *ix)
 {
     ix->root = NULL;
-    ix->list = NULL;
     ix->count = 0;
+    ix->tree = 0;
 }
 
 /* Puts it ([it->start, it->end), set) in the tree. Returns 0 or -1 (out of
@@ -272,6 +272,7 @@ static int to_tree(struct rc_vindex *ix, struct rc_vindex_item *it)
         it->u.next = NULL;
         return -1;
     }
+    ix->tree = 1;
     return 0;
 }
 
@@ -283,6 +284,8 @@ static void to_list(struct rc_vindex *ix)
     tree_each(ix->root, batch_put, &bt);
     for (size_t i = 0; i < bt.n; i++)
         tree_remove(ix, bt.it[i]);
+    ix->tree = 0;
+    ix->list = NULL; /* (root, NULL by now: the same word) */
     for (size_t i = 0; i < bt.n; i++)
         list_push(ix, bt.it[i]);
 }
@@ -307,13 +310,16 @@ static void free_nodes(struct rc_vindex_node *n)
 
 void rc_vindex_free(struct rc_vindex *ix)
 {
-    for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
-        next = x->u.next;
-        x->u.next = NULL;
-        x->in = 0;
+    if (ix->tree) {
+        tree_each(ix->root, mark_out, NULL);
+        free_nodes(ix->root);
+    } else {
+        for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
+            next = x->u.next;
+            x->u.next = NULL;
+            x->in = 0;
+        }
     }
-    tree_each(ix->root, mark_out, NULL);
-    free_nodes(ix->root);
     rc_vindex_init(ix);
 }
 
@@ -331,7 +337,7 @@ int rc_vindex_add(struct rc_vindex *ix, struct rc_vindex_item *it, size_t start,
     it->end = (unsigned short)end;
     it->nlinks = 0;
     it->u.next = NULL;
-    if (ix->root) {
+    if (ix->tree) {
         if (tree_add(ix, it) != 0)
             return -1;
     } else if (ix->count >= RC_VINDEX_SMALL) {
@@ -349,7 +355,7 @@ void rc_vindex_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
     if (!it->in)
         return;
-    if (ix->root) {
+    if (ix->tree) {
         tree_remove(ix, it);
     } else {
         struct rc_vindex_item **p = &ix->list;
@@ -360,7 +366,7 @@ void rc_vindex_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
     }
     it->in = 0;
     ix->count--;
-    if (ix->root && ix->count <= RC_VINDEX_SMALL_LOW)
+    if (ix->tree && ix->count <= RC_VINDEX_SMALL_LOW)
         to_list(ix);
 }
 
@@ -395,7 +401,7 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
     if (hi > RC_VINDEX_SPAN - 1)
         hi = RC_VINDEX_SPAN - 1;
     size_t count = 0, a = 0, b = RC_VINDEX_SPAN;
-    if (!ix->root) {
+    if (!ix->tree) {
         /* few items: the ones that meet [lo, hi], and only those */
         for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
             next = x->u.next;
@@ -425,7 +431,7 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
 
 size_t rc_vindex_max_end(const struct rc_vindex *ix)
 {
-    if (!ix->root) {
+    if (!ix->tree) {
         size_t max = 0;
         for (const struct rc_vindex_item *x = ix->list; x; x = x->u.next)
             if (x->end > max)

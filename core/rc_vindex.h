@@ -59,12 +59,14 @@ struct rc_vindex_item {
     unsigned char nlinks;            /* its canonical nodes in tree mode (0 in list mode) */
 };
 
-/* In tree mode root is never NULL (the tree holds more than
- * RC_VINDEX_SMALL_LOW items), in list mode always: root tells the mode. */
+/* (in every board: 16 bytes) */
 struct rc_vindex {
-    struct rc_vindex_node *root;     /* tree mode */
-    struct rc_vindex_item *list;     /* list mode: the items */
-    size_t count;                    /* items held */
+    union {
+        struct rc_vindex_node *root; /* tree mode */
+        struct rc_vindex_item *list; /* list mode: the items */
+    };
+    unsigned count;                  /* items held */
+    unsigned tree;                   /* 1 in tree mode */
 };
 
 /* Called for each item a query reports; it must not change the index. */
