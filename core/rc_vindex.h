@@ -25,8 +25,9 @@
  *
  * Intrusive, like rc_hmap: the caller embeds struct rc_vindex_item in its
  * own struct and owns its memory; the index allocates only its tree nodes
- * and, in tree mode, each item's links at its nodes (exactly as many as it
- * has nodes; created on demand and freed when unused). Pure: no I/O.
+ * and, in tree mode, one array of links per item (one per canonical node
+ * and one at its start's leaf, exactly; created on demand and freed when
+ * unused). Pure: no I/O.
  */
 #ifndef RC_VINDEX_H
 #define RC_VINDEX_H
