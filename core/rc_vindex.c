@@ -12,8 +12,12 @@
  * lets rc_vindex_max_end walk straight to the rightmost end.
  *
  * A node lives while something is linked at or counted in it, or it has a
- * child; adding makes every node first and links second, so running out of
- * memory leaves the index as it was.
+ * child; adding makes the item's links and every node first and links
+ * second, so running out of memory leaves the index as it was.
+ *
+ * Few items (list mode) sit in ix->list, singly linked (a removal walks at
+ * most RC_VINDEX_SMALL items), with no node and no links; the switches between the modes are at the
+ * end (to_tree, to_list).
  */
 #include "rc_vindex.h"
 
@@ -128,13 +132,24 @@ static void prune(struct rc_vindex *ix, size_t s, size_t e)
     prune_cover(&ix->root, 0, RC_VINDEX_SPAN, s, e);
 }
 
+/* How many canonical nodes [s, e) has under a node covering [a, b). */
+static unsigned cover_count(size_t a, size_t b, size_t s, size_t e)
+{
+    if (e <= a || b <= s)
+        return 0;
+    if (s <= a && b <= e)
+        return 1;
+    size_t mid = a + (b - a) / 2;
+    return cover_count(a, mid, s, e) + cover_count(mid, b, s, e);
+}
+
 /* Links it at its canonical nodes (all made by grow_cover). */
 static void link_cover(struct rc_vindex_node *n, size_t a, size_t b, struct rc_vindex_item *it)
 {
     if (it->end <= a || b <= it->start)
         return;
     if (it->start <= a && b <= it->end) {
-        link_push(&n->cover, &it->cover[it->nlinks++], it);
+        link_push(&n->cover, &it->u.links[it->nlinks++], it);
         return;
     }
     size_t mid = a + (b - a) / 2;
@@ -143,7 +158,7 @@ static void link_cover(struct rc_vindex_node *n, size_t a, size_t b, struct rc_v
 }
 
 /* Adds d to the start (or end) count of every node on the path to p; with
- * a start, links it at p's leaf (d > 0) or unlinks it (d < 0). */
+ * a start and d > 0, links it at p's leaf (its cover links made). */
 static void count_path(struct rc_vindex_node *n, size_t p, int start, int d, struct rc_vindex_item *it)
 {
     size_t a = 0, b = RC_VINDEX_SPAN;
@@ -161,13 +176,127 @@ static void count_path(struct rc_vindex_node *n, size_t p, int start, int d, str
             b = mid;
     }
     if (start && d > 0)
-        link_push(&n->starts, &it->at_start, it);
+        link_push(&n->starts, &it->u.links[it->nlinks], it); /* (after the cover links) */
 }
 
 void rc_vindex_init(struct rc_vindex *ix)
 {
     ix->root = NULL;
     ix->count = 0;
+    ix->tree = 0;
+}
+
+/* Puts it ([it->start, it->end), set) in the tree. Returns 0 or -1 (out of
+ * memory: the tree is as it was). */
+static int tree_add(struct rc_vindex *ix, struct rc_vindex_item *it)
+{
+    size_t s = it->start, e = it->end;
+    /* its cover links and its start link, exactly */
+    if (!(it->u.links = malloc((cover_count(0, RC_VINDEX_SPAN, s, e) + 1) * sizeof *it->u.links)))
+        return -1;
+    if (grow_cover(&ix->root, 0, RC_VINDEX_SPAN, s, e) != 0 || grow_path(&ix->root, 0, RC_VINDEX_SPAN, s) != 0 ||
+        grow_path(&ix->root, 0, RC_VINDEX_SPAN, e - 1) != 0) {
+        prune(ix, s, e);
+        free(it->u.links);
+        it->u.links = NULL;
+        return -1;
+    }
+    it->nlinks = 0;
+    link_cover(ix->root, 0, RC_VINDEX_SPAN, it);
+    count_path(ix->root, s, 1, 1, it);
+    count_path(ix->root, e - 1, 0, 1, it);
+    return 0;
+}
+
+static void tree_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
+{
+    for (unsigned i = 0; i <= it->nlinks; i++)
+        link_pop(&it->u.links[i]); /* (the cover links and the start link) */
+    count_path(ix->root, it->start, 1, -1, it);
+    count_path(ix->root, it->end - 1, 0, -1, it);
+    prune(ix, it->start, it->end);
+    free(it->u.links);
+    it->u.links = NULL;
+    it->nlinks = 0;
+}
+
+/* Calls fn for every item in the tree under n, once each (through the
+ * start lists: every item is in exactly one); fn may free the item's links
+ * without unlinking them (rc_vindex_free), or take nothing (to_list). */
+static void tree_each(struct rc_vindex_node *n, void (*fn)(struct rc_vindex_item *, void *), void *arg)
+{
+    if (!n || !n->nstart)
+        return;
+    for (struct rc_vindex_link *l = n->starts, *next; l; l = next) {
+        next = l->next; /* (fn may free the links, l among them) */
+        fn(l->item, arg);
+    }
+    tree_each(n->kid[0], fn, arg);
+    tree_each(n->kid[1], fn, arg);
+}
+
+/* The items of a switch between the modes (at most RC_VINDEX_SMALL + 1). */
+struct batch {
+    struct rc_vindex_item *it[RC_VINDEX_SMALL + 1];
+    size_t n;
+};
+
+static void batch_put(struct rc_vindex_item *it, void *arg)
+{
+    struct batch *bt = arg;
+    bt->it[bt->n++] = it;
+}
+
+static void list_push(struct rc_vindex *ix, struct rc_vindex_item *it)
+{
+    it->u.next = ix->list;
+    ix->list = it;
+}
+
+/* List mode to tree mode, with it ([it->start, it->end) set) added. Returns
+ * 0 or -1 (out of memory: back in list mode, as it was, without it). */
+static int to_tree(struct rc_vindex *ix, struct rc_vindex_item *it)
+{
+    struct batch bt = {.n = 0};
+    for (struct rc_vindex_item *x = ix->list; x; x = x->u.next)
+        batch_put(x, &bt);
+    batch_put(it, &bt);
+    ix->list = NULL;
+    for (size_t i = 0; i < bt.n; i++) {
+        if (tree_add(ix, bt.it[i]) == 0)
+            continue;
+        while (i > 0)
+            tree_remove(ix, bt.it[--i]);
+        for (size_t j = bt.n - 1; j-- > 0;)
+            list_push(ix, bt.it[j]); /* (in the order it was) */
+        it->u.next = NULL;
+        return -1;
+    }
+    ix->tree = 1;
+    return 0;
+}
+
+/* Tree mode to list mode (the few items left; frees every node and link,
+ * so it needs no memory). */
+static void to_list(struct rc_vindex *ix)
+{
+    struct batch bt = {.n = 0};
+    tree_each(ix->root, batch_put, &bt);
+    for (size_t i = 0; i < bt.n; i++)
+        tree_remove(ix, bt.it[i]);
+    ix->tree = 0;
+    ix->list = NULL; /* (root, NULL by now: the same word) */
+    for (size_t i = 0; i < bt.n; i++)
+        list_push(ix, bt.it[i]);
+}
+
+static void mark_out(struct rc_vindex_item *it, void *arg)
+{
+    (void)arg;
+    free(it->u.links);
+    it->u.links = NULL;
+    it->nlinks = 0;
+    it->in = 0;
 }
 
 static void free_nodes(struct rc_vindex_node *n)
@@ -176,14 +305,21 @@ static void free_nodes(struct rc_vindex_node *n)
         return;
     free_nodes(n->kid[0]);
     free_nodes(n->kid[1]);
-    for (struct rc_vindex_link *l = n->cover; l; l = l->next)
-        l->item->in = 0;
     free(n);
 }
 
 void rc_vindex_free(struct rc_vindex *ix)
 {
-    free_nodes(ix->root);
+    if (ix->tree) {
+        tree_each(ix->root, mark_out, NULL);
+        free_nodes(ix->root);
+    } else {
+        for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
+            next = x->u.next;
+            x->u.next = NULL;
+            x->in = 0;
+        }
+    }
     rc_vindex_init(ix);
 }
 
@@ -197,17 +333,19 @@ int rc_vindex_add(struct rc_vindex *ix, struct rc_vindex_item *it, size_t start,
         end = RC_VINDEX_SPAN;
     if (end <= start)
         end = start + 1;
-    if (grow_cover(&ix->root, 0, RC_VINDEX_SPAN, start, end) != 0 ||
-        grow_path(&ix->root, 0, RC_VINDEX_SPAN, start) != 0 || grow_path(&ix->root, 0, RC_VINDEX_SPAN, end - 1) != 0) {
-        prune(ix, start, end);
-        return -1;
-    }
-    it->start = start;
-    it->end = end;
+    it->start = (unsigned short)start;
+    it->end = (unsigned short)end;
     it->nlinks = 0;
-    link_cover(ix->root, 0, RC_VINDEX_SPAN, it);
-    count_path(ix->root, start, 1, 1, it);
-    count_path(ix->root, end - 1, 0, 1, it);
+    it->u.next = NULL;
+    if (ix->tree) {
+        if (tree_add(ix, it) != 0)
+            return -1;
+    } else if (ix->count >= RC_VINDEX_SMALL) {
+        if (to_tree(ix, it) != 0)
+            return -1;
+    } else {
+        list_push(ix, it);
+    }
     it->in = 1;
     ix->count++;
     return 0;
@@ -217,15 +355,19 @@ void rc_vindex_remove(struct rc_vindex *ix, struct rc_vindex_item *it)
 {
     if (!it->in)
         return;
-    for (unsigned i = 0; i < it->nlinks; i++)
-        link_pop(&it->cover[i]);
-    link_pop(&it->at_start);
-    count_path(ix->root, it->start, 1, -1, it);
-    count_path(ix->root, it->end - 1, 0, -1, it);
-    prune(ix, it->start, it->end);
-    it->nlinks = 0;
+    if (ix->tree) {
+        tree_remove(ix, it);
+    } else {
+        struct rc_vindex_item **p = &ix->list;
+        while (*p != it)
+            p = &(*p)->u.next;
+        *p = it->u.next;
+        it->u.next = NULL;
+    }
     it->in = 0;
     ix->count--;
+    if (ix->tree && ix->count <= RC_VINDEX_SMALL_LOW)
+        to_list(ix);
 }
 
 static size_t report(const struct rc_vindex_link *l, rc_vindex_visit_fn *fn, void *arg)
@@ -259,6 +401,17 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
     if (hi > RC_VINDEX_SPAN - 1)
         hi = RC_VINDEX_SPAN - 1;
     size_t count = 0, a = 0, b = RC_VINDEX_SPAN;
+    if (!ix->tree) {
+        /* few items: the ones that meet [lo, hi], and only those */
+        for (struct rc_vindex_item *x = ix->list, *next; x; x = next) {
+            next = x->u.next;
+            if (x->start <= hi && x->end > lo) {
+                fn(x, arg);
+                count++;
+            }
+        }
+        return count;
+    }
     /* the items containing lo: on the path to its leaf */
     for (const struct rc_vindex_node *n = ix->root; n;) {
         count += report(n->cover, fn, arg);
@@ -278,6 +431,13 @@ size_t rc_vindex_each(const struct rc_vindex *ix, size_t lo, size_t hi, rc_vinde
 
 size_t rc_vindex_max_end(const struct rc_vindex *ix)
 {
+    if (!ix->tree) {
+        size_t max = 0;
+        for (const struct rc_vindex_item *x = ix->list; x; x = x->u.next)
+            if (x->end > max)
+                max = x->end;
+        return max;
+    }
     const struct rc_vindex_node *n = ix->root;
     if (!n || !n->nend)
         return 0;
