@@ -30,6 +30,21 @@ static int board_has_work(const struct gw_board *b)
            b->due;
 }
 
+/* Whether the tick's look at b may send its viewers something (what stamps
+ * the board's edge, core/rc_edge.h): a change, or a due view with a change,
+ * a held window or a count to tell. A view due only to be looked at (a new
+ * one's first cut) sends no change, and must not make the next write to a
+ * quiet board wait for the tick. */
+static int board_may_send(const struct gw_board *b)
+{
+    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
+        return 1;
+    for (const struct gw_view *v = b->due; v; v = v->dnext)
+        if (v->dirty || v->held || v->viewers_due)
+            return 1;
+    return 0;
+}
+
 /* A change event reached b: when it finds b quiet, b goes on the soon list
  * (off the work list) and gw_fanout_edge looks at it after this loop turn's
  * I/O, instead of the next tick. */
@@ -149,7 +164,7 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
         }
         if (edge)
             rc_edge_sent_edge(&b->edge, now_us, period);
-        else if (board_has_work(b))
+        else if (board_may_send(b))
             rc_edge_sent_tick(&b->edge, now_us);
         b->refs++; /* alive through its own callbacks */
         board_tick(b);
