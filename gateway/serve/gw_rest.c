@@ -452,6 +452,19 @@ void gw_rest_write(struct gw_http_req *q, const struct gw_rest_target *t)
     rc_request_free(&r);
 }
 
+/* PUT .../members/{m}/team with {"team": ID|null} (docs/teams.md). */
+void gw_rest_team(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    int code = rc_request_decode_team_body(t->board, t->member, q->body ? q->body : "", q->body_len, &r, &err);
+    if (code)
+        gw_http_respond_error(q, code, err.msg);
+    else
+        to_op(q, &r, gw_op_write);
+    rc_request_free(&r);
+}
+
 void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     struct rc_request r;
