@@ -354,7 +354,7 @@ if op == 'team' then
   local old_left = false
   if old ~= '' then
     old_left = tonumber(redis.call('HGET', tmkey, '#' .. old) or '1') <= 1
-    if pts ~= nil and not old_left then
+    if pts ~= nil and not old_left and redis.call('ZSCORE', tz, old) then
       oldsum = team_sum_after(old, -pts)
       if oldsum < pmin or oldsum > pmax then return range_error(oldsum) end
     end
