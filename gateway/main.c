@@ -296,6 +296,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->freeze_script, rc_lua_freeze);
     gw_script_init(&app->profile_script, rc_lua_profile_set);
     gw_script_init(&app->enqueue_script, rc_lua_enqueue);
+    gw_script_init(&app->teams_script, rc_lua_teams);
     app->store.read_script = &app->read_script;
     app->store.clock = &app->clock;
     app->profiles = app->store.profiles = gw_profiles_new(&app->store, 10000, 100000);
@@ -333,6 +334,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_add_script(app->redis, &app->freeze_script);
     gw_redis_add_script(app->redis, &app->profile_script);
     gw_redis_add_script(app->redis, &app->enqueue_script);
+    gw_redis_add_script(app->redis, &app->teams_script);
     gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 

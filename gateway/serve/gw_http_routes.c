@@ -108,7 +108,9 @@ struct area {
 
 /* Most specific first; the last takes every path. */
 static const struct area areas[] = {
-    {"/api/v1/boards/{b}", 0, 3, RA_READ_TOKEN,
+    {"/api/v1/boards/{b}/members/{m}/team", 0, 0, RA_READ_TOKEN,
+     {{RM_ANY, 1, RC_E_NOT_FOUND, "no such path for this method", NULL}, NO_PATH(RM_ANY)}},
+    {"/api/v1/boards/{b}", 0, 2, RA_READ_TOKEN,
      {NO_PATH(RM_GET), {RM_ANY, 0, RC_E_NOT_FOUND, "no such path for this method", NULL}}},
     {"/api/v1/members/{m}", 1, 1, RA_READ_TOKEN,
      {{RM_ANY, 1, RC_E_BAD_REQUEST, "use GET or PUT", NULL}, NO_PATH(RM_ANY)}},

@@ -60,6 +60,11 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
             cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
             cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
         }
+        /* team boards (docs/teams.md): which feeds which, for pages */
+        if (b->teams[0])
+            cJSON_AddStringToObject(o, "teams", b->teams);
+        if (b->team_of[0])
+            cJSON_AddStringToObject(o, "team_of", b->team_of);
     }
     char *json = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

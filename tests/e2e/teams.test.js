@@ -225,3 +225,64 @@ test('--check-config refuses teams where they cannot work, with FILE:LINE', { sk
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/* Admin ops on players keep squads exact; on squads they are refused; an
+ * out-of-band ZADD on players is undone in squads only by `rankcast teams
+ * rebuild`; an import writes through the write script (sums follow); a reset
+ * of players empties squads. */
+test('admin ops, import and teams rebuild keep squads exact; squads refuses admin ops', { skip, timeout: 120000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const squads = async () => shape((await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10')).body.rows);
+  for (const [m, team] of [['ann', 'red'], ['bob', 'red'], ['cid', 'blue']]) {
+    const r = await ws.request({ op: 'team', board: 'players', member: m, team }, 10000);
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  }
+  await ws.request({ op: 'incr', board: 'players', member: 'ann', delta: 5, req: 'r-1' }, 10000);
+  await ws.request({ op: 'incr', board: 'players', member: 'bob', delta: 3 }, 10000);
+  await ws.request({ op: 'incr', board: 'players', member: 'cid', delta: 4 }, 10000);
+  assert.equal(await squads(), 'red=8 blue=4');
+  // reverse on the source: red loses ann's 5
+  const rev = await h.http(gw.base, 'POST', '/api/v1/boards/players/reverse', { req: 'r-1' });
+  assert.equal(rev.status, 200, rev.text);
+  assert.equal(await squads(), 'blue=4 red=3');
+  // remove on the source: red keeps its members, loses bob's 3
+  const rm = await h.http(gw.base, 'DELETE', '/api/v1/boards/players/members/bob');
+  assert.equal(rm.status, 200, rm.text);
+  assert.equal(await squads(), 'blue=4 red=0');
+  // the same ops on squads are refused
+  for (const [method, p, body] of [['POST', 'reset', {}], ['POST', 'reverse', { req: 'r-1' }], ['DELETE', 'members/red', undefined]]) {
+    const r = await h.http(gw.base, method, `/api/v1/boards/squads/${p}`, body);
+    assert.equal(r.status, 400, `${method} ${p}: ${r.text}`);
+  }
+  // import: through the write script, so the sums follow row by row
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-teams-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const csv = path.join(dir, 'in.csv');
+  fs.writeFileSync(csv, 'member,score\nann,10\ncid,1\n');
+  const env = Object.assign({}, process.env, { RANKCAST_ADMIN_KEY: undefined });
+  let r = spawnSync(h.gatewayBin(), ['import', 'players', csv, '--quiet', '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(await squads(), 'red=10 blue=1');
+  // out of band: redis-cli ZADD cannot move squads; teams rebuild does
+  const ann = Number(await redis.cli('ZSCORE', 'rc:{players|}:z', 'ann'));
+  const scale = 2 ** 29; // players: 1s over 3650d of tie-break, 29 bits (as demo)
+  await redis.cli('ZADD', 'rc:{players|}:z', String(ann + 20 * scale), 'ann'); // ann 10 -> 30
+  assert.equal(await squads(), 'red=10 blue=1');
+  const feed = await watchFeed(t, gw, 'squads');
+  r = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'players', '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /team board squads recomputed: 1 teams changed/);
+  assert.equal(await squads(), 'red=30 blue=1');
+  await h.waitFor(() => feed.length === 1, 10000, 'the rebuild on the feed');
+  assert.deepEqual([feed[0].member, feed[0].score], ['red', 30]);
+  r = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'demo', '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+  assert.equal(r.status, 2, r.stderr);
+  // a reset of the source resets its teams
+  const reset = await h.http(gw.base, 'POST', '/api/v1/boards/players/reset', {});
+  assert.equal(reset.status, 200, reset.text);
+  assert.equal(await squads(), '');
+  const ack = await ws.request({ op: 'incr', board: 'players', member: 'cid', delta: 2 }, 10000);
+  assert.deepEqual([ack.team, ack.team_score, ack.team_rank], ['blue', 2, 1]);
+  assert.equal(await squads(), 'blue=2');
+});
