@@ -286,3 +286,62 @@ test('admin ops, import and teams rebuild keep squads exact; squads refuses admi
   assert.deepEqual([ack.team, ack.team_score, ack.team_rank], ['blue', 2, 1]);
   assert.equal(await squads(), 'blue=2');
 });
+
+/* squads serves the views of any board through the existing fan-out: a top
+ * view's deltas carry prev_rank, an around view of a team, a page, shared
+ * places for tied teams and a max_rate view all follow a member's write. */
+test('squads serves top (prev_rank), around, page, shared places and max_rate views', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 5; i++) {
+    await ws.request({ op: 'team', board: 'players', member: `p${i}`, team: `t${i}` }, 10000);
+    const a = await ws.request({ op: 'set', board: 'players', member: `p${i}`, value: 100 - i * 10 }, 10000);
+    assert.equal(a.team_rank, i, JSON.stringify(a));
+  }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const views = {};
+  const deltas = [];
+  for (const [name, sub] of [
+    ['top', { view: { top: 3 } }],
+    ['around', { view: { around: 't3', radius: 1 } }],
+    ['page', { view: { offset: 1, limit: 2 } }],
+    ['places', { view: { top: 5 }, places: 'shared' }],
+    ['slow', { view: { top: 5 }, max_rate: 2 }],
+  ]) {
+    const s = await viewer.request(Object.assign({ op: 'subscribe', board: 'squads' }, sub), 10000);
+    assert.equal(s.op, 'snapshot', JSON.stringify(s));
+    views[s.sub] = { name, rows: s.rows };
+  }
+  viewer.ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    const v = views[m.sub];
+    if (!v) return;
+    if (m.op === 'snapshot') v.rows = m.rows;
+    else if (m.op === 'delta') {
+      if (v.name === 'top') deltas.push(m);
+      const next = applyDelta(v.rows, m, v.name === 'page' ? 2 : 1, v.name === 'top' ? 3 : 5);
+      if (next) v.rows = next;
+    }
+  });
+  const by = (name) => Object.values(views).find((v) => v.name === name);
+  // t5 (50) jumps to the top: p5 50 -> 200
+  const ack = await ws.request({ op: 'incr', board: 'players', member: 'p5', delta: 150 }, 10000);
+  assert.deepEqual([ack.team, ack.team_score, ack.team_rank], ['t5', 200, 1]);
+  await h.waitFor(() => shape(by('top').rows) === 't5=200 t1=90 t2=80', 10000, 'top 3 of squads');
+  const d = deltas.find((m) => m.rows.some((r) => r.member === 't5'));
+  assert.equal(d.rows.find((r) => r.member === 't5').prev_rank, 5, JSON.stringify(d));
+  await h.waitFor(() => shape(by('slow').rows) === 't5=200 t1=90 t2=80 t3=70 t4=60', 10000, 'the max_rate view');
+  const around = await h.http(gw.base, 'GET', '/api/v1/boards/squads?around=t3&radius=1');
+  assert.equal(around.status, 200, around.text);
+  assert.equal(shape(around.body.rows), 't2=80 t3=70 t4=60');
+  // t4 ties t3 at 70: shared places
+  await ws.request({ op: 'incr', board: 'players', member: 'p4', delta: 10 }, 10000);
+  await h.waitFor(() => {
+    const r = by('places').rows;
+    return r.length === 5 && r[3].place === 4 && r[4].place === 4 && r[3].tied && r[4].tied;
+  }, 10000, 'shared places of t3 and t4');
+  const page = await h.http(gw.base, 'GET', '/api/v1/boards/squads?offset=1&limit=2');
+  assert.equal(page.status, 200, page.text);
+  assert.equal(shape(page.body.rows), 't1=90 t2=80');
+  await h.waitFor(() => shape(by('page').rows) === 't1=90 t2=80', 10000, 'the page view');
+});
