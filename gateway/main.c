@@ -5,6 +5,7 @@
  *   rankcast --check-config FILE
  *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
  *   rankcast export|import ...   (cli/gw_cli.h)
+ *   rankcast teams rebuild ...   (cli/gw_cli.h, docs/teams.md)
  *
  * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE,
  * RANKCAST_WORKERS), which beats the file (DESIGN.md, "Operating it").
@@ -65,7 +66,8 @@ static int usage(void)
                     "                [--workers N]\n"
                     "       rankcast --check-config FILE\n"
                     "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n"
-                    "       rankcast export|import BOARD ...   (docs/export-import.md)\n");
+                    "       rankcast export|import BOARD ...   (docs/export-import.md)\n"
+                    "       rankcast teams rebuild BOARD [--period P]   (docs/teams.md)\n");
     return 2;
 }
 
@@ -388,7 +390,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "token") == 0)
         return gw_token_cmd(argc - 1, argv + 1);
     if (argc > 1 && gw_cli_is_command(argv[1]))
-        return gw_cli_main(argc, argv); /* export, import (docs/export-import.md) */
+        return gw_cli_main(argc, argv); /* export, import (docs/export-import.md), teams rebuild */
     if (parse_args(argc, argv, &o) != 0)
         return usage();
     if (o.check)

@@ -1,6 +1,7 @@
-/* gw_cli.c - the command line of `rankcast export` and `rankcast import`:
- * options, the config (the gateway's file, flags and environment), the
- * board; then the tool (gw_cli_export.c, gw_cli_import.c). */
+/* gw_cli.c - the command line of `rankcast export`, `rankcast import` and
+ * `rankcast teams rebuild`: options, the config (the gateway's file, flags
+ * and environment), the board; then the tool (gw_cli_export.c,
+ * gw_cli_import.c, gw_cli_teams.c). */
 #include "cli/gw_cli_int.h"
 
 #include <getopt.h>
