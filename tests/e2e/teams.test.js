@@ -194,6 +194,18 @@ test('team boards on the 3+3 cluster: ops, acks, views and atomic moves', { skip
   const gw = await h.startGateway(t, { redis: cluster.seeds });
   await teamOps(t, gw);
   await concurrentMoves(t, gw);
+  // admin ops and the rebuild tool in the source's slot on the cluster
+  const before = (await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10')).body.rows;
+  const m0 = (await h.http(gw.base, 'GET', '/api/v1/boards/players/members/m0')).body;
+  const rm = await h.http(gw.base, 'DELETE', '/api/v1/boards/players/members/m0');
+  assert.equal(rm.status, 200, rm.text);
+  const after = (await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10')).body.rows;
+  const total = (rows) => rows.reduce((s, r) => s + r.score, 0);
+  assert.equal(total(after), total(before) - m0.score);
+  const r = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'players', '--redis', cluster.seeds],
+    { encoding: 'utf8', env: Object.assign({}, process.env, { RANKCAST_ADMIN_KEY: undefined }), cwd: h.repoRoot });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /squads recomputed: 0 teams changed/); // the sums were exact
 });
 
 test('--check-config refuses teams where they cannot work, with FILE:LINE', { skip }, () => {
