@@ -263,5 +263,8 @@ int rc_conf_parse(const char *filename, const char *text, size_t len, struct rc_
             return rc;
     }
     p.lineno++;
-    return close_section(&p);
+    if ((rc = close_section(&p)) != 0)
+        return rc;
+    rc_conf__register_teams(c); /* team boards' keys live in their source's tag (rc_keys.h) */
+    return 0;
 }

@@ -271,7 +271,7 @@ int rc_conf__finish_board(struct parser *p)
     lerr.msg[0] = '\0';
     if (rc_layout_finish(&b->layout, SEEN(p, K_POINTS_MIN), SEEN(p, K_POINTS_MAX), &lerr) != 0)
         return rc_conf__fail(p, line, "[board %s] %s", b->name, lerr.msg);
-    return 0;
+    return rc_conf__finish_teams(p, b);
 }
 int rc_conf__open_board(struct parser *p, const char *name)
 {
@@ -285,7 +285,9 @@ int rc_conf__open_board(struct parser *p, const char *name)
                     name, RC_BOARD_MAX);
     for (size_t i = 0; i < c->nboards; i++)
         if (strcmp(c->boards[i].name, name) == 0)
-            return rc_conf__fail(p, p->lineno, "board '%s' declared twice (first at line %d)", name,
+            return rc_conf__fail(p, p->lineno, c->boards[i].team_of[0]
+                                 ? "board '%s' is the team board of line %d's teams: it has no [board] section"
+                                 : "board '%s' declared twice (first at line %d)", name,
                                  c->boards[i].config_line);
     if (c->nboards == RC_CONF_MAX_BOARDS)
         return rc_conf__fail(p, p->lineno, "too many boards: at most %d", RC_CONF_MAX_BOARDS);

@@ -57,6 +57,7 @@ enum key_id {
     K_WRITE_MODE, K_QUEUE_MAX, K_CLAIM_AFTER, K_QUEUE_LAG_MAX, K_SHARDS,
     K_URL, K_TOP, K_TIMEOUT, K_RETRIES, K_BACKOFF_BASE, K_BACKOFF_CAP, /* [webhook] (and K_SECRET, K_SECRET_ENV) */
     K_METRICS_PUBLIC,
+    K_TEAMS,
     K_COUNT
 };
 
@@ -162,6 +163,11 @@ key_setter rc_conf__set_webhook_url;
 key_setter rc_conf__set_webhook_secret;
 key_setter rc_conf__set_webhook_secret_env;
 int rc_conf__finish_webhook(struct parser *p);
+
+/* rc_conf_teams.c: teams = T (docs/teams.md). */
+key_setter rc_conf__set_teams;
+int rc_conf__finish_teams(struct parser *p, struct rc_board *b);
+void rc_conf__register_teams(const struct rc_conf *c);
 
 /* rc_conf_table.c: the key table. */
 const struct key_spec *rc_conf__find_key(enum section sec, const char *name);

@@ -125,6 +125,8 @@ struct rc_board {
     struct rc_queue_spec queue;  /* write_mode and its bounds */
     unsigned shards;             /* 1: one sorted set; 2..64: split by member (core/rc_shard.h) */
     int config_line;             /* where it was declared, for messages */
+    char teams[RC_BOARD_MAX + 2];   /* teams = T: the team board this board feeds ("" = none; docs/teams.md) */
+    char team_of[RC_BOARD_MAX + 2]; /* on a team board T: its source board (T has no [board] of its own) */
 };
 
 /* Fills layout defaults that depend on the rest of the declaration and checks

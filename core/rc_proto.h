@@ -51,7 +51,9 @@ enum rc_op {
     RC_OP_AUTH,     /* token: replaces the connection's credentials */
     /* freeze and reveal (PROTOCOL v1.1; admin scope) */
     RC_OP_FREEZE,   /* board, optional period */
-    RC_OP_REVEAL    /* board, steps (N or "all", default 1), optional period */
+    RC_OP_REVEAL,   /* board, steps (N or "all", default 1), optional period */
+    /* team boards (PROTOCOL v1.2; write scope, docs/teams.md) */
+    RC_OP_TEAM      /* board, member, team (an id, or null: leave) */
 };
 
 #define RC_STEPS_ALL (-1) /* reveal "steps": "all" */
@@ -100,6 +102,7 @@ struct rc_request {
     int has_since_cursor;               /* subscribe: since.cursor given (a sharded feed, docs/sharded.md) */
     char since_cursor[RC_SHARD_CURSOR_MAX];
     int64_t steps;                      /* reveal: 1.., or RC_STEPS_ALL */
+    char team[RC_MEMBER_MAX + 1];       /* team: the team id, "" = null (leave) */
 };
 
 /* Decodes one client message text[0..len). On success fills *out and returns
@@ -112,6 +115,12 @@ int rc_request_decode(const char *text, size_t len, struct rc_request *out, stru
  * fields as the WebSocket write ops with "op" one of incr|set|best|submit. */
 int rc_request_decode_write_body(const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err);
+
+/* Decodes a REST team body (PUT /api/v1/boards/{board}/members/{member}/team):
+ * {"team": ID|null} into an RC_OP_TEAM request. Returns 0 or the error code
+ * with err filled. */
+int rc_request_decode_team_body(const char *board, const char *member, const char *text, size_t len,
+                                struct rc_request *out, struct rc_error *err);
 
 /* Decodes a REST admin body for op RC_OP_REVERSE, RC_OP_RESET, RC_OP_FREEZE
  * or RC_OP_REVEAL on board (POST /api/v1/boards/{board}/reverse|reset|
@@ -250,8 +259,27 @@ struct rc_ack_msg {
     int replicas;
     int unranked;
     const char *queued_entry; /* non-NULL: the queued ack */
+    /* a board with teams (docs/teams.md): "team", "team_score", "team_rank"
+     * (null when the member has no team, or its team is not on T) */
+    int teams_board;
+    const char *team;         /* NULL or "": no team */
+    int has_team_score;
+    double team_score;
+    int64_t team_rank;        /* 0: none */
 };
 char *rc_encode_ack(const struct rc_ack_msg *m);
+
+/* {"op":"teamed","id"?,"board","member","team":ID|null,"seq","team_seq"}
+ * (docs/teams.md): the answer to op team. */
+struct rc_teamed_msg {
+    const char *id_json;
+    const char *board;
+    const char *member;
+    const char *team;         /* "" = null */
+    int64_t seq;              /* the source board's seq */
+    int64_t team_seq;         /* the team board's seq after the change */
+};
+char *rc_encode_teamed(const struct rc_teamed_msg *m);
 
 /* {"op":"rank","id"?,"member","score","rank","total",("frozen" from more)}:
  * rank 0 means absent ("rank": null and "score": null). A frozen board's

@@ -200,6 +200,33 @@ int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *t
     return bad ? rc_error_set(err, RC_E_BAD_REQUEST, "%s", bad) : 0;
 }
 
+/* The REST team body (PUT /api/v1/boards/{b}/members/{m}/team):
+ * {"team": ID|null} (docs/teams.md). */
+int rc_request_decode_team_body(const char *board, const char *member, const char *text, size_t len,
+                                struct rc_request *out, struct rc_error *err)
+{
+    size_t blen = board ? strlen(board) : 0, mlen = member ? strlen(member) : 0;
+    cJSON *o = NULL;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
+    if (mlen > RC_MEMBER_MAX || !rc_member_name_valid(member, mlen))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "member must be %s", rc_proto__member_rule.rule);
+    if ((rc = rc_json_parse_strict(text, len, &o, err)) < 0)
+        return rc;
+    out->op = RC_OP_TEAM;
+    memcpy(out->board, board, blen + 1);
+    memcpy(out->member, member, mlen + 1);
+    if (!cJSON_IsObject(o))
+        rc = rc_error_set(err, RC_E_BAD_REQUEST, "body must be a JSON object: {\"team\": ID} or {\"team\": null}");
+    else
+        rc = rc_proto__decode_team_field(o, out, err);
+    cJSON_Delete(o);
+    return rc < 0 ? rc : 0;
+}
+
 /* Frees what the request owns; safe on a zeroed or already freed request. */
 void rc_request_free(struct rc_request *r)
 {

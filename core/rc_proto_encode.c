@@ -194,6 +194,22 @@ char *rc_encode_ack(const struct rc_ack_msg *m)
                  add(o, "duplicate", cJSON_CreateBool(m->duplicate != 0)) ||
                  (!queued && add_fields(o, m->fields, m->nfields)) ||
                  (m->replicas >= 0 && add(o, "replicas", int_item(m->replicas)));
+    int team = m->team && m->team[0];
+    failed = failed || (m->teams_board && !queued &&
+                        (add(o, "team", team ? str_item(m->team) : cJSON_CreateNull()) ||
+                         add(o, "team_score", team && m->has_team_score ? number_item(m->team_score)
+                                                                        : cJSON_CreateNull()) ||
+                         add(o, "team_rank", team && m->team_rank > 0 ? int_item(m->team_rank)
+                                                                      : cJSON_CreateNull())));
+    return finish(o, failed);
+}
+
+char *rc_encode_teamed(const struct rc_teamed_msg *m)
+{
+    cJSON *o = message("teamed", m->id_json);
+    int failed = !o || add(o, "board", str_item(m->board)) || add(o, "member", str_item(m->member)) ||
+                 add(o, "team", m->team[0] ? str_item(m->team) : cJSON_CreateNull()) ||
+                 add(o, "seq", int_item(m->seq)) || add(o, "team_seq", int_item(m->team_seq));
     return finish(o, failed);
 }
 

@@ -44,6 +44,9 @@ int rc_proto__need(const cJSON *obj, const char *key, const char *label, const c
                    struct rc_error *err);
 int rc_proto__copy_name(const cJSON *item, const char *label, const struct rc_proto__name_rule *rule,
                         char *dst, struct rc_error *err);
+/* op team's "team": an id (member name rules) into out->team, or null ("").
+ * rc_proto_op.c; the REST body shares it (rc_proto_decode.c). */
+int rc_proto__decode_team_field(const cJSON *msg, struct rc_request *out, struct rc_error *err);
 int rc_proto__read_name(const cJSON *obj, const char *key, const char *label, int required,
                         const struct rc_proto__name_rule *rule, char *dst, struct rc_error *err);
 int rc_proto__as_int(const cJSON *item, const char *label, int64_t *v, struct rc_error *err);

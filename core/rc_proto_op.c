@@ -358,6 +358,28 @@ static int decode_auth(const cJSON *msg, struct rc_request *out, struct rc_error
     return 0;
 }
 
+/* team: "member" and "team", a team id (member name rules) or null to
+ * leave (docs/teams.md). */
+int rc_proto__decode_team_field(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    int rc;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "team");
+    if (!t)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "team needs \"team\": a team id, or null to leave");
+    if (cJSON_IsNull(t)) {
+        out->team[0] = '\0';
+        return 0;
+    }
+    rc = rc_proto__read_name(msg, "team", "team", 1, &rc_proto__member_rule, out->team, err);
+    return rc < 0 ? rc : 0;
+}
+
+static int decode_team(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    int rc = decode_member(msg, out, err);
+    return rc < 0 ? rc : rc_proto__decode_team_field(msg, out, err);
+}
+
 /* Flags of an op table row. */
 #define OPF_BOARD (1u << 0) /* names a board: "board" (or the REST path) */
 #define OPF_WRITE (1u << 1) /* a write: takes "req", allowed in a REST body */
@@ -381,6 +403,7 @@ static const struct rc_proto__op_row OPS[] = {
     {"auth", RC_OP_AUTH, 0, decode_auth},
     {"freeze", RC_OP_FREEZE, OPF_BOARD, decode_freeze},
     {"reveal", RC_OP_REVEAL, OPF_BOARD, decode_reveal},
+    {"team", RC_OP_TEAM, OPF_BOARD, decode_team},
 };
 
 #define NOPS (sizeof OPS / sizeof OPS[0])

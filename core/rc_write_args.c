@@ -69,6 +69,15 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
     int64_t vals[RC_MAX_FIELDS];
     int rc;
 
+    if (b->team_of[0] && (flag || r->op == RC_OP_TEAM))
+        return rc_error_set(err, RC_E_BAD_REQUEST,
+                            "board %s is the team board of %s: it takes no writes (a team's points are the sum "
+                            "of its members' points on %s)", r->board, b->team_of, b->team_of);
+    if (r->op == RC_OP_TEAM && !b->teams[0])
+        return rc_error_set(err, RC_E_BAD_REQUEST, "board %s has no team board (no teams = in its config)",
+                            r->board);
+    if (r->op == RC_OP_TEAM)
+        flag = b->ops; /* membership, not points: any write op's board takes it */
     if (!flag)
         return rc_error_set(err, RC_E_BAD_REQUEST, "%s is not a write", rc_op_name(r->op));
     if (!(b->ops & flag))
@@ -127,12 +136,26 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
      * "Arrival order"); passed on every board so KEYS keep one shape */
     if (rc_board_key(out->keys[9], RC_KEY_MAX, store, p->id, "arr", NULL))
         return rc_error_set(err, RC_E_INTERNAL, "key name too long");
-    out->nkeys = RC_WRITE_NKEYS;
+    out->nkeys = RC_WRITE_NKEYS_PLAIN;
+    if (b->teams[0]) {
+        /* team board T's keys live in this board's tag (rc_keys.h); the
+         * membership holds across periods: all-time boards only (rc_conf_teams.c) */
+        static const char *const tkeys[] = {"z", "seq", "log", "ch", "epoch"};
+        if (rc_board_key(out->keys[10], RC_KEY_MAX, store, "", "tm", NULL))
+            return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        for (unsigned i = 0; i < 5; i++)
+            if (rc_board_key(out->keys[11 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
+                return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        out->nkeys = RC_WRITE_NKEYS;
+    }
 
     unsigned n = 0;
     out->argv[n++] = rc_op_name(r->op);
     out->argv[n++] = r->member;
-    out->argv[n] = l->nfields ? "" : put_num(out, n, r->value);
+    if (r->op == RC_OP_TEAM)
+        out->argv[n] = r->team;
+    else
+        out->argv[n] = l->nfields ? "" : put_num(out, n, r->value);
     n++;
     out->argv[n] = put_num(out, n, now_ms);
     n++;
@@ -226,6 +249,39 @@ int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *
             return RC_E_INTERNAL;
         snprintf(res->message, sizeof res->message, "%s", s);
         return 0;
+    }
+    if (n == 5 && strcmp(status, "teamed") == 0) {
+        /* op team: { "teamed", team, seq, team seq, changed } (lua/write.lua, "Teams") */
+        if (item_str(&items[1], &s) || strlen(s) > RC_MEMBER_MAX || !items[2].is_int || !items[3].is_int ||
+            !items[4].is_int)
+            return RC_E_INTERNAL;
+        res->teamed = 1;
+        res->has_team = *s != '\0';
+        snprintf(res->team, sizeof res->team, "%s", s);
+        res->seq = items[2].integer;
+        res->team_seq = items[3].integer;
+        res->changed = items[4].integer != 0;
+        return 0;
+    }
+    if (n == 11) {
+        /* a board with teams: the member's team after the write */
+        if (item_str(&items[8], &s) || strlen(s) > RC_MEMBER_MAX || !items[10].is_int)
+            return RC_E_INTERNAL;
+        res->teams_board = 1;
+        res->has_team = *s != '\0';
+        snprintf(res->team, sizeof res->team, "%s", s);
+        res->team_rank = items[10].integer;
+        if (item_str(&items[9], &s))
+            return RC_E_INTERNAL;
+        if (*s) {
+            char *tend;
+            double c = strtod(s, &tend);
+            if (*tend != '\0')
+                return RC_E_INTERNAL;
+            res->has_team_score = 1;
+            res->team_score = c;
+        }
+        n = 8;
     }
     if (n != 8 || (strcmp(status, "ok") != 0 && strcmp(status, "duplicate") != 0))
         return RC_E_INTERNAL;

@@ -23,13 +23,15 @@
 #include "rc_period.h"
 #include "rc_proto.h"
 
-#define RC_WRITE_NKEYS 10 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch,
-                             the arrival counters (tiebreak = arrival) */
+#define RC_WRITE_NKEYS 16 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch,
+                             the arrival counters (tiebreak = arrival); a board with teams adds
+                             the membership hash and its team board's z seq log ch epoch */
+#define RC_WRITE_NKEYS_PLAIN 10
 #define RC_WRITE_ARGV_MAX (20 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */
 
 struct rc_write_args {
-    unsigned nkeys;                          /* always RC_WRITE_NKEYS */
+    unsigned nkeys;                          /* RC_WRITE_NKEYS_PLAIN, or RC_WRITE_NKEYS with teams */
     unsigned nargv;
     /* Periodic boards: the board's blocklist for every period, rc:{B|}:blocked
      * (another slot than the write's keys), which seeds the period's own
@@ -92,6 +94,16 @@ struct rc_write_result {
     int no_record;       /* a call without new records (rc_write_args_no_new_record) for a req
                             that has none: nothing was written (status RC_E_RATE_LIMITED) */
     char message[RC_ERROR_MSG_MAX];
+    /* boards with teams (docs/teams.md): the member's team after the write */
+    int teams_board;     /* the board has teams: the ack carries the three team fields */
+    int has_team;        /* ... and the member is on a team */
+    char team[RC_MEMBER_MAX + 1];
+    int has_team_score;  /* the team is on the team board */
+    double team_score;
+    int64_t team_rank;
+    /* op team: the reply "teamed" */
+    int teamed;
+    int64_t team_seq;    /* the team board's seq after the change */
 };
 
 /* One element of the script's reply array: a string or an integer. */

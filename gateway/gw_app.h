@@ -46,6 +46,7 @@ struct gw_app {
     struct gw_script freeze_script; /* lua/freeze.lua (ops/gw_freeze.c) */
     struct gw_script profile_script;
     struct gw_script enqueue_script; /* lua/enqueue.lua: writes to queued boards (ops/gw_ops.c) */
+    struct gw_script teams_script;  /* lua/teams.lua: team boards after admin ops (ops/gw_teams.c) */
     struct gw_queue *queue;         /* the consumers of queued boards (jobs/gw_queue.c) */
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;

@@ -16,6 +16,7 @@ const char *const gw_help_synopsis[] = {
     "rankcast export BOARD [--period P] [--format csv|jsonl] [--config FILE] [--redis HOST:PORT[,...]] [--state DIR]",
     "rankcast import BOARD FILE [--format csv|jsonl] [--quiet] [--config FILE] [--redis HOST:PORT[,...]] "
     "[--state DIR]",
+    "rankcast teams rebuild BOARD [--period P] [--config FILE] [--redis HOST:PORT[,...]]",
     "rankcast --version | --help",
     NULL,
 };
@@ -52,6 +53,9 @@ static const struct gw_help_entry commands[] = {
                "archived period."},
     {"import", "Load FILE (CSV, or JSON Lines when it ends in .jsonl or --format says so) into BOARD through the "
                "write script; running it again changes nothing. --quiet prints no progress."},
+    {"teams", "teams rebuild BOARD [--period P]: recompute the team board of BOARD (teams = T) from its "
+              "members' scores and memberships, after changes made outside rankcast (a redis-cli ZADD on the "
+              "source cannot update team sums; docs/teams.md)."},
 };
 
 static const struct gw_help_entry environment[] = {

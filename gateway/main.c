@@ -5,6 +5,7 @@
  *   rankcast --check-config FILE
  *   rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]   (gw_token_cmd.c)
  *   rankcast export|import ...   (cli/gw_cli.h)
+ *   rankcast teams rebuild ...   (cli/gw_cli.h, docs/teams.md)
  *   rankcast --version | --help  (gw_version.c, gw_help.c: the text of rankcast(1) too)
  *
  * Flags beat the environment (RANKCAST_LISTEN, RANKCAST_REDIS, RANKCAST_STATE,
@@ -71,6 +72,7 @@ static int usage(void)
                     "       rankcast --check-config FILE\n"
                     "       rankcast token --scope read --board demo --ttl 30d [--sub NAME] [--config FILE]\n"
                     "       rankcast export|import BOARD ...   (docs/export-import.md)\n"
+                    "       rankcast teams rebuild BOARD [--period P]   (docs/teams.md)\n"
                     "       rankcast --version | --help\n");
     return 2;
 }
@@ -310,6 +312,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->freeze_script, rc_lua_freeze);
     gw_script_init(&app->profile_script, rc_lua_profile_set);
     gw_script_init(&app->enqueue_script, rc_lua_enqueue);
+    gw_script_init(&app->teams_script, rc_lua_teams);
     app->store.read_script = &app->read_script;
     app->store.clock = &app->clock;
     app->read_gate = (struct gw_read_gate){.cap = app->conf->read_rows_in_flight, .m = &app->metrics};
@@ -349,6 +352,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_add_script(app->redis, &app->freeze_script);
     gw_redis_add_script(app->redis, &app->profile_script);
     gw_redis_add_script(app->redis, &app->enqueue_script);
+    gw_redis_add_script(app->redis, &app->teams_script);
     gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
 
@@ -402,7 +406,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "token") == 0)
         return gw_token_cmd(argc - 1, argv + 1);
     if (argc > 1 && gw_cli_is_command(argv[1]))
-        return gw_cli_main(argc, argv); /* export, import (docs/export-import.md) */
+        return gw_cli_main(argc, argv); /* export, import (docs/export-import.md), teams rebuild */
     if (parse_args(argc, argv, &o) != 0)
         return usage();
     if (o.help || o.version) {

@@ -56,6 +56,10 @@ extern const char rc_lua_enqueue_sha[];
 extern const char rc_lua_queue_ack[];
 extern const char rc_lua_queue_ack_sha[];
 
+/* Recomputes or empties a team board from its source, lua/teams.lua. */
+extern const char rc_lua_teams[];
+extern const char rc_lua_teams_sha[];
+
 /* Every embedded script: name (file name without .lua), source, SHA-1 hex
  * (40 digits). Ends with an entry whose name is NULL. */
 struct rc_lua_script {

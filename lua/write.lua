@@ -22,8 +22,13 @@
 -- KEYS[9] rc:{B|P}:epoch    the board's epoch (see "Epochs" below)
 -- KEYS[10] rc:{B|P}:arr     tiebreak = arrival: the arrival counters (see
 --                           "Arrival order" below; passed on every board)
+-- Team boards (docs/teams.md), passed only when the board has `teams = T`:
+-- KEYS[11] rc:{B|}:tm     membership: member -> team id, and "#"..team -> the
+--                         team's member count ('#' starts no member)
+-- KEYS[12..16] T's z, seq, log, ch and epoch: rc:{B|P}{T}:z ... in B's tag
 --
--- ARGV[1]  op: incr | set | best | submit
+-- ARGV[1]  op: incr | set | best | submit, or team (ARGV[3]: the new team
+--          id, "" to leave; see "Teams" below)
 -- ARGV[2]  member
 -- ARGV[3]  incr: delta; set/best: value; submit: ""
 -- ARGV[4]  at: the write's time, ms since the epoch (from the gateway)
@@ -141,6 +146,22 @@
 -- outside) the counters count nobody: the first write drops them. Periodic
 -- boards renew KEYS[10]'s TTL with the others. Only single-field boards.
 
+-- Teams (KEYS[11..16] given): a team's points on T are the sum of the
+-- points of its members on B. A write that changes a member's points adds
+-- the difference to its team's sum in this same call (out_of_range, and
+-- nothing written, when the sum would leave the board's range); the team's
+-- composite takes this write's tie-break slot (earliest to reach a sum
+-- wins), and T gets its own change event on its own channel (same shape,
+-- member = the team id, op = the write's op). A team is on T from the first
+-- time one of its members has points until its last member leaves.
+-- op team moves the member: its points leave the old team and join the new
+-- one, one event per team changed (two consecutive seqs of T for a move;
+-- a team whose last member left goes with "c": null). A member without
+-- points changes only the membership. Reply to op team:
+--   { "teamed", team or "", seq of B, seq of T, changed }
+-- Replies of the writes get three more items after `changed`: team id
+-- ("" when none), team score (string, "" when none), team rank (0).
+
 -- Boards without a tie-break (2^0 = 1 in ARGV[6]) store the points as the
 -- score, unpacked: a decay = scale board holds fractional scores once scaled,
 -- and incr adds to them as they are.
@@ -192,12 +213,14 @@ local function points_of(c)
   return math.floor(c / scale)
 end
 
+local with_team -- defined with the team helpers below (see "Teams")
+
 local function answer(status, m, changed)
   local c = redis.call('ZSCORE', zkey, m)
   if not c and hot then c = redis.call('ZSCORE', bkey, m) end
   local score = ''
   if c and nfields == 0 then score = num(points_of(tonumber(c))) end
-  return { status, score, rank_of(m), seq_now(), c or '', 0, m, changed }
+  return with_team({ status, score, rank_of(m), seq_now(), c or '', 0, m, changed }, m)
 end
 
 -- The epoch that holds for the board's history now, or '' (see "Epochs"),
@@ -208,6 +231,150 @@ local function epoch_now()
   if not e[1] or redis.call('EXISTS', seqkey) == 0 then return '', false end
   if e[2] ~= '1' and redis.call('EXISTS', zkey) == 0 then return '', false end
   return e[1], e[2] == '1'
+end
+
+-- Team board T (see "Teams"): its keys, and the changes this call makes to it
+local teamed = KEYS[16] ~= nil
+local tmkey, tz, tseqkey, tlogkey, tchan, tekey = KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]
+
+local function team_rank(t)
+  local r
+  if desc then r = redis.call('ZREVRANK', tz, t) else r = redis.call('ZRANK', tz, t) end
+  if r then return r + 1 end
+  return 0
+end
+
+-- the team part of a reply: { team, team score, team rank }
+local function team_reply(m)
+  if not teamed then return nil end
+  local t = redis.call('HGET', tmkey, m)
+  if not t then return { '', '', 0 } end
+  local c = redis.call('ZSCORE', tz, t)
+  if not c then return { t, '', 0 } end
+  return { t, num(points_of(tonumber(c))), team_rank(t) }
+end
+
+with_team = function(reply, m)
+  local tr = team_reply(m)
+  if tr then reply[9], reply[10], reply[11] = tr[1], tr[2], tr[3] end
+  return reply
+end
+
+-- T's epoch, by the rule of "Epochs": '' when no history holds
+local function team_epoch_now()
+  local e = redis.call('HMGET', tekey, 'id', 'empty')
+  if not e[1] or redis.call('EXISTS', tseqkey) == 0 then return '', false end
+  if e[2] ~= '1' and redis.call('EXISTS', tz) == 0 then return '', false end
+  return e[1], e[2] == '1'
+end
+
+-- team t's sum after adding d, or nil when t is not on T and stays off
+local function team_sum_after(t, d)
+  local c = redis.call('ZSCORE', tz, t)
+  if c then return points_of(tonumber(c)) + d, tonumber(c) end
+  return d, nil
+end
+
+-- Puts team t at sum newp (or takes it off T when newp is nil) and
+-- records the change on T: seq, log, channel. Returns nothing.
+local function team_set(t, newp, tslot, top)
+  local oldc = redis.call('ZSCORE', tz, t)
+  if oldc then oldc = tonumber(oldc) else oldc = nil end -- Redis nil reads as false
+  local oldp = nil
+  if oldc then oldp = points_of(oldc) end
+  local newc = nil
+  if newp ~= nil then
+    if oldp ~= nil and newp == oldp then return end -- same sum: keeps its place
+    newc = newp * scale + tslot
+  elseif oldc == nil then
+    return
+  end
+  local fresh = nil
+  local held, empty = team_epoch_now()
+  if held == '' then
+    fresh = epoch_arg
+    if fresh == '' then
+      local tm = redis.call('TIME')
+      fresh = string.sub(redis.sha1hex(tm[1] .. '.' .. tm[2] .. tz), 1, 16)
+    end
+    if redis.call('EXISTS', tz) == 0 or redis.call('EXISTS', tseqkey) == 0 then redis.call('UNLINK', tlogkey) end
+    redis.call('DEL', tekey)
+    redis.call('HSET', tekey, 'id', fresh)
+  elseif empty then
+    redis.call('HDEL', tekey, 'empty')
+  end
+  local oldrank = 0
+  if oldc then oldrank = team_rank(t) end
+  local rank = 0
+  if newc then
+    redis.call('ZADD', tz, num(newc), t)
+    rank = team_rank(t)
+  else
+    redis.call('ZREM', tz, t)
+    if redis.call('EXISTS', tz) == 0 then redis.call('HSET', tekey, 'empty', '1') end
+  end
+  local tseq = redis.call('INCR', tseqkey)
+  local function jn(x) if x == nil then return 'null' end return num(x) end
+  local function jr(r) if r == 0 then return 'null' end return tostring(r) end
+  local event = '{"seq":' .. tseq .. ',"member":"' .. t .. '","op":"' .. top ..
+    '","score":' .. jn(newp) .. ',"old_score":' .. jn(oldp) ..
+    ',"c":' .. jn(newc) .. ',"old_c":' .. jn(oldc) ..
+    ',"rank":' .. jr(rank) .. ',"old_rank":' .. jr(oldrank) .. ',"at":' .. num(at)
+  if fresh then event = event .. ',"epoch":"' .. fresh .. '"' end
+  event = event .. '}'
+  redis.call('RPUSH', tlogkey, event)
+  redis.call('LTRIM', tlogkey, -logcap, -1)
+  redis.call(pubcmd, tchan, event)
+end
+
+local function range_error(p)
+  return { 'out_of_range', 'team sum ' .. num(p) .. ' would be outside this board\'s range ' ..
+           num(pmin) .. '..' .. num(pmax) }
+end
+
+-- op team: moves member to team ARGV[3] ("" leaves); see "Teams"
+if op == 'team' then
+  if not teamed then return { 'bad_request', 'this board has no team board (teams)' } end
+  local new = arg
+  local old = redis.call('HGET', tmkey, member) or ''
+  local function reply(changed)
+    local ts = tonumber(redis.call('GET', tseqkey) or '0')
+    return { 'teamed', new, seq_now(), ts, changed }
+  end
+  if old == new then return reply(0) end
+  local c = redis.call('ZSCORE', zkey, member)
+  local pts = nil
+  if c then pts = points_of(tonumber(c)) end
+  local newsum = nil
+  if new ~= '' and pts ~= nil then
+    newsum = team_sum_after(new, pts)
+    if newsum < pmin or newsum > pmax then return range_error(newsum) end
+  end
+  local oldsum = nil
+  local old_left = false
+  if old ~= '' then
+    old_left = tonumber(redis.call('HGET', tmkey, '#' .. old) or '1') <= 1
+    if pts ~= nil and not old_left and redis.call('ZSCORE', tz, old) then
+      oldsum = team_sum_after(old, -pts)
+      if oldsum < pmin or oldsum > pmax then return range_error(oldsum) end
+    end
+  end
+  -- every check passed: membership, then the teams, old first
+  if old ~= '' then
+    if old_left then redis.call('HDEL', tmkey, '#' .. old) else redis.call('HINCRBY', tmkey, '#' .. old, -1) end
+  end
+  if new ~= '' then
+    redis.call('HSET', tmkey, member, new)
+    redis.call('HINCRBY', tmkey, '#' .. new, 1)
+  else
+    redis.call('HDEL', tmkey, member)
+  end
+  if old ~= '' then
+    if old_left then team_set(old, nil, slot, 'team')
+    elseif oldsum ~= nil then team_set(old, oldsum, slot, 'team') end
+  end
+  if newsum ~= nil then team_set(new, newsum, slot, 'team') end
+  return reply(1)
 end
 
 -- 1. idempotency: a request id the board already accepted changes nothing;
@@ -351,6 +518,16 @@ else
   end
 end
 
+-- the member's team (see "Teams"): its new sum must fit the range too
+local my_team, team_newsum = nil, nil
+if teamed and nfields == 0 then
+  my_team = redis.call('HGET', tmkey, member)
+  if my_team and not (oldc ~= nil and newc == oldc) then
+    team_newsum = team_sum_after(my_team, newp - (oldp or 0))
+    if team_newsum < pmin or team_newsum > pmax then return range_error(team_newsum) end
+  end
+end
+
 -- 3. the write: everything below runs only after every check passed
 if req ~= '' then
   local marker = member
@@ -432,7 +609,11 @@ if ttl > 0 then
   if arr_idx ~= nil then redis.call('PEXPIRE', akey, ttl) end
 end
 redis.call(pubcmd, chan, event)
+if team_newsum ~= nil then
+  local tslot = slot
+  team_set(my_team, team_newsum, tslot, op)
+end
 
 local score = ''
 if nfields == 0 then score = num(newp) end
-return { 'ok', score, rank, seq, num(newc), oldrank, member, 1 }
+return with_team({ 'ok', score, rank, seq, num(newc), oldrank, member, 1 }, member)

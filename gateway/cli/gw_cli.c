@@ -1,6 +1,7 @@
-/* gw_cli.c - the command line of `rankcast export` and `rankcast import`:
- * options, the config (the gateway's file, flags and environment), the
- * board; then the tool (gw_cli_export.c, gw_cli_import.c). */
+/* gw_cli.c - the command line of `rankcast export`, `rankcast import` and
+ * `rankcast teams rebuild`: options, the config (the gateway's file, flags
+ * and environment), the board; then the tool (gw_cli_export.c,
+ * gw_cli_import.c, gw_cli_teams.c). */
 #include "cli/gw_cli_int.h"
 
 #include <getopt.h>
@@ -15,7 +16,7 @@
 
 int gw_cli_is_command(const char *cmd)
 {
-    return cmd && (strcmp(cmd, "export") == 0 || strcmp(cmd, "import") == 0);
+    return cmd && (strcmp(cmd, "export") == 0 || strcmp(cmd, "import") == 0 || strcmp(cmd, "teams") == 0);
 }
 
 static int usage(const char *tool)
@@ -25,6 +26,9 @@ static int usage(const char *tool)
                         "                       [--config FILE] [--redis HOST:PORT[,...]] [--state DIR]\n");
     if (!tool || strcmp(tool, "import") == 0)
         fprintf(stderr, "usage: rankcast import BOARD FILE [--format csv|jsonl] [--quiet]\n"
+                        "                       [--config FILE] [--redis HOST:PORT[,...]] [--state DIR]\n");
+    if (!tool || strcmp(tool, "teams") == 0)
+        fprintf(stderr, "usage: rankcast teams rebuild BOARD [--period P]\n"
                         "                       [--config FILE] [--redis HOST:PORT[,...]] [--state DIR]\n");
     return GW_CLI_USAGE;
 }
@@ -46,7 +50,8 @@ static int parse_args(int argc, char **argv, struct gw_cli *c, const char **conf
         {"format", required_argument, NULL, 'f'}, {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
-    int export = strcmp(c->tool, "export") == 0, ch;
+    /* teams rebuild takes what export takes: one BOARD, --period */
+    int export = strcmp(c->tool, "export") == 0 || strcmp(c->tool, "teams") == 0, ch;
     opterr = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -99,7 +104,15 @@ int gw_cli_main(int argc, char **argv)
     c.tool = argv[1];
     /* a reader that goes away (| head) is a write error on stdout, not a signal */
     signal(SIGPIPE, SIG_IGN);
-    if ((rc = parse_args(argc - 1, argv + 1, &c, &config, &flags)) != 0)
+    int shift = 1;
+    if (strcmp(c.tool, "teams") == 0) {
+        if (argc < 3 || strcmp(argv[2], "rebuild") != 0) {
+            gw_cli_fail(&c, GW_CLI_USAGE, "expected: teams rebuild BOARD");
+            return usage(c.tool);
+        }
+        shift = 2;
+    }
+    if ((rc = parse_args(argc - shift, argv + shift, &c, &config, &flags)) != 0)
         return rc;
     if (!(c.conf = malloc(sizeof *c.conf)))
         return gw_cli_fail(&c, GW_CLI_UNAVAILABLE, "out of memory");
@@ -110,7 +123,9 @@ int gw_cli_main(int argc, char **argv)
     } else if (!(c.b = rc_conf_find_board(c.conf, c.board))) {
         rc = gw_cli_fail(&c, GW_CLI_USAGE, "no board is declared for '%s' in %s", c.board, config);
     } else {
-        rc = strcmp(c.tool, "export") == 0 ? gw_cli_export(&c) : gw_cli_import(&c);
+        rc = strcmp(c.tool, "export") == 0 ? gw_cli_export(&c)
+             : strcmp(c.tool, "teams") == 0 ? gw_cli_teams(&c)
+                                            : gw_cli_import(&c);
     }
     free(c.conf);
     return rc;

@@ -339,7 +339,7 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
     }
     int n = 0;
     static char nkeys[12];
-    snprintf(nkeys, sizeof nkeys, "%d", RC_WRITE_NKEYS);
+    snprintf(nkeys, sizeof nkeys, "%u", k->a.nkeys); /* one board: the same for every row */
     k->words[n++] = "EVALSHA";
     k->words[n++] = rc_lua_write_sha;
     k->words[n++] = nkeys;

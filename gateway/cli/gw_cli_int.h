@@ -35,5 +35,6 @@ int64_t gw_cli_now_ms(void);
 
 int gw_cli_export(struct gw_cli *c);
 int gw_cli_import(struct gw_cli *c);
+int gw_cli_teams(struct gw_cli *c); /* teams rebuild (gw_cli_teams.c) */
 
 #endif

@@ -15,6 +15,7 @@
 #include "gw_app.h"
 #include "base/gw_log.h"
 #include "fanout/gw_feed_fault.h"
+#include "rc_keys.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
@@ -287,22 +288,11 @@ int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c)
     return 0;
 }
 
-/* "...rc:{B|P}:SUFFIX" -> B and P. Returns 0 or -1. */
+/* "...rc:{B|P}:SUFFIX" -> B and P (a team board's keys: T, docs/teams.md).
+ * Returns 0 or -1. */
 static int parse_tag(const char *channel, char *board, char *period)
 {
-    const char *open = strstr(channel, "rc:{");
-    if (!open)
-        return -1;
-    open += 4;
-    const char *bar = strchr(open, '|');
-    const char *close = bar ? strchr(bar, '}') : NULL;
-    if (!close || (size_t)(bar - open) > RC_SHARD_NAME_MAX || (size_t)(close - bar - 1) >= RC_PERIOD_ID_MAX)
-        return -1;
-    memcpy(board, open, (size_t)(bar - open));
-    board[bar - open] = '\0';
-    memcpy(period, bar + 1, (size_t)(close - bar - 1));
-    period[close - bar - 1] = '\0';
-    return 0;
+    return rc_keys_parse_tag(channel, board, RC_SHARD_NAME_MAX + 1, period, RC_PERIOD_ID_MAX);
 }
 
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,

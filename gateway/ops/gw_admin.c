@@ -1,5 +1,6 @@
 /* gw_admin.c - admin operations through lua/admin.lua, audited. */
 #include "ops/gw_admin.h"
+#include "ops/gw_teams.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -87,6 +88,22 @@ static void audit(struct admin_call *a, const char *member)
     gw_admin_audit(a->app, a->who, a->op, a->board, a->period, member, a->req, a->block, a->at);
 }
 
+/* The team board followed the source's remove, reverse or reset
+ * (ops/gw_teams.h): the answer goes out now. */
+static void on_teams(int code, void *privdata)
+{
+    struct admin_call *a = privdata;
+    if (code) {
+        free(a->json);
+        a->json = gw_op_error(a->app, a->id_json, code,
+                              "the operation was applied, but its team board could not be updated: run "
+                              "rankcast teams rebuild for this board");
+    }
+    a->done(a->privdata, code, a->json);
+    a->json = NULL;
+    admin_call_free(a);
+}
+
 /* Answers the operation: res is the script's answer for the board (code
  * 0), or code and message say why not. */
 static void answer(struct admin_call *a, int code, const struct rc_admin_result *res, const char *message)
@@ -119,6 +136,17 @@ static void answer(struct admin_call *a, int code, const struct rc_admin_result 
         }
         gw_log_info("admin %s by %s on %s%s%s %s", rc_admin_action(a->op), a->who, a->board, a->period[0] ? "|" : "",
                     a->period, member);
+        /* a source board's teams follow what its members' points did
+         * (docs/teams.md): the answer waits for the team board */
+        if (json && a->b->teams[0] && a->op != RC_OP_UNBLOCK && !res->duplicate) {
+            a->json = json;
+            if (gw_teams_sync(app, a->b, &a->p, a->op == RC_OP_RESET, on_teams, a) == 0)
+                return;
+            a->json = NULL;
+            free(json);
+            code = RC_E_UNAVAILABLE;
+            json = gw_op_error(app, a->id_json, code, "Redis is unreachable: the team board was not updated");
+        }
         int spread = a->p.id[0] && (a->op == RC_OP_UNBLOCK || (a->op == RC_OP_REMOVE && a->block));
         if (spread && json) {
             a->json = json;
@@ -165,6 +193,9 @@ void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct r
     int code = gw_op_authorize(app, who, RC_SCOPE_ADMIN, r->board, &err);
     if (!code)
         code = gw_op_resolve(app, r, &b, &p, &err);
+    if (!code && b->team_of[0])
+        code = rc_error_set(&err, RC_E_BAD_REQUEST, "board %s is the team board of %s: admin ops apply to %s, and "
+                            "its teams follow", r->board, b->team_of, b->team_of);
     if (!code && r->op == RC_OP_REVERSE && (b->layout.nfields || b->decay.kind != RC_DECAY_NONE))
         code = rc_error_set(&err, RC_E_BAD_REQUEST, "reverse applies to single-field boards without decay");
     int64_t now = gw_now_ms(app), ttl = 0;

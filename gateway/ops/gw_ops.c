@@ -185,6 +185,11 @@ static void on_written(int code, const struct rc_write_result *res, const struct
         json = gw_op_error(app, w->id_json, code, res->no_record && w->capped ? w->capped : res->message);
     } else if (code) {
         json = gw_op_error(app, w->id_json, code, err->msg);
+    } else if (res->teamed) {
+        struct rc_teamed_msg m = {w->id_json, w->board, w->member, res->team, res->seq, res->team_seq};
+        if (w->who[0] && res->changed)
+            audit_write(w, res);
+        json = rc_encode_teamed(&m);
     } else {
         struct rc_field_value fv[RC_MAX_FIELDS];
         const struct rc_board *decl = rc_conf_find_board(app->conf, w->board);
@@ -212,6 +217,11 @@ static void on_written(int code, const struct rc_write_result *res, const struct
             .replicas = replicas,
             /* a sharded board's write whose global rank could not be read after it (ops/gw_write_shard.h) */
             .unranked = res->rank_unknown,
+            .teams_board = res->teams_board,
+            .team = res->team,
+            .has_team_score = res->has_team_score,
+            .team_score = res->team_score,
+            .team_rank = res->team_rank,
         };
         json = rc_encode_ack(&m);
     }
@@ -314,6 +324,7 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         } else if (decl->shards > 1) {
             code = gw_write_shard_submit(app, decl, r, &p, flags, on_written, w, &err);
         } else {
+            memcpy(w->member, r->member, sizeof w->member); /* op team's answer names it */
             code = gw_write_submit_as(app->redis, &app->write_script, decl, r, &p, r->board, gw_now_ms(app),
                                       (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, flags, on_written, w,
                                       &err);

@@ -44,14 +44,14 @@ static void pending_free(struct pending *p)
 int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, struct rc_write_result *res,
                          struct rc_error *err)
 {
-    struct rc_reply_item items[8];
+    struct rc_reply_item items[11];
     if (!reply)
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis connection lost before the write was answered");
     if (reply->type == REDIS_REPLY_ERROR)
         return gw_reply_error(err, RC_E_INTERNAL, "the write script", reply);
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 8)
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 11)
         return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
-    if (rc_write_result_parse(b, items, gw_reply_items(reply, items, 8), res))
+    if (rc_write_result_parse(b, items, gw_reply_items(reply, items, 11), res))
         return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
     return 0;
 }

@@ -60,6 +60,11 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
             cJSON_AddNumberToObject(o, "points_min", (double)b->layout.points_min);
             cJSON_AddNumberToObject(o, "points_max", (double)b->layout.points_max);
         }
+        /* team boards (docs/teams.md): which feeds which, for pages */
+        if (b->teams[0])
+            cJSON_AddStringToObject(o, "teams", b->teams);
+        if (b->team_of[0])
+            cJSON_AddStringToObject(o, "team_of", b->team_of);
     }
     char *json = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -445,6 +450,19 @@ void gw_rest_write(struct gw_http_req *q, const struct gw_rest_target *t)
     struct rc_request r;
     struct rc_error err = {0, ""};
     int code = rc_request_decode_write_body(t->board, q->body ? q->body : "", q->body_len, &r, &err);
+    if (code)
+        gw_http_respond_error(q, code, err.msg);
+    else
+        to_op(q, &r, gw_op_write);
+    rc_request_free(&r);
+}
+
+/* PUT .../members/{m}/team with {"team": ID|null} (docs/teams.md). */
+void gw_rest_team(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    int code = rc_request_decode_team_body(t->board, t->member, q->body ? q->body : "", q->body_len, &r, &err);
     if (code)
         gw_http_respond_error(q, code, err.msg);
     else

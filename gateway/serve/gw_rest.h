@@ -36,6 +36,7 @@ gw_rest_fn gw_rest_rank;
 gw_rest_fn gw_rest_stats;
 /* POST /api/v1/boards/{b}/scores: one write (the body as a WebSocket write op). */
 gw_rest_fn gw_rest_write;
+gw_rest_fn gw_rest_team;   /* PUT .../members/{m}/team (docs/teams.md) */
 /* Admin: DELETE /api/v1/boards/{b}/members/{m}[?block=1], DELETE
  * .../blocked/{m}, POST .../reverse {"req"}, POST .../reset; each takes
  * ?period= or a "period" in the body. */

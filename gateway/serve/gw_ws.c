@@ -320,6 +320,7 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
     case RC_OP_SET:
     case RC_OP_BEST:
     case RC_OP_SUBMIT:
+    case RC_OP_TEAM: /* membership: a write of the source board (docs/teams.md) */
         gw_op_write(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_RANK:

@@ -188,7 +188,7 @@ static void script_calls_ask_for_arrival_and_name_the_counters_in_one_slot(void 
         const struct rc_board *b = rc_conf_find_board(c, names[i]);
         assert_int_equal(rc_period_select(&b->period, "", 1767225600000LL, &p), 0);
         assert_int_equal(rc_write_args_build(b, &r, &p, 1767225600000LL, 0, &a, &err), 0);
-        assert_int_equal(a.nkeys, RC_WRITE_NKEYS);
+        assert_int_equal(a.nkeys, RC_WRITE_NKEYS_PLAIN);
         assert_string_equal(a.argv[4], "arrival");
         assert_string_equal(a.argv[5], i == 0 ? "1048576" : "256");
         assert_non_null(strstr(a.keys[9], ":arr"));

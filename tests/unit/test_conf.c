@@ -136,8 +136,12 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     /* reads open, and no key with a literal secret in a shipped file */
     assert_int_equal(c->auth.reads_need_key, 0);
     assert_int_equal(c->auth.nkeys, 0);
-    assert_int_equal(c->nboards, 10); /* ... arena (tiebreak = arrival), burst (write_mode = queued) and global
-                                         (shards = 8) */
+    assert_int_equal(c->nboards, 12); /* ... arena (tiebreak = arrival), burst (write_mode = queued), global
+                                         (shards = 8), players and its team board squads */
+    assert_string_equal(board(c, "players")->teams, "squads");
+    assert_string_equal(board(c, "squads")->team_of, "players");
+    assert_int_equal(board(c, "squads")->ops, 0); /* a team board takes no writes */
+    assert_int_equal(board(c, "squads")->layout.tb_bits, board(c, "players")->layout.tb_bits);
     assert_int_equal(board(c, "global")->shards, 8);
     assert_int_equal(board(c, "global")->layout.tiebreak, RC_TB_EARLIEST);
 

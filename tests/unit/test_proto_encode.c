@@ -80,7 +80,7 @@ static char *delta_of(int64_t seq, int64_t total, const struct rc_row *rows, siz
 static char *ack_of(const char *id, const char *board, const char *member, double score, int64_t rank, int64_t seq,
                     int duplicate)
 {
-    struct rc_ack_msg m = {id, board, member, score, rank, seq, duplicate, NULL, 0, -1, 0, NULL};
+    struct rc_ack_msg m = {id, board, member, score, rank, seq, duplicate, NULL, 0, -1, 0, NULL, 0, NULL, 0, 0, 0};
     return rc_encode_ack(&m);
 }
 
@@ -440,7 +440,7 @@ static void event_and_ack_carry_fields_when_given(void **state)
                 "{\"op\":\"event\",\"sub\":\"s1\",\"seq\":2,\"member\":\"m\",\"score\":5,"
                 "\"delta\":1,\"rank\":1,\"prev_rank\":2,\"at\":3,"
                 "\"fields\":{\"kills\":12,\"deaths\":3}}");
-    struct rc_ack_msg m = {"1", "b", "m", 5, 1, 9, 0, KD, 2, -1, 0, NULL};
+    struct rc_ack_msg m = {"1", "b", "m", 5, 1, 9, 0, KD, 2, -1, 0, NULL, 0, NULL, 0, 0, 0};
     assert_text(rc_encode_ack(&m),
                 "{\"op\":\"ack\",\"id\":1,\"board\":\"b\",\"member\":\"m\",\"score\":5,\"rank\":1,"
                 "\"seq\":9,\"duplicate\":false,\"fields\":{\"kills\":12,\"deaths\":3}}");
@@ -748,8 +748,8 @@ static char *encode_variant(int which)
     struct rc_snapshot_msg snap = {"\"i\"", "s1", "b", "p", 1, 2, 1, {rows, 2, NULL, 1, &KD_LAYOUT, NULL}, more};
     struct rc_delta_msg delta = {"s1", 1, 2, {rows, 2, NULL, 1, &KD_LAYOUT, prev}, old, removed, 2, more};
     struct rc_event_msg event = {"s1", 1, "m", 1, 2, 3, 0, 5, KD, 2, {.epoch = "e1", .cursor = "1:2"}};
-    struct rc_ack_msg ack = {"1", "b", "m", 1, 2, 3, 1, KD, 2, 2, 0, NULL};
-    struct rc_ack_msg queued = {"1", "b", "m", 1, 2, 3, 1, NULL, 0, 2, 0, "1-0"};
+    struct rc_ack_msg ack = {"1", "b", "m", 1, 2, 3, 1, KD, 2, 2, 0, NULL, 0, NULL, 0, 0, 0};
+    struct rc_ack_msg queued = {"1", "b", "m", 1, 2, 3, 1, NULL, 0, 2, 0, "1-0", 0, NULL, 0, 0, 0};
     struct rc_rank_msg rank = {"1", "m", 1, 2, 3, more};
     struct rc_rank_msg absent = {"1", "m", 1, 0, 3, {0}};
 

@@ -37,7 +37,12 @@ static const char *text =
     "window = 24h\n"
     "[board cool]\n"
     "decay = scale\n"
-    "scale_factor = 0.5\n";
+    "scale_factor = 0.5\n"
+    "[board demo]\n"
+    "tiebreak = none\n"
+    "[board players]\n"
+    "tiebreak = none\n"
+    "teams = squads\n";
 
 static struct rc_conf *conf;
 
@@ -91,8 +96,45 @@ static void test_every_key_of_a_write_is_in_one_slot(void **state)
         struct rc_error err;
         if (build(writes[i], NOV22_0800, &r, &p, &a, &err) != 0)
             fail_msg("%s: %s", writes[i], err.msg);
-        assert_int_equal(a.nkeys, RC_WRITE_NKEYS);
+        assert_int_equal(a.nkeys, RC_WRITE_NKEYS_PLAIN);
         assert_one_slot(&a);
+        rc_request_free(&r);
+    }
+}
+
+/* A board with teams (docs/teams.md): its team board's keys and the
+ * membership hash are in the source's slot, for writes and team ops; the
+ * team board itself takes neither. */
+static void test_a_board_with_teams_keeps_its_team_keys_in_its_slot(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {
+        "{\"op\":\"incr\",\"board\":\"players\",\"member\":\"u:1\",\"delta\":5}",
+        "{\"op\":\"team\",\"board\":\"players\",\"member\":\"u:1\",\"team\":\"red\"}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct rc_request r;
+        struct rc_period p;
+        struct rc_write_args a;
+        struct rc_error err;
+        if (build(ok[i], NOV22_0800, &r, &p, &a, &err) != 0)
+            fail_msg("%s: %s", ok[i], err.msg);
+        assert_int_equal(a.nkeys, RC_WRITE_NKEYS);
+        assert_string_equal(a.keys[11], "rc:{players|}{squads}:z");
+        assert_one_slot(&a);
+        rc_request_free(&r);
+    }
+    static const char *const refused[] = {
+        "{\"op\":\"incr\",\"board\":\"squads\",\"member\":\"red\",\"delta\":5}",
+        "{\"op\":\"team\",\"board\":\"squads\",\"member\":\"red\",\"team\":\"x\"}",
+        "{\"op\":\"team\",\"board\":\"demo\",\"member\":\"u:1\",\"team\":\"x\"}",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        struct rc_request r;
+        struct rc_period p;
+        struct rc_write_args a;
+        struct rc_error err;
+        assert_int_equal(build(refused[i], NOV22_0800, &r, &p, &a, &err), RC_E_BAD_REQUEST);
         rc_request_free(&r);
     }
 }
@@ -378,6 +420,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_periodic_write_keys_carry_board_and_local_day_tag),
         cmocka_unit_test(test_every_key_of_a_write_is_in_one_slot),
+        cmocka_unit_test(test_a_board_with_teams_keeps_its_team_keys_in_its_slot),
         cmocka_unit_test(test_write_built_as_a_shard_uses_the_shard_keys_only),
         cmocka_unit_test(test_multi_field_args_list_fields_in_declared_order),
         cmocka_unit_test(test_refusals_before_redis),

@@ -1,0 +1,46 @@
+/* rc_team_args.c - a source board -> the call of lua/teams.lua. */
+#include "rc_team_args.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "rc_codec.h"
+#include "rc_err.h"
+
+int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int reset, int64_t now_ms, int cluster,
+                       struct rc_team_args *out, struct rc_error *err)
+{
+    static const char *const tkeys[] = {"z", "seq", "log", "ch", "epoch"};
+    const struct rc_layout *l = &b->layout;
+    if (!b->teams[0])
+        return rc_error_set(err, RC_E_BAD_REQUEST, "board %s has no team board (no teams = in its config)", b->name);
+    /* membership holds across periods: the board's tag without a period
+     * (all-time sources only: rc_conf_teams.c) */
+    if (rc_board_key(out->keys[0], RC_KEY_MAX, b->name, p->id, "z", NULL) ||
+        rc_board_key(out->keys[1], RC_KEY_MAX, b->name, "", "tm", NULL))
+        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    for (unsigned i = 0; i < 5; i++)
+        if (rc_board_key(out->keys[2 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
+            return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    uint64_t slot = 0;
+    int64_t base = b->period.kind == RC_PERIOD_NONE ? l->tb_base_ms : p->start_ms;
+    if (rc_tb_slot(l, base, now_ms, &slot))
+        return rc_error_set(err, RC_E_OUT_OF_RANGE, "now is outside board %s's tie-break horizon", b->name);
+    for (unsigned i = 0; i < RC_TEAM_NKEYS; i++)
+        out->words[i] = out->keys[i];
+    const char **a = out->words + RC_TEAM_NKEYS;
+    a[0] = reset ? "reset" : "rebuild";
+    snprintf(out->num[1], sizeof out->num[1], "%" PRId64, now_ms);
+    snprintf(out->num[2], sizeof out->num[2], "%" PRIu64, slot);
+    snprintf(out->num[3], sizeof out->num[3], "%" PRIu64, (uint64_t)1 << l->tb_bits);
+    snprintf(out->num[5], sizeof out->num[5], "%u", b->log_cap);
+    a[1] = out->num[1];
+    a[2] = out->num[2];
+    a[3] = out->num[3];
+    a[4] = l->order == RC_ORDER_DESC ? "desc" : "asc";
+    a[5] = out->num[5];
+    a[6] = cluster ? "SPUBLISH" : "PUBLISH";
+    out->epoch[0] = '\0';
+    a[7] = out->epoch;
+    return 0;
+}

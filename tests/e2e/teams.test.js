@@ -1,0 +1,359 @@
+/* teams.test.js - team boards (PROTOCOL v1.2, docs/teams.md) through the real
+ * gateway, on one Redis and on the 3+3 cluster, with the shipped `players`
+ * board (teams = squads):
+ * - {"op":"team"} over WebSocket and PUT .../members/{m}/team answer
+ *   `teamed`; acks of writes to players carry team, team_score, team_rank;
+ * - a viewer of squads' top sees a team move when a member scores, and a
+ *   feed of squads gets one event per team changed: a move is two
+ *   consecutive seqs;
+ * - a reader of squads during many concurrent moves never sees half of
+ *   one (moves keep the sum over all teams: every state it shows has it);
+ * - squads takes no writes, nor team ops;
+ * - --check-config refuses teams where they cannot work. */
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const h = require('./harness');
+const { applyDelta } = require('../../web/rankcast.js');
+
+const skip = h.toolMissing(h.gatewayMissing());
+
+const shape = (rows) => rows.map((r) => `${r.member}=${r.score}`).join(' ');
+
+/* A live top-N view: the rows as snapshot + deltas leave them, and every
+ * state it went through. */
+async function watchTop(t, gw, board, n) {
+  const conn = await h.connectWs(t, gw.wsUrl, { token: null });
+  const snap = await conn.request({ op: 'subscribe', board, view: { top: n } }, 15000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  const v = { rows: snap.rows, states: [snap.rows], broken: null };
+  conn.ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    if (m.sub !== snap.sub) return;
+    if (m.op === 'snapshot') v.rows = m.rows;
+    else if (m.op === 'delta') {
+      const next = applyDelta(v.rows, m, 1, n);
+      if (!next) v.broken = `delta did not apply: ${JSON.stringify(m)}`;
+      else v.rows = next;
+    } else return;
+    v.states.push(v.rows);
+  });
+  return v;
+}
+
+async function watchFeed(t, gw, board) {
+  const conn = await h.connectWs(t, gw.wsUrl, { token: null });
+  const snap = await conn.request({ op: 'subscribe', board, view: { feed: true } }, 15000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  const got = [];
+  conn.ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    if (m.sub === snap.sub && m.op === 'event') got.push(m);
+  });
+  return got;
+}
+
+async function teamOps(t, gw) {
+  const ws = await h.connectWs(t, gw.wsUrl);
+  // a member with points joins: its team enters squads with them
+  let ack = await ws.request({ op: 'incr', board: 'players', member: 'ann', delta: 5 }, 10000);
+  assert.equal(ack.op, 'ack', JSON.stringify(ack));
+  assert.equal(ack.team, null, JSON.stringify(ack));
+  assert.equal(ack.team_score, null);
+  assert.equal(ack.team_rank, null);
+
+  const top = await watchTop(t, gw, 'squads', 10);
+  const feed = await watchFeed(t, gw, 'squads');
+
+  const joined = await ws.request({ op: 'team', board: 'players', member: 'ann', team: 'red' }, 10000);
+  assert.deepEqual(Object.assign({}, joined, { id: undefined }),
+    { op: 'teamed', id: undefined, board: 'players', member: 'ann', team: 'red', seq: ack.seq, team_seq: 1 });
+  // REST: the same object
+  const rest = await h.http(gw.base, 'PUT', '/api/v1/boards/players/members/bob/team', { team: 'blue' });
+  assert.equal(rest.status, 200, rest.text);
+  assert.equal(rest.body.op, 'teamed');
+  assert.equal(rest.body.team, 'blue');
+  assert.equal(rest.body.member, 'bob');
+  const bad = await h.http(gw.base, 'PUT', '/api/v1/boards/players/members/bob/team', { team: 5 });
+  assert.equal(bad.status, 400, bad.text);
+
+  // writes: the ack carries the team's sum and rank on squads
+  ack = await ws.request({ op: 'incr', board: 'players', member: 'bob', delta: 7 }, 10000);
+  assert.equal(ack.team, 'blue', JSON.stringify(ack));
+  assert.equal(ack.team_score, 7);
+  assert.equal(ack.team_rank, 1);
+  ack = await ws.request({ op: 'incr', board: 'players', member: 'cat', delta: 4 }, 10000);
+  assert.equal(ack.team, null);
+  await ws.request({ op: 'team', board: 'players', member: 'cat', team: 'red' }, 10000);
+  ack = await ws.request({ op: 'set', board: 'players', member: 'ann', value: 2 }, 10000);
+  assert.equal(ack.team, 'red', JSON.stringify(ack));
+  assert.equal(ack.team_score, 6); // 2 + cat's 4
+  assert.equal(ack.team_rank, 2);  // blue has 7
+  // the top view of squads moves when a member scores
+  await h.waitFor(() => top.broken || shape(top.rows) === 'blue=7 red=6', 10000, 'squads top: blue=7 red=6');
+  ack = await ws.request({ op: 'incr', board: 'players', member: 'cat', delta: 10 }, 10000);
+  assert.equal(ack.team_score, 16);
+  assert.equal(ack.team_rank, 1);
+  await h.waitFor(() => top.broken || shape(top.rows) === 'red=16 blue=7', 10000, 'squads top: red=16 blue=7');
+  assert.equal(top.broken, null, top.broken);
+
+  // a move: both teams change, at two consecutive seqs of squads
+  const before = feed.length;
+  const moved = await ws.request({ op: 'team', board: 'players', member: 'cat', team: 'blue' }, 10000);
+  assert.equal(moved.op, 'teamed', JSON.stringify(moved));
+  await h.waitFor(() => feed.length >= before + 2, 10000, 'the move on the feed');
+  const [a, b] = feed.slice(before);
+  assert.equal(b.seq, a.seq + 1, JSON.stringify([a, b]));
+  assert.equal(moved.team_seq, b.seq);
+  assert.deepEqual([a.member, a.score, b.member, b.score], ['red', 2, 'blue', 21]);
+  // the last member leaves: its team goes from squads
+  const left = await h.http(gw.base, 'PUT', '/api/v1/boards/players/members/ann/team', { team: null });
+  assert.equal(left.body.team, null, left.text);
+  await h.waitFor(() => top.broken || shape(top.rows) === 'blue=21', 10000, 'squads top: blue=21');
+  const snap = await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10');
+  assert.equal(shape(snap.body.rows), 'blue=21');
+  // feeds stay one event per seq, from the start
+  feed.forEach((e, i) => assert.equal(e.seq, feed[0].seq + i));
+
+  // squads takes no writes, nor team ops
+  for (const w of [{ op: 'incr', delta: 1 }, { op: 'set', value: 1 }, { op: 'best', value: 1 }, { op: 'team', team: 'x' }]) {
+    const r = await ws.request(Object.assign({ board: 'squads', member: 'blue' }, w), 10000);
+    assert.equal(r.op, 'error', JSON.stringify(r));
+    assert.equal(r.code, 'bad_request');
+  }
+  const rw = await h.http(gw.base, 'POST', '/api/v1/boards/squads/scores', { op: 'incr', member: 'blue', delta: 1 });
+  assert.equal(rw.status, 400, rw.text);
+  // a board without teams refuses the op
+  const nt = await ws.request({ op: 'team', board: 'demo', member: 'x', team: 'y' }, 10000);
+  assert.equal(nt.code, 'bad_request', JSON.stringify(nt));
+}
+
+/* Members with points move between teams from several connections at once;
+ * a viewer of all teams must only ever see states where the teams' sums add
+ * up to the members' total (half a move would not). */
+async function concurrentMoves(t, gw) {
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const TEAMS = ['t0', 't1', 't2', 't3'];
+  const MEMBERS = 16;
+  // teams already on squads (the cluster test runs teamOps first) count too
+  const start = await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10');
+  let total = start.body.rows.reduce((s, r) => s + r.score, 0);
+  for (let i = 0; i < MEMBERS; i++) {
+    await ws.request({ op: 'team', board: 'players', member: `m${i}`, team: TEAMS[i % 4] }, 10000);
+    const ack = await ws.request({ op: 'set', board: 'players', member: `m${i}`, value: 10 + i * 3 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    total += 10 + i * 3;
+  }
+  const top = await watchTop(t, gw, 'squads', 10);
+  const feed = await watchFeed(t, gw, 'squads');
+  await h.waitFor(() => top.rows.reduce((s, r) => s + r.score, 0) === total, 10000, 'all teams on the view');
+  top.states = [top.rows]; // from here on, every state must hold the whole total
+  const movers = [];
+  for (let c = 0; c < 4; c++) movers.push(await h.connectWs(t, gw.wsUrl));
+  let seed = 7;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const MOVES = 400;
+  const jobs = movers.map(async (conn, c) => {
+    for (let k = 0; k < MOVES / movers.length; k++) {
+      const r = await conn.request({ op: 'team', board: 'players', member: `m${(c * 4 + rnd(4))}`, team: TEAMS[rnd(4)] }, 10000);
+      assert.equal(r.op, 'teamed', JSON.stringify(r));
+    }
+  });
+  await Promise.all(jobs);
+  const rest = await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10');
+  const want = shape(rest.body.rows);
+  await h.waitFor(() => top.broken || shape(top.rows) === want, 15000, 'the viewer to catch up');
+  assert.equal(top.broken, null, top.broken);
+  assert.equal(rest.body.rows.reduce((s, r) => s + r.score, 0), total);
+  for (const st of top.states) {
+    assert.equal(st.reduce((s, r) => s + r.score, 0), total, `a state with half a move: ${shape(st)}`);
+  }
+  assert.ok(top.states.length >= 2, `the viewer saw ${top.states.length} states`);
+  // the feed: gapless; a move's events come in consecutive pairs (same at)
+  await h.waitFor(() => feed.length > 0 && feed[feed.length - 1].seq === rest.body.seq, 15000, 'the feed to catch up');
+  feed.forEach((e, i) => assert.equal(e.seq, feed[0].seq + i));
+}
+
+test('team ops, acks, top and feed of squads on one Redis', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  await teamOps(t, gw);
+});
+
+test('a reader of squads never sees half of a move, on one Redis', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  await concurrentMoves(t, gw);
+});
+
+test('team boards on the 3+3 cluster: ops, acks, views and atomic moves', { skip, timeout: 240000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds });
+  await teamOps(t, gw);
+  await concurrentMoves(t, gw);
+  // admin ops and the rebuild tool in the source's slot on the cluster
+  const before = (await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10')).body.rows;
+  const m0 = (await h.http(gw.base, 'GET', '/api/v1/boards/players/members/m0')).body;
+  const rm = await h.http(gw.base, 'DELETE', '/api/v1/boards/players/members/m0');
+  assert.equal(rm.status, 200, rm.text);
+  const after = (await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10')).body.rows;
+  const total = (rows) => rows.reduce((s, r) => s + r.score, 0);
+  assert.equal(total(after), total(before) - m0.score);
+  const r = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'players', '--redis', cluster.seeds],
+    { encoding: 'utf8', env: Object.assign({}, process.env, { RANKCAST_ADMIN_KEY: undefined }), cwd: h.repoRoot });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /squads recomputed: 0 teams changed/); // the sums were exact
+});
+
+test('--check-config refuses teams where they cannot work, with FILE:LINE', { skip }, () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-teams-'));
+  const cases = [
+    ['period = day', /:4: teams cannot be combined with period/],
+    ['shards = 2', /:4: teams cannot be combined with shards/],
+    ['write_mode = queued', /:4: teams cannot be combined with write_mode = queued/],
+    ['order = desc', null],
+  ];
+  try {
+    for (const [line, re] of cases) {
+      const file = path.join(dir, 'c.conf');
+      fs.writeFileSync(file, `[board p]\ntiebreak = none\n${line}\nteams = s\n`);
+      const r = spawnSync(h.gatewayBin(), ['--check-config', file], { encoding: 'utf8' });
+      if (re) {
+        assert.equal(r.status, 1, r.stdout + r.stderr);
+        assert.match(r.stderr + r.stdout, re);
+      } else {
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+      }
+    }
+    const file = path.join(dir, 'd.conf');
+    fs.writeFileSync(file, '[board p]\ntiebreak = none\nteams = s\n[board s]\n');
+    const r = spawnSync(h.gatewayBin(), ['--check-config', file], { encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /d\.conf:4: board 's' is the team board of line 3's teams/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/* Admin ops on players keep squads exact; on squads they are refused; an
+ * out-of-band ZADD on players is undone in squads only by `rankcast teams
+ * rebuild`; an import writes through the write script (sums follow); a reset
+ * of players empties squads. */
+test('admin ops, import and teams rebuild keep squads exact; squads refuses admin ops', { skip, timeout: 120000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const squads = async () => shape((await h.http(gw.base, 'GET', '/api/v1/boards/squads?top=10')).body.rows);
+  for (const [m, team] of [['ann', 'red'], ['bob', 'red'], ['cid', 'blue']]) {
+    const r = await ws.request({ op: 'team', board: 'players', member: m, team }, 10000);
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  }
+  await ws.request({ op: 'incr', board: 'players', member: 'ann', delta: 5, req: 'r-1' }, 10000);
+  await ws.request({ op: 'incr', board: 'players', member: 'bob', delta: 3 }, 10000);
+  await ws.request({ op: 'incr', board: 'players', member: 'cid', delta: 4 }, 10000);
+  assert.equal(await squads(), 'red=8 blue=4');
+  // reverse on the source: red loses ann's 5
+  const rev = await h.http(gw.base, 'POST', '/api/v1/boards/players/reverse', { req: 'r-1' });
+  assert.equal(rev.status, 200, rev.text);
+  assert.equal(await squads(), 'blue=4 red=3');
+  // remove on the source: red keeps its members, loses bob's 3
+  const rm = await h.http(gw.base, 'DELETE', '/api/v1/boards/players/members/bob');
+  assert.equal(rm.status, 200, rm.text);
+  assert.equal(await squads(), 'blue=4 red=0');
+  // the same ops on squads are refused
+  for (const [method, p, body] of [['POST', 'reset', {}], ['POST', 'reverse', { req: 'r-1' }], ['DELETE', 'members/red', undefined]]) {
+    const r = await h.http(gw.base, method, `/api/v1/boards/squads/${p}`, body);
+    assert.equal(r.status, 400, `${method} ${p}: ${r.text}`);
+  }
+  // import: through the write script, so the sums follow row by row
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-teams-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const csv = path.join(dir, 'in.csv');
+  fs.writeFileSync(csv, 'member,score\nann,10\ncid,1\n');
+  const env = Object.assign({}, process.env, { RANKCAST_ADMIN_KEY: undefined });
+  let r = spawnSync(h.gatewayBin(), ['import', 'players', csv, '--quiet', '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(await squads(), 'red=10 blue=1');
+  // out of band: redis-cli ZADD cannot move squads; teams rebuild does
+  const ann = Number(await redis.cli('ZSCORE', 'rc:{players|}:z', 'ann'));
+  const scale = 2 ** 29; // players: 1s over 3650d of tie-break, 29 bits (as demo)
+  await redis.cli('ZADD', 'rc:{players|}:z', String(ann + 20 * scale), 'ann'); // ann 10 -> 30
+  assert.equal(await squads(), 'red=10 blue=1');
+  const feed = await watchFeed(t, gw, 'squads');
+  r = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'players', '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /team board squads recomputed: 1 teams changed/);
+  assert.equal(await squads(), 'red=30 blue=1');
+  await h.waitFor(() => feed.length === 1, 10000, 'the rebuild on the feed');
+  assert.deepEqual([feed[0].member, feed[0].score], ['red', 30]);
+  r = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'demo', '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+  assert.equal(r.status, 2, r.stderr);
+  // a reset of the source resets its teams
+  const reset = await h.http(gw.base, 'POST', '/api/v1/boards/players/reset', {});
+  assert.equal(reset.status, 200, reset.text);
+  assert.equal(await squads(), '');
+  const ack = await ws.request({ op: 'incr', board: 'players', member: 'cid', delta: 2 }, 10000);
+  assert.deepEqual([ack.team, ack.team_score, ack.team_rank], ['blue', 2, 1]);
+  assert.equal(await squads(), 'blue=2');
+});
+
+/* squads serves the views of any board through the existing fan-out: a top
+ * view's deltas carry prev_rank, an around view of a team, a page, shared
+ * places for tied teams and a max_rate view all follow a member's write. */
+test('squads serves top (prev_rank), around, page, shared places and max_rate views', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 5; i++) {
+    await ws.request({ op: 'team', board: 'players', member: `p${i}`, team: `t${i}` }, 10000);
+    const a = await ws.request({ op: 'set', board: 'players', member: `p${i}`, value: 100 - i * 10 }, 10000);
+    assert.equal(a.team_rank, i, JSON.stringify(a));
+  }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const views = {};
+  const deltas = [];
+  for (const [name, sub] of [
+    ['top', { view: { top: 3 } }],
+    ['around', { view: { around: 't3', radius: 1 } }],
+    ['page', { view: { offset: 1, limit: 2 } }],
+    ['places', { view: { top: 5 }, places: 'shared' }],
+    ['slow', { view: { top: 5 }, max_rate: 2 }],
+  ]) {
+    const s = await viewer.request(Object.assign({ op: 'subscribe', board: 'squads' }, sub), 10000);
+    assert.equal(s.op, 'snapshot', JSON.stringify(s));
+    views[s.sub] = { name, rows: s.rows };
+  }
+  viewer.ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    const v = views[m.sub];
+    if (!v) return;
+    if (m.op === 'snapshot') v.rows = m.rows;
+    else if (m.op === 'delta') {
+      if (v.name === 'top') deltas.push(m);
+      const next = applyDelta(v.rows, m, v.name === 'page' ? 2 : 1, v.name === 'top' ? 3 : 5);
+      if (next) v.rows = next;
+    }
+  });
+  const by = (name) => Object.values(views).find((v) => v.name === name);
+  // t5 (50) jumps to the top: p5 50 -> 200
+  const ack = await ws.request({ op: 'incr', board: 'players', member: 'p5', delta: 150 }, 10000);
+  assert.deepEqual([ack.team, ack.team_score, ack.team_rank], ['t5', 200, 1]);
+  await h.waitFor(() => shape(by('top').rows) === 't5=200 t1=90 t2=80', 10000, 'top 3 of squads');
+  const d = deltas.find((m) => m.rows.some((r) => r.member === 't5'));
+  assert.equal(d.rows.find((r) => r.member === 't5').prev_rank, 5, JSON.stringify(d));
+  await h.waitFor(() => shape(by('slow').rows) === 't5=200 t1=90 t2=80 t3=70 t4=60', 10000, 'the max_rate view');
+  const around = await h.http(gw.base, 'GET', '/api/v1/boards/squads?around=t3&radius=1');
+  assert.equal(around.status, 200, around.text);
+  assert.equal(shape(around.body.rows), 't2=80 t3=70 t4=60');
+  // t4 ties t3 at 70: shared places
+  await ws.request({ op: 'incr', board: 'players', member: 'p4', delta: 10 }, 10000);
+  await h.waitFor(() => {
+    const r = by('places').rows;
+    return r.length === 5 && r[3].place === 4 && r[4].place === 4 && r[3].tied && r[4].tied;
+  }, 10000, 'shared places of t3 and t4');
+  const page = await h.http(gw.base, 'GET', '/api/v1/boards/squads?offset=1&limit=2');
+  assert.equal(page.status, 200, page.text);
+  assert.equal(shape(page.body.rows), 't1=90 t2=80');
+  await h.waitFor(() => shape(by('page').rows) === 't1=90 t2=80', 10000, 'the page view');
+});
