@@ -403,7 +403,18 @@ async function runFault(kind, r) {
         await sleep(r.int(5000, 7000)); // node timeout 2 s: its replica takes over
         process.kill(node.redis.pid, 'SIGCONT');
       } else {
+        const reps = await cl.replicaOf(port);
         await cl.kill(port, 'SIGKILL');
+        // its replica promoted before it comes back: right after the kill the
+        // others still say ok (nobody has timed it out yet), and a node back
+        // empty under its old id would still own its slots (a data loss of
+        // the fault's making, not the gateway's)
+        await h.waitFor(async () => {
+          for (const r2 of reps) {
+            try { if (/role:master/.test(await cl.cli(r2, 'INFO', 'replication'))) return true; } catch (e) { /* busy */ }
+          }
+          return false;
+        }, 60000, `a replica of ${port} promoted`);
         await cl.waitOk(60000);
         // back on its port with its nodes.conf: it rejoins as a replica
         node.redis = await h.startRedis(null, {
@@ -476,6 +487,14 @@ async function quietPoint() {
       const res = await h.http(g.base, 'GET', q, undefined, { timeoutMs: 5000 });
       log.write({ k: 'truth', board: spec.board, view: spec.view, places: spec.places || null, period: period || null, snap: res.body });
     }
+  }
+  // every feed must have caught up with its board (a lost last event shows here)
+  for (const board of ALL_BOARDS) {
+    const period = board === SPRINT ? state.sprintPeriod : undefined;
+    const q = `/api/v1/boards/${board}?top=1${period ? `&period=${encodeURIComponent(period)}` : ''}`;
+    const res = await h.http(g.base, 'GET', q, undefined, { timeoutMs: 5000 });
+    const b = res.body || {};
+    log.write({ k: 'feedtruth', board, period: period || null, seq: b.seq, epoch: b.epoch, frozen: b.frozen });
   }
   for (const gi of state.gws) {
     try { log.write({ k: 'rss', gw: gi.idx, kb: h.vmRssKb(gi.gw.pid) }); } catch (e) { /* gone */ }
