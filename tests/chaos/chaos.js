@@ -382,12 +382,14 @@ async function runFault(kind, r) {
       return true;
     }
     const cl = state.cluster;
+    await replicasInSync(cl);
     if (kind === 'failover') {
       const prim = r.pick(await cl.primaries());
       const reps = await cl.replicaOf(prim);
       if (!reps.length) return false;
       mark('start', reps[0]);
       await cl.failover(reps[0]);
+      await replicasInSync(cl);
       mark('end', reps[0]);
       return true;
     }
@@ -414,7 +416,7 @@ async function runFault(kind, r) {
             try { if (/role:master/.test(await cl.cli(r2, 'INFO', 'replication'))) return true; } catch (e) { /* busy */ }
           }
           return false;
-        }, 60000, `a replica of ${port} promoted`);
+        }, 30000, `a replica of ${port} promoted`);
         await cl.waitOk(60000);
         // back on its port with its nodes.conf: it rejoins as a replica
         node.redis = await h.startRedis(null, {
@@ -425,11 +427,30 @@ async function runFault(kind, r) {
         node.dead = false;
       }
       await cl.waitOk(60000);
+      await replicasInSync(cl);
       mark('end', port);
       return true;
     }
   } finally { busy.delete('redis'); }
   return false;
+}
+
+// Every live replica's link to its primary is up: a replica still syncing
+// after a pause or a restart would not be promoted if its primary died now
+// (its data counts as too old), leaving slots without a primary for good;
+// the run's faults wait for this before the next cluster fault, so they
+// overlap with gateway faults and writes, not into an outage Redis Cluster
+// itself does not heal.
+async function replicasInSync(cl, ms = 60000) {
+  await h.waitFor(async () => {
+    for (const n of cl.nodes.filter((x) => !x.dead)) {
+      try {
+        const info = await cl.cli(n.port, 'INFO', 'replication');
+        if (/role:slave/.test(info) && !/master_link_status:up/.test(info)) return false;
+      } catch (e) { return false; }
+    }
+    return true;
+  }, ms, 'every replica in sync');
 }
 
 async function faults() {

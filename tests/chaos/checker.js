@@ -306,7 +306,28 @@ function check(lines) {
     bad('the history has no final state', {});
   }
 
-  return { meta, acked, faults, checks, violations, truths: truths.length };
+  // figures: faults by kind, the longest write (first try to ack) begun
+  // during each kind of fault or within 5 s after it, the largest RSS seen
+  const spans = [];
+  const open = new Map();
+  for (const l of lines) {
+    if (l.k !== 'fault') continue;
+    const key = `${l.kind}|${l.target}`;
+    if (l.phase === 'start') open.set(key, l.t);
+    else if (l.phase === 'end' && open.has(key)) { spans.push({ kind: l.kind, from: open.get(key), to: l.t }); open.delete(key); }
+  }
+  const byKind = {};
+  for (const sp of spans) {
+    const k = byKind[sp.kind] || (byKind[sp.kind] = { n: 0, longestMs: 0 });
+    k.n++;
+    for (const w of writes.values()) {
+      if (!w.acks.length || w.sends[0] < sp.from || w.sends[0] > sp.to + 5000) continue;
+      k.longestMs = Math.max(k.longestMs, w.acks[0].t - w.sends[0]);
+    }
+  }
+  const rss = lines.filter((l) => l.k === 'rss').map((l) => l.kb);
+  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null };
+  return { meta, acked, faults, checks, violations, truths: truths.length, figures };
 }
 
 // The lines around a violation: the client's (or write's) own lines near it,
@@ -323,6 +344,11 @@ function around(lines, v, max = 40) {
 function report(lines, res, out = console) {
   const n = res.violations.length;
   out.log(`chaos: ${res.acked} writes acked, ${res.faults} faults, ${res.checks} checks, ${n} violations`);
+  if (res.figures) {
+    const kinds = Object.entries(res.figures.byKind)
+      .map(([k, v]) => `${k} ${v.n} (longest write ${(v.longestMs / 1000).toFixed(1)} s)`).join(', ');
+    out.log(`  faults: ${kinds || 'none'}; largest gateway RSS ${res.figures.maxRssKb} kB`);
+  }
   const kinds = new Map();
   for (const v of res.violations) {
     const kind = v.what.replace(/[0-9]+/g, 'N').replace(/\|[^:]*:/, ':').split('\n')[0].slice(0, 90);

@@ -14,6 +14,11 @@ root="$(cd "$here/../.." && pwd)"
 minutes="${1:?usage: tests/chaos/run.sh MINUTES [SEED]}"
 seed="${2:-$(( (RANDOM << 15 | RANDOM) ))}"
 case "$minutes" in ''|*[!0-9.]*) echo "MINUTES must be a number" >&2; exit 2;; esac
+# RC_SANITIZE=1: the ASan + UBSan build (build-sanitize/, as RC_SANITIZE=1
+# tests/run makes it); a sanitizer report fails the run (checker: gwexit)
+if [ -n "${RC_SANITIZE:-}" ]; then
+    export RANKCAST_BIN="${RANKCAST_BIN:-$root/build-sanitize/gateway/rankcast}"
+fi
 export RANKCAST_BIN="${RANKCAST_BIN:-$root/build/gateway/rankcast}"
 [ -x "$RANKCAST_BIN" ] || { echo "chaos: no gateway at $RANKCAST_BIN (build it first)" >&2; exit 2; }
 out="${CHAOS_OUT:-$(mktemp -d /tmp/rankcast-chaos-XXXXXX)}"
