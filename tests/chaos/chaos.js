@@ -259,7 +259,9 @@ function viewSpecs(r) {
     { board, view: { top: 10 }, max_rate: 5 },
   ];
   const n = r.int(2, 4);
-  const out = [];
+  // every viewer holds a feed too (feeds around failovers are where
+  // losses were seen), on a board of its own choice
+  const out = [{ board: r.pick(ALL_BOARDS), view: { feed: true } }];
   for (let k = 0; k < n; k++) out.push(Object.assign({}, r.pick(kinds), { board: r.pick(ALL_BOARDS) }));
   return out;
 }
