@@ -30,7 +30,9 @@ rc=0
 for mode in single cluster; do
     hist="$out/$mode-$seed.jsonl"
     run_rc=0
-    node "$here/chaos.js" --mode "$mode" --seconds "$seconds" --seed "$seed" \
+    # bounded: the run's own waits are bounded, and this bounds the rest (a
+    # TERM makes tests/e2e/harness.js kill every process the run started)
+    timeout -k 15s "$((seconds + 300))s" node "$here/chaos.js" --mode "$mode" --seconds "$seconds" --seed "$seed" \
         --quiet-every "$quiet" --out "$hist" || run_rc=$?
     echo "chaos ($mode, seed $seed):"
     node "$here/checker.js" "$hist" || rc=1
