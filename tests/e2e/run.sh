@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Node tests: unit tests of web/rankcast.js, the harness self-test,
-# the gateway end-to-end tests and the browser test.
-#   bash tests/e2e/run.sh                     every *.test.js under tests/e2e and tests/browser
+# the gateway end-to-end tests, the browser test and the chaos checker's
+# self-test (tests/chaos/checker.test.js).
+#   bash tests/e2e/run.sh                     every *.test.js under tests/e2e, tests/browser, tests/chaos
 #   bash tests/e2e/run.sh FILE.test.js ...    just those
 # Installs the pinned packages (npm ci) when node_modules is missing or the
 # lockfile changed since the last install. Exits non-zero when a test fails.
@@ -30,7 +31,9 @@ fi
 # runs them all; name a file to run it under the sanitizer anyway.
 sanitize_skip='/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package)\.test\.js$'
 if [ $# -eq 0 ]; then
-    mapfile -t files < <(find "$here" "$root/tests/browser" -name '*.test.js' \
+    # (tests/chaos: only the checker's self-test is a *.test.js; the chaos
+    # run itself is tests/chaos/run.sh)
+    mapfile -t files < <(find "$here" "$root/tests/browser" "$root/tests/chaos" -name '*.test.js' \
         -not -path '*/node_modules/*' | sort)
     if [ -n "${RC_SANITIZE:-}" ]; then
         mapfile -t left < <(printf '%s\n' "${files[@]}" | grep -E "$sanitize_skip")

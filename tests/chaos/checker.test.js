@@ -1,0 +1,153 @@
+/* checker.test.js - the chaos checker catches what it claims (issue 25): a
+ * small, clean history passes with 0 violations, and each doctored copy of
+ * it (an acked write dropped, a feed seq skipped, a wrong delta row, a wrong
+ * prev_rank, a lost last event, a write applied twice, an epoch change
+ * without reset) is reported for that reason. No gateway or Redis needed:
+ * the histories are built here, in the format tests/chaos/chaos.js records. */
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert');
+const { check } = require('./checker');
+
+// A clean history: 4 acked writes on demo, one feed viewer from seq 0, one
+// top-3 viewer fed by a snapshot and deltas, a quiet point with the truth,
+// and the final state.
+function clean() {
+  let t = 0;
+  const L = [];
+  const add = (o) => { t += 1; L.push(Object.assign({ t }, o)); return o; };
+  add({ k: 'meta', seed: 42, mode: 'single', seconds: 1 });
+  add({ k: 'open', c: 'w0#1', gw: 0 });
+  add({ k: 'open', c: 'v0#2', gw: 1 });
+  add({ k: 'send', c: 'v0#2', m: { op: 'subscribe', board: 'demo', view: { feed: true }, id: 'v0#2:s0' } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'snapshot', id: 'v0#2:s0', sub: 'v1', board: 'demo', seq: 0, epoch: '', rows: [] } });
+  add({ k: 'send', c: 'v0#2', m: { op: 'subscribe', board: 'demo', view: { top: 3 }, id: 'v0#2:s1' } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'snapshot', id: 'v0#2:s1', sub: 'v2', board: 'demo', seq: 0, epoch: '', rows: [] } });
+  // writes: a +5, b +3, a +2 (a retry of the same req acked as duplicate), c +4
+  const w = (n, member, delta, seq, score, rank) => {
+    add({ k: 'send', c: 'w0#1', m: { op: 'incr', board: 'demo', member, delta, req: `w0-${n}`, id: `w0#1:${n}` } });
+    add({ k: 'recv', c: 'w0#1', m: { op: 'ack', id: `w0#1:${n}`, board: 'demo', member, score, rank, seq, duplicate: false } });
+  };
+  w(1, 'a', 5, 1, 5, 1);
+  add({ k: 'recv', c: 'v0#2', m: { op: 'event', sub: 'v1', seq: 1, member: 'a', score: 5, delta: 5, rank: 1, prev_rank: null, epoch: 'E1' } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'delta', sub: 'v2', seq: 1, rows: [{ rank: 1, member: 'a', score: 5, prev_rank: null }], removed: [] } });
+  w(2, 'b', 3, 2, 3, 2);
+  add({ k: 'recv', c: 'v0#2', m: { op: 'event', sub: 'v1', seq: 2, member: 'b', score: 3, delta: 3, rank: 2, prev_rank: null } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'delta', sub: 'v2', seq: 2, rows: [{ rank: 2, member: 'b', score: 3, prev_rank: null }], removed: [] } });
+  // req w0-3: the first try answered unavailable, the retry acked
+  add({ k: 'send', c: 'w0#1', m: { op: 'incr', board: 'demo', member: 'c', delta: 4, req: 'w0-3', id: 'w0#1:3a' } });
+  add({ k: 'recv', c: 'w0#1', m: { op: 'error', id: 'w0#1:3a', code: 'unavailable' } });
+  add({ k: 'send', c: 'w0#1', m: { op: 'incr', board: 'demo', member: 'c', delta: 4, req: 'w0-3', id: 'w0#1:3b' } });
+  add({ k: 'recv', c: 'w0#1', m: { op: 'ack', id: 'w0#1:3b', board: 'demo', member: 'c', score: 4, rank: 2, seq: 3, duplicate: false } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'event', sub: 'v1', seq: 3, member: 'c', score: 4, delta: 4, rank: 2, prev_rank: null } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'delta', sub: 'v2', seq: 3, rows: [{ rank: 2, member: 'c', score: 4, prev_rank: null }], removed: [] } });
+  w(4, 'b', 2, 4, 5, 2);
+  add({ k: 'recv', c: 'v0#2', m: { op: 'event', sub: 'v1', seq: 4, member: 'b', score: 5, delta: 2, rank: 2, prev_rank: 3 } });
+  add({ k: 'recv', c: 'v0#2', m: { op: 'delta', sub: 'v2', seq: 4, rows: [{ rank: 2, member: 'b', score: 5, prev_rank: 3 }], removed: [] } });
+  add({ k: 'quiet', n: 1 });
+  const rows = [{ rank: 1, member: 'a', score: 5 }, { rank: 2, member: 'b', score: 5 }, { rank: 3, member: 'c', score: 4 }];
+  add({ k: 'truth', board: 'demo', view: { top: 3 }, places: null, period: null, snap: { rows } });
+  add({ k: 'feedtruth', board: 'demo', period: null, seq: 4, epoch: 'E1' });
+  add({ k: 'final', board: 'demo', period: null, status: 200, rows, total: 3 });
+  add({ k: 'end' });
+  return L;
+}
+
+const copy = (L) => JSON.parse(JSON.stringify(L));
+const find = (L, pred) => {
+  const i = L.findIndex(pred);
+  assert.ok(i >= 0, 'the clean history has the line to doctor');
+  return i;
+};
+const whats = (res) => res.violations.map((v) => v.what).join('\n');
+
+test('a clean history has 0 violations and counts its checks', () => {
+  const res = check(clean());
+  assert.deepStrictEqual(res.violations, []);
+  assert.equal(res.acked, 4);
+  assert.ok(res.checks >= 10, `checks ${res.checks}`);
+});
+
+test('an acked write missing from the final state is reported', () => {
+  const L = copy(clean());
+  const f = L[find(L, (l) => l.k === 'final')];
+  f.rows = f.rows.filter((r) => r.member !== 'c');
+  f.total = 2;
+  const res = check(L);
+  assert.match(whats(res), /demo\|\|c: final score 0, acked writes say 4 \(an acked write is missing\)/);
+});
+
+test('a write applied twice is reported', () => {
+  const L = copy(clean());
+  L[find(L, (l) => l.k === 'final')].rows[0].score = 10;
+  assert.match(whats(check(L)), /demo\|\|a: final score 10, acked writes say 5 \(a write applied more than once/);
+});
+
+test('a write acked before a Redis lost its data need not be there; one acked after must', () => {
+  const L = copy(clean());
+  // the data loss between the write of a (seq 1) and the rest
+  const at = find(L, (l) => l.k === 'send' && l.m.req === 'w0-2');
+  L.splice(at, 0, { t: L[at].t - 0.5, k: 'epoch', phase: 'down' }, { t: L[at].t - 0.2, k: 'epoch', phase: 'up' });
+  let res = check(L);
+  assert.match(whats(res), /demo\|\|a: final score 5, acked writes say 0/);
+  L[find(L, (l) => l.k === 'final')].rows.shift();
+  // the viewers' views are doctored only by the final state here
+  res = check(L);
+  assert.doesNotMatch(whats(res), /final score/);
+});
+
+test('a skipped feed seq is reported', () => {
+  const L = copy(clean());
+  L.splice(find(L, (l) => l.k === 'recv' && l.m.op === 'event' && l.m.seq === 3), 1);
+  assert.match(whats(check(L)), /feed on demo: expected seq 3, got 4 \(no reset\)/);
+});
+
+test('a lost last event is reported at the quiet point', () => {
+  const L = copy(clean());
+  L.splice(find(L, (l) => l.k === 'recv' && l.m.op === 'event' && l.m.seq === 4), 1);
+  assert.match(whats(check(L)), /feed on demo delivered up to seq 3 at a quiet point, the board is at seq 4 \(an event never arrived\)/);
+});
+
+test('an epoch change without reset is reported', () => {
+  const L = copy(clean());
+  L[find(L, (l) => l.k === 'recv' && l.m.op === 'event' && l.m.seq === 3)].m.epoch = 'E2';
+  assert.match(whats(check(L)), /epoch changed from E1 to E2 without reset/);
+});
+
+test('a feed that says reset may start over', () => {
+  const L = copy(clean());
+  const at = find(L, (l) => l.k === 'recv' && l.m.op === 'event' && l.m.seq === 3);
+  L.splice(at, 0, { t: L[at].t - 0.1, k: 'recv', c: 'v0#2', m: { op: 'snapshot', sub: 'v1', board: 'demo', seq: 2, epoch: 'E1', reset: true, rows: [] } });
+  assert.deepStrictEqual(check(L).violations, []);
+});
+
+test('a wrong delta row is reported (the view differs from the truth)', () => {
+  const L = copy(clean());
+  L[find(L, (l) => l.k === 'recv' && l.m.op === 'delta' && l.m.seq === 3)].m.rows[0].score = 40;
+  assert.match(whats(check(L)), /view of demo \{"top":3\} differs from the truth at a quiet point/);
+});
+
+test('a dropped delta row is reported', () => {
+  const L = copy(clean());
+  L[find(L, (l) => l.k === 'recv' && l.m.op === 'delta' && l.m.seq === 3)].m.rows = []; // c never shows
+  assert.match(whats(check(L)), /view of demo \{"top":3\} differs from the truth/);
+});
+
+test('a wrong prev_rank is reported, on deltas and on feed events', () => {
+  const L = copy(clean());
+  L[find(L, (l) => l.k === 'recv' && l.m.op === 'delta' && l.m.seq === 4)].m.rows[0].prev_rank = 1;
+  assert.match(whats(check(L)), /delta on demo: b was at rank 3 in the view, delta says prev_rank 1/);
+  const F = copy(clean());
+  F[find(F, (l) => l.k === 'recv' && l.m.op === 'event' && l.m.seq === 2)].m.prev_rank = 7;
+  assert.match(whats(check(F)), /first event of b has prev_rank 7, expected null/);
+  const G = copy(clean());
+  G[find(G, (l) => l.k === 'recv' && l.m.op === 'event' && l.m.seq === 4)].m.prev_rank = 1;
+  assert.match(whats(check(G)), /b \+2 went down from 1 to 2/);
+});
+
+test('a gateway that did not end cleanly is reported', () => {
+  const L = copy(clean());
+  L.push({ t: 999, k: 'gwexit', gw: 0, problems: ['sanitizer report: ERROR: AddressSanitizer'] });
+  assert.match(whats(check(L)), /gateway 0 did not end cleanly/);
+});
