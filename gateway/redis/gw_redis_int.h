@@ -68,6 +68,7 @@ struct gw_rreq {
     redisAsyncContext *sent_ac; /* and its connection then */
     redisReply *held;        /* the script's reply, copied, while WAIT runs */
     struct rc_ackbatch_item ack; /* in its connection's WAIT batch (gw_redis_wait.c) */
+    uint64_t ack_seq;        /* its number there (rc_ackbatch_sent) */
     int hops;                /* redirects and retries so far */
     struct gw_rnode *ask;    /* ASK: the next send goes there, after ASKING */
     uint64_t born;           /* loop ms when first sent: retries stop after the ping timeout */

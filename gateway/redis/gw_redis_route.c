@@ -97,6 +97,8 @@ static int send_to(struct gw_rreq *q, struct gw_rnode *n)
     }
     q->sent_to = n;
     q->sent_ac = ac;
+    if (q->wcb && q->wr && q->wait_n > 0)
+        q->ack_seq = rc_ackbatch_sent(gw_node_wr_acks(n->node));
     if (q->s)
         return gw_script_call(q->s, ac, q->nkeys, q->argc, q->argv, q->argvlen, on_script_reply, q);
     return redisAsyncCommandArgv(ac, on_cmd_reply, q, q->argc, q->argv, q->argvlen) == REDIS_OK ? 0

@@ -6,9 +6,10 @@
  * per write therefore made N writes in flight to a primary without a live
  * replica take N x ack_timeout, and the watchdog PING, queued behind them
  * on the same connection, failed the link. Instead each write connection
- * has at most one WAIT in flight (core/rc_ackbatch): a write answered while
- * it runs waits, and the next WAIT, sent when it answers, covers every
- * write answered before it. Each write is answered with its own batch's
+ * has at most one WAIT in flight (core/rc_ackbatch): a write sent before it
+ * (answered while it runs: it was queued behind it) is in its batch, a
+ * write sent after it waits, and the next WAIT, sent when it answers,
+ * covers every write answered before. Each write is answered with its own batch's
  * WAIT answer: the replicas that have it, never a later count. A lost
  * connection answers -1 (unknown) to the batch in flight and the pending.
  */
@@ -18,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The WAIT in flight: node is valid until the node's contexts are freed,
- * which runs this callback (with NULL) first. */
+/* The WAIT in flight (its batch is in the node's rc_ackbatch): node is
+ * valid until the node's contexts are freed, which runs on_wait (with NULL)
+ * first. */
 struct wait_out {
     struct gw_node *node;
     uv_loop_t *loop;
-    struct rc_ackbatch_item *batch;
 };
 
 static struct gw_rreq *req_of(struct rc_ackbatch_item *it)
@@ -91,8 +92,7 @@ static void start(uv_loop_t *loop, struct gw_node *node)
     struct rc_ackbatch *b = gw_node_wr_acks(node);
     int n;
     int64_t ms;
-    struct rc_ackbatch_item *batch = rc_ackbatch_start(b, uv_now(loop), &n, &ms);
-    if (!batch)
+    if (!rc_ackbatch_start(b, uv_now(loop), &n, &ms))
         return;
     redisAsyncContext *ac = gw_node_wr(node);
     struct wait_out *w = malloc(sizeof *w);
@@ -102,12 +102,10 @@ static void start(uv_loop_t *loop, struct gw_node *node)
     if (w) {
         w->node = node;
         w->loop = loop;
-        w->batch = batch;
     }
     if (!ac || !w || redisAsyncCommand(ac, on_wait, w, "WAIT %s %s", ns, mss) != REDIS_OK) {
         free(w);
-        rc_ackbatch_done(b);
-        answer(batch, -1);
+        answer(rc_ackbatch_done(b), -1);
     }
 }
 
@@ -117,19 +115,17 @@ static void on_wait(redisAsyncContext *ac, void *reply, void *privdata)
     redisReply *rep = reply;
     (void)ac;
     int n = rep && rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
-    struct rc_ackbatch_item *batch = w->batch;
     struct gw_node *node = w->node;
     uv_loop_t *loop = w->loop;
     free(w);
     struct rc_ackbatch *b = gw_node_wr_acks(node);
+    struct rc_ackbatch_item *batch = rc_ackbatch_done(b);
     /* the next WAIT first (the writes pending are on this live connection);
      * with no reply the connection is gone and nothing can cover them */
-    if (rc_ackbatch_done(b)) {
-        if (rep)
-            start(loop, node);
-        else
-            answer(rc_ackbatch_take_pending(b), -1);
-    }
+    if (rep)
+        start(loop, node);
+    else
+        answer(rc_ackbatch_take_pending(b), -1);
     answer(batch, n);
 }
 
@@ -147,6 +143,6 @@ void gw_redis_wait_add(struct gw_rreq *q, redisReply *reply)
     }
     q->ack.replicas = q->wait_n;
     q->ack.timeout_ms = q->wait_ms;
-    if (rc_ackbatch_add(gw_node_wr_acks(node), &q->ack))
+    if (rc_ackbatch_add(gw_node_wr_acks(node), &q->ack, q->ack_seq))
         start(q->r->loop, node);
 }
