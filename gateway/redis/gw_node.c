@@ -36,6 +36,7 @@ struct gw_node *gw_node_start(uv_loop_t *loop, const struct gw_node_opts *opts,
         return NULL;
     }
     r->loop = loop;
+    rc_ackbatch_init(&r->wr_acks);
     r->opts = *opts;
     r->opts.host = r->host;
     r->opts.username = r->opts.password = NULL;
@@ -117,6 +118,11 @@ redisAsyncContext *gw_node_cmd(struct gw_node *r)
 redisAsyncContext *gw_node_wr(struct gw_node *r)
 {
     return r->state == GW_ST_UP ? r->wr.ac : NULL;
+}
+
+struct rc_ackbatch *gw_node_wr_acks(struct gw_node *r)
+{
+    return &r->wr_acks;
 }
 
 /* hiredis writes only when the loop reports the socket writable; this is the

@@ -34,6 +34,7 @@
 #include "redis/gw_script.h"
 
 struct gw_node;
+struct rc_ackbatch;
 
 struct gw_node_hooks {
     void *data;
@@ -93,6 +94,9 @@ int gw_node_port(const struct gw_node *r);
 redisAsyncContext *gw_node_cmd(struct gw_node *r);
 /* The write connection, likewise: the gateway's writes (their WAIT too). */
 redisAsyncContext *gw_node_wr(struct gw_node *r);
+/* The write connection's WAIT batch (rc_ackbatch.h), kept by gw_redis_wait.c;
+ * the watchdog allows for the WAIT in flight (docs/gateway.md). */
+struct rc_ackbatch *gw_node_wr_acks(struct gw_node *r);
 
 /* Writes what is queued on the command connection to the socket now, without
  * waiting (best effort: a full socket keeps the rest). For a last command

@@ -25,6 +25,7 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include "rc_ackbatch.h"
 #include "base/gw_release.h"
 #include "redis/gw_node.h"
 #include "redis/gw_redis_resolve.h"
@@ -62,6 +63,7 @@ struct gw_node {
     struct gw_release rel; /* holds: timers not closed yet, a running lookup after stop; busy: a context left */
     int setup_pending;   /* setup replies still expected (CONNECTING only) */
     int ping_out;        /* a watchdog PING is unanswered */
+    struct rc_ackbatch wr_acks; /* the write connection's WAIT batch (gw_redis_wait.c) */
     int keyspace_ok;               /* 1 on, 0 missing, -1 not known (gw_node_probe.c) */
     int probe;                     /* the keyspace probe's step (gw_node_probe.c) */
     unsigned probe_heard;          /* its notifications heard so far */

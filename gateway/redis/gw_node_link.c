@@ -343,7 +343,11 @@ static void on_deadline(uv_timer_t *t)
         gw_node_link_fail(r, "PING unanswered after %lld ms", (long long)r->opts.ping_timeout_ms);
 }
 
-/* One PING in flight at most; its deadline is the deadline timer. */
+/* One PING in flight at most; its deadline is the deadline timer. A WAIT
+ * in flight on the write connection (one at most: gw_redis_wait.c) holds
+ * the PING's answer back until it answers, at the latest at its timeout:
+ * the deadline counts from then, so a WAIT is not taken for a dead server
+ * (one that is dead is found out that much later). */
 static void on_ping_tick(uv_timer_t *t)
 {
     struct gw_node *r = t->data;
@@ -352,7 +356,8 @@ static void on_ping_tick(uv_timer_t *t)
     if (redisAsyncCommand(r->wr.ac, on_pong, r, "PING") != REDIS_OK)
         return;
     r->ping_out = 1;
-    uv_timer_start(&r->deadline, on_deadline, (uint64_t)r->opts.ping_timeout_ms, 0);
+    uint64_t held = rc_ackbatch_delay(&r->wr_acks, uv_now(r->loop));
+    uv_timer_start(&r->deadline, on_deadline, (uint64_t)r->opts.ping_timeout_ms + held, 0);
     /* out now, not when a busy loop next polls for writable: the timeout
      * then counts the server's time, not ours */
     redisAsyncHandleWrite(r->wr.ac);

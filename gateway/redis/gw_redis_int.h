@@ -18,6 +18,7 @@
 
 #include <uv.h>
 
+#include "rc_ackbatch.h"
 #include "rc_hmap.h"
 #include "rc_slot.h"
 #include "redis/gw_node.h"
@@ -64,7 +65,10 @@ struct gw_rreq {
     int wait_n;
     int64_t wait_ms;
     struct gw_rnode *sent_to; /* the node of the last send */
+    redisAsyncContext *sent_ac; /* and its connection then */
     redisReply *held;        /* the script's reply, copied, while WAIT runs */
+    struct rc_ackbatch_item ack; /* in its connection's WAIT batch (gw_redis_wait.c) */
+    uint64_t ack_seq;        /* its number there (rc_ackbatch_sent) */
     int hops;                /* redirects and retries so far */
     struct gw_rnode *ask;    /* ASK: the next send goes there, after ASKING */
     uint64_t born;           /* loop ms when first sent: retries stop after the ping timeout */
@@ -160,5 +164,12 @@ void gw_route_retry_parked(struct gw_redis *r);
 void gw_route_forget_node(struct gw_redis *r, struct gw_rnode *n);
 /* Fails every parked request (stop). */
 void gw_route_fail_parked(struct gw_redis *r);
+
+/* ---- gw_redis_wait.c ---- */
+
+/* q's write answered reply (not an error) and q asks for replicas: q joins
+ * its connection's WAIT batch (rc_ackbatch.h) and its callback runs with
+ * that batch's WAIT answer (-1: the connection was lost or changed first). */
+void gw_redis_wait_add(struct gw_rreq *q, redisReply *reply);
 
 #endif

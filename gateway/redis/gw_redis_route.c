@@ -46,78 +46,20 @@ static void finish(struct gw_rreq *q, redisReply *reply)
         cb(reply, privdata);
 }
 
-/* A deep copy of a reply, freeable with freeReplyObject (hiredis 0.14
- * allocates replies with malloc and frees them with free). NULL when out of
- * memory. */
-static redisReply *copy_reply(const redisReply *r)
-{
-    redisReply *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->type = r->type;
-    c->integer = r->integer;
-    if (r->str) {
-        if (!(c->str = malloc(r->len + 1))) {
-            free(c);
-            return NULL;
-        }
-        memcpy(c->str, r->str, r->len);
-        c->str[r->len] = '\0';
-        c->len = r->len;
-    }
-    if (r->type == REDIS_REPLY_ARRAY && r->elements > 0) {
-        if (!(c->element = calloc(r->elements, sizeof *c->element))) {
-            freeReplyObject(c);
-            return NULL;
-        }
-        c->elements = r->elements;
-        for (size_t i = 0; i < r->elements; i++)
-            if (!(c->element[i] = copy_reply(r->element[i]))) {
-                freeReplyObject(c);
-                return NULL;
-            }
-    }
-    return c;
-}
-
 /* n's write or command connection, NULL while n is not up. */
 static redisAsyncContext *link_of(struct gw_rnode *n, int wr)
 {
     return wr ? gw_node_wr(n->node) : gw_node_cmd(n->node);
 }
 
-static void on_wait(redisAsyncContext *ac, void *reply, void *privdata)
-{
-    struct gw_rreq *q = privdata;
-    redisReply *rep = reply;
-    (void)ac;
-    int n = rep && rep->type == REDIS_REPLY_INTEGER ? (int)rep->integer : -1;
-    redisReply *held = q->held;
-    gw_redis_wait_cb *wcb = q->wcb;
-    void *privdata2 = q->privdata;
-    free(q);
-    wcb(held, n, privdata2);
-    freeReplyObject(held);
-}
-
-/* The script answered: with a WAIT to do, hold a copy of its reply and ask
- * the same node (the same connection: WAIT counts the replicas that have
- * this connection's writes). */
+/* The script answered: with a WAIT to do, the reply waits for the WAIT of
+ * its connection (gw_redis_wait.c), which covers this write. */
 static void finish_or_wait(struct gw_rreq *q, redisReply *reply)
 {
-    if (!q->wcb || !reply || reply->type == REDIS_REPLY_ERROR || q->wait_n <= 0) {
+    if (!q->wcb || !reply || reply->type == REDIS_REPLY_ERROR || q->wait_n <= 0)
         finish(q, reply);
-        return;
-    }
-    redisAsyncContext *ac = q->sent_to && q->sent_to->up ? link_of(q->sent_to, q->wr) : NULL;
-    char n[16], ms[24];
-    snprintf(n, sizeof n, "%d", q->wait_n);
-    snprintf(ms, sizeof ms, "%lld", (long long)q->wait_ms);
-    if (!ac || !(q->held = copy_reply(reply)) || redisAsyncCommand(ac, on_wait, q, "WAIT %s %s", n, ms) != REDIS_OK) {
-        if (q->held)
-            freeReplyObject(q->held);
-        finish(q, reply);
-    }
+    else
+        gw_redis_wait_add(q, reply);
 }
 
 static struct gw_rnode *target(struct gw_rreq *q)
@@ -154,6 +96,9 @@ static int send_to(struct gw_rreq *q, struct gw_rnode *n)
         q->ask = NULL;
     }
     q->sent_to = n;
+    q->sent_ac = ac;
+    if (q->wcb && q->wr && q->wait_n > 0)
+        q->ack_seq = rc_ackbatch_sent(gw_node_wr_acks(n->node));
     if (q->s)
         return gw_script_call(q->s, ac, q->nkeys, q->argc, q->argv, q->argvlen, on_script_reply, q);
     return redisAsyncCommandArgv(ac, on_cmd_reply, q, q->argc, q->argv, q->argvlen) == REDIS_OK ? 0

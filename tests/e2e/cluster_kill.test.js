@@ -25,8 +25,7 @@ const OPEN_LIMITS = { conn_write_rate: 1000000, conn_write_burst: 10000000, key_
   key_write_burst: 10000000, max_pending: 100000 };
 // A WAIT on a live primary with its replica in sync answers at once; the
 // timeout bounds the writes to the promoted primary, which has no replica
-// left. WRITERS x ack_timeout stays under the gateway's PING watchdog (3 s):
-// past it the link to that node drops (the todo test at the end).
+// left (its writes share one WAIT at a time: the tests at the end).
 const WRITERS = 3;
 const ACK = { ack_replicas: 1, ack_timeout: '500ms' };
 
@@ -196,28 +195,40 @@ test('the primary of a queued board killed under writes: every acked entry appli
 
 /* Found by the queued test above with ack_timeout 2s and 6 writers: once the
  * killed primary's replica is promoted it has no replica, and every WAIT
- * there runs to ack_timeout. gw_redis_route sends each write's WAIT on the
- * node's one command connection, where Redis runs a client's commands in
- * turn, so N writes in flight take N x ack_timeout and the PING watchdog
- * (3 s) drops and reconnects the link, failing other commands in flight on
- * that node (seen: the queue consumer's XPENDING "no answer", its lock lost
- * and taken back every few seconds), over and over ("redis down: PING
- * unanswered after 3000 ms" every ~6 s). Shown
- * here on one redis-server without a replica and the default ack_timeout
- * (1 s): 8 concurrent writes. Not fixed here: WAIT must stay on the writer's
- * connection (it counts that client's writes), so the fix is one WAIT after
- * a pipelined batch, or a watchdog that allows for WAITs in flight. */
-test.todo('a primary without replicas under ack_replicas = 1: concurrent writes keep the Redis link (today the PING watchdog drops it)',
-  { skip, timeout: 60000 }, async (t) => {
-    const redis = await h.startRedis(t);
-    const config = h.configWith(t, { redis: { ack_replicas: 1, ack_timeout: '1s' }, limits: OPEN_LIMITS });
-    const gw = await h.startGateway(t, { redisPort: redis.port, config });
-    const conn = await h.connectWs(t, gw.wsUrl);
-    const acks = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      conn.request({ op: 'incr', board: 'demo', member: `w${i}`, delta: 1, req: `todo-${i}` }, 30000)));
-    const refused = acks.filter((a) => a.op !== 'ack').map((a) => JSON.stringify(a));
-    const drops = gw.stderr.filter((l) => /redis down/.test(l));
-    // each ack says 0 replicas (WAIT timed out), none -1 (its WAIT cut by the dropped link)
-    const replicas = acks.map((a) => a.replicas);
-    assert.deepEqual({ refused, drops, replicas }, { refused: [], drops: [], replicas: replicas.map(() => 0) });
+ * there runs to ack_timeout. The gateway used to send one WAIT per write on
+ * the node's connection, where Redis runs a client's commands in turn (a
+ * WAIT blocks its client), so N writes in flight took N x ack_timeout and
+ * the PING watchdog (3 s), queued behind them, dropped and reconnected the
+ * link, failing other commands in flight on that node ("redis down: PING
+ * unanswered after 3000 ms" every ~6 s). Now one WAIT at most is in flight
+ * per connection and covers every write answered before it was sent
+ * (gw_redis_wait.c), and the watchdog allows for that WAIT's timeout
+ * (docs/gateway.md, "The Redis links"). Shown on one redis-server without a
+ * replica: 8 concurrent writes with ack_timeout 1s (8 s of WAITs one by
+ * one), and 4 with an ack_timeout (4s) past the watchdog's 3 s. */
+async function writesWithoutReplica(t, ackTimeout, n) {
+  const redis = await h.startRedis(t);
+  const config = h.configWith(t, { redis: { ack_replicas: 1, ack_timeout: ackTimeout }, limits: OPEN_LIMITS });
+  const gw = await h.startGateway(t, { redisPort: redis.port, config });
+  const conn = await h.connectWs(t, gw.wsUrl);
+  const acks = await Promise.all(Array.from({ length: n }, (_, i) =>
+    conn.request({ op: 'incr', board: 'demo', member: `w${i}`, delta: 1, req: `nowait-${i}` }, 60000)));
+  const refused = acks.filter((a) => a.op !== 'ack').map((a) => JSON.stringify(a));
+  const drops = gw.stderr.filter((l) => /redis down/.test(l));
+  // each ack says 0 replicas: its WAIT timed out with none
+  const replicas = acks.map((a) => a.replicas);
+  assert.deepEqual({ refused, drops, replicas }, { refused: [], drops: [], replicas: replicas.map(() => 0) });
+  // the writes shared WAITs: fewer WAITs than writes
+  const waits = Number((/cmdstat_wait:calls=(\d+)/.exec(await redis.cli('INFO', 'commandstats')) || [0, 0])[1]);
+  assert.ok(waits >= 1 && waits < n, `${waits} WAIT calls for ${n} writes`);
+}
+
+test('a primary without replicas under ack_replicas = 1: concurrent writes share WAITs and keep the Redis link',
+  { skip, timeout: 90000 }, async (t) => {
+    await writesWithoutReplica(t, '1s', 8);
+  });
+
+test('a primary without replicas, ack_timeout past the PING watchdog: the link stays up',
+  { skip, timeout: 90000 }, async (t) => {
+    await writesWithoutReplica(t, '4s', 4);
   });

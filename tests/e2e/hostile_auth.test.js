@@ -126,7 +126,7 @@ test('a wrong password: AUTH refused in the log and /healthz, writes unavailable
   const redis = await startLockedRedis(t);
   const wrong = 'e2e-not-the-password-0c9d';
   const gw = await h.startGateway(t, { redisPort: redis.port, env: { RANKCAST_REDIS_PASSWORD: wrong }, healthy: false });
-  await gw.waitForLine(/redis down: AUTH refused on the (command|subscribe) connection: WRONGPASS/, 10000);
+  await gw.waitForLine(/redis down: AUTH refused on the (command|subscribe|write) connection: WRONGPASS/, 10000);
   let hz;
   await h.waitFor(async () => {
     hz = await health(gw);
@@ -134,7 +134,7 @@ test('a wrong password: AUTH refused in the log and /healthz, writes unavailable
   }, 20000, 'three failed attempts in /healthz');
   assert.equal(hz.status, 503);
   assert.equal(hz.body.ok, false);
-  assert.match(hz.body.nodes[0].last_error, /AUTH refused on the (command|subscribe) connection: WRONGPASS/);
+  assert.match(hz.body.nodes[0].last_error, /AUTH refused on the (command|subscribe|write) connection: WRONGPASS/);
   assert.match(hz.body.why, /AUTH refused/);
   const w = await h.http(gw.base, 'POST', '/api/v1/boards/demo/scores', { member: 'user:x', op: 'incr', delta: 1 });
   assert.equal(w.status, 503);
