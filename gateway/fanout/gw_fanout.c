@@ -4,6 +4,8 @@
  * gw_fanout_tick.c. A subscribe or unsubscribe costs its own view only
  * (issue 23; the board's files: gw_board.c). The layout of fanout/ is in
  * gw_fanout_int.h. */
+#include "fanout/gw_fanout.h"
+
 #include <uv.h>
 
 #include "fanout/gw_fanout_int.h"

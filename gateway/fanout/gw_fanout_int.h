@@ -46,6 +46,7 @@
 #define GW_FANOUT_INT_H
 
 #include <stddef.h>
+#include <uv.h>
 #include <stdint.h>
 
 #include "fanout/gw_fanout.h"

@@ -1,8 +1,9 @@
 /* gw_msg.c - refcounted payloads (see gw_msg.h). */
+#include "net/gw_msg.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "net/gw_msg.h"
 
 #include <stdlib.h>
 #include <string.h>

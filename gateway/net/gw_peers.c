@@ -1,9 +1,10 @@
 /* gw_peers.c - accepted sockets: counts per address, header and body
  * deadlines (see gw_peers.h). */
+#include "net/gw_peers.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "net/gw_peers.h"
 #include "rc_err.h"
 
 #include <arpa/inet.h>

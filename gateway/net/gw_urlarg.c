@@ -1,8 +1,9 @@
 /* gw_urlarg.c - query arguments and headers copied whole (gw_urlarg.h). */
+#include "net/gw_urlarg.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "net/gw_urlarg.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
 /* gw_teams.c - lua/teams.lua on the event loop (see gw_teams.h). */
+#include "ops/gw_teams.h"
+
 #include <uv.h>
 
-#include "ops/gw_teams.h"
 
 #include <stdlib.h>
 #include <string.h>

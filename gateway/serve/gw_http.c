@@ -7,10 +7,11 @@
  * is the lifecycle: lws callbacks, headers, body collection and the
  * pipelining rule; routes are in gw_http_routes.c, answers in gw_http_req.c.
  */
+#include "serve/gw_http.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_http.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,8 @@
 #ifndef GW_HTTP_H
 #define GW_HTTP_H
 
+#include <uv.h> /* before libwebsockets.h (../shared/STYLE.md) */
+#include <libwebsockets.h>
 #include <stddef.h>
 
 struct lws;

@@ -1,9 +1,10 @@
 /* gw_http_debug.c - the test-only endpoints (POST /api/v1/debug/clock),
  * answered only with [server] test_clock = on. */
+#include "serve/gw_http_debug.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_http_debug.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,10 +1,11 @@
 /* gw_http_req.c - an HTTP request's life after routing: its answer is
  * written (headers, then the body, in writeable callbacks) and the
  * request freed with its last reference. */
+#include "serve/gw_http_req.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_http_req.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,10 +15,11 @@
  *      the row's handler has no board to check it against (RT_OP_SCOPE: the
  *      ops layer checks the scope per board after decoding), then the row's
  *      handler. */
+#include "serve/gw_http_routes.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_http_routes.h"
 
 #include <limits.h>
 #include <stddef.h>

@@ -1,9 +1,10 @@
 /* gw_http_static.c - the dashboard's files under web_root. */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include "serve/gw_http_static.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_http_static.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -9,10 +9,11 @@
  * Each is refused here, before a route or an upgrade sees the request,
  * with the RFC 9112 answer for an invalid message: 400, then close.
  */
+#include "serve/gw_http_strict.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_http_strict.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -2,10 +2,11 @@
  * accepts handed to lws (gw_listen.h). */
 #define _DEFAULT_SOURCE /* accept4's flags */
 #define _GNU_SOURCE     /* accept4 */
+#include "serve/gw_listen.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_listen.h"
 
 #include <errno.h>
 #include <netdb.h>

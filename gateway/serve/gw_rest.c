@@ -2,10 +2,11 @@
  * board list, /healthz, /metrics and member profiles answered here; scores,
  * snapshots, ranks and admin actions turned into a struct rc_request and
  * handed to the ops layer, which answers through gw_http_on_op_done. */
+#include "serve/gw_rest.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_rest.h"
 
 #include <stdio.h>
 #include <stdlib.h>

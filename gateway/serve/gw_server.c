@@ -1,9 +1,10 @@
 /* gw_server.c - the lws context, its protocols and mounts, and the one
  * callback that hands HTTP reasons to gw_http and WebSocket ones to gw_ws. */
+#include "serve/gw_server.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_server.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -23,10 +23,11 @@
  * frame inflating to gigabytes) reading stops (lws_rx_flow_control) and the
  * close timeout ends the connection: the CPU one bomb costs is bounded.
  */
+#include "serve/gw_ws.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_ws.h"
 #include "serve/gw_ws_drain.h"
 #include "serve/gw_ws_rows.h"
 

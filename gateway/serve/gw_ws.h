@@ -3,6 +3,8 @@
 #ifndef GW_WS_H
 #define GW_WS_H
 
+#include <uv.h> /* before libwebsockets.h (../shared/STYLE.md) */
+#include <libwebsockets.h>
 #include <stddef.h>
 
 struct lws;

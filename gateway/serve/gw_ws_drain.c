@@ -11,10 +11,11 @@
  * message is whole. The handle exists only while there is something to
  * push: made at the first push, closed once the list is empty.
  */
+#include "serve/gw_ws_drain.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_ws_drain.h"
 
 #include <stdlib.h>
 

@@ -33,10 +33,11 @@
  * continuation, ping and pong frames are not charged there
  * (docs/security.md says to put TLS in front of it instead).
  */
+#include "serve/gw_ws_frames.h"
+
 #include <uv.h>
 #include <libwebsockets.h>
 
-#include "serve/gw_ws_frames.h"
 
 #include "base/gw_log.h"
 #include "gw_app.h"
