@@ -27,24 +27,23 @@
  * There is no keep-alive (every answer closes its connection, gw_http.c),
  * so a socket's first request line is its only one that is routed.
  *
- * State: one small slot per fd below the fd limit, allocated once (calloc:
+ * State: one small slot per fd below the fd limit (net/gw_fdslots.h), allocated once (calloc:
  * pages untouched stay unmapped) at the first use. A slot is touched only
  * by the lws loop's thread, the only one reading its sockets.
  */
 #define _DEFAULT_SOURCE /* syscall() */
 #include "net/gw_rawreq.h"
+#include "net/gw_fdslots.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#define SLOTS_MAX (1u << 20) /* as net/gw_wsguard.c: above max_conns = auto's cap; higher fds are not seen */
 
 struct slot {
     struct rc_httpstrict_path path; /* the request line so far */
@@ -57,12 +56,7 @@ static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 
 static void slots_alloc(void)
 {
-    struct rlimit rl;
-    size_t n = 65536;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > SLOTS_MAX ? SLOTS_MAX : (size_t)rl.rlim_cur;
-    slots = calloc(n, sizeof *slots);
-    nslots = slots ? n : 0;
+    slots = gw_fdslots_alloc(sizeof *slots, &nslots);
 }
 
 static struct slot *slot_of(int fd)
