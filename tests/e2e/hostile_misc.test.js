@@ -12,65 +12,34 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
+const { rawExchange, statusOf } = require('./rawhttp');
 const { frame, rawWs } = require('./wsraw');
 
 const skip = h.toolMissing(h.gatewayMissing());
 
 /* One raw exchange from a fresh socket: writes data, resolves with what came
  * back once the server closes or ms pass. */
-function raw(port, data, ms = 2000, localAddress = '127.0.0.1') {
-  return new Promise((resolve) => {
-    const sock = net.connect({ port, host: '127.0.0.1', localAddress });
-    const chunks = [];
-    let done = false;
-    const finish = (why) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      resolve({ text: Buffer.concat(chunks).toString('latin1'), why });
-    };
-    const timer = setTimeout(() => finish('timeout'), ms);
-    sock.on('connect', () => sock.write(data));
-    sock.on('data', (d) => {
-      chunks.push(d);
-      // One complete response with a Content-Length is enough.
-      const s = Buffer.concat(chunks).toString('latin1');
-      const end = s.indexOf('\r\n\r\n');
-      const m = /\r\ncontent-length:\s*(\d+)/i.exec(s);
-      if (end >= 0 && m && s.length >= end + 4 + Number(m[1])) finish('complete');
-    });
-    sock.on('error', () => finish('error'));
-    sock.on('close', () => finish('closed'));
-  });
+async function raw(port, data, ms = 2000, localAddress = '127.0.0.1') {
+  // One complete response with a Content-Length is enough.
+  const done = (buf) => {
+    const s = buf.toString('latin1');
+    const end = s.indexOf('\r\n\r\n');
+    const m = /\r\ncontent-length:\s*(\d+)/i.exec(s);
+    return end >= 0 && m && s.length >= end + 4 + Number(m[1]);
+  };
+  const { buf, why } = await rawExchange(port, data, { ms, localAddress, done });
+  return { text: buf.toString('latin1'), why };
 }
 
 /* Sends data on a fresh socket and hangs up at the first byte back, or when
  * the server closes, or after ms. Resolves 'answered', 'closed' or 'timeout'. */
-function fire(port, data, ms = 3000) {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1');
-    let done = false;
-    const finish = (why) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      resolve(why);
-    };
-    const timer = setTimeout(() => finish('timeout'), ms);
-    sock.on('connect', () => sock.write(data));
-    sock.on('data', () => finish('answered'));
-    sock.on('error', () => finish('closed'));
-    sock.on('close', () => finish('closed'));
-  });
+async function fire(port, data, ms = 3000) {
+  const { why } = await rawExchange(port, data, { ms, done: () => true });
+  return { complete: 'answered', error: 'closed' }[why] || why;
 }
-
-const statusOf = (text) => Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] || 0);
 
 /* ---- log throttling --------------------------------------------------------- */
 
