@@ -24,14 +24,10 @@
  * with, per size, each round and the median of the rounds. */
 'use strict';
 
-const fs = require('node:fs');
 const path = require('node:path');
 const WebSocket = require(path.join(__dirname, '..', 'e2e', 'node_modules', 'ws'));
 
-function arg(name, def) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-}
+const { arg, cpuTicks } = require('./benchlib');
 const port = Number(arg('port'));
 const key = arg('key');
 const gwPid = Number(arg('gateway-pid'));
@@ -48,10 +44,7 @@ const now = () => Number(process.hrtime.bigint() / 1000n) / 1000; // ms
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function cpuMs(pid = gwPid) {
-  if (!pid) return 0;
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / hz;
+  return pid ? (cpuTicks(pid) * 1000) / hz : 0;
 }
 
 async function visited() {
