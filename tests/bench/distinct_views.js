@@ -28,6 +28,7 @@ const path = require('node:path');
 const WebSocket = require(path.join(__dirname, '..', 'e2e', 'node_modules', 'ws'));
 
 const { arg, cpuTicks } = require('./benchlib');
+const { requestAll } = require(path.join(__dirname, '..', 'e2e', 'harness'));
 const port = Number(arg('port'));
 const key = arg('key');
 const gwPid = Number(arg('gateway-pid'));
@@ -73,30 +74,10 @@ function connect() {
   });
 }
 
-/* Sends reqs (each given an id) and resolves the replies once all came. */
-function exchange(ws, reqs) {
-  return new Promise((resolve, reject) => {
-    const want = new Map();
-    reqs.forEach((r, i) => want.set(`x${i}`, null));
-    let left = reqs.length;
-    const timer = setTimeout(() => reject(new Error(`${left} of ${reqs.length} replies missing`)), 120000);
-    const onMsg = (data) => {
-      const m = JSON.parse(data.toString());
-      if (m.id === undefined || !want.has(m.id) || want.get(m.id) !== null) return;
-      want.set(m.id, m);
-      if (--left === 0) {
-        clearTimeout(timer);
-        ws.off('message', onMsg);
-        resolve([...want.values()]);
-      }
-    };
-    ws.on('message', onMsg);
-    const sock = ws._socket;
-    sock.cork();
-    reqs.forEach((r, i) => ws.send(JSON.stringify(Object.assign({ id: `x${i}` }, r))));
-    sock.uncork();
-  });
-}
+/* Sends reqs (each given an id) in one TCP write and resolves the replies
+ * once all came. */
+const exchange = (ws, reqs) =>
+  requestAll(ws, reqs.map((r, i) => Object.assign({ id: `x${i}` }, r)), 120000, { cork: true });
 
 async function fill(board) {
   const ws = await connect();

@@ -973,7 +973,32 @@ async function burst(c, reqs, prefix, { ms = 10000, once = true } = {}) {
   return replies.map((r) => r[0]);
 }
 
+/* Sends reqs (each with its own id) on ws (a `ws` WebSocket), in one TCP
+ * write when cork, and resolves every reply (by id, in reqs' order) once
+ * all are in; rejects after ms. Replies without a wanted id are ignored. */
+function requestAll(ws, reqs, ms, { cork = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const want = new Map(reqs.map((r) => [r.id, null]));
+    let left = reqs.length;
+    const timer = setTimeout(() => reject(new Error(`${left} of ${reqs.length} replies missing after ${ms} ms`)), ms);
+    const onMsg = (data) => {
+      const m = JSON.parse(data.toString());
+      if (!want.has(m.id) || want.get(m.id) !== null) return;
+      want.set(m.id, m);
+      if (--left === 0) {
+        clearTimeout(timer);
+        ws.off('message', onMsg);
+        resolve([...want.values()]);
+      }
+    };
+    ws.on('message', onMsg);
+    if (cork) ws._socket.cork();
+    for (const r of reqs) ws.send(JSON.stringify(r));
+    if (cork) ws._socket.uncork();
+  });
+}
+
 module.exports = {
   exitProblems, spawnTracked, terminate, eachLine, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startCluster, startGateway, startStack,
-  connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct, burst,
+  connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct, burst, requestAll,
 };

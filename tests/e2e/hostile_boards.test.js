@@ -59,26 +59,7 @@ function openWs(url, localAddress) {
   });
 }
 
-/* Sends `reqs` on ws and resolves every reply (by id) once all are in. */
-function requestAll(ws, reqs, ms) {
-  return new Promise((resolve, reject) => {
-    const want = new Map(reqs.map((r) => [r.id, null]));
-    let left = reqs.length;
-    const timer = setTimeout(() => reject(new Error(`${left} of ${reqs.length} replies missing after ${ms} ms`)), ms);
-    const onMsg = (data) => {
-      const m = JSON.parse(data.toString());
-      if (!want.has(m.id) || want.get(m.id) !== null) return;
-      want.set(m.id, m);
-      if (--left === 0) {
-        clearTimeout(timer);
-        ws.off('message', onMsg);
-        resolve([...want.values()]);
-      }
-    };
-    ws.on('message', onMsg);
-    for (const r of reqs) ws.send(JSON.stringify(r));
-  });
-}
+const requestAll = h.requestAll;
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
