@@ -50,20 +50,7 @@ struct slot {
     uint8_t armed;                  /* reset at accept: a zeroed slot is an fd nobody asks about */
 };
 
-static struct slot *slots;
-static size_t nslots;
-static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-
-static void slots_alloc(void)
-{
-    slots = gw_fdslots_alloc(sizeof *slots, &nslots);
-}
-
-static struct slot *slot_of(int fd)
-{
-    pthread_once(&slots_once, slots_alloc);
-    return fd >= 0 && (size_t)fd < nslots ? &slots[fd] : NULL;
-}
+GW_FDSLOTS_DEFINE(struct slot)
 
 /* Interposes libc's recvfrom() for the whole process (see the banner). */
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *addrlen)

@@ -71,21 +71,8 @@ struct slot {
     uint8_t watched;
 };
 
-static struct slot *slots;
 static gw_wsguard_charge_fn charge;
-static size_t nslots;
-static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-
-static void slots_alloc(void)
-{
-    slots = gw_fdslots_alloc(sizeof *slots, &nslots);
-}
-
-static struct slot *slot_of(int fd)
-{
-    pthread_once(&slots_once, slots_alloc);
-    return fd >= 0 && (size_t)fd < nslots ? &slots[fd] : NULL;
-}
+GW_FDSLOTS_DEFINE(struct slot)
 
 static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
 {
