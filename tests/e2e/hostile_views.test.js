@@ -61,16 +61,16 @@ async function seed(c) {
   }
 }
 
-/* A gateway whose limits stay out of the way (1,000 subs a connection,
- * read and write rates far above what a test sends), demo seeded through
- * the writer w. */
-async function seededStack(t) {
-  const config = h.configWith(t, {
-    limits: {
-      max_subs_per_conn: 1000, conn_write_rate: 100000, conn_write_burst: 100000,
-      conn_read_rate: 100000, conn_read_burst: 100000, ip_read_rate: 100000, ip_read_burst: 100000,
-    },
-  });
+/* [limits] that stay out of the way: read and write rates of a connection
+ * far above what a test sends; UNLIMITED also for 1,000 subs a connection
+ * and the address's reads. */
+const FAST_CONN = { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 };
+const UNLIMITED = Object.assign({ max_subs_per_conn: 1000, ip_read_rate: 100000, ip_read_burst: 100000 }, FAST_CONN);
+
+/* A gateway with these [limits] (UNLIMITED by default), demo seeded
+ * through the writer w. */
+async function seededStack(t, limits = UNLIMITED) {
+  const config = h.configWith(t, { limits });
   const { gw } = await h.startStack(t, { config });
   const w = await h.connectWs(t, gw.wsUrl);
   await seed(w);
@@ -202,12 +202,7 @@ const diff = (a, b) => ({ around: b.around - a.around, page: b.page - a.page, sp
 
 test('around views and deep pages read Redis again only after a change that can have moved their rows',
   { skip, timeout: 120000 }, async (t) => {
-    const config = h.configWith(t, {
-      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
-    });
-    const { gw } = await h.startStack(t, { config });
-    const w = await h.connectWs(t, gw.wsUrl);
-    await seed(w);
+    const { gw, w } = await seededStack(t, FAST_CONN);
     const c = await h.connectWs(t, gw.wsUrl);
     const around = await c.request({ op: 'subscribe', board: 'demo', view: { around: 'm500', radius: 5 } }, 10000);
     assert.equal(around.op, 'snapshot', JSON.stringify(around));
@@ -295,12 +290,7 @@ test('a burst of subscribes is answered over several loop turns: a ping sent aft
 
 test('an around view whose window the mirror holds is cut from it, never read, after a change that reaches it',
   { skip, timeout: 120000 }, async (t) => {
-    const config = h.configWith(t, {
-      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
-    });
-    const { gw } = await h.startStack(t, { config });
-    const w = await h.connectWs(t, gw.wsUrl);
-    await seed(w);
+    const { gw, w } = await seededStack(t, FAST_CONN);
     const c = await h.connectWs(t, gw.wsUrl);
     const top = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
     assert.equal(top.op, 'snapshot', JSON.stringify(top));
