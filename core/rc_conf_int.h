@@ -120,6 +120,7 @@ int rc_conf__parse_decimal(const char *s, double *out);
 int rc_conf__hostport_valid(const char *s);
 int rc_conf__word_index(const char *v, const char *const *words, int n);
 int rc_conf__env_name_valid(const char *v);
+int rc_conf__token_valid(const char *v, size_t min, size_t max);
 char *rc_conf__trim(char *s);
 char *rc_conf__next_item(char **rest);
 

@@ -25,12 +25,6 @@ int rc_conf__set_reads(struct parser *p, const struct key_spec *k, void *obj, co
     return 0;
 }
 
-/* 0x21..0x7e: what fits an Authorization header and a URL query unquoted. */
-static int secret_char(unsigned char ch)
-{
-    return ch > 0x20 && ch < 0x7f;
-}
-
 /* obj is the rc_key: fills secret and secret_len. Refuses a secret another
  * key already has, since a lookup by secret must name exactly one key. */
 int rc_conf__set_secret(struct parser *p, const struct key_spec *k, void *obj, const char *v)
@@ -41,10 +35,7 @@ int rc_conf__set_secret(struct parser *p, const struct key_spec *k, void *obj, c
     if (SEEN(p, K_SECRET_ENV))
         return rc_conf__fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret_env at line %d)",
                              p->key_line[K_SECRET_ENV]);
-    int ok = n >= RC_SECRET_MIN && n <= RC_SECRET_MAX;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = secret_char((unsigned char)v[i]);
-    if (!ok)
+    if (!rc_conf__token_valid(v, RC_SECRET_MIN, RC_SECRET_MAX))
         return rc_conf__fail(p, p->lineno, "secret must be %d..%d printable characters without spaces",
                              RC_SECRET_MIN, RC_SECRET_MAX);
     memset(key->secret, 0, sizeof key->secret);
@@ -198,10 +189,7 @@ int rc_conf__set_jwt_secret(struct parser *p, const struct key_spec *k, void *ob
 {
     struct rc_conf *c = obj;
     size_t n = strlen(v);
-    int ok = n >= RC_JWT_SECRET_MIN && n <= RC_JWT_SECRET_MAX;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = secret_char((unsigned char)v[i]);
-    if (!ok)
+    if (!rc_conf__token_valid(v, RC_JWT_SECRET_MIN, RC_JWT_SECRET_MAX))
         return rc_conf__fail(p, p->lineno,
                              "%s must be %d..%d printable characters without spaces (got %zu): "
                              "e.g. openssl rand -hex 32",

@@ -13,15 +13,10 @@
  * spaces, so it cannot be mistaken for something else in a log line. */
 int rc_conf__set_redis_username(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    size_t n = strlen(v);
-    int ok = n >= 1 && n <= RC_REDIS_USER_MAX;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (unsigned char)v[i] > 0x20 && (unsigned char)v[i] < 0x7f;
-    if (!ok)
+    if (!rc_conf__token_valid(v, 1, RC_REDIS_USER_MAX))
         return rc_conf__fail(p, p->lineno, "%s must be 1..%d printable characters without spaces (a Redis ACL user)",
                              k->name, RC_REDIS_USER_MAX);
-    memcpy(FIELD(char, obj, k), v, n + 1);
-    return 0;
+    return rc_conf__set_string(p, k, obj, v); /* checked above: fits */
 }
 
 /* Always refused, without quoting the value (it is a password). */
@@ -43,6 +38,5 @@ int rc_conf__set_redis_password_env(struct parser *p, const struct key_spec *k, 
                              "%s must name an environment variable: 1..%d of A-Z 0-9 _, not starting with a digit "
                              "(put the password itself in that variable)",
                              k->name, RC_ENV_NAME_MAX);
-    memcpy(FIELD(char, obj, k), v, strlen(v) + 1);
-    return 0;
+    return rc_conf__set_string(p, k, obj, v); /* checked above: fits */
 }

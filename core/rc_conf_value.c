@@ -247,6 +247,19 @@ int rc_conf__env_name_valid(const char *v)
     return ok;
 }
 
+/* The one rule for secrets and user names (key, JWT and webhook secrets, the
+ * Redis ACL user): min..max bytes of 0x21..0x7e, printable ASCII without
+ * spaces, what fits an Authorization header, a URL query and one AUTH
+ * argument unquoted. */
+int rc_conf__token_valid(const char *v, size_t min, size_t max)
+{
+    size_t n = strlen(v);
+    int ok = n >= min && n <= max;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (unsigned char)v[i] > 0x20 && (unsigned char)v[i] < 0x7f;
+    return ok;
+}
+
 int rc_conf__word_index(const char *v, const char *const *words, int n)
 {
     for (int i = 0; i < n; i++)

@@ -18,29 +18,22 @@ int rc_conf__set_webhook_url(struct parser *p, const struct key_spec *k, void *o
                              "%s must be an http:// or https:// URL with a host (and a port 1..65535 when "
                              "given), got '%.80s'",
                              k->name, v);
-    memcpy(FIELD(char, obj, k), v, strlen(v) + 1);
-    return 0;
+    return rc_conf__set_string(p, k, obj, v); /* checked above: fits */
 }
 
 int rc_conf__set_webhook_secret(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    size_t n = strlen(v);
     if (SEEN(p, K_SECRET_ENV))
         return rc_conf__fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret_env at line %d)",
                              p->key_line[K_SECRET_ENV]);
-    int ok = n >= RC_SECRET_MIN && n <= RC_SECRET_MAX;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (unsigned char)v[i] > 0x20 && (unsigned char)v[i] < 0x7f;
-    if (!ok)
+    if (!rc_conf__token_valid(v, RC_SECRET_MIN, RC_SECRET_MAX))
         return rc_conf__fail(p, p->lineno, "[webhook] secret must be %d..%d printable characters without spaces",
                              RC_SECRET_MIN, RC_SECRET_MAX);
-    memcpy(FIELD(char, obj, k), v, n + 1);
-    return 0;
+    return rc_conf__set_string(p, k, obj, v); /* checked above: fits */
 }
 
 int rc_conf__set_webhook_secret_env(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    size_t n = strlen(v);
     if (SEEN(p, K_SECRET))
         return rc_conf__fail(p, p->lineno, "secret and secret_env are exclusive: give one (secret at line %d)",
                              p->key_line[K_SECRET]);
@@ -49,8 +42,7 @@ int rc_conf__set_webhook_secret_env(struct parser *p, const struct key_spec *k, 
                              "secret_env must name an environment variable: 1..%d of A-Z 0-9 _, not starting "
                              "with a digit (put the secret itself in that variable)",
                              RC_ENV_NAME_MAX);
-    memcpy(FIELD(char, obj, k), v, n + 1);
-    return 0;
+    return rc_conf__set_string(p, k, obj, v); /* checked above: fits */
 }
 
 /* A [webhook] section must say where to send and how to sign; errors carry

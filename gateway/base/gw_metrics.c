@@ -242,6 +242,16 @@ static uint64_t w_drops(const struct gw_metrics_worker *w)
     return w->m->queue_drops;
 }
 
+/* One labelled family: HELP and TYPE, then name{label="names[i]"} vals[i]
+ * for each of the n values, in order. Borrows names and vals. */
+static void labelled(struct out *o, const char *name, const char *type, const char *help, const char *label,
+                     const char *const *names, const uint64_t *vals, int n)
+{
+    put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (int i = 0; i < n; i++)
+        put(o, "%s{%s=\"%s\"} %llu\n", name, label, names[i], (unsigned long long)vals[i]);
+}
+
 /* name{worker="N"} value, one line per worker. */
 static void per_worker(struct out *o, const struct gw_metrics_worker *w, size_t nw, const char *name, const char *type,
                        const char *help, uint64_t (*value)(const struct gw_metrics_worker *))
@@ -285,20 +295,14 @@ static void worker_series(struct out *o, const struct gw_metrics_worker *w, size
 static void frame_series(struct out *o, const struct gw_metrics *m)
 {
     static const char *const kinds[3] = {"continuation", "ping", "pong"};
-    put(o, "# HELP rankcast_frames_total WebSocket continuation, ping and pong frames read, by kind\n"
-           "# TYPE rankcast_frames_total counter\n");
-    for (int i = 0; i < 3; i++)
-        put(o, "rankcast_frames_total{kind=\"%s\"} %llu\n", kinds[i], (unsigned long long)m->frames[i]);
-    put(o, "# HELP rankcast_frames_refused_total Of those, frames over the read budgets, by kind\n"
-           "# TYPE rankcast_frames_refused_total counter\n");
-    for (int i = 0; i < 3; i++)
-        put(o, "rankcast_frames_refused_total{kind=\"%s\"} %llu\n", kinds[i],
-            (unsigned long long)m->frames_refused[i]);
-    put(o, "# HELP rankcast_ws_closes_total WebSocket connections closed 1008, by reason\n"
-           "# TYPE rankcast_ws_closes_total counter\n");
-    put(o, "rankcast_ws_closes_total{reason=\"frame_budget\"} %llu\n", (unsigned long long)m->ws_closes_frames);
-    put(o, "rankcast_ws_closes_total{reason=\"message_timeout\"} %llu\n",
-        (unsigned long long)m->ws_closes_message);
+    static const char *const reasons[2] = {"frame_budget", "message_timeout"};
+    const uint64_t closes[2] = {m->ws_closes_frames, m->ws_closes_message};
+    labelled(o, "rankcast_frames_total", "counter", "WebSocket continuation, ping and pong frames read, by kind",
+             "kind", kinds, m->frames, 3);
+    labelled(o, "rankcast_frames_refused_total", "counter", "Of those, frames over the read budgets, by kind", "kind",
+             kinds, m->frames_refused, 3);
+    labelled(o, "rankcast_ws_closes_total", "counter", "WebSocket connections closed 1008, by reason", "reason",
+             reasons, closes, 2);
 }
 
 char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
@@ -308,6 +312,10 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     static const char *const views[4] = {"top", "page", "around", "feed"};
     static const char *const visit_on[GW_METRICS_VISITS] = {"subscribe", "unsubscribe", "tick"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
+    static const char *const view_read[2] = {"around", "page"};
+    const char *codes[GW_METRICS_CODES];
+    for (int i = 1; i < GW_METRICS_CODES - 1; i++)
+        codes[i] = rc_code_name(-i);
     struct out o = {malloc(4096), 0, 4096, 0};
     if (!o.buf)
         return NULL;
@@ -334,30 +342,21 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             "subscribes answered rate_limited: their connection's or address's rows in flight (conn_read_rows, "
             "ip_read_rows)",
             m->read_rows_limited);
-    put(&o, "# HELP rankcast_subscriptions Subscriptions open now, by view kind\n"
-            "# TYPE rankcast_subscriptions gauge\n");
-    for (int i = 0; i < 4; i++)
-        put(&o, "rankcast_subscriptions{view=\"%s\"} %llu\n", views[i], (unsigned long long)m->subscriptions[i]);
-    put(&o, "# HELP rankcast_writes_total Accepted writes, by op\n# TYPE rankcast_writes_total counter\n");
-    for (int i = 0; i < 4; i++)
-        put(&o, "rankcast_writes_total{op=\"%s\"} %llu\n", ops[i], (unsigned long long)m->writes[i]);
+    labelled(&o, "rankcast_subscriptions", "gauge", "Subscriptions open now, by view kind", "view", views,
+             m->subscriptions, 4);
+    labelled(&o, "rankcast_writes_total", "counter", "Accepted writes, by op", "op", ops, m->writes, 4);
     counter(&o, "rankcast_duplicate_writes_total", "Writes answered duplicate (req seen)", m->duplicates);
-    put(&o, "# HELP rankcast_errors_total Error replies, by code\n# TYPE rankcast_errors_total counter\n");
-    for (int i = 1; i < GW_METRICS_CODES - 1; i++)
-        put(&o, "rankcast_errors_total{code=\"%s\"} %llu\n", rc_code_name(-i), (unsigned long long)m->errors[i]);
+    labelled(&o, "rankcast_errors_total", "counter", "Error replies, by code", "code", codes + 1, m->errors + 1,
+             GW_METRICS_CODES - 2);
     counter(&o, "rankcast_deltas_sent_total", "Delta and event messages queued to viewers", m->deltas_sent);
     counter(&o, "rankcast_snapshots_sent_total", "Snapshots queued to viewers", m->snapshots_sent);
-    put(&o, "# HELP rankcast_views_visited_total Views looked at (even only to check them), by what looked\n"
-            "# TYPE rankcast_views_visited_total counter\n");
-    for (int i = 0; i < GW_METRICS_VISITS; i++)
-        put(&o, "rankcast_views_visited_total{on=\"%s\"} %llu\n", visit_on[i],
-            (unsigned long long)m->views_visited[i]);
+    labelled(&o, "rankcast_views_visited_total", "counter", "Views looked at (even only to check them), by what looked",
+             "on", visit_on, m->views_visited, GW_METRICS_VISITS);
     counter(&o, "rankcast_feed_gaps_total", "Feed viewers an event reached past a lost seq (filled from the log)",
             m->feed_gaps);
-    put(&o, "# HELP rankcast_view_reads_total Redis reads of window views the mirror does not serve (around "
-            "views, deep pages), by view\n# TYPE rankcast_view_reads_total counter\n");
-    put(&o, "rankcast_view_reads_total{view=\"around\"} %llu\n", (unsigned long long)m->view_reads[0]);
-    put(&o, "rankcast_view_reads_total{view=\"page\"} %llu\n", (unsigned long long)m->view_reads[1]);
+    labelled(&o, "rankcast_view_reads_total", "counter",
+             "Redis reads of window views the mirror does not serve (around views, deep pages), by view", "view",
+             view_read, m->view_reads, 2);
     counter(&o, "rankcast_view_reads_spared_total",
             "Change events that left an around view or deep page as read (it did not read again)",
             m->view_reads_spared);

@@ -75,6 +75,27 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
         view_detach(f, v);
 }
 
+/* One step of emptying a board: drops v's first viewer (unlinked from its
+ * connection; told `msg` as an error naming its sub when msg is set), or v
+ * itself when no viewer is left. Shared by eviction and teardown. */
+static void view_drop_one(struct gw_fanout *f, struct gw_view *v, const char *msg)
+{
+    if (!v->subs) {
+        view_detach(f, v);
+        return;
+    }
+    struct gw_sub *s = v->subs;
+    for (struct gw_sub **p = &s->conn->subs; *p; p = &(*p)->cnext) {
+        if (*p == s) {
+            *p = s->cnext;
+            break;
+        }
+    }
+    if (msg)
+        gw_conn_reply(s->conn, rc_encode_view_error(v->r.id, RC_E_RATE_LIMITED, msg));
+    sub_free(f, s);
+}
+
 /* A full table gives b up for a new board (gw_hold.c): each of its viewers
  * gets an error naming its sub, and the view ends for it. */
 static void board_evict(struct gw_fanout *f, struct gw_board *b)
@@ -83,21 +104,8 @@ static void board_evict(struct gw_fanout *f, struct gw_board *b)
     snprintf(msg, sizeof msg, "board evicted: the gateway holds max_boards %u boards and only one address "
              "watched this one; subscribe again later", f->app->conf->max_boards);
     b->refs++; /* alive until its views are gone */
-    for (struct gw_view *v; (v = gw_fo_first_view(b)) != NULL;) {
-        if (!v->subs) {
-            view_detach(f, v);
-            continue;
-        }
-        struct gw_sub *s = v->subs;
-        for (struct gw_sub **p = &s->conn->subs; *p; p = &(*p)->cnext) {
-            if (*p == s) {
-                *p = s->cnext;
-                break;
-            }
-        }
-        gw_conn_reply(s->conn, rc_encode_view_error(v->r.id, RC_E_RATE_LIMITED, msg));
-        sub_free(f, s);
-    }
+    for (struct gw_view *v; (v = gw_fo_first_view(b)) != NULL;)
+        view_drop_one(f, v, msg);
     gw_fo_board_unref(b);
 }
 
@@ -477,18 +485,7 @@ void gw_fanout_free(struct gw_fanout *f)
             gw_fo_board_maybe_free(f, b);
             continue;
         }
-        if (!v->subs) {
-            view_detach(f, v);
-            continue;
-        }
-        struct gw_sub *s = v->subs;
-        for (struct gw_sub **p = &s->conn->subs; *p; p = &(*p)->cnext) {
-            if (*p == s) {
-                *p = s->cnext;
-                break;
-            }
-        }
-        sub_free(f, s);
+        view_drop_one(f, v, NULL);
     }
     gw_fo_hold_free(f);
     gw_fo_viewers_free(f);

@@ -27,49 +27,30 @@
  * There is no keep-alive (every answer closes its connection, gw_http.c),
  * so a socket's first request line is its only one that is routed.
  *
- * State: one small slot per fd below the fd limit, allocated once (calloc:
+ * State: one small slot per fd below the fd limit (net/gw_fdslots.h), allocated once (calloc:
  * pages untouched stay unmapped) at the first use. A slot is touched only
  * by the lws loop's thread, the only one reading its sockets.
  */
 #define _DEFAULT_SOURCE /* syscall() */
 #include "net/gw_rawreq.h"
+#include "net/gw_fdslots.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#define SLOTS_MAX (1u << 20) /* as net/gw_wsguard.c: above max_conns = auto's cap; higher fds are not seen */
 
 struct slot {
     struct rc_httpstrict_path path; /* the request line so far */
     uint8_t armed;                  /* reset at accept: a zeroed slot is an fd nobody asks about */
 };
 
-static struct slot *slots;
-static size_t nslots;
-static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-
-static void slots_alloc(void)
-{
-    struct rlimit rl;
-    size_t n = 65536;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > SLOTS_MAX ? SLOTS_MAX : (size_t)rl.rlim_cur;
-    slots = calloc(n, sizeof *slots);
-    nslots = slots ? n : 0;
-}
-
-static struct slot *slot_of(int fd)
-{
-    pthread_once(&slots_once, slots_alloc);
-    return fd >= 0 && (size_t)fd < nslots ? &slots[fd] : NULL;
-}
+GW_FDSLOTS_DEFINE(struct slot)
 
 /* Interposes libc's recvfrom() for the whole process (see the banner). */
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *addrlen)

@@ -45,24 +45,23 @@
  * holds a partial write for that peer, the close lands inside it; only the
  * violating client sees that, and it is being closed.
  *
- * State: one slot per fd below the fd limit, allocated once (calloc: pages
+ * State: one slot per fd below the fd limit (net/gw_fdslots.h), allocated once (calloc: pages
  * untouched stay unmapped) at the first recv(). A slot is touched only by
  * the thread reading its fd; the lws loop is the only one reading WebSockets.
  */
 #include "net/gw_wsguard.h"
+#include "net/gw_fdslots.h"
 #include "rc_err.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
 #include "rc_wsframe.h"
 
-#define SLOTS_MAX (1u << 20) /* above max_conns = auto's cap (gw_server.c); higher fds are not watched */
 #define END_OF_HEADERS 0x0d0a0d0au /* "\r\n\r\n" as the last four bytes, in order */
 
 struct slot {
@@ -72,26 +71,8 @@ struct slot {
     uint8_t watched;
 };
 
-static struct slot *slots;
 static gw_wsguard_charge_fn charge;
-static size_t nslots;
-static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
-
-static void slots_alloc(void)
-{
-    struct rlimit rl;
-    size_t n = 65536;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > SLOTS_MAX ? SLOTS_MAX : (size_t)rl.rlim_cur;
-    slots = calloc(n, sizeof *slots);
-    nslots = slots ? n : 0;
-}
-
-static struct slot *slot_of(int fd)
-{
-    pthread_once(&slots_once, slots_alloc);
-    return fd >= 0 && (size_t)fd < nslots ? &slots[fd] : NULL;
-}
+GW_FDSLOTS_DEFINE(struct slot)
 
 static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
 {

@@ -24,14 +24,11 @@
  * with, per size, each round and the median of the rounds. */
 'use strict';
 
-const fs = require('node:fs');
 const path = require('node:path');
 const WebSocket = require(path.join(__dirname, '..', 'e2e', 'node_modules', 'ws'));
 
-function arg(name, def) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-}
+const { arg, cpuTicks } = require('./benchlib');
+const { requestAll } = require(path.join(__dirname, '..', 'e2e', 'harness'));
 const port = Number(arg('port'));
 const key = arg('key');
 const gwPid = Number(arg('gateway-pid'));
@@ -48,10 +45,7 @@ const now = () => Number(process.hrtime.bigint() / 1000n) / 1000; // ms
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function cpuMs(pid = gwPid) {
-  if (!pid) return 0;
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / hz;
+  return pid ? (cpuTicks(pid) * 1000) / hz : 0;
 }
 
 async function visited() {
@@ -80,30 +74,10 @@ function connect() {
   });
 }
 
-/* Sends reqs (each given an id) and resolves the replies once all came. */
-function exchange(ws, reqs) {
-  return new Promise((resolve, reject) => {
-    const want = new Map();
-    reqs.forEach((r, i) => want.set(`x${i}`, null));
-    let left = reqs.length;
-    const timer = setTimeout(() => reject(new Error(`${left} of ${reqs.length} replies missing`)), 120000);
-    const onMsg = (data) => {
-      const m = JSON.parse(data.toString());
-      if (m.id === undefined || !want.has(m.id) || want.get(m.id) !== null) return;
-      want.set(m.id, m);
-      if (--left === 0) {
-        clearTimeout(timer);
-        ws.off('message', onMsg);
-        resolve([...want.values()]);
-      }
-    };
-    ws.on('message', onMsg);
-    const sock = ws._socket;
-    sock.cork();
-    reqs.forEach((r, i) => ws.send(JSON.stringify(Object.assign({ id: `x${i}` }, r))));
-    sock.uncork();
-  });
-}
+/* Sends reqs (each given an id) in one TCP write and resolves the replies
+ * once all came. */
+const exchange = (ws, reqs) =>
+  requestAll(ws, reqs.map((r, i) => Object.assign({ id: `x${i}` }, r)), 120000, { cork: true });
 
 async function fill(board) {
   const ws = await connect();

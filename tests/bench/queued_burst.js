@@ -18,10 +18,7 @@
 const path = require('node:path');
 const WebSocket = require(path.join(__dirname, '..', 'e2e', 'node_modules', 'ws'));
 
-function arg(name, def) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-}
+const { arg } = require('./benchlib');
 const port = Number(arg('port'));
 const key = arg('key');
 const writes = Number(arg('writes', 20000));

@@ -17,13 +17,9 @@
  * hold M members. Prints one JSON line. Everything on 127.0.0.1. */
 'use strict';
 
-const fs = require('node:fs');
 const http = require('node:http');
 
-function arg(name, def) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-}
+const { arg, cpuTicks } = require('./benchlib');
 const port = Number(arg('port'));
 const boards = String(arg('boards', 'global,demo')).split(',');
 const reads = Number(arg('reads', 1000));
@@ -42,13 +38,7 @@ const QUERIES = [
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
-// CPU ticks (utime + stime) of a process; fields counted after the ")" of its name.
-function ticks(pid) {
-  const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
-const sumTicks = (pids) => pids.reduce((s, p) => s + ticks(p), 0);
+const sumTicks = (pids) => pids.reduce((s, p) => s + cpuTicks(p), 0);
 
 // One GET on a fresh connection: resolves { status, body, ms }.
 function get(pathname) {
@@ -90,14 +80,14 @@ async function series(board, q) {
   };
   for (let i = 0; i < WARMUP; i++) check(await get(pathname));
   const lat = [];
-  const r0 = sumTicks(redisPids), g0 = gwPid ? ticks(gwPid) : 0, t0 = nowMs();
+  const r0 = sumTicks(redisPids), g0 = gwPid ? cpuTicks(gwPid) : 0, t0 = nowMs();
   for (let i = 0; i < reads; i++) {
     const r = await get(pathname);
     lat.push(r.ms);
     check(r);
   }
   const wall = (nowMs() - t0) / 1000;
-  const redisS = (sumTicks(redisPids) - r0) / hz, gwS = gwPid ? (ticks(gwPid) - g0) / hz : null;
+  const redisS = (sumTicks(redisPids) - r0) / hz, gwS = gwPid ? (cpuTicks(gwPid) - g0) / hz : null;
   lat.sort((a, b) => a - b);
   return {
     board, query: q.name, qs: q.qs, reads, seconds: wall, reads_per_s: reads / wall,

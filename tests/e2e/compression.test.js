@@ -22,10 +22,9 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
-const net = require('node:net');
 const zlib = require('node:zlib');
 const h = require('./harness');
+const { frame, handshake, serverFrames, waiters } = require('./wsraw');
 const { applyDelta } = require('../../web/rankcast.js');
 
 const skip = h.toolMissing(h.gatewayMissing());
@@ -49,125 +48,54 @@ function deflateMessage(text) {
 }
 
 /* A masked client frame: byte 0 as given (FIN, RSV, opcode), any length. */
-function clientFrame(b0, payload) {
-  const p = Buffer.from(payload);
-  let hdr;
-  if (p.length < 126) hdr = Buffer.from([b0, 0x80 | p.length]);
-  else if (p.length < 65536) hdr = Buffer.from([b0, 0x80 | 126, p.length >> 8, p.length & 0xff]);
-  else {
-    hdr = Buffer.alloc(10);
-    hdr[0] = b0;
-    hdr[1] = 0x80 | 127;
-    hdr.writeBigUInt64BE(BigInt(p.length), 2);
-  }
-  const mask = crypto.randomBytes(4);
-  const body = Buffer.alloc(p.length);
-  for (let i = 0; i < p.length; i++) body[i] = p[i] ^ mask[i & 3];
-  return Buffer.concat([hdr, mask, body]);
-}
+const clientFrame = (b0, payload) => frame(b0 & 0x0f, payload, { fin: !!(b0 & 0x80), rsv: b0 & 0x70 });
 
 /* Handshake offering permessage-deflate (unless offer is null), then frames
  * parsed as they come: {rsv1, opcode, payload, text (inflated when RSV1),
  * msg (JSON), code (close)}. One inflate context for the whole connection,
  * as a client with context takeover keeps it. */
-function rawWs(port, offer = 'permessage-deflate; client_max_window_bits') {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const key = crypto.randomBytes(16).toString('base64');
-    const inflater = zlib.createInflateRaw();
-    let buf = Buffer.alloc(0);
-    let upgraded = false;
-    const c = {
-      sock,
-      frames: [],
-      waiters: [],
-      closed: new Promise((r) => sock.on('close', r)),
-      extensions: null,
-      send(b) { sock.write(b); },
-      sendText(text, compressed) {
-        sock.write(compressed ? clientFrame(0xc1, deflateMessage(text)) : clientFrame(0x81, text));
-      },
-      next(pred, ms = 5000) {
-        const hit = c.frames.find(pred);
-        if (hit) return Promise.resolve(hit);
-        return new Promise((res, rej) => {
-          const w = { pred, res };
-          const timer = setTimeout(() => {
-            c.waiters.splice(c.waiters.indexOf(w), 1);
-            rej(new Error(`no such frame within ${ms} ms; got ${c.frames.length} frames`));
-          }, ms);
-          w.res = (f) => { clearTimeout(timer); res(f); };
-          c.waiters.push(w);
-        });
-      },
-    };
-    // Inflating is asynchronous in node's stream API; frames are handled in
-    // order through one promise chain.
-    let chain = Promise.resolve();
-    const inflate = (payload) => new Promise((res, rej) => {
-      const out = [];
-      const onData = (d) => out.push(d);
-      inflater.on('data', onData);
-      inflater.write(Buffer.concat([payload, TAIL]), (err) => {
-        if (err) return rej(err);
-        inflater.flush(zlib.constants.Z_SYNC_FLUSH, () => {
-          inflater.removeListener('data', onData);
-          res(Buffer.concat(out));
-        });
+async function rawWs(port, offer = 'permessage-deflate; client_max_window_bits') {
+  const { sock, head, rest } = await handshake(port, {
+    headers: offer ? { 'Sec-WebSocket-Extensions': offer } : {},
+  });
+  const m = /\r\nsec-websocket-extensions:\s*([^\r]*)/i.exec(head);
+  const inflater = zlib.createInflateRaw();
+  const c = waiters({
+    sock,
+    closed: new Promise((r) => sock.on('close', r)),
+    extensions: m ? m[1] : '',
+    send(b) { sock.write(b); },
+    sendText(text, compressed) {
+      sock.write(compressed ? clientFrame(0xc1, deflateMessage(text)) : clientFrame(0x81, text));
+    },
+  }, { onClose: false });
+  // Inflating is asynchronous in node's stream API; frames are handled in
+  // order through one promise chain.
+  let chain = Promise.resolve();
+  const inflate = (payload) => new Promise((res, rej) => {
+    const out = [];
+    const onData = (d) => out.push(d);
+    inflater.on('data', onData);
+    inflater.write(Buffer.concat([payload, TAIL]), (err) => {
+      if (err) return rej(err);
+      inflater.flush(zlib.constants.Z_SYNC_FLUSH, () => {
+        inflater.removeListener('data', onData);
+        res(Buffer.concat(out));
       });
     });
-    const deliver = (f) => {
-      c.frames.push(f);
-      for (const w of c.waiters.slice()) {
-        if (w.pred(f)) { c.waiters.splice(c.waiters.indexOf(w), 1); w.res(f); }
-      }
-    };
-    sock.on('error', (e) => { if (!upgraded) reject(e); });
-    sock.on('connect', () => sock.write(
-      `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: rankcast.v1\r\n` +
-      (offer ? `Sec-WebSocket-Extensions: ${offer}\r\n` : '') +
-      `Authorization: Bearer ${h.ADMIN_KEY}\r\n\r\n`, 'latin1'));
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (!upgraded) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        if (!/^HTTP\/1\.1 101/.test(head)) {
-          sock.destroy();
-          reject(new Error(`handshake refused: ${head.split('\r\n')[0]}`));
-          return;
-        }
-        const m = /\r\nsec-websocket-extensions:\s*([^\r]*)/i.exec(head);
-        c.extensions = m ? m[1] : '';
-        upgraded = true;
-        buf = buf.subarray(end + 4);
-        resolve(c);
-      }
-      for (;;) {
-        if (buf.length < 2) break;
-        let len = buf[1] & 0x7f;
-        let at = 2;
-        if (len === 126) { if (buf.length < 4) break; len = buf.readUInt16BE(2); at = 4; }
-        else if (len === 127) { if (buf.length < 10) break; len = Number(buf.readBigUInt64BE(2)); at = 10; }
-        if (buf.length < at + len) break;
-        const f = {
-          fin: !!(buf[0] & 0x80), rsv1: !!(buf[0] & 0x40), rsv23: buf[0] & 0x30, opcode: buf[0] & 0x0f,
-          masked: !!(buf[1] & 0x80), payload: Buffer.from(buf.subarray(at, at + len)),
-        };
-        buf = buf.subarray(at + len);
-        chain = chain.then(async () => {
-          if (f.opcode === 8) f.code = f.payload.length >= 2 ? f.payload.readUInt16BE(0) : null;
-          if (f.opcode === 1) {
-            f.text = (f.rsv1 ? await inflate(f.payload) : f.payload).toString('utf8');
-            f.msg = JSON.parse(f.text);
-          }
-          deliver(f);
-        }).catch((e) => { f.error = e; deliver(f); });
-      }
-    });
   });
+  const push = serverFrames((f) => {
+    chain = chain.then(async () => {
+      if (f.opcode === 1) {
+        f.text = (f.rsv1 ? await inflate(f.payload) : f.payload).toString('utf8');
+        f.msg = JSON.parse(f.text);
+      }
+      c.deliver(f);
+    }).catch((e) => { f.error = e; c.deliver(f); });
+  });
+  sock.on('data', push);
+  push(rest);
+  return c;
 }
 
 /* ---- the helpers of the views ------------------------------------------------- */

@@ -80,6 +80,34 @@ async function truth(redis, view) {
 
 const shape = (rows) => rows.map((r) => `${r.member}=${r.score}`).join(' ');
 
+/* Polls (every pollMs) until every window viewer (feeds skipped) holds
+ * what Redis holds for its view, one Redis read per distinct view per
+ * check; fails 15 s after `stopped` (the last ack) naming a viewer that
+ * differs. The deadline only catches a viewer that never converges. */
+async function untilConverged(redis, viewers, stopped, pollMs) {
+  let lastDiff = '';
+  const converged = async () => {
+    const seen = new Map();
+    for (const v of viewers) {
+      if (v.view.feed) continue;
+      assert.equal(v.broken, null);
+      const key = JSON.stringify(v.view);
+      if (!seen.has(key)) seen.set(key, shape(await truth(redis, v.view)));
+      const want = seen.get(key);
+      const got = shape(v.rows);
+      if (want !== got) {
+        lastDiff = `${key}\n  viewer: ${got}\n  redis:  ${want}`;
+        return false;
+      }
+    }
+    return true;
+  };
+  while (!(await converged())) {
+    if (Date.now() - stopped > 15000) assert.fail(`not converged 15 s after the writes:\n${lastDiff}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 async function wsWriter(t, gw, writer, counts) {
   const c = await h.connectWs(t, gw.wsUrl);
   for (let i = 0; i < WRITES_PER_WRITER; i += 20) {
@@ -150,27 +178,7 @@ test('50 viewers see exactly what Redis holds after 4 writers finish', { timeout
   // Every window view converges on Redis after the last ack; how long it took
   // is reported (the latency itself is measured by the bench, case E). The
   // deadline only catches a viewer that never converges.
-  let lastDiff = '';
-  const converged = async () => {
-    const seen = new Map(); // one Redis read per distinct view per check
-    for (const v of viewers) {
-      if (v.view.feed) continue;
-      assert.equal(v.broken, null);
-      const key = JSON.stringify(v.view);
-      if (!seen.has(key)) seen.set(key, shape(await truth(redis, v.view)));
-      const want = seen.get(key);
-      const got = shape(v.rows);
-      if (want !== got) {
-        lastDiff = `${JSON.stringify(v.view)}\n  viewer: ${got}\n  redis:  ${want}`;
-        return false;
-      }
-    }
-    return true;
-  };
-  while (!(await converged())) {
-    if (Date.now() - stopped > 15000) assert.fail(`not converged 15 s after the writes:\n${lastDiff}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await untilConverged(redis, viewers, stopped, 25);
   t.diagnostic(`windows equal to Redis ${Date.now() - stopped} ms after the last ack (${finalSeq} changes)`);
 
   // Every feed viewer: every seq after its snapshot, once, in order.
@@ -235,23 +243,7 @@ async function readViewsConverge(t, withMirror) {
     };
     await Promise.all([0, 1, 2, 3].map(writer));
     const stopped = Date.now();
-    let lastDiff = '';
-    const converged = async () => {
-      for (const v of viewers) {
-        assert.equal(v.broken, null);
-        const want = shape(await truth(redis, v.view));
-        const got = shape(v.rows);
-        if (want !== got) {
-          lastDiff = `${JSON.stringify(v.view)}\n  viewer: ${got}\n  redis:  ${want}`;
-          return false;
-        }
-      }
-      return true;
-    };
-    while (!(await converged())) {
-      if (Date.now() - stopped > 15000) assert.fail(`not converged 15 s after the writes:\n${lastDiff}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilConverged(redis, viewers, stopped, 50);
     const m = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
     const spared = Number((/^rankcast_view_reads_spared_total (\d+)$/m.exec(m.text) || [])[1]);
     const cuts = Number((/^rankcast_around_cuts_total (\d+)$/m.exec(m.text) || [])[1]);

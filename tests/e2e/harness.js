@@ -948,7 +948,57 @@ function pct(arr, p) {
   return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
 }
 
+/* Sends every request in one TCP write (corked) on c (a connectWs client)
+ * with ids prefix-0.., and resolves with the replies in id order once each
+ * has one (within ms). With once, waits 100 ms more and asserts each got
+ * exactly one (a duplicate would show up right behind). Only a client
+ * without permessage-deflate writes synchronously: ws compresses every
+ * message (on zlib's thread pool) when the server keeps context takeover,
+ * and they then go out over several writes. */
+async function burst(c, reqs, prefix, { ms = 10000, once = true } = {}) {
+  const ids = reqs.map((_, i) => `${prefix}-${i}`);
+  const sock = c.ws._socket;
+  sock.cork();
+  reqs.forEach((r, i) => c.send(Object.assign({}, r, { id: ids[i] })));
+  sock.uncork();
+  const want = new Set(ids);
+  await waitFor(() => c.messages.filter((m) => want.has(m.id)).length >= ids.length, ms,
+    `${ids.length} replies to ${prefix}`);
+  if (!once) return ids.map((id) => c.messages.find((m) => m.id === id));
+  await sleep(100);
+  const replies = ids.map((id) => c.messages.filter((m) => m.id === id));
+  replies.forEach((r, i) => {
+    if (r.length !== 1) throw new Error(`request ${ids[i]} got ${r.length} replies: ${JSON.stringify(r)}`);
+  });
+  return replies.map((r) => r[0]);
+}
+
+/* Sends reqs (each with its own id) on ws (a `ws` WebSocket), in one TCP
+ * write when cork, and resolves every reply (by id, in reqs' order) once
+ * all are in; rejects after ms. Replies without a wanted id are ignored. */
+function requestAll(ws, reqs, ms, { cork = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const want = new Map(reqs.map((r) => [r.id, null]));
+    let left = reqs.length;
+    const timer = setTimeout(() => reject(new Error(`${left} of ${reqs.length} replies missing after ${ms} ms`)), ms);
+    const onMsg = (data) => {
+      const m = JSON.parse(data.toString());
+      if (!want.has(m.id) || want.get(m.id) !== null) return;
+      want.set(m.id, m);
+      if (--left === 0) {
+        clearTimeout(timer);
+        ws.off('message', onMsg);
+        resolve([...want.values()]);
+      }
+    };
+    ws.on('message', onMsg);
+    if (cork) ws._socket.cork();
+    for (const r of reqs) ws.send(JSON.stringify(r));
+    if (cork) ws._socket.uncork();
+  });
+}
+
 module.exports = {
   exitProblems, spawnTracked, terminate, eachLine, toolMissing, inCI, repoRoot, ADMIN_KEY, configWith, editConfig, defer, gatewayBin, gatewayMissing, freePort, startRedis, startCluster, startGateway, startStack,
-  connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct,
+  connectWs, http, vmRssKb, waitFor, sleep, cpuPercent, pct, burst, requestAll,
 };

@@ -16,10 +16,9 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
-const net = require('node:net');
 const WebSocket = require('ws');
 const h = require('./harness');
+const { frame, handshake, serverFrames } = require('./wsraw');
 
 const SUBS = 64; // the shipped max_subs_per_conn
 // A sanitizer build (RC_SANITIZE=1 bash tests/run) has its own allocator:
@@ -60,26 +59,7 @@ function openWs(url, localAddress) {
   });
 }
 
-/* Sends `reqs` on ws and resolves every reply (by id) once all are in. */
-function requestAll(ws, reqs, ms) {
-  return new Promise((resolve, reject) => {
-    const want = new Map(reqs.map((r) => [r.id, null]));
-    let left = reqs.length;
-    const timer = setTimeout(() => reject(new Error(`${left} of ${reqs.length} replies missing after ${ms} ms`)), ms);
-    const onMsg = (data) => {
-      const m = JSON.parse(data.toString());
-      if (!want.has(m.id) || want.get(m.id) !== null) return;
-      want.set(m.id, m);
-      if (--left === 0) {
-        clearTimeout(timer);
-        ws.off('message', onMsg);
-        resolve([...want.values()]);
-      }
-    };
-    ws.on('message', onMsg);
-    for (const r of reqs) ws.send(JSON.stringify(r));
-  });
-}
+const requestAll = h.requestAll;
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
@@ -229,63 +209,15 @@ test('(a) 6,400 distinct match:N boards: little memory per board, max_boards ans
 
 /* ---- a WebSocket client by hand, to be a reader that never reads ---------- */
 
-function frame(text) {
-  const payload = Buffer.from(text);
-  const mask = crypto.randomBytes(4);
-  let head;
-  if (payload.length < 126) head = Buffer.from([0x81, 0x80 | payload.length]);
-  else {
-    head = Buffer.alloc(4);
-    head[0] = 0x81;
-    head[1] = 0x80 | 126;
-    head.writeUInt16BE(payload.length, 2);
-  }
-  for (let i = 0; i < payload.length; i++) payload[i] ^= mask[i & 3];
-  return Buffer.concat([head, mask, payload]);
-}
+/* Connects, does the handshake (no key: reads are open), and stops reading
+ * right after the 101: { sock, rest }. */
+const openStuck = (port, localAddress) => handshake(port, { localAddress, token: null, pause: true });
 
-/* Connects, does the handshake, and stops reading right after the 101. */
-function openStuck(port, localAddress) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect({ port, host: '127.0.0.1', localAddress });
-    let buf = Buffer.alloc(0);
-    const onData = (d) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      sock.off('data', onData);
-      sock.pause();
-      const status = buf.subarray(0, end).toString().split('\r\n')[0];
-      if (!/^HTTP\/1\.1 101/.test(status)) return reject(new Error(`handshake: ${status}`));
-      resolve({ sock, rest: buf.subarray(end + 4) });
-    };
-    sock.on('data', onData);
-    sock.once('error', reject);
-    sock.once('connect', () => sock.write(
-      'GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-      `Sec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
-      'Sec-WebSocket-Protocol: rankcast.v1\r\n\r\n'));
-  });
-}
-
-/* Reads server frames (unmasked) from a stuck socket once it reads again. */
+/* Reads server frames from a stuck socket once it reads again. */
 function readFrames(stuck, onText) {
-  let buf = stuck.rest;
-  const parse = () => {
-    for (;;) {
-      if (buf.length < 2) return;
-      let len = buf[1] & 0x7f;
-      let off = 2;
-      if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); off = 4; }
-      else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); off = 10; }
-      if (buf.length < off + len) return;
-      const op = buf[0] & 0x0f;
-      if (op === 1) onText(buf.subarray(off, off + len).toString());
-      buf = buf.subarray(off + len);
-    }
-  };
-  stuck.sock.on('data', (d) => { buf = Buffer.concat([buf, d]); parse(); });
-  parse();
+  const push = serverFrames((f) => { if (f.opcode === 1) onText(f.payload.toString()); });
+  stuck.sock.on('data', push);
+  push(stuck.rest);
   stuck.sock.resume();
 }
 
@@ -324,7 +256,7 @@ test('(b) stuck readers with 64 top-1000 views each: bounded memory per connecti
     const s = await openStuck(gw.port, `127.0.0.${2 + (i % 4)}`);
     stuck.push(s);
     for (let b = 0; b < SUBS; b++)
-      s.sock.write(frame(JSON.stringify({ op: 'subscribe', id: b + 1, board: `match:big-${b}`, view: { top: 1000 } })));
+      s.sock.write(frame(1, JSON.stringify({ op: 'subscribe', id: b + 1, board: `match:big-${b}`, view: { top: 1000 } })));
   }
   // Every subscribe has been handled once the gateway answers a later one.
   const late = await h.connectWs(t, gw.wsUrl, { token: null });
@@ -357,7 +289,7 @@ test('(b) stuck readers with 64 top-1000 views each: bounded memory per connecti
   });
   await h.waitFor(() => got.size === SUBS, 30000, 'a reply to each of the 64 subscribes');
   // Whatever was owed is out by now: a ping sent after it comes back behind it.
-  stuck[0].sock.write(frame(JSON.stringify({ op: 'ping', id: 'barrier' })));
+  stuck[0].sock.write(frame(1, JSON.stringify({ op: 'ping', id: 'barrier' })));
   await h.waitFor(() => pong, 10000, 'the pong');
   assert.deepEqual(extra, []);
   for (let b = 0; b < SUBS; b++) {

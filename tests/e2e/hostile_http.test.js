@@ -18,37 +18,22 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const h = require('./harness');
+const { rawExchange, statusOf } = require('./rawhttp');
 
 const skip = h.toolMissing(h.gatewayMissing());
 
 /* Writes data on a fresh socket; resolves with the status, headers and body
  * of the one answer once the server closes (or ms pass). */
-function exchange(port, data, ms = 3000) {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const chunks = [];
-    let done = false;
-    const finish = (why) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      const text = Buffer.concat(chunks).toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      const head = end >= 0 ? text.slice(0, end) : text;
-      const bodyText = end >= 0 ? text.slice(end + 4) : '';
-      let body = null;
-      try { body = JSON.parse(bodyText); } catch { /* not JSON */ }
-      resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] || 0), head, bodyText, body, why });
-    };
-    const timer = setTimeout(() => finish('timeout'), ms);
-    sock.on('connect', () => sock.write(data));
-    sock.on('data', (d) => chunks.push(d));
-    sock.on('error', () => finish('error'));
-    sock.on('close', () => finish('closed'));
-  });
+async function exchange(port, data, ms = 3000) {
+  const { buf, why } = await rawExchange(port, data, { ms });
+  const text = buf.toString('latin1');
+  const end = text.indexOf('\r\n\r\n');
+  const head = end >= 0 ? text.slice(0, end) : text;
+  const bodyText = end >= 0 ? text.slice(end + 4) : '';
+  let body = null;
+  try { body = JSON.parse(bodyText); } catch { /* not JSON */ }
+  return { status: statusOf(text), head, bodyText, body, why };
 }
 
 const request = (method, path, headers, body = '') =>

@@ -11,66 +11,35 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
+const { rawExchange, statusOf } = require('./rawhttp');
+const { frame, rawWs } = require('./wsraw');
 
 const skip = h.toolMissing(h.gatewayMissing());
 
 /* One raw exchange from a fresh socket: writes data, resolves with what came
  * back once the server closes or ms pass. */
-function raw(port, data, ms = 2000, localAddress = '127.0.0.1') {
-  return new Promise((resolve) => {
-    const sock = net.connect({ port, host: '127.0.0.1', localAddress });
-    const chunks = [];
-    let done = false;
-    const finish = (why) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      resolve({ text: Buffer.concat(chunks).toString('latin1'), why });
-    };
-    const timer = setTimeout(() => finish('timeout'), ms);
-    sock.on('connect', () => sock.write(data));
-    sock.on('data', (d) => {
-      chunks.push(d);
-      // One complete response with a Content-Length is enough.
-      const s = Buffer.concat(chunks).toString('latin1');
-      const end = s.indexOf('\r\n\r\n');
-      const m = /\r\ncontent-length:\s*(\d+)/i.exec(s);
-      if (end >= 0 && m && s.length >= end + 4 + Number(m[1])) finish('complete');
-    });
-    sock.on('error', () => finish('error'));
-    sock.on('close', () => finish('closed'));
-  });
+async function raw(port, data, ms = 2000, localAddress = '127.0.0.1') {
+  // One complete response with a Content-Length is enough.
+  const done = (buf) => {
+    const s = buf.toString('latin1');
+    const end = s.indexOf('\r\n\r\n');
+    const m = /\r\ncontent-length:\s*(\d+)/i.exec(s);
+    return end >= 0 && m && s.length >= end + 4 + Number(m[1]);
+  };
+  const { buf, why } = await rawExchange(port, data, { ms, localAddress, done });
+  return { text: buf.toString('latin1'), why };
 }
 
 /* Sends data on a fresh socket and hangs up at the first byte back, or when
  * the server closes, or after ms. Resolves 'answered', 'closed' or 'timeout'. */
-function fire(port, data, ms = 3000) {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1');
-    let done = false;
-    const finish = (why) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      resolve(why);
-    };
-    const timer = setTimeout(() => finish('timeout'), ms);
-    sock.on('connect', () => sock.write(data));
-    sock.on('data', () => finish('answered'));
-    sock.on('error', () => finish('closed'));
-    sock.on('close', () => finish('closed'));
-  });
+async function fire(port, data, ms = 3000) {
+  const { why } = await rawExchange(port, data, { ms, done: () => true });
+  return { complete: 'answered', error: 'closed' }[why] || why;
 }
-
-const statusOf = (text) => Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] || 0);
 
 /* ---- log throttling --------------------------------------------------------- */
 
@@ -167,95 +136,6 @@ test('the static file server does not follow symlinks out of web_root',
 
 /* ---- RFC 6455 protocol errors ------------------------------------------------- */
 
-/* A WebSocket over a raw socket: the handshake, then frames built by hand;
- * `early` bytes are written with the handshake, before the 101. */
-function rawWs(port, pathAndQuery = '/ws', early = Buffer.alloc(0)) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const key = crypto.randomBytes(16).toString('base64');
-    let buf = Buffer.alloc(0);
-    let upgraded = false;
-    const client = {
-      sock,
-      frames: [],
-      closed: new Promise((r) => sock.on('close', r)),
-      waiters: [],
-      send(frame) { sock.write(frame); },
-      next(pred, ms) {
-        return new Promise((res, rej) => {
-          const hit = client.frames.find(pred);
-          if (hit) return res(hit);
-          const w = { pred, res };
-          const timer = setTimeout(() => {
-            client.waiters.splice(client.waiters.indexOf(w), 1);
-            rej(new Error(`no such frame within ${ms} ms; got ${JSON.stringify(client.frames.map((f) => f.opcode))}`));
-          }, ms);
-          w.res = (f) => { clearTimeout(timer); res(f); };
-          client.waiters.push(w);
-          client.closed.then(() => {
-            if (client.waiters.includes(w)) {
-              client.waiters.splice(client.waiters.indexOf(w), 1);
-              clearTimeout(timer);
-              rej(new Error(`closed without such a frame; got ${JSON.stringify(client.frames.map((f) => f.opcode))}`));
-            }
-          });
-        });
-      },
-    };
-    sock.on('error', (e) => { if (!upgraded) reject(e); });
-    sock.on('connect', () => sock.write(Buffer.concat([Buffer.from(
-      `GET ${pathAndQuery} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: rankcast.v1\r\n` +
-      `Authorization: Bearer ${h.ADMIN_KEY}\r\n\r\n`, 'latin1'), early])));
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (!upgraded) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.slice(0, end).toString('latin1');
-        if (!/^HTTP\/1\.1 101/.test(head)) {
-          reject(new Error(`handshake refused: ${head.split('\r\n')[0]}`));
-          sock.destroy();
-          return;
-        }
-        upgraded = true;
-        buf = buf.slice(end + 4);
-        resolve(client);
-      }
-      // Server frames are never masked.
-      for (;;) {
-        if (buf.length < 2) break;
-        let len = buf[1] & 0x7f;
-        let at = 2;
-        if (len === 126) { if (buf.length < 4) break; len = buf.readUInt16BE(2); at = 4; }
-        else if (len === 127) { if (buf.length < 10) break; len = Number(buf.readBigUInt64BE(2)); at = 10; }
-        if (buf.length < at + len) break;
-        const f = { opcode: buf[0] & 0x0f, payload: buf.slice(at, at + len) };
-        if (f.opcode === 8) f.code = len >= 2 ? f.payload.readUInt16BE(0) : null;
-        buf = buf.slice(at + len);
-        client.frames.push(f);
-        for (const w of client.waiters.slice()) {
-          if (w.pred(f)) { client.waiters.splice(client.waiters.indexOf(w), 1); w.res(f); }
-        }
-      }
-    });
-  });
-}
-
-/* A client frame: fin set, opcode, payload, masked unless told otherwise. */
-function frame(opcode, payload, masked = true) {
-  const p = Buffer.from(payload);
-  const hdr = [0x80 | opcode];
-  const m = masked ? 0x80 : 0;
-  if (p.length < 126) hdr.push(m | p.length);
-  else if (p.length < 65536) hdr.push(m | 126, p.length >> 8, p.length & 0xff);
-  else throw new Error('too long for this test');
-  if (!masked) return Buffer.concat([Buffer.from(hdr), p]);
-  const mask = crypto.randomBytes(4);
-  const body = Buffer.from(p.map((b, i) => b ^ mask[i % 4]));
-  return Buffer.concat([Buffer.from(hdr), mask, body]);
-}
-
 async function expectClose1002(c, what) {
   const close = await c.next((f) => f.opcode === 8, 3000).catch((e) => e);
   if (close instanceof Error) assert.fail(`${what}: no close frame (${close.message})`);
@@ -287,7 +167,7 @@ test('an unmasked client frame is a protocol error: close frame 1002',
     c.send(frame(0x1, JSON.stringify({ op: 'ping', id: 'masked' })));
     const ok = await c.next((f) => f.opcode === 1 && /"masked"/.test(f.payload.toString()), 3000);
     assert.match(ok.payload.toString(), /"pong"/);
-    c.send(frame(0x1, JSON.stringify({ op: 'ping', id: 'unmasked' }), false));
+    c.send(frame(0x1, JSON.stringify({ op: 'ping', id: 'unmasked' }), { masked: false }));
     await expectClose1002(c, 'unmasked text frame');
     assert.ok(!c.frames.some((f) => f.opcode === 1 && /"unmasked"/.test(f.payload.toString())),
       'the unmasked request was not served');
@@ -306,7 +186,7 @@ test('a frame split across the handshake never closes the connection as a protoc
     const { gw } = await h.startStack(t);
     const first = frame(0x1, JSON.stringify({ op: 'ping', id: 'early', pad: 'x'.repeat(200) }));
     for (const cut of [1, 2, 3, 4, 6, 9, 100, 200, first.length - 1]) {
-      const c = await rawWs(gw.port, '/ws', first.slice(0, cut));
+      const c = await rawWs(gw.port, { early: first.slice(0, cut) });
       h.defer(t, () => c.sock.destroy());
       await h.sleep(50);
       c.send(first.slice(cut));

@@ -20,8 +20,8 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const h = require('./harness');
+const { rawExchange } = require('./rawhttp');
 
 const skip = h.toolMissing(h.gatewayMissing());
 const STRICT = false; // true: every pipelined request must be answered, in order, on its connection
@@ -54,28 +54,10 @@ function parseResponses(buf) {
 
 /* Writes `data` in one write on a fresh socket and collects responses until
  * `count` are complete, the server closes, or ms pass. */
-function exchange(port, data, count, ms = 5000) {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1');
-    let buf = Buffer.alloc(0);
-    let done = false;
-    const finish = (why) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      sock.destroy();
-      resolve({ responses: parseResponses(buf), why, raw: buf.toString('latin1').slice(0, 600) });
-    };
-    const timer = setTimeout(() => finish('timeout'), ms);
-    sock.setNoDelay(true);
-    sock.on('connect', () => sock.write(data));
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (parseResponses(buf).length >= count) finish('complete');
-    });
-    sock.on('error', () => finish('error'));
-    sock.on('close', () => finish('closed'));
-  });
+async function exchange(port, data, count, ms = 5000) {
+  const done = (buf) => parseResponses(buf).length >= count;
+  const { buf, why } = await rawExchange(port, data, { ms, done, noDelay: true });
+  return { responses: parseResponses(buf), why, raw: buf.toString('latin1').slice(0, 600) };
 }
 
 function request(method, path, body, token) {

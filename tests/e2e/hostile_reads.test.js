@@ -16,25 +16,7 @@ const h = require('./harness');
 const skip = h.toolMissing(h.gatewayMissing());
 const BIG = { conn_read_rate: 1000000, conn_read_burst: 10000000, ip_read_rate: 1000000, ip_read_burst: 10000000 };
 
-/* Sends every request in one TCP write (corked) with ids prefix-0.., and
- * resolves with the replies in id order once each has exactly one. Only a
- * client without permessage-deflate writes synchronously: ws compresses
- * every message (on zlib's thread pool) when the server keeps context
- * takeover, and they then go out over several writes. */
-async function burst(c, reqs, prefix, ms = 10000) {
-  const ids = reqs.map((_, i) => `${prefix}-${i}`);
-  const sock = c.ws._socket;
-  sock.cork();
-  reqs.forEach((r, i) => c.send(Object.assign({}, r, { id: ids[i] })));
-  sock.uncork();
-  const want = new Set(ids);
-  await h.waitFor(() => c.messages.filter((m) => want.has(m.id)).length >= ids.length, ms,
-    `${ids.length} replies to ${prefix}`);
-  await h.sleep(100); // a duplicate reply would show up right behind
-  const replies = ids.map((id) => c.messages.filter((m) => m.id === id));
-  replies.forEach((r, i) => assert.equal(r.length, 1, `request ${ids[i]} got ${r.length} replies: ${JSON.stringify(r)}`));
-  return replies.map((r) => r[0]);
-}
+const burst = h.burst;
 
 const limited = (r) => r.op === 'error' && r.code === 'rate_limited';
 const count = (replies, pred) => replies.filter(pred).length;

@@ -61,6 +61,22 @@ async function seed(c) {
   }
 }
 
+/* [limits] that stay out of the way: read and write rates of a connection
+ * far above what a test sends; UNLIMITED also for 1,000 subs a connection
+ * and the address's reads. */
+const FAST_CONN = { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 };
+const UNLIMITED = Object.assign({ max_subs_per_conn: 1000, ip_read_rate: 100000, ip_read_burst: 100000 }, FAST_CONN);
+
+/* A gateway with these [limits] (UNLIMITED by default), demo seeded
+ * through the writer w. */
+async function seededStack(t, limits = UNLIMITED) {
+  const config = h.configWith(t, { limits });
+  const { gw } = await h.startStack(t, { config });
+  const w = await h.connectWs(t, gw.wsUrl);
+  await seed(w);
+  return { gw, w };
+}
+
 /* The views: 160 top-N (N spread over 1..1000) and 40 pages of 10..50 rows
  * within the first 850 ranks, 200 distinct windows; the largest first, so
  * the mirror is sized once. */
@@ -77,15 +93,7 @@ const touching = (views, lo, hi) => views.filter((s) => first(s) <= hi && end(s)
 
 test('a view costs what it shows: subscribes look at their own view, a write at the views whose ranks it moved',
   { skip, timeout: 120000 }, async (t) => {
-    const config = h.configWith(t, {
-      limits: {
-        max_subs_per_conn: 1000, conn_write_rate: 100000, conn_write_burst: 100000,
-        conn_read_rate: 100000, conn_read_burst: 100000, ip_read_rate: 100000, ip_read_burst: 100000,
-      },
-    });
-    const { gw } = await h.startStack(t, { config });
-    const w = await h.connectWs(t, gw.wsUrl);
-    await seed(w);
+    const { gw, w } = await seededStack(t);
 
     const views = specs();
     const c = await h.connectWs(t, gw.wsUrl);
@@ -139,19 +147,8 @@ test('a view costs what it shows: subscribes look at their own view, a write at 
     assert.equal(after.tick - base.tick, views.length, 'a change of total reaches every view');
   });
 
-/* Sends every request in one TCP write with ids prefix-0.. and resolves the
- * replies in id order (one each). */
-async function burst(c, reqs, prefix) {
-  const ids = reqs.map((_, i) => `${prefix}-${i}`);
-  const sock = c.ws._socket;
-  sock.cork();
-  reqs.forEach((r, i) => c.send(Object.assign({}, r, { id: ids[i] })));
-  sock.uncork();
-  const want = new Set(ids);
-  await h.waitFor(() => c.messages.filter((m) => want.has(m.id)).length >= ids.length, 15000,
-    `${ids.length} replies to ${prefix}`);
-  return ids.map((id) => c.messages.find((m) => m.id === id));
-}
+/* Replies in id order, one each (h.burst; no duplicate check here). */
+const burst = (c, reqs, prefix) => h.burst(c, reqs, prefix, { ms: 15000, once: false });
 
 const limited = (r) => r.op === 'error' && r.code === 'rate_limited';
 
@@ -205,12 +202,7 @@ const diff = (a, b) => ({ around: b.around - a.around, page: b.page - a.page, sp
 
 test('around views and deep pages read Redis again only after a change that can have moved their rows',
   { skip, timeout: 120000 }, async (t) => {
-    const config = h.configWith(t, {
-      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
-    });
-    const { gw } = await h.startStack(t, { config });
-    const w = await h.connectWs(t, gw.wsUrl);
-    await seed(w);
+    const { gw, w } = await seededStack(t, FAST_CONN);
     const c = await h.connectWs(t, gw.wsUrl);
     const around = await c.request({ op: 'subscribe', board: 'demo', view: { around: 'm500', radius: 5 } }, 10000);
     assert.equal(around.op, 'snapshot', JSON.stringify(around));
@@ -267,15 +259,7 @@ async function deferred(gw) {
 
 test('a burst of subscribes is answered over several loop turns: a ping sent after it is answered before its end',
   { skip, timeout: 120000 }, async (t) => {
-    const config = h.configWith(t, {
-      limits: {
-        max_subs_per_conn: 1000, conn_write_rate: 100000, conn_write_burst: 100000,
-        conn_read_rate: 100000, conn_read_burst: 100000, ip_read_rate: 100000, ip_read_burst: 100000,
-      },
-    });
-    const { gw } = await h.startStack(t, { config });
-    const w = await h.connectWs(t, gw.wsUrl);
-    await seed(w);
+    const { gw, w } = await seededStack(t);
     const c = await h.connectWs(t, gw.wsUrl, { perMessageDeflate: false });
     // Warm the mirror to 1,000 rows, so that the burst below only cuts.
     const warm = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
@@ -306,12 +290,7 @@ test('a burst of subscribes is answered over several loop turns: a ping sent aft
 
 test('an around view whose window the mirror holds is cut from it, never read, after a change that reaches it',
   { skip, timeout: 120000 }, async (t) => {
-    const config = h.configWith(t, {
-      limits: { conn_write_rate: 100000, conn_write_burst: 100000, conn_read_rate: 100000, conn_read_burst: 100000 },
-    });
-    const { gw } = await h.startStack(t, { config });
-    const w = await h.connectWs(t, gw.wsUrl);
-    await seed(w);
+    const { gw, w } = await seededStack(t, FAST_CONN);
     const c = await h.connectWs(t, gw.wsUrl);
     const top = await c.request({ op: 'subscribe', board: 'demo', view: { top: 1000 } }, 10000);
     assert.equal(top.op, 'snapshot', JSON.stringify(top));

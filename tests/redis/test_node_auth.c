@@ -71,16 +71,10 @@ static int run_until(struct fixture *f, cond_fn *cond)
 /* One command on a fresh blocking connection that logs in first. */
 static redisReply *ask(struct fixture *f, const char *fmt, ...)
 {
-    redisContext *c = rc_test_redis_connect(&f->redis);
-    assert_non_null(c);
-    redisReply *a = redisCommand(c, "AUTH %s", PASSWORD);
-    assert_non_null(a);
-    freeReplyObject(a);
     va_list ap;
     va_start(ap, fmt);
-    redisReply *rep = redisvCommand(c, fmt, ap);
+    redisReply *rep = rc_test_redis_vask(&f->redis, PASSWORD, fmt, ap);
     va_end(ap);
-    redisFree(c);
     assert_non_null(rep);
     return rep;
 }

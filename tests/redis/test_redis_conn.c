@@ -161,12 +161,9 @@ static int64_t ms_since(uint64_t t0)
 static redisReply *ask(struct fixture *f, const char *fmt, ...)
 {
     va_list ap;
-    redisContext *c = rc_test_redis_connect(&f->redis);
-    assert_non_null(c);
     va_start(ap, fmt);
-    redisReply *rep = redisvCommand(c, fmt, ap);
+    redisReply *rep = rc_test_redis_vask(&f->redis, NULL, fmt, ap);
     va_end(ap);
-    redisFree(c);
     assert_non_null(rep);
     return rep;
 }

@@ -181,6 +181,22 @@ redisContext *rc_test_redis_connect(const struct rc_test_redis *r)
     return c;
 }
 
+redisReply *rc_test_redis_vask(const struct rc_test_redis *r, const char *password, const char *fmt, va_list ap)
+{
+    redisContext *c = rc_test_redis_connect(r);
+    if (!c)
+        return NULL;
+    redisReply *rep = password ? redisCommand(c, "AUTH %s", password) : NULL;
+    if (password && !rep) {
+        redisFree(c);
+        return NULL;
+    }
+    freeReplyObject(rep);
+    rep = redisvCommand(c, fmt, ap);
+    redisFree(c);
+    return rep;
+}
+
 int rc_test_redis_setup(void **state)
 {
     struct rc_test_redis_fixture *f = calloc(1, sizeof *f);

@@ -8,6 +8,7 @@
 #ifndef RC_TEST_REDIS_H
 #define RC_TEST_REDIS_H
 
+#include <stdarg.h>
 #include <sys/types.h>
 
 #include <hiredis/hiredis.h>
@@ -37,6 +38,12 @@ int rc_test_redis_restart(struct rc_test_redis *r, const char *const *extra_args
 
 /* A new blocking connection to the server (caller frees), or NULL. */
 redisContext *rc_test_redis_connect(const struct rc_test_redis *r);
+
+/* One command on a fresh blocking connection (the server may have been
+ * restarted since the last one), sent after AUTH password unless password
+ * is NULL. Returns the reply (caller frees), or NULL when the connection
+ * or a reply failed. */
+redisReply *rc_test_redis_vask(const struct rc_test_redis *r, const char *password, const char *fmt, va_list ap);
 
 /* The fixture of a cmocka test (or group) that talks to one private server
  * over one blocking connection: rc_test_redis_setup starts the server and

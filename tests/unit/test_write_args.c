@@ -71,6 +71,16 @@ static int build(const char *json, int64_t now, struct rc_request *r, struct rc_
     return rc_write_args_build(b, r, p, now, 0, a, err);
 }
 
+/* A submit by member "a" to the multi-field board clears at NOV22_0800,
+ * which must build; rest is the JSON after the member (fields, req). */
+static void build_clears(const char *rest, struct rc_request *r, struct rc_period *p, struct rc_write_args *a,
+                         struct rc_error *err)
+{
+    char json[512];
+    snprintf(json, sizeof json, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",%s}", rest);
+    assert_int_equal(build(json, NOV22_0800, r, p, a, err), 0);
+}
+
 /* Every key of the call hashes to one cluster slot (Redis Cluster refuses a
  * script whose keys span two: CROSSSLOT). */
 static void assert_one_slot(const struct rc_write_args *a)
@@ -228,9 +238,7 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     struct rc_period p;
     struct rc_write_args a;
     struct rc_error err;
-    assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\","
-                           "\"fields\":{\"first_clear_ms\":77,\"clears\":3}}",
-                           NOV22_0800, &r, &p, &a, &err), 0);
+    build_clears("\"fields\":{\"first_clear_ms\":77,\"clears\":3}", &r, &p, &a, &err);
     assert_string_equal(a.argv[12], "best");
     assert_string_equal(a.argv[13], "0"); /* all-time: no expiry */
     assert_string_equal(a.argv[14], "3");
@@ -381,9 +389,7 @@ static void test_no_new_record_sets_its_flag_after_the_fields(void **state)
     struct rc_period p;
     struct rc_write_args a;
     struct rc_error err;
-    assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\","
-                           "\"fields\":{\"clears\":3},\"req\":\"c-1\"}",
-                           NOV22_0800, &r, &p, &a, &err), 0);
+    build_clears("\"fields\":{\"clears\":3},\"req\":\"c-1\"", &r, &p, &a, &err);
     rc_write_args_no_new_record(&a);
     assert_int_equal(a.nargv, 32);
     assert_string_equal(a.argv[31], "1"); /* ARGV[20 + 4F], F = 3 */
