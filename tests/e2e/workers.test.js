@@ -276,7 +276,8 @@ test('TLS with two workers: https and wss on the shared port, both workers serve
   h.defer(t, () => child.kill('SIGKILL'));
   const ca = fs.readFileSync(cert);
   const get = (p) => new Promise((resolve) => {
-    require('node:https').get({ host: '127.0.0.1', port, path: p, ca, agent: false }, (res) => {
+    require('node:https').get({ host: '127.0.0.1', port, path: p, ca, agent: false,
+      headers: { Authorization: `Bearer ${h.ADMIN_KEY}` } }, (res) => { // (/metrics needs the admin scope)
       let body = '';
       res.on('data', (d) => { body += d; });
       res.on('end', () => resolve({ status: res.statusCode, body }));
