@@ -88,10 +88,13 @@ static void on_reply(redisReply *r, void *privdata)
         struct rc_error err = {0, ""};
         const char *why = !r ? "Redis connection lost before the operation was answered"
                              : (gw_reply_error(&err, RC_E_INTERNAL, "the admin script", r), err.msg);
-        if (is_reset) /* the count and the advice first: a long cause is what the cut may take */
-            snprintf(msg, sizeof msg, "%u of %u shards of board %s were reset; send the reset again to finish it (%s)",
-                     sa->reset, sa->b->shards, sa->req.board, why);
-        else
+        if (is_reset) {
+            /* the count and the advice first: a long cause is what the cut
+             * may take (a cut message is still a whole answer) */
+            int n = snprintf(msg, sizeof msg, "%u of %u shards of board %s were reset; send the reset again to finish "
+                             "it (%s)", sa->reset, sa->b->shards, sa->req.board, why);
+            (void)(n >= (int)sizeof msg);
+        } else
             snprintf(msg, sizeof msg, "%s", why);
         fail(sa, code, msg);
         return;

@@ -276,7 +276,8 @@ static void test_stream_property(void **state)
                 if (rand() % 2)
                     c += desc ? -1 : 1;
                 cs[j][k] = c;
-                snprintf(names[j][k], sizeof names[j][k], "%c%u", desc ? (char)('z' - k) : (char)('a' + k), j);
+                int w = snprintf(names[j][k], sizeof names[j][k], "%c%u", desc ? (char)('z' - k) : (char)('a' + k), j);
+                assert_true(w > 0 && w < (int)sizeof names[j][k]);
                 ms[j][k] = names[j][k];
             }
             runs[j] = (struct rc_shard_run){cs[j], ms[j], n};
