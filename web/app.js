@@ -14,6 +14,10 @@
  * token from `rankcast token --scope read --board demo --ttl 30d`), else
  * this page's own token.
  */
+// A module (index.html loads it with type="module"): the client library is the ES module
+// web/rankcast.mjs, the one source the classic rankcast.js is made from.
+import * as Rankcast from './rankcast.mjs';
+
 (function () {
   'use strict';
 

@@ -18,6 +18,10 @@
  * the same board. Without the admin scope the live subscriptions are
  * refused: the ticker falls back to the audience feed.
  */
+// A module (console.html loads it with type="module"): the client library is the ES module
+// web/rankcast.mjs, the one source the classic rankcast.js is made from.
+import * as Rankcast from './rankcast.mjs';
+
 (function () {
   'use strict';
 

@@ -1,8 +1,13 @@
-/* rankcast.js - client library for the rankcast wire protocol (docs/protocol.md, v1).
+/* rankcast.js - client library for the rankcast wire protocol (docs/protocol.md, v1 to v1.2).
  *
- * Browser: <script src="/rankcast.js"></script> defines the global `Rankcast`.
- * Node:    const Rankcast = require('.../web/rankcast.js'); Node 20 has no
- *          WebSocket of its own, so pass one: { WebSocket: require('ws') }.
+ * One source, two forms: rankcast.mjs is the ES module, rankcast.js the classic
+ * script made from it by web/build.mjs (edit rankcast.mjs, then run
+ * `node web/build.mjs`). Types: rankcast.d.ts. Package: web/package.json.
+ * ES module: import * as Rankcast from 'rankcast'   (npm install ./web, a bundler)
+ *            import { Client } from '/rankcast.mjs' (<script type="module">)
+ * Browser:   <script src="/rankcast.js"></script> defines the global `Rankcast`.
+ * Node:      const Rankcast = require('.../web/rankcast.js') (or import 'rankcast'); Node 20
+ *            has no WebSocket of its own, so pass one: { WebSocket: require('ws') }.
  *
  *   const rc = new Rankcast.Client({ token, onState: (state) => ... });
  *   const top = rc.subscribe({ board: 'demo', view: { top: 10 } }, {   // + max_rate: 2 for at most 2 updates/s
@@ -40,12 +45,23 @@
  * frozen; also info.shown) and view.pending = view.seq - R the hidden changes.
  * Rankcast.rest(...).freeze(board, { period }), .reveal(board, steps, { period }) and
  * .freezeState(board, { period }) -> { board, frozen, shown, seq, pending } do the same over REST.
+ * v1.2: view { members: [M1, ...] } (a friends list) and { team: T_ID } (a team's roster) keep
+ * view.rows (the listed members on the board, by rank) and view.absent (those not on it) by
+ * the member rule (applyMembers). subscribe({ board, view, replay: { from: { seq } | { time },
+ * speed } }) replays from that moment (view.replaying, info.replay) until the server's `live`
+ * message (onLive(view, { seq })); a reconnect meanwhile replays on from view.seq.
+ * await rc.get(board, view, { period, at: { seq } | { time }, places }) -> a snapshot (no sub);
+ * await rc.history(board, member, { from, to, step, period }) -> { op: 'history', points };
+ * await rc.team(board, member, teamId | null) -> { op: 'teamed', team, seq, team_seq }.
+ * Admin: rc.remove(board, member, { block, period }), rc.unblock(board, member),
+ * rc.reverse(board, req, { period }), rc.reset(board, { period }); the same over REST.
  * States: connecting -> open -> reconnecting -> open ... ; closed after close().
  * Requests reject with { code, message }: the protocol's codes, plus two of the
  * client's own: "disconnected" (the connection dropped before the reply; a
  * write may or may not have happened, so retry it with the same req) and
  * "timeout".
  */
+// GENERATED from rankcast.mjs by web/build.mjs (node web/build.mjs): edit that file, not this one.
 (function (root, factory) {
   const api = factory();
   if (typeof module === 'object' && module.exports) module.exports = api;
@@ -91,6 +107,20 @@
     if (out.length > length) out.length = length;
     // Rows pushed down or pulled up by the inserts keep their data, not their rank.
     return out.map((r, i) => (r.rank === first + i ? r : Object.assign({}, r, { rank: first + i })));
+  }
+
+  // The member-list rule (PROTOCOL.md v1.2, "Member lists"): drop the members named in
+  // removed (they join absent), replace or insert each row (its member leaves absent), then
+  // order by rank. Returns { rows, absent }, new lists; the old ones are not mutated.
+  function applyMembers(list, absent, delta) {
+    const gone = new Set(delta.removed || []);
+    const byMember = new Map();
+    for (const r of list) if (!gone.has(r.member)) byMember.set(r.member, r);
+    for (const r of delta.rows || []) byMember.set(r.member, r);
+    const rows = Array.from(byMember.values()).sort((a, b) => a.rank - b.rank);
+    const out = (absent || []).filter((m) => !byMember.has(m));
+    for (const m of gone) if (!byMember.has(m) && !out.includes(m)) out.push(m);
+    return { rows, absent: out };
   }
 
   function sameEntry(a, b) {
@@ -142,11 +172,14 @@
       this.keep = spec.keep || 100;        // feed events kept in this.events
       this.maxRate = spec.max_rate != null ? spec.max_rate : null; // window views: at most this many messages a second (v1.1)
       this.live = !!spec.live;             // admin: the live board through a freeze (the caster's preview)
+      this.replay = spec.replay || null;   // v1.2: { from: { seq } | { time }, speed }, until the server says live
       this.handlers = handlers || {};
       this.window = windowOf(spec.view);
-      this.kind = this.window ? 'window' : spec.view && spec.view.feed ? 'feed' : 'around';
+      const v = spec.view || {};
+      this.kind = this.window ? 'window' : v.feed ? 'feed' : v.members || v.team != null ? 'members' : 'around';
       this.sub = null;
       this.rows = [];
+      this.absent = [];                    // member lists: the listed members not on the board
       this.events = [];
       this.seq = null;
       this.total = null;
@@ -159,6 +192,7 @@
       this.viewers = null;                 // open subscriptions to the board on every gateway (v1.1)
       this.frozen = null;                  // the seq S the board is frozen at, null when live
       this.shown = null;                   // live views of a frozen board: the seq R the audience sees
+      this.replaying = false;              // a replay is being played (its snapshot came, its live not yet)
       this.gen = 0;                        // bumps on every (re)subscribe; stale replies are dropped
     }
 
@@ -172,6 +206,10 @@
       if (this.places) m.places = this.places;
       if (this.maxRate != null) m.max_rate = this.maxRate; // checked by the server (1..50, not on feeds)
       if (this.live) m.live = true;                         // admin scope only; others get forbidden
+      if (this.replay) {
+        // a reconnect during a replay goes on from the last seq shown, not from the start
+        m.replay = this.seq != null && this.replaying ? Object.assign({}, this.replay, { from: { seq: this.seq } }) : this.replay;
+      }
       this.resumeFrom = this.kind === 'feed' ? this.lastSeq : null;
       if (this.resumeFrom != null) {
         m.since = { seq: this.resumeFrom };
@@ -187,7 +225,9 @@
       if (msg.viewers != null && (msg.op === 'snapshot' || msg.op === 'delta')) this._viewers(msg.viewers);
       if (msg.op === 'snapshot') return this._snapshot(msg);
       if (msg.op === 'delta' && this.window) return this._delta(msg);
+      if (msg.op === 'delta' && this.kind === 'members') return this._members(msg);
       if (msg.op === 'event' && this.kind === 'feed') return this._event(msg);
+      if (msg.op === 'live') return this._live(msg);
       return true; // nothing this view uses (around views are always snapshots)
     }
 
@@ -214,7 +254,9 @@
           !(s.rows && s.rows.length)) return this._feedStatus(s);
       const before = this.rows;
       this.rows = s.rows || [];
+      this.absent = s.absent || [];
       this.seq = s.seq;
+      if (s.replay) this.replaying = true;
       this.total = s.total;
       if (s.period != null) this.periodId = s.period;
       if (s.epoch != null) this.epoch = s.epoch;
@@ -228,7 +270,9 @@
       }
       this.ready = true;
       this._frozenFrom(s);
-      this._emit(changesBetween(before, this.rows), { kind: 'snapshot', reset: !!s.reset, viewers: this.viewers });
+      const info = { kind: 'snapshot', reset: !!s.reset, viewers: this.viewers };
+      if (this.replaying) info.replay = true;
+      this._emit(changesBetween(before, this.rows), info);
       return true;
     }
 
@@ -260,6 +304,35 @@
       return true;
     }
 
+    // A member list's delta carries the whole row of every listed member that changed.
+    _members(d) {
+      const before = this.rows;
+      const next = applyMembers(this.rows, this.absent, d);
+      this.rows = next.rows.map(withoutPrevRank);
+      // absent keeps the order the list was asked in (a roster's has none: as they left)
+      const asked = Array.isArray(this.view.members) ? this.view.members : null;
+      this.absent = asked ? next.absent.sort((a, b) => asked.indexOf(a) - asked.indexOf(b)) : next.absent;
+      this.seq = d.seq;
+      if (d.epoch != null) this.epoch = d.epoch;
+      if (d.total != null) this.total = d.total;
+      const changes = changesBetween(before, this.rows);
+      for (const r of d.rows || []) {
+        const c = changes.find((x) => x.member === r.member);
+        if (c && r.prev_rank !== undefined) c.prev_rank = r.prev_rank;
+      }
+      this._frozenFrom(d);
+      this._emit(changes, { kind: 'delta', viewers: this.viewers });
+      return true;
+    }
+
+    // The replay reached the present: the same sub goes on as a live view.
+    _live(msg) {
+      this.replaying = false;
+      this.replay = null;
+      this._call('onLive', { seq: msg.seq });
+      return true;
+    }
+
     _event(e) {
       const step = feedStep(this.lastSeq, e.seq);
       if (step === 'old') return true;
@@ -288,6 +361,7 @@
     }
 
     _emit(changes, info) {
+      if (this.replaying && info.kind !== 'snapshot') info.replay = true;
       info.frozen = this.frozen;
       if (this.live) info.shown = this.shown;
       this._call('onChange', changes, info);
@@ -433,6 +507,31 @@
     // resolves { op: 'revealed', board, seq, pending, frozen? , skipped? }.
     reveal(board, steps, o) { return this.request(withPeriod({ op: 'reveal', board, steps }, o)); }
 
+    // Admin: a member leaves the board ({ block: true } also refuses its later writes); { period }.
+    remove(board, member, o) {
+      const m = withPeriod({ op: 'remove', board, member }, o);
+      if (o && o.block) m.block = true;
+      return this.request(m);
+    }
+    unblock(board, member) { return this.request({ op: 'unblock', board, member }); }
+    // Admin: takes back the single-field write with that req.
+    reverse(board, req, o) { return this.request(withPeriod({ op: 'reverse', board, req }, o)); }
+    reset(board, o) { return this.request(withPeriod({ op: 'reset', board }, o)); }
+
+    // v1.2: puts a member on a team of the board's team board (null: leaves); write scope.
+    team(board, member, team) { return this.request({ op: 'team', board, member, team: team == null ? null : team }); }
+    // v1.2: a one-shot read (no subscription): o = { period, at: { seq } | { time }, places }.
+    get(board, view, o) {
+      const m = withPeriod({ op: 'get', board, view }, o);
+      if (o && o.at) m.at = o.at;
+      if (o && o.places) m.places = o.places;
+      return this.request(m);
+    }
+    // v1.2: a member's score and rank from o.from to o.to every o.step ms; o.period.
+    history(board, member, o) {
+      return this.request(withPeriod({ op: 'history', board, member, from: o.from, to: o.to, step: o.step }, o));
+    }
+
     // Replaces the connection's credentials with a fresh token (a JWT) in
     // place: views go on, reconnects use it. Resolves with the gateway's
     // { op: 'authed', exp } (exp in seconds); views that had stopped because
@@ -552,10 +651,14 @@
     return encodeURIComponent(String(s)).replace(/%3A/gi, ':').replace(/%40/g, '@');
   }
 
+  // A list (members=a,b) is joined by commas, each name percent-encoded.
   function query(params) {
     const parts = [];
-    for (const k of Object.keys(params || {}))
-      if (params[k] != null && params[k] !== '') parts.push(k + '=' + encodeURIComponent(params[k]));
+    for (const k of Object.keys(params || {})) {
+      const v = params[k];
+      if (Array.isArray(v)) parts.push(k + '=' + v.map((x) => encodeURIComponent(x)).join(','));
+      else if (v != null && v !== '') parts.push(k + '=' + encodeURIComponent(v));
+    }
     return parts.length ? '?' + parts.join('&') : '';
   }
 
@@ -590,8 +693,19 @@
         call('POST', '/boards/' + pathPart(board) + '/reveal' + query({ period: o && o.period }), { steps }),
       // { board, frozen: S|null, shown: R|null, seq, pending }
       freezeState: (board, o) => call('GET', '/boards/' + pathPart(board) + '/freeze' + query({ period: o && o.period })),
+      // Admin: o = { block, period } / { period }.
+      remove: (board, member, o) => call('DELETE', '/boards/' + pathPart(board) + '/members/' + pathPart(member) +
+        query({ block: o && o.block ? 1 : null, period: o && o.period })),
+      unblock: (board, member) => call('DELETE', '/boards/' + pathPart(board) + '/blocked/' + pathPart(member)),
+      reverse: (board, req, o) => call('POST', '/boards/' + pathPart(board) + '/reverse', withPeriod({ req }, o)),
+      reset: (board, o) => call('POST', '/boards/' + pathPart(board) + '/reset', withPeriod({}, o)),
+      // v1.2: team membership (null leaves) and rank history ({ from, to, step, period }).
+      team: (board, member, team) =>
+        call('PUT', '/boards/' + pathPart(board) + '/members/' + pathPart(member) + '/team', { team: team == null ? null : team }),
+      history: (board, member, o) => call('GET', '/boards/' + pathPart(board) + '/members/' + pathPart(member) + '/history' +
+        query({ from: o.from, to: o.to, step: o.step, period: o.period })),
     };
   }
 
-  return { SUBPROTOCOL, Client, View, rest, windowOf, applyDelta, changesBetween, feedStep };
+  return { SUBPROTOCOL, Client, View, rest, windowOf, applyDelta, applyMembers, changesBetween, feedStep };
 });

@@ -31,6 +31,11 @@ void gw_http_static(struct gw_http_req *q)
         return;
     }
     const char *mime = lws_get_mimetype(real, NULL);
+    /* lws 4.1 knows .js but not .mjs, and a browser runs a module script
+     * (web/rankcast.mjs, <script type="module">) only with a JavaScript type */
+    size_t len = strlen(real);
+    if (!mime && len > 4 && strcmp(real + len - 4, ".mjs") == 0)
+        mime = "text/javascript";
     /* lws sends it and reports LWS_CALLBACK_HTTP_FILE_COMPLETION */
     if (lws_serve_http_file(q->wsi, real, mime ? mime : "application/octet-stream", NULL, 0) < 0)
         q->close_now = 1;

@@ -314,7 +314,8 @@ test('overlay: a frozen board shows FROZEN; the badge goes when it is live again
     const context = await launch(t);
     const { page } = await openPage(context, t, `${gw.base}/?overlay=1&board=demo&top=10&token=${KEY}`);
     await waitOrder(page, [0, 1, 2].map(member));
-    const reports = await page.evaluate(() => 'frozen' in new Rankcast.View({ board: 'demo', view: { top: 1 } }));
+    // the page's own client: the ES module it imports (web/rankcast.mjs)
+    const reports = await page.evaluate(async () => 'frozen' in new (await import('/rankcast.mjs')).View({ board: 'demo', view: { top: 1 } }));
     if (!reports) return t.skip(h.toolMissing('this rankcast.js does not report frozen (view.frozen)'));
     assert.equal(await page.isHidden('#frozen'), true);
     const frozen = await h.http(gw.base, 'POST', '/api/v1/boards/demo/freeze', {});
