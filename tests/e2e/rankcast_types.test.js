@@ -1,6 +1,6 @@
 // web/rankcast.d.ts checked three ways, with no gateway:
 //  1. installed as a web app installs it (`npm install ./web` into a fresh project),
-//     `tsc --strict --noEmit` over tests/types (example.ts makes every call and handles
+//     `tsc --strict --noEmit` (bundler resolution, and nodenext for tests/types) over tests/types (example.ts makes every call and handles
 //     every message; classic.ts uses the global of the classic script) and the framework
 //     snippets of web/README.md (each ```ts / ```tsx block with `file=`); the same
 //     project then imports and requires the package with Node;
@@ -51,7 +51,7 @@ function snippets() {
 function project(t, installRankcast) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rankcast-types-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
   installRankcast(dir);
   // @types/react from the pinned install (the app would have it in its own node_modules)
   fs.symlinkSync(path.join(__dirname, 'node_modules/@types'), path.join(dir, 'node_modules/@types'));
@@ -60,6 +60,10 @@ function project(t, installRankcast) {
   fs.mkdirSync(path.join(dir, 'snippets'));
   for (const s of snippets()) fs.writeFileSync(path.join(dir, 'snippets', s.file), s.text);
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  // a Node app's resolution too (package.json exports read the Node way)
+  const node = { compilerOptions: Object.assign({}, TSCONFIG.compilerOptions, { module: 'nodenext', moduleResolution: 'nodenext' }),
+    include: ['example.ts'] }; // (classic.ts is a script: a type=module project has none)
+  fs.writeFileSync(path.join(dir, 'tsconfig.node.json'), JSON.stringify(node, null, 2));
   return dir;
 }
 
@@ -79,6 +83,8 @@ test('npm install ./web, then tsc --strict --noEmit over every call, the classic
     assert.equal(linked, fs.realpathSync(web), 'npm install ./web links the folder');
     const r = run(process.execPath, [tsc, '-p', dir], dir);
     assert.equal(r.status, 0, 'tsc --strict failed:\n' + r.out);
+    const rn = run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.node.json')], dir);
+    assert.equal(rn.status, 0, 'tsc --strict (moduleResolution nodenext) failed:\n' + rn.out);
     // the installed package loads in Node both ways, with the same exports
     const esm = run(process.execPath, ['--input-type=module', '-e',
       "import * as R from 'rankcast'; console.log(Object.keys(R).sort().join())"], dir);
