@@ -6,7 +6,8 @@
  * gateway over a real redis-server, answers with a status the document
  * lists for it and a body its schema accepts (ajv, JSON Schema 2020-12 as
  * OpenAPI 3.1 uses), for successes and errors alike (401, 403, 404, 400,
- * 413, 422, 429 and, with Redis stopped, 503).
+ * 413, 422, 429 and, with Redis stopped, 503); a body the gateway took
+ * must match the operation's request schema too.
  *
  * NOT_SERVED lists the v1.2 contract the gateway does not serve yet; each
  * entry is probed, and the test fails once one is served, so that the entry
@@ -145,6 +146,12 @@ async function call(gw, schemaOf, seen, method, urlPath, body, token, want) {
   if (type === 'application/json') {
     const validate = schemaOf(`${pointer}/content/${pointerEscape(type)}/schema`);
     assert.ok(validate(r.body), `${what}: ${r.text}\n  does not match the document: ${JSON.stringify(validate.errors, null, 1)}`);
+  }
+  // what the gateway took, the document's request schema takes too
+  if (r.status < 300 && body !== undefined && typeof body === 'object' && o.op.requestBody) {
+    const rb = `/paths/${pointerEscape(o.path)}/${method.toLowerCase()}/requestBody/content/application~1json/schema`;
+    const validate = schemaOf(rb);
+    assert.ok(validate(body), `${what}: the body the gateway took, ${JSON.stringify(body)}, does not match the document's request schema: ${JSON.stringify(validate.errors)}`);
   }
   const key = `${o.method} ${o.path}`;
   if (!seen.has(key)) seen.set(key, new Set());
