@@ -169,3 +169,62 @@ test('promtool accepts the alert rules and their unit tests pass', { skip: promt
     assert.match(res.stdout + res.stderr, /SUCCESS/);
   }
 });
+
+/* The Prometheus block of README.md "Run it in production", as a person
+ * pastes it: with its paths moved to a temporary directory (and a 1 s
+ * scrape interval, so the test need not wait 1 minute), promtool accepts
+ * it, and a real Prometheus run on it scrapes a gateway with the admin key
+ * from the key file and evaluates the shipped rules. */
+function readmePrometheusBlock() {
+  const readme = fs.readFileSync(path.join(h.repoRoot, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Run it in production'));
+  const m = /```yaml\n([\s\S]*?job_name: rankcast[\s\S]*?)```/.exec(section);
+  assert.ok(m, 'README.md "Run it in production" has a ```yaml block with job_name: rankcast');
+  return m[1];
+}
+
+test('the README\'s Prometheus config passes promtool and a real Prometheus scrapes the gateway with it',
+  { skip: gatewaySkip || promtoolSkip || h.toolMissing(spawnSync('sh', ['-c', 'command -v prometheus']).status === 0 ? null : 'prometheus not found (bash .ci/install-deps)'),
+    timeout: 120000 }, async (t) => {
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'rankcast-prom-'));
+    h.defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+    const { gw } = await h.startStack(t);
+    fs.writeFileSync(path.join(dir, 'rankcast.key'), h.ADMIN_KEY + '\n'); // as `echo "$KEY" | tee` writes it
+    fs.copyFileSync(ALERTS, path.join(dir, 'rankcast-alerts.yml'));
+    const block = readmePrometheusBlock()
+      .replace('/etc/prometheus/rankcast.key', path.join(dir, 'rankcast.key'))
+      .replace("'127.0.0.1:8080'", `'127.0.0.1:${gw.port}'`);
+    assert.ok(block.includes(path.join(dir, 'rankcast.key')) && block.includes(String(gw.port)), block);
+    const config = path.join(dir, 'prometheus.yml');
+    fs.writeFileSync(config, 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n' + block);
+    const check = spawnSync('promtool', ['check', 'config', config], { encoding: 'utf8', timeout: 50000 });
+    assert.equal(check.status, 0, `promtool check config:\n${check.stdout}\n${check.stderr}`);
+
+    const port = await h.freePort();
+    const prom = h.spawnTracked('prometheus', [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`], { cwd: dir }, []);
+    const log = [];
+    h.eachLine(prom.stderr, (l) => log.push(l));
+    h.defer(t, async () => { await h.terminate(prom); prom.untrack(); });
+    const api = async (q) => {
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}${q}`, { signal: AbortSignal.timeout(2000) });
+        return r.ok ? (await r.json()).data : null;
+      } catch (e) {
+        return null;
+      }
+    };
+    let target = null;
+    await h.waitFor(async () => {
+      const d = await api('/api/v1/targets');
+      target = d && d.activeTargets.find((x) => x.labels.job === 'rankcast');
+      return target && target.health === 'up';
+    }, 30000, `Prometheus to scrape the gateway (target: ${JSON.stringify(target)})\n${log.slice(-10).join('\n')}`);
+    await h.waitFor(async () => {
+      const d = await api('/api/v1/query?query=rankcast_redis_up');
+      return d && d.result.length === 1 && d.result[0].value[1] === '1';
+    }, 15000, 'rankcast_redis_up = 1 in Prometheus');
+    const rules = await api('/api/v1/rules');
+    const names = rules.groups.flatMap((g) => g.rules.map((r) => r.name));
+    for (const a of REQUIRED_ALERTS) assert.ok(names.includes(a), `Prometheus loaded ${a}: ${names}`);
+  });
