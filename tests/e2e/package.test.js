@@ -81,6 +81,10 @@ test('the .deb installs a service that serves from its installed files, and purg
   assert.match(sh('dpkg-query', ['-W', '-f=${Conffiles}', 'rankcast']), /\/etc\/rankcast\/rankcast\.conf [0-9a-f]{32}/);
   for (const f of ['/usr/bin/rankcast', '/usr/share/rankcast/web/index.html', '/usr/share/man/man1/rankcast.1'])
     assert.ok(fs.existsSync(f), `${f} is installed`);
+  // the monitoring files, as in the clone (README "Run it in production")
+  for (const [f, src] of [['/usr/share/rankcast/grafana/rankcast.json', 'conf/grafana/rankcast.json'],
+    ['/usr/share/rankcast/prometheus/rankcast-alerts.yml', 'conf/prometheus/rankcast-alerts.yml']])
+    assert.equal(fs.readFileSync(f, 'utf8'), fs.readFileSync(path.join(h.repoRoot, src), 'utf8'), `${f} is installed`);
 
   // the unit: verified by systemd's own checker (the man page it names
   // included), with the hardening the issue asks for
