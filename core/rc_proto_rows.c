@@ -242,7 +242,8 @@ static void rows(struct jw *w, const struct rc_rows_out *rs)
     jw_open(w, "[");
     for (size_t k = 0; rs->rows && k < rs->n; k++) {
         size_t i = rs->pick ? rs->pick[k] : k;
-        row(w, &rs->rows[i], rs->first_rank + (int64_t)i, rs->layout, rs->prev_rank ? &rs->prev_rank[k] : NULL);
+        const struct rc_row *r = &rs->rows[i];
+        row(w, r, r->rank > 0 ? r->rank : rs->first_rank + (int64_t)i, rs->layout, rs->prev_rank ? &rs->prev_rank[k] : NULL);
     }
     jw_close(w, "]");
 }
@@ -313,6 +314,15 @@ char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
         jw_lit(&w, "true");
     }
     rows(&w, &m->rows);
+    if (m->has_absent) {
+        jw_key(&w, "absent");
+        jw_open(&w, "[");
+        for (size_t k = 0; m->absent && k < m->nabsent; k++) {
+            jw_item(&w);
+            jw_str(&w, m->absent[k]);
+        }
+        jw_close(&w, "]");
+    }
     viewers(&w, &m->more);
     freeze(&w, &m->more);
     if (m->more.cursor) {

@@ -25,6 +25,35 @@ void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t rad
     t->radius = radius;
 }
 
+void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, const int64_t *ranks, size_t n, int places)
+{
+    memset(t, 0, sizeof *t);
+    t->ok = seq >= 0 && (n == 0 || ranks != NULL);
+    t->seq = seq;
+    t->members = 1;
+    t->places = places;
+    t->ranks = ranks;
+    t->nranks = n;
+}
+
+/* 1 when some listed rank lies in [a, b] (ranks ascending). */
+static int ranks_meet(const struct rc_vtrack *t, int64_t a, int64_t b)
+{
+    if (!t->nranks)
+        return 0;
+    if (t->places)
+        return a <= t->ranks[t->nranks - 1] + 1; /* every row above, and the row after the deepest */
+    size_t lo = 0, hi = t->nranks; /* the first rank >= a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->ranks[mid] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nranks && t->ranks[lo] <= b;
+}
+
 void rc_vtrack_forget(struct rc_vtrack *t)
 {
     t->ok = 0;
@@ -60,13 +89,19 @@ int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, 
         return RC_VTRACK_OLD;
     if (!t->ok || seq != t->seq + 1 || !has_old || !has_new || old_rank < 1 || rank < 1)
         return changed(t); /* a gap, a join or leave (total), or not told where */
-    if (t->around && is_self)
-        return changed(t); /* its own member moved: the window is centred elsewhere */
+    if ((t->around || t->members) && is_self)
+        return changed(t); /* its own member moved: the window is centred elsewhere, or a listed row changed */
     if (t->around && t->pos == 0) {
         t->seq = seq; /* empty while its member is not on the board; another's move keeps it so */
         return RC_VTRACK_SAME;
     }
     int64_t a = old_rank < rank ? old_rank : rank, b = old_rank < rank ? rank : old_rank;
+    if (t->members) {
+        if (ranks_meet(t, a, b))
+            return changed(t);
+        t->seq = seq;
+        return RC_VTRACK_SAME;
+    }
     int64_t lo, hi;
     window_ranks(t, &lo, &hi);
     if (b >= lo && a <= hi)

@@ -23,6 +23,13 @@
  * and on the row after the window (a tie across its end): such a window
  * counts from rank 1 to one row past its end.
  *
+ * A member list (PROTOCOL v1.2) is a set of ranks: the listed members'
+ * that are on the board, sorted (the caller keeps the array, borrowed from
+ * the read's window). An event leaves its rows as read when it keeps
+ * total, does not name a listed member (is_self), and its span holds none
+ * of those ranks (one binary search). With shared places every rank from
+ * 1 to one past the deepest listed rank counts, as for a page.
+ *
  * Anything else (a gap, a join or leave, a reset, a new epoch, an event
  * without ranks) is RC_VTRACK_CHANGED: the caller reads again, and the
  * tracker forgets until the next read (rc_vtrack_read). Never a guess.
@@ -32,6 +39,7 @@
 #ifndef RC_VTRACK_H
 #define RC_VTRACK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct rc_vtrack {
@@ -42,6 +50,9 @@ struct rc_vtrack {
     int64_t first, last; /* page: ranks shown, 1-based inclusive */
     int64_t pos;         /* around: the member's rank at seq, 0 while not on the board */
     int64_t radius;
+    const int64_t *ranks; /* member list: the listed members' ranks at seq, ascending (borrowed) */
+    size_t nranks;
+    int members;          /* 1: a member list */
 };
 
 /* Results of rc_vtrack_event. */
@@ -58,12 +69,17 @@ void rc_vtrack_page(struct rc_vtrack *t, int64_t seq, int64_t offset, int64_t li
  * (1-based; 0 when not on the board). */
 void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t radius, int places);
 
+/* A member list read at seq whose listed members on the board are at
+ * ranks[0..n) (ascending, borrowed until the next read or forget). */
+void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, const int64_t *ranks, size_t n, int places);
+
 /* Forgets: every event is RC_VTRACK_CHANGED until the next read. */
 void rc_vtrack_forget(struct rc_vtrack *t);
 
 /* Judges the change event of version seq: the member (is_self: it is the
  * around view's own member) was at old_rank before (has_old) and is at rank
- * after (has_new), ranks 1-based. Returns an enum rc_vtrack_result; on
+ * after (has_new), ranks 1-based. For a member list is_self says the
+ * member is listed. Returns an enum rc_vtrack_result; on
  * RC_VTRACK_CHANGED the tracker forgets. */
 int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, int64_t old_rank, int has_new,
                     int64_t rank);

@@ -113,6 +113,8 @@ struct gw_view {
      * changed its rows since its last read (core/rc_vtrack.h), so that it
      * reads again only then. */
     struct rc_vtrack trk;
+    int64_t *mranks;             /* a member list's tracker: its listed ranks (trk.ranks points here) */
+    size_t mranks_cap;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list. */
     struct rc_vindex_item ix;

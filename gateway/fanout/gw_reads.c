@@ -28,6 +28,8 @@
  * already reflects is old like any other. */
 static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
 {
+    /* (a member list needs no "self": a listed member on the board has a
+     * listed rank its own span holds, and one that joins changes total) */
     int self = v->r.spec.kind == RC_VIEW_AROUND && strcmp(ev->member, v->r.spec.around) == 0;
     int r;
     if (v->trk.ok && ev->seq <= v->trk.seq && from_ring)
@@ -89,6 +91,18 @@ void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
         if (!pos && w->n)
             return; /* (rows without its member: not a window the tracker knows) */
         rc_vtrack_around(&v->trk, w->seq, pos, s->radius, s->places);
+    } else if (s->kind == RC_VIEW_MEMBERS) {
+        /* its rows' ranks, ascending (read.lua orders them) */
+        if (w->n > v->mranks_cap) {
+            int64_t *r = realloc(v->mranks, w->n * sizeof *r);
+            if (!r)
+                return; /* (not tracked: every event reads) */
+            v->mranks = r;
+            v->mranks_cap = w->n;
+        }
+        for (size_t i = 0; i < w->n; i++)
+            v->mranks[i] = w->rows[i].rank;
+        rc_vtrack_members(&v->trk, w->seq, v->mranks, w->n, s->places);
     } else if (s->kind == RC_VIEW_TOP || s->kind == RC_VIEW_PAGE) {
         rc_vtrack_page(&v->trk, w->seq, (int64_t)s->offset, (int64_t)s->limit, s->places);
     } else {

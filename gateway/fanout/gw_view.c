@@ -17,6 +17,7 @@
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "rc_delta.h"
+#include "rc_members.h"
 
 static const char *period_field(const struct gw_board *b)
 {
@@ -49,6 +50,15 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         .more = {.epoch = w->epoch, .has_viewers = 1, .viewers = gw_fo_viewers_shown(v->board), .cursor = cursor},
     };
     freeze_more(v, w, &m.more);
+    const char *absent[RC_MEMBERS_MAX];
+    if (v->r.spec.kind == RC_VIEW_MEMBERS) { /* (v1.2) the listed members not on the board */
+        long na = rc_members_absent(v->r.spec.members, v->r.spec.nmembers, w->rows, w->n, absent);
+        if (na < 0)
+            return NULL;
+        m.has_absent = 1;
+        m.absent = absent;
+        m.nabsent = (size_t)na;
+    }
     return rc_encode_snapshot(&m);
 }
 
@@ -286,7 +296,8 @@ static char *encode_delta(struct gw_view *v, const struct gw_window *old, const 
     struct rc_delta d;
     *nothing = 0;
     *no_moves = 0;
-    int rc = rc_delta_make(&ow, &wn, ask_moves, &ask, &v->f->delta, &d);
+    int rc = v->r.spec.kind == RC_VIEW_MEMBERS ? rc_delta_make_members(&ow, &wn, &v->f->delta, &d)
+                                               : rc_delta_make(&ow, &wn, ask_moves, &ask, &v->f->delta, &d);
     if (rc == RC_DELTA_UNKNOWN)
         *no_moves = 1;
     if (rc != 0)
@@ -516,6 +527,11 @@ void gw_fo_view_read(struct gw_view *v)
         spec.kind = GW_READ_AROUND;
         spec.member = v->r.spec.around;
         spec.radius = v->r.spec.radius;
+    } else if (v->r.spec.kind == RC_VIEW_MEMBERS) {
+        spec.kind = GW_READ_MEMBERS;
+        spec.members = v->r.spec.members;
+        spec.nmembers = v->r.spec.nmembers;
+        spec.members_len = v->r.spec.members_len;
     } else {
         spec.kind = GW_READ_RANGE;
         spec.first = v->r.spec.offset;
@@ -524,7 +540,7 @@ void gw_fo_view_read(struct gw_view *v)
     v->dirty = 0;
     v->refs++;
     v->reading = 1;
-    app->metrics.view_reads[v->r.spec.kind == RC_VIEW_AROUND ? 0 : 1]++;
+    app->metrics.view_reads[v->r.spec.kind == RC_VIEW_MEMBERS ? 2 : v->r.spec.kind == RC_VIEW_AROUND ? 0 : 1]++;
     v->read_break = b->moves_break;
     int rc = gw_read(&app->store, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
     if (rc) {

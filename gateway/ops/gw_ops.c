@@ -15,6 +15,7 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_write.h"
 #include "redis/gw_enqueue.h"
+#include "rc_members.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
@@ -352,7 +353,16 @@ struct read_call {
     struct rc_period period;
     int rank;                    /* 1: answer a rank reply, 0: a snapshot */
     int live;                    /* the live board through a freeze (admin) */
+    char *members;               /* a member list's names (owned), for its absent */
+    uint32_t nmembers;
 };
+
+static void read_call_free(struct read_call *c)
+{
+    free(c->id_json);
+    free(c->members);
+    free(c);
+}
 
 static void on_read(int code, struct gw_window *w, void *privdata)
 {
@@ -377,7 +387,12 @@ static void on_read(int code, struct gw_window *w, void *privdata)
             .more = {.epoch = w->epoch, .frozen = w->freeze.frozen, .freeze_seq = w->freeze.seq,
                      .live = c->live, .shown = w->freeze.shown},
         };
-        json = rc_encode_snapshot(&m);
+        const char *absent[RC_MEMBERS_MAX];
+        long na = c->members ? rc_members_absent(c->members, c->nmembers, w->rows, w->n, absent) : 0;
+        m.has_absent = c->members != NULL;
+        m.absent = absent;
+        m.nabsent = na > 0 ? (size_t)na : 0;
+        json = na < 0 ? NULL : rc_encode_snapshot(&m);
     }
     if (!json) {
         code = RC_E_INTERNAL;
@@ -385,8 +400,7 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     }
     gw_window_free(w);
     c->done(c->privdata, code, json);
-    free(c->id_json);
-    free(c);
+    read_call_free(c);
 }
 
 static void start_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int rank,
@@ -416,6 +430,16 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
             spec.kind = GW_READ_AROUND;
             spec.member = r->view.around;
             spec.radius = r->view.radius;
+        } else if (r->view.kind == RC_VIEW_MEMBERS) {
+            spec.kind = GW_READ_MEMBERS;
+            spec.members = r->view.members;
+            spec.nmembers = r->view.nmembers;
+            spec.members_len = r->view.members_len;
+            if (!(c->members = malloc(r->view.members_len)))
+                code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+            else
+                memcpy(c->members, r->view.members, r->view.members_len);
+            c->nmembers = r->view.nmembers;
         } else if (r->view.kind == RC_VIEW_FEED) {
             code = rc_error_set(&err, RC_E_BAD_REQUEST, "a feed is a subscription, not a read");
         } else {
@@ -431,6 +455,7 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
         if (!code)
             return;
         free(c->id_json);
+        free(c->members);
     }
     free(c);
     done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));

@@ -24,6 +24,8 @@ static int64_t view_rows(const struct rc_view *v)
         return v->limit;
     case RC_VIEW_AROUND:
         return 2 * (int64_t)v->radius + 1;
+    case RC_VIEW_MEMBERS:
+        return v->nmembers;
     default:
         return 1;
     }
