@@ -11,6 +11,8 @@
  *   gw_reads.c    which read views (around, deep pages) a change event can
  *                 have changed: those read again, the others not
  *   gw_view.c     window views: read, diff, encode once, broadcast
+ *   gw_members.c  member lists: the next window from the last read and the
+ *                 tracker's entries, without a read
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed_fault.c test-only faults: lose a feed's event on purpose
  *   gw_feed.c     feed views: deliver events, catch up from the change log,
@@ -113,8 +115,14 @@ struct gw_view {
      * changed its rows since its last read (core/rc_vtrack.h), so that it
      * reads again only then. */
     struct rc_vtrack trk;
-    int64_t *mranks;             /* a member list's tracker: its listed ranks (trk.ranks points here) */
-    size_t mranks_cap;
+    /* A member list (gw_reads.c, gw_members.c): the window of its last
+     * read (base) and its tracker's entries (trk.ent points here); mmoved:
+     * events changed the entries since the window last sent, the tick
+     * builds the next window from base and entries, without a read. */
+    struct gw_window *mbase;
+    struct rc_vtrack_entry *ment;
+    size_t ment_cap;
+    int mmoved;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list. */
     struct rc_vindex_item ix;
@@ -377,6 +385,12 @@ void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us
 /* A batch of a sharded board's events was ranked: a window waiting for its
  * moves (await_moves) is tried again. */
 void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
+
+/* ---- gw_members.c -------------------------------------------------------- */
+
+/* Member list v's entries changed (mmoved): its next window, built from
+ * its last read and the entries, goes out (gw_fo_view_update). */
+void gw_members_build(struct gw_view *v);
 
 /* ---- gw_mirror.c --------------------------------------------------------- */
 

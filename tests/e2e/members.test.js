@@ -262,3 +262,35 @@ test('member lists stay exact while many members cross each other', { timeout: 1
   // the non-rate viewers got deltas, not only snapshots
   assert.ok(viewers[0].deltas.length > 0);
 });
+
+async function metric(gw, re) {
+  const m = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
+  const x = re.exec(m.text);
+  return x ? Number(x[1]) : 0;
+}
+
+test('member lists follow other members\' moves from the change events, without reading Redis', { timeout: 120000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const board = 'match:2606';
+  const c = await h.connectWs(t, gw.wsUrl);
+  const all = Array.from({ length: 40 }, (_, i) => `q:${i}`);
+  for (const m of all) await set(c, board, m, rnd(100));
+  const viewers = [];
+  for (let i = 0; i < 4; i++) {
+    const v = new ListViewer(await h.connectWs(t, gw.wsUrl), board, all.filter((_, k) => k % 4 === i).slice(0, 8));
+    await v.start();
+    viewers.push(v);
+  }
+  await settle(redis, viewers, 'lists exact before writes');
+  const reads0 = await metric(gw, /^rankcast_view_reads_total\{view="members"\} (\d+)$/m);
+  // 800 writes of members already on the board: listed or not, the events tell every listed rank
+  const writers = await Promise.all([0, 1].map(() => h.connectWs(t, gw.wsUrl)));
+  for (let round = 0; round < 10; round++) {
+    await Promise.all(writers.map((w) => Promise.all(Array.from({ length: 40 }, () =>
+      w.request({ op: 'incr', board, member: all[rnd(all.length)], delta: rnd(31) - 15 }, 20000)))));
+  }
+  await settle(redis, viewers, 'lists exact after 800 moves');
+  const reads = (await metric(gw, /^rankcast_view_reads_total\{view="members"\} (\d+)$/m)) - reads0;
+  assert.ok(reads <= 8, `member-list reads during 800 moves: ${reads}`);
+  assert.ok(viewers.every((v) => v.deltas.some((m) => m.rows.length > 0)));
+});
