@@ -294,3 +294,48 @@ test('member lists follow other members\' moves from the change events, without 
   assert.ok(reads <= 8, `member-list reads during 800 moves: ${reads}`);
   assert.ok(viewers.every((v) => v.deltas.some((m) => m.rows.length > 0)));
 });
+
+test('a member list on a frozen board shows the frozen state until the reveal', { timeout: 60000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const board = 'match:2607';
+  const c = await h.connectWs(t, gw.wsUrl);
+  await set(c, board, 'ann', 40);
+  await set(c, board, 'bob', 30);
+  await set(c, board, 'cat', 20);
+  const v = new ListViewer(await h.connectWs(t, gw.wsUrl, { token: null }), board, ['bob', 'dan']);
+  await v.start();
+  const fz = await c.request({ op: 'freeze', board });
+  assert.equal(fz.op, 'frozen', JSON.stringify(fz));
+  await set(c, board, 'cat', 100); // passes bob, hidden
+  await set(c, board, 'dan', 50); // joins, hidden
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(v.rows.map((r) => [r.rank, r.member]), [[2, 'bob']]);
+  assert.deepEqual(v.absent, ['dan']);
+  // a new viewer and a REST read see the frozen state, marked frozen
+  const late = await (await h.connectWs(t, gw.wsUrl, { token: null })).request({ op: 'subscribe', board, view: { members: ['bob', 'dan'] } });
+  assert.equal(late.frozen, fz.seq, JSON.stringify(late));
+  assert.deepEqual(late.rows.map((r) => [r.rank, r.member]), [[2, 'bob']]);
+  const rest = await h.http(gw.base, 'GET', `/api/v1/boards/${board}?members=bob,dan`);
+  assert.equal(rest.status, 200, rest.text);
+  assert.deepEqual(rest.body.rows.map((r) => [r.rank, r.member]), [[2, 'bob']]);
+  assert.deepEqual(rest.body.absent, ['dan']);
+  const rv = await c.request({ op: 'reveal', board, steps: 'all' });
+  assert.equal(rv.op, 'revealed', JSON.stringify(rv));
+  await settle(redis, [v], 'the list after the reveal');
+  assert.deepEqual(v.rows.map((r) => [r.rank, r.member]), [[2, 'dan'], [4, 'bob']]);
+});
+
+test('member lists on a periodic board, with since, and shared places over REST', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  const a1 = await set(c, 'daily', 'ann', 5);
+  await set(c, 'daily', 'bob', 9);
+  const snap = await c.request({ op: 'subscribe', board: 'daily', view: { members: ['ann', 'zoe'] }, period: 'current', since: { seq: a1.seq } });
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  assert.ok(snap.period, JSON.stringify(snap));
+  assert.deepEqual(snap.rows.map((r) => [r.rank, r.member, r.score]), [[2, 'ann', 5]]);
+  assert.deepEqual(snap.absent, ['zoe']);
+  const rest = await h.http(gw.base, 'GET', `/api/v1/boards/daily?members=ann,bob&places=shared&period=${snap.period}`);
+  assert.equal(rest.status, 200, rest.text);
+  assert.deepEqual(rest.body.rows.map((r) => [r.rank, r.member, r.place]), [[1, 'bob', 1], [2, 'ann', 2]]);
+});
