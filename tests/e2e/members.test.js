@@ -339,3 +339,31 @@ test('member lists on a periodic board, with since, and shared places over REST'
   assert.equal(rest.status, 200, rest.text);
   assert.deepEqual(rest.body.rows.map((r) => [r.rank, r.member, r.place]), [[1, 'bob', 1], [2, 'ann', 2]]);
 });
+
+test('a member list of team ids on a team board, and of a hot board', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  for (const [m, team] of [['ann', 'red'], ['bob', 'blue']]) {
+    const r = await c.request({ op: 'team', board: 'players', member: m, team });
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  }
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 10 });
+  await c.request({ op: 'incr', board: 'players', member: 'bob', delta: 20 });
+  const v = new ListViewer(await h.connectWs(t, gw.wsUrl), 'squads', ['red', 'green']);
+  const snap = await v.start();
+  assert.deepEqual(snap.rows.map((r) => [r.rank, r.member, r.score]), [[2, 'red', 10]]);
+  assert.deepEqual(snap.absent, ['green']);
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 15 }); // red passes blue
+  await h.waitFor(() => v.rows.length === 1 && v.rows[0].rank === 1 && v.rows[0].score === 25, 10000, 'red first');
+  // a hot (decaying) board answers lists too
+  const w = await c.request({ op: 'incr', board: 'hot', member: 'ann', delta: 5 });
+  assert.equal(w.op, 'ack', JSON.stringify(w));
+  let hot;
+  await h.waitFor(async () => { // (its set is rebuilt from the buckets every 5 s)
+    hot = await h.http(gw.base, 'GET', '/api/v1/boards/hot?members=ann,bob');
+    assert.equal(hot.status, 200, hot.text);
+    return hot.body.rows.length === 1;
+  }, 20000, 'the hot board rebuilt');
+  assert.deepEqual(hot.body.rows.map((r) => [r.rank, r.member]), [[1, 'ann']]);
+  assert.deepEqual(hot.body.absent, ['bob']);
+});
