@@ -15,10 +15,11 @@ static uint64_t profile_hash(const struct rc_row *r)
 
 /* Two rows of one member that the diff keeps (same stored score): does the
  * viewers' copy still show the same? The profile, a shared place or tied
- * can change while the score does not. */
+ * can change while the score does not, and so can a member's team. */
 static int extras_same(const struct rc_row *a, const struct rc_row *b)
 {
-    return profile_hash(a) == profile_hash(b) && a->place == b->place && a->tied == b->tied;
+    return profile_hash(a) == profile_hash(b) && a->place == b->place && a->tied == b->tied &&
+           (a->team == b->team || (a->team && b->team && strcmp(a->team, b->team) == 0));
 }
 
 void rc_delta_scratch_free(struct rc_delta_scratch *s)

@@ -169,6 +169,8 @@ static char *jw_finish(struct jw *w)
 static int profile_entry_ok(const struct rc_row *r, int has_prev, const struct rc_kv *kv, unsigned at, uint64_t joined)
 {
     static const char *const reserved[] = {"rank", "member", "score", "fields"};
+    if (r->team && kv[at].key && strcmp(kv[at].key, "team") == 0)
+        return 0; /* (a board with teams: the row's own) */
     const char *k = kv[at].key;
 
     if (at >= 64 || !k || !kv[at].value || !rc_utf8_valid(k, strlen(k)) ||
@@ -214,6 +216,10 @@ static void row(struct jw *w, const struct rc_row *r, int64_t rank, const struct
             jw_key(w, "tied");
             jw_lit(w, "true");
         }
+    }
+    if (r->team) {
+        jw_key(w, "team");
+        jw_str(w, r->team);
     }
     if (layout && r->nfields > 0) {
         jw_key(w, "fields");

@@ -382,6 +382,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     if (b->refs == 0) {
         rc_vindex_free(&b->vix); /* (empty by now: its views were unfiled) */
         rc_mirror_free(&b->mirror);
+        gw_rowteam_free(b->rt);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
         if (b->sh) /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
             free(b->sh->spend);

@@ -152,6 +152,8 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     int over_cap = 0;
     struct gw_board *b = gw_fo_board_get(f, decl, r->board, p->id, 0, &over_cap);
     int follows = rc_follow_mode(decl->period.kind != RC_PERIOD_NONE, r->period);
+    if (b)
+        gw_rowteam_load(b, 0); /* a board with teams: rows show each member's team */
     struct gw_view *v = b ? gw_fo_view_get(f, b, &r->view, follows) : NULL;
     if (v)
         app->metrics.views_visited[GW_METRICS_VISIT_SUBSCRIBE]++; /* its own view, and no other */
@@ -356,6 +358,10 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_fo_edge_maybe(f, b);
         return;
     }
+    if (!keyspace && rc_event_team_is(payload, len)) {
+        gw_rowteam_heard(b, payload, len); /* a member's team changed: its rows show it (docs/teams.md) */
+        return;
+    }
     if (!keyspace && rc_freeze_is_event(payload, len)) {
         /* freeze, reveal, unfreeze: in order with the change events, so the
          * views move to it before any later change reaches them */
@@ -444,6 +450,8 @@ static void resync_board(struct gw_board *b, int snapshot)
     b->freeze.version = -1; /* Redis may have come back without the freeze */
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);
+    if (b->rt)
+        gw_rowteam_load(b, 1); /* team messages may have been lost meanwhile */
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
         gw_fo_view_set_dirty(v);
         if (v->r.spec.kind != RC_VIEW_FEED) {

@@ -3,6 +3,7 @@
  *
  * Files, bottom to top (each calls only those before it):
  *   gw_vcount.c   the table of viewer counts, one per board name
+ *   gw_rowteam.c  a board with teams: its membership, each row's team
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
  *                 lifetimes, the tick's work list, the event ring, the
  *                 queue of subscribes waiting for their first answer
@@ -24,6 +25,8 @@
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
  *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn
+ *   gw_rowteam_load.c a board with teams: its membership read from Redis,
+ *                 kept by the team messages on its channel
  *   gw_fanout.c   the public operations: subscribe, hooks, messages
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
@@ -188,6 +191,7 @@ struct gw_board {
     unsigned refs;               /* reloads and profile fetches in flight */
     int dead;                    /* no views left: free when refs drop to 0 */
     /* the mirror of the top rows, for top-N and page views */
+    struct gw_rowteam *rt;       /* a board with teams: its membership (gw_rowteam.c), else NULL */
     struct rc_mirror mirror;
     int mirror_on;               /* some view is served from the mirror */
     int loading;                 /* a reload is in flight */
@@ -296,6 +300,38 @@ static inline struct gw_view *gw_fo_view_next(const struct gw_view *v)
 {
     return v->r.next ? GW_FO_CONTAINER(v->r.next, struct gw_view, r) : NULL;
 }
+
+/* ---- gw_rowteam.c -------------------------------------------------------- */
+
+/* A board with teams' membership (docs/teams.md): member -> interned team. */
+struct gw_rowteam {
+    struct rc_hash_key key;
+    struct rc_hmap names, members;
+    struct gw_rowteam_name *names_all;      /* every interned id (freed with the board) */
+    struct gw_rowteam_entry *entries;       /* every member entry */
+    int loaded;                  /* read from Redis at least once */
+    int loading;                 /* a read is out */
+    int again;                   /* a team message came while it was out: read again after */
+};
+
+struct gw_rowteam *gw_rowteam_new(struct rc_hash_key key);
+void gw_rowteam_free(struct gw_rowteam *rt);
+/* Forgets every member (a new read follows). */
+void gw_rowteam_clear(struct gw_rowteam *rt);
+/* member's team is now team ("": none). Returns 0 or RC_E_INTERNAL. */
+int gw_rowteam_set(struct gw_rowteam *rt, const char *member, const char *team);
+/* member's team (interned), or NULL. rt may be NULL. */
+const char *gw_rowteam_of(const struct gw_rowteam *rt, const char *member);
+/* Sets every row's team of w from b's membership (nothing when b has no teams). */
+void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
+
+/* ---- gw_rowteam_load.c --------------------------------------------------- */
+
+/* Reads b's membership from Redis (once; again when asked with `again`),
+ * then refreshes every view of b. A no-op for a board without teams. */
+void gw_rowteam_load(struct gw_board *b, int again);
+/* A team message on b's channel (core/rc_event.h, rc_event_team_parse). */
+void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len);
 
 /* ---- gw_board.c ---------------------------------------------------------- */
 

@@ -333,6 +333,7 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
  * pending ones, and keep it as what they all hold now. */
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
+    gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
     struct gw_metrics *m = &f->app->metrics;
     /* prev_rank: w was taken (a read: started) at this moves_break */
     uint64_t break_now = v->board ? v->board->moves_break : 0;

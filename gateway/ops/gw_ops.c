@@ -15,6 +15,9 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_write.h"
 #include "redis/gw_enqueue.h"
+#include <hiredis/hiredis.h>
+
+#include "rc_keys.h"
 #include "rc_members.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -364,9 +367,9 @@ static void read_call_free(struct read_call *c)
     free(c);
 }
 
-static void on_read(int code, struct gw_window *w, void *privdata)
+/* Answers read c with window w (taken) or the error code. */
+static void answer_read(struct read_call *c, int code, struct gw_window *w)
 {
-    struct read_call *c = privdata;
     struct gw_app *app = c->app;
     char *json = NULL;
     if (code) {
@@ -401,6 +404,56 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     gw_window_free(w);
     c->done(c->privdata, code, json);
     read_call_free(c);
+}
+
+/* The rows' teams of a board with teams (docs/teams.md): one HMGET of the
+ * membership; the team ids are the reply's, borrowed while the answer is
+ * encoded. */
+struct teams_call {
+    struct read_call *c;
+    struct gw_window *w;
+};
+
+static void on_teams(redisReply *r, void *privdata)
+{
+    struct teams_call *k = privdata;
+    struct gw_window *w = k->w;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != w->n) {
+        gw_window_free(w);
+        answer_read(k->c, r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, NULL);
+    } else {
+        for (size_t i = 0; i < w->n; i++)
+            w->rows[i].team = r->element[i]->type == REDIS_REPLY_STRING ? r->element[i]->str : NULL;
+        answer_read(k->c, 0, w);
+    }
+    free(k);
+}
+
+static void on_read(int code, struct gw_window *w, void *privdata)
+{
+    struct read_call *c = privdata;
+    if (code || c->rank || !c->decl->teams[0] || !w->n || w->n > 100000) {
+        answer_read(c, code, w);
+        return;
+    }
+    char key[RC_KEY_MAX];
+    const char **argv = malloc((w->n + 2) * sizeof *argv);
+    struct teams_call *k = malloc(sizeof *k);
+    int rc = !argv || !k || rc_board_key(key, sizeof key, c->board, "", "tm", NULL) ? RC_E_INTERNAL : 0;
+    if (!rc) {
+        argv[0] = "HMGET";
+        argv[1] = key;
+        for (size_t i = 0; i < w->n; i++)
+            argv[2 + i] = w->rows[i].member;
+        *k = (struct teams_call){c, w};
+        rc = gw_redis_command(c->app->redis, key, strlen(key), (int)w->n + 2, argv, NULL, on_teams, k);
+    }
+    free(argv);
+    if (rc) {
+        free(k);
+        gw_window_free(w);
+        answer_read(c, rc == RC_E_INTERNAL ? RC_E_INTERNAL : RC_E_UNAVAILABLE, NULL);
+    }
 }
 
 static void start_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int rank,

@@ -367,3 +367,43 @@ test('a member list of team ids on a team board, and of a hot board', { timeout:
   assert.deepEqual(hot.body.rows.map((r) => [r.rank, r.member]), [[1, 'ann']]);
   assert.deepEqual(hot.body.absent, ['bob']);
 });
+
+test('rows of a board with teams carry the member\'s team, kept as members join and leave teams', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  const team = async (member, id) => {
+    const r = await c.request({ op: 'team', board: 'players', member, team: id });
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  };
+  await team('ann', 'red');
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 10 });
+  await c.request({ op: 'incr', board: 'players', member: 'bob', delta: 5 });
+  const teams = (rows) => rows.map((r) => `${r.rank}:${r.member}:${r.team || '-'}`).join(' ');
+  const top = await h.connectWs(t, gw.wsUrl);
+  const snap = await top.request({ op: 'subscribe', board: 'players', view: { top: 5 } });
+  assert.equal(teams(snap.rows), '1:ann:red 2:bob:-', JSON.stringify(snap));
+  let rows = snap.rows;
+  const deltas = [];
+  top.ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    if (m.sub !== snap.sub || m.op !== 'delta') return;
+    deltas.push(m);
+    const by = new Map(rows.map((r) => [r.member, r]));
+    for (const r of m.rows) by.set(r.member, r);
+    rows = [...by.values()].sort((a, b) => a.rank - b.rank);
+  });
+  const v = new ListViewer(await h.connectWs(t, gw.wsUrl), 'players', ['bob']);
+  const ls = await v.start();
+  assert.equal(teams(ls.rows), '2:bob:-');
+  await team('bob', 'blue');
+  await h.waitFor(() => teams(rows) === '1:ann:red 2:bob:blue' && teams(v.rows) === '2:bob:blue', 10000, 'bob in blue');
+  await team('ann', null);
+  await h.waitFor(() => teams(rows) === '1:ann:- 2:bob:blue', 10000, 'ann without a team');
+  // a new viewer sees the teams as they are
+  const late = await (await h.connectWs(t, gw.wsUrl)).request({ op: 'subscribe', board: 'players', view: { around: 'bob', radius: 1 } });
+  assert.equal(teams(late.rows), '1:ann:- 2:bob:blue', JSON.stringify(late));
+  // REST reads too
+  const rest = await h.http(gw.base, 'GET', '/api/v1/boards/players?top=5');
+  assert.equal(rest.status, 200, rest.text);
+  assert.equal(teams(rest.body.rows), '1:ann:- 2:bob:blue', rest.text);
+});
