@@ -63,14 +63,15 @@ enum rc_view_kind {
     RC_VIEW_PAGE,     /* {"offset": O, "limit": L} */
     RC_VIEW_AROUND,   /* {"around": M, "radius": R} */
     RC_VIEW_FEED,     /* {"feed": true} */
-    RC_VIEW_MEMBERS   /* {"members": [M1, ...]} (v1.2 member lists, core/rc_members.h) */
+    RC_VIEW_MEMBERS,  /* {"members": [M1, ...]} (v1.2 member lists, core/rc_members.h) */
+    RC_VIEW_TEAM      /* {"team": T_ID} (v1.2 roster: the member list of a team's members) */
 };
 
 struct rc_view {
     enum rc_view_kind kind;
     uint32_t offset;                    /* PAGE: ranks offset+1.. ; TOP: 0 */
     uint32_t limit;                     /* TOP: N; PAGE: L */
-    char around[RC_MEMBER_MAX + 1];     /* AROUND: the member */
+    char around[RC_MEMBER_MAX + 1];     /* AROUND: the member; TEAM: the team id */
     uint32_t radius;                    /* AROUND: R */
     int places;                         /* v1.1 "places": "shared" (window views): rows carry place/tied */
     uint32_t max_rate;                  /* subscribe "max_rate" (v1.1): messages a second, 0 = every tick */

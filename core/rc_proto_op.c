@@ -95,6 +95,16 @@ static int view_members(const cJSON *v, struct rc_view *view, struct rc_error *e
     return 0;
 }
 
+/* {"team": T_ID}: a roster (PROTOCOL v1.2), the team id in view->around. */
+static int view_team(const cJSON *v, struct rc_view *view, struct rc_error *err)
+{
+    int rc = rc_proto__read_name(v, "team", "view.team", 1, &rc_proto__member_rule, view->around, err);
+    if (rc < 0)
+        return rc;
+    view->kind = RC_VIEW_TEAM;
+    return 0;
+}
+
 /* The view kinds and the keys that announce each. A view must use the keys
  * of exactly one kind; other keys are ignored like any unknown field. */
 static const struct {
@@ -106,6 +116,7 @@ static const struct {
     {{"around", "radius"}, view_around},
     {{"feed", NULL}, view_feed},
     {{"members", NULL}, view_members},
+    {{"team", NULL}, view_team},
 };
 
 #define NVIEW_KINDS (sizeof VIEW_KINDS / sizeof VIEW_KINDS[0])
@@ -129,7 +140,7 @@ static int decode_view(const cJSON *msg, struct rc_view *view, struct rc_error *
     }
     if (nkinds != 1)
         return rc_error_set(err, RC_E_BAD_REQUEST,
-                            "view must be one of top, offset/limit, around, feed, members");
+                            "view must be one of top, offset/limit, around, feed, members, team");
     return VIEW_KINDS[kind].decode(v, view, err);
 }
 

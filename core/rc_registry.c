@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rc_err.h"
+#include "rc_members.h"
 
 void rc_registry_init(struct rc_registry *r, struct rc_hash_key key)
 {
@@ -48,6 +49,8 @@ uint64_t rc_view_rows(const struct rc_view *v)
         return 2 * (uint64_t)v->radius + 1;
     case RC_VIEW_MEMBERS:
         return v->nmembers;
+    case RC_VIEW_TEAM:
+        return RC_MEMBERS_MAX;
     default:
         return 0;
     }

@@ -209,7 +209,7 @@ static uint64_t w_sockets(const struct gw_metrics_worker *w)
 static uint64_t w_subscriptions(const struct gw_metrics_worker *w)
 {
     uint64_t n = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         n += w->m->subscriptions[i];
     return n;
 }
@@ -309,7 +309,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
                         const struct gw_metrics_redis *rs, const struct gw_metrics_worker *w, size_t nw,
                         size_t *len)
 {
-    static const char *const views[5] = {"top", "page", "around", "feed", "members"};
+    static const char *const views[6] = {"top", "page", "around", "feed", "members", "team"};
     static const char *const visit_on[GW_METRICS_VISITS] = {"subscribe", "unsubscribe", "tick"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
     static const char *const view_read[3] = {"around", "page", "members"};
@@ -343,7 +343,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             "ip_read_rows)",
             m->read_rows_limited);
     labelled(&o, "rankcast_subscriptions", "gauge", "Subscriptions open now, by view kind", "view", views,
-             m->subscriptions, 5);
+             m->subscriptions, 6);
     labelled(&o, "rankcast_writes_total", "counter", "Accepted writes, by op", "op", ops, m->writes, 4);
     counter(&o, "rankcast_duplicate_writes_total", "Writes answered duplicate (req seen)", m->duplicates);
     labelled(&o, "rankcast_errors_total", "counter", "Error replies, by code", "code", codes + 1, m->errors + 1,

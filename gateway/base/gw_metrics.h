@@ -30,7 +30,7 @@ struct gw_metrics {
     uint64_t frames_refused[3];           /* of those, over the read buckets (serve/gw_ws_frames.c) */
     uint64_t ws_closes_frames;            /* WebSocket connections closed 1008: frames over budget */
     uint64_t ws_closes_message;           /* closed 1008: a message unfinished after message_timeout */
-    uint64_t subscriptions[5];            /* open now, by enum rc_view_kind (members last) */
+    uint64_t subscriptions[6];            /* open now, by enum rc_view_kind (members, team last) */
     uint64_t writes[4];                   /* accepted writes by op: incr set best submit */
     uint64_t duplicates;                  /* writes answered duplicate */
     uint64_t writes_queued;               /* writes to queued boards acked as queued */

@@ -434,6 +434,7 @@ void gw_fo_view_unref(struct gw_view *v)
         gw_window_free(v->last);
         gw_window_free(v->held);
         free(v->r.spec.members);
+        free(v->roster);
         gw_window_free(v->mbase);
         free(v->ment);
         free(v);

@@ -129,6 +129,18 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
+    if (r->view.kind == RC_VIEW_TEAM && !decl->teams[0]) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST,
+                                         "a roster view {\"team\": ID} needs a board with teams (docs/teams.md)"));
+        gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+        return;
+    }
+    if ((r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) && decl->shards > 1) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST,
+                                         "member lists are not served on sharded boards yet"));
+        gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+        return;
+    }
     if (decl->shards > 1 && r->view.kind == RC_VIEW_PAGE) {
         struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = r->view.offset, .count = r->view.limit};
         const char *refused = gw_read_refusal(decl, &spec); /* a page too deep to merge */
@@ -157,6 +169,8 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     struct gw_view *v = b ? gw_fo_view_get(f, b, &r->view, follows) : NULL;
     if (v)
         app->metrics.views_visited[GW_METRICS_VISIT_SUBSCRIBE]++; /* its own view, and no other */
+    if (v && v->r.spec.kind == RC_VIEW_TEAM && !v->roster_ok)
+        gw_rowteam_roster_view(v); /* (or when the board's membership is read) */
     for (struct gw_sub *o = c->subs; v && o; o = o->cnext) {
         if (o->view != v)
             continue;

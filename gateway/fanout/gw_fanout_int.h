@@ -126,6 +126,12 @@ struct gw_view {
     struct rc_vtrack_entry *ment;
     size_t ment_cap;
     int mmoved;
+    /* A roster ({"team": T}, gw_rowteam_load.c): the team's members now,
+     * packed (core/rc_members.h), read as a member list; roster_ok once
+     * known (the board's membership was read). */
+    char *roster;
+    uint32_t nroster, roster_len;
+    int roster_ok;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list. */
     struct rc_vindex_item ix;
@@ -324,6 +330,12 @@ int gw_rowteam_set(struct gw_rowteam *rt, const char *member, const char *team);
 const char *gw_rowteam_of(const struct gw_rowteam *rt, const char *member);
 /* Sets every row's team of w from b's membership (nothing when b has no teams). */
 void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
+/* The members of team `team`, sorted by name and packed (core/rc_members.h)
+ * into *out (malloc'd; NULL when none), *n names, *len bytes. Returns 0 or
+ * RC_E_INTERNAL. */
+int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out, uint32_t *n, uint32_t *len);
+/* 1 when member is on team (the view's own kind of "listed", for rosters). */
+int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team);
 
 /* ---- gw_rowteam_load.c --------------------------------------------------- */
 
@@ -332,6 +344,10 @@ void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
 void gw_rowteam_load(struct gw_board *b, int again);
 /* A team message on b's channel (core/rc_event.h, rc_event_team_parse). */
 void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len);
+/* Roster view v's member list taken from its board's membership now (when
+ * read), and v read again (its viewers get a snapshot: absent and total
+ * changed with the list). */
+void gw_rowteam_roster_view(struct gw_view *v);
 
 /* ---- gw_board.c ---------------------------------------------------------- */
 

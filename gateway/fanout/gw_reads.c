@@ -35,7 +35,9 @@ static void judge_members(struct gw_view *v, const struct rc_event *ev, int from
         r = (rc_vtrack_forget(&v->trk), RC_VTRACK_CHANGED);
     } else {
         const struct rc_view *s = &v->r.spec;
-        int listed_join = !ev->has_old && rc_members_has(s->members, s->nmembers, ev->member);
+        int listed_join = !ev->has_old &&
+                          (s->kind == RC_VIEW_TEAM ? v->board && gw_rowteam_on(v->board->rt, ev->member, s->around)
+                                                   : rc_members_has(s->members, s->nmembers, ev->member));
         r = rc_vtrack_members_event(&v->trk, ev->seq, listed_join, ev->has_old, ev->old_rank, ev->has_new, ev->rank,
                                     ev->c);
     }
@@ -57,7 +59,7 @@ static void judge_members(struct gw_view *v, const struct rc_event *ev, int from
  * already reflects is old like any other. */
 static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
 {
-    if (v->r.spec.kind == RC_VIEW_MEMBERS) {
+    if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM) {
         judge_members(v, ev, from_ring);
         return;
     }
@@ -124,7 +126,7 @@ void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
         if (!pos && w->n)
             return; /* (rows without its member: not a window the tracker knows) */
         rc_vtrack_around(&v->trk, w->seq, pos, s->radius, s->places);
-    } else if (s->kind == RC_VIEW_MEMBERS) {
+    } else if (s->kind == RC_VIEW_MEMBERS || s->kind == RC_VIEW_TEAM) {
         /* its rows by rank (read.lua orders them), and the window they
          * came from, which the next windows are built from */
         v->mmoved = 0;

@@ -135,3 +135,56 @@ void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w)
     for (size_t i = 0; i < w->n; i++)
         w->rows[i].team = gw_rowteam_of(b->rt, w->rows[i].member);
 }
+
+int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team)
+{
+    const char *t = gw_rowteam_of(rt, member);
+    return t && strcmp(t, team) == 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out, uint32_t *n, uint32_t *len)
+{
+    size_t k = 0, bytes = 0, cap = 16;
+    const char **names = malloc(cap * sizeof *names);
+    *out = NULL;
+    *n = *len = 0;
+    if (!names)
+        return RC_E_INTERNAL;
+    for (const struct gw_rowteam_entry *e = rt->entries; e; e = e->all) {
+        if (!e->team || strcmp(e->team, team) != 0)
+            continue;
+        if (k == cap) {
+            const char **more = realloc(names, 2 * cap * sizeof *names);
+            if (!more) {
+                free(names);
+                return RC_E_INTERNAL;
+            }
+            names = more;
+            cap *= 2;
+        }
+        names[k++] = e->member;
+        bytes += strlen(e->member) + 1;
+    }
+    if (k) {
+        qsort(names, k, sizeof *names, str_cmp);
+        char *p = *out = malloc(bytes);
+        if (!p) {
+            free(names);
+            return RC_E_INTERNAL;
+        }
+        for (size_t i = 0; i < k; i++) {
+            size_t l = strlen(names[i]) + 1;
+            memcpy(p, names[i], l);
+            p += l;
+        }
+    }
+    free(names);
+    *n = (uint32_t)k;
+    *len = (uint32_t)bytes;
+    return 0;
+}

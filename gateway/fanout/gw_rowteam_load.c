@@ -9,6 +9,7 @@
  * predate it or not: the message and the reply come over two connections). */
 #include "fanout/gw_fanout_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,38 @@ static void refresh_views(struct gw_board *b)
     gw_fo_mark_dirty(b);
 }
 
+void gw_rowteam_roster_view(struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    if (!b || v->dead || !b->rt || !b->rt->loaded)
+        return;
+    char *list;
+    uint32_t n, len;
+    if (gw_rowteam_roster(b->rt, v->r.spec.around, &list, &n, &len) != 0) {
+        gw_fo_view_set_dirty(v); /* (out of memory: the old list, read again) */
+        return;
+    }
+    free(v->roster);
+    v->roster = list;
+    v->nroster = n;
+    v->roster_len = len;
+    v->roster_ok = 1;
+    v->force_snapshot = v->last != NULL;
+    rc_vtrack_forget(&v->trk);
+    v->mmoved = 0;
+    gw_fo_view_set_dirty(v);
+}
+
+/* The rosters of b (those of team `team` only, when not NULL) follow its
+ * membership. */
+static void rosters(struct gw_board *b, const char *team, const char *team2)
+{
+    for (struct gw_view *v = b->reads; v; v = v->knext)
+        if (v->r.spec.kind == RC_VIEW_TEAM &&
+            (!team || strcmp(v->r.spec.around, team) == 0 || (team2 && strcmp(v->r.spec.around, team2) == 0)))
+            gw_rowteam_roster_view(v);
+}
+
 static void on_loaded(redisReply *r, void *privdata)
 {
     struct gw_board *b = privdata;
@@ -47,6 +80,7 @@ static void on_loaded(redisReply *r, void *privdata)
         }
         rt->loaded = 1;
         refresh_views(b);
+        rosters(b, NULL, NULL);
     } else if (!b->dead && r) {
         gw_log_warn("board %s: its team membership could not be read", b->r.name);
     }
@@ -93,7 +127,11 @@ void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len)
         return; /* (not read yet: the read will have it) */
     if (b->rt->loading)
         b->rt->again = 1;
+    const char *was = gw_rowteam_of(b->rt, member);
+    char old[RC_MEMBER_MAX + 1];
+    snprintf(old, sizeof old, "%s", was ? was : "");
     if (gw_rowteam_set(b->rt, member, team) != 0)
         b->rt->again = 1;
     refresh_views(b);
+    rosters(b, old[0] ? old : team, team[0] ? team : NULL);
 }

@@ -51,8 +51,10 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
     };
     freeze_more(v, w, &m.more);
     const char *absent[RC_MEMBERS_MAX];
-    if (v->r.spec.kind == RC_VIEW_MEMBERS) { /* (v1.2) the listed members not on the board */
-        long na = rc_members_absent(v->r.spec.members, v->r.spec.nmembers, w->rows, w->n, absent);
+    if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM) { /* (v1.2) listed, not on the board */
+        const char *list = v->r.spec.kind == RC_VIEW_TEAM ? v->roster : v->r.spec.members;
+        uint32_t n = v->r.spec.kind == RC_VIEW_TEAM ? v->nroster : v->r.spec.nmembers;
+        long na = n ? rc_members_absent(list, n, w->rows, w->n, absent) : 0;
         if (na < 0)
             return NULL;
         m.has_absent = 1;
@@ -296,7 +298,8 @@ static char *encode_delta(struct gw_view *v, const struct gw_window *old, const 
     struct rc_delta d;
     *nothing = 0;
     *no_moves = 0;
-    int rc = v->r.spec.kind == RC_VIEW_MEMBERS ? rc_delta_make_members(&ow, &wn, &v->f->delta, &d)
+    int rc = v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM
+                 ? rc_delta_make_members(&ow, &wn, &v->f->delta, &d)
                                                : rc_delta_make(&ow, &wn, ask_moves, &ask, &v->f->delta, &d);
     if (rc == RC_DELTA_UNKNOWN)
         *no_moves = 1;
@@ -334,6 +337,8 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
     gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
+    if (v->r.spec.kind == RC_VIEW_TEAM)
+        w->total = v->nroster; /* a roster's total: the team's member count (PROTOCOL v1.2) */
     struct gw_metrics *m = &f->app->metrics;
     /* prev_rank: w was taken (a read: started) at this moves_break */
     uint64_t break_now = v->board ? v->board->moves_break : 0;
@@ -533,6 +538,15 @@ void gw_fo_view_read(struct gw_view *v)
         spec.members = v->r.spec.members;
         spec.nmembers = v->r.spec.nmembers;
         spec.members_len = v->r.spec.members_len;
+    } else if (v->r.spec.kind == RC_VIEW_TEAM) {
+        if (!v->roster_ok)
+            return; /* (its list comes with the board's membership: gw_rowteam_roster_view) */
+        spec.kind = v->nroster ? GW_READ_MEMBERS : GW_READ_RANGE; /* an empty team: the head alone */
+        spec.members = v->roster;
+        spec.nmembers = v->nroster;
+        spec.members_len = v->roster_len;
+        spec.first = 1;
+        spec.count = 0;
     } else {
         spec.kind = GW_READ_RANGE;
         spec.first = v->r.spec.offset;
@@ -541,7 +555,7 @@ void gw_fo_view_read(struct gw_view *v)
     v->dirty = 0;
     v->refs++;
     v->reading = 1;
-    app->metrics.view_reads[v->r.spec.kind == RC_VIEW_MEMBERS ? 2 : v->r.spec.kind == RC_VIEW_AROUND ? 0 : 1]++;
+    app->metrics.view_reads[v->r.spec.kind >= RC_VIEW_MEMBERS ? 2 : v->r.spec.kind == RC_VIEW_AROUND ? 0 : 1]++;
     v->read_break = b->moves_break;
     int rc = gw_read(&app->store, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
     if (rc) {

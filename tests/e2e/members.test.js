@@ -407,3 +407,46 @@ test('rows of a board with teams carry the member\'s team, kept as members join 
   assert.equal(rest.status, 200, rest.text);
   assert.equal(teams(rest.body.rows), '1:ann:- 2:bob:blue', rest.text);
 });
+
+test('a roster view {"team": T} lists the team\'s members live, as they score, join and leave', { timeout: 60000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  const team = async (member, id) => {
+    const r = await c.request({ op: 'team', board: 'players', member, team: id });
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  };
+  await team('ann', 'red');
+  await team('bob', 'red');
+  await team('cat', 'blue');
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 10 });
+  await c.request({ op: 'incr', board: 'players', member: 'cat', delta: 30 });
+  await c.request({ op: 'incr', board: 'players', member: 'dan', delta: 20 });
+  const conn = await h.connectWs(t, gw.wsUrl);
+  const snap = await conn.request({ op: 'subscribe', board: 'players', view: { team: 'red' } }, 15000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  assert.equal(snap.total, 2);
+  assert.deepEqual(snap.rows.map((r) => [r.rank, r.member, r.team]), [[3, 'ann', 'red']]);
+  assert.deepEqual(snap.absent, ['bob']);
+  const v = new ListViewer(conn, 'players', ['ann', 'bob']);
+  v.sub = snap.sub;
+  v.take(snap);
+  conn.ws.on('message', (d) => v.onMessage(JSON.parse(String(d))));
+  const view = () => `${v.rows.map((r) => `${r.rank}:${r.member}`).join(' ')} | ${v.absent.join(' ')}`;
+  // a member scores: a delta (dan and cat shifted are not on the team)
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 15 });
+  await h.waitFor(() => view() === '2:ann | bob', 10000, 'ann second');
+  // bob scores (arrives on the board), dan joins red: a fresh snapshot with the new list
+  await c.request({ op: 'incr', board: 'players', member: 'bob', delta: 1 });
+  await h.waitFor(() => view() === '2:ann 4:bob | ', 10000, 'bob on the board');
+  v.members = ['ann', 'bob', 'dan'];
+  await team('dan', 'red');
+  await h.waitFor(() => view() === '2:ann 3:dan 4:bob | ', 10000, 'dan on the roster');
+  // ann leaves the team
+  v.members = ['bob', 'dan'];
+  await team('ann', null);
+  await h.waitFor(() => view() === '3:dan 4:bob | ', 10000, 'ann off the roster');
+  // a board without teams refuses rosters
+  const r = await c.request({ op: 'subscribe', board: 'demo', view: { team: 'red' } });
+  assert.equal(r.code, 'bad_request', JSON.stringify(r));
+  void redis;
+});
