@@ -541,6 +541,17 @@ void gw_fo_view_read(struct gw_view *v)
     } else if (v->r.spec.kind == RC_VIEW_TEAM) {
         if (!v->roster_ok)
             return; /* (its list comes with the board's membership: gw_rowteam_roster_view) */
+        if (v->nroster > GW_FO_ROSTER_MAX) {
+            for (struct gw_sub *s = v->subs; s; s = s->vnext) /* (told once: read again when the list changes) */
+                if (s->pending && s->id_json) {
+                    gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_BAD_REQUEST,
+                                                           "rosters of teams over 250 members are not served yet"));
+                    free(s->id_json);
+                    s->id_json = NULL;
+                }
+            v->dirty = 0;
+            return;
+        }
         spec.kind = v->nroster ? GW_READ_MEMBERS : GW_READ_RANGE; /* an empty team: the head alone */
         spec.members = v->roster;
         spec.nmembers = v->nroster;

@@ -450,3 +450,39 @@ test('a roster view {"team": T} lists the team\'s members live, as they score, j
   assert.equal(r.code, 'bad_request', JSON.stringify(r));
   void redis;
 });
+
+test('member lists, team rows and rosters on the 3+3 cluster', { timeout: 240000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds });
+  const c = await h.connectWs(t, gw.wsUrl);
+  const board = 'match:2610';
+  const all = Array.from({ length: 30 }, (_, i) => `k:${i}`);
+  for (const m of all.slice(0, 20)) await set(c, board, m, rnd(50));
+  const v = new ListViewer(await h.connectWs(t, gw.wsUrl), board, all.filter((_, i) => i % 3 === 0));
+  await v.start();
+  const reqs = [];
+  for (let k = 0; k < 300; k++) reqs.push(c.request({ op: 'incr', board, member: all[rnd(all.length)], delta: rnd(11) - 5 }, 20000));
+  await Promise.all(reqs);
+  let last = '';
+  await h.waitFor(async () => {
+    last = '';
+    for (const m of v.members) {
+      const rk = await c.request({ op: 'rank', board, member: m });
+      const row = v.rows.find((r) => r.member === m);
+      if (rk.rank === null ? (row || !v.absent.includes(m)) : (!row || row.rank !== rk.rank || row.score !== rk.score))
+        last += ` ${m}: rank ${JSON.stringify(rk)} row ${JSON.stringify(row)};`;
+    }
+    return last === '';
+  }, 20000, 'the list equals rank on the cluster').catch((e) => { throw new Error(e.message + last); });
+  // team rows and a roster on the cluster
+  for (const [m, id] of [['ann', 'red'], ['bob', 'red']]) {
+    const r = await c.request({ op: 'team', board: 'players', member: m, team: id });
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  }
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 7 });
+  const roster = await (await h.connectWs(t, gw.wsUrl)).request({ op: 'subscribe', board: 'players', view: { team: 'red' } }, 15000);
+  assert.equal(roster.op, 'snapshot', JSON.stringify(roster));
+  assert.deepEqual(roster.rows.map((r) => [r.member, r.team]), [['ann', 'red']]);
+  assert.deepEqual(roster.absent, ['bob']);
+  assert.equal(roster.total, 2);
+});
