@@ -564,6 +564,7 @@ void gw_fo_view_read(struct gw_view *v)
         spec.count = v->r.spec.limit;
     }
     v->dirty = 0;
+    v->mmoved = 0; /* (a member list: the read's window is newer than what the events built) */
     v->refs++;
     v->reading = 1;
     app->metrics.view_reads[v->r.spec.kind >= RC_VIEW_MEMBERS ? 2 : v->r.spec.kind == RC_VIEW_AROUND ? 0 : 1]++;
