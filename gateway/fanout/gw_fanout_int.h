@@ -79,7 +79,8 @@
                                     event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
                                          past them, subscribes wait for the next turns (gw_first.c) */
-#define GW_FO_ROSTER_MAX 250 /* members of a team its roster view reads (one lua/read.lua call) */
+#define GW_FO_ROSTER_MAX 250 /* members of a team its roster view reads (one lua/read.lua call): it
+                                shows their best RC_MEMBERS_MAX */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 

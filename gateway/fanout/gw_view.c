@@ -57,6 +57,8 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         long na = n ? rc_members_absent(list, n, w->rows, w->n, absent) : 0;
         if (na < 0)
             return NULL;
+        if (v->r.spec.kind == RC_VIEW_TEAM && w->n + (size_t)na > RC_MEMBERS_MAX)
+            na = (long)(RC_MEMBERS_MAX - w->n); /* a big team's roster: its best 200, those on the board first */
         m.has_absent = 1;
         m.absent = absent;
         m.nabsent = (size_t)na;
@@ -305,6 +307,18 @@ static char *encode_delta(struct gw_view *v, const struct gw_window *old, const 
         *no_moves = 1;
     if (rc != 0)
         return NULL;
+    if (v->r.spec.kind == RC_VIEW_TEAM && v->nroster > RC_MEMBERS_MAX) {
+        /* a big team's best 200: a member in or out of them is no arrival
+         * on or departure from the board, which is what rows and removed
+         * say to a member list's client; a snapshot says it */
+        int moved_set = d.nremoved > 0;
+        for (size_t k = 0; k < d.nrows && !moved_set; k++)
+            moved_set = d.prev_rank[k] == 0;
+        if (moved_set) {
+            *no_moves = 1;
+            return NULL;
+        }
+    }
     if (d.nothing && !freeze_news(v, old, nw)) {
         *nothing = 1;
         return NULL;
@@ -337,8 +351,10 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
     gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
-    if (v->r.spec.kind == RC_VIEW_TEAM)
+    if (v->r.spec.kind == RC_VIEW_TEAM) {
         w->total = v->nroster; /* a roster's total: the team's member count (PROTOCOL v1.2) */
+        gw_window_truncate(w, RC_MEMBERS_MAX); /* its best 200 by rank (the read has them all) */
+    }
     struct gw_metrics *m = &f->app->metrics;
     /* prev_rank: w was taken (a read: started) at this moves_break */
     uint64_t break_now = v->board ? v->board->moves_break : 0;

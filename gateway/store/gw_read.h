@@ -45,6 +45,9 @@ struct gw_window {
 
 void gw_window_free(struct gw_window *w);
 
+/* Keeps w's first n rows (the others' members and profiles let go). */
+void gw_window_truncate(struct gw_window *w, size_t n);
+
 /* Deep copy (rows, members, profile references). Returns 0 or -1 (OOM). */
 int gw_window_copy(struct gw_window *dst, const struct gw_window *src);
 

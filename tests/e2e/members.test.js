@@ -486,3 +486,35 @@ test('member lists, team rows and rosters on the 3+3 cluster', { timeout: 240000
   assert.deepEqual(roster.absent, ['bob']);
   assert.equal(roster.total, 2);
 });
+
+test('a roster of a team over 200 members shows its best 200 by rank', { timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  const names = Array.from({ length: 210 }, (_, i) => `big:${i}`);
+  await Promise.all(names.map((m) => c.request({ op: 'team', board: 'players', member: m, team: 'big' }, 20000)));
+  // 205 on the board with points 1..205 (big:0 the least), 5 without points
+  await Promise.all(names.slice(0, 205).map((m, i) => c.request({ op: 'incr', board: 'players', member: m, delta: i + 1 }, 20000)));
+  const conn = await h.connectWs(t, gw.wsUrl);
+  const snap = await conn.request({ op: 'subscribe', board: 'players', view: { team: 'big' } }, 15000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap).slice(0, 300));
+  assert.equal(snap.total, 210);
+  assert.equal(snap.rows.length, 200);
+  assert.deepEqual(snap.absent, []);
+  assert.equal(snap.rows[0].member, 'big:204');
+  assert.equal(snap.rows[199].member, 'big:5');
+  // big:0 (below the best 200) passes everyone: the viewers get the new best 200
+  let rows = snap.rows;
+  conn.ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    if (m.sub !== snap.sub) return;
+    if (m.op === 'snapshot') rows = m.rows;
+    else if (m.op === 'delta') {
+      const by = new Map(rows.map((r) => [r.member, r]));
+      for (const x of m.removed) by.delete(x);
+      for (const r of m.rows) by.set(r.member, r);
+      rows = [...by.values()].sort((a, b) => a.rank - b.rank);
+    }
+  });
+  await c.request({ op: 'incr', board: 'players', member: 'big:0', delta: 1000 });
+  await h.waitFor(() => rows.length === 200 && rows[0].member === 'big:0' && rows[199].member === 'big:6', 10000, 'big:0 first, big:5 out');
+});
