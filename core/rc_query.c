@@ -62,10 +62,16 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
     int limit = get_int(q, "limit", 1, RC_VIEW_MAX_ROWS, &limit_n);
     const char *around = rc_query_get(q, "around");
     const char *members = rc_query_get(q, "members");
+    const char *team = rc_query_get(q, "team");
     if (top < 0 || offset < 0 || limit < 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
                             RC_VIEW_MAX_ROWS);
-    if (members) {
+    if (team) { /* a roster (PROTOCOL v1.2, docs/teams.md) */
+        if (!rc_member_name_valid(team, strlen(team)))
+            return rc_error_set(err, RC_E_BAD_REQUEST, "team must be a team id (member name rules)");
+        r->view.kind = RC_VIEW_TEAM;
+        snprintf(r->view.around, sizeof r->view.around, "%s", team);
+    } else if (members) {
         if (strlen(members) > RC_MEMBERS_QUERY_MAX)
             return rc_error_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
                                 RC_MEMBERS_QUERY_MAX);

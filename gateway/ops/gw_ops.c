@@ -358,6 +358,7 @@ struct read_call {
     int live;                    /* the live board through a freeze (admin) */
     char *members;               /* a member list's names (owned), for its absent */
     uint32_t nmembers;
+    int64_t roster_total;        /* a roster (gw_roster.c): the team's member count; -1: no roster */
 };
 
 static void read_call_free(struct read_call *c)
@@ -391,8 +392,15 @@ static void answer_read(struct read_call *c, int code, struct gw_window *w)
                      .live = c->live, .shown = w->freeze.shown},
         };
         const char *absent[RC_MEMBERS_MAX];
-        long na = c->members ? rc_members_absent(c->members, c->nmembers, w->rows, w->n, absent) : 0;
-        m.has_absent = c->members != NULL;
+        if (c->roster_total >= 0) { /* its best 200, total the team's member count */
+            gw_window_truncate(w, RC_MEMBERS_MAX);
+            m.rows.n = w->n;
+            m.total = c->roster_total;
+        }
+        long na = c->members && c->nmembers ? rc_members_absent(c->members, c->nmembers, w->rows, w->n, absent) : 0;
+        if (c->roster_total >= 0 && na > 0 && w->n + (size_t)na > RC_MEMBERS_MAX)
+            na = (long)(RC_MEMBERS_MAX - w->n);
+        m.has_absent = c->members != NULL || c->roster_total >= 0;
         m.absent = absent;
         m.nabsent = na > 0 ? (size_t)na : 0;
         json = na < 0 ? NULL : rc_encode_snapshot(&m);
@@ -457,10 +465,12 @@ static void on_read(int code, struct gw_window *w, void *privdata)
 }
 
 static void start_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int rank,
-                       gw_op_done *done, void *privdata)
+                       int64_t roster_total, gw_op_done *done, void *privdata)
 {
     struct rc_error err = {0, ""};
     struct read_call *c = calloc(1, sizeof *c);
+    if (c)
+        c->roster_total = roster_total;
     /* the live board through a freeze is the caster's: admin scope */
     int code = c ? gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err)
                  : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
@@ -517,11 +527,17 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
 void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                 void *privdata)
 {
-    start_read(app, who, r, 1, done, privdata);
+    start_read(app, who, r, 1, -1, done, privdata);
 }
 
 void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                     void *privdata)
 {
-    start_read(app, who, r, 0, done, privdata);
+    start_read(app, who, r, 0, -1, done, privdata);
+}
+
+void gw_op_snapshot_roster(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
+                           int64_t team_total, gw_op_done *done, void *privdata)
+{
+    start_read(app, who, r, 0, team_total, done, privdata);
 }

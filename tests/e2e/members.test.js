@@ -518,3 +518,28 @@ test('a roster of a team over 200 members shows its best 200 by rank', { timeout
   await c.request({ op: 'incr', board: 'players', member: 'big:0', delta: 1000 });
   await h.waitFor(() => rows.length === 200 && rows[0].member === 'big:0' && rows[199].member === 'big:6', 10000, 'big:0 first, big:5 out');
 });
+
+test('REST reads a roster with ?team=', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  for (const [m, id] of [['ann', 'red'], ['bob', 'red'], ['cat', 'blue']]) {
+    const r = await c.request({ op: 'team', board: 'players', member: m, team: id });
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  }
+  await c.request({ op: 'incr', board: 'players', member: 'cat', delta: 9 });
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 4 });
+  let r = await h.http(gw.base, 'GET', '/api/v1/boards/players?team=red');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.total, 2, r.text);
+  assert.deepEqual(r.body.rows.map((x) => [x.rank, x.member, x.team]), [[2, 'ann', 'red']]);
+  assert.deepEqual(r.body.absent, ['bob']);
+  r = await h.http(gw.base, 'GET', '/api/v1/boards/players?team=green');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.total, 0);
+  assert.deepEqual(r.body.rows, []);
+  assert.deepEqual(r.body.absent, []);
+  r = await h.http(gw.base, 'GET', '/api/v1/boards/demo?team=red');
+  assert.equal(r.status, 400, r.text);
+  r = await h.http(gw.base, 'GET', '/api/v1/boards/players?team=bad%20id');
+  assert.equal(r.status, 400, r.text);
+});
