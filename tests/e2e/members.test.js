@@ -550,3 +550,23 @@ test('REST reads a roster with ?team=', { timeout: 60000 }, async (t) => {
   r = await h.http(gw.base, 'GET', '/api/v1/boards/players?team=bad%20id');
   assert.equal(r.status, 400, r.text);
 });
+
+test('a member list of a multi-field board carries each row\'s fields, moved by others\' submits', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  const submit = async (member, clears) => {
+    const r = await c.request({ op: 'submit', board: 'clears', member, fields: { clears, revives: 0, first_clear_ms: 500 } });
+    assert.equal(r.op, 'ack', JSON.stringify(r));
+  };
+  await submit('ann', 5);
+  await submit('bob', 3);
+  const v = new ListViewer(await h.connectWs(t, gw.wsUrl), 'clears', ['bob']);
+  const snap = await v.start();
+  assert.deepEqual(snap.rows.map((r) => [r.rank, r.member, r.fields && r.fields.clears]), [[2, 'bob', 3]]);
+  await submit('cat', 9); // passes bob
+  await h.waitFor(() => v.rows.length === 1 && v.rows[0].rank === 3, 10000, 'bob third');
+  assert.equal(v.rows[0].fields.clears, 3);
+  await submit('bob', 10); // bob's own, best of old and new
+  await h.waitFor(() => v.rows[0].rank === 1 && v.rows[0].fields.clears === 10, 10000, 'bob first with 10');
+  assert.equal(v.rows[0].fields.first_clear_ms, 500);
+});
