@@ -570,3 +570,18 @@ test('a member list of a multi-field board carries each row\'s fields, moved by 
   await h.waitFor(() => v.rows[0].rank === 1 && v.rows[0].fields.clears === 10, 10000, 'bob first with 10');
   assert.equal(v.rows[0].fields.first_clear_ms, 500);
 });
+
+test('a member list of an ascending board (laps: lowest first), with shared places', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  for (const [m, ms] of [['ann', 61000], ['bob', 59000], ['cat', 61000]]) {
+    const r = await c.request({ op: 'best', board: 'laps', member: m, value: ms });
+    assert.equal(r.op, 'ack', JSON.stringify(r));
+  }
+  const v = new ListViewer(await h.connectWs(t, gw.wsUrl), 'laps', ['cat', 'ann'], { places: 'shared' });
+  const snap = await v.start();
+  assert.deepEqual(snap.rows.map((r) => [r.member, r.score, r.place, r.tied]).sort(), [['ann', 61000, 2, true], ['cat', 61000, 2, true]]);
+  await c.request({ op: 'best', board: 'laps', member: 'dan', value: 58000 }); // a faster lap pushes both down
+  await h.waitFor(() => v.rows.length === 2 && v.rows.every((r) => r.place === 3), 10000, 'both at place 3');
+  assert.deepEqual(v.rows.map((r) => r.rank), [3, 4]);
+});
