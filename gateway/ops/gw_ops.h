@@ -31,6 +31,12 @@ void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc
 void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                     void *privdata);
 
+/* A roster's one-off snapshot (ops/gw_roster.c): r->view the member list
+ * of the team's members (or, for a team without members, a page of none),
+ * shown as a roster: its best RC_MEMBERS_MAX rows, total team_total. */
+void gw_op_snapshot_roster(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
+                           int64_t team_total, gw_op_done *done, void *privdata);
+
 /* Resolves r->board and r->period: *decl and *p on success, else an error
  * code with err filled. Shared with the subscribe path. */
 struct rc_board;

@@ -29,6 +29,17 @@ void gw_window_free(struct gw_window *w)
     free(w);
 }
 
+void gw_window_truncate(struct gw_window *w, size_t n)
+{
+    for (size_t i = n; i < w->n; i++) {
+        if (!w->members)
+            free(w->rows[i].member);
+        gw_profile_unref(w->rows[i].profile);
+    }
+    if (n < w->n)
+        w->n = n;
+}
+
 int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
 {
     *dst = *src;

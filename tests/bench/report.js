@@ -423,6 +423,7 @@ function evaluate(dir, cases, smoke) {
   const sharded = cases.includes('S') ? shardedCase(dir, meta, detail, need, broken) : null;
   if (sharded) rows.push(sharded.row);
   if (cases.includes('V')) rows.push(distinctViewsCase(dir, broken));
+  if (cases.includes('M')) rows.push(memberListsCase(dir, broken));
   return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded };
 }
 
@@ -456,6 +457,29 @@ function distinctViewsCase(dir, broken) {
   const last = j.sizes[j.sizes.length - 1].median;
   if (last.ref_ping_p99_ms > 50) ok = false;
   return [`V. distinct views: ${j.sizes.map((s) => int(s.views)).join(' / ')} distinct views (top N, pages, around) of one ${int(j.members)}-member board, median of ${j.rounds}`,
+    target, parts.join('; '), ok ? 'pass' : 'miss'];
+}
+
+/* M: member lists (issue 26, tests/bench/member_lists.js): Redis reads for
+ * list views per second must not grow with the lists (at most 1.5 x the
+ * smallest size's + 5/s at every size); figures per size. */
+function memberListsCase(dir, broken) {
+  const j = readJson(dir, 'M');
+  const target = 'Redis reads/s for list views do not grow with the count of lists (≤ 1.5x the smallest + 5/s)';
+  if (!j || !j.sizes || !j.sizes.length) {
+    broken.push('M: no result from member_lists.js (see its log)');
+    return ['M. member lists', target, 'did not run', 'error'];
+  }
+  const base = j.sizes[0].list_reads_per_s;
+  let ok = true;
+  const parts = j.sizes.map((s) => {
+    if (s.list_reads_per_s > base * 1.5 + 5) ok = false;
+    if (!s.list_deltas) broken.push(`M: no list deltas at ${s.viewers} lists`);
+    return `${int(s.viewers)} lists: ${fmt(s.list_reads_per_s, 1)} Redis reads/s for lists, ${int(s.list_deltas)} list deltas ` +
+      `(${int(s.top10_deltas)} top-10), ${fmt(s.gateway_cpu_us_per_list_delta, 0)} µs gateway CPU per list delta, ` +
+      `write-to-screen p50 ${fmt(s.write_to_screen_p50_ms, 0)} / p99 ${fmt(s.write_to_screen_p99_ms, 0)} ms`;
+  });
+  return [`M. member lists: ${j.sizes.map((s) => int(s.viewers)).join(' / ')} viewers with distinct ${int(j.list)}-member lists of one ${int(j.members)}-member board at ${int(j.write_rate)} writes/s`,
     target, parts.join('; '), ok ? 'pass' : 'miss'];
 }
 

@@ -24,7 +24,9 @@
 #                             cost of REST reads of each, on one Redis and on case L's cluster,
 #                             V distinct views (issue 23): subscribe time and gateway CPU for
 #                             128..8,192 distinct views of one 10,000-member board, idle and at
-#                             200 writes/s, tests/bench/distinct_views.js);
+#                             200 writes/s, tests/bench/distinct_views.js, M member lists
+#                             (issue 26): 100 and 5,000 viewers with distinct 50-member lists
+#                             at 2,000 writes/s, tests/bench/member_lists.js);
 #                             the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
@@ -78,7 +80,7 @@ cd "$root"
 smoke=0
 tick_ms=""
 out="$root/BENCHMARKS.md"
-only="A,B,C,D,E,F,K,L,Q,U,Z,W,S,V"
+only="A,B,C,D,E,F,K,L,Q,U,Z,W,S,V,M"
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -241,6 +243,7 @@ if [ "$smoke" = 1 ]; then
   W_viewers=100;  W_dur=1
   S_writers=8;    S_inflight=2;  S_dur=0.5;  S_rounds=1;  S_members=2000; S_reads=20
   V_views="64,256"; V_members=2000; V_rounds=1; V_phase=1
+  M_viewers="50,200"; M_members=2000; M_rate=200; M_phase=1
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -257,6 +260,7 @@ else
   W_viewers=2000;  W_dur=10
   S_writers=64;    S_inflight=4;  S_dur=6;    S_rounds=2;  S_members=10000; S_reads=1000
   V_views="128,512,2048,8192"; V_members=10000; V_rounds=3; V_phase=3
+  M_viewers="100,5000"; M_members=10000; M_rate=2000; M_phase=5
   conc=200
 fi
 
@@ -854,6 +858,21 @@ if want V; then
     --redis-pid "$redis_pid" \
     > "$work/V.json" 2> "$work/V.log" || { tail -n 5 "$work/V.log" >&2; die "distinct_views.js failed"; }
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case V"
+fi
+
+# ---- M: member lists (issue 26) ------------------------------------------------------------
+# M_viewers viewers each with its own 50-member list of one M_members-member
+# board (from addresses spread over 127.0.0.0/8), a top-10 viewer and a
+# reference list, then M_rate random writes/s for M_phase s, through
+# tests/bench/member_lists.js: Redis reads/s for list views, list and top-10
+# deltas, gateway CPU per list delta, write-to-screen p50/p99.
+if want M; then
+  echo "run.sh: case M: member_lists.js --viewers $M_viewers --members $M_members --write-rate $M_rate" >&2
+  echo "load_M=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  timeout 1800 node "$root/tests/bench/member_lists.js" --port "$gw_port" --key "$key" --gateway-pid "$gw_pid" \
+    --hz "$(getconf CLK_TCK)" --viewers "$M_viewers" --members "$M_members" --write-rate "$M_rate" --phase-s "$M_phase" \
+    > "$work/M.json" 2> "$work/M.log" || { tail -n 5 "$work/M.log" >&2; die "member_lists.js failed"; }
+  kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case M"
 fi
 
 # ---- the report ----------------------------------------------------------------------------

@@ -1,0 +1,132 @@
+/* gw_roster.c - a roster read over REST (GET /api/v1/boards/{b}?team=T,
+ * PROTOCOL v1.2, docs/teams.md): the team's members from the board's
+ * membership (one HGETALL of rc:{B|}:tm), then one member-list read of
+ * them through gw_ops (its best 200 by rank, total the team's member
+ * count, absent those without points). The fan-out's rosters keep the same
+ * membership in memory (fanout/gw_rowteam.c); a one-off read asks Redis. */
+#include "ops/gw_roster.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "ops/gw_ops.h"
+#include "redis/gw_redis.h"
+#include "rc_auth.h"
+#include "rc_conf.h"
+#include "rc_err.h"
+#include "rc_keys.h"
+#include "rc_members.h"
+#include "rc_names.h"
+#include "rc_period.h"
+
+#define ROSTER_MAX 250 /* members one read takes (as the fan-out's rosters) */
+
+struct roster_call {
+    struct gw_app *app;
+    const struct gw_caller *who; /* borrowed: the caller holds it until done */
+    struct rc_request r;         /* board, period, view flags; id_json owned */
+    gw_op_done *done;
+    void *privdata;
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void finish(struct roster_call *k, int code, const char *msg)
+{
+    k->done(k->privdata, code, gw_op_error(k->app, k->r.id_json, code, msg));
+    free(k->r.id_json);
+    free(k);
+}
+
+static void on_members(redisReply *rep, void *privdata)
+{
+    struct roster_call *k = privdata;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements % 2) {
+        finish(k, rep ? RC_E_INTERNAL : RC_E_UNAVAILABLE, rep ? "the team membership could not be read"
+                                                               : "Redis is unreachable");
+        return;
+    }
+    const char *team = k->r.view.around;
+    const char **names = malloc((rep->elements / 2 + 1) * sizeof *names);
+    size_t n = 0, bytes = 0;
+    for (size_t i = 0; names && i + 1 < rep->elements; i += 2) {
+        const redisReply *m = rep->element[i], *t = rep->element[i + 1];
+        if (m->type == REDIS_REPLY_STRING && t->type == REDIS_REPLY_STRING && m->str[0] != '#' &&
+            strcmp(t->str, team) == 0 && rc_member_name_valid(m->str, m->len)) {
+            names[n++] = m->str;
+            bytes += m->len + 1;
+        }
+    }
+    if (!names) {
+        finish(k, RC_E_INTERNAL, "out of memory");
+        return;
+    }
+    if (n > ROSTER_MAX) {
+        free(names);
+        finish(k, RC_E_BAD_REQUEST, "rosters of teams over 250 members are not served yet");
+        return;
+    }
+    struct rc_request r = k->r;
+    r.view.members = NULL;
+    if (n) {
+        qsort(names, n, sizeof *names, name_cmp);
+        char *p = r.view.members = malloc(bytes);
+        for (size_t i = 0; p && i < n; i++) {
+            size_t l = strlen(names[i]) + 1;
+            memcpy(p, names[i], l);
+            p += l;
+        }
+        r.view.kind = RC_VIEW_MEMBERS;
+        r.view.nmembers = (uint32_t)n;
+        r.view.members_len = (uint32_t)bytes;
+    } else {
+        r.view.kind = RC_VIEW_PAGE; /* no members: the board's head, no rows */
+        r.view.offset = 1;
+        r.view.limit = 0;
+    }
+    free(names);
+    if (n && !r.view.members) {
+        finish(k, RC_E_INTERNAL, "out of memory");
+        return;
+    }
+    gw_op_snapshot_roster(k->app, k->who, &r, (int64_t)n, k->done, k->privdata);
+    free(r.view.members);
+    free(k->r.id_json);
+    free(k);
+}
+
+void gw_roster_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                    void *privdata)
+{
+    struct rc_error err = {0, ""};
+    const struct rc_board *decl = NULL;
+    struct rc_period p;
+    int code = gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err);
+    if (!code)
+        code = gw_op_resolve(app, r, &decl, &p, &err);
+    if (!code && !decl->teams[0])
+        code = rc_error_set(&err, RC_E_BAD_REQUEST, "team=: a roster needs a board with teams (docs/teams.md)");
+    char key[RC_KEY_MAX];
+    struct roster_call *k = code ? NULL : calloc(1, sizeof *k);
+    if (!code && (!k || rc_board_key(key, sizeof key, r->board, "", "tm", NULL)))
+        code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    if (!code) {
+        *k = (struct roster_call){app, who, *r, done, privdata};
+        k->r.view.members = NULL;
+        k->r.token = NULL;
+        k->r.id_json = r->id_json ? strdup(r->id_json) : NULL;
+        const char *argv[2] = {"HGETALL", key};
+        if (gw_redis_command(app->redis, key, strlen(key), 2, argv, NULL, on_members, k) == 0)
+            return;
+        free(k->r.id_json);
+        code = rc_error_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable");
+    }
+    free(k);
+    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+}
