@@ -19,9 +19,12 @@
  * read: the bad frame is never served.
  *
  * Scope: recv() is process-wide, but it only acts on watched fds: sockets
- * gw_ws.c watches from LWS_CALLBACK_ESTABLISHED to LWS_CALLBACK_CLOSED, and
- * only without TLS (with TLS the bytes read are ciphertext, and OpenSSL
- * reads with read(): TLS connections are not covered). hiredis and libuv
+ * gw_ws.c watches from LWS_CALLBACK_ESTABLISHED to LWS_CALLBACK_CLOSED.
+ * With TLS the bytes recv() could see are ciphertext (and OpenSSL reads
+ * them with read()): there net/gw_tlsread.c hands the decrypted bytes lws
+ * gets from SSL_read() to gw_wsguard_feed, and sends the close frame
+ * through the TLS session, so TLS connections are checked and charged the
+ * same way. hiredis and libuv
  * read with read()/recvmsg() and never pass through here. MSG_PEEK reads
  * consume nothing and are not fed.
  *
@@ -81,12 +84,9 @@ static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
         s->last4 = (s->last4 << 8) | p[i];
 }
 
-/* Sends the close frame with code (best effort) and stops watching s: the
- * caller returns 0 (end of file) so lws closes without parsing the read. */
-static void refuse(int fd, struct slot *s, int code)
+/* Stops watching s: its connection is being closed for a violation. */
+static void stop(struct slot *s)
 {
-    unsigned char f[4] = {0x88, 0x02, (unsigned char)(code >> 8), (unsigned char)code};
-    (void)send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
     s->watched = 0;
     s->conn = NULL;
     s->last4 = 0;
@@ -102,30 +102,49 @@ static int charged(struct slot *s)
     return charge(s->conn, n);
 }
 
+int gw_wsguard_feed(int fd, const void *buf, size_t n)
+{
+    struct slot *s = slot_of(fd);
+    if (!s)
+        return 0;
+    if (!s->watched) {
+        remember_last4(s, buf, n);
+        return 0;
+    }
+    int code = rc_wsframe_feed(&s->frame, buf, n);
+    if (code == 0)
+        code = charged(s);
+    if (code != 0)
+        stop(s);
+    return code;
+}
+
+void gw_wsguard_close_frame(unsigned char out[4], int code)
+{
+    out[0] = 0x88; /* FIN, close */
+    out[1] = 0x02; /* unmasked, two bytes: the code */
+    out[2] = (unsigned char)(code >> 8);
+    out[3] = (unsigned char)code;
+}
+
 /* Interposes libc's recv() for the whole process (see the banner): reads,
- * then checks what a watched fd read. buf is the caller's, as for recv(). */
+ * then checks what a watched fd read. buf is the caller's, as for recv().
+ * On a violation it sends the close frame itself (best effort) and returns
+ * 0 (end of file), so lws closes without parsing the read. */
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
     ssize_t n = recvfrom(fd, buf, len, flags, NULL, NULL);
     if (n <= 0 || (flags & MSG_PEEK))
         return n;
     int saved = errno;
-    struct slot *s = slot_of(fd);
-    errno = saved;
-    if (!s)
-        return n;
-    if (!s->watched) {
-        remember_last4(s, buf, (size_t)n);
-        return n;
+    int code = gw_wsguard_feed(fd, buf, (size_t)n);
+    if (code != 0) {
+        unsigned char f[4];
+        gw_wsguard_close_frame(f, code);
+        (void)send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
-    int code = rc_wsframe_feed(&s->frame, buf, (size_t)n);
-    if (code == 0)
-        code = charged(s);
-    if (code == 0)
-        return n;
-    refuse(fd, s, code);
     errno = saved;
-    return 0;
+    return code != 0 ? 0 : n;
 }
 
 void gw_wsguard_set_charge(gw_wsguard_charge_fn fn)
@@ -157,9 +176,6 @@ int gw_wsguard_message(int fd, uint32_t *id)
 void gw_wsguard_unwatch(int fd)
 {
     struct slot *s = slot_of(fd);
-    if (!s)
-        return;
-    s->watched = 0;
-    s->conn = NULL;
-    s->last4 = 0;
+    if (s)
+        stop(s);
 }

@@ -1,5 +1,6 @@
 /* gw_wsguard.h - RFC 6455 frame rules libwebsockets 4.1 does not enforce,
- * checked on the bytes lws reads from plain (non-TLS) WebSocket sockets: an
+ * checked on the bytes lws reads from WebSocket sockets (plain, or decrypted
+ * from TLS by net/gw_tlsread.c): an
  * unmasked client frame, a control frame over 125 bytes or without FIN, a
  * reserved opcode, an RSV bit (RSV1 is allowed where permessage-deflate
  * puts it, on connections that negotiated it), a 64-bit length with its top bit set. Any of
@@ -15,11 +16,12 @@
 #ifndef GW_WSGUARD_H
 #define GW_WSGUARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rc_wsframe.h"
 
-/* Called from recv() for a watched fd whose bytes just read begin frames
+/* Called from recv() (or SSL_read(), with TLS) for a watched fd whose bytes just read begin frames
  * of the counted kinds (counts by enum rc_wsframe_kind, at least one
  * nonzero); conn is what gw_wsguard_watch was given. Returns 0 to let the
  * bytes through, or a close code: that close frame is sent, and the
@@ -30,7 +32,7 @@ typedef int (*gw_wsguard_charge_fn)(void *conn, const uint32_t counts[RC_WSFRAME
 void gw_wsguard_set_charge(gw_wsguard_charge_fn fn);
 
 /* Starts checking what is read on fd from now on (a WebSocket that has just
- * been established, plain TCP). Returns 0, or RC_E_INTERNAL when fd is not watched:
+ * been established, plain TCP or TLS). Returns 0, or RC_E_INTERNAL when fd is not watched:
  * beyond the table, the table could not be allocated, or lws may already
  * hold part of a frame (the last bytes read were not the end of the
  * handshake). Not watching is always safe. compressed: permessage-deflate
@@ -42,6 +44,17 @@ int gw_wsguard_watch(int fd, int compressed, void *conn);
  * ended (its number in *id), else 0. -1 when fd is not watched (then the
  * caller must tell by other means). */
 int gw_wsguard_message(int fd, uint32_t *id);
+
+/* Checks n bytes just read (plaintext) on fd: for a watched fd feeds the
+ * frame checker and charges the counted frames; otherwise remembers the
+ * last bytes (for gw_wsguard_watch). Returns 0, or a close code: fd is no
+ * longer watched, and the caller must send that close frame
+ * (gw_wsguard_close_frame) and report end of file, so lws closes the
+ * connection without parsing any byte of this read. Borrows buf. */
+int gw_wsguard_feed(int fd, const void *buf, size_t n);
+
+/* The four bytes of a server close frame with code. */
+void gw_wsguard_close_frame(unsigned char out[4], int code);
 
 /* Stops checking fd (its connection is closing); nothing happens when fd is
  * not watched. Call it before the fd is closed. */

@@ -20,6 +20,7 @@
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
 #include "net/gw_rawreq.h"
+#include "net/gw_tlsread.h"
 #include "ops/gw_idem.h"
 #include "serve/gw_ws.h"
 
@@ -225,6 +226,11 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
     if (c->tls_cert[0] || c->tls_key[0]) {
         if (!c->tls_cert[0] || !c->tls_key[0] || access(c->tls_cert, R_OK) || access(c->tls_key, R_OK)) {
             gw_log_error("TLS needs both tls_cert and tls_key, readable (%s, %s)", c->tls_cert, c->tls_key);
+            return RC_E_INTERNAL;
+        }
+        /* the frame guard and frame budgets read TLS through SSL_read (net/gw_tlsread.c) */
+        if (gw_tlsread_setup() != 0) {
+            gw_log_error("TLS: OpenSSL's SSL_read was not found; refusing to serve TLS without the frame guard");
             return RC_E_INTERNAL;
         }
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;

@@ -408,9 +408,9 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
                  lws_set_extension_option(wsi, PMD_NAME, "server_no_context_takeover", "0") == 0;
     if (c->deflate)
         app->metrics.deflate_conns++;
-    /* RFC 6455 frame rules lws does not enforce; plain TCP only (gw_wsguard.c). */
-    if (!app->conf->tls_cert[0])
-        (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate, c);
+    /* RFC 6455 frame rules lws does not enforce, and the frame budgets;
+     * plain TCP and TLS (gw_wsguard.c, gw_tlsread.c). */
+    (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate, c);
     return 0;
 }
 
