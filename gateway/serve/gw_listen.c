@@ -57,6 +57,12 @@ static void hand_over(struct gw_listen *l, int fd, const struct sockaddr *peer)
 {
     struct gw_app *app = l->app;
     enum gw_peer_verdict v = gw_peers_on_accept(app->peers, peer);
+    if (v == GW_PEER_RATE) {
+        gw_log_abuse("refusing a connection: its address is over ip_handshake_rate (%u/s), closed at once",
+                     app->conf->ip_handshake_rate);
+        close(fd);
+        return;
+    }
     if (v == GW_PEER_DROP) {
         gw_log_abuse("refusing a connection: max_conns (%u) or max_conns_per_ip (%u) reached, closed at once",
                      app->conf->max_conns, app->conf->max_conns_per_ip);

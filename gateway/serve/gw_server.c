@@ -51,6 +51,11 @@ static int on_socket(struct lws *wsi, enum lws_callback_reasons reason, void *us
         /* lws passes the peer's address as `user` here (and the fd as `in`) */
         const struct lws_filter_network_conn_args *a = user;
         enum gw_peer_verdict v = gw_peers_on_accept(app->peers, (const struct sockaddr *)&a->cli_addr);
+        if (v == GW_PEER_RATE) {
+            gw_log_abuse("refusing a connection: its address is over ip_handshake_rate (%u/s), closed at once",
+                         app->conf->ip_handshake_rate);
+            return -1;
+        }
         if (v != GW_PEER_ACCEPT)
             gw_log_abuse("refusing a connection: max_conns (%u) or max_conns_per_ip (%u) reached%s",
                          app->conf->max_conns, app->conf->max_conns_per_ip,
@@ -250,6 +255,8 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         .body_timeout_ms = (uint64_t)c->body_timeout_ms,
         .ip_read_rate = c->ip_read_rate,
         .ip_read_burst = c->ip_read_burst,
+        .ip_handshake_rate = c->ip_handshake_rate,
+        .ip_handshake_burst = c->ip_handshake_burst,
         /* workers: the connection limits are the group's (docs/gateway.md, "Workers") */
         .group = app->group,
         .worker = app->worker,

@@ -451,6 +451,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
         return 0;
     }
     if (c->rx_len + len > max) {
+        app->metrics.ws_closes_too_large++;
         gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         c->rx_len = 0;
         if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0 && !lws_is_final_fragment(wsi))

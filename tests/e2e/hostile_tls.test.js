@@ -3,7 +3,8 @@
  * "Handshakes"; issue 23):
  *  - over wss://, a flood of empty continuation frames after an unfinished
  *    message, a ping flood and a pong flood are each closed with 1008 past
- *    the read budgets and counted, as on plain TCP (hostile_frames.test.js);
+ *    the read budgets and counted, and an unmasked frame is answered 1002,
+ *    as on plain TCP (hostile_frames.test.js, hostile_input.test.js);
  *  - a storm of new connections from one address (HTTP, WebSocket
  *    upgrades, TLS) is cut to ip_handshake_rate / ip_handshake_burst: the
  *    rest are closed at accept, before any TLS handshake, and counted in
@@ -135,6 +136,12 @@ test('over TLS, continuation, ping and pong floods are closed with 1008 past the
       await flood(c, frames(2000, op, 'x'), 20000);
       await expectClosed1008(c, `${name} flood over TLS`);
     }
+    // RFC 6455 rules too: an unmasked client frame is answered with 1002
+    const bad = await rawWs(gw.port, { tls: { ca: gw.ca } });
+    h.defer(t, () => bad.sock.destroy());
+    bad.send(frame(OP_TEXT, JSON.stringify({ op: 'ping' }), { masked: false }));
+    await bad.next((f) => f.opcode === 8, 5000);
+    assert.equal(bad.closeFrame.code, 1002, 'unmasked frame over TLS');
     const m = await gw.metrics();
     for (const kind of ['continuation', 'ping', 'pong']) {
       assert.ok(metric(m, `rankcast_frames_refused_total{kind="${kind}"}`) > 0, `refused ${kind} frames counted`);

@@ -83,6 +83,7 @@ function handshake(port, { localAddress = '127.0.0.1', path = '/ws', headers = {
     };
     sock.on('data', onData);
     sock.on('error', (e) => { if (!upgraded) reject(e); });
+    sock.on('close', () => { if (!upgraded) reject(new Error('closed before the 101')); });
     const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
     sock.on(tls ? 'secureConnect' : 'connect', () => sock.write(Buffer.concat([Buffer.from(
       `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
