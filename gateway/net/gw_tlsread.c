@@ -17,9 +17,9 @@
  * session's fd. On a violation or a connection past its frame budget it
  * writes the close frame through the session (best effort: should lws hold
  * a partial write, OpenSSL may refuse it; only the violating client is
- * affected) and returns 0 with the error queue clear, which SSL_get_error
- * reports as SSL_ERROR_SYSCALL: lws closes the connection without parsing
- * any byte of that read, as with recv()'s end of file.
+ * affected) and returns 0 with one error on OpenSSL's queue, which
+ * SSL_get_error reports as SSL_ERROR_SSL: lws closes the connection without
+ * parsing any byte of that read, as with recv()'s end of file.
  *
  * Cost: one call through a pointer and the guard's slot lookup per
  * SSL_read, the same as recv() pays on plain sockets.
@@ -89,7 +89,12 @@ int SSL_read(SSL *ssl, void *buf, int num)
     unsigned char f[4];
     gw_wsguard_close_frame(f, code);
     (void)real_write(ssl, f, sizeof f);
+    /* One error of ours on the queue makes SSL_get_error say SSL_ERROR_SSL
+     * whatever the write left behind (a blocked write would otherwise read
+     * as SSL_ERROR_WANT_WRITE, and lws would keep the connection): lws
+     * closes it as unusable, without a TLS shutdown. */
     ERR_clear_error();
+    ERR_raise(ERR_LIB_SSL, SSL_R_PROTOCOL_IS_SHUTDOWN);
     errno = saved;
     return 0;
 }
