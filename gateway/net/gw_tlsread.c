@@ -14,7 +14,9 @@
  * libcurl's, for webhooks: their fds are never watched, nothing changes for
  * them) land here. It calls OpenSSL's own SSL_read (found once with
  * dlsym(RTLD_NEXT)) and hands what it decrypted to gw_wsguard_feed with the
- * session's fd. On a violation or a connection past its frame budget it
+ * session's fd, and to net/gw_rawreq.c's request-line checker (the
+ * raw-path rules of "Strict HTTP" need the bytes before lws decodes them,
+ * which with TLS only SSL_read has). On a violation or a connection past its frame budget it
  * writes the close frame through the session (best effort: should lws hold
  * a partial write, OpenSSL may refuse it; only the violating client is
  * affected) and returns 0 with one error on OpenSSL's queue, which
@@ -26,6 +28,7 @@
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include "net/gw_tlsread.h"
+#include "net/gw_rawreq.h"
 #include "net/gw_wsguard.h"
 #include "rc_err.h"
 
@@ -81,7 +84,9 @@ int SSL_read(SSL *ssl, void *buf, int num)
     if (n <= 0)
         return n;
     int saved = errno;
-    int code = gw_wsguard_feed(real_get_fd(ssl), buf, (size_t)n);
+    int fd = real_get_fd(ssl);
+    gw_rawreq_feed(fd, buf, (size_t)n); /* the raw-path rules (docs/security.md, "Strict HTTP") */
+    int code = gw_wsguard_feed(fd, buf, (size_t)n);
     if (code == 0) {
         errno = saved;
         return n;

@@ -1,6 +1,7 @@
-/* gw_tlsread.h - the frame guard (net/gw_wsguard.h) on TLS connections:
- * gw_tlsread.c interposes SSL_read(), through which libwebsockets 4.1 reads
- * every TLS connection, and hands the decrypted bytes to gw_wsguard_feed. */
+/* gw_tlsread.h - the frame guard (net/gw_wsguard.h) and the request-line
+ * tap (net/gw_rawreq.h) on TLS connections: gw_tlsread.c interposes
+ * SSL_read(), through which libwebsockets 4.1 reads every TLS connection,
+ * and hands the decrypted bytes to both. */
 #ifndef GW_TLSREAD_H
 #define GW_TLSREAD_H
 

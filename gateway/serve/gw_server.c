@@ -233,7 +233,7 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
             gw_log_error("TLS needs both tls_cert and tls_key, readable (%s, %s)", c->tls_cert, c->tls_key);
             return RC_E_INTERNAL;
         }
-        /* the frame guard and frame budgets read TLS through SSL_read (net/gw_tlsread.c) */
+        /* the frame guard, frame budgets and raw-path rules read TLS through SSL_read (net/gw_tlsread.c) */
         if (gw_tlsread_setup() != 0) {
             gw_log_error("TLS: OpenSSL's SSL_read was not found; refusing to serve TLS without the frame guard");
             return RC_E_INTERNAL;
