@@ -28,15 +28,21 @@
  * read with read()/recvmsg() and never pass through here. MSG_PEEK reads
  * consume nothing and are not fed.
  *
- * What it cannot see: bytes lws read together with the handshake. A client
- * MUST wait for the 101 before sending frames (RFC 6455, 4.1), and browsers
- * do; one that does not can have frames (or part of one) already read and
- * buffered inside lws when ESTABLISHED fires, and a checker started there
- * would begin mid-frame and could misfire. So every fd's last four bytes
- * read are kept, and an fd is watched only when they are the end of the
- * handshake ("\r\n\r\n"): nothing past it was read, the next byte starts a
- * frame. Otherwise the connection is simply not checked (lws' own rules
- * only). A legitimate client is therefore never closed by this file.
+ * Bytes lws read together with the handshake: a client MUST wait for the
+ * 101 before sending frames (RFC 6455, 4.1), and browsers do; one that does
+ * not has frames (or part of one) already read and buffered inside lws when
+ * ESTABLISHED fires, and a checker started there would begin mid-frame. So
+ * for a socket reset at accept (gw_wsguard_reset) the stream is followed
+ * from its first byte: the first "\r\n\r\n" ends the handshake (no
+ * keep-alive: a socket's first request is its only one), and every byte
+ * after it is fed, from then on, to the frame checker, before the watch
+ * too ("early" bytes: counted, checked, charged at the watch). A client
+ * that pipelines its first frame is served as before; one whose early
+ * frames break a rule is refused at the watch, before lws parses them, and
+ * a flood begun early is charged like any other (before, such connections
+ * escaped the guard and the frame budgets). A socket never reset (none
+ * today) keeps the old rule: watched only when its last four bytes read
+ * were the end of the handshake, else not checked.
  *
  * Frames that cost without being requests (continuation, ping, pong: lws
  * answers pings itself, below every callback) are counted by the same
@@ -60,6 +66,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -68,9 +75,13 @@
 #define END_OF_HEADERS 0x0d0a0d0au /* "\r\n\r\n" as the last four bytes, in order */
 
 struct slot {
-    struct rc_wsframe frame; /* the client stream, while watched */
+    struct rc_wsframe frame; /* the client stream after the handshake: early bytes, then while watched */
     void *conn;              /* the charge hook's, while watched */
-    uint32_t last4;          /* the last four bytes read, while not watched */
+    uint32_t last4;          /* the last four bytes read, until the end of the handshake */
+    uint16_t pending;        /* a close code the watch decided: the next read is refused with it */
+    uint8_t armed;           /* reset at accept: the stream is followed from its first byte */
+    uint8_t headers_done;    /* (armed) the handshake's "\r\n\r\n" was read: the rest is frames */
+    uint8_t early;           /* (armed) bytes came after it before the watch: fed to frame */
     uint8_t watched;
 };
 
@@ -84,12 +95,36 @@ static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
         s->last4 = (s->last4 << 8) | p[i];
 }
 
-/* Stops watching s: its connection is being closed for a violation. */
+/* Stops watching s and forgets its stream: its connection is closing. */
 static void stop(struct slot *s)
 {
-    s->watched = 0;
-    s->conn = NULL;
-    s->last4 = 0;
+    memset(s, 0, sizeof *s);
+}
+
+/* A read on an fd not watched (yet): until the end of the handshake its
+ * bytes are only looked for it; after it (armed sockets) they are frames
+ * lws may parse before the watch, fed to the checker now. */
+static void before_watch(struct slot *s, const unsigned char *p, size_t n)
+{
+    if (!s->armed) {
+        remember_last4(s, p, n);
+        return;
+    }
+    size_t i = 0;
+    while (!s->headers_done && i < n) {
+        s->last4 = (s->last4 << 8) | p[i++];
+        s->headers_done = s->last4 == END_OF_HEADERS;
+    }
+    if (i == n)
+        return;
+    if (!s->early) {
+        /* whether permessage-deflate is on is known at the watch only:
+         * RSV1 is let through here, and forbidden then if it is not */
+        rc_wsframe_init(&s->frame);
+        rc_wsframe_allow_compressed(&s->frame);
+        s->early = 1;
+    }
+    (void)rc_wsframe_feed(&s->frame, p + i, n - i); /* a violation stays in the checker */
 }
 
 /* The counted frames of this read go to the charge hook: its close code, or 0. */
@@ -108,10 +143,10 @@ int gw_wsguard_feed(int fd, const void *buf, size_t n)
     if (!s)
         return 0;
     if (!s->watched) {
-        remember_last4(s, buf, n);
+        before_watch(s, buf, n);
         return 0;
     }
-    int code = rc_wsframe_feed(&s->frame, buf, n);
+    int code = s->pending ? s->pending : rc_wsframe_feed(&s->frame, buf, n);
     if (code == 0)
         code = charged(s);
     if (code != 0)
@@ -152,17 +187,47 @@ void gw_wsguard_set_charge(gw_wsguard_charge_fn fn)
     charge = fn;
 }
 
+void gw_wsguard_reset(int fd)
+{
+    struct slot *s = slot_of(fd);
+    if (s) {
+        memset(s, 0, sizeof *s);
+        s->armed = 1;
+    }
+}
+
+int gw_wsguard_early_error(int fd)
+{
+    struct slot *s = slot_of(fd);
+    if (!s || s->watched || !s->early)
+        return 0;
+    return rc_wsframe_feed(&s->frame, NULL, 0);
+}
+
 int gw_wsguard_watch(int fd, int compressed, void *conn)
 {
     struct slot *s = slot_of(fd);
-    if (!s || s->last4 != END_OF_HEADERS)
+    if (!s || (s->armed ? !s->headers_done : s->last4 != END_OF_HEADERS))
         return RC_E_INTERNAL;
-    rc_wsframe_init(&s->frame);
-    if (compressed)
-        rc_wsframe_allow_compressed(&s->frame);
+    if (!s->early) {
+        rc_wsframe_init(&s->frame);
+        if (compressed)
+            rc_wsframe_allow_compressed(&s->frame);
+    } else if (!compressed) {
+        s->frame.rsv1_ok = 0; /* from the next frame on (before_watch let it through) */
+    }
     s->conn = conn;
     s->watched = 1;
-    return 0;
+    if (!s->early)
+        return 0;
+    s->early = 0;
+    /* the early frames: a rule broken (gw_wsguard_early_error was to be
+     * asked first), or the budget they take */
+    int code = rc_wsframe_feed(&s->frame, NULL, 0);
+    if (code == 0)
+        code = charged(s);
+    s->pending = (uint16_t)code;
+    return code;
 }
 
 int gw_wsguard_message(int fd, uint32_t *id)

@@ -31,13 +31,26 @@ typedef int (*gw_wsguard_charge_fn)(void *conn, const uint32_t counts[RC_WSFRAME
 /* Sets the charge hook for the whole process (once, at start; NULL: none). */
 void gw_wsguard_set_charge(gw_wsguard_charge_fn fn);
 
+/* A socket was just accepted on fd, nothing read from it yet: its stream is
+ * followed from its first byte, so that frames a client sends with its
+ * handshake (before the 101) are checked and charged too. */
+void gw_wsguard_reset(int fd);
+
+/* 1002 when the frames that came with fd's handshake (read before the
+ * watch) already break a rule: refuse the connection before lws parses
+ * them (then do not watch it). 0 otherwise. */
+int gw_wsguard_early_error(int fd);
+
 /* Starts checking what is read on fd from now on (a WebSocket that has just
- * been established, plain TCP or TLS). Returns 0, or RC_E_INTERNAL when fd is not watched:
- * beyond the table, the table could not be allocated, or lws may already
- * hold part of a frame (the last bytes read were not the end of the
- * handshake). Not watching is always safe. compressed: permessage-deflate
- * was negotiated (RSV1 allowed on the first frame of a data message).
- * conn (borrowed until gw_wsguard_unwatch) goes to the charge hook. */
+ * been established, plain TCP or TLS), and charges the frames that came
+ * with the handshake (conn's budgets). Returns 0; a close code (1008) when
+ * those early frames are over the budget: the next read on fd is refused
+ * with it (close frame, end of file; the charge hook has counted it); or
+ * RC_E_INTERNAL when fd is not watched: beyond the table, the table could
+ * not be allocated, or (a socket never reset) lws may already hold part of
+ * a frame. Not watching is always safe. compressed: permessage-deflate was
+ * negotiated (RSV1 allowed on the first frame of a data message). conn
+ * (borrowed until gw_wsguard_unwatch) goes to the charge hook. */
 int gw_wsguard_watch(int fd, int compressed, void *conn);
 
 /* For a watched fd: 1 while a fragmented data message has begun and not

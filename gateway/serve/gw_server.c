@@ -21,6 +21,7 @@
 #include "net/gw_peers.h"
 #include "net/gw_rawreq.h"
 #include "net/gw_tlsread.h"
+#include "net/gw_wsguard.h"
 #include "ops/gw_idem.h"
 #include "serve/gw_ws.h"
 
@@ -78,8 +79,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     struct gw_pss *pss = user;
     if (app->peers && wsi)
         gw_peers_touch(app->peers, wsi);
-    if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION)
+    if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION) {
         gw_rawreq_reset((int)(intptr_t)in); /* lws passes the accepted fd as `in`; nothing read from it yet */
+        gw_wsguard_reset((int)(intptr_t)in);
+    }
     if (reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE) /* before lws upgrades (h2c, websocket) */
         return gw_http_strict_upgrade(wsi, in, app);
     if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION || reason == LWS_CALLBACK_WSI_CREATE ||
