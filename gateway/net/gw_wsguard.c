@@ -58,6 +58,7 @@
  * untouched stay unmapped) at the first recv(). A slot is touched only by
  * the thread reading its fd; the lws loop is the only one reading WebSockets.
  */
+#define _GNU_SOURCE /* memmem */
 #include "net/gw_wsguard.h"
 #include "net/gw_fdslots.h"
 #include "rc_err.h"
@@ -111,9 +112,23 @@ static void before_watch(struct slot *s, const unsigned char *p, size_t n)
         return;
     }
     size_t i = 0;
-    while (!s->headers_done && i < n) {
-        s->last4 = (s->last4 << 8) | p[i++];
-        s->headers_done = s->last4 == END_OF_HEADERS;
+    if (!s->headers_done) {
+        /* an end that began in the last read, then memmem for one inside
+         * this one (headers can be 16 KiB: no byte loop over them) */
+        while (i < n && i < 3 && !s->headers_done) {
+            s->last4 = (s->last4 << 8) | p[i++];
+            s->headers_done = s->last4 == END_OF_HEADERS;
+        }
+        if (!s->headers_done) {
+            const unsigned char *e = i < n ? memmem(p, n, "\r\n\r\n", 4) : NULL;
+            if (!e) {
+                remember_last4(s, p + i, n - i); /* p[0..i) are in last4 already */
+                return;
+            }
+            i = (size_t)(e - p) + 4;
+            s->last4 = END_OF_HEADERS;
+            s->headers_done = 1;
+        }
     }
     if (i == n)
         return;
