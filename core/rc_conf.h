@@ -88,6 +88,8 @@ struct rc_conf {
     unsigned max_boards;               /* boards with live state (viewers) per process, default 10000 */
     unsigned ip_board_share;           /* % of max_boards one source address may hold alone, default 10 */
     int64_t message_timeout_ms;        /* a WebSocket message sent in fragments must end within this, default 10 s */
+    unsigned ip_handshake_rate;        /* new connections/s accepted per source address, default 1000 */
+    unsigned ip_handshake_burst;       /* default 2000 */
     /* [auth] and [key NAME] */
     struct rc_auth auth;
     /* [webhook] */

@@ -69,6 +69,10 @@ static const struct key_spec keys[] = {
     {SEC_LIMITS, K_IP_BOARD_SHARE, "ip_board_share", rc_conf__set_unsigned, CONF(ip_board_share), 1, 100},
     {SEC_LIMITS, K_MESSAGE_TIMEOUT, "message_timeout", rc_conf__set_duration, CONF(message_timeout_ms), MS_S,
      10 * MS_M},
+    {SEC_LIMITS, K_IP_HANDSHAKE_RATE, "ip_handshake_rate", rc_conf__set_unsigned, CONF(ip_handshake_rate), 1,
+     1000000},
+    {SEC_LIMITS, K_IP_HANDSHAKE_BURST, "ip_handshake_burst", rc_conf__set_unsigned, CONF(ip_handshake_burst), 1,
+     10000000},
 
     {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
     {SEC_AUTH, K_JWT_SECRET, "jwt_secret", rc_conf__set_jwt_secret, 0, 0, 0},

@@ -295,14 +295,14 @@ static void worker_series(struct out *o, const struct gw_metrics_worker *w, size
 static void frame_series(struct out *o, const struct gw_metrics *m)
 {
     static const char *const kinds[3] = {"continuation", "ping", "pong"};
-    static const char *const reasons[2] = {"frame_budget", "message_timeout"};
-    const uint64_t closes[2] = {m->ws_closes_frames, m->ws_closes_message};
+    static const char *const reasons[3] = {"frame_budget", "message_timeout", "too_large"};
+    const uint64_t closes[3] = {m->ws_closes_frames, m->ws_closes_message, m->ws_closes_too_large};
     labelled(o, "rankcast_frames_total", "counter", "WebSocket continuation, ping and pong frames read, by kind",
              "kind", kinds, m->frames, 3);
     labelled(o, "rankcast_frames_refused_total", "counter", "Of those, frames over the read budgets, by kind", "kind",
              kinds, m->frames_refused, 3);
-    labelled(o, "rankcast_ws_closes_total", "counter", "WebSocket connections closed 1008, by reason", "reason",
-             reasons, closes, 2);
+    labelled(o, "rankcast_ws_closes_total", "counter", "WebSocket connections closed for a budget (1008, or 1009 for too_large), by reason",
+             "reason", reasons, closes, 3);
 }
 
 char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_loaded,
@@ -326,6 +326,9 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     gauge(&o, "rankcast_sockets", "accepted sockets open now, of any kind", m->sockets);
     counter(&o, "rankcast_sockets_refused_total", "sockets refused over max_conns or max_conns_per_ip",
             m->sockets_refused);
+    counter(&o, "rankcast_handshakes_refused_total",
+            "sockets closed at accept, before any read or TLS handshake: their address over ip_handshake_rate",
+            m->handshakes_refused);
     counter(&o, "rankcast_sockets_timed_out_total", "sockets closed for late request headers or body",
             m->sockets_timed_out);
     counter(&o, "rankcast_reads_limited_total", "reads answered rate_limited (read rates, max_pending)",

@@ -24,12 +24,14 @@ struct gw_metrics {
     uint64_t connections_total;
     uint64_t sockets;                     /* accepted sockets open now, of any kind */
     uint64_t sockets_refused;             /* closed at accept or answered 503: over max_conns(_per_ip) */
+    uint64_t handshakes_refused;          /* closed at accept: the address over ip_handshake_rate */
     uint64_t sockets_timed_out;           /* closed for late headers or a late body */
     uint64_t reads_limited;               /* reads answered rate_limited (read buckets, max_pending) */
     uint64_t frames[3];                   /* continuation, ping, pong frames read (enum rc_wsframe_kind) */
     uint64_t frames_refused[3];           /* of those, over the read buckets (serve/gw_ws_frames.c) */
     uint64_t ws_closes_frames;            /* WebSocket connections closed 1008: frames over budget */
     uint64_t ws_closes_message;           /* closed 1008: a message unfinished after message_timeout */
+    uint64_t ws_closes_too_large;         /* closed 1009: a message over max_frame */
     uint64_t subscriptions[6];            /* open now, by enum rc_view_kind (members, team last) */
     uint64_t writes[4];                   /* accepted writes by op: incr set best submit */
     uint64_t duplicates;                  /* writes answered duplicate */

@@ -97,12 +97,13 @@ static int refilled(const struct rc_bucket *b, int64_t now_ms, double rate, doub
     return b->tokens + (double)(now_ms - b->last_ms) * rate / 1000.0 >= burst;
 }
 
-unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, double rate, double burst)
+unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, const struct gw_iplimit_rates *r)
 {
     unsigned left = 0;
     for (struct entry *e = l->all, *next; e; e = next) {
         next = e->next;
-        if (e->e.count != 0 || !refilled(&e->e.reads, now_ms, rate, burst) ||
+        if (e->e.count != 0 || !refilled(&e->e.reads, now_ms, r->read_rate, r->read_burst) ||
+            !refilled(&e->e.handshakes, now_ms, r->handshake_rate, r->handshake_burst) ||
             (e->e.read_rows && e->e.read_rows->rows > 0)) {
             left++;
             continue;

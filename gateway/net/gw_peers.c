@@ -55,7 +55,7 @@ struct gw_peers {
     struct gw_iplimit *per_ip;
     struct fifo lists[3];        /* [L_HEADERS], [L_BODY]; [L_NONE] unused */
     unsigned open;
-    uint64_t timed_out, refused, last_sweep_ms;
+    uint64_t timed_out, refused, handshakes_refused, last_sweep_ms;
     /* created, not yet attached: lws sets the wsi's opaque user data to
      * NULL after WSI_CREATE, so it is attached on the wsi's next callback */
     struct gw_peer *created;
@@ -124,7 +124,9 @@ static void on_timer(uv_timer_t *t)
     }
     if (now - p->last_sweep_ms >= SWEEP_EVERY_MS) {
         p->last_sweep_ms = now;
-        gw_iplimit_sweep(p->per_ip, (int64_t)now, p->lim.ip_read_rate, p->lim.ip_read_burst);
+        const struct gw_iplimit_rates r = {p->lim.ip_read_rate, p->lim.ip_read_burst, p->lim.ip_handshake_rate,
+                                           p->lim.ip_handshake_burst};
+        gw_iplimit_sweep(p->per_ip, (int64_t)now, &r);
     }
 }
 
@@ -210,7 +212,16 @@ enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockadd
     uint8_t key[16];
     format_ip(addr, ip, sizeof ip);
     addr16(addr, key);
-    struct gw_ipentry *e = gw_iplimit_find(p->per_ip, ip);
+    /* The handshake budget first: the cheapest refusal, before anything is
+     * read or any TLS handshake begins. The entry is made here (it is at
+     * WSI_CREATE anyway) so that the bucket outlives the address's sockets
+     * until it refills (gw_iplimit_sweep): reconnecting does not refill it. */
+    struct gw_ipentry *e = gw_iplimit_get(p->per_ip, ip);
+    if (e && !rc_bucket_take(&e->handshakes, p->lim.ip_handshake_rate, p->lim.ip_handshake_burst,
+                             (int64_t)uv_now(p->loop))) {
+        p->handshakes_refused++;
+        return GW_PEER_RATE;
+    }
     uint64_t from_ip = e ? e->count : 0, open = p->open;
     if (p->lim.group) {
         from_ip += gw_group_addr_others(p->lim.group, p->lim.worker, key);
@@ -352,4 +363,9 @@ uint64_t gw_peers_timed_out(const struct gw_peers *p)
 uint64_t gw_peers_refused(const struct gw_peers *p)
 {
     return p->refused;
+}
+
+uint64_t gw_peers_handshakes_refused(const struct gw_peers *p)
+{
+    return p->handshakes_refused;
 }

@@ -2,7 +2,9 @@
  * becomes (an HTTP request, a WebSocket, nothing at all): the budgets that
  * hold before a client has proven anything (docs/security.md).
  *
- *   accept ──> counted (max_conns in total, max_conns_per_ip per address)
+ *   accept ──> its address's handshake bucket (ip_handshake_rate): empty,
+ *     │          closed at once, before lws reads it or starts TLS
+ *     ├──> counted (max_conns in total, max_conns_per_ip per address)
  *     │          over a limit: a few get "503" on their first request,
  *     │          past those the socket is closed at once
  *     ├─ HEADERS deadline (header_timeout, total, from accept)
@@ -42,6 +44,7 @@ enum gw_peer_verdict {
     GW_PEER_ACCEPT = 0,
     GW_PEER_REFUSE = 1, /* over a limit: answer 503 to its first request, then close */
     GW_PEER_DROP = 2,   /* far over a limit: close at once */
+    GW_PEER_RATE = 3,   /* its address is over ip_handshake_rate: close at once (before any TLS handshake) */
 };
 
 struct gw_peers_limits {
@@ -50,6 +53,7 @@ struct gw_peers_limits {
     uint64_t header_timeout_ms;
     uint64_t body_timeout_ms;
     double ip_read_rate, ip_read_burst;
+    double ip_handshake_rate, ip_handshake_burst; /* new sockets per address (per process) */
     struct gw_group *group;    /* a worker group: max_conns_per_ip counts the group's sockets (NULL: one process) */
     unsigned worker;           /* this worker's index in group */
     int group_max_conns;       /* with group: max_conns counts the group's sockets too (it was set,
@@ -112,5 +116,9 @@ int gw_peer_body_late(const struct lws *wsi);
 unsigned gw_peers_open(const struct gw_peers *p);
 uint64_t gw_peers_timed_out(const struct gw_peers *p);
 uint64_t gw_peers_refused(const struct gw_peers *p);
+
+/* Sockets closed at accept because their address was over
+ * ip_handshake_rate, so far (not counted in gw_peers_refused). */
+uint64_t gw_peers_handshakes_refused(const struct gw_peers *p);
 
 #endif

@@ -23,7 +23,8 @@
  * Scope: only sockets reset at accept are meaningful (gw_rawreq_reset);
  * other fds read with recvfrom (none today: hiredis and libuv use read()
  * and recvmsg()) feed a slot nobody asks about. TLS connections are read
- * by OpenSSL with read(): not seen, verdict unknown (docs/security.md).
+ * by OpenSSL with read(): net/gw_tlsread.c feeds what SSL_read() decrypts
+ * through gw_rawreq_feed instead.
  * There is no keep-alive (every answer closes its connection, gw_http.c),
  * so a socket's first request line is its only one that is routed.
  *
@@ -59,11 +60,16 @@ ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr
     if (n <= 0 || (flags & MSG_PEEK))
         return n;
     int saved = errno;
-    struct slot *s = slot_of(fd);
-    if (s && s->armed)
-        rc_httpstrict_path_feed(&s->path, buf, (size_t)n);
+    gw_rawreq_feed(fd, buf, (size_t)n);
     errno = saved;
     return n;
+}
+
+void gw_rawreq_feed(int fd, const void *buf, size_t n)
+{
+    struct slot *s = slot_of(fd);
+    if (s && s->armed)
+        rc_httpstrict_path_feed(&s->path, buf, n);
 }
 
 void gw_rawreq_reset(int fd)

@@ -19,21 +19,30 @@
  * read: the bad frame is never served.
  *
  * Scope: recv() is process-wide, but it only acts on watched fds: sockets
- * gw_ws.c watches from LWS_CALLBACK_ESTABLISHED to LWS_CALLBACK_CLOSED, and
- * only without TLS (with TLS the bytes read are ciphertext, and OpenSSL
- * reads with read(): TLS connections are not covered). hiredis and libuv
+ * gw_ws.c watches from LWS_CALLBACK_ESTABLISHED to LWS_CALLBACK_CLOSED.
+ * With TLS the bytes recv() could see are ciphertext (and OpenSSL reads
+ * them with read()): there net/gw_tlsread.c hands the decrypted bytes lws
+ * gets from SSL_read() to gw_wsguard_feed, and sends the close frame
+ * through the TLS session, so TLS connections are checked and charged the
+ * same way. hiredis and libuv
  * read with read()/recvmsg() and never pass through here. MSG_PEEK reads
  * consume nothing and are not fed.
  *
- * What it cannot see: bytes lws read together with the handshake. A client
- * MUST wait for the 101 before sending frames (RFC 6455, 4.1), and browsers
- * do; one that does not can have frames (or part of one) already read and
- * buffered inside lws when ESTABLISHED fires, and a checker started there
- * would begin mid-frame and could misfire. So every fd's last four bytes
- * read are kept, and an fd is watched only when they are the end of the
- * handshake ("\r\n\r\n"): nothing past it was read, the next byte starts a
- * frame. Otherwise the connection is simply not checked (lws' own rules
- * only). A legitimate client is therefore never closed by this file.
+ * Bytes lws read together with the handshake: a client MUST wait for the
+ * 101 before sending frames (RFC 6455, 4.1), and browsers do; one that does
+ * not has frames (or part of one) already read and buffered inside lws when
+ * ESTABLISHED fires, and a checker started there would begin mid-frame. So
+ * for a socket reset at accept (gw_wsguard_reset) the stream is followed
+ * from its first byte: the first "\r\n\r\n" ends the handshake (no
+ * keep-alive: a socket's first request is its only one), and every byte
+ * after it is fed, from then on, to the frame checker, before the watch
+ * too ("early" bytes: counted, checked, charged at the watch). A client
+ * that pipelines its first frame is served as before; one whose early
+ * frames break a rule is refused at the watch, before lws parses them, and
+ * a flood begun early is charged like any other (before, such connections
+ * escaped the guard and the frame budgets). A socket never reset (none
+ * today) keeps the old rule: watched only when its last four bytes read
+ * were the end of the handshake, else not checked.
  *
  * Frames that cost without being requests (continuation, ping, pong: lws
  * answers pings itself, below every callback) are counted by the same
@@ -49,6 +58,7 @@
  * untouched stay unmapped) at the first recv(). A slot is touched only by
  * the thread reading its fd; the lws loop is the only one reading WebSockets.
  */
+#define _GNU_SOURCE /* memmem */
 #include "net/gw_wsguard.h"
 #include "net/gw_fdslots.h"
 #include "rc_err.h"
@@ -57,6 +67,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -65,9 +76,13 @@
 #define END_OF_HEADERS 0x0d0a0d0au /* "\r\n\r\n" as the last four bytes, in order */
 
 struct slot {
-    struct rc_wsframe frame; /* the client stream, while watched */
+    struct rc_wsframe frame; /* the client stream after the handshake: early bytes, then while watched */
     void *conn;              /* the charge hook's, while watched */
-    uint32_t last4;          /* the last four bytes read, while not watched */
+    uint32_t last4;          /* the last four bytes read, until the end of the handshake */
+    uint16_t pending;        /* a close code the watch decided: the next read is refused with it */
+    uint8_t armed;           /* reset at accept: the stream is followed from its first byte */
+    uint8_t headers_done;    /* (armed) the handshake's "\r\n\r\n" was read: the rest is frames */
+    uint8_t early;           /* (armed) bytes came after it before the watch: fed to frame */
     uint8_t watched;
 };
 
@@ -81,15 +96,50 @@ static void remember_last4(struct slot *s, const unsigned char *p, size_t n)
         s->last4 = (s->last4 << 8) | p[i];
 }
 
-/* Sends the close frame with code (best effort) and stops watching s: the
- * caller returns 0 (end of file) so lws closes without parsing the read. */
-static void refuse(int fd, struct slot *s, int code)
+/* Stops watching s and forgets its stream: its connection is closing. */
+static void stop(struct slot *s)
 {
-    unsigned char f[4] = {0x88, 0x02, (unsigned char)(code >> 8), (unsigned char)code};
-    (void)send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
-    s->watched = 0;
-    s->conn = NULL;
-    s->last4 = 0;
+    memset(s, 0, sizeof *s);
+}
+
+/* A read on an fd not watched (yet): until the end of the handshake its
+ * bytes are only looked for it; after it (armed sockets) they are frames
+ * lws may parse before the watch, fed to the checker now. */
+static void before_watch(struct slot *s, const unsigned char *p, size_t n)
+{
+    if (!s->armed) {
+        remember_last4(s, p, n);
+        return;
+    }
+    size_t i = 0;
+    if (!s->headers_done) {
+        /* an end that began in the last read, then memmem for one inside
+         * this one (headers can be 16 KiB: no byte loop over them) */
+        while (i < n && i < 3 && !s->headers_done) {
+            s->last4 = (s->last4 << 8) | p[i++];
+            s->headers_done = s->last4 == END_OF_HEADERS;
+        }
+        if (!s->headers_done) {
+            const unsigned char *e = i < n ? memmem(p, n, "\r\n\r\n", 4) : NULL;
+            if (!e) {
+                remember_last4(s, p + i, n - i); /* p[0..i) are in last4 already */
+                return;
+            }
+            i = (size_t)(e - p) + 4;
+            s->last4 = END_OF_HEADERS;
+            s->headers_done = 1;
+        }
+    }
+    if (i == n)
+        return;
+    if (!s->early) {
+        /* whether permessage-deflate is on is known at the watch only:
+         * RSV1 is let through here, and forbidden then if it is not */
+        rc_wsframe_init(&s->frame);
+        rc_wsframe_allow_compressed(&s->frame);
+        s->early = 1;
+    }
+    (void)rc_wsframe_feed(&s->frame, p + i, n - i); /* a violation stays in the checker */
 }
 
 /* The counted frames of this read go to the charge hook: its close code, or 0. */
@@ -102,30 +152,49 @@ static int charged(struct slot *s)
     return charge(s->conn, n);
 }
 
+int gw_wsguard_feed(int fd, const void *buf, size_t n)
+{
+    struct slot *s = slot_of(fd);
+    if (!s)
+        return 0;
+    if (!s->watched) {
+        before_watch(s, buf, n);
+        return 0;
+    }
+    int code = s->pending ? s->pending : rc_wsframe_feed(&s->frame, buf, n);
+    if (code == 0)
+        code = charged(s);
+    if (code != 0)
+        stop(s);
+    return code;
+}
+
+void gw_wsguard_close_frame(unsigned char out[4], int code)
+{
+    out[0] = 0x88; /* FIN, close */
+    out[1] = 0x02; /* unmasked, two bytes: the code */
+    out[2] = (unsigned char)(code >> 8);
+    out[3] = (unsigned char)code;
+}
+
 /* Interposes libc's recv() for the whole process (see the banner): reads,
- * then checks what a watched fd read. buf is the caller's, as for recv(). */
+ * then checks what a watched fd read. buf is the caller's, as for recv().
+ * On a violation it sends the close frame itself (best effort) and returns
+ * 0 (end of file), so lws closes without parsing the read. */
 ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
     ssize_t n = recvfrom(fd, buf, len, flags, NULL, NULL);
     if (n <= 0 || (flags & MSG_PEEK))
         return n;
     int saved = errno;
-    struct slot *s = slot_of(fd);
-    errno = saved;
-    if (!s)
-        return n;
-    if (!s->watched) {
-        remember_last4(s, buf, (size_t)n);
-        return n;
+    int code = gw_wsguard_feed(fd, buf, (size_t)n);
+    if (code != 0) {
+        unsigned char f[4];
+        gw_wsguard_close_frame(f, code);
+        (void)send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
-    int code = rc_wsframe_feed(&s->frame, buf, (size_t)n);
-    if (code == 0)
-        code = charged(s);
-    if (code == 0)
-        return n;
-    refuse(fd, s, code);
     errno = saved;
-    return 0;
+    return code != 0 ? 0 : n;
 }
 
 void gw_wsguard_set_charge(gw_wsguard_charge_fn fn)
@@ -133,17 +202,47 @@ void gw_wsguard_set_charge(gw_wsguard_charge_fn fn)
     charge = fn;
 }
 
+void gw_wsguard_reset(int fd)
+{
+    struct slot *s = slot_of(fd);
+    if (s) {
+        memset(s, 0, sizeof *s);
+        s->armed = 1;
+    }
+}
+
+int gw_wsguard_early_error(int fd)
+{
+    struct slot *s = slot_of(fd);
+    if (!s || s->watched || !s->early)
+        return 0;
+    return rc_wsframe_feed(&s->frame, NULL, 0);
+}
+
 int gw_wsguard_watch(int fd, int compressed, void *conn)
 {
     struct slot *s = slot_of(fd);
-    if (!s || s->last4 != END_OF_HEADERS)
+    if (!s || (s->armed ? !s->headers_done : s->last4 != END_OF_HEADERS))
         return RC_E_INTERNAL;
-    rc_wsframe_init(&s->frame);
-    if (compressed)
-        rc_wsframe_allow_compressed(&s->frame);
+    if (!s->early) {
+        rc_wsframe_init(&s->frame);
+        if (compressed)
+            rc_wsframe_allow_compressed(&s->frame);
+    } else if (!compressed) {
+        s->frame.rsv1_ok = 0; /* from the next frame on (before_watch let it through) */
+    }
     s->conn = conn;
     s->watched = 1;
-    return 0;
+    if (!s->early)
+        return 0;
+    s->early = 0;
+    /* the early frames: a rule broken (gw_wsguard_early_error was to be
+     * asked first), or the budget they take */
+    int code = rc_wsframe_feed(&s->frame, NULL, 0);
+    if (code == 0)
+        code = charged(s);
+    s->pending = (uint16_t)code;
+    return code;
 }
 
 int gw_wsguard_message(int fd, uint32_t *id)
@@ -157,9 +256,6 @@ int gw_wsguard_message(int fd, uint32_t *id)
 void gw_wsguard_unwatch(int fd)
 {
     struct slot *s = slot_of(fd);
-    if (!s)
-        return;
-    s->watched = 0;
-    s->conn = NULL;
-    s->last4 = 0;
+    if (s)
+        stop(s);
 }

@@ -21,6 +21,7 @@
 #include "gw_app.h"
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
+#include "net/gw_wsguard.h"
 
 #define ACCEPT_BATCH 64     /* accepts per readable event, then back to the loop */
 #define FULL_PAUSE_MS 100   /* out of descriptors: stop accepting this long */
@@ -57,6 +58,12 @@ static void hand_over(struct gw_listen *l, int fd, const struct sockaddr *peer)
 {
     struct gw_app *app = l->app;
     enum gw_peer_verdict v = gw_peers_on_accept(app->peers, peer);
+    if (v == GW_PEER_RATE) {
+        gw_log_abuse("refusing a connection: its address is over ip_handshake_rate (%u/s), closed at once",
+                     app->conf->ip_handshake_rate);
+        close(fd);
+        return;
+    }
     if (v == GW_PEER_DROP) {
         gw_log_abuse("refusing a connection: max_conns (%u) or max_conns_per_ip (%u) reached, closed at once",
                      app->conf->max_conns, app->conf->max_conns_per_ip);
@@ -66,6 +73,7 @@ static void hand_over(struct gw_listen *l, int fd, const struct sockaddr *peer)
     if (v != GW_PEER_ACCEPT)
         gw_log_abuse("refusing a connection: max_conns (%u) or max_conns_per_ip (%u) reached, answered 503",
                      app->conf->max_conns, app->conf->max_conns_per_ip);
+    gw_wsguard_reset(fd); /* nothing read from it yet (gw_wsguard.h) */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct lws_vhost *vh = app->lws ? lws_get_vhost_by_name(app->lws, "default") : NULL;

@@ -380,6 +380,7 @@ void gw_rest_metrics_publish(struct gw_app *app)
     struct gw_metrics *m = &app->metrics;
     m->sockets = gw_peers_open(app->peers);
     m->sockets_refused = gw_peers_refused(app->peers);
+    m->handshakes_refused = gw_peers_handshakes_refused(app->peers);
     m->sockets_timed_out = gw_peers_timed_out(app->peers);
     if (app->group)
         gw_group_publish(app->group, app->worker, (long)getpid(), gw_redis_is_up(app->redis), app->worker_restarts, m);

@@ -20,6 +20,8 @@
 #include "base/gw_log.h"
 #include "net/gw_peers.h"
 #include "net/gw_rawreq.h"
+#include "net/gw_tlsread.h"
+#include "net/gw_wsguard.h"
 #include "ops/gw_idem.h"
 #include "serve/gw_ws.h"
 
@@ -50,6 +52,11 @@ static int on_socket(struct lws *wsi, enum lws_callback_reasons reason, void *us
         /* lws passes the peer's address as `user` here (and the fd as `in`) */
         const struct lws_filter_network_conn_args *a = user;
         enum gw_peer_verdict v = gw_peers_on_accept(app->peers, (const struct sockaddr *)&a->cli_addr);
+        if (v == GW_PEER_RATE) {
+            gw_log_abuse("refusing a connection: its address is over ip_handshake_rate (%u/s), closed at once",
+                         app->conf->ip_handshake_rate);
+            return -1;
+        }
         if (v != GW_PEER_ACCEPT)
             gw_log_abuse("refusing a connection: max_conns (%u) or max_conns_per_ip (%u) reached%s",
                          app->conf->max_conns, app->conf->max_conns_per_ip,
@@ -72,8 +79,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     struct gw_pss *pss = user;
     if (app->peers && wsi)
         gw_peers_touch(app->peers, wsi);
-    if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION)
+    if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION) {
         gw_rawreq_reset((int)(intptr_t)in); /* lws passes the accepted fd as `in`; nothing read from it yet */
+        gw_wsguard_reset((int)(intptr_t)in);
+    }
     if (reason == LWS_CALLBACK_HTTP_CONFIRM_UPGRADE) /* before lws upgrades (h2c, websocket) */
         return gw_http_strict_upgrade(wsi, in, app);
     if (reason == LWS_CALLBACK_FILTER_NETWORK_CONNECTION || reason == LWS_CALLBACK_WSI_CREATE ||
@@ -227,6 +236,11 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
             gw_log_error("TLS needs both tls_cert and tls_key, readable (%s, %s)", c->tls_cert, c->tls_key);
             return RC_E_INTERNAL;
         }
+        /* the frame guard, frame budgets and raw-path rules read TLS through SSL_read (net/gw_tlsread.c) */
+        if (gw_tlsread_setup() != 0) {
+            gw_log_error("TLS: OpenSSL's SSL_read was not found; refusing to serve TLS without the frame guard");
+            return RC_E_INTERNAL;
+        }
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         /* a worker's vhost listens on nothing: ask for its TLS context anyway */
         if (app->group)
@@ -244,6 +258,8 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
         .body_timeout_ms = (uint64_t)c->body_timeout_ms,
         .ip_read_rate = c->ip_read_rate,
         .ip_read_burst = c->ip_read_burst,
+        .ip_handshake_rate = c->ip_handshake_rate,
+        .ip_handshake_burst = c->ip_handshake_burst,
         /* workers: the connection limits are the group's (docs/gateway.md, "Workers") */
         .group = app->group,
         .worker = app->worker,

@@ -385,6 +385,15 @@ static void identify(struct gw_app *app, struct lws *wsi, struct gw_conn *c)
 
 static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app *app)
 {
+    /* Frames sent with the handshake that break RFC 6455: refused before
+     * lws parses them (gw_wsguard.c); the close frame is best effort. */
+    int early = gw_wsguard_early_error(lws_get_socket_fd(wsi));
+    if (early) {
+        gw_log_abuse("closing a WebSocket from %s (%d): frames sent with the handshake break RFC 6455",
+                     gw_peer_ip(wsi), early);
+        (void)lws_tx_close(wsi, early);
+        return -1;
+    }
     struct gw_conn *c = gw_conn_new(&app->conn_ctx, wsi);
     if (!c)
         return -1;
@@ -408,9 +417,11 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
                  lws_set_extension_option(wsi, PMD_NAME, "server_no_context_takeover", "0") == 0;
     if (c->deflate)
         app->metrics.deflate_conns++;
-    /* RFC 6455 frame rules lws does not enforce; plain TCP only (gw_wsguard.c). */
-    if (!app->conf->tls_cert[0])
-        (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate, c);
+    /* RFC 6455 frame rules lws does not enforce, and the frame budgets;
+     * plain TCP and TLS (gw_wsguard.c, gw_tlsread.c). Early frames over
+     * the budget: the guard refuses the next read (its charge hook counted
+     * and logged it). */
+    (void)gw_wsguard_watch(lws_get_socket_fd(wsi), c->deflate, c);
     return 0;
 }
 
@@ -451,6 +462,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
         return 0;
     }
     if (c->rx_len + len > max) {
+        app->metrics.ws_closes_too_large++;
         gw_conn_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         c->rx_len = 0;
         if (c->rx_compressed && lws_remaining_packet_payload(wsi) == 0 && !lws_is_final_fragment(wsi))

@@ -177,3 +177,45 @@ for (const [name, op] of [['ping', OP_PING], ['pong', OP_PONG]]) {
     }
   });
 }
+
+/* The frames that came with the handshake, before the 101 (RFC 6455
+ * forbids it; lws has them read already when the connection is
+ * established): the guard checks the stream from the end of the handshake
+ * on, so they are checked and charged too, and a flood cannot escape the
+ * budgets by sending its first byte early. Before, such a connection was
+ * never watched: the flood went on unbudgeted, and an unmasked frame sent
+ * early was served. */
+for (const tls of [false, true]) {
+  test(`frames sent with the handshake are checked and charged${tls ? ' (TLS)' : ''}`,
+    { skip, timeout: 90000 }, async (t) => {
+      let gw;
+      let opts = {};
+      let scrape;
+      if (tls) {
+        gw = await require('./tlsgw').startTls(t);
+        opts = { tls: { ca: gw.ca } };
+        scrape = () => gw.metrics();
+      } else {
+        ({ gw } = await h.startStack(t));
+        scrape = () => metrics(gw);
+      }
+      const ping = frame(OP_PING, 'x');
+      const c = await rawWs(gw.port, { early: ping.subarray(0, 1), ...opts });
+      h.defer(t, () => c.sock.destroy());
+      c.send(ping.subarray(1));
+      await flood(c, frames(2000, OP_PING, 'x'), 20000);
+      await expectClosed1008(c, 'ping flood begun before the 101');
+      const bad = await rawWs(gw.port, { early: frame(OP_TEXT, JSON.stringify({ op: 'ping', id: 'unmasked' }),
+        { masked: false }), ...opts }).catch((e) => e);
+      if (!(bad instanceof Error)) {
+        h.defer(t, () => bad.sock.destroy());
+        await Promise.race([bad.closed, h.sleep(5000)]);
+        assert.ok(!bad.frames.some((f) => f.opcode === OP_TEXT && /"unmasked"/.test(f.payload.toString())),
+          'the unmasked request sent early was not served');
+        if (bad.closeFrame) assert.equal(bad.closeFrame.code, 1002);
+      }
+      const m = await scrape();
+      assert.ok(metric(m, 'rankcast_frames_refused_total{kind="ping"}') > 0, 'refused frames counted');
+      if (tls) await gw.stop();
+    });
+}

@@ -52,6 +52,9 @@ test('max_frame: a message of exactly 64k is served, one byte more closes with 1
     // The gateway is fine: a new connection works.
     const again = await h.connectWs(t, gw.wsUrl);
     assert.equal((await again.request({ op: 'ping' })).op, 'pong');
+    // and the close is counted (docs/security.md: every budget has its metric)
+    const m = (await h.http(gw.base, 'GET', '/metrics')).text;
+    assert.match(m, /^rankcast_ws_closes_total\{reason="too_large"\} 1$/m);
   });
 
 test('max_frame counts a fragmented message as a whole; fragments under the limit reassemble',

@@ -4,7 +4,8 @@
  * unmasked or compressed frames, bytes before the 101, a reader that stops.
  *
  *   const { rawWs, frame } = require('./wsraw');
- *   const c = await rawWs(port, { localAddress?, path?, early? })   after the 101
+ *   const c = await rawWs(port, { localAddress?, path?, early?, tls? })   after the 101
+ *                                    (tls: options for tls.connect, e.g. { ca }: wss)
  *   c.send(buf)                      writes bytes as they are
  *   c.frames                         server frames so far: { fin, rsv1, rsv23, opcode, masked, payload, code? }
  *   c.closeFrame                     the server's close frame once it came (or null)
@@ -27,6 +28,7 @@
 
 const crypto = require('node:crypto');
 const net = require('node:net');
+const tlsLib = require('node:tls');
 const { ADMIN_KEY } = require('./harness');
 
 function frame(opcode, payload = '', { fin = true, masked = true, rsv = 0 } = {}) {
@@ -58,9 +60,10 @@ function frames(n, opcode, payload = '', opts = {}) {
  * 101 (a reader that never reads). Resolves { sock, head, rest } with the
  * response head and the bytes read past it; rejects a refused handshake. */
 function handshake(port, { localAddress = '127.0.0.1', path = '/ws', headers = {}, token = ADMIN_KEY,
-  early = Buffer.alloc(0), pause = false } = {}) {
+  early = Buffer.alloc(0), pause = false, tls = null } = {}) {
   return new Promise((resolve, reject) => {
-    const sock = net.connect({ port, host: '127.0.0.1', localAddress });
+    const sock = tls ? tlsLib.connect({ port, host: '127.0.0.1', localAddress, ...tls })
+      : net.connect({ port, host: '127.0.0.1', localAddress });
     let buf = Buffer.alloc(0);
     let upgraded = false;
     const onData = (d) => {
@@ -80,8 +83,9 @@ function handshake(port, { localAddress = '127.0.0.1', path = '/ws', headers = {
     };
     sock.on('data', onData);
     sock.on('error', (e) => { if (!upgraded) reject(e); });
+    sock.on('close', () => { if (!upgraded) reject(new Error('closed before the 101')); });
     const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    sock.on('connect', () => sock.write(Buffer.concat([Buffer.from(
+    sock.on(tls ? 'secureConnect' : 'connect', () => sock.write(Buffer.concat([Buffer.from(
       `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` +
       `Sec-WebSocket-Protocol: rankcast.v1\r\n${extra}` +
@@ -151,8 +155,8 @@ function waiters(c, { onClose = true } = {}) {
   return c;
 }
 
-async function rawWs(port, { localAddress = '127.0.0.1', path = '/ws', early } = {}) {
-  const { sock, rest } = await handshake(port, { localAddress, path, early });
+async function rawWs(port, { localAddress = '127.0.0.1', path = '/ws', early, tls } = {}) {
+  const { sock, rest } = await handshake(port, { localAddress, path, early, tls });
   const c = waiters({
     sock,
     closeFrame: null,

@@ -1221,6 +1221,28 @@ static void test_message_timeout_defaults_to_10s_within_1s_to_10m(void **state)
     free(c);
 }
 
+/* ip_handshake_rate / ip_handshake_burst: 1000 and 2000 unless set, each
+ * refused at 0 and past its top with the key's name. */
+static void test_ip_handshake_budget_defaults_and_ranges(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    parse_ok("", c);
+    assert_int_equal(c->ip_handshake_rate, 1000);
+    assert_int_equal(c->ip_handshake_burst, 2000);
+    parse_ok("[limits]\nip_handshake_rate = 5\nip_handshake_burst = 20\n", c);
+    assert_int_equal(c->ip_handshake_rate, 5);
+    assert_int_equal(c->ip_handshake_burst, 20);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(parse_str("[limits]\nip_handshake_rate = 0\n", c, &err), 0);
+    assert_non_null(strstr(err.msg, "ip_handshake_rate"));
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(parse_str("[limits]\nip_handshake_burst = 10000001\n", c, &err), 0);
+    assert_non_null(strstr(err.msg, "ip_handshake_burst"));
+    free(c);
+}
+
 static void test_timestamps_parse_and_reject(void **state)
 {
     (void)state;
@@ -1350,6 +1372,7 @@ int main(void)
         cmocka_unit_test(test_mutated_configs_never_crash),
         cmocka_unit_test(test_durations_parse_and_reject),
         cmocka_unit_test(test_message_timeout_defaults_to_10s_within_1s_to_10m),
+        cmocka_unit_test(test_ip_handshake_budget_defaults_and_ranges),
         cmocka_unit_test(test_timestamps_parse_and_reject),
         cmocka_unit_test(test_utc_offsets_parse_and_reject),
         cmocka_unit_test(test_int64_parse_is_strict),
