@@ -15,10 +15,11 @@ static uint64_t profile_hash(const struct rc_row *r)
 
 /* Two rows of one member that the diff keeps (same stored score): does the
  * viewers' copy still show the same? The profile, a shared place or tied
- * can change while the score does not. */
+ * can change while the score does not, and so can a member's team. */
 static int extras_same(const struct rc_row *a, const struct rc_row *b)
 {
-    return profile_hash(a) == profile_hash(b) && a->place == b->place && a->tied == b->tied;
+    return profile_hash(a) == profile_hash(b) && a->place == b->place && a->tied == b->tied &&
+           (a->team == b->team || (a->team && b->team && strcmp(a->team, b->team) == 0));
 }
 
 void rc_delta_scratch_free(struct rc_delta_scratch *s)
@@ -121,13 +122,50 @@ int rc_delta_make(const struct rc_delta_window *old, const struct rc_delta_windo
     return 0;
 }
 
+int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_delta_window *new_,
+                          struct rc_delta_scratch *s, struct rc_delta *out)
+{
+    struct rc_diff_side so = side(old), sn = side(new_);
+    struct rc_diff_view d;
+    if (rc_diff_run(&so, &sn, &s->diff, &d) != RC_OK) /* (used for its matching: from[], removed) */
+        return RC_E_INTERNAL;
+    size_t nn = new_->n;
+    if (nn > SIZE_MAX / 32 || grow(&s->buf, &s->cap, nn * (sizeof(size_t) + sizeof(int64_t)) + 1) != 0)
+        return RC_E_INTERNAL;
+    size_t *rows = s->buf;
+    int64_t *prev = (int64_t *)(rows + nn);
+    size_t nrows = 0;
+    for (size_t j = 0; j < nn; j++) {
+        size_t i = d.from[j];
+        const struct rc_row *y = &new_->rows[j];
+        if (i != NONE) {
+            const struct rc_row *x = &old->rows[i];
+            if (x->rank == y->rank && x->c == y->c && extras_same(x, y))
+                continue;
+            prev[nrows] = x->rank;
+        } else {
+            prev[nrows] = 0;
+        }
+        rows[nrows++] = j;
+    }
+    *out = (struct rc_delta){
+        .rows = rows,
+        .prev_rank = prev,
+        .nrows = nrows,
+        .removed = d.removed,
+        .nremoved = d.nremoved,
+        .nothing = nrows == 0 && d.nremoved == 0 && old->total == new_->total,
+    };
+    return 0;
+}
+
 int rc_delta_windows_equal(const struct rc_delta_window *a, const struct rc_delta_window *b)
 {
     if (a->n != b->n || a->first_rank != b->first_rank || a->total != b->total)
         return 0;
     for (size_t i = 0; i < a->n; i++) {
         const struct rc_row *x = &a->rows[i], *y = &b->rows[i];
-        if (x->c != y->c || strcmp(x->member, y->member) != 0 || !extras_same(x, y))
+        if (x->c != y->c || x->rank != y->rank || strcmp(x->member, y->member) != 0 || !extras_same(x, y))
             return 0;
     }
     return 1;

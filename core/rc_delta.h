@@ -80,6 +80,18 @@ struct rc_delta {
 int rc_delta_make(const struct rc_delta_window *old, const struct rc_delta_window *new_, rc_delta_moves_fn *moves,
                   void *ctx, struct rc_delta_scratch *s, struct rc_delta *out);
 
+/* The delta of a member list (PROTOCOL v1.2 "Member lists"): rows are
+ * applied by member, not by position, and each row holds its own rank
+ * (rc_row.rank). Sent: every row of new_ whose member was not in old (its
+ * prev_rank 0: it was not on the board), or whose rank, stored score,
+ * place, tied or profile changed (prev_rank: its rank in old, as the
+ * viewers hold it), so a listed member shifted by others' writes is sent
+ * too; removed: old's members not in new_. It never needs the board's
+ * events: each listed member's rank before is in old. Returns 0 or
+ * RC_E_INTERNAL; *out as rc_delta_make's. */
+int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_delta_window *new_,
+                          struct rc_delta_scratch *s, struct rc_delta *out);
+
 /* 1 when viewers holding a would be shown nothing new by b: the same
  * first_rank, total and rows (member, stored score, profile content, place,
  * tied). */

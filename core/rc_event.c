@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "rc_err.h"
+#include "rc_names.h"
 
 static int num(const cJSON *o, const char *k, double *v)
 {
@@ -56,4 +57,29 @@ int rc_event_parse(const char *text, size_t len, struct rc_event *ev)
     if (rc)
         memset(ev, 0, sizeof *ev);
     return rc;
+}
+
+int rc_event_team_is(const char *text, size_t len)
+{
+    return text && len >= sizeof RC_EVENT_TEAM_PREFIX - 1 &&
+           memcmp(text, RC_EVENT_TEAM_PREFIX, sizeof RC_EVENT_TEAM_PREFIX - 1) == 0;
+}
+
+int rc_event_team_parse(const char *text, size_t len, char *member, char *team)
+{
+    member[0] = team[0] = '\0';
+    cJSON *o = rc_event_team_is(text, len) ? cJSON_ParseWithLength(text, len) : NULL;
+    if (!o)
+        return RC_E_BAD_REQUEST;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "team_of");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "team");
+    int bad = !cJSON_IsString(m) || !rc_member_name_valid(m->valuestring, strlen(m->valuestring)) ||
+              !(cJSON_IsNull(t) || (cJSON_IsString(t) && rc_member_name_valid(t->valuestring, strlen(t->valuestring))));
+    if (!bad) {
+        strcpy(member, m->valuestring);
+        if (cJSON_IsString(t))
+            strcpy(team, t->valuestring);
+    }
+    cJSON_Delete(o);
+    return bad ? RC_E_BAD_REQUEST : 0;
 }

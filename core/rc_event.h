@@ -34,4 +34,18 @@ struct rc_event {
  * or RC_E_BAD_REQUEST (*ev zeroed). */
 int rc_event_parse(const char *text, size_t len, struct rc_event *ev);
 
+/* A team change on a source board's channel (docs/teams.md), published by
+ * lua/write.lua's op team: {"team_of":M,"team":T|null}. Not a change event
+ * (no seq: no member's points changed); the fan-out keeps rows' "team" by
+ * it. */
+#define RC_EVENT_TEAM_PREFIX "{\"team_of\":"
+
+/* 1 when text[0..len) is such a message (by its prefix). */
+int rc_event_team_is(const char *text, size_t len);
+
+/* Parses one into member and team (RC_MEMBER_MAX + 1 bytes each; team ""
+ * for null: no team). Returns 0 or RC_E_BAD_REQUEST (a name that breaks
+ * the member rules, another shape). */
+int rc_event_team_parse(const char *text, size_t len, char *member, char *team);
+
 #endif

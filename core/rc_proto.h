@@ -62,18 +62,27 @@ enum rc_view_kind {
     RC_VIEW_TOP = 0,  /* {"top": N} */
     RC_VIEW_PAGE,     /* {"offset": O, "limit": L} */
     RC_VIEW_AROUND,   /* {"around": M, "radius": R} */
-    RC_VIEW_FEED      /* {"feed": true} */
+    RC_VIEW_FEED,     /* {"feed": true} */
+    RC_VIEW_MEMBERS,  /* {"members": [M1, ...]} (v1.2 member lists, core/rc_members.h) */
+    RC_VIEW_TEAM      /* {"team": T_ID} (v1.2 roster: the member list of a team's members) */
 };
 
 struct rc_view {
     enum rc_view_kind kind;
     uint32_t offset;                    /* PAGE: ranks offset+1.. ; TOP: 0 */
     uint32_t limit;                     /* TOP: N; PAGE: L */
-    char around[RC_MEMBER_MAX + 1];     /* AROUND: the member */
+    char around[RC_MEMBER_MAX + 1];     /* AROUND: the member; TEAM: the team id */
     uint32_t radius;                    /* AROUND: R */
     int places;                         /* v1.1 "places": "shared" (window views): rows carry place/tied */
     uint32_t max_rate;                  /* subscribe "max_rate" (v1.1): messages a second, 0 = every tick */
     int live;                           /* subscribe "live": true (v1.1, admin): the live board through a freeze */
+    /* MEMBERS: nmembers distinct names, each NUL-terminated, back to back
+     * in the order asked (core/rc_members.h), members_len bytes in all.
+     * Owned by the rc_request that decoded it (rc_request_free) or by the
+     * fan-out's view that copied it; every other holder borrows it. */
+    char *members;
+    uint32_t nmembers;
+    uint32_t members_len;
 };
 
 struct rc_field_value {
@@ -199,6 +208,11 @@ struct rc_snapshot_msg {
     int reset;            /* "reset": true */
     struct rc_rows_out rows;
     struct rc_msg_more more;
+    /* a member list's (v1.2): "absent" after "rows", the listed names not
+     * on the board in the order asked (printed whenever has_absent) */
+    int has_absent;
+    const char *const *absent;
+    size_t nabsent;
 };
 char *rc_encode_snapshot(const struct rc_snapshot_msg *m);
 

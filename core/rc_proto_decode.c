@@ -234,6 +234,9 @@ void rc_request_free(struct rc_request *r)
         return;
     free(r->id_json);
     r->id_json = NULL;
+    free(r->view.members);
+    r->view.members = NULL;
+    r->view.nmembers = r->view.members_len = 0;
     if (r->token) {
         /* a credential: do not leave it in freed memory */
         memset(r->token, 0, strlen(r->token));

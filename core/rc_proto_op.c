@@ -2,6 +2,7 @@
  * points, submit fields, rank, ping, admin ops), as PROTOCOL.md defines them. */
 #include "rc_proto_int.h"
 #include "rc_jwt.h"
+#include "rc_members.h"
 #include "rc_rate.h"
 
 #include <inttypes.h>
@@ -65,6 +66,45 @@ static int view_feed(const cJSON *v, struct rc_view *view, struct rc_error *err)
     return 0;
 }
 
+/* {"members": [M1, ...]}: 1..200 distinct member names (core/rc_members.h),
+ * packed into view->members, which the request then owns. */
+static int view_members(const cJSON *v, struct rc_view *view, struct rc_error *err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(v, "members");
+    const char *names[RC_MEMBERS_MAX];
+    size_t lens[RC_MEMBERS_MAX], n = 0;
+    const cJSON *it;
+    if (!cJSON_IsArray(arr))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "view.members must be an array of member names");
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (n == RC_MEMBERS_MAX)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "view.members must list 1..%d members", RC_MEMBERS_MAX);
+        if (!cJSON_IsString(it) || !it->valuestring)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "view.members[%zu] must be a member name", n);
+        names[n] = it->valuestring;
+        lens[n++] = strlen(it->valuestring);
+    }
+    uint32_t len = 0;
+    int rc = rc_members_pack(names, lens, n, "view.members", &view->members, &len, err);
+    if (rc)
+        return rc;
+    view->kind = RC_VIEW_MEMBERS;
+    view->nmembers = (uint32_t)n;
+    view->members_len = len;
+    return 0;
+}
+
+/* {"team": T_ID}: a roster (PROTOCOL v1.2), the team id in view->around. */
+static int view_team(const cJSON *v, struct rc_view *view, struct rc_error *err)
+{
+    int rc = rc_proto__read_name(v, "team", "view.team", 1, &rc_proto__member_rule, view->around, err);
+    if (rc < 0)
+        return rc;
+    view->kind = RC_VIEW_TEAM;
+    return 0;
+}
+
 /* The view kinds and the keys that announce each. A view must use the keys
  * of exactly one kind; other keys are ignored like any unknown field. */
 static const struct {
@@ -75,6 +115,8 @@ static const struct {
     {{"offset", "limit"}, view_page},
     {{"around", "radius"}, view_around},
     {{"feed", NULL}, view_feed},
+    {{"members", NULL}, view_members},
+    {{"team", NULL}, view_team},
 };
 
 #define NVIEW_KINDS (sizeof VIEW_KINDS / sizeof VIEW_KINDS[0])
@@ -98,7 +140,7 @@ static int decode_view(const cJSON *msg, struct rc_view *view, struct rc_error *
     }
     if (nkinds != 1)
         return rc_error_set(err, RC_E_BAD_REQUEST,
-                            "view must be one of top, offset/limit, around, feed");
+                            "view must be one of top, offset/limit, around, feed, members, team");
     return VIEW_KINDS[kind].decode(v, view, err);
 }
 

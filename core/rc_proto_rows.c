@@ -169,6 +169,8 @@ static char *jw_finish(struct jw *w)
 static int profile_entry_ok(const struct rc_row *r, int has_prev, const struct rc_kv *kv, unsigned at, uint64_t joined)
 {
     static const char *const reserved[] = {"rank", "member", "score", "fields"};
+    if (r->team && kv[at].key && strcmp(kv[at].key, "team") == 0)
+        return 0; /* (a board with teams: the row's own) */
     const char *k = kv[at].key;
 
     if (at >= 64 || !k || !kv[at].value || !rc_utf8_valid(k, strlen(k)) ||
@@ -215,6 +217,10 @@ static void row(struct jw *w, const struct rc_row *r, int64_t rank, const struct
             jw_lit(w, "true");
         }
     }
+    if (r->team) {
+        jw_key(w, "team");
+        jw_str(w, r->team);
+    }
     if (layout && r->nfields > 0) {
         jw_key(w, "fields");
         jw_open(w, "{");
@@ -242,7 +248,8 @@ static void rows(struct jw *w, const struct rc_rows_out *rs)
     jw_open(w, "[");
     for (size_t k = 0; rs->rows && k < rs->n; k++) {
         size_t i = rs->pick ? rs->pick[k] : k;
-        row(w, &rs->rows[i], rs->first_rank + (int64_t)i, rs->layout, rs->prev_rank ? &rs->prev_rank[k] : NULL);
+        const struct rc_row *r = &rs->rows[i];
+        row(w, r, r->rank > 0 ? r->rank : rs->first_rank + (int64_t)i, rs->layout, rs->prev_rank ? &rs->prev_rank[k] : NULL);
     }
     jw_close(w, "]");
 }
@@ -313,6 +320,15 @@ char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
         jw_lit(&w, "true");
     }
     rows(&w, &m->rows);
+    if (m->has_absent) {
+        jw_key(&w, "absent");
+        jw_open(&w, "[");
+        for (size_t k = 0; m->absent && k < m->nabsent; k++) {
+            jw_item(&w);
+            jw_str(&w, m->absent[k]);
+        }
+        jw_close(&w, "]");
+    }
     viewers(&w, &m->more);
     freeze(&w, &m->more);
     if (m->more.cursor) {

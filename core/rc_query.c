@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rc_members.h"
 #include "rc_names.h"
 
 const char *rc_query_get(const struct rc_query *q, const char *name)
@@ -21,9 +22,17 @@ const char *rc_query_get(const struct rc_query *q, const char *name)
 
 int rc_query_check(const struct rc_query *q, struct rc_error *err)
 {
-    for (size_t i = 0; q && i < q->n; i++)
-        if (q->args[i] && strlen(q->args[i]) > RC_QUERY_VALUE_MAX)
+    for (size_t i = 0; q && i < q->n; i++) {
+        const char *a = q->args[i];
+        if (!a || strlen(a) <= RC_QUERY_VALUE_MAX)
+            continue;
+        /* a member list takes up to RC_MEMBERS_QUERY_MAX bytes (v1.2) */
+        if (strncmp(a, "members=", 8) != 0)
             return rc_error_set(err, RC_E_BAD_REQUEST, "a query argument is too long");
+        if (strlen(a + 8) > RC_MEMBERS_QUERY_MAX)
+            return rc_error_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
+                                RC_MEMBERS_QUERY_MAX);
+    }
     const char *period = rc_query_get(q, "period");
     if (period && strlen(period) > RC_PERIOD_SEL_MAX)
         return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
@@ -52,10 +61,21 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
     int offset = get_int(q, "offset", 0, 2147483647L, &offset_n);
     int limit = get_int(q, "limit", 1, RC_VIEW_MAX_ROWS, &limit_n);
     const char *around = rc_query_get(q, "around");
+    const char *members = rc_query_get(q, "members");
     if (top < 0 || offset < 0 || limit < 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
                             RC_VIEW_MAX_ROWS);
-    if (top == 0) {
+    if (members) {
+        if (strlen(members) > RC_MEMBERS_QUERY_MAX)
+            return rc_error_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
+                                RC_MEMBERS_QUERY_MAX);
+        free(r->view.members);
+        r->view.members = NULL;
+        int rc = rc_members_pack_csv(members, &r->view.members, &r->view.nmembers, &r->view.members_len, err);
+        if (rc)
+            return rc;
+        r->view.kind = RC_VIEW_MEMBERS;
+    } else if (top == 0) {
         r->view.kind = RC_VIEW_TOP;
         r->view.limit = top_n;
         r->view.offset = offset == 0 ? offset_n : r->view.offset;

@@ -11,7 +11,7 @@
 
 #include "rc_err.h"
 
-static const char *const kind_word[] = {"range", "around", "rank", "log", "counts", "near"};
+static const char *const kind_word[] = {"range", "around", "rank", "log", "counts", "near", "members"};
 
 /* A composite as read.lua passes it on to ZCOUNT and ZRANGE BYSCORE (exact
  * for every double; composites are whole numbers). NaN: "" (counts 0). */
@@ -45,7 +45,7 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
                        struct rc_read_args *out)
 {
     static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch", "frz", "fz"};
-    if ((unsigned)req->kind > RC_READ_NEAR)
+    if ((unsigned)req->kind > RC_READ_MEMBERS)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
         if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
@@ -93,6 +93,21 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
         out->argv[5] = out->num[1];
         out->nargv = 6;
         break;
+    case RC_READ_MEMBERS:
+        /* ARGV[4]: the tie unit with places, else "" */
+        if (!req->members || req->nmembers == 0 || req->nmembers > RC_READ_ARGV_MAX - 4)
+            return RC_E_BAD_REQUEST;
+        out->argv[3] = "";
+        if (req->places) {
+            if (!(req->tie_unit >= 0) || req->tie_unit > 9007199254740992.0)
+                return RC_E_BAD_REQUEST;
+            snprintf(out->num[2], sizeof out->num[2], "%.17g", req->tie_unit);
+            out->argv[3] = out->num[2];
+        }
+        out->nargv = 4;
+        for (const char *p = req->members; out->nargv < 4 + req->nmembers; p += strlen(p) + 1)
+            out->argv[out->nargv++] = p;
+        return 0;
     }
     if (req->places && (req->kind == RC_READ_RANGE || req->kind == RC_READ_AROUND)) {
         if (!(req->tie_unit >= 0) || req->tie_unit > 9007199254740992.0)
@@ -220,6 +235,31 @@ int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_re
     if (pairs_parse(items, n, RC_READ_HEAD + 2, rows, cap, &k) || (uint64_t)na > k)
         return RC_E_INTERNAL;
     nr->na = (size_t)na;
+    *nrows = k;
+    return 0;
+}
+
+int rc_read_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                          struct rc_read_mrow *rows, size_t cap, size_t *nrows)
+{
+    *nrows = 0;
+    if (rc_read_head_parse(items, n, head) || head->first_rank != 0 || (n - RC_READ_HEAD) % 5)
+        return RC_E_INTERNAL;
+    size_t k = (n - RC_READ_HEAD) / 5;
+    if (k > cap)
+        return RC_E_INTERNAL;
+    for (size_t i = 0; i < k; i++) {
+        const struct rc_reply_item *it = &items[RC_READ_HEAD + 5 * i];
+        int64_t tied;
+        struct rc_read_mrow *r = &rows[i];
+        if (it[0].is_int || !it[0].str || !it[0].str[0] || it[1].is_int || parse_composite(it[1].str, &r->c) ||
+            item_count(&it[2], &r->rank) || item_count(&it[3], &r->place) || item_count(&it[4], &tied) ||
+            tied > 1 || r->rank < 1 || r->rank > head->total || r->place > r->rank ||
+            (i > 0 && r->rank <= rows[i - 1].rank))
+            return RC_E_INTERNAL;
+        r->member = it[0].str;
+        r->tied = (int)tied;
+    }
     *nrows = k;
     return 0;
 }

@@ -20,7 +20,8 @@
 #define RC_READ_COUNTS_MAX 128 /* pairs in one counts call built here (the script takes 512) */
 #define RC_READ_ARGV_MAX (3 + 2 * RC_READ_COUNTS_MAX)
 
-enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG, RC_READ_COUNTS, RC_READ_NEAR };
+enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG, RC_READ_COUNTS, RC_READ_NEAR,
+                    RC_READ_MEMBERS };
 
 /* What to read (the script's kinds). */
 struct rc_read_req {
@@ -37,6 +38,8 @@ struct rc_read_req {
     size_t nbounds;         /* COUNTS: 0..RC_READ_COUNTS_MAX (0: just the head) */
     int places;             /* RANGE, AROUND: also read the facts of shared places */
     double tie_unit;        /* with places: core/rc_places.h, rc_places_unit */
+    const char *members;    /* MEMBERS: a packed list (core/rc_members.h), borrowed for the call */
+    uint32_t nmembers;      /* MEMBERS: 1..RC_MEMBERS_MAX */
     int live;               /* the live board through a freeze (admin live views,
                                the archive); 0: what the audience sees */
 };
@@ -125,5 +128,22 @@ struct rc_read_near {
  * past the rows or past ahead, ahead past the total, a bad row). */
 int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                        struct rc_read_near *nr, struct rc_read_row *rows, size_t cap, size_t *nrows);
+
+/* One row of a members reply: the member, its composite, its board-wide
+ * rank (1-based), and with places its place and tied (else 0 and 0). */
+struct rc_read_mrow {
+    const char *member;     /* borrowed from the reply item */
+    double c;
+    int64_t rank, place;
+    int tied;
+};
+
+/* Decodes a members reply items[0..n): the head (first_rank 0), then per
+ * listed member on the board (rank order) member, composite, rank, place,
+ * tied into rows[0..*nrows) (cap of them). Returns 0, or RC_E_INTERNAL for
+ * another shape (a rank past the total, ranks not ascending, a bad row,
+ * more rows than cap). */
+int rc_read_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                          struct rc_read_mrow *rows, size_t cap, size_t *nrows);
 
 #endif

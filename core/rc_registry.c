@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rc_err.h"
+#include "rc_members.h"
 
 void rc_registry_init(struct rc_registry *r, struct rc_hash_key key)
 {
@@ -46,6 +47,10 @@ uint64_t rc_view_rows(const struct rc_view *v)
         return v->limit;
     case RC_VIEW_AROUND:
         return 2 * (uint64_t)v->radius + 1;
+    case RC_VIEW_MEMBERS:
+        return v->nmembers;
+    case RC_VIEW_TEAM:
+        return RC_MEMBERS_MAX;
     default:
         return 0;
     }
@@ -54,7 +59,9 @@ uint64_t rc_view_rows(const struct rc_view *v)
 int rc_view_same(const struct rc_view *a, const struct rc_view *b)
 {
     return a->kind == b->kind && a->offset == b->offset && a->limit == b->limit && a->radius == b->radius &&
-           a->places == b->places && a->max_rate == b->max_rate && a->live == b->live && strcmp(a->around, b->around) == 0;
+           a->places == b->places && a->max_rate == b->max_rate && a->live == b->live && strcmp(a->around, b->around) == 0 &&
+           a->nmembers == b->nmembers && a->members_len == b->members_len &&
+           (a->members_len == 0 || memcmp(a->members, b->members, a->members_len) == 0);
 }
 
 /* ---- boards ----------------------------------------------------------------- */
@@ -121,7 +128,10 @@ static uint64_t view_hash(const struct rc_registry *r, const struct view_key *k)
     memcpy(buf, &k->board, sizeof k->board);
     memcpy(buf + sizeof k->board, ints, sizeof ints);
     memcpy(buf + sizeof k->board + sizeof ints, k->spec->around, n);
-    return rc_hash(&r->key, buf, sizeof k->board + sizeof ints + n);
+    uint64_t h = rc_hash(&r->key, buf, sizeof k->board + sizeof ints + n);
+    if (k->spec->members_len) /* a member list: its names, in the order asked */
+        h ^= rc_hash(&r->key, k->spec->members, k->spec->members_len) * 0x9e3779b97f4a7c15ull;
+    return h;
 }
 
 static int view_eq(const struct rc_hnode *node, const void *key)

@@ -29,6 +29,11 @@ struct rc_row {
     unsigned nfields;
     struct rc_profile *profile;    /* a reference, or NULL */
     int64_t place;                 /* shared places (core/rc_places.h); 0 when the view has none */
+    const char *team;              /* a board with teams (v1.2): the member's team, borrowed from
+                                      the fan-out's interned names (equal names, equal pointers),
+                                      or NULL (printed as "team" when set) */
+    int64_t rank;                  /* a member list's row (v1.2): its own board-wide rank; 0 in a
+                                      window of consecutive ranks (first_rank + its index) */
     int tied;
 };
 

@@ -25,6 +25,44 @@ void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t rad
     t->radius = radius;
 }
 
+void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct rc_vtrack_entry *ent, size_t n,
+                       int places)
+{
+    memset(t, 0, sizeof *t);
+    t->ok = seq >= 0 && total >= 0 && (n == 0 || ent != NULL);
+    t->seq = seq;
+    t->total = total;
+    t->members = 1;
+    t->places = places;
+    t->ent = ent;
+    t->nent = n;
+}
+
+/* The first entry with rank >= r. */
+static size_t first_at(const struct rc_vtrack *t, int64_t r)
+{
+    size_t lo = 0, hi = t->nent;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->ent[mid].rank < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Adds d to the ranks of the entries in [a, b]; 1 when there were any. */
+static int shift(struct rc_vtrack *t, int64_t a, int64_t b, int d)
+{
+    int any = 0;
+    for (size_t i = first_at(t, a); i < t->nent && t->ent[i].rank <= b; i++) {
+        t->ent[i].rank += d;
+        any = 1;
+    }
+    return any;
+}
+
 void rc_vtrack_forget(struct rc_vtrack *t)
 {
     t->ok = 0;
@@ -61,16 +99,77 @@ int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, 
     if (!t->ok || seq != t->seq + 1 || !has_old || !has_new || old_rank < 1 || rank < 1)
         return changed(t); /* a gap, a join or leave (total), or not told where */
     if (t->around && is_self)
-        return changed(t); /* its own member moved: the window is centred elsewhere */
+        return changed(t); /* its own member moved: the window is centred elsewhere, or a listed row changed */
     if (t->around && t->pos == 0) {
         t->seq = seq; /* empty while its member is not on the board; another's move keeps it so */
         return RC_VTRACK_SAME;
     }
     int64_t a = old_rank < rank ? old_rank : rank, b = old_rank < rank ? rank : old_rank;
+    if (t->members)
+        return changed(t); /* (rc_vtrack_members_event) */
     int64_t lo, hi;
     window_ranks(t, &lo, &hi);
     if (b >= lo && a <= hi)
         return changed(t);
     t->seq = seq; /* (an around view's centre lies outside [a, b]: it did not move) */
     return RC_VTRACK_SAME;
+}
+
+int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed_join, int has_old, int64_t old_rank,
+                            int has_new, int64_t rank, double c)
+{
+    if (t->ok && seq <= t->seq)
+        return RC_VTRACK_OLD;
+    if (!t->ok || !t->members || seq != t->seq + 1 || (!has_old && !has_new) || (has_old && old_rank < 1) ||
+        (has_new && rank < 1))
+        return changed(t);
+    /* the entry of the member itself: a listed member on the board has its old rank */
+    size_t self = has_old ? first_at(t, old_rank) : t->nent;
+    if (self < t->nent && t->ent[self].rank != old_rank)
+        self = t->nent;
+    if (!has_old && listed_join)
+        return changed(t); /* a listed member arrives: its row needs a read (profile) */
+    int64_t deepest = t->nent ? t->ent[t->nent - 1].rank : 0;
+    if (t->places && (self < t->nent || (has_old ? old_rank : rank) <= deepest + 1 ||
+                      (has_new && rank <= deepest + 1)))
+        return changed(t); /* places depend on the points above and the row after */
+    int any = 0;
+    if (has_old && has_new) {
+        if (self < t->nent) {
+            /* a listed member moves: take its entry out, shift, put it back */
+            struct rc_vtrack_entry e = t->ent[self];
+            memmove(&t->ent[self], &t->ent[self + 1], (t->nent - self - 1) * sizeof e);
+            t->nent--;
+            if (rank < old_rank)
+                shift(t, rank, old_rank - 1, +1);
+            else if (rank > old_rank)
+                shift(t, old_rank + 1, rank, -1);
+            e.rank = rank;
+            e.c = c;
+            size_t at = first_at(t, rank);
+            memmove(&t->ent[at + 1], &t->ent[at], (t->nent - at) * sizeof e);
+            t->ent[at] = e;
+            t->nent++;
+            any = 1;
+        } else if (rank < old_rank) {
+            any = shift(t, rank, old_rank - 1, +1);
+        } else if (rank > old_rank) {
+            any = shift(t, old_rank + 1, rank, -1);
+        }
+    } else if (has_new) {
+        /* an unlisted member joins at rank: everyone from there down moves one down */
+        any = shift(t, rank, INT64_MAX - 1, +1);
+        t->total++;
+        any = 1; /* (total changed: viewers are told) */
+    } else {
+        if (self < t->nent) {
+            memmove(&t->ent[self], &t->ent[self + 1], (t->nent - self - 1) * sizeof t->ent[0]);
+            t->nent--;
+        }
+        shift(t, old_rank + 1, INT64_MAX - 1, -1);
+        t->total--;
+        any = 1;
+    }
+    t->seq = seq;
+    return any ? RC_VTRACK_MOVED : RC_VTRACK_SAME;
 }

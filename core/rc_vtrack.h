@@ -23,6 +23,20 @@
  * and on the row after the window (a tie across its end): such a window
  * counts from rank 1 to one row past its end.
  *
+ * A member list (PROTOCOL v1.2) is a set of ranks: the listed members
+ * that are on the board (entries, sorted by rank; the caller keeps the
+ * array). Its rows are not a run of ranks, so a move does more than reach
+ * them or not: it shifts by one every listed rank inside its span
+ * (rc_vtrack_members_event). From the event alone (the member's old and
+ * new rank and composite) the tracker then knows every listed member's
+ * rank and composite exactly: a move of an unlisted member (+1 for the
+ * listed ranks it passed going up, -1 going down), its join (+1 for the
+ * listed ranks from its rank down, total + 1) or leave (-1 below it, total
+ * - 1), and a listed member's own move or leave (its entry's rank and
+ * composite, or the entry gone). It cannot know a listed member that joins
+ * (its row needs a read: profile), nor anything with shared places (a
+ * place depends on the points around), and reads then.
+ *
  * Anything else (a gap, a join or leave, a reset, a new epoch, an event
  * without ranks) is RC_VTRACK_CHANGED: the caller reads again, and the
  * tracker forgets until the next read (rc_vtrack_read). Never a guess.
@@ -32,6 +46,7 @@
 #ifndef RC_VTRACK_H
 #define RC_VTRACK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct rc_vtrack {
@@ -42,13 +57,25 @@ struct rc_vtrack {
     int64_t first, last; /* page: ranks shown, 1-based inclusive */
     int64_t pos;         /* around: the member's rank at seq, 0 while not on the board */
     int64_t radius;
+    struct rc_vtrack_entry *ent; /* member list: its listed members on the board, by rank (the caller's) */
+    size_t nent;
+    int64_t total;        /* member list: members on the board at seq */
+    int members;          /* 1: a member list */
+};
+
+/* A listed member on the board, as the tracker knows it at its seq. */
+struct rc_vtrack_entry {
+    int64_t rank;
+    double c;             /* its composite */
+    size_t row;           /* the caller's: which row of the read it is */
 };
 
 /* Results of rc_vtrack_event. */
 enum rc_vtrack_result {
     RC_VTRACK_OLD = 0,  /* seq <= the tracker's: the read already reflects it */
     RC_VTRACK_SAME,     /* the window's rows are unchanged (the tracker moved on to seq) */
-    RC_VTRACK_CHANGED   /* may have changed (or not known): read again */
+    RC_VTRACK_CHANGED,  /* may have changed (or not known): read again */
+    RC_VTRACK_MOVED     /* member list: entries changed, and are exact at seq (no read needed) */
 };
 
 /* A page of `limit` ranks from rank offset + 1, read at seq. */
@@ -58,12 +85,28 @@ void rc_vtrack_page(struct rc_vtrack *t, int64_t seq, int64_t offset, int64_t li
  * (1-based; 0 when not on the board). */
 void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t radius, int places);
 
+/* A member list read at seq (total members on the board) whose listed
+ * members on the board are ent[0..n) (ascending ranks; the caller's array,
+ * changed in place by events until the next read or forget). */
+void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct rc_vtrack_entry *ent, size_t n,
+                       int places);
+
+/* Judges change event seq for a member list: the member (listed_join: it is
+ * listed, needed only when !has_old) was at old_rank (has_old) and is at
+ * rank with composite c (has_new). Returns an enum rc_vtrack_result:
+ * SAME (no listed row changed), MOVED (entries now as at seq: some rank,
+ * composite or entry changed; an entry that left is dropped), CHANGED (read
+ * again; the tracker forgets) or OLD. */
+int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed_join, int has_old, int64_t old_rank,
+                            int has_new, int64_t rank, double c);
+
 /* Forgets: every event is RC_VTRACK_CHANGED until the next read. */
 void rc_vtrack_forget(struct rc_vtrack *t);
 
 /* Judges the change event of version seq: the member (is_self: it is the
  * around view's own member) was at old_rank before (has_old) and is at rank
- * after (has_new), ranks 1-based. Returns an enum rc_vtrack_result; on
+ * after (has_new), ranks 1-based (a member list: CHANGED; see
+ * rc_vtrack_members_event). Returns an enum rc_vtrack_result; on
  * RC_VTRACK_CHANGED the tracker forgets. */
 int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, int64_t old_rank, int has_new,
                     int64_t rank);

@@ -9,7 +9,7 @@
 -- KEYS[5] rc:{B|P}:frz   the freeze state (lua/freeze.lua)
 -- KEYS[6] rc:{B|P}:fz    the frozen copy (lua/freeze.lua)
 --
--- ARGV[1] kind: range | around | rank | log | counts | near
+-- ARGV[1] kind: range | around | rank | log | counts | near | members
 -- ARGV[2] order: desc | asc
 -- ARGV[3] "1": the live board (an admin's live view, the archive); "0": what
 --         the audience sees: while the board is frozen, the frozen copy as
@@ -28,6 +28,8 @@
 --         c count as ahead of c), ARGV[6] radius R: the rows just ahead of
 --         c and just behind it (a sharded board's around, docs/sharded.md),
 --         by ranges on score with LIMIT (no scan)
+-- members: ARGV[4] the tie unit for shared places, or "" (none);
+--         ARGV[5..] the listed member names (a member list, PROTOCOL v1.2)
 -- range and around take an optional last ARGV (ARGV[6]): the tie unit, for
 --   shared places (core/rc_places.h): 2^T, or 0 to tie on equal scores
 --   (decaying boards). With it the reply carries two more head items.
@@ -54,6 +56,9 @@
 --              in it: a new history drops the log)
 -- counts reply: { seq, total, 0, epoch, frozen, S, R, fv, count1, count2, ... }
 --              one integer per pair, in ARGV's order
+-- members reply: { seq, total, 0, epoch, frozen, S, R, fv, then per listed
+--              member on the board, in rank order: member, composite, rank
+--              (1-based), place, tied (place and tied 0 without a tie unit) }
 -- near reply:  { seq, total, 0, epoch, frozen, S, R, fv, ahead, na,
 --              m1, c1, ..., m(na), c(na), then up to R+1 rows behind }
 --   ahead       the members ahead of c (the inclusive rule above)
@@ -225,6 +230,33 @@ elseif kind == 'near' then
     out[#out + 1] = nearer[i]; out[#out + 1] = nearer[i + 1]
   end
   for i = 1, #behind do out[#out + 1] = behind[i] end
+  return out
+elseif kind == 'members' then
+  local unit = tonumber(ARGV[4])
+  local found = {}
+  for i = 5, #ARGV do
+    local c = redis.call('ZSCORE', z, ARGV[i])
+    if c then found[#found + 1] = { ARGV[i], c, rank0(ARGV[i]) + 1 } end
+  end
+  table.sort(found, function(a, b) return a[3] < b[3] end)
+  local out = head(0)
+  for _, f in ipairs(found) do
+    local place, tied = 0, 0
+    if unit then
+      local c = tonumber(f[2])
+      place = above(unit, c) + 1
+      local same
+      if unit > 0 then
+        local k = tie_key(unit, c)
+        same = redis.call('ZCOUNT', z, num(k * unit), '(' .. num((k + 1) * unit))
+      else
+        same = redis.call('ZCOUNT', z, f[2], f[2])
+      end
+      if same > 1 then tied = 1 end
+    end
+    out[#out + 1] = f[1]; out[#out + 1] = f[2]; out[#out + 1] = f[3]
+    out[#out + 1] = place; out[#out + 1] = tied
+  end
   return out
 end
 return redis.error_reply('read.lua: unknown kind ' .. tostring(kind))

@@ -154,6 +154,8 @@
 -- wins), and T gets its own change event on its own channel (same shape,
 -- member = the team id, op = the write's op). A team is on T from the first
 -- time one of its members has points until its last member leaves.
+-- op team publishes {"team_of": member, "team": id or null} on B's channel
+-- (KEYS[6]) when the membership changed, so B's rows show the new team.
 -- op team moves the member: its points leave the old team and join the new
 -- one, one event per team changed (two consecutive seqs of T for a move;
 -- a team whose last member left goes with "c": null). A member without
@@ -374,6 +376,11 @@ if op == 'team' then
     elseif oldsum ~= nil then team_set(old, oldsum, slot, 'team') end
   end
   if newsum ~= nil then team_set(new, newsum, slot, 'team') end
+  -- the source board's viewers show each row's team: tell them (no seq: no
+  -- member's points changed; core/rc_event.h, rc_event_team_parse)
+  local tj = 'null'
+  if new ~= '' then tj = '"' .. new .. '"' end
+  redis.call(pubcmd, chan, '{"team_of":"' .. member .. '","team":' .. tj .. '}')
   return reply(1)
 end
 

@@ -209,7 +209,7 @@ static uint64_t w_sockets(const struct gw_metrics_worker *w)
 static uint64_t w_subscriptions(const struct gw_metrics_worker *w)
 {
     uint64_t n = 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         n += w->m->subscriptions[i];
     return n;
 }
@@ -309,10 +309,10 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
                         const struct gw_metrics_redis *rs, const struct gw_metrics_worker *w, size_t nw,
                         size_t *len)
 {
-    static const char *const views[4] = {"top", "page", "around", "feed"};
+    static const char *const views[6] = {"top", "page", "around", "feed", "members", "team"};
     static const char *const visit_on[GW_METRICS_VISITS] = {"subscribe", "unsubscribe", "tick"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
-    static const char *const view_read[2] = {"around", "page"};
+    static const char *const view_read[3] = {"around", "page", "members"};
     const char *codes[GW_METRICS_CODES];
     for (int i = 1; i < GW_METRICS_CODES - 1; i++)
         codes[i] = rc_code_name(-i);
@@ -343,7 +343,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             "ip_read_rows)",
             m->read_rows_limited);
     labelled(&o, "rankcast_subscriptions", "gauge", "Subscriptions open now, by view kind", "view", views,
-             m->subscriptions, 4);
+             m->subscriptions, 6);
     labelled(&o, "rankcast_writes_total", "counter", "Accepted writes, by op", "op", ops, m->writes, 4);
     counter(&o, "rankcast_duplicate_writes_total", "Writes answered duplicate (req seen)", m->duplicates);
     labelled(&o, "rankcast_errors_total", "counter", "Error replies, by code", "code", codes + 1, m->errors + 1,
@@ -356,7 +356,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             m->feed_gaps);
     labelled(&o, "rankcast_view_reads_total", "counter",
              "Redis reads of window views the mirror does not serve (around views, deep pages), by view", "view",
-             view_read, m->view_reads, 2);
+             view_read, m->view_reads, 3);
     counter(&o, "rankcast_view_reads_spared_total",
             "Change events that left an around view or deep page as read (it did not read again)",
             m->view_reads_spared);

@@ -30,7 +30,7 @@ struct gw_metrics {
     uint64_t frames_refused[3];           /* of those, over the read buckets (serve/gw_ws_frames.c) */
     uint64_t ws_closes_frames;            /* WebSocket connections closed 1008: frames over budget */
     uint64_t ws_closes_message;           /* closed 1008: a message unfinished after message_timeout */
-    uint64_t subscriptions[4];            /* open now, by enum rc_view_kind */
+    uint64_t subscriptions[6];            /* open now, by enum rc_view_kind (members, team last) */
     uint64_t writes[4];                   /* accepted writes by op: incr set best submit */
     uint64_t duplicates;                  /* writes answered duplicate */
     uint64_t writes_queued;               /* writes to queued boards acked as queued */
@@ -44,7 +44,8 @@ struct gw_metrics {
     uint64_t snapshots_sent;
     uint64_t views_visited[GW_METRICS_VISITS]; /* views looked at, even only to check them, by GW_METRICS_VISIT_* */
     uint64_t feed_gaps;                   /* feed viewers an event reached past a lost seq: filled from the log */
-    uint64_t view_reads[2];               /* Redis reads of views the mirror does not serve: [0] around, [1] pages */
+    uint64_t view_reads[3];               /* Redis reads of views the mirror does not serve: [0] around, [1] pages,
+                                             [2] member lists */
     uint64_t first_deferred;              /* subscribes whose first answer waited for a later loop turn */
     uint64_t view_reads_spared;           /* change events that left such a view's rows as read (no read) */
     uint64_t around_cuts;                 /* around views cut from the mirror instead of read */

@@ -382,6 +382,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     if (b->refs == 0) {
         rc_vindex_free(&b->vix); /* (empty by now: its views were unfiled) */
         rc_mirror_free(&b->mirror);
+        gw_rowteam_free(b->rt);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
         if (b->sh) /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
             free(b->sh->spend);
@@ -408,13 +409,21 @@ struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const st
     struct gw_view *v = calloc(1, sizeof *v);
     if (!v)
         return NULL;
+    struct rc_view own = *spec; /* a member list: the view's own copy of its names */
+    if (spec->kind == RC_VIEW_MEMBERS) {
+        if (!spec->members_len || !(own.members = malloc(spec->members_len))) {
+            free(v);
+            return NULL;
+        }
+        memcpy(own.members, spec->members, spec->members_len);
+    }
     v->f = f;
     v->board = b;
     v->refs = 1;
     v->gate.rate = spec->max_rate;
     /* Out of memory for the table, it is served all the same, just not
      * found by a later subscribe to the same view (which makes its own). */
-    (void)rc_registry_view_add(&f->reg, &v->r, &b->r, spec, follows);
+    (void)rc_registry_view_add(&f->reg, &v->r, &b->r, &own, follows);
     view_file(b, v);
     return v;
 }
@@ -424,6 +433,10 @@ void gw_fo_view_unref(struct gw_view *v)
     if (--v->refs == 0) {
         gw_window_free(v->last);
         gw_window_free(v->held);
+        free(v->r.spec.members);
+        free(v->roster);
+        gw_window_free(v->mbase);
+        free(v->ment);
         free(v);
     }
 }

@@ -129,6 +129,18 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
+    if (r->view.kind == RC_VIEW_TEAM && !decl->teams[0]) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST,
+                                         "a roster view {\"team\": ID} needs a board with teams (docs/teams.md)"));
+        gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+        return;
+    }
+    if ((r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) && decl->shards > 1) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST,
+                                         "member lists are not served on sharded boards yet"));
+        gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+        return;
+    }
     if (decl->shards > 1 && r->view.kind == RC_VIEW_PAGE) {
         struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = r->view.offset, .count = r->view.limit};
         const char *refused = gw_read_refusal(decl, &spec); /* a page too deep to merge */
@@ -152,9 +164,13 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     int over_cap = 0;
     struct gw_board *b = gw_fo_board_get(f, decl, r->board, p->id, 0, &over_cap);
     int follows = rc_follow_mode(decl->period.kind != RC_PERIOD_NONE, r->period);
+    if (b)
+        gw_rowteam_load(b, 0); /* a board with teams: rows show each member's team */
     struct gw_view *v = b ? gw_fo_view_get(f, b, &r->view, follows) : NULL;
     if (v)
         app->metrics.views_visited[GW_METRICS_VISIT_SUBSCRIBE]++; /* its own view, and no other */
+    if (v && v->r.spec.kind == RC_VIEW_TEAM && !v->roster_ok)
+        gw_rowteam_roster_view(v); /* (or when the board's membership is read) */
     for (struct gw_sub *o = c->subs; v && o; o = o->cnext) {
         if (o->view != v)
             continue;
@@ -356,6 +372,10 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_fo_edge_maybe(f, b);
         return;
     }
+    if (!keyspace && rc_event_team_is(payload, len)) {
+        gw_rowteam_heard(b, payload, len); /* a member's team changed: its rows show it (docs/teams.md) */
+        return;
+    }
     if (!keyspace && rc_freeze_is_event(payload, len)) {
         /* freeze, reveal, unfreeze: in order with the change events, so the
          * views move to it before any later change reaches them */
@@ -444,6 +464,8 @@ static void resync_board(struct gw_board *b, int snapshot)
     b->freeze.version = -1; /* Redis may have come back without the freeze */
     b->stale = b->mirror_on;
     gw_fo_board_wake(b);
+    if (b->rt)
+        gw_rowteam_load(b, 1); /* team messages may have been lost meanwhile */
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
         gw_fo_view_set_dirty(v);
         if (v->r.spec.kind != RC_VIEW_FEED) {

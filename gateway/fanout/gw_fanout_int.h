@@ -3,6 +3,7 @@
  *
  * Files, bottom to top (each calls only those before it):
  *   gw_vcount.c   the table of viewer counts, one per board name
+ *   gw_rowteam.c  a board with teams: its membership, each row's team
  *   gw_board.c    boards and views in the registry (core/rc_registry), their
  *                 lifetimes, the tick's work list, the event ring, the
  *                 queue of subscribes waiting for their first answer
@@ -11,6 +12,8 @@
  *   gw_reads.c    which read views (around, deep pages) a change event can
  *                 have changed: those read again, the others not
  *   gw_view.c     window views: read, diff, encode once, broadcast
+ *   gw_members.c  member lists: the next window from the last read and the
+ *                 tracker's entries, without a read
  *   gw_mirror.c   a board's mirror of its top rows: events, reloads, refresh
  *   gw_feed_fault.c test-only faults: lose a feed's event on purpose
  *   gw_feed.c     feed views: deliver events, catch up from the change log,
@@ -22,6 +25,8 @@
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
  *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn
+ *   gw_rowteam_load.c a board with teams: its membership read from Redis,
+ *                 kept by the team messages on its channel
  *   gw_fanout.c   the public operations: subscribe, hooks, messages
  *
  * Ownership: the fan-out owns boards; a board owns its views; a view owns its
@@ -74,6 +79,7 @@
                                     event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
                                          past them, subscribes wait for the next turns (gw_first.c) */
+#define GW_FO_ROSTER_MAX 250 /* members of a team its roster view reads (one lua/read.lua call) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
@@ -113,6 +119,20 @@ struct gw_view {
      * changed its rows since its last read (core/rc_vtrack.h), so that it
      * reads again only then. */
     struct rc_vtrack trk;
+    /* A member list (gw_reads.c, gw_members.c): the window of its last
+     * read (base) and its tracker's entries (trk.ent points here); mmoved:
+     * events changed the entries since the window last sent, the tick
+     * builds the next window from base and entries, without a read. */
+    struct gw_window *mbase;
+    struct rc_vtrack_entry *ment;
+    size_t ment_cap;
+    int mmoved;
+    /* A roster ({"team": T}, gw_rowteam_load.c): the team's members now,
+     * packed (core/rc_members.h), read as a member list; roster_ok once
+     * known (the board's membership was read). */
+    char *roster;
+    uint32_t nroster, roster_len;
+    int roster_ok;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list. */
     struct rc_vindex_item ix;
@@ -178,6 +198,7 @@ struct gw_board {
     unsigned refs;               /* reloads and profile fetches in flight */
     int dead;                    /* no views left: free when refs drop to 0 */
     /* the mirror of the top rows, for top-N and page views */
+    struct gw_rowteam *rt;       /* a board with teams: its membership (gw_rowteam.c), else NULL */
     struct rc_mirror mirror;
     int mirror_on;               /* some view is served from the mirror */
     int loading;                 /* a reload is in flight */
@@ -287,6 +308,48 @@ static inline struct gw_view *gw_fo_view_next(const struct gw_view *v)
     return v->r.next ? GW_FO_CONTAINER(v->r.next, struct gw_view, r) : NULL;
 }
 
+/* ---- gw_rowteam.c -------------------------------------------------------- */
+
+/* A board with teams' membership (docs/teams.md): member -> interned team. */
+struct gw_rowteam {
+    struct rc_hash_key key;
+    struct rc_hmap names, members;
+    struct gw_rowteam_name *names_all;      /* every interned id (freed with the board) */
+    struct gw_rowteam_entry *entries;       /* every member entry */
+    int loaded;                  /* read from Redis at least once */
+    int loading;                 /* a read is out */
+    int again;                   /* a team message came while it was out: read again after */
+};
+
+struct gw_rowteam *gw_rowteam_new(struct rc_hash_key key);
+void gw_rowteam_free(struct gw_rowteam *rt);
+/* Forgets every member (a new read follows). */
+void gw_rowteam_clear(struct gw_rowteam *rt);
+/* member's team is now team ("": none). Returns 0 or RC_E_INTERNAL. */
+int gw_rowteam_set(struct gw_rowteam *rt, const char *member, const char *team);
+/* member's team (interned), or NULL. rt may be NULL. */
+const char *gw_rowteam_of(const struct gw_rowteam *rt, const char *member);
+/* Sets every row's team of w from b's membership (nothing when b has no teams). */
+void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
+/* The members of team `team`, sorted by name and packed (core/rc_members.h)
+ * into *out (malloc'd; NULL when none), *n names, *len bytes. Returns 0 or
+ * RC_E_INTERNAL. */
+int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out, uint32_t *n, uint32_t *len);
+/* 1 when member is on team (the view's own kind of "listed", for rosters). */
+int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team);
+
+/* ---- gw_rowteam_load.c --------------------------------------------------- */
+
+/* Reads b's membership from Redis (once; again when asked with `again`),
+ * then refreshes every view of b. A no-op for a board without teams. */
+void gw_rowteam_load(struct gw_board *b, int again);
+/* A team message on b's channel (core/rc_event.h, rc_event_team_parse). */
+void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len);
+/* Roster view v's member list taken from its board's membership now (when
+ * read), and v read again (its viewers get a snapshot: absent and total
+ * changed with the list). */
+void gw_rowteam_roster_view(struct gw_view *v);
+
 /* ---- gw_board.c ---------------------------------------------------------- */
 
 struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period);
@@ -375,6 +438,12 @@ void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us
 /* A batch of a sharded board's events was ranked: a window waiting for its
  * moves (await_moves) is tried again. */
 void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
+
+/* ---- gw_members.c -------------------------------------------------------- */
+
+/* Member list v's entries changed (mmoved): its next window, built from
+ * its last read and the entries, goes out (gw_fo_view_update). */
+void gw_members_build(struct gw_view *v);
 
 /* ---- gw_mirror.c --------------------------------------------------------- */
 

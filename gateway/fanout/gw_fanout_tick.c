@@ -40,7 +40,7 @@ static int board_may_send(const struct gw_board *b)
     if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
         return 1;
     for (const struct gw_view *v = b->due; v; v = v->dnext)
-        if (v->dirty || v->held || v->viewers_due)
+        if (v->dirty || v->held || v->viewers_due || v->mmoved)
             return 1;
     return 0;
 }
@@ -79,6 +79,8 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
     } else {
         v->cut_due = 0; /* (left the mirror: it reads) */
     }
+    if (v->mmoved && !v->dirty && !v->reading && rc_rate_may_send(&v->gate, now_us))
+        gw_members_build(v); /* a member list the events alone moved: no read */
     if (v->viewers_due && !v->dirty && !v->reading && !v->held && rc_rate_may_send(&v->gate, now_us))
         gw_fo_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
     if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
@@ -134,7 +136,7 @@ static void board_tick(struct gw_board *b)
         b->f->app->metrics.views_visited[GW_METRICS_VISIT_TICK]++;
         v->refs++; /* alive through what it sends */
         tick_view(b, v, now_us);
-        if (!v->dead && (v->dirty || v->held || v->viewers_due || v->cut_due))
+        if (!v->dead && (v->dirty || v->held || v->viewers_due || v->cut_due || v->mmoved))
             gw_fo_view_due(v);
         gw_fo_view_unref(v);
     }

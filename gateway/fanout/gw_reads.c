@@ -18,9 +18,40 @@
  * rankcast_view_reads_spared_total. */
 #include "fanout/gw_fanout_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "gw_app.h"
+#include "rc_members.h"
+
+/* judge() for a member list: its entries follow the events exactly
+ * (core/rc_vtrack.h); only what they cannot tell reads. */
+static void judge_members(struct gw_view *v, const struct rc_event *ev, int from_ring)
+{
+    int r;
+    if (v->trk.ok && ev->seq <= v->trk.seq && from_ring) {
+        r = RC_VTRACK_OLD;
+    } else if (ev->epoch[0] || !ev->member[0]) {
+        r = (rc_vtrack_forget(&v->trk), RC_VTRACK_CHANGED);
+    } else {
+        const struct rc_view *s = &v->r.spec;
+        int listed_join = !ev->has_old &&
+                          (s->kind == RC_VIEW_TEAM ? v->board && gw_rowteam_on(v->board->rt, ev->member, s->around)
+                                                   : rc_members_has(s->members, s->nmembers, ev->member));
+        r = rc_vtrack_members_event(&v->trk, ev->seq, listed_join, ev->has_old, ev->old_rank, ev->has_new, ev->rank,
+                                    ev->c);
+    }
+    if (r == RC_VTRACK_CHANGED) {
+        v->mmoved = 0;
+        gw_fo_view_set_dirty(v);
+    } else if (r == RC_VTRACK_MOVED) {
+        v->mmoved = 1;
+        v->f->app->metrics.view_reads_spared++;
+        gw_fo_view_due(v);
+    } else if (r == RC_VTRACK_SAME) {
+        v->f->app->metrics.view_reads_spared++;
+    }
+}
 
 /* Judges ev for read view v; the view is set dirty when it may have
  * changed. An event as it arrives that starts a history (or resets the
@@ -28,6 +59,12 @@
  * already reflects is old like any other. */
 static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
 {
+    if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM) {
+        judge_members(v, ev, from_ring);
+        return;
+    }
+    /* (a member list needs no "self": a listed member on the board has a
+     * listed rank its own span holds, and one that joins changes total) */
     int self = v->r.spec.kind == RC_VIEW_AROUND && strcmp(ev->member, v->r.spec.around) == 0;
     int r;
     if (v->trk.ok && ev->seq <= v->trk.seq && from_ring)
@@ -89,6 +126,28 @@ void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
         if (!pos && w->n)
             return; /* (rows without its member: not a window the tracker knows) */
         rc_vtrack_around(&v->trk, w->seq, pos, s->radius, s->places);
+    } else if (s->kind == RC_VIEW_MEMBERS || s->kind == RC_VIEW_TEAM) {
+        /* its rows by rank (read.lua orders them), and the window they
+         * came from, which the next windows are built from */
+        v->mmoved = 0;
+        gw_window_free(v->mbase);
+        v->mbase = NULL;
+        struct gw_window *base = calloc(1, sizeof *base);
+        if (w->n > v->ment_cap) {
+            struct rc_vtrack_entry *e = realloc(v->ment, w->n * sizeof *e);
+            if (e) {
+                v->ment = e;
+                v->ment_cap = w->n;
+            }
+        }
+        if (!base || w->n > v->ment_cap || gw_window_copy(base, w) != 0) {
+            gw_window_free(base);
+            return; /* (out of memory: not tracked, every event reads) */
+        }
+        v->mbase = base;
+        for (size_t i = 0; i < w->n; i++)
+            v->ment[i] = (struct rc_vtrack_entry){w->rows[i].rank, w->rows[i].c, i};
+        rc_vtrack_members(&v->trk, w->seq, w->total, v->ment, w->n, s->places);
     } else if (s->kind == RC_VIEW_TOP || s->kind == RC_VIEW_PAGE) {
         rc_vtrack_page(&v->trk, w->seq, (int64_t)s->offset, (int64_t)s->limit, s->places);
     } else {
@@ -96,3 +155,4 @@ void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
     }
     replay(v); /* the events that came while the read was out (older ones are old) */
 }
+

@@ -15,6 +15,10 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_write.h"
 #include "redis/gw_enqueue.h"
+#include <hiredis/hiredis.h>
+
+#include "rc_keys.h"
+#include "rc_members.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
@@ -352,11 +356,20 @@ struct read_call {
     struct rc_period period;
     int rank;                    /* 1: answer a rank reply, 0: a snapshot */
     int live;                    /* the live board through a freeze (admin) */
+    char *members;               /* a member list's names (owned), for its absent */
+    uint32_t nmembers;
 };
 
-static void on_read(int code, struct gw_window *w, void *privdata)
+static void read_call_free(struct read_call *c)
 {
-    struct read_call *c = privdata;
+    free(c->id_json);
+    free(c->members);
+    free(c);
+}
+
+/* Answers read c with window w (taken) or the error code. */
+static void answer_read(struct read_call *c, int code, struct gw_window *w)
+{
     struct gw_app *app = c->app;
     char *json = NULL;
     if (code) {
@@ -377,7 +390,12 @@ static void on_read(int code, struct gw_window *w, void *privdata)
             .more = {.epoch = w->epoch, .frozen = w->freeze.frozen, .freeze_seq = w->freeze.seq,
                      .live = c->live, .shown = w->freeze.shown},
         };
-        json = rc_encode_snapshot(&m);
+        const char *absent[RC_MEMBERS_MAX];
+        long na = c->members ? rc_members_absent(c->members, c->nmembers, w->rows, w->n, absent) : 0;
+        m.has_absent = c->members != NULL;
+        m.absent = absent;
+        m.nabsent = na > 0 ? (size_t)na : 0;
+        json = na < 0 ? NULL : rc_encode_snapshot(&m);
     }
     if (!json) {
         code = RC_E_INTERNAL;
@@ -385,8 +403,57 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     }
     gw_window_free(w);
     c->done(c->privdata, code, json);
-    free(c->id_json);
-    free(c);
+    read_call_free(c);
+}
+
+/* The rows' teams of a board with teams (docs/teams.md): one HMGET of the
+ * membership; the team ids are the reply's, borrowed while the answer is
+ * encoded. */
+struct teams_call {
+    struct read_call *c;
+    struct gw_window *w;
+};
+
+static void on_teams(redisReply *r, void *privdata)
+{
+    struct teams_call *k = privdata;
+    struct gw_window *w = k->w;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != w->n) {
+        gw_window_free(w);
+        answer_read(k->c, r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, NULL);
+    } else {
+        for (size_t i = 0; i < w->n; i++)
+            w->rows[i].team = r->element[i]->type == REDIS_REPLY_STRING ? r->element[i]->str : NULL;
+        answer_read(k->c, 0, w);
+    }
+    free(k);
+}
+
+static void on_read(int code, struct gw_window *w, void *privdata)
+{
+    struct read_call *c = privdata;
+    if (code || c->rank || !c->decl->teams[0] || !w->n || w->n > 100000) {
+        answer_read(c, code, w);
+        return;
+    }
+    char key[RC_KEY_MAX];
+    const char **argv = malloc((w->n + 2) * sizeof *argv);
+    struct teams_call *k = malloc(sizeof *k);
+    int rc = !argv || !k || rc_board_key(key, sizeof key, c->board, "", "tm", NULL) ? RC_E_INTERNAL : 0;
+    if (!rc) {
+        argv[0] = "HMGET";
+        argv[1] = key;
+        for (size_t i = 0; i < w->n; i++)
+            argv[2 + i] = w->rows[i].member;
+        *k = (struct teams_call){c, w};
+        rc = gw_redis_command(c->app->redis, key, strlen(key), (int)w->n + 2, argv, NULL, on_teams, k);
+    }
+    free(argv);
+    if (rc) {
+        free(k);
+        gw_window_free(w);
+        answer_read(c, rc == RC_E_INTERNAL ? RC_E_INTERNAL : RC_E_UNAVAILABLE, NULL);
+    }
 }
 
 static void start_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int rank,
@@ -416,6 +483,16 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
             spec.kind = GW_READ_AROUND;
             spec.member = r->view.around;
             spec.radius = r->view.radius;
+        } else if (r->view.kind == RC_VIEW_MEMBERS) {
+            spec.kind = GW_READ_MEMBERS;
+            spec.members = r->view.members;
+            spec.nmembers = r->view.nmembers;
+            spec.members_len = r->view.members_len;
+            if (!(c->members = malloc(r->view.members_len)))
+                code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+            else
+                memcpy(c->members, r->view.members, r->view.members_len);
+            c->nmembers = r->view.nmembers;
         } else if (r->view.kind == RC_VIEW_FEED) {
             code = rc_error_set(&err, RC_E_BAD_REQUEST, "a feed is a subscription, not a read");
         } else {
@@ -431,6 +508,7 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
         if (!code)
             return;
         free(c->id_json);
+        free(c->members);
     }
     free(c);
     done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));

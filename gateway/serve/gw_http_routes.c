@@ -258,6 +258,7 @@ static int read_limited(struct gw_http_req *q, const struct rc_query *qs, struct
     struct rc_error verr = {0, ""};
     memset(&vr, 0, sizeof vr);
     double cost = rc_read_tokens(rc_query_view(qs, &vr, &verr) == 0 ? rc_view_rows(&vr.view) : 1);
+    rc_request_free(&vr); /* (a member list's names) */
     if (!b || rc_bucket_take_n(b, c->ip_read_rate, c->ip_read_burst, cost, (int64_t)uv_now(q->app->loop)))
         return 0;
     q->app->metrics.reads_limited++;

@@ -480,9 +480,11 @@ void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
     snprintf(r.board, sizeof r.board, "%s", t->board);
     if (rc_query_view(&qs, &r, &err)) {
         gw_http_respond_error(q, err.code, err.msg);
+        rc_request_free(&r);
         return;
     }
     to_op(q, &r, gw_op_snapshot);
+    rc_request_free(&r); /* (a member list's names: the read copies them) */
 }
 
 /* ?period= (at most RC_PERIOD_SEL_MAX: rc_query_check saw to it) into r,

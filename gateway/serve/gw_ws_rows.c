@@ -24,6 +24,10 @@ static int64_t view_rows(const struct rc_view *v)
         return v->limit;
     case RC_VIEW_AROUND:
         return 2 * (int64_t)v->radius + 1;
+    case RC_VIEW_MEMBERS:
+        return v->nmembers;
+    case RC_VIEW_TEAM:
+        return 200; /* (a roster shows at most 200 rows) */
     default:
         return 1;
     }

@@ -144,6 +144,8 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
         q->w->first_rank = rank;
         rc = window_push(q, q->member, c);
         break;
+    case GW_READ_MEMBERS:
+        break; /* (never asked: member lists are read from Redis only, gw_read.c) */
     }
     if (rc)
         gw_adb_fail(j, db, "read");

@@ -31,6 +31,7 @@ struct pending {
     char period[RC_PERIOD_ID_MAX];
     struct gw_read_spec spec;
     char member[RC_MEMBER_MAX + 1];
+    char *members;                 /* MEMBERS: our copy of the list */
 };
 
 static void finish(struct pending *p, int code)
@@ -41,6 +42,7 @@ static void finish(struct pending *p, int code)
         w = NULL;
     }
     p->cb(code, w, p->privdata);
+    free(p->members);
     free(p);
 }
 
@@ -69,9 +71,55 @@ static int parse_window(const struct rc_board *b, const redisReply *r, int place
     return rc;
 }
 
+/* A members reply -> window: each row with its own rank, place and tied. */
+static int parse_members(const struct rc_board *b, const redisReply *r, int places, struct gw_window *w)
+{
+    struct rc_reply_item *items = NULL;
+    struct rc_read_mrow *mrows = NULL;
+    struct rc_read_row *rows = NULL;
+    struct rc_read_head head;
+    size_t n = 0;
+    int rc = RC_E_INTERNAL;
+    if (!r)
+        return RC_E_UNAVAILABLE;
+    if (r->type != REDIS_REPLY_ARRAY)
+        return RC_E_INTERNAL;
+    size_t cap = r->elements / 5 + 1;
+    items = malloc((r->elements ? r->elements : 1) * sizeof *items);
+    mrows = malloc(cap * sizeof *mrows);
+    rows = malloc(cap * sizeof *rows);
+    if (!items || !mrows || !rows || gw_reply_items(r, items, r->elements) != r->elements ||
+        rc_read_members_parse(items, r->elements, &head, mrows, cap, &n))
+        goto cleanup;
+    gw_window_set_head(w, &head);
+    w->first_rank = 0;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (struct rc_read_row){mrows[i].member, mrows[i].c};
+    if ((rc = gw_window_set_rows(b, w, rows, n)) != 0)
+        goto cleanup;
+    for (size_t i = 0; i < n; i++) {
+        w->rows[i].rank = mrows[i].rank;
+        w->rows[i].place = places ? mrows[i].place : 0;
+        w->rows[i].tied = places ? mrows[i].tied : 0;
+    }
+cleanup:
+    free(items);
+    free(mrows);
+    free(rows);
+    return rc;
+}
+
 static void on_read(redisReply *reply, void *privdata)
 {
     struct pending *p = privdata;
+    if (p->spec.kind == GW_READ_MEMBERS) {
+        int rc = parse_members(p->b, reply, p->spec.places, p->w);
+        if (rc)
+            finish(p, rc);
+        else
+            gw_profiles_join(p->s->profiles, p->w, on_joined, p);
+        return;
+    }
     int rc = parse_window(p->b, reply, p->spec.places && p->spec.kind != GW_READ_RANK, p->w);
     if (rc) {
         finish(p, rc);
@@ -104,6 +152,14 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
     case GW_READ_RANK:
         req.kind = RC_READ_RANK;
         break;
+    case GW_READ_MEMBERS:
+        req.kind = RC_READ_MEMBERS;
+        req.places = spec->places;
+        req.members = spec->members;
+        req.nmembers = spec->nmembers;
+        if (!spec->members || !spec->nmembers || !spec->members_len)
+            return RC_E_BAD_REQUEST;
+        break;
     default:
         return RC_E_INTERNAL;
     }
@@ -123,9 +179,19 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
         snprintf(p->member, sizeof p->member, "%s", spec->member);
         p->spec.member = p->member;
     }
+    if (spec->kind == GW_READ_MEMBERS) {
+        if (!(p->members = malloc(spec->members_len))) {
+            free(p->w);
+            free(p);
+            return RC_E_INTERNAL;
+        }
+        memcpy(p->members, spec->members, spec->members_len);
+        p->spec.members = p->members;
+    }
     int rc = gw_read_call(s, b, board, period, &req, on_read, p);
     if (rc) {
         free(p->w);
+        free(p->members);
         free(p);
     }
     return rc;

@@ -79,13 +79,17 @@ int gw_window_fill_places(const struct rc_board *b, struct gw_window *w, int64_t
 typedef void gw_read_cb(int code, struct gw_window *w, void *privdata);
 
 struct gw_read_spec {
-    enum { GW_READ_RANGE, GW_READ_AROUND, GW_READ_RANK } kind;
+    enum { GW_READ_RANGE, GW_READ_AROUND, GW_READ_RANK, GW_READ_MEMBERS } kind;
     int64_t first;                 /* RANGE: 0-based index of the first row */
     int64_t count;                 /* RANGE: rows wanted (0 from index 0: the whole board,
                                       except on a sharded board: none) */
     const char *member;            /* AROUND/RANK (borrowed for the call) */
     int64_t radius;                /* AROUND */
-    int places;                    /* RANGE, AROUND: fill rows' place and tied (core/rc_places.h) */
+    int places;                    /* RANGE, AROUND, MEMBERS: fill rows' place and tied (core/rc_places.h) */
+    const char *members;           /* MEMBERS: a packed list (core/rc_members.h; copied for the call):
+                                      rows are the listed members on the board, each with its own
+                                      rank (rc_row.rank), first_rank 0 */
+    uint32_t nmembers, members_len;
     int live;                      /* the live board through a freeze (else what the audience sees) */
 };
 

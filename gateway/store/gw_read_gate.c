@@ -85,6 +85,8 @@ int64_t gw_read_gate_rows(const struct rc_read_req *req)
     case RC_READ_AROUND:
     case RC_READ_NEAR:
         return 2 * (req->radius > 0 ? req->radius : 0) + 1;
+    case RC_READ_MEMBERS:
+        return req->nmembers > 0 ? req->nmembers : 1;
     default:
         return 1;
     }

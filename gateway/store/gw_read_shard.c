@@ -77,6 +77,8 @@ struct sread {
 
 const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec *spec)
 {
+    if (b->shards > 1 && spec->kind == GW_READ_MEMBERS)
+        return "member lists are not served on sharded boards yet";
     if (b->shards <= 1 || spec->kind != GW_READ_RANGE)
         return NULL;
     if (spec->first < 0 || spec->count < 0)

@@ -144,6 +144,24 @@ static void text_is_read_only_up_to_len(void **state)
     assert_int_equal(rc_event_parse("[1,2]", 5, &ev), RC_E_BAD_REQUEST);
 }
 
+static void a_team_message_is_told_from_change_events_and_parsed(void **state)
+{
+    (void)state;
+    char m[RC_MEMBER_MAX + 1], t[RC_MEMBER_MAX + 1];
+    const char *in = "{\"team_of\":\"user:1\",\"team\":\"red\"}";
+    assert_true(rc_event_team_is(in, strlen(in)));
+    assert_int_equal(rc_event_team_parse(in, strlen(in), m, t), 0);
+    assert_string_equal(m, "user:1");
+    assert_string_equal(t, "red");
+    const char *out = "{\"team_of\":\"user:1\",\"team\":null}";
+    assert_int_equal(rc_event_team_parse(out, strlen(out), m, t), 0);
+    assert_string_equal(t, "");
+    const char *bad = "{\"team_of\":\"no space\",\"team\":null}";
+    assert_int_equal(rc_event_team_parse(bad, strlen(bad), m, t), RC_E_BAD_REQUEST);
+    const char *ev = "{\"seq\":1,\"op\":\"incr\",\"member\":\"a\",\"at\":1}";
+    assert_false(rc_event_team_is(ev, strlen(ev)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +175,7 @@ int main(void)
         cmocka_unit_test(member_longer_than_the_limit_is_refused),
         cmocka_unit_test(unknown_long_op_is_kept_empty_not_truncated),
         cmocka_unit_test(text_is_read_only_up_to_len),
+        cmocka_unit_test(a_team_message_is_told_from_change_events_and_parsed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -213,7 +213,7 @@ static const struct bad_case BAD_CASES[] = {
      "{'op':'subscribe','board':'caf\xc3\xa9','view':{'top':1}}", 0, BAD, "board must be 1..64",
      NULL},
     {"rejects_empty_view", SUB("{}"), 0, BAD,
-     "view must be one of top, offset/limit, around, feed", NULL},
+     "view must be one of top, offset/limit, around, feed, members, team", NULL},
     {"rejects_view_with_only_unknown_keys", SUB("{'bottom':5}"), 0, BAD, "view must be one of",
      NULL},
     {"rejects_view_mixing_top_and_feed", SUB("{'top':5,'feed':true}"), 0, BAD,

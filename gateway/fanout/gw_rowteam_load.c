@@ -1,0 +1,137 @@
+/* gw_rowteam_load.c - a board with teams' membership read from Redis (one
+ * HGETALL of rc:{B|}:tm: member -> team id, and "#TEAM" counts, skipped)
+ * when its first viewer comes and after Redis or its channel came back, and
+ * kept current by the team messages of lua/write.lua's op team on its
+ * channel. Either way every view of the board is brought up to date: its
+ * rows' "team" (gw_rowteam.c) may have changed, and the delta rule resends
+ * a row whose team changed (core/rc_delta.c). A message that comes while a
+ * read is out is applied, and the read done again once back (the read may
+ * predate it or not: the message and the reply come over two connections). */
+#include "fanout/gw_fanout_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "base/gw_log.h"
+#include "redis/gw_redis.h"
+#include "rc_event.h"
+#include "rc_keys.h"
+#include "rc_names.h"
+
+/* Every view of b may show another team on a row now. */
+static void refresh_views(struct gw_board *b)
+{
+    b->changed = b->mirror_on;
+    b->refresh_all = b->mirror_on;
+    if (b->changed)
+        gw_fo_board_wake(b);
+    gw_fo_mark_dirty(b);
+}
+
+void gw_rowteam_roster_view(struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    if (!b || v->dead || !b->rt || !b->rt->loaded)
+        return;
+    char *list;
+    uint32_t n, len;
+    if (gw_rowteam_roster(b->rt, v->r.spec.around, &list, &n, &len) != 0) {
+        gw_fo_view_set_dirty(v); /* (out of memory: the old list, read again) */
+        return;
+    }
+    free(v->roster);
+    v->roster = list;
+    v->nroster = n;
+    v->roster_len = len;
+    v->roster_ok = 1;
+    v->force_snapshot = v->last != NULL;
+    rc_vtrack_forget(&v->trk);
+    v->mmoved = 0;
+    gw_fo_view_set_dirty(v);
+}
+
+/* The rosters of b (those of team `team` only, when not NULL) follow its
+ * membership. */
+static void rosters(struct gw_board *b, const char *team, const char *team2)
+{
+    for (struct gw_view *v = b->reads; v; v = v->knext)
+        if (v->r.spec.kind == RC_VIEW_TEAM &&
+            (!team || strcmp(v->r.spec.around, team) == 0 || (team2 && strcmp(v->r.spec.around, team2) == 0)))
+            gw_rowteam_roster_view(v);
+}
+
+static void on_loaded(redisReply *r, void *privdata)
+{
+    struct gw_board *b = privdata;
+    struct gw_rowteam *rt = b->rt;
+    rt->loading = 0;
+    if (!b->dead && r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
+        gw_rowteam_clear(rt);
+        for (size_t i = 0; i + 1 < r->elements; i += 2) {
+            const redisReply *k = r->element[i], *v = r->element[i + 1];
+            if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || k->str[0] == '#' ||
+                !rc_member_name_valid(k->str, k->len) || !rc_member_name_valid(v->str, v->len))
+                continue;
+            (void)gw_rowteam_set(rt, k->str, v->str); /* (out of memory: that row shows no team) */
+        }
+        rt->loaded = 1;
+        refresh_views(b);
+        rosters(b, NULL, NULL);
+    } else if (!b->dead && r) {
+        gw_log_warn("board %s: its team membership could not be read", b->r.name);
+    }
+    int again = rt->again && !b->dead;
+    rt->again = 0;
+    if (again)
+        gw_rowteam_load(b, 1);
+    gw_fo_board_unref(b);
+}
+
+void gw_rowteam_load(struct gw_board *b, int again)
+{
+    if (!b->decl->teams[0] || b->dead)
+        return;
+    if (!b->rt && !(b->rt = gw_rowteam_new(b->f->vkey)))
+        return; /* (out of memory: rows show no team) */
+    struct gw_rowteam *rt = b->rt;
+    if (rt->loading) {
+        rt->again |= again;
+        return;
+    }
+    if (rt->loaded && !again)
+        return;
+    char key[RC_KEY_MAX];
+    if (rc_board_key(key, sizeof key, b->r.name, "", "tm", NULL))
+        return;
+    const char *argv[2] = {"HGETALL", key};
+    b->refs++;
+    rt->loading = 1;
+    if (gw_redis_command(b->f->app->redis, key, strlen(key), 2, argv, NULL, on_loaded, b) != 0) {
+        rt->loading = 0;
+        b->refs--; /* read when Redis is back (gw_fanout_redis_up) */
+    }
+}
+
+void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len)
+{
+    char member[RC_MEMBER_MAX + 1], team[RC_MEMBER_MAX + 1];
+    if (rc_event_team_parse(payload, len, member, team) != 0) {
+        gw_log_warn("unparsable team message on board %s", b->r.name);
+        return;
+    }
+    if (!b->rt)
+        return; /* (not read yet: the read will have it) */
+    if (b->rt->loading)
+        b->rt->again = 1;
+    const char *was = gw_rowteam_of(b->rt, member);
+    char old[RC_MEMBER_MAX + 1];
+    snprintf(old, sizeof old, "%s", was ? was : "");
+    if (gw_rowteam_set(b->rt, member, team) != 0)
+        b->rt->again = 1;
+    refresh_views(b);
+    rosters(b, old[0] ? old : team, team[0] ? team : NULL);
+}

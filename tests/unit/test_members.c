@@ -1,0 +1,293 @@
+/* test_members.c - member lists (PROTOCOL v1.2) in core: a list is checked
+ * and packed (core/rc_members), its absent names come in the order asked,
+ * its delta sends every listed row whose rank or score changed with the
+ * rank the viewers held (core/rc_delta, rc_delta_make_members), its read's
+ * reply is parsed (core/rc_read_args) and its tracker follows change events
+ * exactly (core/rc_vtrack, rc_vtrack_members_event).
+ *
+ * The property test plays random moves, joins and leaves on a board of 60
+ * members with 15 listed and checks, after every event the tracker says it
+ * followed (SAME or MOVED), that its entries are exactly the listed
+ * members' ranks and composites on the board; after CHANGED it starts again
+ * from the board as a read would. Seed: RC_TEST_SEED=<n>.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rc_test_rng.h"
+
+#include "rc_delta.h"
+#include "rc_err.h"
+#include "rc_members.h"
+#include "rc_read_args.h"
+#include "rc_vtrack.h"
+
+static void a_list_is_packed_in_the_order_asked(void **state)
+{
+    (void)state;
+    const char *names[] = {"bob", "user:1", "ann"};
+    size_t lens[] = {3, 6, 3};
+    char *block;
+    uint32_t len;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_members_pack(names, lens, 3, "view.members", &block, &len, &err), 0);
+    assert_int_equal(len, 4 + 7 + 4);
+    assert_string_equal(block, "bob");
+    assert_string_equal(rc_members_next(block), "user:1");
+    assert_string_equal(rc_members_next(rc_members_next(block)), "ann");
+    assert_true(rc_members_has(block, 3, "ann"));
+    assert_false(rc_members_has(block, 3, "an"));
+    free(block);
+}
+
+static void bad_lists_are_refused(void **state)
+{
+    (void)state;
+    char *block;
+    uint32_t len, n;
+    struct rc_error err = {0, ""};
+    const char *twice[] = {"a", "b", "a"};
+    size_t tl[] = {1, 1, 1};
+    assert_int_equal(rc_members_pack(twice, tl, 3, "view.members", &block, &len, &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "twice"));
+    assert_int_equal(rc_members_pack(twice, tl, 0, "view.members", &block, &len, &err), RC_E_BAD_REQUEST);
+    const char *bad[] = {"ok", "no space"};
+    size_t bl[] = {2, 8};
+    assert_int_equal(rc_members_pack(bad, bl, 2, "view.members", &block, &len, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_members_pack_csv("a,,b", &block, &n, &len, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_members_pack_csv("a,b,", &block, &n, &len, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_members_pack_csv("", &block, &n, &len, &err), RC_E_BAD_REQUEST);
+    /* 200 is the most */
+    char text[201 * 6 + 1], *p = text;
+    for (int i = 0; i < 201; i++)
+        p += sprintf(p, "%su%03d", i ? "," : "", i);
+    assert_int_equal(rc_members_pack_csv(text, &block, &n, &len, &err), RC_E_BAD_REQUEST);
+    text[strlen(text) - 5] = '\0'; /* drop ",u200" */
+    assert_int_equal(rc_members_pack_csv(text, &block, &n, &len, &err), 0);
+    assert_int_equal(n, 200);
+    free(block);
+}
+
+static void absent_names_come_in_the_order_asked(void **state)
+{
+    (void)state;
+    char *block;
+    uint32_t len, n;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_members_pack_csv("dan,zed,bob,amy", &block, &n, &len, &err), 0);
+    struct rc_row rows[2] = {{.member = "bob", .rank = 2}, {.member = "dan", .rank = 4}};
+    const char *absent[4];
+    assert_int_equal(rc_members_absent(block, n, rows, 2, absent), 2);
+    assert_string_equal(absent[0], "zed");
+    assert_string_equal(absent[1], "amy");
+    assert_int_equal(rc_members_absent(block, n, NULL, 0, absent), 4);
+    free(block);
+}
+
+static void a_list_delta_sends_shifted_rows_with_the_rank_held(void **state)
+{
+    (void)state;
+    struct rc_row o[3] = {{.member = "ann", .c = 40, .rank = 1}, {.member = "bob", .c = 30, .rank = 5},
+                          {.member = "eve", .c = 10, .rank = 9}};
+    /* bob shifted by another's write, eve left, cat arrived, ann unchanged */
+    struct rc_row n[3] = {{.member = "ann", .c = 40, .rank = 1}, {.member = "cat", .c = 35, .rank = 4},
+                          {.member = "bob", .c = 30, .rank = 6}};
+    struct rc_delta_window ow = {o, 3, 0, 10}, nw = {n, 3, 0, 10};
+    struct rc_delta_scratch s = {0};
+    struct rc_delta d;
+    assert_int_equal(rc_delta_make_members(&ow, &nw, &s, &d), 0);
+    assert_int_equal(d.nrows, 2);
+    assert_int_equal(d.rows[0], 1); /* cat: new, prev_rank null */
+    assert_int_equal(d.prev_rank[0], 0);
+    assert_int_equal(d.rows[1], 2); /* bob: held at 5 */
+    assert_int_equal(d.prev_rank[1], 5);
+    assert_int_equal(d.nremoved, 1);
+    assert_string_equal(o[d.removed[0]].member, "eve");
+    assert_false(d.nothing);
+    /* the same list again: nothing */
+    assert_int_equal(rc_delta_make_members(&nw, &nw, &s, &d), 0);
+    assert_true(d.nothing);
+    assert_true(rc_delta_windows_equal(&nw, &nw));
+    rc_delta_scratch_free(&s);
+}
+
+static struct rc_reply_item I(int64_t v)
+{
+    return (struct rc_reply_item){1, v, NULL};
+}
+
+static struct rc_reply_item S(const char *s)
+{
+    return (struct rc_reply_item){0, 0, s};
+}
+
+static void a_members_reply_is_parsed_and_checked(void **state)
+{
+    (void)state;
+    struct rc_reply_item it[8 + 10] = {I(7), I(20), I(0), S(""), I(0), I(0), I(0), I(0),
+                                       S("bob"), S("300"), I(2), I(2), I(1),
+                                       S("dan"), S("100"), I(4), I(4), I(0)};
+    struct rc_read_head head;
+    struct rc_read_mrow rows[4];
+    size_t n;
+    assert_int_equal(rc_read_members_parse(it, 18, &head, rows, 4, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(head.seq, 7);
+    assert_string_equal(rows[1].member, "dan");
+    assert_int_equal(rows[1].rank, 4);
+    assert_int_equal(rows[0].tied, 1);
+    it[15] = I(2); /* ranks must ascend */
+    assert_int_equal(rc_read_members_parse(it, 18, &head, rows, 4, &n), RC_E_INTERNAL);
+    it[15] = I(21); /* past the total */
+    assert_int_equal(rc_read_members_parse(it, 18, &head, rows, 4, &n), RC_E_INTERNAL);
+    /* the call: kind, order, live, unit, names */
+    char *block;
+    uint32_t len, cnt;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_members_pack_csv("a,b", &block, &cnt, &len, &err), 0);
+    struct rc_read_req req = {.kind = RC_READ_MEMBERS, .members = block, .nmembers = cnt};
+    struct rc_read_args a;
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_int_equal(a.nargv, 6);
+    assert_string_equal(a.argv[0], "members");
+    assert_string_equal(a.argv[3], "");
+    assert_string_equal(a.argv[5], "b");
+    free(block);
+}
+
+/* ---- the tracker against a board ----------------------------------------- */
+
+#define NB 60
+#define NL 15
+
+struct board {
+    int member[NB]; /* by rank: member ids; n on the board */
+    double c[NB + 1];
+    size_t n;
+};
+
+static long rank_of(const struct board *b, int m)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->member[i] == m)
+            return (long)i + 1;
+    return 0;
+}
+
+/* Puts m (not on b) in by composite c (desc; ties: newest last). */
+static size_t put(struct board *b, int m, double c)
+{
+    size_t at = 0;
+    while (at < b->n && b->c[b->member[at]] >= c)
+        at++;
+    memmove(&b->member[at + 1], &b->member[at], (b->n - at) * sizeof b->member[0]);
+    b->member[at] = m;
+    b->c[m] = c;
+    b->n++;
+    return at + 1;
+}
+
+static void take(struct board *b, long r)
+{
+    memmove(&b->member[r - 1], &b->member[r], (b->n - (size_t)r) * sizeof b->member[0]);
+    b->n--;
+}
+
+static size_t read_entries(const struct board *b, const int *listed, struct rc_vtrack_entry *e)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < b->n; i++)
+        for (int j = 0; j < NL; j++)
+            if (b->member[i] == listed[j])
+                e[k++] = (struct rc_vtrack_entry){(int64_t)i + 1, b->c[b->member[i]], (size_t)b->member[i]};
+    return k;
+}
+
+static void the_tracker_follows_random_moves_joins_and_leaves_exactly(void **state)
+{
+    (void)state;
+    const char *env = getenv("RC_TEST_SEED");
+    struct rng r = {env ? strtoull(env, NULL, 10) : 20261127};
+    struct board b = {.n = 0};
+    int listed[NL], is_listed[NB] = {0};
+    for (int j = 0; j < NL; j++) {
+        int m;
+        do
+            m = (int)below(&r, NB);
+        while (is_listed[m]);
+        is_listed[m] = 1;
+        listed[j] = m;
+    }
+    for (int m = 0; m < 40; m++)
+        put(&b, m, (double)below(&r, 50));
+    struct rc_vtrack t;
+    struct rc_vtrack_entry ent[NL], want[NL];
+    int64_t seq = 1;
+    rc_vtrack_members(&t, seq, (int64_t)b.n, ent, read_entries(&b, listed, ent), 0);
+    size_t followed = 0, reads = 0;
+    for (int step = 0; step < 20000; step++) {
+        int m = (int)below(&r, NB);
+        long old = rank_of(&b, m);
+        int has_new = !old || below(&r, 10) != 0;
+        long nr = 0;
+        double c = 0;
+        if (!old && b.n == 0)
+            continue;
+        if (old)
+            take(&b, old);
+        if (has_new)
+            nr = (long)put(&b, m, c = (double)below(&r, 50));
+        seq++;
+        int res = rc_vtrack_members_event(&t, seq, is_listed[m], old != 0, old, has_new, nr, c);
+        if (res == RC_VTRACK_CHANGED) {
+            assert_true(is_listed[m] && !old); /* only a listed member's arrival needs a read */
+            reads++;
+            rc_vtrack_members(&t, seq, (int64_t)b.n, ent, read_entries(&b, listed, ent), 0);
+            continue;
+        }
+        assert_true(res == RC_VTRACK_SAME || res == RC_VTRACK_MOVED);
+        followed++;
+        size_t k = read_entries(&b, listed, want);
+        assert_int_equal(t.nent, k);
+        assert_int_equal(t.total, (int64_t)b.n);
+        for (size_t i = 0; i < k; i++) {
+            assert_int_equal(t.ent[i].rank, want[i].rank);
+            assert_true(t.ent[i].c == want[i].c);
+            assert_int_equal(t.ent[i].row == want[i].row || t.ent[i].c == want[i].c, 1);
+        }
+    }
+    assert_true(followed > 10 * reads);
+    /* a gap reads */
+    assert_int_equal(rc_vtrack_members_event(&t, t.seq + 2, 0, 1, 1, 1, 1, 0), RC_VTRACK_CHANGED);
+}
+
+static void with_places_a_change_near_the_list_reads(void **state)
+{
+    (void)state;
+    struct rc_vtrack t;
+    struct rc_vtrack_entry e[2] = {{3, 30, 0}, {7, 10, 1}};
+    rc_vtrack_members(&t, 1, 20, e, 2, 1);
+    assert_int_equal(rc_vtrack_members_event(&t, 2, 0, 1, 15, 1, 12, 5), RC_VTRACK_SAME); /* below 7 + 1 */
+    assert_int_equal(rc_vtrack_members_event(&t, 3, 0, 1, 15, 1, 8, 9), RC_VTRACK_CHANGED); /* the row after */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_list_is_packed_in_the_order_asked),
+        cmocka_unit_test(bad_lists_are_refused),
+        cmocka_unit_test(absent_names_come_in_the_order_asked),
+        cmocka_unit_test(a_list_delta_sends_shifted_rows_with_the_rank_held),
+        cmocka_unit_test(a_members_reply_is_parsed_and_checked),
+        cmocka_unit_test(the_tracker_follows_random_moves_joins_and_leaves_exactly),
+        cmocka_unit_test(with_places_a_change_near_the_list_reads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
