@@ -7,7 +7,8 @@
 //     without a reload; a new list typed in the box replaces it. Its Teams
 //     tab: squads live, a team's roster on click (members without points
 //     listed), a member's write moves its team's row and its roster row, a
-//     member moved between teams moves both teams and both rosters;
+//     member moved between teams moves both teams and both rosters; the
+//     console's team form puts a member on a team; tabs work by keyboard;
 //  2. the overlay with &members= (only those members, live) and &team= (the
 //     roster, live), without the team column and without tabs;
 //  3. the caster console: a team column on players, "+ squads" adds the team
@@ -96,7 +97,8 @@ test('dashboard: the Friends tab follows a member list live; the Teams tab shows
     const page = await context.newPage();
     const errors = watchErrors(page);
 
-    await page.goto(`${gw.base}/?board=players&top=10&members=ann,cat,zed`);
+    // with the admin key: the console's team form writes
+    await page.goto(`${gw.base}/?board=players&top=10&members=ann,cat,zed&token=${encodeURIComponent(h.ADMIN_KEY)}`);
     await page.waitForFunction(() => document.getElementById('conn').dataset.state === 'open', null, { timeout: WAIT });
     // the address's members= opens the Friends tab
     await page.waitForSelector('#pane-friends:not([hidden])', { timeout: WAIT });
@@ -132,7 +134,15 @@ test('dashboard: the Friends tab follows a member list live; the Teams tab shows
     await page.click('#tab-teams');
     await waitRows(page, '#teams-table', ['blue 1 135', 'red 2 130'], 'the team board');
     assert.equal(await page.isHidden('#roster'), true);
-    await page.click('#teams-table tr[data-member="red"] button.pick-row');
+    // keyboard: the arrows move between tabs; the picked team's button takes Enter
+    await page.focus('#tab-teams');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.getAttribute('#tab-friends', 'aria-selected'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'tab-friends');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.getAttribute('#tab-teams', 'aria-selected'), 'true');
+    await page.focus('#teams-table tr[data-member="red"] button.pick-row');
+    await page.keyboard.press('Enter');
     await waitRows(page, '#roster-table', ['ann 1 110', 'bob 5 20'], 'red\'s roster');
     assert.equal(new URL(page.url()).searchParams.get('team'), 'red');
     assert.equal(await page.getAttribute('#teams-table tr[data-member="red"] button.pick-row', 'aria-pressed'), 'true');
@@ -148,6 +158,13 @@ test('dashboard: the Friends tab follows a member list live; the Teams tab shows
     await waitRows(page, '#roster-table', ['ann 1 110', 'bob 4 32', 'cat 5 30'], 'the moved member joins the roster');
     await page.click('#teams-table tr[data-member="blue"] button.pick-row');
     await waitRows(page, '#roster-table', ['dan 2 105'], 'blue\'s roster after the move');
+    // the console's team form (shown on a board with teams) puts gus on blue
+    assert.equal(await page.isVisible('#team-form'), true);
+    await page.fill('#t-member', 'gus');
+    await page.fill('#t-team', 'blue');
+    await page.click('#team-form button[type="submit"]');
+    await waitAbsent(page, '#roster-absent', ['gus'], 'a member put on blue from the console');
+    assert.match(await page.textContent('#log li.ok code'), /"op":"teamed".*"team":"blue"/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'teams-dashboard.png'), fullPage: true });
 
     // a board without teams hides the tab (and the Standings tab comes back)
@@ -156,6 +173,7 @@ test('dashboard: the Friends tab follows a member list live; the Teams tab shows
     await page.waitForSelector('#tab-teams[hidden]', { state: 'attached', timeout: WAIT });
     assert.equal(await page.getAttribute('#tab-board', 'aria-selected'), 'true');
     assert.equal(new URL(page.url()).searchParams.get('team'), null);
+    assert.equal(await page.isHidden('#team-form'), true);
     assert.deepEqual(errors, []);
   });
 
