@@ -56,21 +56,19 @@ async function seed(gw) {
   for (const [m, d] of [['ann', 10], ['bob', 20], ['cat', 30], ['dan', 5], ['eve', 50]]) await incr(gw, m, d);
 }
 
-// A table's rows as "member rank score" (the rank cell without its move marker), in order.
-function readRows(sel) {
-  return [...document.querySelectorAll(`${sel} tbody tr[data-member]`)].map((tr) =>
+// Runs in the page: a table's rows as "member rank score" (the rank cell without its
+// move marker), in order; with want, whether they are exactly want.
+function rowsIn({ sel, want }) {
+  const got = [...document.querySelectorAll(`${sel} tbody tr[data-member]`)].map((tr) =>
     `${tr.dataset.member} ${tr.cells[0].querySelector('.n').textContent} ${tr.cells[tr.cells.length - 1].textContent}`);
+  return want === undefined ? got : JSON.stringify(got) === JSON.stringify(want);
 }
 
 async function waitRows(page, sel, want, what) {
   try {
-    await page.waitForFunction(({ sel, want, src }) => {
-      // eslint-disable-next-line no-new-func
-      const got = new Function('return ' + src)()(sel);
-      return JSON.stringify(got) === JSON.stringify(want);
-    }, { sel, want, src: readRows.toString() }, { timeout: WAIT });
+    await page.waitForFunction(rowsIn, { sel, want }, { timeout: WAIT });
   } catch (err) {
-    const got = await page.evaluate(({ sel, src }) => new Function('return ' + src)()(sel), { sel, src: readRows.toString() });
+    const got = await page.evaluate(rowsIn, { sel });
     assert.fail(`${what}: ${sel} shows ${JSON.stringify(got)}, want ${JSON.stringify(want)} (${err.message.split('\n')[0]})`);
   }
 }
