@@ -10,6 +10,9 @@
  * with theme=dark|light|broadcast (index.html applies it before first paint):
  *   /?overlay=1&board=demo&top=10&max_rate=2&places=shared&theme=broadcast
  * A board whose last snapshot/delta says "frozen" gets a FROZEN badge.
+ * members=a,b,c (a member list, PROTOCOL v1.2) and team=ID (a team's roster
+ * on a board with teams): the overlay shows only those members, live; the
+ * dashboard opens them in its Friends and Teams tabs beside the standings.
  * The overlay link uses the "Overlay token" field when filled (a read-only
  * token from `rankcast token --scope read --board demo --ttl 30d`), else
  * this page's own token.
@@ -56,7 +59,21 @@ import * as Rankcast from './rankcast.mjs';
     const maxRate = rate === null || rate === '' ? null : (Number.isFinite(Number(rate)) ? Number(rate) : rate);
     // places=shared: every row gets its shared place (1, 2, 2, 4) and tied.
     const places = p.get('places') === 'shared' ? 'shared' : null;
-    return { board: p.get('board') || '', view, period: p.get('period') || 'current', maxRate, places };
+    const members = p.has('members') ? namesOf(p.get('members')) : null;
+    const team = p.get('team') || null;
+    return { board: p.get('board') || '', view, period: p.get('period') || 'current', maxRate, places, members, team };
+  }
+
+  // A typed or linked list of member names: commas or spaces between them, each once.
+  function namesOf(text) {
+    return Array.from(new Set(String(text || '').split(/[\s,]+/).filter(Boolean)));
+  }
+
+  // The overlay shows the member list or the roster the address names instead of the window.
+  function overlayView(sel) {
+    if (sel.members) return Object.assign({}, sel, { view: { members: sel.members } });
+    if (sel.team) return Object.assign({}, sel, { view: { team: sel.team } });
+    return sel;
   }
 
   function toParams(sel) {
@@ -70,6 +87,8 @@ import * as Rankcast from './rankcast.mjs';
     if (sel.period !== 'current') p.set('period', sel.period);
     if (sel.maxRate != null) p.set('max_rate', sel.maxRate);
     if (sel.places) p.set('places', sel.places);
+    if (sel.members && sel.members.length) p.set('members', sel.members.join(','));
+    if (sel.team) p.set('team', sel.team);
     if (token) p.set('token', token);
     return p;
   }
@@ -77,6 +96,8 @@ import * as Rankcast from './rankcast.mjs';
   function describe(sel) {
     const v = sel.view;
     const what = v.feed ? 'feed'
+      : v.members ? `${v.members.length} ${v.members.length === 1 ? 'member' : 'members'}`
+      : v.team != null ? `team ${v.team}`
       : v.around != null ? `around ${v.around} ±${v.radius}`
         : v.limit != null ? `ranks ${v.offset + 1}–${v.offset + v.limit}` : `top ${v.top}`;
     return [sel.board, what].concat(sel.period !== 'current' ? [sel.period] : []).join(' · ');
@@ -124,6 +145,81 @@ import * as Rankcast from './rankcast.mjs';
     $('stats').textContent = parts.join(' · ');
   }
 
+  /* ---- friends and teams (PROTOCOL v1.2: member lists, rosters) ---- */
+
+  const TABS = ['board', 'friends', 'teams'];
+  const TEAMS_TOP = 25; // the team tab's window on board T
+
+  // The WAI-ARIA tabs pattern: one tab in the Tab order, arrows move between tabs.
+  function selectTab(name) {
+    for (const t of TABS) {
+      const on = t === name;
+      $('tab-' + t).setAttribute('aria-selected', String(on));
+      $('tab-' + t).tabIndex = on ? 0 : -1;
+      $('pane-' + t).hidden = !on;
+    }
+  }
+
+  function wireTabs() {
+    for (const t of TABS) $('tab-' + t).addEventListener('click', () => selectTab(t));
+    document.querySelector('.tabs').addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+      const shown = TABS.filter((t) => !$('tab-' + t).hidden);
+      const at = shown.findIndex((t) => $('tab-' + t).getAttribute('aria-selected') === 'true');
+      const next = shown[(at + (e.key === 'ArrowRight' ? 1 : shown.length - 1)) % shown.length];
+      selectTab(next);
+      $('tab-' + next).focus();
+    });
+  }
+
+  // One live member-list view (friends, a roster): its table, and the listed
+  // members not on the board under it (ids PREFIX-table, -empty, -absent, -absent-wrap).
+  class ListPane {
+    constructor(prefix, opts) {
+      this.table = new RankTable($(prefix + '-table'), $(prefix + '-empty'), opts);
+      this.absentWrap = $(prefix + '-absent-wrap');
+      this.absentList = $(prefix + '-absent');
+      this.view = null;
+    }
+
+    // spec: the subscribe; onStats(view) after each change.
+    show(spec, meta, onStats) {
+      this.close();
+      this.table.reset(meta, spec.view);
+      this.showAbsent([]);
+      this.view = client.subscribe(spec, {
+        onChange: (v, changes, info) => {
+          this.table.render(v, changes, info);
+          this.showAbsent(v.absent || []);
+          if (onStats) onStats(v);
+        },
+        onError: (v, err) => this.table.error(err),
+      });
+    }
+
+    showAbsent(list) {
+      this.absentWrap.hidden = !list.length;
+      this.absentList.replaceChildren(...list.map((m) => {
+        const li = document.createElement('li');
+        li.textContent = m; // member names are user input
+        li.dataset.member = m;
+        return li;
+      }));
+    }
+
+    clear(text) {
+      this.close();
+      this.table.reset(null, { members: [] });
+      this.table.message(text);
+      this.showAbsent([]);
+    }
+
+    close() {
+      if (this.view) this.view.close();
+      this.view = null;
+    }
+  }
+
   /* ---- the picker ---- */
 
   // The declaration a board name falls under: exact, else the longest template.
@@ -150,6 +246,15 @@ import * as Rankcast from './rankcast.mjs';
   async function dashboard() {
     const consoleUi = new WriteConsole(client);
     const want = fromParams(params);
+    let current = null;           // { sel, meta } on screen
+    let friends = want.members || [];
+    let roster = want.team;       // the team whose roster shows, null for none
+    const friendsPane = new ListPane('friends');
+    const rosterPane = new ListPane('roster');
+    const teamsTable = new RankTable($('teams-table'), $('teams-empty'), { onPick: (id) => { roster = id; showRoster(); writeUrl(); } });
+    let teamsView = null;
+    wireTabs();
+    $('friends').value = friends.join(', ');
     let boards = null;
     try {
       boards = await Rankcast.rest({ token }).boards();
@@ -230,29 +335,111 @@ import * as Rankcast from './rankcast.mjs';
       if (boards && !initial) pickError('');
       show(sel, m);
       consoleUi.setBoard(sel.board, m, sel.period === 'current' ? null : sel.period);
-      const p = toParams(sel);
-      history.replaceState(null, '', '?' + p.toString());
-      overlayLink(p);
+      if (current && current.sel.board !== sel.board) roster = null; // another board's teams
+      current = { sel, meta: m };
+      showFriends();
+      showTeams();
+      writeUrl();
+    }
+
+    // The address: the standings' selection, the friends followed and the roster shown.
+    function writeUrl() {
+      const sel = current.sel;
+      history.replaceState(null, '', '?' + toParams(Object.assign({}, sel, { members: friends, team: roster })).toString());
+      overlayLink($('overlay-link'), toParams(sel));
+      $('friends-overlay').hidden = !friends.length;
+      if (friends.length) overlayLink($('friends-overlay'), toParams(Object.assign({}, sel, { members: friends })));
+      if (roster) overlayLink($('roster-overlay'), toParams(Object.assign({}, sel, { team: roster })));
+    }
+
+    const periodOf = (sel) => (sel.period === 'current' ? null : sel.period);
+
+    function showFriends() {
+      const { sel, meta: m } = current;
+      $('friends-title').textContent = friends.length ? `${friends.length} ${friends.length === 1 ? 'member' : 'members'} on ${sel.board}` : sel.board;
+      if (!friends.length) return friendsPane.clear('Type member names and press Follow to see them live.');
+      friendsPane.show({ board: sel.board, view: { members: friends }, period: periodOf(sel), places: sel.places }, m);
+    }
+
+    $('friends-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      const names = namesOf($('friends').value);
+      const bad = names.length > 200 ? 'at most 200 members' : '';
+      $('friends-error').textContent = bad;
+      $('friends-error').hidden = !bad;
+      if (bad || !current) return;
+      friends = names;
+      showFriends();
+      writeUrl();
+    });
+
+    // The Teams tab shows while the board picked declares teams = T.
+    function showTeams() {
+      const { sel, meta: m } = current;
+      const team = m && m.teams;
+      $('tab-teams').hidden = !team;
+      if (teamsView) teamsView.close();
+      teamsView = null;
+      if (!team) {
+        rosterPane.close();
+        roster = null;
+        if ($('tab-teams').getAttribute('aria-selected') === 'true') selectTab('board');
+        return;
+      }
+      $('teams-title').textContent = `${team} · team standings`;
+      $('teams-stats').textContent = '';
+      teamsTable.reset((boards && boards.find((b) => b.name === team)) || null, { top: TEAMS_TOP });
+      teamsView = client.subscribe({ board: team, view: { top: TEAMS_TOP }, period: periodOf(sel), places: sel.places }, {
+        onChange: (v, changes, info) => {
+          teamsTable.render(v, changes, info);
+          markPicked();
+          $('teams-stats').textContent = [v.total != null ? `${v.total} ${v.total === 1 ? 'team' : 'teams'}` : '',
+            v.seq != null ? 'seq ' + v.seq : ''].filter(Boolean).join(' · ');
+        },
+        onError: (v, err) => teamsTable.error(err),
+      });
+      showRoster();
+    }
+
+    // The team whose roster shows is marked in the team table (and for screen readers).
+    function markPicked() {
+      for (const tr of $('teams-table').tBodies[0].rows) {
+        const on = tr.dataset.member === roster;
+        tr.classList.toggle('picked', on);
+        const b = tr.querySelector('.pick-row');
+        if (b) b.setAttribute('aria-pressed', String(on));
+      }
+    }
+
+    function showRoster() {
+      const { sel, meta: m } = current;
+      $('roster').hidden = !roster;
+      markPicked();
+      if (!roster) return rosterPane.close();
+      $('roster-title').textContent = `team ${roster} on ${sel.board}`;
+      $('roster-stats').textContent = '';
+      rosterPane.show({ board: sel.board, view: { team: roster }, period: periodOf(sel), places: sel.places }, m, (v) => {
+        $('roster-stats').textContent = v.total != null ? `${v.total} ${v.total === 1 ? 'member' : 'members'}` : '';
+      });
     }
 
     // The overlay link carries the pasted overlay token (a read-only JWT
     // for the board, from `rankcast token`) instead of this page's own
     // credential, which may be a key that writes.
-    function overlayLink(p) {
+    function overlayLink(a, p) {
       const o = new URLSearchParams(p);
       const ot = $('overlay-token').value.trim();
       if (ot) o.set('token', ot);
       o.set('overlay', '1');
-      $('overlay-link').href = '?' + o.toString();
+      a.href = '?' + o.toString();
     }
-    $('overlay-token').addEventListener('input', () => {
-      const sel = fromParams(new URLSearchParams(location.search));
-      overlayLink(toParams(sel));
-    });
+    $('overlay-token').addEventListener('input', () => { if (current) writeUrl(); });
 
     $('pick').addEventListener('submit', (e) => { e.preventDefault(); apply(false); });
     sync();
     apply(true);
+    if (roster && !$('tab-teams').hidden) selectTab('teams');
+    else if (want.members) selectTab('friends');
   }
 
   function pickError(text) {
@@ -263,7 +450,7 @@ import * as Rankcast from './rankcast.mjs';
   function overlayMode() {
     const sel = fromParams(params);
     if (!sel.board) return table.message('overlay: add ?board=NAME&top=10 to the address');
-    show(sel, null);
+    show(overlayView(sel), null);
   }
 
   if (overlay) overlayMode();

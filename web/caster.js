@@ -17,6 +17,11 @@
  * once (subscribing again answers the same sub), and two columns may show
  * the same board. Without the admin scope the live subscriptions are
  * refused: the ticker falls back to the audience feed.
+ *
+ * Boards with teams (teams = T in their declaration; their rows carry
+ * "team"): the tables get a team column, and the column's "+ T" button adds
+ * a column for team board T beside it (player standings and team standings
+ * side by side, each with its own freeze).
  */
 // A module (console.html loads it with type="module"): the client library is the ES module
 // web/rankcast.mjs, the one source the classic rankcast.js is made from.
@@ -98,8 +103,17 @@ import * as Rankcast from './rankcast.mjs';
       this.part = {
         badge: q('[data-role="badge"]'), seqs: q('[data-role="seqs"]'), pending: q('[data-role="pending"]'),
         msg: q('[data-role="msg"]'), livePane: q('.pane.live'), ticker: q('.ticker ol'),
-        tickerHint: q('[data-role="ticker-hint"]'),
+        tickerHint: q('[data-role="ticker-hint"]'), addTeam: q('[data-role="add-team"]'),
       };
+      this.part.addTeam.addEventListener('click', () => {
+        const team = this.meta && this.meta.teams;
+        if (!team) return;
+        const c = addColumn({ board: team, top: this.sel.top, period: this.sel.period });
+        this.root.after(c.root); // beside its source, on screen and in the address
+        columns.splice(columns.indexOf(c), 1);
+        columns.splice(columns.indexOf(this) + 1, 0, c);
+        writeUrl();
+      });
       this.buttons = {};
       for (const b of this.root.querySelectorAll('[data-act]')) {
         this.buttons[b.dataset.act] = b;
@@ -165,6 +179,10 @@ import * as Rankcast from './rankcast.mjs';
       this.part.ticker.textContent = '';
       this.say('');
       if (boards && !this.meta) this.say(`no board is declared as "${sel.board}"`, 'err');
+      const team = this.meta && this.meta.teams;
+      this.part.addTeam.hidden = !team;
+      this.part.addTeam.textContent = team ? `+ ${team}` : '';
+      this.part.addTeam.title = team ? `add a column for team board ${team}` : '';
       const update = () => this.update();
 
       this.audience = this.rc.subscribe({ board: sel.board, view, period }, {

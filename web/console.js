@@ -1,6 +1,7 @@
-/* console.js - the dashboard's console: send a write (incr/set/best/submit)
+/* console.js - the dashboard's console: send a write (incr/set/best/submit),
+ * put a member on a team (boards with teams = T: the team op, PROTOCOL v1.2)
  * or look up a member's rank over the WebSocket, and log each reply (the ack,
- * the rank, or the error) newest first.
+ * the teamed reply, the rank, or the error) newest first.
  */
 (function (root) {
   'use strict';
@@ -21,6 +22,7 @@
       });
       $('write').addEventListener('submit', (e) => { e.preventDefault(); this._write(); });
       $('rank').addEventListener('submit', (e) => { e.preventDefault(); this._rank(); });
+      $('team-form').addEventListener('submit', (e) => { e.preventDefault(); this._team(); });
     }
 
     // The board writes go to; meta (from /api/v1/boards) decides the ops offered.
@@ -32,6 +34,7 @@
       const was = this.op.value;
       this.op.replaceChildren(...ops.map((o) => new Option(o, o)));
       if (ops.includes(was)) this.op.value = was;
+      $('team-form').hidden = !(meta && meta.teams);
       if (multi) {
         const example = {};
         meta.fields.forEach((f, i) => { example[f] = i === 0 ? 1 : 0; });
@@ -65,6 +68,13 @@
       const req = $('w-req').value.trim();
       if (req) msg.req = req;
       this._send(msg);
+    }
+
+    // An empty team leaves the member's team (team: null).
+    _team() {
+      if (!this.board) return this._local('no board selected');
+      const team = $('t-team').value.trim();
+      this._send({ op: 'team', board: this.board, member: $('t-member').value.trim(), team: team || null });
     }
 
     _rank() {
@@ -105,7 +115,7 @@
   function summary(m) {
     const v = m.op === 'incr' ? (m.delta >= 0 ? '+' : '') + m.delta
       : m.op === 'submit' ? JSON.stringify(m.fields)
-        : m.op === 'rank' ? '' : '= ' + m.value;
+        : m.op === 'rank' ? '' : m.op === 'team' ? '→ ' + (m.team == null ? 'no team' : m.team) : '= ' + m.value;
     return `${m.op} ${m.board} ${m.member} ${v}${m.req ? ' req ' + m.req : ''}`.trim();
   }
 

@@ -123,8 +123,9 @@
     return { rows, absent: out };
   }
 
+  // team: a row whose member changed teams (v1.2) is a change even at the same rank and score.
   function sameEntry(a, b) {
-    return a.score === b.score && a.name === b.name && a.place === b.place && a.tied === b.tied &&
+    return a.score === b.score && a.name === b.name && a.place === b.place && a.tied === b.tied && a.team === b.team &&
       JSON.stringify(a.fields) === JSON.stringify(b.fields);
   }
 

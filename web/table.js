@@ -13,6 +13,11 @@
  * "down" | "new" and data-moved="N". Rows only pushed or pulled by someone
  * else's move get a quieter marker (class "shifted"). Rows with a shared place (subscribe
  * with places: 'shared') show it as "T2" when tied.
+ * A board with teams (its declaration says teams = T, or its rows carry
+ * "team") gets a team column after the name. Member-list views (a friends
+ * list, a roster) say so when none of their members is on the board.
+ * With opts.onPick(member), each row's name is a button that calls it (the
+ * dashboard's team board: a team's roster opens on click or Enter).
  * Feed views render as a newest-first list of events instead.
  * Everything from the server goes in through textContent: profile names are
  * user input.
@@ -71,11 +76,13 @@
   }
 
   class RankTable {
-    // table: a <table> with <thead> and <tbody>; empty: an element shown when there are no rows.
-    constructor(table, empty) {
+    // table: a <table> with <thead> and <tbody>; empty: an element shown when there are no rows;
+    // opts: { onPick(member) } makes each name a button (see the top comment).
+    constructor(table, empty, opts) {
       this.thead = table.tHead;
       this.tbody = table.tBodies[0];
       this.empty = empty;
+      this.onPick = (opts && opts.onPick) || null;
       this.byMember = new Map();
       this.reset(null, { top: 10 });
     }
@@ -85,6 +92,8 @@
       this.feed = !!(view && view.feed);
       this.fields = meta && meta.fields && meta.fields.length ? meta.fields.slice() : null;
       this.center = (view && view.around) || null;
+      this.teams = !!(meta && meta.teams);
+      this.list = !!(view && (view.members || view.team != null)); // a member list or a roster
       this.lastEventSeq = null;
       this.filled = false;
       this.byMember.clear();
@@ -111,9 +120,12 @@
       // Boards missing from /api/v1/boards (overlay, offline list) learn their fields from the rows.
       if (!this.fields && rows.length && rows[0].fields) {
         this.fields = Object.keys(rows[0].fields);
-        this._header();
-        this.byMember.clear(); // rows built for the score column
-        this.tbody.textContent = '';
+        this._rebuild(); // rows built for the score column
+      }
+      // Boards whose declaration was not read (the overlay) learn about teams from the rows.
+      if (!this.teams && rows.some((r) => r.team != null)) {
+        this.teams = true;
+        this._rebuild();
       }
       const quiet = !this.filled; // the first fill is not news (an empty board's first row is)
       this.filled = true;
@@ -139,7 +151,14 @@
         if (!keep.has(m)) { tr.remove(); this.byMember.delete(m); }
       }
       if (slide) this._slide(first);
-      this.message(rows.length ? '' : 'No entries on this board yet.');
+      this.message(rows.length ? '' : this.list ? 'None of them is on the board yet.' : 'No entries on this board yet.');
+    }
+
+    // The columns changed: rows are made again with the new cells.
+    _rebuild() {
+      this._header();
+      this.byMember.clear();
+      this.tbody.textContent = '';
     }
 
     // Where each row is on screen now (with any slide still under way).
@@ -184,7 +203,8 @@
       const tr = el('tr');
       const cols = this.feed
         ? [['seq', 'num'], ['time', ''], ['member', ''], ['change', 'num'], ['score', 'num'], ['rank', 'num']]
-        : [['#', 'rank'], ['name', '']].concat((this.fields || ['score']).map((f) => [f.replace(/_/g, ' '), 'num']));
+        : [['#', 'rank'], ['name', '']].concat(this.teams ? [['team', 'team']] : [],
+          (this.fields || ['score']).map((f) => [f.replace(/_/g, ' '), 'num']));
       for (const [label, cls] of cols) tr.appendChild(el('th', cls, label));
       this.thead.textContent = '';
       this.thead.appendChild(tr);
@@ -195,9 +215,12 @@
     _fill(tr, r, change) {
       if (!tr.cells.length) {
         tr.append(el('td', 'rank'), el('td', 'who'));
+        if (this.teams) tr.appendChild(el('td', 'team'));
         for (const f of this.fields || [null]) tr.appendChild(el('td', f ? 'num' : 'num score'));
       }
-      const [rank, who, ...values] = tr.cells;
+      const [rank, who, ...rest] = tr.cells;
+      const values = this.teams ? rest.slice(1) : rest;
+      if (this.teams) rest[0].textContent = r.team == null ? '' : r.team;
       const move = moveOf(change);
       if (move || !rank.firstChild) {
         rank.replaceChildren(el('span', 'n', placeOf(r)));
@@ -211,7 +234,20 @@
       } else {
         rank.firstChild.textContent = placeOf(r);
       }
-      who.replaceChildren(el('span', 'name', r.name || r.member));
+      if (this.onPick) {
+        // made once per row: replacing it on every update would take the keyboard focus away
+        let b = who.firstChild;
+        if (!b) {
+          b = el('button', 'name pick-row');
+          b.type = 'button';
+          b.addEventListener('click', () => this.onPick(tr.dataset.member));
+          who.appendChild(b);
+        }
+        b.textContent = r.name || r.member;
+        b.title = `show ${r.member}'s roster`;
+      } else {
+        who.replaceChildren(el('span', 'name', r.name || r.member));
+      }
       if (r.name) who.appendChild(el('span', 'member', r.member));
       if (this.fields) this.fields.forEach((f, i) => { values[i].textContent = num(r.fields ? r.fields[f] : undefined); });
       else values[0].textContent = num(r.score);

@@ -71,6 +71,16 @@ test('roster view: { team } is a member list', () => {
   assert.equal(v.total, 3);
 });
 
+test('a row whose member changed teams is a change (the same rank and score)', () => {
+  const changes = [];
+  const v = new View({ board: 'players', view: { top: 10 } }, { onChange: (view, c) => changes.push(c) });
+  v.apply({ op: 'snapshot', sub: 't1', board: 'players', seq: 1, total: 1, rows: [row(1, 'u1', 10, { team: 'red' })] });
+  // the gateway resends a row whose team changed at its rank, prev_rank its own rank
+  v.apply({ op: 'delta', sub: 't1', seq: 1, total: 1, rows: [row(1, 'u1', 10, { team: 'blue', prev_rank: 1 })], removed: [] });
+  assert.equal(v.rows[0].team, 'blue');
+  assert.deepEqual(changes[changes.length - 1], [{ member: 'u1', from: 1, to: 1, changed: true, prev_rank: 1 }]);
+});
+
 /* ---- replay --------------------------------------------------------------- */
 
 test('replay: the subscribe carries it, the snapshot and later changes say replay, live ends it; a resubscribe goes on from view.seq', () => {
