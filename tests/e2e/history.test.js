@@ -211,6 +211,35 @@ test('get at every seq and time of players and squads equals a replay of the wri
   assert.deepEqual(rest.body.points, hist.points);
 });
 
+test('get at every seq of an asc, a periodic and a multi-field board equals the state read after each change', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const rnd = rng(7);
+  const writes = {
+    laps: (m) => ({ op: 'best', board: 'laps', member: m, value: 30000 + rnd(5000) }),
+    daily: (m) => ({ op: 'incr', board: 'daily', member: m, delta: rnd(30) - 8 }),
+    clears: (m) => ({ op: 'submit', board: 'clears', member: m, fields: { clears: rnd(5), revives: rnd(4), first_clear_ms: rnd(1000) } }),
+  };
+  for (const [board, make] of Object.entries(writes)) {
+    const states = new Map();
+    states.set(0, []);
+    for (let i = 0; i < 25; i++) {
+      const ack = await ws.request(make(`p${rnd(6)}`), 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+      const now = await h.http(gw.base, 'GET', `/api/v1/boards/${board}?top=50`);
+      assert.equal(now.body.seq, ack.seq, 'no other writer');
+      states.set(ack.seq, now.body.rows);
+    }
+    for (const [seq, rows] of states) {
+      const snap = await ws.request({ op: 'get', board, view: { top: 50 }, at: { seq } }, 10000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      assert.equal(snap.at_seq, seq);
+      assert.deepEqual(snap.rows, rows, `${board} at seq ${seq}`);
+      if (board === 'daily') assert.equal(snap.period, (await h.http(gw.base, 'GET', '/api/v1/boards/daily?top=1')).body.period);
+    }
+  }
+});
+
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {
   const config = h.configWith(t, { 'board demo': { log_cap: 5 } });
   const { gw } = await h.startStack(t, { config });
