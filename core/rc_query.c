@@ -68,6 +68,7 @@ int rc_query_history(const struct rc_query *q, struct rc_request *r, struct rc_e
     }
     const char *live = rc_query_get(q, "live");
     r->view.live = live && (strcmp(live, "1") == 0 || strcmp(live, "true") == 0);
+    r->op = RC_OP_HISTORY;
     return rc_proto_at_check_history(r, err);
 }
 

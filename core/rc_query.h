@@ -37,7 +37,7 @@ int rc_query_check(const struct rc_query *q, struct rc_error *err);
 int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_error *err);
 
 /* GET .../members/{m}/history: ?from=MS&to=MS&step=MS (required) and
- * ?live=1 into r; the point rule of rc_proto_at_check_history. Returns 0 or
+ * ?live=1 into r (op RC_OP_HISTORY); the point rule of rc_proto_at_check_history. Returns 0 or
  * RC_E_BAD_REQUEST (err filled). */
 int rc_query_history(const struct rc_query *q, struct rc_request *r, struct rc_error *err);
 /* ?block=1 or ?block=true: 1, else 0. */

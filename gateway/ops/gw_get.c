@@ -12,6 +12,7 @@
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_period.h"
+#include "rc_shard.h"
 
 struct get_call {
     struct gw_app *app;
@@ -112,12 +113,17 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
     int code = gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, err);
     if (!code)
         code = gw_op_resolve(app, r, &c->decl, &c->period, err);
-    if (!code && c->decl->shards > 1)
-        code = r->at_kind == RC_AT_SEQ
-                   ? rc_error_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
-                                  "counts its own): name the moment by at.time")
-                   : rc_error_set(err, RC_E_BAD_REQUEST, "moments of sharded boards are not served yet "
-                                  "(docs/history.md)");
+    if (!code && c->decl->shards > 1) {
+        if (r->at_kind == RC_AT_SEQ)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
+                                "counts its own): name the moment by at.time");
+        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "history and around views of a sharded board at a past "
+                                "moment are not served yet (docs/history.md)");
+        else if ((int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "a page of a sharded board must end within rank %d",
+                                RC_SHARD_READ_MAX);
+    }
     if (!code && c->decl->decay.kind != RC_DECAY_NONE)
         code = rc_error_set(err, RC_E_BAD_REQUEST, "a decaying board keeps no history: it is rebuilt, not changed");
     if (!code && r->view.places)

@@ -158,6 +158,8 @@ static void on_reply(redisReply *reply, void *privdata)
 int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata)
 {
+    if (b->shards > 1)
+        return gw_read_at_shard(s, b, board, period, req, cb, privdata);
     struct rc_moment_args a;
     int rc = rc_moment_args_build(board, period, b->layout.order, req, &a);
     if (rc)

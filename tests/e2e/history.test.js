@@ -240,6 +240,32 @@ test('get at every seq of an asc, a periodic and a multi-field board equals the 
   }
 });
 
+test('a sharded board by time: each shard as of the time, merged, equals the state read after each change', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const rnd = rng(11);
+  const states = [];
+  for (let i = 0; i < 40; i++) {
+    const ack = await ws.request({ op: 'incr', board: 'global', member: `g${rnd(20)}`, delta: rnd(50) + 1 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/global?top=50');
+    // after the ack and the read, before the next write: the change's time is at or before it
+    states.push({ ms: Date.now(), seq: now.body.seq, rows: now.body.rows });
+    await h.sleep(3);
+  }
+  for (const st of states) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: st.ms } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(snap.at_seq, st.seq, 'the sum of the shards\' seqs');
+    assert.deepEqual(snap.rows, st.rows, `global at ${st.ms}`);
+    const page = await h.http(gw.base, 'GET', `/api/v1/boards/global?offset=3&limit=5&at=${st.ms}`);
+    assert.equal(page.status, 200, page.text);
+    assert.deepEqual(page.body.rows, st.rows.slice(3, 8));
+  }
+  const around = await ws.request({ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { time: states[5].ms } }, 10000);
+  assert.equal(around.code, 'bad_request', JSON.stringify(around));
+});
+
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {
   const config = h.configWith(t, { 'board demo': { log_cap: 5 } });
   const { gw } = await h.startStack(t, { config });
