@@ -326,6 +326,11 @@ elseif kind == 'moment' then
   local evs = {}
   if smin < cur then evs = redis.call('LRANGE', logkey, smin + 1 - first, -1) end
   out[#out + 1] = #evs
+  -- the changes of the member the view is about (around, points): its
+  -- composite at any seq without another pass over the log
+  local who = ''
+  if view ~= 'range' then who = ARGV[7] end
+  local mine_seq, mine_old = {}, {}
   local touched, k = {}, 0
   for i = 1, #evs do
     local e = evs[i]
@@ -333,22 +338,26 @@ elseif kind == 'moment' then
     local c, oc = string.match(e, '"c":([^,}]+)'), string.match(e, '"old_c":([^,}]+)')
     if c == 'null' then c = '' end
     if oc == 'null' then oc = '' end
-    out[#out + 1] = seq_of(e); out[#out + 1] = m; out[#out + 1] = c or ''; out[#out + 1] = oc or ''
+    local sq = seq_of(e)
+    out[#out + 1] = sq; out[#out + 1] = m; out[#out + 1] = c or ''; out[#out + 1] = oc or ''
     if not touched[m] then touched[m] = true; k = k + 1 end
+    if m == who then mine_seq[#mine_seq + 1] = sq; mine_old[#mine_old + 1] = oc or '' end
   end
-  -- a member's composite at seq s: the old_c of its first change after s,
-  -- else the present one; nil when absent
-  local function comp_at(m, s)
-    for i = 1, #evs do
-      local e = evs[i]
-      if seq_of(e) > s and string.match(e, '"member":"([^"]*)"') == m then
-        local oc = string.match(e, '"old_c":([^,}]+)')
-        if oc == 'null' then return nil end
-        return tonumber(oc)
-      end
+  local present = nil
+  if who ~= '' then present = redis.call('ZSCORE', zl, who) end
+  -- the member's composite at seq s: the old_c of its first change after s
+  -- (a binary search over its changes), else the present one; nil when absent
+  local function comp_at(s)
+    local lo, hi = 1, #mine_seq + 1
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if mine_seq[mid] <= s then lo = mid + 1 else hi = mid end
     end
-    local c = redis.call('ZSCORE', zl, m)
-    if c then return tonumber(c) end
+    if lo <= #mine_seq then
+      if mine_old[lo] == '' then return nil end
+      return tonumber(mine_old[lo])
+    end
+    if present then return tonumber(present) end
     return nil
   end
   -- present members before composite c, member m (Redis's order of the set)
@@ -373,7 +382,7 @@ elseif kind == 'moment' then
     out[#out + 1] = S[i]
     if at then out[#out + 1] = num(at) else out[#out + 1] = '' end
     if view == 'points' then
-      local c = comp_at(ARGV[7], S[i])
+      local c = comp_at(S[i])
       if c then
         out[#out + 1] = num(c); out[#out + 1] = ahead(c, ARGV[7])
       else
@@ -390,7 +399,7 @@ elseif kind == 'moment' then
     local f, n = tonumber(ARGV[7]), tonumber(ARGV[8])
     lo, hi = math.max(0, f - margin), f + n - 1 + margin
   else
-    local c, r = comp_at(ARGV[7], S[1]), tonumber(ARGV[8])
+    local c, r = comp_at(S[1]), tonumber(ARGV[8])
     if c then
       local p = ahead(c, ARGV[7])
       local eq = redis.call('ZCOUNT', zl, num(c), num(c))
