@@ -6,6 +6,8 @@
  *   (times before, on and between changes), top, page and around views,
  *   over WebSocket and REST (`at_seq`, `at`);
  * - `history` (and its REST route) equals a `get` at each of its points;
+ * - the same on the 3+3 cluster (the moment read goes to the board's slot);
+ * - an asc, a periodic, a multi-field and a sharded board (by time);
  * - errors: a moment past the present or not held any more (out_of_range
  *   with oldest_seq), a sharded board's at_seq, feeds, too many points;
  * - a frozen board's audience is answered as of the frozen seq, marked frozen;
@@ -209,6 +211,21 @@ test('get at every seq and time of players and squads equals a replay of the wri
   const rest = await h.http(gw.base, 'GET', `/api/v1/boards/players/members/${who}/history?from=${from}&to=${to}&step=${step}`, undefined, { token: null });
   assert.equal(rest.status, 200, rest.text);
   assert.deepEqual(rest.body.points, hist.points);
+});
+
+test('get at every seq of players and squads on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const r = await playAndReplay(t, gw, ws);
+  for (const [board, states, last, halves] of [['players', r.pStates, r.pseq, new Set()], ['squads', r.tStates, r.tseq, r.halves]]) {
+    for (let s = 0; s <= last; s++) {
+      const shown = halves.has(s) ? s + 1 : s;
+      const snap = await ws.request({ op: 'get', board, view: { top: 50 }, at: { seq: s } }, 10000);
+      assert.equal(snap.at_seq, shown, JSON.stringify(snap));
+      assert.deepEqual(rowsOf(snap.rows), states[shown], `${board} at seq ${s} on the cluster`);
+    }
+  }
 });
 
 test('get at every seq of an asc, a periodic and a multi-field board equals the state read after each change', { skip, timeout: 120000 }, async (t) => {
