@@ -117,6 +117,10 @@ struct rc_request {
     enum rc_at_kind at_kind;            /* get: the moment (RC_AT_NONE: the present) */
     int64_t at;                         /* get: the seq or the time (ms) */
     int64_t from_ms, to_ms, step_ms;    /* history: the points from, from + step, .. <= to */
+    int has_replay;                     /* subscribe "replay" (PROTOCOL v1.2; docs/history.md) */
+    enum rc_at_kind replay_kind;        /* replay.from: RC_AT_SEQ or RC_AT_TIME */
+    int64_t replay_from;
+    double replay_speed;                /* 0.25..64 */
 };
 
 /* Decodes one client message text[0..len). On success fills *out and returns
@@ -217,6 +221,7 @@ struct rc_snapshot_msg {
     int64_t at_seq;
     int has_at_time;
     int64_t at_time;
+    int replay;           /* "replay": true (a replay's snapshots, docs/history.md) */
 };
 char *rc_encode_snapshot(const struct rc_snapshot_msg *m);
 
@@ -351,6 +356,10 @@ struct rc_history_point {
  * "score","rank"},...],"frozen"?} */
 char *rc_proto_at_encode_history(const char *id_json, const char *board, const char *member, const char *period,
                                  const struct rc_history_point *pts, size_t n, int64_t frozen);
+/* {"op":"live","sub","seq"}: a replay reached the present (docs/history.md). */
+char *rc_proto_at_encode_live(const char *sub, int64_t seq);
+#define RC_REPLAY_SPEED_MIN 0.25
+#define RC_REPLAY_SPEED_MAX 64.0
 /* The rule of history's points, on both transports: step >= 1, from <= to,
  * at most RC_HISTORY_MAX_POINTS points. Returns 0 or RC_E_BAD_REQUEST. */
 int rc_proto_at_check_history(const struct rc_request *r, struct rc_error *err);

@@ -58,6 +58,40 @@ int rc_proto_at_decode_history(const cJSON *msg, struct rc_request *out, struct 
     return 0;
 }
 
+int rc_proto_at_decode_replay(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    const cJSON *rp;
+    int rc = rc_proto__field(msg, "replay", "replay", &rp, err);
+    if (rc < 0 || !rp)
+        return rc;
+    const cJSON *from = cJSON_IsObject(rp) ? cJSON_GetObjectItemCaseSensitive(rp, "from") : NULL;
+    if (!from || !cJSON_IsObject(from))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "replay must be {\"from\": {\"seq\": S} or {\"time\": MS}, "
+                            "\"speed\": X}");
+    int has_seq = cJSON_GetObjectItemCaseSensitive(from, "seq") != NULL;
+    int has_time = cJSON_GetObjectItemCaseSensitive(from, "time") != NULL;
+    if (has_seq == has_time)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "replay.from must name one moment: {\"seq\": S} or {\"time\": MS}");
+    if ((rc = rc_proto__read_int(from, has_seq ? "seq" : "time", has_seq ? "replay.from.seq" : "replay.from.time", 1,
+                                 0, RC_SAFE_INT_MAX, &out->replay_from, err)) < 0)
+        return rc;
+    out->replay_kind = has_seq ? RC_AT_SEQ : RC_AT_TIME;
+    const cJSON *speed = cJSON_GetObjectItemCaseSensitive(rp, "speed");
+    out->replay_speed = 1;
+    if (speed && (!cJSON_IsNumber(speed) || !(speed->valuedouble >= RC_REPLAY_SPEED_MIN) ||
+                  speed->valuedouble > RC_REPLAY_SPEED_MAX))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "replay.speed must be a number 0.25..64");
+    if (speed)
+        out->replay_speed = speed->valuedouble;
+    if (out->view.kind == RC_VIEW_FEED)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "replay on a feed is not served yet (docs/history.md): use a "
+                            "window view");
+    if (out->has_since || cJSON_GetObjectItemCaseSensitive(msg, "since"))
+        return rc_error_set(err, RC_E_BAD_REQUEST, "replay and since do not go together");
+    out->has_replay = 1;
+    return 0;
+}
+
 static cJSON *num(double d)
 {
     char buf[RC_NUMBER_TEXT_MAX];
@@ -127,5 +161,12 @@ char *rc_proto_at_encode_gone(const char *id_json, const char *message, int64_t 
     cJSON *o = head("error", id_json);
     int failed = !o || add(o, "code", cJSON_CreateString("out_of_range")) ||
                  add(o, "message", cJSON_CreateString(message)) || add(o, "oldest_seq", num((double)oldest_seq));
+    return done(o, failed);
+}
+
+char *rc_proto_at_encode_live(const char *sub, int64_t seq)
+{
+    cJSON *o = head("live", NULL);
+    int failed = !o || add(o, "sub", cJSON_CreateString(sub)) || add(o, "seq", num((double)seq));
     return done(o, failed);
 }

@@ -201,7 +201,8 @@ static int decode_subscribe(const cJSON *msg, struct rc_request *out, struct rc_
 
     if ((rc = decode_view(msg, &out->view, err)) < 0 || (rc = decode_places(msg, &out->view, err)) < 0 ||
         (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0 ||
-        (rc = decode_max_rate(msg, &out->view, err)) < 0 || (rc = decode_live(msg, &out->view, err)) < 0)
+        (rc = decode_max_rate(msg, &out->view, err)) < 0 || (rc = decode_live(msg, &out->view, err)) < 0 ||
+        (rc = rc_proto_at_decode_replay(msg, out, err)) < 0)
         return rc;
     return decode_since(msg, out, err);
 }

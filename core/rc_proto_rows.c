@@ -321,6 +321,10 @@ char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
         else
             jw_lit(&w, "null");
     }
+    if (m->replay) {
+        jw_key(&w, "replay");
+        jw_lit(&w, "true");
+    }
     rows(&w, &m->rows);
     viewers(&w, &m->more);
     freeze(&w, &m->more);

@@ -21,6 +21,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
+const { applyDelta } = require('../../web/rankcast.js');
 
 const skip = h.toolMissing(h.gatewayMissing());
 
@@ -281,6 +282,89 @@ test('a sharded board by time: each shard as of the time, merged, equals the sta
   }
   const around = await ws.request({ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { time: states[5].ms } }, 10000);
   assert.equal(around.code, 'bad_request', JSON.stringify(around));
+});
+
+test('replay: snapshots of each moment at a pace, then live under the same sub, with writes during the replay', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const states = new Map([[0, []]]);
+  const times = new Map();
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=10');
+    states.set(ack.seq, rowsOf(now.body.rows));
+    return ack.seq;
+  };
+  const feed = await h.connectWs(t, gw.wsUrl, { token: null });
+  const fsnap = await feed.request({ op: 'subscribe', board: 'demo', view: { feed: true } }, 10000);
+  feed.ws.on('message', (d) => { const m = JSON.parse(String(d)); if (m.op === 'event' && m.sub === fsnap.sub) times.set(m.seq, m.at); });
+  for (let i = 0; i < 10; i++) { await write(`r${i % 4}`, 10 + i); await h.sleep(40); }
+
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 7, board: 'demo', view: { top: 10 }, replay: { from: { seq: 2 }, speed: 4 } }));
+  // writes during the replay
+  for (let i = 0; i < 3; i++) { await h.sleep(60); await write(`w${i}`, 5 + i); }
+  const last = Math.max(...states.keys());
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the replay to go live');
+  await h.waitFor(() => got.findIndex((m) => m.op === 'live') < got.length - 1, 10000, 'the live snapshot');
+  const first = got[0];
+  assert.equal(first.op, 'snapshot', JSON.stringify(first));
+  assert.equal(first.id, 7);
+  assert.equal(first.replay, true);
+  assert.equal(first.at_seq, 2);
+  assert.deepEqual(rowsOf(first.rows), states.get(2));
+  const li = got.findIndex((m) => m.op === 'live');
+  let prev = 1;
+  for (const m of got.slice(0, li)) {
+    assert.equal(m.op, 'snapshot', JSON.stringify(m));
+    assert.equal(m.sub, first.sub, 'one sub');
+    assert.equal(m.replay, true);
+    assert.ok(m.at_seq > prev, `moments move forward: ${m.at_seq} after ${prev}`);
+    assert.deepEqual(rowsOf(m.rows), states.get(m.at_seq), `replay at seq ${m.at_seq}`);
+    if (prev > 1) assert.ok(m.at_time >= times.get(prev), 'times move forward');
+    prev = m.at_seq;
+  }
+  const live = got[li];
+  assert.equal(live.sub, first.sub);
+  assert.equal(live.seq, prev, 'live at the last moment shown');
+  assert.ok(live.seq >= 10, 'the replay caught up with the writes made before it');
+  const after = got[li + 1];
+  assert.equal(after.op, 'snapshot', JSON.stringify(after));
+  assert.equal(after.sub, first.sub, 'live under the same sub');
+  assert.equal(after.replay, undefined);
+  // the live window is the board at the live seq or later (a window no
+  // change reached since keeps its older seq label: its rows are those)
+  assert.deepEqual(rowsOf(after.rows), states.get(Math.max(after.seq, live.seq)));
+  // and it goes on live: the deltas of the same sub bring it to the present
+  const seq = await write('late', 1000);
+  assert.ok(seq > last - 1);
+  let rows = after.rows;
+  let upto = li + 2;
+  await h.waitFor(() => {
+    for (; upto < got.length; upto++) {
+      const m = got[upto];
+      if (m.sub !== first.sub) continue;
+      if (m.op === 'snapshot') rows = m.rows;
+      else if (m.op === 'delta') rows = applyDelta(rows, m, 1, 10);
+    }
+    return JSON.stringify(rowsOf(rows)) === JSON.stringify(states.get(seq));
+  }, 10000, 'the live view to reach the present');
+
+  // from a time; refusals
+  const byTime = await viewer.request({ op: 'subscribe', board: 'demo', view: { top: 3 }, replay: { from: { time: times.get(5) }, speed: 64 } }, 10000);
+  assert.equal(byTime.replay, true, JSON.stringify(byTime));
+  assert.equal(byTime.at_seq >= 5, true);
+  for (const bad of [
+    { op: 'subscribe', board: 'demo', view: { feed: true }, replay: { from: { seq: 1 } } },
+    { op: 'subscribe', board: 'demo', view: { top: 3 }, replay: { from: { seq: 1 }, speed: 100 } },
+    { op: 'subscribe', board: 'global', view: { top: 3 }, replay: { from: { seq: 1 } } },
+  ]) {
+    const e = await viewer.request(bad, 10000);
+    assert.equal(e.code, 'bad_request', JSON.stringify(e));
+  }
 });
 
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {
