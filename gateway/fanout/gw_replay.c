@@ -14,7 +14,8 @@
  * lets go of the subscription and sends it the view's live snapshot: the
  * client replaces its list, so nothing is missed or shown twice.
  *
- * The fan-out's tick moves every replay on (one read in flight each). A
+ * The fan-out's tick moves every replay on (one read in flight each, and
+ * after a read at least three times its duration without one). A
  * replay lives until it is done and its read is back: a subscription that
  * goes (unsubscribe, close) detaches it, and the read's answer frees it. */
 #include "fanout/gw_fanout_int.h"
@@ -42,6 +43,8 @@ struct gw_replay {
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
     int reading;
+    int64_t read_us;           /* when the read in flight was sent (monotonic) */
+    int64_t next_us;           /* no read before this: each waits 3x the last one's time */
 };
 
 const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_request *r)
@@ -86,6 +89,7 @@ static int read_at(struct gw_replay *rp, int by_time, int64_t target)
         req.count = rp->view.limit;
     }
     rp->reading = 1;
+    rp->read_us = gw_mono_us();
     int rc = gw_read_at(&rp->f->app->store, rp->decl, rp->board, rp->period, &req, on_read, rp);
     if (rc)
         rp->reading = 0;
@@ -161,6 +165,10 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
 {
     struct gw_replay *rp = privdata;
     rp->reading = 0;
+    /* a read deep in the past holds Redis for a while (docs/history.md,
+     * "Cost"): a replay leaves it idle 3x as long between its reads */
+    int64_t now_us = gw_mono_us();
+    rp->next_us = now_us + 3 * (now_us - rp->read_us);
     if (!rp->f || !rp->s) {
         if (res && res->w)
             gw_window_free(res->w);
@@ -225,9 +233,9 @@ void gw_replay_detach(struct gw_sub *s)
 
 void gw_replay_tick(struct gw_fanout *f)
 {
-    int64_t now = gw_now_ms(f->app);
+    int64_t now = gw_now_ms(f->app), now_us = gw_mono_us();
     for (struct gw_replay *rp = f->replays; rp; rp = rp->next) {
-        if (!rp->s || rp->reading || !rp->started)
+        if (!rp->s || rp->reading || !rp->started || now_us < rp->next_us)
             continue;
         if (!rp->paced) {
             read_at(rp, 0, rp->shown + 1); /* seq 0 has no time: the next change starts the pace */
