@@ -24,6 +24,7 @@ struct get_call {
     char member[RC_MEMBER_MAX + 1];
     struct rc_period period;
     int audience;               /* not the caster's live read: a freeze holds */
+    int by_time;                /* the moment is a time (or history's points) */
 };
 
 static void call_free(struct get_call *c)
@@ -36,6 +37,17 @@ static void call_free(struct get_call *c)
 static char *refusal(struct get_call *c, const struct gw_read_at_result *res, int *code)
 {
     char msg[160];
+    /* a finished period with no seq: its keys expired (or it was never
+     * written): no moment of it is held but the empty start */
+    int gone = c->decl->period.kind != RC_PERIOD_NONE && c->period.end_ms <= gw_now_ms(c->app) &&
+               res->head.seq == 0 && (res->status == RC_MOMENT_BEYOND || c->by_time);
+    if (gone) {
+        *code = RC_E_OUT_OF_RANGE;
+        gw_metrics_error(&c->app->metrics, *code);
+        snprintf(msg, sizeof msg, "period %.32s is over and its history is no longer held: read it without at",
+                 c->period.id);
+        return rc_proto_at_encode_gone(c->id_json, msg, 0);
+    }
     if (res->status == RC_MOMENT_BEYOND) {
         *code = RC_E_BAD_REQUEST;
         snprintf(msg, sizeof msg, "at.seq is past board %s's present seq %" PRId64, c->board, res->head.seq);
@@ -136,6 +148,7 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
     }
     c->app = app;
     c->audience = !r->view.live;
+    c->by_time = r->at_kind == RC_AT_TIME || r->op == RC_OP_HISTORY;
     c->id_json = r->id_json ? strdup(r->id_json) : NULL;
     memcpy(c->board, r->board, sizeof c->board);
     memcpy(c->member, r->member, sizeof c->member);

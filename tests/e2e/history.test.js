@@ -385,6 +385,9 @@ test('moments past the present or no longer held, sharded seqs, feeds and too ma
   // the capped log holds seqs 8..12: 8 is the oldest moment it can show
   await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 7 } }, 'out_of_range', { oldest_seq: 8 });
   await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { time: 1 } }, 'out_of_range', { oldest_seq: 8 });
+  // a finished period whose keys are gone: out_of_range, by seq and by time
+  await expectErr({ op: 'get', board: 'daily', period: '2026-01-05', view: { top: 3 }, at: { seq: 3 } }, 'out_of_range', { oldest_seq: 0 });
+  await expectErr({ op: 'get', board: 'daily', period: '2026-01-05', view: { top: 3 }, at: { time: Date.UTC(2026, 0, 5, 1) } }, 'out_of_range');
   const ok = await ws.request({ op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 8 } }, 10000);
   assert.equal(ok.op, 'snapshot', JSON.stringify(ok));
   assert.equal(ok.at_seq, 8);
