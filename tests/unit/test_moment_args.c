@@ -135,6 +135,39 @@ static void decodes_get_and_history(void **state)
     rc_request_free(&r);
 }
 
+static void decodes_replay(void **state)
+{
+    (void)state;
+    struct rc_request r;
+    assert_int_equal(decode("{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},"
+                            "\"replay\":{\"from\":{\"time\":5},\"speed\":0.25}}", &r), 0);
+    assert_true(r.has_replay);
+    assert_int_equal(r.replay_kind, RC_AT_TIME);
+    assert_int_equal(r.replay_from, 5);
+    assert_true(r.replay_speed == 0.25);
+    rc_request_free(&r);
+    assert_int_equal(decode("{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},"
+                            "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
+    assert_true(r.replay_speed == 1); /* the default */
+    rc_request_free(&r);
+    const char *bad[] = {
+        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":65}}",
+        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":0.2}}",
+        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{}}}",
+        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"speed\":2}}",
+        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"feed\":true},\"replay\":{\"from\":{\"seq\":2}}}",
+        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2}},"
+        "\"since\":{\"seq\":1}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(decode(bad[i], &r), RC_E_BAD_REQUEST);
+        rc_request_free(&r);
+    }
+    char *s = rc_proto_at_encode_live("v1", 12);
+    assert_string_equal(s, "{\"op\":\"live\",\"sub\":\"v1\",\"seq\":12}");
+    free(s);
+}
+
 static void reads_at_from_the_query(void **state)
 {
     (void)state;
@@ -190,6 +223,7 @@ int main(void)
         cmocka_unit_test(parses_a_window_reply),
         cmocka_unit_test(parses_refusals_and_refuses_other_shapes),
         cmocka_unit_test(decodes_get_and_history),
+        cmocka_unit_test(decodes_replay),
         cmocka_unit_test(reads_at_from_the_query),
         cmocka_unit_test(encodes_history_and_gone),
     };
