@@ -153,11 +153,11 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
     }
     return 0;
 fail:
-    rc_moment_reply_free(out);
+    rc_moment_args_reply_free(out);
     return RC_E_INTERNAL;
 }
 
-void rc_moment_reply_free(struct rc_moment_reply *r)
+void rc_moment_args_reply_free(struct rc_moment_reply *r)
 {
     free(r->changes);
     free(r->change_seq);

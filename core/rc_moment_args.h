@@ -53,7 +53,7 @@ struct rc_moment_target {
     int64_t ahead;             /* POINTS: present members before it */
 };
 
-/* A decoded reply; every pointer malloc'ed (rc_moment_reply_free), member
+/* A decoded reply; every pointer malloc'ed (rc_moment_args_reply_free), member
  * names borrowed from the reply items. */
 struct rc_moment_reply {
     struct rc_read_head head;
@@ -74,7 +74,7 @@ struct rc_moment_reply {
  * (another shape, out of memory). */
 int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_moment_view view,
                          struct rc_moment_reply *out);
-void rc_moment_reply_free(struct rc_moment_reply *r);
+void rc_moment_args_reply_free(struct rc_moment_reply *r);
 
 /* The changes of r after seq s: r->changes + the index returned (they are in
  * seq order). */

@@ -145,7 +145,7 @@ static void on_reply(redisReply *reply, void *privdata)
     } else if (r.status == RC_MOMENT_OK) {
         code = rebuild_points(c, &r);
     }
-    rc_moment_reply_free(&r);
+    rc_moment_args_reply_free(&r);
     free(items);
     if (!code && c->res.w) {
         /* members are the window's own now: the reply may go */

@@ -130,7 +130,7 @@ static void on_reply(redisReply *reply, void *privdata)
     }
     if (code && !a->code)
         a->code = code;
-    rc_moment_reply_free(&r);
+    rc_moment_args_reply_free(&r);
     free(items);
     if (--a->pending == 0)
         settle(a);

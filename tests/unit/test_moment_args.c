@@ -75,7 +75,7 @@ static void parses_a_window_reply(void **state)
     assert_string_equal(out.rows[1].member, "cy");
     assert_string_equal(out.rows[2].member, "ann");
     rc_moment_out_free(&out);
-    rc_moment_reply_free(&r);
+    rc_moment_args_reply_free(&r);
 }
 
 static void parses_refusals_and_refuses_other_shapes(void **state)
