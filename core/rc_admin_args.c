@@ -53,7 +53,7 @@ int rc_admin_args_build_as(const struct rc_board *b, const struct rc_request *r,
     snprintf(out->num[3], 32, "%" PRId64, b->layout.points_min);
     snprintf(out->num[4], 32, "%" PRId64, b->layout.points_max);
     snprintf(out->num[5], 32, "%" PRId64, ttl_ms);
-    snprintf(out->num[6], 32, "%u", b->log_cap);
+    snprintf(out->num[6], 32, "%u", rc_conf_board_log_keep(b));
     const char *words[RC_ADMIN_NKEYS + RC_ADMIN_NARGV] = {
         k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10],
         rc_admin_action(r->op), r->member, r->op == RC_OP_REMOVE && r->block ? "1" : "0", out->num[0],

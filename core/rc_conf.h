@@ -117,6 +117,13 @@ int rc_conf_parse(const char *filename, const char *text, size_t len, struct rc_
  * answers unknown_board). Borrows name; the result points into c. */
 const struct rc_board *rc_conf_find_board(const struct rc_conf *c, const char *name);
 
+/* How many changes board b's change log keeps (the cap the scripts trim it
+ * to): log_cap, or with history = full (docs/history.md) the whole period
+ * on a periodic board (no cap: the log expires with the period's keys) and
+ * history_max on an all-time board. */
+#define RC_LOG_KEEP_ALL 4294967295u
+unsigned rc_conf_board_log_keep(const struct rc_board *b);
+
 /* Value parsers, exposed for tests and the command line. Each returns 0 or
  * RC_E_BAD_REQUEST. */
 int rc_parse_duration_ms(const char *s, int64_t *out_ms);

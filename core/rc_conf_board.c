@@ -37,6 +37,7 @@ static void board_defaults(struct rc_board *b)
     b->decay.scale_every_ms = MS_H;
     b->idempotency_ms = 600 * MS_S;
     b->log_cap = 1000;
+    b->history_max = 1000000;
     b->queue.mode = RC_WRITE_DIRECT;
     b->queue.max = 100000;
     b->queue.claim_after_ms = 5 * MS_S;
@@ -256,6 +257,18 @@ static int finish_shards(struct parser *p, struct rc_board *b)
     return 0;
 }
 
+/* history = full (docs/history.md): a decaying board is rebuilt by a job
+ * and logs no changes, so it has no history to keep. */
+static int finish_history(struct parser *p, struct rc_board *b)
+{
+    if (SEEN(p, K_HISTORY_MAX) && !b->history_full)
+        return rc_conf__fail(p, p->key_line[K_HISTORY_MAX], "history_max applies only to history = full");
+    if (b->history_full && b->decay.kind != RC_DECAY_NONE)
+        return rc_conf__fail(p, p->key_line[K_HISTORY], "history = full cannot be combined with decay: a "
+                             "decaying board logs no changes (its rebuilds replace the set)");
+    return 0;
+}
+
 /* Called when a [board] section ends: settles what depends on several keys
  * and proves the layout fits. Errors carry the board's header line. */
 int rc_conf__finish_board(struct parser *p)
@@ -266,7 +279,8 @@ int rc_conf__finish_board(struct parser *p)
 
     if ((rc = finish_ops(p, b, line)) != 0 || (rc = finish_period(p, b, line)) != 0 ||
         (rc = finish_decay(p, b, line)) != 0 || (rc = finish_tiebreak(p, b, line)) != 0 ||
-        (rc = finish_queue(p, b)) != 0 || (rc = finish_shards(p, b)) != 0)
+        (rc = finish_queue(p, b)) != 0 || (rc = finish_shards(p, b)) != 0 ||
+        (rc = finish_history(p, b)) != 0)
         return rc;
     lerr.msg[0] = '\0';
     if (rc_layout_finish(&b->layout, SEEN(p, K_POINTS_MIN), SEEN(p, K_POINTS_MAX), &lerr) != 0)
@@ -330,4 +344,11 @@ const struct rc_board *rc_conf_find_board(const struct rc_conf *c, const char *n
         }
     }
     return best;
+}
+
+unsigned rc_conf_board_log_keep(const struct rc_board *b)
+{
+    if (!b->history_full)
+        return b->log_cap;
+    return b->period.kind == RC_PERIOD_NONE ? b->history_max : RC_LOG_KEEP_ALL;
 }

@@ -59,6 +59,7 @@ enum key_id {
     K_URL, K_TOP, K_TIMEOUT, K_RETRIES, K_BACKOFF_BASE, K_BACKOFF_CAP, /* [webhook] (and K_SECRET, K_SECRET_ENV) */
     K_METRICS_PUBLIC,
     K_TEAMS,
+    K_HISTORY, K_HISTORY_MAX,
     K_COUNT
 };
 
@@ -168,6 +169,7 @@ int rc_conf__finish_webhook(struct parser *p);
 
 /* rc_conf_teams.c: teams = T (docs/teams.md). */
 key_setter rc_conf__set_teams;
+key_setter rc_conf__set_history;
 int rc_conf__finish_teams(struct parser *p, struct rc_board *b);
 void rc_conf__register_teams(const struct rc_conf *c);
 

@@ -224,6 +224,16 @@ int rc_conf__set_write_mode(struct parser *p, const struct key_spec *k, void *ob
     return 0;
 }
 
+int rc_conf__set_history(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    static const char *const words[] = {"capped", "full"};
+    int i = rc_conf__word_index(v, words, 2);
+    if (i < 0)
+        return rc_conf__fail(p, p->lineno, "%s must be capped or full, got '%.40s'", k->name, v);
+    *FIELD(int, obj, k) = i;
+    return 0;
+}
+
 int rc_conf__set_decay(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     static const char *const words[] = {

@@ -133,6 +133,8 @@ static const struct key_spec keys[] = {
     {SEC_BOARD, K_QUEUE_LAG_MAX, "queue_lag_max", rc_conf__set_duration, BOARD(queue.lag_max_ms), 100, MS_D},
     {SEC_BOARD, K_SHARDS, "shards", rc_conf__set_unsigned, BOARD(shards), RC_SHARDS_MIN, RC_SHARDS_MAX},
     {SEC_BOARD, K_TEAMS, "teams", rc_conf__set_teams, BOARD(teams), 0, 0},
+    {SEC_BOARD, K_HISTORY, "history", rc_conf__set_history, BOARD(history_full), 0, 0},
+    {SEC_BOARD, K_HISTORY_MAX, "history_max", rc_conf__set_unsigned, BOARD(history_max), 1, 100000000},
 };
 
 const struct key_spec *rc_conf__find_key(enum section sec, const char *name)

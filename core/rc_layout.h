@@ -127,6 +127,8 @@ struct rc_board {
     int config_line;             /* where it was declared, for messages */
     char teams[RC_BOARD_MAX + 2];   /* teams = T: the team board this board feeds ("" = none; docs/teams.md) */
     char team_of[RC_BOARD_MAX + 2]; /* on a team board T: its source board (T has no [board] of its own) */
+    int history_full;            /* history = full: the log keeps the period (docs/history.md) */
+    unsigned history_max;        /* history = full on an all-time board: changes the log keeps */
 };
 
 /* Fills layout defaults that depend on the rest of the declaration and checks

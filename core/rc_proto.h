@@ -53,8 +53,19 @@ enum rc_op {
     RC_OP_FREEZE,   /* board, optional period */
     RC_OP_REVEAL,   /* board, steps (N or "all", default 1), optional period */
     /* team boards (PROTOCOL v1.2; write scope, docs/teams.md) */
-    RC_OP_TEAM      /* board, member, team (an id, or null: leave) */
+    RC_OP_TEAM,     /* board, member, team (an id, or null: leave) */
+    /* standings at a moment (PROTOCOL v1.2; docs/history.md) */
+    RC_OP_GET,      /* board, view (a window), optional period, optional at */
+    RC_OP_HISTORY   /* board, member, optional period, from, to, step */
 };
+
+/* "at" of get (PROTOCOL v1.2): the moment a read shows. */
+enum rc_at_kind {
+    RC_AT_NONE = 0, /* the present */
+    RC_AT_SEQ,      /* {"seq": S}: right after change S */
+    RC_AT_TIME      /* {"time": MS}: right after the last change at or before MS */
+};
+#define RC_HISTORY_MAX_POINTS 1000
 
 #define RC_STEPS_ALL (-1) /* reveal "steps": "all" */
 
@@ -112,6 +123,13 @@ struct rc_request {
     char since_cursor[RC_SHARD_CURSOR_MAX];
     int64_t steps;                      /* reveal: 1.., or RC_STEPS_ALL */
     char team[RC_MEMBER_MAX + 1];       /* team: the team id, "" = null (leave) */
+    enum rc_at_kind at_kind;            /* get: the moment (RC_AT_NONE: the present) */
+    int64_t at;                         /* get: the seq or the time (ms) */
+    int64_t from_ms, to_ms, step_ms;    /* history: the points from, from + step, .. <= to */
+    int has_replay;                     /* subscribe "replay" (PROTOCOL v1.2; docs/history.md) */
+    enum rc_at_kind replay_kind;        /* replay.from: RC_AT_SEQ or RC_AT_TIME */
+    int64_t replay_from;
+    double replay_speed;                /* 0.25..64 */
 };
 
 /* Decodes one client message text[0..len). On success fills *out and returns
@@ -213,6 +231,11 @@ struct rc_snapshot_msg {
     int has_absent;
     const char *const *absent;
     size_t nabsent;
+    int has_at;           /* a get at a moment (docs/history.md): "at_seq", "at_time" (null when has_at_time 0) */
+    int64_t at_seq;
+    int has_at_time;
+    int64_t at_time;
+    int replay;           /* "replay": true (a replay's snapshots, docs/history.md) */
 };
 char *rc_encode_snapshot(const struct rc_snapshot_msg *m);
 
@@ -335,6 +358,29 @@ char *rc_encode_unsubscribed(const char *id_json, const char *sub);
 
 /* GET /api/v1/boards/{b}/stats: {"board","period" (when period is not
  * NULL),"viewers","total","seq"}. */
+/* History (PROTOCOL v1.2, docs/history.md), core/rc_proto_at.c. */
+struct rc_history_point {
+    int64_t at;       /* the moment asked (ms) */
+    int64_t seq;      /* the seq shown then */
+    int present;      /* 0: the member was not on the board: score and rank null */
+    double score;
+    int64_t rank;
+};
+/* {"op":"history","id"?,"board","member","period"?,"points":[{"at","seq",
+ * "score","rank"},...],"frozen"?} */
+char *rc_proto_at_encode_history(const char *id_json, const char *board, const char *member, const char *period,
+                                 const struct rc_history_point *pts, size_t n, int64_t frozen);
+/* {"op":"live","sub","seq"}: a replay reached the present (docs/history.md). */
+char *rc_proto_at_encode_live(const char *sub, int64_t seq);
+#define RC_REPLAY_SPEED_MIN 0.25
+#define RC_REPLAY_SPEED_MAX 64.0
+/* The rule of history's points, on both transports: step >= 1, from <= to,
+ * at most RC_HISTORY_MAX_POINTS points. Returns 0 or RC_E_BAD_REQUEST. */
+int rc_proto_at_check_history(const struct rc_request *r, struct rc_error *err);
+/* {"op":"error","id"?,"code":"out_of_range","message","oldest_seq"}: a moment
+ * the board's history no longer holds. */
+char *rc_proto_at_encode_gone(const char *id_json, const char *message, int64_t oldest_seq);
+
 char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq);
 
 #endif

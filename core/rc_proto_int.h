@@ -71,6 +71,12 @@ struct rc_proto__op_row {
     int (*decode)(const cJSON *msg, struct rc_request *out, struct rc_error *err);
 };
 
+/* rc_proto_at.c: the fields of get's "at" and of op history (PROTOCOL v1.2). */
+int rc_proto_at_decode(const cJSON *msg, struct rc_request *out, struct rc_error *err);
+int rc_proto_at_decode_history(const cJSON *msg, struct rc_request *out, struct rc_error *err);
+/* subscribe's "replay": {"from": {"seq"|"time"}, "speed"?} (absent: nothing). */
+int rc_proto_at_decode_replay(const cJSON *msg, struct rc_request *out, struct rc_error *err);
+
 /* The row of op `name`, or NULL. */
 const struct rc_proto__op_row *rc_proto__op_lookup(const char *name);
 

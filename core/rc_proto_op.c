@@ -243,9 +243,23 @@ static int decode_subscribe(const cJSON *msg, struct rc_request *out, struct rc_
 
     if ((rc = decode_view(msg, &out->view, err)) < 0 || (rc = decode_places(msg, &out->view, err)) < 0 ||
         (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0 ||
-        (rc = decode_max_rate(msg, &out->view, err)) < 0 || (rc = decode_live(msg, &out->view, err)) < 0)
+        (rc = decode_max_rate(msg, &out->view, err)) < 0 || (rc = decode_live(msg, &out->view, err)) < 0 ||
+        (rc = rc_proto_at_decode_replay(msg, out, err)) < 0)
         return rc;
     return decode_since(msg, out, err);
+}
+
+/* get (PROTOCOL v1.2): a subscribe's window, once, optionally at a moment */
+static int decode_get(const cJSON *msg, struct rc_request *out, struct rc_error *err)
+{
+    int rc;
+    if ((rc = decode_view(msg, &out->view, err)) < 0 || (rc = decode_places(msg, &out->view, err)) < 0 ||
+        (rc = rc_proto__read_name(msg, "period", "period", 0, &rc_proto__period_rule, out->period, err)) < 0 ||
+        (rc = decode_live(msg, &out->view, err)) < 0)
+        return rc;
+    if (out->view.kind == RC_VIEW_FEED)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "get reads a window (top, offset/limit, around), not a feed");
+    return rc_proto_at_decode(msg, out, err);
 }
 
 static int decode_unsubscribe(const cJSON *msg, struct rc_request *out, struct rc_error *err)
@@ -446,6 +460,8 @@ static const struct rc_proto__op_row OPS[] = {
     {"freeze", RC_OP_FREEZE, OPF_BOARD, decode_freeze},
     {"reveal", RC_OP_REVEAL, OPF_BOARD, decode_reveal},
     {"team", RC_OP_TEAM, OPF_BOARD, decode_team},
+    {"get", RC_OP_GET, OPF_BOARD, decode_get},
+    {"history", RC_OP_HISTORY, OPF_BOARD, rc_proto_at_decode_history},
 };
 
 #define NOPS (sizeof OPS / sizeof OPS[0])

@@ -319,6 +319,19 @@ char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
         jw_key(&w, "reset");
         jw_lit(&w, "true");
     }
+    if (m->has_at) { /* a get at a moment (docs/history.md) */
+        jw_key(&w, "at_seq");
+        jw_int(&w, m->at_seq);
+        jw_key(&w, "at_time");
+        if (m->has_at_time)
+            jw_int(&w, m->at_time);
+        else
+            jw_lit(&w, "null");
+    }
+    if (m->replay) {
+        jw_key(&w, "replay");
+        jw_lit(&w, "true");
+    }
     rows(&w, &m->rows);
     if (m->has_absent) {
         jw_key(&w, "absent");

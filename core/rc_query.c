@@ -54,6 +54,33 @@ static int get_int(const struct rc_query *q, const char *name, long lo, long hi,
     return 0;
 }
 
+/* A safe integer 0..2^53-1 of digits only: 0 or -1. */
+static int get_int64(const char *v, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n > 9007199254740991LL)
+        return -1;
+    *out = (int64_t)n;
+    return 0;
+}
+
+int rc_query_history(const struct rc_query *q, struct rc_request *r, struct rc_error *err)
+{
+    const char *names[] = {"from", "to", "step"};
+    int64_t *dst[] = {&r->from_ms, &r->to_ms, &r->step_ms};
+    for (int i = 0; i < 3; i++) {
+        const char *v = rc_query_get(q, names[i]);
+        if (!v || get_int64(v, dst[i]) != 0)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "%s is required: an integer (ms)", names[i]);
+    }
+    const char *live = rc_query_get(q, "live");
+    r->view.live = live && (strcmp(live, "1") == 0 || strcmp(live, "true") == 0);
+    r->op = RC_OP_HISTORY;
+    return rc_proto_at_check_history(r, err);
+}
+
 int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_error *err)
 {
     uint32_t top_n = 0, offset_n = 0, limit_n = 0;
@@ -114,6 +141,15 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
         strcmp(live, "false") != 0)
         return rc_error_set(err, RC_E_BAD_REQUEST, "live must be 1 or 0");
     r->view.live = live && (strcmp(live, "1") == 0 || strcmp(live, "true") == 0);
+    const char *at_seq = rc_query_get(q, "at_seq"), *at = rc_query_get(q, "at");
+    if (at_seq && at)
+        return rc_error_set(err, RC_E_BAD_REQUEST, "name one moment: at_seq or at, not both");
+    if (at_seq || at) { /* PROTOCOL v1.2: the board at a past moment (docs/history.md) */
+        if (get_int64(at_seq ? at_seq : at, &r->at) != 0)
+            return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be an integer 0..9007199254740991",
+                                at_seq ? "at_seq" : "at");
+        r->at_kind = at_seq ? RC_AT_SEQ : RC_AT_TIME;
+    }
     const char *period = rc_query_get(q, "period");
     if (period) {
         if (strlen(period) > RC_PERIOD_SEL_MAX)

@@ -31,10 +31,15 @@ const char *rc_query_get(const struct rc_query *q, const char *name);
 int rc_query_check(const struct rc_query *q, struct rc_error *err);
 
 /* Fills r->view (and r->period) from ?top=N | ?offset=O&limit=L |
- * ?around=M&radius=R, ?places=shared|unique and ?period=. No view at all means top 10. Returns 0
+ * ?around=M&radius=R, ?places=shared|unique, ?period= and the moment
+ * ?at_seq=S | ?at=MS (docs/history.md). No view at all means top 10. Returns 0
  * or RC_E_BAD_REQUEST (err filled). */
 int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_error *err);
 
+/* GET .../members/{m}/history: ?from=MS&to=MS&step=MS (required) and
+ * ?live=1 into r (op RC_OP_HISTORY); the point rule of rc_proto_at_check_history. Returns 0 or
+ * RC_E_BAD_REQUEST (err filled). */
+int rc_query_history(const struct rc_query *q, struct rc_request *r, struct rc_error *err);
 /* ?block=1 or ?block=true: 1, else 0. */
 int rc_query_block(const struct rc_query *q);
 

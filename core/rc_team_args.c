@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "rc_codec.h"
+#include "rc_conf.h"
 #include "rc_err.h"
 
 int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int reset, int64_t now_ms, int cluster,
@@ -33,7 +34,7 @@ int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int 
     snprintf(out->num[1], sizeof out->num[1], "%" PRId64, now_ms);
     snprintf(out->num[2], sizeof out->num[2], "%" PRIu64, slot);
     snprintf(out->num[3], sizeof out->num[3], "%" PRIu64, (uint64_t)1 << l->tb_bits);
-    snprintf(out->num[5], sizeof out->num[5], "%u", b->log_cap);
+    snprintf(out->num[5], sizeof out->num[5], "%u", rc_conf_board_log_keep(b));
     a[1] = out->num[1];
     a[2] = out->num[2];
     a[3] = out->num[3];

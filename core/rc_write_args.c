@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rc_codec.h"
+#include "rc_conf.h"
 #include "rc_expiry.h"
 #include "rc_decay.h"
 
@@ -175,7 +176,7 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
     out->argv[n++] = r->req;
     out->argv[n] = put_num(out, n, b->idempotency_ms / 1000);
     n++;
-    out->argv[n] = put_num(out, n, b->log_cap);
+    out->argv[n] = put_num(out, n, rc_conf_board_log_keep(b));
     n++;
     out->argv[n++] = b->submit_mode == RC_SUBMIT_BEST ? "best" : "replace";
     out->argv[n] = put_num(out, n, ttl_ms);

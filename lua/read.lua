@@ -9,7 +9,7 @@
 -- KEYS[5] rc:{B|P}:frz   the freeze state (lua/freeze.lua)
 -- KEYS[6] rc:{B|P}:fz    the frozen copy (lua/freeze.lua)
 --
--- ARGV[1] kind: range | around | rank | log | counts | near | members
+-- ARGV[1] kind: range | around | rank | log | counts | near | members | moment
 -- ARGV[2] order: desc | asc
 -- ARGV[3] "1": the live board (an admin's live view, the archive); "0": what
 --         the audience sees: while the board is frozen, the frozen copy as
@@ -65,6 +65,31 @@
 --   na          how many of them follow (at most R): the nearest ones, in
 --               board order (best first), then up to R+1 rows behind c, the
 --               nearest first (board order)
+
+-- moment: the board at past seqs, rebuilt from the present set and the
+--   change log (docs/history.md; core/rc_moment.h does the rebuild). Read
+--   with ARGV[3] "1" (the live set: the rebuild undoes the present).
+--   ARGV[4] seq | time: what the targets name; ARGV[5] "1": the audience of
+--   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
+--   around | points; ARGV[7], ARGV[8]: range first, count; around member,
+--   radius; points member, ""; ARGV[9..] the targets (one for range and
+--   around, up to 1000 for points), a seq or a time (ms) each.
+--   A target seq S is shown as it is; a time, as the highest seq whose
+--   change's "at" is at or before it (0 when the log holds every change and
+--   none is). The oldest seq shown: 0 while the log starts at seq 1, else
+--   the log's first seq (its change's time must be known).
+-- moment reply: { head..., status, oldest, smin, nev, then per event
+--   after smin: seq, member, c, old_c ("" for null),
+--   ntargets, then per target: S, at ("" at seq 0 or when not held),
+--   composite at S of points' member ("" absent), ahead; then (range,
+--   around) lo, m1, c1, ... }
+--   status   ok | beyond (a seq past the present) | gone (a target before
+--            oldest; nothing follows oldest)
+--   events   the log's changes after smin (the smallest S), oldest first
+--   ahead    points: members of the present set before that composite in
+--            the set's order (ties by name as Redis orders them)
+--   lo       0-based present rank of m1: the slice of the present set that
+--            answers the window at S (core/rc_moment.h, rc_moment_margin)
 
 local z, seqkey, logkey, ekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local kind, desc, live = ARGV[1], ARGV[2] == 'desc', ARGV[3] == '1'
@@ -256,6 +281,169 @@ elseif kind == 'members' then
     end
     out[#out + 1] = f[1]; out[#out + 1] = f[2]; out[#out + 1] = f[3]
     out[#out + 1] = place; out[#out + 1] = tied
+  end
+  return out
+elseif kind == 'moment' then
+  local zl, cur = KEYS[1], tonumber(redis.call('GET', seqkey) or '0')
+  local limit = cur
+  if frozen == 1 and ARGV[5] == '1' then limit = shown end
+  local out = head(0)
+  local nlog = redis.call('LLEN', logkey)
+  local first = cur + 1
+  if nlog > 0 then first = tonumber(string.match(redis.call('LINDEX', logkey, 0), '^{"seq":(%d+)')) end
+  local oldest = first
+  if first == 1 then oldest = 0 end
+  if nlog == 0 then oldest = cur end
+  local function seq_of(e) return tonumber(string.match(e, '^{"seq":(%d+)')) end
+  local function at_of(e) return tonumber(string.match(e, '"at":(%-?[%d.e+]+)')) end
+  local targets, view = {}, ARGV[6]
+  for i = 9, #ARGV do targets[#targets + 1] = tonumber(ARGV[i]) end
+  -- each target's seq (and time); by time: one pass from the newest change
+  local S, T = {}, {}
+  if ARGV[4] == 'seq' then
+    for i = 1, #targets do
+      if targets[i] > cur then
+        out[#out + 1] = 'beyond'; out[#out + 1] = oldest
+        return out
+      end
+      S[i] = math.min(targets[i], limit)
+    end
+  else
+    local order = {}
+    for i = 1, #targets do order[i] = i end
+    table.sort(order, function(a, b) return targets[a] > targets[b] end)
+    local k, idx, chunk = 1, nlog - 1, {}
+    local ci = 0
+    while k <= #order do
+      if idx < 0 then break end
+      if ci == 0 then
+        local from = math.max(0, idx - 255)
+        chunk = redis.call('LRANGE', logkey, from, idx)
+        ci = #chunk
+      end
+      local e = chunk[ci]
+      local sq, at = seq_of(e), at_of(e)
+      while k <= #order and sq <= limit and at <= targets[order[k]] do
+        S[order[k]], T[order[k]] = sq, at
+        k = k + 1
+      end
+      ci = ci - 1
+      idx = idx - 1
+    end
+    -- older than every logged change: seq 0 when the log holds them all
+    for j = k, #order do
+      if first == 1 or (nlog == 0 and cur == 0) then S[order[j]] = 0 end
+    end
+  end
+  -- a target on the first half of a team move (its event says "move":1)
+  -- shows the move whole: the seq after it, or before it past the limit
+  for i = 1, #targets do
+    local s = S[i]
+    if s and s >= first and s > 0 then
+      local e = redis.call('LINDEX', logkey, s - first)
+      if e and string.find(e, '"move":1', 1, true) then
+        if s + 1 <= limit then S[i], T[i] = s + 1, nil else S[i], T[i] = s - 1, nil end
+      end
+    end
+  end
+  local smin = limit
+  for i = 1, #targets do
+    if S[i] == nil or S[i] < oldest then
+      out[#out + 1] = 'gone'; out[#out + 1] = oldest
+      return out
+    end
+    if S[i] < smin then smin = S[i] end
+  end
+  out[#out + 1] = 'ok'; out[#out + 1] = oldest; out[#out + 1] = smin
+  local evs = {}
+  if smin < cur then evs = redis.call('LRANGE', logkey, smin + 1 - first, -1) end
+  out[#out + 1] = #evs
+  -- the changes of the member the view is about (around, points): its
+  -- composite at any seq without another pass over the log
+  local who = ''
+  if view ~= 'range' then who = ARGV[7] end
+  local mine_seq, mine_old = {}, {}
+  local touched, k = {}, 0
+  for i = 1, #evs do
+    local e = evs[i]
+    local m = string.match(e, '"member":"([^"]*)"') or ''
+    local c, oc = string.match(e, '"c":([^,}]+)'), string.match(e, '"old_c":([^,}]+)')
+    if c == 'null' then c = '' end
+    if oc == 'null' then oc = '' end
+    local sq = seq_of(e)
+    out[#out + 1] = sq; out[#out + 1] = m; out[#out + 1] = c or ''; out[#out + 1] = oc or ''
+    if not touched[m] then touched[m] = true; k = k + 1 end
+    if m == who then mine_seq[#mine_seq + 1] = sq; mine_old[#mine_old + 1] = oc or '' end
+  end
+  local present = nil
+  if who ~= '' then present = redis.call('ZSCORE', zl, who) end
+  -- the member's composite at seq s: the old_c of its first change after s
+  -- (a binary search over its changes), else the present one; nil when absent
+  local function comp_at(s)
+    local lo, hi = 1, #mine_seq + 1
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if mine_seq[mid] <= s then lo = mid + 1 else hi = mid end
+    end
+    if lo <= #mine_seq then
+      if mine_old[lo] == '' then return nil end
+      return tonumber(mine_old[lo])
+    end
+    if present then return tonumber(present) end
+    return nil
+  end
+  -- present members before composite c, member m (Redis's order of the set)
+  local function ahead(c, m)
+    local n, same
+    if desc then
+      n = redis.call('ZCOUNT', zl, '(' .. num(c), '+inf')
+    else
+      n = redis.call('ZCOUNT', zl, '-inf', '(' .. num(c))
+    end
+    same = redis.call('ZRANGE', zl, num(c), num(c), 'BYSCORE')
+    for i = 1, #same do
+      if (desc and same[i] > m) or (not desc and same[i] < m) then n = n + 1 end
+    end
+    return n
+  end
+  out[#out + 1] = #targets
+  local anchor = nil
+  for i = 1, #targets do
+    local at = T[i]
+    if at == nil and S[i] >= first and S[i] > 0 then at = at_of(redis.call('LINDEX', logkey, S[i] - first)) end
+    out[#out + 1] = S[i]
+    if at then out[#out + 1] = num(at) else out[#out + 1] = '' end
+    if view == 'points' then
+      local c = comp_at(S[i])
+      if c then
+        out[#out + 1] = num(c); out[#out + 1] = ahead(c, ARGV[7])
+      else
+        out[#out + 1] = ''; out[#out + 1] = 0
+      end
+    else
+      out[#out + 1] = ''; out[#out + 1] = 0
+    end
+  end
+  if view == 'points' then return out end
+  local margin = 2 * k + 2
+  local lo, hi = 0, -1
+  if view == 'range' then
+    local f, n = tonumber(ARGV[7]), tonumber(ARGV[8])
+    lo, hi = math.max(0, f - margin), f + n - 1 + margin
+  else
+    local c, r = comp_at(S[1]), tonumber(ARGV[8])
+    if c then
+      local p = ahead(c, ARGV[7])
+      local eq = redis.call('ZCOUNT', zl, num(c), num(c))
+      lo, hi = math.max(0, p - r - 2 * margin), p + eq + r + 2 * margin
+    end
+  end
+  out[#out + 1] = lo
+  if hi >= lo then
+    local rows
+    if desc then rows = redis.call('ZRANGE', zl, lo, hi, 'REV', 'WITHSCORES')
+    else rows = redis.call('ZRANGE', zl, lo, hi, 'WITHSCORES') end
+    for i = 1, #rows do out[#out + 1] = rows[i] end
   end
   return out
 end

@@ -157,8 +157,9 @@
 -- op team publishes {"team_of": member, "team": id or null} on B's channel
 -- (KEYS[6]) when the membership changed, so B's rows show the new team.
 -- op team moves the member: its points leave the old team and join the new
--- one, one event per team changed (two consecutive seqs of T for a move;
--- a team whose last member left goes with "c": null). A member without
+-- one, one event per team changed (two consecutive seqs of T for a move,
+-- the first marked "move":1; a team whose last member left goes with
+-- "c": null). A member without
 -- points changes only the membership. Reply to op team:
 --   { "teamed", team or "", seq of B, seq of T, changed }
 -- Replies of the writes get three more items after `changed`: team id
@@ -277,9 +278,18 @@ local function team_sum_after(t, d)
   return d, nil
 end
 
+-- Records a change event of T: log and channel.
+local function team_emit(event)
+  redis.call('RPUSH', tlogkey, event)
+  redis.call('LTRIM', tlogkey, -logcap, -1)
+  redis.call(pubcmd, tchan, event)
+end
+
 -- Puts team t at sum newp (or takes it off T when newp is nil) and
--- records the change on T: seq, log, channel. Returns nothing.
-local function team_set(t, newp, tslot, top)
+-- records the change on T: seq, and log and channel unless held (then the
+-- event is returned for the caller to emit, in seq order). Returns the
+-- event held, or nil.
+local function team_set(t, newp, tslot, top, hold)
   local oldc = redis.call('ZSCORE', tz, t)
   if oldc then oldc = tonumber(oldc) else oldc = nil end -- Redis nil reads as false
   local oldp = nil
@@ -324,9 +334,8 @@ local function team_set(t, newp, tslot, top)
     ',"rank":' .. jr(rank) .. ',"old_rank":' .. jr(oldrank) .. ',"at":' .. num(at)
   if fresh then event = event .. ',"epoch":"' .. fresh .. '"' end
   event = event .. '}'
-  redis.call('RPUSH', tlogkey, event)
-  redis.call('LTRIM', tlogkey, -logcap, -1)
-  redis.call(pubcmd, tchan, event)
+  if hold then return event end
+  team_emit(event)
 end
 
 local function range_error(p)
@@ -371,11 +380,16 @@ if op == 'team' then
   else
     redis.call('HDEL', tmkey, member)
   end
+  -- a move changes two teams: its first event says "move":1, so a read
+  -- at a past moment never shows one half (docs/history.md)
+  local evs = {}
   if old ~= '' then
-    if old_left then team_set(old, nil, slot, 'team')
-    elseif oldsum ~= nil then team_set(old, oldsum, slot, 'team') end
+    if old_left then evs[#evs + 1] = team_set(old, nil, slot, 'team', true)
+    elseif oldsum ~= nil then evs[#evs + 1] = team_set(old, oldsum, slot, 'team', true) end
   end
-  if newsum ~= nil then team_set(new, newsum, slot, 'team') end
+  if newsum ~= nil then evs[#evs + 1] = team_set(new, newsum, slot, 'team', true) end
+  if #evs == 2 then evs[1] = string.sub(evs[1], 1, -2) .. ',"move":1}' end
+  for i = 1, #evs do team_emit(evs[i]) end
   -- the source board's viewers show each row's team: tell them (no seq: no
   -- member's points changed; core/rc_event.h, rc_event_team_parse)
   local tj = 'null'

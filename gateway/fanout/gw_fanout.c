@@ -21,12 +21,15 @@
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 
+static void drop_sub(struct gw_fanout *f, struct gw_sub *s);
+
 struct gw_fanout *gw_fanout_new(struct gw_app *app)
 {
     struct gw_fanout *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
     f->app = app;
+    f->drop_sub = drop_sub;
     uint64_t seed[2] = {0, 0};
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
         gw_log_warn("no random seed for the board table; using the clock");
@@ -53,6 +56,8 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
 {
     struct gw_view *v = s->view;
     gw_fo_first_unqueue(f, s); /* (when it waited for its first answer) */
+    if (s->replay)
+        gw_replay_detach(s);
     if (s->vprev)
         s->vprev->vnext = s->vnext;
     else
@@ -141,6 +146,12 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
+    const char *no_replay = r->has_replay ? gw_replay_refusal(decl, r) : NULL;
+    if (no_replay) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, no_replay));
+        gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
+        return;
+    }
     if (decl->shards > 1 && r->view.kind == RC_VIEW_PAGE) {
         struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = r->view.offset, .count = r->view.limit};
         const char *refused = gw_read_refusal(decl, &spec); /* a page too deep to merge */
@@ -222,7 +233,23 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     c->nsubs++;
     gw_fo_hold_join(f, b, s);
     app->metrics.subscriptions[v->r.spec.kind]++;
+    if (r->has_replay && gw_replay_start(f, s, decl, r, p->id) != 0) {
+        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_UNAVAILABLE, "the replay could not start"));
+        drop_sub(f, s);
+        return;
+    }
     gw_fo_first_answer(f, s); /* now, or in a later loop turn (a burst) */
+}
+
+/* f->drop_sub: s unlinked from its connection, then freed. */
+static void drop_sub(struct gw_fanout *f, struct gw_sub *s)
+{
+    for (struct gw_sub **p = &s->conn->subs; *p; p = &(*p)->cnext)
+        if (*p == s) {
+            *p = s->cnext;
+            sub_free(f, s);
+            return;
+        }
 }
 
 int gw_fanout_unsubscribe(struct gw_fanout *f, struct gw_conn *c, const char *sub)
@@ -303,7 +330,7 @@ int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c)
             gw_fo_feed_catch_up(v); /* answers every pending viewer of v (a no-op while it reads) */
             continue;
         }
-        if (!s->needs_snapshot || !v->last)
+        if (!s->needs_snapshot || !v->last || s->replay)
             continue;
         /* One snapshot per drain: a laggard never holds more than one. It
          * carries the subscribe's id when it is that request's reply. */
@@ -509,6 +536,7 @@ void gw_fanout_free(struct gw_fanout *f)
         }
         view_drop_one(f, v, NULL);
     }
+    gw_replay_free_all(f);
     gw_fo_hold_free(f);
     gw_fo_viewers_free(f);
     rc_delta_scratch_free(&f->delta);

@@ -22,6 +22,7 @@
  *                 to its views and feeds
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
+ *   gw_replay.c   replay subscriptions: past moments at a pace, then live
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
  *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn
@@ -173,6 +174,9 @@ struct gw_sub {
     /* Waiting for its first answer in f's queue (gw_first.c). */
     struct gw_sub *qnext, *qprev;
     int queued;
+    /* A replay in progress (gw_replay.c): the view sends it nothing (its
+     * snapshots stay owed) until the replay reaches the present. */
+    struct gw_replay *replay;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
@@ -297,6 +301,10 @@ struct gw_fanout {
     int first_on;                /* first_idle is open */
     size_t first_rows;           /* rows answered this turn (renewed after each turn's I/O) */
     struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
+    struct gw_replay *replays;   /* replays in progress (gw_replay.c) */
+    /* Drops subscription s (gw_fanout.c): the upward call of a replay that
+     * failed to start (gw_replay.c is below gw_fanout.c) */
+    void (*drop_sub)(struct gw_fanout *f, struct gw_sub *s);
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)
@@ -588,5 +596,21 @@ void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b);
 /* ---- gw_rollover.c ------------------------------------------------------- */
 
 void gw_fo_rollover(struct gw_fanout *f);
+
+/* ---- gw_replay.c (docs/history.md, "Replay") ------------------------------ */
+
+struct gw_replay;
+/* Why board decl cannot replay r (a static string), or NULL. */
+const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_request *r);
+/* Starts s's replay of r (period: the resolved id): its first read is
+ * sent. Returns 0, or an RC_E_* (nothing started). */
+int gw_replay_start(struct gw_fanout *f, struct gw_sub *s, const struct rc_board *decl, const struct rc_request *r,
+                    const char *period);
+/* s is going: its replay stops (freed now, or when its read is back). */
+void gw_replay_detach(struct gw_sub *s);
+/* Moves every replay on by one read (the fan-out's tick). */
+void gw_replay_tick(struct gw_fanout *f);
+/* The fan-out is going: every replay stops. */
+void gw_replay_free_all(struct gw_fanout *f);
 
 #endif

@@ -179,6 +179,7 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
 void gw_fanout_tick(struct gw_fanout *f)
 {
     uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
+    gw_replay_tick(f);
     gw_fo_shard_flush(f);
     gw_fo_rollover(f);
     gw_fo_viewers_tick(f);

@@ -115,6 +115,8 @@ char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, con
  * and goes out from gw_fanout_resync_conn as the queue drains. */
 int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
 {
+    if (s->replay)
+        return -1; /* replaying: owed until the replay goes live (gw_replay.c) */
     /* a resume that named another history than the board's: say so */
     int reset = s->has_since && s->has_epoch && strcmp(s->epoch, s->view->last->epoch) != 0;
     struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, s->view->last, s->id_json, reset, NULL));

@@ -75,6 +75,7 @@ static const struct route routes[] = {
     {RM_PUT, "/api/v1/members/{m}/profile", RC_SCOPE_WRITE, 0, gw_rest_profile_put},
     {RM_DELETE, "/api/v1/boards/{b}/members/{m}", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_remove},
     {RM_PUT, "/api/v1/boards/{b}/members/{m}/team", RC_SCOPE_WRITE, RT_OP_SCOPE, gw_rest_team},
+    {RM_GET, "/api/v1/boards/{b}/members/{m}/history", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_history},
     {RM_DELETE, "/api/v1/boards/{b}/blocked/{m}", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_unblock},
     {RM_POST, "/api/v1/boards/{b}/reverse", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reverse},
     {RM_POST, "/api/v1/boards/{b}/reset", RC_SCOPE_ADMIN, RT_OP_SCOPE, gw_rest_reset},
@@ -110,6 +111,8 @@ struct area {
 /* Most specific first; the last takes every path. */
 static const struct area areas[] = {
     {"/api/v1/boards/{b}/members/{m}/team", 0, 0, RA_READ_TOKEN,
+     {{RM_ANY, 1, RC_E_NOT_FOUND, "no such path for this method", NULL}, NO_PATH(RM_ANY)}},
+    {"/api/v1/boards/{b}/members/{m}/history", 0, 0, RA_READ_TOKEN,
      {{RM_ANY, 1, RC_E_NOT_FOUND, "no such path for this method", NULL}, NO_PATH(RM_ANY)}},
     {"/api/v1/boards/{b}", 0, 2, RA_READ_TOKEN,
      {NO_PATH(RM_GET), {RM_ANY, 0, RC_E_NOT_FOUND, "no such path for this method", NULL}}},

@@ -24,6 +24,7 @@
 #include "ops/gw_admin.h"
 #include "ops/gw_freeze.h"
 #include "ops/gw_roster.h"
+#include "ops/gw_get.h"
 #include "ops/gw_stats.h"
 #include "net/gw_peers.h"
 #include "redis/gw_redis.h"
@@ -485,7 +486,8 @@ void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
         rc_request_free(&r);
         return;
     }
-    to_op(q, &r, r.view.kind == RC_VIEW_TEAM ? gw_roster_read : gw_op_snapshot);
+    /* a roster, or the present or a moment (?at_seq= / ?at=) of any other view */
+    to_op(q, &r, r.view.kind == RC_VIEW_TEAM ? gw_roster_read : gw_get_read);
     rc_request_free(&r); /* (a member list's names: the read copies them) */
 }
 
@@ -507,6 +509,21 @@ void gw_rest_rank(struct gw_http_req *q, const struct gw_rest_target *t)
     snprintf(r.member, sizeof r.member, "%s", t->member);
     query_period(q, &r);
     to_op(q, &r, gw_op_rank);
+}
+
+void gw_rest_history(struct gw_http_req *q, const struct gw_rest_target *t)
+{
+    struct rc_request r;
+    struct rc_error err = {0, ""};
+    struct rc_query qs = gw_http_query(q);
+    memset(&r, 0, sizeof r);
+    snprintf(r.board, sizeof r.board, "%s", t->board);
+    snprintf(r.member, sizeof r.member, "%s", t->member);
+    query_period(q, &r);
+    if (rc_query_history(&qs, &r, &err))
+        gw_http_respond_error(q, err.code, err.msg);
+    else
+        to_op(q, &r, gw_get_history);
 }
 
 void gw_rest_stats(struct gw_http_req *q, const struct gw_rest_target *t)

@@ -32,6 +32,7 @@ gw_rest_fn gw_rest_boards;
 gw_rest_fn gw_rest_snapshot;
 /* GET /api/v1/boards/{b}/members/{m}[?period=]: one member's rank. */
 gw_rest_fn gw_rest_rank;
+gw_rest_fn gw_rest_history; /* GET .../members/{m}/history (docs/history.md) */
 /* GET /api/v1/boards/{b}/stats[?period=]: viewers (every gateway), total, seq. */
 gw_rest_fn gw_rest_stats;
 /* POST /api/v1/boards/{b}/scores: one write (the body as a WebSocket write op). */

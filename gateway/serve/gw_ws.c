@@ -37,6 +37,7 @@
 
 #include "ops/gw_admin.h"
 #include "ops/gw_freeze.h"
+#include "ops/gw_get.h"
 #include "gw_app.h"
 #include "net/gw_conn.h"
 #include "fanout/gw_fanout.h"
@@ -172,7 +173,7 @@ static void on_op_done(void *privdata, int code, char *json)
 static int is_read(enum rc_op op)
 {
     return op == RC_OP_SUBSCRIBE || op == RC_OP_UNSUBSCRIBE || op == RC_OP_RANK || op == RC_OP_PING ||
-           op == RC_OP_AUTH;
+           op == RC_OP_AUTH || op == RC_OP_GET || op == RC_OP_HISTORY;
 }
 
 static int answers_later(enum rc_op op)
@@ -326,6 +327,12 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
         break;
     case RC_OP_RANK:
         gw_op_rank(app, &c->who, r, on_op_done, c);
+        break;
+    case RC_OP_GET: /* one-shot reads (docs/history.md) */
+        gw_get_read(app, &c->who, r, on_op_done, c);
+        break;
+    case RC_OP_HISTORY:
+        gw_get_history(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_PING:
         gw_conn_reply_first(c, rc_encode_pong(r->id_json));

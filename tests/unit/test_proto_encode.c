@@ -99,7 +99,7 @@ static void encodes_snapshot_as_protocol_example(void **state)
         {.member = "user:101", .score = 1050, .profile = &PLAYER_ONE},
         {.member = "user:7", .score = 990},
     };
-    struct rc_snapshot_msg m = {"1", "s1", "b", "2026-W47", 42, 2, 0, {.rows = rows, .n = 2, .first_rank = 1}, {0}, 0, NULL, 0};
+    struct rc_snapshot_msg m = {"1", "s1", "b", "2026-W47", 42, 2, 0, {.rows = rows, .n = 2, .first_rank = 1}, {0}, 0, NULL, 0, 0, 0, 0, 0, 0};
     (void)state;
     assert_text(rc_encode_snapshot(&m),
                 "{\"op\":\"snapshot\",\"id\":1,\"sub\":\"s1\",\"board\":\"b\","
@@ -745,7 +745,7 @@ static char *encode_variant(int which)
     static const int64_t prev[] = {4, 0};
     const struct rc_msg_more more = {.epoch = "e1", .frozen = 1, .freeze_seq = 2, .live = 1, .shown = 3,
                                      .has_viewers = 1, .viewers = 7};
-    struct rc_snapshot_msg snap = {"\"i\"", "s1", "b", "p", 1, 2, 1, {rows, 2, NULL, 1, &KD_LAYOUT, NULL}, more, 0, NULL, 0};
+    struct rc_snapshot_msg snap = {"\"i\"", "s1", "b", "p", 1, 2, 1, {rows, 2, NULL, 1, &KD_LAYOUT, NULL}, more, 0, NULL, 0, 0, 0, 0, 0, 0};
     struct rc_delta_msg delta = {"s1", 1, 2, {rows, 2, NULL, 1, &KD_LAYOUT, prev}, old, removed, 2, more};
     struct rc_event_msg event = {"s1", 1, "m", 1, 2, 3, 0, 5, KD, 2, {.epoch = "e1", .cursor = "1:2"}};
     struct rc_ack_msg ack = {"1", "b", "m", 1, 2, 3, 1, KD, 2, 2, 0, NULL, 0, NULL, 0, 0, 0};

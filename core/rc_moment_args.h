@@ -1,0 +1,83 @@
+/* rc_moment_args.h - lua/read.lua's kind "moment" (the header comment
+ * there): the call that reads a board at past seqs, and its reply decoded
+ * into core/rc_moment.h's shapes. Pure. */
+#ifndef RC_MOMENT_ARGS_H
+#define RC_MOMENT_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc_layout.h"
+#include "rc_moment.h"
+#include "rc_read_args.h"
+
+enum rc_moment_view { RC_MOMENT_RANGE = 0, RC_MOMENT_AROUND, RC_MOMENT_POINTS };
+
+struct rc_moment_req {
+    int by_time;               /* targets are times (ms), else seqs */
+    int audience;              /* a frozen board's audience: targets stop at the shown seq */
+    enum rc_moment_view view;
+    int64_t first, count;      /* RANGE */
+    const char *member;        /* AROUND, POINTS (borrowed) */
+    int64_t radius;            /* AROUND */
+    const int64_t *targets;    /* borrowed; 1 for RANGE and AROUND, 1..RC_MOMENT_TARGETS_MAX for POINTS */
+    size_t ntargets;
+};
+
+#define RC_MOMENT_TARGETS_MAX 1000
+
+/* The call: keys as read.lua's (rc_read_args.h), argv malloc'ed with its
+ * texts (free with rc_moment_args_free). */
+struct rc_moment_args {
+    char keys[RC_READ_NKEYS][RC_KEY_MAX];
+    const char **argv;
+    unsigned nargv;
+    char (*num)[32];
+};
+
+/* Returns 0, RC_E_BAD_REQUEST (a request the script cannot take) or
+ * RC_E_INTERNAL (out of memory). Borrows req->member until freed. */
+int rc_moment_args_build(const char *board, const char *period, enum rc_order order, const struct rc_moment_req *req,
+                         struct rc_moment_args *out);
+void rc_moment_args_free(struct rc_moment_args *a);
+
+enum rc_moment_status { RC_MOMENT_OK = 0, RC_MOMENT_BEYOND, RC_MOMENT_GONE };
+
+/* One target as the script settled it. */
+struct rc_moment_target {
+    int64_t seq;
+    int has_at;
+    int64_t at;
+    int has_c;                 /* POINTS: the member's composite at seq */
+    double c;
+    int64_t ahead;             /* POINTS: present members before it */
+};
+
+/* A decoded reply; every pointer malloc'ed (rc_moment_args_reply_free), member
+ * names borrowed from the reply items. */
+struct rc_moment_reply {
+    struct rc_read_head head;
+    enum rc_moment_status status;
+    int64_t oldest;
+    int64_t smin;
+    int64_t *change_seq;            /* change_seq[i]: the seq of changes[i] */
+    struct rc_moment_change *changes; /* after smin, oldest first */
+    size_t nchanges;
+    struct rc_moment_target *targets;
+    size_t ntargets;
+    int64_t lo;                     /* RANGE, AROUND: present rank (0-based) of rows[0] */
+    struct rc_moment_row *rows;
+    size_t nrows;
+};
+
+/* Decodes items[0..n) of a call made for view. Returns 0 or RC_E_INTERNAL
+ * (another shape, out of memory). */
+int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_moment_view view,
+                         struct rc_moment_reply *out);
+void rc_moment_args_reply_free(struct rc_moment_reply *r);
+
+/* The changes of r after seq s: r->changes + the index returned (they are in
+ * seq order). */
+size_t rc_moment_args_after(const struct rc_moment_reply *r, int64_t s);
+
+#endif

@@ -1,0 +1,263 @@
+/* gw_replay.c - replay subscriptions (PROTOCOL v1.2, docs/history.md,
+ * "Replay"): a window view that starts at a past moment, moves forward at
+ * `speed` times the pace the changes were written at, and goes live when it
+ * reaches the present, under the same sub.
+ *
+ * A replaying subscription is an ordinary viewer of its (live) view that
+ * the view does not serve yet: gw_fo_send_owed_snapshot keeps its snapshots
+ * owed and the broadcasts skip it (needs_snapshot), so none of the live
+ * traffic reaches it. The replay sends it the board at each moment it
+ * passes, as snapshots of the same sub with "replay": true (PROTOCOL v1:
+ * the server may send a fresh snapshot instead of deltas at any time), each
+ * read by store/gw_read_at at the board time the pace has reached. When a
+ * read shows the present seq, the replay sends {"op":"live","sub","seq"},
+ * lets go of the subscription and sends it the view's live snapshot: the
+ * client replaces its list, so nothing is missed or shown twice.
+ *
+ * The fan-out's tick moves every replay on (one read in flight each, and
+ * after a read at least three times its duration without one). A
+ * replay lives until it is done and its read is back: a subscription that
+ * goes (unsubscribe, close) detaches it, and the read's answer frees it. */
+#include "fanout/gw_fanout_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "store/gw_read_at.h"
+#include "rc_conf.h"
+
+struct gw_replay {
+    struct gw_replay *next;
+    struct gw_fanout *f;       /* NULL once the fan-out is gone */
+    struct gw_sub *s;          /* NULL once the subscription is gone */
+    const struct rc_board *decl;
+    char board[RC_BOARD_MAX + 1];
+    char period[RC_PERIOD_ID_MAX];
+    struct rc_view view;
+    double speed;
+    int started;               /* the first snapshot went out */
+    int paced;                 /* base_at is known (the moment shown has a time) */
+    int64_t base_at;           /* the board time the pace counts from ... */
+    int64_t base_wall;         /* ... and the clock's time then */
+    int64_t shown;             /* the seq last sent */
+    int reading;
+    int64_t read_us;           /* when the read in flight was sent (monotonic) */
+    int64_t next_us;           /* no read before this: each waits 3x the last one's time */
+};
+
+const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_request *r)
+{
+    if (decl->decay.kind != RC_DECAY_NONE)
+        return "a decaying board keeps no history to replay";
+    if (decl->shards > 1 && r->replay_kind == RC_AT_SEQ)
+        return "a sharded board's seq names no single state: replay.from must be a time";
+    if (decl->shards > 1 && r->view.kind == RC_VIEW_AROUND)
+        return "around views of a sharded board are not replayed yet (docs/history.md)";
+    if (r->view.places)
+        return "places = shared is not replayed yet (docs/history.md)";
+    if (r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM)
+        return "member lists and rosters are not replayed yet (docs/history.md)";
+    if (r->replay_kind == RC_AT_TIME && decl->shards <= 1 && r->replay_from < 0)
+        return "replay.from.time must be a time";
+    return NULL;
+}
+
+static void unlink_free(struct gw_replay *rp)
+{
+    if (rp->f)
+        for (struct gw_replay **p = &rp->f->replays; *p; p = &(*p)->next)
+            if (*p == rp) {
+                *p = rp->next;
+                break;
+            }
+    free(rp);
+}
+
+static void on_read(int code, struct gw_read_at_result *res, void *privdata);
+
+/* One moment read: by seq, or by time. Returns 0 or an RC_E_*. */
+static int read_at(struct gw_replay *rp, int by_time, int64_t target)
+{
+    struct rc_moment_req req = {.by_time = by_time, .audience = !rp->view.live, .targets = &target, .ntargets = 1};
+    if (rp->view.kind == RC_VIEW_AROUND) {
+        req.view = RC_MOMENT_AROUND;
+        req.member = rp->view.around;
+        req.radius = rp->view.radius;
+    } else {
+        req.view = RC_MOMENT_RANGE;
+        req.first = rp->view.kind == RC_VIEW_PAGE ? rp->view.offset : 0;
+        req.count = rp->view.limit;
+    }
+    rp->reading = 1;
+    rp->read_us = gw_mono_us();
+    int rc = gw_read_at(&rp->f->app->store, rp->decl, rp->board, rp->period, &req, on_read, rp);
+    if (rc)
+        rp->reading = 0;
+    return rc;
+}
+
+static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *res)
+{
+    struct gw_sub *s = rp->s;
+    int frozen = !rp->view.live && res->head.freeze.frozen;
+    struct rc_snapshot_msg m = {
+        .id_json = s->id_json, /* the first one answers the subscribe */
+        .sub = s->view->r.id,
+        .board = rp->board,
+        .period = rp->decl->period.kind == RC_PERIOD_NONE ? NULL : rp->period,
+        .seq = res->at_seq,
+        .total = res->w->total,
+        .rows = gw_window_rows_out(res->w, rp->decl),
+        .more = {.epoch = res->head.epoch, .frozen = frozen, .freeze_seq = res->head.freeze.seq},
+        .has_at = 1,
+        .at_seq = res->at_seq,
+        .has_at_time = res->has_at_time,
+        .at_time = res->at_time,
+        .replay = 1,
+    };
+    gw_conn_reply(s->conn, rc_encode_snapshot(&m));
+    free(s->id_json);
+    s->id_json = NULL;
+    rp->shown = res->at_seq;
+    if (!rp->paced && res->has_at_time) {
+        rp->paced = 1;
+        rp->base_at = res->at_time;
+        rp->base_wall = gw_now_ms(rp->f->app);
+    }
+}
+
+/* The replay reached the present: live from here, same sub. */
+static void go_live(struct gw_replay *rp, int64_t seq)
+{
+    struct gw_sub *s = rp->s;
+    gw_conn_reply(s->conn, rc_proto_at_encode_live(s->view->r.id, seq));
+    s->replay = NULL;
+    rp->s = NULL;
+    if (!s->pending && s->view->last && gw_fo_send_owed_snapshot(rp->f, s) == 0)
+        s->needs_snapshot = 0;
+    /* else: owed, sent by the view's first window or when the queue drains */
+}
+
+/* A read that failed before the first snapshot fails the subscribe. */
+static void refuse(struct gw_replay *rp, int code, const struct gw_read_at_result *res)
+{
+    struct gw_sub *s = rp->s;
+    char msg[160];
+    char *json;
+    if (res && res->status == RC_MOMENT_GONE) {
+        snprintf(msg, sizeof msg, "board %s's history no longer holds that moment", rp->board);
+        json = rc_proto_at_encode_gone(s->id_json, msg, res->oldest);
+    } else {
+        json = rc_encode_error(s->id_json, code ? code : RC_E_BAD_REQUEST,
+                               code == RC_E_UNAVAILABLE ? "Redis is unreachable"
+                               : code ? "replay read failed" : "replay.from.seq is past the board's present seq");
+    }
+    struct gw_conn *c = s->conn;
+    gw_conn_ref(c);
+    gw_conn_reply(c, json);
+    s->replay = NULL;
+    rp->s = NULL;
+    rp->f->drop_sub(rp->f, s); /* frees s */
+    gw_conn_unref(c);
+}
+
+static void on_read(int code, struct gw_read_at_result *res, void *privdata)
+{
+    struct gw_replay *rp = privdata;
+    rp->reading = 0;
+    /* a read deep in the past holds Redis for a while (docs/history.md,
+     * "Cost"): a replay leaves it idle 3x as long between its reads */
+    int64_t now_us = gw_mono_us();
+    rp->next_us = now_us + 3 * (now_us - rp->read_us);
+    if (!rp->f || !rp->s) {
+        if (res && res->w)
+            gw_window_free(res->w);
+        unlink_free(rp);
+        return;
+    }
+    int ok = !code && res->status == RC_MOMENT_OK;
+    if (!rp->started) {
+        if (!ok) {
+            refuse(rp, code, res);
+            if (res && res->w)
+                gw_window_free(res->w);
+            unlink_free(rp);
+            return;
+        }
+        rp->started = 1;
+        send_moment(rp, res);
+    } else if (ok && res->at_seq != rp->shown) {
+        send_moment(rp, res);
+    }
+    /* the present: the live seq, or what a frozen board's audience is shown */
+    int64_t present = !rp->view.live && res && res->head.freeze.frozen ? res->head.freeze.shown
+                                                                        : res ? res->head.seq : 0;
+    int beyond = !code && res->status == RC_MOMENT_BEYOND; /* a seq step past the present */
+    if (res && res->w)
+        gw_window_free(res->w);
+    if ((ok && rp->shown >= present) || beyond) {
+        go_live(rp, rp->shown);
+        unlink_free(rp);
+    }
+    /* an error later on: the next tick reads again */
+}
+
+int gw_replay_start(struct gw_fanout *f, struct gw_sub *s, const struct rc_board *decl, const struct rc_request *r,
+                    const char *period)
+{
+    struct gw_replay *rp = calloc(1, sizeof *rp);
+    if (!rp)
+        return RC_E_INTERNAL;
+    *rp = (struct gw_replay){.f = f, .s = s, .decl = decl, .view = r->view, .speed = r->replay_speed};
+    snprintf(rp->board, sizeof rp->board, "%s", r->board);
+    snprintf(rp->period, sizeof rp->period, "%s", period);
+    int rc = read_at(rp, r->replay_kind == RC_AT_TIME, r->replay_from);
+    if (rc) {
+        free(rp);
+        return rc;
+    }
+    s->replay = rp;
+    rp->next = f->replays;
+    f->replays = rp;
+    return 0;
+}
+
+void gw_replay_detach(struct gw_sub *s)
+{
+    struct gw_replay *rp = s->replay;
+    s->replay = NULL;
+    rp->s = NULL;
+    if (!rp->reading)
+        unlink_free(rp);
+}
+
+void gw_replay_tick(struct gw_fanout *f)
+{
+    int64_t now = gw_now_ms(f->app), now_us = gw_mono_us();
+    for (struct gw_replay *rp = f->replays; rp; rp = rp->next) {
+        if (!rp->s || rp->reading || !rp->started || now_us < rp->next_us)
+            continue;
+        if (!rp->paced) {
+            read_at(rp, 0, rp->shown + 1); /* seq 0 has no time: the next change starts the pace */
+            continue;
+        }
+        double board_ms = (double)rp->base_at + (double)(now - rp->base_wall) * rp->speed;
+        read_at(rp, 1, (int64_t)board_ms);
+    }
+}
+
+void gw_replay_free_all(struct gw_fanout *f)
+{
+    while (f->replays) {
+        struct gw_replay *rp = f->replays;
+        f->replays = rp->next;
+        rp->f = NULL;
+        if (rp->s)
+            rp->s->replay = NULL;
+        rp->s = NULL;
+        if (!rp->reading)
+            free(rp); /* else the read's answer frees it */
+    }
+}

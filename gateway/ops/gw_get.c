@@ -1,0 +1,230 @@
+/* gw_get.c - get at a moment and rank history (see gw_get.h): the checks
+ * that need no Redis state, then one store/gw_read_at read. */
+#include "ops/gw_get.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_app.h"
+#include "store/gw_read_at.h"
+#include "rc_auth.h"
+#include "rc_conf.h"
+#include "rc_period.h"
+#include "rc_shard.h"
+
+struct get_call {
+    struct gw_app *app;
+    gw_op_done *done;
+    void *privdata;
+    char *id_json;
+    const struct rc_board *decl;
+    char board[RC_BOARD_MAX + 1];
+    char member[RC_MEMBER_MAX + 1];
+    struct rc_period period;
+    int audience;               /* not the caster's live read: a freeze holds */
+    int by_time;                /* the moment is a time (or history's points) */
+};
+
+static void call_free(struct get_call *c)
+{
+    free(c->id_json);
+    free(c);
+}
+
+/* The answer to a moment no longer held or not yet come; NULL when res is OK. */
+static char *refusal(struct get_call *c, const struct gw_read_at_result *res, int *code)
+{
+    char msg[160];
+    /* a finished period with no seq: its keys expired (or it was never
+     * written): no moment of it is held but the empty start */
+    int gone = c->decl->period.kind != RC_PERIOD_NONE && c->period.end_ms <= gw_now_ms(c->app) &&
+               res->head.seq == 0 && (res->status == RC_MOMENT_BEYOND || c->by_time);
+    if (gone) {
+        *code = RC_E_OUT_OF_RANGE;
+        gw_metrics_error(&c->app->metrics, *code);
+        snprintf(msg, sizeof msg, "period %.32s is over and its history is no longer held: read it without at",
+                 c->period.id);
+        return rc_proto_at_encode_gone(c->id_json, msg, 0);
+    }
+    if (res->status == RC_MOMENT_BEYOND) {
+        *code = RC_E_BAD_REQUEST;
+        snprintf(msg, sizeof msg, "at.seq is past board %s's present seq %" PRId64, c->board, res->head.seq);
+        return gw_op_error(c->app, c->id_json, *code, msg);
+    }
+    if (res->status == RC_MOMENT_GONE) {
+        *code = RC_E_OUT_OF_RANGE;
+        gw_metrics_error(&c->app->metrics, *code);
+        snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the oldest seq it can show is %"
+                 PRId64, c->board, res->oldest);
+        return rc_proto_at_encode_gone(c->id_json, msg, res->oldest);
+    }
+    return NULL;
+}
+
+static void on_read(int code, struct gw_read_at_result *res, void *privdata)
+{
+    struct get_call *c = privdata;
+    char *json = NULL;
+    if (code) {
+        json = gw_op_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+    } else if (!(json = refusal(c, res, &code))) {
+        /* the audience of a frozen board sees no moment past the frozen
+         * one (the script stopped there): the answer says it is frozen */
+        int frozen = c->audience && res->head.freeze.frozen;
+        struct rc_snapshot_msg m = {
+            .id_json = c->id_json,
+            .board = c->board,
+            .period = c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id,
+            .seq = res->at_seq,
+            .total = res->w->total,
+            .rows = gw_window_rows_out(res->w, c->decl),
+            .more = {.epoch = res->head.epoch, .frozen = frozen, .freeze_seq = res->head.freeze.seq},
+            .has_at = 1,
+            .at_seq = res->at_seq,
+            .has_at_time = res->has_at_time,
+            .at_time = res->at_time,
+        };
+        if (!(json = rc_encode_snapshot(&m)))
+            json = gw_op_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
+    }
+    if (res && res->w)
+        gw_window_free(res->w);
+    c->done(c->privdata, code, json);
+    call_free(c);
+}
+
+static void on_history(int code, struct gw_read_at_result *res, void *privdata)
+{
+    struct get_call *c = privdata;
+    char *json = NULL;
+    if (code) {
+        json = gw_op_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+    } else if (!(json = refusal(c, res, &code))) {
+        int64_t frozen = c->audience && res->head.freeze.frozen ? res->head.freeze.seq : 0;
+        json = rc_proto_at_encode_history(c->id_json, c->board, c->member,
+                                          c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id,
+                                          res->points, res->npoints, frozen);
+        if (!json)
+            json = gw_op_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
+    }
+    c->done(c->privdata, code, json);
+    call_free(c);
+}
+
+/* Authorizes and resolves r, and refuses what no board kind can answer
+ * yet. Returns 0 with *out allocated, or the code with err filled. */
+static int start(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, int64_t newest_ms,
+                 struct get_call **out, struct rc_error *err)
+{
+    struct get_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+    /* reading past a freeze is the caster's: admin scope, as "live" on subscribe */
+    int code = gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, err);
+    if (!code)
+        code = gw_op_resolve(app, r, &c->decl, &c->period, err);
+    if (!code && c->decl->shards > 1) {
+        if (r->at_kind == RC_AT_SEQ)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
+                                "counts its own): name the moment by at.time");
+        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "history and around views of a sharded board at a past "
+                                "moment are not served yet (docs/history.md)");
+        else if ((int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "a page of a sharded board must end within rank %d",
+                                RC_SHARD_READ_MAX);
+    }
+    if (!code && c->decl->decay.kind != RC_DECAY_NONE)
+        code = rc_error_set(err, RC_E_BAD_REQUEST, "a decaying board keeps no history: it is rebuilt, not changed");
+    if (!code && r->view.places)
+        code = rc_error_set(err, RC_E_BAD_REQUEST, "places = shared is not served at a past moment yet");
+    if (!code && newest_ms > gw_now_ms(app))
+        code = rc_error_set(err, RC_E_BAD_REQUEST, "the time asked (%" PRId64 ") is past the present", newest_ms);
+    if (code) {
+        free(c);
+        return code;
+    }
+    c->app = app;
+    c->audience = !r->view.live;
+    c->by_time = r->at_kind == RC_AT_TIME || r->op == RC_OP_HISTORY;
+    c->id_json = r->id_json ? strdup(r->id_json) : NULL;
+    memcpy(c->board, r->board, sizeof c->board);
+    memcpy(c->member, r->member, sizeof c->member);
+    *out = c;
+    return 0;
+}
+
+void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                 void *privdata)
+{
+    if (r->at_kind == RC_AT_NONE) {
+        gw_op_snapshot(app, who, r, done, privdata);
+        return;
+    }
+    if (r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) {
+        /* (the moment rebuild knows windows only: docs/history.md) */
+        done(privdata, RC_E_BAD_REQUEST,
+             gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "a member list or roster at a moment is not served yet"));
+        return;
+    }
+    struct rc_error err = {0, ""};
+    struct get_call *c = NULL;
+    int code = start(app, who, r, r->at_kind == RC_AT_TIME ? r->at : 0, &c, &err);
+    if (!code) {
+        c->done = done;
+        c->privdata = privdata;
+        int64_t target = r->at;
+        struct rc_moment_req req = {.by_time = r->at_kind == RC_AT_TIME, .audience = c->audience,
+                                    .targets = &target, .ntargets = 1};
+        if (r->view.kind == RC_VIEW_AROUND) {
+            req.view = RC_MOMENT_AROUND;
+            req.member = r->view.around;
+            req.radius = r->view.radius;
+        } else {
+            req.view = RC_MOMENT_RANGE;
+            req.first = r->view.kind == RC_VIEW_PAGE ? r->view.offset : 0;
+            req.count = r->view.limit;
+        }
+        if ((code = gw_read_at(&app->store, c->decl, r->board, c->period.id, &req, on_read, c)) == 0)
+            return;
+        rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        call_free(c);
+    }
+    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+}
+
+void gw_get_history(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+                    void *privdata)
+{
+    struct rc_error err = {0, ""};
+    struct get_call *c = NULL;
+    int64_t *targets = NULL;
+    size_t n = 0;
+    int code = rc_proto_at_check_history(r, &err);
+    if (!code)
+        code = start(app, who, r, r->to_ms, &c, &err);
+    if (!code) {
+        c->done = done;
+        c->privdata = privdata;
+        n = (size_t)((r->to_ms - r->from_ms) / r->step_ms) + 1;
+        if (!(targets = malloc(n * sizeof *targets)))
+            code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+        for (size_t i = 0; targets && i < n; i++)
+            targets[i] = r->from_ms + (int64_t)i * r->step_ms;
+    }
+    if (!code) {
+        struct rc_moment_req req = {.by_time = 1, .audience = c->audience, .view = RC_MOMENT_POINTS,
+                                    .member = r->member, .targets = targets, .ntargets = n};
+        code = gw_read_at(&app->store, c->decl, r->board, c->period.id, &req, on_history, c);
+        if (code)
+            rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+    }
+    free(targets);
+    if (!code)
+        return;
+    if (c)
+        call_free(c);
+    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+}

@@ -1,0 +1,196 @@
+/* gw_read_at.c - a board at past moments (see gw_read_at.h). The script
+ * hands back a slice of the present set and the changes after the moment;
+ * core/rc_moment undoes them. Not counted by the read gate: its rows are
+ * bounded by the margin of the changes undone (docs/history.md, "Cost"). */
+#include "store/gw_read_at.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "store/gw_join.h"
+#include "store/gw_profile.h"
+#include "store/gw_store.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_script.h"
+#include "rc_err.h"
+#include "rc_score.h"
+
+struct at_call {
+    const struct gw_store *s;
+    const struct rc_board *b;
+    enum rc_moment_view view;
+    char member[RC_MEMBER_MAX + 1];
+    int64_t first, count, radius;
+    int64_t *targets;
+    size_t ntargets;
+    gw_read_at_cb *cb;
+    void *privdata;
+    struct gw_read_at_result res;
+};
+
+static void call_free(struct at_call *c)
+{
+    free(c->targets);
+    free(c);
+}
+
+static void finish(struct at_call *c, int code)
+{
+    c->cb(code, code ? NULL : &c->res, c->privdata); /* no window here: errors, BEYOND, GONE, POINTS */
+    free(c->res.points);
+    call_free(c);
+}
+
+static void on_joined(struct gw_window *w, void *privdata)
+{
+    struct at_call *c = privdata;
+    c->res.w = NULL;
+    c->cb(0, &(struct gw_read_at_result){.status = c->res.status, .oldest = c->res.oldest, .head = c->res.head,
+                                          .at_seq = c->res.at_seq, .has_at_time = c->res.has_at_time,
+                                          .at_time = c->res.at_time, .w = w},
+          c->privdata);
+    call_free(c);
+}
+
+/* The window at the target from the reply: 0 or RC_E_INTERNAL. */
+static int rebuild_window(struct at_call *c, const struct rc_moment_reply *r)
+{
+    const struct rc_moment_target *t = &r->targets[0];
+    size_t from = rc_moment_args_after(r, t->seq);
+    struct rc_moment_in in = {.desc = c->b->layout.order == RC_ORDER_DESC, .slice = r->rows, .nslice = r->nrows,
+                              .lo = r->lo, .total = r->head.total, .changes = r->changes + from,
+                              .nchanges = r->nchanges - from};
+    struct rc_moment_out out;
+    int rc = c->view == RC_MOMENT_RANGE ? rc_moment_range(&in, c->first, c->count, &out)
+                                        : rc_moment_around(&in, c->member, c->radius, &out);
+    if (rc)
+        return rc;
+    struct gw_window *w = calloc(1, sizeof *w);
+    struct rc_read_row *rows = malloc((out.n ? out.n : 1) * sizeof *rows);
+    if (!w || !rows) {
+        free(w);
+        free(rows);
+        rc_moment_out_free(&out);
+        return RC_E_INTERNAL;
+    }
+    for (size_t i = 0; i < out.n; i++)
+        rows[i] = (struct rc_read_row){out.rows[i].member, out.rows[i].c};
+    gw_window_set_head(w, &r->head);
+    w->seq = t->seq;
+    w->total = out.total;
+    w->first_rank = out.first_rank;
+    rc = gw_window_set_rows(c->b, w, rows, out.n);
+    free(rows);
+    rc_moment_out_free(&out);
+    if (rc) {
+        gw_window_free(w);
+        return rc;
+    }
+    c->res.w = w;
+    return 0;
+}
+
+/* Each target's score and rank from the reply: 0 or RC_E_INTERNAL. */
+static int rebuild_points(struct at_call *c, const struct rc_moment_reply *r)
+{
+    if (r->ntargets != c->ntargets || !(c->res.points = calloc(c->ntargets, sizeof *c->res.points)))
+        return RC_E_INTERNAL;
+    int desc = c->b->layout.order == RC_ORDER_DESC;
+    for (size_t i = 0; i < c->ntargets; i++) {
+        const struct rc_moment_target *t = &r->targets[i];
+        struct rc_history_point *p = &c->res.points[i];
+        p->at = c->targets[i];
+        p->seq = t->seq;
+        p->present = t->has_c;
+        if (!t->has_c)
+            continue;
+        size_t from = rc_moment_args_after(r, t->seq);
+        int64_t fields[RC_MAX_FIELDS];
+        unsigned nf = 0;
+        gw_decode_score(c->b, t->c, &p->score, fields, &nf);
+        p->rank = rc_moment_rank(desc, c->member, t->c, t->ahead, r->changes + from, r->nchanges - from);
+    }
+    c->res.npoints = c->ntargets;
+    return 0;
+}
+
+static void on_reply(redisReply *reply, void *privdata)
+{
+    struct at_call *c = privdata;
+    struct rc_reply_item *items = NULL;
+    struct rc_moment_reply r;
+    int code = 0;
+    memset(&r, 0, sizeof r);
+    if (!reply) {
+        finish(c, RC_E_UNAVAILABLE);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
+        gw_reply_items(reply, items, reply->elements) != reply->elements ||
+        rc_moment_args_parse(items, reply->elements, c->view, &r) != 0) {
+        free(items);
+        finish(c, RC_E_INTERNAL);
+        return;
+    }
+    c->res.status = r.status;
+    c->res.oldest = r.oldest;
+    c->res.head = r.head;
+    if (r.status == RC_MOMENT_OK && c->view != RC_MOMENT_POINTS) {
+        c->res.at_seq = r.targets[0].seq;
+        c->res.has_at_time = r.targets[0].has_at;
+        c->res.at_time = r.targets[0].at;
+        code = rebuild_window(c, &r);
+    } else if (r.status == RC_MOMENT_OK) {
+        code = rebuild_points(c, &r);
+    }
+    rc_moment_args_reply_free(&r);
+    free(items);
+    if (!code && c->res.w) {
+        /* members are the window's own now: the reply may go */
+        gw_profiles_join(c->s->profiles, c->res.w, on_joined, c);
+        return;
+    }
+    finish(c, code);
+}
+
+int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+               const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata)
+{
+    if (b->shards > 1)
+        return gw_read_at_shard(s, b, board, period, req, cb, privdata);
+    struct rc_moment_args a;
+    int rc = rc_moment_args_build(board, period, b->layout.order, req, &a);
+    if (rc)
+        return rc;
+    struct at_call *c = calloc(1, sizeof *c);
+    const char **words = malloc((RC_READ_NKEYS + a.nargv) * sizeof *words);
+    size_t *lens = malloc((RC_READ_NKEYS + a.nargv) * sizeof *lens);
+    if (c)
+        c->targets = malloc(req->ntargets * sizeof *c->targets);
+    if (!c || !c->targets || !words || !lens) {
+        rc = RC_E_INTERNAL;
+        goto out;
+    }
+    *c = (struct at_call){.s = s, .b = b, .view = req->view, .first = req->first, .count = req->count,
+                          .radius = req->radius, .targets = c->targets, .ntargets = req->ntargets, .cb = cb,
+                          .privdata = privdata};
+    memcpy(c->targets, req->targets, req->ntargets * sizeof *c->targets);
+    if (req->member)
+        snprintf(c->member, sizeof c->member, "%s", req->member);
+    if (!s->redis) {
+        rc = RC_E_UNAVAILABLE;
+        goto out;
+    }
+    unsigned n = gw_call_words(a.keys, RC_READ_NKEYS, a.argv, a.nargv, words, lens);
+    rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, c);
+    rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
+out:
+    if (rc && c)
+        call_free(c);
+    free(words);
+    free(lens);
+    rc_moment_args_free(&a);
+    return rc;
+}

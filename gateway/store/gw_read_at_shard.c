@@ -1,0 +1,182 @@
+/* gw_read_at_shard.c - a sharded board (docs/sharded.md) at a past time
+ * (docs/history.md, "Sharded boards"): each shard "B#i" rebuilt as of the
+ * time by its own moment read (core/rc_moment), then the shards' runs merged
+ * as a present sharded read is (gw_read_merge.c). A sharded seq is a sum of
+ * the shards' seqs and names no single state, so only times reach here. */
+#include "store/gw_read_at.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "store/gw_join.h"
+#include "store/gw_read_int.h"
+#include "store/gw_store.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_script.h"
+#include "rc_err.h"
+#include "rc_shard.h"
+
+struct shard_at;
+
+struct one {
+    struct shard_at *all;
+    unsigned index;
+};
+
+struct shard_at {
+    const struct gw_store *s;
+    const struct rc_board *b;
+    int64_t first, count;
+    unsigned nshards, pending;
+    int code;
+    struct one one[RC_SHARDS_MAX];
+    struct gw_shard_part parts[RC_SHARDS_MAX];
+    gw_read_at_cb *cb;
+    void *privdata;
+    struct gw_read_at_result res;
+};
+
+static void all_free(struct shard_at *a)
+{
+    for (unsigned i = 0; i < a->nshards; i++)
+        gw_shard_part_clear(&a->parts[i]);
+    free(a);
+}
+
+static void on_joined(struct gw_window *w, void *privdata)
+{
+    struct shard_at *a = privdata;
+    a->res.w = w;
+    a->cb(0, &a->res, a->privdata); /* the window is the callback's */
+    all_free(a);
+}
+
+/* Every shard answered: the merged window, or the first refusal. */
+static void settle(struct shard_at *a)
+{
+    if (a->code || a->res.status != RC_MOMENT_OK) {
+        a->cb(a->code, a->code ? NULL : &a->res, a->privdata);
+        all_free(a);
+        return;
+    }
+    struct gw_window *w = calloc(1, sizeof *w);
+    int rc = w ? gw_shard_merge_range(a->b, a->parts, a->nshards, a->first, a->count, 0, w) : RC_E_INTERNAL;
+    if (rc) {
+        gw_window_free(w);
+        a->cb(rc, NULL, a->privdata);
+        all_free(a);
+        return;
+    }
+    a->res.at_seq = w->seq; /* the sum of the shards' seqs shown */
+    memcpy(a->res.head.epoch, w->epoch, sizeof a->res.head.epoch);
+    gw_profiles_join(a->s->profiles, w, on_joined, a);
+}
+
+/* One shard's moment: its window of first + count + 1 rows as of the time. */
+static int shard_rows(struct shard_at *a, unsigned i, const struct rc_moment_reply *r)
+{
+    const struct rc_moment_target *t = &r->targets[0];
+    size_t from = rc_moment_args_after(r, t->seq);
+    struct rc_moment_in in = {.desc = a->b->layout.order == RC_ORDER_DESC, .slice = r->rows, .nslice = r->nrows,
+                              .lo = r->lo, .total = r->head.total, .changes = r->changes + from,
+                              .nchanges = r->nchanges - from};
+    struct rc_moment_out out;
+    int rc = rc_moment_range(&in, 0, a->first + a->count + 1, &out);
+    if (rc)
+        return rc;
+    struct rc_read_row *rows = malloc((out.n ? out.n : 1) * sizeof *rows);
+    if (!rows) {
+        rc_moment_out_free(&out);
+        return RC_E_INTERNAL;
+    }
+    for (size_t k = 0; k < out.n; k++)
+        rows[k] = (struct rc_read_row){out.rows[k].member, out.rows[k].c};
+    struct gw_shard_part *p = &a->parts[i];
+    rc = gw_shard_part_set_rows(p, rows, out.n);
+    p->head = r->head;
+    p->head.seq = t->seq;
+    p->head.total = out.total;
+    free(rows);
+    rc_moment_out_free(&out);
+    if (!rc && t->has_at && (!a->res.has_at_time || t->at > a->res.at_time)) {
+        a->res.has_at_time = 1; /* the latest change shown, of any shard */
+        a->res.at_time = t->at;
+    }
+    return rc;
+}
+
+static void on_reply(redisReply *reply, void *privdata)
+{
+    struct one *o = privdata;
+    struct shard_at *a = o->all;
+    struct rc_reply_item *items = NULL;
+    struct rc_moment_reply r;
+    int code = 0;
+    memset(&r, 0, sizeof r);
+    if (!reply)
+        code = RC_E_UNAVAILABLE;
+    else if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
+             gw_reply_items(reply, items, reply->elements) != reply->elements ||
+             rc_moment_args_parse(items, reply->elements, RC_MOMENT_RANGE, &r) != 0)
+        code = RC_E_INTERNAL;
+    if (!code) {
+        a->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
+        if (r.status != RC_MOMENT_OK)
+            a->res.status = r.status;
+        else if (!a->code && a->res.status == RC_MOMENT_OK)
+            code = shard_rows(a, o->index, &r);
+    }
+    if (code && !a->code)
+        a->code = code;
+    rc_moment_args_reply_free(&r);
+    free(items);
+    if (--a->pending == 0)
+        settle(a);
+}
+
+int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                     const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata)
+{
+    if (!req->by_time || req->view != RC_MOMENT_RANGE || req->ntargets != 1 ||
+        req->first + req->count > RC_SHARD_READ_MAX)
+        return RC_E_BAD_REQUEST;
+    if (!s->redis)
+        return RC_E_UNAVAILABLE;
+    struct shard_at *a = calloc(1, sizeof *a);
+    if (!a)
+        return RC_E_INTERNAL;
+    *a = (struct shard_at){.s = s, .b = b, .first = req->first, .count = req->count, .nshards = b->shards,
+                           .cb = cb, .privdata = privdata};
+    struct rc_moment_req one = *req;
+    one.first = 0;
+    one.count = req->first + req->count + 1;
+    for (unsigned i = 0; i < b->shards; i++) {
+        char name[RC_SHARD_NAME_MAX + 1];
+        struct rc_moment_args args;
+        const char *words[RC_READ_NKEYS + 9];
+        size_t lens[RC_READ_NKEYS + 9];
+        a->one[i] = (struct one){a, i};
+        int rc = rc_shard_name(name, sizeof name, board, i) ? RC_E_INTERNAL
+                                                            : rc_moment_args_build(name, period, b->layout.order, &one,
+                                                                                   &args);
+        if (!rc) {
+            unsigned n = gw_call_words(args.keys, RC_READ_NKEYS, args.argv, args.nargv, words, lens);
+            rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, &a->one[i]);
+            rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
+            rc_moment_args_free(&args);
+        }
+        if (rc) {
+            /* the calls sent answer later: the last one settles with the code */
+            a->code = rc;
+            if (a->pending == 0) {
+                all_free(a);
+                return rc;
+            }
+            break;
+        }
+        a->pending++;
+    }
+    return 0;
+}

@@ -1,0 +1,456 @@
+/* history.test.js - standings at a moment and rank history (PROTOCOL v1.2,
+ * docs/history.md) through the real gateway on one real Redis:
+ * - `get` at every seq of the shipped `players` board and of its team board
+ *   `squads` equals a brute-force replay of the writes and team moves the
+ *   test made (a move's first seq shows the move whole), by seq and by time
+ *   (times before, on and between changes), top, page and around views,
+ *   over WebSocket and REST (`at_seq`, `at`);
+ * - `history` (and its REST route) equals a `get` at each of its points;
+ * - the same on the 3+3 cluster (the moment read goes to the board's slot);
+ * - an asc, a periodic, a multi-field and a sharded board (by time);
+ * - errors: a moment past the present or not held any more (out_of_range
+ *   with oldest_seq), a sharded board's at_seq, feeds, too many points;
+ * - a frozen board's audience is answered as of the frozen seq, marked frozen;
+ * - --check-config checks history and history_max. */
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const h = require('./harness');
+const { applyDelta } = require('../../web/rankcast.js');
+
+const skip = h.toolMissing(h.gatewayMissing());
+
+/* A small seeded generator: the same ops on every run. */
+function rng(seed) {
+  let s = seed >>> 0;
+  return (n) => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s % n;
+  };
+}
+
+/* Board order of players and squads (desc, earliest by the second, then
+ * Redis's order of equal composites: member name descending). */
+function standings(map) {
+  return [...map].map(([member, v]) => ({ member, score: v.pts, sec: v.sec }))
+    .sort((a, b) => b.score - a.score || a.sec - b.sec || (a.member < b.member ? 1 : a.member > b.member ? -1 : 0))
+    .map((r, i) => ({ rank: i + 1, member: r.member, score: r.score }));
+}
+
+const rowsOf = (rows) => rows.map((r) => ({ rank: r.rank, member: r.member, score: r.score }));
+
+/* Collects a feed's events by seq. */
+async function feed(t, gw, board) {
+  const conn = await h.connectWs(t, gw.wsUrl, { token: null });
+  const snap = await conn.request({ op: 'subscribe', board, view: { feed: true } }, 15000);
+  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+  const at = new Map();
+  conn.ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    if (m.sub === snap.sub && m.op === 'event') at.set(m.seq, m.at);
+  });
+  return at;
+}
+
+/* Makes the writes and team moves, then replays them by brute force with the
+ * times the change events carry. Returns the states after every seq of both
+ * boards and the times of the changes. */
+async function playAndReplay(t, gw, ws) {
+  const pAt = await feed(t, gw, 'players');
+  const tAt = await feed(t, gw, 'squads');
+  const rnd = rng(20261127);
+  const members = ['ann', 'bob', 'cy', 'dee', 'eve', 'fay', 'gus', 'hal'];
+  const teams = ['red', 'blue', 'green'];
+  const ops = [];
+  for (let i = 0; i < 90; i++) {
+    const m = members[rnd(members.length)];
+    const k = rnd(10);
+    let req;
+    if (k < 4) req = { op: 'incr', board: 'players', member: m, delta: rnd(25) - 5 };
+    else if (k < 5) req = { op: 'set', board: 'players', member: m, value: rnd(60) };
+    else if (k < 6) req = { op: 'best', board: 'players', member: m, value: rnd(60) };
+    else req = { op: 'team', board: 'players', member: m, team: rnd(4) === 0 ? null : teams[rnd(3)] };
+    const reply = await ws.request(req, 10000);
+    assert.ok(reply.op === 'ack' || reply.op === 'teamed', JSON.stringify(reply));
+    ops.push({ req, reply });
+    if (i % 15 === 14) await h.sleep(1100); // some changes a second apart: ties by time
+  }
+  const P = new Map(); const T = new Map(); const team = new Map(); const count = new Map();
+  const pStates = [[]]; const tStates = [[]]; const halves = new Set();
+  let pseq = 0; let tseq = 0;
+  const lastP = Math.max(0, ...ops.filter((o) => o.reply.op === 'ack').map((o) => o.reply.seq));
+  const lastT = Math.max(0, ...ops.filter((o) => o.reply.op === 'teamed').map((o) => o.reply.team_seq));
+  await h.waitFor(() => pAt.has(lastP), 10000, 'players events');
+  const sec = (ms) => Math.floor(ms / 1000);
+  const tChange = (tm, pts, at) => {
+    if (pts === null) T.delete(tm); else T.set(tm, { pts, sec: sec(at) });
+    tseq++;
+    tStates[tseq] = standings(T);
+  };
+  for (const { req, reply } of ops) {
+    if (req.op === 'team') {
+      const old = team.get(req.member) || ''; const nt = req.team || '';
+      if (old === nt) continue;
+      const pts = P.has(req.member) ? P.get(req.member).pts : null;
+      const oldLeft = old !== '' && (count.get(old) || 1) <= 1;
+      const newsum = nt !== '' && pts !== null ? (T.has(nt) ? T.get(nt).pts : 0) + pts : null;
+      const oldsum = old !== '' && pts !== null && !oldLeft && T.has(old) ? T.get(old).pts - pts : null;
+      if (old !== '') { if (oldLeft) count.delete(old); else count.set(old, count.get(old) - 1); }
+      if (nt !== '') { team.set(req.member, nt); count.set(nt, (count.get(nt) || 0) + 1); } else team.delete(req.member);
+      const before = tseq;
+      // the changes' time: the last event of this op on squads
+      const at = tAt.get(reply.team_seq);
+      if (old !== '') {
+        if (oldLeft) { if (T.has(old)) tChange(old, null, at); } else if (oldsum !== null && T.get(old).pts !== oldsum) tChange(old, oldsum, at);
+      }
+      if (newsum !== null && !(T.has(nt) && T.get(nt).pts === newsum)) tChange(nt, newsum, at);
+      if (tseq - before === 2) halves.add(before + 1);
+      assert.equal(tseq, reply.team_seq, `squads seq after ${JSON.stringify(req)}`);
+      continue;
+    }
+    const old = P.get(req.member); const oldp = old ? old.pts : null;
+    const v = req.op === 'incr' ? req.delta : req.value;
+    const newp = req.op === 'incr' ? (oldp ?? 0) + v : req.op === 'set' ? v : (oldp === null || v > oldp ? v : oldp);
+    if (oldp !== null && newp === oldp) { assert.equal(reply.seq, pseq, 'no change, no seq'); continue; }
+    const at = pAt.get(reply.seq);
+    P.set(req.member, { pts: newp, sec: sec(at) });
+    pseq++;
+    assert.equal(reply.seq, pseq, `players seq after ${JSON.stringify(req)}`);
+    pStates[pseq] = standings(P);
+    const tm = team.get(req.member);
+    if (tm) {
+      const d = newp - (oldp ?? 0);
+      if (!T.has(tm)) tChange(tm, d, at); else if (d !== 0) tChange(tm, T.get(tm).pts + d, at);
+    }
+  }
+  assert.equal(tseq, Math.max(lastT, tseq));
+  await h.waitFor(() => tseq === 0 || tAt.has(tseq), 10000, 'squads events');
+  return { pStates, tStates, halves, pAt, tAt, pseq, tseq };
+}
+
+/* The highest seq whose change time is at or before ms (0 before them all). */
+function seqAtTime(atBySeq, last, ms) {
+  let best = 0;
+  for (let s = 1; s <= last; s++) if (atBySeq.get(s) <= ms) best = s;
+  return best;
+}
+
+test('get at every seq and time of players and squads equals a replay of the writes and moves', { skip, timeout: 240000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const r = await playAndReplay(t, gw, ws);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  for (const [board, states, last, atBy, halves] of [
+    ['players', r.pStates, r.pseq, r.pAt, new Set()], ['squads', r.tStates, r.tseq, r.tAt, r.halves]]) {
+    for (let s = 0; s <= last; s++) {
+      const shown = halves.has(s) ? s + 1 : s; // a move is shown whole
+      const snap = await reader.request({ op: 'get', board, view: { top: 50 }, at: { seq: s } }, 10000);
+      assert.equal(snap.op, 'snapshot', `${board} at ${s}: ${JSON.stringify(snap)}`);
+      assert.equal(snap.sub, undefined, 'a get is no subscription');
+      assert.equal(snap.at_seq, shown, `${board} at_seq for ${s}`);
+      assert.equal(snap.at_time, shown === 0 ? null : atBy.get(shown), `${board} at_time at ${s}`);
+      assert.deepEqual(rowsOf(snap.rows), states[shown], `${board} top 50 at seq ${s}`);
+      assert.equal(snap.total, states[shown].length, `${board} total at ${s}`);
+      if (s % 7 === 3) {
+        const page = await reader.request({ op: 'get', board, view: { offset: 2, limit: 3 }, at: { seq: s } }, 10000);
+        assert.deepEqual(rowsOf(page.rows), states[shown].slice(2, 5), `${board} page at ${s}`);
+        const who = states[shown][Math.floor(states[shown].length / 2)];
+        if (who) {
+          const around = await reader.request({ op: 'get', board, view: { around: who.member, radius: 1 }, at: { seq: s } }, 10000);
+          const i = who.rank - 1;
+          assert.deepEqual(rowsOf(around.rows), states[shown].slice(Math.max(0, i - 1), i + 2), `${board} around at ${s}`);
+        }
+        // by time: on the change, a millisecond before it, and REST
+        const at = atBy.get(shown);
+        if (at !== undefined) {
+          for (const ms of [at, at - 1]) {
+            let want = seqAtTime(atBy, last, ms);
+            if (halves.has(want)) want += 1;
+            const byTime = await reader.request({ op: 'get', board, view: { top: 50 }, at: { time: ms } }, 10000);
+            assert.equal(byTime.at_seq, want, `${board} at time ${ms}`);
+            assert.deepEqual(rowsOf(byTime.rows), states[want], `${board} rows at time ${ms}`);
+          }
+          const rest = await h.http(gw.base, 'GET', `/api/v1/boards/${board}?top=50&at=${at}`, undefined, { token: null });
+          assert.equal(rest.status, 200, rest.text);
+          let wantAt = seqAtTime(atBy, last, at); // a later change may share the millisecond
+          if (halves.has(wantAt)) wantAt += 1;
+          assert.equal(rest.body.at_seq, wantAt, `${board} REST at ${at}`);
+          assert.deepEqual(rowsOf(rest.body.rows), states[wantAt]);
+        }
+        const rest = await h.http(gw.base, 'GET', `/api/v1/boards/${board}?top=50&at_seq=${s}`, undefined, { token: null });
+        assert.equal(rest.status, 200, rest.text);
+        assert.deepEqual(rowsOf(rest.body.rows), states[shown], `${board} REST at_seq ${s}`);
+      }
+    }
+    // before the first change: the empty board at seq 0
+    const first = atBy.get(1);
+    const before = await reader.request({ op: 'get', board, view: { top: 5 }, at: { time: first - 1 } }, 10000);
+    assert.equal(before.at_seq, 0);
+    assert.equal(before.at_time, null);
+    assert.deepEqual(before.rows, []);
+  }
+  assert.ok(r.halves.size > 0, 'the ops made at least one team move');
+
+  // history: each point equals a get at that time
+  const who = r.pStates[r.pseq][0].member;
+  const from = r.pAt.get(1) - 10; const to = r.pAt.get(r.pseq) + 10; const step = Math.max(1, Math.floor((to - from) / 40));
+  const hist = await reader.request({ op: 'history', board: 'players', member: who, from, to, step }, 15000);
+  assert.equal(hist.op, 'history', JSON.stringify(hist));
+  assert.equal(hist.points.length, Math.floor((to - from) / step) + 1);
+  for (const p of hist.points) {
+    const s = seqAtTime(r.pAt, r.pseq, p.at);
+    assert.equal(p.seq, s, `history seq at ${p.at}`);
+    const row = r.pStates[s].find((x) => x.member === who);
+    assert.deepEqual({ score: p.score, rank: p.rank }, row ? { score: row.score, rank: row.rank } : { score: null, rank: null },
+      `history of ${who} at ${p.at} (seq ${s})`);
+  }
+  const rest = await h.http(gw.base, 'GET', `/api/v1/boards/players/members/${who}/history?from=${from}&to=${to}&step=${step}`, undefined, { token: null });
+  assert.equal(rest.status, 200, rest.text);
+  assert.deepEqual(rest.body.points, hist.points);
+});
+
+test('get at every seq of players and squads on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const r = await playAndReplay(t, gw, ws);
+  for (const [board, states, last, halves] of [['players', r.pStates, r.pseq, new Set()], ['squads', r.tStates, r.tseq, r.halves]]) {
+    for (let s = 0; s <= last; s++) {
+      const shown = halves.has(s) ? s + 1 : s;
+      const snap = await ws.request({ op: 'get', board, view: { top: 50 }, at: { seq: s } }, 10000);
+      assert.equal(snap.at_seq, shown, JSON.stringify(snap));
+      assert.deepEqual(rowsOf(snap.rows), states[shown], `${board} at seq ${s} on the cluster`);
+    }
+  }
+});
+
+test('get at every seq of an asc, a periodic and a multi-field board equals the state read after each change', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const rnd = rng(7);
+  const writes = {
+    laps: (m) => ({ op: 'best', board: 'laps', member: m, value: 30000 + rnd(5000) }),
+    daily: (m) => ({ op: 'incr', board: 'daily', member: m, delta: rnd(30) - 8 }),
+    clears: (m) => ({ op: 'submit', board: 'clears', member: m, fields: { clears: rnd(5), revives: rnd(4), first_clear_ms: rnd(1000) } }),
+  };
+  for (const [board, make] of Object.entries(writes)) {
+    const states = new Map();
+    states.set(0, []);
+    for (let i = 0; i < 25; i++) {
+      const ack = await ws.request(make(`p${rnd(6)}`), 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+      const now = await h.http(gw.base, 'GET', `/api/v1/boards/${board}?top=50`);
+      assert.equal(now.body.seq, ack.seq, 'no other writer');
+      states.set(ack.seq, now.body.rows);
+    }
+    for (const [seq, rows] of states) {
+      const snap = await ws.request({ op: 'get', board, view: { top: 50 }, at: { seq } }, 10000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      assert.equal(snap.at_seq, seq);
+      assert.deepEqual(snap.rows, rows, `${board} at seq ${seq}`);
+      if (board === 'daily') assert.equal(snap.period, (await h.http(gw.base, 'GET', '/api/v1/boards/daily?top=1')).body.period);
+    }
+  }
+});
+
+test('a sharded board by time: each shard as of the time, merged, equals the state read after each change', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const rnd = rng(11);
+  const states = [];
+  for (let i = 0; i < 40; i++) {
+    const ack = await ws.request({ op: 'incr', board: 'global', member: `g${rnd(20)}`, delta: rnd(50) + 1 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/global?top=50');
+    // after the ack and the read, before the next write: the change's time is at or before it
+    states.push({ ms: Date.now(), seq: now.body.seq, rows: now.body.rows });
+    await h.sleep(3);
+  }
+  for (const st of states) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: st.ms } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(snap.at_seq, st.seq, 'the sum of the shards\' seqs');
+    assert.deepEqual(snap.rows, st.rows, `global at ${st.ms}`);
+    const page = await h.http(gw.base, 'GET', `/api/v1/boards/global?offset=3&limit=5&at=${st.ms}`);
+    assert.equal(page.status, 200, page.text);
+    assert.deepEqual(page.body.rows, st.rows.slice(3, 8));
+  }
+  const around = await ws.request({ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { time: states[5].ms } }, 10000);
+  assert.equal(around.code, 'bad_request', JSON.stringify(around));
+});
+
+test('replay: snapshots of each moment at a pace, then live under the same sub, with writes during the replay', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const states = new Map([[0, []]]);
+  const times = new Map();
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=10');
+    states.set(ack.seq, rowsOf(now.body.rows));
+    return ack.seq;
+  };
+  const feed = await h.connectWs(t, gw.wsUrl, { token: null });
+  const fsnap = await feed.request({ op: 'subscribe', board: 'demo', view: { feed: true } }, 10000);
+  feed.ws.on('message', (d) => { const m = JSON.parse(String(d)); if (m.op === 'event' && m.sub === fsnap.sub) times.set(m.seq, m.at); });
+  for (let i = 0; i < 10; i++) { await write(`r${i % 4}`, 10 + i); await h.sleep(40); }
+
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 7, board: 'demo', view: { top: 10 }, replay: { from: { seq: 2 }, speed: 4 } }));
+  // writes during the replay
+  for (let i = 0; i < 3; i++) { await h.sleep(60); await write(`w${i}`, 5 + i); }
+  const last = Math.max(...states.keys());
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the replay to go live');
+  await h.waitFor(() => got.findIndex((m) => m.op === 'live') < got.length - 1, 10000, 'the live snapshot');
+  const first = got[0];
+  assert.equal(first.op, 'snapshot', JSON.stringify(first));
+  assert.equal(first.id, 7);
+  assert.equal(first.replay, true);
+  assert.equal(first.at_seq, 2);
+  assert.deepEqual(rowsOf(first.rows), states.get(2));
+  const li = got.findIndex((m) => m.op === 'live');
+  let prev = 1;
+  for (const m of got.slice(0, li)) {
+    assert.equal(m.op, 'snapshot', JSON.stringify(m));
+    assert.equal(m.sub, first.sub, 'one sub');
+    assert.equal(m.replay, true);
+    assert.ok(m.at_seq > prev, `moments move forward: ${m.at_seq} after ${prev}`);
+    assert.deepEqual(rowsOf(m.rows), states.get(m.at_seq), `replay at seq ${m.at_seq}`);
+    if (prev > 1) assert.ok(m.at_time >= times.get(prev), 'times move forward');
+    prev = m.at_seq;
+  }
+  const live = got[li];
+  assert.equal(live.sub, first.sub);
+  assert.equal(live.seq, prev, 'live at the last moment shown');
+  assert.ok(live.seq >= 10, 'the replay caught up with the writes made before it');
+  const after = got[li + 1];
+  assert.equal(after.op, 'snapshot', JSON.stringify(after));
+  assert.equal(after.sub, first.sub, 'live under the same sub');
+  assert.equal(after.replay, undefined);
+  // the live window is the board at the live seq or later (a window no
+  // change reached since keeps its older seq label: its rows are those)
+  assert.deepEqual(rowsOf(after.rows), states.get(Math.max(after.seq, live.seq)));
+  // and it goes on live: the deltas of the same sub bring it to the present
+  const seq = await write('late', 1000);
+  assert.ok(seq > last - 1);
+  let rows = after.rows;
+  let upto = li + 2;
+  await h.waitFor(() => {
+    for (; upto < got.length; upto++) {
+      const m = got[upto];
+      if (m.sub !== first.sub) continue;
+      if (m.op === 'snapshot') rows = m.rows;
+      else if (m.op === 'delta') rows = applyDelta(rows, m, 1, 10);
+    }
+    return JSON.stringify(rowsOf(rows)) === JSON.stringify(states.get(seq));
+  }, 10000, 'the live view to reach the present');
+
+  // from a time; refusals
+  const byTime = await viewer.request({ op: 'subscribe', board: 'demo', view: { top: 3 }, replay: { from: { time: times.get(5) }, speed: 64 } }, 10000);
+  assert.equal(byTime.replay, true, JSON.stringify(byTime));
+  assert.equal(byTime.at_seq >= 5, true);
+  for (const bad of [
+    { op: 'subscribe', board: 'demo', view: { feed: true }, replay: { from: { seq: 1 } } },
+    { op: 'subscribe', board: 'demo', view: { top: 3 }, replay: { from: { seq: 1 }, speed: 100 } },
+    { op: 'subscribe', board: 'global', view: { top: 3 }, replay: { from: { seq: 1 } } },
+  ]) {
+    const e = await viewer.request(bad, 10000);
+    assert.equal(e.code, 'bad_request', JSON.stringify(e));
+  }
+});
+
+test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {
+  const config = h.configWith(t, { 'board demo': { log_cap: 5 } });
+  const { gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  let ack;
+  for (let i = 1; i <= 12; i++) ack = await ws.request({ op: 'incr', board: 'demo', member: `m${i % 4}`, delta: i }, 10000);
+  assert.equal(ack.seq, 12);
+  const expectErr = async (req, code, extra) => {
+    const e = await ws.request(req, 10000);
+    assert.equal(e.op, 'error', JSON.stringify(e));
+    assert.equal(e.code, code, JSON.stringify(e));
+    if (extra) for (const [k, v] of Object.entries(extra)) assert.equal(e[k], v, JSON.stringify(e));
+  };
+  await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 13 } }, 'bad_request');
+  await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { time: Date.now() + 3600e3 } }, 'bad_request');
+  // the capped log holds seqs 8..12: 8 is the oldest moment it can show
+  await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 7 } }, 'out_of_range', { oldest_seq: 8 });
+  await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { time: 1 } }, 'out_of_range', { oldest_seq: 8 });
+  // a finished period whose keys are gone: out_of_range, by seq and by time
+  await expectErr({ op: 'get', board: 'daily', period: '2026-01-05', view: { top: 3 }, at: { seq: 3 } }, 'out_of_range', { oldest_seq: 0 });
+  await expectErr({ op: 'get', board: 'daily', period: '2026-01-05', view: { top: 3 }, at: { time: Date.UTC(2026, 0, 5, 1) } }, 'out_of_range');
+  const ok = await ws.request({ op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 8 } }, 10000);
+  assert.equal(ok.op, 'snapshot', JSON.stringify(ok));
+  assert.equal(ok.at_seq, 8);
+  await expectErr({ op: 'get', board: 'global', view: { top: 3 }, at: { seq: 1 } }, 'bad_request');
+  await expectErr({ op: 'get', board: 'demo', view: { feed: true }, at: { seq: 9 } }, 'bad_request');
+  await expectErr({ op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 9, time: 5 } }, 'bad_request');
+  await expectErr({ op: 'history', board: 'demo', member: 'm1', from: 0, to: 1000, step: 1 }, 'bad_request');
+  const gone = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=3&at_seq=2');
+  assert.equal(gone.status, 422, gone.text);
+  assert.equal(gone.body.code, 'out_of_range');
+  assert.equal(gone.body.oldest_seq, 8);
+  const past = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=3&at_seq=99');
+  assert.equal(past.status, 400, past.text);
+  const many = await h.http(gw.base, 'GET', '/api/v1/boards/demo/members/m1/history?from=0&to=5000&step=5');
+  assert.equal(many.status, 400, many.text);
+  // without at, get is the present
+  const now = await ws.request({ op: 'get', board: 'demo', view: { top: 3 } }, 10000);
+  assert.equal(now.op, 'snapshot');
+  assert.equal(now.seq, 12);
+});
+
+test('a frozen board is shown to its audience as of the frozen seq, marked frozen; live admin reads past it', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const admin = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 3; i++) await admin.request({ op: 'incr', board: 'demo', member: `a${i}`, delta: 10 * i }, 10000);
+  const frozen = await admin.request({ op: 'freeze', board: 'demo' }, 10000);
+  assert.equal(frozen.op, 'frozen', JSON.stringify(frozen));
+  await admin.request({ op: 'incr', board: 'demo', member: 'a1', delta: 100 }, 10000);
+  await admin.request({ op: 'incr', board: 'demo', member: 'z9', delta: 1 }, 10000);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const snap = await reader.request({ op: 'get', board: 'demo', view: { top: 10 }, at: { seq: 5 } }, 10000);
+  assert.equal(snap.at_seq, 3, JSON.stringify(snap));
+  assert.equal(snap.frozen, 3);
+  assert.deepEqual(snap.rows.map((x) => x.member), ['a3', 'a2', 'a1']);
+  const live = await admin.request({ op: 'get', board: 'demo', view: { top: 10 }, at: { seq: 5 }, live: true }, 10000);
+  assert.equal(live.at_seq, 5);
+  assert.deepEqual(live.rows.map((x) => x.member), ['a1', 'a3', 'a2', 'z9']);
+  const peek = await reader.request({ op: 'get', board: 'demo', view: { top: 10 }, at: { seq: 5 }, live: true }, 10000);
+  assert.equal(peek.code, 'unauthorized', JSON.stringify(peek)); // reading past a freeze needs the admin scope
+});
+
+test('--check-config checks history and history_max', { skip }, () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-history-'));
+  try {
+    const base = fs.readFileSync(path.join(h.repoRoot, 'conf', 'rankcast.conf'), 'utf8');
+    const cases = [
+      [{ 'board demo': { history: 'sometimes' } }, /history must be capped or full/],
+      [{ 'board demo': { history_max: 10 } }, /history_max applies only to history = full/],
+      [{ 'board hot': { history: 'full' } }, /history = full cannot be combined with decay/],
+      [{ 'board demo': { history: 'full', history_max: 0 } }, /history_max/],
+    ];
+    for (const [spec, re] of cases) {
+      const file = path.join(dir, 'c.conf');
+      fs.writeFileSync(file, h.editConfig(base, spec));
+      const res = spawnSync(h.gatewayBin(), ['--check-config', file], { encoding: 'utf8' });
+      assert.equal(res.status, 1, `${JSON.stringify(spec)}: ${res.stdout}${res.stderr}`);
+      assert.match(res.stdout + res.stderr, re);
+    }
+    const file = path.join(dir, 'ok.conf');
+    fs.writeFileSync(file, h.editConfig(base, { 'board demo': { history: 'full', history_max: 5000 } }));
+    const res = spawnSync(h.gatewayBin(), ['--check-config', file], { encoding: 'utf8' });
+    assert.equal(res.status, 0, res.stdout + res.stderr);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

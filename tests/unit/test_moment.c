@@ -1,0 +1,225 @@
+/* test_moment.c - core/rc_moment: standings at a past seq rebuilt from the
+ * present and the changes after it, checked against a brute-force replay
+ * (random boards and changes, many seeds), with slices cut by the margin
+ * the script uses. No Redis (tests/e2e/history.test.js runs the script). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rc_err.h"
+#include "rc_moment.h"
+#include "rc_shard.h"
+
+#define NM 40       /* member names m00 .. m39 */
+#define MAXCH 60
+
+static char names[NM][8];
+static uint64_t rng_state;
+
+static unsigned rnd(unsigned n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)((rng_state >> 33) % n);
+}
+
+/* a board state: composite per member, or absent */
+struct state {
+    int on[NM];
+    double c[NM];
+};
+
+static int g_desc;
+static int cmp_rows(const void *a, const void *b)
+{
+    const struct rc_moment_row *x = a, *y = b;
+    if (rc_shard_before(g_desc, x->c, 0, x->member, y->c, 0, y->member))
+        return -1;
+    return rc_shard_before(g_desc, y->c, 0, y->member, x->c, 0, x->member) ? 1 : 0;
+}
+
+static size_t sorted(const struct state *s, int desc, struct rc_moment_row *out)
+{
+    size_t n = 0;
+    for (int i = 0; i < NM; i++)
+        if (s->on[i])
+            out[n++] = (struct rc_moment_row){names[i], s->c[i]};
+    g_desc = desc;
+    qsort(out, n, sizeof *out, cmp_rows);
+    return n;
+}
+
+/* A random state at S, random changes after it (some members several
+ * times, some removed, some new), and the present they lead to. Few
+ * distinct composites, so equal composites order by name. */
+static size_t scenario(struct state *at_s, struct state *now, struct rc_moment_change *ch)
+{
+    memset(at_s, 0, sizeof *at_s);
+    for (int i = 0; i < NM; i++)
+        if (rnd(4)) {
+            at_s->on[i] = 1;
+            at_s->c[i] = rnd(12);
+        }
+    *now = *at_s;
+    size_t n = rnd(MAXCH);
+    for (size_t k = 0; k < n; k++) {
+        int m = (int)rnd(8) * 5 % NM; /* a few members take most changes */
+        if (rnd(3) == 0)
+            m = (int)rnd(NM);
+        ch[k].member = names[m];
+        ch[k].has_old = now->on[m];
+        ch[k].old_c = now->c[m];
+        if (now->on[m] && rnd(6) == 0) {
+            ch[k].has_new = 0;
+            ch[k].c = 0;
+            now->on[m] = 0;
+        } else {
+            ch[k].has_new = 1;
+            ch[k].c = rnd(12);
+            now->on[m] = 1;
+            now->c[m] = ch[k].c;
+        }
+    }
+    return n;
+}
+
+static int64_t touched(const struct rc_moment_change *ch, size_t n)
+{
+    int seen[NM] = {0};
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int m = atoi(ch[i].member + 1);
+        if (!seen[m]++)
+            k++;
+    }
+    return k;
+}
+
+static void slice_of(const struct rc_moment_row *present, size_t np, int64_t lo, int64_t hi, struct rc_moment_in *in)
+{
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)np - 1)
+        hi = (int64_t)np - 1;
+    in->lo = lo;
+    in->slice = present + lo;
+    in->nslice = hi >= lo ? (size_t)(hi - lo + 1) : 0;
+    if (lo >= (int64_t)np) {
+        in->lo = (int64_t)np;
+        in->nslice = 0;
+    }
+}
+
+static void ranges_match_a_replay(void **state)
+{
+    (void)state;
+    struct state at_s, now;
+    struct rc_moment_change ch[MAXCH];
+    struct rc_moment_row want[NM], present[NM];
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed;
+        int desc = (int)rnd(2);
+        size_t n = scenario(&at_s, &now, ch);
+        size_t nw = sorted(&at_s, desc, want), np = sorted(&now, desc, present);
+        int64_t first = rnd(NM), count = 1 + rnd(12), m = rc_moment_margin(touched(ch, n));
+        struct rc_moment_in in = {.desc = desc, .total = (int64_t)np, .changes = ch, .nchanges = n};
+        slice_of(present, np, first - m, first + count - 1 + m, &in);
+        struct rc_moment_out out;
+        assert_int_equal(rc_moment_range(&in, first, count, &out), 0);
+        assert_int_equal(out.total, (int64_t)nw);
+        size_t expect = first >= (int64_t)nw ? 0 : (size_t)((int64_t)nw - first < count ? (int64_t)nw - first : count);
+        assert_int_equal(out.n, expect);
+        if (expect)
+            assert_int_equal(out.first_rank, first + 1);
+        for (size_t i = 0; i < out.n; i++) {
+            assert_string_equal(out.rows[i].member, want[first + (int64_t)i].member);
+            assert_true(out.rows[i].c == want[first + (int64_t)i].c);
+        }
+        rc_moment_out_free(&out);
+    }
+}
+
+/* the count of present rows before (c, member): what the script's ZCOUNT gives */
+static int64_t ahead_of(const struct rc_moment_row *present, size_t np, int desc, const char *member, double c)
+{
+    int64_t k = 0;
+    for (size_t i = 0; i < np; i++)
+        k += rc_shard_before(desc, present[i].c, 0, present[i].member, c, 0, member);
+    return k;
+}
+
+static void arounds_and_ranks_match_a_replay(void **state)
+{
+    (void)state;
+    struct state at_s, now;
+    struct rc_moment_change ch[MAXCH];
+    struct rc_moment_row want[NM], present[NM];
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed * 7919u;
+        int desc = (int)rnd(2);
+        size_t n = scenario(&at_s, &now, ch);
+        size_t nw = sorted(&at_s, desc, want), np = sorted(&now, desc, present);
+        int who = (int)rnd(NM);
+        int64_t radius = rnd(5), m = rc_moment_margin(touched(ch, n));
+        struct rc_moment_in in = {.desc = desc, .total = (int64_t)np, .changes = ch, .nchanges = n};
+        int64_t pos = at_s.on[who] ? ahead_of(present, np, desc, names[who], at_s.c[who]) : 0;
+        /* the script widens by the margin again: the anchor itself moves by up to K */
+        slice_of(present, np, pos - radius - 2 * m, pos + radius + 2 * m, &in);
+        struct rc_moment_out out;
+        assert_int_equal(rc_moment_around(&in, names[who], radius, &out), 0);
+        assert_int_equal(out.total, (int64_t)nw);
+        if (!at_s.on[who]) {
+            assert_int_equal(out.n, 0);
+            assert_int_equal(out.first_rank, 0);
+            continue;
+        }
+        int64_t r = 0;
+        while (strcmp(want[r].member, names[who]) != 0)
+            r++;
+        int64_t from = r - radius < 0 ? 0 : r - radius, to = r + radius >= (int64_t)nw ? (int64_t)nw - 1 : r + radius;
+        assert_int_equal(out.first_rank, from + 1);
+        assert_int_equal(out.n, (size_t)(to - from + 1));
+        for (size_t i = 0; i < out.n; i++)
+            assert_string_equal(out.rows[i].member, want[from + (int64_t)i].member);
+        rc_moment_out_free(&out);
+        assert_int_equal(rc_moment_rank(desc, names[who], at_s.c[who], ahead_of(present, np, desc, names[who], at_s.c[who]),
+                                        ch, n),
+                         r + 1);
+    }
+}
+
+static void a_slice_too_short_cannot_tell(void **state)
+{
+    (void)state;
+    /* now: a 5, b 4, c 3, d 2; at S b was 9 (first) */
+    struct rc_moment_row present[] = {{"a", 5}, {"b", 4}, {"c", 3}, {"d", 2}};
+    struct rc_moment_change ch[] = {{"b", 1, 4, 1, 9}};
+    struct rc_moment_in in = {.desc = 1, .slice = present + 2, .nslice = 2, .lo = 2, .total = 4,
+                              .changes = ch, .nchanges = 1};
+    struct rc_moment_out out;
+    assert_int_equal(rc_moment_range(&in, 0, 1, &out), RC_E_INTERNAL);
+    in.slice = present;
+    in.nslice = 4;
+    in.lo = 0;
+    assert_int_equal(rc_moment_range(&in, 0, 2, &out), 0);
+    assert_int_equal(out.n, 2);
+    assert_string_equal(out.rows[0].member, "b");
+    assert_string_equal(out.rows[1].member, "a");
+    rc_moment_out_free(&out);
+}
+
+int main(void)
+{
+    for (int i = 0; i < NM; i++)
+        snprintf(names[i], sizeof names[i], "m%02d", i);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ranges_match_a_replay),
+        cmocka_unit_test(arounds_and_ranks_match_a_replay),
+        cmocka_unit_test(a_slice_too_short_cannot_tell),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
