@@ -47,6 +47,20 @@ static void window_ranks(const struct rc_vtrack *t, int64_t *lo, int64_t *hi)
     }
 }
 
+int rc_vtrack_ranks(const struct rc_vtrack *t, int64_t *lo, int64_t *hi)
+{
+    if (!t->ok || (t->around && t->pos == 0))
+        return 0;
+    window_ranks(t, lo, hi);
+    return 1;
+}
+
+void rc_vtrack_skip(struct rc_vtrack *t, int64_t seq)
+{
+    if (t->ok && seq > t->seq)
+        t->seq = seq; /* (an around view's centre stays: no event passed it) */
+}
+
 static int changed(struct rc_vtrack *t)
 {
     t->ok = 0;

@@ -167,6 +167,7 @@ static void view_file(struct gw_board *b, struct gw_view *v)
             b->vix_lost = 1; /* out of memory: its refreshes walk every view */
         return;
     }
+    rc_vtrack_forget(&v->trk); /* (a read view: in the read index once read, gw_reads.c) */
     struct gw_view **head = kind_list(b, v);
     v->kprev = NULL;
     v->knext = *head;
@@ -182,6 +183,9 @@ static void view_unfile(struct gw_board *b, struct gw_view *v)
         rc_vindex_remove(&b->vix, &v->ix);
         return;
     }
+    rc_vindex_remove(&b->rix, &v->ix); /* (a read view's place in the read index, if any) */
+    b->nrfiled -= v->rfiled ? 1 : 0;
+    v->rfiled = 0;
     if (v->kprev)
         v->kprev->knext = v->knext;
     else
@@ -271,6 +275,7 @@ void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
     if (b->epoch_known) {
         b->ring_len = 0;
         b->ring_head = 0;
+        b->rix_seq = -1; /* (seqs of another history: the next event walks every read view) */
     }
     b->epoch_known = 1;
     snprintf(b->epoch, sizeof b->epoch, "%s", epoch);
@@ -325,6 +330,8 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
     b->f = f;
     b->decl = decl;
     rc_vindex_init(&b->vix);
+    rc_vindex_init(&b->rix);
+    b->rix_seq = -1;
     if (decl->shards > 1 && !(b->sh = calloc(1, sizeof *b->sh))) {
         free(b);
         return NULL;
@@ -381,6 +388,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     }
     if (b->refs == 0) {
         rc_vindex_free(&b->vix); /* (empty by now: its views were unfiled) */
+        rc_vindex_free(&b->rix);
         rc_mirror_free(&b->mirror);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
         if (b->sh) /* a sharded board's events waiting for ranks (gw_shard_feed.c) */

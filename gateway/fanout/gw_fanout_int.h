@@ -40,7 +40,9 @@
  * holding a window back for max_rate, owing a viewer count or a first cut),
  * never at every view. Subscribe and unsubscribe touch their own view only.
  * The rare events walk every view: a reload, a profile change, a freeze,
- * Redis coming back, a rollover.
+ * Redis coming back, a rollover. A change event that moves a member (total
+ * kept) visits the read views whose ranks it touched, through a second
+ * index (gw_reads.c); one that changes total walks them all (each reads).
  */
 #ifndef GW_FANOUT_INT_H
 #define GW_FANOUT_INT_H
@@ -114,8 +116,12 @@ struct gw_view {
      * reads again only then. */
     struct rc_vtrack trk;
     /* Where its board files it (gw_board.c): a mirror view in the board's
-     * index by the ranks it shows, any other in the reads or feeds list. */
+     * index by the ranks it shows, any other in the reads or feeds list; a
+     * read view also in the board's index of read views (gw_reads.c) by the
+     * ranks its tracker depends on while it waits for events. */
     struct rc_vindex_item ix;
+    int rfiled;                  /* read view: its tracker follows the board's rix_seq (in rix, or an
+                                    around view whose member is absent: kept by every move) */
     struct gw_view *knext, *kprev;
     /* On its board's due list (or the tick's copy of it), or not. */
     struct gw_view *dnext, *dprev;
@@ -211,6 +217,12 @@ struct gw_board {
     struct rc_vindex vix;        /* mirror views, by the ranks they show */
     int vix_lost;                /* an add ran out of memory: refreshes walk every view */
     struct gw_view *reads;       /* around views and deep pages */
+    /* Read views waiting for events, by the ranks a move must touch to
+     * change them (gw_reads.c): a move visits only those it reaches. */
+    struct rc_vindex rix;
+    int64_t rix_seq;             /* the events through this were judged for every filed read view (-1: none yet) */
+    int rix_lost;                /* an add ran out of memory: every event walks every read view */
+    size_t nrfiled;              /* its read views with rfiled set (a move spares those it misses) */
     struct gw_view *feeds;
     struct gw_view *due;         /* views the next tick must look at */
     int refresh_all;             /* the next mirror refresh cuts every mirror view (profiles, freeze) */
@@ -265,6 +277,8 @@ struct gw_fanout {
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
     int vstopping;
     struct rc_delta_scratch delta; /* the delta rule's memory, kept from one view's delta to the next (gw_view.c) */
+    struct gw_view **reached;    /* the read views an event reached (gw_reads.c), kept from one event to the next */
+    size_t reached_cap;
     /* fair shares of the board table (gw_hold.c) */
     struct rc_hmap hmap;         /* struct gw_holder by address */
     struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */
