@@ -126,9 +126,14 @@ void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s)
     s->view->first_queued--;
 }
 
+int gw_fo_first_share_left(const struct gw_fanout *f)
+{
+    return f->first_rows < GW_FO_FIRST_ROWS_PER_TURN && f->first_us < GW_FO_FIRST_US_PER_TURN;
+}
+
 int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v)
 {
-    if (f->first_rows < GW_FO_FIRST_ROWS_PER_TURN || !f->first_on) {
+    if (gw_fo_first_share_left(f) || !f->first_on) {
         f->first_rows += (size_t)v->r.spec.limit + 1;
         return 1;
     }

@@ -76,6 +76,8 @@
                                     event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
                                          past them, subscribes wait for the next turns (gw_first.c) */
+#define GW_FO_FIRST_US_PER_TURN 4000   /* ... and the time they may take (µs): on a loaded machine 4,096
+                                         rows took 20-50 ms, a ping's wait behind them (issue 23) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
@@ -288,6 +290,7 @@ struct gw_fanout {
     uv_idle_t first_idle;
     int first_on;                /* first_idle is open */
     size_t first_rows;           /* rows answered this turn (renewed after each turn's I/O) */
+    int64_t first_us;            /* time spent answering them this turn (µs) */
     struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
 };
 
@@ -326,6 +329,8 @@ void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s);
 /* New mirror view v may be cut now (the tick, a profile fetch's answer): 1,
  * counted in this turn's share; else 0, and its pending viewers wait in the
  * queue (their turn cuts it). */
+/* Whether this turn's share of first answers (rows and time) has room left. */
+int gw_fo_first_share_left(const struct gw_fanout *f);
 int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v);
 /* Moves v (out of its old board's files) onto board nb (rollover). */
 void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);
