@@ -248,7 +248,10 @@ function evaluate(dir, cases, smoke) {
     } else rows.push(['E. burst', target, 'did not run', 'error']);
     detail('E', j);
     need('E', j, j ? [[j.verify && j.verify.equal_at_end === j.viewers, 'windows differ from Redis'],
-      [j.writes.acked === j.writes.sent, 'writes unanswered']] : []);
+      [j.writes.acked === j.writes.sent, 'writes unanswered'],
+      // (a write issued but never sent kept --verify from ever reading Redis's window)
+      [j.writes.issued === j.writes.sent, `${j.writes.issued - j.writes.sent} writes issued were never sent`],
+      [!j.writes.reissued, `a writer closed: ${j.writes.reissued} of its writes went to the others`]] : []);
   }
   if (cases.includes('F')) {
     const j = readJson(dir, 'F');
