@@ -210,6 +210,27 @@ test('a change event looks at the around views and deep pages whose ranks it mov
     assert.equal(after.event - base.event, views.length, 'a change of total walks every read view');
   });
 
+test('a mirror that grows for a larger window refreshes only the views past the rows it held',
+  { skip, timeout: 120000 }, async (t) => {
+    const { gw } = await seededStack(t);
+    const c = await h.connectWs(t, gw.wsUrl);
+    for (let k = 1; k <= 40; k++) { // the mirror holds 40 + 16 rows
+      const s = await c.request({ op: 'subscribe', board: 'demo', view: { top: k } }, 10000);
+      assert.equal(s.op, 'snapshot', JSON.stringify(s));
+    }
+    const base = await settle(gw);
+    // top 900: the mirror reloads (same seq, same total) to hold 900 rows
+    const big = await c.request({ op: 'subscribe', board: 'demo', view: { top: 900 } }, 10000);
+    assert.equal(big.op, 'snapshot', JSON.stringify(big));
+    assert.equal(big.rows.length, 900);
+    const after = await settle(gw, 600);
+    t.diagnostic(`the growing reload: ${after.tick - base.tick} views looked at by the tick, 41 on the board`);
+    // The new view twice (the reload's refresh cuts it, the tick looks at
+    // it on the due list) and no other; before, the load touched every row
+    // and its refresh cut all 41 (42 looked at).
+    assert.equal(after.tick - base.tick, 2, 'only the view past the rows held before');
+  });
+
 /* Replies in id order, one each (h.burst; no duplicate check here). */
 const burst = (c, reqs, prefix) => h.burst(c, reqs, prefix, { ms: 15000, once: false });
 
