@@ -293,13 +293,28 @@ int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct
         m->exact = 0;
         return RC_E_INTERNAL;
     }
+    /* A load at the very version an exact mirror holds (it reloads to hold
+     * more rows: a bigger window was asked for) changes no row it shows the
+     * same: it touches from the first row that differs (usually the old
+     * end) to the end of both, and total stays. Issue 23: a burst of
+     * subscribes to ever larger top N reloads the mirror several times, and
+     * each load used to refresh every mirror view of the board. */
+    int same = m->exact && m->seq == seq && m->total == total;
+    size_t kept = 0, old_len = m->len;
+    while (same && kept < old_len && kept < n && rows[kept].member && strcmp(rows[kept].member, m->rows[kept].member) == 0 &&
+           rows[kept].c == m->rows[kept].c)
+        kept++;
     if (load_rows(m, total, rows, n) != 0)
         return RC_E_INTERNAL;
     m->seq = seq;
     m->total = total;
     m->exact = 1;
-    touch(m, 0, SIZE_MAX);
-    m->touch_total = 1;
+    if (!same) {
+        touch(m, 0, SIZE_MAX);
+        m->touch_total = 1;
+    } else if (kept < (old_len > m->len ? old_len : m->len)) {
+        touch(m, kept, old_len > m->len ? old_len : m->len);
+    }
     return 0;
 }
 

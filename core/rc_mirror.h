@@ -94,6 +94,9 @@ int rc_mirror_set_want(struct rc_mirror *m, size_t want);
  * members. Makes the mirror exact. Returns 0 or RC_E_INTERNAL (allocation;
  * the mirror is then left empty and not exact). */
 int rc_mirror_load(struct rc_mirror *m, int64_t seq, int64_t total, const struct rc_mirror_row *rows, size_t n);
+/* (What a load touches, rc_mirror_touched: everything, unless the mirror
+ * was exact at this same seq and total: then the rows from the first one
+ * that differs from those it held to the end of both, and not total.) */
 
 /* rc_mirror_load for a sharded mirror: shard_seq[0..shards) (borrowed,
  * copied) is each shard's seq at the read, the rows its merged top. The

@@ -34,7 +34,12 @@
 
 #include <stddef.h>
 
-#define RC_VINDEX_BITS 10 /* (under 16: an item keeps its ends in unsigned short) */
+/* 15 bits: the fan-out's read views (around views, deep pages) are filed by
+ * their ranks too (gateway/fanout/gw_reads.c), exactly up to rank 32,768;
+ * a mirror view's tree is no bigger for it (its items sit under [0, 1024):
+ * five more nodes, shared, above them). Under 16: an item keeps its ends in
+ * unsigned short. */
+#define RC_VINDEX_BITS 15
 #define RC_VINDEX_SPAN ((size_t)1 << RC_VINDEX_BITS) /* positions 0 .. SPAN-1 */
 #define RC_VINDEX_LINKS (2 * RC_VINDEX_BITS)         /* nodes one interval is linked at, at most */
 #define RC_VINDEX_SMALL 8                            /* items held as a list, at most */

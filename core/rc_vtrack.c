@@ -85,6 +85,30 @@ static void window_ranks(const struct rc_vtrack *t, int64_t *lo, int64_t *hi)
     }
 }
 
+int rc_vtrack_ranks(const struct rc_vtrack *t, int64_t *lo, int64_t *hi)
+{
+    if (!t->ok || (t->around && t->pos == 0))
+        return 0;
+    if (t->members) {
+        /* a move shifts only the listed ranks inside its span, so one that
+         * misses [first entry, last entry] changes no entry; with shared
+         * places from rank 1 to one past the last (rc_vtrack_members_event) */
+        if (!t->nent)
+            return 0; /* none on the board: only a join can change it, and joins are not moves */
+        *lo = t->places ? 1 : t->ent[0].rank;
+        *hi = t->ent[t->nent - 1].rank + (t->places ? 1 : 0);
+        return 1;
+    }
+    window_ranks(t, lo, hi);
+    return 1;
+}
+
+void rc_vtrack_skip(struct rc_vtrack *t, int64_t seq)
+{
+    if (t->ok && seq > t->seq)
+        t->seq = seq; /* (an around view's centre stays: no event passed it) */
+}
+
 static int changed(struct rc_vtrack *t)
 {
     t->ok = 0;

@@ -99,6 +99,23 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
  * again; the tracker forgets) or OLD. */
 int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed_join, int has_old, int64_t old_rank,
                             int has_new, int64_t rank, double c);
+/* The ranks [*lo, *hi] (1-based, inclusive) whose change can change the
+ * window (with shared places from rank 1 to one row past its end), as
+ * rc_vtrack_event judges them: an event that keeps total and whose span
+ * [min(old, new), max(old, new)] misses them is RC_VTRACK_SAME. Returns 1,
+ * or 0 when no such event can change it (an around view whose member is
+ * not on the board, a member list none of whose members is on it) or the
+ * tracker forgot. A member list's ranks move with the events it is told
+ * (rc_vtrack_members_event): ask again after each. Lets a caller index its windows
+ * by these ranks and judge an event only against those it reaches
+ * (gateway/fanout/gw_reads.c). */
+int rc_vtrack_ranks(const struct rc_vtrack *t, int64_t *lo, int64_t *hi);
+
+/* The caller's index (by rc_vtrack_ranks) judged every event through seq,
+ * each in seq order and keeping total, and none reached these ranks: the
+ * tracker moves on to seq as if each had been RC_VTRACK_SAME (a no-op when
+ * it forgot or is past seq already). */
+void rc_vtrack_skip(struct rc_vtrack *t, int64_t seq);
 
 /* Forgets: every event is RC_VTRACK_CHANGED until the next read. */
 void rc_vtrack_forget(struct rc_vtrack *t);

@@ -310,7 +310,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
                         size_t *len)
 {
     static const char *const views[6] = {"top", "page", "around", "feed", "members", "team"};
-    static const char *const visit_on[GW_METRICS_VISITS] = {"subscribe", "unsubscribe", "tick"};
+    static const char *const visit_on[GW_METRICS_VISITS] = {"subscribe", "unsubscribe", "tick", "event"};
     static const char *const ops[4] = {"incr", "set", "best", "submit"};
     static const char *const view_read[3] = {"around", "page", "members"};
     const char *codes[GW_METRICS_CODES];

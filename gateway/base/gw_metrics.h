@@ -17,7 +17,8 @@
 #define GW_METRICS_VISIT_SUBSCRIBE 0   /* a subscribe, at its own view */
 #define GW_METRICS_VISIT_UNSUBSCRIBE 1 /* an unsubscribe or a closed viewer, at its own view */
 #define GW_METRICS_VISIT_TICK 2        /* the tick (and the refresh after a reload or profile fetch) */
-#define GW_METRICS_VISITS 3
+#define GW_METRICS_VISIT_EVENT 3       /* a change event, at the read views (around, deep pages) it reached */
+#define GW_METRICS_VISITS 4
 
 struct gw_metrics {
     uint64_t connections;                 /* WebSocket connections open now */

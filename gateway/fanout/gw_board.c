@@ -126,9 +126,14 @@ void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s)
     s->view->first_queued--;
 }
 
+int gw_fo_first_share_left(const struct gw_fanout *f)
+{
+    return f->first_rows < GW_FO_FIRST_ROWS_PER_TURN && f->first_us < GW_FO_FIRST_US_PER_TURN;
+}
+
 int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v)
 {
-    if (f->first_rows < GW_FO_FIRST_ROWS_PER_TURN || !f->first_on) {
+    if (gw_fo_first_share_left(f) || !f->first_on) {
         f->first_rows += (size_t)v->r.spec.limit + 1;
         return 1;
     }
@@ -167,6 +172,7 @@ static void view_file(struct gw_board *b, struct gw_view *v)
             b->vix_lost = 1; /* out of memory: its refreshes walk every view */
         return;
     }
+    rc_vtrack_forget(&v->trk); /* (a read view: in the read index once read, gw_reads.c) */
     struct gw_view **head = kind_list(b, v);
     v->kprev = NULL;
     v->knext = *head;
@@ -182,6 +188,9 @@ static void view_unfile(struct gw_board *b, struct gw_view *v)
         rc_vindex_remove(&b->vix, &v->ix);
         return;
     }
+    rc_vindex_remove(&b->rix, &v->ix); /* (a read view's place in the read index, if any) */
+    b->nrfiled -= v->rfiled ? 1 : 0;
+    v->rfiled = 0;
     if (v->kprev)
         v->kprev->knext = v->knext;
     else
@@ -271,6 +280,7 @@ void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
     if (b->epoch_known) {
         b->ring_len = 0;
         b->ring_head = 0;
+        b->rix_seq = -1; /* (seqs of another history: the next event walks every read view) */
     }
     b->epoch_known = 1;
     snprintf(b->epoch, sizeof b->epoch, "%s", epoch);
@@ -325,6 +335,8 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
     b->f = f;
     b->decl = decl;
     rc_vindex_init(&b->vix);
+    rc_vindex_init(&b->rix);
+    b->rix_seq = -1;
     if (decl->shards > 1 && !(b->sh = calloc(1, sizeof *b->sh))) {
         free(b);
         return NULL;
@@ -381,6 +393,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     }
     if (b->refs == 0) {
         rc_vindex_free(&b->vix); /* (empty by now: its views were unfiled) */
+        rc_vindex_free(&b->rix);
         rc_mirror_free(&b->mirror);
         gw_rowteam_free(b->rt);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */

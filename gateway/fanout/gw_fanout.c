@@ -540,6 +540,7 @@ void gw_fanout_free(struct gw_fanout *f)
     gw_fo_hold_free(f);
     gw_fo_viewers_free(f);
     rc_delta_scratch_free(&f->delta);
+    free(f->reached);
     rc_registry_free(&f->reg);
     free(f);
 }

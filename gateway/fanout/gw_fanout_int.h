@@ -46,7 +46,9 @@
  * holding a window back for max_rate, owing a viewer count or a first cut),
  * never at every view. Subscribe and unsubscribe touch their own view only.
  * The rare events walk every view: a reload, a profile change, a freeze,
- * Redis coming back, a rollover.
+ * Redis coming back, a rollover. A change event that moves a member (total
+ * kept) visits the read views whose ranks it touched, through a second
+ * index (gw_reads.c); one that changes total walks them all (each reads).
  */
 #ifndef GW_FANOUT_INT_H
 #define GW_FANOUT_INT_H
@@ -82,6 +84,8 @@
                                          past them, subscribes wait for the next turns (gw_first.c) */
 #define GW_FO_ROSTER_MAX 250 /* members of a team its roster view reads (one lua/read.lua call): it
                                 shows their best RC_MEMBERS_MAX */
+#define GW_FO_FIRST_US_PER_TURN 4000   /* ... and the time they may take (µs): on a loaded machine 4,096
+                                         rows took 20-50 ms, a ping's wait behind them (issue 23) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
 _Static_assert(GW_FO_MIRROR_MAX_ROWS + 1 <= RC_VINDEX_SPAN, "mirror views (one row past, with places) fit the index");
 
@@ -136,8 +140,12 @@ struct gw_view {
     uint32_t nroster, roster_len;
     int roster_ok;
     /* Where its board files it (gw_board.c): a mirror view in the board's
-     * index by the ranks it shows, any other in the reads or feeds list. */
+     * index by the ranks it shows, any other in the reads or feeds list; a
+     * read view also in the board's index of read views (gw_reads.c) by the
+     * ranks its tracker depends on while it waits for events. */
     struct rc_vindex_item ix;
+    int rfiled;                  /* read view: its tracker follows the board's rix_seq (in rix, or an
+                                    around view whose member is absent: kept by every move) */
     struct gw_view *knext, *kprev;
     /* On its board's due list (or the tick's copy of it), or not. */
     struct gw_view *dnext, *dprev;
@@ -237,6 +245,12 @@ struct gw_board {
     struct rc_vindex vix;        /* mirror views, by the ranks they show */
     int vix_lost;                /* an add ran out of memory: refreshes walk every view */
     struct gw_view *reads;       /* around views and deep pages */
+    /* Read views waiting for events, by the ranks a move must touch to
+     * change them (gw_reads.c): a move visits only those it reaches. */
+    struct rc_vindex rix;
+    int64_t rix_seq;             /* the events through this were judged for every filed read view (-1: none yet) */
+    int rix_lost;                /* an add ran out of memory: every event walks every read view */
+    size_t nrfiled;              /* its read views with rfiled set (a move spares those it misses) */
     struct gw_view *feeds;
     struct gw_view *due;         /* views the next tick must look at */
     int refresh_all;             /* the next mirror refresh cuts every mirror view (profiles, freeze) */
@@ -291,6 +305,8 @@ struct gw_fanout {
     int64_t vnext_ms;            /* the next refresh pass (monotonic ms) */
     int vstopping;
     struct rc_delta_scratch delta; /* the delta rule's memory, kept from one view's delta to the next (gw_view.c) */
+    struct gw_view **reached;    /* the read views an event reached (gw_reads.c), kept from one event to the next */
+    size_t reached_cap;
     /* fair shares of the board table (gw_hold.c) */
     struct rc_hmap hmap;         /* struct gw_holder by address */
     struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */
@@ -300,6 +316,7 @@ struct gw_fanout {
     uv_idle_t first_idle;
     int first_on;                /* first_idle is open */
     size_t first_rows;           /* rows answered this turn (renewed after each turn's I/O) */
+    int64_t first_us;            /* time spent answering them this turn (µs) */
     struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
     struct gw_replay *replays;   /* replays in progress (gw_replay.c) */
     /* Drops subscription s (gw_fanout.c): the upward call of a replay that
@@ -384,6 +401,8 @@ void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s);
 /* New mirror view v may be cut now (the tick, a profile fetch's answer): 1,
  * counted in this turn's share; else 0, and its pending viewers wait in the
  * queue (their turn cuts it). */
+/* Whether this turn's share of first answers (rows and time) has room left. */
+int gw_fo_first_share_left(const struct gw_fanout *f);
 int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v);
 /* Moves v (out of its old board's files) onto board nb (rollover). */
 void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);

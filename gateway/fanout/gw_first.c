@@ -4,7 +4,10 @@
  * Issue 23: 8,192 distinct views opened in a burst made the loop encode
  * their first snapshots (up to 1,000 rows each) in one turn, and a client
  * on another address waited 0.4-1.3 s for a ping. Each turn now answers
- * subscribes for about GW_FO_FIRST_ROWS_PER_TURN rows; a subscribe past that
+ * subscribes for about GW_FO_FIRST_ROWS_PER_TURN rows, or for
+ * GW_FO_FIRST_US_PER_TURN of the loop's time, whichever comes first (the
+ * rows alone took 20-50 ms a turn on the shared 2-core machine, the most a
+ * ping waited during bench case V's 8,192-view burst); a subscribe past that
  * waits in a queue (FIFO, so a burst cannot overtake itself) that an idle
  * handle works through, the same amount per turn, with the loop's I/O
  * (pings, writes, other clients' requests) answered between. The budget is
@@ -40,6 +43,7 @@ static void answer(struct gw_fanout *f, struct gw_sub *s)
     if (!s->pending || !b || v->dead)
         return; /* answered by its view meanwhile */
     f->first_rows += cost(s);
+    int64_t t0 = gw_mono_us();
     if (v->r.spec.kind == RC_VIEW_FEED) {
         gw_fo_feed_catch_up(v);
     } else if (v->last) {
@@ -58,12 +62,13 @@ static void answer(struct gw_fanout *f, struct gw_sub *s)
     } else {
         gw_fo_view_read_or_cut(v);
     }
+    f->first_us += gw_mono_us() - t0;
 }
 
 static void on_first_idle(uv_idle_t *h)
 {
     struct gw_fanout *f = h->data;
-    while (f->first_head && f->first_rows < GW_FO_FIRST_ROWS_PER_TURN) {
+    while (f->first_head && gw_fo_first_share_left(f)) {
         struct gw_sub *s = f->first_head;
         gw_fo_first_unqueue(f, s);
         struct gw_view *v = s->view;
@@ -77,7 +82,7 @@ static void on_first_idle(uv_idle_t *h)
 
 void gw_fo_first_answer(struct gw_fanout *f, struct gw_sub *s)
 {
-    if (!f->first_on || (!f->first_head && f->first_rows < GW_FO_FIRST_ROWS_PER_TURN)) {
+    if (!f->first_on || (!f->first_head && gw_fo_first_share_left(f))) {
         answer(f, s);
         return;
     }
@@ -87,6 +92,7 @@ void gw_fo_first_answer(struct gw_fanout *f, struct gw_sub *s)
 void gw_fo_first_kick(struct gw_fanout *f)
 {
     f->first_rows = 0; /* the next turn's share */
+    f->first_us = 0;
     if (f->first_head && f->first_on)
         uv_idle_start(&f->first_idle, on_first_idle);
 }

@@ -486,6 +486,8 @@ static int load_plain(struct gw_board *b, const struct gw_window *w, const struc
     if (rc_mirror_load(&b->mirror, w->seq, w->total, rows, w->n) != 0)
         return -1;
     b->stale = 0;
+    if (strcmp(b->mirror_epoch, w->epoch) != 0)
+        b->refresh_all = 1; /* (another history: every view learns it, whatever the load touched) */
     memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
     gw_fo_board_follow_epoch(b, w->epoch);
     for (size_t i = 0; i < b->ring_len; i++) {

@@ -15,7 +15,20 @@
  * a frozen board, and every change made outside the scripts (gw_fanout.c
  * and the tick set every read view dirty then, as before). Reads and
  * spared events count in rankcast_view_reads_total and
- * rankcast_view_reads_spared_total. */
+ * rankcast_view_reads_spared_total.
+ *
+ * A move must not walk every read view of the board (issue 23: its cost
+ * must not grow with the views beside the ones it reached). A read view
+ * waiting for events (read, not dirty, not out) is filed in the board's
+ * index b->rix (core/rc_vindex) by the ranks its tracker depends on
+ * (rc_vtrack_ranks); b->rix_seq says through which event every filed
+ * tracker stands. A move in seq order right after rix_seq visits only the
+ * filed views its rank span touches, each of which first catches up to
+ * rix_seq (rc_vtrack_skip: the moves in between missed it); the others
+ * would judge it RC_VTRACK_SAME anyway. Everything else walks b->reads.
+ * Views leave the index lazily: one found dirty or out is taken out then,
+ * and filed again when its read is back. The views visited count in
+ * rankcast_views_visited_total{on="event"}. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
@@ -79,17 +92,140 @@ static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
         v->f->app->metrics.view_reads_spared++;
 }
 
+/* The read index's position of 1-based rank r: r - 1, clamped to the
+ * span (ranks past it share its last position: every move that reaches that
+ * far visits them, and their trackers judge it). */
+static size_t pos_of(int64_t r)
+{
+    return r <= 1 ? 0 : (uint64_t)(r - 1) >= RC_VINDEX_SPAN ? RC_VINDEX_SPAN - 1 : (size_t)(r - 1);
+}
+
+static void unfile(struct gw_board *b, struct gw_view *v)
+{
+    if (gw_fo_view_mirror_shaped(v))
+        return; /* (its ix is in the mirror views' index) */
+    rc_vindex_remove(&b->rix, &v->ix);
+    b->nrfiled -= v->rfiled ? 1 : 0;
+    v->rfiled = 0;
+}
+
+static void set_filed(struct gw_board *b, struct gw_view *v)
+{
+    /* Before the board's first event (or the first of a new history) the
+     * first view filed alone sets where the index stands: its read's seq
+     * (a view filed later from an older read is forgotten: it reads at the
+     * next event). With others filed already, the next event walks them. */
+    if (b->rix_seq < 0 && b->nrfiled == 0)
+        b->rix_seq = v->trk.seq;
+    v->rfiled = 1;
+    b->nrfiled++;
+}
+
+/* Files read view v in b's read index once it waits for events (read, not
+ * dirty, not out): by the ranks its tracker depends on; one whose tracker
+ * knows nothing across every rank (any move reads it, as before); an around
+ * view whose member is absent nowhere (no move changes it: only an event
+ * that changes total, which walks every read view). Views of a frozen
+ * board's audience and sharded boards' stay out (every event walks those). */
+static void file(struct gw_board *b, struct gw_view *v)
+{
+    unfile(b, v);
+    if (v->dead || v->dirty || v->reading || gw_fo_view_mirror_shaped(v) || v->r.spec.kind == RC_VIEW_FEED ||
+        b->decl->shards > 1 || gw_fo_view_held(v))
+        return;
+    if (v->trk.ok && b->rix_seq >= 0 && v->trk.seq < b->rix_seq)
+        rc_vtrack_forget(&v->trk); /* events it was not judged against went by: it reads at the next */
+    int64_t lo = 1, hi = INT64_MAX;
+    if (v->trk.ok && !rc_vtrack_ranks(&v->trk, &lo, &hi)) {
+        set_filed(b, v);
+        return;
+    }
+    if (rc_vindex_add(&b->rix, &v->ix, pos_of(lo), hi >= (int64_t)RC_VINDEX_SPAN ? RC_VINDEX_SPAN : (size_t)hi) != 0) {
+        b->rix_lost = 1; /* out of memory: every event walks every read view */
+        return;
+    }
+    if (v->trk.ok)
+        set_filed(b, v);
+}
+
+/* One read view an event reached (or a walk met). */
+static void visit(struct gw_board *b, struct gw_view *v, const struct rc_event *ev)
+{
+    b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
+    if (gw_fo_view_held(v)) {
+        rc_vtrack_forget(&v->trk); /* (the audience of a frozen board sees no live change) */
+        unfile(b, v);
+        return;
+    }
+    if (v->dirty || v->reading) {
+        unfile(b, v); /* reads anyway; or judged from the ring when its read is back (and filed then) */
+        return;
+    }
+    if (v->rfiled && b->rix_seq >= 0)
+        rc_vtrack_skip(&v->trk, b->rix_seq); /* the moves since it was filed missed its ranks */
+    judge(v, ev, 0);
+    if (v->dirty)
+        unfile(b, v);
+    else if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM)
+        file(b, v); /* its listed ranks moved with the event: filed again by them */
+}
+
+/* The read views rc_vindex_each reports, gathered before any is visited
+ * (a visit may take a view out of the index). */
+struct gather {
+    struct gw_view **v;
+    size_t n;
+};
+
+static void gather(struct rc_vindex_item *it, void *arg)
+{
+    struct gather *g = arg;
+    g->v[g->n++] = GW_FO_CONTAINER(it, struct gw_view, ix);
+}
+
+/* Visits the filed views whose ranks the move [lo, hi] touched. Returns 0,
+ * or -1 when out of memory (nothing visited). */
+static int visit_reached(struct gw_board *b, int64_t lo, int64_t hi, const struct rc_event *ev)
+{
+    struct gw_fanout *f = b->f;
+    if (f->reached_cap < b->rix.count) {
+        size_t cap = b->rix.count * 2;
+        struct gw_view **nv = realloc(f->reached, cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        f->reached = nv;
+        f->reached_cap = cap;
+    }
+    struct gather g = {f->reached, 0};
+    rc_vindex_each(&b->rix, pos_of(lo), pos_of(hi), gather, &g);
+    size_t spared = b->nrfiled;
+    for (size_t i = 0; i < g.n; i++) {
+        spared -= g.v[i]->rfiled ? 1 : 0;
+        visit(b, g.v[i], ev);
+    }
+    f->app->metrics.view_reads_spared += spared; /* (the filed views it missed: each as read) */
+    return 0;
+}
+
+/* A move (the member on the board before and after, ranks told) in seq
+ * order after every event the index judged reaches only the filed views
+ * whose ranks it touched: each of the others would judge it RC_VTRACK_SAME
+ * (core/rc_vtrack.h, rc_vtrack_ranks), and its tracker catches up when an
+ * event reaches it (rc_vtrack_skip). Anything else (total changed, a gap,
+ * a new history, a reset, a sharded board) walks every read view, as every
+ * such event can change every window. */
 void gw_fo_reads_event(struct gw_board *b, const struct rc_event *ev)
 {
-    for (struct gw_view *v = b->reads; v; v = v->knext) {
-        if (gw_fo_view_held(v)) {
-            rc_vtrack_forget(&v->trk); /* (the audience of a frozen board sees no live change) */
-            continue;
-        }
-        if (v->dirty || v->reading)
-            continue; /* reads anyway; or judged from the ring when its read is back */
-        judge(v, ev, 0);
+    int64_t lo = ev->old_rank < ev->rank ? ev->old_rank : ev->rank;
+    int64_t hi = ev->old_rank < ev->rank ? ev->rank : ev->old_rank;
+    int move = !b->rix_lost && b->decl->shards == 1 && b->rix_seq >= 0 && ev->seq == b->rix_seq + 1 &&
+               !ev->epoch[0] && ev->member[0] && ev->has_old && ev->has_new && lo >= 1;
+    if (!move || visit_reached(b, lo, hi, ev) != 0) {
+        for (struct gw_view *v = b->reads; v; v = v->knext)
+            visit(b, v, ev);
     }
+    if (ev->epoch[0] || !ev->member[0] || ev->seq > b->rix_seq)
+        b->rix_seq = ev->seq;
 }
 
 /* Judges the ring's events that v's tracker has not seen (those it has are
@@ -107,16 +243,22 @@ void gw_fo_reads_failed(struct gw_view *v)
      * read before. A view never read yet reads at its next event (and every
      * view when Redis is back): retrying a failing read each tick is not
      * worth it. */
-    if (!v->dead && !v->dirty && v->trk.ok)
+    if (v->dead || !v->board)
+        return;
+    unfile(v->board, v);
+    if (!v->dirty && v->trk.ok)
         replay(v);
+    file(v->board, v);
 }
 
-void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
+/* Starts v's tracker from the window w read, and judges the ring's events
+ * newer than it (or leaves it forgotten: every event reads it). */
+static void track(struct gw_view *v, const struct gw_window *w)
 {
     struct gw_board *b = v->board;
     const struct rc_view *s = &v->r.spec;
     rc_vtrack_forget(&v->trk);
-    if (!b || b->decl->shards > 1 || gw_fo_view_held(v) || (b->epoch_known && strcmp(w->epoch, b->epoch) != 0))
+    if (b->decl->shards > 1 || gw_fo_view_held(v) || (b->epoch_known && strcmp(w->epoch, b->epoch) != 0))
         return; /* not tracked: every event reads */
     if (s->kind == RC_VIEW_AROUND) {
         int64_t pos = 0;
@@ -156,3 +298,12 @@ void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
     replay(v); /* the events that came while the read was out (older ones are old) */
 }
 
+void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
+{
+    struct gw_board *b = v->board;
+    if (!b)
+        return;
+    unfile(b, v);
+    track(v, w);
+    file(b, v);
+}

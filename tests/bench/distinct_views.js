@@ -17,7 +17,8 @@
  * snapshot, the gateway's CPU over that time (/proc/PID/stat), the views it
  * looked at (rankcast_views_visited_total), a reference client's ping round
  * trips during the subscribes (p50, p99, max, every 10 ms from its own
- * address), then the gateway's CPU idle for `phase-s` s and while
+ * address, in a worker thread of its own: this process's loop, busy parsing
+ * thousands of snapshots, must not delay what it measures), then the gateway's CPU idle for `phase-s` s and while
  * `write-rate` writes/s go to the board for `phase-s` s, with the views it
  * looked at per write (and Redis's CPU then, with --redis-pid: around views
  * and deep pages read again after every change). Then every connection closes. Prints one JSON line
@@ -25,9 +26,40 @@
 'use strict';
 
 const path = require('node:path');
+const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 const WebSocket = require(path.join(__dirname, '..', 'e2e', 'node_modules', 'ws'));
 
 const { arg, cpuTicks } = require('./benchlib');
+
+/* The reference client (a worker thread): one connection from its own
+ * address, a ping every 10 ms until told to stop; then it posts the round
+ * trips (ms) and exits. */
+if (!isMainThread) {
+  const { url, localAddress } = workerData;
+  const clock = () => Number(process.hrtime.bigint() / 1000n) / 1000;
+  const ws = new WebSocket(url, 'rankcast.v1', { perMessageDeflate: false, localAddress });
+  const rtts = [], sent = new Map();
+  let pid = 0, timer = null;
+  ws.on('message', (d) => {
+    const m = JSON.parse(d.toString());
+    if (sent.has(m.id)) { rtts.push(clock() - sent.get(m.id)); sent.delete(m.id); }
+  });
+  ws.once('open', () => {
+    parentPort.postMessage({ open: true });
+    timer = setInterval(() => {
+      const id = `p${pid++}`;
+      sent.set(id, clock());
+      ws.send(JSON.stringify({ op: 'ping', id }));
+    }, 10);
+  });
+  ws.once('error', (e) => { throw e; });
+  parentPort.on('message', () => {
+    clearInterval(timer);
+    setTimeout(() => { ws.close(); parentPort.postMessage({ rtts }); }, 200); // (the last pings' answers)
+  });
+  return;
+}
+
 const { requestAll } = require(path.join(__dirname, '..', 'e2e', 'harness'));
 const port = Number(arg('port'));
 const key = arg('key');
@@ -112,23 +144,12 @@ async function one(V, round) {
   await fill(board);
   const conns = [];
   for (let i = 0; i < Math.ceil(V / perConn); i++) conns.push(await connect());
-  // the reference client: a ping every 10 ms, from its own address
-  const ref = await connect();
-  const rtts = [];
-  let pinging = true, pid = 0;
-  const sent = new Map();
-  ref.on('message', (d) => {
-    const m = JSON.parse(d.toString());
-    if (sent.has(m.id)) { rtts.push(now() - sent.get(m.id)); sent.delete(m.id); }
+  // the reference client: a ping every 10 ms, from its own address and thread
+  const ref = new Worker(__filename, {
+    workerData: { url: `ws://127.0.0.1:${port}/ws?token=${encodeURIComponent(key)}`, localAddress: nextAddress() },
   });
-  const pinger = (async () => {
-    while (pinging) {
-      const id = `p${pid++}`;
-      sent.set(id, now());
-      ref.send(JSON.stringify({ op: 'ping', id }));
-      await sleep(10);
-    }
-  })();
+  const refMsg = () => new Promise((resolve, reject) => { ref.once('message', resolve); ref.once('error', reject); });
+  await refMsg(); // open
   const v0 = await visited();
   const c0 = cpuMs();
   const t0 = now();
@@ -140,8 +161,10 @@ async function one(V, round) {
   }));
   const subscribeMs = now() - t0;
   const subscribeCpuMs = cpuMs() - c0;
-  pinging = false;
-  await pinger;
+  const refDone = refMsg();
+  ref.postMessage('stop');
+  const { rtts } = await refDone;
+  await ref.terminate();
   const v1 = await visited();
   const all = replies.flat();
   const snapshots = all.filter((m) => m.op === 'snapshot').length;
@@ -167,7 +190,7 @@ async function one(V, round) {
   const redisWriteCpuPct = redisPid ? ((cpuMs(redisPid) - r0) / (now() - tw)) * 100 : null;
   await sleep(200);
   const v3 = await visited();
-  for (const ws of [...conns, ref, w]) ws.close();
+  for (const ws of [...conns, w]) ws.close();
   await sleep(500);
   return {
     views: V, round, snapshots, distinct_subs: subs,
@@ -196,7 +219,7 @@ async function main() {
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
-main().catch((e) => {
+if (isMainThread) main().catch((e) => {
   process.stderr.write(`distinct_views: ${e.stack || e}\n`);
   process.exit(2);
 });

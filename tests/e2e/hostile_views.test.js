@@ -10,7 +10,10 @@
  *     the views showing ranks 900..904 and no other; one that moves members
  *     below every view's window is looked at by none;
  *   - a write that adds a member changes `total`, which every delta carries,
- *     and is looked at by every view.
+ *     and is looked at by every view;
+ *   - a change event looks at the read views (around views, deep pages)
+ *     whose ranks its move touched and no other ({on="event"}; before, each
+ *     event walked every read view of the board).
  * /metrics is read with the admin key (it is closing to anonymous clients).
  */
 'use strict';
@@ -27,7 +30,7 @@ async function visits(gw) {
   const r = await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: 'Bearer ' + h.ADMIN_KEY } });
   assert.equal(r.status, 200, r.text);
   const out = {};
-  for (const on of ['subscribe', 'unsubscribe', 'tick']) {
+  for (const on of ['subscribe', 'unsubscribe', 'tick', 'event']) {
     const m = new RegExp(`^rankcast_views_visited_total\\{on="${on}"\\} (\\d+)$`, 'm').exec(r.text);
     assert.ok(m, `/metrics has no rankcast_views_visited_total{on="${on}"}`);
     out[on] = Number(m[1]);
@@ -145,6 +148,87 @@ test('a view costs what it shows: subscribes look at their own view, a write at 
     await c.next((m) => m.op === 'delta' && m.sub === top1000 && m.seq === ack.seq, 5000);
     after = await settle(gw, 600);
     assert.equal(after.tick - base.tick, views.length, 'a change of total reaches every view');
+  });
+
+test('a change event looks at the around views and deep pages whose ranks it moved, and no other',
+  { skip, timeout: 120000 }, async (t) => {
+    const { gw, w } = await seededStack(t);
+    const c = await h.connectWs(t, gw.wsUrl);
+    // 30 pages past the mirror (ranks 1001..1610) and 20 around views
+    // (ranks 1618..1812): each a read view, with the 1-based ranks it shows
+    const views = [];
+    for (let j = 0; j < 30; j++) {
+      const limit = 10 + (j % 5) * 5;
+      views.push({ view: { offset: 1000 + 20 * j, limit }, lo: 1001 + 20 * j, hi: 1000 + 20 * j + limit });
+    }
+    for (let k = 0; k < 20; k++) {
+      const r = 1620 + 10 * k;
+      views.push({ view: { around: `m${r}`, radius: 2 }, lo: r - 2, hi: r + 2 });
+    }
+    for (const v of views) {
+      const s = await c.request({ op: 'subscribe', board: 'demo', view: v.view }, 10000);
+      assert.equal(s.op, 'snapshot', JSON.stringify(s));
+      v.sub = s.sub;
+    }
+    const reached = (a, b) => views.filter((v) => v.lo <= b && v.hi >= a);
+    const set = async (member, rank) => {
+      const ack = await w.request({ op: 'set', board: 'demo', member, value: value(rank) - 5 }, 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+      assert.equal(ack.rank, rank, JSON.stringify(ack));
+      return ack;
+    };
+
+    // Below every window (1950 -> 1955), then inside two pages (1300 ->
+    // 1303): the first reaches none, the second the pages showing 1300..1303.
+    let base = await visits(gw);
+    await set('m1950', 1955);
+    let ack = await set('m1300', 1303);
+    const hit = reached(1300, 1303);
+    assert.equal(hit.length, 2);
+    assert.equal(reached(1950, 1955).length, 0);
+    for (const v of hit) await c.next((m) => m.sub === v.sub && m.seq === ack.seq, 10000);
+    let after = await visits(gw);
+    t.diagnostic(`two moves: ${after.event - base.event} read views looked at, ${hit.length} show the ranks moved, ` +
+      `${views.length} on the board`);
+    assert.equal(after.event - base.event, hit.length, 'the moves look at the read views showing their ranks only');
+
+    // Into an around view from above its window (1700 -> 1719, whose window
+    // shows 1718..1722): the views showing any of 1700..1719.
+    base = after;
+    ack = await set('m1700', 1719);
+    const hit2 = reached(1700, 1719);
+    for (const v of hit2) await c.next((m) => m.sub === v.sub && m.seq === ack.seq, 10000);
+    after = await visits(gw);
+    assert.equal(after.event - base.event, hit2.length);
+
+    // A new member changes total, which every delta carries: every read view.
+    base = after;
+    ack = await w.request({ op: 'set', board: 'demo', member: 'newcomer', value: 1 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    for (const v of views) await c.next((m) => m.sub === v.sub && m.seq === ack.seq, 10000);
+    after = await visits(gw);
+    assert.equal(after.event - base.event, views.length, 'a change of total walks every read view');
+  });
+
+test('a mirror that grows for a larger window refreshes only the views past the rows it held',
+  { skip, timeout: 120000 }, async (t) => {
+    const { gw } = await seededStack(t);
+    const c = await h.connectWs(t, gw.wsUrl);
+    for (let k = 1; k <= 40; k++) { // the mirror holds 40 + 16 rows
+      const s = await c.request({ op: 'subscribe', board: 'demo', view: { top: k } }, 10000);
+      assert.equal(s.op, 'snapshot', JSON.stringify(s));
+    }
+    const base = await settle(gw);
+    // top 900: the mirror reloads (same seq, same total) to hold 900 rows
+    const big = await c.request({ op: 'subscribe', board: 'demo', view: { top: 900 } }, 10000);
+    assert.equal(big.op, 'snapshot', JSON.stringify(big));
+    assert.equal(big.rows.length, 900);
+    const after = await settle(gw, 600);
+    t.diagnostic(`the growing reload: ${after.tick - base.tick} views looked at by the tick, 41 on the board`);
+    // The new view twice (the reload's refresh cuts it, the tick looks at
+    // it on the due list) and no other; before, the load touched every row
+    // and its refresh cut all 41 (42 looked at).
+    assert.equal(after.tick - base.tick, 2, 'only the view past the rows held before');
   });
 
 /* Replies in id order, one each (h.burst; no duplicate check here). */

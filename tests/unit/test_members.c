@@ -278,6 +278,77 @@ static void with_places_a_change_near_the_list_reads(void **state)
     assert_int_equal(rc_vtrack_members_event(&t, 3, 0, 1, 15, 1, 8, 9), RC_VTRACK_CHANGED); /* the row after */
 }
 
+/* The board's read index (gateway/fanout/gw_reads.c) tells a list only the
+ * moves whose span meets rc_vtrack_ranks (asked again after each event it
+ * is told), and every join and leave; it must judge as a tracker told every
+ * event, and follow the board as exactly. */
+static void an_index_by_listed_ranks_judges_as_every_event_would(void **state)
+{
+    (void)state;
+    const char *env = getenv("RC_TEST_SEED");
+    struct rng r = {env ? strtoull(env, NULL, 10) : 20261128};
+    size_t skipped = 0, told = 0;
+    for (int places = 0; places <= 1; places++) {
+        struct board b = {.n = 0};
+        int listed[NL], is_listed[NB] = {0};
+        for (int j = 0; j < NL; j++) {
+            int m;
+            do
+                m = (int)below(&r, NB);
+            while (is_listed[m]);
+            is_listed[m] = j < 3; /* a short list (3 names), so that moves miss it */
+            listed[j] = j < 3 ? m : -1;
+        }
+        for (int m = 0; m < 40; m++)
+            put(&b, m, (double)below(&r, 50));
+        struct rc_vtrack all, ix;
+        struct rc_vtrack_entry ent_all[NL], ent_ix[NL], want[NL];
+        int64_t seq = 1, skip_to = 1;
+        rc_vtrack_members(&all, seq, (int64_t)b.n, ent_all, read_entries(&b, listed, ent_all), places);
+        rc_vtrack_members(&ix, seq, (int64_t)b.n, ent_ix, read_entries(&b, listed, ent_ix), places);
+        for (int step = 0; step < 20000; step++) {
+            int m = (int)below(&r, NB);
+            long old = rank_of(&b, m);
+            int has_new = !old || below(&r, 10) != 0;
+            long nr = 0;
+            double c = 0;
+            if (!old && b.n == 0)
+                continue;
+            if (old)
+                take(&b, old);
+            if (has_new)
+                nr = (long)put(&b, m, c = (double)below(&r, 50));
+            seq++;
+            int res = rc_vtrack_members_event(&all, seq, is_listed[m], old != 0, old, has_new, nr, c);
+            int64_t lo, hi, a = old < nr ? old : nr, z = old < nr ? nr : old;
+            if (old && has_new && ix.ok && (!rc_vtrack_ranks(&ix, &lo, &hi) || z < lo || a > hi)) {
+                skipped++;
+                skip_to = seq; /* the index judged it: not told */
+                assert_int_equal(res, RC_VTRACK_SAME);
+            } else {
+                told++;
+                rc_vtrack_skip(&ix, skip_to);
+                int ri = rc_vtrack_members_event(&ix, seq, is_listed[m], old != 0, old, has_new, nr, c);
+                if (ri != res)
+                    fail_msg("places %d step %d: %d told, %d judging all", places, step, ri, res);
+            }
+            if (res == RC_VTRACK_CHANGED) { /* both read again */
+                rc_vtrack_members(&all, seq, (int64_t)b.n, ent_all, read_entries(&b, listed, ent_all), places);
+                rc_vtrack_members(&ix, seq, (int64_t)b.n, ent_ix, read_entries(&b, listed, ent_ix), places);
+                skip_to = seq;
+                continue;
+            }
+            size_t k = read_entries(&b, listed, want);
+            assert_int_equal(ix.nent, k);
+            for (size_t i = 0; i < k; i++)
+                assert_int_equal(ix.ent[i].rank, want[i].rank);
+        }
+    }
+    printf("index: %zu events skipped, %zu told\n", skipped, told);
+    assert_true(skipped > 1000);
+    assert_true(told > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +359,7 @@ int main(void)
         cmocka_unit_test(a_members_reply_is_parsed_and_checked),
         cmocka_unit_test(the_tracker_follows_random_moves_joins_and_leaves_exactly),
         cmocka_unit_test(with_places_a_change_near_the_list_reads),
+        cmocka_unit_test(an_index_by_listed_ranks_judges_as_every_event_would),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

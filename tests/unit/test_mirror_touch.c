@@ -1,7 +1,9 @@
 /* test_mirror_touch.c - rc_mirror records which positions its events
  * touched: a window outside the span [lo, end) it reports holds the same
  * rows after the events as before, a change of total is reported as
- * touching everything, a load touches everything, and untouch forgets.
+ * touching everything, a load touches everything (but at the version and
+ * total an exact mirror holds: the rows from the first that differs), and
+ * untouch forgets.
  *
  * The property test drives a mirror with random events from a reference
  * board and compares the rows before and after each batch, from a fixed
@@ -70,6 +72,47 @@ static void row_moving_inside_touches_the_rows_between_its_places(void **state)
     assert_int_equal(rc_mirror_apply(&m, 3, "d", 1, 40, 1, NULL), RC_MIRROR_APPLIED); /* same score */
     assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_UNTOUCHED);
     assert_int_equal(rc_mirror_apply(&m, 4, "e", 1, 1, 0, NULL), RC_MIRROR_APPLIED); /* a new member */
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_ALL);
+    rc_mirror_free(&m);
+}
+
+/* Issue 23: a burst of subscribes to larger top N reloads an exact mirror
+ * at the same seq to hold more rows; the views of the rows it held keep
+ * them, so the load must not touch them. */
+static void a_load_at_the_same_version_touches_only_rows_that_differ(void **state)
+{
+    (void)state;
+    struct rc_mirror m;
+    struct rc_mirror_row rows[6] = {{"f", 60}, {"e", 50}, {"d", 40}, {"c", 30}, {"b", 20}, {"a", 10}};
+    size_t lo, end;
+    rc_mirror_init(&m, RC_ORDER_DESC);
+    rc_mirror_set_want(&m, 2); /* keeps 2 + 16 */
+    assert_int_equal(rc_mirror_load(&m, 7, 6, rows, 3), 0); /* (held: the top 3 of 6) */
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_ALL); /* the first load */
+    rc_mirror_untouch(&m);
+    assert_int_equal(rc_mirror_load(&m, 7, 6, rows, 6), 0); /* grown, same version */
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_SPAN);
+    assert_int_equal(lo, 3);
+    assert_int_equal(end, 6);
+    rc_mirror_untouch(&m);
+    assert_int_equal(rc_mirror_load(&m, 7, 6, rows, 6), 0); /* the same rows again */
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_UNTOUCHED);
+    /* changed outside the scripts (no seq): the rows from the first that differs */
+    struct rc_mirror_row other[6] = {{"f", 60}, {"e", 50}, {"c", 45}, {"d", 40}, {"b", 20}, {"a", 10}};
+    assert_int_equal(rc_mirror_load(&m, 7, 6, other, 6), 0);
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_SPAN);
+    assert_int_equal(lo, 2);
+    assert_int_equal(end, 6);
+    rc_mirror_untouch(&m);
+    assert_int_equal(rc_mirror_load(&m, 7, 6, other, 5), 0); /* fewer rows: the one gone */
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_SPAN);
+    assert_int_equal(lo, 5);
+    assert_int_equal(end, 6);
+    rc_mirror_untouch(&m);
+    assert_int_equal(rc_mirror_load(&m, 9, 6, rows, 6), 0); /* another version: everything */
+    assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_ALL);
+    rc_mirror_untouch(&m);
+    assert_int_equal(rc_mirror_load(&m, 9, 7, rows, 6), 0); /* another total: everything */
     assert_int_equal(rc_mirror_touched(&m, &lo, &end), RC_MIRROR_TOUCHED_ALL);
     rc_mirror_free(&m);
 }
@@ -144,6 +187,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(row_moving_inside_touches_the_rows_between_its_places),
         cmocka_unit_test(random_events_leave_rows_outside_the_touched_span_alone),
+        cmocka_unit_test(a_load_at_the_same_version_touches_only_rows_that_differ),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
