@@ -486,8 +486,8 @@ void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
         rc_request_free(&r);
         return;
     }
-    /* a roster, or the present or a moment (?at_seq= / ?at=) of any other view */
-    to_op(q, &r, r.view.kind == RC_VIEW_TEAM ? gw_roster_read : gw_get_read);
+    /* a roster now; else gw_get_read (a moment; a roster at one it refuses) */
+    to_op(q, &r, r.view.kind == RC_VIEW_TEAM && r.at_kind == RC_AT_NONE ? gw_roster_read : gw_get_read);
     rc_request_free(&r); /* (a member list's names: the read copies them) */
 }
 
