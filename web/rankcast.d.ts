@@ -103,10 +103,14 @@ export interface AuthRequest extends RequestBase { op: 'auth'; token: string }
 /** v1.2 */
 export interface TeamRequest extends RequestBase { op: 'team'; board: BoardName; member: MemberName; team: string | null }
 /** v1.2 */
-export interface GetRequest extends RequestBase { op: 'get'; board: BoardName; view: ReadView; period?: Period; at?: Moment; places?: 'shared' }
+export interface GetRequest extends RequestBase {
+  op: 'get'; board: BoardName; view: ReadView; period?: Period; at?: Moment; places?: 'shared';
+  /** admin: read past a freeze */ live?: boolean;
+}
 /** v1.2 */
 export interface HistoryRequest extends RequestBase {
   op: 'history'; board: BoardName; member: MemberName; period?: Period; from: number; to: number; step: number;
+  /** admin: read past a freeze */ live?: boolean;
 }
 export type ClientRequest =
   | SubscribeRequest | UnsubscribeRequest | IncrRequest | SetRequest | BestRequest | SubmitRequest
@@ -450,6 +454,8 @@ export interface BoardQuery {
   radius?: number;
   /** v1.2 */
   members?: MemberName[];
+  /** v1.2: a team's roster (boards with teams) */
+  team?: string;
   period?: Period;
   places?: 'shared';
   /** admin: 1 for the live board through a freeze */

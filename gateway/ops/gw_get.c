@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gw_app.h"
+#include "ops/gw_roster.h"
 #include "store/gw_read_at.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -160,7 +161,11 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
                  void *privdata)
 {
     if (r->at_kind == RC_AT_NONE) {
-        gw_op_snapshot(app, who, r, done, privdata);
+        /* a roster's members come from the membership first (one HGETALL) */
+        if (r->view.kind == RC_VIEW_TEAM)
+            gw_roster_read(app, who, r, done, privdata);
+        else
+            gw_op_snapshot(app, who, r, done, privdata);
         return;
     }
     if (r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) {

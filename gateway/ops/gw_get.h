@@ -8,8 +8,9 @@
 
 #include "ops/gw_ops.h"
 
-/* get: r->view on r->board (r->period) at r->at_kind/r->at. Borrows r for
- * the call only. */
+/* get: r->view on r->board (r->period) at r->at_kind/r->at; a roster
+ * (present only) through gw_roster_read. Borrows r for the call only, who
+ * until done. */
 void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata);
 

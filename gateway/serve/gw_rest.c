@@ -23,7 +23,6 @@
 #include "jobs/gw_queue.h"
 #include "ops/gw_admin.h"
 #include "ops/gw_freeze.h"
-#include "ops/gw_roster.h"
 #include "ops/gw_get.h"
 #include "ops/gw_stats.h"
 #include "net/gw_peers.h"
@@ -486,8 +485,8 @@ void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
         rc_request_free(&r);
         return;
     }
-    /* a roster, or the present or a moment (?at_seq= / ?at=) of any other view */
-    to_op(q, &r, r.view.kind == RC_VIEW_TEAM ? gw_roster_read : gw_get_read);
+    /* the present or a moment (?at_seq= / ?at=) of any view, rosters included */
+    to_op(q, &r, gw_get_read);
     rc_request_free(&r); /* (a member list's names: the read copies them) */
 }
 

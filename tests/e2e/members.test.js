@@ -551,6 +551,33 @@ test('REST reads a roster with ?team=', { timeout: 60000 }, async (t) => {
   assert.equal(r.status, 400, r.text);
 });
 
+test('a one-shot get of a roster answers the roster, as REST ?team= does; at a moment it is bad_request', { timeout: 60000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const c = await h.connectWs(t, gw.wsUrl);
+  for (const [m, id] of [['ann', 'red'], ['bob', 'red'], ['cat', 'blue']]) {
+    const r = await c.request({ op: 'team', board: 'players', member: m, team: id });
+    assert.equal(r.op, 'teamed', JSON.stringify(r));
+  }
+  await c.request({ op: 'incr', board: 'players', member: 'cat', delta: 9 });
+  await c.request({ op: 'incr', board: 'players', member: 'ann', delta: 4 });
+  const g = await c.request({ op: 'get', board: 'players', view: { team: 'red' } });
+  assert.equal(g.op, 'snapshot', JSON.stringify(g));
+  assert.equal(g.total, 2, JSON.stringify(g));
+  assert.deepEqual(g.rows.map((x) => [x.rank, x.member, x.team]), [[2, 'ann', 'red']], JSON.stringify(g));
+  assert.deepEqual(g.absent, ['bob'], JSON.stringify(g));
+  const rest = await h.http(gw.base, 'GET', '/api/v1/boards/players?team=red');
+  assert.deepEqual(Object.assign({}, g, { id: undefined }), Object.assign({ id: undefined }, rest.body));
+  const bad = await c.request({ op: 'get', board: 'demo', view: { team: 'red' } });
+  assert.equal(bad.code, 'bad_request', JSON.stringify(bad));
+  for (const at of [{ seq: 1 }, { time: Date.now() }]) {
+    const e = await c.request({ op: 'get', board: 'players', view: { team: 'red' }, at });
+    assert.equal(e.code, 'bad_request', JSON.stringify(e));
+    const q = at.seq !== undefined ? `at_seq=${at.seq}` : `at=${at.time}`;
+    const r = await h.http(gw.base, 'GET', `/api/v1/boards/players?team=red&${q}`);
+    assert.equal(r.status, 400, r.text);
+  }
+});
+
 test('a member list of a multi-field board carries each row\'s fields, moved by others\' submits', { timeout: 60000 }, async (t) => {
   const { gw } = await h.startStack(t);
   const c = await h.connectWs(t, gw.wsUrl);

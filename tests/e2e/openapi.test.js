@@ -1,7 +1,7 @@
 /* openapi.test.js - docs/openapi.yaml describes the REST API the gateway
  * serves: it passes `redocly lint` (@redocly/cli, pinned in the lockfile);
  * its operations are exactly the rows of the route table
- * (gateway/serve/gw_http_routes.c) plus the v1.2 contract marked
+ * (gateway/serve/gw_http_routes.c) plus any contract marked
  * "x-rankcast-served: false"; and every served route, called on a real
  * gateway over a real redis-server, answers with a status the document
  * lists for it and a body its schema accepts (ajv, JSON Schema 2020-12 as
@@ -9,9 +9,10 @@
  * 413, 422, 429 and, with Redis stopped, 503); a body the gateway took
  * must match the operation's request schema too.
  *
- * NOT_SERVED lists the v1.2 contract the gateway does not serve yet; each
- * entry is probed, and the test fails once one is served, so that the entry
- * (and its mark in the document) comes off and its calls are added here. */
+ * NOT_SERVED lists the contract the gateway does not serve yet (empty since
+ * member lists, rosters, moments and rank history landed); each entry is
+ * probed, and the test fails once one is served, so that the entry (and its
+ * mark in the document) comes off and its calls are added here. */
 'use strict';
 
 const test = require('node:test');
@@ -43,25 +44,11 @@ scopes = read
 const WRONG = 'no-such-key-0123456789';
 const ANON = null;
 
-/* The v1.2 contract not served yet: a probe per entry, true once served. */
-const NOT_SERVED = {
-  'GET /api/v1/boards/{board}/members/{member}/history': async (gw) => {
-    const r = await h.http(gw.base, 'GET', '/api/v1/boards/demo/members/user:1/history?from=0&to=1000&step=1000');
-    return !(r.status === 404 && r.body && r.body.message === 'no such path');
-  },
-  'GET /api/v1/boards/{board}?members=': async (gw) => {
-    const r = await h.http(gw.base, 'GET', '/api/v1/boards/demo?members=user:nobody');
-    return !!(r.body && 'absent' in r.body);
-  },
-  'GET /api/v1/boards/{board}?at_seq=': async (gw) => {
-    const r = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=3&at_seq=0');
-    return !!(r.body && ('at_seq' in r.body || r.status !== 200));
-  },
-  'GET /api/v1/boards/{board}?at=': async (gw) => {
-    const r = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=3&at=1');
-    return !!(r.body && ('at_seq' in r.body || r.status !== 200));
-  },
-};
+/* The contract not served yet: a probe per entry, true once served. Keyed
+ * "METHOD /path" (an operation) or "GET /api/v1/boards/{board}?NAME=" (a
+ * query parameter), as marked "x-rankcast-served: false" in the document.
+ * Empty: everything the document describes is served. */
+const NOT_SERVED = {};
 
 const METHODS = ['get', 'put', 'post', 'delete', 'head', 'patch', 'options'];
 
@@ -173,7 +160,7 @@ test('docs/openapi.yaml passes redocly lint (recommended rules, no warnings)', (
   assert.doesNotMatch(out, /You have \d+ warning/, out);
 });
 
-test('docs/openapi.yaml has an operation for every route of the route table, and only those and the v1.2 ones not served yet', () => {
+test('docs/openapi.yaml has an operation for every route of the route table, and only those and the ones marked not served yet', () => {
   const rows = new Set(routeTable());
   const ops = docOperations();
   const served = new Set(ops.filter((o) => o.served).map((o) => `${o.method} ${o.path}`));
@@ -205,7 +192,7 @@ test('every served route answers as docs/openapi.yaml says, success and errors, 
   const c = (method, urlPath, body, token, want) => call(gw, schemaOf, seen, method, urlPath, body, token, want);
   const B = '/api/v1/boards';
 
-  // the v1.2 contract not served yet: still not served
+  // the contract not served yet: still not served
   for (const [what, probe] of Object.entries(NOT_SERVED)) {
     assert.equal(await probe(gw), false, `${what} is served now: take it out of NOT_SERVED (and its x-rankcast-served: false in docs/openapi.yaml) and add its calls here`);
   }
@@ -257,6 +244,68 @@ test('every served route answers as docs/openapi.yaml says, success and errors, 
   await c('GET', `${B}/clears?top=3`, undefined, ANON, 200);
   await c('GET', `${B}/daily?top=3`, undefined, ANON, 200);
   await c('GET', `${B}/players?top=3`, undefined, ANON, 200);
+  // v1.2 member lists: rows by board-wide rank, absent in the order asked
+  const list = await c('GET', `${B}/match:1?members=user:nobody,user:2,user:1`, undefined, ANON, 200);
+  assert.deepEqual(list.body.rows.map((r) => [r.member, r.rank]), [['user:2', 1], ['user:1', 3]], list.text);
+  assert.deepEqual(list.body.absent, ['user:nobody'], list.text);
+  await c('GET', `${B}/match:1?members=user:1,,user:2`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?members=user:1,user:1`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?members=${Array.from({ length: 201 }, (_, i) => `u${i}`).join(',')}`, undefined, ANON, 400);
+  const long = Array.from({ length: 100 }, (_, i) => `user:${String(i).padStart(80, '0')}`).join(',');
+  const big = await c('GET', `${B}/match:1?members=${long}`, undefined, ANON, 413);
+  assert.equal(big.body.code, 'too_large', big.text);
+  // v1.2 rosters on the shipped players board (teams = squads): rows with
+  // "team", absent the members without points
+  await c('PUT', `${B}/players/members/user:1/team`, { team: 'blue' }, SCORER, 200);
+  await c('PUT', `${B}/players/members/user:5/team`, { team: 'blue' }, SCORER, 200);
+  const roster = await c('GET', `${B}/players?team=blue`, undefined, ANON, 200);
+  assert.deepEqual(roster.body.rows.map((r) => [r.member, r.team]), [['user:1', 'blue']], roster.text);
+  assert.deepEqual(roster.body.absent, ['user:5'], roster.text);
+  assert.equal(roster.body.total, 2, roster.text);
+  const teamRows = await c('GET', `${B}/players?top=3`, undefined, ANON, 200);
+  assert.equal(teamRows.body.rows.find((r) => r.member === 'user:1').team, 'blue', teamRows.text);
+  await c('GET', `${B}/players?team=bad!team`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?team=blue`, undefined, ANON, 400);
+  // v1.2 moments: at_seq and at on match:1 after its three writes above
+  const head = await c('GET', `${B}/match:1/stats`, undefined, ANON, 200);
+  assert.equal(head.body.seq, 3, head.text);
+  const atSeq = await c('GET', `${B}/match:1?top=3&at_seq=2`, undefined, ANON, 200);
+  assert.equal(atSeq.body.at_seq, 2, atSeq.text);
+  assert.equal(atSeq.body.seq, 2, atSeq.text);
+  assert.equal(atSeq.body.total, 2, atSeq.text);
+  assert.equal(typeof atSeq.body.at_time, 'number', atSeq.text);
+  const atZero = await c('GET', `${B}/match:1?top=3&at_seq=0`, undefined, ANON, 200);
+  assert.equal(atZero.body.at_time, null, atZero.text);
+  assert.deepEqual(atZero.body.rows, [], atZero.text);
+  const atNow = await c('GET', `${B}/match:1?offset=0&limit=5&at=${Date.now()}`, undefined, ANON, 200);
+  assert.equal(atNow.body.at_seq, 3, atNow.text);
+  await c('GET', `${B}/match:1?around=user:1&radius=1&at_seq=1`, undefined, ANON, 200);
+  await c('GET', `${B}/match:1?top=3&at_seq=99`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?top=3&at=${Date.now() + 3600e3}`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?top=3&at_seq=1&at=1`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?top=3&at_seq=-1`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1?members=user:1&at_seq=1`, undefined, ANON, 400);
+  await c('GET', `${B}/players?team=blue&at_seq=1`, undefined, ANON, 400);
+  await c('GET', `${B}/hot?top=3&at_seq=0`, undefined, ANON, 400);
+  // a finished period whose keys are gone holds no moment: out_of_range, oldest_seq 0
+  const gone = await c('GET', `${B}/daily?top=3&period=2026-01-05&at_seq=3`, undefined, ANON, 422);
+  assert.equal(gone.body.code, 'out_of_range', gone.text);
+  assert.equal(gone.body.oldest_seq, 0, gone.text);
+  // v1.2 rank history: 11 points up to now, the last one the present
+  const to = Date.now();
+  const hist = await c('GET', `${B}/match:1/members/user:1/history?from=${to - 10000}&to=${to}&step=1000`, undefined, ANON, 200);
+  assert.equal(hist.body.points.length, 11, hist.text);
+  assert.deepEqual(hist.body.points[10], { at: to, seq: 3, score: 5, rank: 3 }, hist.text);
+  await c('GET', `${B}/match:1/members/user:1/history?from=0&to=${to}`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1/members/user:1/history?from=0&to=5000&step=1`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1/members/user:1/history?from=${to}&to=${to + 3600e3}&step=3600000`, undefined, ANON, 400);
+  await c('GET', `${B}/match:1/members/bad!name/history?from=0&to=1&step=1`, undefined, ANON, 400);
+  await c('GET', `${B}/nope/members/user:1/history?from=0&to=1&step=1`, undefined, ANON, 404);
+  await c('GET', `${B}/match:1/members/user:1/history?from=0&to=1&step=1`, undefined, WRONG, 401);
+  await c('GET', `${B}/match:1/members/user:1/history?from=0&to=1&step=1&live=1`, undefined, READER, 403);
+  const old = Date.UTC(2026, 0, 5, 1);
+  const goneHist = await c('GET', `${B}/daily/members/user:1/history?period=2026-01-05&from=${old}&to=${old + 1000}&step=1000`, undefined, ANON, 422);
+  assert.equal(goneHist.body.oldest_seq, 0, goneHist.text);
   await c('GET', `${B}/match:1?top=0`, undefined, ANON, 400);
   await c('GET', `${B}/bad!name`, undefined, ANON, 400);
   await c('GET', `${B}/nope`, undefined, ANON, 404);
@@ -341,6 +390,8 @@ test('every served route answers as docs/openapi.yaml says, success and errors, 
   await c('GET', `${B}/demo?top=3`, undefined, ANON, 503);
   await c('POST', `${B}/demo/scores`, { member: 'user:1', op: 'incr', delta: 1 }, SCORER, 503);
   await c('GET', `${B}/demo/members/user:1`, undefined, ANON, 503);
+  await c('GET', `${B}/demo?top=3&at_seq=0`, undefined, ANON, 503);
+  await c('GET', `${B}/demo/members/user:1/history?from=0&to=1&step=1`, undefined, ANON, 503);
   await c('GET', '/api/v1/members/user:2/profile', undefined, ANON, 503);
 
   // every served operation was called, with a success and an error

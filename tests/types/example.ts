@@ -106,7 +106,9 @@ async function everyCall(): Promise<void> {
   const s = await api.board('demo', { top: 10, period: 'current', places: 'shared' });
   await api.board('demo', { offset: 10, limit: 10, live: 1 });
   await api.board('demo', { around: 'user:101', radius: 2 });
-  await api.board('demo', { members: ['user:101', 'user:102'], at_seq: 7 });
+  await api.board('demo', { members: ['user:101', 'user:102'] });
+  await api.board('players', { team: 'red' });
+  await api.board('demo', { top: 3, at_seq: 7 });
   await api.board('demo', { top: 3, at: 1763769600123 });
   console.log(s.rows.length, s.seq, s.total, s.frozen);
   await api.write('demo', { member: 'user:101', op: 'incr', delta: 5, req: 'x' });
@@ -180,7 +182,7 @@ const requests: ClientRequest[] = [
   { op: 'auth', token: 'jwt' },
   { op: 'team', board: 'players', member: 'user:101', team: null },
   { op: 'get', board: 'demo', view: { around: 'user:101' }, at: { time: 0 } },
-  { op: 'history', board: 'demo', member: 'user:101', from: 0, to: 10, step: 1 },
+  { op: 'history', board: 'demo', member: 'user:101', from: 0, to: 10, step: 1, live: true },
 ];
 
 // the pure helpers
