@@ -487,6 +487,13 @@ static void resync_board(struct gw_board *b, int snapshot)
     b->ring_len = 0;
     b->ring_head = 0;
     b->moves_break++; /* prev_rank: changes while away are explained by no event here */
+    /* What the keyspace announced so far is in the reads this starts. On a
+     * cluster a write made just before the board's channel was subscribed
+     * comes as its "zadd" alone (its event went out before the SSUBSCRIBE):
+     * left pending, a tick would take it for a change made outside the
+     * script and break prev_rank once more, after this resync's reads. */
+    b->ks_pending = 0;
+    b->ks_waited = 0;
     b->epoch_known = 0;
     b->freeze.version = -1; /* Redis may have come back without the freeze */
     b->stale = b->mirror_on;

@@ -215,6 +215,7 @@ struct gw_board {
     struct rc_mirror mirror;
     int mirror_on;               /* some view is served from the mirror */
     int loading;                 /* a reload is in flight */
+    int load_void;               /* the mirror went off while it was: its answer is not kept */
     int stale;                   /* needs a reload (gap, change made outside the script) */
     int changed;                 /* mirror changed since its views were last refreshed */
     int fetching;                /* profiles for its views are being fetched */

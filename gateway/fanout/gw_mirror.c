@@ -95,8 +95,12 @@ void gw_fo_board_want(struct gw_board *b)
         on = b->vix.count > 0;
         want = rc_vindex_max_end(&b->vix); /* (filed one row past with places) */
     }
-    if (!on && b->mirror_on)
+    if (!on && b->mirror_on) {
         rc_mirror_free(&b->mirror); /* (keeps its order and shards) */
+        /* events stop reaching the mirror now: a reload still out cannot
+         * be followed by them (on_board_reload) */
+        b->load_void = b->loading;
+    }
     b->mirror_on = on;
     if (on && rc_mirror_set_want(&b->mirror, want))
         b->stale = 1;
@@ -502,7 +506,19 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
 {
     struct gw_board *b = privdata;
     b->loading = 0;
-    if (!b->dead && code == 0) {
+    int was_off = b->load_void;
+    b->load_void = 0;
+    if (!b->dead && code == 0 && was_off) {
+        /* The mirror went off while this read was out (a freeze took its
+         * last view), and the events of that time reached neither it nor a
+         * sharded board's raced list: loaded, it would look exact while
+         * missing them, and at the unfreeze the audience would be shown the
+         * board as of the freeze as if it were live. Read again if it is
+         * on again; else its next start reads (a freed mirror needs one). */
+        gw_fo_board_heard_freeze(b, &w->freeze);
+        if (b->mirror_on)
+            gw_fo_board_set_stale(b);
+    } else if (!b->dead && code == 0) {
         gw_fo_board_heard_freeze(b, &w->freeze);
         struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
         for (size_t i = 0; rows && i < w->n; i++)

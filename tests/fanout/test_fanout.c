@@ -9,7 +9,11 @@
  * buffer); writes landing within one tick reach each viewer as one delta; a
  * slow reader loses its queued deltas and gets one fresh snapshot when it
  * drains; a change on a quiet board goes out without a tick (the leading
- * edge) and the changes after it wait for the tick; and what each viewer holds, applying snapshots and deltas by
+ * edge) and the changes after it wait for the tick; a mirror reload that
+ * comes back after a freeze turned the mirror off is not kept (the unfreeze
+ * reads again); a keyspace ZADD heard before the board's channel was
+ * subscribed does not count as a change made outside the script once the
+ * subscription's resync has read everything again; and what each viewer holds, applying snapshots and deltas by
  * PROTOCOL.md's rule, equals what Redis holds. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -554,6 +558,112 @@ static void a_change_on_a_quiet_board_goes_out_without_waiting_for_the_tick(void
     assert_equals_redis(f, &w);
 }
 
+/* Runs lua/freeze.lua on the board (action "freeze", or "reveal" with
+ * steps) from the test's own connection; returns its freeze version. Its
+ * event reaches the fan-out through the subscription like any other. */
+static long long freeze_script(struct fixture *f, const char *action, const char *steps)
+{
+    redisReply *r = redisCommand(f->sync, "EVAL %s 7 rc:{plain|}:z rc:{plain|}:seq rc:{plain|}:log rc:{plain|}:ch "
+                                          "rc:{plain|}:epoch rc:{plain|}:frz rc:{plain|}:fz %s %s PUBLISH",
+                                 rc_lua_freeze, action, steps);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_true(r->elements >= 6);
+    long long v = r->element[5]->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* A mirror reload still out when a freeze turns the board's mirror off
+ * (its only view is the audience's, which reads the frozen copy) must not be
+ * loaded into the mirror that is off: events do not reach a mirror that is
+ * off, so at the unfreeze it would look exact while it missed every change
+ * of the freeze, and the audience would be shown the board as of the freeze
+ * as if it were live (a delta at the old seq, then nothing). On a Redis
+ * Cluster the window is real: a board's SSUBSCRIBE is confirmed after its
+ * first snapshot, the confirmation (gw_fanout_channel_ready) reloads the
+ * mirror, and a freeze made right after the snapshot can come in on the
+ * subscribe connection before that reload's answer on the command one
+ * (tests/e2e/freeze.test.js, "freeze on a Redis Cluster", failed so). Here
+ * the freeze event is handed over before the reload is even sent. */
+static void a_reload_that_raced_a_freeze_does_not_hide_the_changes_made_while_frozen(void **state)
+{
+    struct fixture *f = *state;
+    write_and_wait(f, "a");
+    subscribe(f, 0, 1);
+    wait_frames(f, 0, 1); /* the snapshot, cut from the mirror */
+    gw_fanout_channel_ready(f->app.fanout, "rc:{plain|}:ch");
+    gw_fanout_tick(f->app.fanout); /* the reload goes out (sent on the next loop turn) */
+    long long v = freeze_script(f, "freeze", "");
+    char ev[128];
+    snprintf(ev, sizeof ev, "{\"ctl\":\"freeze\",\"v\":%lld,\"frozen\":1,\"shown\":1}", v);
+    gw_fanout_on_message(f->app.fanout, GW_FANOUT_CHANNEL_PATTERN, "rc:{plain|}:ch", ev, strlen(ev));
+    gw_fanout_tick(f->app.fanout);
+    wait_frames(f, 0, 2); /* "frozen" appears (the reload's answer came meanwhile) */
+    cJSON *d = frame(f, 0, 1);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(d, "frozen")->valueint, 1);
+    cJSON_Delete(d);
+    write_and_wait(f, "b"); /* hidden from the audience */
+    gw_fanout_tick(f->app.fanout);
+    unsigned long before = f->changes;
+    freeze_script(f, "reveal", "all");
+    wait_for(f, changes_reach, (long)before + 1, "the unfreeze event");
+    gw_fanout_tick(f->app.fanout);
+    wait_frames(f, 0, 3);
+    /* the first message after the unfreeze is the live board: b is in it */
+    d = frame(f, 0, 2);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(d, "seq")->valueint, 2);
+    assert_null(cJSON_GetObjectItemCaseSensitive(d, "frozen"));
+    cJSON_Delete(d);
+    struct window w;
+    held_by(f, 0, 0, &w);
+    assert_equals_redis(f, &w);
+}
+
+/* On a Redis Cluster the keyspace pattern is subscribed on every node from
+ * the start, a board's channel only once the board has a viewer
+ * (SSUBSCRIBE). A write made just before the first subscribe can then reach
+ * the new board as its keyspace "zadd" alone: its change event went out
+ * before the channel was subscribed. The confirmation's resync
+ * (gw_fanout_channel_ready) reads everything again, so that ZADD is
+ * accounted for; left pending, a tick later it was taken for a change made
+ * outside the script, which breaks prev_rank (moves_break): the next delta
+ * that needs the ring became a snapshot. tests/e2e/freeze.test.js ("freeze
+ * on a Redis Cluster") saw it as a snapshot where the reveal's delta was
+ * due; here the keyspace message is handed over as the late one would be. */
+static void a_zadd_heard_before_the_channel_was_subscribed_does_not_break_prev_rank(void **state)
+{
+    struct fixture *f = *state;
+    write_and_wait(f, "a"); /* nobody watches yet: its event reaches no board */
+    subscribe(f, 0, 1);
+    wait_frames(f, 0, 1);
+    static const char ks[] = "zadd"; /* a's, late */
+    gw_fanout_on_message(f->app.fanout, GW_FANOUT_KEYSPACE_PATTERN, "__keyspace@0__:rc:{plain|}:z", ks,
+                         sizeof ks - 1);
+    gw_fanout_channel_ready(f->app.fanout, "rc:{plain|}:ch");
+    unsigned long before = f->changes;
+    freeze_script(f, "freeze", ""); /* before a tick: the mirror goes off with the resync's reload unsent */
+    wait_for(f, changes_reach, (long)before + 1, "the freeze event");
+    gw_fanout_tick(f->app.fanout);
+    wait_frames(f, 0, 2); /* "frozen" appears */
+    gw_fanout_tick(f->app.fanout); /* a second tick: a ZADD still pending here counted as made outside */
+    gw_fanout_tick(f->app.fanout);
+    write_and_wait(f, "b"); /* hidden from the audience; its event is in the ring */
+    gw_fanout_tick(f->app.fanout);
+    before = f->changes;
+    freeze_script(f, "reveal", "all");
+    wait_for(f, changes_reach, (long)before + 1, "the unfreeze event");
+    gw_fanout_tick(f->app.fanout);
+    wait_frames(f, 0, 3);
+    cJSON *d = frame(f, 0, 2);
+    assert_string_equal(str(d, "op"), "delta"); /* b's move is in the ring: no snapshot needed */
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(d, "seq")->valueint, 2);
+    cJSON_Delete(d);
+    struct window w;
+    held_by(f, 0, 0, &w);
+    assert_equals_redis(f, &w);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -562,6 +672,8 @@ int main(void)
         T(writes_within_one_tick_reach_each_viewer_as_one_delta),
         T(a_slow_reader_loses_its_deltas_and_gets_one_fresh_snapshot),
         T(a_change_on_a_quiet_board_goes_out_without_waiting_for_the_tick),
+        T(a_reload_that_raced_a_freeze_does_not_hide_the_changes_made_while_frozen),
+        T(a_zadd_heard_before_the_channel_was_subscribed_does_not_break_prev_rank),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
