@@ -2,7 +2,8 @@
 // in a real Chromium against a real gateway and Redis (harness startStack):
 //  1. the caster console's timeline: moving the range with the keyboard to
 //     seq S shows the standings at S, and they equal a REST `at_seq=S` read
-//     (checked at two seqs);
+//     (checked at two seqs); frozen, the admin console reads moments past
+//     the freeze (`live`), as REST `&live=1` does;
 //  2. "replay from here" at 16x from a scrubbed moment plays in the overlay
 //     preview and ends live (the pane says live once the server's `live`
 //     came); a write after that shows in the same pane;
@@ -123,6 +124,22 @@ test('console timeline: the standings at a scrubbed seq equal a REST at_seq read
     const more = await write(gw, 'demo', 'user:e', { op: 'set', value: 10 });
     await page.waitForFunction(({ sel, seq }) => document.querySelector(sel).value === String(seq),
       { sel: range, seq: more.seq }, { timeout: WAIT });
+
+    // frozen: a write after the freeze is a moment the audience has not seen; the
+    // admin console's range reaches it (End) and reads it as REST &live=1 does
+    const frozen = await h.http(gw.base, 'POST', '/api/v1/boards/demo/freeze', {});
+    assert.equal(frozen.status, 200, frozen.text);
+    const hidden = await write(gw, 'demo', 'user:f', { op: 'set', value: 777 });
+    await page.waitForFunction(({ sel, seq }) => document.querySelector(sel).max === String(seq),
+      { sel: range, seq: hidden.seq }, { timeout: WAIT });
+    await page.focus(range);
+    await page.keyboard.press('Home'); // the thumb is at the present already: End alone moves nothing
+    await page.keyboard.press('End');
+    await page.waitForSelector(`${col('demo')} .pane.moment[data-at-seq="${hidden.seq}"]`, { timeout: WAIT });
+    const live = await h.http(gw.base, 'GET', `/api/v1/boards/demo?top=10&at_seq=${hidden.seq}&live=1`);
+    assert.equal(live.status, 200, live.text);
+    assert.equal(live.body.rows[0].member, 'user:f');
+    await waitRows(page, `${col('demo')} .pane.moment`, restRows(live.body.rows), 'a moment past the freeze');
     assert.deepEqual(errors, []);
   });
 
@@ -139,9 +156,16 @@ test('console timeline: replay from a scrubbed moment at 16x ends live; later wr
 
     const pane = `${col('demo')} .pane.replay`;
     assert.equal(await page.isVisible(pane), false, 'no preview before a replay');
-    // every state the preview takes, from the click on
+    // every state the preview takes, from the click on, and its first rows
     await page.evaluate(() => {
       window.replayStates = [];
+      window.replayFirstRows = null;
+      const tbody = document.querySelector('.pane.replay tbody');
+      new MutationObserver(() => {
+        if (window.replayFirstRows || !tbody.rows.length) return;
+        window.replayFirstRows = [...tbody.rows].map((tr) =>
+          `${tr.querySelector('.rank .n').textContent} ${tr.dataset.member} ${tr.cells[tr.cells.length - 1].textContent}`);
+      }).observe(tbody, { childList: true, subtree: true, characterData: true });
       const seen = () => {
         const p = document.querySelector('.pane.replay');
         const s = p.dataset.state;
@@ -152,6 +176,9 @@ test('console timeline: replay from a scrubbed moment at 16x ends live; later wr
     await page.click(`${col('demo')} .timeline [data-speed="16"]`);
     await page.waitForSelector(`${pane}[data-state="live"]`, { timeout: WAIT });
     assert.deepEqual(await page.evaluate(() => window.replayStates), ['playing', 'live']);
+    // the replay started at the moment scrubbed to
+    const start = await h.http(gw.base, 'GET', `/api/v1/boards/demo?top=10&at_seq=${acks[1].seq}`);
+    assert.deepEqual(await page.evaluate(() => window.replayFirstRows), restRows(start.body.rows));
     assert.equal(await page.getAttribute(pane, 'data-speed'), '16');
     assert.match(await page.textContent(`${col('demo')} .timeline [data-role="replay-state"]`), /live since seq \d+/);
     const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=10');
