@@ -259,3 +259,45 @@ test('dashboard: a member\'s rank chart has the points of the history reply',
     await page.waitForSelector('#chart-wrap', { state: 'hidden', timeout: WAIT });
     assert.deepEqual(errors, []);
   });
+
+test('a capped log: the timeline starts at the oldest seq kept, the chart at the oldest moment kept',
+  { skip: h.toolMissing(h.gatewayMissing()), timeout: 150000 }, async (t) => {
+    const config = h.configWith(t, { 'board demo': { log_cap: 5 } });
+    const { gw } = await h.startStack(t, { config });
+    let ack;
+    for (let i = 1; i <= 12; i++) ack = await write(gw, 'demo', `user:${i % 4}`, { op: 'incr', delta: i });
+    assert.equal(ack.seq, 12); // the log holds seqs 8..12
+    await sleep(1500); // the chart's span ends a second before the page's clock
+
+    const { page, errors } = await openConsole(t, gw);
+    const range = `${col('demo')} .timeline input[name="at"]`;
+    await page.waitForFunction((sel) => document.querySelector(sel).max === '12', range, { timeout: WAIT });
+    await page.focus(range);
+    await page.keyboard.press('Home'); // seq 0: out_of_range, oldest_seq 8
+    await page.waitForFunction((sel) => document.querySelector(sel).min === '8', range, { timeout: WAIT });
+    assert.match(await page.textContent(`${col('demo')} .timeline [data-role="at"]`), /no longer kept \(oldest: 8\)/);
+    await page.keyboard.press('ArrowRight');
+    await page.waitForSelector(`${col('demo')} .pane.moment[data-at-seq="9"]`, { timeout: WAIT });
+    const rest = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=10&at_seq=9');
+    assert.equal(rest.status, 200, rest.text);
+    await waitRows(page, `${col('demo')} .pane.moment`, restRows(rest.body.rows), 'the first seq after the oldest');
+
+    const dash = await page.context().newPage();
+    const dashErrors = watchErrors(dash);
+    await dash.goto(`${gw.base}/?board=demo&top=10`);
+    const name = '#table tbody tr[data-member="user:1"] button.pick-row';
+    await dash.waitForSelector(name, { timeout: WAIT });
+    await dash.click(name);
+    await dash.waitForFunction(() => document.getElementById('chart').querySelectorAll('circle').length > 0, null, { timeout: WAIT });
+    const svg = await dash.evaluate(() => Object.assign({}, document.getElementById('chart').dataset));
+    const [from, to, step] = [Number(svg.from), Number(svg.to), Number(svg.step)];
+    assert.ok(to - from < 300000, `the chart starts after the span's start (from ${from}, to ${to})`);
+    const res = await h.http(gw.base, 'GET', `/api/v1/boards/demo/members/user%3A1/history?from=${from}&to=${to}&step=${step}`);
+    assert.equal(res.status, 200, res.text);
+    const early = await h.http(gw.base, 'GET', `/api/v1/boards/demo/members/user%3A1/history?from=${to - 300000}&to=${to}&step=${step}`);
+    assert.equal(early.status, 422, `the whole span is out of range: ${early.text}`);
+    const circles = await dash.$$eval('#chart circle', (cs) => cs.map((c) => ({ at: Number(c.dataset.at), rank: Number(c.dataset.rank) })));
+    assert.deepEqual(circles, res.body.points.filter((p) => p.rank != null).map(({ at, rank }) => ({ at, rank })));
+    assert.deepEqual(errors, []);
+    assert.deepEqual(dashErrors, []);
+  });
