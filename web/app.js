@@ -342,6 +342,8 @@ import { rankChartDraw } from './rank_chart.js';
       consoleUi.setBoard(sel.board, m, sel.period === 'current' ? null : sel.period);
       if (current && current.sel.board !== sel.board) roster = null; // another board's teams
       current = { sel, meta: m };
+      // an open rank chart follows the board and period picked, for the same member
+      if (charted) { charted = { member: charted.member, board: sel.board, period: periodOf(sel) }; drawChart(); }
       showFriends();
       showTeams();
       writeUrl();
