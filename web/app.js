@@ -20,6 +20,7 @@
 // A module (index.html loads it with type="module"): the client library is the ES module
 // web/rankcast.mjs, the one source the classic rankcast.js is made from.
 import * as Rankcast from './rankcast.mjs';
+import { rankChartDraw } from './rank_chart.js';
 
 (function () {
   'use strict';
@@ -30,7 +31,11 @@ import * as Rankcast from './rankcast.mjs';
   const overlay = params.get('overlay') === '1';
 
   const client = new Rankcast.Client({ token, onState: showState });
-  const table = new RankTable($('table'), $('empty'));
+  let pickMember = null; // the dashboard: a name picked in the table opens its rank chart
+  const table = new RankTable($('table'), $('empty'), overlay ? undefined : {
+    onPick: (m) => { if (pickMember) pickMember(m); },
+    pickTitle: (m) => `show ${m}'s rank over time`,
+  });
   let live = null; // the View on screen
 
   function showState(state, info) {
@@ -337,6 +342,8 @@ import * as Rankcast from './rankcast.mjs';
       consoleUi.setBoard(sel.board, m, sel.period === 'current' ? null : sel.period);
       if (current && current.sel.board !== sel.board) roster = null; // another board's teams
       current = { sel, meta: m };
+      // an open rank chart follows the board and period picked, for the same member
+      if (charted) { charted = { member: charted.member, board: sel.board, period: periodOf(sel) }; drawChart(); }
       showFriends();
       showTeams();
       writeUrl();
@@ -437,6 +444,62 @@ import * as Rankcast from './rankcast.mjs';
 
     $('pick').addEventListener('submit', (e) => { e.preventDefault(); apply(false); });
     sync();
+    /* ---- a member's rank over time (history, PROTOCOL v1.2) ---- */
+
+    let charted = null; // { member, board, period } the chart shows, null when closed
+    let chartGen = 0;   // a reply to an older ask is dropped
+    async function drawChart() {
+      if (!charted) return;
+      const gen = ++chartGen;
+      const span = Number($('chart-span').value);
+      // the gateway refuses a `to` past its clock: a second of margin for the two clocks
+      const to = Date.now() - 1000;
+      let from = to - span;
+      const step = Math.max(1, Math.ceil(span / 100));
+      const ask = (f) => client.history(charted.board, charted.member, { from: f, to, step, period: charted.period });
+      $('chart-title').textContent = `${charted.member}: rank over time on ${charted.board}`;
+      $('chart-desc').textContent = 'loading…';
+      let reply;
+      try {
+        try {
+          reply = await ask(from);
+        } catch (err) {
+          if (err.code !== 'out_of_range' || err.oldest_seq == null) throw err;
+          // the log no longer reaches back that far: start at the oldest moment it holds
+          const oldest = await client.get(charted.board, { top: 1 }, { at: { seq: err.oldest_seq }, period: charted.period });
+          if (oldest.at_time == null || oldest.at_time > to) throw err;
+          from = to - Math.floor((to - oldest.at_time) / step) * step;
+          reply = await ask(from);
+        }
+      } catch (err) {
+        if (gen !== chartGen) return;
+        $('chart').replaceChildren();
+        $('chart-desc').textContent = `history: ${err.code}: ${err.message}`;
+        return;
+      }
+      if (gen !== chartGen) return;
+      $('chart-desc').textContent = rankChartDraw($('chart'), $('chart-points'), reply, { from, to, step });
+      $('chart').dataset.member = charted.member;
+    }
+    pickMember = (member) => {
+      const sel = current.sel;
+      charted = { member, board: sel.board, period: periodOf(sel) };
+      $('chart-wrap').hidden = false;
+      drawChart();
+      $('chart-span').focus();
+    };
+    $('chart-span').addEventListener('change', drawChart);
+    $('chart-refresh').addEventListener('click', drawChart);
+    $('chart-close').addEventListener('click', () => {
+      const member = charted && charted.member;
+      charted = null;
+      chartGen++;
+      $('chart-wrap').hidden = true;
+      // back to the name that opened it
+      const b = member && [...document.querySelectorAll('#table tbody tr')].find((tr) => tr.dataset.member === member);
+      if (b && b.querySelector('button')) b.querySelector('button').focus();
+    });
+
     apply(true);
     if (roster && !$('tab-teams').hidden) selectTab('teams');
     else if (want.members) selectTab('friends');

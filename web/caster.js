@@ -18,6 +18,11 @@
  * the same board. Without the admin scope the live subscriptions are
  * refused: the ticker falls back to the audience feed.
  *
+ * The timeline (timeline.js): a range over the board's seqs shows the
+ * standings at the seq picked (get at { seq }), and "replay from here" at
+ * 1x / 4x / 16x plays the board from there in the overlay preview pane until
+ * it rejoins live.
+ *
  * Boards with teams (teams = T in their declaration; their rows carry
  * "team"): the tables get a team column, and the column's "+ T" button adds
  * a column for team board T beside it (player standings and team standings
@@ -26,6 +31,7 @@
 // A module (console.html loads it with type="module"): the client library is the ES module
 // web/rankcast.mjs, the one source the classic rankcast.js is made from.
 import * as Rankcast from './rankcast.mjs';
+import { Timeline } from './timeline.js';
 
 (function () {
   'use strict';
@@ -131,6 +137,13 @@ import * as Rankcast from './rankcast.mjs';
       q('.remove').addEventListener('click', () => removeColumn(this));
       this.rc = connect();
       this.views = [];
+      this.sel = sel;
+      this.meta = metaFor(sel.board);
+      this.timeline = new Timeline(this.root, {
+        rc: () => this.rc, connect, forget, sel: () => this.sel, meta: () => this.meta,
+        admin: () => !!(this.live && this.live.ready && !this.liveError),
+        liveSeq: () => this.liveSeq(),
+      });
       this.fill(sel);
       this.show(sel);
     }
@@ -197,7 +210,15 @@ import * as Rankcast from './rankcast.mjs';
       });
       this.views = [this.audience, this.live];
       this.feedSubscribe(true);
+      this.timeline.reset();
       this.update();
+    }
+
+    // The newest seq the column knows: the live view's (admin), else the audience's.
+    liveSeq() {
+      const l = this.live && !this.liveError && this.live.seq != null ? this.live.seq : null;
+      const a = this.audience && this.audience.seq != null ? this.audience.seq : null;
+      return Math.max(l || 0, a || 0);
     }
 
     // The ticker follows the live feed (admin), else the audience feed.
@@ -227,6 +248,7 @@ import * as Rankcast from './rankcast.mjs';
     }
 
     destroy() {
+      this.timeline.stopReplay();
       this.close();
       forget(this.rc);
       this.root.remove();
@@ -336,6 +358,7 @@ import * as Rankcast from './rankcast.mjs';
         : !admin ? 'needs a token with the admin scope (?token=KEY)' : 'freeze what the audience sees at the current seq';
       this.part.livePane.hidden = !isFrozen;
       this.markTicker();
+      this.timeline.sync();
     }
   }
 

@@ -251,7 +251,11 @@ export interface Replies {
 /* ---- the library ------------------------------------------------------------------------ */
 
 /** How a request failed: a protocol code, or the client's own disconnected / timeout. */
-export interface RequestError { code: ErrorCode | 'disconnected' | 'timeout'; message: string }
+export interface RequestError {
+  code: ErrorCode | 'disconnected' | 'timeout'; message: string;
+  /** out_of_range of a `get` at a moment or a `history`: the oldest seq the log holds */
+  oldest_seq?: number;
+}
 /** A view's error: the subscribe was refused, or (stopped) the server stopped the view. */
 export interface ViewError { code: ErrorCode; message: string; stopped?: boolean }
 /** A REST call's failure: the HTTP status and the error object (http_STATUS without one). */
@@ -376,7 +380,11 @@ export interface ClientOptions {
 
 export interface WriteOptions { req?: string }
 export interface PeriodOptions { period?: Period }
-export interface GetOptions { period?: Period; at?: Moment; places?: 'shared' }
+export interface GetOptions {
+  period?: Period; at?: Moment; places?: 'shared';
+  /** admin: read past a freeze (the caster's live view) */
+  live?: boolean;
+}
 export interface HistoryOptions { from: number; to: number; step: number; period?: Period }
 
 /** Requests a caller sends through request(): the Client adds the id. */

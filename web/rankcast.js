@@ -50,7 +50,7 @@
  * the member rule (applyMembers). subscribe({ board, view, replay: { from: { seq } | { time },
  * speed } }) replays from that moment (view.replaying, info.replay) until the server's `live`
  * message (onLive(view, { seq })); a reconnect meanwhile replays on from view.seq.
- * await rc.get(board, view, { period, at: { seq } | { time }, places }) -> a snapshot (no sub);
+ * await rc.get(board, view, { period, at: { seq } | { time }, places, live }) -> a snapshot (no sub);
  * await rc.history(board, member, { from, to, step, period }) -> { op: 'history', points };
  * await rc.team(board, member, teamId | null) -> { op: 'teamed', team, seq, team_seq }.
  * Admin: rc.remove(board, member, { block, period }), rc.unblock(board, member),
@@ -521,11 +521,13 @@
 
     // v1.2: puts a member on a team of the board's team board (null: leaves); write scope.
     team(board, member, team) { return this.request({ op: 'team', board, member, team: team == null ? null : team }); }
-    // v1.2: a one-shot read (no subscription): o = { period, at: { seq } | { time }, places }.
+    // v1.2: a one-shot read (no subscription): o = { period, at: { seq } | { time }, places, live }
+    // (live: admin, reads past a freeze as the caster's live view does).
     get(board, view, o) {
       const m = withPeriod({ op: 'get', board, view }, o);
       if (o && o.at) m.at = o.at;
       if (o && o.places) m.places = o.places;
+      if (o && o.live) m.live = true;
       return this.request(m);
     }
     // v1.2: a member's score and rank from o.from to o.to every o.step ms; o.period.
@@ -621,7 +623,11 @@
       if (p) {
         this.pending.delete(msg.id);
         clearTimeout(p.timer);
-        if (msg.op === 'error') return p.reject({ code: msg.code, message: msg.message });
+        if (msg.op === 'error') {
+          const err = { code: msg.code, message: msg.message };
+          if (msg.oldest_seq != null) err.oldest_seq = msg.oldest_seq; // out_of_range: the oldest moment kept
+          return p.reject(err);
+        }
         if (p.onReply) p.onReply(msg);
         return p.resolve(msg);
       }

@@ -77,12 +77,14 @@
 
   class RankTable {
     // table: a <table> with <thead> and <tbody>; empty: an element shown when there are no rows;
-    // opts: { onPick(member) } makes each name a button (see the top comment).
+    // opts: { onPick(member) } makes each name a button (see the top comment);
+    // pickTitle(member): the button's title (default "show M's roster").
     constructor(table, empty, opts) {
       this.thead = table.tHead;
       this.tbody = table.tBodies[0];
       this.empty = empty;
       this.onPick = (opts && opts.onPick) || null;
+      this.pickTitle = (opts && opts.pickTitle) || ((m) => `show ${m}'s roster`);
       this.byMember = new Map();
       this.reset(null, { top: 10 });
     }
@@ -244,7 +246,7 @@
           who.appendChild(b);
         }
         b.textContent = r.name || r.member;
-        b.title = `show ${r.member}'s roster`;
+        b.title = this.pickTitle(r.member);
       } else {
         who.replaceChildren(el('span', 'name', r.name || r.member));
       }

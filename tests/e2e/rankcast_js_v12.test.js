@@ -133,6 +133,7 @@ test('client: get, history, team and the admin ops send the documented requests 
     rc.unblock('demo', 'a'),
     rc.reverse('demo', 'r-1', { period: 'current' }),
     rc.reset('demo'),
+    rc.get('demo', { top: 3 }, { at: { seq: 2 }, live: true }),
   ];
   const strip = (m) => { const o = Object.assign({}, m); delete o.id; return o; };
   assert.deepEqual(ws.sent.map(strip), [
@@ -146,11 +147,13 @@ test('client: get, history, team and the admin ops send the documented requests 
     { op: 'unblock', board: 'demo', member: 'a' },
     { op: 'reverse', board: 'demo', req: 'r-1', period: 'current' },
     { op: 'reset', board: 'demo' },
+    { op: 'get', board: 'demo', view: { top: 3 }, at: { seq: 2 }, live: true },
   ]);
   ws.reply({ op: 'snapshot', id: ws.sent[0].id, board: 'demo', seq: 4, total: 1, rows: [row(1, 'a', 1)], at_seq: 4, at_time: 1 });
   assert.equal((await calls[0]).at_seq, 4);
   ws.reply({ op: 'error', id: ws.sent[2].id, code: 'out_of_range', message: 'history no longer holds it', oldest_seq: 9 });
-  await assert.rejects(calls[2], { code: 'out_of_range' });
+  // the rejection keeps oldest_seq (the caster's timeline and the chart start there)
+  await assert.rejects(calls[2], { code: 'out_of_range', oldest_seq: 9 });
   ws.reply({ op: 'teamed', id: ws.sent[3].id, board: 'players', member: 'u1', team: 'red', seq: 3, team_seq: 5 });
   assert.equal((await calls[3]).team_seq, 5);
   rc.close();
