@@ -5,6 +5,7 @@
  * tests/chaos/checker.js. Usually started by tests/chaos/run.sh.
  *
  *   node tests/chaos/chaos.js --mode single|cluster --seconds S --seed N --out FILE
+ *        [--quiet-every S] [--faults 0]
  *
  * The seed decides every choice (boards, members, deltas, views, which
  * fault when); timing is the machine's, so a replay makes the same choices,
@@ -24,7 +25,8 @@ const { prng, recorder } = require('./history');
 const WebSocket = createRequire(path.join(h.repoRoot, 'tests', 'e2e', 'harness.js'))('ws');
 
 function args() {
-  const a = { mode: 'single', seconds: 60, seed: 1, out: 'chaos-history.jsonl', quietEvery: 30 };
+  // --faults 0: no faults (the checker's self-test, tests/chaos/selftest.test.js)
+  const a = { mode: 'single', seconds: 60, seed: 1, out: 'chaos-history.jsonl', quietEvery: 30, faults: 1 };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i += 2) {
     const k = v[i].replace(/^--/, '');
@@ -458,7 +460,7 @@ async function replicasInSync(cl, ms = 60000) {
 async function faults() {
   const r = rng.fork(300);
   const running = new Set();
-  while (!state.stop) {
+  while (!state.stop && A.faults) {
     await sleep(r.int(1500, 5000));
     if (state.stop) break;
     if (state.paused || running.size >= 2) continue;

@@ -28,11 +28,13 @@ fi
 # valgrind.test.js (valgrind cannot run a sanitized binary), and
 # package.test.js (it packages and installs the build: the first pass's is the
 # one that ships). The first pass
-# runs them all; name a file to run it under the sanitizer anyway.
-sanitize_skip='/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package)\.test\.js$'
+# runs them all; name a file to run it under the sanitizer anyway. And the
+# chaos checker's self-test against broken builds (tests/chaos/selftest:
+# three 30 s chaos runs; it tests the checker, not the gateway).
+sanitize_skip='/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package|selftest)\.test\.js$'
 if [ $# -eq 0 ]; then
-    # (tests/chaos: only the checker's self-test is a *.test.js; the chaos
-    # run itself is tests/chaos/run.sh)
+    # (tests/chaos: the checker's self-tests are the *.test.js there; the
+    # chaos run itself is tests/chaos/run.sh)
     mapfile -t files < <(find "$here" "$root/tests/browser" "$root/tests/chaos" -name '*.test.js' \
         -not -path '*/node_modules/*' | sort)
     if [ -n "${RC_SANITIZE:-}" ]; then
