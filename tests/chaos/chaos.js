@@ -68,7 +68,62 @@ function chaosConfig(dir, cluster) {
   const text = h.editConfig(fs.readFileSync(path.join(h.repoRoot, 'conf', 'rankcast.conf'), 'utf8'), spec);
   const file = path.join(dir, 'chaos.conf');
   fs.writeFileSync(file, text);
+  state.tbits = tieBits(text);
   return file;
+}
+
+// The tie-break width T of each board the run writes, from the config it
+// runs with (docs/score-layout.md: points = floor(composite / 2^T)), so the
+// checker can read the final points from the raw sorted sets in Redis.
+function tieBits(text) {
+  const ms = (d) => {
+    const m = /^(\d+)(ms|s|m|h|d)$/.exec(d);
+    return Number(m[1]) * { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 }[m[2]];
+  };
+  const periodMs = { hour: 3600000, day: 86400000, week: 7 * 86400000, month: 31 * 86400000, year: 366 * 86400000 };
+  const out = {};
+  let cur = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/#.*/, '').trim();
+    const sec = /^\[board ([^\]]+)\]$/.exec(line);
+    if (sec) { cur = ALL_BOARDS.includes(sec[1]) ? (out[sec[1]] = {}) : null; continue; }
+    if (/^\[/.test(line)) { cur = null; continue; }
+    const kv = /^([a-z_]+)\s*=\s*(.*)$/.exec(line);
+    if (cur && kv) cur[kv[1]] = kv[2];
+  }
+  const bits = {};
+  for (const [b, c] of Object.entries(out)) {
+    const tb = c.tiebreak || 'earliest';
+    if (tb === 'none') bits[b] = 0;
+    else if (tb === 'arrival') bits[b] = Number(c.tiebreak_bits);
+    else {
+      const horizon = c.tiebreak_horizon ? ms(c.tiebreak_horizon)
+        : c.period === 'custom' ? ms(c.period_length) : periodMs[c.period];
+      bits[b] = Math.ceil(Math.log2(horizon / ms(c.tiebreak_resolution || '1ms')));
+    }
+  }
+  return bits;
+}
+
+// Every board's sorted set as Redis holds it at the end, read from Redis
+// itself (every primary of a cluster), not through a gateway: one
+// `redisfinal` line per key rc:{B|P}:z (or a shard's rc:{B#i|P}:z), raw
+// composites; the checker decodes them with the meta line's tbits.
+async function readRedisFinal() {
+  const nodes = state.cluster
+    ? (await state.cluster.primaries()).map((port) => (...a) => state.cluster.cli(port, ...a))
+    : [state.redis.cli];
+  for (const cli of nodes) {
+    const keys = (await cli('KEYS', 'rc:{*}:z')).split('\n').filter(Boolean);
+    for (const key of keys) {
+      const m = /^rc:\{([^|#}]+)(?:#\d+)?\|([^}]*)\}:z$/.exec(key);
+      if (!m || !ALL_BOARDS.includes(m[1])) continue;
+      const flat = (await cli('ZRANGE', key, 0, -1, 'WITHSCORES')).split('\n').filter((x) => x !== '');
+      const rows = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) rows.push([flat[i], Number(flat[i + 1])]);
+      log.write({ k: 'redisfinal', key, board: m[1], period: m[2] || null, rows });
+    }
+  }
 }
 
 /* ---- clients ---------------------------------------------------------------- */
@@ -545,10 +600,10 @@ async function recordSprintPeriod() {
 async function main() {
   state.faultsRunningZero = () => busy.size === 0;
   state.sprintPeriods = [];
-  log.write({ k: 'meta', seed: A.seed, mode: A.mode, seconds: A.seconds, boards: ALL_BOARDS, incrBoards: ALL_BOARDS });
   if (A.mode === 'cluster') state.cluster = await h.startCluster(null, { primaries: 3, replicas: 1, nodeTimeoutMs: 2000 });
   else state.redis = await h.startRedis(null);
   state.config = chaosConfig(state.tmp, !!state.cluster);
+  log.write({ k: 'meta', seed: A.seed, mode: A.mode, seconds: A.seconds, boards: ALL_BOARDS, incrBoards: ALL_BOARDS, tbits: state.tbits });
   await startGw(0);
   await startGw(1);
   await recordSprintPeriod();
@@ -607,6 +662,7 @@ async function main() {
       log.write({ k: 'final', board, period, status: res.status, rows: res.body && res.body.rows, total: res.body && res.body.total });
     }
   }
+  await readRedisFinal();
   state.stop = true;
   state.paused = false;
   await Promise.race([Promise.all(tasks), sleep(20000)]);

@@ -151,3 +151,45 @@ test('a gateway that did not end cleanly is reported', () => {
   L.push({ t: 999, k: 'gwexit', gw: 0, problems: ['sanitizer report: ERROR: AddressSanitizer'] });
   assert.match(whats(check(L)), /gateway 0 did not end cleanly/);
 });
+
+// The clean history with the final state read from Redis itself too (raw
+// composites: points * 2^29 + a tie-break slot, as demo stores them).
+function withRedis(L) {
+  L = copy(L);
+  L[0].tbits = { demo: 29 };
+  const f = L[find(L, (l) => l.k === 'final')];
+  const rows = f.rows.map((r) => [r.member, r.score * 2 ** 29 + 1000 + r.rank]);
+  L.splice(L.length - 1, 0, { t: f.t + 0.5, k: 'redisfinal', key: 'rc:{demo|}:z', board: 'demo', period: null, rows });
+  return L;
+}
+
+test('the final state read from Redis: clean passes, and a member missing there is reported', () => {
+  assert.deepStrictEqual(check(withRedis(clean())).violations, []);
+  const L = withRedis(clean());
+  const rf = L[find(L, (l) => l.k === 'redisfinal')];
+  rf.rows = rf.rows.filter(([m]) => m !== 'c');
+  // the gateway's read still shows c: Redis decides, and the two disagree
+  const w = whats(check(L));
+  assert.match(w, /demo\|\|c: final score 0, acked writes say 4 \(an acked write is missing\)/);
+  assert.match(w, /demo\|\|c: the gateway's final read has it, Redis does not/);
+});
+
+test('a gateway final read that differs from Redis is reported', () => {
+  const L = withRedis(clean());
+  L[find(L, (l) => l.k === 'final')].rows[0].score = 6;
+  assert.match(whats(check(L)), /demo\|\|a: the gateway's final read says 6, Redis holds 5/);
+});
+
+test('a sharded board\'s shards are summed', () => {
+  const L = withRedis(clean());
+  const at = find(L, (l) => l.k === 'redisfinal');
+  const rf = L[at];
+  // a sits on shard 1 only, b and c on shard 0
+  L.splice(at, 1,
+    Object.assign({}, rf, { key: 'rc:{demo#0|}:z', rows: rf.rows.filter(([m]) => m !== 'a') }),
+    Object.assign({}, rf, { key: 'rc:{demo#1|}:z', rows: rf.rows.filter(([m]) => m === 'a') }));
+  assert.deepStrictEqual(check(L).violations, []);
+  // a member on two shards counts twice
+  L[at].rows.push(['a', 5 * 2 ** 29]);
+  assert.match(whats(check(L)), /demo\|\|a: final score 10, acked writes say 5/);
+});
