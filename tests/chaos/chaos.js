@@ -164,6 +164,10 @@ function connect(name, gwInfo) {
       let m;
       try { m = JSON.parse(data.toString()); } catch (e) { m = { raw: data.toString() }; }
       log.write({ k: 'recv', c, m });
+      // news for a view (not a bare viewer count): the quiet point waits for these to stop
+      if (m.op === 'event' || m.op === 'snapshot' || (m.op === 'delta' && ((m.rows && m.rows.length) || (m.removed && m.removed.length)))) {
+        state.lastNews = Date.now();
+      }
       if (m.id !== undefined && conn.pending.has(m.id)) {
         const f = conn.pending.get(m.id);
         conn.pending.delete(m.id);
@@ -323,7 +327,28 @@ function viewSpecs(r) {
   return out;
 }
 
-async function viewer(i) {
+// A slow reader (kind 'slow') stops reading its socket for 0.2..1.5 s now
+// and then; a stuck one ('stuck') stops for 4..15 s (its gateway may drop
+// what it queued and resync it with a snapshot, docs/gateway.md "Slow
+// readers"). Both read again at a quiet point, so their views are judged
+// like anyone's; meanwhile the others must not notice them.
+async function readSlowly(v, conn, kind) {
+  const sock = conn.ws._socket;
+  const r = v.r;
+  while (conn.open && !state.stop) {
+    await sleep(kind === 'slow' ? r.int(200, 1500) : r.int(1000, 4000));
+    if (!conn.open || state.paused || state.stop) continue;
+    const ms = kind === 'slow' ? r.int(200, 1500) : r.int(4000, 15000);
+    log.write({ k: 'reader', c: conn.c, phase: 'pause', kind, ms });
+    sock.pause();
+    const until = Date.now() + ms;
+    while (conn.open && !state.paused && !state.stop && Date.now() < until) await sleep(50);
+    sock.resume();
+    log.write({ k: 'reader', c: conn.c, phase: 'resume', kind });
+  }
+}
+
+async function viewer(i, kind) {
   const v = { name: `v${i}`, r: rng.fork(200 + i), specs: null, conn: null, cursors: new Map() };
   v.specs = viewSpecs(v.r);
   viewers.push(v);
@@ -364,6 +389,7 @@ async function viewer(i) {
       const snap = await conn.request(sub, 5000);
       if (snap.op !== 'snapshot') break;
     }
+    if (kind) readSlowly(v, conn, kind);
     // stay a while, then drop the connection on purpose now and then (resume)
     const stay = v.r.int(3000, 20000);
     await Promise.race([closedP, sleep(stay)]);
@@ -385,8 +411,77 @@ const busy = new Set();
 
 function faultKinds() {
   return state.cluster
-    ? ['gw-kill', 'gw-stop', 'primary-kill', 'failover', 'node-pause']
-    : ['gw-kill', 'gw-stop', 'redis-flush'];
+    ? ['gw-kill', 'gw-stop', 'primary-kill', 'failover', 'node-pause', 'slot-move', 'storm']
+    : ['gw-kill', 'gw-stop', 'redis-flush', 'storm'];
+}
+
+// A connection storm: 100..300 WebSockets opened at once on one gateway,
+// each subscribing to a view of a random board, dropped 0.2..3 s later (half
+// closed, half cut). Not recorded (they are load, not viewers): the
+// recorded clients around them must not notice.
+async function storm(r) {
+  const live = liveGws();
+  if (!live.length || busy.has('storm')) return false;
+  busy.add('storm'); // (a quiet point waits for it to end)
+  try { return await stormOn(r.pick(live), r); } finally { busy.delete('storm'); }
+}
+
+async function stormOn(g, r) {
+  const n = r.int(100, 300);
+  const mark = (phase, extra) => log.write(Object.assign({ k: 'fault', kind: 'storm', phase, target: g.idx }, extra || {}));
+  mark('start', { n });
+  let opened = 0;
+  const one = (k) => new Promise((resolve) => {
+    const ws = new WebSocket(`${g.url}?token=${h.ADMIN_KEY}`, 'rankcast.v1', { perMessageDeflate: false });
+    const board = r.pick(ALL_BOARDS);
+    const stay = r.int(200, 3000);
+    const cut = r.chance(0.5);
+    let timer = setTimeout(() => ws.terminate(), stay + 5000);
+    ws.on('open', () => {
+      opened++;
+      ws.send(JSON.stringify({ op: 'subscribe', board, view: k % 3 ? { top: 10 } : { feed: true }, id: k }));
+      clearTimeout(timer);
+      timer = setTimeout(() => (cut ? ws.terminate() : ws.close()), stay);
+    });
+    ws.on('error', () => {});
+    ws.on('close', () => { clearTimeout(timer); resolve(); });
+  });
+  await Promise.all(Array.from({ length: n }, (_, k) => one(k)));
+  mark('end', { n, opened });
+  return true;
+}
+
+// One board's slot moved to another primary under writes, as redis-cli
+// --cluster reshard does it: IMPORTING/MIGRATING, the keys one at a time
+// (writes meet a half-moved slot: ASK, TRYAGAIN), then the slot's new owner
+// told to every primary.
+async function slotMove(cl, r, mark) {
+  const tag = r.pick(['demo', 'burst', 'arena', FROZEN, ...Array.from({ length: 8 }, (_, k) => `global#${k}`)]);
+  const prims = await cl.primaries();
+  const slot = Number(await cl.cli(prims[0], 'CLUSTER', 'KEYSLOT', `rc:{${tag}|}:z`));
+  const from = await cl.owner(`rc:{${tag}|}:z`);
+  const others = prims.filter((p) => p !== from);
+  if (!from || !others.length) return false;
+  const to = r.pick(others);
+  const idOf = async (port) => (await cl.cli(port, 'CLUSTER', 'MYID')).trim();
+  const fromId = await idOf(from);
+  const toId = await idOf(to);
+  mark('start', from, { slot, to, tag });
+  await cl.cli(to, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId);
+  await cl.cli(from, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId);
+  let moved = 0;
+  for (;;) {
+    const keys = (await cl.cli(from, 'CLUSTER', 'GETKEYSINSLOT', slot, 1)).split('\n').filter(Boolean);
+    if (keys.length === 0) break;
+    await cl.cli(from, 'MIGRATE', '127.0.0.1', to, keys[0], 0, 5000);
+    moved++;
+    await sleep(r.int(5, 40));
+  }
+  for (const p of await cl.primaries()) await cl.cli(p, 'CLUSTER', 'SETSLOT', slot, 'NODE', toId);
+  await cl.waitOk(60000);
+  await replicasInSync(cl);
+  mark('end', from, { slot, to, tag, moved });
+  return true;
 }
 
 async function runFault(kind, r) {
@@ -408,6 +503,7 @@ async function runFault(kind, r) {
     } finally { busy.delete('gw0'); }
     return true;
   }
+  if (kind === 'storm') return storm(r);
   if (kind === 'gw-stop') {
     const idx = r.int(0, 1);
     if (busy.has(`gw${idx}`)) return false;
@@ -442,6 +538,7 @@ async function runFault(kind, r) {
     }
     const cl = state.cluster;
     await replicasInSync(cl);
+    if (kind === 'slot-move') return slotMove(cl, r, mark);
     if (kind === 'failover') {
       const prim = r.pick(await cl.primaries());
       const reps = await cl.replicaOf(prim);
@@ -545,6 +642,26 @@ function restQuery(spec, period) {
   return `/api/v1/boards/${spec.board}?${q.join('&')}`;
 }
 
+// Waits (conditions, not a fixed time, so a loaded machine only makes it
+// longer) until the queued board has applied its queue (its seq stays put
+// over 3 reads) and no recorded viewer has had news for 1.5 s (the slowest
+// view is max_rate 5; a stuck reader drains what it held once it reads).
+async function settle() {
+  let last = null;
+  let same = 0;
+  await h.waitFor(async () => {
+    try {
+      const r = await h.http(state.gws[1].base, 'GET', '/api/v1/boards/burst/stats', undefined, { timeoutMs: 5000 });
+      same = r.status === 200 && r.body.seq === last ? same + 1 : 0;
+      last = r.body && r.body.seq;
+    } catch (e) { same = 0; }
+    await sleep(300);
+    return same >= 3;
+  }, 120000, 'the queued board to apply its queue');
+  await sleep(500);
+  await h.waitFor(() => Date.now() - (state.lastNews || 0) >= 1500, 120000, 'the views to settle');
+}
+
 let quietN = 0;
 async function quietPoint() {
   state.paused = true;
@@ -552,7 +669,7 @@ async function quietPoint() {
   await h.waitFor(() => writers.every((w) => w.idle), 60000, 'writers to go idle');
   await waitHealthy();
   if (state.cluster) await state.cluster.waitOk(60000);
-  await sleep(2000); // the slowest view (max_rate 5) and the queued board settle
+  await settle();
   const n = ++quietN;
   log.write({ k: 'quiet', n });
   const g = state.gws[1];
@@ -612,6 +729,7 @@ async function main() {
   const tasks = [];
   for (let i = 0; i < 5; i++) tasks.push(writer(i));
   for (let i = 0; i < 8; i++) tasks.push(viewer(i));
+  tasks.push(viewer(8, 'slow'), viewer(9, 'stuck'));
   await sleep(2000);
   // the frozen board: frozen early, revealed step by step at each quiet point
   await admin.request({ op: 'freeze', board: FROZEN }, 5000);

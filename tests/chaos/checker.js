@@ -35,6 +35,23 @@ function rowKey(r, places) {
   return JSON.stringify(o);
 }
 
+// Whether a feed that held epoch `from` (at sharded cursor `fromCur`) may
+// now say epoch `to` (cursor `toCur`) without a reset: the same epoch, or a
+// history beginning where there was none; on a sharded board (docs/sharded.md)
+// the epoch is a digest of the shards' epochs, so it also changes when a
+// shard without a history begins one, and its cursor (EPOCH8:SEQ per shard)
+// tells that apart from a shard whose history started over.
+function sameHistory(from, to, fromCur, toCur) {
+  if (!from || !to || from === to) return true;
+  if (!fromCur || !toCur) return false;
+  const a = fromCur.split('.');
+  const b = toCur.split('.');
+  return a.length === b.length && a.every((x, k) => {
+    const e = x.split(':')[0];
+    return e === '' || e === b[k].split(':')[0];
+  });
+}
+
 function check(lines) {
   const meta = lines.find((l) => l.k === 'meta') || {};
   const violations = [];
@@ -132,15 +149,17 @@ function check(lines) {
         // re-subscribe) carries no events: the feed's next event is still
         // the one after the last it delivered, so it moves no cursor, and a
         // gap it stands for shows at the next event or at the quiet point
-        if (m.epoch && s.epoch && m.epoch !== s.epoch) {
+        if (!sameHistory(s.epoch, m.epoch, s.cursor, m.cursor)) {
           bad(`feed's epoch changed from ${s.epoch} to ${m.epoch} without reset`, { c: s.c, at: i, lines: s.lines });
         }
+        if (m.epoch) s.epoch = m.epoch;
       } else {
         s.expect = m.seq + 1;
         s.epoch = m.epoch || '';
         s.fromZero = m.seq === 0;
         s.scores = new Map();
       }
+      if (m.cursor !== undefined) s.cursor = m.cursor;
       s.period = m.period;
       checks++;
       return;
@@ -153,7 +172,8 @@ function check(lines) {
   function onEvent(s, m, i) {
     checks++;
     const ctx = { c: s.c, sub: s.sub, at: i, lines: s.lines };
-    if (m.epoch && s.epoch && m.epoch !== s.epoch) bad(`feed on ${s.spec.board}: epoch changed from ${s.epoch} to ${m.epoch} without reset (seq ${m.seq})`, ctx);
+    if (!sameHistory(s.epoch, m.epoch, s.cursor, m.cursor)) bad(`feed on ${s.spec.board}: epoch changed from ${s.epoch} to ${m.epoch} without reset (seq ${m.seq})`, ctx);
+    if (m.cursor !== undefined) s.cursor = m.cursor;
     if (m.seq !== s.expect) bad(`feed on ${s.spec.board}: expected seq ${s.expect}, got ${m.seq} (no reset)`, ctx);
     s.expect = m.seq + 1;
     if (m.epoch) s.epoch = m.epoch;
