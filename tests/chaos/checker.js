@@ -330,6 +330,15 @@ function check(lines) {
         finalScores.set(key, (finalScores.get(key) || 0) + Math.floor(composite / unit));
       }
     }
+    // a finished period whose keys a later data loss took from Redis is
+    // read from the gateway's archive (docs/periods.md): there the REST read
+    // is the final state
+    const inRedis = new Set(redisFinals.map((f) => `${f.board}|${f.period || ''}|`));
+    for (const f of finals.values()) {
+      const bp = `${f.board}|${f.period || ''}|`;
+      if (!f.period || inRedis.has(bp) || !Array.isArray(f.rows)) continue;
+      for (const r of f.rows) finalScores.set(bp + r.member, r.score);
+    }
     const read = new Set([...finals.values()].map((f) => `${f.board}|${f.period || ''}|`));
     for (const [key, score] of finalScores) {
       if (!read.has(key.slice(0, key.lastIndexOf('|') + 1))) continue; // a period the gateway was not asked for

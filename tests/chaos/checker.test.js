@@ -215,3 +215,20 @@ test('a sharded feed\'s epoch digest may change as a shard begins its history, n
   assert.deepStrictEqual(check(sharded('bbbbbbbb:1.aaaaaaaa:1')).violations.filter((v) => /epoch/.test(v.what)), []);
   assert.match(whats(check(sharded('bbbbbbbb:1.cccccccc:1'))), /feed's epoch changed from D1 to D2 without reset/);
 });
+
+test('a finished period gone from Redis is judged by the gateway\'s (archive) read', () => {
+  const L = withRedis(clean());
+  const f = L[find(L, (l) => l.k === 'final')];
+  // sprint, period 7: written, closed, archived, then its keys lost with the data
+  L.splice(1, 0, { t: 0.5, k: 'period', board: 'sprint', period: '7' });
+  L.splice(L.length - 1, 0, Object.assign({}, f, { board: 'sprint', period: '7', rows: [{ rank: 1, member: 'z', score: 2 }], total: 1 }));
+  const at = find(L, (l) => l.k === 'send' && l.m.req === 'w0-1');
+  L.splice(at, 0,
+    { t: L[at].t - 0.3, k: 'send', c: 'w0#1', m: { op: 'incr', board: 'sprint', member: 'z', delta: 2, req: 'sp-1', id: 'sp1' } },
+    { t: L[at].t - 0.2, k: 'recv', c: 'w0#1', m: { op: 'ack', id: 'sp1', board: 'sprint', member: 'z', score: 2, rank: 1, seq: 1 } });
+  L[0].tbits.sprint = 22;
+  assert.deepStrictEqual(check(L).violations, []);
+  // while a period Redis still holds must be there
+  L.splice(L.length - 1, 0, { t: 999, k: 'redisfinal', key: 'rc:{sprint|7}:z', board: 'sprint', period: '7', rows: [] });
+  assert.match(whats(check(L)), /sprint\|7\|z: the gateway's final read has it, Redis does not/);
+});
