@@ -538,7 +538,8 @@ async function runFault(kind, r) {
     }
     const cl = state.cluster;
     await replicasInSync(cl);
-    if (kind === 'slot-move') return slotMove(cl, r, mark);
+    // (awaited here: the finally below frees the Redis for the next fault)
+    if (kind === 'slot-move') return await slotMove(cl, r, mark);
     if (kind === 'failover') {
       const prim = r.pick(await cl.primaries());
       const reps = await cl.replicaOf(prim);
