@@ -19,6 +19,7 @@
 
 #include "gw_app.h"
 #include "base/gw_clock.h"
+#include "base/gw_fault.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "fanout/gw_feed_fault.h"
@@ -52,7 +53,7 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
     enum rc_feedgap_step step = rc_feedgap_step(s->cursor, s->epoch, ev->seq, ev->epoch, !strcmp(ev->op, "reset"));
     if (step == RC_FEEDGAP_SKIP)
         return 0;
-    if (step == RC_FEEDGAP_FILL)
+    if (step == RC_FEEDGAP_FILL && !gw_fault_no_gap_fill(f->app->conf->test_clock))
         return 1;
     struct gw_msg *msg;
     if (step == RC_FEEDGAP_BEGIN) {

@@ -5,6 +5,7 @@
  * tests/chaos/checker.js. Usually started by tests/chaos/run.sh.
  *
  *   node tests/chaos/chaos.js --mode single|cluster --seconds S --seed N --out FILE
+ *        [--quiet-every S] [--faults 0]
  *
  * The seed decides every choice (boards, members, deltas, views, which
  * fault when); timing is the machine's, so a replay makes the same choices,
@@ -24,7 +25,8 @@ const { prng, recorder } = require('./history');
 const WebSocket = createRequire(path.join(h.repoRoot, 'tests', 'e2e', 'harness.js'))('ws');
 
 function args() {
-  const a = { mode: 'single', seconds: 60, seed: 1, out: 'chaos-history.jsonl', quietEvery: 30 };
+  // --faults 0: no faults (the checker's self-test, tests/chaos/selftest.test.js)
+  const a = { mode: 'single', seconds: 60, seed: 1, out: 'chaos-history.jsonl', quietEvery: 30, faults: 1 };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i += 2) {
     const k = v[i].replace(/^--/, '');
@@ -66,7 +68,62 @@ function chaosConfig(dir, cluster) {
   const text = h.editConfig(fs.readFileSync(path.join(h.repoRoot, 'conf', 'rankcast.conf'), 'utf8'), spec);
   const file = path.join(dir, 'chaos.conf');
   fs.writeFileSync(file, text);
+  state.tbits = tieBits(text);
   return file;
+}
+
+// The tie-break width T of each board the run writes, from the config it
+// runs with (docs/score-layout.md: points = floor(composite / 2^T)), so the
+// checker can read the final points from the raw sorted sets in Redis.
+function tieBits(text) {
+  const ms = (d) => {
+    const m = /^(\d+)(ms|s|m|h|d)$/.exec(d);
+    return Number(m[1]) * { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 }[m[2]];
+  };
+  const periodMs = { hour: 3600000, day: 86400000, week: 7 * 86400000, month: 31 * 86400000, year: 366 * 86400000 };
+  const out = {};
+  let cur = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/#.*/, '').trim();
+    const sec = /^\[board ([^\]]+)\]$/.exec(line);
+    if (sec) { cur = ALL_BOARDS.includes(sec[1]) ? (out[sec[1]] = {}) : null; continue; }
+    if (/^\[/.test(line)) { cur = null; continue; }
+    const kv = /^([a-z_]+)\s*=\s*(.*)$/.exec(line);
+    if (cur && kv) cur[kv[1]] = kv[2];
+  }
+  const bits = {};
+  for (const [b, c] of Object.entries(out)) {
+    const tb = c.tiebreak || 'earliest';
+    if (tb === 'none') bits[b] = 0;
+    else if (tb === 'arrival') bits[b] = Number(c.tiebreak_bits);
+    else {
+      const horizon = c.tiebreak_horizon ? ms(c.tiebreak_horizon)
+        : c.period === 'custom' ? ms(c.period_length) : periodMs[c.period];
+      bits[b] = Math.ceil(Math.log2(horizon / ms(c.tiebreak_resolution || '1ms')));
+    }
+  }
+  return bits;
+}
+
+// Every board's sorted set as Redis holds it at the end, read from Redis
+// itself (every primary of a cluster), not through a gateway: one
+// `redisfinal` line per key rc:{B|P}:z (or a shard's rc:{B#i|P}:z), raw
+// composites; the checker decodes them with the meta line's tbits.
+async function readRedisFinal() {
+  const nodes = state.cluster
+    ? (await state.cluster.primaries()).map((port) => (...a) => state.cluster.cli(port, ...a))
+    : [state.redis.cli];
+  for (const cli of nodes) {
+    const keys = (await cli('KEYS', 'rc:{*}:z')).split('\n').filter(Boolean);
+    for (const key of keys) {
+      const m = /^rc:\{([^|#}]+)(?:#\d+)?\|([^}]*)\}:z$/.exec(key);
+      if (!m || !ALL_BOARDS.includes(m[1])) continue;
+      const flat = (await cli('ZRANGE', key, 0, -1, 'WITHSCORES')).split('\n').filter((x) => x !== '');
+      const rows = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) rows.push([flat[i], Number(flat[i + 1])]);
+      log.write({ k: 'redisfinal', key, board: m[1], period: m[2] || null, rows });
+    }
+  }
 }
 
 /* ---- clients ---------------------------------------------------------------- */
@@ -107,6 +164,10 @@ function connect(name, gwInfo) {
       let m;
       try { m = JSON.parse(data.toString()); } catch (e) { m = { raw: data.toString() }; }
       log.write({ k: 'recv', c, m });
+      // news for a view (not a bare viewer count): the quiet point waits for these to stop
+      if (m.op === 'event' || m.op === 'snapshot' || (m.op === 'delta' && ((m.rows && m.rows.length) || (m.removed && m.removed.length)))) {
+        state.lastNews = Date.now();
+      }
       if (m.id !== undefined && conn.pending.has(m.id)) {
         const f = conn.pending.get(m.id);
         conn.pending.delete(m.id);
@@ -266,7 +327,28 @@ function viewSpecs(r) {
   return out;
 }
 
-async function viewer(i) {
+// A slow reader (kind 'slow') stops reading its socket for 0.2..1.5 s now
+// and then; a stuck one ('stuck') stops for 4..15 s (its gateway may drop
+// what it queued and resync it with a snapshot, docs/gateway.md "Slow
+// readers"). Both read again at a quiet point, so their views are judged
+// like anyone's; meanwhile the others must not notice them.
+async function readSlowly(v, conn, kind) {
+  const sock = conn.ws._socket;
+  const r = v.r;
+  while (conn.open && !state.stop) {
+    await sleep(kind === 'slow' ? r.int(200, 1500) : r.int(1000, 4000));
+    if (!conn.open || state.paused || state.stop) continue;
+    const ms = kind === 'slow' ? r.int(200, 1500) : r.int(4000, 15000);
+    log.write({ k: 'reader', c: conn.c, phase: 'pause', kind, ms });
+    sock.pause();
+    const until = Date.now() + ms;
+    while (conn.open && !state.paused && !state.stop && Date.now() < until) await sleep(50);
+    sock.resume();
+    log.write({ k: 'reader', c: conn.c, phase: 'resume', kind });
+  }
+}
+
+async function viewer(i, kind) {
   const v = { name: `v${i}`, r: rng.fork(200 + i), specs: null, conn: null, cursors: new Map() };
   v.specs = viewSpecs(v.r);
   viewers.push(v);
@@ -307,6 +389,7 @@ async function viewer(i) {
       const snap = await conn.request(sub, 5000);
       if (snap.op !== 'snapshot') break;
     }
+    if (kind) readSlowly(v, conn, kind);
     // stay a while, then drop the connection on purpose now and then (resume)
     const stay = v.r.int(3000, 20000);
     await Promise.race([closedP, sleep(stay)]);
@@ -328,8 +411,77 @@ const busy = new Set();
 
 function faultKinds() {
   return state.cluster
-    ? ['gw-kill', 'gw-stop', 'primary-kill', 'failover', 'node-pause']
-    : ['gw-kill', 'gw-stop', 'redis-flush'];
+    ? ['gw-kill', 'gw-stop', 'primary-kill', 'failover', 'node-pause', 'slot-move', 'storm']
+    : ['gw-kill', 'gw-stop', 'redis-flush', 'storm'];
+}
+
+// A connection storm: 100..300 WebSockets opened at once on one gateway,
+// each subscribing to a view of a random board, dropped 0.2..3 s later (half
+// closed, half cut). Not recorded (they are load, not viewers): the
+// recorded clients around them must not notice.
+async function storm(r) {
+  const live = liveGws();
+  if (!live.length || busy.has('storm')) return false;
+  busy.add('storm'); // (a quiet point waits for it to end)
+  try { return await stormOn(r.pick(live), r); } finally { busy.delete('storm'); }
+}
+
+async function stormOn(g, r) {
+  const n = r.int(100, 300);
+  const mark = (phase, extra) => log.write(Object.assign({ k: 'fault', kind: 'storm', phase, target: g.idx }, extra || {}));
+  mark('start', { n });
+  let opened = 0;
+  const one = (k) => new Promise((resolve) => {
+    const ws = new WebSocket(`${g.url}?token=${h.ADMIN_KEY}`, 'rankcast.v1', { perMessageDeflate: false });
+    const board = r.pick(ALL_BOARDS);
+    const stay = r.int(200, 3000);
+    const cut = r.chance(0.5);
+    let timer = setTimeout(() => ws.terminate(), stay + 5000);
+    ws.on('open', () => {
+      opened++;
+      ws.send(JSON.stringify({ op: 'subscribe', board, view: k % 3 ? { top: 10 } : { feed: true }, id: k }));
+      clearTimeout(timer);
+      timer = setTimeout(() => (cut ? ws.terminate() : ws.close()), stay);
+    });
+    ws.on('error', () => {});
+    ws.on('close', () => { clearTimeout(timer); resolve(); });
+  });
+  await Promise.all(Array.from({ length: n }, (_, k) => one(k)));
+  mark('end', { n, opened });
+  return true;
+}
+
+// One board's slot moved to another primary under writes, as redis-cli
+// --cluster reshard does it: IMPORTING/MIGRATING, the keys one at a time
+// (writes meet a half-moved slot: ASK, TRYAGAIN), then the slot's new owner
+// told to every primary.
+async function slotMove(cl, r, mark) {
+  const tag = r.pick(['demo', 'burst', 'arena', FROZEN, ...Array.from({ length: 8 }, (_, k) => `global#${k}`)]);
+  const prims = await cl.primaries();
+  const slot = Number(await cl.cli(prims[0], 'CLUSTER', 'KEYSLOT', `rc:{${tag}|}:z`));
+  const from = await cl.owner(`rc:{${tag}|}:z`);
+  const others = prims.filter((p) => p !== from);
+  if (!from || !others.length) return false;
+  const to = r.pick(others);
+  const idOf = async (port) => (await cl.cli(port, 'CLUSTER', 'MYID')).trim();
+  const fromId = await idOf(from);
+  const toId = await idOf(to);
+  mark('start', from, { slot, to, tag });
+  await cl.cli(to, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId);
+  await cl.cli(from, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId);
+  let moved = 0;
+  for (;;) {
+    const keys = (await cl.cli(from, 'CLUSTER', 'GETKEYSINSLOT', slot, 1)).split('\n').filter(Boolean);
+    if (keys.length === 0) break;
+    await cl.cli(from, 'MIGRATE', '127.0.0.1', to, keys[0], 0, 5000);
+    moved++;
+    await sleep(r.int(5, 40));
+  }
+  for (const p of await cl.primaries()) await cl.cli(p, 'CLUSTER', 'SETSLOT', slot, 'NODE', toId);
+  await cl.waitOk(60000);
+  await replicasInSync(cl);
+  mark('end', from, { slot, to, tag, moved });
+  return true;
 }
 
 async function runFault(kind, r) {
@@ -351,6 +503,7 @@ async function runFault(kind, r) {
     } finally { busy.delete('gw0'); }
     return true;
   }
+  if (kind === 'storm') return storm(r);
   if (kind === 'gw-stop') {
     const idx = r.int(0, 1);
     if (busy.has(`gw${idx}`)) return false;
@@ -385,6 +538,8 @@ async function runFault(kind, r) {
     }
     const cl = state.cluster;
     await replicasInSync(cl);
+    // (awaited here: the finally below frees the Redis for the next fault)
+    if (kind === 'slot-move') return await slotMove(cl, r, mark);
     if (kind === 'failover') {
       const prim = r.pick(await cl.primaries());
       const reps = await cl.replicaOf(prim);
@@ -458,7 +613,7 @@ async function replicasInSync(cl, ms = 60000) {
 async function faults() {
   const r = rng.fork(300);
   const running = new Set();
-  while (!state.stop) {
+  while (!state.stop && A.faults) {
     await sleep(r.int(1500, 5000));
     if (state.stop) break;
     if (state.paused || running.size >= 2) continue;
@@ -488,6 +643,26 @@ function restQuery(spec, period) {
   return `/api/v1/boards/${spec.board}?${q.join('&')}`;
 }
 
+// Waits (conditions, not a fixed time, so a loaded machine only makes it
+// longer) until the queued board has applied its queue (its seq stays put
+// over 3 reads) and no recorded viewer has had news for 1.5 s (the slowest
+// view is max_rate 5; a stuck reader drains what it held once it reads).
+async function settle() {
+  let last = null;
+  let same = 0;
+  await h.waitFor(async () => {
+    try {
+      const r = await h.http(state.gws[1].base, 'GET', '/api/v1/boards/burst/stats', undefined, { timeoutMs: 5000 });
+      same = r.status === 200 && r.body.seq === last ? same + 1 : 0;
+      last = r.body && r.body.seq;
+    } catch (e) { same = 0; }
+    await sleep(300);
+    return same >= 3;
+  }, 120000, 'the queued board to apply its queue');
+  await sleep(500);
+  await h.waitFor(() => Date.now() - (state.lastNews || 0) >= 1500, 120000, 'the views to settle');
+}
+
 let quietN = 0;
 async function quietPoint() {
   state.paused = true;
@@ -495,7 +670,7 @@ async function quietPoint() {
   await h.waitFor(() => writers.every((w) => w.idle), 60000, 'writers to go idle');
   await waitHealthy();
   if (state.cluster) await state.cluster.waitOk(60000);
-  await sleep(2000); // the slowest view (max_rate 5) and the queued board settle
+  await settle();
   const n = ++quietN;
   log.write({ k: 'quiet', n });
   const g = state.gws[1];
@@ -543,10 +718,10 @@ async function recordSprintPeriod() {
 async function main() {
   state.faultsRunningZero = () => busy.size === 0;
   state.sprintPeriods = [];
-  log.write({ k: 'meta', seed: A.seed, mode: A.mode, seconds: A.seconds, boards: ALL_BOARDS, incrBoards: ALL_BOARDS });
   if (A.mode === 'cluster') state.cluster = await h.startCluster(null, { primaries: 3, replicas: 1, nodeTimeoutMs: 2000 });
   else state.redis = await h.startRedis(null);
   state.config = chaosConfig(state.tmp, !!state.cluster);
+  log.write({ k: 'meta', seed: A.seed, mode: A.mode, seconds: A.seconds, boards: ALL_BOARDS, incrBoards: ALL_BOARDS, tbits: state.tbits });
   await startGw(0);
   await startGw(1);
   await recordSprintPeriod();
@@ -555,6 +730,7 @@ async function main() {
   const tasks = [];
   for (let i = 0; i < 5; i++) tasks.push(writer(i));
   for (let i = 0; i < 8; i++) tasks.push(viewer(i));
+  tasks.push(viewer(8, 'slow'), viewer(9, 'stuck'));
   await sleep(2000);
   // the frozen board: frozen early, revealed step by step at each quiet point
   await admin.request({ op: 'freeze', board: FROZEN }, 5000);
@@ -605,6 +781,7 @@ async function main() {
       log.write({ k: 'final', board, period, status: res.status, rows: res.body && res.body.rows, total: res.body && res.body.total });
     }
   }
+  await readRedisFinal();
   state.stop = true;
   state.paused = false;
   await Promise.race([Promise.all(tasks), sleep(20000)]);

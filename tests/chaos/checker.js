@@ -20,6 +20,10 @@
  *            already in the window carries prev_rank = its position there; at
  *            each quiet point every open view equals the true window.
  *   gateways exit 0 (or the run's own SIGKILL), no sanitizer report.
+ * The final state is the boards' sorted sets as read from Redis itself at
+ * the end (`redisfinal` lines), and gateway 1's REST read of every board
+ * (`final`) must agree with it; an older history without `redisfinal`
+ * lines is judged by the REST read.
  */
 'use strict';
 
@@ -31,6 +35,23 @@ function rowKey(r, places) {
   return JSON.stringify(o);
 }
 
+// Whether a feed that held epoch `from` (at sharded cursor `fromCur`) may
+// now say epoch `to` (cursor `toCur`) without a reset: the same epoch, or a
+// history beginning where there was none; on a sharded board (docs/sharded.md)
+// the epoch is a digest of the shards' epochs, so it also changes when a
+// shard without a history begins one, and its cursor (EPOCH8:SEQ per shard)
+// tells that apart from a shard whose history started over.
+function sameHistory(from, to, fromCur, toCur) {
+  if (!from || !to || from === to) return true;
+  if (!fromCur || !toCur) return false;
+  const a = fromCur.split('.');
+  const b = toCur.split('.');
+  return a.length === b.length && a.every((x, k) => {
+    const e = x.split(':')[0];
+    return e === '' || e === b[k].split(':')[0];
+  });
+}
+
 function check(lines) {
   const meta = lines.find((l) => l.k === 'meta') || {};
   const violations = [];
@@ -40,7 +61,8 @@ function check(lines) {
   /* ---- index the history ---- */
   const epochs = [];        // { down, up }
   const periods = [];       // { t, board, period }
-  const finals = new Map(); // board|period -> final line
+  const finals = new Map(); // board|period -> final line (read through gateway 1's REST API)
+  const redisFinals = [];   // the sorted sets read from Redis itself
   const openConns = new Map(); // c -> open
   let faults = 0;
   const writes = new Map(); // req -> write
@@ -57,6 +79,7 @@ function check(lines) {
     } else if (l.k === 'period') periods.push(l);
     else if (l.k === 'fault' && l.phase === 'end') faults++;
     else if (l.k === 'final') finals.set(`${l.board}|${l.period || ''}`, l);
+    else if (l.k === 'redisfinal') redisFinals.push(l);
     else if (l.k === 'open') openConns.set(l.c, true);
     else if (l.k === 'close') openConns.set(l.c, false);
     else if (l.k === 'gwexit') {
@@ -126,15 +149,17 @@ function check(lines) {
         // re-subscribe) carries no events: the feed's next event is still
         // the one after the last it delivered, so it moves no cursor, and a
         // gap it stands for shows at the next event or at the quiet point
-        if (m.epoch && s.epoch && m.epoch !== s.epoch) {
+        if (!sameHistory(s.epoch, m.epoch, s.cursor, m.cursor)) {
           bad(`feed's epoch changed from ${s.epoch} to ${m.epoch} without reset`, { c: s.c, at: i, lines: s.lines });
         }
+        if (m.epoch) s.epoch = m.epoch;
       } else {
         s.expect = m.seq + 1;
         s.epoch = m.epoch || '';
         s.fromZero = m.seq === 0;
         s.scores = new Map();
       }
+      if (m.cursor !== undefined) s.cursor = m.cursor;
       s.period = m.period;
       checks++;
       return;
@@ -147,7 +172,8 @@ function check(lines) {
   function onEvent(s, m, i) {
     checks++;
     const ctx = { c: s.c, sub: s.sub, at: i, lines: s.lines };
-    if (m.epoch && s.epoch && m.epoch !== s.epoch) bad(`feed on ${s.spec.board}: epoch changed from ${s.epoch} to ${m.epoch} without reset (seq ${m.seq})`, ctx);
+    if (!sameHistory(s.epoch, m.epoch, s.cursor, m.cursor)) bad(`feed on ${s.spec.board}: epoch changed from ${s.epoch} to ${m.epoch} without reset (seq ${m.seq})`, ctx);
+    if (m.cursor !== undefined) s.cursor = m.cursor;
     if (m.seq !== s.expect) bad(`feed on ${s.spec.board}: expected seq ${s.expect}, got ${m.seq} (no reset)`, ctx);
     s.expect = m.seq + 1;
     if (m.epoch) s.epoch = m.epoch;
@@ -279,16 +305,51 @@ function check(lines) {
     else if (applied === 'maybe') e.hi += w.delta;
     e.reqs.push(w);
   }
-  const finalScores = new Map();
+  // The final points: from Redis itself when the history has them (each
+  // board's sorted set, a sharded board's shards summed, points =
+  // floor(composite / 2^T), docs/score-layout.md); the gateway's final read
+  // must then agree with Redis on every member.
+  const restScores = new Map();
   for (const f of finals.values()) {
     if (f.status !== 200 || !Array.isArray(f.rows)) {
       bad(`final read of ${f.board} ${f.period || ''} failed: ${f.status}`, { at: f.i });
       continue;
     }
-    for (const r of f.rows) finalScores.set(`${f.board}|${f.period || ''}|${r.member}`, r.score);
+    for (const r of f.rows) restScores.set(`${f.board}|${f.period || ''}|${r.member}`, r.score);
     if (f.total !== undefined && f.total > f.rows.length) bad(`final read of ${f.board} has ${f.total} members, read ${f.rows.length}`, { at: f.i });
   }
-  if (finals.size) {
+  let finalScores = restScores;
+  if (redisFinals.length) {
+    finalScores = new Map();
+    const tbits = meta.tbits || {};
+    for (const f of redisFinals) {
+      if (tbits[f.board] === undefined) { bad(`no tie-break width for ${f.board} in the meta line`, { at: f.i }); continue; }
+      const unit = 2 ** tbits[f.board];
+      for (const [member, composite] of f.rows) {
+        const key = `${f.board}|${f.period || ''}|${member}`;
+        finalScores.set(key, (finalScores.get(key) || 0) + Math.floor(composite / unit));
+      }
+    }
+    // a finished period whose keys a later data loss took from Redis is
+    // read from the gateway's archive (docs/periods.md): there the REST read
+    // is the final state
+    const inRedis = new Set(redisFinals.map((f) => `${f.board}|${f.period || ''}|`));
+    for (const f of finals.values()) {
+      const bp = `${f.board}|${f.period || ''}|`;
+      if (!f.period || inRedis.has(bp) || !Array.isArray(f.rows)) continue;
+      for (const r of f.rows) finalScores.set(bp + r.member, r.score);
+    }
+    const read = new Set([...finals.values()].map((f) => `${f.board}|${f.period || ''}|`));
+    for (const [key, score] of finalScores) {
+      if (!read.has(key.slice(0, key.lastIndexOf('|') + 1))) continue; // a period the gateway was not asked for
+      checks++;
+      if (restScores.get(key) !== score) bad(`${key}: the gateway's final read says ${restScores.get(key)}, Redis holds ${score}`, {});
+    }
+    for (const key of restScores.keys()) {
+      if (!finalScores.has(key)) { checks++; bad(`${key}: the gateway's final read has it, Redis does not`, {}); }
+    }
+  }
+  if (finals.size || redisFinals.length) {
     for (const [key, e] of sums) {
       checks++;
       const got = finalScores.get(key) || 0;

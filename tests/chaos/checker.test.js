@@ -151,3 +151,84 @@ test('a gateway that did not end cleanly is reported', () => {
   L.push({ t: 999, k: 'gwexit', gw: 0, problems: ['sanitizer report: ERROR: AddressSanitizer'] });
   assert.match(whats(check(L)), /gateway 0 did not end cleanly/);
 });
+
+// The clean history with the final state read from Redis itself too (raw
+// composites: points * 2^29 + a tie-break slot, as demo stores them).
+function withRedis(L) {
+  L = copy(L);
+  L[0].tbits = { demo: 29 };
+  const f = L[find(L, (l) => l.k === 'final')];
+  const rows = f.rows.map((r) => [r.member, r.score * 2 ** 29 + 1000 + r.rank]);
+  L.splice(L.length - 1, 0, { t: f.t + 0.5, k: 'redisfinal', key: 'rc:{demo|}:z', board: 'demo', period: null, rows });
+  return L;
+}
+
+test('the final state read from Redis: clean passes, and a member missing there is reported', () => {
+  assert.deepStrictEqual(check(withRedis(clean())).violations, []);
+  const L = withRedis(clean());
+  const rf = L[find(L, (l) => l.k === 'redisfinal')];
+  rf.rows = rf.rows.filter(([m]) => m !== 'c');
+  // the gateway's read still shows c: Redis decides, and the two disagree
+  const w = whats(check(L));
+  assert.match(w, /demo\|\|c: final score 0, acked writes say 4 \(an acked write is missing\)/);
+  assert.match(w, /demo\|\|c: the gateway's final read has it, Redis does not/);
+});
+
+test('a gateway final read that differs from Redis is reported', () => {
+  const L = withRedis(clean());
+  L[find(L, (l) => l.k === 'final')].rows[0].score = 6;
+  assert.match(whats(check(L)), /demo\|\|a: the gateway's final read says 6, Redis holds 5/);
+});
+
+test('a sharded board\'s shards are summed', () => {
+  const L = withRedis(clean());
+  const at = find(L, (l) => l.k === 'redisfinal');
+  const rf = L[at];
+  // a sits on shard 1 only, b and c on shard 0
+  L.splice(at, 1,
+    Object.assign({}, rf, { key: 'rc:{demo#0|}:z', rows: rf.rows.filter(([m]) => m !== 'a') }),
+    Object.assign({}, rf, { key: 'rc:{demo#1|}:z', rows: rf.rows.filter(([m]) => m === 'a') }));
+  assert.deepStrictEqual(check(L).violations, []);
+  // a member on two shards counts twice
+  L[at].rows.push(['a', 5 * 2 ** 29]);
+  assert.match(whats(check(L)), /demo\|\|a: final score 10, acked writes say 5/);
+});
+
+// A sharded feed (global, 2 shards here): the board's epoch is a digest of
+// the shards' epochs, and its cursor says each shard's (docs/sharded.md).
+function sharded(secondCursor) {
+  const L = [];
+  let t = 0;
+  const add = (o) => { t += 1; L.push(Object.assign({ t }, o)); };
+  add({ k: 'meta', seed: 1, mode: 'cluster', seconds: 1 });
+  add({ k: 'open', c: 'v0#1', gw: 0 });
+  add({ k: 'send', c: 'v0#1', m: { op: 'subscribe', board: 'global', view: { feed: true }, id: 'v0#1:s0' } });
+  add({ k: 'recv', c: 'v0#1', m: { op: 'snapshot', id: 'v0#1:s0', sub: 'v1', board: 'global', seq: 1, epoch: 'D1', cursor: ':0.aaaaaaaa:1', rows: [] } });
+  add({ k: 'recv', c: 'v0#1', m: { op: 'event', sub: 'v1', seq: 2, member: 'x', score: 3, delta: 3, rank: 1, prev_rank: null, cursor: 'bbbbbbbb:1.aaaaaaaa:1' } });
+  // a re-subscribe pushes a snapshot naming the digest of both shards' epochs
+  add({ k: 'recv', c: 'v0#1', m: { op: 'snapshot', sub: 'v1', board: 'global', seq: 2, epoch: 'D2', cursor: secondCursor, rows: [] } });
+  add({ k: 'recv', c: 'v0#1', m: { op: 'event', sub: 'v1', seq: 3, member: 'y', score: 1, delta: 1, rank: 2, prev_rank: null, cursor: 'bbbbbbbb:1.aaaaaaaa:2' } });
+  return L;
+}
+
+test('a sharded feed\'s epoch digest may change as a shard begins its history, not when one starts over', () => {
+  assert.deepStrictEqual(check(sharded('bbbbbbbb:1.aaaaaaaa:1')).violations.filter((v) => /epoch/.test(v.what)), []);
+  assert.match(whats(check(sharded('bbbbbbbb:1.cccccccc:1'))), /feed's epoch changed from D1 to D2 without reset/);
+});
+
+test('a finished period gone from Redis is judged by the gateway\'s (archive) read', () => {
+  const L = withRedis(clean());
+  const f = L[find(L, (l) => l.k === 'final')];
+  // sprint, period 7: written, closed, archived, then its keys lost with the data
+  L.splice(1, 0, { t: 0.5, k: 'period', board: 'sprint', period: '7' });
+  L.splice(L.length - 1, 0, Object.assign({}, f, { board: 'sprint', period: '7', rows: [{ rank: 1, member: 'z', score: 2 }], total: 1 }));
+  const at = find(L, (l) => l.k === 'send' && l.m.req === 'w0-1');
+  L.splice(at, 0,
+    { t: L[at].t - 0.3, k: 'send', c: 'w0#1', m: { op: 'incr', board: 'sprint', member: 'z', delta: 2, req: 'sp-1', id: 'sp1' } },
+    { t: L[at].t - 0.2, k: 'recv', c: 'w0#1', m: { op: 'ack', id: 'sp1', board: 'sprint', member: 'z', score: 2, rank: 1, seq: 1 } });
+  L[0].tbits.sprint = 22;
+  assert.deepStrictEqual(check(L).violations, []);
+  // while a period Redis still holds must be there
+  L.splice(L.length - 1, 0, { t: 999, k: 'redisfinal', key: 'rc:{sprint|7}:z', board: 'sprint', period: '7', rows: [] });
+  assert.match(whats(check(L)), /sprint\|7\|z: the gateway's final read has it, Redis does not/);
+});

@@ -3,7 +3,7 @@
  *
  * Every line of a history is one JSON object with `t` (ms since the run
  * began) and `k` (its kind):
- *   meta    { seed, mode, minutes, boards }                         first line
+ *   meta    { seed, mode, seconds, boards, tbits }  first line (tbits: each board's tie-break width T)
  *   open    { c, gw }        client c connected to gateway gw
  *   close   { c }            client c's socket closed (or failed to open)
  *   send    { c, m }         client c sent message m
@@ -13,7 +13,8 @@
  *   period  { board, period } writes to board from now on land in that period
  *   quiet   { n }            writers paused, faults over, views settled
  *   truth   { c, sub, board, view, places, period, snap }  the true window at a quiet point
- *   final   { board, period, rows }  the board as read at the end (every member)
+ *   final   { board, period, rows }  the board as read at the end (every member), through gateway 1's REST API
+ *   redisfinal { key, board, period, rows: [[member, composite]] }  a sorted set as read from Redis itself at the end
  *   end     { }
  */
 'use strict';

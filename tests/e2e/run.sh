@@ -27,13 +27,16 @@ fi
 # hostile_boards), the 3+3 Redis Cluster suites (cluster*.test.js) and
 # valgrind.test.js (valgrind cannot run a sanitized binary), and
 # package.test.js (it packages and installs the build: the first pass's is the
-# one that ships), and rankcast_types.test.js (tsc over web/rankcast.d.ts: no
-# gateway, the same answer in both passes). The first pass
-# runs them all; name a file to run it under the sanitizer anyway.
-sanitize_skip='/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package|rankcast_types)\.test\.js$'
+# one that ships), rankcast_types.test.js, rankcast_module.test.js and
+# security_doc.test.js (tsc over web/rankcast.d.ts, the built client, the
+# docs: no gateway, the same answer in both passes), and the chaos checker's
+# self-test against broken builds (tests/chaos/selftest: three short chaos
+# runs; it tests the checker, not the gateway). The first pass runs them all;
+# name a file to run it under the sanitizer anyway.
+sanitize_skip='/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package|rankcast_types|rankcast_module|security_doc|selftest)\.test\.js$'
 if [ $# -eq 0 ]; then
-    # (tests/chaos: only the checker's self-test is a *.test.js; the chaos
-    # run itself is tests/chaos/run.sh)
+    # (tests/chaos: the checker's self-tests are the *.test.js there; the
+    # chaos run itself is tests/chaos/run.sh)
     mapfile -t files < <(find "$here" "$root/tests/browser" "$root/tests/chaos" -name '*.test.js' \
         -not -path '*/node_modules/*' | sort)
     if [ -n "${RC_SANITIZE:-}" ]; then

@@ -1,0 +1,21 @@
+/* gw_fault.h - test-only faults that break the gateway's promises on
+ * purpose, so that the chaos checker (tests/chaos/checker.js) is shown to
+ * catch each broken promise (tests/chaos/selftest.test.js). Like
+ * fanout/gw_feed_fault.h: read from the environment only when [server]
+ * test_clock = on (a setting for tests, never on in production), logged as
+ * a warning when in force; without it every call answers 0. */
+#ifndef GW_FAULT_H
+#define GW_FAULT_H
+
+/* 1 when this write (counted per process) is to be acked at once with a
+ * made-up result and its script never run (RANKCAST_TEST_ACK_EARLY=K: every
+ * Kth write): an ack sent before, and without, the script's reply. */
+int gw_fault_ack_early(int test_clock);
+/* 1 when this delta (one with rows, counted per process) is to lose its first
+ * row (RANKCAST_TEST_DROP_DELTA_ROW=K: every Kth). */
+int gw_fault_drop_delta_row(int test_clock);
+/* 1 when feeds forward an event past a gap instead of filling it from the
+ * change log first (RANKCAST_TEST_NO_GAP_FILL=1: the old, wrong rule). */
+int gw_fault_no_gap_fill(int test_clock);
+
+#endif
