@@ -25,7 +25,10 @@
  * once (its depth is the point, not its spread). Per moment and view:
  * latency p50 / p99 (of the reps), Redis CPU per read (the process's CPU
  * over the reps, and commandstats evalsha usec), and the answer's at_seq
- * (checked) or the error. Prints one JSON line. */
+ * (checked) or the error. The moments run from the present back; after
+ * an error reply (a deep read holds Redis past the gateway's health PING, so
+ * the gateway calls Redis down and answers `unavailable`) the next read
+ * waits until a present read is answered again. Prints one JSON line. */
 'use strict';
 
 const path = require('node:path');
@@ -124,6 +127,20 @@ const pct = (a, p) => {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))];
 };
 
+// Waits (up to 120 s) until a present read of the board is answered again:
+// the gateway has Redis back after calling it down.
+async function redisBack(ws) {
+  const t0 = now();
+  while (now() - t0 < 120000) {
+    try {
+      const [m] = await exchange(ws, [{ op: 'get', board: fullBoard, view: { top: 1 } }], 10000);
+      if (m.op === 'snapshot') return;
+    } catch (e) { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('the gateway did not get Redis back within 120 s');
+}
+
 async function reads(present) {
   const ws = await connect();
   const out = [];
@@ -131,7 +148,10 @@ async function reads(present) {
   const pageAt = Math.max(0, Math.floor(members / 2) - 1); // rank members/2 is offset members/2 - 1
   const views = [['top 10', { top: 10 }], [`page at rank ${Math.floor(members / 2)}`, { offset: pageAt, limit: 10 }],
     ['around, radius 5', { around: middle, radius: 5 }]];
-  for (let k = 0; k < 10; k++) {
+  // from the present back: a read deep enough to hold Redis past the
+  // gateway's health PING (3 s) makes it call Redis down for everyone, so
+  // the shallow figures come first and each read waits for Redis to be back
+  for (let k = 9; k >= 0; k--) {
     const seq = members + Math.floor(((present - members) * k) / 9);
     for (const [name, view] of views) {
       const lat = [];
@@ -149,7 +169,12 @@ async function reads(present) {
         const e1 = evalshaUsec();
         cpu += redisCpuMs() - c0;
         script += e1.usec - e0.usec;
-        if (m.op !== 'snapshot') { err = `${m.op}: ${m.code || ''} ${m.message || ''}`.trim(); break; }
+        if (m.op !== 'snapshot') {
+          err = `${m.op}: ${m.code || ''} ${m.message || ''}`.trim();
+          err += ` after ${Math.round(ms)} ms`;
+          await redisBack(ws);
+          break;
+        }
         if (m.at_seq !== seq) { err = `at_seq ${m.at_seq}, asked ${seq}`; break; }
         atSeq = m.at_seq;
         rows = (m.rows || []).length;
