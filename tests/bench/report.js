@@ -536,7 +536,7 @@ function historyCase(dir, meta, broken) {
   const row = [`H. standings at a moment: a ${int(j.members)}-member board, ${int(j.changes)} changes with history = full, \`get\` at 10 moments`,
     target, `${worst.join('; ')}; writes: full ${w(j.full)}, capped ${w(j.capped)}; log ${fmt(j.full.log_bytes / 1048576, 1)} MiB (${fmt(j.full.log_bytes_per_change, 0)} B a change)`,
     ok ? 'pass' : 'miss'];
-  const tbl = table(j.reads.map((r) => [int(r.seq), int(r.back), r.view, r.error ? `error: ${r.error}` : `${fmt(r.p50_ms, 1)} / ${fmt(r.p99_ms, 1)}`,
+  const tbl = table(j.reads.map((r) => [int(r.seq), int(r.back), r.view, r.error ? r.error : `${fmt(r.p50_ms, 1)} / ${fmt(r.p99_ms, 1)}`,
     int(r.reads), fmt(r.redis_cpu_ms_per_read, 1), fmt(r.script_ms_per_read, 1)]),
   ['at seq', 'changes back', 'view', 'p50 / p99 ms', 'reads', 'Redis CPU ms per read', 'script ms per read']);
   const wtbl = table([['history = full', j.full], ['capped (log_cap 1000)', j.capped]].map(([n, b]) => [n, int(b.writes), fmt(b.seconds, 1),
