@@ -428,7 +428,9 @@ function evaluate(dir, cases, smoke) {
   const distinct = cases.includes('V') ? distinctViewsCase(dir, broken) : null;
   if (distinct) rows.push(distinct.row);
   if (cases.includes('M')) rows.push(memberListsCase(dir, broken));
-  return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded, distinct };
+  const history = cases.includes('H') ? historyCase(dir, meta, broken) : null;
+  if (history) rows.push(history.row);
+  return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded, distinct, history };
 }
 
 /* V: distinct views of one board (issue 23, tests/bench/distinct_views.js):
@@ -505,6 +507,55 @@ function memberListsCase(dir, broken) {
   });
   return [`M. member lists: ${j.sizes.map((s) => int(s.viewers)).join(' / ')} viewers with distinct ${int(j.list)}-member lists of one ${int(j.members)}-member board at ${int(j.write_rate)} writes/s`,
     target, parts.join('; '), ok ? 'pass' : 'miss'];
+}
+
+/* H: standings at a moment at any depth (issue 27, tests/bench/hist_depth.js):
+ * the write path with history = full against a capped log, and `get` at 10
+ * moments of the period. Target: a read costs about the same at any depth
+ * (the slowest moment's p50 within 3x the present's, per view). Returns
+ * { row, section, table }. */
+function historyCase(dir, meta, broken) {
+  const j = readJson(dir, 'H');
+  const target = 'a read at any depth costs about the same: per view, the deepest moment\'s p50 ≤ 3x the present\'s';
+  if (!j || !j.full || !j.capped || !j.reads) {
+    broken.push('H: no result from hist_depth.js (see its log)');
+    return { row: ['H. standings at a moment', target, 'did not run', 'error'], section: '', table: '' };
+  }
+  if (j.full.not_acked || j.capped.not_acked) broken.push(`H: writes not acked (${j.full.not_acked} full, ${j.capped.not_acked} capped)`);
+  const errs = j.reads.filter((r) => r.error);
+  for (const r of errs) broken.push(`H: get at seq ${r.seq} (${r.view}): ${r.error}`);
+  const views = [...new Set(j.reads.map((r) => r.view))];
+  let ok = !errs.length;
+  const worst = views.map((v) => {
+    const rs = j.reads.filter((r) => r.view === v && r.p50_ms !== null);
+    const present = rs.find((r) => r.back === 0), deepest = rs.reduce((a, r) => (!a || r.back > a.back ? r : a), null);
+    if (!present || !deepest || deepest.p50_ms > 3 * Math.max(present.p50_ms, 1)) ok = false;
+    return `${v}: ${fmt(present && present.p50_ms, 1)} ms at the present, ${fmt(deepest && deepest.p50_ms, 0)} ms ${int(deepest && deepest.back)} changes back`;
+  });
+  const w = (b) => `${int(b.writes_per_s)} writes/s, ${fmt(b.redis_cpu_us_per_write, 1)} µs Redis CPU (${fmt(b.script_us_per_write, 1)} µs script) per write`;
+  const row = [`H. standings at a moment: a ${int(j.members)}-member board, ${int(j.changes)} changes with history = full, \`get\` at 10 moments`,
+    target, `${worst.join('; ')}; writes: full ${w(j.full)}, capped ${w(j.capped)}; log ${fmt(j.full.log_bytes / 1048576, 1)} MiB (${fmt(j.full.log_bytes_per_change, 0)} B a change)`,
+    ok ? 'pass' : 'miss'];
+  const tbl = table(j.reads.map((r) => [int(r.seq), int(r.back), r.view, r.error ? r.error : `${fmt(r.p50_ms, 1)} / ${fmt(r.p99_ms, 1)}`,
+    int(r.reads), fmt(r.redis_cpu_ms_per_read, 1), fmt(r.script_ms_per_read, 1)]),
+  ['at seq', 'changes back', 'view', 'p50 / p99 ms', 'reads', 'Redis CPU ms per read', 'script ms per read']);
+  const wtbl = table([['history = full', j.full], ['capped (log_cap 1000)', j.capped]].map(([n, b]) => [n, int(b.writes), fmt(b.seconds, 1),
+    int(b.writes_per_s), fmt(b.redis_cpu_us_per_write, 1), fmt(b.script_us_per_write, 1), int(b.log_entries), `${fmt(b.log_bytes / 1048576, 1)} MiB`]),
+  ['board', 'writes', 's', 'writes/s acked', 'Redis CPU µs per write', 'script µs per write', 'log entries', 'log memory']);
+  const section = `
+### Standings at a moment (H)
+
+\`tests/bench/hist_depth.js\`: ${int(j.members)} members set, then random \`incr\`s, ${int(j.changes)} changes in all, through the gateway
+(${j.conns} connections, ${j.batch} writes in flight each), first to \`histcap\` (capped log), then the same writes to \`histfull\`
+(\`history = full\`); then \`get\` at 10 seqs of histfull from ${int(j.members)} (the fill done) to the present, each view
+${j.reps} times one at a time (once when a read takes over 2 s). Redis CPU per read is the redis-server process's CPU
+over the reads; "script" is INFO commandstats' evalsha time. Load average: ${j.load_start} at the start, ${j.load_reads} at the reads, ${j.load_end} at the end.
+
+${wtbl}
+
+${tbl}
+`;
+  return { row, section, table: `${wtbl}\n\n${tbl}` };
 }
 
 /* W: the same load on one gateway process (W1) and on --workers 2 (W2).
@@ -775,7 +826,7 @@ not counted) per delta a viewer received; "JSON bytes" the same deltas uncompres
 "Compressions" is \`rankcast_deflate_runs_total\`: one per delta per view, shared by its viewers.
 
 ${table(ev.zip, ['viewers offer', 'viewers', 'deltas delivered', 'JSON bytes per delta', 'bytes per delta on the wire', 'wire / JSON', 'gateway CPU µs per delivery', 'gateway CPU', 'compressions', 'latency p50 / p99 ms'])}
-` : ''}${ev.workers ? ev.workers.section : ''}${ev.sharded ? ev.sharded.section : ''}
+` : ''}${ev.workers ? ev.workers.section : ''}${ev.sharded ? ev.sharded.section : ''}${ev.history ? ev.history.section : ''}
 ### Details
 
 ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),
@@ -875,6 +926,7 @@ function report(argv) {
     console.log(`  S, sharded boards, writes:\n\n${ev.sharded.tables.writes}\n\n${ev.sharded.tables.summary}\n`);
     console.log(`  S, sharded boards, REST reads:\n\n${ev.sharded.tables.reads}\n`);
   }
+  if (ev.history && ev.history.table) console.log(`  H, standings at a moment:\n\n${ev.history.table}\n`);
   if (out) {
     let keep = '';
     if (fs.existsSync(out)) {

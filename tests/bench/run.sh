@@ -26,7 +26,12 @@
 #                             128..8,192 distinct views of one 10,000-member board, idle and at
 #                             200 writes/s, tests/bench/distinct_views.js, M member lists
 #                             (issue 26): 100 and 5,000 viewers with distinct 50-member lists
-#                             at 2,000 writes/s, tests/bench/member_lists.js);
+#                             at 2,000 writes/s, tests/bench/member_lists.js, H history
+#                             (issue 27): one 100,000-member board built by 1,000,000 changes
+#                             with history = full and the same writes to a capped board, then
+#                             `get` of a top 10, a page at rank 50,000 and an around view at 10
+#                             moments of the period, tests/bench/hist_depth.js; not in the
+#                             default list (its build takes minutes): --only H);
 #                             the report has only those (with --out:
 #                             a report of only those cases, so point it away from
 #                             BENCHMARKS.md unless every case runs)
@@ -165,6 +170,12 @@ if [ -n "$tick_ms" ]; then
   [[ "$tick_ms" =~ ^[0-9]+$ ]] || die "--tick takes milliseconds"
   sed -i -E "s/^tick[[:space:]]*=.*/tick = ${tick_ms}ms/" "$conf"
 fi
+# case H (issue 27) writes the same changes to histfull (history = full) and
+# histcap (the default capped log), both otherwise demo
+printf '%s\n' '' '[board histfull]' 'order = desc' 'ops = incr, set, best' 'tiebreak = earliest' \
+  'tiebreak_resolution = 1s' 'tiebreak_horizon = 3650d' 'tiebreak_base = 2026-01-01T00:00:00Z' 'history = full' \
+  '' '[board histcap]' 'order = desc' 'ops = incr, set, best' 'tiebreak = earliest' \
+  'tiebreak_resolution = 1s' 'tiebreak_horizon = 3650d' 'tiebreak_base = 2026-01-01T00:00:00Z' >> "$conf"
 # case S needs the sharded board `global` (issue 10): add it as docs/sharded.md
 # describes it when the shipped config does not declare it (yet)
 if ! grep -q '^\[board global\]' "$conf"; then
@@ -244,6 +255,7 @@ if [ "$smoke" = 1 ]; then
   S_writers=8;    S_inflight=2;  S_dur=0.5;  S_rounds=1;  S_members=2000; S_reads=20
   V_views="64,256"; V_members=2000; V_rounds=1; V_phase=1
   M_viewers="50,200"; M_members=2000; M_rate=200; M_phase=1
+  H_members=2000; H_changes=10000; H_reps=2
   conc=100
 else
   A_viewers=10000; A_rate=2000;  A_dur=20
@@ -261,6 +273,7 @@ else
   S_writers=64;    S_inflight=4;  S_dur=6;    S_rounds=2;  S_members=10000; S_reads=1000
   V_views="128,512,2048,8192"; V_members=10000; V_rounds=3; V_phase=3
   M_viewers="100,5000"; M_members=10000; M_rate=2000; M_phase=5
+  H_members="${RC_BENCH_H_MEMBERS:-100000}"; H_changes="${RC_BENCH_H_CHANGES:-1000000}"; H_reps=5
   conc=200
 fi
 
@@ -873,6 +886,23 @@ if want M; then
     --hz "$(getconf CLK_TCK)" --viewers "$M_viewers" --members "$M_members" --write-rate "$M_rate" --phase-s "$M_phase" \
     > "$work/M.json" 2> "$work/M.log" || { tail -n 5 "$work/M.log" >&2; die "member_lists.js failed"; }
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case M"
+fi
+
+# ---- H: standings at a moment at any depth (issue 27) ----------------------------------------
+# H_changes changes (a set of each of H_members members, then random incrs)
+# through the gateway to histfull (history = full) and, first, the same to
+# histcap (capped log): writes/s, Redis CPU per write, log memory; then `get`
+# at 10 moments of histfull's period (top 10, page at rank H_members/2,
+# around), tests/bench/hist_depth.js. The full size is set by
+# RC_BENCH_H_MEMBERS / RC_BENCH_H_CHANGES (default 100,000 / 1,000,000).
+if want H; then
+  echo "run.sh: case H: hist_depth.js --members $H_members --changes $H_changes --reps $H_reps" >&2
+  echo "load_H=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  echo "H_uptime=$(uptime)" >> "$work/meta.env"
+  timeout 3600 node "$root/tests/bench/hist_depth.js" --port "$gw_port" --key "$key" --redis-port "$redis_port" \
+    --redis-pid "$redis_pid" --hz "$(getconf CLK_TCK)" --members "$H_members" --changes "$H_changes" --reps "$H_reps" \
+    > "$work/H.json" 2> "$work/H.log" || { tail -n 5 "$work/H.log" >&2; die "hist_depth.js failed"; }
+  kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case H"
 fi
 
 # ---- the report ----------------------------------------------------------------------------
