@@ -27,6 +27,7 @@
 #include "gw_app.h"
 #include "store/gw_read_at.h"
 #include "rc_conf.h"
+#include "rc_members.h"
 
 struct gw_replay {
     struct gw_replay *next;
@@ -57,8 +58,8 @@ const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_reque
         return "around views of a sharded board are not replayed yet (docs/history.md)";
     if (r->view.places)
         return "places = shared is not replayed yet (docs/history.md)";
-    if (r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM)
-        return "member lists and rosters are not replayed yet (docs/history.md)";
+    if (r->view.kind == RC_VIEW_TEAM)
+        return "a roster is not replayed: team membership keeps no history (replay its members as a member list)";
     if (r->replay_kind == RC_AT_TIME && decl->shards <= 1 && r->replay_from < 0)
         return "replay.from.time must be a time";
     return NULL;
@@ -81,7 +82,14 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata);
 static int read_at(struct gw_replay *rp, int by_time, int64_t target)
 {
     struct rc_moment_req req = {.by_time = by_time, .audience = !rp->view.live, .targets = &target, .ntargets = 1};
-    if (rp->view.kind == RC_VIEW_AROUND) {
+    if (rp->view.kind == RC_VIEW_MEMBERS) {
+        /* the view's own list (rp->view's pointer was the request's): the
+         * read copies it, and reads only while the subscription lives */
+        const struct rc_view *spec = &rp->s->view->r.spec;
+        req.view = RC_MOMENT_LIST;
+        req.members = spec->members;
+        req.nmembers = spec->nmembers;
+    } else if (rp->view.kind == RC_VIEW_AROUND) {
         req.view = RC_MOMENT_AROUND;
         req.member = rp->view.around;
         req.radius = rp->view.radius;
@@ -117,6 +125,14 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
         .at_time = res->at_time,
         .replay = 1,
     };
+    const char *absent[RC_MEMBERS_MAX];
+    const struct rc_view *spec = &s->view->r.spec;
+    if (spec->kind == RC_VIEW_MEMBERS) { /* as the live list's snapshot (gw_view.c) */
+        long na = rc_members_absent(spec->members, spec->nmembers, res->w->rows, res->w->n, absent);
+        m.has_absent = 1;
+        m.absent = absent;
+        m.nabsent = na > 0 ? (size_t)na : 0;
+    }
     gw_conn_reply(s->conn, rc_encode_snapshot(&m));
     free(s->id_json);
     s->id_json = NULL;

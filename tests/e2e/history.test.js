@@ -410,6 +410,55 @@ test('replay: snapshots of each moment at a pace, then live under the same sub, 
   }
 });
 
+test('replay of a member list: each moment the listed rows and absent, then live under the same sub, with writes during it', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const states = new Map([[0, []]]);
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=50');
+    states.set(ack.seq, rowsOf(now.body.rows));
+    return ack.seq;
+  };
+  const list = ['w1', 'r3', 'zz', 'r1'];
+  const want = (s) => ({ rows: states.get(s).filter((x) => list.includes(x.member)),
+    absent: list.filter((m) => !states.get(s).some((x) => x.member === m)) });
+  for (let i = 0; i < 10; i++) { await write(`r${i % 4}`, 10 + 3 * i); await h.sleep(40); }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 9, board: 'demo', view: { members: list }, replay: { from: { seq: 1 }, speed: 4 } }));
+  for (let i = 0; i < 3; i++) { await h.sleep(60); await write(`w${i}`, 5 + 40 * i); }
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the member-list replay to go live');
+  await h.waitFor(() => got.findIndex((m) => m.op === 'live') < got.length - 1, 10000, 'the live snapshot');
+  const first = got[0];
+  assert.equal(first.op, 'snapshot', JSON.stringify(first));
+  assert.equal(first.id, 9);
+  assert.equal(first.replay, true);
+  assert.equal(first.at_seq, 1);
+  const li = got.findIndex((m) => m.op === 'live');
+  let prev = 0;
+  for (const m of got.slice(0, li)) {
+    assert.equal(m.op, 'snapshot', JSON.stringify(m));
+    assert.equal(m.sub, first.sub);
+    assert.equal(m.replay, true);
+    assert.ok(m.at_seq > prev, `moments move forward: ${m.at_seq} after ${prev}`);
+    assert.deepEqual({ rows: rowsOf(m.rows), absent: m.absent }, want(m.at_seq), `member-list replay at seq ${m.at_seq}`);
+    assert.equal(m.total, states.get(m.at_seq).length);
+    prev = m.at_seq;
+  }
+  assert.equal(got[li].seq, prev, 'live at the last moment shown');
+  const after = got[li + 1];
+  assert.equal(after.op, 'snapshot', JSON.stringify(after));
+  assert.equal(after.sub, first.sub);
+  assert.equal(after.replay, undefined);
+  assert.deepEqual({ rows: rowsOf(after.rows), absent: after.absent }, want(Math.max(after.seq, got[li].seq)));
+  // a roster replays nothing: its membership then is not kept
+  const e = await viewer.request({ op: 'subscribe', board: 'players', view: { team: 'red' }, replay: { from: { seq: 0 } } }, 10000);
+  assert.equal(e.code, 'bad_request', JSON.stringify(e));
+});
+
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {
   const config = h.configWith(t, { 'board demo': { log_cap: 5 } });
   const { gw } = await h.startStack(t, { config });
