@@ -17,6 +17,8 @@
 -- range:  ARGV[4] first index (0-based), ARGV[5] last index (inclusive)
 -- around: ARGV[4] member, ARGV[5] radius
 -- rank:   ARGV[4] member
+-- log:    ARGV[4], ARGV[5] (both or neither): at most ARGV[5] changes after
+--         seq ARGV[4] (a feed's replay); neither: the whole log
 -- log:    (nothing) the whole capped log
 -- counts: ARGV[4..] pairs (bound, inclusive), at most 512 pairs: for each,
 --         the members ranked strictly better than composite `bound` (desc:
@@ -199,7 +201,15 @@ elseif kind == 'rank' then
   return out
 elseif kind == 'log' then
   local out = head(0)
-  local entries = redis.call('LRANGE', logkey, 0, -1)
+  local from, to = 0, -1
+  if ARGV[4] then
+    -- a bounded read (a feed's replay): up to ARGV[5] changes after seq ARGV[4]
+    local e0 = redis.call('LINDEX', logkey, 0)
+    local first = tonumber(e0 and string.match(e0, '^{"seq":(%d+)') or '1')
+    from = math.max(0, tonumber(ARGV[4]) + 1 - first)
+    to = from + tonumber(ARGV[5]) - 1
+  end
+  local entries = redis.call('LRANGE', logkey, from, to)
   for i = 1, #entries do
     -- the audience of a frozen board: the changes up to what it is shown
     if live or frozen == 0 or tonumber(string.match(entries[i], '^{"seq":(%d+)') or '0') <= shown then

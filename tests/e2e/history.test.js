@@ -401,7 +401,6 @@ test('replay: snapshots of each moment at a pace, then live under the same sub, 
   assert.equal(byTime.replay, true, JSON.stringify(byTime));
   assert.equal(byTime.at_seq >= 5, true);
   for (const bad of [
-    { op: 'subscribe', board: 'demo', view: { feed: true }, replay: { from: { seq: 1 } } },
     { op: 'subscribe', board: 'demo', view: { top: 3 }, replay: { from: { seq: 1 }, speed: 100 } },
     { op: 'subscribe', board: 'global', view: { top: 3 }, replay: { from: { seq: 1 } } },
   ]) {
@@ -457,6 +456,63 @@ test('replay of a member list: each moment the listed rows and absent, then live
   // a roster replays nothing: its membership then is not kept
   const e = await viewer.request({ op: 'subscribe', board: 'players', view: { team: 'red' }, replay: { from: { seq: 0 } } }, 10000);
   assert.equal(e.code, 'bad_request', JSON.stringify(e));
+});
+
+test('replay of a feed: the events from the moment with their original at, then live going on exactly where the replay ends', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const events = new Map(); // seq -> the live feed's event (sub left out)
+  const feed = await h.connectWs(t, gw.wsUrl, { token: null });
+  const fsnap = await feed.request({ op: 'subscribe', board: 'demo', view: { feed: true } }, 10000);
+  feed.ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    if (m.op === 'event' && m.sub === fsnap.sub) { delete m.sub; events.set(m.seq, m); }
+  });
+  let last = 0;
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    last = ack.seq;
+  };
+  for (let i = 0; i < 10; i++) { await write(`f${i % 4}`, 10 + i); await h.sleep(40); }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 11, board: 'demo', view: { feed: true }, replay: { from: { seq: 3 }, speed: 4 } }));
+  for (let i = 0; i < 3; i++) { await h.sleep(60); await write(`g${i}`, 5 + i); }
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the feed replay to go live');
+  await write('late', 1000);
+  await h.waitFor(() => got.some((m) => m.op === 'event' && m.seq === last), 10000, `the live feed to reach seq ${last}`);
+  await h.waitFor(() => events.has(last), 10000, 'the reference feed');
+  const first = got[0];
+  assert.equal(first.op, 'snapshot', JSON.stringify(first));
+  assert.equal(first.id, 11);
+  assert.equal(first.replay, true);
+  assert.equal(first.at_seq, 3);
+  assert.deepEqual(first.rows, []);
+  const li = got.findIndex((m) => m.op === 'live');
+  const replayed = got.slice(1, li);
+  assert.ok(replayed.length > 0, 'some events replayed');
+  replayed.forEach((m, i) => {
+    assert.equal(m.op, 'event', JSON.stringify(m));
+    assert.equal(m.sub, first.sub, 'one sub');
+    assert.equal(m.seq, 4 + i, 'replayed events in seq order, none missed');
+    const { sub, ...rest } = m;
+    assert.deepEqual(rest, events.get(m.seq), `replayed event ${m.seq} as it was sent live (its original at)`);
+  });
+  const live = got[li];
+  assert.equal(live.sub, first.sub);
+  assert.equal(live.seq, replayed[replayed.length - 1].seq, 'live at the last event replayed');
+  // after live: the live feed's snapshot, then every event after live.seq once, in order
+  const after = got.slice(li + 1).filter((m) => m.sub === first.sub);
+  assert.equal(after[0].op, 'snapshot', JSON.stringify(after[0]));
+  assert.equal(after[0].replay, undefined);
+  const seqs = after.filter((m) => m.op === 'event').map((m) => m.seq);
+  assert.deepEqual(seqs, Array.from({ length: last - live.seq }, (_, i) => live.seq + 1 + i), 'no gap, no repeat after live');
+  for (const m of after.filter((x) => x.op === 'event')) {
+    const { sub, ...rest } = m;
+    assert.deepEqual(rest, events.get(m.seq));
+  }
 });
 
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {

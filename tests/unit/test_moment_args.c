@@ -187,12 +187,16 @@ static void decodes_replay(void **state)
                             "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
     assert_true(r.replay_speed == 1); /* the default */
     rc_request_free(&r);
+    /* a feed replays its events (docs/history.md) */
+    assert_int_equal(decode("{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"feed\":true},"
+                            "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
+    assert_true(r.has_replay);
+    rc_request_free(&r);
     const char *bad[] = {
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":65}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":0.2}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{}}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"speed\":2}}",
-        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"feed\":true},\"replay\":{\"from\":{\"seq\":2}}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2}},"
         "\"since\":{\"seq\":1}}",
     };
