@@ -30,9 +30,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "gw_app.h"
+#include "net/gw_conn.h"
+#include "net/gw_peers.h"
 #include "store/gw_read_at.h"
+#include "rc_auth.h"
 #include "rc_conf.h"
+#include "rc_registry.h"
 #include "rc_members.h"
 
 struct gw_replay {
@@ -90,6 +96,25 @@ static void unlink_free(struct gw_replay *rp)
 }
 
 static void on_read(int code, struct gw_read_at_result *res, void *privdata);
+
+/* A replay's read after its first (which its subscribe paid for) is a read
+ * of its connection (docs/security.md): it takes what a read of its rows
+ * costs from the connection's and the address's read buckets, and when
+ * either is out of tokens waits for a later tick. 1: may read now. */
+static int may_read(struct gw_replay *rp)
+{
+    struct gw_app *app = rp->f->app;
+    const struct rc_conf *conf = app->conf;
+    struct gw_conn *c = rp->s->conn;
+    int64_t now = (int64_t)uv_now(app->loop);
+    double cost = rc_read_tokens(rp->view.kind == RC_VIEW_FEED ? REPLAY_FEED_BATCH : rc_view_rows(&rp->view));
+    struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
+    if (rc_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now) &&
+        (!ipb || rc_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)))
+        return 1;
+    app->metrics.replay_reads_waited++;
+    return 0;
+}
 
 /* One moment read: by seq, or by time. Returns 0 or an RC_E_*. */
 static int read_at(struct gw_replay *rp, int by_time, int64_t target)
@@ -325,7 +350,7 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
         gw_conn_reply(s->conn, gw_fo_encode_event(s->view, ev, NULL, NULL));
         rp->shown = ev->seq;
     }
-    if (rp->evi < rp->nevs || now_us < rp->next_us)
+    if (rp->evi < rp->nevs || now_us < rp->next_us || !may_read(rp))
         return;
     rp->reading = 1;
     rp->read_us = now_us;
@@ -342,7 +367,7 @@ void gw_replay_tick(struct gw_fanout *f)
             feed_tick(rp, now, now_us);
             continue;
         }
-        if (!rp->s || rp->reading || !rp->started || now_us < rp->next_us)
+        if (!rp->s || rp->reading || !rp->started || now_us < rp->next_us || !may_read(rp))
             continue;
         if (!rp->paced) {
             read_at(rp, 0, rp->shown + 1); /* seq 0 has no time: the next change starts the pace */

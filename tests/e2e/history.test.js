@@ -515,6 +515,52 @@ test('replay of a feed: the events from the moment with their original at, then 
   }
 });
 
+test('replays count toward their connection\'s read budget: one starting many is refused past its burst and its replays wait for tokens; another connection is unaffected', { skip, timeout: 120000 }, async (t) => {
+  const config = h.configWith(t, { limits: { conn_read_rate: 2, conn_read_burst: 3 } });
+  const { gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  for (let i = 0; i < 12; i++) {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: `b${i % 5}`, delta: 3 + i }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    await h.sleep(50);
+  }
+  const waited = async () => {
+    const m = /^rankcast_replay_reads_waited_total (\d+)$/m.exec((await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: `Bearer ${h.ADMIN_KEY}` } })).text);
+    return m ? Number(m[1]) : NaN;
+  };
+  assert.equal(await waited(), 0);
+  // connection A: three replays take its burst; a fourth is refused
+  const a = await h.connectWs(t, gw.wsUrl, { token: null });
+  const gotA = [];
+  a.ws.on('message', (d) => gotA.push(JSON.parse(String(d))));
+  for (let i = 1; i <= 4; i++) {
+    a.ws.send(JSON.stringify({ op: 'subscribe', id: i, board: 'demo', view: { top: i }, replay: { from: { seq: 1 }, speed: 1 } }));
+  }
+  await h.waitFor(() => [1, 2, 3, 4].every((id) => gotA.some((m) => m.id === id)), 10000, 'answers to the four subscribes');
+  for (const id of [1, 2, 3]) {
+    const m = gotA.find((x) => x.id === id);
+    assert.equal(m.op, 'snapshot', JSON.stringify(m));
+    assert.equal(m.replay, true);
+  }
+  const refused = gotA.find((x) => x.id === 4);
+  assert.equal(refused.op, 'error', JSON.stringify(refused));
+  assert.equal(refused.code, 'rate_limited');
+  // A's replays read on with tokens it no longer has: they wait (counted)
+  await h.waitFor(async () => (await waited()) > 0, 20000, 'a replay read waiting for its connection\'s tokens');
+  // connection B, meanwhile: its replay starts and goes live, and its own reads are not refused
+  const b = await h.connectWs(t, gw.wsUrl, { token: null });
+  const gotB = [];
+  b.ws.on('message', (d) => gotB.push(JSON.parse(String(d))));
+  b.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'demo', view: { top: 5 }, replay: { from: { seq: 1 }, speed: 64 } }));
+  await h.waitFor(() => gotB.some((m) => m.op === 'live'), 20000, 'B\'s replay to go live');
+  assert.equal(gotB[0].op, 'snapshot', JSON.stringify(gotB[0]));
+  assert.ok(!gotB.some((m) => m.op === 'error'), JSON.stringify(gotB));
+  const bRead = await b.request({ op: 'get', board: 'demo', view: { top: 3 } }, 10000);
+  assert.equal(bRead.op, 'snapshot', JSON.stringify(bRead));
+  // and A's replays still reach the present, at the pace its budget allows
+  await h.waitFor(() => gotA.filter((m) => m.op === 'live').length === 3, 60000, 'A\'s three replays to go live');
+});
+
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {
   const config = h.configWith(t, { 'board demo': { log_cap: 5 } });
   const { gw } = await h.startStack(t, { config });
