@@ -5,11 +5,17 @@
  *   test made (a move's first seq shows the move whole), by seq and by time
  *   (times before, on and between changes), top, page and around views,
  *   over WebSocket and REST (`at_seq`, `at`);
+ * - member lists at every seq (rows, absent, total) equal the same replay;
+ * - a property test with removes and reversals (admin) among the random
+ *   writes: `get` at every seq and time equals the state read after each
+ *   change, and again from a restarted gateway;
+ * - replays of windows, member lists and feeds (the live part goes on where
+ *   the replay ends), and replays in the connection's read budget;
  * - `history` (and its REST route) equals a `get` at each of its points;
  * - the same on the 3+3 cluster (the moment read goes to the board's slot);
  * - an asc, a periodic, a multi-field and a sharded board (by time);
  * - errors: a moment past the present or not held any more (out_of_range
- *   with oldest_seq), a sharded board's at_seq, feeds, too many points;
+ *   with oldest_seq), a sharded board's at_seq, feed gets, too many points;
  * - a frozen board's audience is answered as of the frozen seq, marked frozen;
  * - --check-config checks history and history_max. */
 'use strict';
