@@ -14,8 +14,9 @@
  * lets go of the subscription and sends it the view's live snapshot: the
  * client replaces its list, so nothing is missed or shown twice.
  *
- * The fan-out's tick moves every replay on (one read in flight each, and
- * after a read at least three times its duration without one). A
+ * The fan-out's tick moves every replay on (one read in flight each, after
+ * a read at least three times its duration without one, and each read after
+ * the first paid from its connection's read budget: may_read). A
  * replay lives until it is done and its read is back: a subscription that
  * goes (unsubscribe, close) detaches it, and the read's answer frees it.
  *
