@@ -275,3 +275,13 @@ int64_t rc_moment_rank(int desc, const char *member, double c, int64_t ahead,
     rebuild_free(&r);
     return rank;
 }
+
+int rc_moment_total(const struct rc_moment_in *in, int64_t *total)
+{
+    struct rebuild r;
+    if (rebuild_init(&r, in->desc, in->changes, in->nchanges, in->total))
+        return RC_E_INTERNAL;
+    *total = r.total_s;
+    rebuild_free(&r);
+    return 0;
+}

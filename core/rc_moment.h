@@ -70,6 +70,11 @@ int rc_moment_around(const struct rc_moment_in *in, const char *member, int64_t 
 
 void rc_moment_out_free(struct rc_moment_out *out);
 
+/* *total: the members on the board at S, from in's total and changes (its
+ * slice unused: a member list at S needs no window). Returns 0 or
+ * RC_E_INTERNAL (out of memory). */
+int rc_moment_total(const struct rc_moment_in *in, int64_t *total);
+
 /* The margin a slice needs on each side of the present ranks it is about,
  * for k distinct members touched after S. */
 int64_t rc_moment_margin(int64_t k);

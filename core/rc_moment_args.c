@@ -16,11 +16,12 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
                          struct rc_moment_args *out)
 {
     static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch", "frz", "fz"};
-    static const char *const views[] = {"range", "around", "points"};
+    static const char *const views[] = {"range", "around", "points", "list"};
     memset(out, 0, sizeof *out);
     if (req->ntargets < 1 || req->ntargets > RC_MOMENT_TARGETS_MAX ||
-        (req->view != RC_MOMENT_POINTS && req->ntargets != 1) || (unsigned)req->view > RC_MOMENT_POINTS ||
-        (req->view != RC_MOMENT_RANGE && (!req->member || !req->member[0])) || req->first < 0 || req->count < 0 ||
+        (req->view != RC_MOMENT_POINTS && req->ntargets != 1) || (unsigned)req->view > RC_MOMENT_LIST ||
+        (req->view == RC_MOMENT_LIST && (!req->members || !req->nmembers)) ||
+        (req->view != RC_MOMENT_RANGE && req->view != RC_MOMENT_LIST && (!req->member || !req->member[0])) || req->first < 0 || req->count < 0 ||
         req->radius < 0)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
@@ -45,6 +46,22 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         snprintf(out->num[1], 32, "%" PRId64, req->count);
         a[6] = out->num[0];
         a[7] = out->num[1];
+    } else if (req->view == RC_MOMENT_LIST) {
+        /* member names hold no space (rc_names.h): the script splits on it */
+        size_t len = 0;
+        const char *m = req->members;
+        for (uint32_t i = 0; i < req->nmembers; i++, m += strlen(m) + 1)
+            len += strlen(m) + 1;
+        if (!(out->list = malloc(len))) {
+            rc_moment_args_free(out);
+            return RC_E_INTERNAL;
+        }
+        memcpy(out->list, req->members, len);
+        for (size_t i = 0; i + 1 < len; i++)
+            if (out->list[i] == '\0')
+                out->list[i] = ' ';
+        a[6] = out->list;
+        a[7] = "";
     } else {
         snprintf(out->num[1], 32, "%" PRId64, req->radius);
         a[6] = req->member;
@@ -62,8 +79,10 @@ void rc_moment_args_free(struct rc_moment_args *a)
 {
     free(a->argv);
     free(a->num);
+    free(a->list);
     a->argv = NULL;
     a->num = NULL;
+    a->list = NULL;
 }
 
 static int count_item(const struct rc_reply_item *it, int64_t *v)
@@ -138,6 +157,16 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
     out->ntargets = (size_t)nt;
     if (view == RC_MOMENT_POINTS)
         return i == n ? 0 : RC_E_INTERNAL;
+    if (view == RC_MOMENT_LIST) {
+        if ((n - i) % 2 || !(out->listed = calloc((n - i) / 2 + 1, sizeof *out->listed)))
+            goto fail;
+        for (; i < n; i += 2, out->nlisted++) {
+            struct rc_moment_target *t = &out->listed[out->nlisted];
+            if (comp_item(&items[i], &t->has_c, &t->c) || count_item(&items[i + 1], &t->ahead))
+                goto fail;
+        }
+        return 0;
+    }
     if (i >= n || count_item(&items[i++], &out->lo) || (n - i) % 2)
         goto fail;
     out->rows = malloc(((n - i) / 2 + 1) * sizeof *out->rows);
@@ -163,6 +192,9 @@ void rc_moment_args_reply_free(struct rc_moment_reply *r)
     free(r->change_seq);
     free(r->targets);
     free(r->rows);
+    free(r->listed);
+    r->listed = NULL;
+    r->nlisted = 0;
     r->changes = NULL;
     r->change_seq = NULL;
     r->targets = NULL;

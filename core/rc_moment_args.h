@@ -11,7 +11,7 @@
 #include "rc_moment.h"
 #include "rc_read_args.h"
 
-enum rc_moment_view { RC_MOMENT_RANGE = 0, RC_MOMENT_AROUND, RC_MOMENT_POINTS };
+enum rc_moment_view { RC_MOMENT_RANGE = 0, RC_MOMENT_AROUND, RC_MOMENT_POINTS, RC_MOMENT_LIST };
 
 struct rc_moment_req {
     int by_time;               /* targets are times (ms), else seqs */
@@ -20,7 +20,9 @@ struct rc_moment_req {
     int64_t first, count;      /* RANGE */
     const char *member;        /* AROUND, POINTS (borrowed) */
     int64_t radius;            /* AROUND */
-    const int64_t *targets;    /* borrowed; 1 for RANGE and AROUND, 1..RC_MOMENT_TARGETS_MAX for POINTS */
+    const char *members;       /* LIST: nmembers names, NUL-terminated back to back (rc_view's; borrowed) */
+    uint32_t nmembers;
+    const int64_t *targets;    /* borrowed; 1 for RANGE, AROUND and LIST, 1..RC_MOMENT_TARGETS_MAX for POINTS */
     size_t ntargets;
 };
 
@@ -33,6 +35,7 @@ struct rc_moment_args {
     const char **argv;
     unsigned nargv;
     char (*num)[32];
+    char *list;                /* LIST: the names joined by spaces (owned) */
 };
 
 /* Returns 0, RC_E_BAD_REQUEST (a request the script cannot take) or
@@ -68,6 +71,8 @@ struct rc_moment_reply {
     int64_t lo;                     /* RANGE, AROUND: present rank (0-based) of rows[0] */
     struct rc_moment_row *rows;
     size_t nrows;
+    struct rc_moment_target *listed; /* LIST: per listed member, in the order asked: has_c, c, ahead */
+    size_t nlisted;
 };
 
 /* Decodes items[0..n) of a call made for view. Returns 0 or RC_E_INTERNAL

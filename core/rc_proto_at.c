@@ -83,9 +83,6 @@ int rc_proto_at_decode_replay(const cJSON *msg, struct rc_request *out, struct r
         return rc_error_set(err, RC_E_BAD_REQUEST, "replay.speed must be a number 0.25..64");
     if (speed)
         out->replay_speed = speed->valuedouble;
-    if (out->view.kind == RC_VIEW_FEED)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "replay on a feed is not served yet (docs/history.md): use a "
-                            "window view");
     if (out->has_since || cJSON_GetObjectItemCaseSensitive(msg, "since"))
         return rc_error_set(err, RC_E_BAD_REQUEST, "replay and since do not go together");
     out->has_replay = 1;

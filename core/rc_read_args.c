@@ -81,6 +81,16 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
         out->nargv = 4;
         break;
     case RC_READ_LOG:
+        /* count > 0: up to count changes after seq first (a feed's replay) */
+        if (req->count > 0) {
+            if (req->first < 0)
+                return RC_E_BAD_REQUEST;
+            snprintf(out->num[0], sizeof out->num[0], "%" PRId64, req->first);
+            snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->count);
+            out->argv[3] = out->num[0];
+            out->argv[4] = out->num[1];
+            out->nargv = 5;
+        }
         break;
     case RC_READ_COUNTS:
         return build_counts(req, out);

@@ -26,8 +26,9 @@ enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG, RC
 /* What to read (the script's kinds). */
 struct rc_read_req {
     enum rc_read_kind kind;
-    int64_t first;          /* RANGE: 0-based index of the first row */
-    int64_t count;          /* RANGE: rows wanted (0 from index 0: the whole board) */
+    int64_t first;          /* RANGE: 0-based index of the first row; LOG: the seq to read after */
+    int64_t count;          /* RANGE: rows wanted (0 from index 0: the whole board); LOG: at
+                               most this many changes after seq first (0: the whole log) */
     const char *member;     /* AROUND, RANK (borrowed) */
     int64_t radius;         /* AROUND, NEAR: at least 0 */
     double bound;           /* NEAR: the composite c the rows are near */

@@ -17,6 +17,8 @@
 -- range:  ARGV[4] first index (0-based), ARGV[5] last index (inclusive)
 -- around: ARGV[4] member, ARGV[5] radius
 -- rank:   ARGV[4] member
+-- log:    ARGV[4], ARGV[5] (both or neither): at most ARGV[5] changes after
+--         seq ARGV[4] (a feed's replay); neither: the whole log
 -- log:    (nothing) the whole capped log
 -- counts: ARGV[4..] pairs (bound, inclusive), at most 512 pairs: for each,
 --         the members ranked strictly better than composite `bound` (desc:
@@ -71,9 +73,10 @@
 --   with ARGV[3] "1" (the live set: the rebuild undoes the present).
 --   ARGV[4] seq | time: what the targets name; ARGV[5] "1": the audience of
 --   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
---   around | points; ARGV[7], ARGV[8]: range first, count; around member,
---   radius; points member, ""; ARGV[9..] the targets (one for range and
---   around, up to 1000 for points), a seq or a time (ms) each.
+--   around | points | list; ARGV[7], ARGV[8]: range first, count; around
+--   member, radius; points member, ""; list: the listed members joined by
+--   spaces, ""; ARGV[9..] the targets (one for range, around and list, up
+--   to 1000 for points), a seq or a time (ms) each.
 --   A target seq S is shown as it is; a time, as the highest seq whose
 --   change's "at" is at or before it (0 when the log holds every change and
 --   none is). The oldest seq shown: 0 while the log starts at seq 1, else
@@ -82,7 +85,8 @@
 --   after smin: seq, member, c, old_c ("" for null),
 --   ntargets, then per target: S, at ("" at seq 0 or when not held),
 --   composite at S of points' member ("" absent), ahead; then (range,
---   around) lo, m1, c1, ... }
+--   around) lo, m1, c1, ...; (list) per listed member in the order given:
+--   its composite at S ("" absent), ahead }
 --   status   ok | beyond (a seq past the present) | gone (a target before
 --            oldest; nothing follows oldest)
 --   events   the log's changes after smin (the smallest S), oldest first
@@ -197,7 +201,15 @@ elseif kind == 'rank' then
   return out
 elseif kind == 'log' then
   local out = head(0)
-  local entries = redis.call('LRANGE', logkey, 0, -1)
+  local from, to = 0, -1
+  if ARGV[4] then
+    -- a bounded read (a feed's replay): up to ARGV[5] changes after seq ARGV[4]
+    local e0 = redis.call('LINDEX', logkey, 0)
+    local first = tonumber(e0 and string.match(e0, '^{"seq":(%d+)') or '1')
+    from = math.max(0, tonumber(ARGV[4]) + 1 - first)
+    to = from + tonumber(ARGV[5]) - 1
+  end
+  local entries = redis.call('LRANGE', logkey, from, to)
   for i = 1, #entries do
     -- the audience of a frozen board: the changes up to what it is shown
     if live or frozen == 0 or tonumber(string.match(entries[i], '^{"seq":(%d+)') or '0') <= shown then
@@ -361,8 +373,15 @@ elseif kind == 'moment' then
   -- the changes of the member the view is about (around, points): its
   -- composite at any seq without another pass over the log
   local who = ''
-  if view ~= 'range' then who = ARGV[7] end
+  if view ~= 'range' and view ~= 'list' then who = ARGV[7] end
   local mine_seq, mine_old = {}, {}
+  -- list: each listed member's changes, as the one member's above
+  local listed, lseq, lold = {}, {}, {}
+  if view == 'list' then
+    for m in string.gmatch(ARGV[7], '%S+') do
+      listed[#listed + 1] = m; lseq[m] = {}; lold[m] = {}
+    end
+  end
   local touched, k = {}, 0
   for i = 1, #evs do
     local e = evs[i]
@@ -374,24 +393,26 @@ elseif kind == 'moment' then
     out[#out + 1] = sq; out[#out + 1] = m; out[#out + 1] = c or ''; out[#out + 1] = oc or ''
     if not touched[m] then touched[m] = true; k = k + 1 end
     if m == who then mine_seq[#mine_seq + 1] = sq; mine_old[#mine_old + 1] = oc or '' end
+    if lseq[m] then local q = lseq[m]; q[#q + 1] = sq; lold[m][#q] = oc or '' end
   end
   local present = nil
   if who ~= '' then present = redis.call('ZSCORE', zl, who) end
   -- the member's composite at seq s: the old_c of its first change after s
   -- (a binary search over its changes), else the present one; nil when absent
-  local function comp_at(s)
-    local lo, hi = 1, #mine_seq + 1
+  local function comp_of(s, sq, old, now)
+    local lo, hi = 1, #sq + 1
     while lo < hi do
       local mid = math.floor((lo + hi) / 2)
-      if mine_seq[mid] <= s then lo = mid + 1 else hi = mid end
+      if sq[mid] <= s then lo = mid + 1 else hi = mid end
     end
-    if lo <= #mine_seq then
-      if mine_old[lo] == '' then return nil end
-      return tonumber(mine_old[lo])
+    if lo <= #sq then
+      if old[lo] == '' then return nil end
+      return tonumber(old[lo])
     end
-    if present then return tonumber(present) end
+    if now then return tonumber(now) end
     return nil
   end
+  local function comp_at(s) return comp_of(s, mine_seq, mine_old, present) end
   -- present members before composite c, member m (Redis's order of the set)
   local function ahead(c, m)
     local n, same
@@ -425,6 +446,19 @@ elseif kind == 'moment' then
     end
   end
   if view == 'points' then return out end
+  if view == 'list' then
+    -- per listed member: its composite at S ("" absent), ahead
+    for i = 1, #listed do
+      local m = listed[i]
+      local c = comp_of(S[1], lseq[m], lold[m], redis.call('ZSCORE', zl, m))
+      if c then
+        out[#out + 1] = num(c); out[#out + 1] = ahead(c, m)
+      else
+        out[#out + 1] = ''; out[#out + 1] = 0
+      end
+    end
+    return out
+  end
   local margin = 2 * k + 2
   local lo, hi = 0, -1
   if view == 'range' then

@@ -333,6 +333,9 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             m->sockets_timed_out);
     counter(&o, "rankcast_reads_limited_total", "reads answered rate_limited (read rates, max_pending)",
             m->reads_limited);
+    counter(&o, "rankcast_replay_reads_waited_total",
+            "replay reads put off to a later tick: the connection's or address's read bucket was out of tokens",
+            m->replay_reads_waited);
     frame_series(&o, m);
     gauge(&o, "rankcast_read_rows_in_flight", "rows of board reads sent to Redis and not answered (read_rows_in_flight)",
           m->read_rows_in_flight);

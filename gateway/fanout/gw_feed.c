@@ -232,8 +232,8 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
      * are answered from a read after it */
     int stale = fr->version < v->board->freeze.version || v->board->freeze_due;
     for (struct gw_sub *s = v->subs; s && !stale; s = s->vnext) {
-        if (!s->pending)
-            continue;
+        if (!s->pending || s->replay)
+            continue; /* (a replay's viewer is answered when it goes live: gw_replay.c) */
         if (s->gapfill && fill_gap(f, v, s, seq, epoch, evs, n))
             continue;
         int64_t from = s->has_since ? s->since : seq;

@@ -14,19 +14,33 @@
  * lets go of the subscription and sends it the view's live snapshot: the
  * client replaces its list, so nothing is missed or shown twice.
  *
- * The fan-out's tick moves every replay on (one read in flight each, and
- * after a read at least three times its duration without one). A
+ * The fan-out's tick moves every replay on (one read in flight each, after
+ * a read at least three times its duration without one, and each read after
+ * the first paid from its connection's read budget: may_read). A
  * replay lives until it is done and its read is back: a subscription that
- * goes (unsubscribe, close) detaches it, and the read's answer frees it. */
+ * goes (unsubscribe, close) detaches it, and the read's answer frees it.
+ *
+ * A member list reads its list at each moment (absent included). A feed
+ * sends the log's events after the moment as the pace reaches their "at",
+ * read in batches; at the end it resumes as a pending feed viewer after the
+ * last seq sent, which the feed's catch-up (gw_feed.c) answers: no event is
+ * missed or sent twice at the switch. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "gw_app.h"
+#include "net/gw_conn.h"
+#include "net/gw_peers.h"
 #include "store/gw_read_at.h"
+#include "rc_auth.h"
 #include "rc_conf.h"
+#include "rc_registry.h"
+#include "rc_members.h"
 
 struct gw_replay {
     struct gw_replay *next;
@@ -45,7 +59,13 @@ struct gw_replay {
     int reading;
     int64_t read_us;           /* when the read in flight was sent (monotonic) */
     int64_t next_us;           /* no read before this: each waits 3x the last one's time */
+    /* a feed: the log's changes after shown not sent yet (evs[evi..nevs)) */
+    struct rc_event *evs;
+    size_t nevs, evi;
 };
+
+/* Changes a feed's replay reads from the log at a time. */
+#define REPLAY_FEED_BATCH 256
 
 const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_request *r)
 {
@@ -57,8 +77,8 @@ const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_reque
         return "around views of a sharded board are not replayed yet (docs/history.md)";
     if (r->view.places)
         return "places = shared is not replayed yet (docs/history.md)";
-    if (r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM)
-        return "member lists and rosters are not replayed yet (docs/history.md)";
+    if (r->view.kind == RC_VIEW_TEAM)
+        return "a roster is not replayed: team membership keeps no history (replay its members as a member list)";
     if (r->replay_kind == RC_AT_TIME && decl->shards <= 1 && r->replay_from < 0)
         return "replay.from.time must be a time";
     return NULL;
@@ -66,6 +86,7 @@ const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_reque
 
 static void unlink_free(struct gw_replay *rp)
 {
+    free(rp->evs);
     if (rp->f)
         for (struct gw_replay **p = &rp->f->replays; *p; p = &(*p)->next)
             if (*p == rp) {
@@ -77,11 +98,39 @@ static void unlink_free(struct gw_replay *rp)
 
 static void on_read(int code, struct gw_read_at_result *res, void *privdata);
 
+/* A replay's read after its first (which its subscribe paid for) is a read
+ * of its connection (docs/security.md): it takes what a read of its rows
+ * costs from the connection's and the address's read buckets, and when
+ * either is out of tokens waits for a later tick. 1: may read now. */
+static int may_read(struct gw_replay *rp)
+{
+    struct gw_app *app = rp->f->app;
+    const struct rc_conf *conf = app->conf;
+    struct gw_conn *c = rp->s->conn;
+    int64_t now = (int64_t)uv_now(app->loop);
+    double cost = rc_read_tokens(rp->view.kind == RC_VIEW_FEED ? REPLAY_FEED_BATCH : rc_view_rows(&rp->view));
+    struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
+    if (rc_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now) &&
+        (!ipb || rc_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)))
+        return 1;
+    app->metrics.replay_reads_waited++;
+    return 0;
+}
+
 /* One moment read: by seq, or by time. Returns 0 or an RC_E_*. */
 static int read_at(struct gw_replay *rp, int by_time, int64_t target)
 {
     struct rc_moment_req req = {.by_time = by_time, .audience = !rp->view.live, .targets = &target, .ntargets = 1};
-    if (rp->view.kind == RC_VIEW_AROUND) {
+    if (rp->view.kind == RC_VIEW_FEED) {
+        req.view = RC_MOMENT_RANGE; /* no rows: the moment's seq, time and member count */
+    } else if (rp->view.kind == RC_VIEW_MEMBERS) {
+        /* the view's own list (rp->view's pointer was the request's): the
+         * read copies it, and reads only while the subscription lives */
+        const struct rc_view *spec = &rp->s->view->r.spec;
+        req.view = RC_MOMENT_LIST;
+        req.members = spec->members;
+        req.nmembers = spec->nmembers;
+    } else if (rp->view.kind == RC_VIEW_AROUND) {
         req.view = RC_MOMENT_AROUND;
         req.member = rp->view.around;
         req.radius = rp->view.radius;
@@ -117,6 +166,14 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
         .at_time = res->at_time,
         .replay = 1,
     };
+    const char *absent[RC_MEMBERS_MAX];
+    const struct rc_view *spec = &s->view->r.spec;
+    if (spec->kind == RC_VIEW_MEMBERS) { /* as the live list's snapshot (gw_view.c) */
+        long na = rc_members_absent(spec->members, spec->nmembers, res->w->rows, res->w->n, absent);
+        m.has_absent = 1;
+        m.absent = absent;
+        m.nabsent = na > 0 ? (size_t)na : 0;
+    }
     gw_conn_reply(s->conn, rc_encode_snapshot(&m));
     free(s->id_json);
     s->id_json = NULL;
@@ -135,6 +192,20 @@ static void go_live(struct gw_replay *rp, int64_t seq)
     gw_conn_reply(s->conn, rc_proto_at_encode_live(s->view->r.id, seq));
     s->replay = NULL;
     rp->s = NULL;
+    if (s->view->r.spec.kind == RC_VIEW_FEED) {
+        /* a pending feed viewer resuming after seq: the feed's catch-up
+         * sends the changes after it from the log, then the live ones
+         * (gw_feed.c), so none is missed or sent twice */
+        s->pending = 1;
+        s->has_since = 1;
+        s->since = seq;
+        s->has_epoch = 0;
+        if (s->view->reading)
+            gw_fo_view_set_dirty(s->view);
+        else
+            gw_fo_feed_catch_up(s->view);
+        return;
+    }
     if (!s->pending && s->view->last && gw_fo_send_owed_snapshot(rp->f, s) == 0)
         s->needs_snapshot = 0;
     /* else: owed, sent by the view's first window or when the queue drains */
@@ -233,11 +304,71 @@ void gw_replay_detach(struct gw_sub *s)
         unlink_free(rp);
 }
 
+static void on_log(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
+                   struct rc_event *evs, size_t n, void *privdata)
+{
+    struct gw_replay *rp = privdata;
+    (void)total;
+    (void)epoch;
+    (void)fr;
+    rp->reading = 0;
+    int64_t now_us = gw_mono_us();
+    rp->next_us = now_us + 3 * (now_us - rp->read_us);
+    if (!rp->f || !rp->s) {
+        unlink_free(rp);
+        return;
+    }
+    if (code)
+        return; /* the next tick reads again */
+    /* nothing after shown, or the log no longer holds the next change (the
+     * catch-up then answers as for any resume it cannot replay) */
+    if (!n || evs[0].seq != rp->shown + 1 || rp->shown >= seq) {
+        go_live(rp, rp->shown);
+        unlink_free(rp);
+        return;
+    }
+    free(rp->evs);
+    rp->evs = malloc(n * sizeof *rp->evs);
+    rp->nevs = rp->evs ? n : 0;
+    rp->evi = 0;
+    if (rp->evs)
+        memcpy(rp->evs, evs, n * sizeof *evs);
+}
+
+/* A feed's replay: the events the pace has reached, each as it went out
+ * live (its own "at"); the next batch from the log when these are sent. */
+static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
+{
+    struct gw_sub *s = rp->s;
+    if (rp->evi < rp->nevs && !rp->paced) { /* from seq 0: the pace starts at the first change */
+        rp->paced = 1;
+        rp->base_at = rp->evs[rp->evi].at_ms;
+        rp->base_wall = now;
+    }
+    double board_ms = (double)rp->base_at + (double)(now - rp->base_wall) * rp->speed;
+    for (; rp->evi < rp->nevs && (double)rp->evs[rp->evi].at_ms <= board_ms; rp->evi++) {
+        const struct rc_event *ev = &rp->evs[rp->evi];
+        gw_conn_reply(s->conn, gw_fo_encode_event(s->view, ev, NULL, NULL));
+        rp->shown = ev->seq;
+    }
+    if (rp->evi < rp->nevs || now_us < rp->next_us || !may_read(rp))
+        return;
+    rp->reading = 1;
+    rp->read_us = now_us;
+    if (gw_read_log_after(&rp->f->app->store, rp->decl, rp->board, rp->period, rp->view.live, rp->shown,
+                          REPLAY_FEED_BATCH, on_log, rp) != 0)
+        rp->reading = 0;
+}
+
 void gw_replay_tick(struct gw_fanout *f)
 {
     int64_t now = gw_now_ms(f->app), now_us = gw_mono_us();
     for (struct gw_replay *rp = f->replays; rp; rp = rp->next) {
-        if (!rp->s || rp->reading || !rp->started || now_us < rp->next_us)
+        if (rp->s && !rp->reading && rp->started && rp->view.kind == RC_VIEW_FEED) {
+            feed_tick(rp, now, now_us);
+            continue;
+        }
+        if (!rp->s || rp->reading || !rp->started || now_us < rp->next_us || !may_read(rp))
             continue;
         if (!rp->paced) {
             read_at(rp, 0, rp->shown + 1); /* seq 0 has no time: the next change starts the pace */

@@ -512,7 +512,7 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
 void gw_fo_fail_pending(struct gw_view *v, int code)
 {
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
-        if (!s->pending || !s->id_json)
+        if (!s->pending || !s->id_json || s->replay)
             continue;
         /* Stays subscribed: it gets its snapshot once Redis is back. */
         gw_conn_reply(s->conn, rc_encode_error(s->id_json, code, "Redis is unreachable; the snapshot follows "

@@ -12,6 +12,7 @@
 #include "store/gw_read_at.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
+#include "rc_members.h"
 #include "rc_period.h"
 #include "rc_shard.h"
 
@@ -26,11 +27,14 @@ struct get_call {
     struct rc_period period;
     int audience;               /* not the caster's live read: a freeze holds */
     int by_time;                /* the moment is a time (or history's points) */
+    char *members;              /* a member list's names (owned), for its absent */
+    uint32_t nmembers;
 };
 
 static void call_free(struct get_call *c)
 {
     free(c->id_json);
+    free(c->members);
     free(c);
 }
 
@@ -87,7 +91,12 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
             .has_at_time = res->has_at_time,
             .at_time = res->at_time,
         };
-        if (!(json = rc_encode_snapshot(&m)))
+        const char *absent[RC_MEMBERS_MAX];
+        long na = c->members ? rc_members_absent(c->members, c->nmembers, res->w->rows, res->w->n, absent) : 0;
+        m.has_absent = c->members != NULL;
+        m.absent = absent;
+        m.nabsent = na > 0 ? (size_t)na : 0;
+        if (na < 0 || !(json = rc_encode_snapshot(&m)))
             json = gw_op_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
     }
     if (res && res->w)
@@ -130,9 +139,9 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
         if (r->at_kind == RC_AT_SEQ)
             code = rc_error_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
                                 "counts its own): name the moment by at.time");
-        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND)
-            code = rc_error_set(err, RC_E_BAD_REQUEST, "history and around views of a sharded board at a past "
-                                "moment are not served yet (docs/history.md)");
+        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND || r->view.kind == RC_VIEW_MEMBERS)
+            code = rc_error_set(err, RC_E_BAD_REQUEST, "history, around views and member lists of a sharded board "
+                                "at a past moment are not served yet (docs/history.md)");
         else if ((int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)
             code = rc_error_set(err, RC_E_BAD_REQUEST, "a page of a sharded board must end within rank %d",
                                 RC_SHARD_READ_MAX);
@@ -168,10 +177,12 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
             gw_op_snapshot(app, who, r, done, privdata);
         return;
     }
-    if (r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) {
-        /* (the moment rebuild knows windows only: docs/history.md) */
+    if (r->view.kind == RC_VIEW_TEAM) {
+        /* team membership keeps no history: who was on the team then is
+         * not known (docs/history.md) */
         done(privdata, RC_E_BAD_REQUEST,
-             gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "a member list or roster at a moment is not served yet"));
+             gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "a roster at a moment is not served: team membership "
+                         "keeps no history (ask for the members as a member list)"));
         return;
     }
     struct rc_error err = {0, ""};
@@ -183,7 +194,16 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
         int64_t target = r->at;
         struct rc_moment_req req = {.by_time = r->at_kind == RC_AT_TIME, .audience = c->audience,
                                     .targets = &target, .ntargets = 1};
-        if (r->view.kind == RC_VIEW_AROUND) {
+        if (r->view.kind == RC_VIEW_MEMBERS) {
+            req.view = RC_MOMENT_LIST;
+            req.members = r->view.members;
+            req.nmembers = r->view.nmembers;
+            if (!(c->members = malloc(r->view.members_len ? r->view.members_len : 1)))
+                code = RC_E_INTERNAL;
+            else
+                memcpy(c->members, r->view.members, r->view.members_len);
+            c->nmembers = r->view.nmembers;
+        } else if (r->view.kind == RC_VIEW_AROUND) {
             req.view = RC_MOMENT_AROUND;
             req.member = r->view.around;
             req.radius = r->view.radius;
@@ -192,7 +212,7 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
             req.first = r->view.kind == RC_VIEW_PAGE ? r->view.offset : 0;
             req.count = r->view.limit;
         }
-        if ((code = gw_read_at(&app->store, c->decl, r->board, c->period.id, &req, on_read, c)) == 0)
+        if (!code && (code = gw_read_at(&app->store, c->decl, r->board, c->period.id, &req, on_read, c)) == 0)
             return;
         rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
         call_free(c);

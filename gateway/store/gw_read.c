@@ -241,7 +241,13 @@ static void on_log(redisReply *r, void *privdata)
 int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period, int live,
                 gw_read_log_cb *cb, void *privdata)
 {
-    const struct rc_read_req req = {.kind = RC_READ_LOG, .live = live};
+    return gw_read_log_after(s, b, board, period, live, 0, 0, cb, privdata);
+}
+
+int gw_read_log_after(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                      int live, int64_t after, int64_t max, gw_read_log_cb *cb, void *privdata)
+{
+    const struct rc_read_req req = {.kind = RC_READ_LOG, .live = live, .first = after, .count = max};
     struct log_pending *p = malloc(sizeof *p);
     if (!p)
         return RC_E_INTERNAL;

@@ -155,6 +155,11 @@ typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, const char *ep
 int gw_read_log(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period, int live,
                 gw_read_log_cb *cb, void *privdata);
 
+/* As gw_read_log, but at most max (> 0) changes after seq `after` (a
+ * feed's replay, fanout/gw_replay.c); max 0: the whole log. */
+int gw_read_log_after(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                      int live, int64_t after, int64_t max, gw_read_log_cb *cb, void *privdata);
+
 /* Sends the read.lua call a (core/rc_read_args) through script, routed by
  * the board's keys (redis NULL: down). Returns 0 (cb runs once, later),
  * RC_E_UNAVAILABLE or RC_E_INTERNAL. */

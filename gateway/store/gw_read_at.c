@@ -25,6 +25,8 @@ struct at_call {
     int64_t first, count, radius;
     int64_t *targets;
     size_t ntargets;
+    char *members;              /* LIST: the names asked, back to back (owned) */
+    uint32_t nmembers;
     gw_read_at_cb *cb;
     void *privdata;
     struct gw_read_at_result res;
@@ -33,6 +35,7 @@ struct at_call {
 static void call_free(struct at_call *c)
 {
     free(c->targets);
+    free(c->members);
     free(c);
 }
 
@@ -92,6 +95,58 @@ static int rebuild_window(struct at_call *c, const struct rc_moment_reply *r)
     return 0;
 }
 
+static int by_rank(const void *a, const void *b)
+{
+    const struct rc_row *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The listed members on the board at the target, each with its rank then,
+ * in rank order (a window as a live member list's): 0 or RC_E_INTERNAL. */
+static int rebuild_list(struct at_call *c, const struct rc_moment_reply *r)
+{
+    const struct rc_moment_target *t = &r->targets[0];
+    size_t from = rc_moment_args_after(r, t->seq);
+    int desc = c->b->layout.order == RC_ORDER_DESC;
+    struct rc_moment_in in = {.desc = desc, .total = r->head.total, .changes = r->changes + from,
+                              .nchanges = r->nchanges - from};
+    struct gw_window *w = calloc(1, sizeof *w);
+    struct rc_read_row *rows = malloc((c->nmembers + 1) * sizeof *rows);
+    int64_t *ranks = malloc((c->nmembers + 1) * sizeof *ranks);
+    int rc = !w || !rows || !ranks || r->nlisted != c->nmembers ? RC_E_INTERNAL : 0;
+    if (!rc) {
+        gw_window_set_head(w, &r->head); /* (its total is the present's: set below) */
+        rc = rc_moment_total(&in, &w->total);
+    }
+    size_t n = 0;
+    const char *m = c->members;
+    for (uint32_t i = 0; !rc && i < c->nmembers; i++, m += strlen(m) + 1) {
+        const struct rc_moment_target *l = &r->listed[i];
+        if (!l->has_c)
+            continue;
+        rows[n] = (struct rc_read_row){m, l->c};
+        ranks[n++] = rc_moment_rank(desc, m, l->c, l->ahead, in.changes, in.nchanges);
+    }
+    if (!rc) {
+        w->seq = t->seq;
+        w->first_rank = 0;
+        rc = gw_window_set_rows(c->b, w, rows, n);
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        w->rows[i].rank = ranks[i];
+    if (!rc)
+        qsort(w->rows, w->n, sizeof *w->rows, by_rank);
+    free(rows);
+    free(ranks);
+    if (rc) {
+        if (w)
+            gw_window_free(w);
+        return rc;
+    }
+    c->res.w = w;
+    return 0;
+}
+
 /* Each target's score and rank from the reply: 0 or RC_E_INTERNAL. */
 static int rebuild_points(struct at_call *c, const struct rc_moment_reply *r)
 {
@@ -141,7 +196,7 @@ static void on_reply(redisReply *reply, void *privdata)
         c->res.at_seq = r.targets[0].seq;
         c->res.has_at_time = r.targets[0].has_at;
         c->res.at_time = r.targets[0].at;
-        code = rebuild_window(c, &r);
+        code = c->view == RC_MOMENT_LIST ? rebuild_list(c, &r) : rebuild_window(c, &r);
     } else if (r.status == RC_MOMENT_OK) {
         code = rebuild_points(c, &r);
     }
@@ -179,6 +234,19 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
     memcpy(c->targets, req->targets, req->ntargets * sizeof *c->targets);
     if (req->member)
         snprintf(c->member, sizeof c->member, "%s", req->member);
+    if (req->view == RC_MOMENT_LIST) {
+        /* the reply names no member: the rows take their names from our copy */
+        size_t len = 0;
+        const char *m = req->members;
+        for (uint32_t i = 0; i < req->nmembers; i++, m += strlen(m) + 1)
+            len += strlen(m) + 1;
+        if (!(c->members = malloc(len))) {
+            rc = RC_E_INTERNAL;
+            goto out;
+        }
+        memcpy(c->members, req->members, len);
+        c->nmembers = req->nmembers;
+    }
     if (!s->redis) {
         rc = RC_E_UNAVAILABLE;
         goto out;

@@ -5,11 +5,17 @@
  *   test made (a move's first seq shows the move whole), by seq and by time
  *   (times before, on and between changes), top, page and around views,
  *   over WebSocket and REST (`at_seq`, `at`);
+ * - member lists at every seq (rows, absent, total) equal the same replay;
+ * - a property test with removes and reversals (admin) among the random
+ *   writes: `get` at every seq and time equals the state read after each
+ *   change, and again from a restarted gateway;
+ * - replays of windows, member lists and feeds (the live part goes on where
+ *   the replay ends), and replays in the connection's read budget;
  * - `history` (and its REST route) equals a `get` at each of its points;
  * - the same on the 3+3 cluster (the moment read goes to the board's slot);
  * - an asc, a periodic, a multi-field and a sharded board (by time);
  * - errors: a moment past the present or not held any more (out_of_range
- *   with oldest_seq), a sharded board's at_seq, feeds, too many points;
+ *   with oldest_seq), a sharded board's at_seq, feed gets, too many points;
  * - a frozen board's audience is answered as of the frozen seq, marked frozen;
  * - --check-config checks history and history_max. */
 'use strict';
@@ -214,6 +220,117 @@ test('get at every seq and time of players and squads equals a replay of the wri
   assert.deepEqual(rest.body.points, hist.points);
 });
 
+test('get of a member list at every seq of players and squads equals the replay; a roster at a moment is refused', { skip, timeout: 240000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const r = await playAndReplay(t, gw, ws);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const lists = { players: ['hal', 'ann', 'zed', 'cy', 'eve'], squads: ['green', 'nobody', 'red', 'blue'] };
+  for (const [board, states, last, atBy, halves] of [
+    ['players', r.pStates, r.pseq, r.pAt, new Set()], ['squads', r.tStates, r.tseq, r.tAt, r.halves]]) {
+    const list = lists[board];
+    const want = (s) => ({
+      rows: states[s].filter((x) => list.includes(x.member)),
+      absent: list.filter((m) => !states[s].some((x) => x.member === m)),
+    });
+    for (let s = 0; s <= last; s++) {
+      const shown = halves.has(s) ? s + 1 : s;
+      const snap = await reader.request({ op: 'get', board, view: { members: list }, at: { seq: s } }, 10000);
+      assert.equal(snap.op, 'snapshot', `${board} members at ${s}: ${JSON.stringify(snap)}`);
+      assert.equal(snap.at_seq, shown, `${board} members at_seq for ${s}`);
+      assert.equal(snap.at_time, shown === 0 ? null : atBy.get(shown), `${board} members at_time at ${s}`);
+      assert.deepEqual({ rows: rowsOf(snap.rows), absent: snap.absent }, want(shown), `${board} members at seq ${s}`);
+      assert.equal(snap.total, states[shown].length, `${board} members total at ${s}`);
+      if (s % 5 === 2) {
+        const q = list.map(encodeURIComponent).join(',');
+        const rest = await h.http(gw.base, 'GET', `/api/v1/boards/${board}?members=${q}&at_seq=${s}`, undefined, { token: null });
+        assert.equal(rest.status, 200, rest.text);
+        assert.deepEqual({ rows: rowsOf(rest.body.rows), absent: rest.body.absent }, want(shown), `${board} REST members at_seq ${s}`);
+        const at = atBy.get(shown);
+        if (at !== undefined) {
+          let ws2 = seqAtTime(atBy, last, at - 1);
+          if (halves.has(ws2)) ws2 += 1;
+          const byTime = await reader.request({ op: 'get', board, view: { members: list }, at: { time: at - 1 } }, 10000);
+          assert.equal(byTime.at_seq, ws2, `${board} members at time ${at - 1}`);
+          assert.deepEqual({ rows: rowsOf(byTime.rows), absent: byTime.absent }, want(ws2), `${board} members at time ${at - 1}`);
+        }
+      }
+    }
+  }
+  // a roster at a moment: the team's membership then is not kept (docs/history.md)
+  const e = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 1 } }, 10000);
+  assert.equal(e.op, 'error', JSON.stringify(e));
+  assert.equal(e.code, 'bad_request');
+});
+
+test('property: random writes, removes and reversals; get at every seq and time equals the state read after each change, also after a gateway restart', { skip, timeout: 240000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const admin = await h.connectWs(t, gw.wsUrl); // the harness' admin key
+  const atBy = await feed(t, gw, 'players');
+  const rnd = rng(424242);
+  const members = ['ann', 'bob', 'cy', 'dee', 'eve', 'fay'];
+  const states = new Map([[0, []]]);
+  const reqs = [];
+  let last = 0; let removes = 0; let reversals = 0;
+  for (let i = 0; i < 70; i++) {
+    const m = members[rnd(members.length)];
+    const k = rnd(12);
+    let req;
+    if (k < 5) { req = { op: 'incr', board: 'players', member: m, delta: rnd(30) - 8, req: `p-${i}` }; reqs.push(req.req); }
+    else if (k < 6) req = { op: 'set', board: 'players', member: m, value: rnd(70) };
+    else if (k < 7) req = { op: 'best', board: 'players', member: m, value: rnd(70) };
+    else if (k < 9) req = { op: 'remove', board: 'players', member: m };
+    else if (reqs.length) req = { op: 'reverse', board: 'players', req: reqs.splice(rnd(reqs.length), 1)[0] };
+    else continue;
+    const reply = await admin.request(req, 10000);
+    if (reply.op === 'error') continue; // a member not on the board, a write already taken back
+    assert.ok(['ack', 'removed', 'reversed'].includes(reply.op), JSON.stringify(reply));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/players?top=50');
+    assert.equal(now.status, 200, now.text);
+    if (now.body.seq === last) continue; // no change, no seq
+    assert.equal(now.body.seq, last + 1, `one seq per change: ${JSON.stringify(req)}`);
+    last = now.body.seq;
+    if (reply.op === 'removed') removes++;
+    if (reply.op === 'reversed') reversals++;
+    states.set(last, rowsOf(now.body.rows));
+    if (i % 20 === 19) await h.sleep(1100);
+  }
+  assert.ok(removes > 2 && reversals > 2, `removes ${removes}, reversals ${reversals}`);
+  await h.waitFor(() => atBy.has(last), 10000, 'the feed to reach the last seq');
+  const list = ['eve', 'ann', 'zed'];
+  const check = async (conn, s, label) => {
+    const snap = await conn.request({ op: 'get', board: 'players', view: { top: 50 }, at: { seq: s } }, 10000);
+    assert.equal(snap.at_seq, s, `${label}: ${JSON.stringify(snap)}`);
+    assert.deepEqual(rowsOf(snap.rows), states.get(s), `${label}: top 50 at seq ${s}`);
+    const ml = await conn.request({ op: 'get', board: 'players', view: { members: list }, at: { seq: s } }, 10000);
+    assert.deepEqual(rowsOf(ml.rows), states.get(s).filter((x) => list.includes(x.member)), `${label}: list at seq ${s}`);
+  };
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  for (let s = 0; s <= last; s++) {
+    await check(reader, s, 'before the restart');
+    const at = atBy.get(s);
+    if (at === undefined) continue;
+    const next = atBy.get(s + 1);
+    const times = [at, at - 1];
+    if (next !== undefined && next - at > 1) times.push(at + Math.floor((next - at) / 2));
+    for (const ms of times) {
+      const want = seqAtTime(atBy, last, ms);
+      const snap = await reader.request({ op: 'get', board: 'players', view: { top: 50 }, at: { time: ms } }, 10000);
+      assert.equal(snap.at_seq, want, `at time ${ms}`);
+      assert.deepEqual(rowsOf(snap.rows), states.get(want), `rows at time ${ms}`);
+    }
+  }
+  // a new gateway process on the same Redis answers the same moments
+  await gw.stop();
+  const again = await h.startGateway(t, { redisPort: redis.port, port: gw.port });
+  const reader2 = await h.connectWs(t, again.wsUrl, { token: null });
+  for (let s = 0; s <= last; s += 3) await check(reader2, s, 'after the restart');
+  await check(reader2, last, 'after the restart');
+  const rest = await h.http(again.base, 'GET', `/api/v1/boards/players?top=50&at_seq=${Math.floor(last / 2)}`, undefined, { token: null });
+  assert.equal(rest.status, 200, rest.text);
+  assert.deepEqual(rowsOf(rest.body.rows), states.get(Math.floor(last / 2)));
+});
+
 test('get at every seq of players and squads on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
   const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
   const gw = await h.startGateway(t, { redis: cluster.seeds });
@@ -358,13 +475,164 @@ test('replay: snapshots of each moment at a pace, then live under the same sub, 
   assert.equal(byTime.replay, true, JSON.stringify(byTime));
   assert.equal(byTime.at_seq >= 5, true);
   for (const bad of [
-    { op: 'subscribe', board: 'demo', view: { feed: true }, replay: { from: { seq: 1 } } },
     { op: 'subscribe', board: 'demo', view: { top: 3 }, replay: { from: { seq: 1 }, speed: 100 } },
     { op: 'subscribe', board: 'global', view: { top: 3 }, replay: { from: { seq: 1 } } },
   ]) {
     const e = await viewer.request(bad, 10000);
     assert.equal(e.code, 'bad_request', JSON.stringify(e));
   }
+});
+
+test('replay of a member list: each moment the listed rows and absent, then live under the same sub, with writes during it', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const states = new Map([[0, []]]);
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=50');
+    states.set(ack.seq, rowsOf(now.body.rows));
+    return ack.seq;
+  };
+  const list = ['w1', 'r3', 'zz', 'r1'];
+  const want = (s) => ({ rows: states.get(s).filter((x) => list.includes(x.member)),
+    absent: list.filter((m) => !states.get(s).some((x) => x.member === m)) });
+  for (let i = 0; i < 10; i++) { await write(`r${i % 4}`, 10 + 3 * i); await h.sleep(40); }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 9, board: 'demo', view: { members: list }, replay: { from: { seq: 1 }, speed: 4 } }));
+  for (let i = 0; i < 3; i++) { await h.sleep(60); await write(`w${i}`, 5 + 40 * i); }
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the member-list replay to go live');
+  await h.waitFor(() => got.findIndex((m) => m.op === 'live') < got.length - 1, 10000, 'the live snapshot');
+  const first = got[0];
+  assert.equal(first.op, 'snapshot', JSON.stringify(first));
+  assert.equal(first.id, 9);
+  assert.equal(first.replay, true);
+  assert.equal(first.at_seq, 1);
+  const li = got.findIndex((m) => m.op === 'live');
+  let prev = 0;
+  for (const m of got.slice(0, li)) {
+    assert.equal(m.op, 'snapshot', JSON.stringify(m));
+    assert.equal(m.sub, first.sub);
+    assert.equal(m.replay, true);
+    assert.ok(m.at_seq > prev, `moments move forward: ${m.at_seq} after ${prev}`);
+    assert.deepEqual({ rows: rowsOf(m.rows), absent: m.absent }, want(m.at_seq), `member-list replay at seq ${m.at_seq}`);
+    assert.equal(m.total, states.get(m.at_seq).length);
+    prev = m.at_seq;
+  }
+  assert.equal(got[li].seq, prev, 'live at the last moment shown');
+  const after = got[li + 1];
+  assert.equal(after.op, 'snapshot', JSON.stringify(after));
+  assert.equal(after.sub, first.sub);
+  assert.equal(after.replay, undefined);
+  assert.deepEqual({ rows: rowsOf(after.rows), absent: after.absent }, want(Math.max(after.seq, got[li].seq)));
+  // a roster replays nothing: its membership then is not kept
+  const e = await viewer.request({ op: 'subscribe', board: 'players', view: { team: 'red' }, replay: { from: { seq: 0 } } }, 10000);
+  assert.equal(e.code, 'bad_request', JSON.stringify(e));
+});
+
+test('replay of a feed: the events from the moment with their original at, then live going on exactly where the replay ends', { skip, timeout: 120000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const events = new Map(); // seq -> the live feed's event (sub left out)
+  const feed = await h.connectWs(t, gw.wsUrl, { token: null });
+  const fsnap = await feed.request({ op: 'subscribe', board: 'demo', view: { feed: true } }, 10000);
+  feed.ws.on('message', (d) => {
+    const m = JSON.parse(String(d));
+    if (m.op === 'event' && m.sub === fsnap.sub) { delete m.sub; events.set(m.seq, m); }
+  });
+  let last = 0;
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    last = ack.seq;
+  };
+  for (let i = 0; i < 10; i++) { await write(`f${i % 4}`, 10 + i); await h.sleep(40); }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 11, board: 'demo', view: { feed: true }, replay: { from: { seq: 3 }, speed: 4 } }));
+  for (let i = 0; i < 3; i++) { await h.sleep(60); await write(`g${i}`, 5 + i); }
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the feed replay to go live');
+  await write('late', 1000);
+  await h.waitFor(() => got.some((m) => m.op === 'event' && m.seq === last), 10000, `the live feed to reach seq ${last}`);
+  await h.waitFor(() => events.has(last), 10000, 'the reference feed');
+  const first = got[0];
+  assert.equal(first.op, 'snapshot', JSON.stringify(first));
+  assert.equal(first.id, 11);
+  assert.equal(first.replay, true);
+  assert.equal(first.at_seq, 3);
+  assert.deepEqual(first.rows, []);
+  const li = got.findIndex((m) => m.op === 'live');
+  const replayed = got.slice(1, li);
+  assert.ok(replayed.length > 0, 'some events replayed');
+  replayed.forEach((m, i) => {
+    assert.equal(m.op, 'event', JSON.stringify(m));
+    assert.equal(m.sub, first.sub, 'one sub');
+    assert.equal(m.seq, 4 + i, 'replayed events in seq order, none missed');
+    const { sub, ...rest } = m;
+    assert.deepEqual(rest, events.get(m.seq), `replayed event ${m.seq} as it was sent live (its original at)`);
+  });
+  const live = got[li];
+  assert.equal(live.sub, first.sub);
+  assert.equal(live.seq, replayed[replayed.length - 1].seq, 'live at the last event replayed');
+  // after live: the live feed's snapshot, then every event after live.seq once, in order
+  const after = got.slice(li + 1).filter((m) => m.sub === first.sub);
+  assert.equal(after[0].op, 'snapshot', JSON.stringify(after[0]));
+  assert.equal(after[0].replay, undefined);
+  const seqs = after.filter((m) => m.op === 'event').map((m) => m.seq);
+  assert.deepEqual(seqs, Array.from({ length: last - live.seq }, (_, i) => live.seq + 1 + i), 'no gap, no repeat after live');
+  for (const m of after.filter((x) => x.op === 'event')) {
+    const { sub, ...rest } = m;
+    assert.deepEqual(rest, events.get(m.seq));
+  }
+});
+
+test('replays count toward their connection\'s read budget: one starting many is refused past its burst and its replays wait for tokens; another connection is unaffected', { skip, timeout: 120000 }, async (t) => {
+  const config = h.configWith(t, { limits: { conn_read_rate: 2, conn_read_burst: 3 } });
+  const { gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  for (let i = 0; i < 12; i++) {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: `b${i % 5}`, delta: 3 + i }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    await h.sleep(50);
+  }
+  const waited = async () => {
+    const m = /^rankcast_replay_reads_waited_total (\d+)$/m.exec((await h.http(gw.base, 'GET', '/metrics', null, { headers: { Authorization: `Bearer ${h.ADMIN_KEY}` } })).text);
+    return m ? Number(m[1]) : NaN;
+  };
+  assert.equal(await waited(), 0);
+  // connection A: three replays take its burst; a fourth is refused
+  const a = await h.connectWs(t, gw.wsUrl, { token: null });
+  const gotA = [];
+  a.ws.on('message', (d) => gotA.push(JSON.parse(String(d))));
+  for (let i = 1; i <= 4; i++) {
+    a.ws.send(JSON.stringify({ op: 'subscribe', id: i, board: 'demo', view: { top: i }, replay: { from: { seq: 1 }, speed: 1 } }));
+  }
+  await h.waitFor(() => [1, 2, 3, 4].every((id) => gotA.some((m) => m.id === id)), 10000, 'answers to the four subscribes');
+  for (const id of [1, 2, 3]) {
+    const m = gotA.find((x) => x.id === id);
+    assert.equal(m.op, 'snapshot', JSON.stringify(m));
+    assert.equal(m.replay, true);
+  }
+  const refused = gotA.find((x) => x.id === 4);
+  assert.equal(refused.op, 'error', JSON.stringify(refused));
+  assert.equal(refused.code, 'rate_limited');
+  // A's replays read on with tokens it no longer has: they wait (counted)
+  await h.waitFor(async () => (await waited()) > 0, 20000, 'a replay read waiting for its connection\'s tokens');
+  // connection B, meanwhile: its replay starts and goes live, and its own reads are not refused
+  const b = await h.connectWs(t, gw.wsUrl, { token: null });
+  const gotB = [];
+  b.ws.on('message', (d) => gotB.push(JSON.parse(String(d))));
+  b.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'demo', view: { top: 5 }, replay: { from: { seq: 1 }, speed: 64 } }));
+  await h.waitFor(() => gotB.some((m) => m.op === 'live'), 20000, 'B\'s replay to go live');
+  assert.equal(gotB[0].op, 'snapshot', JSON.stringify(gotB[0]));
+  assert.ok(!gotB.some((m) => m.op === 'error'), JSON.stringify(gotB));
+  const bRead = await b.request({ op: 'get', board: 'demo', view: { top: 3 } }, 10000);
+  assert.equal(bRead.op, 'snapshot', JSON.stringify(bRead));
+  // and A's replays still reach the present, at the pace its budget allows
+  await h.waitFor(() => gotA.filter((m) => m.op === 'live').length === 3, 60000, 'A\'s three replays to go live');
 });
 
 test('moments past the present or no longer held, sharded seqs, feeds and too many points are refused', { skip, timeout: 120000 }, async (t) => {

@@ -212,6 +212,27 @@ static void a_slice_too_short_cannot_tell(void **state)
     rc_moment_out_free(&out);
 }
 
+/* rc_moment_total: the member count at S from the present count and the
+ * changes alone (a member list at a moment has no slice) */
+static void totals_match_a_replay(void **state)
+{
+    (void)state;
+    struct state at_s, now;
+    struct rc_moment_change ch[MAXCH];
+    for (unsigned seed = 1; seed <= 2000; seed++) {
+        rng_state = seed;
+        size_t n = scenario(&at_s, &now, ch);
+        int64_t ns = 0, np = 0, total = -1;
+        for (int i = 0; i < NM; i++) {
+            ns += at_s.on[i];
+            np += now.on[i];
+        }
+        struct rc_moment_in in = {.desc = 1, .total = np, .changes = ch, .nchanges = n};
+        assert_int_equal(rc_moment_total(&in, &total), 0);
+        assert_int_equal(total, ns);
+    }
+}
+
 int main(void)
 {
     for (int i = 0; i < NM; i++)
@@ -220,6 +241,7 @@ int main(void)
         cmocka_unit_test(ranges_match_a_replay),
         cmocka_unit_test(arounds_and_ranks_match_a_replay),
         cmocka_unit_test(a_slice_too_short_cannot_tell),
+        cmocka_unit_test(totals_match_a_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

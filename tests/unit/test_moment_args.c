@@ -78,6 +78,43 @@ static void parses_a_window_reply(void **state)
     rc_moment_args_reply_free(&r);
 }
 
+/* a member list at a moment: the names joined by spaces for the script; the
+ * reply's per-member composite and ahead, in the order asked */
+static void builds_and_parses_a_member_list(void **state)
+{
+    (void)state;
+    int64_t t = 7;
+    const char names[] = "ann\0zed\0bob";
+    struct rc_moment_req req = {.view = RC_MOMENT_LIST, .members = names, .nmembers = 3, .targets = &t,
+                                .ntargets = 1};
+    struct rc_moment_args a;
+    assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_int_equal(a.nargv, 9);
+    assert_string_equal(a.argv[5], "list");
+    assert_string_equal(a.argv[6], "ann zed bob");
+    assert_string_equal(a.argv[7], "");
+    assert_string_equal(a.argv[8], "7");
+    rc_moment_args_free(&a);
+    req.nmembers = 0;
+    assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
+    struct rc_reply_item items[] = {
+        HEAD, S("ok"), I(0), I(7),
+        I(1), I(8), S("ann"), S("40"), S("10"),
+        I(1), I(7), S("1763769600123"), S(""), I(0),
+        S("10"), I(1), S(""), I(0), S("30"), I(0), /* ann 10 (one ahead), zed absent, bob 30 */
+    };
+    struct rc_moment_reply r;
+    assert_int_equal(rc_moment_args_parse(items, sizeof items / sizeof items[0], RC_MOMENT_LIST, &r), 0);
+    assert_int_equal(r.nlisted, 3);
+    assert_true(r.listed[0].has_c && r.listed[0].c == 10 && r.listed[0].ahead == 1);
+    assert_false(r.listed[1].has_c);
+    assert_true(r.listed[2].has_c && r.listed[2].c == 30 && r.listed[2].ahead == 0);
+    rc_moment_args_reply_free(&r);
+    /* an odd tail is another shape */
+    assert_int_equal(rc_moment_args_parse(items, sizeof items / sizeof items[0] - 1, RC_MOMENT_LIST, &r),
+                     RC_E_INTERNAL);
+}
+
 static void parses_refusals_and_refuses_other_shapes(void **state)
 {
     (void)state;
@@ -150,12 +187,16 @@ static void decodes_replay(void **state)
                             "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
     assert_true(r.replay_speed == 1); /* the default */
     rc_request_free(&r);
+    /* a feed replays its events (docs/history.md) */
+    assert_int_equal(decode("{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"feed\":true},"
+                            "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
+    assert_true(r.has_replay);
+    rc_request_free(&r);
     const char *bad[] = {
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":65}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":0.2}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{}}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"speed\":2}}",
-        "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"feed\":true},\"replay\":{\"from\":{\"seq\":2}}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2}},"
         "\"since\":{\"seq\":1}}",
     };
@@ -221,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builds_a_range_call_by_time),
         cmocka_unit_test(parses_a_window_reply),
+        cmocka_unit_test(builds_and_parses_a_member_list),
         cmocka_unit_test(parses_refusals_and_refuses_other_shapes),
         cmocka_unit_test(decodes_get_and_history),
         cmocka_unit_test(decodes_replay),

@@ -69,6 +69,14 @@ static void build_around_rank_log(void **state)
     assert_int_equal(a.nargv, 3);
     assert_string_equal(a.argv[0], "log");
     assert_string_equal(a.keys[0], "rc:{b|}:z");
+    /* bounded: at most count changes after seq first (a feed's replay) */
+    q = (struct rc_read_req){.kind = RC_READ_LOG, .first = 41, .count = 256};
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), 0);
+    assert_int_equal(a.nargv, 5);
+    assert_string_equal(a.argv[3], "41");
+    assert_string_equal(a.argv[4], "256");
+    q.first = -1;
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &q, &a), RC_E_BAD_REQUEST);
 }
 
 static void build_refuses(void **state)
