@@ -37,7 +37,7 @@
 #include "gw_version.h"
 #include "gw_workers.h"
 #include "base/gw_group.h"
-#include "serve/gw_rest.h"
+#include "serve/gw_rest_status.h"
 #include "jobs/gw_decay.h"
 #include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
@@ -177,7 +177,7 @@ static void on_tick(uv_timer_t *t)
     gw_ws_tick(app);
     gw_trim_maybe(&trim, gw_mono_us() / 1000); /* memory a burst freed goes back */
     if (app->group)
-        gw_rest_metrics_publish(app); /* this worker's slot of the group's /metrics */
+        gw_rest_status_publish(app); /* this worker's slot of the group's /metrics */
 }
 
 /* The flush list (net/gw_conn.h, "acks first"): view traffic is written in

@@ -72,6 +72,10 @@
 #include "rc_vindex.h"
 #include "rc_vtrack.h"
 
+#include "fanout/gw_replay.h"
+#include "fanout/gw_rowteam.h"
+#include "fanout/gw_rowteam_load.h"
+
 #define GW_FO_RING_EVENTS 256 /* recent change events kept per board (feed joins, mirror reloads) */
 #define GW_FO_RING_FIRST 8    /* events a ring holds when the board's first event arrives */
 #define GW_FO_RING_FROZEN 4096 /* ... while the board is frozen: the hidden changes, so that
@@ -335,48 +339,6 @@ static inline struct gw_view *gw_fo_view_next(const struct gw_view *v)
     return v->r.next ? GW_FO_CONTAINER(v->r.next, struct gw_view, r) : NULL;
 }
 
-/* ---- gw_rowteam.c -------------------------------------------------------- */
-
-/* A board with teams' membership (docs/teams.md): member -> interned team. */
-struct gw_rowteam {
-    struct rc_hash_key key;
-    struct rc_hmap names, members;
-    struct gw_rowteam_name *names_all;      /* every interned id (freed with the board) */
-    struct gw_rowteam_entry *entries;       /* every member entry */
-    int loaded;                  /* read from Redis at least once */
-    int loading;                 /* a read is out */
-    int again;                   /* a team message came while it was out: read again after */
-};
-
-struct gw_rowteam *gw_rowteam_new(struct rc_hash_key key);
-void gw_rowteam_free(struct gw_rowteam *rt);
-/* Forgets every member (a new read follows). */
-void gw_rowteam_clear(struct gw_rowteam *rt);
-/* member's team is now team ("": none). Returns 0 or RC_E_INTERNAL. */
-int gw_rowteam_set(struct gw_rowteam *rt, const char *member, const char *team);
-/* member's team (interned), or NULL. rt may be NULL. */
-const char *gw_rowteam_of(const struct gw_rowteam *rt, const char *member);
-/* Sets every row's team of w from b's membership (nothing when b has no teams). */
-void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
-/* The members of team `team`, sorted by name and packed (core/rc_members.h)
- * into *out (malloc'd; NULL when none), *n names, *len bytes. Returns 0 or
- * RC_E_INTERNAL. */
-int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out, uint32_t *n, uint32_t *len);
-/* 1 when member is on team (the view's own kind of "listed", for rosters). */
-int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team);
-
-/* ---- gw_rowteam_load.c --------------------------------------------------- */
-
-/* Reads b's membership from Redis (once; again when asked with `again`),
- * then refreshes every view of b. A no-op for a board without teams. */
-void gw_rowteam_load(struct gw_board *b, int again);
-/* A team message on b's channel (core/rc_event.h, rc_event_team_parse). */
-void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len);
-/* Roster view v's member list taken from its board's membership now (when
- * read), and v read again (its viewers get a snapshot: absent and total
- * changed with the list). */
-void gw_rowteam_roster_view(struct gw_view *v);
-
 /* ---- gw_board.c ---------------------------------------------------------- */
 
 struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period);
@@ -616,21 +578,5 @@ void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b);
 /* ---- gw_rollover.c ------------------------------------------------------- */
 
 void gw_fo_rollover(struct gw_fanout *f);
-
-/* ---- gw_replay.c (docs/history.md, "Replay") ------------------------------ */
-
-struct gw_replay;
-/* Why board decl cannot replay r (a static string), or NULL. */
-const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_request *r);
-/* Starts s's replay of r (period: the resolved id): its first read is
- * sent. Returns 0, or an RC_E_* (nothing started). */
-int gw_replay_start(struct gw_fanout *f, struct gw_sub *s, const struct rc_board *decl, const struct rc_request *r,
-                    const char *period);
-/* s is going: its replay stops (freed now, or when its read is back). */
-void gw_replay_detach(struct gw_sub *s);
-/* Moves every replay on by one read (the fan-out's tick). */
-void gw_replay_tick(struct gw_fanout *f);
-/* The fan-out is going: every replay stops. */
-void gw_replay_free_all(struct gw_fanout *f);
 
 #endif

@@ -25,6 +25,8 @@
  * read in batches; at the end it resumes as a pending feed viewer after the
  * last seq sent, which the feed's catch-up (gw_feed.c) answers: no event is
  * missed or sent twice at the switch. */
+#include "fanout/gw_replay.h"
+
 #include "fanout/gw_fanout_int.h"
 
 #include <stdio.h>

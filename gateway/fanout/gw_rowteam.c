@@ -5,6 +5,8 @@
  * Team ids are interned per board (freed with it), so a row's team is a
  * pointer that stays valid in every window the board's views hold, and
  * equal ids are equal pointers. Loading and the messages: gw_rowteam_load.c. */
+#include "fanout/gw_rowteam.h"
+
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>

@@ -7,6 +7,8 @@
  * a row whose team changed (core/rc_delta.c). A message that comes while a
  * read is out is applied, and the read done again once back (the read may
  * predate it or not: the message and the reply come over two connections). */
+#include "fanout/gw_rowteam_load.h"
+
 #include "fanout/gw_fanout_int.h"
 
 #include <stdio.h>

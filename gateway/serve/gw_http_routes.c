@@ -32,6 +32,7 @@
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_static.h"
 #include "serve/gw_rest.h"
+#include "serve/gw_rest_status.h"
 #include "rc_auth.h"
 #include "rc_names.h"
 #include "rc_query.h"
@@ -64,8 +65,8 @@ static gw_rest_fn debug_clock, static_file;
 
 /* One row per REST route of PROTOCOL.md. */
 static const struct route routes[] = {
-    {RM_ANY, "/healthz", 0, 0, gw_rest_health},
-    {RM_ANY, "/metrics", 0, 0, gw_rest_metrics},
+    {RM_ANY, "/healthz", 0, 0, gw_rest_status_health},
+    {RM_ANY, "/metrics", 0, 0, gw_rest_status_metrics},
     {RM_GET, "/api/v1/boards", RC_SCOPE_READ, 0, gw_rest_boards},
     {RM_GET, "/api/v1/boards/{b}", RC_SCOPE_READ, RT_OP_SCOPE, gw_rest_snapshot},
     {RM_POST, "/api/v1/boards/{b}/scores", RC_SCOPE_WRITE, RT_OP_SCOPE, gw_rest_write},

@@ -16,16 +16,7 @@ struct gw_rest_target {
 
 typedef void gw_rest_fn(struct gw_http_req *q, const struct gw_rest_target *t);
 
-/* GET /healthz: 200 when Redis is up, else 503. */
-gw_rest_fn gw_rest_health;
-/* GET /metrics: the Prometheus text format; in a worker group, the whole
- * group's (docs/gateway.md, "Workers"). */
-gw_rest_fn gw_rest_metrics;
-
-struct gw_app;
-/* Refreshes the socket gauges from net/gw_peers and, in a worker group,
- * publishes this worker's counters to its slot (main's tick calls it). */
-void gw_rest_metrics_publish(struct gw_app *app);
+/* (GET /healthz and /metrics: gw_rest_status.h) */
 /* GET /api/v1/boards: the configured boards. */
 gw_rest_fn gw_rest_boards;
 /* GET /api/v1/boards/{b}?top=|offset=&limit=|around=&radius=[&period=]: a snapshot. */

@@ -47,6 +47,7 @@
 #include "net/gw_urlarg.h"
 #include "net/gw_wsguard.h"
 #include "rc_auth.h"
+#include "serve/gw_ws_filter.h"
 #include "serve/gw_ws_frames.h"
 #include "rc_deflate.h"
 #include "rc_registry.h"
@@ -528,57 +529,12 @@ static void on_closed(struct gw_conn *c, struct gw_app *app)
     gw_conn_unref(c);
 }
 
-/* 1 when the handshake's Origin is allowed: any when allowed_origins is
- * empty; else it must be listed. A client that sends no Origin is not a
- * browser page (origins protect against other sites' pages) and passes. */
-static int origin_allowed(struct lws *wsi, const char *allowed)
-{
-    char origin[256];
-    if (!*allowed || lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
-        return 1;
-    size_t n = strlen(origin);
-    for (const char *p = allowed; *p;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        const char *e = p;
-        while (*e && *e != ',' && *e != ' ')
-            e++;
-        if ((size_t)(e - p) == n && strncmp(p, origin, n) == 0)
-            return 1;
-        if (e - p == 1 && *p == '*')
-            return 1;
-        p = e;
-    }
-    return 0;
-}
-
-/* Only /ws upgrades, only from allowed origins, and not from a socket
- * accepted over max_conns or max_conns_per_ip (gw_peers: it gets 503). */
-static int on_filter(struct lws *wsi, struct gw_app *app)
-{
-    char uri[64];
-    if (gw_peer_refused(wsi)) {
-        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
-                               "too many connections (max_conns or max_conns_per_ip)");
-        return -1;
-    }
-    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) < 0 || strcmp(uri, "/ws") != 0) {
-        lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, "WebSocket endpoint is /ws");
-        return -1;
-    }
-    if (!origin_allowed(wsi, app->conf->allowed_origins)) {
-        lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, "origin not allowed");
-        return -1;
-    }
-    return 0;
-}
-
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, struct gw_conn **pconn, void *in,
                    size_t len, struct gw_app *app)
 {
     switch (reason) {
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        return on_filter(wsi, app);
+        return gw_ws_filter(wsi, app);
     case LWS_CALLBACK_ESTABLISHED:
         return on_established(wsi, pconn, app);
     case LWS_CALLBACK_RECEIVE:
