@@ -286,6 +286,26 @@ void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
     snprintf(b->epoch, sizeof b->epoch, "%s", epoch);
 }
 
+/* Which of a read and an event is newer (a read answers over the command
+ * connection, events come over the subscription: either can come first). A
+ * read that names another epoch than the board's is older than the ring
+ * when the ring's first event began the board's history (it carries that
+ * epoch) at the read's seq + 1: the read saw the board just before that
+ * history began (the empty board after a DEL of the set or a Redis that
+ * came back empty, or the history that ended), so its epoch is not
+ * followed: the ring is kept and its first event carries the reader into
+ * the new history. Any other read is followed (gw_fo_board_follow_epoch).
+ * Returns 1 when the read's epoch was followed, 0 when it predates. */
+int gw_board_follow_read(struct gw_board *b, const char *epoch, int64_t seq)
+{
+    const struct rc_event *first = b->ring_len ? gw_fo_ring_at(b, 0) : NULL;
+    if (b->epoch_known && strcmp(b->epoch, epoch) != 0 && first && first->seq == seq + 1 &&
+        strcmp(first->epoch, b->epoch) == 0)
+        return 0;
+    gw_fo_board_follow_epoch(b, epoch);
+    return 1;
+}
+
 /* The board's change channel is wanted while the board lives here: on a
  * cluster that is what SSUBSCRIBEs it on its node (redis/gw_redis.h). */
 static void want_one(struct gw_fanout *f, const char *name, const char *period, int want)

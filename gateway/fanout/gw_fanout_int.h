@@ -374,6 +374,9 @@ void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);
 int gw_fo_view_mirror_shaped(const struct gw_view *v);
 const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i);
 void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch);
+/* A read of (epoch, seq) came back: follows its epoch unless it predates the
+ * ring's new history (gw_board.c). 1: followed, 0: predates. */
+int gw_board_follow_read(struct gw_board *b, const char *epoch, int64_t seq);
 void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev);
 /* Keeps only the newest n events of the ring (a thawed board gives back
  * what it held while frozen, once the ring fills). */

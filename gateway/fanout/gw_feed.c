@@ -215,18 +215,12 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         gw_fo_view_unref(v);
         return;
     }
-    /* A log read from before the board's history began (no epoch, seq 0)
-     * can come back after that history's first event (seq 1, naming its
-     * epoch) reached the ring over pub/sub (a Redis that came back empty,
-     * then a write): the read is the older word, so the ring is kept, and
-     * its first event carries the viewers from the empty board into the new
-     * history. Any other epoch the read names is followed. */
-    const struct gw_board *rb = v->board;
-    const struct rc_event *first = rb->ring_len ? gw_fo_ring_at(rb, 0) : NULL;
-    int predates = !epoch[0] && seq == 0 && rb->epoch_known && rb->epoch[0] && first && first->seq == 1 &&
-                   strcmp(first->epoch, rb->epoch) == 0;
-    if (!predates)
-        gw_fo_board_follow_epoch(v->board, epoch);
+    /* A log read from before the board's history began can come back after
+     * that history's first event reached the ring over pub/sub (a Redis
+     * that came back empty, or a set deleted from outside, then a write):
+     * the read is the older word (gw_board_follow_read), the ring is kept,
+     * and its first event carries the viewers into the new history. */
+    gw_board_follow_read(v->board, epoch, seq);
     gw_fo_board_heard_freeze(v->board, fr);
     /* read before a change of the freeze that its viewers must see: they
      * are answered from a read after it */

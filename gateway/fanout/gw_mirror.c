@@ -493,7 +493,9 @@ static int load_plain(struct gw_board *b, const struct gw_window *w, const struc
     if (strcmp(b->mirror_epoch, w->epoch) != 0)
         b->refresh_all = 1; /* (another history: every view learns it, whatever the load touched) */
     memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
-    gw_fo_board_follow_epoch(b, w->epoch);
+    /* (a read from before the ring's new history: the ring is kept, and its
+     * first event goes on from the rows read, or asks for a read again) */
+    gw_board_follow_read(b, w->epoch, w->seq);
     for (size_t i = 0; i < b->ring_len; i++) {
         const struct rc_event *ev = gw_fo_ring_at(b, i);
         if (ev->seq > b->mirror.seq)
