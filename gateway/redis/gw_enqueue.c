@@ -22,7 +22,11 @@ static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
     struct rc_queue_result res;
     struct rc_error err = {0, ""};
     int code = 0;
-    if (!reply) {
+    if (!reply && gw_redis_route_why_null() != GW_REDIS_NULL_LOST) {
+        /* never run by Redis: certain, so the writer may retry freely */
+        code = rc_error_set(&err, RC_E_UNAVAILABLE, "%s: the write was not queued (retry)",
+                            gw_redis_route_why_text(gw_redis_route_why_null()));
+    } else if (!reply) {
         code = rc_error_set(&err, RC_E_UNAVAILABLE, "Redis connection lost before the write was queued (retry "
                                                     "with the same req: it is answered duplicate if it was)");
     } else if (reply->type == REDIS_REPLY_ERROR) {

@@ -95,6 +95,20 @@ int gw_redis_is_cluster(const struct gw_redis *r);
 
 typedef void gw_redis_reply_cb(redisReply *reply, void *privdata);
 
+/* Why a reply callback got NULL, asked inside that callback (one loop
+ * thread: the value is set just before the call and reset after it).
+ * GW_REDIS_NULL_LOST is the only one whose outcome is unknown: the command
+ * was in flight when its connection went. The others were never run by
+ * Redis (a redirect or TRYAGAIN means not run), so the caller may say so. */
+enum gw_redis_null_why {
+    GW_REDIS_NULL_LOST = 0,    /* in flight on a lost connection: outcome unknown */
+    GW_REDIS_NULL_MOVING,      /* not run: the slot is being migrated (TRYAGAIN, ASK) past the retry time */
+    GW_REDIS_NULL_NOT_RUN,     /* not run: no reachable or ready primary for the slot in time */
+};
+enum gw_redis_null_why gw_redis_route_why_null(void);
+/* The cause as a phrase for a client's error message (static text). */
+const char *gw_redis_route_why_text(enum gw_redis_null_why why);
+
 /* EVALSHA of s with nkeys (>= 1) keys followed by the other args:
  * argv[0..argc) (keys first), routed by argv[0]'s slot. Copies argv. cb gets
  * the reply (borrowed), or NULL when nothing is known (connection lost,

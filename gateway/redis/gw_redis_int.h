@@ -70,6 +70,8 @@ struct gw_rreq {
     struct rc_ackbatch_item ack; /* in its connection's WAIT batch (gw_redis_wait.c) */
     uint64_t ack_seq;        /* its number there (rc_ackbatch_sent) */
     int hops;                /* redirects and retries so far */
+    int tryagains;           /* TRYAGAIN answers so far: the next pause doubles */
+    int why;                 /* enum gw_redis_null_why if it ends in NULL now */
     struct gw_rnode *ask;    /* ASK: the next send goes there, after ASKING */
     uint64_t born;           /* loop ms when first sent: retries stop after the ping timeout */
     uint64_t parked_at;      /* loop ms when parked; retry_at: not before */

@@ -8,7 +8,11 @@
  *                          already on the target: ASKING + the command go
  *                          there once; the map stays
  *   TRYAGAIN               a multi-key command during a migration: again
- *                          after TRYAGAIN_MS
+ *                          after TRYAGAIN_MS, doubled each time up to
+ *                          TRYAGAIN_MAX_MS (Redis runs a script with a key
+ *                          that exists on neither side - a new req record,
+ *                          a channel name - only once the slot is handed
+ *                          over, so a long move is waited out, not polled)
  *   LOADING, READONLY      the node is not ready / not a primary any more:
  *                          again after a pause (the map is read again)
  *   CLUSTERDOWN, MASTERDOWN  NULL to the caller: unavailable
@@ -18,6 +22,9 @@
  * times, ends with NULL to the caller. Nothing is ever answered that Redis did not answer:
  * a redirect or TRYAGAIN means the command was not run, so sending it again
  * is safe; a lost connection ends in NULL (unknown), never in a retry.
+ * Every NULL carries its cause (gw_redis_route_why_null): only a lost
+ * connection leaves the outcome unknown; a command that ran out of retries
+ * was never run, and the caller's message says which (docs/cluster.md).
  * Single mode sends scripts straight to the one node (no copy, no extra
  * callback); plain commands take the same path as on a cluster.
  */
@@ -31,19 +38,45 @@
 
 #define MAX_HOPS 6
 #define TRYAGAIN_MS 25
+#define TRYAGAIN_MAX_MS 200
 #define NOT_READY_MS 100
 #define PARK_TICK_MS 20
+
+/* The cause of the NULL being handed to a callback right now; LOST outside
+ * finish(), so a NULL from elsewhere (single mode, a WAIT cut off) stays
+ * "unknown". */
+static enum gw_redis_null_why null_why = GW_REDIS_NULL_LOST;
+
+enum gw_redis_null_why gw_redis_route_why_null(void)
+{
+    return null_why;
+}
+
+const char *gw_redis_route_why_text(enum gw_redis_null_why why)
+{
+    switch (why) {
+    case GW_REDIS_NULL_MOVING:
+        return "the board's Redis Cluster slot is being moved to another node (Redis answered TRYAGAIN until "
+               "the retry time ran out)";
+    case GW_REDIS_NULL_NOT_RUN:
+        return "no Redis primary for the board's slot was reachable and ready in time";
+    default:
+        return "Redis connection lost";
+    }
+}
 
 static void finish(struct gw_rreq *q, redisReply *reply)
 {
     gw_redis_reply_cb *cb = q->cb;
     gw_redis_wait_cb *wcb = q->wcb;
     void *privdata = q->privdata;
+    null_why = reply ? GW_REDIS_NULL_LOST : (enum gw_redis_null_why)q->why;
     free(q);
     if (wcb)
         wcb(reply, -1, privdata);
     else if (cb)
         cb(reply, privdata);
+    null_why = GW_REDIS_NULL_LOST;
 }
 
 /* n's write or command connection, NULL while n is not up. */
@@ -142,6 +175,8 @@ static void again(struct gw_rreq *q, uint64_t delay_ms, int redirect)
 static void on_reply(struct gw_rreq *q, redisReply *reply)
 {
     struct gw_redis *r = q->r;
+    /* from here on it was answered (not run) or lost (unknown) */
+    q->why = reply ? GW_REDIS_NULL_NOT_RUN : GW_REDIS_NULL_LOST;
     if (!reply || reply->type != REDIS_REPLY_ERROR || r->mode != GW_MODE_CLUSTER || r->stopped || !reply->str) {
         finish_or_wait(q, reply);
         return;
@@ -176,12 +211,14 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
         } else {
             r->stats.ask++;
             q->ask = n;
+            q->why = GW_REDIS_NULL_MOVING;
         }
         again(q, 0, 1);
         return;
     case RC_REDIS_ERR_TRYAGAIN:
         r->stats.tryagain++;
-        again(q, TRYAGAIN_MS, 0);
+        q->why = GW_REDIS_NULL_MOVING;
+        again(q, q->tryagains >= 3 ? TRYAGAIN_MAX_MS : (uint64_t)TRYAGAIN_MS << q->tryagains++, 0);
         return;
     case RC_REDIS_ERR_LOADING:
     case RC_REDIS_ERR_READONLY:
@@ -262,6 +299,7 @@ static struct gw_rreq *new_req(struct gw_redis *r, struct gw_script *s, int nkey
     q->r = r;
     q->s = s;
     q->nkeys = nkeys;
+    q->why = GW_REDIS_NULL_NOT_RUN; /* until it is sent */
     q->born = uv_now(r->loop);
     q->argc = argc;
     q->argv = (const char **)(q + 1);

@@ -45,6 +45,9 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
                          struct rc_error *err)
 {
     struct rc_reply_item items[11];
+    if (!reply && gw_redis_route_why_null() != GW_REDIS_NULL_LOST)
+        return rc_error_set(err, RC_E_UNAVAILABLE, "%s: the write was not applied (retry)",
+                            gw_redis_route_why_text(gw_redis_route_why_null()));
     if (!reply)
         return rc_error_set(err, RC_E_UNAVAILABLE, "Redis connection lost before the write was answered");
     if (reply->type == REDIS_REPLY_ERROR)
