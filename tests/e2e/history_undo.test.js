@@ -9,7 +9,9 @@
  *   by seq (WebSocket and REST) and by time;
  * - `history` whose deepest point is within the cap is served; deeper is
  *   out_of_range with the same oldest_seq;
- * - a replay may start within the cap, not deeper;
+ * - a replay may start within the cap, not deeper; one that falls more than
+ *   the cap behind the present (writes outrun its pace) skips ahead to the
+ *   oldest moment it can show and still goes live;
  * - the refusals count in rankcast_history_undo_refused_total;
  * - --check-config checks the key's range. */
 'use strict';
@@ -116,6 +118,36 @@ test('a moment deeper than history_undo_max is out_of_range with the oldest seq 
   count++;
 
   assert.equal(await metric(gw, 'rankcast_history_undo_refused_total'), count, 'each refusal counted once');
+});
+
+test('a replay that falls more than history_undo_max behind the present skips ahead and still goes live', { skip, timeout: 120000 }, async (t) => {
+  const config = h.configWith(t, { limits: { history_undo_max: CAP }, 'board demo': { history: 'full' } });
+  const { gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 60; i++) {
+    await ws.request({ op: 'incr', board: 'demo', member: `u${i % 5}`, delta: i }, 10000);
+    await h.sleep(50); // 3 s of changes: at speed 0.25 the replay takes 12 s over them
+  }
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'demo', view: { top: 5 }, replay: { from: { seq: 15 }, speed: 0.25 } }));
+  await h.waitFor(() => got.length > 0, 10000, 'the first replay snapshot');
+  assert.equal(got[0].op, 'snapshot', JSON.stringify(got[0]));
+  assert.equal(got[0].at_seq, 15);
+  // writes outrun the replay: its next moment is soon more than CAP back
+  const acks = await Promise.all(Array.from({ length: 2 * CAP }, (_, i) => ws.request({ op: 'incr', board: 'demo', member: `w${i % 9}`, delta: 1 }, 10000)));
+  assert.ok(acks.every((a) => a.op === 'ack'), 'the writes are acked');
+  const present = 60 + 2 * CAP;
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 60000, 'the replay to go live (it must not stall on refusals)');
+  const seqs = got.filter((m) => m.op === 'snapshot' && m.replay).map((m) => m.at_seq);
+  for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i] > seqs[i - 1], `moments move forward: ${seqs}`);
+  assert.ok(seqs.some((s) => s >= present - CAP), `it went on from what can still be shown: ${seqs}`);
+  assert.ok(got.every((m) => m.op !== 'error'), JSON.stringify(got.filter((m) => m.op === 'error')));
+  // one refused read makes it skip, not one every tick until its pace
+  // reaches a moment that can be shown (197 in a run before the fix)
+  const refusals = await metric(gw, 'rankcast_history_undo_refused_total');
+  assert.ok(refusals >= 1 && refusals <= 3, `refused reads: ${refusals}`);
 });
 
 test('--check-config checks history_undo_max', { skip }, () => {
