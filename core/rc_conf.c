@@ -212,6 +212,7 @@ void rc_conf_defaults(struct rc_conf *c)
     c->message_timeout_ms = 10 * MS_S;
     c->ip_handshake_rate = 1000;
     c->ip_handshake_burst = 2000;
+    c->history_undo_max = 10000;
     c->queue_bytes = 256 * KIB;
     c->conn_write_rate = 1000;
     c->max_conns_per_ip = 1000;

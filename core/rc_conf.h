@@ -90,6 +90,7 @@ struct rc_conf {
     int64_t message_timeout_ms;        /* a WebSocket message sent in fragments must end within this, default 10 s */
     unsigned ip_handshake_rate;        /* new connections/s accepted per source address, default 1000 */
     unsigned ip_handshake_burst;       /* default 2000 */
+    unsigned history_undo_max;         /* changes one moment read may undo in Redis, default 10000 */
     /* [auth] and [key NAME] */
     struct rc_auth auth;
     /* [webhook] */

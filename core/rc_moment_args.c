@@ -22,14 +22,14 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         (req->view != RC_MOMENT_POINTS && req->ntargets != 1) || (unsigned)req->view > RC_MOMENT_LIST ||
         (req->view == RC_MOMENT_LIST && (!req->members || !req->nmembers)) ||
         (req->view != RC_MOMENT_RANGE && req->view != RC_MOMENT_LIST && (!req->member || !req->member[0])) || req->first < 0 || req->count < 0 ||
-        req->radius < 0)
+        req->radius < 0 || req->undo_max < 0)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
         if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
             return RC_E_INTERNAL;
-    size_t n = 8 + req->ntargets;
+    size_t n = 9 + req->ntargets;
     out->argv = malloc(n * sizeof *out->argv);
-    out->num = malloc((2 + req->ntargets) * sizeof *out->num);
+    out->num = malloc((3 + req->ntargets) * sizeof *out->num);
     if (!out->argv || !out->num) {
         rc_moment_args_free(out);
         return RC_E_INTERNAL;
@@ -67,9 +67,11 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         a[6] = req->member;
         a[7] = req->view == RC_MOMENT_AROUND ? out->num[1] : "";
     }
+    snprintf(out->num[2], 32, "%" PRId64, req->undo_max);
+    a[8] = out->num[2];
     for (size_t i = 0; i < req->ntargets; i++) {
-        snprintf(out->num[2 + i], 32, "%" PRId64, req->targets[i]);
-        a[8 + i] = out->num[2 + i];
+        snprintf(out->num[3 + i], 32, "%" PRId64, req->targets[i]);
+        a[9 + i] = out->num[3 + i];
     }
     out->nargv = (unsigned)n;
     return 0;
@@ -122,8 +124,8 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
     const struct rc_reply_item *st = &items[i++];
     if (st->is_int || !st->str || count_item(&items[i++], &out->oldest))
         return RC_E_INTERNAL;
-    if (strcmp(st->str, "beyond") == 0 || strcmp(st->str, "gone") == 0) {
-        out->status = st->str[0] == 'b' ? RC_MOMENT_BEYOND : RC_MOMENT_GONE;
+    if (strcmp(st->str, "beyond") == 0 || strcmp(st->str, "gone") == 0 || strcmp(st->str, "deep") == 0) {
+        out->status = st->str[0] == 'b' ? RC_MOMENT_BEYOND : st->str[0] == 'g' ? RC_MOMENT_GONE : RC_MOMENT_DEEP;
         return 0;
     }
     int64_t nch, nt;

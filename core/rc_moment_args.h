@@ -22,6 +22,7 @@ struct rc_moment_req {
     int64_t radius;            /* AROUND */
     const char *members;       /* LIST: nmembers names, NUL-terminated back to back (rc_view's; borrowed) */
     uint32_t nmembers;
+    int64_t undo_max;          /* history_undo_max: the most changes the read may undo, 0 no cap */
     const int64_t *targets;    /* borrowed; 1 for RANGE, AROUND and LIST, 1..RC_MOMENT_TARGETS_MAX for POINTS */
     size_t ntargets;
 };
@@ -44,7 +45,9 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
                          struct rc_moment_args *out);
 void rc_moment_args_free(struct rc_moment_args *a);
 
-enum rc_moment_status { RC_MOMENT_OK = 0, RC_MOMENT_BEYOND, RC_MOMENT_GONE };
+/* DEEP: a target more than undo_max changes back; oldest is then the
+ * oldest seq the cap lets a read show (the present minus undo_max). */
+enum rc_moment_status { RC_MOMENT_OK = 0, RC_MOMENT_BEYOND, RC_MOMENT_GONE, RC_MOMENT_DEEP };
 
 /* One target as the script settled it. */
 struct rc_moment_target {

@@ -315,6 +315,8 @@ static int start(struct gw_app *app, const struct options *o)
     gw_script_init(&app->teams_script, rc_lua_teams);
     app->store.read_script = &app->read_script;
     app->store.clock = &app->clock;
+    app->store.history_undo_max = app->conf->history_undo_max;
+    app->store.undo_refused = &app->metrics.history_undo_refused;
     app->read_gate = (struct gw_read_gate){.cap = app->conf->read_rows_in_flight, .m = &app->metrics};
     app->store.read_gate = &app->read_gate;
     app->profiles = app->store.profiles = gw_profiles_new(&app->store, 10000, 100000);

@@ -75,8 +75,9 @@
 --   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
 --   around | points | list; ARGV[7], ARGV[8]: range first, count; around
 --   member, radius; points member, ""; list: the listed members joined by
---   spaces, ""; ARGV[9..] the targets (one for range, around and list, up
---   to 1000 for points), a seq or a time (ms) each.
+--   spaces, ""; ARGV[9] history_undo_max: the most changes the read may
+--   undo ("0": no cap); ARGV[10..] the targets (one for range, around and
+--   list, up to 1000 for points), a seq or a time (ms) each.
 --   A target seq S is shown as it is; a time, as the highest seq whose
 --   change's "at" is at or before it (0 when the log holds every change and
 --   none is). The oldest seq shown: 0 while the log starts at seq 1, else
@@ -88,7 +89,9 @@
 --   around) lo, m1, c1, ...; (list) per listed member in the order given:
 --   its composite at S ("" absent), ahead }
 --   status   ok | beyond (a seq past the present) | gone (a target before
---            oldest; nothing follows oldest)
+--            oldest; nothing follows oldest) | deep (a target more than
+--            ARGV[9] changes before the present: oldest is then the present
+--            minus the cap, the oldest seq a read may show; nothing follows)
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -308,8 +311,13 @@ elseif kind == 'moment' then
   if nlog == 0 then oldest = cur end
   local function seq_of(e) return tonumber(string.match(e, '^{"seq":(%d+)')) end
   local function at_of(e) return tonumber(string.match(e, '"at":(%-?[%d.e+]+)')) end
+  -- history_undo_max (docs/history.md, "The bound"): every change after a
+  -- target is undone in this script, so a target before `deep` is refused
+  -- before any change is read (deeper reads held Redis for seconds)
+  local undo_max, deep = tonumber(ARGV[9]) or 0, 0
+  if undo_max > 0 and cur - undo_max > oldest then deep = cur - undo_max end
   local targets, view = {}, ARGV[6]
-  for i = 9, #ARGV do targets[#targets + 1] = tonumber(ARGV[i]) end
+  for i = 10, #ARGV do targets[#targets + 1] = tonumber(ARGV[i]) end
   -- each target's seq (and time); by time: one pass from the newest change
   local S, T = {}, {}
   if ARGV[4] == 'seq' then
@@ -325,7 +333,7 @@ elseif kind == 'moment' then
     for i = 1, #targets do order[i] = i end
     table.sort(order, function(a, b) return targets[a] > targets[b] end)
     local k, idx, chunk = 1, nlog - 1, {}
-    local ci = 0
+    local ci, capped = 0, false
     while k <= #order do
       if idx < 0 then break end
       if ci == 0 then
@@ -335,6 +343,8 @@ elseif kind == 'moment' then
       end
       local e = chunk[ci]
       local sq, at = seq_of(e), at_of(e)
+      -- past the cap: the targets left are all deeper (no need to look)
+      if deep > 0 and sq < deep then capped = true; break end
       while k <= #order and sq <= limit and at <= targets[order[k]] do
         S[order[k]], T[order[k]] = sq, at
         k = k + 1
@@ -344,7 +354,7 @@ elseif kind == 'moment' then
     end
     -- older than every logged change: seq 0 when the log holds them all
     for j = k, #order do
-      if first == 1 or (nlog == 0 and cur == 0) then S[order[j]] = 0 end
+      if not capped and (first == 1 or (nlog == 0 and cur == 0)) then S[order[j]] = 0 end
     end
   end
   -- a target on the first half of a team move (its event says "move":1)
@@ -360,6 +370,10 @@ elseif kind == 'moment' then
   end
   local smin = limit
   for i = 1, #targets do
+    if deep > 0 and (S[i] == nil or S[i] < deep) then
+      out[#out + 1] = 'deep'; out[#out + 1] = deep
+      return out
+    end
     if S[i] == nil or S[i] < oldest then
       out[#out + 1] = 'gone'; out[#out + 1] = oldest
       return out

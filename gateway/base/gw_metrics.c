@@ -348,6 +348,9 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
             "subscribes answered rate_limited: their connection's or address's rows in flight (conn_read_rows, "
             "ip_read_rows)",
             m->read_rows_limited);
+    counter(&o, "rankcast_history_undo_refused_total",
+            "reads at a past moment refused out_of_range: more changes back than history_undo_max",
+            m->history_undo_refused);
     labelled(&o, "rankcast_subscriptions", "gauge", "Subscriptions open now, by view kind", "view", views,
              m->subscriptions, 6);
     labelled(&o, "rankcast_writes_total", "counter", "Accepted writes, by op", "op", ops, m->writes, 4);

@@ -77,6 +77,7 @@ struct gw_metrics {
     uint64_t reads_waiting;               /* board reads waiting for room under read_rows_in_flight now */
     uint64_t reads_waited;                /* board reads that had to wait (total) */
     uint64_t read_rows_limited;           /* subscribes answered rate_limited by conn_read_rows / ip_read_rows */
+    uint64_t history_undo_refused;        /* moment reads refused out_of_range past history_undo_max */
 };
 
 _Static_assert(sizeof(struct gw_metrics) % sizeof(uint64_t) == 0, "struct gw_metrics is uint64_t words");

@@ -263,6 +263,13 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
         send_moment(rp, res);
     } else if (ok && res->at_seq != rp->shown) {
         send_moment(rp, res);
+    } else if (!code && res->status == RC_MOMENT_GONE) {
+        /* fallen behind what can be shown (writes outran the pace past
+         * history_undo_max, or the log was trimmed): the next tick reads
+         * the oldest moment held by seq and the pace starts again there,
+         * instead of a refused read every tick until the pace gets there */
+        rp->paced = 0;
+        rp->shown = res->oldest - 1;
     }
     /* the present: the live seq, or what a frozen board's audience is shown */
     int64_t present = !rp->view.live && res && res->head.freeze.frozen ? res->head.freeze.shown

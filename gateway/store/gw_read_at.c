@@ -189,6 +189,12 @@ static void on_reply(redisReply *reply, void *privdata)
         finish(c, RC_E_INTERNAL);
         return;
     }
+    if (r.status == RC_MOMENT_DEEP) {
+        /* past history_undo_max: answered as a moment no longer held */
+        if (c->s->undo_refused)
+            (*c->s->undo_refused)++;
+        r.status = RC_MOMENT_GONE;
+    }
     c->res.status = r.status;
     c->res.oldest = r.oldest;
     c->res.head = r.head;
@@ -216,7 +222,9 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
     if (b->shards > 1)
         return gw_read_at_shard(s, b, board, period, req, cb, privdata);
     struct rc_moment_args a;
-    int rc = rc_moment_args_build(board, period, b->layout.order, req, &a);
+    struct rc_moment_req capped = *req;
+    capped.undo_max = s->history_undo_max;
+    int rc = rc_moment_args_build(board, period, b->layout.order, &capped, &a);
     if (rc)
         return rc;
     struct at_call *c = calloc(1, sizeof *c);

@@ -31,6 +31,7 @@ struct shard_at {
     int64_t first, count;
     unsigned nshards, pending;
     int code;
+    int deep;                  /* a shard refused the moment past history_undo_max */
     struct one one[RC_SHARDS_MAX];
     struct gw_shard_part parts[RC_SHARDS_MAX];
     gw_read_at_cb *cb;
@@ -57,6 +58,8 @@ static void on_joined(struct gw_window *w, void *privdata)
 static void settle(struct shard_at *a)
 {
     if (a->code || a->res.status != RC_MOMENT_OK) {
+        if (!a->code && a->deep && a->s->undo_refused)
+            (*a->s->undo_refused)++; /* one refusal a read, however many shards */
         a->cb(a->code, a->code ? NULL : &a->res, a->privdata);
         all_free(a);
         return;
@@ -123,6 +126,10 @@ static void on_reply(redisReply *reply, void *privdata)
         code = RC_E_INTERNAL;
     if (!code) {
         a->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
+        if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
+            a->deep = 1;
+            r.status = RC_MOMENT_GONE;
+        }
         if (r.status != RC_MOMENT_OK)
             a->res.status = r.status;
         else if (!a->code && a->res.status == RC_MOMENT_OK)
@@ -152,11 +159,12 @@ int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const c
     struct rc_moment_req one = *req;
     one.first = 0;
     one.count = req->first + req->count + 1;
+    one.undo_max = s->history_undo_max; /* each shard undoes its own changes */
     for (unsigned i = 0; i < b->shards; i++) {
         char name[RC_SHARD_NAME_MAX + 1];
         struct rc_moment_args args;
-        const char *words[RC_READ_NKEYS + 9];
-        size_t lens[RC_READ_NKEYS + 9];
+        const char *words[RC_READ_NKEYS + 10]; /* read.lua's moment: 9 ARGV and one target */
+        size_t lens[RC_READ_NKEYS + 10];
         a->one[i] = (struct one){a, i};
         int rc = rc_shard_name(name, sizeof name, board, i) ? RC_E_INTERNAL
                                                             : rc_moment_args_build(name, period, b->layout.order, &one,

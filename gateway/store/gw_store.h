@@ -23,6 +23,8 @@ struct gw_store {
     struct gw_adb *adb;            /* the archive database; NULL while none is open (jobs/gw_archive) */
     struct gw_read_gate *read_gate; /* rows of board reads in flight (store/gw_read_gate.h); NULL: no cap */
     const struct gw_clock *clock;  /* "now": profile ttl, which period is past */
+    unsigned history_undo_max;     /* [limits] history_undo_max: changes one moment read may undo (0: no cap) */
+    uint64_t *undo_refused;        /* counts moment reads refused past it (/metrics); NULL: not counted */
 };
 
 static inline int64_t gw_store_now_ms(const struct gw_store *s)

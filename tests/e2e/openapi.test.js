@@ -284,7 +284,9 @@ test('every served route answers as docs/openapi.yaml says, success and errors, 
   await c('GET', `${B}/match:1?top=3&at=${Date.now() + 3600e3}`, undefined, ANON, 400);
   await c('GET', `${B}/match:1?top=3&at_seq=1&at=1`, undefined, ANON, 400);
   await c('GET', `${B}/match:1?top=3&at_seq=-1`, undefined, ANON, 400);
-  await c('GET', `${B}/match:1?members=user:1&at_seq=1`, undefined, ANON, 400);
+  const listThen = await c('GET', `${B}/match:1?members=user:1,nobody&at_seq=1`, undefined, ANON, 200);
+  assert.deepEqual(listThen.body.absent, ['nobody'], listThen.text);
+  assert.equal(listThen.body.at_seq, 1, listThen.text);
   await c('GET', `${B}/players?team=blue&at_seq=1`, undefined, ANON, 400);
   await c('GET', `${B}/hot?top=3&at_seq=0`, undefined, ANON, 400);
   // a finished period whose keys are gone holds no moment: out_of_range, oldest_seq 0

@@ -24,14 +24,15 @@ static void builds_a_range_call_by_time(void **state)
     (void)state;
     int64_t t = 1763769600123;
     struct rc_moment_req req = {.by_time = 1, .audience = 1, .view = RC_MOMENT_RANGE, .first = 10, .count = 5,
-                                .targets = &t, .ntargets = 1};
+                                .undo_max = 20000, .targets = &t, .ntargets = 1};
     struct rc_moment_args a;
     assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), 0);
     assert_string_equal(a.keys[0], "rc:{players|}:z");
     assert_string_equal(a.keys[2], "rc:{players|}:log");
-    const char *want[] = {"moment", "desc", "1", "time", "1", "range", "10", "5", "1763769600123"};
-    assert_int_equal(a.nargv, 9);
-    for (unsigned i = 0; i < 9; i++)
+    /* ARGV[9] the cap on changes undone (history_undo_max), then the target */
+    const char *want[] = {"moment", "desc", "1", "time", "1", "range", "10", "5", "20000", "1763769600123"};
+    assert_int_equal(a.nargv, 10);
+    for (unsigned i = 0; i < 10; i++)
         assert_string_equal(a.argv[i], want[i]);
     rc_moment_args_free(&a);
     /* points take many targets; range and around exactly one */
@@ -40,6 +41,9 @@ static void builds_a_range_call_by_time(void **state)
     req.view = RC_MOMENT_AROUND;
     req.ntargets = 1;
     assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST); /* no member */
+    req.view = RC_MOMENT_RANGE;
+    req.undo_max = -1;
+    assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
 }
 
 static void parses_a_window_reply(void **state)
@@ -89,11 +93,12 @@ static void builds_and_parses_a_member_list(void **state)
                                 .ntargets = 1};
     struct rc_moment_args a;
     assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), 0);
-    assert_int_equal(a.nargv, 9);
+    assert_int_equal(a.nargv, 10);
     assert_string_equal(a.argv[5], "list");
     assert_string_equal(a.argv[6], "ann zed bob");
     assert_string_equal(a.argv[7], "");
-    assert_string_equal(a.argv[8], "7");
+    assert_string_equal(a.argv[8], "0"); /* history_undo_max: no cap */
+    assert_string_equal(a.argv[9], "7");
     rc_moment_args_free(&a);
     req.nmembers = 0;
     assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
@@ -123,6 +128,11 @@ static void parses_refusals_and_refuses_other_shapes(void **state)
     assert_int_equal(rc_moment_args_parse(gone, 10, RC_MOMENT_RANGE, &r), 0);
     assert_int_equal(r.status, RC_MOMENT_GONE);
     assert_int_equal(r.oldest, 8);
+    /* deeper than history_undo_max: oldest is the present minus the cap */
+    struct rc_reply_item deep[] = {HEAD, S("deep"), I(70)};
+    assert_int_equal(rc_moment_args_parse(deep, 10, RC_MOMENT_RANGE, &r), 0);
+    assert_int_equal(r.status, RC_MOMENT_DEEP);
+    assert_int_equal(r.oldest, 70);
     struct rc_reply_item beyond[] = {HEAD, S("beyond"), I(0)};
     assert_int_equal(rc_moment_args_parse(beyond, 10, RC_MOMENT_RANGE, &r), 0);
     assert_int_equal(r.status, RC_MOMENT_BEYOND);
