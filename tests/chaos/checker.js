@@ -83,6 +83,7 @@ function check(lines) {
   const truths = [];
   const teamMoves = new Map(); // member -> [team write]
   let lastTeamTruth = null;
+  const tfig = { moves: 0, lists: 0, rosters: 0, sums: 0, quiet: 0 };
 
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i];
@@ -130,6 +131,7 @@ function check(lines) {
       if (req && req.kind === 'write') {
         req.w.lines.push(i);
         if (m.op === 'ack' || m.op === 'teamed') {
+          if (req.w.team && !req.w.acks.length) tfig.moves++;
           req.w.acks.push({ t: l.t, m });
           if (req.w.team && (m.team === undefined ? null : m.team) !== (req.w.to === undefined ? null : req.w.to)) {
             bad(`team move of ${req.w.member} to ${req.w.to} answered team ${m.team}`, { at: i, lines: req.w.lines });
@@ -160,7 +162,7 @@ function check(lines) {
     }
     if (l.k === 'truth') compareTruth(l, i);
     if (l.k === 'feedtruth') compareFeeds(l, i);
-    if (l.k === 'teamtruth') { compareTeams(l, i); lastTeamTruth = l; }
+    if (l.k === 'teamtruth') { compareTeams(l, i); lastTeamTruth = l; tfig.quiet++; }
   }
 
   /* ---- feeds ---- */
@@ -253,6 +255,7 @@ function check(lines) {
       checks++;
       const mine = (members[t] || []).filter((mem) => on.has(mem));
       const sum = mine.reduce((a, mem) => a + on.get(mem).score, 0);
+      tfig.sums++;
       if (!onT.has(t)) {
         if (mine.length) bad(`${l.teams}: team ${t} is missing, its members ${mine.join(',')} have ${sum} points`, { at: i });
       } else if (!members[t]) bad(`${l.teams}: team ${t} is on the board with ${onT.get(t)}, it has no members`, { at: i });
@@ -263,6 +266,7 @@ function check(lines) {
       if (!s.list || !s.rows || !openConns.get(s.c) || s.spec.board !== l.board) continue;
       checks++;
       const v = s.spec.view;
+      if (v.members) tfig.lists++; else tfig.rosters++;
       const listed = v.members ? v.members : Object.keys(tm).filter((mem) => tm[mem] === v.team);
       const want = listed.filter((mem) => on.has(mem)).map((mem) => on.get(mem)).sort((a, b) => a.rank - b.rank)
         .map((r) => rowKey(r, false)).join(' ');
@@ -519,7 +523,7 @@ function check(lines) {
     }
   }
   const rss = lines.filter((l) => l.k === 'rss').map((l) => l.kb);
-  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null };
+  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null, teams: tfig };
   return { meta, acked, faults, checks, violations, truths: truths.length, figures };
 }
 
@@ -541,6 +545,8 @@ function report(lines, res, out = console) {
     const kinds = Object.entries(res.figures.byKind)
       .map(([k, v]) => `${k} ${v.n} (longest write ${(v.longestMs / 1000).toFixed(1)} s)`).join(', ');
     out.log(`  faults: ${kinds || 'none'}; largest gateway RSS ${res.figures.maxRssKb} kB`);
+    const tf = res.figures.teams;
+    if (tf && tf.quiet) out.log(`  teams: ${tf.moves} team moves acked; at ${tf.quiet} quiet points ${tf.lists} member lists, ${tf.rosters} rosters, ${tf.sums} team sums judged`);
   }
   const kinds = new Map();
   for (const v of res.violations) {
