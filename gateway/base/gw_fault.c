@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <uv.h>
+
 #include "base/gw_log.h"
 
 struct every {
@@ -50,4 +52,43 @@ int gw_fault_drop_delta_row(int test_clock)
 int gw_fault_no_gap_fill(int test_clock)
 {
     return every_due(&no_fill, test_clock);
+}
+
+static struct every slow_read = {"RANKCAST_TEST_SLOW_VIEW_READ", "view reads are answered %ld ms late", 0, 0, 0};
+
+long gw_fault_slow_view_read_ms(int test_clock)
+{
+    (void)every_due(&slow_read, test_clock);
+    return slow_read.k;
+}
+
+struct later {
+    uv_timer_t timer;
+    void (*fn)(void *, void *, int);
+    void *a, *b;
+    int c;
+};
+
+static void later_closed(uv_handle_t *hd)
+{
+    free(hd->data);
+}
+
+static void later_due(uv_timer_t *t)
+{
+    struct later *k = t->data;
+    k->fn(k->a, k->b, k->c);
+    uv_close((uv_handle_t *)&k->timer, later_closed);
+}
+
+int gw_fault_later(void *loop, long ms, void (*fn)(void *, void *, int), void *a, void *b, int c)
+{
+    struct later *k = calloc(1, sizeof *k);
+    if (!k)
+        return -1;
+    *k = (struct later){.fn = fn, .a = a, .b = b, .c = c};
+    uv_timer_init(loop, &k->timer);
+    k->timer.data = k;
+    uv_timer_start(&k->timer, later_due, (uint64_t)ms, 0);
+    return 0;
 }

@@ -17,5 +17,13 @@ int gw_fault_drop_delta_row(int test_clock);
 /* 1 when feeds forward an event past a gap instead of filling it from the
  * change log first (RANKCAST_TEST_NO_GAP_FILL=1: the old, wrong rule). */
 int gw_fault_no_gap_fill(int test_clock);
+/* ms by which the reply of each view's window read is held before it is
+ * used (RANKCAST_TEST_SLOW_VIEW_READ=MS): a read stays out long enough for
+ * a test to change what it read on purpose (tests/e2e/roster_race.test.js);
+ * 0 when not in force. Breaks no promise by itself. */
+long gw_fault_slow_view_read_ms(int test_clock);
+/* Calls fn(a, b, c) on loop ms from now (for the slow reads above); -1 when
+ * it cannot (out of memory): then call it at once. */
+int gw_fault_later(void *loop, long ms, void (*fn)(void *, void *, int), void *a, void *b, int c);
 
 #endif

@@ -143,6 +143,9 @@ struct gw_view {
     char *roster;
     uint32_t nroster, roster_len;
     int roster_ok;
+    /* bumped when the roster changes; a read of an older one is not shown
+     * (read_roster_gen: the one the read out was started with) */
+    uint32_t roster_gen, read_roster_gen;
     /* Where its board files it (gw_board.c): a mirror view in the board's
      * index by the ranks it shows, any other in the reads or feeds list; a
      * read view also in the board's index of read views (gw_reads.c) by the

@@ -50,6 +50,7 @@ void gw_rowteam_roster_view(struct gw_view *v)
     v->nroster = n;
     v->roster_len = len;
     v->roster_ok = 1;
+    v->roster_gen++; /* a read out now is of the old list: on_view_read reads again */
     v->force_snapshot = v->last != NULL;
     rc_vtrack_forget(&v->trk);
     v->mmoved = 0;

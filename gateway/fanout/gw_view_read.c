@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "gw_app.h"
+#include "base/gw_fault.h"
 #include "net/gw_conn.h"
 #include "rc_proto.h"
 
@@ -23,9 +24,20 @@ void gw_fo_fail_pending(struct gw_view *v, int code)
     }
 }
 
+static void view_read_done(void *w, void *v, int code);
+
 static void on_view_read(int code, struct gw_window *w, void *privdata)
 {
     struct gw_view *v = privdata;
+    long late = gw_fault_slow_view_read_ms(v->f->app->conf->test_clock);
+    if (late <= 0 || gw_fault_later(v->f->app->loop, late, view_read_done, w, v, code) != 0)
+        view_read_done(w, v, code);
+}
+
+static void view_read_done(void *wp, void *vp, int code)
+{
+    struct gw_window *w = wp;
+    struct gw_view *v = vp;
     v->reading = 0;
     if (!v->dead && code == 0)
         gw_fo_board_heard_freeze(v->board, &w->freeze);
@@ -34,6 +46,12 @@ static void on_view_read(int code, struct gw_window *w, void *privdata)
     } else if (code == 0 && (w->freeze.version < v->board->freeze.version || v->board->freeze_due)) {
         /* read before a change of the freeze this gateway has heard of, or
          * one its views are not moved to yet: read again after it */
+        gw_window_free(w);
+        gw_fo_view_set_dirty(v);
+    } else if (code == 0 && v->r.spec.kind == RC_VIEW_TEAM && v->read_roster_gen != v->roster_gen) {
+        /* read with the team's old members (the membership changed while
+         * it was out): shown, it would be the fresh snapshot the change
+         * asks for with the old rows; read the new list instead */
         gw_window_free(w);
         gw_fo_view_set_dirty(v);
     } else if (code == 0) {
@@ -79,6 +97,7 @@ void gw_fo_view_read(struct gw_view *v)
         }
         spec.kind = v->nroster ? GW_READ_MEMBERS : GW_READ_RANGE; /* an empty team: the head alone */
         spec.members = v->roster;
+        v->read_roster_gen = v->roster_gen;
         spec.nmembers = v->nroster;
         spec.members_len = v->roster_len;
         spec.first = 1;

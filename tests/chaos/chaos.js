@@ -46,8 +46,14 @@ const sleep = h.sleep || ((ms) => new Promise((r) => setTimeout(r, ms)));
 // All take incr with positive deltas only, so the checker can sum them.
 const SPRINT = 'chaos_sprint';
 const FROZEN = 'chaos_fz';
-const WRITE_BOARDS = ['demo', 'global', 'burst', 'arena', FROZEN];
+// players has teams (its team board squads, docs/teams.md): written by
+// incr like the others, its members moved between teams by the team writers
+const TEAM_SRC = 'players';
+const SQUADS = 'squads';
+const TEAMS = ['red', 'blue', 'green', 'gold'];
+const WRITE_BOARDS = ['demo', 'global', 'burst', 'arena', FROZEN, TEAM_SRC];
 const ALL_BOARDS = [...WRITE_BOARDS, SPRINT];
+const TEAM_WRITERS = 2;
 const MEMBERS = 24;
 const HOUR = 3600000;
 
@@ -270,7 +276,7 @@ async function doWrite(w, m) {
       if (!w.conn) { await sleep(200); continue; }
     }
     const reply = await w.conn.request(Object.assign({}, m), 5000);
-    if (reply.op === 'ack') return;
+    if (reply.op === 'ack' || reply.op === 'teamed') return;
     if (reply.op === 'timeout') { w.conn.close(); w.conn = null; continue; }
     if (reply.op === 'closed') { w.conn = null; await sleep(100); continue; }
     if (reply.op === 'error' && ['unavailable', 'rate_limited', 'internal'].includes(reply.code)) {
@@ -305,6 +311,27 @@ async function writer(i) {
   if (w.conn) w.conn.close();
 }
 
+// A team writer moves its own members (tw0 the even ones, tw1 the odd: one
+// writer per member, so each member's moves are in order) between teams,
+// and now and then off any team; retried by req like every write. Its
+// `teamed` answer promises the membership is in Redis (the same write path,
+// ack_replicas waited for, but the answer carries no replica count).
+async function teamWriter(i) {
+  const w = { name: `tw${i}`, r: rng.fork(150 + i), conn: null, idle: true, n: 0 };
+  writers.push(w);
+  while (!state.stop) {
+    if (state.paused) { w.idle = true; await sleep(50); continue; }
+    w.idle = false;
+    const member = `u${w.r.int(0, MEMBERS / TEAM_WRITERS - 1) * TEAM_WRITERS + i}`;
+    const team = w.r.chance(0.15) ? null : w.r.pick(TEAMS);
+    await doWrite(w, { op: 'team', board: TEAM_SRC, member, team, req: `${w.name}-${w.n++}` });
+    w.idle = true;
+    await sleep(w.r.int(200, 1200));
+  }
+  w.idle = true;
+  if (w.conn) w.conn.close();
+}
+
 /* ---- viewers ----------------------------------------------------------------- */
 
 const viewers = [];
@@ -324,6 +351,16 @@ function viewSpecs(r) {
   // losses were seen), on a board of its own choice
   const out = [{ board: r.pick(ALL_BOARDS), view: { feed: true } }];
   for (let k = 0; k < n; k++) out.push(Object.assign({}, r.pick(kinds), { board: r.pick(ALL_BOARDS) }));
+  // member lists on the team board's source (some names never written:
+  // they stay in absent), a roster, the team board itself
+  if (r.chance(0.7)) {
+    const names = new Set();
+    const len = r.int(2, 6);
+    while (names.size < len) names.add(r.chance(0.15) ? `nobody${r.int(0, 3)}` : `u${r.int(0, MEMBERS - 1)}`);
+    out.push({ board: TEAM_SRC, view: { members: [...names] }, list: true });
+  }
+  if (r.chance(0.6)) out.push({ board: TEAM_SRC, view: { team: r.pick(TEAMS) }, list: true });
+  if (r.chance(0.4)) out.push({ board: SQUADS, view: r.chance(0.5) ? { top: 10 } : { feed: true } });
   return out;
 }
 
@@ -367,6 +404,7 @@ async function viewer(i, kind) {
         bySub.set(m.sub, s);
         // a resumed feed keeps its cursor until the replayed events move it
         if (v.specs[s].view.feed && (!since || m.reset)) v.cursors.set(s, { seq: m.seq, epoch: m.epoch || '' });
+        if (v.specs[s].list) v.cursors.set(s, { seq: m.seq, epoch: m.epoch || '' });
         return;
       }
       const idx = bySub.get(m.sub);
@@ -374,6 +412,7 @@ async function viewer(i, kind) {
       const cur = v.cursors.get(idx);
       if (m.op === 'event') v.cursors.set(idx, { seq: m.seq, epoch: m.epoch || (cur && cur.epoch) || '' });
       else if (m.op === 'snapshot' && m.id === undefined) v.cursors.set(idx, { seq: m.seq, epoch: m.epoch || '' });
+      else if (m.op === 'delta' && v.specs[idx].list && typeof m.seq === 'number') v.cursors.set(idx, { seq: m.seq, epoch: m.epoch || (cur && cur.epoch) || '' });
     };
     let gone = false;
     const closedP = new Promise((res) => { conn.onClose = () => { gone = true; res(); }; });
@@ -383,10 +422,13 @@ async function viewer(i, kind) {
       if (spec.places) sub.places = spec.places;
       if (spec.max_rate) sub.max_rate = spec.max_rate;
       const cur = v.cursors.get(s);
-      if (spec.view.feed && cur && cur.epoch) sub.since = { seq: cur.seq, epoch: cur.epoch };
+      // a member list resumes with since too (answered with a snapshot)
+      if ((spec.view.feed || spec.list) && cur && cur.epoch) sub.since = { seq: cur.seq, epoch: cur.epoch };
       sub.id = `${conn.c}:s${s}`;
       byId.set(sub.id, { s, since: sub.since });
       const snap = await conn.request(sub, 5000);
+      // a view picked twice is refused (bad_request): the others still count
+      if (snap.op === 'error' && snap.code === 'bad_request') continue;
       if (snap.op !== 'snapshot') break;
     }
     if (kind) readSlowly(v, conn, kind);
@@ -677,7 +719,7 @@ async function quietPoint() {
   const seen = new Set();
   for (const v of viewers) {
     for (const spec of v.specs) {
-      if (spec.view.feed) continue;
+      if (spec.view.feed || spec.list) continue;
       const period = spec.board === SPRINT ? state.sprintPeriod : undefined;
       const q = restQuery(spec, period);
       if (seen.has(q)) continue;
@@ -686,8 +728,9 @@ async function quietPoint() {
       log.write({ k: 'truth', board: spec.board, view: spec.view, places: spec.places || null, period: period || null, snap: res.body });
     }
   }
+  await teamTruth(g);
   // every feed must have caught up with its board (a lost last event shows here)
-  for (const board of ALL_BOARDS) {
+  for (const board of [...ALL_BOARDS, SQUADS]) {
     const period = board === SPRINT ? state.sprintPeriod : undefined;
     const q = `/api/v1/boards/${board}?top=1${period ? `&period=${encodeURIComponent(period)}` : ''}`;
     const res = await h.http(g.base, 'GET', q, undefined, { timeoutMs: 5000 });
@@ -697,6 +740,21 @@ async function quietPoint() {
   for (const gi of state.gws) {
     try { log.write({ k: 'rss', gw: gi.idx, kb: h.vmRssKb(gi.gw.pid) }); } catch (e) { /* gone */ }
   }
+}
+
+// The team board's truth at a quiet point: every member of players (rows
+// with their teams, read through gateway 1), the membership hash read from
+// Redis itself, and every team on squads; the checker computes each member
+// list, roster and team sum from these.
+async function teamTruth(g) {
+  const key = `rc:{${TEAM_SRC}|}:tm`;
+  const cli = state.cluster ? (...a) => state.cluster.owner(key).then((p) => state.cluster.cli(p, ...a)) : state.redis.cli;
+  const flat = (await cli('HGETALL', key)).split('\n');
+  const tm = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) tm[flat[i]] = flat[i + 1];
+  const players = await h.http(g.base, 'GET', `/api/v1/boards/${TEAM_SRC}?top=1000`, undefined, { timeoutMs: 5000 });
+  const squads = await h.http(g.base, 'GET', `/api/v1/boards/${SQUADS}?top=1000`, undefined, { timeoutMs: 5000 });
+  log.write({ k: 'teamtruth', board: TEAM_SRC, teams: SQUADS, tm, players: players.body, squads: squads.body });
 }
 
 async function advanceClock() {
@@ -729,6 +787,7 @@ async function main() {
 
   const tasks = [];
   for (let i = 0; i < 5; i++) tasks.push(writer(i));
+  for (let i = 0; i < TEAM_WRITERS; i++) tasks.push(teamWriter(i));
   for (let i = 0; i < 8; i++) tasks.push(viewer(i));
   tasks.push(viewer(8, 'slow'), viewer(9, 'stuck'));
   await sleep(2000);

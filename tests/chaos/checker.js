@@ -19,6 +19,17 @@
  *   windows  snapshots plus deltas by the PROTOCOL rule; a delta row of a member
  *            already in the window carries prev_rank = its position there; at
  *            each quiet point every open view equals the true window.
+ *   lists    member lists and rosters (docs/teams.md): snapshot rows + absent,
+ *            deltas by the rule (removed join absent, rows leave it), a delta
+ *            row's prev_rank = its rank in the list, null when it arrives; at
+ *            each quiet point (`teamtruth`) every open list equals the truth
+ *            computed from the board's rows and the membership hash (each
+ *            listed member's board-wide rank, score and team, absent right),
+ *            every roster is the team's members by rank, every team's score
+ *            on the team board is the sum of its members' points, the
+ *            membership counts are right, and every acked team move is the
+ *            member's team at the end (the last acked one, or a later one
+ *            never acked) - applied once, never undone.
  *   gateways exit 0 (or the run's own SIGKILL), no sanitizer report.
  * The final state is the boards' sorted sets as read from Redis itself at
  * the end (`redisfinal` lines), and gateway 1's REST read of every board
@@ -30,7 +41,8 @@
 const { readHistory } = require('./history');
 
 function rowKey(r, places) {
-  const o = [r.rank, r.member, r.score];
+  // rows of a board with teams carry the member's team (docs/teams.md)
+  const o = [r.rank, r.member, r.score, r.team || null];
   if (places) o.push(r.place, !!r.tied);
   return JSON.stringify(o);
 }
@@ -69,6 +81,9 @@ function check(lines) {
   const byId = new Map();   // request id -> { kind, ... }
   const subs = new Map();   // c|sub -> view state
   const truths = [];
+  const teamMoves = new Map(); // member -> [team write]
+  let lastTeamTruth = null;
+  const tfig = { moves: 0, lists: 0, rosters: 0, sums: 0, quiet: 0 };
 
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i];
@@ -96,6 +111,17 @@ function check(lines) {
         w.sends.push(l.t);
         w.lines.push(i);
         byId.set(m.id, { kind: 'write', w });
+      } else if (m.op === 'team' && m.req !== undefined) {
+        let w = writes.get(m.req);
+        if (!w) {
+          w = { req: m.req, team: true, board: m.board, member: m.member, to: m.team, sends: [], acks: [], errors: [], lines: [] };
+          writes.set(m.req, w);
+          if (!teamMoves.has(m.member)) teamMoves.set(m.member, []);
+          teamMoves.get(m.member).push(w);
+        }
+        w.sends.push(l.t);
+        w.lines.push(i);
+        byId.set(m.id, { kind: 'write', w });
       } else if (m.op === 'subscribe') {
         byId.set(m.id, { kind: 'sub', c: l.c, m, at: i });
       }
@@ -104,14 +130,20 @@ function check(lines) {
       const req = m.id !== undefined ? byId.get(m.id) : undefined;
       if (req && req.kind === 'write') {
         req.w.lines.push(i);
-        if (m.op === 'ack') req.w.acks.push({ t: l.t, m });
+        if (m.op === 'ack' || m.op === 'teamed') {
+          if (req.w.team && !req.w.acks.length) tfig.moves++;
+          req.w.acks.push({ t: l.t, m });
+          if (req.w.team && (m.team === undefined ? null : m.team) !== (req.w.to === undefined ? null : req.w.to)) {
+            bad(`team move of ${req.w.member} to ${req.w.to} answered team ${m.team}`, { at: i, lines: req.w.lines });
+          }
+        }
         else req.w.errors.push({ t: l.t, m });
         continue;
       }
       if (req && req.kind === 'sub' && m.op === 'snapshot') {
         const s = {
           c: l.c, sub: m.sub, spec: req.m, lines: [req.at, i], feed: !!req.m.view.feed,
-          around: !!req.m.view.around,
+          around: !!req.m.view.around, list: !!(req.m.view.members || req.m.view.team !== undefined),
         };
         subs.set(`${l.c}|${m.sub}`, s);
         onSnapshot(s, m, true, i);
@@ -130,6 +162,7 @@ function check(lines) {
     }
     if (l.k === 'truth') compareTruth(l, i);
     if (l.k === 'feedtruth') compareFeeds(l, i);
+    if (l.k === 'teamtruth') { compareTeams(l, i); lastTeamTruth = l; tfig.quiet++; }
   }
 
   /* ---- feeds ---- */
@@ -165,8 +198,86 @@ function check(lines) {
       return;
     }
     s.rows = (m.rows || []).map((r) => Object.assign({}, r));
+    if (s.list) s.absent = new Set(m.absent || []);
     s.period = m.period;
     s.live = true;
+  }
+
+  /* ---- member lists and rosters ---- */
+  function onListDelta(s, m, i) {
+    checks++;
+    const ctx = { c: s.c, sub: s.sub, at: i, lines: s.lines };
+    for (const r of m.rows || []) {
+      const had = s.rows.find((x) => x.member === r.member);
+      const want = had ? had.rank : null;
+      if ((r.prev_rank === undefined ? null : r.prev_rank) !== want) {
+        bad(`list on ${s.spec.board} ${JSON.stringify(s.spec.view)}: delta row ${r.member} has prev_rank ${r.prev_rank}, the list had it at ${want}`, ctx);
+      }
+    }
+    const gone = new Set([...(m.removed || []), ...(m.rows || []).map((r) => r.member)]);
+    s.rows = s.rows.filter((x) => !gone.has(x.member));
+    for (const x of m.removed || []) s.absent.add(x);
+    for (const r of m.rows || []) { s.rows.push(Object.assign({}, r)); s.absent.delete(r.member); }
+    s.rows.sort((a, b) => a.rank - b.rank);
+  }
+
+  // The truth of every member list and roster, and of the team board, from
+  // the quiet point's full read of the source board and its membership hash.
+  function compareTeams(l, i) {
+    const rows = (l.players && l.players.rows) || [];
+    if (!l.players || !Array.isArray(l.players.rows) || !l.squads || !Array.isArray(l.squads.rows)) {
+      bad(`no true team board state at the quiet point: ${JSON.stringify(l.players).slice(0, 200)}`, { at: i });
+      return;
+    }
+    const tm = {};
+    const counts = {};
+    for (const [k, v] of Object.entries(l.tm || {})) {
+      if (k.startsWith('#')) counts[k.slice(1)] = Number(v);
+      else tm[k] = v;
+    }
+    const on = new Map(rows.map((r) => [r.member, r]));
+    // the source's rows carry the team the hash has
+    for (const r of rows) {
+      checks++;
+      if ((r.team || null) !== (tm[r.member] || null)) bad(`${l.board}: row ${r.member} says team ${r.team}, the membership says ${tm[r.member]}`, { at: i });
+    }
+    // member counts
+    const members = {};
+    for (const [mem, t] of Object.entries(tm)) (members[t] || (members[t] = [])).push(mem);
+    for (const t of new Set([...Object.keys(members), ...Object.keys(counts)])) {
+      checks++;
+      const n = (members[t] || []).length;
+      if ((counts[t] || 0) !== n) bad(`team ${t}: the membership counts ${counts[t] || 0} members, ${n} have it`, { at: i });
+    }
+    // the team board: each team's score is the sum of its members' points
+    const onT = new Map(l.squads.rows.map((r) => [r.member, r.score]));
+    for (const t of new Set([...Object.keys(members), ...onT.keys()])) {
+      checks++;
+      const mine = (members[t] || []).filter((mem) => on.has(mem));
+      const sum = mine.reduce((a, mem) => a + on.get(mem).score, 0);
+      tfig.sums++;
+      if (!onT.has(t)) {
+        if (mine.length) bad(`${l.teams}: team ${t} is missing, its members ${mine.join(',')} have ${sum} points`, { at: i });
+      } else if (!members[t]) bad(`${l.teams}: team ${t} is on the board with ${onT.get(t)}, it has no members`, { at: i });
+      else if (onT.get(t) !== sum) bad(`${l.teams}: team ${t} has ${onT.get(t)}, its members' points sum to ${sum}`, { at: i });
+    }
+    // every open list and roster
+    for (const s of subs.values()) {
+      if (!s.list || !s.rows || !openConns.get(s.c) || s.spec.board !== l.board) continue;
+      checks++;
+      const v = s.spec.view;
+      if (v.members) tfig.lists++; else tfig.rosters++;
+      const listed = v.members ? v.members : Object.keys(tm).filter((mem) => tm[mem] === v.team);
+      const want = listed.filter((mem) => on.has(mem)).map((mem) => on.get(mem)).sort((a, b) => a.rank - b.rank)
+        .map((r) => rowKey(r, false)).join(' ');
+      const wantAbsent = listed.filter((mem) => !on.has(mem)).sort().join(',');
+      const got = s.rows.map((r) => rowKey(r, false)).join(' ');
+      const gotAbsent = [...s.absent].sort().join(',');
+      if (got !== want || gotAbsent !== wantAbsent) {
+        bad(`${v.members ? 'member list' : `roster of ${v.team}`} on ${l.board} differs from the truth at a quiet point:\n  list:  ${got} absent [${gotAbsent}]\n  truth: ${want} absent [${wantAbsent}]`,
+          { c: s.c, sub: s.sub, at: i, lines: s.lines });
+      }
+    }
   }
 
   function onEvent(s, m, i) {
@@ -177,6 +288,7 @@ function check(lines) {
     if (m.seq !== s.expect) bad(`feed on ${s.spec.board}: expected seq ${s.expect}, got ${m.seq} (no reset)`, ctx);
     s.expect = m.seq + 1;
     if (m.epoch) s.epoch = m.epoch;
+    if (s.spec.board === 'squads') return; // a move takes points from a team: only the seqs are judged
     if (m.prev_rank !== null && m.prev_rank !== undefined && m.delta > 0 && m.rank > m.prev_rank) {
       bad(`feed on ${s.spec.board}: ${m.member} +${m.delta} went down from ${m.prev_rank} to ${m.rank}`, ctx);
     }
@@ -192,6 +304,7 @@ function check(lines) {
   /* ---- windows ---- */
   function onDelta(s, m, i) {
     if (s.feed || !s.rows) return;
+    if (s.list) { onListDelta(s, m, i); return; }
     checks++;
     const ctx = { c: s.c, sub: s.sub, at: i, lines: s.lines };
     if (s.around) {
@@ -270,6 +383,7 @@ function check(lines) {
   const sums = new Map(); // board|period|member -> { lo, hi, reqs }
   let acked = 0;
   for (const w of writes.values()) {
+    if (w.team) continue; // judged below (team moves)
     const periodOf = (t) => {
       let p = '';
       for (const x of periods) if (x.board === w.board && x.t <= t) p = x.period;
@@ -367,6 +481,28 @@ function check(lines) {
     bad('the history has no final state', {});
   }
 
+  // team moves: each member's team at the end (the last quiet point's
+  // membership, read from Redis) is its last acked move, or a move sent after
+  // it that was never acked; a Redis that lost its data after the ack
+  // (an epoch) excuses it
+  if (lastTeamTruth) {
+    const tmEnd = lastTeamTruth.tm || {};
+    for (const [member, ws] of teamMoves) {
+      const acked = ws.filter((w) => w.acks.length).sort((a, b) => a.acks[0].t - b.acks[0].t);
+      const last = acked[acked.length - 1];
+      if (!last) continue;
+      if (last.acks[0].t > lastTeamTruth.t) continue;
+      if (epochs.some((e) => e.down > last.acks[0].t || (e.down <= last.acks[0].t && last.acks[0].t <= e.up))) continue;
+      checks++;
+      const ok = new Set([last.to === undefined ? null : last.to]);
+      for (const w of ws) if (!w.acks.length && w.sends[0] > last.sends[0]) ok.add(w.to === undefined ? null : w.to);
+      const got = tmEnd[member] || null;
+      if (!ok.has(got)) {
+        bad(`${member}: on team ${got} at the end, its last acked team move (${last.req}) says ${last.to}`, { at: last.lines[last.lines.length - 1], lines: last.lines });
+      }
+    }
+  }
+
   // figures: faults by kind, the longest write (first try to ack) begun
   // during each kind of fault or within 5 s after it, the largest RSS seen
   const spans = [];
@@ -382,12 +518,12 @@ function check(lines) {
     const k = byKind[sp.kind] || (byKind[sp.kind] = { n: 0, longestMs: 0 });
     k.n++;
     for (const w of writes.values()) {
-      if (!w.acks.length || w.sends[0] < sp.from || w.sends[0] > sp.to + 5000) continue;
+      if (w.team || !w.acks.length || w.sends[0] < sp.from || w.sends[0] > sp.to + 5000) continue;
       k.longestMs = Math.max(k.longestMs, w.acks[0].t - w.sends[0]);
     }
   }
   const rss = lines.filter((l) => l.k === 'rss').map((l) => l.kb);
-  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null };
+  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null, teams: tfig };
   return { meta, acked, faults, checks, violations, truths: truths.length, figures };
 }
 
@@ -409,6 +545,8 @@ function report(lines, res, out = console) {
     const kinds = Object.entries(res.figures.byKind)
       .map(([k, v]) => `${k} ${v.n} (longest write ${(v.longestMs / 1000).toFixed(1)} s)`).join(', ');
     out.log(`  faults: ${kinds || 'none'}; largest gateway RSS ${res.figures.maxRssKb} kB`);
+    const tf = res.figures.teams;
+    if (tf && tf.quiet) out.log(`  teams: ${tf.moves} team moves acked; at ${tf.quiet} quiet points ${tf.lists} member lists, ${tf.rosters} rosters, ${tf.sums} team sums judged`);
   }
   const kinds = new Map();
   for (const v of res.violations) {

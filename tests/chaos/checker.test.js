@@ -232,3 +232,124 @@ test('a finished period gone from Redis is judged by the gateway\'s (archive) re
   L.splice(L.length - 1, 0, { t: 999, k: 'redisfinal', key: 'rc:{sprint|7}:z', board: 'sprint', period: '7', rows: [] });
   assert.match(whats(check(L)), /sprint\|7\|z: the gateway's final read has it, Redis does not/);
 });
+
+// A clean history on a board with teams (players, team board squads): three
+// acked team moves, four acked writes, a member list (one name never written:
+// absent) and a roster fed by a snapshot and deltas, and the quiet point's
+// team truth (rows with teams, the membership hash, the team board).
+function cleanTeams() {
+  let t = 0;
+  const L = [];
+  const add = (o) => { t += 1; L.push(Object.assign({ t }, o)); return o; };
+  add({ k: 'meta', seed: 43, mode: 'single', seconds: 1 });
+  add({ k: 'open', c: 'tw0#1', gw: 0 });
+  add({ k: 'open', c: 'w0#2', gw: 0 });
+  add({ k: 'open', c: 'v0#3', gw: 1 });
+  const move = (n, member, team) => {
+    add({ k: 'send', c: 'tw0#1', m: { op: 'team', board: 'players', member, team, req: `tw0-${n}`, id: `tw0#1:${n}` } });
+    add({ k: 'recv', c: 'tw0#1', m: { op: 'teamed', id: `tw0#1:${n}`, board: 'players', member, team, seq: 0, team_seq: n } });
+  };
+  move(1, 'a', 'red');
+  move(2, 'b', 'red');
+  move(3, 'c', 'blue');
+  const w = (n, member, delta) => {
+    add({ k: 'send', c: 'w0#2', m: { op: 'incr', board: 'players', member, delta, req: `w0-${n}`, id: `w0#2:${n}` } });
+    add({ k: 'recv', c: 'w0#2', m: { op: 'ack', id: `w0#2:${n}`, board: 'players', member, seq: n } });
+  };
+  w(1, 'a', 5);
+  w(2, 'b', 3);
+  w(3, 'c', 4);
+  add({ k: 'send', c: 'v0#3', m: { op: 'subscribe', board: 'players', view: { members: ['a', 'c', 'nobody0'] }, id: 'v0#3:s0' } });
+  add({ k: 'recv', c: 'v0#3', m: { op: 'snapshot', id: 'v0#3:s0', sub: 'v1', board: 'players', seq: 3, rows: [
+    { rank: 1, member: 'a', score: 5, team: 'red' }, { rank: 2, member: 'c', score: 4, team: 'blue' }], absent: ['nobody0'] } });
+  add({ k: 'send', c: 'v0#3', m: { op: 'subscribe', board: 'players', view: { team: 'red' }, id: 'v0#3:s1' } });
+  add({ k: 'recv', c: 'v0#3', m: { op: 'snapshot', id: 'v0#3:s1', sub: 'v2', board: 'players', seq: 3, rows: [
+    { rank: 1, member: 'a', score: 5, team: 'red' }, { rank: 3, member: 'b', score: 3, team: 'red' }], absent: [] } });
+  w(4, 'c', 2);
+  add({ k: 'recv', c: 'v0#3', m: { op: 'delta', sub: 'v1', seq: 4, rows: [
+    { rank: 1, member: 'c', score: 6, team: 'blue', prev_rank: 2 }, { rank: 2, member: 'a', score: 5, team: 'red', prev_rank: 1 }], removed: [] } });
+  add({ k: 'recv', c: 'v0#3', m: { op: 'delta', sub: 'v2', seq: 4, rows: [
+    { rank: 2, member: 'a', score: 5, team: 'red', prev_rank: 1 }], removed: [] } });
+  add({ k: 'quiet', n: 1 });
+  const rows = [{ rank: 1, member: 'c', score: 6, team: 'blue' }, { rank: 2, member: 'a', score: 5, team: 'red' },
+    { rank: 3, member: 'b', score: 3, team: 'red' }];
+  add({ k: 'teamtruth', board: 'players', teams: 'squads', tm: { a: 'red', b: 'red', c: 'blue', '#red': '2', '#blue': '1' },
+    players: { rows, total: 3 }, squads: { rows: [{ rank: 1, member: 'red', score: 8 }, { rank: 2, member: 'blue', score: 6 }], total: 2 } });
+  add({ k: 'final', board: 'players', period: null, status: 200, rows, total: 3 });
+  add({ k: 'end' });
+  return L;
+}
+
+const line = (L, pred) => L[find(L, pred)];
+const teamTruth = (L) => line(L, (l) => l.k === 'teamtruth');
+const expectTeams = (L, re) => {
+  const res = check(L);
+  assert.ok(res.violations.some((v) => re.test(v.what)), `expected ${re}, got ${JSON.stringify(res.violations.map((v) => v.what))}`);
+};
+
+test('a clean history with teams, member lists and rosters has 0 violations', () => {
+  const res = check(cleanTeams());
+  assert.deepStrictEqual(res.violations, []);
+  assert.ok(res.checks >= 12, `checks ${res.checks}`);
+});
+
+test('a member list that differs from the truth is reported (a delta row dropped)', () => {
+  const L = copy(cleanTeams());
+  const d = line(L, (l) => l.k === 'recv' && l.m.op === 'delta' && l.m.sub === 'v1');
+  d.m.rows = d.m.rows.slice(0, 1); // a's new rank never sent
+  expectTeams(L, /member list on players differs from the truth/);
+});
+
+test('a member list with absent wrong is reported', () => {
+  const L = copy(cleanTeams());
+  line(L, (l) => l.k === 'recv' && l.m.op === 'snapshot' && l.m.sub === 'v1').m.absent = [];
+  expectTeams(L, /member list on players differs/);
+});
+
+test('a list delta row with a wrong prev_rank is reported', () => {
+  const L = copy(cleanTeams());
+  line(L, (l) => l.k === 'recv' && l.m.op === 'delta' && l.m.sub === 'v1').m.rows[0].prev_rank = null;
+  expectTeams(L, /delta row c has prev_rank null, the list had it at 2/);
+});
+
+test('a roster missing a team member is reported', () => {
+  const L = copy(cleanTeams());
+  const s = line(L, (l) => l.k === 'recv' && l.m.op === 'snapshot' && l.m.sub === 'v2');
+  s.m.rows = s.m.rows.slice(0, 1);
+  expectTeams(L, /roster of red on players differs from the truth/);
+});
+
+test('a wrong team sum on the team board is reported', () => {
+  const L = copy(cleanTeams());
+  teamTruth(L).squads.rows[0].score = 9;
+  expectTeams(L, /squads: team red has 9, its members' points sum to 8/);
+});
+
+test('a team missing from the team board, and wrong member counts, are reported', () => {
+  const L = copy(cleanTeams());
+  teamTruth(L).squads.rows.pop();
+  teamTruth(L).tm['#red'] = '3';
+  expectTeams(L, /squads: team blue is missing/);
+  expectTeams(L, /team red: the membership counts 3 members, 2 have it/);
+});
+
+test('a row whose team is not the member\'s is reported', () => {
+  const L = copy(cleanTeams());
+  teamTruth(L).players.rows[2].team = 'blue';
+  expectTeams(L, /row b says team blue, the membership says red/);
+});
+
+test('an acked team move not in the final membership is reported; one acked before a data loss is not', () => {
+  const L = copy(cleanTeams());
+  const tt = teamTruth(L);
+  Object.assign(tt.tm, { c: 'red', '#red': '3', '#blue': '0' });
+  tt.squads.rows = [{ rank: 1, member: 'red', score: 14 }];
+  tt.players.rows[0].team = 'red';
+  expectTeams(L, /c: on team red at the end, its last acked team move \(tw0-3\) says blue/);
+  // the same end after a Redis lost its data: that move need not be there
+  const L2 = copy(L);
+  const at = L2.findIndex((l) => l.k === 'quiet');
+  L2.splice(at, 0, { t: L2[at].t, k: 'epoch', phase: 'down' }, { t: L2[at].t, k: 'epoch', phase: 'up' });
+  const res = check(L2);
+  assert.ok(!res.violations.some((v) => /last acked team move/.test(v.what)), JSON.stringify(res.violations.map((v) => v.what)));
+});

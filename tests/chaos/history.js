@@ -13,6 +13,8 @@
  *   period  { board, period } writes to board from now on land in that period
  *   quiet   { n }            writers paused, faults over, views settled
  *   truth   { c, sub, board, view, places, period, snap }  the true window at a quiet point
+ *   teamtruth { board, teams, tm, players, squads }  at a quiet point: the membership hash from Redis,
+ *           the source board's and the team board's REST reads (every row)
  *   final   { board, period, rows }  the board as read at the end (every member), through gateway 1's REST API
  *   redisfinal { key, board, period, rows: [[member, composite]] }  a sorted set as read from Redis itself at the end
  *   end     { }
