@@ -31,9 +31,12 @@ fi
 # security_doc.test.js (tsc over web/rankcast.d.ts, the built client, the
 # docs: no gateway, the same answer in both passes), and the chaos checker's
 # self-test against broken builds (tests/chaos/selftest: three short chaos
-# runs; it tests the checker, not the gateway). The first pass runs them all;
-# name a file to run it under the sanitizer anyway.
-sanitize_skip='/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package|rankcast_types|rankcast_module|security_doc|selftest)\.test\.js$'
+# runs; it tests the checker, not the gateway), the chaos checker's unit
+# tests (no gateway) and the browser tests (tests/browser: they check the
+# pages; the gateway paths they drive are the e2e suites', which do run under
+# the sanitizer). The first pass runs them all; name a file to run it under
+# the sanitizer anyway.
+sanitize_skip='(/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|cluster[a-z_]*|valgrind|package|rankcast_types|rankcast_module|security_doc)|/tests/browser/[^/]+|/tests/chaos/[^/]+)\.test\.js$'
 if [ $# -eq 0 ]; then
     # (tests/chaos: the checker's self-tests are the *.test.js there; the
     # chaos run itself is tests/chaos/run.sh)
