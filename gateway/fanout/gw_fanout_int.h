@@ -97,6 +97,7 @@ struct gw_view {
     struct gw_board *board;      /* NULL once detached */
     struct gw_sub *subs;
     struct gw_window *last;      /* what the viewers hold (window views) */
+    int64_t stands;              /* the newest seq the viewers hold the board as of (last's, or a later equal window's) */
     unsigned refs;               /* 1 while attached + 1 per read in flight */
     int reading;
     int dirty;                   /* changed since the last read started */

@@ -10,7 +10,10 @@
  * passes, as snapshots of the same sub with "replay": true (PROTOCOL v1:
  * the server may send a fresh snapshot instead of deltas at any time), each
  * read by store/gw_read_at at the board time the pace has reached. When a
- * read shows the present seq, the replay sends {"op":"live","sub","seq"},
+ * read shows the present seq N, the replay waits until the live view
+ * stands at N or past it (its window, or a later one equal to it: the view
+ * hears of a change later than a read of Redis shows it, and its snapshot
+ * must never take the client back), then sends {"op":"live","sub","seq":N},
  * lets go of the subscription and sends it the view's live snapshot: the
  * client replaces its list, so nothing is missed or shown twice.
  *
@@ -56,6 +59,7 @@ struct gw_replay {
     int64_t base_at;           /* the board time the pace counts from ... */
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
+    int awaiting;              /* at the present (shown): waits for the live view to stand there */
     int reading;
     int64_t read_us;           /* when the read in flight was sent (monotonic) */
     int64_t next_us;           /* no read before this: each waits 3x the last one's time */
@@ -185,6 +189,14 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
     }
 }
 
+/* The live view stands at seq or past it: its snapshot (owed to s since
+ * the subscribe) shows the board as of seq or later, never before. A view
+ * with no window yet stands nowhere. */
+static int view_stands_at(const struct gw_view *v, int64_t seq)
+{
+    return v->last && v->stands >= seq;
+}
+
 /* The replay reached the present: live from here, same sub. */
 static void go_live(struct gw_replay *rp, int64_t seq)
 {
@@ -269,8 +281,17 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
     if (res && res->w)
         gw_window_free(res->w);
     if ((ok && rp->shown >= present) || beyond) {
-        go_live(rp, rp->shown);
-        unlink_free(rp);
+        if (view_stands_at(rp->s->view, rp->shown)) {
+            go_live(rp, rp->shown);
+            unlink_free(rp);
+            return;
+        }
+        /* the view has not seen the change the read shows: wait for it
+         * (gw_replay_tick). A read view reads again now rather than at
+         * the change's event; a mirror view moves with the events. */
+        rp->awaiting = 1;
+        if (!gw_fo_view_uses_mirror(rp->s->view))
+            gw_fo_view_set_dirty(rp->s->view);
     }
     /* an error later on: the next tick reads again */
 }
@@ -363,7 +384,15 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
 void gw_replay_tick(struct gw_fanout *f)
 {
     int64_t now = gw_now_ms(f->app), now_us = gw_mono_us();
-    for (struct gw_replay *rp = f->replays; rp; rp = rp->next) {
+    for (struct gw_replay *next, *rp = f->replays; rp; rp = next) {
+        next = rp->next;
+        if (rp->s && rp->awaiting) {
+            if (view_stands_at(rp->s->view, rp->shown)) {
+                go_live(rp, rp->shown);
+                unlink_free(rp);
+            }
+            continue;
+        }
         if (rp->s && !rp->reading && rp->started && rp->view.kind == RC_VIEW_FEED) {
             feed_tick(rp, now, now_us);
             continue;

@@ -15,6 +15,7 @@
 #include "gw_app.h"
 #include "base/gw_clock.h"
 #include "base/gw_fault.h"
+#include "fanout/gw_view_fault.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "rc_delta.h"
@@ -358,6 +359,8 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
  * pending ones, and keep it as what they all hold now. */
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
+    if (gw_view_fault_hold(f, v, w))
+        return; /* a test's lagging view (gw_view_fault.c): handed back later */
     gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
     if (v->r.spec.kind == RC_VIEW_TEAM) {
         w->total = v->nroster; /* a roster's total: the team's member count (PROTOCOL v1.2) */
@@ -440,6 +443,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 /* Nothing sent: the viewers still hold v->last (the same
                  * rows), and the next delta's prev_rank counts from the
                  * state they were last sent, not from this one. */
+                v->stands = w->seq; /* (but they hold the board as of it: gw_replay.c) */
                 gw_window_free(w);
                 goto pending;
             }
@@ -450,6 +454,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     }
     v->force_snapshot = 0;
     v->last = w;
+    v->stands = w->seq;
     v->last_break = break_taken;
 pending:
     for (struct gw_sub *s = v->subs; s; s = s->vnext)

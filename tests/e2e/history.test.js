@@ -532,6 +532,72 @@ test('replay of a member list: each moment the listed rows and absent, then live
   assert.equal(e.code, 'bad_request', JSON.stringify(e));
 });
 
+test('replay goes live only once the live view stands at the live seq: with the live views lagging (RANKCAST_TEST_VIEW_HOLD_MS), nothing after `live` is older than it (window and member list)', { skip, timeout: 120000 }, async (t) => {
+  // The race of issue 27, staged: the live views hear of every change 800 ms
+  // after Redis has it, so a replay's read reaches the present (seq N) while
+  // the view still holds N-1. Before the fix the replay sent live(N) and then
+  // the view's snapshot at N-1: the board went back a change after `live`.
+  const config = h.configWith(t, { server: { test_clock: 'on' } });
+  const { gw } = await h.startStack(t, { config, env: { RANKCAST_TEST_VIEW_HOLD_MS: '800' } });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const states = new Map([[0, []]]);
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=50');
+    states.set(ack.seq, rowsOf(now.body.rows));
+    return ack.seq;
+  };
+  const list = ['r0', 'r1', 'r2'];
+  const views = [
+    { name: 'window', view: { top: 10 }, shape: (rows) => ({ rows: rowsOf(rows) }), want: (s) => ({ rows: states.get(s).slice(0, 10) }) },
+    { name: 'member list', view: { members: list }, shape: (rows) => ({ rows: rowsOf(rows) }),
+      want: (s) => ({ rows: states.get(s).filter((x) => list.includes(x.member)) }) },
+  ];
+  // the live views exist and stand at the present before the replays start
+  const watcher = await h.connectWs(t, gw.wsUrl, { token: null });
+  for (const v of views) v.live = await watcher.request({ op: 'subscribe', board: 'demo', view: v.view }, 10000);
+  for (let i = 0; i < 6; i++) await write(`r${i % 3}`, 10 + 7 * i);
+  await h.sleep(1500); // (the views hold seq 6 now)
+  await gw.waitForLine(/RANKCAST_TEST_VIEW_HOLD_MS/, 5000); // the lag is in force
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  views.forEach((v, i) => viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 20 + i, board: 'demo', view: v.view, replay: { from: { seq: 5 }, speed: 64 } })));
+  // a change while the replays run: their reads see it at once, the views 800 ms later
+  const n = await write('r1', 1000);
+  await h.waitFor(() => got.filter((m) => m.op === 'live').length === 2, 30000, 'both replays to go live');
+  const late = await write('r2', 5000);
+  for (const [i, v] of views.entries()) {
+    const first = got.find((m) => m.id === 20 + i);
+    assert.equal(first.op, 'snapshot', JSON.stringify(first));
+    const mine = got.filter((m) => m.sub === first.sub);
+    const li = mine.findIndex((m) => m.op === 'live');
+    const live = mine[li];
+    await h.waitFor(() => {
+      const now = got.filter((m) => m.sub === first.sub);
+      let rows = null;
+      for (const m of now.slice(li + 1)) {
+        if (m.op === 'snapshot') rows = m.rows;
+        else if (m.op === 'delta' && rows) rows = applyDelta(rows, m, 1, 10);
+      }
+      return rows && JSON.stringify(v.shape(rows)) === JSON.stringify(v.want(late));
+    }, 20000, `${v.name}: the live part to reach the late write`);
+    const all = got.filter((m) => m.sub === first.sub);
+    const replayed = all.slice(0, li);
+    assert.equal(live.seq, replayed[replayed.length - 1].at_seq, `${v.name}: live at the last moment shown`);
+    assert.ok(live.seq >= n, `${v.name}: the replay reached the change made during it (live ${live.seq}, change ${n})`);
+    const after = all.slice(li + 1).filter((m) => m.op === 'snapshot' || m.op === 'delta');
+    assert.ok(after.length > 0, `${v.name}: live messages after live`);
+    assert.equal(after[0].op, 'snapshot', `${v.name}: ${JSON.stringify(after[0])}`);
+    assert.equal(after[0].replay, undefined);
+    for (const m of after) {
+      assert.ok(m.seq >= live.seq, `${v.name}: ${m.op} at seq ${m.seq} after live(${live.seq}): the board went back`);
+    }
+    assert.deepEqual(v.shape(after[0].rows), v.want(after[0].seq), `${v.name}: the live snapshot is the board at its seq`);
+  }
+});
+
 test('replay of a feed: the events from the moment with their original at, then live going on exactly where the replay ends', { skip, timeout: 120000 }, async (t) => {
   const { gw } = await h.startStack(t);
   const ws = await h.connectWs(t, gw.wsUrl);
