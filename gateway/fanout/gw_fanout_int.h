@@ -186,6 +186,9 @@ struct gw_sub {
     /* A replay in progress (gw_replay.c): the view sends it nothing (its
      * snapshots stay owed) until the replay reaches the present. */
     struct gw_replay *replay;
+    /* A feed's replay went live at `since` (gw_replay.c): only a log read at
+     * that seq or past it answers it, never one from before it. */
+    int after_replay;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its

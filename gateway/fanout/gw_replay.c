@@ -211,6 +211,7 @@ static void go_live(struct gw_replay *rp, int64_t seq)
         s->pending = 1;
         s->has_since = 1;
         s->since = seq;
+        s->after_replay = 1; /* (not answered by a catch-up read already out: it may predate seq) */
         s->has_epoch = 0;
         if (s->view->reading)
             gw_fo_view_set_dirty(s->view);

@@ -655,6 +655,41 @@ test('replay of a feed: the events from the moment with their original at, then 
   }
 });
 
+test('a feed replay that goes live while a catch-up log read from before its live seq is out is not answered by that read (RANKCAST_TEST_FEED_LOG_DELAY_MS)', { skip, timeout: 120000 }, async (t) => {
+  // Staged: another viewer's catch-up read of the feed (at seq 5) is held
+  // 1500 ms; a change (6) and the replay's going live (at 6) come meanwhile.
+  // Before the fix that old read answered the replay's viewer too: a
+  // snapshot at seq 5 after live(6).
+  const config = h.configWith(t, { server: { test_clock: 'on' } });
+  const { gw } = await h.startStack(t, { config, env: { RANKCAST_TEST_FEED_LOG_DELAY_MS: '1500' } });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    return ack.seq;
+  };
+  for (let i = 0; i < 5; i++) await write(`r${i % 3}`, 10 + i);
+  const other = await h.connectWs(t, gw.wsUrl, { token: null });
+  other.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'demo', view: { feed: true } }));
+  await gw.waitForLine(/RANKCAST_TEST_FEED_LOG_DELAY_MS/, 5000); // its catch-up read is out, held
+  const n = await write('r1', 100);
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 2, board: 'demo', view: { feed: true }, replay: { from: { seq: 3 }, speed: 64 } }));
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the feed replay to go live');
+  const li = got.findIndex((m) => m.op === 'live');
+  const live = got[li];
+  assert.equal(live.seq, n, 'live at the change made before the replay');
+  await h.waitFor(() => got.length > li + 1, 20000, 'the live feed\'s snapshot');
+  const late = await write('r2', 200);
+  await h.waitFor(() => got.some((m) => m.op === 'event' && m.seq === late), 20000, 'the late change live');
+  const after = got.slice(li + 1).filter((m) => m.sub === live.sub);
+  assert.equal(after[0].op, 'snapshot', JSON.stringify(after[0]));
+  for (const m of after) assert.ok(m.seq >= live.seq, `${m.op} at seq ${m.seq} after live(${live.seq}): the feed went back`);
+  assert.deepEqual(after.filter((m) => m.op === 'event').map((m) => m.seq), [late], 'no gap, no repeat after live');
+});
+
 test('replays count toward their connection\'s read budget: one starting many is refused past its burst and its replays wait for tokens; another connection is unaffected', { skip, timeout: 120000 }, async (t) => {
   const config = h.configWith(t, { limits: { conn_read_rate: 2, conn_read_burst: 3 } });
   const { gw } = await h.startStack(t, { config });
