@@ -186,8 +186,9 @@ struct gw_sub {
     /* A replay in progress (gw_replay.c): the view sends it nothing (its
      * snapshots stay owed) until the replay reaches the present. */
     struct gw_replay *replay;
-    /* A feed's replay went live at `since` (gw_replay.c): only a log read at
-     * that seq or past it answers it, never one from before it. */
+    /* A replay went live (gw_replay.c): a feed's at `since` is answered
+     * only by a log read at that seq or past it; a window's snapshot is
+     * labelled where the view stands, never below the live seq. */
     int after_replay;
 };
 

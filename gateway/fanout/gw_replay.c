@@ -197,6 +197,23 @@ static int view_stands_at(const struct gw_view *v, int64_t seq)
     return v->last && v->stands >= seq;
 }
 
+/* Brings the live view to the present, for a replay waiting for it to
+ * stand there: a read view reads again (rather than at the change's event,
+ * which may come later); a mirror view is cut alone from the mirror (a
+ * view the last change did not touch is not cut by the refresh, yet stands
+ * at the mirror's seq: the cut, equal to its window, says so). */
+static void view_nudge(struct gw_view *v)
+{
+    if (v->dead || !v->board || v->reading)
+        return;
+    if (!gw_fo_view_uses_mirror(v)) {
+        if (!v->dirty)
+            gw_fo_view_set_dirty(v);
+    } else if (!v->cut_due) {
+        gw_fo_mirror_cut_one(v->board, v);
+    }
+}
+
 /* The replay reached the present: live from here, same sub. */
 static void go_live(struct gw_replay *rp, int64_t seq)
 {
@@ -219,6 +236,7 @@ static void go_live(struct gw_replay *rp, int64_t seq)
             gw_fo_feed_catch_up(s->view);
         return;
     }
+    s->after_replay = 1; /* its snapshot says seq N or later (gw_fo_send_owed_snapshot) */
     if (!s->pending && s->view->last && gw_fo_send_owed_snapshot(rp->f, s) == 0)
         s->needs_snapshot = 0;
     /* else: owed, sent by the view's first window or when the queue drains */
@@ -288,11 +306,9 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
             return;
         }
         /* the view has not seen the change the read shows: wait for it
-         * (gw_replay_tick). A read view reads again now rather than at
-         * the change's event; a mirror view moves with the events. */
+         * (gw_replay_tick), and bring it there meanwhile */
         rp->awaiting = 1;
-        if (!gw_fo_view_uses_mirror(rp->s->view))
-            gw_fo_view_set_dirty(rp->s->view);
+        view_nudge(rp->s->view);
     }
     /* an error later on: the next tick reads again */
 }
@@ -391,6 +407,8 @@ void gw_replay_tick(struct gw_fanout *f)
             if (view_stands_at(rp->s->view, rp->shown)) {
                 go_live(rp, rp->shown);
                 unlink_free(rp);
+            } else {
+                view_nudge(rp->s->view); /* (an event it heard since may not have touched it) */
             }
             continue;
         }

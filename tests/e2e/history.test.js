@@ -27,7 +27,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
-const { applyDelta } = require('../../web/rankcast.js');
+const { applyDelta, applyMembers } = require('../../web/rankcast.js');
 
 const skip = h.toolMissing(h.gatewayMissing());
 
@@ -548,26 +548,35 @@ test('replay goes live only once the live view stands at the live seq: with the 
     states.set(ack.seq, rowsOf(now.body.rows));
     return ack.seq;
   };
-  const list = ['r0', 'r1', 'r2'];
+  // r3 stays 4th through the changes below: the top 3 and the list of r0..r2
+  // are views the change made during the replays does not touch (their
+  // window is the same at N and N-1: they must still say N or later)
+  const list = ['r0', 'r1', 'r3'];
+  const untouched = ['r0', 'r1', 'r2'];
+  const window = (n) => ({ view: { top: n }, shape: (rows) => ({ rows: rowsOf(rows) }), want: (s) => ({ rows: states.get(s).slice(0, n) }) });
+  const members = (l) => ({ view: { members: l }, shape: (rows) => ({ rows: rowsOf(rows) }),
+    want: (s) => ({ rows: states.get(s).filter((x) => l.includes(x.member)) }) });
   const views = [
-    { name: 'window', view: { top: 10 }, shape: (rows) => ({ rows: rowsOf(rows) }), want: (s) => ({ rows: states.get(s).slice(0, 10) }) },
-    { name: 'member list', view: { members: list }, shape: (rows) => ({ rows: rowsOf(rows) }),
-      want: (s) => ({ rows: states.get(s).filter((x) => list.includes(x.member)) }) },
+    { name: 'window', ...window(10) },
+    { name: 'member list', ...members(list) },
+    { name: 'window the change misses', ...window(3) },
+    { name: 'member list the change misses', ...members(untouched) },
   ];
   // the live views exist and stand at the present before the replays start
   const watcher = await h.connectWs(t, gw.wsUrl, { token: null });
   for (const v of views) v.live = await watcher.request({ op: 'subscribe', board: 'demo', view: v.view }, 10000);
   for (let i = 0; i < 6; i++) await write(`r${i % 3}`, 10 + 7 * i);
-  await h.sleep(1500); // (the views hold seq 6 now)
+  await write('r3', 1); // (seq 7)
+  await h.sleep(1500); // (the views hold seq 7 now)
   await gw.waitForLine(/RANKCAST_TEST_VIEW_HOLD_MS/, 5000); // the lag is in force
   const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
   const got = [];
   viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
   views.forEach((v, i) => viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 20 + i, board: 'demo', view: v.view, replay: { from: { seq: 5 }, speed: 64 } })));
   // a change while the replays run: their reads see it at once, the views 800 ms later
-  const n = await write('r1', 1000);
-  await h.waitFor(() => got.filter((m) => m.op === 'live').length === 2, 30000, 'both replays to go live');
-  const late = await write('r2', 5000);
+  const n = await write('r3', 1);
+  await h.waitFor(() => got.filter((m) => m.op === 'live').length === views.length, 30000, 'the replays to go live');
+  const late = await write('r3', 5000);
   for (const [i, v] of views.entries()) {
     const first = got.find((m) => m.id === 20 + i);
     assert.equal(first.op, 'snapshot', JSON.stringify(first));
@@ -579,7 +588,7 @@ test('replay goes live only once the live view stands at the live seq: with the 
       let rows = null;
       for (const m of now.slice(li + 1)) {
         if (m.op === 'snapshot') rows = m.rows;
-        else if (m.op === 'delta' && rows) rows = applyDelta(rows, m, 1, 10);
+        else if (m.op === 'delta' && rows) rows = v.view.top ? applyDelta(rows, m, 1, v.view.top) : applyMembers(rows, [], m).rows;
       }
       return rows && JSON.stringify(v.shape(rows)) === JSON.stringify(v.want(late));
     }, 20000, `${v.name}: the live part to reach the late write`);
