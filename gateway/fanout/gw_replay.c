@@ -60,6 +60,7 @@ struct gw_replay {
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
     int awaiting;              /* at the present (shown): waits for the live view to stand there */
+    int64_t await_us;          /* ... since then (monotonic) */
     int reading;
     int64_t read_us;           /* when the read in flight was sent (monotonic) */
     int64_t next_us;           /* no read before this: each waits 3x the last one's time */
@@ -67,6 +68,10 @@ struct gw_replay {
     struct rc_event *evs;
     size_t nevs, evi;
 };
+
+/* The longest a replay at the present waits for its live view to stand
+ * there (docs/history.md): a view reads or is cut within a tick or two. */
+#define REPLAY_AWAIT_MAX_US (30 * 1000 * 1000)
 
 /* Changes a feed's replay reads from the log at a time. */
 #define REPLAY_FEED_BATCH 256
@@ -308,6 +313,7 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
         /* the view has not seen the change the read shows: wait for it
          * (gw_replay_tick), and bring it there meanwhile */
         rp->awaiting = 1;
+        rp->await_us = gw_mono_us();
         view_nudge(rp->s->view);
     }
     /* an error later on: the next tick reads again */
@@ -404,7 +410,10 @@ void gw_replay_tick(struct gw_fanout *f)
     for (struct gw_replay *next, *rp = f->replays; rp; rp = next) {
         next = rp->next;
         if (rp->s && rp->awaiting) {
-            if (view_stands_at(rp->s->view, rp->shown)) {
+            /* (a bound: a view that cannot get there, such as one moved to
+             * a new period whose seqs start over, must not hold the
+             * replay forever; its next window is then newer all the same) */
+            if (view_stands_at(rp->s->view, rp->shown) || now_us - rp->await_us > REPLAY_AWAIT_MAX_US) {
                 go_live(rp, rp->shown);
                 unlink_free(rp);
             } else {
