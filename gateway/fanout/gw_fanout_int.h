@@ -101,6 +101,7 @@ struct gw_view {
     struct gw_board *board;      /* NULL once detached */
     struct gw_sub *subs;
     struct gw_window *last;      /* what the viewers hold (window views) */
+    int64_t stands;              /* the newest seq the viewers hold the board as of (last's, or a later equal window's) */
     unsigned refs;               /* 1 while attached + 1 per read in flight */
     int reading;
     int dirty;                   /* changed since the last read started */
@@ -192,6 +193,10 @@ struct gw_sub {
     /* A replay in progress (gw_replay.c): the view sends it nothing (its
      * snapshots stay owed) until the replay reaches the present. */
     struct gw_replay *replay;
+    /* A replay went live (gw_replay.c): a feed's at `since` is answered
+     * only by a log read at that seq or past it; a window's snapshot is
+     * labelled where the view stands, never below the live seq. */
+    int after_replay;
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its

@@ -225,9 +225,14 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
     /* read before a change of the freeze that its viewers must see: they
      * are answered from a read after it */
     int stale = fr->version < v->board->freeze.version || v->board->freeze_due;
+    int again = 0;
     for (struct gw_sub *s = v->subs; s && !stale; s = s->vnext) {
         if (!s->pending || s->replay)
             continue; /* (a replay's viewer is answered when it goes live: gw_replay.c) */
+        if (s->after_replay && seq < s->since) {
+            again = 1; /* a read older than the replay's live seq: the next one answers it */
+            continue;
+        }
         if (s->gapfill && fill_gap(f, v, s, seq, epoch, evs, n))
             continue;
         int64_t from = s->has_since ? s->since : seq;
@@ -241,6 +246,7 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         if (gw_fo_feed_answer(f, s, msg, empty.epoch) != 0)
             continue; /* stays pending */
         s->cursor = replayable ? from : seq;
+        s->after_replay = 0;
         for (size_t i = 0; i < n && !s->pending; i++) {
             if (evs[i].seq <= s->cursor || evs[i].seq > seq)
                 continue;
@@ -265,6 +271,8 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         for (size_t i = 0; i < b->ring_len; i++)
             gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
         replying = 0;
+        if (again)
+            gw_fo_view_set_dirty(v); /* (the tick reads again for the replay's viewer) */
     }
     if (recheck && !v->dead)
         gw_fo_feed_recheck(v); /* this read may predate the channel's subscribe */

@@ -10,7 +10,10 @@
  * passes, as snapshots of the same sub with "replay": true (PROTOCOL v1:
  * the server may send a fresh snapshot instead of deltas at any time), each
  * read by store/gw_read_at at the board time the pace has reached. When a
- * read shows the present seq, the replay sends {"op":"live","sub","seq"},
+ * read shows the present seq N, the replay waits until the live view
+ * stands at N or past it (its window, or a later one equal to it: the view
+ * hears of a change later than a read of Redis shows it, and its snapshot
+ * must never take the client back), then sends {"op":"live","sub","seq":N},
  * lets go of the subscription and sends it the view's live snapshot: the
  * client replaces its list, so nothing is missed or shown twice.
  *
@@ -58,6 +61,8 @@ struct gw_replay {
     int64_t base_at;           /* the board time the pace counts from ... */
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
+    int awaiting;              /* at the present (shown): waits for the live view to stand there */
+    int64_t await_us;          /* ... since then (monotonic) */
     int reading;
     int64_t read_us;           /* when the read in flight was sent (monotonic) */
     int64_t next_us;           /* no read before this: each waits 3x the last one's time */
@@ -65,6 +70,10 @@ struct gw_replay {
     struct rc_event *evs;
     size_t nevs, evi;
 };
+
+/* The longest a replay at the present waits for its live view to stand
+ * there (docs/history.md): a view reads or is cut within a tick or two. */
+#define REPLAY_AWAIT_MAX_US (30 * 1000 * 1000)
 
 /* Changes a feed's replay reads from the log at a time. */
 #define REPLAY_FEED_BATCH 256
@@ -187,6 +196,31 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
     }
 }
 
+/* The live view stands at seq or past it: its snapshot (owed to s since
+ * the subscribe) shows the board as of seq or later, never before. A view
+ * with no window yet stands nowhere. */
+static int view_stands_at(const struct gw_view *v, int64_t seq)
+{
+    return v->last && v->stands >= seq;
+}
+
+/* Brings the live view to the present, for a replay waiting for it to
+ * stand there: a read view reads again (rather than at the change's event,
+ * which may come later); a mirror view is cut alone from the mirror (a
+ * view the last change did not touch is not cut by the refresh, yet stands
+ * at the mirror's seq: the cut, equal to its window, says so). */
+static void view_nudge(struct gw_view *v)
+{
+    if (v->dead || !v->board || v->reading)
+        return;
+    if (!gw_fo_view_uses_mirror(v)) {
+        if (!v->dirty)
+            gw_fo_view_set_dirty(v);
+    } else if (!v->cut_due) {
+        gw_fo_mirror_cut_one(v->board, v);
+    }
+}
+
 /* The replay reached the present: live from here, same sub. */
 static void go_live(struct gw_replay *rp, int64_t seq)
 {
@@ -201,6 +235,7 @@ static void go_live(struct gw_replay *rp, int64_t seq)
         s->pending = 1;
         s->has_since = 1;
         s->since = seq;
+        s->after_replay = 1; /* (not answered by a catch-up read already out: it may predate seq) */
         s->has_epoch = 0;
         if (s->view->reading)
             gw_fo_view_set_dirty(s->view);
@@ -208,6 +243,7 @@ static void go_live(struct gw_replay *rp, int64_t seq)
             gw_fo_feed_catch_up(s->view);
         return;
     }
+    s->after_replay = 1; /* its snapshot says seq N or later (gw_fo_send_owed_snapshot) */
     if (!s->pending && s->view->last && gw_fo_send_owed_snapshot(rp->f, s) == 0)
         s->needs_snapshot = 0;
     /* else: owed, sent by the view's first window or when the queue drains */
@@ -278,8 +314,16 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
     if (res && res->w)
         gw_window_free(res->w);
     if ((ok && rp->shown >= present) || beyond) {
-        go_live(rp, rp->shown);
-        unlink_free(rp);
+        if (view_stands_at(rp->s->view, rp->shown)) {
+            go_live(rp, rp->shown);
+            unlink_free(rp);
+            return;
+        }
+        /* the view has not seen the change the read shows: wait for it
+         * (gw_replay_tick), and bring it there meanwhile */
+        rp->awaiting = 1;
+        rp->await_us = gw_mono_us();
+        view_nudge(rp->s->view);
     }
     /* an error later on: the next tick reads again */
 }
@@ -372,7 +416,20 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
 void gw_replay_tick(struct gw_fanout *f)
 {
     int64_t now = gw_now_ms(f->app), now_us = gw_mono_us();
-    for (struct gw_replay *rp = f->replays; rp; rp = rp->next) {
+    for (struct gw_replay *next, *rp = f->replays; rp; rp = next) {
+        next = rp->next;
+        if (rp->s && rp->awaiting) {
+            /* (a bound: a view that cannot get there, such as one moved to
+             * a new period whose seqs start over, must not hold the
+             * replay forever; its next window is then newer all the same) */
+            if (view_stands_at(rp->s->view, rp->shown) || now_us - rp->await_us > REPLAY_AWAIT_MAX_US) {
+                go_live(rp, rp->shown);
+                unlink_free(rp);
+            } else {
+                view_nudge(rp->s->view); /* (an event it heard since may not have touched it) */
+            }
+            continue;
+        }
         if (rp->s && !rp->reading && rp->started && rp->view.kind == RC_VIEW_FEED) {
             feed_tick(rp, now, now_us);
             continue;

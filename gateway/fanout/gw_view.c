@@ -15,6 +15,7 @@
 #include "gw_app.h"
 #include "base/gw_clock.h"
 #include "base/gw_fault.h"
+#include "fanout/gw_view_fault.h"
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "rc_delta.h"
@@ -120,7 +121,11 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
         return -1; /* replaying: owed until the replay goes live (gw_replay.c) */
     /* a resume that named another history than the board's: say so */
     int reset = s->has_since && s->has_epoch && strcmp(s->epoch, s->view->last->epoch) != 0;
-    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, s->view->last, s->id_json, reset, NULL));
+    /* a replay gone live: labelled where the view stands (rows the same), never below live's seq */
+    struct gw_window lw = *s->view->last;
+    if (s->after_replay && !lw.shard_seq && lw.seq < s->view->stands)
+        lw.seq = s->view->stands;
+    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, &lw, s->id_json, reset, NULL));
     if (!msg) {
         gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
     } else if (gw_conn_send_owed(s->conn, msg) != 0) {
@@ -133,6 +138,7 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
     free(s->id_json);
     s->id_json = NULL;
     s->has_since = 0;
+    s->after_replay = 0;
     s->has_epoch = 1;
     memcpy(s->epoch, s->view->last->epoch, sizeof s->epoch);
     return 0;
@@ -358,6 +364,8 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
  * pending ones, and keep it as what they all hold now. */
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
+    if (gw_view_fault_hold(f, v, w))
+        return; /* a test's lagging view (gw_view_fault.c): handed back later */
     gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
     if (v->r.spec.kind == RC_VIEW_TEAM) {
         w->total = v->nroster; /* a roster's total: the team's member count (PROTOCOL v1.2) */
@@ -440,6 +448,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
                 /* Nothing sent: the viewers still hold v->last (the same
                  * rows), and the next delta's prev_rank counts from the
                  * state they were last sent, not from this one. */
+                v->stands = w->seq; /* (but they hold the board as of it: gw_replay.c) */
                 gw_window_free(w);
                 goto pending;
             }
@@ -450,6 +459,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     }
     v->force_snapshot = 0;
     v->last = w;
+    v->stands = w->seq;
     v->last_break = break_taken;
 pending:
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
@@ -495,7 +505,7 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
         return;
     struct rc_delta_msg dm = {
         .sub = v->r.id,
-        .seq = v->last->seq,
+        .seq = v->stands > v->last->seq ? v->stands : v->last->seq, /* (where the viewers stand: gw_replay.c) */
         .total = v->last->total,
         .more = {.has_viewers = 1, .viewers = shown},
     };

@@ -27,7 +27,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const h = require('./harness');
-const { applyDelta } = require('../../web/rankcast.js');
+const { applyDelta, applyMembers } = require('../../web/rankcast.js');
 
 const skip = h.toolMissing(h.gatewayMissing());
 
@@ -532,6 +532,81 @@ test('replay of a member list: each moment the listed rows and absent, then live
   assert.equal(e.code, 'bad_request', JSON.stringify(e));
 });
 
+test('replay goes live only once the live view stands at the live seq: with the live views lagging (RANKCAST_TEST_VIEW_HOLD_MS), nothing after `live` is older than it (window and member list)', { skip, timeout: 120000 }, async (t) => {
+  // The race of issue 27, staged: the live views hear of every change 800 ms
+  // after Redis has it, so a replay's read reaches the present (seq N) while
+  // the view still holds N-1. Before the fix the replay sent live(N) and then
+  // the view's snapshot at N-1: the board went back a change after `live`.
+  const config = h.configWith(t, { server: { test_clock: 'on' } });
+  const { gw } = await h.startStack(t, { config, env: { RANKCAST_TEST_VIEW_HOLD_MS: '800' } });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const states = new Map([[0, []]]);
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/demo?top=50');
+    states.set(ack.seq, rowsOf(now.body.rows));
+    return ack.seq;
+  };
+  // r3 stays 4th through the changes below: the top 3 and the list of r0..r2
+  // are views the change made during the replays does not touch (their
+  // window is the same at N and N-1: they must still say N or later)
+  const list = ['r0', 'r1', 'r3'];
+  const untouched = ['r0', 'r1', 'r2'];
+  const window = (n) => ({ view: { top: n }, shape: (rows) => ({ rows: rowsOf(rows) }), want: (s) => ({ rows: states.get(s).slice(0, n) }) });
+  const members = (l) => ({ view: { members: l }, shape: (rows) => ({ rows: rowsOf(rows) }),
+    want: (s) => ({ rows: states.get(s).filter((x) => l.includes(x.member)) }) });
+  const views = [
+    { name: 'window', ...window(10) },
+    { name: 'member list', ...members(list) },
+    { name: 'window the change misses', ...window(3) },
+    { name: 'member list the change misses', ...members(untouched) },
+  ];
+  // the live views exist and stand at the present before the replays start
+  const watcher = await h.connectWs(t, gw.wsUrl, { token: null });
+  for (const v of views) v.live = await watcher.request({ op: 'subscribe', board: 'demo', view: v.view }, 10000);
+  for (let i = 0; i < 6; i++) await write(`r${i % 3}`, 10 + 7 * i);
+  await write('r3', 1); // (seq 7)
+  await h.sleep(1500); // (the views hold seq 7 now)
+  await gw.waitForLine(/RANKCAST_TEST_VIEW_HOLD_MS/, 5000); // the lag is in force
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  views.forEach((v, i) => viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 20 + i, board: 'demo', view: v.view, replay: { from: { seq: 5 }, speed: 64 } })));
+  // a change while the replays run: their reads see it at once, the views 800 ms later
+  const n = await write('r3', 1);
+  await h.waitFor(() => got.filter((m) => m.op === 'live').length === views.length, 30000, 'the replays to go live');
+  const late = await write('r3', 5000);
+  for (const [i, v] of views.entries()) {
+    const first = got.find((m) => m.id === 20 + i);
+    assert.equal(first.op, 'snapshot', JSON.stringify(first));
+    const mine = got.filter((m) => m.sub === first.sub);
+    const li = mine.findIndex((m) => m.op === 'live');
+    const live = mine[li];
+    await h.waitFor(() => {
+      const now = got.filter((m) => m.sub === first.sub);
+      let rows = null;
+      for (const m of now.slice(li + 1)) {
+        if (m.op === 'snapshot') rows = m.rows;
+        else if (m.op === 'delta' && rows) rows = v.view.top ? applyDelta(rows, m, 1, v.view.top) : applyMembers(rows, [], m).rows;
+      }
+      return rows && JSON.stringify(v.shape(rows)) === JSON.stringify(v.want(late));
+    }, 20000, `${v.name}: the live part to reach the late write`);
+    const all = got.filter((m) => m.sub === first.sub);
+    const replayed = all.slice(0, li);
+    assert.equal(live.seq, replayed[replayed.length - 1].at_seq, `${v.name}: live at the last moment shown`);
+    assert.ok(live.seq >= n, `${v.name}: the replay reached the change made during it (live ${live.seq}, change ${n})`);
+    const after = all.slice(li + 1).filter((m) => m.op === 'snapshot' || m.op === 'delta');
+    assert.ok(after.length > 0, `${v.name}: live messages after live`);
+    assert.equal(after[0].op, 'snapshot', `${v.name}: ${JSON.stringify(after[0])}`);
+    assert.equal(after[0].replay, undefined);
+    for (const m of after) {
+      assert.ok(m.seq >= live.seq, `${v.name}: ${m.op} at seq ${m.seq} after live(${live.seq}): the board went back`);
+    }
+    assert.deepEqual(v.shape(after[0].rows), v.want(after[0].seq), `${v.name}: the live snapshot is the board at its seq`);
+  }
+});
+
 test('replay of a feed: the events from the moment with their original at, then live going on exactly where the replay ends', { skip, timeout: 120000 }, async (t) => {
   const { gw } = await h.startStack(t);
   const ws = await h.connectWs(t, gw.wsUrl);
@@ -587,6 +662,41 @@ test('replay of a feed: the events from the moment with their original at, then 
     const { sub, ...rest } = m;
     assert.deepEqual(rest, events.get(m.seq));
   }
+});
+
+test('a feed replay that goes live while a catch-up log read from before its live seq is out is not answered by that read (RANKCAST_TEST_FEED_LOG_DELAY_MS)', { skip, timeout: 120000 }, async (t) => {
+  // Staged: another viewer's catch-up read of the feed (at seq 5) is held
+  // 1500 ms; a change (6) and the replay's going live (at 6) come meanwhile.
+  // Before the fix that old read answered the replay's viewer too: a
+  // snapshot at seq 5 after live(6).
+  const config = h.configWith(t, { server: { test_clock: 'on' } });
+  const { gw } = await h.startStack(t, { config, env: { RANKCAST_TEST_FEED_LOG_DELAY_MS: '1500' } });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const write = async (m, d) => {
+    const ack = await ws.request({ op: 'incr', board: 'demo', member: m, delta: d }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    return ack.seq;
+  };
+  for (let i = 0; i < 5; i++) await write(`r${i % 3}`, 10 + i);
+  const other = await h.connectWs(t, gw.wsUrl, { token: null });
+  other.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'demo', view: { feed: true } }));
+  await gw.waitForLine(/RANKCAST_TEST_FEED_LOG_DELAY_MS/, 5000); // its catch-up read is out, held
+  const n = await write('r1', 100);
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const got = [];
+  viewer.ws.on('message', (d) => got.push(JSON.parse(String(d))));
+  viewer.ws.send(JSON.stringify({ op: 'subscribe', id: 2, board: 'demo', view: { feed: true }, replay: { from: { seq: 3 }, speed: 64 } }));
+  await h.waitFor(() => got.some((m) => m.op === 'live'), 30000, 'the feed replay to go live');
+  const li = got.findIndex((m) => m.op === 'live');
+  const live = got[li];
+  assert.equal(live.seq, n, 'live at the change made before the replay');
+  await h.waitFor(() => got.length > li + 1, 20000, 'the live feed\'s snapshot');
+  const late = await write('r2', 200);
+  await h.waitFor(() => got.some((m) => m.op === 'event' && m.seq === late), 20000, 'the late change live');
+  const after = got.slice(li + 1).filter((m) => m.sub === live.sub);
+  assert.equal(after[0].op, 'snapshot', JSON.stringify(after[0]));
+  for (const m of after) assert.ok(m.seq >= live.seq, `${m.op} at seq ${m.seq} after live(${live.seq}): the feed went back`);
+  assert.deepEqual(after.filter((m) => m.op === 'event').map((m) => m.seq), [late], 'no gap, no repeat after live');
 });
 
 test('replays count toward their connection\'s read budget: one starting many is refused past its burst and its replays wait for tokens; another connection is unaffected', { skip, timeout: 120000 }, async (t) => {

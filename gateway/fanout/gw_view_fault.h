@@ -1,0 +1,14 @@
+/* gw_view_fault.h - a test-only lag of the live views (see gw_view_fault.c):
+ * never in force without [server] test_clock = on. */
+#ifndef GW_VIEW_FAULT_H
+#define GW_VIEW_FAULT_H
+
+struct gw_fanout;
+struct gw_view;
+struct gw_window;
+
+/* 1 when w, a fresh window of v, is taken to be handed to
+ * gw_fo_view_update later (RANKCAST_TEST_VIEW_HOLD_MS), else 0. */
+int gw_view_fault_hold(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
+
+#endif
