@@ -364,7 +364,7 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
  * pending ones, and keep it as what they all hold now. */
 void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
-    if (gw_view_fault_hold(f, v, w))
+    if (gw_view_fault_hold(f, v, w, gw_fo_view_update))
         return; /* a test's lagging view (gw_view_fault.c): handed back later */
     gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
     if (v->r.spec.kind == RC_VIEW_TEAM) {

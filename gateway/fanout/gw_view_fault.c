@@ -25,6 +25,7 @@ struct held {
     struct gw_fanout *f;
     struct gw_view *v;
     struct gw_window *w;
+    gw_view_fault_update *update;
 };
 
 static int loaded;
@@ -43,14 +44,14 @@ static void held_fire(uv_timer_t *t)
         gw_window_free(x->w);
     } else {
         releasing = 1;
-        gw_fo_view_update(x->f, x->v, x->w);
+        x->update(x->f, x->v, x->w);
         releasing = 0;
     }
     gw_fo_view_unref(x->v);
     uv_close((uv_handle_t *)t, held_free);
 }
 
-int gw_view_fault_hold(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
+int gw_view_fault_hold(struct gw_fanout *f, struct gw_view *v, struct gw_window *w, gw_view_fault_update *update)
 {
     if (!loaded) {
         loaded = 1;
@@ -66,7 +67,7 @@ int gw_view_fault_hold(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     struct held *x = malloc(sizeof *x);
     if (!x)
         return 0;
-    *x = (struct held){.f = f, .v = v, .w = w};
+    *x = (struct held){.f = f, .v = v, .w = w, .update = update};
     v->refs++;
     uv_timer_init(f->app->loop, &x->timer);
     x->timer.data = x;

@@ -7,8 +7,12 @@ struct gw_fanout;
 struct gw_view;
 struct gw_window;
 
-/* 1 when w, a fresh window of v, is taken to be handed to
- * gw_fo_view_update later (RANKCAST_TEST_VIEW_HOLD_MS), else 0. */
-int gw_view_fault_hold(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
+/* What takes a held window back (gw_view.c's update: passed in, so that
+ * this file does not call back into the one that calls it). */
+typedef void gw_view_fault_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
+
+/* 1 when w, a fresh window of v, is taken to be handed to update later
+ * (RANKCAST_TEST_VIEW_HOLD_MS), else 0. */
+int gw_view_fault_hold(struct gw_fanout *f, struct gw_view *v, struct gw_window *w, gw_view_fault_update *update);
 
 #endif
