@@ -40,7 +40,6 @@
 
 #include "gw_app.h"
 #include "net/gw_conn.h"
-#include "net/gw_peers.h"
 #include "store/gw_read_at.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -120,7 +119,7 @@ static int may_read(struct gw_replay *rp)
     struct gw_conn *c = rp->s->conn;
     int64_t now = (int64_t)uv_now(app->loop);
     double cost = rc_read_tokens(rp->view.kind == RC_VIEW_FEED ? REPLAY_FEED_BATCH : rc_view_rows(&rp->view));
-    struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
+    struct rc_bucket *ipb = c->ip_read_bucket;
     if (rc_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now) &&
         (!ipb || rc_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)))
         return 1;

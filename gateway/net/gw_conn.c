@@ -464,4 +464,5 @@ void gw_conn_on_closed(struct gw_conn *c)
 {
     drop_queue(c, 0);
     c->sock = NULL;
+    c->ip_read_bucket = NULL; /* (the address's bucket may go once its sockets have) */
 }

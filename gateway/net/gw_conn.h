@@ -191,6 +191,8 @@ struct gw_conn {
     int token_expired;             /* its token expired and its views were stopped */
     struct rc_bucket bucket;
     struct rc_bucket read_bucket;  /* reads on this connection (conn_read_rate) */
+    struct rc_bucket *ip_read_bucket; /* its address's (ip_read_rate), set by the transport; borrowed
+                                       * while the socket lives, NULL once closed or when none */
     /* frames outside requests (serve/gw_ws_frames.c) */
     struct rc_bucket refused;      /* frames over the read budgets tolerated before close 1008 */
     uint32_t rx_msgs;              /* messages begun as lws handed them over (without the frame guard) */

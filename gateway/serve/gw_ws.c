@@ -405,6 +405,7 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     struct gw_conn *c = gw_conn_new(&app->conn_ctx, wsi);
     if (!c)
         return -1;
+    c->ip_read_bucket = gw_peer_read_bucket(wsi); /* (for the layers below serve/: fanout's replays) */
     snprintf(c->peer, sizeof c->peer, "%s", gw_peer_ip(wsi));
     gw_peer_headers_done(wsi); /* a WebSocket now: the idle timeout takes over */
     identify(app, wsi, c);
