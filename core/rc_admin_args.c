@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *rc_admin_action(enum rc_op op)
+const char *rc_admin_args_action(enum rc_op op)
 {
     switch (op) {
     case RC_OP_REMOVE: return "remove";
@@ -33,20 +33,20 @@ int rc_admin_args_build_as(const struct rc_board *b, const struct rc_request *r,
     const char *id = p->id;
     snprintf(rev, sizeof rev, "%s:reversed", r->req);
     char(*k)[RC_KEY_MAX] = out->keys;
-    int bad = rc_board_key(k[0], RC_KEY_MAX, store, id, "z", NULL) ||
-              rc_board_key(k[1], RC_KEY_MAX, store, id, "seq", NULL) ||
-              rc_board_key(k[2], RC_KEY_MAX, store, id, "log", NULL) ||
-              rc_board_key(k[3], RC_KEY_MAX, store, id, "ch", NULL) ||
-              rc_board_key(k[4], RC_KEY_MAX, store, id, "blocked", NULL) ||
-              (r->op == RC_OP_REVERSE ? rc_board_key(k[5], RC_KEY_MAX, store, id, "req", r->req)
-                                      : rc_board_key(k[5], RC_KEY_MAX, store, id, "f", r->member[0] ? r->member : "-")) ||
-              rc_board_key(k[6], RC_KEY_MAX, store, id, "req", rev) ||
-              rc_board_key(k[7], RC_KEY_MAX, store, id, "epoch", NULL) ||
-              rc_board_key(k[8], RC_KEY_MAX, store, id, "arr", NULL) ||
-              rc_board_key(k[9], RC_KEY_MAX, store, id, "frz", NULL) ||
-              rc_board_key(k[10], RC_KEY_MAX, store, id, "fz", NULL);
+    int bad = rc_keys_board(k[0], RC_KEY_MAX, store, id, "z", NULL) ||
+              rc_keys_board(k[1], RC_KEY_MAX, store, id, "seq", NULL) ||
+              rc_keys_board(k[2], RC_KEY_MAX, store, id, "log", NULL) ||
+              rc_keys_board(k[3], RC_KEY_MAX, store, id, "ch", NULL) ||
+              rc_keys_board(k[4], RC_KEY_MAX, store, id, "blocked", NULL) ||
+              (r->op == RC_OP_REVERSE ? rc_keys_board(k[5], RC_KEY_MAX, store, id, "req", r->req)
+                                      : rc_keys_board(k[5], RC_KEY_MAX, store, id, "f", r->member[0] ? r->member : "-")) ||
+              rc_keys_board(k[6], RC_KEY_MAX, store, id, "req", rev) ||
+              rc_keys_board(k[7], RC_KEY_MAX, store, id, "epoch", NULL) ||
+              rc_keys_board(k[8], RC_KEY_MAX, store, id, "arr", NULL) ||
+              rc_keys_board(k[9], RC_KEY_MAX, store, id, "frz", NULL) ||
+              rc_keys_board(k[10], RC_KEY_MAX, store, id, "fz", NULL);
     if (bad)
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     snprintf(out->num[0], 32, "%" PRId64, now_ms);
     snprintf(out->num[1], 32, "%" PRIu64, slot);
     snprintf(out->num[2], 32, "%" PRId64, (int64_t)1 << b->layout.tb_bits);
@@ -56,7 +56,7 @@ int rc_admin_args_build_as(const struct rc_board *b, const struct rc_request *r,
     snprintf(out->num[6], 32, "%u", rc_conf_board_log_keep(b));
     const char *words[RC_ADMIN_NKEYS + RC_ADMIN_NARGV] = {
         k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10],
-        rc_admin_action(r->op), r->member, r->op == RC_OP_REMOVE && r->block ? "1" : "0", out->num[0],
+        rc_admin_args_action(r->op), r->member, r->op == RC_OP_REMOVE && r->block ? "1" : "0", out->num[0],
         b->layout.order == RC_ORDER_DESC ? "desc" : "asc",
         b->layout.tiebreak == RC_TB_ARRIVAL ? "arrival" : out->num[1], out->num[2], out->num[3], out->num[4],
         out->num[6], out->num[5], sharded ? "SPUBLISH" : "PUBLISH", out->epoch};
@@ -68,7 +68,7 @@ int rc_admin_args_build_as(const struct rc_board *b, const struct rc_request *r,
     return 0;
 }
 
-int rc_admin_result_parse(const struct rc_reply_item *items, size_t n, struct rc_admin_result *res)
+int rc_admin_args_result_parse(const struct rc_reply_item *items, size_t n, struct rc_admin_result *res)
 {
     memset(res, 0, sizeof *res);
     if (n != 6 || !items[0].str || items[0].is_int || !items[1].is_int || !items[2].str || items[2].is_int ||

@@ -30,7 +30,7 @@ struct rc_admin_args {
 };
 
 /* The action word of op in ARGV[1] and the audit log. */
-const char *rc_admin_action(enum rc_op op);
+const char *rc_admin_args_action(enum rc_op op);
 
 /* Builds the script call for r (op remove/unblock/reverse/reset) on board b
  * in period p at now_ms, with the reversal's tie-break slot and the period's
@@ -63,6 +63,6 @@ struct rc_admin_result {
 
 /* Decodes the reply items[0..n). Returns 0 (then look at res->status) or
  * RC_E_INTERNAL when the reply is not of the script's shape. */
-int rc_admin_result_parse(const struct rc_reply_item *items, size_t n, struct rc_admin_result *res);
+int rc_admin_args_result_parse(const struct rc_reply_item *items, size_t n, struct rc_admin_result *res);
 
 #endif

@@ -89,7 +89,7 @@ static int pattern_valid(const char *s)
         return 1;
     if (n > PATTERN_MAX)
         return 0;
-    return n > 0 && s[n - 1] == '*' ? rc_board_template_valid(s, n) : rc_board_name_valid(s, n);
+    return n > 0 && s[n - 1] == '*' ? rc_names_board_template_valid(s, n) : rc_names_board_name_valid(s, n);
 }
 
 /* Validates everything first, then appends a copy: a refused key leaves *a
@@ -157,7 +157,7 @@ const struct rc_key *rc_auth_find(const struct rc_auth *a, const char *secret, s
 }
 
 /* Board patterns are not secret: plain string comparison is fine here. */
-int rc_key_covers(const struct rc_key *key, const char *board)
+int rc_auth_key_covers(const struct rc_key *key, const char *board)
 {
     if (!key || !board)
         return 0;
@@ -194,22 +194,22 @@ int rc_auth_check(const struct rc_auth *a, const struct rc_key *key, int bad_tok
                   const char *board, struct rc_error *err)
 {
     if (scope == 0 || (scope & ~SCOPES_ALL) != 0)
-        return rc_error_set(err, RC_E_INTERNAL, "bad scope 0x%x in an auth check", scope);
+        return rc_err_set(err, RC_E_INTERNAL, "bad scope 0x%x in an auth check", scope);
     if (bad_token)
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the API key is not valid");
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the API key is not valid");
     if (scope == RC_SCOPE_READ && !(a && a->reads_need_key))
         return 0;
     if (!key)
-        return rc_error_set(err, RC_E_UNAUTHORIZED,
+        return rc_err_set(err, RC_E_UNAUTHORIZED,
                             "this needs an API key with the %s scope (Authorization: Bearer KEY, "
                             "or ?token=KEY on WebSocket)",
                             scope_name(scope));
     unsigned missing = scope & ~key->scopes;
     if (missing)
-        return rc_error_set(err, RC_E_FORBIDDEN, "key '%s' lacks the %s scope", key->name,
+        return rc_err_set(err, RC_E_FORBIDDEN, "key '%s' lacks the %s scope", key->name,
                             scope_name(missing));
-    if (board && !rc_key_covers(key, board))
-        return rc_error_set(err, RC_E_FORBIDDEN, "key '%s' does not cover board '%.64s'", key->name,
+    if (board && !rc_auth_key_covers(key, board))
+        return rc_err_set(err, RC_E_FORBIDDEN, "key '%s' does not cover board '%.64s'", key->name,
                             board);
     return 0;
 }
@@ -222,12 +222,12 @@ int rc_auth_check(const struct rc_auth *a, const struct rc_key *key, int bad_tok
  * nothing. A clock that steps back grants nothing and keeps last_ms where it
  * was: time already paid for is never paid again, so a clock that jitters
  * back and forth cannot mint tokens. */
-int rc_bucket_take(struct rc_bucket *b, double rate, double burst, int64_t now_ms)
+int rc_auth_bucket_take(struct rc_bucket *b, double rate, double burst, int64_t now_ms)
 {
-    return rc_bucket_take_n(b, rate, burst, 1.0, now_ms);
+    return rc_auth_bucket_take_n(b, rate, burst, 1.0, now_ms);
 }
 
-int rc_bucket_take_n(struct rc_bucket *b, double rate, double burst, double n, int64_t now_ms)
+int rc_auth_bucket_take_n(struct rc_bucket *b, double rate, double burst, double n, int64_t now_ms)
 {
     if (!b || !(burst >= 1.0))
         return 0;
@@ -256,7 +256,7 @@ int rc_bucket_take_n(struct rc_bucket *b, double rate, double burst, double n, i
     return 1;
 }
 
-unsigned rc_read_tokens(uint64_t rows)
+unsigned rc_auth_read_tokens(uint64_t rows)
 {
     uint64_t t = 1 + rows / RC_READ_ROWS_PER_TOKEN;
     return t > UINT32_MAX ? UINT32_MAX : (unsigned)t;

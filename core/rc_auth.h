@@ -55,7 +55,7 @@ int rc_auth_add_key(struct rc_auth *a, const char *name, const char *secret, siz
 const struct rc_key *rc_auth_find(const struct rc_auth *a, const char *secret, size_t len);
 
 /* 1 when key's patterns cover board name `board`. */
-int rc_key_covers(const struct rc_key *key, const char *board);
+int rc_auth_key_covers(const struct rc_key *key, const char *board);
 
 /* May a caller holding `key` do something needing `scope` on `board` (NULL:
  * not about one board, e.g. profiles)? bad_token: the caller presented a
@@ -74,17 +74,17 @@ struct rc_bucket {
 };
 
 /* Takes one token at now_ms. Returns 1 when allowed, 0 when rate limited. */
-int rc_bucket_take(struct rc_bucket *b, double rate, double burst, int64_t now_ms);
+int rc_auth_bucket_take(struct rc_bucket *b, double rate, double burst, int64_t now_ms);
 
 /* Takes n tokens (n >= 1; more than burst is charged as burst, so a costly
  * request needs a full bucket rather than never passing). Returns 1 or 0 as
- * rc_bucket_take (which is this with n = 1). */
-int rc_bucket_take_n(struct rc_bucket *b, double rate, double burst, double n, int64_t now_ms);
+ * rc_auth_bucket_take (which is this with n = 1). */
+int rc_auth_bucket_take_n(struct rc_bucket *b, double rate, double burst, double n, int64_t now_ms);
 
 /* Read budgets count cost, not requests (docs/security.md, issue 23): a read
  * of `rows` rows is charged 1 + rows / RC_READ_ROWS_PER_TOKEN tokens
  * (integer division), so a top 3 costs 1 and a 1,000-row page 11. */
 #define RC_READ_ROWS_PER_TOKEN 100
-unsigned rc_read_tokens(uint64_t rows);
+unsigned rc_auth_read_tokens(uint64_t rows);
 
 #endif

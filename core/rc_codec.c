@@ -22,7 +22,7 @@ static int slot_reversed(const struct rc_layout *l)
     return l->order == RC_ORDER_DESC ? earliest : !earliest;
 }
 
-int rc_tb_slot(const struct rc_layout *l, int64_t base_ms, int64_t now_ms, uint64_t *slot)
+int rc_codec_tb_slot(const struct rc_layout *l, int64_t base_ms, int64_t now_ms, uint64_t *slot)
 {
     *slot = 0;
     if (l->tiebreak == RC_TB_NONE || l->tiebreak == RC_TB_ARRIVAL)
@@ -36,7 +36,7 @@ int rc_tb_slot(const struct rc_layout *l, int64_t base_ms, int64_t now_ms, uint6
     return 0;
 }
 
-int64_t rc_tb_slot_time(const struct rc_layout *l, int64_t base_ms, uint64_t slot)
+int64_t rc_codec_tb_slot_time(const struct rc_layout *l, int64_t base_ms, uint64_t slot)
 {
     if (l->tiebreak == RC_TB_NONE || l->tiebreak == RC_TB_ARRIVAL)
         return base_ms; /* an arrival slot stands for no instant */
@@ -44,15 +44,15 @@ int64_t rc_tb_slot_time(const struct rc_layout *l, int64_t base_ms, uint64_t slo
     return base_ms + (int64_t)s * l->tb_resolution_ms;
 }
 
-int rc_encode_points(const struct rc_layout *l, int64_t points, uint64_t slot, double *composite,
+int rc_codec_encode_points(const struct rc_layout *l, int64_t points, uint64_t slot, double *composite,
                      struct rc_error *err)
 {
     if (points < l->points_min || points > l->points_max)
-        return rc_error_set(err, RC_E_OUT_OF_RANGE,
+        return rc_err_set(err, RC_E_OUT_OF_RANGE,
                             "score %" PRId64 " is outside this board's range %" PRId64 "..%" PRId64,
                             points, l->points_min, l->points_max);
     if (slot > slot_max(l))
-        return rc_error_set(err, RC_E_OUT_OF_RANGE, "tie-break slot outside the horizon");
+        return rc_err_set(err, RC_E_OUT_OF_RANGE, "tie-break slot outside the horizon");
     int64_t v = points * ((int64_t)1 << l->tb_bits) + (int64_t)slot;
     *composite = (double)v;
     return 0;
@@ -67,7 +67,7 @@ static int composite_int(double composite, int64_t *v)
     return 0;
 }
 
-int rc_decode_points(const struct rc_layout *l, double composite, int64_t *points, uint64_t *slot)
+int rc_codec_decode_points(const struct rc_layout *l, double composite, int64_t *points, uint64_t *slot)
 {
     int64_t v;
     if (composite_int(composite, &v))
@@ -82,7 +82,7 @@ int rc_decode_points(const struct rc_layout *l, double composite, int64_t *point
     return 0;
 }
 
-int rc_encode_fields(const struct rc_layout *l, const int64_t *values, uint64_t slot,
+int rc_codec_encode_fields(const struct rc_layout *l, const int64_t *values, uint64_t slot,
                      double *composite, struct rc_error *err)
 {
     uint64_t acc = 0;
@@ -90,20 +90,20 @@ int rc_encode_fields(const struct rc_layout *l, const int64_t *values, uint64_t 
         const struct rc_field_spec *f = &l->fields[i];
         int64_t max = (int64_t)(((uint64_t)1 << f->bits) - 1);
         if (values[i] < 0 || values[i] > max)
-            return rc_error_set(err, RC_E_OUT_OF_RANGE, "field %s must be 0..%" PRId64 ", got %" PRId64,
+            return rc_err_set(err, RC_E_OUT_OF_RANGE, "field %s must be 0..%" PRId64 ", got %" PRId64,
                                 f->name, max, values[i]);
         /* Higher composite ranks first; an ascending field stores its complement. */
         uint64_t enc = (uint64_t)(f->ascending ? max - values[i] : values[i]);
         acc = (acc << f->bits) | enc;
     }
     if (slot > slot_max(l))
-        return rc_error_set(err, RC_E_OUT_OF_RANGE, "tie-break slot outside the horizon");
+        return rc_err_set(err, RC_E_OUT_OF_RANGE, "tie-break slot outside the horizon");
     acc = (acc << l->tb_bits) | slot;
     *composite = (double)acc;
     return 0;
 }
 
-int rc_decode_fields(const struct rc_layout *l, double composite, int64_t *values, uint64_t *slot)
+int rc_codec_decode_fields(const struct rc_layout *l, double composite, int64_t *values, uint64_t *slot)
 {
     int64_t v;
     if (composite_int(composite, &v) || v < 0)
@@ -121,7 +121,7 @@ int rc_decode_fields(const struct rc_layout *l, double composite, int64_t *value
     return acc ? RC_E_OUT_OF_RANGE : 0;
 }
 
-int rc_composite_cmp(const struct rc_layout *l, double a, double b)
+int rc_codec_composite_cmp(const struct rc_layout *l, double a, double b)
 {
     if (a == b)
         return 0;

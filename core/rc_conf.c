@@ -243,14 +243,14 @@ int rc_conf_parse(const char *filename, const char *text, size_t len, struct rc_
     int rc;
 
     if (!c)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "no config to fill");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "no config to fill");
     rc_conf_defaults(c);
     memset(&p, 0, sizeof p);
     p.file = filename ? filename : "(config)";
     p.c = c;
     p.err = err;
     if (!text && len)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s: no text", p.file);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s: no text", p.file);
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
         pos = 3;
 

@@ -116,7 +116,7 @@ int rc_conf_parse(const char *filename, const char *text, size_t len, struct rc_
 /* The declaration that covers board name `name`: an exact declaration first,
  * else the longest template whose prefix matches. NULL when none (the caller
  * answers unknown_board). Borrows name; the result points into c. */
-const struct rc_board *rc_conf_find_board(const struct rc_conf *c, const char *name);
+const struct rc_board *rc_conf_board_find(const struct rc_conf *c, const char *name);
 
 /* How many changes board b's change log keeps (the cap the scripts trim it
  * to): log_cap, or with history = full (docs/history.md) the whole period
@@ -127,9 +127,9 @@ unsigned rc_conf_board_log_keep(const struct rc_board *b);
 
 /* Value parsers, exposed for tests and the command line. Each returns 0 or
  * RC_E_BAD_REQUEST. */
-int rc_parse_duration_ms(const char *s, int64_t *out_ms);
-int rc_parse_timestamp_ms(const char *s, int64_t *out_ms);
-int rc_parse_utc_offset(const char *s, int32_t *out_s);
-int rc_parse_int64(const char *s, int64_t *out);
+int rc_conf_value_parse_duration_ms(const char *s, int64_t *out_ms);
+int rc_conf_value_parse_timestamp_ms(const char *s, int64_t *out_ms);
+int rc_conf_value_parse_utc_offset(const char *s, int32_t *out_s);
+int rc_conf_value_parse_int64(const char *s, int64_t *out);
 
 #endif

@@ -292,7 +292,7 @@ int rc_conf__open_board(struct parser *p, const char *name)
     struct rc_conf *c = p->c;
     size_t n = strlen(name);
     int tmpl = n > 0 && name[n - 1] == '*';
-    if (tmpl ? !rc_board_template_valid(name, n) : !rc_board_name_valid(name, n))
+    if (tmpl ? !rc_names_board_template_valid(name, n) : !rc_names_board_name_valid(name, n))
         return rc_conf__fail(p, p->lineno,
                              "bad board name '%.70s': 1..%d of A-Z a-z 0-9 _ . : - (a template adds a final "
                     "'*', e.g. match:*)",
@@ -318,7 +318,7 @@ int rc_conf__open_board(struct parser *p, const char *name)
 /* Exact declaration first; else the template with the longest prefix that
  * starts name ("match:*" covers "match:1842"). Borrows name; the result
  * points into c. */
-const struct rc_board *rc_conf_find_board(const struct rc_conf *c, const char *name)
+const struct rc_board *rc_conf_board_find(const struct rc_conf *c, const char *name)
 {
     const struct rc_board *best = NULL;
     size_t best_len = 0;

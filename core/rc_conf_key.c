@@ -110,8 +110,8 @@ int rc_conf__set_boards(struct parser *p, const struct key_spec *k, void *obj, c
         if (!*item)
             return rc_conf__fail(p, p->lineno, "%s has an empty item", k->name);
         int ok = strcmp(item, "*") == 0 ||
-                 (item[len - 1] == '*' ? rc_board_template_valid(item, len)
-                                       : rc_board_name_valid(item, len));
+                 (item[len - 1] == '*' ? rc_names_board_template_valid(item, len)
+                                       : rc_names_board_name_valid(item, len));
         if (!ok || len >= sizeof key->patterns[0])
             return rc_conf__fail(p, p->lineno,
                                  "%s: bad board pattern '%.70s' (a board name, a template ending in '*' "

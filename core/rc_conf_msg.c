@@ -22,7 +22,7 @@ int rc_conf__fail(struct parser *p, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    return rc_error_set(p->err, RC_E_BAD_REQUEST, "%s:%d: %s", p->file, line, reason);
+    return rc_err_set(p->err, RC_E_BAD_REQUEST, "%s:%d: %s", p->file, line, reason);
 }
 
 /* "90s", "24h", "1500ms": the largest unit that divides ms exactly. */

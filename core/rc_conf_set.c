@@ -43,7 +43,7 @@ static int seeds_valid(const char *v)
     char one[RC_CONF_STR_MAX];
     struct rc_seed seeds[RC_SEEDS_MAX];
     size_t n;
-    if (rc_split_seeds(v, seeds, RC_SEEDS_MAX, &n) != 0)
+    if (rc_hostport_split_seeds(v, seeds, RC_SEEDS_MAX, &n) != 0)
         return 0;
     for (const char *p = v;;) {
         while (*p == ' ')
@@ -86,7 +86,7 @@ int rc_conf__set_onoff(struct parser *p, const struct key_spec *k, void *obj, co
 static int get_duration(struct parser *p, const struct key_spec *k, const char *v, int64_t *ms)
 {
     char lo[32], hi[32];
-    if (rc_parse_duration_ms(v, ms) != 0 || *ms < k->min || *ms > k->max)
+    if (rc_conf_value_parse_duration_ms(v, ms) != 0 || *ms < k->min || *ms > k->max)
         return rc_conf__fail(p, p->lineno,
                              "%s must be a duration from %s to %s (a number and a unit: ms, s, m, h, d, "
                     "w), got '%.40s'",
@@ -133,7 +133,7 @@ int rc_conf__set_bytes(struct parser *p, const struct key_spec *k, void *obj, co
 int rc_conf__set_unsigned(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     int64_t n;
-    if (rc_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
+    if (rc_conf_value_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
         return rc_conf__fail(p, p->lineno, "%s must be an integer from %" PRId64 " to %" PRId64 ", got '%.40s'",
                              k->name, k->min, k->max, v);
     *FIELD(unsigned, obj, k) = (unsigned)n;
@@ -148,7 +148,7 @@ int rc_conf__set_unsigned_or_auto(struct parser *p, const struct key_spec *k, vo
         return 0;
     }
     int64_t n;
-    if (rc_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
+    if (rc_conf_value_parse_int64(v, &n) != 0 || n < k->min || n > k->max)
         return rc_conf__fail(p, p->lineno, "%s must be auto or an integer from %" PRId64 " to %" PRId64 ", got '%.40s'",
                              k->name, k->min, k->max, v);
     *FIELD(unsigned, obj, k) = (unsigned)n;
@@ -157,7 +157,7 @@ int rc_conf__set_unsigned_or_auto(struct parser *p, const struct key_spec *k, vo
 
 int rc_conf__set_int64(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    if (rc_parse_int64(v, FIELD(int64_t, obj, k)) != 0)
+    if (rc_conf_value_parse_int64(v, FIELD(int64_t, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno, "%s must be an integer (digits, optional '-'), got '%.40s'",
                              k->name, v);
     return 0;
@@ -165,7 +165,7 @@ int rc_conf__set_int64(struct parser *p, const struct key_spec *k, void *obj, co
 
 int rc_conf__set_timestamp(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    if (rc_parse_timestamp_ms(v, FIELD(int64_t, obj, k)) != 0)
+    if (rc_conf_value_parse_timestamp_ms(v, FIELD(int64_t, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno,
                              "%s must be a timestamp YYYY-MM-DDTHH:MM:SSZ (or +HH:MM instead of Z) on a real "
                     "date, got '%.40s'",
@@ -175,7 +175,7 @@ int rc_conf__set_timestamp(struct parser *p, const struct key_spec *k, void *obj
 
 int rc_conf__set_utc_offset(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
-    if (rc_parse_utc_offset(v, FIELD(int32_t, obj, k)) != 0)
+    if (rc_conf_value_parse_utc_offset(v, FIELD(int32_t, obj, k)) != 0)
         return rc_conf__fail(p, p->lineno, "%s must be +HH:MM or -HH:MM within -14:00..+14:00, got '%.40s'",
                              k->name, v);
     return 0;
@@ -323,7 +323,7 @@ int rc_conf__set_fields(struct parser *p, const struct key_spec *k, void *obj, c
                         k->name, v);
         if (n == RC_MAX_FIELDS)
             return rc_conf__fail(p, p->lineno, "%s: at most %d fields", k->name, RC_MAX_FIELDS);
-        if (!rc_field_name_valid(tok[0], strlen(tok[0])))
+        if (!rc_names_field_name_valid(tok[0], strlen(tok[0])))
             return rc_conf__fail(p, p->lineno,
                                  "%s: bad field name '%.40s' (1..%d of a-z 0-9 _, starting with a letter)",
                         k->name, tok[0], RC_FIELD_NAME_MAX);
@@ -335,7 +335,7 @@ int rc_conf__set_fields(struct parser *p, const struct key_spec *k, void *obj, c
             return rc_conf__fail(p, p->lineno, "%s: field %s: direction must be desc or asc, got '%.20s'",
                                  k->name, tok[0], tok[1]);
         int64_t bits;
-        if (rc_parse_int64(tok[2], &bits) != 0 || bits < 1 || bits > 52)
+        if (rc_conf_value_parse_int64(tok[2], &bits) != 0 || bits < 1 || bits > 52)
             return rc_conf__fail(p, p->lineno, "%s: field %s: bits must be an integer from 1 to 52, got '%.20s'",
                                  k->name, tok[0], tok[2]);
         memcpy(l->fields[n].name, tok[0], strlen(tok[0]) + 1);

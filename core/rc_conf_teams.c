@@ -11,7 +11,7 @@
 int rc_conf__set_teams(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     size_t n = strlen(v);
-    if (!rc_board_name_valid(v, n))
+    if (!rc_names_board_name_valid(v, n))
         return rc_conf__fail(p, p->lineno, "%s = '%.70s' is not a board name: 1..%d of A-Z a-z 0-9 _ . : -",
                              k->name, v, RC_BOARD_MAX);
     memcpy(FIELD(char, obj, k), v, n + 1);

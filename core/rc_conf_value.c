@@ -13,7 +13,7 @@
 
 /* Strict: optional '-', at least one digit, nothing else, no overflow.
  * *out is written only on success. */
-int rc_parse_int64(const char *s, int64_t *out)
+int rc_conf_value_parse_int64(const char *s, int64_t *out)
 {
     if (!s || !out)
         return RC_E_BAD_REQUEST;
@@ -58,7 +58,7 @@ static const char *parse_count(const char *s, uint64_t *out)
 
 /* "<digits><unit>", unit ms|s|m|h|d|w ("m" is minutes). A bare number is
  * refused (is "5" seconds or ms?), so is 0 and anything past INT64_MAX ms. */
-int rc_parse_duration_ms(const char *s, int64_t *out_ms)
+int rc_conf_value_parse_duration_ms(const char *s, int64_t *out_ms)
 {
     static const struct { const char *unit; int64_t ms; } units[] = {
         {"ms", 1}, {"s", MS_S}, {"m", MS_M}, {"h", MS_H}, {"d", MS_D}, {"w", MS_W}};
@@ -92,7 +92,7 @@ static int64_t fixed_digits(const char *s, int n)
 }
 
 /* "+HH:MM" or "-HH:MM", within -14:00..+14:00 (the span real zones use). */
-int rc_parse_utc_offset(const char *s, int32_t *out_s)
+int rc_conf_value_parse_utc_offset(const char *s, int32_t *out_s)
 {
     if (!s || !out_s)
         return RC_E_BAD_REQUEST;
@@ -116,7 +116,7 @@ static int is_leap(int64_t y)
 /* "YYYY-MM-DDTHH:MM:SSZ" or the same with "+HH:MM"/"-HH:MM" instead of Z:
  * the local time at that offset. Years 0001..9999, real calendar dates only
  * (2024-02-29 yes, 2023-02-29 no), no leap seconds. Result: UTC ms. */
-int rc_parse_timestamp_ms(const char *s, int64_t *out_ms)
+int rc_conf_value_parse_timestamp_ms(const char *s, int64_t *out_ms)
 {
     static const unsigned mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (!s || !out_ms)
@@ -136,10 +136,10 @@ int rc_parse_timestamp_ms(const char *s, int64_t *out_ms)
     if (n == 20) {
         if (s[19] != 'Z')
             return RC_E_BAD_REQUEST;
-    } else if (n != 25 || rc_parse_utc_offset(s + 19, &off) != 0) {
+    } else if (n != 25 || rc_conf_value_parse_utc_offset(s + 19, &off) != 0) {
         return RC_E_BAD_REQUEST;
     }
-    int64_t days = rc_days_from_civil(y, (unsigned)mo, (unsigned)d);
+    int64_t days = rc_period_days_from_civil(y, (unsigned)mo, (unsigned)d);
     *out_ms = ((days * 86400 + h * 3600 + mi * 60 + sec) - off) * MS_S;
     return 0;
 }

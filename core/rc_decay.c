@@ -115,7 +115,7 @@ int rc_decay_key(char *out, size_t cap, const char *board, enum rc_decay_key whi
     if (!out || !board || (unsigned)which > RC_DK_SEQ)
         return RC_E_INTERNAL;
     if (which != RC_DK_BUCKET)
-        return rc_board_key(out, cap, board, "", suffix[which], NULL);
+        return rc_keys_board(out, cap, board, "", suffix[which], NULL);
     snprintf(num, sizeof num, "%" PRId64, index);
-    return rc_board_key(out, cap, board, "", suffix[which], num);
+    return rc_keys_board(out, cap, board, "", suffix[which], num);
 }

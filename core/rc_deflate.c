@@ -15,7 +15,7 @@ struct rc_deflater {
 
 static const unsigned char tail[4] = {0x00, 0x00, 0xff, 0xff};
 
-struct rc_deflater *rc_deflater_new(int level)
+struct rc_deflater *rc_deflate_new(int level)
 {
     if (level < 1 || level > 9)
         return NULL;
@@ -29,7 +29,7 @@ struct rc_deflater *rc_deflater_new(int level)
     return d;
 }
 
-void rc_deflater_free(struct rc_deflater *d)
+void rc_deflate_free(struct rc_deflater *d)
 {
     if (!d)
         return;

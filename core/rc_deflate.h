@@ -32,8 +32,8 @@ struct rc_deflater;
 
 /* A deflater at zlib level (1..9), window 32 KiB; NULL on OOM or a bad
  * level. */
-struct rc_deflater *rc_deflater_new(int level);
-void rc_deflater_free(struct rc_deflater *d);
+struct rc_deflater *rc_deflate_new(int level);
+void rc_deflate_free(struct rc_deflater *d);
 
 /* Compresses in[0..n) as one message into out (cap bytes). Returns the
  * length of the compressed message (the 00 00 ff ff tail already removed),

@@ -105,7 +105,7 @@ int rc_delta_make(const struct rc_delta_window *old, const struct rc_delta_windo
                     return RC_DELTA_UNKNOWN;
                 have_moves = 1;
             }
-            prev[nrows] = rc_prev_rank(mv, nmv, new_->rows[j].member, new_->first_rank + (int64_t)j);
+            prev[nrows] = rc_prevrank(mv, nmv, new_->rows[j].member, new_->first_rank + (int64_t)j);
             if (prev[nrows] < 0)
                 return RC_DELTA_UNKNOWN;
         }

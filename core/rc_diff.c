@@ -211,7 +211,7 @@ int rc_diff_run(const struct rc_diff_side *old, const struct rc_diff_side *new_,
  * with rc_diff_free (they are NULL when empty). On error *out is left
  * empty. A NULL member or a member named twice in one window breaks the
  * caller's contract and is RC_E_INTERNAL, like an allocation failure. */
-int rc_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
+int rc_diff_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
                    struct rc_diff *out)
 {
     struct rc_diff_side o = {old, nold, sizeof *old, offsetof(struct rc_wrow, member), offsetof(struct rc_wrow, key)};
@@ -245,7 +245,7 @@ cleanup:
     return rc;
 }
 
-/* Frees what rc_window_diff allocated and leaves *d empty; safe to call twice
+/* Frees what rc_diff_window_diff allocated and leaves *d empty; safe to call twice
  * and on NULL. */
 void rc_diff_free(struct rc_diff *d)
 {
@@ -325,7 +325,7 @@ static int is_named(const struct name_ref *names, size_t n, const char *member)
  * gaps in order: the three steps become one compaction and one merge from the
  * back, O(n + k log k), with no element moved twice. The window takes the
  * member pointers of rows (borrowed from the caller, as the header says). */
-int rc_window_apply(struct rc_wrow *win, size_t *n, size_t cap, size_t window_len, long first_rank,
+int rc_diff_window_apply(struct rc_wrow *win, size_t *n, size_t cap, size_t window_len, long first_rank,
                     const struct rc_wrow *rows, const long *rows_rank, size_t nrows,
                     const char *const *removed, size_t nremoved)
 {

@@ -1,7 +1,7 @@
 /* rc_diff.h - the window delta of PROTOCOL.md ("Applying a delta to a window").
  *
  * A window is a contiguous run of ranks (top N, or a page) held by the client as
- * a list ordered by rank. Given the old and new contents, rc_window_diff finds a
+ * a list ordered by rank. Given the old and new contents, rc_diff_window_diff finds a
  * small delta: `rows` to (re)insert and `removed` members, such that the
  * PROTOCOL rule (remove every member named in removed and rows; insert each row
  * in ascending rank at rank - first_rank; cut to the window length) turns the old
@@ -30,7 +30,7 @@ struct rc_diff {
 /* Computes the delta from old[0..nold) to new_[0..nnew). Members must be
  * unique within each window. Allocates out->rows and out->removed (free with
  * rc_diff_free). Returns 0 or RC_E_INTERNAL on allocation failure. */
-int rc_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
+int rc_diff_window_diff(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_, size_t nnew,
                    struct rc_diff *out);
 
 void rc_diff_free(struct rc_diff *d);
@@ -66,7 +66,7 @@ struct rc_diff_view {
     const size_t *from;     /* from[j]: the old index of new row j, SIZE_MAX when it is new */
 };
 
-/* rc_window_diff on sides old and new_, its arrays in s. Returns 0, or
+/* rc_diff_window_diff on sides old and new_, its arrays in s. Returns 0, or
  * RC_E_INTERNAL (allocation failure, a NULL member, a member twice in one
  * window); *out is then empty. */
 int rc_diff_run(const struct rc_diff_side *old, const struct rc_diff_side *new_, struct rc_diff_scratch *s,
@@ -81,7 +81,7 @@ int rc_diff_run(const struct rc_diff_side *old, const struct rc_diff_side *new_,
  * falls outside what the rule allows, cap is too small, or two rows share a
  * member or a rank (win is then unchanged); RC_E_INTERNAL if scratch memory
  * cannot be allocated. */
-int rc_window_apply(struct rc_wrow *win, size_t *n, size_t cap, size_t window_len, long first_rank,
+int rc_diff_window_apply(struct rc_wrow *win, size_t *n, size_t cap, size_t window_len, long first_rank,
                     const struct rc_wrow *rows, const long *rows_rank, size_t nrows,
                     const char *const *removed, size_t nremoved);
 

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-const char *rc_code_name(int code)
+const char *rc_err_code_name(int code)
 {
     switch (code) {
     case RC_OK: return "ok";
@@ -21,7 +21,7 @@ const char *rc_code_name(int code)
     }
 }
 
-int rc_code_http_status(int code)
+int rc_err_code_http_status(int code)
 {
     switch (code) {
     case RC_OK: return 200;
@@ -38,7 +38,7 @@ int rc_code_http_status(int code)
     }
 }
 
-int rc_error_set(struct rc_error *err, int code, const char *fmt, ...)
+int rc_err_set(struct rc_error *err, int code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;

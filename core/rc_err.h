@@ -31,13 +31,13 @@ struct rc_error {
 };
 
 /* The PROTOCOL.md code string for code ("bad_request", ...). Never NULL. */
-const char *rc_code_name(int code);
+const char *rc_err_code_name(int code);
 
 /* The HTTP status that goes with code (400, 401, ...). */
-int rc_code_http_status(int code);
+int rc_err_code_http_status(int code);
 
 /* Fills err (may be NULL) with code and a printf-style message; returns code. */
-int rc_error_set(struct rc_error *err, int code, const char *fmt, ...)
+int rc_err_set(struct rc_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -73,8 +73,8 @@ int rc_event_team_parse(const char *text, size_t len, char *member, char *team)
         return RC_E_BAD_REQUEST;
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "team_of");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "team");
-    int bad = !cJSON_IsString(m) || !rc_member_name_valid(m->valuestring, strlen(m->valuestring)) ||
-              !(cJSON_IsNull(t) || (cJSON_IsString(t) && rc_member_name_valid(t->valuestring, strlen(t->valuestring))));
+    int bad = !cJSON_IsString(m) || !rc_names_member_name_valid(m->valuestring, strlen(m->valuestring)) ||
+              !(cJSON_IsNull(t) || (cJSON_IsString(t) && rc_names_member_name_valid(t->valuestring, strlen(t->valuestring))));
     if (!bad) {
         strcpy(member, m->valuestring);
         if (cJSON_IsString(t))

@@ -1,7 +1,7 @@
 /* rc_expiry.c - key lifetimes of periodic boards (see rc_expiry.h). */
 #include "rc_expiry.h"
 
-int rc_period_ttl_ms(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, int64_t *ttl_ms,
+int rc_expiry_period_ttl_ms(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, int64_t *ttl_ms,
                      struct rc_error *err)
 {
     *ttl_ms = 0;
@@ -10,12 +10,12 @@ int rc_period_ttl_ms(const struct rc_board *b, const struct rc_period *p, int64_
     struct rc_period q = *p;
     for (unsigned i = 0; i < b->keep; i++)
         if (rc_period_next(&b->period, &q, &q) != 0)
-            return rc_error_set(err, RC_E_OUT_OF_RANGE, "period past the supported calendar");
+            return rc_err_set(err, RC_E_OUT_OF_RANGE, "period past the supported calendar");
     *ttl_ms = q.end_ms - now_ms > 0 ? q.end_ms - now_ms : 1;
     return 0;
 }
 
-int rc_archive_walk(const struct rc_board *b, int64_t now_ms, int64_t grace_ms, int has_next, struct rc_period *next)
+int rc_expiry_archive_walk(const struct rc_board *b, int64_t now_ms, int64_t grace_ms, int has_next, struct rc_period *next)
 {
     struct rc_period cur, oldest;
     if (rc_period_at(&b->period, now_ms - grace_ms, &cur) != 0)
@@ -29,7 +29,7 @@ int rc_archive_walk(const struct rc_board *b, int64_t now_ms, int64_t grace_ms, 
     return next->start_ms < cur.start_ms;
 }
 
-int rc_period_kept(const struct rc_board *b, const struct rc_period *p, int64_t now_ms)
+int rc_expiry_period_kept(const struct rc_board *b, const struct rc_period *p, int64_t now_ms)
 {
     struct rc_period q = *p;
     for (unsigned i = 0; i < b->keep; i++)

@@ -79,7 +79,7 @@ static void put_int(struct out *o, int64_t v)
     puts_(o, buf);
 }
 
-int rc_export_format_parse(const char *s, enum rc_export_format *f)
+int rc_export_fmt_format_parse(const char *s, enum rc_export_format *f)
 {
     if (s && strcmp(s, "csv") == 0)
         *f = RC_EXPORT_CSV;
@@ -90,7 +90,7 @@ int rc_export_format_parse(const char *s, enum rc_export_format *f)
     return 0;
 }
 
-size_t rc_export_header(const struct rc_board *b, enum rc_export_format f, char *out, size_t cap)
+size_t rc_export_fmt_header(const struct rc_board *b, enum rc_export_format f, char *out, size_t cap)
 {
     struct out o = {out, cap, 0};
     if (f == RC_EXPORT_CSV) {
@@ -107,7 +107,7 @@ size_t rc_export_header(const struct rc_board *b, enum rc_export_format f, char 
     return o.len;
 }
 
-size_t rc_export_row(const struct rc_board *b, enum rc_export_format f, int64_t rank, const char *member, double c,
+size_t rc_export_fmt_row(const struct rc_board *b, enum rc_export_format f, int64_t rank, const char *member, double c,
                      const char *name, char *out, size_t cap)
 {
     struct out o = {out, cap, 0};
@@ -117,7 +117,7 @@ size_t rc_export_row(const struct rc_board *b, enum rc_export_format f, int64_t 
     char num[RC_NUMBER_TEXT_MAX];
     int multi = b->layout.nfields != 0;
     rc_score_decode(&b->layout, b->decay.kind, c, &score, fields, &nf);
-    rc_number_text(score, num, sizeof num);
+    rc_proto_encode_number_text(score, num, sizeof num);
     if (f == RC_EXPORT_CSV) {
         put_int(&o, rank);
         puts_(&o, ",");

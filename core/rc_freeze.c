@@ -86,7 +86,7 @@ int rc_freeze_args_build(const char *board, const char *period, enum rc_freeze_a
     if (action == RC_FREEZE_DO_REVEAL && steps != RC_FREEZE_STEPS_ALL && (steps < 1 || steps > 9007199254740991LL))
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_FREEZE_NKEYS; i++) {
-        if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
+        if (rc_keys_board(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
             return RC_E_INTERNAL;
         out->words[i] = out->keys[i];
     }

@@ -41,7 +41,7 @@ static uint64_t load_le(const unsigned char *p, size_t n)
     return v;
 }
 
-uint64_t rc_hash(const struct rc_hash_key *key, const void *data, size_t len)
+uint64_t rc_hmap_hash(const struct rc_hash_key *key, const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint64_t v0 = 0x736f6d6570736575ULL ^ key->k0;

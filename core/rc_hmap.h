@@ -1,7 +1,7 @@
 /* rc_hmap.h - a small intrusive hash table, and the keyed hash to feed it.
  *
  * The caller embeds a `struct rc_hnode` in its own struct, computes the hash
- * (rc_hash, keyed with a secret seed so clients cannot pick names that all
+ * (rc_hmap_hash, keyed with a secret seed so clients cannot pick names that all
  * land in one chain) and supplies the equality test; the table stores only
  * pointers and never allocates or frees entries. Insert and remove are O(1)
  * on average: the bucket array doubles when entries outnumber buckets and
@@ -28,13 +28,13 @@ struct rc_hmap {
     size_t count;
 };
 
-/* 128-bit key for rc_hash. */
+/* 128-bit key for rc_hmap_hash. */
 struct rc_hash_key {
     uint64_t k0, k1;
 };
 
 /* SipHash-2-4 of data[0..len) under key. */
-uint64_t rc_hash(const struct rc_hash_key *key, const void *data, size_t len);
+uint64_t rc_hmap_hash(const struct rc_hash_key *key, const void *data, size_t len);
 
 /* An empty table; the first insert allocates max(min_buckets, 16) buckets
  * (rounded up to a power of two). Allocates nothing itself. */

@@ -8,7 +8,7 @@
 
 #include "rc_err.h"
 
-int rc_split_hostport(const char *s, char *host, size_t cap, int *port)
+int rc_hostport_split(const char *s, char *host, size_t cap, int *port)
 {
     if (strncmp(s, "redis://", 8) == 0)
         s += 8;
@@ -31,7 +31,7 @@ int rc_split_hostport(const char *s, char *host, size_t cap, int *port)
     return 0;
 }
 
-int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n)
+int rc_hostport_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n)
 {
     char one[RC_SEED_HOST_MAX + 16];
     *n = 0;
@@ -50,7 +50,7 @@ int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n)
         memcpy(one, p, len);
         one[len] = '\0';
         struct rc_seed s;
-        if (rc_split_hostport(one, s.host, sizeof s.host, &s.port) != 0)
+        if (rc_hostport_split(one, s.host, sizeof s.host, &s.port) != 0)
             return RC_E_BAD_REQUEST;
         int dup = 0;
         for (size_t i = 0; i < *n; i++)
@@ -63,7 +63,7 @@ int rc_split_seeds(const char *list, struct rc_seed *out, size_t max, size_t *n)
     }
 }
 
-int rc_format_hostport(char *out, size_t cap, const char *host, int port)
+int rc_hostport_format(char *out, size_t cap, const char *host, int port)
 {
     return snprintf(out, cap, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }

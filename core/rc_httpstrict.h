@@ -7,7 +7,7 @@
  * libwebsockets 4.1 decodes %XX in the path and folds "/./" and "/../"
  * before any callback sees it (so ".../laps%2F..%2Fmatch:1/..." reaches
  * the routes as ".../match:1/..."), so the path rule runs on the raw bytes
- * of the request line, fed as they are read (gateway/net/gw_rawreq.c), in
+ * of the request line, fed as they are read (gateway/serve/gw_rawreq.c), in
  * pieces split anywhere.
  *
  * Pure: no I/O, no allocation. A zeroed struct rc_httpstrict_path is a

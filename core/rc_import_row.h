@@ -54,12 +54,12 @@ struct rc_import_row {
 /* The write op that loads rows into board b: submit on a multi-field board,
  * else set, or best on a board that takes best but not set (laps). Returns 0,
  * or RC_E_BAD_REQUEST with err filled (a hot board, or a board taking neither). */
-int rc_import_op(const struct rc_board *b, enum rc_op *op, struct rc_error *err);
+int rc_import_row_op(const struct rc_board *b, enum rc_op *op, struct rc_error *err);
 
 /* Parses the CSV header line[0..len) for board b. Returns 0, or
  * RC_E_BAD_REQUEST naming the column at fault (unknown, repeated, missing
  * member/score/fields, score on a multi-field board). */
-int rc_import_csv_header(const struct rc_board *b, const char *line, size_t len, struct rc_import_cols *cols,
+int rc_import_row_csv_header(const struct rc_board *b, const char *line, size_t len, struct rc_import_cols *cols,
                          struct rc_error *err);
 
 /* Parses one CSV row under cols. Returns 0, or RC_E_BAD_REQUEST with a message
@@ -67,12 +67,12 @@ int rc_import_csv_header(const struct rc_board *b, const char *line, size_t len,
  * integer within +-(2^53 - 1), a name over RC_IMPORT_NAME_MAX bytes or not
  * UTF-8). Ranges of the board are not checked here
  * (rc_write_args_build does that with the request). */
-int rc_import_csv_row(const struct rc_board *b, const struct rc_import_cols *cols, const char *line, size_t len,
+int rc_import_row_csv_row(const struct rc_board *b, const struct rc_import_cols *cols, const char *line, size_t len,
                       struct rc_import_row *row, struct rc_error *err);
 
 /* Parses one JSON Lines row (the strict gate of rc_json_gate.h first). Same
- * checks and return values as rc_import_csv_row. */
-int rc_import_json_row(const struct rc_board *b, const char *line, size_t len, struct rc_import_row *row,
+ * checks and return values as rc_import_row_csv_row. */
+int rc_import_row_json_row(const struct rc_board *b, const char *line, size_t len, struct rc_import_row *row,
                        struct rc_error *err);
 
 /* The request id of the row on line `lineno` of a file whose header (csv) is
@@ -82,13 +82,13 @@ int rc_import_json_row(const struct rc_board *b, const char *line, size_t len, s
  * that a file setting a member twice (line 3 "a,10", line 9 "a,20") applies
  * both in order. Writes RC_REQ_MAX + 1 bytes at most into out. Returns 0,
  * or RC_E_INTERNAL (no memory; out untouched). */
-int rc_import_req(const char *board, const char *header, size_t hlen, int64_t lineno, const char *line, size_t len,
+int rc_import_row_req(const char *board, const char *header, size_t hlen, int64_t lineno, const char *line, size_t len,
                   char out[RC_REQ_MAX + 1]);
 
 /* Fills the write request for row on board `board` with op and req (both
  * borrowed, copied). Returns 0, or RC_E_BAD_REQUEST (a name too long: never
  * for names that passed the parsers). */
-int rc_import_request(const char *board, enum rc_op op, const struct rc_import_row *row, const char *req,
+int rc_import_row_request(const char *board, enum rc_op op, const struct rc_import_row *row, const char *req,
                       struct rc_request *out, struct rc_error *err);
 
 #endif

@@ -35,16 +35,16 @@
 
 /* 1 when template tmpl has an index: it is a template with a period or with
  * decay (the jobs' work); 0 otherwise (an all-time template needs none). */
-int rc_inst_indexed(const struct rc_board *tmpl);
+int rc_instances_indexed(const struct rc_board *tmpl);
 
 /* The index key of template tmpl into out[cap]. Returns 0, or
  * RC_E_INTERNAL when tmpl has no index or the key does not fit. */
-int rc_inst_index_key(char *out, size_t cap, const struct rc_board *tmpl);
+int rc_instances_index_key(char *out, size_t cap, const struct rc_board *tmpl);
 
 /* What a write at now_ms to board `name` (an instance of tmpl), in period p
  * (NULL or ignored on decaying templates), records: the member and its
  * score. Returns 0, or RC_E_INTERNAL (no index, or it does not fit). */
-int rc_inst_entry(const struct rc_board *tmpl, const char *name, const struct rc_period *p, int64_t now_ms,
+int rc_instances_entry(const struct rc_board *tmpl, const char *name, const struct rc_period *p, int64_t now_ms,
                   char *member, size_t cap, int64_t *score);
 
 /* Reads a member of a periodic template's index back: the board name (into
@@ -52,12 +52,12 @@ int rc_inst_entry(const struct rc_board *tmpl, const char *name, const struct rc
  * when the member is not "BOARD|PERIOD" with BOARD an instance of tmpl and
  * PERIOD a canonical id of tmpl's kind (an entry nobody should have written:
  * the job drops it). */
-int rc_inst_entry_parse(const struct rc_board *tmpl, const char *member, size_t len, char *name,
+int rc_instances_entry_parse(const struct rc_board *tmpl, const char *member, size_t len, char *name,
                         struct rc_period *p);
 
 /* 1 when name (len bytes) is a board of template tmpl: a valid board name
  * that starts with the template's prefix and is longer. */
-int rc_inst_of(const struct rc_board *tmpl, const char *name, size_t len);
+int rc_instances_of(const struct rc_board *tmpl, const char *name, size_t len);
 
 /* ---- entries this process has recorded ---------------------------------------- */
 
@@ -72,12 +72,12 @@ struct rc_inst_seen {
     uint64_t slot[RC_INST_SEEN_SLOTS]; /* 0: empty */
 };
 
-void rc_inst_seen_init(struct rc_inst_seen *s, struct rc_hash_key key);
+void rc_instances_seen_init(struct rc_inst_seen *s, struct rc_hash_key key);
 
 /* 1 when (member, score) was added (and not forgotten since), else 0. */
-int rc_inst_seen_has(const struct rc_inst_seen *s, const char *member, int64_t score);
+int rc_instances_seen_has(const struct rc_inst_seen *s, const char *member, int64_t score);
 
 /* Adds (member, score); may forget every earlier pair first (see above). */
-void rc_inst_seen_add(struct rc_inst_seen *s, const char *member, int64_t score);
+void rc_instances_seen_add(struct rc_inst_seen *s, const char *member, int64_t score);
 
 #endif

@@ -61,7 +61,7 @@ static int lex_escape(const char *s, size_t len, size_t *i, struct rc_error *err
     unsigned v = 0;
 
     if (at + 1 >= len)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: unterminated string");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: unterminated string");
     switch (s[at + 1]) {
     case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
         *i = at + 1;
@@ -69,18 +69,18 @@ static int lex_escape(const char *s, size_t len, size_t *i, struct rc_error *err
     case 'u':
         break;
     default:
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: bad escape at offset %zu", at);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: bad escape at offset %zu", at);
     }
     if (len - at < 6)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: bad escape at offset %zu", at);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: bad escape at offset %zu", at);
     for (size_t k = 2; k < 6; k++) {
         int h = hex_value((unsigned char)s[at + k]);
         if (h < 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: bad escape at offset %zu", at);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: bad escape at offset %zu", at);
         v = v * 16 + (unsigned)h;
     }
     if (v == 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "strings must not contain \\u0000 (offset %zu)", at);
     *i = at + 5;
     return 0;
@@ -98,14 +98,14 @@ static int lex_string(const char *s, size_t len, size_t *i, struct rc_error *err
             return 0;
         }
         if (c < 0x20)
-            return rc_error_set(err, RC_E_BAD_REQUEST,
+            return rc_err_set(err, RC_E_BAD_REQUEST,
                                 "invalid JSON: raw control character U+%04X in a string at "
                                 "offset %zu (escape it)",
                                 c, k);
         if (c == '\\' && (rc = lex_escape(s, len, &k, err)) < 0)
             return rc;
     }
-    return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: unterminated string");
+    return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: unterminated string");
 }
 
 /* Refuses a well-formed number token that a double cannot hold: one that
@@ -120,7 +120,7 @@ static int number_range(const char *tok, size_t n, int nonzero, struct rc_error 
     double d;
 
     if (!buf)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     memcpy(buf, tok, n);
     buf[n] = '\0';
     /* strtod reads the locale's decimal point, as cJSON knows too; the
@@ -135,7 +135,7 @@ static int number_range(const char *tok, size_t n, int nonzero, struct rc_error 
         free(buf);
     if (isinf(d) || (d == 0 && nonzero)) {
         int cut = n > NUMBER_ECHO_MAX;
-        return rc_error_set(err, RC_E_BAD_REQUEST, "number %.*s%s is out of range: it %s",
+        return rc_err_set(err, RC_E_BAD_REQUEST, "number %.*s%s is out of range: it %s",
                             (int)(cut ? NUMBER_ECHO_MAX : n), tok, cut ? "..." : "",
                             isinf(d) ? "overflows a double" : "underflows to 0");
     }
@@ -146,7 +146,7 @@ static int number_range(const char *tok, size_t n, int nonzero, struct rc_error 
  * common enough (hand-written ids, zero-padded values) to get its own words. */
 static int malformed(size_t at, struct rc_error *err)
 {
-    return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: malformed number at offset %zu", at);
+    return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: malformed number at offset %zu", at);
 }
 
 /* Checks the number that starts at s[*i] against RFC 8259's grammar,
@@ -163,7 +163,7 @@ static int lex_number(const char *s, size_t len, size_t *i, struct rc_error *err
         return malformed(start, err);
     if (s[k] == '0') {
         if (++k < len && digit((unsigned char)s[k]))
-            return rc_error_set(err, RC_E_BAD_REQUEST,
+            return rc_err_set(err, RC_E_BAD_REQUEST,
                                 "invalid JSON: number with a leading zero at offset %zu", start);
     } else {
         nonzero = 1;
@@ -204,12 +204,12 @@ static int lex(const char *s, size_t len, struct rc_error *err)
             rc = lex_number(s, len, &i, err);
         else if (c == 0xef && len - i >= 3 && (unsigned char)s[i + 1] == 0xbb &&
                  (unsigned char)s[i + 2] == 0xbf)
-            rc = rc_error_set(err, RC_E_BAD_REQUEST,
+            rc = rc_err_set(err, RC_E_BAD_REQUEST,
                               "invalid JSON: byte order mark (U+FEFF) at offset %zu; send "
                               "the text without one",
                               i);
         else if (c < 0x20 && !json_space(c))
-            rc = rc_error_set(err, RC_E_BAD_REQUEST,
+            rc = rc_err_set(err, RC_E_BAD_REQUEST,
                               "invalid JSON: control character U+%04X at offset %zu", c, i);
         if (rc < 0)
             return rc;
@@ -283,10 +283,10 @@ static int no_duplicates(const cJSON *node, char *path, size_t len, struct rc_er
 
     if (cJSON_IsObject(node)) {
         if (find_duplicate(node, &dup) < 0)
-            return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+            return rc_err_set(err, RC_E_INTERNAL, "out of memory");
         if (dup) {
             path_append(path, len, len ? "." : "", dup);
-            return rc_error_set(err, RC_E_BAD_REQUEST, "duplicate field %s", path);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "duplicate field %s", path);
         }
     }
     for (const cJSON *c = node->child; c; c = c->next, index++) {
@@ -308,7 +308,7 @@ static int no_duplicates(const cJSON *node, char *path, size_t len, struct rc_er
 
 /* ---- public ------------------------------------------------------------------- */
 
-int rc_json_parse_strict(const char *text, size_t len, cJSON **out, struct rc_error *err)
+int rc_json_gate_parse_strict(const char *text, size_t len, cJSON **out, struct rc_error *err)
 {
     const char *end = NULL;
     char path[PATH_MAX_LEN + 1] = "";
@@ -317,12 +317,12 @@ int rc_json_parse_strict(const char *text, size_t len, cJSON **out, struct rc_er
 
     *out = NULL;
     if (len > RC_JSON_MAX_TEXT)
-        return rc_error_set(err, RC_E_TOO_LARGE, "message is larger than %u bytes",
+        return rc_err_set(err, RC_E_TOO_LARGE, "message is larger than %u bytes",
                             (unsigned)RC_JSON_MAX_TEXT);
     if (!text)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON");
-    if (!rc_utf8_valid(text, len))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "message is not valid UTF-8");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON");
+    if (!rc_names_utf8_valid(text, len))
+        return rc_err_set(err, RC_E_BAD_REQUEST, "message is not valid UTF-8");
     if ((rc = lex(text, len, err)) < 0)
         return rc;
 
@@ -331,13 +331,13 @@ int rc_json_parse_strict(const char *text, size_t len, cJSON **out, struct rc_er
      * trailing garbage" rule for frames that are not NUL-terminated. */
     root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON");
     while (end < text + len && json_space((unsigned char)*end))
         end++;
     if (end != text + len)
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "invalid JSON: text after the object");
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "invalid JSON: text after the object");
     else if (!cJSON_IsObject(root))
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "message must be a JSON object");
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "message must be a JSON object");
     else
         rc = no_duplicates(root, path, 0, err);
     if (rc < 0) {

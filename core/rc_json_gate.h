@@ -38,6 +38,6 @@
  * JSON object. On success sets *out to the parsed object, which the caller
  * owns and frees with cJSON_Delete, and returns 0. On failure sets *out to
  * NULL, fills err (may be NULL) and returns the negative RC_E_* code. */
-int rc_json_parse_strict(const char *text, size_t len, cJSON **out, struct rc_error *err);
+int rc_json_gate_parse_strict(const char *text, size_t len, cJSON **out, struct rc_error *err);
 
 #endif

@@ -83,16 +83,16 @@ int rc_jwt_header_alg(const char *token, size_t len, enum rc_jwt_alg *alg, struc
     const char *dot = token ? memchr(token, '.', len) : NULL;
     *alg = RC_JWT_ALG_OTHER;
     if (!dot)
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token is not a JWT (header.payload.signature)");
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the token is not a JWT (header.payload.signature)");
     long n = rc_jwt_b64url_decode(token, (size_t)(dot - token), buf, HEADER_MAX);
     if (n < 0)
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token's header is not base64url");
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the token's header is not base64url");
     buf[n] = '\0';
     cJSON *h = cJSON_ParseWithLength((const char *)buf, (size_t)n);
     const cJSON *a = cJSON_IsObject(h) ? cJSON_GetObjectItemCaseSensitive(h, "alg") : NULL;
     int rc = 0;
     if (!cJSON_IsString(a)) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token's header is not a JSON object with a string alg");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token's header is not a JSON object with a string alg");
     } else if (strcmp(a->valuestring, "HS256") == 0) {
         *alg = RC_JWT_HS256;
     } else if (strcmp(a->valuestring, "RS256") == 0) {
@@ -106,7 +106,7 @@ int rc_jwt_header_alg(const char *token, size_t len, enum rc_jwt_alg *alg, struc
         for (const char *p = a->valuestring; *p && k < sizeof shown - 1; p++)
             shown[k++] = (*p >= 0x20 && *p < 0x7f && *p != '\'') ? *p : '?';
         shown[k] = '\0';
-        rc_error_set(err, RC_E_UNAUTHORIZED, "token algorithm '%s' is refused (HS256, RS256 or ES256)", shown);
+        rc_err_set(err, RC_E_UNAUTHORIZED, "token algorithm '%s' is refused (HS256, RS256 or ES256)", shown);
     }
     cJSON_Delete(h);
     return rc;
@@ -135,7 +135,7 @@ static int pattern_valid(const char *s)
         return 1;
     if (n == 0 || n > PATTERN_MAX)
         return 0;
-    return s[n - 1] == '*' ? rc_board_template_valid(s, n) : rc_board_name_valid(s, n);
+    return s[n - 1] == '*' ? rc_names_board_template_valid(s, n) : rc_names_board_name_valid(s, n);
 }
 
 /* Scope words separated by sep characters; unknown words are skipped when
@@ -164,7 +164,7 @@ static long scope_bits(const char *s, const char *sep, int lenient)
 static int read_exp(const cJSON *v, const char *name, double *out, struct rc_error *err)
 {
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > EXP_MAX_S)
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token's %s claim must be a date in seconds since 1970",
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the token's %s claim must be a date in seconds since 1970",
                             name);
     *out = v->valuedouble;
     return 0;
@@ -180,12 +180,12 @@ static int read_boards(const cJSON *b, struct rc_key *key, struct rc_error *err)
         return 0;
     }
     if (!cJSON_IsArray(b) || cJSON_GetArraySize(b) < 1 || cJSON_GetArraySize(b) > RC_AUTH_MAX_PATTERNS)
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token's boards claim must be an array of 1..%d board patterns",
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the token's boards claim must be an array of 1..%d board patterns",
                             RC_AUTH_MAX_PATTERNS);
     cJSON_ArrayForEach(item, b)
     {
         if (!cJSON_IsString(item) || !pattern_valid(item->valuestring))
-            return rc_error_set(err, RC_E_UNAUTHORIZED,
+            return rc_err_set(err, RC_E_UNAUTHORIZED,
                                 "the token's boards claim holds a bad pattern (a board name, a template ending "
                                 "in * such as match:*, or *)");
         memcpy(key->patterns[n++], item->valuestring, strlen(item->valuestring) + 1);
@@ -202,19 +202,19 @@ int rc_jwt_claims(const char *json, size_t len, int64_t now_ms, int64_t skew_ms,
     memset(out, 0, sizeof *out);
     cJSON *c = json ? cJSON_ParseWithLength(json, len) : NULL;
     if (!cJSON_IsObject(c)) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token's payload is not a JSON object");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token's payload is not a JSON object");
         goto cleanup;
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "exp");
     if (!v) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token has no exp claim: tokens must expire");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token has no exp claim: tokens must expire");
         goto cleanup;
     }
     if ((rc = read_exp(v, "exp", &exp, err)) != 0)
         goto cleanup;
     out->exp_ms = (int64_t)floor(exp * 1000.0);
     if (rc_jwt_expired(out, now_ms, skew_ms)) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token expired (exp %.0f)", exp);
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token expired (exp %.0f)", exp);
         goto cleanup;
     }
     v = cJSON_GetObjectItemCaseSensitive(c, "nbf");
@@ -222,18 +222,18 @@ int rc_jwt_claims(const char *json, size_t len, int64_t now_ms, int64_t skew_ms,
         if ((rc = read_exp(v, "nbf", &nbf, err)) != 0)
             goto cleanup;
         if ((double)now_ms + (double)skew_ms < nbf * 1000.0) {
-            rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token is not valid yet (nbf %.0f)", nbf);
+            rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token is not valid yet (nbf %.0f)", nbf);
             goto cleanup;
         }
     }
     v = cJSON_GetObjectItemCaseSensitive(c, "scope");
     long bits = cJSON_IsString(v) ? scope_bits(v->valuestring, " ", 1) : -1;
     if (!cJSON_IsString(v)) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token has no scope claim (a string: read, write, admin)");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token has no scope claim (a string: read, write, admin)");
         goto cleanup;
     }
     if (bits <= 0) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token's scope grants none of read, write, admin");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token's scope grants none of read, write, admin");
         goto cleanup;
     }
     out->key.scopes = (unsigned)bits;
@@ -242,7 +242,7 @@ int rc_jwt_claims(const char *json, size_t len, int64_t now_ms, int64_t skew_ms,
     v = cJSON_GetObjectItemCaseSensitive(c, "sub");
     if (v) {
         if (!cJSON_IsString(v) || !sub_valid(v->valuestring)) {
-            rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token's sub claim must be 1..%d of A-Z a-z 0-9 _ . : @ -",
+            rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token's sub claim must be 1..%d of A-Z a-z 0-9 _ . : @ -",
                               RC_JWT_SUB_MAX);
             goto cleanup;
         }
@@ -273,12 +273,12 @@ int rc_jwt_build_claims(const char *scope, const char *boards, const char *sub, 
     int rc = 0;
     long bits = scope ? scope_bits(scope, " ,", 0) : -1;
     if (bits <= 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "--scope must list read, write and/or admin (e.g. read or "
+        return rc_err_set(err, RC_E_BAD_REQUEST, "--scope must list read, write and/or admin (e.g. read or "
                                                    "\"read write\")");
     if (sub && *sub && !sub_valid(sub))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "--sub must be 1..%d of A-Z a-z 0-9 _ . : @ -", RC_JWT_SUB_MAX);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "--sub must be 1..%d of A-Z a-z 0-9 _ . : @ -", RC_JWT_SUB_MAX);
     if (exp_s <= 0 || (double)exp_s > EXP_MAX_S)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "the expiry is out of range");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "the expiry is out of range");
     cJSON *c = cJSON_CreateObject();
     char words[32] = "";
     static const char *const names[] = {"read", "write", "admin"};
@@ -289,11 +289,11 @@ int rc_jwt_build_claims(const char *scope, const char *boards, const char *sub, 
             strcat(words, names[i]);
         }
     if (!c || !cJSON_AddStringToObject(c, "scope", words) || !cJSON_AddNumberToObject(c, "exp", (double)exp_s)) {
-        rc = rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        rc = rc_err_set(err, RC_E_INTERNAL, "out of memory");
         goto cleanup;
     }
     if (sub && *sub && !cJSON_AddStringToObject(c, "sub", sub)) {
-        rc = rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        rc = rc_err_set(err, RC_E_INTERNAL, "out of memory");
         goto cleanup;
     }
     if (boards && *boards) {
@@ -301,13 +301,13 @@ int rc_jwt_build_claims(const char *scope, const char *boards, const char *sub, 
         char buf[1024];
         unsigned n = 0;
         if (!arr || strlen(boards) >= sizeof buf) {
-            rc = rc_error_set(err, RC_E_BAD_REQUEST, "--board list is too long");
+            rc = rc_err_set(err, RC_E_BAD_REQUEST, "--board list is too long");
             goto cleanup;
         }
         memcpy(buf, boards, strlen(boards) + 1);
         for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
             if (!pattern_valid(it) || ++n > RC_AUTH_MAX_PATTERNS) {
-                rc = rc_error_set(err, RC_E_BAD_REQUEST,
+                rc = rc_err_set(err, RC_E_BAD_REQUEST,
                                   "--board takes 1..%d board patterns (a name, a template ending in * or *)",
                                   RC_AUTH_MAX_PATTERNS);
                 goto cleanup;
@@ -315,12 +315,12 @@ int rc_jwt_build_claims(const char *scope, const char *boards, const char *sub, 
             cJSON_AddItemToArray(arr, cJSON_CreateString(it));
         }
         if (n == 0) {
-            rc = rc_error_set(err, RC_E_BAD_REQUEST, "--board is empty");
+            rc = rc_err_set(err, RC_E_BAD_REQUEST, "--board is empty");
             goto cleanup;
         }
     }
     if (!cJSON_PrintPreallocated(c, out, (int)cap, 0))
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "the claims are too long");
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "the claims are too long");
 
 cleanup:
     cJSON_Delete(c);

@@ -39,7 +39,7 @@ const char *rc_keys_team_source(const char *team)
     return NULL;
 }
 
-int rc_board_key(char *out, size_t cap, const char *board, const char *period_id, const char *suffix,
+int rc_keys_board(char *out, size_t cap, const char *board, const char *period_id, const char *suffix,
                  const char *arg)
 {
     const char *src = nteams ? rc_keys_team_source(board) : NULL;
@@ -80,7 +80,7 @@ int rc_keys_parse_tag(const char *name, char *board, size_t bcap, char *period, 
     return 0;
 }
 
-int rc_profile_key(char *out, size_t cap, const char *member)
+int rc_keys_profile(char *out, size_t cap, const char *member)
 {
     int n = snprintf(out, cap, "rc:profile:%s", member);
     return n < 0 || (size_t)n >= cap ? RC_E_INTERNAL : 0;

@@ -12,13 +12,13 @@
 
 /* Writes "rc:{B|P}:SUFFIX" (or "rc:{B|P}:SUFFIX:ARG" when arg is non-NULL) into
  * out[cap]. Returns 0, or RC_E_INTERNAL when it does not fit. Borrows all. */
-int rc_board_key(char *out, size_t cap, const char *board, const char *period_id, const char *suffix,
+int rc_keys_board(char *out, size_t cap, const char *board, const char *period_id, const char *suffix,
                  const char *arg);
 
 /* Team boards (docs/teams.md): team board T of source board S keeps its keys
  * in S's tag, rc:{S|P}{T}:SUFFIX (the hash tag is the first {..}; the
  * channel and keyspace patterns rc:{*}:ch and rc:{*}:z match it), so the write script changes a member and
- * its team's sum in one slot. rc_board_key names them so for every caller
+ * its team's sum in one slot. rc_keys_board names them so for every caller
  * (views, feeds, admin, archive): which boards are team boards is set once
  * per config load (rc_conf_parse calls these); a process has one config. */
 void rc_keys_teams_reset(void);
@@ -32,6 +32,6 @@ const char *rc_keys_team_source(const char *team);
 int rc_keys_parse_tag(const char *name, char *board, size_t bcap, char *period, size_t pcap);
 
 /* "rc:profile:MEMBER". */
-int rc_profile_key(char *out, size_t cap, const char *member);
+int rc_keys_profile(char *out, size_t cap, const char *member);
 
 #endif

@@ -139,6 +139,6 @@ struct rc_board {
 int rc_layout_finish(struct rc_layout *l, int has_min, int has_max, struct rc_error *err);
 
 /* Bits needed to hold values 0..n-1 (n >= 1). */
-unsigned rc_bits_for(uint64_t n);
+unsigned rc_layout_bits_for(uint64_t n);
 
 #endif

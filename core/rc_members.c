@@ -26,12 +26,12 @@ int rc_members_pack(const char *const *names, const size_t *lens, size_t n, cons
     *out = NULL;
     *out_len = 0;
     if (n == 0 || n > RC_MEMBERS_MAX)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must list 1..%d members", label, RC_MEMBERS_MAX);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must list 1..%d members", label, RC_MEMBERS_MAX);
     struct name sorted[RC_MEMBERS_MAX];
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!names[i] || !rc_member_name_valid(names[i], lens[i]))
-            return rc_error_set(err, RC_E_BAD_REQUEST,
+        if (!names[i] || !rc_names_member_name_valid(names[i], lens[i]))
+            return rc_err_set(err, RC_E_BAD_REQUEST,
                                 "%s[%zu] must be a member name (1..%d of A-Z a-z 0-9 _ . : @ -)", label, i,
                                 RC_MEMBER_MAX);
         sorted[i] = (struct name){names[i], lens[i]};
@@ -41,11 +41,11 @@ int rc_members_pack(const char *const *names, const size_t *lens, size_t n, cons
     qsort(sorted, n, sizeof sorted[0], name_cmp);
     for (size_t i = 1; i < n; i++)
         if (name_cmp(&sorted[i - 1], &sorted[i]) == 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "%s lists %.*s twice", label, (int)sorted[i].len,
+            return rc_err_set(err, RC_E_BAD_REQUEST, "%s lists %.*s twice", label, (int)sorted[i].len,
                                 sorted[i].p);
     char *block = malloc(bytes);
     if (!block)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     char *w = block;
     for (size_t i = 0; i < n; i++) {
         memcpy(w, names[i], lens[i]);
@@ -69,7 +69,7 @@ int rc_members_pack_csv(const char *text, char **out, uint32_t *out_count, uint3
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (n == RC_MEMBERS_MAX + 1)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "members must list 1..%d members", RC_MEMBERS_MAX);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "members must list 1..%d members", RC_MEMBERS_MAX);
         names[n] = p;
         lens[n++] = len;
         if (!comma)

@@ -25,7 +25,7 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         req->radius < 0 || req->undo_max < 0)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
-        if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
+        if (rc_keys_board(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
             return RC_E_INTERNAL;
     size_t n = 9 + req->ntargets;
     out->argv = malloc(n * sizeof *out->argv);
@@ -118,7 +118,7 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
                          struct rc_moment_reply *out)
 {
     memset(out, 0, sizeof *out);
-    if (rc_read_head_parse(items, n, &out->head) || n < RC_READ_HEAD + 2)
+    if (rc_read_args_head_parse(items, n, &out->head) || n < RC_READ_HEAD + 2)
         return RC_E_INTERNAL;
     size_t i = RC_READ_HEAD;
     const struct rc_reply_item *st = &items[i++];

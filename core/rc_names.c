@@ -28,12 +28,12 @@ static int all_of(const char *s, size_t len, size_t max, int (*ok)(unsigned char
     return 1;
 }
 
-int rc_board_name_valid(const char *s, size_t len)
+int rc_names_board_name_valid(const char *s, size_t len)
 {
     return all_of(s, len, RC_BOARD_MAX, board_char);
 }
 
-int rc_member_name_valid(const char *s, size_t len)
+int rc_names_member_name_valid(const char *s, size_t len)
 {
     return all_of(s, len, RC_MEMBER_MAX, member_char);
 }
@@ -43,7 +43,7 @@ static int req_char(unsigned char c)
     return c > 0x20 && c < 0x7f;
 }
 
-int rc_req_valid(const char *s, size_t len)
+int rc_names_req_valid(const char *s, size_t len)
 {
     return all_of(s, len, RC_REQ_MAX, req_char);
 }
@@ -53,18 +53,18 @@ static int field_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-int rc_field_name_valid(const char *s, size_t len)
+int rc_names_field_name_valid(const char *s, size_t len)
 {
     return all_of(s, len, RC_FIELD_NAME_MAX, field_char) && s[0] >= 'a' && s[0] <= 'z';
 }
 
-int rc_board_template_valid(const char *s, size_t len)
+int rc_names_board_template_valid(const char *s, size_t len)
 {
     /* "match:*" is fine; a bare "*" would swallow every name and is refused. */
-    return len >= 2 && s[len - 1] == '*' && rc_board_name_valid(s, len - 1);
+    return len >= 2 && s[len - 1] == '*' && rc_names_board_name_valid(s, len - 1);
 }
 
-int rc_utf8_valid(const char *s, size_t len)
+int rc_names_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;

@@ -11,14 +11,14 @@
 #define RC_FIELD_NAME_MAX 32 /* multi-field name: 1..32 of [a-z0-9_], letter first */
 
 /* Each returns 1 when s[0..len) is a valid name of its kind, else 0. */
-int rc_board_name_valid(const char *s, size_t len);
-int rc_member_name_valid(const char *s, size_t len);
-int rc_req_valid(const char *s, size_t len);
-int rc_field_name_valid(const char *s, size_t len);
+int rc_names_board_name_valid(const char *s, size_t len);
+int rc_names_member_name_valid(const char *s, size_t len);
+int rc_names_req_valid(const char *s, size_t len);
+int rc_names_field_name_valid(const char *s, size_t len);
 /* A board template: a valid board name followed by a final '*'. */
-int rc_board_template_valid(const char *s, size_t len);
+int rc_names_board_template_valid(const char *s, size_t len);
 
 /* 1 when s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
-int rc_utf8_valid(const char *s, size_t len);
+int rc_names_utf8_valid(const char *s, size_t len);
 
 #endif

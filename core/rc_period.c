@@ -55,7 +55,7 @@ static int64_t u2i(uint64_t u)
 
 /* Hinnant's days_from_civil. Exact for any y with |y| < 10^16 (negative years
  * included); m must be 1..12 and d 1..31 (d is not checked against m). */
-int64_t rc_days_from_civil(int64_t y, unsigned m, unsigned d)
+int64_t rc_period_days_from_civil(int64_t y, unsigned m, unsigned d)
 {
     y -= m <= 2;
     int64_t era = floor_div(y, 400);
@@ -69,7 +69,7 @@ int64_t rc_days_from_civil(int64_t y, unsigned m, unsigned d)
 /* Hinnant's civil_from_days, for every int64 z. The original adds 719468
  * (days from 0000-03-01 to 1970-01-01) before splitting z into 400-year eras;
  * we split first (719468 = 4 * 146097 + 135080) so nothing can overflow. */
-void rc_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+void rc_period_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
     int64_t era = floor_div(z, 146097) + 4;
     int64_t doe = floor_mod(z, 146097) + 135080;
@@ -106,7 +106,7 @@ static int64_t weekday(int64_t z)
 /* Week 1 of an ISO week-year is the week holding January 4th. */
 static int64_t week1_monday(int64_t y)
 {
-    int64_t jan4 = rc_days_from_civil(y, 1, 4);
+    int64_t jan4 = rc_period_days_from_civil(y, 1, 4);
     return jan4 - weekday(jan4);
 }
 
@@ -177,7 +177,7 @@ static void make_calendar(const struct rc_period_spec *spec, int64_t y, int64_t 
 
     switch (spec->kind) {
     case RC_PERIOD_HOUR:
-        day = rc_days_from_civil(y, (unsigned)m, (unsigned)d);
+        day = rc_period_days_from_civil(y, (unsigned)m, (unsigned)d);
         local_period(spec, day * MS_PER_DAY + h * MS_PER_HOUR,
                      day * MS_PER_DAY + (h + 1) * MS_PER_HOUR, out);
         *p++ = '-';
@@ -188,7 +188,7 @@ static void make_calendar(const struct rc_period_spec *spec, int64_t y, int64_t 
         p = put_digits(p, h, 2);
         break;
     case RC_PERIOD_DAY:
-        day = rc_days_from_civil(y, (unsigned)m, (unsigned)d);
+        day = rc_period_days_from_civil(y, (unsigned)m, (unsigned)d);
         local_period(spec, day * MS_PER_DAY, (day + 1) * MS_PER_DAY, out);
         *p++ = '-';
         p = put_digits(p, m, 2);
@@ -203,16 +203,16 @@ static void make_calendar(const struct rc_period_spec *spec, int64_t y, int64_t 
         p = put_digits(p, w, 2);
         break;
     case RC_PERIOD_MONTH:
-        local_period(spec, rc_days_from_civil(y, (unsigned)m, 1) * MS_PER_DAY,
-                     rc_days_from_civil(y + (m == 12), m == 12 ? 1u : (unsigned)m + 1, 1) *
+        local_period(spec, rc_period_days_from_civil(y, (unsigned)m, 1) * MS_PER_DAY,
+                     rc_period_days_from_civil(y + (m == 12), m == 12 ? 1u : (unsigned)m + 1, 1) *
                          MS_PER_DAY,
                      out);
         *p++ = '-';
         p = put_digits(p, m, 2);
         break;
     case RC_PERIOD_YEAR:
-        local_period(spec, rc_days_from_civil(y, 1, 1) * MS_PER_DAY,
-                     rc_days_from_civil(y + 1, 1, 1) * MS_PER_DAY, out);
+        local_period(spec, rc_period_days_from_civil(y, 1, 1) * MS_PER_DAY,
+                     rc_period_days_from_civil(y + 1, 1, 1) * MS_PER_DAY, out);
         break;
     case RC_PERIOD_NONE:
     case RC_PERIOD_CUSTOM:
@@ -237,12 +237,12 @@ static int calendar_at(const struct rc_period_spec *spec, int64_t t_ms, struct r
     if (spec->kind == RC_PERIOD_WEEK) {
         /* The week-year is the year of the week's Thursday. */
         int64_t monday = z - weekday(z);
-        rc_civil_from_days(monday + 3, &y, &m, &d);
+        rc_period_civil_from_days(monday + 3, &y, &m, &d);
         if (y < YEAR_MIN || y > YEAR_MAX)
             return RC_E_OUT_OF_RANGE;
         w = (monday - week1_monday(y)) / 7 + 1;
     } else {
-        rc_civil_from_days(z, &y, &m, &d);
+        rc_period_civil_from_days(z, &y, &m, &d);
         if (y < YEAR_MIN || y > YEAR_MAX)
             return RC_E_OUT_OF_RANGE;
     }

@@ -72,7 +72,7 @@ const char *rc_period_kind_name(enum rc_period_kind kind);
 
 /* Civil-date helpers, exposed for the config parser and tests.
  * days_from_civil: proleptic Gregorian date -> days since 1970-01-01. */
-int64_t rc_days_from_civil(int64_t y, unsigned m, unsigned d);
-void rc_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+int64_t rc_period_days_from_civil(int64_t y, unsigned m, unsigned d);
+void rc_period_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 
 #endif

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-int64_t rc_prev_rank(const struct rc_move *moves, size_t n, const char *member, int64_t rank_now)
+int64_t rc_prevrank(const struct rc_move *moves, size_t n, const char *member, int64_t rank_now)
 {
     for (size_t i = 0; i < n; i++) {
         if (moves[i].member[0] == '\0')

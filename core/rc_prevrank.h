@@ -32,6 +32,6 @@ struct rc_move {
  * moves cannot tell: a reset (member "") comes before the member's own first
  * move, and a reset carries no member's rank (the caller then sends a
  * snapshot instead of a delta). */
-int64_t rc_prev_rank(const struct rc_move *moves, size_t n, const char *member, int64_t rank_now);
+int64_t rc_prevrank(const struct rc_move *moves, size_t n, const char *member, int64_t rank_now);
 
 #endif

@@ -89,7 +89,7 @@ struct rc_view {
     int live;                           /* subscribe "live": true (v1.1, admin): the live board through a freeze */
     /* MEMBERS: nmembers distinct names, each NUL-terminated, back to back
      * in the order asked (core/rc_members.h), members_len bytes in all.
-     * Owned by the rc_request that decoded it (rc_request_free) or by the
+     * Owned by the rc_request that decoded it (rc_proto_decode_free) or by the
      * fan-out's view that copied it; every other holder borrows it. */
     char *members;
     uint32_t nmembers;
@@ -116,7 +116,7 @@ struct rc_request {
     int block;                          /* remove: also block the member from writing */
     int has_since;                      /* subscribe: since.seq given */
     int64_t since_seq;
-    char *token;                        /* auth: owned (rc_request_free), or NULL */
+    char *token;                        /* auth: owned (rc_proto_decode_free), or NULL */
     int has_since_epoch;                /* subscribe: since.epoch given (v1.1) */
     char since_epoch[RC_EPOCH_MAX + 1];
     int has_since_cursor;               /* subscribe: since.cursor given (a sharded feed, docs/sharded.md) */
@@ -135,18 +135,18 @@ struct rc_request {
 /* Decodes one client message text[0..len). On success fills *out and returns
  * 0. On failure returns the error code, fills err, and still sets out->id_json
  * when the message carried a usable "id" so the error reply can echo it. The
- * caller always calls rc_request_free(out). */
-int rc_request_decode(const char *text, size_t len, struct rc_request *out, struct rc_error *err);
+ * caller always calls rc_proto_decode_free(out). */
+int rc_proto_decode(const char *text, size_t len, struct rc_request *out, struct rc_error *err);
 
 /* Decodes a REST write body (POST /api/v1/boards/{board}/scores): the same
  * fields as the WebSocket write ops with "op" one of incr|set|best|submit. */
-int rc_request_decode_write_body(const char *board, const char *text, size_t len,
+int rc_proto_decode_write_body(const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err);
 
 /* Decodes a REST team body (PUT /api/v1/boards/{board}/members/{member}/team):
  * {"team": ID|null} into an RC_OP_TEAM request. Returns 0 or the error code
  * with err filled. */
-int rc_request_decode_team_body(const char *board, const char *member, const char *text, size_t len,
+int rc_proto_decode_team_body(const char *board, const char *member, const char *text, size_t len,
                                 struct rc_request *out, struct rc_error *err);
 
 /* Decodes a REST admin body for op RC_OP_REVERSE, RC_OP_RESET, RC_OP_FREEZE
@@ -154,14 +154,14 @@ int rc_request_decode_team_body(const char *board, const char *member, const cha
  * freeze|reveal): {"req","period"} ({"steps","period"} for reveal); len 0
  * means {}. Fills out (board, op, req, period) and returns 0, or the error code
  * with err filled. Nothing to free (out->id_json stays NULL). */
-int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
+int rc_proto_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err);
 
-void rc_request_free(struct rc_request *r);
+void rc_proto_decode_free(struct rc_request *r);
 
 /* "incr" -> RC_OP_INCR etc; RC_E_BAD_REQUEST when unknown (or NULL). */
-int rc_op_parse(const char *name);
-const char *rc_op_name(enum rc_op op);
+int rc_proto_op_parse(const char *name);
+const char *rc_proto_op_name(enum rc_op op);
 
 /* ---- server -> client ------------------------------------------------- */
 
@@ -171,7 +171,7 @@ const char *rc_op_name(enum rc_op op);
  * is a safe integer, else the shortest %.15g..%.17g form that reads back as
  * exactly d (so a client that matches replies by a fractional id gets the
  * very same number back). */
-void rc_number_text(double d, char *buf, size_t size);
+void rc_proto_encode_number_text(double d, char *buf, size_t size);
 
 struct rc_kv {
     const char *key;   /* borrowed */
@@ -237,7 +237,7 @@ struct rc_snapshot_msg {
     int64_t at_time;
     int replay;           /* "replay": true (a replay's snapshots, docs/history.md) */
 };
-char *rc_encode_snapshot(const struct rc_snapshot_msg *m);
+char *rc_proto_rows_snapshot(const struct rc_snapshot_msg *m);
 
 /* {"op":"delta","sub","seq","total","rows","removed",("frozen","shown",
  * "epoch","viewers" from more)}. removed names removed_from[removed[k]]
@@ -253,7 +253,7 @@ struct rc_delta_msg {
     size_t nremoved;
     struct rc_msg_more more;
 };
-char *rc_encode_delta(const struct rc_delta_msg *m);
+char *rc_proto_rows_delta(const struct rc_delta_msg *m);
 
 /* {"op":"event","sub","seq","member","score","delta","rank","prev_rank",
  * "at","fields"?,("epoch","cursor" from more)}: rank 0 and prev_rank 0 print
@@ -271,7 +271,7 @@ struct rc_event_msg {
     unsigned nfields;
     struct rc_msg_more more;
 };
-char *rc_encode_event(const struct rc_event_msg *m);
+char *rc_proto_encode_event(const struct rc_event_msg *m);
 
 /* The ack of a write: {"op":"ack","id"?,"board","member","score","rank",
  * "seq",...,"duplicate","fields"?,"replicas"?}.
@@ -304,7 +304,7 @@ struct rc_ack_msg {
     double team_score;
     int64_t team_rank;        /* 0: none */
 };
-char *rc_encode_ack(const struct rc_ack_msg *m);
+char *rc_proto_encode_ack(const struct rc_ack_msg *m);
 
 /* {"op":"teamed","id"?,"board","member","team":ID|null,"seq","team_seq"}
  * (docs/teams.md): the answer to op team. */
@@ -316,7 +316,7 @@ struct rc_teamed_msg {
     int64_t seq;              /* the source board's seq */
     int64_t team_seq;         /* the team board's seq after the change */
 };
-char *rc_encode_teamed(const struct rc_teamed_msg *m);
+char *rc_proto_encode_teamed(const struct rc_teamed_msg *m);
 
 /* {"op":"rank","id"?,"member","score","rank","total",("frozen" from more)}:
  * rank 0 means absent ("rank": null and "score": null). A frozen board's
@@ -329,32 +329,32 @@ struct rc_rank_msg {
     int64_t total;
     struct rc_msg_more more;
 };
-char *rc_encode_rank(const struct rc_rank_msg *m);
-char *rc_encode_error(const char *id_json, int code, const char *message);
+char *rc_proto_encode_rank(const struct rc_rank_msg *m);
+char *rc_proto_encode_error(const char *id_json, int code, const char *message);
 /* Admin replies: {"op": op, "id", "board", "member" (if any), "score" and
  * "rank" (if has_score; rank 0 = null), "seq", "req" (if req), "blocked" (if
  * blocked >= 0)}. Events with rank 0 print "rank": null (a member removed by
  * an admin). */
-char *rc_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
+char *rc_proto_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
                       int has_score, double score, int64_t rank, const char *req, int blocked);
-char *rc_encode_pong(const char *id_json);
+char *rc_proto_encode_pong(const char *id_json);
 
 /* Freeze and reveal (PROTOCOL v1.1). */
 /* {"op":"frozen","id","board","period"?,"seq":S,"frozen":S} */
-char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq);
+char *rc_proto_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq);
 /* {"op":"revealed","id","board","period"?,"seq":R,"pending":P,"frozen":S (while
  * frozen),"skipped":K (when K > 0)} */
-char *rc_encode_revealed(const char *id_json, const char *board, const char *period, int64_t shown, int64_t pending,
+char *rc_proto_encode_revealed(const char *id_json, const char *board, const char *period, int64_t shown, int64_t pending,
                          int frozen, int64_t freeze_seq, int64_t skipped);
 /* GET .../freeze: {"board","period"?,"frozen":S|null,"shown":R|null,"seq","pending"} */
-char *rc_encode_freeze_state(const char *board, const char *period, int frozen, int64_t freeze_seq, int64_t shown,
+char *rc_proto_encode_freeze_state(const char *board, const char *period, int frozen, int64_t freeze_seq, int64_t shown,
                              int64_t seq);
 /* An error about one subscription, not a request: {"op":"error","code",
  * "message","sub"}; the subscription has stopped (e.g. its token expired). */
-char *rc_encode_view_error(const char *sub, int code, const char *message);
+char *rc_proto_encode_view_error(const char *sub, int code, const char *message);
 /* The answer to auth: {"op":"authed","id","exp"} with exp in seconds. */
-char *rc_encode_authed(const char *id_json, int64_t exp_s);
-char *rc_encode_unsubscribed(const char *id_json, const char *sub);
+char *rc_proto_encode_authed(const char *id_json, int64_t exp_s);
+char *rc_proto_encode_unsubscribed(const char *id_json, const char *sub);
 
 /* GET /api/v1/boards/{b}/stats: {"board","period" (when period is not
  * NULL),"viewers","total","seq"}. */
@@ -381,6 +381,6 @@ int rc_proto_at_check_history(const struct rc_request *r, struct rc_error *err);
  * the board's history no longer holds. */
 char *rc_proto_at_encode_gone(const char *id_json, const char *message, int64_t oldest_seq);
 
-char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq);
+char *rc_proto_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq);
 
 #endif

@@ -18,11 +18,11 @@ int rc_proto_at_decode(const cJSON *msg, struct rc_request *out, struct rc_error
     if (rc < 0 || !at || cJSON_IsNull(at))
         return rc;
     if (!cJSON_IsObject(at))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "at must be an object: {\"seq\": S} or {\"time\": MS}");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "at must be an object: {\"seq\": S} or {\"time\": MS}");
     int has_seq = cJSON_GetObjectItemCaseSensitive(at, "seq") != NULL;
     int has_time = cJSON_GetObjectItemCaseSensitive(at, "time") != NULL;
     if (has_seq == has_time)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "at must name one moment: {\"seq\": S} or {\"time\": MS}");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "at must name one moment: {\"seq\": S} or {\"time\": MS}");
     out->at_kind = has_seq ? RC_AT_SEQ : RC_AT_TIME;
     return rc_proto__read_int(at, has_seq ? "seq" : "time", has_seq ? "at.seq" : "at.time", 1, 0, RC_SAFE_INT_MAX,
                               &out->at, err);
@@ -31,11 +31,11 @@ int rc_proto_at_decode(const cJSON *msg, struct rc_request *out, struct rc_error
 int rc_proto_at_check_history(const struct rc_request *r, struct rc_error *err)
 {
     if (r->step_ms < 1)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "step must be at least 1 (ms)");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "step must be at least 1 (ms)");
     if (r->from_ms < 0 || r->to_ms < r->from_ms)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "from and to must be times (ms) with from <= to");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "from and to must be times (ms) with from <= to");
     if ((r->to_ms - r->from_ms) / r->step_ms >= RC_HISTORY_MAX_POINTS)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "history answers at most %d points: (to - from) / step + 1 is %" PRId64,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "history answers at most %d points: (to - from) / step + 1 is %" PRId64,
                             RC_HISTORY_MAX_POINTS, (r->to_ms - r->from_ms) / r->step_ms + 1);
     return 0;
 }
@@ -53,7 +53,7 @@ int rc_proto_at_decode_history(const cJSON *msg, struct rc_request *out, struct 
     /* a live read through a freeze is the caster's (admin): "live" as on subscribe */
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(msg, "live");
     if (l && !cJSON_IsBool(l))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "live must be true or false");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "live must be true or false");
     out->view.live = cJSON_IsTrue(l);
     return 0;
 }
@@ -66,12 +66,12 @@ int rc_proto_at_decode_replay(const cJSON *msg, struct rc_request *out, struct r
         return rc;
     const cJSON *from = cJSON_IsObject(rp) ? cJSON_GetObjectItemCaseSensitive(rp, "from") : NULL;
     if (!from || !cJSON_IsObject(from))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "replay must be {\"from\": {\"seq\": S} or {\"time\": MS}, "
+        return rc_err_set(err, RC_E_BAD_REQUEST, "replay must be {\"from\": {\"seq\": S} or {\"time\": MS}, "
                             "\"speed\": X}");
     int has_seq = cJSON_GetObjectItemCaseSensitive(from, "seq") != NULL;
     int has_time = cJSON_GetObjectItemCaseSensitive(from, "time") != NULL;
     if (has_seq == has_time)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "replay.from must name one moment: {\"seq\": S} or {\"time\": MS}");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "replay.from must name one moment: {\"seq\": S} or {\"time\": MS}");
     if ((rc = rc_proto__read_int(from, has_seq ? "seq" : "time", has_seq ? "replay.from.seq" : "replay.from.time", 1,
                                  0, RC_SAFE_INT_MAX, &out->replay_from, err)) < 0)
         return rc;
@@ -80,11 +80,11 @@ int rc_proto_at_decode_replay(const cJSON *msg, struct rc_request *out, struct r
     out->replay_speed = 1;
     if (speed && (!cJSON_IsNumber(speed) || !(speed->valuedouble >= RC_REPLAY_SPEED_MIN) ||
                   speed->valuedouble > RC_REPLAY_SPEED_MAX))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "replay.speed must be a number 0.25..64");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "replay.speed must be a number 0.25..64");
     if (speed)
         out->replay_speed = speed->valuedouble;
     if (out->has_since || cJSON_GetObjectItemCaseSensitive(msg, "since"))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "replay and since do not go together");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "replay and since do not go together");
     out->has_replay = 1;
     return 0;
 }
@@ -92,7 +92,7 @@ int rc_proto_at_decode_replay(const cJSON *msg, struct rc_request *out, struct r
 static cJSON *num(double d)
 {
     char buf[RC_NUMBER_TEXT_MAX];
-    rc_number_text(d, buf, sizeof buf);
+    rc_proto_encode_number_text(d, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 

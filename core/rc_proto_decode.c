@@ -32,11 +32,11 @@ static char *id_text(const cJSON *item)
 {
     if (cJSON_IsNumber(item)) {
         char buf[RC_NUMBER_TEXT_MAX];
-        rc_number_text(item->valuedouble, buf, sizeof buf);
+        rc_proto_encode_number_text(item->valuedouble, buf, sizeof buf);
         return strdup(buf);
     }
     /* cJSON's printer allocates with malloc unless someone installed other
-     * hooks; the project never does, so rc_request_free can free() this. */
+     * hooks; the project never does, so rc_proto_decode_free can free() this. */
     return cJSON_PrintUnformatted(item);
 }
 
@@ -50,14 +50,14 @@ static int decode_id(const cJSON *msg, struct rc_request *out, struct rc_error *
     if (rc < 0 || !item)
         return rc;
     if (cJSON_IsObject(item) || cJSON_IsArray(item))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "id must be a JSON scalar");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "id must be a JSON scalar");
     if (cJSON_IsNumber(item) && !isfinite(item->valuedouble))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "id must be a finite number");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "id must be a finite number");
     if (cJSON_IsString(item) && (!item->valuestring || strlen(item->valuestring) > ID_MAX))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "id must be at most %d bytes", ID_MAX);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "id must be at most %d bytes", ID_MAX);
     out->id_json = id_text(item);
     if (!out->id_json)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     return 0;
 }
 
@@ -70,7 +70,7 @@ static int read_op_name(const cJSON *msg, const char **name, struct rc_error *er
     if (rc < 0)
         return rc;
     if (!cJSON_IsString(item) || !item->valuestring)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "op must be a string");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "op must be a string");
     *name = item->valuestring;
     return 0;
 }
@@ -90,14 +90,14 @@ static int unknown_op(const char *name, struct rc_error *err)
     echo[n] = '\0';
     if (name[n])
         memcpy(echo + n, "...", 4);
-    return rc_error_set(err, RC_E_BAD_REQUEST, "unknown op '%s'", echo);
+    return rc_err_set(err, RC_E_BAD_REQUEST, "unknown op '%s'", echo);
 }
 
 /* ---- public ------------------------------------------------------------ */
 
 /* Borrows text; fills *out, which owns id_json afterwards (see rc_proto.h:
- * the caller always calls rc_request_free, on failure too). */
-int rc_request_decode(const char *text, size_t len, struct rc_request *out, struct rc_error *err)
+ * the caller always calls rc_proto_decode_free, on failure too). */
+int rc_proto_decode(const char *text, size_t len, struct rc_request *out, struct rc_error *err)
 {
     const struct rc_proto__op_row *row;
     const char *name = NULL;
@@ -105,7 +105,7 @@ int rc_request_decode(const char *text, size_t len, struct rc_request *out, stru
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = rc_json_parse_strict(text, len, &msg, err)) < 0)
+    if ((rc = rc_json_gate_parse_strict(text, len, &msg, err)) < 0)
         return rc;
     if ((rc = decode_id(msg, out, err)) < 0 || (rc = read_op_name(msg, &name, err)) < 0)
         goto cleanup;
@@ -127,7 +127,7 @@ cleanup:
 /* The REST write body: board borrowed from the URL path, op restricted to
  * the writes. "id" is not part of a REST body and is ignored like any
  * unknown field, so out->id_json stays NULL. */
-int rc_request_decode_write_body(const char *board, const char *text, size_t len,
+int rc_proto_decode_write_body(const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err)
 {
     const struct rc_proto__op_row *row;
@@ -137,16 +137,16 @@ int rc_request_decode_write_body(const char *board, const char *text, size_t len
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
+    if (blen > RC_BOARD_MAX || !rc_names_board_name_valid(board, blen))
+        return rc_err_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
     memcpy(out->board, board, blen + 1);
-    if ((rc = rc_json_parse_strict(text, len, &msg, err)) < 0)
+    if ((rc = rc_json_gate_parse_strict(text, len, &msg, err)) < 0)
         return rc;
     if ((rc = read_op_name(msg, &name, err)) < 0)
         goto cleanup;
     row = rc_proto__op_lookup(name);
     if (!row || !(row->flags & OPF_WRITE)) {
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "op must be one of incr, set, best, submit");
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "op must be one of incr, set, best, submit");
         goto cleanup;
     }
     out->op = row->op;
@@ -161,7 +161,7 @@ cleanup:
  * {"req","period"}, both optional except reverse's req. No body means {};
  * a body passes the same strict gate as a WebSocket message. The messages
  * are the REST API's own (PROTOCOL.md examples rely on them). */
-int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
+int rc_proto_decode_admin_body(enum rc_op op, const char *board, const char *text, size_t len,
                                  struct rc_request *out, struct rc_error *err)
 {
     size_t blen = board ? strlen(board) : 0;
@@ -171,22 +171,22 @@ int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *t
 
     memset(out, 0, sizeof *out);
     if (op != RC_OP_REVERSE && op != RC_OP_RESET && op != RC_OP_FREEZE && op != RC_OP_REVEAL)
-        return rc_error_set(err, RC_E_INTERNAL, "not an admin body op");
-    if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
+        return rc_err_set(err, RC_E_INTERNAL, "not an admin body op");
+    if (blen > RC_BOARD_MAX || !rc_names_board_name_valid(board, blen))
+        return rc_err_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
     if (len == 0)
         o = cJSON_CreateObject();
-    else if ((rc = rc_json_parse_strict(text, len, &o, err)) < 0)
+    else if ((rc = rc_json_gate_parse_strict(text, len, &o, err)) < 0)
         return rc;
     if (!o)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     out->op = op;
     memcpy(out->board, board, blen + 1);
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(o, "req");
     const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "period");
     if (!cJSON_IsObject(o))
         bad = "body must be a JSON object";
-    else if (op == RC_OP_REVERSE && (!cJSON_IsString(req) || !rc_req_valid(req->valuestring, strlen(req->valuestring))))
+    else if (op == RC_OP_REVERSE && (!cJSON_IsString(req) || !rc_names_req_valid(req->valuestring, strlen(req->valuestring))))
         bad = "req must be the request id (1..64 printable characters) of the write to reverse";
     else if (per && (!cJSON_IsString(per) || strlen(per->valuestring) > RC_PERIOD_SEL_MAX))
         bad = "period must be a string";
@@ -197,12 +197,12 @@ int rc_request_decode_admin_body(enum rc_op op, const char *board, const char *t
     if (!bad && cJSON_IsString(per))
         snprintf(out->period, sizeof out->period, "%s", per->valuestring);
     cJSON_Delete(o);
-    return bad ? rc_error_set(err, RC_E_BAD_REQUEST, "%s", bad) : 0;
+    return bad ? rc_err_set(err, RC_E_BAD_REQUEST, "%s", bad) : 0;
 }
 
 /* The REST team body (PUT /api/v1/boards/{b}/members/{m}/team):
  * {"team": ID|null} (docs/teams.md). */
-int rc_request_decode_team_body(const char *board, const char *member, const char *text, size_t len,
+int rc_proto_decode_team_body(const char *board, const char *member, const char *text, size_t len,
                                 struct rc_request *out, struct rc_error *err)
 {
     size_t blen = board ? strlen(board) : 0, mlen = member ? strlen(member) : 0;
@@ -210,17 +210,17 @@ int rc_request_decode_team_body(const char *board, const char *member, const cha
     int rc;
 
     memset(out, 0, sizeof *out);
-    if (blen > RC_BOARD_MAX || !rc_board_name_valid(board, blen))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
-    if (mlen > RC_MEMBER_MAX || !rc_member_name_valid(member, mlen))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "member must be %s", rc_proto__member_rule.rule);
-    if ((rc = rc_json_parse_strict(text, len, &o, err)) < 0)
+    if (blen > RC_BOARD_MAX || !rc_names_board_name_valid(board, blen))
+        return rc_err_set(err, RC_E_BAD_REQUEST, "board must be %s", rc_proto__board_rule.rule);
+    if (mlen > RC_MEMBER_MAX || !rc_names_member_name_valid(member, mlen))
+        return rc_err_set(err, RC_E_BAD_REQUEST, "member must be %s", rc_proto__member_rule.rule);
+    if ((rc = rc_json_gate_parse_strict(text, len, &o, err)) < 0)
         return rc;
     out->op = RC_OP_TEAM;
     memcpy(out->board, board, blen + 1);
     memcpy(out->member, member, mlen + 1);
     if (!cJSON_IsObject(o))
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "body must be a JSON object: {\"team\": ID} or {\"team\": null}");
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "body must be a JSON object: {\"team\": ID} or {\"team\": null}");
     else
         rc = rc_proto__decode_team_field(o, out, err);
     cJSON_Delete(o);
@@ -228,7 +228,7 @@ int rc_request_decode_team_body(const char *board, const char *member, const cha
 }
 
 /* Frees what the request owns; safe on a zeroed or already freed request. */
-void rc_request_free(struct rc_request *r)
+void rc_proto_decode_free(struct rc_request *r)
 {
     if (!r)
         return;

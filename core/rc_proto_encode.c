@@ -31,7 +31,7 @@
 
 /* ---- items ------------------------------------------------------------- */
 
-void rc_number_text(double d, char *buf, size_t size)
+void rc_proto_encode_number_text(double d, char *buf, size_t size)
 {
     if (d >= -(double)RC_SAFE_INT_MAX && d <= (double)RC_SAFE_INT_MAX &&
         d == (double)(int64_t)d) {
@@ -57,7 +57,7 @@ static cJSON *number_item(double d)
 
     if (!isfinite(d))
         return cJSON_CreateNull();
-    rc_number_text(d, buf, sizeof buf);
+    rc_proto_encode_number_text(d, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 
@@ -168,7 +168,7 @@ static int add_cursor(cJSON *o, const char *cursor)
     return rc_proto__cursor_ok(cursor) ? add(o, "cursor", str_item(cursor)) : RC_E_INTERNAL;
 }
 
-char *rc_encode_event(const struct rc_event_msg *m)
+char *rc_proto_encode_event(const struct rc_event_msg *m)
 {
     cJSON *o = message("event", NULL);
     int failed = !o || add(o, "sub", str_item(m->sub)) || add(o, "seq", int_item(m->seq)) ||
@@ -181,7 +181,7 @@ char *rc_encode_event(const struct rc_event_msg *m)
     return finish(o, failed);
 }
 
-char *rc_encode_ack(const struct rc_ack_msg *m)
+char *rc_proto_encode_ack(const struct rc_ack_msg *m)
 {
     int queued = m->queued_entry != NULL, known = !queued && !m->unranked;
     cJSON *o = message("ack", m->id_json);
@@ -204,7 +204,7 @@ char *rc_encode_ack(const struct rc_ack_msg *m)
     return finish(o, failed);
 }
 
-char *rc_encode_teamed(const struct rc_teamed_msg *m)
+char *rc_proto_encode_teamed(const struct rc_teamed_msg *m)
 {
     cJSON *o = message("teamed", m->id_json);
     int failed = !o || add(o, "board", str_item(m->board)) || add(o, "member", str_item(m->member)) ||
@@ -215,7 +215,7 @@ char *rc_encode_teamed(const struct rc_teamed_msg *m)
 
 /* A rank of 0 (or below) means the member is not on the board: both "score"
  * and "rank" are null, whatever score says. */
-char *rc_encode_rank(const struct rc_rank_msg *m)
+char *rc_proto_encode_rank(const struct rc_rank_msg *m)
 {
     int absent = m->rank <= 0;
     cJSON *o = message("rank", m->id_json);
@@ -226,43 +226,43 @@ char *rc_encode_rank(const struct rc_rank_msg *m)
     return finish(o, failed);
 }
 
-char *rc_encode_error(const char *id_json, int code, const char *message_text)
+char *rc_proto_encode_error(const char *id_json, int code, const char *message_text)
 {
     cJSON *o = message("error", id_json);
-    int failed = !o || add(o, "code", cJSON_CreateStringReference(rc_code_name(code))) ||
+    int failed = !o || add(o, "code", cJSON_CreateStringReference(rc_err_code_name(code))) ||
                  add(o, "message", str_item(message_text ? message_text : ""));
     return finish(o, failed);
 }
 
-char *rc_encode_view_error(const char *sub, int code, const char *message_text)
+char *rc_proto_encode_view_error(const char *sub, int code, const char *message_text)
 {
     cJSON *o = message("error", NULL);
-    int failed = !o || add(o, "code", cJSON_CreateStringReference(rc_code_name(code))) ||
+    int failed = !o || add(o, "code", cJSON_CreateStringReference(rc_err_code_name(code))) ||
                  add(o, "message", str_item(message_text ? message_text : "")) || add(o, "sub", str_item(sub));
     return finish(o, failed);
 }
 
-char *rc_encode_authed(const char *id_json, int64_t exp_s)
+char *rc_proto_encode_authed(const char *id_json, int64_t exp_s)
 {
     cJSON *o = message("authed", id_json);
     int failed = !o || add(o, "exp", int_item(exp_s));
     return finish(o, failed);
 }
 
-char *rc_encode_pong(const char *id_json)
+char *rc_proto_encode_pong(const char *id_json)
 {
     cJSON *o = message("pong", id_json);
     return finish(o, !o);
 }
 
-char *rc_encode_unsubscribed(const char *id_json, const char *sub)
+char *rc_proto_encode_unsubscribed(const char *id_json, const char *sub)
 {
     cJSON *o = message("unsubscribed", id_json);
     int failed = !o || add(o, "sub", str_item(sub));
     return finish(o, failed);
 }
 
-char *rc_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
+char *rc_proto_encode_admin(const char *id_json, const char *op, const char *board, const char *member, int64_t seq,
                       int has_score, double score, int64_t rank, const char *req, int blocked)
 {
     cJSON *o = message(op, id_json);
@@ -274,7 +274,7 @@ char *rc_encode_admin(const char *id_json, const char *op, const char *board, co
     return finish(o, failed);
 }
 
-char *rc_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq)
+char *rc_proto_encode_frozen(const char *id_json, const char *board, const char *period, int64_t freeze_seq)
 {
     cJSON *o = message("frozen", id_json);
     int failed = !o || add(o, "board", str_item(board)) ||
@@ -283,7 +283,7 @@ char *rc_encode_frozen(const char *id_json, const char *board, const char *perio
     return finish(o, failed);
 }
 
-char *rc_encode_revealed(const char *id_json, const char *board, const char *period, int64_t shown, int64_t pending,
+char *rc_proto_encode_revealed(const char *id_json, const char *board, const char *period, int64_t shown, int64_t pending,
                          int frozen, int64_t freeze_seq, int64_t skipped)
 {
     cJSON *o = message("revealed", id_json);
@@ -294,7 +294,7 @@ char *rc_encode_revealed(const char *id_json, const char *board, const char *per
     return finish(o, failed);
 }
 
-char *rc_encode_freeze_state(const char *board, const char *period, int frozen, int64_t freeze_seq, int64_t shown,
+char *rc_proto_encode_freeze_state(const char *board, const char *period, int frozen, int64_t freeze_seq, int64_t shown,
                              int64_t seq)
 {
     cJSON *o = cJSON_CreateObject();
@@ -305,7 +305,7 @@ char *rc_encode_freeze_state(const char *board, const char *period, int frozen, 
     return finish(o, failed);
 }
 
-char *rc_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq)
+char *rc_proto_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq)
 {
     cJSON *o = cJSON_CreateObject();
     int failed = !o || add(o, "board", str_item(board)) ||

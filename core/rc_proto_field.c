@@ -31,16 +31,16 @@ static int period_valid(const char *s, size_t len)
  * them, so printable ASCII without spaces is all we need to accept. */
 static int sub_valid(const char *s, size_t len)
 {
-    return len <= RC_SUB_MAX && rc_req_valid(s, len);
+    return len <= RC_SUB_MAX && rc_names_req_valid(s, len);
 }
 
 const struct rc_proto__name_rule rc_proto__board_rule = {
-    rc_board_name_valid, RC_BOARD_MAX, "1.." XSTR(RC_BOARD_MAX) " characters of [A-Za-z0-9_.:-]"};
+    rc_names_board_name_valid, RC_BOARD_MAX, "1.." XSTR(RC_BOARD_MAX) " characters of [A-Za-z0-9_.:-]"};
 const struct rc_proto__name_rule rc_proto__member_rule = {
-    rc_member_name_valid, RC_MEMBER_MAX,
+    rc_names_member_name_valid, RC_MEMBER_MAX,
     "1.." XSTR(RC_MEMBER_MAX) " characters of [A-Za-z0-9_.:@-]"};
 const struct rc_proto__name_rule rc_proto__req_rule = {
-    rc_req_valid, RC_REQ_MAX, "1.." XSTR(RC_REQ_MAX) " printable ASCII characters without spaces"};
+    rc_names_req_valid, RC_REQ_MAX, "1.." XSTR(RC_REQ_MAX) " printable ASCII characters without spaces"};
 const struct rc_proto__name_rule rc_proto__period_rule = {
     period_valid, RC_PERIOD_SEL_MAX, "1.." XSTR(RC_PERIOD_SEL_MAX) " characters of [A-Za-z0-9-]"};
 const struct rc_proto__name_rule rc_proto__sub_rule = {
@@ -63,7 +63,7 @@ int rc_proto__field(const cJSON *obj, const char *key, const char *label, const 
             continue;
         if (found) {
             *item = NULL;
-            return rc_error_set(err, RC_E_BAD_REQUEST, "duplicate field %s", label);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "duplicate field %s", label);
         }
         found = c;
     }
@@ -79,7 +79,7 @@ int rc_proto__need(const cJSON *obj, const char *key, const char *label, const c
     if (rc < 0)
         return rc;
     if (!*item)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "missing field %s", label);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "missing field %s", label);
     return 0;
 }
 
@@ -91,10 +91,10 @@ int rc_proto__copy_name(const cJSON *item, const char *label, const struct rc_pr
     size_t len;
 
     if (!cJSON_IsString(item) || !item->valuestring)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be a string", label);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be a string", label);
     len = strlen(item->valuestring);
     if (len > rule->max || !rule->valid(item->valuestring, len))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be %s", label, rule->rule);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be %s", label, rule->rule);
     memcpy(dst, item->valuestring, len + 1);
     return 0;
 }
@@ -120,15 +120,15 @@ int rc_proto__as_int(const cJSON *item, const char *label, int64_t *v, struct rc
     double d;
 
     if (!cJSON_IsNumber(item))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be an integer", label);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be an integer", label);
     d = item->valuedouble;
     if (!isfinite(d))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be a finite number", label);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be a finite number", label);
     if (d > (double)RC_SAFE_INT_MAX || d < -(double)RC_SAFE_INT_MAX)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s is beyond ±%lld", label,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s is beyond ±%lld", label,
                             (long long)RC_SAFE_INT_MAX);
     if (d != (double)(int64_t)d)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be an integer", label);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be an integer", label);
     *v = (int64_t)d;
     return 0;
 }
@@ -147,7 +147,7 @@ int rc_proto__read_int(const cJSON *obj, const char *key, const char *label, int
     if ((rc = rc_proto__as_int(item, label, &x, err)) < 0)
         return rc;
     if (x < lo || x > hi)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be %" PRId64 "..%" PRId64, label,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be %" PRId64 "..%" PRId64, label,
                             lo, hi);
     *v = x;
     return 0;
@@ -161,7 +161,7 @@ int rc_proto__need_object(const cJSON *obj, const char *key, const cJSON **item,
     if (rc < 0)
         return rc;
     if (!cJSON_IsObject(*item))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be an object", key);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be an object", key);
     return 0;
 }
 
@@ -177,7 +177,7 @@ int rc_proto__decode_steps(const cJSON *msg, int64_t *steps, struct rc_error *er
     }
     if (!cJSON_IsNumber(s) || !(s->valuedouble >= 1) || s->valuedouble > (double)RC_SAFE_INT_MAX ||
         s->valuedouble != floor(s->valuedouble))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "steps must be a whole number from 1, or \"all\"");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "steps must be a whole number from 1, or \"all\"");
     *steps = (int64_t)s->valuedouble;
     return 0;
 }

@@ -61,7 +61,7 @@ static int view_feed(const cJSON *v, struct rc_view *view, struct rc_error *err)
     if (rc < 0)
         return rc;
     if (!cJSON_IsTrue(item))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "view.feed must be true");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "view.feed must be true");
     view->kind = RC_VIEW_FEED;
     return 0;
 }
@@ -75,13 +75,13 @@ static int view_members(const cJSON *v, struct rc_view *view, struct rc_error *e
     size_t lens[RC_MEMBERS_MAX], n = 0;
     const cJSON *it;
     if (!cJSON_IsArray(arr))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "view.members must be an array of member names");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "view.members must be an array of member names");
     cJSON_ArrayForEach(it, arr)
     {
         if (n == RC_MEMBERS_MAX)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "view.members must list 1..%d members", RC_MEMBERS_MAX);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "view.members must list 1..%d members", RC_MEMBERS_MAX);
         if (!cJSON_IsString(it) || !it->valuestring)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "view.members[%zu] must be a member name", n);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "view.members[%zu] must be a member name", n);
         names[n] = it->valuestring;
         lens[n++] = strlen(it->valuestring);
     }
@@ -139,7 +139,7 @@ static int decode_view(const cJSON *msg, struct rc_view *view, struct rc_error *
         }
     }
     if (nkinds != 1)
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "view must be one of top, offset/limit, around, feed, members, team");
     return VIEW_KINDS[kind].decode(v, view, err);
 }
@@ -156,7 +156,7 @@ static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_erro
     if (rc < 0 || !since)
         return rc;
     if (!cJSON_IsObject(since))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "since must be an object");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "since must be an object");
     if ((rc = rc_proto__read_int(since, "seq", "since.seq", 1, 0, RC_SAFE_INT_MAX, &out->since_seq,
                                  err)) < 0)
         return rc;
@@ -165,10 +165,10 @@ static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_erro
         return rc;
     if (epoch) {
         if (!cJSON_IsString(epoch) || !epoch->valuestring)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "since.epoch must be a string");
+            return rc_err_set(err, RC_E_BAD_REQUEST, "since.epoch must be a string");
         size_t len = strlen(epoch->valuestring);
         if (!rc_epoch_valid(epoch->valuestring, len))
-            return rc_error_set(err, RC_E_BAD_REQUEST, "since.epoch must be 0..%d characters of [A-Za-z0-9]",
+            return rc_err_set(err, RC_E_BAD_REQUEST, "since.epoch must be 0..%d characters of [A-Za-z0-9]",
                                 RC_EPOCH_MAX);
         memcpy(out->since_epoch, epoch->valuestring, len + 1);
         out->has_since_epoch = 1;
@@ -182,7 +182,7 @@ static int decode_since(const cJSON *msg, struct rc_request *out, struct rc_erro
         size_t len = cJSON_IsString(cursor) && cursor->valuestring ? strlen(cursor->valuestring) : 0;
         if (len == 0 || len >= RC_SHARD_CURSOR_MAX ||
             strspn(cursor->valuestring, "0123456789abcdef:.") != len)
-            return rc_error_set(err, RC_E_BAD_REQUEST,
+            return rc_err_set(err, RC_E_BAD_REQUEST,
                                 "since.cursor must be a cursor of a sharded board's feed (as last received)");
         memcpy(out->since_cursor, cursor->valuestring, len + 1);
         out->has_since_cursor = 1;
@@ -203,10 +203,10 @@ static int decode_places(const cJSON *msg, struct rc_view *view, struct rc_error
         return rc;
     if (!cJSON_IsString(item) || !item->valuestring ||
         (strcmp(item->valuestring, "shared") != 0 && strcmp(item->valuestring, "unique") != 0))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "places must be \"shared\" or \"unique\"");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "places must be \"shared\" or \"unique\"");
     view->places = strcmp(item->valuestring, "shared") == 0;
     if (view->places && view->kind == RC_VIEW_FEED)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "places applies to window views, not feeds");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "places applies to window views, not feeds");
     return 0;
 }
 
@@ -220,7 +220,7 @@ static int decode_max_rate(const cJSON *msg, struct rc_view *view, struct rc_err
     if (rc < 0)
         return rc;
     if (rate && view->kind == RC_VIEW_FEED)
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "max_rate applies to top, offset/limit and around views, not to a feed");
     view->max_rate = (uint32_t)rate;
     return 0;
@@ -232,7 +232,7 @@ static int decode_live(const cJSON *msg, struct rc_view *view, struct rc_error *
 {
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(msg, "live");
     if (l && !cJSON_IsBool(l))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "live must be true or false");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "live must be true or false");
     view->live = cJSON_IsTrue(l);
     return 0;
 }
@@ -258,7 +258,7 @@ static int decode_get(const cJSON *msg, struct rc_request *out, struct rc_error 
         (rc = decode_live(msg, &out->view, err)) < 0)
         return rc;
     if (out->view.kind == RC_VIEW_FEED)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "get reads a window (top, offset/limit, around), not a feed");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "get reads a window (top, offset/limit, around), not a feed");
     return rc_proto_at_decode(msg, out, err);
 }
 
@@ -301,13 +301,13 @@ static int decode_field_value(const cJSON *item, struct rc_request *out, struct 
     char label[LABEL_MAX];
     int rc;
 
-    if (!rc_field_name_valid(name, len))
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+    if (!rc_names_field_name_valid(name, len))
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "fields: names must be 1.." XSTR(RC_FIELD_NAME_MAX)
                             " characters of [a-z0-9_], starting with a letter");
     for (unsigned i = 0; i < out->nfields; i++)
         if (strcmp(out->fields[i].name, name) == 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "fields: duplicate name '%s'", name);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "fields: duplicate name '%s'", name);
     snprintf(label, sizeof label, "fields.%s", name);
     if ((rc = rc_proto__as_int(item, label, &f->value, err)) < 0)
         return rc;
@@ -327,7 +327,7 @@ static int decode_submit(const cJSON *msg, struct rc_request *out, struct rc_err
     for (const cJSON *c = fields->child; c && count <= RC_MAX_FIELDS; c = c->next)
         count++;
     if (count < 1 || count > RC_MAX_FIELDS)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "fields must have 1..%d entries",
+        return rc_err_set(err, RC_E_BAD_REQUEST, "fields must have 1..%d entries",
                             RC_MAX_FIELDS);
     for (const cJSON *c = fields->child; c; c = c->next)
         if ((rc = decode_field_value(c, out, err)) < 0)
@@ -359,7 +359,7 @@ static int decode_remove(const cJSON *msg, struct rc_request *out, struct rc_err
         return rc;
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(msg, "block");
     if (b && !cJSON_IsBool(b))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "block must be true or false");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "block must be true or false");
     out->block = cJSON_IsTrue(b);
     return 0;
 }
@@ -404,13 +404,13 @@ static int decode_auth(const cJSON *msg, struct rc_request *out, struct rc_error
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "token");
     if (!t)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "auth needs \"token\": a JWT");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "auth needs \"token\": a JWT");
     if (!cJSON_IsString(t) || !rc_jwt_shaped(t->valuestring, strlen(t->valuestring)))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "token must be a JWT (header.payload.signature, at most %d bytes)",
+        return rc_err_set(err, RC_E_BAD_REQUEST, "token must be a JWT (header.payload.signature, at most %d bytes)",
                             RC_JWT_MAX);
     out->token = strdup(t->valuestring);
     if (!out->token)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     return 0;
 }
 
@@ -421,7 +421,7 @@ int rc_proto__decode_team_field(const cJSON *msg, struct rc_request *out, struct
     int rc;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "team");
     if (!t)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "team needs \"team\": a team id, or null to leave");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "team needs \"team\": a team id, or null to leave");
     if (cJSON_IsNull(t)) {
         out->team[0] = '\0';
         return 0;
@@ -486,13 +486,13 @@ int rc_proto__decode_op_fields(const cJSON *msg, const struct rc_proto__op_row *
 }
 
 
-int rc_op_parse(const char *name)
+int rc_proto_op_parse(const char *name)
 {
     const struct rc_proto__op_row *row = name ? rc_proto__op_lookup(name) : NULL;
     return row ? (int)row->op : RC_E_BAD_REQUEST;
 }
 
-const char *rc_op_name(enum rc_op op)
+const char *rc_proto_op_name(enum rc_op op)
 {
     for (size_t i = 0; i < NOPS; i++)
         if (OPS[i].op == op)

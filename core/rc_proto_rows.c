@@ -7,7 +7,7 @@
  * buffer sized from the row count: usually one allocation per message. The
  * text is the same, byte for byte, as rc_proto_encode.c's cJSON printing
  * would give (keys and strings escaped as cJSON_PrintUnformatted escapes
- * them, numbers by rc_number_text, no spaces); tests/unit/test_proto_encode.c
+ * them, numbers by rc_proto_encode_number_text, no spaces); tests/unit/test_proto_encode.c
  * holds the documented examples.
  *
  * The buffer comes from cJSON_malloc, as the other encoders' text does, so
@@ -134,7 +134,7 @@ static void jw_int(struct jw *w, int64_t v)
     jw_lit(w, buf);
 }
 
-/* A score: rc_number_text, null when not finite. */
+/* A score: rc_proto_encode_number_text, null when not finite. */
 static void jw_number(struct jw *w, double d)
 {
     char buf[RC_NUMBER_TEXT_MAX];
@@ -142,7 +142,7 @@ static void jw_number(struct jw *w, double d)
         jw_lit(w, "null");
         return;
     }
-    rc_number_text(d, buf, sizeof buf);
+    rc_proto_encode_number_text(d, buf, sizeof buf);
     jw_lit(w, buf);
 }
 
@@ -173,8 +173,8 @@ static int profile_entry_ok(const struct rc_row *r, int has_prev, const struct r
         return 0; /* (a board with teams: the row's own) */
     const char *k = kv[at].key;
 
-    if (at >= 64 || !k || !kv[at].value || !rc_utf8_valid(k, strlen(k)) ||
-        !rc_utf8_valid(kv[at].value, strlen(kv[at].value)))
+    if (at >= 64 || !k || !kv[at].value || !rc_names_utf8_valid(k, strlen(k)) ||
+        !rc_names_utf8_valid(kv[at].value, strlen(kv[at].value)))
         return 0;
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (strcmp(k, reserved[i]) == 0)
@@ -293,7 +293,7 @@ static void viewers(struct jw *w, const struct rc_msg_more *m)
     jw_int(w, m->viewers);
 }
 
-char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
+char *rc_proto_rows_snapshot(const struct rc_snapshot_msg *m)
 {
     struct jw w = {0};
     start(&w, "snapshot", m->id_json, m->rows.n);
@@ -354,7 +354,7 @@ char *rc_encode_snapshot(const struct rc_snapshot_msg *m)
     return jw_finish(&w);
 }
 
-char *rc_encode_delta(const struct rc_delta_msg *m)
+char *rc_proto_rows_delta(const struct rc_delta_msg *m)
 {
     struct jw w = {0};
     start(&w, "delta", NULL, m->rows.n + m->nremoved / 2);

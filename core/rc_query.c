@@ -28,14 +28,14 @@ int rc_query_check(const struct rc_query *q, struct rc_error *err)
             continue;
         /* a member list takes up to RC_MEMBERS_QUERY_MAX bytes (v1.2) */
         if (strncmp(a, "members=", 8) != 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "a query argument is too long");
+            return rc_err_set(err, RC_E_BAD_REQUEST, "a query argument is too long");
         if (strlen(a + 8) > RC_MEMBERS_QUERY_MAX)
-            return rc_error_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
+            return rc_err_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
                                 RC_MEMBERS_QUERY_MAX);
     }
     const char *period = rc_query_get(q, "period");
     if (period && strlen(period) > RC_PERIOD_SEL_MAX)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "period is too long");
     return 0;
 }
 
@@ -73,7 +73,7 @@ int rc_query_history(const struct rc_query *q, struct rc_request *r, struct rc_e
     for (int i = 0; i < 3; i++) {
         const char *v = rc_query_get(q, names[i]);
         if (!v || get_int64(v, dst[i]) != 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "%s is required: an integer (ms)", names[i]);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "%s is required: an integer (ms)", names[i]);
     }
     const char *live = rc_query_get(q, "live");
     r->view.live = live && (strcmp(live, "1") == 0 || strcmp(live, "true") == 0);
@@ -91,16 +91,16 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
     const char *members = rc_query_get(q, "members");
     const char *team = rc_query_get(q, "team");
     if (top < 0 || offset < 0 || limit < 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
+        return rc_err_set(err, RC_E_BAD_REQUEST, "top and limit must be integers 1..%d, offset 0..2147483647",
                             RC_VIEW_MAX_ROWS);
     if (team) { /* a roster (PROTOCOL v1.2, docs/teams.md) */
-        if (!rc_member_name_valid(team, strlen(team)))
-            return rc_error_set(err, RC_E_BAD_REQUEST, "team must be a team id (member name rules)");
+        if (!rc_names_member_name_valid(team, strlen(team)))
+            return rc_err_set(err, RC_E_BAD_REQUEST, "team must be a team id (member name rules)");
         r->view.kind = RC_VIEW_TEAM;
         snprintf(r->view.around, sizeof r->view.around, "%s", team);
     } else if (members) {
         if (strlen(members) > RC_MEMBERS_QUERY_MAX)
-            return rc_error_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
+            return rc_err_set(err, RC_E_TOO_LARGE, "members is over %d bytes (percent-decoded)",
                                 RC_MEMBERS_QUERY_MAX);
         free(r->view.members);
         r->view.members = NULL;
@@ -113,8 +113,8 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
         r->view.limit = top_n;
         r->view.offset = offset == 0 ? offset_n : r->view.offset;
     } else if (around) {
-        if (!rc_member_name_valid(around, strlen(around)))
-            return rc_error_set(err, RC_E_BAD_REQUEST, "around must be a member name");
+        if (!rc_names_member_name_valid(around, strlen(around)))
+            return rc_err_set(err, RC_E_BAD_REQUEST, "around must be a member name");
         r->view.kind = RC_VIEW_AROUND;
         snprintf(r->view.around, sizeof r->view.around, "%s", around);
         r->view.radius = 5;
@@ -123,7 +123,7 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
         if (limit == 0)
             r->view.limit = limit_n;
         if (get_int(q, "radius", 0, RC_VIEW_MAX_RADIUS, &r->view.radius) < 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "radius must be an integer 0..%d", RC_VIEW_MAX_RADIUS);
+            return rc_err_set(err, RC_E_BAD_REQUEST, "radius must be an integer 0..%d", RC_VIEW_MAX_RADIUS);
     } else if (offset == 0 || limit == 0) {
         r->view.kind = RC_VIEW_PAGE;
         r->view.offset = offset == 0 ? offset_n : 0;
@@ -134,26 +134,26 @@ int rc_query_view(const struct rc_query *q, struct rc_request *r, struct rc_erro
     }
     const char *places = rc_query_get(q, "places");
     if (places && strcmp(places, "shared") != 0 && strcmp(places, "unique") != 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "places must be shared or unique");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "places must be shared or unique");
     r->view.places = places && strcmp(places, "shared") == 0;
     const char *live = rc_query_get(q, "live"); /* v1.1: the live board through a freeze (admin) */
     if (live && strcmp(live, "1") != 0 && strcmp(live, "true") != 0 && strcmp(live, "0") != 0 &&
         strcmp(live, "false") != 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "live must be 1 or 0");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "live must be 1 or 0");
     r->view.live = live && (strcmp(live, "1") == 0 || strcmp(live, "true") == 0);
     const char *at_seq = rc_query_get(q, "at_seq"), *at = rc_query_get(q, "at");
     if (at_seq && at)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "name one moment: at_seq or at, not both");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "name one moment: at_seq or at, not both");
     if (at_seq || at) { /* PROTOCOL v1.2: the board at a past moment (docs/history.md) */
         if (get_int64(at_seq ? at_seq : at, &r->at) != 0)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "%s must be an integer 0..9007199254740991",
+            return rc_err_set(err, RC_E_BAD_REQUEST, "%s must be an integer 0..9007199254740991",
                                 at_seq ? "at_seq" : "at");
         r->at_kind = at_seq ? RC_AT_SEQ : RC_AT_TIME;
     }
     const char *period = rc_query_get(q, "period");
     if (period) {
         if (strlen(period) > RC_PERIOD_SEL_MAX)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "period is too long");
+            return rc_err_set(err, RC_E_BAD_REQUEST, "period is too long");
         snprintf(r->period, sizeof r->period, "%s", period);
     }
     return 0;

@@ -12,7 +12,7 @@
 
 int rc_queue_key(char *out, size_t cap, const char *board, const char *suffix)
 {
-    return rc_board_key(out, cap, board, "", suffix, NULL);
+    return rc_keys_board(out, cap, board, "", suffix, NULL);
 }
 
 static int write_op(enum rc_op op)
@@ -30,14 +30,14 @@ int rc_queue_enqueue_build(const struct rc_board *b, const struct rc_request *r,
 
     memset(&none, 0, sizeof none);
     if (!write_op(r->op))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s is not a write", rc_op_name(r->op));
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s is not a write", rc_proto_op_name(r->op));
     /* the same gates as a direct write, before anything is queued */
     if ((rc = rc_write_args_build(b, r, &none, now_ms, 0, &check, err)) != 0)
         return rc;
     if (rc_queue_key(out->keys[0], RC_KEY_MAX, r->board, "in") ||
-        rc_board_key(out->keys[1], RC_KEY_MAX, r->board, "", "req", r->req[0] ? r->req : NULL) ||
-        rc_board_key(out->keys[2], RC_KEY_MAX, r->board, "", "blocked", NULL))
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        rc_keys_board(out->keys[1], RC_KEY_MAX, r->board, "", "req", r->req[0] ? r->req : NULL) ||
+        rc_keys_board(out->keys[2], RC_KEY_MAX, r->board, "", "blocked", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     out->nkeys = RC_QUEUE_NKEYS;
 
     snprintf(out->num[0], RC_WRITE_ARG_LEN, "%u", b->queue.max);
@@ -52,7 +52,7 @@ int rc_queue_enqueue_build(const struct rc_board *b, const struct rc_request *r,
     out->argv[n++] = "0"; /* records may be made: rc_queue_enqueue_no_new_record says otherwise */
     /* the entry: field/value pairs */
     out->argv[n++] = "op";
-    out->argv[n++] = rc_op_name(r->op);
+    out->argv[n++] = rc_proto_op_name(r->op);
     out->argv[n++] = "m";
     out->argv[n++] = r->member;
     out->argv[n++] = "at";
@@ -141,7 +141,7 @@ static int parse_op(const char *s, enum rc_op *op)
 {
     static const enum rc_op ops[] = {RC_OP_INCR, RC_OP_SET, RC_OP_BEST, RC_OP_SUBMIT};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(s, rc_op_name(ops[i])) == 0) {
+        if (strcmp(s, rc_proto_op_name(ops[i])) == 0) {
             *op = ops[i];
             return 0;
         }
@@ -163,15 +163,15 @@ int rc_queue_entry_parse(const struct rc_board *b, const char *id, const char *c
                 return RC_E_BAD_REQUEST;
             has_op = 1;
         } else if (strcmp(f[i], "m") == 0) {
-            if (!rc_member_name_valid(v[i], strlen(v[i])) || copy_str(out->member, sizeof out->member, v[i]))
+            if (!rc_names_member_name_valid(v[i], strlen(v[i])) || copy_str(out->member, sizeof out->member, v[i]))
                 return RC_E_BAD_REQUEST;
             has_m = 1;
         } else if (strcmp(f[i], "at") == 0) {
-            if (rc_parse_int64(v[i], at_ms) != 0)
+            if (rc_conf_value_parse_int64(v[i], at_ms) != 0)
                 return RC_E_BAD_REQUEST;
             has_at = 1;
         } else if (strcmp(f[i], "v") == 0) {
-            if (rc_parse_int64(v[i], &out->value) != 0)
+            if (rc_conf_value_parse_int64(v[i], &out->value) != 0)
                 return RC_E_BAD_REQUEST;
             has_v = 1;
         } else if (strcmp(f[i], "req") == 0) {
@@ -180,7 +180,7 @@ int rc_queue_entry_parse(const struct rc_board *b, const char *id, const char *c
         } else if (strncmp(f[i], "f:", 2) == 0) {
             struct rc_field_value *fv = &out->fields[out->nfields];
             if (out->nfields >= RC_MAX_FIELDS || copy_str(fv->name, sizeof fv->name, f[i] + 2) ||
-                rc_parse_int64(v[i], &fv->value) != 0)
+                rc_conf_value_parse_int64(v[i], &fv->value) != 0)
                 return RC_E_BAD_REQUEST;
             out->nfields++;
         } else {

@@ -48,7 +48,7 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
     if ((unsigned)req->kind > RC_READ_MEMBERS)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
-        if (rc_board_key(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
+        if (rc_keys_board(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
             return RC_E_INTERNAL; /* names are checked long before: a bug */
     out->argv[0] = kind_word[req->kind];
     out->argv[1] = order == RC_ORDER_DESC ? "desc" : "asc";
@@ -136,7 +136,7 @@ static int item_count(const struct rc_reply_item *it, int64_t *v)
     return 0;
 }
 
-int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head)
+int rc_read_args_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head)
 {
     if (!items || n < RC_READ_HEAD || item_count(&items[0], &head->seq) || item_count(&items[1], &head->total) ||
         item_count(&items[2], &head->first_rank) || items[3].is_int || !items[3].str ||
@@ -153,7 +153,7 @@ int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_re
     return 0;
 }
 
-size_t rc_read_rows_max(size_t n)
+size_t rc_read_args_rows_max(size_t n)
 {
     return n > RC_READ_HEAD ? (n - RC_READ_HEAD) / 2 : 0;
 }
@@ -199,21 +199,21 @@ static int rows_parse(const struct rc_reply_item *items, size_t n, size_t head_l
     return pairs_parse(items, n, head_len, rows, cap, nrows);
 }
 
-int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                        struct rc_read_row *rows, size_t cap, size_t *nrows)
 {
     *nrows = 0;
-    if (rc_read_head_parse(items, n, head) || (n - RC_READ_HEAD) % 2)
+    if (rc_read_args_head_parse(items, n, head) || (n - RC_READ_HEAD) % 2)
         return RC_E_INTERNAL;
     return rows_parse(items, n, RC_READ_HEAD, head, rows, cap, nrows);
 }
 
-int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                               struct rc_read_places *pl, struct rc_read_row *rows, size_t cap, size_t *nrows)
 {
     int64_t next;
     *nrows = 0;
-    if (rc_read_head_parse(items, n, head) || n < RC_READ_HEAD + 2 || (n - RC_READ_HEAD) % 2 ||
+    if (rc_read_args_head_parse(items, n, head) || n < RC_READ_HEAD + 2 || (n - RC_READ_HEAD) % 2 ||
         item_count(&items[RC_READ_HEAD], &pl->above) || item_count(&items[RC_READ_HEAD + 1], &next) || next > 1 ||
         (head->first_rank && pl->above >= head->first_rank))
         return RC_E_INTERNAL;
@@ -221,10 +221,10 @@ int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struc
     return rows_parse(items, n, RC_READ_HEAD + 2, head, rows, cap, nrows);
 }
 
-int rc_read_counts_parse(const struct rc_reply_item *items, size_t n, size_t npairs, struct rc_read_head *head,
+int rc_read_args_counts_parse(const struct rc_reply_item *items, size_t n, size_t npairs, struct rc_read_head *head,
                          int64_t *counts)
 {
-    if (rc_read_head_parse(items, n, head) || head->first_rank != 0 || n != RC_READ_HEAD + npairs)
+    if (rc_read_args_head_parse(items, n, head) || head->first_rank != 0 || n != RC_READ_HEAD + npairs)
         return RC_E_INTERNAL;
     for (size_t i = 0; i < npairs; i++)
         if (item_count(&items[RC_READ_HEAD + i], &counts[i]) || counts[i] > head->total)
@@ -232,12 +232,12 @@ int rc_read_counts_parse(const struct rc_reply_item *items, size_t n, size_t npa
     return 0;
 }
 
-int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                        struct rc_read_near *nr, struct rc_read_row *rows, size_t cap, size_t *nrows)
 {
     int64_t na;
     *nrows = 0;
-    if (rc_read_head_parse(items, n, head) || head->first_rank != 0 || n < RC_READ_HEAD + 2 ||
+    if (rc_read_args_head_parse(items, n, head) || head->first_rank != 0 || n < RC_READ_HEAD + 2 ||
         (n - RC_READ_HEAD) % 2 || item_count(&items[RC_READ_HEAD], &nr->ahead) ||
         item_count(&items[RC_READ_HEAD + 1], &na) || nr->ahead > head->total || na > nr->ahead)
         return RC_E_INTERNAL;
@@ -249,11 +249,11 @@ int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_re
     return 0;
 }
 
-int rc_read_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                           struct rc_read_mrow *rows, size_t cap, size_t *nrows)
 {
     *nrows = 0;
-    if (rc_read_head_parse(items, n, head) || head->first_rank != 0 || (n - RC_READ_HEAD) % 5)
+    if (rc_read_args_head_parse(items, n, head) || head->first_rank != 0 || (n - RC_READ_HEAD) % 5)
         return RC_E_INTERNAL;
     size_t k = (n - RC_READ_HEAD) / 5;
     if (k > cap)

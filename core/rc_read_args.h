@@ -80,20 +80,20 @@ struct rc_read_row {
  * integers, the epoch (a string rc_epoch_valid takes), then the freeze:
  * frozen 0|1, freeze seq, shown seq (shown >= freeze seq while frozen, both
  * 0 otherwise) and the freeze version. Returns 0 or RC_E_INTERNAL. */
-int rc_read_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head);
+int rc_read_args_head_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head);
 
 /* The number of rows a range/around/rank reply of n items carries (an upper
  * bound before parsing: size the rows array with it). */
-size_t rc_read_rows_max(size_t n);
+size_t rc_read_args_rows_max(size_t n);
 
 /* Decodes a range/around/rank reply items[0..n): the head, then member and
- * composite pairs into rows[0..*nrows) (cap rows at least rc_read_rows_max(n)).
+ * composite pairs into rows[0..*nrows) (cap rows at least rc_read_args_rows_max(n)).
  * A reply with first_rank 0 (member absent) has no rows, whatever follows.
  * Returns 0, or RC_E_INTERNAL when the reply is not of the script's shape:
  * a head that is not three integers and an epoch, an odd tail, a member that is not a
  * non-empty string, a composite that is not a whole number text (NaN
  * refused), or more rows than cap. */
-int rc_read_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_rows_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                        struct rc_read_row *rows, size_t cap, size_t *nrows);
 
 /* Shared places (core/rc_places.h): a range/around reply read with
@@ -104,14 +104,14 @@ struct rc_read_places {
     int next_tied;
 };
 
-/* rc_read_rows_parse for a reply read with places: fills *pl too. */
-int rc_read_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+/* rc_read_args_rows_parse for a reply read with places: fills *pl too. */
+int rc_read_args_rows_parse_places(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                               struct rc_read_places *pl, struct rc_read_row *rows, size_t cap, size_t *nrows);
 
 /* Decodes a counts reply items[0..n) of a call with npairs pairs: the head
  * (first_rank 0), then npairs integers into counts[0..npairs), each at
  * least 0 and at most the total. Returns 0 or RC_E_INTERNAL. */
-int rc_read_counts_parse(const struct rc_reply_item *items, size_t n, size_t npairs, struct rc_read_head *head,
+int rc_read_args_counts_parse(const struct rc_reply_item *items, size_t n, size_t npairs, struct rc_read_head *head,
                          int64_t *counts);
 
 /* A near reply's facts after the head: how many members are ahead of the
@@ -124,10 +124,10 @@ struct rc_read_near {
 
 /* Decodes a near reply items[0..n): the head (first_rank 0), ahead, na,
  * then member and composite pairs into rows[0..*nrows) (cap at least
- * rc_read_rows_max(n)): rows[0..na) ahead of the bound in board order, then
+ * rc_read_args_rows_max(n)): rows[0..na) ahead of the bound in board order, then
  * the rows behind it. Returns 0, or RC_E_INTERNAL for another shape (na
  * past the rows or past ahead, ahead past the total, a bad row). */
-int rc_read_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_near_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                        struct rc_read_near *nr, struct rc_read_row *rows, size_t cap, size_t *nrows);
 
 /* One row of a members reply: the member, its composite, its board-wide
@@ -144,7 +144,7 @@ struct rc_read_mrow {
  * tied into rows[0..*nrows) (cap of them). Returns 0, or RC_E_INTERNAL for
  * another shape (a rank past the total, ranks not ascending, a bad row,
  * more rows than cap). */
-int rc_read_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+int rc_read_args_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                           struct rc_read_mrow *rows, size_t cap, size_t *nrows);
 
 #endif

@@ -21,7 +21,7 @@ void rc_registry_free(struct rc_registry *r)
     rc_hmap_free(&r->views);
 }
 
-int rc_follow_mode(int board_has_periods, const char *requested_period)
+int rc_registry_follow_mode(int board_has_periods, const char *requested_period)
 {
     if (!board_has_periods)
         return RC_FOLLOW_NONE;
@@ -32,14 +32,14 @@ int rc_follow_mode(int board_has_periods, const char *requested_period)
     return RC_FOLLOW_NONE;
 }
 
-void rc_view_normalize(struct rc_view *out, const struct rc_view *in)
+void rc_registry_view_normalize(struct rc_view *out, const struct rc_view *in)
 {
     *out = *in;
     if (out->kind == RC_VIEW_TOP)
         out->offset = 0;
 }
 
-uint64_t rc_view_rows(const struct rc_view *v)
+uint64_t rc_registry_view_rows(const struct rc_view *v)
 {
     switch (v->kind) {
     case RC_VIEW_TOP:
@@ -56,7 +56,7 @@ uint64_t rc_view_rows(const struct rc_view *v)
     }
 }
 
-int rc_view_same(const struct rc_view *a, const struct rc_view *b)
+int rc_registry_view_same(const struct rc_view *a, const struct rc_view *b)
 {
     return a->kind == b->kind && a->offset == b->offset && a->limit == b->limit && a->radius == b->radius &&
            a->places == b->places && a->max_rate == b->max_rate && a->live == b->live && strcmp(a->around, b->around) == 0 &&
@@ -78,7 +78,7 @@ static uint64_t board_hash(const struct rc_registry *r, const char *name, const 
     memcpy(buf, name, n);
     buf[n] = '|';
     memcpy(buf + n + 1, period, p);
-    return rc_hash(&r->key, buf, n + 1 + p);
+    return rc_hmap_hash(&r->key, buf, n + 1 + p);
 }
 
 static int board_eq(const struct rc_hnode *node, const void *key)
@@ -128,9 +128,9 @@ static uint64_t view_hash(const struct rc_registry *r, const struct view_key *k)
     memcpy(buf, &k->board, sizeof k->board);
     memcpy(buf + sizeof k->board, ints, sizeof ints);
     memcpy(buf + sizeof k->board + sizeof ints, k->spec->around, n);
-    uint64_t h = rc_hash(&r->key, buf, sizeof k->board + sizeof ints + n);
+    uint64_t h = rc_hmap_hash(&r->key, buf, sizeof k->board + sizeof ints + n);
     if (k->spec->members_len) /* a member list: its names, in the order asked */
-        h ^= rc_hash(&r->key, k->spec->members, k->spec->members_len) * 0x9e3779b97f4a7c15ull;
+        h ^= rc_hmap_hash(&r->key, k->spec->members, k->spec->members_len) * 0x9e3779b97f4a7c15ull;
     return h;
 }
 
@@ -138,14 +138,14 @@ static int view_eq(const struct rc_hnode *node, const void *key)
 {
     const struct rc_reg_view *v = (const struct rc_reg_view *)node;
     const struct view_key *k = key;
-    return v->board == k->board && v->follows == k->follows && rc_view_same(&v->spec, k->spec);
+    return v->board == k->board && v->follows == k->follows && rc_registry_view_same(&v->spec, k->spec);
 }
 
 struct rc_reg_view *rc_registry_view_find(const struct rc_registry *r, const struct rc_reg_board *b,
                                           const struct rc_view *spec, int follows)
 {
     struct rc_view norm;
-    rc_view_normalize(&norm, spec);
+    rc_registry_view_normalize(&norm, spec);
     struct view_key k = {b, &norm, follows};
     return (struct rc_reg_view *)rc_hmap_find(&r->views, view_hash(r, &k), view_eq, &k);
 }
@@ -168,7 +168,7 @@ static int view_link(struct rc_registry *r, struct rc_reg_view *v)
 int rc_registry_view_add(struct rc_registry *r, struct rc_reg_view *v, struct rc_reg_board *b,
                          const struct rc_view *spec, int follows)
 {
-    rc_view_normalize(&v->spec, spec);
+    rc_registry_view_normalize(&v->spec, spec);
     v->follows = follows;
     v->board = b;
     v->viewers = 0;

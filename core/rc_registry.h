@@ -10,7 +10,7 @@
  *
  * Intrusive, like rc_hmap: the caller embeds rc_reg_board / rc_reg_view in
  * its own structs and owns their memory; the registry only links them. Both
- * tables are keyed with a secret (rc_hash), so names cannot be picked to
+ * tables are keyed with a secret (rc_hmap_hash), so names cannot be picked to
  * collide; every operation is O(1) on average whatever the number of boards.
  */
 #ifndef RC_REGISTRY_H
@@ -44,7 +44,7 @@ struct rc_reg_view {
     struct rc_hnode node;           /* in the registry's view table */
     struct rc_reg_view *next, *prev; /* in board->views */
     struct rc_reg_board *board;     /* NULL when not in the registry */
-    struct rc_view spec;            /* normalized (rc_view_normalize) */
+    struct rc_view spec;            /* normalized (rc_registry_view_normalize) */
     int follows;                    /* RC_FOLLOW_* */
     char id[RC_VIEW_ID_MAX];        /* the "sub" every viewer is given; unique per registry */
     unsigned viewers;               /* subscriptions holding it */
@@ -72,19 +72,19 @@ static inline size_t rc_registry_nboards(const struct rc_registry *r)
 /* Which follow mode a subscribe asks for: boards without periods stay put;
  * no period or "current" follows the current period, "previous" the one
  * before; an explicit id stays. */
-int rc_follow_mode(int board_has_periods, const char *requested_period);
+int rc_registry_follow_mode(int board_has_periods, const char *requested_period);
 
 /* The canonical form of a spec, the one views are shared by: a top-N is
  * the page at offset 0. */
-void rc_view_normalize(struct rc_view *out, const struct rc_view *in);
+void rc_registry_view_normalize(struct rc_view *out, const struct rc_view *in);
 
 /* The rows a subscribe to view v reads for its snapshot (top N: N; a page:
  * its limit; around: 2 radius + 1; a feed: 0), what its read budget is
- * charged for (core/rc_auth.h, rc_read_tokens). */
-uint64_t rc_view_rows(const struct rc_view *v);
+ * charged for (core/rc_auth.h, rc_auth_read_tokens). */
+uint64_t rc_registry_view_rows(const struct rc_view *v);
 
 /* 1 when a and b (both normalized) select the same window. */
-int rc_view_same(const struct rc_view *a, const struct rc_view *b);
+int rc_registry_view_same(const struct rc_view *a, const struct rc_view *b);
 
 /* The board (name, period), or NULL. */
 struct rc_reg_board *rc_registry_board_find(const struct rc_registry *r, const char *name, const char *period);

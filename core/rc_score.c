@@ -10,7 +10,7 @@ int rc_score_decode(const struct rc_layout *l, enum rc_decay decay, double c, do
     uint64_t slot;
     *nfields = 0;
     if (l->nfields) {
-        if (rc_decode_fields(l, c, fields, &slot) != 0) {
+        if (rc_codec_decode_fields(l, c, fields, &slot) != 0) {
             *score = c; /* written out of band: show what is stored */
             return RC_E_BAD_REQUEST;
         }
@@ -23,7 +23,7 @@ int rc_score_decode(const struct rc_layout *l, enum rc_decay decay, double c, do
         return 0;
     }
     int64_t pts;
-    rc_decode_points(l, c, &pts, &slot);
+    rc_codec_decode_points(l, c, &pts, &slot);
     *score = (double)pts; /* floor-decoded even when out of range */
     return 0;
 }

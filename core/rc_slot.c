@@ -14,7 +14,7 @@ static unsigned crc16(const char *buf, size_t len)
     return crc;
 }
 
-unsigned rc_key_slot(const char *key, size_t len)
+unsigned rc_slot_of_key(const char *key, size_t len)
 {
     const char *open = memchr(key, '{', len);
     if (open) {
@@ -32,7 +32,7 @@ static int starts_with(const char *s, size_t len, const char *word)
     return len >= n && memcmp(s, word, n) == 0 && (len == n || s[n] == ' ');
 }
 
-enum rc_redis_err rc_classify_error(const char *err, size_t len)
+enum rc_redis_err rc_slot_classify_error(const char *err, size_t len)
 {
     static const struct {
         const char *word;
@@ -70,9 +70,9 @@ static long number(const char *s, size_t len, long max)
     return v <= max ? v : -1;
 }
 
-int rc_parse_redirect(const char *err, size_t len, struct rc_redirect *out)
+int rc_slot_parse_redirect(const char *err, size_t len, struct rc_redirect *out)
 {
-    enum rc_redis_err kind = rc_classify_error(err, len);
+    enum rc_redis_err kind = rc_slot_classify_error(err, len);
     if (kind != RC_REDIS_ERR_MOVED && kind != RC_REDIS_ERR_ASK)
         return -1;
     size_t i = kind == RC_REDIS_ERR_MOVED ? 6 : 4; /* past "MOVED " / "ASK " */

@@ -36,18 +36,18 @@ struct rc_redirect {
 };
 
 /* The slot of key[0..len). */
-unsigned rc_key_slot(const char *key, size_t len);
+unsigned rc_slot_of_key(const char *key, size_t len);
 
 /* The kind of the error reply err[0..len) (without the leading '-'), by its
  * first word. */
-enum rc_redis_err rc_classify_error(const char *err, size_t len);
+enum rc_redis_err rc_slot_classify_error(const char *err, size_t len);
 
 /* Parses "MOVED 3999 127.0.0.1:6381" or "ASK ..." (err[0..len), no NUL
  * needed). The endpoint is split at its last ':' (an IPv6 address keeps its
  * colons, with or without brackets). Returns 0, or -1 when err is not such a
  * redirect (unknown kind, a slot that is not 0..16383, a port that is not
  * 1..65535, a host over RC_REDIRECT_HOST_MAX, anything after the endpoint). */
-int rc_parse_redirect(const char *err, size_t len, struct rc_redirect *out);
+int rc_slot_parse_redirect(const char *err, size_t len, struct rc_redirect *out);
 
 /* One entry of a CLUSTER SLOTS answer ([start, end, [host, port, ...], ...]):
  * 1 when start..end is a range of slots (0 <= start <= end < RC_SLOTS) and

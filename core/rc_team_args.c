@@ -14,19 +14,19 @@ int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int 
     static const char *const tkeys[] = {"z", "seq", "log", "ch", "epoch"};
     const struct rc_layout *l = &b->layout;
     if (!b->teams[0])
-        return rc_error_set(err, RC_E_BAD_REQUEST, "board %s has no team board (no teams = in its config)", b->name);
+        return rc_err_set(err, RC_E_BAD_REQUEST, "board %s has no team board (no teams = in its config)", b->name);
     /* membership holds across periods: the board's tag without a period
      * (all-time sources only: rc_conf_teams.c) */
-    if (rc_board_key(out->keys[0], RC_KEY_MAX, b->name, p->id, "z", NULL) ||
-        rc_board_key(out->keys[1], RC_KEY_MAX, b->name, "", "tm", NULL))
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    if (rc_keys_board(out->keys[0], RC_KEY_MAX, b->name, p->id, "z", NULL) ||
+        rc_keys_board(out->keys[1], RC_KEY_MAX, b->name, "", "tm", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     for (unsigned i = 0; i < 5; i++)
-        if (rc_board_key(out->keys[2 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
-            return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        if (rc_keys_board(out->keys[2 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
+            return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     uint64_t slot = 0;
     int64_t base = b->period.kind == RC_PERIOD_NONE ? l->tb_base_ms : p->start_ms;
-    if (rc_tb_slot(l, base, now_ms, &slot))
-        return rc_error_set(err, RC_E_OUT_OF_RANGE, "now is outside board %s's tie-break horizon", b->name);
+    if (rc_codec_tb_slot(l, base, now_ms, &slot))
+        return rc_err_set(err, RC_E_OUT_OF_RANGE, "now is outside board %s's tie-break horizon", b->name);
     for (unsigned i = 0; i < RC_TEAM_NKEYS; i++)
         out->words[i] = out->keys[i];
     const char **a = out->words + RC_TEAM_NKEYS;

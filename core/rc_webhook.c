@@ -30,7 +30,7 @@ static void hex(const unsigned char *raw, size_t n, char *out)
 char *rc_webhook_body(const char *board, const char *period, int64_t total, const struct rc_rows_out *rows)
 {
     struct rc_snapshot_msg m = {.board = board, .period = period, .total = total, .rows = *rows};
-    char *snap = rc_encode_snapshot(&m), *out = NULL;
+    char *snap = rc_proto_rows_snapshot(&m), *out = NULL;
     cJSON *parsed = snap ? cJSON_Parse(snap) : NULL;
     cJSON *body = cJSON_CreateObject();
     cJSON *arr = parsed ? cJSON_DetachItemFromObjectCaseSensitive(parsed, "rows") : NULL;

@@ -33,15 +33,15 @@ int rc_workers_resolve(const char *flag, const char *env, unsigned file_value, u
 #define RC_WORKER_EXIT_START 78
 
 /* What the supervisor does when a worker ends. */
-enum rc_worker_end {
-    RC_WORKER_RESTART, /* it died or exited on its own: start it again after rc_restart_delay */
+enum rc_workers_end {
+    RC_WORKER_RESTART, /* it died or exited on its own: start it again after rc_workers_restart_delay */
     RC_WORKER_FAIL,    /* it could not start: stop the group, exit non-zero */
     RC_WORKER_DONE     /* the group is stopping: it is done */
 };
 
 /* stopping: the supervisor asked the workers to stop. exited: the worker
  * called exit (code valid); otherwise a signal ended it. */
-enum rc_worker_end rc_worker_end(int stopping, int exited, int code);
+enum rc_workers_end rc_workers_end(int stopping, int exited, int code);
 
 /* Restart backoff: RC_RESTART_FIRST_MS, doubled for each further crash in a
  * row, at most RC_RESTART_MAX_MS; a worker that ran RC_RESTART_STABLE_MS or
@@ -56,6 +56,6 @@ struct rc_restart {
 
 /* The worker started at started_ms ended at now_ms (any one clock, ms):
  * returns the wait before starting it again, and counts the end. */
-int64_t rc_restart_delay(struct rc_restart *r, int64_t started_ms, int64_t now_ms);
+int64_t rc_workers_restart_delay(struct rc_restart *r, int64_t started_ms, int64_t now_ms);
 
 #endif

@@ -36,17 +36,17 @@ static int order_fields(const struct rc_board *b, const struct rc_request *r, in
     const struct rc_layout *l = &b->layout;
     memset(given, 0, sizeof(int) * RC_MAX_FIELDS);
     if (r->nfields == 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "fields must name at least one field");
+        return rc_err_set(err, RC_E_BAD_REQUEST, "fields must name at least one field");
     for (unsigned i = 0; i < r->nfields; i++) {
         unsigned k = 0;
         while (k < l->nfields && strcmp(l->fields[k].name, r->fields[i].name) != 0)
             k++;
         if (k == l->nfields)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "board %s has no field '%s'", r->board,
+            return rc_err_set(err, RC_E_BAD_REQUEST, "board %s has no field '%s'", r->board,
                                 r->fields[i].name);
         int64_t max = (int64_t)(((uint64_t)1 << l->fields[k].bits) - 1);
         if (r->fields[i].value < 0 || r->fields[i].value > max)
-            return rc_error_set(err, RC_E_OUT_OF_RANGE, "field %s must be 0..%" PRId64 ", got %" PRId64,
+            return rc_err_set(err, RC_E_OUT_OF_RANGE, "field %s must be 0..%" PRId64 ", got %" PRId64,
                                 l->fields[k].name, max, r->fields[i].value);
         given[k] = 1;
         vals[k] = r->fields[i].value;
@@ -71,54 +71,54 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
     int rc;
 
     if (b->team_of[0] && (flag || r->op == RC_OP_TEAM))
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "board %s is the team board of %s: it takes no writes (a team's points are the sum "
                             "of its members' points on %s)", r->board, b->team_of, b->team_of);
     if (r->op == RC_OP_TEAM && !b->teams[0])
-        return rc_error_set(err, RC_E_BAD_REQUEST, "board %s has no team board (no teams = in its config)",
+        return rc_err_set(err, RC_E_BAD_REQUEST, "board %s has no team board (no teams = in its config)",
                             r->board);
     if (r->op == RC_OP_TEAM)
         flag = b->ops; /* membership, not points: any write op's board takes it */
     if (!flag)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "%s is not a write", rc_op_name(r->op));
+        return rc_err_set(err, RC_E_BAD_REQUEST, "%s is not a write", rc_proto_op_name(r->op));
     if (!(b->ops & flag))
-        return rc_error_set(err, RC_E_BAD_REQUEST, "op %s is not allowed on board %s", rc_op_name(r->op),
+        return rc_err_set(err, RC_E_BAD_REQUEST, "op %s is not allowed on board %s", rc_proto_op_name(r->op),
                             r->board);
     if (b->decay.kind == RC_DECAY_BUCKETS && r->op != RC_OP_INCR)
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "board %s is a hot board: only incr applies (its scores are weighted sums "
                             "of recent increments)", r->board);
     if (l->nfields && (rc = order_fields(b, r, given, vals, err)))
         return rc;
     if (!l->nfields && (r->op == RC_OP_SET || r->op == RC_OP_BEST) &&
         (r->value < l->points_min || r->value > l->points_max))
-        return rc_error_set(err, RC_E_OUT_OF_RANGE,
+        return rc_err_set(err, RC_E_OUT_OF_RANGE,
                             "score %" PRId64 " is outside this board's range %" PRId64 "..%" PRId64,
                             r->value, l->points_min, l->points_max);
 
     int64_t ttl_ms;
-    if ((rc = rc_period_ttl_ms(b, p, now_ms, &ttl_ms, err)) != 0)
+    if ((rc = rc_expiry_period_ttl_ms(b, p, now_ms, &ttl_ms, err)) != 0)
         return rc;
 
     uint64_t slot;
     int64_t base = b->period.kind == RC_PERIOD_NONE ? l->tb_base_ms : p->start_ms;
-    if (rc_tb_slot(l, base, now_ms, &slot))
-        return rc_error_set(err, RC_E_OUT_OF_RANGE,
+    if (rc_codec_tb_slot(l, base, now_ms, &slot))
+        return rc_err_set(err, RC_E_OUT_OF_RANGE,
                             "time %" PRId64 " is outside board %s's tie-break horizon", now_ms, r->board);
 
     static const char *const keys[] = {"z", "seq", "log", "req", "f", "ch"};
     const char *args[] = {NULL, NULL, NULL, r->req, r->member, NULL};
     out->nkeys = 6;
     for (unsigned i = 0; i < 6; i++)
-        if (rc_board_key(out->keys[i], RC_KEY_MAX, store, p->id, keys[i], args[i]))
-            return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        if (rc_keys_board(out->keys[i], RC_KEY_MAX, store, p->id, keys[i], args[i]))
+            return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     int64_t bucket_ttl_ms = 0;
     if (b->decay.kind == RC_DECAY_BUCKETS) {
         /* hot board: the write lands in the bucket of now (rc_decay.h) */
         int64_t index;
         if (rc_decay_bucket_of(&b->decay, now_ms, &index) ||
             rc_decay_key(out->keys[6], RC_KEY_MAX, store, RC_DK_BUCKET, index))
-            return rc_error_set(err, RC_E_INTERNAL, "no bucket for board %s", r->board);
+            return rc_err_set(err, RC_E_INTERNAL, "no bucket for board %s", r->board);
         bucket_ttl_ms = rc_decay_bucket_ttl_ms(&b->decay);
     } else {
         memcpy(out->keys[6], out->keys[0], RC_KEY_MAX); /* unused: KEYS must still be 9 */
@@ -126,32 +126,32 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
     /* The period's own blocklist (its tag: one slot with the write), seeded
      * from the board's blocklist rc:{B|}:blocked on a period's first write;
      * boards without periods have only the one (lua/write.lua, lua/admin.lua). */
-    if (rc_board_key(out->keys[7], RC_KEY_MAX, store, p->id, "blocked", NULL))
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    if (rc_keys_board(out->keys[7], RC_KEY_MAX, store, p->id, "blocked", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     out->seed_from[0] = '\0';
-    if (p->id[0] && rc_board_key(out->seed_from, RC_KEY_MAX, store, "", "blocked", NULL))
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
-    if (rc_board_key(out->keys[8], RC_KEY_MAX, store, p->id, "epoch", NULL))
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    if (p->id[0] && rc_keys_board(out->seed_from, RC_KEY_MAX, store, "", "blocked", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
+    if (rc_keys_board(out->keys[8], RC_KEY_MAX, store, p->id, "epoch", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     /* tiebreak = arrival: the per-value arrival counters (lua/write.lua,
      * "Arrival order"); passed on every board so KEYS keep one shape */
-    if (rc_board_key(out->keys[9], RC_KEY_MAX, store, p->id, "arr", NULL))
-        return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+    if (rc_keys_board(out->keys[9], RC_KEY_MAX, store, p->id, "arr", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     out->nkeys = RC_WRITE_NKEYS_PLAIN;
     if (b->teams[0]) {
         /* team board T's keys live in this board's tag (rc_keys.h); the
          * membership holds across periods: all-time boards only (rc_conf_teams.c) */
         static const char *const tkeys[] = {"z", "seq", "log", "ch", "epoch"};
-        if (rc_board_key(out->keys[10], RC_KEY_MAX, store, "", "tm", NULL))
-            return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+        if (rc_keys_board(out->keys[10], RC_KEY_MAX, store, "", "tm", NULL))
+            return rc_err_set(err, RC_E_INTERNAL, "key name too long");
         for (unsigned i = 0; i < 5; i++)
-            if (rc_board_key(out->keys[11 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
-                return rc_error_set(err, RC_E_INTERNAL, "key name too long");
+            if (rc_keys_board(out->keys[11 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
+                return rc_err_set(err, RC_E_INTERNAL, "key name too long");
         out->nkeys = RC_WRITE_NKEYS;
     }
 
     unsigned n = 0;
-    out->argv[n++] = rc_op_name(r->op);
+    out->argv[n++] = rc_proto_op_name(r->op);
     out->argv[n++] = r->member;
     if (r->op == RC_OP_TEAM)
         out->argv[n] = r->team;
@@ -220,7 +220,7 @@ static int item_str(const struct rc_reply_item *it, const char **s)
     return 0;
 }
 
-int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *items, size_t n,
+int rc_write_args_result_parse(const struct rc_board *b, const struct rc_reply_item *items, size_t n,
                           struct rc_write_result *res)
 {
     const char *status, *s;
@@ -309,13 +309,13 @@ int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *
     if (b->layout.nfields) {
         res->nfields = b->layout.nfields;
         /* A value written out of band may not decode; report the raw score then. */
-        if (rc_decode_fields(&b->layout, res->composite, res->fields, &slot) == 0)
+        if (rc_codec_decode_fields(&b->layout, res->composite, res->fields, &slot) == 0)
             res->score = (double)res->fields[0];
         else
             res->score = res->composite;
     } else {
         int64_t pts;
-        res->score = rc_decode_points(&b->layout, res->composite, &pts, &slot) == 0 ? (double)pts
+        res->score = rc_codec_decode_points(&b->layout, res->composite, &pts, &slot) == 0 ? (double)pts
                                                                                   : res->composite;
     }
     return 0;

@@ -115,7 +115,7 @@ struct rc_reply_item {
 
 /* Decodes the reply array items[0..n) for board b. Returns 0 (then look at
  * res->status) or RC_E_INTERNAL when the reply is not of the script's shape. */
-int rc_write_result_parse(const struct rc_board *b, const struct rc_reply_item *items, size_t n,
+int rc_write_args_result_parse(const struct rc_board *b, const struct rc_reply_item *items, size_t n,
                           struct rc_write_result *res);
 
 #endif

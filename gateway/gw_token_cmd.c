@@ -95,7 +95,7 @@ int gw_token_cmd(int argc, char **argv)
     if (optind != argc || !scope || !ttl)
         return token_usage();
     int64_t ttl_ms;
-    if (rc_parse_duration_ms(ttl, &ttl_ms) != 0 || ttl_ms < 1000) {
+    if (rc_conf_value_parse_duration_ms(ttl, &ttl_ms) != 0 || ttl_ms < 1000) {
         fprintf(stderr, "rankcast token: --ttl must be a duration of at least 1s (e.g. 30d, 12h, 15m)\n");
         return 1;
     }

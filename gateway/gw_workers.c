@@ -91,7 +91,7 @@ static int spawn(struct sup *s, unsigned i, struct gw_worker_id *me)
         return 1;
     }
     if (pid < 0) {
-        int64_t d = rc_restart_delay(&w->backoff, mono_ms(), mono_ms());
+        int64_t d = rc_workers_restart_delay(&w->backoff, mono_ms(), mono_ms());
         gw_log_error("workers: cannot fork worker %u: %s; trying again in %lld ms", i, strerror(errno), (long long)d);
         w->due_ms = mono_ms() + d;
         return 0;
@@ -136,7 +136,7 @@ static void on_end(struct sup *s, unsigned i, int st)
     w->pid = 0;
     s->live--;
     gw_group_retire(s->g, i, w->restarts);
-    switch (rc_worker_end(s->stopping, exited, code)) {
+    switch (rc_workers_end(s->stopping, exited, code)) {
     case RC_WORKER_DONE:
         if (!(exited && code == 0) && !(!exited && sig == SIGTERM)) {
             s->unclean = 1;
@@ -151,7 +151,7 @@ static void on_end(struct sup *s, unsigned i, int st)
         return;
     case RC_WORKER_RESTART: {
         int64_t now = mono_ms();
-        int64_t d = rc_restart_delay(&w->backoff, w->started_ms, now);
+        int64_t d = rc_workers_restart_delay(&w->backoff, w->started_ms, now);
         w->restarts++;
         w->due_ms = now + d;
         gw_log_warn("workers: worker %u (pid %ld) %s after %lld ms; restarting it in %lld ms (restart %llu)", i,

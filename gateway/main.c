@@ -175,7 +175,7 @@ static void on_tick(uv_timer_t *t)
     struct gw_app *app = t->data;
     gw_fanout_tick(app->fanout);
     gw_ws_tick(app);
-    gw_trim_maybe(&trim, gw_mono_us() / 1000); /* memory a burst freed goes back */
+    gw_trim_maybe(&trim, gw_clock_mono_us() / 1000); /* memory a burst freed goes back */
     if (app->group)
         gw_rest_status_publish(app); /* this worker's slot of the group's /metrics */
 }
@@ -211,7 +211,7 @@ static void flush_kick(void *data)
 static void on_edge_check(uv_check_t *h)
 {
     struct gw_app *app = h->data;
-    gw_fanout_edge(app->fanout);
+    gw_fanout_tick_edge(app->fanout);
 }
 
 static void loop_hooks_start(struct gw_app *app)
@@ -222,7 +222,7 @@ static void loop_hooks_start(struct gw_app *app)
     uv_check_init(app->loop, &app->edge_check);
     app->edge_check.data = app;
     uv_check_start(&app->edge_check, on_edge_check);
-    gw_fanout_loop_start(app->fanout, app->loop);
+    gw_first_loop_start(app->fanout, app->loop);
     app->loop_hooks = 1;
 }
 
@@ -233,7 +233,7 @@ static void loop_hooks_stop(struct gw_app *app)
     app->loop_hooks = 0;
     uv_close((uv_handle_t *)&app->flush_idle, NULL);
     uv_close((uv_handle_t *)&app->edge_check, NULL);
-    gw_fanout_loop_stop(app->fanout);
+    gw_first_loop_stop(app->fanout);
 }
 
 /* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */
@@ -253,7 +253,7 @@ static void begin_stop(void *data, int signum)
 static void finish_stop(void *data)
 {
     struct gw_app *app = data;
-    gw_fanout_viewers_stop(app->fanout); /* our viewer counts leave Redis while it is up */
+    gw_viewers_stop(app->fanout); /* our viewer counts leave Redis while it is up */
     gw_decay_stop(app);
     gw_queue_stop(app);
     gw_archive_stop(app);
@@ -298,7 +298,7 @@ static int start(struct gw_app *app, const struct options *o)
         gw_log_info("auth: tokens accepted: %s%s%s", app->jwt.secret_len ? "HS256" : "",
                     app->jwt.secret_len && app->jwt.pem_len ? ", " : "",
                     !app->jwt.pem_len ? "" : app->jwt.pem_alg == RC_JWT_RS256 ? "RS256" : "ES256");
-    if (rc_split_hostport(app->conf->listen, host, sizeof host, &port) != 0) {
+    if (rc_hostport_split(app->conf->listen, host, sizeof host, &port) != 0) {
         gw_log_error("listen address '%s' is not HOST:PORT", app->conf->listen);
         return RC_E_BAD_REQUEST;
     }
@@ -319,7 +319,7 @@ static int start(struct gw_app *app, const struct options *o)
     app->store.undo_refused = &app->metrics.history_undo_refused;
     app->read_gate = (struct gw_read_gate){.cap = app->conf->read_rows_in_flight, .m = &app->metrics};
     app->store.read_gate = &app->read_gate;
-    app->profiles = app->store.profiles = gw_profiles_new(&app->store, 10000, 100000);
+    app->profiles = app->store.profiles = gw_profile_new(&app->store, 10000, 100000);
     app->fanout = gw_fanout_new(app);
     if (!app->profiles || !app->fanout)
         return RC_E_INTERNAL;
@@ -481,7 +481,7 @@ int main(int argc, char **argv)
     gw_conn_flush_clear(&app.flush); /* references on connections lws has closed */
     gw_fanout_free(app.fanout);
     gw_ws_free(&app);
-    gw_profiles_free(app.profiles);
+    gw_profile_free(app.profiles);
     gw_server_free(&app);
     if (uv_loop_close(&loop) != 0)
         uv_walk(&loop, log_leftover, NULL);

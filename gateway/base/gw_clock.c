@@ -28,12 +28,12 @@ int64_t gw_clock_now_ms(const struct gw_clock *c)
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + gw_clock_offset_ms(c);
 }
 
-int64_t gw_mono_us(void)
+int64_t gw_clock_mono_us(void)
 {
     return (int64_t)(uv_hrtime() / 1000);
 }
 
 int64_t gw_clock_gate_us(const struct gw_clock *c)
 {
-    return gw_mono_us() + gw_clock_offset_ms(c) * 1000;
+    return gw_clock_mono_us() + gw_clock_offset_ms(c) * 1000;
 }

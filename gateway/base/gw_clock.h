@@ -25,7 +25,7 @@ int64_t gw_clock_offset_ms(const struct gw_clock *c);
 void gw_clock_set_offset_ms(struct gw_clock *c, int64_t ms);
 
 /* A monotonic clock in microseconds, for measuring durations. */
-int64_t gw_mono_us(void);
+int64_t gw_clock_mono_us(void);
 
 /* The time of the max_rate gates (core/rc_rate.h): the monotonic clock plus
  * the test offset, so that with [server] test_clock = on a test holds a

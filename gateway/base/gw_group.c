@@ -148,7 +148,7 @@ void gw_group_set_sockets(struct gw_group *g, unsigned i, uint64_t open)
 static void addr_key(const struct gw_group *g, const uint8_t addr[16], uint64_t key[2], uint64_t *hash)
 {
     memcpy(key, addr, 16);
-    *hash = rc_hash(&g->seed, addr, 16);
+    *hash = rc_hmap_hash(&g->seed, addr, 16);
 }
 
 int gw_group_set_addr(struct gw_group *g, unsigned i, const uint8_t addr[16], uint32_t open)

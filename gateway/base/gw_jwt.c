@@ -19,16 +19,16 @@ static int read_file(const char *path, unsigned char **out, size_t *len, struct 
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: %s", path, strerror(errno));
+        return rc_err_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: %s", path, strerror(errno));
     unsigned char *buf = malloc(PEM_MAX + 1);
     size_t n = buf ? fread(buf, 1, PEM_MAX + 1, f) : 0;
     int bad = ferror(f);
     fclose(f);
     if (!buf)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     if (bad || n == 0 || n > PEM_MAX) {
         free(buf);
-        return rc_error_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: %s", path,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: %s", path,
                             bad ? "read error" : n ? "larger than 64k: not a public key" : "empty file");
     }
     buf[n] = '\0';
@@ -47,14 +47,14 @@ static int key_alg(const char *path, const unsigned char *pem, size_t len, enum 
     int rc = 0;
     BIO_free(bio);
     if (!k)
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "jwt_public_key %.120s is not a PEM public key (-----BEGIN PUBLIC KEY-----; "
                             "openssl pkey -pubout makes one from a private key)",
                             path);
     int type = EVP_PKEY_get_base_id(k);
     if (type == EVP_PKEY_RSA) {
         if (EVP_PKEY_get_bits(k) < RSA_MIN_BITS)
-            rc = rc_error_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: an RSA key of %d bits (at least %d)",
+            rc = rc_err_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: an RSA key of %d bits (at least %d)",
                               path, EVP_PKEY_get_bits(k), RSA_MIN_BITS);
         *alg = RC_JWT_RS256;
     } else if (type == EVP_PKEY_EC) {
@@ -62,11 +62,11 @@ static int key_alg(const char *path, const unsigned char *pem, size_t len, enum 
         size_t glen = 0;
         if (!EVP_PKEY_get_group_name(k, group, sizeof group, &glen) ||
             (strcmp(group, "prime256v1") != 0 && strcmp(group, "P-256") != 0))
-            rc = rc_error_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: an EC key on curve %s (ES256 needs P-256)",
+            rc = rc_err_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: an EC key on curve %s (ES256 needs P-256)",
                               path, group[0] ? group : "?");
         *alg = RC_JWT_ES256;
     } else {
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: neither an RSA nor an EC key", path);
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "jwt_public_key %.120s: neither an RSA nor an EC key", path);
     }
     EVP_PKEY_free(k);
     return rc;
@@ -78,7 +78,7 @@ int gw_jwt_load(struct gw_jwt *j, const struct rc_conf *c, struct rc_error *err)
     j->skew_ms = c->jwt_skew_ms;
     if (c->jwt_secret_len) {
         if (c->jwt_secret_len < RC_JWT_SECRET_MIN || c->jwt_secret_len > RC_JWT_SECRET_MAX)
-            return rc_error_set(err, RC_E_BAD_REQUEST, "the JWT secret must be %d..%d bytes", RC_JWT_SECRET_MIN,
+            return rc_err_set(err, RC_E_BAD_REQUEST, "the JWT secret must be %d..%d bytes", RC_JWT_SECRET_MIN,
                                 RC_JWT_SECRET_MAX);
         memcpy(j->secret, c->jwt_secret, c->jwt_secret_len);
         j->secret_len = c->jwt_secret_len;
@@ -124,9 +124,9 @@ int gw_jwt_verify(const struct gw_jwt *j, const char *token, size_t len, int64_t
 
     memset(out, 0, sizeof *out);
     if (!gw_jwt_enabled(j))
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "tokens are not accepted here (no jwt_secret or jwt_public_key)");
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "tokens are not accepted here (no jwt_secret or jwt_public_key)");
     if (len > RC_JWT_MAX)
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token is longer than %d bytes", RC_JWT_MAX);
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the token is longer than %d bytes", RC_JWT_MAX);
     if ((rc = rc_jwt_header_alg(token, len, &alg, err)) != 0)
         return rc;
     if (alg == RC_JWT_ALG_OTHER)
@@ -134,12 +134,12 @@ int gw_jwt_verify(const struct gw_jwt *j, const char *token, size_t len, int64_t
     /* The key is chosen by the algorithm, never the other way round. */
     if (alg == RC_JWT_HS256) {
         if (!j->secret_len)
-            return rc_error_set(err, RC_E_UNAUTHORIZED, "HS256 tokens are not accepted (no jwt_secret configured)");
+            return rc_err_set(err, RC_E_UNAUTHORIZED, "HS256 tokens are not accepted (no jwt_secret configured)");
         key = j->secret;
         key_len = j->secret_len;
     } else {
         if (!j->pem_len || j->pem_alg != alg)
-            return rc_error_set(err, RC_E_UNAUTHORIZED, "%s tokens are not accepted (jwt_public_key %s)",
+            return rc_err_set(err, RC_E_UNAUTHORIZED, "%s tokens are not accepted (jwt_public_key %s)",
                                 alg == RC_JWT_RS256 ? "RS256" : "ES256",
                                 !j->pem_len ? "is not configured" : j->pem_alg == RC_JWT_RS256 ? "is an RSA key"
                                                                                               : "is an EC key");
@@ -149,17 +149,17 @@ int gw_jwt_verify(const struct gw_jwt *j, const char *token, size_t len, int64_t
     memcpy(buf, token, len);
     buf[len] = '\0';
     if (jwt_decode(&t, buf, key, (int)key_len) != 0 || !t) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token's signature does not verify");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token's signature does not verify");
         goto cleanup;
     }
     /* libjwt verified with the header's algorithm: it must be the pinned one. */
     if (jwt_get_alg(t) != libjwt_alg(alg)) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token's algorithm does not match its key");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token's algorithm does not match its key");
         goto cleanup;
     }
     grants = jwt_get_grants_json(t, NULL);
     if (!grants) {
-        rc = rc_error_set(err, RC_E_UNAUTHORIZED, "the token has no claims");
+        rc = rc_err_set(err, RC_E_UNAUTHORIZED, "the token has no claims");
         goto cleanup;
     }
     rc = rc_jwt_claims(grants, strlen(grants), now_ms, j->skew_ms, out, err);
@@ -177,7 +177,7 @@ char *gw_jwt_sign_hs256(const unsigned char *secret, size_t len, const char *cla
     char *out = NULL;
     if (jwt_new(&t) != 0 || jwt_add_grants_json(t, claims_json) != 0 ||
         jwt_set_alg(t, JWT_ALG_HS256, secret, (int)len) != 0 || !(out = jwt_encode_str(t)))
-        rc_error_set(err, RC_E_INTERNAL, "libjwt could not sign the token");
+        rc_err_set(err, RC_E_INTERNAL, "libjwt could not sign the token");
     jwt_free(t);
     return out;
 }

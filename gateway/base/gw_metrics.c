@@ -315,7 +315,7 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     static const char *const view_read[3] = {"around", "page", "members"};
     const char *codes[GW_METRICS_CODES];
     for (int i = 1; i < GW_METRICS_CODES - 1; i++)
-        codes[i] = rc_code_name(-i);
+        codes[i] = rc_err_code_name(-i);
     struct out o = {malloc(4096), 0, 4096, 0};
     if (!o.buf)
         return NULL;

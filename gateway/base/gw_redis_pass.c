@@ -23,7 +23,7 @@ static int take(struct gw_redis_cred *out, const char *v, const char *what, stru
 {
     size_t n = strlen(v);
     if (n > GW_REDIS_PASS_MAX)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "the Redis password in %s is longer than %d bytes", what,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "the Redis password in %s is longer than %d bytes", what,
                             GW_REDIS_PASS_MAX);
     memcpy(out->password, v, n + 1);
     snprintf(out->source, sizeof out->source, "%s", what);
@@ -41,19 +41,19 @@ static int read_file(const char *path, char *buf, struct rc_error *err)
     struct stat st;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s cannot be read: %s", path,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s cannot be read: %s", path,
                             strerror(errno));
     int rc = 0;
     ssize_t got = 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s is not a regular file", path);
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s is not a regular file", path);
     else if (st.st_mode & S_IROTH)
-        rc = rc_error_set(err, RC_E_BAD_REQUEST,
+        rc = rc_err_set(err, RC_E_BAD_REQUEST,
                           "[redis] password_file %s is readable by every user (mode %04o): chmod o-rwx it "
                           "(0400 or 0440)",
                           path, (unsigned)(st.st_mode & 07777));
     else if ((got = read(fd, tmp, sizeof tmp - 1)) < 0)
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s cannot be read: %s", path,
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s cannot be read: %s", path,
                           strerror(errno));
     close(fd);
     size_t n = got > 0 ? (size_t)got : 0;
@@ -62,12 +62,12 @@ static int read_file(const char *path, char *buf, struct rc_error *err)
     if (rc) {
         /* said above */
     } else if (n > GW_REDIS_PASS_MAX || (size_t)st.st_size > sizeof tmp - 1) {
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s is larger than %d bytes", path,
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s is larger than %d bytes", path,
                           GW_REDIS_PASS_MAX);
     } else if (n == 0) {
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s is empty", path);
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s is empty", path);
     } else if (memchr(tmp, '\0', n)) {
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s holds a NUL byte", path);
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "[redis] password_file %s holds a NUL byte", path);
     } else {
         memcpy(buf, tmp, n);
         buf[n] = '\0';
@@ -91,7 +91,7 @@ int gw_redis_pass_resolve(const struct rc_conf *c, struct gw_redis_cred *out, st
             return take(out, v, what, err);
         }
         if (!c->redis_password_file[0])
-            return rc_error_set(err, RC_E_BAD_REQUEST,
+            return rc_err_set(err, RC_E_BAD_REQUEST,
                                 "[redis] password_env names %s, which is not set (or empty), and there is no "
                                 "password_file",
                                 c->redis_password_env);
@@ -106,7 +106,7 @@ int gw_redis_pass_resolve(const struct rc_conf *c, struct gw_redis_cred *out, st
         return 0;
     }
     if (out->username[0])
-        return rc_error_set(err, RC_E_BAD_REQUEST,
+        return rc_err_set(err, RC_E_BAD_REQUEST,
                             "[redis] username %s needs a password: set RANKCAST_REDIS_PASSWORD, password_env or "
                             "password_file",
                             out->username);

@@ -61,28 +61,28 @@ static int parse_args(int argc, char **argv, struct gw_cli *c, const char **conf
         case 's': flags->state = optarg; break;
         case 'p':
             if (!export)
-                return gw_cli_fail(c, GW_CLI_USAGE, "--period is for export: an import writes the current period");
+                return gw_cli_base_fail(c, GW_CLI_USAGE, "--period is for export: an import writes the current period");
             c->period = optarg;
             break;
         case 'f':
-            if (rc_export_format_parse(optarg, &c->format) != 0)
-                return gw_cli_fail(c, GW_CLI_USAGE, "--format must be csv or jsonl, not '%s'", optarg);
+            if (rc_export_fmt_format_parse(optarg, &c->format) != 0)
+                return gw_cli_base_fail(c, GW_CLI_USAGE, "--format must be csv or jsonl, not '%s'", optarg);
             c->format_given = 1;
             break;
         case 'q': c->quiet = 1; break;
         default:
-            gw_cli_fail(c, GW_CLI_USAGE, "unknown option or missing value: %s", argv[optind - 1]);
+            gw_cli_base_fail(c, GW_CLI_USAGE, "unknown option or missing value: %s", argv[optind - 1]);
             return usage(c->tool);
         }
     }
     int want = export ? 1 : 2;
     if (argc - optind != want) {
-        gw_cli_fail(c, GW_CLI_USAGE, "expected %s", export ? "one BOARD" : "BOARD and FILE");
+        gw_cli_base_fail(c, GW_CLI_USAGE, "expected %s", export ? "one BOARD" : "BOARD and FILE");
         return usage(c->tool);
     }
     const char *board = argv[optind];
-    if (!rc_board_name_valid(board, strlen(board)))
-        return gw_cli_fail(c, GW_CLI_USAGE, "'%s' is not a board name (1..%d of A-Z a-z 0-9 _ . : -)", board,
+    if (!rc_names_board_name_valid(board, strlen(board)))
+        return gw_cli_base_fail(c, GW_CLI_USAGE, "'%s' is not a board name (1..%d of A-Z a-z 0-9 _ . : -)", board,
                            RC_BOARD_MAX);
     strcpy(c->board, board);
     if (!export) {
@@ -107,7 +107,7 @@ int gw_cli_main(int argc, char **argv)
     int shift = 1;
     if (strcmp(c.tool, "teams") == 0) {
         if (argc < 3 || strcmp(argv[2], "rebuild") != 0) {
-            gw_cli_fail(&c, GW_CLI_USAGE, "expected: teams rebuild BOARD");
+            gw_cli_base_fail(&c, GW_CLI_USAGE, "expected: teams rebuild BOARD");
             return usage(c.tool);
         }
         shift = 2;
@@ -115,13 +115,13 @@ int gw_cli_main(int argc, char **argv)
     if ((rc = parse_args(argc - shift, argv + shift, &c, &config, &flags)) != 0)
         return rc;
     if (!(c.conf = malloc(sizeof *c.conf)))
-        return gw_cli_fail(&c, GW_CLI_UNAVAILABLE, "out of memory");
+        return gw_cli_base_fail(&c, GW_CLI_UNAVAILABLE, "out of memory");
     if (gw_conf_load(config, c.conf, &err) != 0) {
-        rc = gw_cli_fail(&c, GW_CLI_USAGE, "config: %s", err.msg);
+        rc = gw_cli_base_fail(&c, GW_CLI_USAGE, "config: %s", err.msg);
     } else if (gw_env_apply_overrides(c.conf, &flags) != 0) {
         rc = GW_CLI_USAGE; /* logged */
-    } else if (!(c.b = rc_conf_find_board(c.conf, c.board))) {
-        rc = gw_cli_fail(&c, GW_CLI_USAGE, "no board is declared for '%s' in %s", c.board, config);
+    } else if (!(c.b = rc_conf_board_find(c.conf, c.board))) {
+        rc = gw_cli_base_fail(&c, GW_CLI_USAGE, "no board is declared for '%s' in %s", c.board, config);
     } else {
         rc = strcmp(c.tool, "export") == 0 ? gw_cli_export(&c)
              : strcmp(c.tool, "teams") == 0 ? gw_cli_teams(&c)

@@ -73,7 +73,7 @@ static void reconcile(struct gw_cli_redis *r, const char *seed_from, const char 
         freeReplyObject(again);
 }
 
-redisReply *gw_cli_write_seeded(struct gw_cli_redis *r, const struct gw_cli_cmd *call, const char *seed_from,
+redisReply *gw_cli_blocklist_write_seeded(struct gw_cli_redis *r, const struct gw_cli_cmd *call, const char *seed_from,
                                 const char *period_list, char *err, size_t cap)
 {
     struct gw_cli_cmd cmd = *call;
@@ -122,7 +122,7 @@ cleanup:
     return rep;
 }
 
-int gw_cli_first_blocked(struct gw_cli_redis *r, const char *list, const char *const *members, size_t n, size_t *at,
+int gw_cli_blocklist_first_blocked(struct gw_cli_redis *r, const char *list, const char *const *members, size_t n, size_t *at,
                          char *err, size_t cap)
 {
     const char **argv = malloc((n + 2) * sizeof *argv);

@@ -15,12 +15,12 @@
  * and applies what changed meanwhile (a block or unblock made while we
  * seeded) to period_list, warning on stderr when it cannot. Returns the
  * final answer (the caller frees it), or NULL with err filled. */
-redisReply *gw_cli_write_seeded(struct gw_cli_redis *r, const struct gw_cli_cmd *call, const char *seed_from,
+redisReply *gw_cli_blocklist_write_seeded(struct gw_cli_redis *r, const struct gw_cli_cmd *call, const char *seed_from,
                                 const char *period_list, char *err, size_t cap);
 
 /* The index of the first of members[0..n) on the set `list` (SMISMEMBER,
  * one command), n when none. Returns 0, or -1 with err filled. */
-int gw_cli_first_blocked(struct gw_cli_redis *r, const char *list, const char *const *members, size_t n, size_t *at,
+int gw_cli_blocklist_first_blocked(struct gw_cli_redis *r, const char *list, const char *const *members, size_t n, size_t *at,
                          char *err, size_t cap);
 
 #endif

@@ -47,11 +47,11 @@ static int export_archive(const struct gw_cli *c, struct gw_cli_redis *r, struct
         return 0;
     }
     if (rc)
-        return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
+        return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
     struct gw_cli_page *pg = malloc(sizeof *pg);
     if (!pg) {
         gw_cli_archive_close(a);
-        return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
+        return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
     }
     int more = 1;
     rc = 0;
@@ -62,12 +62,12 @@ static int export_archive(const struct gw_cli *c, struct gw_cli_redis *r, struct
                    1)
             pg->n++;
         if (more < 0)
-            rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
+            rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
         else if (pg->n)
-            rc = gw_cli_emit(c, r, s, pg);
+            rc = gw_cli_page_emit(c, r, s, pg);
     }
     if (!rc && s->rows != total)
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "archive %s: period %s lists %" PRId64 " rows, %" PRId64 " were read",
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "archive %s: period %s lists %" PRId64 " rows, %" PRId64 " were read",
                          path, period, total, s->rows);
     free(pg);
     gw_cli_archive_close(a);
@@ -77,14 +77,14 @@ static int export_archive(const struct gw_cli *c, struct gw_cli_redis *r, struct
 int gw_cli_export(struct gw_cli *c)
 {
     struct rc_period p, now;
-    int64_t t = gw_cli_now_ms();
+    int64_t t = gw_cli_base_now_ms();
     if (c->b->period.kind == RC_PERIOD_NONE && c->period && strcmp(c->period, "current") != 0)
-        return gw_cli_fail(c, GW_CLI_USAGE, "board %s has no periods: leave --period out", c->board);
+        return gw_cli_base_fail(c, GW_CLI_USAGE, "board %s has no periods: leave --period out", c->board);
     if (rc_period_select(&c->b->period, c->period, t, &p) != 0)
-        return gw_cli_fail(c, GW_CLI_USAGE, "period '%s' is not a %s period of board %s", c->period,
+        return gw_cli_base_fail(c, GW_CLI_USAGE, "period '%s' is not a %s period of board %s", c->period,
                            rc_period_kind_name(c->b->period.kind), c->board);
     rc_period_at(&c->b->period, t, &now);
-    struct gw_cli_redis *r = gw_cli_connect(c);
+    struct gw_cli_redis *r = gw_cli_base_connect(c);
     if (!r)
         return GW_CLI_UNAVAILABLE;
     struct gw_cli_sink s = {malloc(GW_CLI_LINE_MIN), GW_CLI_LINE_MIN, 0};
@@ -93,24 +93,24 @@ int gw_cli_export(struct gw_cli *c)
     memset(&first_head, 0, sizeof first_head);
     int rc = 0;
     if (!s.buf || !pg) {
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
         goto cleanup;
     }
-    size_t hl = rc_export_header(c->b, c->format, s.buf, s.cap);
-    if (hl >= s.cap || (rc = gw_cli_put_line(c, &s, hl)) != 0) {
-        rc = rc ? rc : gw_cli_fail(c, GW_CLI_UNAVAILABLE, "header too long");
+    size_t hl = rc_export_fmt_header(c->b, c->format, s.buf, s.cap);
+    if (hl >= s.cap || (rc = gw_cli_page_put_line(c, &s, hl)) != 0) {
+        rc = rc ? rc : gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "header too long");
         goto cleanup;
     }
     if (c->b->shards > 1) {
         int gone = 0;
-        rc = gw_cli_export_merged(c, r, &s, p.id, &gone); /* a sharded board: its shards merged */
+        rc = gw_cli_export_shard_merged(c, r, &s, p.id, &gone); /* a sharded board: its shards merged */
         /* a past period whose shards' keys are gone: the archive has it */
         if (!rc && gone && c->b->period.kind != RC_PERIOD_NONE && strcmp(p.id, now.id) != 0)
             rc = export_archive(c, r, &s, p.id);
         goto flush;
     }
     for (int64_t first = 0;; first += GW_CLI_PAGE) {
-        if ((rc = gw_cli_read_page(c, r, c->board, p.id, first, &head, pg)) != 0)
+        if ((rc = gw_cli_page_read_page(c, r, c->board, p.id, first, &head, pg)) != 0)
             break;
         if (first == 0) {
             first_head = head;
@@ -121,7 +121,7 @@ int gw_cli_export(struct gw_cli *c)
                 break;
             }
         }
-        if (pg->n && (rc = gw_cli_emit(c, r, &s, pg)) != 0)
+        if (pg->n && (rc = gw_cli_page_emit(c, r, &s, pg)) != 0)
             break;
         if (pg->n < GW_CLI_PAGE)
             break;
@@ -133,7 +133,7 @@ int gw_cli_export(struct gw_cli *c)
                 c->board, first_head.seq, head.seq, GW_CLI_PAGE);
 flush:
     if (!rc && fflush(stdout) != 0)
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "writing stdout: %s", strerror(errno));
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "writing stdout: %s", strerror(errno));
 cleanup:
     free(s.buf);
     free(pg);

@@ -24,7 +24,7 @@ struct run {
 static int read_run(const struct gw_cli *c, struct gw_cli_redis *r, struct run *run)
 {
     struct rc_read_head head;
-    int rc = gw_cli_read_page(c, r, run->name, run->period, run->next_first, &head, run->pg);
+    int rc = gw_cli_page_read_page(c, r, run->name, run->period, run->next_first, &head, run->pg);
     if (rc)
         return rc;
     if (run->next_first == 0)
@@ -70,27 +70,27 @@ static int merge(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_s
             rc = read_run(c, r, run);
         offer(&st, runs, (unsigned)j);
         if (!rc && out->n == GW_CLI_PAGE) {
-            rc = gw_cli_emit(c, r, s, out);
+            rc = gw_cli_page_emit(c, r, s, out);
             out->n = 0;
         }
     }
     if (!rc && out->n)
-        rc = gw_cli_emit(c, r, s, out);
+        rc = gw_cli_page_emit(c, r, s, out);
     return rc;
 }
 
-int gw_cli_export_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const char *period,
+int gw_cli_export_shard_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const char *period,
                          int *gone)
 {
     unsigned n = c->b->shards;
     struct run *runs = calloc(n, sizeof *runs);
     struct gw_cli_page *out = malloc(sizeof *out);
-    int rc = runs && out ? 0 : gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
+    int rc = runs && out ? 0 : gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
     for (unsigned j = 0; j < n && !rc; j++) {
         if (rc_shard_name(runs[j].name, sizeof runs[j].name, c->board, j) != 0)
-            rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "board name too long for its shards: %s", c->board);
+            rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "board name too long for its shards: %s", c->board);
         else if (!(runs[j].pg = malloc(sizeof *runs[j].pg)))
-            rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
+            rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
         else
             rc = (runs[j].period = period, read_run(c, r, &runs[j]));
     }

@@ -16,7 +16,7 @@
  * one snapshot). *gone = 1 (nothing written) when no shard has a seq or a
  * row in that period: a past period's may have expired (the archive has
  * it). Returns 0 or the exit code after printing why. */
-int gw_cli_export_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const char *period,
+int gw_cli_export_shard_merged(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const char *period,
                          int *gone);
 
 #endif

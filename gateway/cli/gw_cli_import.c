@@ -81,14 +81,14 @@ static int take_result(struct import *im, const struct call *k, const redisReply
     struct rc_write_result res;
     struct rc_error err = {0, ""};
     if (gw_write_parse_reply(im->c->b, rep, &res, &err) != 0)
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s: the row may or may not be written",
+        return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s: the row may or may not be written",
                            k->lineno, err.msg);
     if (res.unseeded)
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE,
+        return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE,
                            "line %" PRId64 ": the period's blocklist is not seeded: nothing from this line on was "
                            "written by this batch; run the import again", k->lineno);
     if (res.status)
-        return gw_cli_fail(im->c, GW_CLI_BAD_ROW, "line %" PRId64 ": %s: %s", k->lineno, rc_code_name(res.status),
+        return gw_cli_base_fail(im->c, GW_CLI_BAD_ROW, "line %" PRId64 ": %s: %s", k->lineno, rc_err_code_name(res.status),
                            res.message);
     im->rows++;
     if (res.duplicate)
@@ -111,9 +111,9 @@ static int send_seeded(struct import *im, struct call *k)
 {
     char err[GW_CLI_ERR_MAX];
     struct gw_cli_cmd cmd = call_cmd(k);
-    redisReply *rep = gw_cli_write_seeded(im->r, &cmd, k->a.seed_from, k->a.keys[7], err, sizeof err);
+    redisReply *rep = gw_cli_blocklist_write_seeded(im->r, &cmd, k->a.seed_from, k->a.keys[7], err, sizeof err);
     if (!rep)
-        return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s (the row may or may not be written)",
+        return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s (the row may or may not be written)",
                            k->lineno, err);
     int rc = take_result(im, k, rep);
     freeReplyObject(rep);
@@ -142,8 +142,8 @@ static int first_blocked(struct import *im, size_t from, size_t to, size_t *at)
                 index[n++] = j;
             }
         }
-        if (gw_cli_first_blocked(im->r, list, members, n, &hit, err, sizeof err) != 0)
-            return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "reading the blocklist: %s", err);
+        if (gw_cli_blocklist_first_blocked(im->r, list, members, n, &hit, err, sizeof err) != 0)
+            return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "reading the blocklist: %s", err);
         if (hit < n && index[hit] < *at)
             *at = index[hit];
     }
@@ -163,7 +163,7 @@ static int set_names(struct import *im, size_t n)
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         struct call *k = &im->batch[i];
-        if (!k->row.has_name || rc_profile_key(keys[m], RC_KEY_MAX, k->row.member) != 0)
+        if (!k->row.has_name || rc_keys_profile(keys[m], RC_KEY_MAX, k->row.member) != 0)
             continue;
         argv[m][0] = "HSET";
         argv[m][1] = keys[m];
@@ -175,10 +175,10 @@ static int set_names(struct import *im, size_t n)
         m++;
     }
     if (m && gw_cli_redis_batch(im->r, cmds, m, replies, err, sizeof err) != 0)
-        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "setting profile names: %s", err);
+        rc = gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "setting profile names: %s", err);
     for (size_t i = 0; i < m; i++) {
         if (!rc && replies[i]->type == REDIS_REPLY_ERROR)
-            rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "setting the profile name of %s: %s", argv[i][1] + 11,
+            rc = gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "setting the profile name of %s: %s", argv[i][1] + 11,
                              replies[i]->str);
         if (replies[i])
             freeReplyObject(replies[i]);
@@ -190,7 +190,7 @@ static int set_names(struct import *im, size_t n)
 
 static void progress(struct import *im, int64_t line)
 {
-    int64_t t = gw_cli_now_ms();
+    int64_t t = gw_cli_base_now_ms();
     if (im->c->quiet || t - im->last_progress < PROGRESS_MS)
         return;
     im->last_progress = t;
@@ -224,7 +224,7 @@ static int wait_replicas(struct import *im, size_t n)
         struct gw_cli_cmd cmd = {3, argv, lens, 3, NULL};
         redisReply *rep = gw_cli_redis_command(im->r, &cmd, err, sizeof err);
         if (!rep)
-            return gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "WAIT for replicas: %s", err);
+            return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "WAIT for replicas: %s", err);
         got = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
         freeReplyObject(rep);
     }
@@ -258,7 +258,7 @@ static int flush(struct import *im)
         cmds[i - from] = call_cmd(&im->batch[i]);
     size_t sent = cut;
     if (cut > from && gw_cli_redis_batch(im->r, cmds, cut - from, replies, err, sizeof err) != 0) {
-        rc = gw_cli_fail(im->c, GW_CLI_UNAVAILABLE, "%s (lines %" PRId64 "..%" PRId64 " may or may not be written: "
+        rc = gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "%s (lines %" PRId64 "..%" PRId64 " may or may not be written: "
                          "run the import again)", err, im->batch[from].lineno, im->batch[cut - 1].lineno);
         cut = from;
     }
@@ -284,7 +284,7 @@ static int flush(struct import *im)
     nrc = wait_replicas(im, done);
     rc = rc ? rc : nrc;
     if (!rc && cut < im->n)
-        rc = gw_cli_fail(im->c, GW_CLI_BAD_ROW, "line %" PRId64 ": forbidden: member %s is blocked on this board",
+        rc = gw_cli_base_fail(im->c, GW_CLI_BAD_ROW, "line %" PRId64 ": forbidden: member %s is blocked on this board",
                          im->batch[cut].lineno, im->batch[cut].req.member);
     progress(im, im->batch[im->n - 1].lineno);
     im->n = 0;
@@ -301,23 +301,23 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
     struct rc_error err = {0, ""};
     char req[RC_REQ_MAX + 1];
     if (im->n == 0) {
-        im->now = gw_cli_now_ms();
+        im->now = gw_cli_base_now_ms();
         if (rc_period_at(&c->b->period, im->now, &im->p) != 0)
-            return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "no current period for board %s", c->board);
+            return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "no current period for board %s", c->board);
     }
     struct call *k = &im->batch[im->n];
-    int rc = c->format == RC_EXPORT_CSV ? rc_import_csv_row(c->b, cols, line, len, &k->row, &err)
-                                        : rc_import_json_row(c->b, line, len, &k->row, &err);
-    if (!rc && (rc = rc_import_req(c->board, im->header, im->hlen, lineno, line, len, req)) != 0)
-        rc_error_set(&err, rc, "out of memory");
+    int rc = c->format == RC_EXPORT_CSV ? rc_import_row_csv_row(c->b, cols, line, len, &k->row, &err)
+                                        : rc_import_row_json_row(c->b, line, len, &k->row, &err);
+    if (!rc && (rc = rc_import_row_req(c->board, im->header, im->hlen, lineno, line, len, req)) != 0)
+        rc_err_set(&err, rc, "out of memory");
     if (!rc)
-        rc = rc_import_request(c->board, im->op, &k->row, req, &k->req, &err);
+        rc = rc_import_row_request(c->board, im->op, &k->row, req, &k->req, &err);
     /* a sharded board's row goes to its member's shard "B#i" (docs/sharded.md) */
     char store[RC_SHARD_NAME_MAX + 1];
     unsigned shard = !rc && c->b->shards > 1 ? rc_shard_of(k->req.member, c->b->shards) : 0;
     snprintf(store, sizeof store, "%s", c->board);
     if (!rc && c->b->shards > 1 && rc_shard_name(store, sizeof store, c->board, shard) != 0)
-        rc = rc_error_set(&err, RC_E_INTERNAL, "board name too long for its shards");
+        rc = rc_err_set(&err, RC_E_INTERNAL, "board name too long for its shards");
     /* the first row of a period (of a shard) seeds its blocklist, as the
      * first of a batch: the rows before it go first */
     int seed = !rc && im->p.id[0] && strcmp(im->seeded[shard], im->p.id) != 0;
@@ -334,8 +334,8 @@ static int add_row(struct import *im, int64_t lineno, const char *line, size_t l
         int frc = flush(im);
         if (frc)
             return frc;
-        return gw_cli_fail(c, rc == RC_E_INTERNAL ? GW_CLI_UNAVAILABLE : GW_CLI_BAD_ROW, "line %" PRId64 ": %s: %s",
-                           lineno, rc_code_name(rc), err.msg);
+        return gw_cli_base_fail(c, rc == RC_E_INTERNAL ? GW_CLI_UNAVAILABLE : GW_CLI_BAD_ROW, "line %" PRId64 ": %s: %s",
+                           lineno, rc_err_code_name(rc), err.msg);
     }
     int n = 0;
     static char nkeys[12];
@@ -383,13 +383,13 @@ static int run(struct import *im, FILE *in)
         if (len > RC_IMPORT_LINE_MAX) {
             rc = flush(im);
             if (!rc)
-                rc = gw_cli_fail(c, GW_CLI_BAD_ROW, "line %" PRId64 ": longer than %d bytes", lineno,
+                rc = gw_cli_base_fail(c, GW_CLI_BAD_ROW, "line %" PRId64 ": longer than %d bytes", lineno,
                                  RC_IMPORT_LINE_MAX);
             break;
         }
         if (!have_header) {
-            if (rc_import_csv_header(c->b, line, len, &cols, &err) != 0) {
-                rc = gw_cli_fail(c, GW_CLI_BAD_ROW, "line %" PRId64 ": header: %s", lineno, err.msg);
+            if (rc_import_row_csv_header(c->b, line, len, &cols, &err) != 0) {
+                rc = gw_cli_base_fail(c, GW_CLI_BAD_ROW, "line %" PRId64 ": header: %s", lineno, err.msg);
                 break;
             }
             memcpy(im->header, line, len);
@@ -400,11 +400,11 @@ static int run(struct import *im, FILE *in)
         rc = add_row(im, lineno, line, len, &cols);
     }
     if (!rc && ferror(in))
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "reading %s: %s", c->file, strerror(errno));
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "reading %s: %s", c->file, strerror(errno));
     if (!rc)
         rc = flush(im);
     if (!rc && !have_header)
-        rc = gw_cli_fail(c, GW_CLI_BAD_ROW, "line 1: the file has no header line");
+        rc = gw_cli_base_fail(c, GW_CLI_BAD_ROW, "line 1: the file has no header line");
     free(line);
     return rc;
 }
@@ -416,29 +416,29 @@ int gw_cli_import(struct gw_cli *c)
     FILE *in = NULL;
     int rc = 0;
     if (!im || !(im->batch = calloc(BATCH, sizeof *im->batch))) {
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
         goto cleanup;
     }
     im->c = c;
-    if (rc_import_op(c->b, &im->op, &err) != 0) {
-        rc = gw_cli_fail(c, GW_CLI_USAGE, "%s", err.msg);
+    if (rc_import_row_op(c->b, &im->op, &err) != 0) {
+        rc = gw_cli_base_fail(c, GW_CLI_USAGE, "%s", err.msg);
         goto cleanup;
     }
     in = strcmp(c->file, "-") == 0 ? stdin : fopen(c->file, "r");
     if (!in) {
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s: %s", c->file, strerror(errno));
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "%s: %s", c->file, strerror(errno));
         goto cleanup;
     }
-    if (!(im->r = gw_cli_connect(c))) {
+    if (!(im->r = gw_cli_base_connect(c))) {
         rc = GW_CLI_UNAVAILABLE;
         goto cleanup;
     }
-    im->started = im->last_progress = gw_cli_now_ms();
+    im->started = im->last_progress = gw_cli_base_now_ms();
     rc = run(im, in);
     fprintf(stderr,
             "rankcast import %s: %" PRId64 " rows written with %s%s%s: %" PRId64 " changed the board, %" PRId64
             " left it as it was, %" PRId64 " were duplicates of an earlier run; %" PRId64 " profile names set%s%s\n",
-            c->board, im->rows, rc_op_name(im->op), im->p.id[0] ? " to period " : "", im->p.id, im->changed,
+            c->board, im->rows, rc_proto_op_name(im->op), im->p.id[0] ? " to period " : "", im->p.id, im->changed,
             im->unchanged, im->duplicates, im->names, im->unconfirmed ? "; some rows not confirmed by every replica "
             "asked for (see above)" : "", rc ? " (stopped early)" : "");
 cleanup:

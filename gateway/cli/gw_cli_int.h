@@ -25,13 +25,13 @@ struct gw_cli {
 };
 
 /* Prints "rankcast TOOL: message" on stderr and returns code. */
-int gw_cli_fail(const struct gw_cli *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int gw_cli_base_fail(const struct gw_cli *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Connects to the configured Redis; NULL after printing why. */
-struct gw_cli_redis *gw_cli_connect(const struct gw_cli *c);
+struct gw_cli_redis *gw_cli_base_connect(const struct gw_cli *c);
 
 /* The wall clock, ms since the epoch. */
-int64_t gw_cli_now_ms(void);
+int64_t gw_cli_base_now_ms(void);
 
 int gw_cli_export(struct gw_cli *c);
 int gw_cli_import(struct gw_cli *c);

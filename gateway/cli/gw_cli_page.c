@@ -12,14 +12,14 @@
 #include "rc_keys.h"
 #include "rc_lua.h"
 
-int gw_cli_put_line(const struct gw_cli *c, struct gw_cli_sink *s, size_t need)
+int gw_cli_page_put_line(const struct gw_cli *c, struct gw_cli_sink *s, size_t need)
 {
     if (fwrite(s->buf, 1, need, stdout) != need)
-        return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "writing stdout: %s", strerror(errno));
+        return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "writing stdout: %s", strerror(errno));
     return 0;
 }
 
-int gw_cli_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const struct gw_cli_page *pg)
+int gw_cli_page_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const struct gw_cli_page *pg)
 {
     static char keys[GW_CLI_PAGE][RC_KEY_MAX];
     static const char *argv[GW_CLI_PAGE][3];
@@ -29,8 +29,8 @@ int gw_cli_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_si
     char err[GW_CLI_ERR_MAX];
     int rc = 0;
     for (size_t i = 0; i < pg->n; i++) {
-        if (rc_profile_key(keys[i], RC_KEY_MAX, pg->member[i]) != 0)
-            return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "member name too long: %s", pg->member[i]);
+        if (rc_keys_profile(keys[i], RC_KEY_MAX, pg->member[i]) != 0)
+            return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "member name too long: %s", pg->member[i]);
         argv[i][0] = "HGET";
         argv[i][1] = keys[i];
         argv[i][2] = "name";
@@ -39,22 +39,22 @@ int gw_cli_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_si
         cmds[i] = (struct gw_cli_cmd){3, argv[i], lens[i], 1, NULL};
     }
     if (gw_cli_redis_batch(r, cmds, pg->n, replies, err, sizeof err) != 0)
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "reading profiles: %s", err);
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "reading profiles: %s", err);
     for (size_t i = 0; i < pg->n && !rc; i++) {
         /* no profile, or one that is not a hash (written behind our back): no name */
         const char *name = replies[i]->type == REDIS_REPLY_STRING ? replies[i]->str : NULL;
-        size_t need = rc_export_row(c->b, c->format, pg->rank[i], pg->member[i], pg->c[i], name, s->buf, s->cap);
+        size_t need = rc_export_fmt_row(c->b, c->format, pg->rank[i], pg->member[i], pg->c[i], name, s->buf, s->cap);
         if (need >= s->cap) {
             char *nb = realloc(s->buf, need + 1);
             if (!nb) {
-                rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
+                rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "out of memory");
                 break;
             }
             s->buf = nb;
             s->cap = need + 1;
-            rc_export_row(c->b, c->format, pg->rank[i], pg->member[i], pg->c[i], name, s->buf, s->cap);
+            rc_export_fmt_row(c->b, c->format, pg->rank[i], pg->member[i], pg->c[i], name, s->buf, s->cap);
         }
-        rc = gw_cli_put_line(c, s, need);
+        rc = gw_cli_page_put_line(c, s, need);
         s->rows++;
     }
     for (size_t i = 0; i < pg->n; i++)
@@ -63,7 +63,7 @@ int gw_cli_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_si
     return rc;
 }
 
-int gw_cli_read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char *store, const char *period,
+int gw_cli_page_read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char *store, const char *period,
                      int64_t first, struct rc_read_head *head, struct gw_cli_page *pg)
 {
     struct rc_read_req req = {.kind = RC_READ_RANGE, .first = first, .count = GW_CLI_PAGE, .live = 1}; /* through a freeze */
@@ -73,7 +73,7 @@ int gw_cli_read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char 
     char err[GW_CLI_ERR_MAX];
     int n = 0;
     if (rc_read_args_build(store, period, c->b->layout.order, &req, &a) != 0)
-        return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "cannot build the read of board %s", c->board);
+        return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "cannot build the read of board %s", c->board);
     words[n++] = "EVALSHA";
     words[n++] = rc_lua_read_sha;
     char nkeys[8];
@@ -88,14 +88,14 @@ int gw_cli_read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char 
     struct gw_cli_cmd cmd = {n, words, lens, 3, rc_lua_read};
     redisReply *rep = gw_cli_redis_command(r, &cmd, err, sizeof err);
     if (!rep)
-        return gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
+        return gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "%s", err);
     struct rc_read_row *rows;
     size_t nrows;
     int rc = 0;
     if (rep->type == REDIS_REPLY_ERROR)
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "reading board %s: Redis answered: %s", c->board, rep->str);
-    else if (gw_read_reply(rep, head, &rows, &nrows) != 0 || nrows > GW_CLI_PAGE)
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "reading board %s: an answer of the wrong shape", c->board);
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "reading board %s: Redis answered: %s", c->board, rep->str);
+    else if (gw_read_call_reply(rep, head, &rows, &nrows) != 0 || nrows > GW_CLI_PAGE)
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "reading board %s: an answer of the wrong shape", c->board);
     if (!rc) {
         pg->n = nrows;
         for (size_t i = 0; i < nrows; i++) {

@@ -30,17 +30,17 @@ struct gw_cli_sink {
 };
 
 /* Writes s->buf[0..need) to stdout. Returns 0 or the exit code. */
-int gw_cli_put_line(const struct gw_cli *c, struct gw_cli_sink *s, size_t need);
+int gw_cli_page_put_line(const struct gw_cli *c, struct gw_cli_sink *s, size_t need);
 
 /* Writes the page's rows (ranks as in pg) with their members' profile
  * names. Returns 0 or the exit code after printing why. */
-int gw_cli_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const struct gw_cli_page *pg);
+int gw_cli_page_emit(const struct gw_cli *c, struct gw_cli_redis *r, struct gw_cli_sink *s, const struct gw_cli_page *pg);
 
 /* Rows first..first+GW_CLI_PAGE-1 of the board stored as `store` (c->board,
  * or a shard "B#i" of it) in period: one call of lua/read.lua, live through
  * a freeze. pg->rank holds the ranks in that stored board. Returns 0 or the
  * exit code after printing why. */
-int gw_cli_read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char *store, const char *period,
+int gw_cli_page_read_page(const struct gw_cli *c, struct gw_cli_redis *r, const char *store, const char *period,
                      int64_t first, struct rc_read_head *head, struct gw_cli_page *pg);
 
 #endif

@@ -34,7 +34,7 @@ struct gw_cli_redis {
 static void set_err(char *err, size_t cap, const char *fmt, const char *a, int port, const char *b)
 {
     char where[RC_HOSTPORT_NAME_MAX];
-    rc_format_hostport(where, sizeof where, a, port);
+    rc_hostport_format(where, sizeof where, a, port);
     snprintf(err, cap, fmt, where, b);
 }
 
@@ -153,7 +153,7 @@ struct gw_cli_redis *gw_cli_redis_open(const char *seeds, const char *username, 
     struct rc_seed list[RC_SEEDS_MAX];
     size_t nseeds;
     err[0] = '\0';
-    if (rc_split_seeds(seeds, list, RC_SEEDS_MAX, &nseeds) != 0) {
+    if (rc_hostport_split_seeds(seeds, list, RC_SEEDS_MAX, &nseeds) != 0) {
         snprintf(err, cap, "--redis '%s' is not HOST:PORT[,HOST:PORT...]", seeds);
         return NULL;
     }
@@ -227,7 +227,7 @@ static struct node *route(struct gw_cli_redis *r, const struct gw_cli_cmd *cmd, 
 {
     if (!r->cluster)
         return r->single;
-    unsigned slot = rc_key_slot(cmd->argv[cmd->key_at], cmd->lens[cmd->key_at]);
+    unsigned slot = rc_slot_of_key(cmd->argv[cmd->key_at], cmd->lens[cmd->key_at]);
     if (!r->slots[slot] && refresh_map(r, err, cap) != 0)
         return NULL;
     if (!r->slots[slot])
@@ -258,7 +258,7 @@ static int needs_care(const redisReply *rep, const struct gw_cli_cmd *cmd)
 {
     if (rep->type != REDIS_REPLY_ERROR)
         return 0;
-    enum rc_redis_err k = rc_classify_error(rep->str, rep->len);
+    enum rc_redis_err k = rc_slot_classify_error(rep->str, rep->len);
     return k == RC_REDIS_ERR_MOVED || k == RC_REDIS_ERR_ASK || k == RC_REDIS_ERR_TRYAGAIN ||
            k == RC_REDIS_ERR_CLUSTERDOWN || k == RC_REDIS_ERR_LOADING || k == RC_REDIS_ERR_MASTERDOWN ||
            (k == RC_REDIS_ERR_NOSCRIPT && cmd->script);
@@ -273,9 +273,9 @@ static redisReply *run_alone(struct gw_cli_redis *r, struct gw_cli_cmd *cmd, str
         int asking = 0;
         if (prev) {
             struct rc_redirect red;
-            enum rc_redis_err k = rc_classify_error(prev->str, prev->len);
+            enum rc_redis_err k = rc_slot_classify_error(prev->str, prev->len);
             if ((k == RC_REDIS_ERR_MOVED || k == RC_REDIS_ERR_ASK) &&
-                rc_parse_redirect(prev->str, prev->len, &red) == 0) {
+                rc_slot_parse_redirect(prev->str, prev->len, &red) == 0) {
                 struct node *to = node_get(r, red.host[0] ? red.host : at->host, red.port);
                 if (!to) {
                     freeReplyObject(prev);

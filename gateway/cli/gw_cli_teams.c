@@ -20,17 +20,17 @@ int gw_cli_teams(struct gw_cli *c)
     struct rc_team_args a;
     struct rc_error err = {0, ""};
     char msg[GW_CLI_ERR_MAX];
-    int64_t now = gw_cli_now_ms();
+    int64_t now = gw_cli_base_now_ms();
     if (!c->b->teams[0])
-        return gw_cli_fail(c, GW_CLI_USAGE, "board %s has no team board (no teams = in its config)", c->board);
+        return gw_cli_base_fail(c, GW_CLI_USAGE, "board %s has no team board (no teams = in its config)", c->board);
     if (rc_period_select(&c->b->period, c->period ? c->period : "", now, &p) != 0)
-        return gw_cli_fail(c, GW_CLI_USAGE, "no period '%s' on board %s", c->period ? c->period : "", c->board);
-    struct gw_cli_redis *r = gw_cli_connect(c);
+        return gw_cli_base_fail(c, GW_CLI_USAGE, "no period '%s' on board %s", c->period ? c->period : "", c->board);
+    struct gw_cli_redis *r = gw_cli_base_connect(c);
     if (!r)
         return GW_CLI_UNAVAILABLE;
     if (rc_team_args_build(c->b, &p, 0, now, gw_cli_redis_is_cluster(r), &a, &err) != 0) {
         gw_cli_redis_close(r);
-        return gw_cli_fail(c, GW_CLI_USAGE, "%s", err.msg);
+        return gw_cli_base_fail(c, GW_CLI_USAGE, "%s", err.msg);
     }
     gw_write_new_epoch(a.epoch);
     char nkeys[8];
@@ -45,9 +45,9 @@ int gw_cli_teams(struct gw_cli *c)
     redisReply *rep = gw_cli_redis_command(r, &cmd, msg, sizeof msg);
     int rc = GW_CLI_OK;
     if (!rep) {
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "%s", msg);
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "%s", msg);
     } else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 || rep->element[1]->type != REDIS_REPLY_INTEGER) {
-        rc = gw_cli_fail(c, GW_CLI_UNAVAILABLE, "the teams script answered: %s",
+        rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "the teams script answered: %s",
                          rep->type == REDIS_REPLY_ERROR ? rep->str : "an unexpected reply");
     } else {
         fprintf(stderr, "rankcast teams rebuild %s: team board %s recomputed: %lld teams changed, seq %lld\n",

@@ -29,14 +29,14 @@
 #include "rc_keys.h"
 #include "redis/gw_redis.h"
 
-struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period)
+struct gw_board *gw_board_find(struct gw_fanout *f, const char *name, const char *period)
 {
     struct rc_reg_board *rb = rc_registry_board_find(&f->reg, name, period);
     return rb ? GW_FO_CONTAINER(rb, struct gw_board, r) : NULL;
 }
 
 /* Puts b on the work list of the next tick (once). */
-void gw_fo_board_wake(struct gw_board *b)
+void gw_board_wake(struct gw_board *b)
 {
     struct gw_fanout *f = b->f;
     if (b->dead || b->wlist)
@@ -49,7 +49,7 @@ void gw_fo_board_wake(struct gw_board *b)
     b->wlist = &f->work;
 }
 
-void gw_fo_work_remove(struct gw_board *b)
+void gw_board_work_remove(struct gw_board *b)
 {
     if (!b->wlist)
         return;
@@ -63,7 +63,7 @@ void gw_fo_work_remove(struct gw_board *b)
     b->wlist = NULL;
 }
 
-void gw_fo_view_due(struct gw_view *v)
+void gw_board_view_due(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     if (!b || v->dead)
@@ -76,10 +76,10 @@ void gw_fo_view_due(struct gw_view *v)
         b->due = v;
         v->dlist = &b->due;
     }
-    gw_fo_board_wake(b);
+    gw_board_wake(b);
 }
 
-void gw_fo_view_undue(struct gw_view *v)
+void gw_board_view_undue(struct gw_view *v)
 {
     if (!v->dlist)
         return;
@@ -95,7 +95,7 @@ void gw_fo_view_undue(struct gw_view *v)
 
 /* ---- the first-answer queue (gw_first.c works through it) -------------- */
 
-void gw_fo_first_queue(struct gw_fanout *f, struct gw_sub *s)
+void gw_board_first_queue(struct gw_fanout *f, struct gw_sub *s)
 {
     f->app->metrics.first_deferred++;
     s->queued = 1;
@@ -109,7 +109,7 @@ void gw_fo_first_queue(struct gw_fanout *f, struct gw_sub *s)
     f->first_tail = s;
 }
 
-void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s)
+void gw_board_first_unqueue(struct gw_fanout *f, struct gw_sub *s)
 {
     if (!s->queued)
         return;
@@ -126,30 +126,30 @@ void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s)
     s->view->first_queued--;
 }
 
-int gw_fo_first_share_left(const struct gw_fanout *f)
+int gw_board_first_share_left(const struct gw_fanout *f)
 {
     return f->first_rows < GW_FO_FIRST_ROWS_PER_TURN && f->first_us < GW_FO_FIRST_US_PER_TURN;
 }
 
-int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v)
+int gw_board_first_may_cut(struct gw_fanout *f, struct gw_view *v)
 {
-    if (gw_fo_first_share_left(f) || !f->first_on) {
+    if (gw_board_first_share_left(f) || !f->first_on) {
         f->first_rows += (size_t)v->r.spec.limit + 1;
         return 1;
     }
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (s->pending && !s->queued)
-            gw_fo_first_queue(f, s);
+            gw_board_first_queue(f, s);
     return 0;
 }
 
-void gw_fo_view_set_dirty(struct gw_view *v)
+void gw_board_view_set_dirty(struct gw_view *v)
 {
     v->dirty = 1;
-    gw_fo_view_due(v);
+    gw_board_view_due(v);
 }
 
-int gw_fo_view_mirror_shaped(const struct gw_view *v)
+int gw_board_view_mirror_shaped(const struct gw_view *v)
 {
     return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&
            (uint64_t)v->r.spec.offset + v->r.spec.limit <= GW_FO_MIRROR_MAX_ROWS;
@@ -166,7 +166,7 @@ static struct gw_view **kind_list(struct gw_board *b, const struct gw_view *v)
  * across its end moves its places), any other in its list. */
 static void view_file(struct gw_board *b, struct gw_view *v)
 {
-    if (gw_fo_view_mirror_shaped(v)) {
+    if (gw_board_view_mirror_shaped(v)) {
         size_t end = (size_t)v->r.spec.offset + v->r.spec.limit + (v->r.spec.places ? 1 : 0);
         if (rc_vindex_add(&b->vix, &v->ix, v->r.spec.places ? 0 : (size_t)v->r.spec.offset, end) != 0)
             b->vix_lost = 1; /* out of memory: its refreshes walk every view */
@@ -183,8 +183,8 @@ static void view_file(struct gw_board *b, struct gw_view *v)
 
 static void view_unfile(struct gw_board *b, struct gw_view *v)
 {
-    gw_fo_view_undue(v);
-    if (gw_fo_view_mirror_shaped(v)) {
+    gw_board_view_undue(v);
+    if (gw_board_view_mirror_shaped(v)) {
         rc_vindex_remove(&b->vix, &v->ix);
         return;
     }
@@ -200,21 +200,21 @@ static void view_unfile(struct gw_board *b, struct gw_view *v)
     v->knext = v->kprev = NULL;
 }
 
-void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb)
+void gw_board_view_refile(struct gw_view *v, struct gw_board *nb)
 {
     view_unfile(v->board, v);
     v->board = nb;
     view_file(nb, v);
 }
 
-void gw_fo_board_set_stale(struct gw_board *b)
+void gw_board_set_stale(struct gw_board *b)
 {
     b->stale = 1;
-    gw_fo_board_wake(b);
+    gw_board_wake(b);
 }
 
 /* The i-th oldest of the board's recent events (i < ring_len). */
-const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i)
+const struct rc_event *gw_board_ring_at(const struct gw_board *b, size_t i)
 {
     return &b->ring[(b->ring_head + i) % b->ring_cap];
 }
@@ -224,17 +224,17 @@ const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i)
  * up to GW_FO_RING_EVENTS (GW_FO_RING_FROZEN while the board is frozen); then
  * the oldest goes. (Out of memory: it stops growing and drops the oldest
  * earlier, as a full ring does.) */
-void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
+void gw_board_ring_push(struct gw_board *b, const struct rc_event *ev)
 {
     size_t max = b->freeze_was.frozen ? GW_FO_RING_FROZEN : GW_FO_RING_EVENTS;
     if (b->ring_len == b->ring_cap && b->ring_cap > max)
-        gw_fo_ring_shrink(b, max); /* thawed, and the hidden changes long revealed */
+        gw_board_ring_shrink(b, max); /* thawed, and the hidden changes long revealed */
     if (b->ring_len == b->ring_cap && b->ring_cap < max) {
         size_t cap = b->ring_cap ? b->ring_cap * 2 : GW_FO_RING_FIRST;
         struct rc_event *r = malloc((cap < max ? cap : max) * sizeof *r);
         if (r) {
             for (size_t i = 0; i < b->ring_len; i++)
-                r[i] = *gw_fo_ring_at(b, i);
+                r[i] = *gw_board_ring_at(b, i);
             free(b->ring);
             b->ring = r;
             b->ring_cap = cap < max ? cap : max;
@@ -252,7 +252,7 @@ void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev)
     }
 }
 
-void gw_fo_ring_shrink(struct gw_board *b, size_t n)
+void gw_board_ring_shrink(struct gw_board *b, size_t n)
 {
     if (b->ring_cap <= n)
         return;
@@ -261,7 +261,7 @@ void gw_fo_ring_shrink(struct gw_board *b, size_t n)
         return; /* keeps the bigger ring */
     size_t keep = b->ring_len < n ? b->ring_len : n;
     for (size_t i = 0; i < keep; i++)
-        r[i] = *gw_fo_ring_at(b, b->ring_len - keep + i);
+        r[i] = *gw_board_ring_at(b, b->ring_len - keep + i);
     free(b->ring);
     b->ring = r;
     b->ring_cap = n;
@@ -273,7 +273,7 @@ void gw_fo_ring_shrink(struct gw_board *b, size_t n)
  * of another history are dropped (a feed must never replay them into this
  * one). The first word on a new board is taken as is: the events that raced
  * it belong to it. */
-void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
+void gw_board_follow_epoch(struct gw_board *b, const char *epoch)
 {
     if (b->epoch_known && strcmp(b->epoch, epoch) == 0)
         return;
@@ -294,15 +294,15 @@ void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch)
  * history began (the empty board after a DEL of the set or a Redis that
  * came back empty, or the history that ended), so its epoch is not
  * followed: the ring is kept and its first event carries the reader into
- * the new history. Any other read is followed (gw_fo_board_follow_epoch).
+ * the new history. Any other read is followed (gw_board_follow_epoch).
  * Returns 1 when the read's epoch was followed, 0 when it predates. */
 int gw_board_follow_read(struct gw_board *b, const char *epoch, int64_t seq)
 {
-    const struct rc_event *first = b->ring_len ? gw_fo_ring_at(b, 0) : NULL;
+    const struct rc_event *first = b->ring_len ? gw_board_ring_at(b, 0) : NULL;
     if (b->epoch_known && strcmp(b->epoch, epoch) != 0 && first && first->seq == seq + 1 &&
         strcmp(first->epoch, b->epoch) == 0)
         return 0;
-    gw_fo_board_follow_epoch(b, epoch);
+    gw_board_follow_epoch(b, epoch);
     return 1;
 }
 
@@ -311,7 +311,7 @@ int gw_board_follow_read(struct gw_board *b, const char *epoch, int64_t seq)
 static void want_one(struct gw_fanout *f, const char *name, const char *period, int want)
 {
     char ch[RC_KEY_MAX];
-    if (rc_board_key(ch, sizeof ch, name, period, "ch", NULL) != 0)
+    if (rc_keys_board(ch, sizeof ch, name, period, "ch", NULL) != 0)
         return;
     if (want)
         gw_redis_channel_add(f->app->redis, ch);
@@ -339,10 +339,10 @@ static void want_channel(struct gw_fanout *f, const struct gw_board *b, int want
  * NULL when out of memory, or *over_cap = 1 when creating it would take the
  * live boards past max_boards (only when enforce_cap: a rollover moving
  * existing viewers on is not refused). */
-struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
+struct gw_board *gw_board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
                                   const char *period, int enforce_cap, int *over_cap)
 {
-    struct gw_board *b = gw_fo_board_find(f, name, period);
+    struct gw_board *b = gw_board_find(f, name, period);
     if (b)
         return b;
     if (enforce_cap && rc_registry_nboards(&f->reg) >= f->app->conf->max_boards) {
@@ -368,7 +368,7 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
         free(b);
         return NULL;
     }
-    if (gw_fo_viewers_attach(f, b) != 0) {
+    if (gw_vcount_attach(f, b) != 0) {
         rc_registry_board_remove(&f->reg, &b->r);
         rc_mirror_free(&b->mirror);
         free(b->sh);
@@ -394,7 +394,7 @@ struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *dec
 /* A board without views leaves the table, the list and the work list at
  * once (O(1)); its memory goes when the last reload or fetch in flight is
  * back. */
-void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
+void gw_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
 {
     if (gw_fo_first_view(b))
         return;
@@ -406,9 +406,9 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
             f->all = b->next;
         if (b->next)
             b->next->prev = b->prev;
-        gw_fo_work_remove(b);
+        gw_board_work_remove(b);
         want_channel(f, b, 0);
-        gw_fo_viewers_detach(f, b);
+        gw_vcount_detach(f, b);
         b->dead = 1;
     }
     if (b->refs == 0) {
@@ -417,7 +417,7 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
         rc_mirror_free(&b->mirror);
         gw_rowteam_free(b->rt);
         free(b->raced); /* a sharded board's events that raced a reload (gw_mirror.c) */
-        if (b->sh) /* a sharded board's events waiting for ranks (gw_shard_feed.c) */
+        if (b->sh) /* a sharded board's events waiting for ranks (gw_feed_shard.c) */
             free(b->sh->spend);
         free(b->sh);
         free(b->ring);
@@ -425,16 +425,16 @@ void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b)
     }
 }
 
-void gw_fo_board_unref(struct gw_board *b)
+void gw_board_unref(struct gw_board *b)
 {
     b->refs--;
     if (b->dead)
-        gw_fo_board_maybe_free(b->f, b);
+        gw_board_maybe_free(b->f, b);
 }
 
 /* The view of board b with spec and follows, shared with the viewers
  * already on it, or a new one (refs = 1, no viewers). NULL on OOM. */
-struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows)
+struct gw_view *gw_board_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows)
 {
     struct rc_reg_view *rv = rc_registry_view_find(&f->reg, &b->r, spec, follows);
     if (rv)
@@ -461,7 +461,7 @@ struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const st
     return v;
 }
 
-void gw_fo_view_unref(struct gw_view *v)
+void gw_board_view_unref(struct gw_view *v)
 {
     if (--v->refs == 0) {
         gw_window_free(v->last);
@@ -476,18 +476,18 @@ void gw_fo_view_unref(struct gw_view *v)
 
 /* Takes a view without viewers off its board (it is freed when its reads
  * are back) and returns that board, which the caller resizes or frees. */
-struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v)
+struct gw_board *gw_board_view_detach(struct gw_fanout *f, struct gw_view *v)
 {
     struct gw_board *b = v->board;
     view_unfile(b, v);
     rc_registry_view_remove(&f->reg, &v->r);
     v->dead = 1;
     v->board = NULL;
-    gw_fo_view_unref(v);
+    gw_board_view_unref(v);
     return b;
 }
 
-int gw_fo_view_held(const struct gw_view *v)
+int gw_board_view_held(const struct gw_view *v)
 {
     return !v->r.spec.live && v->board && v->board->freeze_was.frozen;
 }
@@ -495,17 +495,17 @@ int gw_fo_view_held(const struct gw_view *v)
 /* The mirror follows the live board: an audience view of a frozen board is
  * read from Redis (the frozen copy) instead. (A sharded board's mirror is
  * of the merged order, fed by every shard's events: docs/sharded.md.) */
-int gw_fo_view_uses_mirror(const struct gw_view *v)
+int gw_board_view_uses_mirror(const struct gw_view *v)
 {
-    return gw_fo_view_mirror_shaped(v) && !gw_fo_view_held(v);
+    return gw_board_view_mirror_shaped(v) && !gw_board_view_held(v);
 }
 
-void gw_fo_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr)
+void gw_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr)
 {
     if (!rc_freeze_newer(&b->freeze, fr))
         return;
     b->freeze = *fr;
     b->freeze_due = !rc_freeze_same(&b->freeze, &b->freeze_was);
     if (b->freeze_due)
-        gw_fo_board_wake(b);
+        gw_board_wake(b);
 }

@@ -33,12 +33,12 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app)
     uint64_t seed[2] = {0, 0};
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
         gw_log_warn("no random seed for the board table; using the clock");
-        seed[0] = (uint64_t)gw_mono_us();
+        seed[0] = (uint64_t)gw_clock_mono_us();
         seed[1] = (uint64_t)gw_now_ms(app);
     }
     rc_registry_init(&f->reg, (struct rc_hash_key){seed[0], seed[1]});
-    gw_fo_viewers_init(f);
-    gw_fo_hold_init(f);
+    gw_vcount_init(f);
+    gw_hold_init(f);
     return f;
 }
 
@@ -46,16 +46,16 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app)
  * mirror for the views left, or frees the board when it was the last. */
 static void view_detach(struct gw_fanout *f, struct gw_view *v)
 {
-    struct gw_board *b = gw_fo_view_detach(f, v);
+    struct gw_board *b = gw_board_view_detach(f, v);
     if (gw_fo_first_view(b))
-        gw_fo_board_want(b);
-    gw_fo_board_maybe_free(f, b);
+        gw_mirror_board_want(b);
+    gw_board_maybe_free(f, b);
 }
 
 static void sub_free(struct gw_fanout *f, struct gw_sub *s)
 {
     struct gw_view *v = s->view;
-    gw_fo_first_unqueue(f, s); /* (when it waited for its first answer) */
+    gw_board_first_unqueue(f, s); /* (when it waited for its first answer) */
     if (s->replay)
         gw_replay_detach(s);
     if (s->vprev)
@@ -65,7 +65,7 @@ static void sub_free(struct gw_fanout *f, struct gw_sub *s)
     if (s->vnext)
         s->vnext->vprev = s->vprev;
     if (v->board)
-        gw_fo_hold_leave(f, v->board, s);
+        gw_hold_leave(f, v->board, s);
     v->r.viewers--;
     f->app->metrics.views_visited[GW_METRICS_VISIT_UNSUBSCRIBE]++; /* its own view, and no other */
     if (v->board && v->board->vc)
@@ -97,7 +97,7 @@ static void view_drop_one(struct gw_fanout *f, struct gw_view *v, const char *ms
         }
     }
     if (msg)
-        gw_conn_reply(s->conn, rc_encode_view_error(v->r.id, RC_E_RATE_LIMITED, msg));
+        gw_conn_reply(s->conn, rc_proto_encode_view_error(v->r.id, RC_E_RATE_LIMITED, msg));
     sub_free(f, s);
 }
 
@@ -111,7 +111,7 @@ static void board_evict(struct gw_fanout *f, struct gw_board *b)
     b->refs++; /* alive until its views are gone */
     for (struct gw_view *v; (v = gw_fo_first_view(b)) != NULL;)
         view_drop_one(f, v, msg);
-    gw_fo_board_unref(b);
+    gw_board_unref(b);
 }
 
 void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc_request *r,
@@ -119,7 +119,7 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
 {
     struct gw_app *app = f->app;
     if (c->nsubs >= app->conf->max_subs_per_conn) {
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_TOO_LARGE,
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_TOO_LARGE,
                                          "subscription limit reached (max_subs_per_conn)"));
         gw_metrics_error(&app->metrics, RC_E_TOO_LARGE);
         return;
@@ -130,33 +130,33 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     if (has_vec && rc_shard_cursor_parse(r->since_cursor, decl->shards, &since_vec) != 0) {
         char msg[128];
         snprintf(msg, sizeof msg, "since.cursor is not a cursor of board %s (%u shards)", r->board, decl->shards);
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, msg));
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST, msg));
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
     if (r->view.kind == RC_VIEW_TEAM && !decl->teams[0]) {
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST,
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST,
                                          "a roster view {\"team\": ID} needs a board with teams (docs/teams.md)"));
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
     if ((r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) && decl->shards > 1) {
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST,
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST,
                                          "member lists are not served on sharded boards yet"));
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
     const char *no_replay = r->has_replay ? gw_replay_refusal(decl, r) : NULL;
     if (no_replay) {
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, no_replay));
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST, no_replay));
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
     if (decl->shards > 1 && r->view.kind == RC_VIEW_PAGE) {
         struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = r->view.offset, .count = r->view.limit};
-        const char *refused = gw_read_refusal(decl, &spec); /* a page too deep to merge */
+        const char *refused = gw_read_shard_refusal(decl, &spec); /* a page too deep to merge */
         if (refused) {
-            gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, refused));
+            gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST, refused));
             gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
             return;
         }
@@ -165,23 +165,23 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
      * place of a board held by one address (gw_hold.c) */
     struct gw_board *evict = NULL;
     char msg[160];
-    if (!gw_fo_board_find(f, r->board, p->id) && gw_fo_hold_admit(f, decl, c, &evict, msg, sizeof msg) != 0) {
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_RATE_LIMITED, msg));
+    if (!gw_board_find(f, r->board, p->id) && gw_hold_admit(f, decl, c, &evict, msg, sizeof msg) != 0) {
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_RATE_LIMITED, msg));
         gw_metrics_error(&app->metrics, RC_E_RATE_LIMITED);
         return;
     }
     if (evict)
         board_evict(f, evict);
     int over_cap = 0;
-    struct gw_board *b = gw_fo_board_get(f, decl, r->board, p->id, 0, &over_cap);
-    int follows = rc_follow_mode(decl->period.kind != RC_PERIOD_NONE, r->period);
+    struct gw_board *b = gw_board_get(f, decl, r->board, p->id, 0, &over_cap);
+    int follows = rc_registry_follow_mode(decl->period.kind != RC_PERIOD_NONE, r->period);
     if (b)
         gw_rowteam_load(b, 0); /* a board with teams: rows show each member's team */
-    struct gw_view *v = b ? gw_fo_view_get(f, b, &r->view, follows) : NULL;
+    struct gw_view *v = b ? gw_board_view_get(f, b, &r->view, follows) : NULL;
     if (v)
         app->metrics.views_visited[GW_METRICS_VISIT_SUBSCRIBE]++; /* its own view, and no other */
     if (v && v->r.spec.kind == RC_VIEW_TEAM && !v->roster_ok)
-        gw_rowteam_roster_view(v); /* (or when the board's membership is read) */
+        gw_rowteam_load_roster_view(v); /* (or when the board's membership is read) */
     for (struct gw_sub *o = c->subs; v && o; o = o->cnext) {
         if (o->view != v)
             continue;
@@ -193,9 +193,9 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
             free(o->id_json);
             o->id_json = r->id_json ? strdup(r->id_json) : NULL;
             if (!o->needs_snapshot)
-                o->needs_snapshot = gw_fo_send_owed_snapshot(f, o) != 0;
+                o->needs_snapshot = gw_view_send_owed_snapshot(f, o) != 0;
         } else {
-            gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_BAD_REQUEST, "already subscribed to this view"));
+            gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST, "already subscribed to this view"));
             gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         }
         return;
@@ -205,8 +205,8 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         if (v && !v->r.viewers)
             view_detach(f, v);
         else if (b)
-            gw_fo_board_maybe_free(f, b);
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_INTERNAL, "out of memory"));
+            gw_board_maybe_free(f, b);
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_INTERNAL, "out of memory"));
         return;
     }
     s->view = v;
@@ -231,14 +231,14 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
     s->cnext = c->subs;
     c->subs = s;
     c->nsubs++;
-    gw_fo_hold_join(f, b, s);
+    gw_hold_join(f, b, s);
     app->metrics.subscriptions[v->r.spec.kind]++;
     if (r->has_replay && gw_replay_start(f, s, decl, r, p->id) != 0) {
-        gw_conn_reply(c, rc_encode_error(r->id_json, RC_E_UNAVAILABLE, "the replay could not start"));
+        gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_UNAVAILABLE, "the replay could not start"));
         drop_sub(f, s);
         return;
     }
-    gw_fo_first_answer(f, s); /* now, or in a later loop turn (a burst) */
+    gw_first_answer(f, s); /* now, or in a later loop turn (a burst) */
 }
 
 /* f->drop_sub: s unlinked from its connection, then freed. */
@@ -275,7 +275,7 @@ void gw_fanout_revoke(struct gw_fanout *f, struct gw_conn *c, int (*keep)(void *
             p = &s->cnext;
             continue;
         }
-        gw_conn_reply(c, rc_encode_view_error(s->view->r.id, code, message));
+        gw_conn_reply(c, rc_proto_encode_view_error(s->view->r.id, code, message));
         *p = s->cnext;
         sub_free(f, s);
     }
@@ -327,14 +327,14 @@ int gw_fanout_resync_conn(struct gw_fanout *f, struct gw_conn *c)
     for (struct gw_sub *s = c->subs; s; s = s->cnext) {
         struct gw_view *v = s->view;
         if (v->r.spec.kind == RC_VIEW_FEED && s->pending) {
-            gw_fo_feed_catch_up(v); /* answers every pending viewer of v (a no-op while it reads) */
+            gw_feed_catch_up(v); /* answers every pending viewer of v (a no-op while it reads) */
             continue;
         }
         if (!s->needs_snapshot || !v->last || s->replay)
             continue;
         /* One snapshot per drain: a laggard never holds more than one. It
          * carries the subscribe's id when it is that request's reply. */
-        if (gw_fo_send_owed_snapshot(f, s) == 0)
+        if (gw_view_send_owed_snapshot(f, s) == 0)
             s->needs_snapshot = 0;
         return 1;
     }
@@ -363,24 +363,24 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     int sharded = rc_shard_split(name, base, &shard);
     if (sharded < 0)
         return;
-    struct gw_board *b = gw_fo_board_find(f, base, period);
+    struct gw_board *b = gw_board_find(f, base, period);
     if (!b)
         return; /* nobody watches this board here */
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
     if (sharded) {
-        gw_fo_mark_dirty(b);
+        gw_fanout_tick_mark_dirty(b);
         if (keyspace) {
             /* as for a board that is not sharded (below): a shard's set
              * is a board's set, its script's ZADD is followed by the event
              * on the same connection */
             if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
                 b->ks_pending++;
-                gw_fo_board_wake(b);
+                gw_board_wake(b);
             } else if (len != 6 || memcmp(payload, "expire", 6) != 0) {
                 b->moves_break++; /* changed outside the script */
                 if (b->mirror_on)
-                    gw_fo_board_set_stale(b);
+                    gw_board_set_stale(b);
             }
             return;
         }
@@ -390,17 +390,17 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             return;
         }
         sev.shard = shard;
-        if (gw_fo_feed_fault_drop(f->app, b->r.name))
+        if (gw_feed_fault_drop(f->app, b->r.name))
             return; /* a test's lost event */
         if (b->ks_pending > 0)
             b->ks_pending--;
-        gw_fo_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
-        gw_fo_shard_event(b, shard, &sev);
-        gw_fo_edge_maybe(f, b);
+        gw_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
+        gw_feed_shard_event(b, shard, &sev);
+        gw_fanout_tick_edge_maybe(f, b);
         return;
     }
     if (!keyspace && rc_event_team_is(payload, len)) {
-        gw_rowteam_heard(b, payload, len); /* a member's team changed: its rows show it (docs/teams.md) */
+        gw_rowteam_load_heard(b, payload, len); /* a member's team changed: its rows show it (docs/teams.md) */
         return;
     }
     if (!keyspace && rc_freeze_is_event(payload, len)) {
@@ -411,8 +411,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
             gw_log_warn("unparsable freeze event on %s", channel);
             return;
         }
-        gw_fo_board_heard_freeze(b, &fe.state);
-        gw_fo_freeze_apply(f, b);
+        gw_board_heard_freeze(b, &fe.state);
+        gw_frozen_apply(f, b);
         return;
     }
     if (keyspace) {
@@ -423,46 +423,46 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
          * sets them all dirty at the tick. */
         if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
             b->ks_pending++;
-            gw_fo_board_wake(b);
+            gw_board_wake(b);
         } else if (len == 6 && memcmp(payload, "expire", 6) == 0) {
             /* a TTL set on the set (the script's PEXPIRE on a periodic
              * board's keys, or anyone's): its members did not change */
         } else {
-            gw_fo_mark_dirty(b);
+            gw_fanout_tick_mark_dirty(b);
             b->moves_break++; /* prev_rank: the ring's moves do not explain this */
             if (b->mirror_on)
-                gw_fo_board_set_stale(b);
+                gw_board_set_stale(b);
             if (b->freeze_was.frozen)
-                gw_fo_freeze_recheck(b); /* a set deleted outside voids its freeze */
+                gw_frozen_recheck(b); /* a set deleted outside voids its freeze */
         }
         return;
     }
     struct rc_event ev;
     if (rc_event_parse(payload, len, &ev) != 0) {
-        gw_fo_mark_dirty(b); /* a change all the same: its read views read again */
+        gw_fanout_tick_mark_dirty(b); /* a change all the same: its read views read again */
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
-    if (gw_fo_feed_fault_drop(f->app, b->r.name))
+    if (gw_feed_fault_drop(f->app, b->r.name))
         return; /* a test's lost event */
     if (ev.epoch[0]) {
-        gw_fo_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
+        gw_board_follow_epoch(b, ev.epoch); /* a new history: the ring's older events are not of it */
         if (b->freeze_was.frozen)
-            gw_fo_freeze_recheck(b); /* a freeze holds only in its history */
+            gw_frozen_recheck(b); /* a freeze holds only in its history */
     }
-    gw_fo_ring_push(b, &ev);
-    gw_fo_reads_event(b, &ev); /* (after the push: a read back later judges it from the ring) */
+    gw_board_ring_push(b, &ev);
+    gw_reads_event(b, &ev); /* (after the push: a read back later judges it from the ring) */
     if (b->ks_pending > 0)
         b->ks_pending--;
     if (b->mirror_on) {
         if (!b->loading && b->mirror.exact)
-            gw_fo_mirror_apply(b, &ev);
+            gw_mirror_apply(b, &ev);
         else if (ev.epoch[0])
-            gw_fo_board_set_stale(b); /* read again, in the new history */
+            gw_board_set_stale(b); /* read again, in the new history */
     }
     for (struct gw_view *v = b->feeds; v; v = v->knext)
-        gw_fo_feed_deliver(f, v, &ev);
-    gw_fo_edge_maybe(f, b);
+        gw_feed_deliver(f, v, &ev);
+    gw_fanout_tick_edge_maybe(f, b);
 }
 
 void gw_fanout_profile_changed(struct gw_fanout *f)
@@ -471,8 +471,8 @@ void gw_fanout_profile_changed(struct gw_fanout *f)
         b->changed = b->mirror_on;
         b->refresh_all = b->mirror_on; /* any row's profile may have changed */
         if (b->changed)
-            gw_fo_board_wake(b);
-        gw_fo_mark_dirty(b);
+            gw_board_wake(b);
+        gw_fanout_tick_mark_dirty(b);
     }
 }
 
@@ -497,17 +497,17 @@ static void resync_board(struct gw_board *b, int snapshot)
     b->epoch_known = 0;
     b->freeze.version = -1; /* Redis may have come back without the freeze */
     b->stale = b->mirror_on;
-    gw_fo_board_wake(b);
+    gw_board_wake(b);
     if (b->rt)
         gw_rowteam_load(b, 1); /* team messages may have been lost meanwhile */
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
         if (v->r.spec.kind != RC_VIEW_FEED) {
             if (snapshot)
                 v->force_snapshot = v->last != NULL;
             continue;
         }
-        gw_fo_feed_recheck(v); /* events lost meanwhile: filled from the log */
+        gw_feed_recheck(v); /* events lost meanwhile: filled from the log */
     }
 }
 
@@ -523,7 +523,7 @@ void gw_fanout_channel_ready(struct gw_fanout *f, const char *channel)
     char name[RC_SHARD_NAME_MAX + 1], period[RC_PERIOD_ID_MAX], base[RC_BOARD_MAX + 1];
     unsigned shard;
     struct gw_board *b = parse_tag(channel, name, period) == 0 && rc_shard_split(name, base, &shard) >= 0
-                             ? gw_fo_board_find(f, base, period)
+                             ? gw_board_find(f, base, period)
                              : NULL;
     if (b)
         resync_board(b, 0);
@@ -538,14 +538,14 @@ void gw_fanout_free(struct gw_fanout *f)
         struct gw_board *b = f->all;
         struct gw_view *v = gw_fo_first_view(b);
         if (!v) {
-            gw_fo_board_maybe_free(f, b);
+            gw_board_maybe_free(f, b);
             continue;
         }
         view_drop_one(f, v, NULL);
     }
     gw_replay_free_all(f);
-    gw_fo_hold_free(f);
-    gw_fo_viewers_free(f);
+    gw_hold_free(f);
+    gw_vcount_free(f);
     rc_delta_scratch_free(&f->delta);
     free(f->reached);
     rc_registry_free(&f->reg);

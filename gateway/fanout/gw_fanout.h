@@ -34,8 +34,8 @@ void gw_fanout_free(struct gw_fanout *f);
  * subscribes past a loop turn's share (fanout/gw_first.c). Stop before the
  * loop's last run; until start, and after stop, every subscribe is answered
  * at once. */
-void gw_fanout_loop_start(struct gw_fanout *f, uv_loop_t *loop);
-void gw_fanout_loop_stop(struct gw_fanout *f);
+void gw_first_loop_start(struct gw_fanout *f, uv_loop_t *loop);
+void gw_first_loop_stop(struct gw_fanout *f);
 
 /* Handles a decoded subscribe for connection c on board decl (board name
  * r->board) in period p: answers with the snapshot (or an error) itself.
@@ -83,7 +83,7 @@ void gw_fanout_tick(struct gw_fanout *f);
 /* The leading edge (core/rc_edge.h): looks now at the boards whose change
  * found them quiet, instead of at the next tick. Called once per loop turn,
  * after its I/O (every change event read in that turn is applied first). */
-void gw_fanout_edge(struct gw_fanout *f);
+void gw_fanout_tick_edge(struct gw_fanout *f);
 
 /* A member's profile changed: every window is compared again on the next
  * tick, and rows whose profile differs are resent. */
@@ -103,11 +103,11 @@ void gw_fanout_channel_ready(struct gw_fanout *f, const char *channel);
  * the count, or an RC_E_* and 0; it runs once, after the call returned, for
  * a call that returned 0. Returns 0 or an RC_E_* (cb not called). */
 typedef void gw_fanout_viewers_cb(int code, int64_t viewers, void *privdata);
-int gw_fanout_viewers_count(struct gw_fanout *f, const char *board, gw_fanout_viewers_cb *cb, void *privdata);
+int gw_viewers_count(struct gw_fanout *f, const char *board, gw_fanout_viewers_cb *cb, void *privdata);
 
 /* Stopping: our counts are taken out of Redis (best effort, written out
  * now), and no more refreshes go out. */
-void gw_fanout_viewers_stop(struct gw_fanout *f);
+void gw_viewers_stop(struct gw_fanout *f);
 
 /* The pub/sub patterns the fan-out needs. */
 #define GW_FANOUT_CHANNEL_PATTERN "rc:{*}:ch"

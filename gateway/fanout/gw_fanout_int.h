@@ -116,13 +116,13 @@ struct gw_view {
     uint64_t last_break, read_break;
     int64_t viewers_sent;        /* the viewer count last broadcast to its viewers (window views) */
     /* A sharded board's window whose delta needs change events still out
-     * for their ranks (gw_shard_feed.c): held, and tried again as each
+     * for their ranks (gw_feed_shard.c): held, and tried again as each
      * batch comes back; at the next tick it goes as a snapshot if still
      * unexplained. */
     int await_moves;
     int await_final;
     uint64_t await_tick;         /* f->ticks when it began to wait: the tick that made it waits a tick more */
-    int viewers_due;             /* the count changed: tell them (gw_fo_view_tell_viewers) */
+    int viewers_due;             /* the count changed: tell them (gw_view_tell_viewers) */
     int cut_due;                 /* a new mirror view the mirror could not serve yet: cut it alone */
     int cut_fetched;             /* its profiles were fetched, its cut waits for its viewers' turn */
     unsigned first_queued;       /* its subscriptions waiting in the first-answer queue (gw_first.c) */
@@ -178,7 +178,7 @@ struct gw_sub {
      * epoch of what it was last sent. */
     int has_epoch;
     char epoch[RC_EPOCH_MAX + 1];
-    /* A sharded board's feed (gw_shard_feed.c): per shard the last change
+    /* A sharded board's feed (gw_feed_shard.c): per shard the last change
      * delivered (or, while pending with has_since, the resume point);
      * malloc'd, NULL until known. */
     struct rc_shard_cursor *vec;
@@ -200,7 +200,7 @@ struct gw_sub {
 };
 
 /* What a sharded board (decl->shards > 1) has besides a board's state: its
- * shards' change events waiting for their global ranks (gw_shard_feed.c),
+ * shards' change events waiting for their global ranks (gw_feed_shard.c),
  * and the batches out for them. */
 struct gw_board_shards {
     struct rc_event *spend;
@@ -252,7 +252,7 @@ struct gw_board {
     struct rc_freeze freeze_was;
     int freeze_due;
     /* A sharded board (decl->shards > 1): its shards' change events waiting
-     * for their global ranks (gw_shard_rank.c), and whether a batch is out. */
+     * for their global ranks (gw_rank_shard.c), and whether a batch is out. */
     struct gw_board_shards *sh;  /* NULL unless sharded: allocated with the board */
     /* Its views filed by what they show (gw_board.c): see the banner. */
     struct rc_vindex vix;        /* mirror views, by the ranks they show */
@@ -277,7 +277,7 @@ struct gw_board {
     unsigned nsubs, keyed, hsubs;
     int alone, guarded;
     struct gw_board *anext, *aprev; /* on f->alone_head..alone_tail */
-    /* Feeds (gw_feed.c, gw_shard_feed.c): when the last event reached
+    /* Feeds (gw_feed.c, gw_feed_shard.c): when the last event reached
      * them, and whether they are still to be checked against the board's
      * seq once it is quiet (2: while a delivery is under way). */
     int64_t feed_heard_us;
@@ -303,7 +303,7 @@ struct gw_fanout {
     struct gw_board *all;        /* live boards, for the rare walks over all of them */
     struct gw_board *work;       /* boards the next tick must look at */
     struct gw_board *soon;       /* boards whose change found them quiet: looked at after this loop turn's I/O */
-    struct gw_board *sflush;     /* sharded boards with events to rank (gw_shard_feed.c) */
+    struct gw_board *sflush;     /* sharded boards with events to rank (gw_feed_shard.c) */
     int64_t sflushed_us;         /* when they were last sent (at most every GW_FO_SHARD_FLUSH_US, and every tick) */
     uint64_t ticks;              /* ticks run (numbers the tick periods, core/rc_edge.h) */
     int64_t rollover_at;         /* the rollover walks the boards when the clock reaches this */
@@ -324,7 +324,7 @@ struct gw_fanout {
     struct rc_hmap hmap;         /* struct gw_holder by address */
     struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */
     unsigned nguarded;           /* boards declared or with a keyed viewer */
-    int64_t feed_checked_us;     /* the last pass over quiet boards' feeds (gw_fo_feed_check_quiet) */
+    int64_t feed_checked_us;     /* the last pass over quiet boards' feeds (gw_feed_check_quiet) */
     /* first answers spread over loop turns (gw_first.c) */
     uv_idle_t first_idle;
     int first_on;                /* first_idle is open */
@@ -349,73 +349,73 @@ static inline struct gw_view *gw_fo_view_next(const struct gw_view *v)
 
 /* ---- gw_board.c ---------------------------------------------------------- */
 
-struct gw_board *gw_fo_board_find(struct gw_fanout *f, const char *name, const char *period);
+struct gw_board *gw_board_find(struct gw_fanout *f, const char *name, const char *period);
 /* The live board `name` in `period`, created (without views) when missing.
  * NULL when out of memory, or *over_cap = 1 when creating it would take the
  * live boards past max_boards (only when enforce_cap). */
-struct gw_board *gw_fo_board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
+struct gw_board *gw_board_get(struct gw_fanout *f, const struct rc_board *decl, const char *name,
                                  const char *period, int enforce_cap, int *over_cap);
-void gw_fo_board_maybe_free(struct gw_fanout *f, struct gw_board *b);
-void gw_fo_board_unref(struct gw_board *b);
-void gw_fo_board_wake(struct gw_board *b);
-void gw_fo_work_remove(struct gw_board *b);
-void gw_fo_board_set_stale(struct gw_board *b);
-void gw_fo_view_set_dirty(struct gw_view *v);
+void gw_board_maybe_free(struct gw_fanout *f, struct gw_board *b);
+void gw_board_unref(struct gw_board *b);
+void gw_board_wake(struct gw_board *b);
+void gw_board_work_remove(struct gw_board *b);
+void gw_board_set_stale(struct gw_board *b);
+void gw_board_view_set_dirty(struct gw_view *v);
 /* Puts v on its board's due list (once) and wakes the board. */
-void gw_fo_view_due(struct gw_view *v);
-void gw_fo_view_undue(struct gw_view *v);
+void gw_board_view_due(struct gw_view *v);
+void gw_board_view_undue(struct gw_view *v);
 /* The first-answer queue (gw_first.c): s waits at its end (counted in
  * rankcast_first_answers_deferred_total); out of it (a no-op when not in:
  * also when s goes). */
-void gw_fo_first_queue(struct gw_fanout *f, struct gw_sub *s);
-void gw_fo_first_unqueue(struct gw_fanout *f, struct gw_sub *s);
+void gw_board_first_queue(struct gw_fanout *f, struct gw_sub *s);
+void gw_board_first_unqueue(struct gw_fanout *f, struct gw_sub *s);
 /* New mirror view v may be cut now (the tick, a profile fetch's answer): 1,
  * counted in this turn's share; else 0, and its pending viewers wait in the
  * queue (their turn cuts it). */
 /* Whether this turn's share of first answers (rows and time) has room left. */
-int gw_fo_first_share_left(const struct gw_fanout *f);
-int gw_fo_first_may_cut(struct gw_fanout *f, struct gw_view *v);
+int gw_board_first_share_left(const struct gw_fanout *f);
+int gw_board_first_may_cut(struct gw_fanout *f, struct gw_view *v);
 /* Moves v (out of its old board's files) onto board nb (rollover). */
-void gw_fo_view_refile(struct gw_view *v, struct gw_board *nb);
+void gw_board_view_refile(struct gw_view *v, struct gw_board *nb);
 /* 1 for a top-N or page the mirror can hold (whether or not it is served
- * from it now: see gw_fo_view_uses_mirror). */
-int gw_fo_view_mirror_shaped(const struct gw_view *v);
-const struct rc_event *gw_fo_ring_at(const struct gw_board *b, size_t i);
-void gw_fo_board_follow_epoch(struct gw_board *b, const char *epoch);
+ * from it now: see gw_board_view_uses_mirror). */
+int gw_board_view_mirror_shaped(const struct gw_view *v);
+const struct rc_event *gw_board_ring_at(const struct gw_board *b, size_t i);
+void gw_board_follow_epoch(struct gw_board *b, const char *epoch);
 /* A read of (epoch, seq) came back: follows its epoch unless it predates the
  * ring's new history (gw_board.c). 1: followed, 0: predates. */
 int gw_board_follow_read(struct gw_board *b, const char *epoch, int64_t seq);
-void gw_fo_ring_push(struct gw_board *b, const struct rc_event *ev);
+void gw_board_ring_push(struct gw_board *b, const struct rc_event *ev);
 /* Keeps only the newest n events of the ring (a thawed board gives back
  * what it held while frozen, once the ring fills). */
-void gw_fo_ring_shrink(struct gw_board *b, size_t n);
-struct gw_view *gw_fo_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows);
-void gw_fo_view_unref(struct gw_view *v);
-struct gw_board *gw_fo_view_detach(struct gw_fanout *f, struct gw_view *v);
-int gw_fo_view_uses_mirror(const struct gw_view *v);
+void gw_board_ring_shrink(struct gw_board *b, size_t n);
+struct gw_view *gw_board_view_get(struct gw_fanout *f, struct gw_board *b, const struct rc_view *spec, int follows);
+void gw_board_view_unref(struct gw_view *v);
+struct gw_board *gw_board_view_detach(struct gw_fanout *f, struct gw_view *v);
+int gw_board_view_uses_mirror(const struct gw_view *v);
 /* A read or an event told the board's freeze state: kept when newer, and
- * the board is due a transition (gw_fo_freeze_apply) when its views follow
+ * the board is due a transition (gw_frozen_apply) when its views follow
  * another state. */
-void gw_fo_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr);
+void gw_board_heard_freeze(struct gw_board *b, const struct rc_freeze *fr);
 /* 1 when v shows the audience's board while the board is frozen (its
  * viewers see the frozen state; an admin's live view does not). */
-int gw_fo_view_held(const struct gw_view *v);
+int gw_board_view_held(const struct gw_view *v);
 
 /* ---- gw_hold.c ----------------------------------------------------------- */
 
-void gw_fo_hold_init(struct gw_fanout *f);
-void gw_fo_hold_free(struct gw_fanout *f);
+void gw_hold_init(struct gw_fanout *f);
+void gw_hold_free(struct gw_fanout *f);
 /* s (linked in a view of b) now counts on b / s (unlinked) no longer does. */
-void gw_fo_hold_join(struct gw_fanout *f, struct gw_board *b, struct gw_sub *s);
-void gw_fo_hold_leave(struct gw_fanout *f, struct gw_board *b, const struct gw_sub *s);
+void gw_hold_join(struct gw_fanout *f, struct gw_board *b, struct gw_sub *s);
+void gw_hold_leave(struct gw_fanout *f, struct gw_board *b, const struct gw_sub *s);
 /* b's views changed wholesale (a rollover moved one): count them again. */
-void gw_fo_hold_recount(struct gw_fanout *f, struct gw_board *b);
+void gw_hold_recount(struct gw_fanout *f, struct gw_board *b);
 /* How many boards one address may hold alone. */
-unsigned gw_fo_hold_share(const struct gw_fanout *f);
+unsigned gw_hold_share(const struct gw_fanout *f);
 /* May connection c open a new board of decl? 0: yes, after *evict (when
  * not NULL) has been evicted; RC_E_RATE_LIMITED: no, msg (cap bytes) says
  * why. Borrows everything. */
-int gw_fo_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const struct gw_conn *c,
+int gw_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const struct gw_conn *c,
                      struct gw_board **evict, char *msg, size_t cap);
 
 /* ---- gw_view.c ----------------------------------------------------------- */
@@ -423,56 +423,56 @@ int gw_fo_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const str
 /* The messages of view v (core/rc_proto.h); cursor: a sharded feed's
  * position (NULL: none), epoch: the event that began the board's history
  * (NULL: not it). */
-char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
+char *gw_view_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
                             const char *cursor);
-char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor);
+char *gw_view_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor);
 /* A pending feed viewer's snapshot msg (taken; NULL: out of memory, the
  * viewer is answered all the same) as an owed reply, the viewer then
  * answered in history `epoch`. Returns 0, or -1 when its queue refused it
  * (the viewer stays pending). */
-int gw_fo_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg, const char *epoch);
-int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s);
-void gw_fo_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s);
-void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
-void gw_fo_fail_pending(struct gw_view *v, int code);
-void gw_fo_view_read(struct gw_view *v);
-void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us);
+int gw_view_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg, const char *epoch);
+int gw_view_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s);
+void gw_view_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s);
+void gw_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w);
+void gw_view_read_fail_pending(struct gw_view *v, int code);
+void gw_view_read(struct gw_view *v);
+void gw_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us);
 /* A batch of a sharded board's events was ranked: a window waiting for its
  * moves (await_moves) is tried again. */
-void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
+void gw_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
 
 /* ---- gw_members.c -------------------------------------------------------- */
 
 /* Member list v's entries changed (mmoved): its next window, built from
- * its last read and the entries, goes out (gw_fo_view_update). */
+ * its last read and the entries, goes out (gw_view_update). */
 void gw_members_build(struct gw_view *v);
 
 /* ---- gw_mirror.c --------------------------------------------------------- */
 
-void gw_fo_board_want(struct gw_board *b);
+void gw_mirror_board_want(struct gw_board *b);
 /* Cuts the mirror views the mirror's touched span reaches (every one after
  * a load or with refresh_all) and sends what changed. */
-void gw_fo_board_refresh(struct gw_board *b, int may_fetch);
+void gw_mirror_board_refresh(struct gw_board *b, int may_fetch);
 /* Cuts new mirror view v alone from the mirror (a subscribe): its missing
  * profiles fetched first. When the mirror cannot serve it now, v is left
  * due (cut_due) and the board woken. */
-void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v);
-void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev);
+void gw_mirror_cut_one(struct gw_board *b, struct gw_view *v);
+void gw_mirror_apply(struct gw_board *b, const struct rc_event *ev);
 /* Around view v (not frozen for its audience, no shared places) cut from
  * its board's mirror when the mirror is exact and holds the member, its
  * window and every row's profile in the cache: the window sent as a read's
  * would be, and 1; else 0 and the caller reads Redis. */
-int gw_fo_mirror_around(struct gw_view *v);
-/* A read view's window, fresh: cut from the mirror when gw_fo_mirror_around
- * can, else read (gw_fo_view_read). */
-void gw_fo_view_read_or_cut(struct gw_view *v);
+int gw_mirror_around(struct gw_view *v);
+/* A read view's window, fresh: cut from the mirror when gw_mirror_around
+ * can, else read (gw_view_read). */
+void gw_mirror_view_read_or_cut(struct gw_view *v);
 /* A change event of a sharded board's shard (ev->shard set) as it arrives,
  * before its ranks are read: applied to the mirror, or kept for after the
  * reload in flight. */
-void gw_fo_mirror_shard_event(struct gw_board *b, const struct rc_event *ev);
-void gw_fo_board_reload(struct gw_board *b);
+void gw_mirror_shard_event(struct gw_board *b, const struct rc_event *ev);
+void gw_mirror_board_reload(struct gw_board *b);
 
-/* ---- gw_shard_rank.c ----------------------------------------------------- */
+/* ---- gw_rank_shard.c ----------------------------------------------------- */
 
 /* Makes the ranks of events[0..n) (change events of sharded board b's
  * shards, each with its shard set) global, in place (docs/sharded.md,
@@ -481,68 +481,68 @@ void gw_fo_board_reload(struct gw_board *b);
  * before this returns; or RC_E_INTERNAL (out of memory: events not taken,
  * cb not called). */
 typedef void gw_shard_resolve_cb(int code, struct rc_event *events, size_t n, void *privdata);
-int gw_fo_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, gw_shard_resolve_cb *cb,
+int gw_rank_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, gw_shard_resolve_cb *cb,
                         void *privdata);
 
-/* ---- gw_shard_feed.c ----------------------------------------------------- */
+/* ---- gw_feed_shard.c ----------------------------------------------------- */
 
 /* A change event of shard `shard` of sharded board b (seq: the shard's):
  * its global ranks are read (the events of one loop turn together, sent by
- * gw_fo_shard_flush), then it is kept in the ring (prev_rank of deltas) and
+ * gw_feed_shard_flush), then it is kept in the ring (prev_rank of deltas) and
  * delivered to b's feeds, in arrival order. */
-void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev);
+void gw_feed_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev);
 /* Sends the rank reads of the events waiting (one batch per board). */
-void gw_fo_shard_flush(struct gw_fanout *f);
+void gw_feed_shard_flush(struct gw_fanout *f);
 /* Answers the pending viewers of feed v of a sharded board from its shards'
  * change logs: a snapshot, then what each missed since its cursor. */
-void gw_fo_shard_feed_catch_up(struct gw_view *v);
+void gw_feed_shard_catch_up(struct gw_view *v);
 
 /* ---- gw_feed.c ----------------------------------------------------------- */
 
-void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev);
-void gw_fo_feed_catch_up(struct gw_view *v);
+void gw_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev);
+void gw_feed_catch_up(struct gw_view *v);
 /* Moves v's viewers on through the board's ring up to what they may see;
  * a viewer the ring cannot take there (its next event is older than the
  * ring) is caught up from the log (with a snapshot first). */
-void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v);
+void gw_feed_advance(struct gw_fanout *f, struct gw_view *v);
 /* Every viewer of feed v gets a snapshot (no id, no rows) of the board as
  * it may see it now, then what it missed: the catch-up of a resume. */
-void gw_fo_feed_resnapshot(struct gw_view *v);
+void gw_feed_resnapshot(struct gw_view *v);
 /* v's channel was (re-)subscribed (or Redis came back, or the board went
  * quiet): events may have been lost meanwhile, the last ones too. Every
  * viewer is checked against the board's log and seq at the next tick: given
  * the events it missed alone when the log holds them in its history, else a
  * reset snapshot (a sharded board's: a snapshot, then what each shard's log
  * adds); a read in flight is done again once back. */
-void gw_fo_feed_recheck(struct gw_view *v);
+void gw_feed_recheck(struct gw_view *v);
 /* From the tick: the feeds of boards quiet for GW_FO_FEED_QUIET_MS since
  * their last event are checked once against the log (the event that went
  * missing may have been the last). */
-void gw_fo_feed_check_quiet(struct gw_fanout *f);
+void gw_feed_check_quiet(struct gw_fanout *f);
 
 /* ---- gw_frozen.c --------------------------------------------------------- */
 
 /* Moves b's views and feeds to the freeze state it heard last (when due). */
-void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b);
+void gw_frozen_apply(struct gw_fanout *f, struct gw_board *b);
 /* What b knows of its freeze may be stale (Redis came back, possibly
  * without its data; the board's history started over; its set changed
  * outside the scripts): the next read's state is taken whatever its version,
  * and every view reads again. */
-void gw_fo_freeze_recheck(struct gw_board *b);
+void gw_frozen_recheck(struct gw_board *b);
 
 /* ---- gw_vcount.c -------------------------------------------------------- */
 
 /* Sets up the table and this process's gateway id (f->vid, f->vscript). */
-void gw_fo_viewers_init(struct gw_fanout *f);
-void gw_fo_viewers_free(struct gw_fanout *f);
+void gw_vcount_init(struct gw_fanout *f);
+void gw_vcount_free(struct gw_fanout *f);
 /* Ties b to its name's count (created when missing). Returns 0 or RC_E_INTERNAL. */
-int gw_fo_viewers_attach(struct gw_fanout *f, struct gw_board *b);
-void gw_fo_viewers_detach(struct gw_fanout *f, struct gw_board *b);
+int gw_vcount_attach(struct gw_fanout *f, struct gw_board *b);
+void gw_vcount_detach(struct gw_fanout *f, struct gw_board *b);
 /* What b's viewers are shown: the other gateways' sum and ours now. */
-int64_t gw_fo_viewers_shown(const struct gw_board *b);
-struct gw_vcount *gw_fo_vcount_find(const struct gw_fanout *f, const char *name);
+int64_t gw_vcount_shown(const struct gw_board *b);
+struct gw_vcount *gw_vcount_find(const struct gw_fanout *f, const char *name);
 /* Frees vc unless a board, a call in flight or our field in Redis needs it. */
-void gw_fo_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
+void gw_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
 
 /* ---- gw_viewers.c -------------------------------------------------------- */
 
@@ -551,43 +551,43 @@ void gw_fo_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
 #define GW_VIEWERS_BATCH 256     /* counts a tick refreshes at most (a pass spreads over ticks) */
 
 /* The refresh pass, from the tick (does something every GW_VIEWERS_EVERY_MS). */
-void gw_fo_viewers_tick(struct gw_fanout *f);
+void gw_viewers_tick(struct gw_fanout *f);
 
 /* ---- gw_view.c (viewer counts) ------------------------------------------- */
 
 /* A delta without rows carrying the new count to v's viewers, when it is not
  * what they were last told. */
-void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
+void gw_view_tell_viewers(struct gw_fanout *f, struct gw_view *v);
 
 /* ---- gw_first.c ---------------------------------------------------------- */
 
 /* Answers new subscription s (pending) now, or queues it for a later loop
  * turn when this turn has answered its share of rows or others wait. */
-void gw_fo_first_answer(struct gw_fanout *f, struct gw_sub *s);
+void gw_first_answer(struct gw_fanout *f, struct gw_sub *s);
 /* After each turn's I/O: renews the share, and works through the queue in
  * the next turns while some wait. */
-void gw_fo_first_kick(struct gw_fanout *f);
+void gw_first_kick(struct gw_fanout *f);
 
 /* ---- gw_fanout_tick.c ---------------------------------------------------- */
 
 /* A change to b: its read views read again on the next tick. */
-void gw_fo_mark_dirty(struct gw_board *b);
+void gw_fanout_tick_mark_dirty(struct gw_board *b);
 /* Change event ev of (unsharded) board b, pushed to its ring: the read
  * views it can have changed read again on the next tick, the others not. */
-void gw_fo_reads_event(struct gw_board *b, const struct rc_event *ev);
+void gw_reads_event(struct gw_board *b, const struct rc_event *ev);
 /* A read of v came back with window w: v's tracker starts from it and
  * judges the ring's events newer than it (v is set dirty when one can
  * have changed it). Call before w is handed on. */
-void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w);
+void gw_reads_track(struct gw_view *v, const struct gw_window *w);
 /* A read of v failed: the events skipped while it was out are judged
  * against the tracker of its read before. */
-void gw_fo_reads_failed(struct gw_view *v);
+void gw_reads_failed(struct gw_view *v);
 /* A change event reached b: looked at after this loop turn's I/O when it
  * finds b quiet (core/rc_edge.h). */
-void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b);
+void gw_fanout_tick_edge_maybe(struct gw_fanout *f, struct gw_board *b);
 
 /* ---- gw_rollover.c ------------------------------------------------------- */
 
-void gw_fo_rollover(struct gw_fanout *f);
+void gw_rollover_run(struct gw_fanout *f);
 
 #endif

@@ -14,12 +14,12 @@
 /* A change to the board: its views read from Redis (around views, pages
  * past the mirror) read again on the next tick; mirror views follow the
  * mirror, feeds their events. */
-void gw_fo_mark_dirty(struct gw_board *b)
+void gw_fanout_tick_mark_dirty(struct gw_board *b)
 {
     for (struct gw_view *v = b->reads; v; v = v->knext) {
         /* (the audience of a frozen board sees no live change) */
-        if (!gw_fo_view_held(v))
-            gw_fo_view_set_dirty(v);
+        if (!gw_board_view_held(v))
+            gw_board_view_set_dirty(v);
     }
 }
 
@@ -46,15 +46,15 @@ static int board_may_send(const struct gw_board *b)
 }
 
 /* A change event reached b: when it finds b quiet, b goes on the soon list
- * (off the work list) and gw_fanout_edge looks at it after this loop turn's
+ * (off the work list) and gw_fanout_tick_edge looks at it after this loop turn's
  * I/O, instead of the next tick. */
-void gw_fo_edge_maybe(struct gw_fanout *f, struct gw_board *b)
+void gw_fanout_tick_edge_maybe(struct gw_fanout *f, struct gw_board *b)
 {
     if (b->dead || b->wlist == &f->soon || !board_has_work(b))
         return;
-    if (!rc_edge_quiet(&b->edge, gw_mono_us(), f->app->conf->tick_ms * 1000))
+    if (!rc_edge_quiet(&b->edge, gw_clock_mono_us(), f->app->conf->tick_ms * 1000))
         return;
-    gw_fo_work_remove(b);
+    gw_board_work_remove(b);
     b->wprev = NULL;
     b->wnext = f->soon;
     if (f->soon)
@@ -68,13 +68,13 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
 {
     if (v->dead)
         return;
-    gw_fo_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
-    if (gw_fo_view_uses_mirror(v)) {
-        v->dirty = 0; /* served by the mirror (gw_fo_board_refresh) */
+    gw_view_send_held(b->f, v, now_us); /* max_rate: its interval has passed */
+    if (gw_board_view_uses_mirror(v)) {
+        v->dirty = 0; /* served by the mirror (gw_mirror_board_refresh) */
         if (v->cut_due && !v->reading) {
             v->cut_due = 0; /* (set again when it still cannot be cut) */
-            if (gw_fo_first_may_cut(b->f, v))
-                gw_fo_mirror_cut_one(b, v); /* a new view the mirror could not serve before */
+            if (gw_board_first_may_cut(b->f, v))
+                gw_mirror_cut_one(b, v); /* a new view the mirror could not serve before */
         }
     } else {
         v->cut_due = 0; /* (left the mirror: it reads) */
@@ -82,14 +82,14 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
     if (v->mmoved && !v->dirty && !v->reading && rc_rate_may_send(&v->gate, now_us))
         gw_members_build(v); /* a member list the events alone moved: no read */
     if (v->viewers_due && !v->dirty && !v->reading && !v->held && rc_rate_may_send(&v->gate, now_us))
-        gw_fo_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
+        gw_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
     if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
         return; /* (max_rate: read when it may send; stays dirty till then) */
     if (v->r.spec.kind == RC_VIEW_FEED) {
         v->dirty = 0;
-        gw_fo_feed_catch_up(v);
+        gw_feed_catch_up(v);
     } else {
-        gw_fo_view_read_or_cut(v);
+        gw_mirror_view_read_or_cut(v);
     }
 }
 
@@ -98,7 +98,7 @@ static void board_tick(struct gw_board *b)
     if (b->ks_pending > 0 && b->mirror_on) {
         /* a ZADD no script event explained: made outside */
         b->moves_break++;
-        gw_fo_mark_dirty(b); /* read views: no event tells what it changed */
+        gw_fanout_tick_mark_dirty(b); /* read views: no event tells what it changed */
         b->stale = 1; /* the reload clears ks_pending */
     } else if (b->ks_pending > 0) {
         /* No mirror to read again: only prev_rank cares (gw_view.c), and
@@ -106,7 +106,7 @@ static void board_tick(struct gw_board *b)
          * ZADD still unexplained a whole tick later was made outside (its
          * event may just have come in a later read of the connection). */
         if (b->ks_waited) {
-            gw_fo_mark_dirty(b);
+            gw_fanout_tick_mark_dirty(b);
             b->moves_break++;
             b->ks_pending = 0;
             b->ks_waited = 0;
@@ -116,12 +116,12 @@ static void board_tick(struct gw_board *b)
     } else {
         b->ks_waited = 0;
     }
-    gw_fo_freeze_apply(b->f, b); /* a read heard of a change of the freeze */
+    gw_frozen_apply(b->f, b); /* a read heard of a change of the freeze */
     if (b->mirror_on) {
         if (b->stale || !b->mirror.exact)
-            gw_fo_board_reload(b);
+            gw_mirror_board_reload(b);
         else if (b->changed)
-            gw_fo_board_refresh(b, 1);
+            gw_mirror_board_refresh(b, 1);
     }
     /* the views due, and no other: each is taken off the list, looked at,
      * and put back while it still has work (a read out, max_rate) */
@@ -132,13 +132,13 @@ static void board_tick(struct gw_board *b)
         v->dlist = &todo;
     while (todo) {
         struct gw_view *v = todo;
-        gw_fo_view_undue(v);
+        gw_board_view_undue(v);
         b->f->app->metrics.views_visited[GW_METRICS_VISIT_TICK]++;
         v->refs++; /* alive through what it sends */
         tick_view(b, v, now_us);
         if (!v->dead && (v->dirty || v->held || v->viewers_due || v->cut_due || v->mmoved))
-            gw_fo_view_due(v);
-        gw_fo_view_unref(v);
+            gw_board_view_due(v);
+        gw_board_view_unref(v);
     }
 }
 
@@ -153,15 +153,15 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
     *from = NULL;
     for (struct gw_board *b = todo; b; b = b->wnext)
         b->wlist = &todo;
-    int64_t now_us = gw_mono_us();
+    int64_t now_us = gw_clock_mono_us();
     while (todo) {
         struct gw_board *b = todo;
-        gw_fo_work_remove(b);
+        gw_board_work_remove(b);
         /* The tick passes over a board that went out at its leading edge
          * in this period; the edge leaves a board whose script event is
          * still to come (its ZADD was heard) to the tick. */
         if (edge ? b->ks_pending > 0 : !rc_edge_tick_may_send(&b->edge, period)) {
-            gw_fo_board_wake(b);
+            gw_board_wake(b);
             continue;
         }
         if (edge)
@@ -171,8 +171,8 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
         b->refs++; /* alive through its own callbacks */
         board_tick(b);
         if (!b->dead && board_has_work(b))
-            gw_fo_board_wake(b);
-        gw_fo_board_unref(b);
+            gw_board_wake(b);
+        gw_board_unref(b);
     }
 }
 
@@ -180,27 +180,27 @@ void gw_fanout_tick(struct gw_fanout *f)
 {
     uint64_t period = f->ticks++; /* this tick ends period f->ticks (before the ++) */
     gw_replay_tick(f);
-    gw_fo_shard_flush(f);
-    gw_fo_rollover(f);
-    gw_fo_viewers_tick(f);
-    gw_fo_feed_check_quiet(f);
+    gw_feed_shard_flush(f);
+    gw_rollover_run(f);
+    gw_viewers_tick(f);
+    gw_feed_check_quiet(f);
     /* Boards still waiting for their leading edge (normally none: it runs
      * after each loop turn's I/O) are looked at by this tick instead. */
     while (f->soon) {
         struct gw_board *b = f->soon;
-        gw_fo_work_remove(b);
-        gw_fo_board_wake(b);
+        gw_board_work_remove(b);
+        gw_board_wake(b);
     }
     run_boards(&f->work, 0, period); /* only the boards with work */
 }
 
-void gw_fanout_edge(struct gw_fanout *f)
+void gw_fanout_tick_edge(struct gw_fanout *f)
 {
-    gw_fo_first_kick(f); /* the next turns' first answers (gw_first.c) */
+    gw_first_kick(f); /* the next turns' first answers (gw_first.c) */
     /* sharded boards' events go out for their ranks together: before the
      * reads of this edge, else every GW_FO_SHARD_FLUSH_US */
-    if (f->sflush && (f->soon || gw_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))
-        gw_fo_shard_flush(f);
+    if (f->sflush && (f->soon || gw_clock_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))
+        gw_feed_shard_flush(f);
     if (f->soon)
         run_boards(&f->soon, 1, f->ticks);
 }

@@ -37,7 +37,7 @@ static struct gw_msg *over_snapshot(const struct gw_view *v, const struct rc_eve
 {
     struct gw_window empty = {.seq = ev->seq - 1};
     memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
-    return gw_msg_take(gw_fo_encode_snapshot(v, &empty, NULL, 1, NULL));
+    return gw_msg_take(gw_view_encode_snapshot(v, &empty, NULL, 1, NULL));
 }
 
 /* Sends ev to viewer s (not pending), by its step (core/rc_feedgap.h). An
@@ -57,7 +57,7 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
         return 1;
     struct gw_msg *msg;
     if (step == RC_FEEDGAP_BEGIN) {
-        if (!m->began && !(m->began = gw_msg_take(gw_fo_encode_event(v, ev, ev->epoch, NULL))))
+        if (!m->began && !(m->began = gw_msg_take(gw_view_encode_event(v, ev, ev->epoch, NULL))))
             return -1;
         msg = m->began;
     } else {
@@ -67,7 +67,7 @@ static int deliver_one(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s,
             gw_conn_send(s->conn, m->over, 1);
             f->app->metrics.snapshots_sent++;
         }
-        if (!m->plain && !(m->plain = gw_msg_take(gw_fo_encode_event(v, ev, NULL, NULL))))
+        if (!m->plain && !(m->plain = gw_msg_take(gw_view_encode_event(v, ev, NULL, NULL))))
             return -1;
         msg = m->plain;
     }
@@ -106,11 +106,11 @@ static void repend(struct gw_sub *s, int gap)
  * for the audience, else no limit. */
 static int64_t feed_limit(const struct gw_view *v)
 {
-    return gw_fo_view_held(v) ? v->board->freeze_was.shown : INT64_MAX;
+    return gw_board_view_held(v) ? v->board->freeze_was.shown : INT64_MAX;
 }
 
 /* Sends ev to the feed viewers of v that have not seen it. */
-void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
+void gw_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_event *ev)
 {
     struct event_msgs m = {NULL, NULL, NULL, 0};
     if (ev->seq > feed_limit(v) && !ev->epoch[0])
@@ -131,14 +131,14 @@ void gw_fo_feed_deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_
     if (gap) {
         f->app->metrics.feed_gaps++;
         if (replying)
-            gw_fo_view_set_dirty(v);
+            gw_board_view_set_dirty(v);
         else
             catch_up_soon(v);
     }
     if (m.sent && v->board) {
         /* news: once the board is quiet, its feeds are checked (the last
          * event may be lost without a gap to show it) */
-        v->board->feed_heard_us = gw_mono_us();
+        v->board->feed_heard_us = gw_clock_mono_us();
         v->board->feed_check_due = 1;
     }
     gw_msg_unref(m.plain);
@@ -171,7 +171,7 @@ static int fill_gap(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, in
             continue;
         /* the lost event may be the first of the history (it names it) */
         int began = evs[i].epoch[0] && strcmp(evs[i].epoch, s->epoch) != 0;
-        struct gw_msg *msg = gw_msg_take(gw_fo_encode_event(v, &evs[i], began ? evs[i].epoch : NULL, NULL));
+        struct gw_msg *msg = gw_msg_take(gw_view_encode_event(v, &evs[i], began ? evs[i].epoch : NULL, NULL));
         if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
             gw_msg_unref(msg);
             repend(s, 0); /* lagging: the rest after a snapshot, once its queue drains */
@@ -207,12 +207,12 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
     int recheck = v->recheck;
     v->recheck = 0;
     if (v->dead) {
-        gw_fo_view_unref(v);
+        gw_board_view_unref(v);
         return;
     }
     if (code) {
-        gw_fo_fail_pending(v, code);
-        gw_fo_view_unref(v);
+        gw_view_read_fail_pending(v, code);
+        gw_board_view_unref(v);
         return;
     }
     /* A log read from before the board's history began can come back after
@@ -221,7 +221,7 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
      * the read is the older word (gw_board_follow_read), the ring is kept,
      * and its first event carries the viewers into the new history. */
     gw_board_follow_read(v->board, epoch, seq);
-    gw_fo_board_heard_freeze(v->board, fr);
+    gw_board_heard_freeze(v->board, fr);
     /* read before a change of the freeze that its viewers must see: they
      * are answered from a read after it */
     int stale = fr->version < v->board->freeze.version || v->board->freeze_due;
@@ -242,15 +242,15 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
                                     (n && evs[0].seq <= s->since + 1) || (!n && s->since >= seq));
         struct gw_window empty = {.seq = seq, .total = total, .freeze = *fr};
         snprintf(empty.epoch, sizeof empty.epoch, "%s", epoch);
-        struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(v, &empty, s->id_json, !replayable, NULL));
-        if (gw_fo_feed_answer(f, s, msg, empty.epoch) != 0)
+        struct gw_msg *msg = gw_msg_take(gw_view_encode_snapshot(v, &empty, s->id_json, !replayable, NULL));
+        if (gw_view_feed_answer(f, s, msg, empty.epoch) != 0)
             continue; /* stays pending */
         s->cursor = replayable ? from : seq;
         s->after_replay = 0;
         for (size_t i = 0; i < n && !s->pending; i++) {
             if (evs[i].seq <= s->cursor || evs[i].seq > seq)
                 continue;
-            msg = gw_msg_take(gw_fo_encode_event(v, &evs[i], NULL, NULL));
+            msg = gw_msg_take(gw_view_encode_event(v, &evs[i], NULL, NULL));
             if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
                 s->pending = 1; /* the rest once its queue drains */
                 s->has_since = 1;
@@ -265,18 +265,18 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
     }
     struct gw_board *b = v->board;
     if (stale)
-        gw_fo_view_set_dirty(v); /* the tick reads again */
+        gw_board_view_set_dirty(v); /* the tick reads again */
     else {
         replying = 1;
         for (size_t i = 0; i < b->ring_len; i++)
-            gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
+            gw_feed_deliver(f, v, gw_board_ring_at(b, i));
         replying = 0;
         if (again)
-            gw_fo_view_set_dirty(v); /* (the tick reads again for the replay's viewer) */
+            gw_board_view_set_dirty(v); /* (the tick reads again for the replay's viewer) */
     }
     if (recheck && !v->dead)
-        gw_fo_feed_recheck(v); /* this read may predate the channel's subscribe */
-    gw_fo_view_unref(v);
+        gw_feed_recheck(v); /* this read may predate the channel's subscribe */
+    gw_board_view_unref(v);
 }
 
 /* A log read's reply held back by a test (gw_feed_fault.h). */
@@ -323,17 +323,17 @@ static void on_feed_log_held(int code, int64_t seq, int64_t total, const char *e
     snprintf(x->epoch, sizeof x->epoch, "%s", epoch);
     uv_timer_init(j->f->app->loop, &x->timer);
     x->timer.data = x;
-    uv_timer_start(&x->timer, held_fire, (uint64_t)gw_fo_feed_fault_delay_ms(j->f->app), 0);
+    uv_timer_start(&x->timer, held_fire, (uint64_t)gw_feed_fault_delay_ms(j->f->app), 0);
 }
 
 /* Starts the log read that answers v's pending feed viewers. */
-void gw_fo_feed_catch_up(struct gw_view *v)
+void gw_feed_catch_up(struct gw_view *v)
 {
     struct gw_app *app = v->f->app;
     if (v->dead || v->reading)
         return;
     if (v->board && v->board->decl->shards > 1) {
-        gw_fo_shard_feed_catch_up(v); /* per shard (gw_shard_feed.c) */
+        gw_feed_shard_catch_up(v); /* per shard (gw_feed_shard.c) */
         return;
     }
     struct log_join *j = malloc(sizeof *j);
@@ -344,13 +344,13 @@ void gw_fo_feed_catch_up(struct gw_view *v)
     v->refs++;
     v->reading = 1;
     int rc = gw_read_log(&app->store, v->board->decl, v->board->r.name, v->board->r.period, v->r.spec.live,
-                         gw_fo_feed_fault_delay_ms(app) ? on_feed_log_held : on_feed_log, j);
+                         gw_feed_fault_delay_ms(app) ? on_feed_log_held : on_feed_log, j);
     if (rc) {
         free(j);
         v->reading = 0;
         v->refs--;
-        gw_fo_view_set_dirty(v);
-        gw_fo_fail_pending(v, rc);
+        gw_board_view_set_dirty(v);
+        gw_view_read_fail_pending(v, rc);
     }
 }
 
@@ -358,15 +358,15 @@ void gw_fo_feed_catch_up(struct gw_view *v)
 static void catch_up_soon(struct gw_view *v)
 {
     if (v->reading)
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
     else
-        gw_fo_feed_catch_up(v);
+        gw_feed_catch_up(v);
 }
 
-void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v)
+void gw_feed_advance(struct gw_fanout *f, struct gw_view *v)
 {
     const struct gw_board *b = v->board;
-    int64_t limit = feed_limit(v), oldest = b->ring_len ? gw_fo_ring_at(b, 0)->seq : INT64_MAX;
+    int64_t limit = feed_limit(v), oldest = b->ring_len ? gw_board_ring_at(b, 0)->seq : INT64_MAX;
     int any = 0;
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
         if (s->pending || s->cursor >= limit || s->cursor + 1 >= oldest)
@@ -375,28 +375,28 @@ void gw_fo_feed_advance(struct gw_fanout *f, struct gw_view *v)
         any = 1;
     }
     for (size_t i = 0; i < b->ring_len; i++)
-        gw_fo_feed_deliver(f, v, gw_fo_ring_at(b, i));
+        gw_feed_deliver(f, v, gw_board_ring_at(b, i));
     if (any)
         catch_up_soon(v);
 }
 
-void gw_fo_feed_resnapshot(struct gw_view *v)
+void gw_feed_resnapshot(struct gw_view *v)
 {
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         repend(s, 0);
     catch_up_soon(v);
 }
 
-void gw_fo_feed_recheck(struct gw_view *v)
+void gw_feed_recheck(struct gw_view *v)
 {
     /* A sharded board's viewers go back to the logs by their cursor
-     * (gw_shard_feed.c), with a snapshot. */
+     * (gw_feed_shard.c), with a snapshot. */
     int gap = !(v->board && v->board->decl->shards > 1);
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         repend(s, gap);
     if (v->reading)
         v->recheck = 1;
-    gw_fo_view_set_dirty(v); /* the tick reads */
+    gw_board_view_set_dirty(v); /* the tick reads */
 }
 
 /* The head of a quiet board came back: a viewer of feed v behind the seq
@@ -416,9 +416,9 @@ static void on_quiet_head(int code, struct gw_window *w, void *privdata)
             behind = 1;
     }
     if (behind)
-        gw_fo_feed_recheck(v); /* the log fills them */
+        gw_feed_recheck(v); /* the log fills them */
     gw_window_free(w);
-    gw_fo_view_unref(v);
+    gw_board_view_unref(v);
 }
 
 /* Reads the head (seq and epoch, no rows) of feed v's board as its viewers
@@ -436,9 +436,9 @@ static void read_quiet_head(struct gw_view *v)
         v->refs--; /* Redis is down: its return rechecks every feed */
 }
 
-void gw_fo_feed_check_quiet(struct gw_fanout *f)
+void gw_feed_check_quiet(struct gw_fanout *f)
 {
-    int64_t now = gw_mono_us();
+    int64_t now = gw_clock_mono_us();
     if (now - f->feed_checked_us < GW_FO_FEED_QUIET_MS * 1000 / 4)
         return;
     f->feed_checked_us = now;

@@ -69,7 +69,7 @@ static void load(const struct gw_app *app)
     }
 }
 
-int gw_fo_feed_fault_drop(const struct gw_app *app, const char *board)
+int gw_feed_fault_drop(const struct gw_app *app, const char *board)
 {
     load(app);
     int drop = 0;
@@ -84,7 +84,7 @@ int gw_fo_feed_fault_drop(const struct gw_app *app, const char *board)
     return drop;
 }
 
-int64_t gw_fo_feed_fault_delay_ms(const struct gw_app *app)
+int64_t gw_feed_fault_delay_ms(const struct gw_app *app)
 {
     load(app);
     return delay_ms;

@@ -9,8 +9,8 @@ struct gw_app;
 
 /* 1 when the change event of `board` just received must be thrown away
  * (RANKCAST_TEST_DROP_EVENTS), else 0. Counts it. */
-int gw_fo_feed_fault_drop(const struct gw_app *app, const char *board);
+int gw_feed_fault_drop(const struct gw_app *app, const char *board);
 /* How long a feed's log read reply is held back (RANKCAST_TEST_FEED_LOG_DELAY_MS), 0: not. */
-int64_t gw_fo_feed_fault_delay_ms(const struct gw_app *app);
+int64_t gw_feed_fault_delay_ms(const struct gw_app *app);
 
 #endif

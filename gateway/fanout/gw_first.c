@@ -11,7 +11,7 @@
  * waits in a queue (FIFO, so a burst cannot overtake itself) that an idle
  * handle works through, the same amount per turn, with the loop's I/O
  * (pings, writes, other clients' requests) answered between. The budget is
- * renewed after each turn's I/O (gw_fanout_edge), which also starts the
+ * renewed after each turn's I/O (gw_fanout_tick_edge), which also starts the
  * idle handle when some wait (the queue itself, and the share the tick and
  * the profile fetches may take, are in gw_board.c). A subscription answered
  * meanwhile by its view (a change cut or read its window and answered
@@ -32,7 +32,7 @@ static size_t cost(const struct gw_sub *s)
         return 1;
     if (v->last)
         return v->last->n + 1;
-    return gw_fo_view_uses_mirror(v) ? (size_t)v->r.spec.limit + 1 : 1;
+    return gw_board_view_uses_mirror(v) ? (size_t)v->r.spec.limit + 1 : 1;
 }
 
 /* What a subscribe answers with, once it is s's turn. */
@@ -43,53 +43,53 @@ static void answer(struct gw_fanout *f, struct gw_sub *s)
     if (!s->pending || !b || v->dead)
         return; /* answered by its view meanwhile */
     f->first_rows += cost(s);
-    int64_t t0 = gw_mono_us();
+    int64_t t0 = gw_clock_mono_us();
     if (v->r.spec.kind == RC_VIEW_FEED) {
-        gw_fo_feed_catch_up(v);
+        gw_feed_catch_up(v);
     } else if (v->last) {
-        gw_fo_send_first_snapshot(f, s); /* later deltas are diffs from this window */
-    } else if (gw_fo_view_uses_mirror(v)) {
+        gw_view_send_first_snapshot(f, s); /* later deltas are diffs from this window */
+    } else if (gw_board_view_uses_mirror(v)) {
         /* its own window alone: the board's other views keep whatever
          * changes they have pending for the tick */
-        gw_fo_board_want(b);
+        gw_mirror_board_want(b);
         if (b->stale || !b->mirror.exact) {
             v->cut_due = 1; /* cut by the reload's refresh, or after it (tick) */
-            gw_fo_view_due(v);
-            gw_fo_board_reload(b);
+            gw_board_view_due(v);
+            gw_mirror_board_reload(b);
         } else {
-            gw_fo_mirror_cut_one(b, v);
+            gw_mirror_cut_one(b, v);
         }
     } else {
-        gw_fo_view_read_or_cut(v);
+        gw_mirror_view_read_or_cut(v);
     }
-    f->first_us += gw_mono_us() - t0;
+    f->first_us += gw_clock_mono_us() - t0;
 }
 
 static void on_first_idle(uv_idle_t *h)
 {
     struct gw_fanout *f = h->data;
-    while (f->first_head && gw_fo_first_share_left(f)) {
+    while (f->first_head && gw_board_first_share_left(f)) {
         struct gw_sub *s = f->first_head;
-        gw_fo_first_unqueue(f, s);
+        gw_board_first_unqueue(f, s);
         struct gw_view *v = s->view;
         v->refs++; /* (answering may detach nothing, but the view outlives it either way) */
         answer(f, s);
-        gw_fo_view_unref(v);
+        gw_board_view_unref(v);
     }
     if (!f->first_head)
         uv_idle_stop(h);
 }
 
-void gw_fo_first_answer(struct gw_fanout *f, struct gw_sub *s)
+void gw_first_answer(struct gw_fanout *f, struct gw_sub *s)
 {
-    if (!f->first_on || (!f->first_head && gw_fo_first_share_left(f))) {
+    if (!f->first_on || (!f->first_head && gw_board_first_share_left(f))) {
         answer(f, s);
         return;
     }
-    gw_fo_first_queue(f, s);
+    gw_board_first_queue(f, s);
 }
 
-void gw_fo_first_kick(struct gw_fanout *f)
+void gw_first_kick(struct gw_fanout *f)
 {
     f->first_rows = 0; /* the next turn's share */
     f->first_us = 0;
@@ -97,14 +97,14 @@ void gw_fo_first_kick(struct gw_fanout *f)
         uv_idle_start(&f->first_idle, on_first_idle);
 }
 
-void gw_fanout_loop_start(struct gw_fanout *f, uv_loop_t *loop)
+void gw_first_loop_start(struct gw_fanout *f, uv_loop_t *loop)
 {
     uv_idle_init(loop, &f->first_idle);
     f->first_idle.data = f;
     f->first_on = 1;
 }
 
-void gw_fanout_loop_stop(struct gw_fanout *f)
+void gw_first_loop_stop(struct gw_fanout *f)
 {
     if (!f->first_on)
         return;

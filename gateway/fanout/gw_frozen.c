@@ -16,19 +16,19 @@
  */
 #include "fanout/gw_fanout_int.h"
 
-void gw_fo_freeze_recheck(struct gw_board *b)
+void gw_frozen_recheck(struct gw_board *b)
 {
     b->freeze.version = -1; /* whatever a read says next is news */
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
         if (v->r.spec.kind == RC_VIEW_FEED)
-            gw_fo_feed_catch_up(v); /* its log read tells the state (a no-op while one is out) */
+            gw_feed_catch_up(v); /* its log read tells the state (a no-op while one is out) */
         else
-            gw_fo_view_set_dirty(v);
+            gw_board_view_set_dirty(v);
     }
-    gw_fo_board_wake(b);
+    gw_board_wake(b);
 }
 
-void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b)
+void gw_frozen_apply(struct gw_fanout *f, struct gw_board *b)
 {
     if (!b->freeze_due)
         return;
@@ -38,7 +38,7 @@ void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b)
     /* a reveal inside the same freeze moves the audience's feeds on by
      * events; anything else starts them from a snapshot of the new state */
     int step = was.frozen && b->freeze.frozen && was.seq == b->freeze.seq;
-    gw_fo_board_want(b); /* audience views leave or rejoin the mirror */
+    gw_mirror_board_want(b); /* audience views leave or rejoin the mirror */
     if (b->mirror_on) {
         b->changed = 1; /* live views (and a thawed audience) are cut again */
         b->refresh_all = 1;
@@ -47,13 +47,13 @@ void gw_fo_freeze_apply(struct gw_fanout *f, struct gw_board *b)
     }
     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
         if (v->r.spec.kind != RC_VIEW_FEED) {
-            if (!gw_fo_view_uses_mirror(v))
-                gw_fo_view_set_dirty(v);
+            if (!gw_board_view_uses_mirror(v))
+                gw_board_view_set_dirty(v);
         } else if (!v->r.spec.live && step) {
-            gw_fo_feed_advance(f, v);
+            gw_feed_advance(f, v);
         } else {
-            gw_fo_feed_resnapshot(v);
+            gw_feed_resnapshot(v);
         }
     }
-    gw_fo_board_wake(b);
+    gw_board_wake(b);
 }

@@ -53,7 +53,7 @@ static int holder_eq(const struct rc_hnode *n, const void *key)
 
 static struct gw_holder *holder_find(const struct gw_fanout *f, const char *ip)
 {
-    struct rc_hnode *n = rc_hmap_find(&f->hmap, rc_hash(&f->vkey, ip, strlen(ip)), holder_eq, ip);
+    struct rc_hnode *n = rc_hmap_find(&f->hmap, rc_hmap_hash(&f->vkey, ip, strlen(ip)), holder_eq, ip);
     return n ? GW_FO_CONTAINER(n, struct gw_holder, node) : NULL;
 }
 
@@ -66,7 +66,7 @@ static struct gw_holder *holder_ref(struct gw_fanout *f, const char *ip)
         if (!h)
             return NULL;
         snprintf(h->ip, sizeof h->ip, "%s", ip);
-        if (rc_hmap_insert(&f->hmap, &h->node, rc_hash(&f->vkey, ip, strlen(ip))) != 0) {
+        if (rc_hmap_insert(&f->hmap, &h->node, rc_hmap_hash(&f->vkey, ip, strlen(ip))) != 0) {
             free(h);
             return NULL;
         }
@@ -83,12 +83,12 @@ static void holder_unref(struct gw_fanout *f, struct gw_holder *h)
     }
 }
 
-void gw_fo_hold_init(struct gw_fanout *f)
+void gw_hold_init(struct gw_fanout *f)
 {
     rc_hmap_init(&f->hmap, 16);
 }
 
-void gw_fo_hold_free(struct gw_fanout *f)
+void gw_hold_free(struct gw_fanout *f)
 {
     rc_hmap_free(&f->hmap); /* empty by now: every board has gone */
 }
@@ -169,7 +169,7 @@ static void recount(struct gw_fanout *f, struct gw_board *b)
         b->hsubs = 0; /* out of memory: held by nobody */
 }
 
-void gw_fo_hold_join(struct gw_fanout *f, struct gw_board *b, struct gw_sub *s)
+void gw_hold_join(struct gw_fanout *f, struct gw_board *b, struct gw_sub *s)
 {
     unsettle(f, b);
     s->keyed = s->conn->who.key != NULL;
@@ -183,7 +183,7 @@ void gw_fo_hold_join(struct gw_fanout *f, struct gw_board *b, struct gw_sub *s)
     settle(f, b);
 }
 
-void gw_fo_hold_leave(struct gw_fanout *f, struct gw_board *b, const struct gw_sub *s)
+void gw_hold_leave(struct gw_fanout *f, struct gw_board *b, const struct gw_sub *s)
 {
     unsettle(f, b);
     b->nsubs--;
@@ -200,14 +200,14 @@ void gw_fo_hold_leave(struct gw_fanout *f, struct gw_board *b, const struct gw_s
     settle(f, b);
 }
 
-void gw_fo_hold_recount(struct gw_fanout *f, struct gw_board *b)
+void gw_hold_recount(struct gw_fanout *f, struct gw_board *b)
 {
     unsettle(f, b);
     recount(f, b);
     settle(f, b);
 }
 
-unsigned gw_fo_hold_share(const struct gw_fanout *f)
+unsigned gw_hold_share(const struct gw_fanout *f)
 {
     uint64_t n = (uint64_t)f->app->conf->max_boards * f->app->conf->ip_board_share / 100;
     return n ? (unsigned)n : 1;
@@ -232,7 +232,7 @@ static struct gw_board *victim(const struct gw_fanout *f, const char *ip)
     return best;
 }
 
-int gw_fo_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const struct gw_conn *c,
+int gw_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const struct gw_conn *c,
                      struct gw_board **evict, char *msg, size_t cap)
 {
     const struct rc_conf *conf = f->app->conf;
@@ -240,7 +240,7 @@ int gw_fo_hold_admit(struct gw_fanout *f, const struct rc_board *decl, const str
     *evict = NULL;
     if (anonymous) {
         const struct gw_holder *h = holder_find(f, c->peer);
-        if (h && h->held >= gw_fo_hold_share(f)) {
+        if (h && h->held >= gw_hold_share(f)) {
             snprintf(msg, cap, "this address holds its share of live boards (ip_board_share %u%% of max_boards %u)",
                      conf->ip_board_share, conf->max_boards);
             return RC_E_RATE_LIMITED;

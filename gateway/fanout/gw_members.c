@@ -1,7 +1,7 @@
 /* gw_members.c - a member list's next window without a read: the rows of
  * its last read (v->mbase) at the ranks and composites its tracker
  * followed from the change events since (gw_reads.c, core/rc_vtrack.h),
- * handed to gw_fo_view_update like a read's window (the delta rule is
+ * handed to gw_view_update like a read's window (the delta rule is
  * core/rc_delta's, rc_delta_make_members). Only the scores of members whose
  * composite changed are decoded again; profiles are the read's. */
 #include "fanout/gw_fanout_int.h"
@@ -28,7 +28,7 @@ void gw_members_build(struct gw_view *v)
     }
     if (!w || !w->rows) {
         gw_window_free(w);
-        gw_fo_view_set_dirty(v); /* out of memory: a read says it */
+        gw_board_view_set_dirty(v); /* out of memory: a read says it */
         return;
     }
     w->seq = v->trk.seq;
@@ -40,15 +40,15 @@ void gw_members_build(struct gw_view *v)
         r->rank = e->rank;
         if (r->c != e->c) {
             r->c = e->c;
-            gw_decode_score(b->decl, e->c, &r->score, r->fields, &r->nfields);
+            gw_window_decode_score(b->decl, e->c, &r->score, r->fields, &r->nfields);
         }
         if (!(r->member = strdup(base->rows[e->row].member))) {
             gw_window_free(w);
-            gw_fo_view_set_dirty(v);
+            gw_board_view_set_dirty(v);
             return;
         }
         gw_profile_ref(r->profile);
         w->n++;
     }
-    gw_fo_view_update(v->f, v, w);
+    gw_view_update(v->f, v, w);
 }

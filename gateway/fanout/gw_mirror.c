@@ -77,13 +77,13 @@ static void raced_push(struct gw_board *b, const struct rc_event *ev)
 /* Sizes the mirror for the board's views; turns it off when none needs it.
  * The index knows the largest end (O(log)); while the board is frozen
  * its audience's views leave the mirror, and every view is looked at. */
-void gw_fo_board_want(struct gw_board *b)
+void gw_mirror_board_want(struct gw_board *b)
 {
     size_t want = 0;
     int on = 0;
     if (b->freeze_was.frozen || b->vix_lost) {
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
-            if (!gw_fo_view_uses_mirror(v))
+            if (!gw_board_view_uses_mirror(v))
                 continue;
             on = 1;
             /* shared places look one row past the window (a tie across its end) */
@@ -105,7 +105,7 @@ void gw_fo_board_want(struct gw_board *b)
     if (on && rc_mirror_set_want(&b->mirror, want))
         b->stale = 1;
     if (on)
-        gw_fo_board_wake(b); /* the tick reloads or refreshes as needed */
+        gw_board_wake(b); /* the tick reloads or refreshes as needed */
 }
 
 /* ---- profiles: the one join of store/gw_join ---------------------------- */
@@ -114,7 +114,7 @@ static void on_board_profiles(struct gw_window *w, void *privdata);
 
 /* Starts fetching (store/gw_join) the profiles that the cache lacks of b's
  * mirrored rows at positions [lo, end) (within want); the views are then cut
- * with gw_profiles_attach. Returns 1 when the work continues in cb(privdata)
+ * with gw_join_attach. Returns 1 when the work continues in cb(privdata)
  * (which may already have run), else 0: nothing is missing, or memory is
  * short (rows go out with what the cache holds). The look-up first keeps a
  * refresh whose profiles are all cached free of copies. */
@@ -125,7 +125,7 @@ static int profile_join_fetch(struct gw_board *b, size_t lo, size_t end, gw_join
     if (end < stop)
         stop = end;
     for (size_t i = lo; i < stop; i++)
-        if (!gw_profiles_get(profiles, b->mirror.rows[i].member))
+        if (!gw_profile_get(profiles, b->mirror.rows[i].member))
             n++;
     if (!n)
         return 0;
@@ -137,7 +137,7 @@ static int profile_join_fetch(struct gw_board *b, size_t lo, size_t end, gw_join
     /* copies: the mirror may change before the fetch answers */
     for (size_t i = lo; w->n < n && i < stop; i++) {
         const char *m = b->mirror.rows[i].member;
-        if (gw_profiles_get(profiles, m))
+        if (gw_profile_get(profiles, m))
             continue;
         if (!(w->rows[w->n].member = strdup(m))) {
             gw_window_free(w);
@@ -146,7 +146,7 @@ static int profile_join_fetch(struct gw_board *b, size_t lo, size_t end, gw_join
         w->n++;
     }
     b->refs++;
-    gw_profiles_join(profiles, w, cb, privdata);
+    gw_join_profiles(profiles, w, cb, privdata);
     return 1;
 }
 
@@ -201,7 +201,7 @@ static struct gw_window *mirror_window_at(const struct gw_board *b, const struct
         gw_window_free(w);
         return NULL;
     }
-    gw_profiles_attach(b->f->app->profiles, w);
+    gw_join_attach(b->f->app->profiles, w);
     return w;
 }
 
@@ -210,13 +210,13 @@ static struct gw_window *mirror_window(const struct gw_board *b, const struct gw
     return mirror_window_at(b, v, v->r.spec.offset, v->r.spec.limit);
 }
 
-void gw_fo_view_read_or_cut(struct gw_view *v)
+void gw_mirror_view_read_or_cut(struct gw_view *v)
 {
-    if (v->dead || v->reading || !gw_fo_mirror_around(v))
-        gw_fo_view_read(v); /* (a no-op for a view that reads already, or is no read view) */
+    if (v->dead || v->reading || !gw_mirror_around(v))
+        gw_view_read(v); /* (a no-op for a view that reads already, or is no read view) */
 }
 
-int gw_fo_mirror_around(struct gw_view *v)
+int gw_mirror_around(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     const struct rc_view *s = &v->r.spec;
@@ -242,8 +242,8 @@ int gw_fo_mirror_around(struct gw_view *v)
     b->f->app->metrics.around_cuts++;
     v->dirty = 0;
     v->read_break = b->moves_break;
-    gw_fo_reads_track(v, w); /* (before: the update may free w) */
-    gw_fo_view_update(b->f, v, w);
+    gw_reads_track(v, w); /* (before: the update may free w) */
+    gw_view_update(b->f, v, w);
     return 1;
 }
 
@@ -253,8 +253,8 @@ static void on_board_profiles(struct gw_window *w, void *privdata)
     gw_window_free(w); /* only carried the members; the views attach their own */
     b->fetching = 0;
     if (!b->dead)
-        gw_fo_board_refresh(b, 0);
-    gw_fo_board_unref(b);
+        gw_mirror_board_refresh(b, 0);
+    gw_board_unref(b);
 }
 
 /* The views a refresh cuts, gathered before any is cut (sending must not
@@ -278,24 +278,24 @@ static void cut_view(struct gw_board *b, struct gw_view *v)
     v->cut_due = 0;
     struct gw_window *w = mirror_window(b, v);
     if (w)
-        gw_fo_view_update(b->f, v, w);
+        gw_view_update(b->f, v, w);
     else
-        gw_fo_board_set_stale(b);
+        gw_board_set_stale(b);
 }
 
-void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
+void gw_mirror_board_refresh(struct gw_board *b, int may_fetch)
 {
     if (!b->mirror_on || b->loading || b->fetching)
         return;
     if (rc_mirror_needs_reload(&b->mirror)) {
-        gw_fo_board_set_stale(b);
+        gw_board_set_stale(b);
         return;
     }
     if (b->freeze_due) {
         /* a read just told of a change of the freeze: the tick moves the
          * views to it first (an audience view may leave the mirror) */
         b->changed = 1;
-        gw_fo_board_wake(b);
+        gw_board_wake(b);
         return;
     }
     size_t lo, end;
@@ -324,7 +324,7 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
         /* (out of memory for the index once: every view, as before it) */
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
             ++*visited;
-            if (gw_fo_view_uses_mirror(v) && v->r.viewers)
+            if (gw_board_view_uses_mirror(v) && v->r.viewers)
                 cut_view(b, v);
         }
         return;
@@ -334,7 +334,7 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
     if (!(l.v = malloc((l.cap ? l.cap : 1) * sizeof *l.v))) {
         b->refresh_all = 1; /* out of memory: every view, next tick */
         b->changed = 1;
-        gw_fo_board_wake(b);
+        gw_board_wake(b);
         return;
     }
     rc_vindex_each(&b->vix, lo, end - 1, gather, &l);
@@ -344,12 +344,12 @@ void gw_fo_board_refresh(struct gw_board *b, int may_fetch)
         struct gw_view *v = l.v[i];
         ++*visited;
         /* (a new view whose viewers all wait for their turn: cut then, gw_first.c) */
-        if (!v->dead && v->board == b && gw_fo_view_uses_mirror(v) && v->r.viewers &&
+        if (!v->dead && v->board == b && gw_board_view_uses_mirror(v) && v->r.viewers &&
             (v->last || v->first_queued < v->r.viewers))
             cut_view(b, v);
     }
     for (size_t i = 0; i < l.n; i++)
-        gw_fo_view_unref(l.v[i]);
+        gw_board_view_unref(l.v[i]);
     free(l.v);
 }
 
@@ -367,10 +367,10 @@ static void on_view_profiles(struct gw_window *w, void *privdata)
     struct gw_board *b = q->b;
     gw_window_free(w);
     free(q);
-    if (!v->dead && v->board == b && v->cut_due && gw_fo_view_uses_mirror(v)) {
+    if (!v->dead && v->board == b && v->cut_due && gw_board_view_uses_mirror(v)) {
         if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror)) {
-            gw_fo_view_due(v); /* the tick cuts it once the mirror serves */
-        } else if (gw_fo_first_may_cut(b->f, v)) {
+            gw_board_view_due(v); /* the tick cuts it once the mirror serves */
+        } else if (gw_board_first_may_cut(b->f, v)) {
             cut_view(b, v);
         } else {
             /* this turn's share is used (answers of many fetches come in
@@ -379,17 +379,17 @@ static void on_view_profiles(struct gw_window *w, void *privdata)
             v->cut_fetched = 1;
         }
     }
-    gw_fo_view_unref(v);
-    gw_fo_board_unref(b); /* (taken by profile_join_fetch) */
+    gw_board_view_unref(v);
+    gw_board_unref(b); /* (taken by profile_join_fetch) */
 }
 
-void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v)
+void gw_mirror_cut_one(struct gw_board *b, struct gw_view *v)
 {
     v->cut_due = 1;
     if (!b->mirror_on || b->loading || b->fetching || b->freeze_due || rc_mirror_needs_reload(&b->mirror)) {
         if (b->mirror_on && !b->loading && rc_mirror_needs_reload(&b->mirror))
-            gw_fo_board_set_stale(b);
-        gw_fo_view_due(v); /* a reload or fetch is out, or a freeze to apply: the tick cuts it after */
+            gw_board_set_stale(b);
+        gw_board_view_due(v); /* a reload or fetch is out, or a freeze to apply: the tick cuts it after */
         return;
     }
     if (v->cut_fetched) {
@@ -413,26 +413,26 @@ void gw_fo_mirror_cut_one(struct gw_board *b, struct gw_view *v)
 
 /* Applies one change event to the mirror (a sharded board's: of shard
  * ev->shard). */
-void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev)
+void gw_mirror_apply(struct gw_board *b, const struct rc_event *ev)
 {
     if (!ev->member[0]) { /* reset: the board is gone, read it again */
-        gw_fo_board_set_stale(b);
+        gw_board_set_stale(b);
         return;
     }
     if (b->mirror.shards > 1) {
         /* A shard's history began (again): the board's epoch, a digest of
          * every shard's, is the read's to say. */
         if (ev->epoch[0]) {
-            gw_fo_board_set_stale(b);
+            gw_board_set_stale(b);
             return;
         }
         int r = rc_mirror_apply_shard(&b->mirror, ev->shard, ev->seq, ev->member, ev->has_new, ev->c, ev->has_old,
                                       NULL);
         if (r == RC_MIRROR_APPLIED) {
             b->changed = 1;
-            gw_fo_board_wake(b);
+            gw_board_wake(b);
         } else if (r != RC_MIRROR_OLD) {
-            gw_fo_board_set_stale(b);
+            gw_board_set_stale(b);
         }
         return;
     }
@@ -441,7 +441,7 @@ void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev)
          * the empty board the mirror holds (when its seq follows); any other
          * started over: read it again. */
         if (b->mirror_epoch[0] || ev->seq != b->mirror.seq + 1) {
-            gw_fo_board_set_stale(b);
+            gw_board_set_stale(b);
             return;
         }
         memcpy(b->mirror_epoch, ev->epoch, sizeof b->mirror_epoch);
@@ -449,20 +449,20 @@ void gw_fo_mirror_apply(struct gw_board *b, const struct rc_event *ev)
     int r = rc_mirror_apply(&b->mirror, ev->seq, ev->member, ev->has_new, ev->c, ev->has_old, NULL);
     if (r == RC_MIRROR_APPLIED) {
         b->changed = 1;
-        gw_fo_board_wake(b);
+        gw_board_wake(b);
     } else if (r != RC_MIRROR_OLD) {
-        gw_fo_board_set_stale(b);
+        gw_board_set_stale(b);
     }
 }
 
-void gw_fo_mirror_shard_event(struct gw_board *b, const struct rc_event *ev)
+void gw_mirror_shard_event(struct gw_board *b, const struct rc_event *ev)
 {
     if (!b->mirror_on)
         return;
     if (b->loading)
         raced_push(b, ev);
     else if (b->mirror.exact)
-        gw_fo_mirror_apply(b, ev);
+        gw_mirror_apply(b, ev);
     /* (else the reload to come reads it) */
 }
 
@@ -479,7 +479,7 @@ static int load_sharded(struct gw_board *b, const struct gw_window *w, const str
     memcpy(b->mirror_epoch, w->epoch, sizeof b->mirror_epoch);
     /* each is judged by its shard's seq: those the read includes are old */
     for (size_t i = 0; r && i < r->n && b->mirror.exact && !b->stale; i++)
-        gw_fo_mirror_apply(b, &r->ev[i]);
+        gw_mirror_apply(b, &r->ev[i]);
     return b->stale || !b->mirror.exact ? -1 : 0;
 }
 
@@ -497,9 +497,9 @@ static int load_plain(struct gw_board *b, const struct gw_window *w, const struc
      * first event goes on from the rows read, or asks for a read again) */
     gw_board_follow_read(b, w->epoch, w->seq);
     for (size_t i = 0; i < b->ring_len; i++) {
-        const struct rc_event *ev = gw_fo_ring_at(b, i);
+        const struct rc_event *ev = gw_board_ring_at(b, i);
         if (ev->seq > b->mirror.seq)
-            gw_fo_mirror_apply(b, ev);
+            gw_mirror_apply(b, ev);
     }
     return 0;
 }
@@ -517,35 +517,35 @@ static void on_board_reload(int code, struct gw_window *w, void *privdata)
          * missing them, and at the unfreeze the audience would be shown the
          * board as of the freeze as if it were live. Read again if it is
          * on again; else its next start reads (a freed mirror needs one). */
-        gw_fo_board_heard_freeze(b, &w->freeze);
+        gw_board_heard_freeze(b, &w->freeze);
         if (b->mirror_on)
-            gw_fo_board_set_stale(b);
+            gw_board_set_stale(b);
     } else if (!b->dead && code == 0) {
-        gw_fo_board_heard_freeze(b, &w->freeze);
+        gw_board_heard_freeze(b, &w->freeze);
         struct rc_mirror_row *rows = malloc((w->n ? w->n : 1) * sizeof *rows);
         for (size_t i = 0; rows && i < w->n; i++)
             rows[i] = (struct rc_mirror_row){w->rows[i].member, w->rows[i].c};
         if (rows && (b->mirror.shards > 1 ? load_sharded(b, w, rows) : load_plain(b, w, rows)) == 0) {
             b->changed = 1;
-            gw_fo_board_wake(b);
-            gw_fo_board_refresh(b, 1);
+            gw_board_wake(b);
+            gw_mirror_board_refresh(b, 1);
         } else {
-            gw_fo_board_set_stale(b);
+            gw_board_set_stale(b);
         }
         free(rows);
     } else if (!b->dead) {
-        gw_fo_board_set_stale(b); /* retried on the next tick (or when Redis is back) */
+        gw_board_set_stale(b); /* retried on the next tick (or when Redis is back) */
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-            if (gw_fo_view_uses_mirror(v))
-                gw_fo_fail_pending(v, code);
+            if (gw_board_view_uses_mirror(v))
+                gw_view_read_fail_pending(v, code);
     }
     raced_free(b); /* (a sharded board's: applied, or read again) */
     gw_window_free(w);
-    gw_fo_board_unref(b);
+    gw_board_unref(b);
 }
 
 /* Reads the board's top rows in one consistent step and reloads the mirror. */
-void gw_fo_board_reload(struct gw_board *b)
+void gw_mirror_board_reload(struct gw_board *b)
 {
     if (b->loading || b->dead || !b->mirror_on)
         return;
@@ -562,9 +562,9 @@ void gw_fo_board_reload(struct gw_board *b)
     if (rc) {
         b->loading = 0;
         b->refs--;
-        gw_fo_board_set_stale(b);
+        gw_board_set_stale(b);
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-            if (gw_fo_view_uses_mirror(v))
-                gw_fo_fail_pending(v, rc);
+            if (gw_board_view_uses_mirror(v))
+                gw_view_read_fail_pending(v, rc);
     }
 }

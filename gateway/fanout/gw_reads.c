@@ -56,11 +56,11 @@ static void judge_members(struct gw_view *v, const struct rc_event *ev, int from
     }
     if (r == RC_VTRACK_CHANGED) {
         v->mmoved = 0;
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
     } else if (r == RC_VTRACK_MOVED) {
         v->mmoved = 1;
         v->f->app->metrics.view_reads_spared++;
-        gw_fo_view_due(v);
+        gw_board_view_due(v);
     } else if (r == RC_VTRACK_SAME) {
         v->f->app->metrics.view_reads_spared++;
     }
@@ -87,7 +87,7 @@ static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
     else
         r = rc_vtrack_event(&v->trk, ev->seq, self, ev->has_old, ev->old_rank, ev->has_new, ev->rank);
     if (r == RC_VTRACK_CHANGED)
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
     else if (r == RC_VTRACK_SAME)
         v->f->app->metrics.view_reads_spared++;
 }
@@ -102,7 +102,7 @@ static size_t pos_of(int64_t r)
 
 static void unfile(struct gw_board *b, struct gw_view *v)
 {
-    if (gw_fo_view_mirror_shaped(v))
+    if (gw_board_view_mirror_shaped(v))
         return; /* (its ix is in the mirror views' index) */
     rc_vindex_remove(&b->rix, &v->ix);
     b->nrfiled -= v->rfiled ? 1 : 0;
@@ -130,8 +130,8 @@ static void set_filed(struct gw_board *b, struct gw_view *v)
 static void file(struct gw_board *b, struct gw_view *v)
 {
     unfile(b, v);
-    if (v->dead || v->dirty || v->reading || gw_fo_view_mirror_shaped(v) || v->r.spec.kind == RC_VIEW_FEED ||
-        b->decl->shards > 1 || gw_fo_view_held(v))
+    if (v->dead || v->dirty || v->reading || gw_board_view_mirror_shaped(v) || v->r.spec.kind == RC_VIEW_FEED ||
+        b->decl->shards > 1 || gw_board_view_held(v))
         return;
     if (v->trk.ok && b->rix_seq >= 0 && v->trk.seq < b->rix_seq)
         rc_vtrack_forget(&v->trk); /* events it was not judged against went by: it reads at the next */
@@ -152,7 +152,7 @@ static void file(struct gw_board *b, struct gw_view *v)
 static void visit(struct gw_board *b, struct gw_view *v, const struct rc_event *ev)
 {
     b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
-    if (gw_fo_view_held(v)) {
+    if (gw_board_view_held(v)) {
         rc_vtrack_forget(&v->trk); /* (the audience of a frozen board sees no live change) */
         unfile(b, v);
         return;
@@ -214,7 +214,7 @@ static int visit_reached(struct gw_board *b, int64_t lo, int64_t hi, const struc
  * event reaches it (rc_vtrack_skip). Anything else (total changed, a gap,
  * a new history, a reset, a sharded board) walks every read view, as every
  * such event can change every window. */
-void gw_fo_reads_event(struct gw_board *b, const struct rc_event *ev)
+void gw_reads_event(struct gw_board *b, const struct rc_event *ev)
 {
     int64_t lo = ev->old_rank < ev->rank ? ev->old_rank : ev->rank;
     int64_t hi = ev->old_rank < ev->rank ? ev->rank : ev->old_rank;
@@ -234,10 +234,10 @@ static void replay(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     for (size_t i = 0; b && i < b->ring_len && !v->dirty; i++)
-        judge(v, gw_fo_ring_at(b, i), 1);
+        judge(v, gw_board_ring_at(b, i), 1);
 }
 
-void gw_fo_reads_failed(struct gw_view *v)
+void gw_reads_failed(struct gw_view *v)
 {
     /* The events skipped while it was out are still to judge against the
      * read before. A view never read yet reads at its next event (and every
@@ -258,7 +258,7 @@ static void track(struct gw_view *v, const struct gw_window *w)
     struct gw_board *b = v->board;
     const struct rc_view *s = &v->r.spec;
     rc_vtrack_forget(&v->trk);
-    if (b->decl->shards > 1 || gw_fo_view_held(v) || (b->epoch_known && strcmp(w->epoch, b->epoch) != 0))
+    if (b->decl->shards > 1 || gw_board_view_held(v) || (b->epoch_known && strcmp(w->epoch, b->epoch) != 0))
         return; /* not tracked: every event reads */
     if (s->kind == RC_VIEW_AROUND) {
         int64_t pos = 0;
@@ -298,7 +298,7 @@ static void track(struct gw_view *v, const struct gw_window *w)
     replay(v); /* the events that came while the read was out (older ones are old) */
 }
 
-void gw_fo_reads_track(struct gw_view *v, const struct gw_window *w)
+void gw_reads_track(struct gw_view *v, const struct gw_window *w)
 {
     struct gw_board *b = v->board;
     if (!b)

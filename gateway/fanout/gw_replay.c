@@ -4,7 +4,7 @@
  * reaches the present, under the same sub.
  *
  * A replaying subscription is an ordinary viewer of its (live) view that
- * the view does not serve yet: gw_fo_send_owed_snapshot keeps its snapshots
+ * the view does not serve yet: gw_view_send_owed_snapshot keeps its snapshots
  * owed and the broadcasts skip it (needs_snapshot), so none of the live
  * traffic reaches it. The replay sends it the board at each moment it
  * passes, as snapshots of the same sub with "replay": true (PROTOCOL v1:
@@ -118,10 +118,10 @@ static int may_read(struct gw_replay *rp)
     const struct rc_conf *conf = app->conf;
     struct gw_conn *c = rp->s->conn;
     int64_t now = (int64_t)uv_now(app->loop);
-    double cost = rc_read_tokens(rp->view.kind == RC_VIEW_FEED ? REPLAY_FEED_BATCH : rc_view_rows(&rp->view));
+    double cost = rc_auth_read_tokens(rp->view.kind == RC_VIEW_FEED ? REPLAY_FEED_BATCH : rc_registry_view_rows(&rp->view));
     struct rc_bucket *ipb = c->ip_read_bucket;
-    if (rc_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now) &&
-        (!ipb || rc_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)))
+    if (rc_auth_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now) &&
+        (!ipb || rc_auth_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)))
         return 1;
     app->metrics.replay_reads_waited++;
     return 0;
@@ -150,7 +150,7 @@ static int read_at(struct gw_replay *rp, int by_time, int64_t target)
         req.count = rp->view.limit;
     }
     rp->reading = 1;
-    rp->read_us = gw_mono_us();
+    rp->read_us = gw_clock_mono_us();
     int rc = gw_read_at(&rp->f->app->store, rp->decl, rp->board, rp->period, &req, on_read, rp);
     if (rc)
         rp->reading = 0;
@@ -184,7 +184,7 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
         m.absent = absent;
         m.nabsent = na > 0 ? (size_t)na : 0;
     }
-    gw_conn_reply(s->conn, rc_encode_snapshot(&m));
+    gw_conn_reply(s->conn, rc_proto_rows_snapshot(&m));
     free(s->id_json);
     s->id_json = NULL;
     rp->shown = res->at_seq;
@@ -212,11 +212,11 @@ static void view_nudge(struct gw_view *v)
 {
     if (v->dead || !v->board || v->reading)
         return;
-    if (!gw_fo_view_uses_mirror(v)) {
+    if (!gw_board_view_uses_mirror(v)) {
         if (!v->dirty)
-            gw_fo_view_set_dirty(v);
+            gw_board_view_set_dirty(v);
     } else if (!v->cut_due) {
-        gw_fo_mirror_cut_one(v->board, v);
+        gw_mirror_cut_one(v->board, v);
     }
 }
 
@@ -237,13 +237,13 @@ static void go_live(struct gw_replay *rp, int64_t seq)
         s->after_replay = 1; /* (not answered by a catch-up read already out: it may predate seq) */
         s->has_epoch = 0;
         if (s->view->reading)
-            gw_fo_view_set_dirty(s->view);
+            gw_board_view_set_dirty(s->view);
         else
-            gw_fo_feed_catch_up(s->view);
+            gw_feed_catch_up(s->view);
         return;
     }
-    s->after_replay = 1; /* its snapshot says seq N or later (gw_fo_send_owed_snapshot) */
-    if (!s->pending && s->view->last && gw_fo_send_owed_snapshot(rp->f, s) == 0)
+    s->after_replay = 1; /* its snapshot says seq N or later (gw_view_send_owed_snapshot) */
+    if (!s->pending && s->view->last && gw_view_send_owed_snapshot(rp->f, s) == 0)
         s->needs_snapshot = 0;
     /* else: owed, sent by the view's first window or when the queue drains */
 }
@@ -258,7 +258,7 @@ static void refuse(struct gw_replay *rp, int code, const struct gw_read_at_resul
         snprintf(msg, sizeof msg, "board %s's history no longer holds that moment", rp->board);
         json = rc_proto_at_encode_gone(s->id_json, msg, res->oldest);
     } else {
-        json = rc_encode_error(s->id_json, code ? code : RC_E_BAD_REQUEST,
+        json = rc_proto_encode_error(s->id_json, code ? code : RC_E_BAD_REQUEST,
                                code == RC_E_UNAVAILABLE ? "Redis is unreachable"
                                : code ? "replay read failed" : "replay.from.seq is past the board's present seq");
     }
@@ -277,7 +277,7 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
     rp->reading = 0;
     /* a read deep in the past holds Redis for a while (docs/history.md,
      * "Cost"): a replay leaves it idle 3x as long between its reads */
-    int64_t now_us = gw_mono_us();
+    int64_t now_us = gw_clock_mono_us();
     rp->next_us = now_us + 3 * (now_us - rp->read_us);
     if (!rp->f || !rp->s) {
         if (res && res->w)
@@ -321,7 +321,7 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
         /* the view has not seen the change the read shows: wait for it
          * (gw_replay_tick), and bring it there meanwhile */
         rp->awaiting = 1;
-        rp->await_us = gw_mono_us();
+        rp->await_us = gw_clock_mono_us();
         view_nudge(rp->s->view);
     }
     /* an error later on: the next tick reads again */
@@ -364,7 +364,7 @@ static void on_log(int code, int64_t seq, int64_t total, const char *epoch, cons
     (void)epoch;
     (void)fr;
     rp->reading = 0;
-    int64_t now_us = gw_mono_us();
+    int64_t now_us = gw_clock_mono_us();
     rp->next_us = now_us + 3 * (now_us - rp->read_us);
     if (!rp->f || !rp->s) {
         unlink_free(rp);
@@ -400,7 +400,7 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
     double board_ms = (double)rp->base_at + (double)(now - rp->base_wall) * rp->speed;
     for (; rp->evi < rp->nevs && (double)rp->evs[rp->evi].at_ms <= board_ms; rp->evi++) {
         const struct rc_event *ev = &rp->evs[rp->evi];
-        gw_conn_reply(s->conn, gw_fo_encode_event(s->view, ev, NULL, NULL));
+        gw_conn_reply(s->conn, gw_view_encode_event(s->view, ev, NULL, NULL));
         rp->shown = ev->seq;
     }
     if (rp->evi < rp->nevs || now_us < rp->next_us || !may_read(rp))
@@ -414,7 +414,7 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
 
 void gw_replay_tick(struct gw_fanout *f)
 {
-    int64_t now = gw_now_ms(f->app), now_us = gw_mono_us();
+    int64_t now = gw_now_ms(f->app), now_us = gw_clock_mono_us();
     for (struct gw_replay *next, *rp = f->replays; rp; rp = next) {
         next = rp->next;
         if (rp->s && rp->awaiting) {

@@ -17,19 +17,19 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
     int over_cap = 0;
     /* Not held to max_boards: these viewers are here already, and the old
      * board usually goes as they leave it. */
-    struct gw_board *nb = gw_fo_board_get(f, old->decl, old->r.name, period, 0, &over_cap);
+    struct gw_board *nb = gw_board_get(f, old->decl, old->r.name, period, 0, &over_cap);
     if (!nb)
         return; /* out of memory: try again next tick */
     (void)rc_registry_view_move(&f->reg, &v->r, &nb->r); /* failed: served, just not found by a subscribe */
-    gw_fo_view_refile(v, nb);
-    gw_fo_hold_recount(f, old); /* its viewers went with it */
-    gw_fo_hold_recount(f, nb);
+    gw_board_view_refile(v, nb);
+    gw_hold_recount(f, old); /* its viewers went with it */
+    gw_hold_recount(f, nb);
     gw_window_free(v->last);
     v->last = NULL;
     gw_window_free(v->held); /* of the old period */
     v->held = NULL;
     v->force_snapshot = 0;
-    gw_fo_view_set_dirty(v);
+    gw_board_view_set_dirty(v);
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
         s->pending = 1; /* no id: a pushed snapshot, not a reply */
         s->needs_snapshot = 0;
@@ -37,25 +37,25 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
         s->cursor = 0;
     }
     if (gw_fo_first_view(old))
-        gw_fo_board_want(old);
-    gw_fo_board_maybe_free(f, old);
+        gw_mirror_board_want(old);
+    gw_board_maybe_free(f, old);
     if (v->r.spec.kind == RC_VIEW_FEED) {
-        gw_fo_feed_catch_up(v);
-    } else if (gw_fo_view_uses_mirror(v)) {
-        gw_fo_board_want(nb);
+        gw_feed_catch_up(v);
+    } else if (gw_board_view_uses_mirror(v)) {
+        gw_mirror_board_want(nb);
         if (nb->stale || !nb->mirror.exact)
-            gw_fo_board_reload(nb);
+            gw_mirror_board_reload(nb);
         else
-            gw_fo_mirror_cut_one(nb, v);
+            gw_mirror_cut_one(nb, v);
     } else {
-        gw_fo_view_read(v);
+        gw_view_read(v);
     }
 }
 
 /* Views of "current" and "previous" follow the clock across period ends.
  * The boards are walked only when a period has ended since the last walk
  * (or the test clock went back), not on every tick. */
-void gw_fo_rollover(struct gw_fanout *f)
+void gw_rollover_run(struct gw_fanout *f)
 {
     int64_t now = gw_now_ms(f->app);
     if (now < f->rollover_at && now >= f->rollover_from)

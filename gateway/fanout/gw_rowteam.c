@@ -75,7 +75,7 @@ void gw_rowteam_free(struct gw_rowteam *rt)
 static const char *intern(struct gw_rowteam *rt, const char *t)
 {
     size_t len = strlen(t);
-    uint64_t h = rc_hash(&rt->key, t, len);
+    uint64_t h = rc_hmap_hash(&rt->key, t, len);
     struct gw_rowteam_name *n = (struct gw_rowteam_name *)(void *)rc_hmap_find(&rt->names, h, name_eq, t);
     if (n)
         return n->id;
@@ -94,7 +94,7 @@ static const char *intern(struct gw_rowteam *rt, const char *t)
 int gw_rowteam_set(struct gw_rowteam *rt, const char *member, const char *team)
 {
     size_t len = strlen(member);
-    uint64_t h = rc_hash(&rt->key, member, len);
+    uint64_t h = rc_hmap_hash(&rt->key, member, len);
     struct gw_rowteam_entry *e = (struct gw_rowteam_entry *)(void *)rc_hmap_find(&rt->members, h, entry_eq, member);
     if (!team[0]) {
         if (e)
@@ -126,7 +126,7 @@ const char *gw_rowteam_of(const struct gw_rowteam *rt, const char *member)
     if (!rt)
         return NULL;
     const struct gw_rowteam_entry *e = (const struct gw_rowteam_entry *)(const void *)rc_hmap_find(
-        &rt->members, rc_hash(&rt->key, member, strlen(member)), entry_eq, member);
+        &rt->members, rc_hmap_hash(&rt->key, member, strlen(member)), entry_eq, member);
     return e ? e->team : NULL;
 }
 

@@ -30,11 +30,11 @@ static void refresh_views(struct gw_board *b)
     b->changed = b->mirror_on;
     b->refresh_all = b->mirror_on;
     if (b->changed)
-        gw_fo_board_wake(b);
-    gw_fo_mark_dirty(b);
+        gw_board_wake(b);
+    gw_fanout_tick_mark_dirty(b);
 }
 
-void gw_rowteam_roster_view(struct gw_view *v)
+void gw_rowteam_load_roster_view(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     if (!b || v->dead || !b->rt || !b->rt->loaded)
@@ -42,7 +42,7 @@ void gw_rowteam_roster_view(struct gw_view *v)
     char *list;
     uint32_t n, len;
     if (gw_rowteam_roster(b->rt, v->r.spec.around, &list, &n, &len) != 0) {
-        gw_fo_view_set_dirty(v); /* (out of memory: the old list, read again) */
+        gw_board_view_set_dirty(v); /* (out of memory: the old list, read again) */
         return;
     }
     free(v->roster);
@@ -54,7 +54,7 @@ void gw_rowteam_roster_view(struct gw_view *v)
     v->force_snapshot = v->last != NULL;
     rc_vtrack_forget(&v->trk);
     v->mmoved = 0;
-    gw_fo_view_set_dirty(v);
+    gw_board_view_set_dirty(v);
 }
 
 /* The rosters of b (those of team `team` only, when not NULL) follow its
@@ -64,7 +64,7 @@ static void rosters(struct gw_board *b, const char *team, const char *team2)
     for (struct gw_view *v = b->reads; v; v = v->knext)
         if (v->r.spec.kind == RC_VIEW_TEAM &&
             (!team || strcmp(v->r.spec.around, team) == 0 || (team2 && strcmp(v->r.spec.around, team2) == 0)))
-            gw_rowteam_roster_view(v);
+            gw_rowteam_load_roster_view(v);
 }
 
 static void on_loaded(redisReply *r, void *privdata)
@@ -77,7 +77,7 @@ static void on_loaded(redisReply *r, void *privdata)
         for (size_t i = 0; i + 1 < r->elements; i += 2) {
             const redisReply *k = r->element[i], *v = r->element[i + 1];
             if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || k->str[0] == '#' ||
-                !rc_member_name_valid(k->str, k->len) || !rc_member_name_valid(v->str, v->len))
+                !rc_names_member_name_valid(k->str, k->len) || !rc_names_member_name_valid(v->str, v->len))
                 continue;
             (void)gw_rowteam_set(rt, k->str, v->str); /* (out of memory: that row shows no team) */
         }
@@ -91,7 +91,7 @@ static void on_loaded(redisReply *r, void *privdata)
     rt->again = 0;
     if (again)
         gw_rowteam_load(b, 1);
-    gw_fo_board_unref(b);
+    gw_board_unref(b);
 }
 
 void gw_rowteam_load(struct gw_board *b, int again)
@@ -108,7 +108,7 @@ void gw_rowteam_load(struct gw_board *b, int again)
     if (rt->loaded && !again)
         return;
     char key[RC_KEY_MAX];
-    if (rc_board_key(key, sizeof key, b->r.name, "", "tm", NULL))
+    if (rc_keys_board(key, sizeof key, b->r.name, "", "tm", NULL))
         return;
     const char *argv[2] = {"HGETALL", key};
     b->refs++;
@@ -119,7 +119,7 @@ void gw_rowteam_load(struct gw_board *b, int again)
     }
 }
 
-void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len)
+void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len)
 {
     char member[RC_MEMBER_MAX + 1], team[RC_MEMBER_MAX + 1];
     if (rc_event_team_parse(payload, len, member, team) != 0) {

@@ -13,10 +13,10 @@ struct gw_view;
  * then refreshes every view of b. A no-op for a board without teams. */
 void gw_rowteam_load(struct gw_board *b, int again);
 /* A team message on b's channel (core/rc_event.h, rc_event_team_parse). */
-void gw_rowteam_heard(struct gw_board *b, const char *payload, size_t len);
+void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len);
 /* Roster view v's member list taken from its board's membership now (when
  * read), and v read again (its viewers get a snapshot: absent and total
  * changed with the list). */
-void gw_rowteam_roster_view(struct gw_view *v);
+void gw_rowteam_load_roster_view(struct gw_view *v);
 
 #endif

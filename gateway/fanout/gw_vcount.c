@@ -22,20 +22,20 @@ static int vc_eq(const struct rc_hnode *n, const void *key)
 
 static uint64_t name_hash(const struct gw_fanout *f, const char *name)
 {
-    return rc_hash(&f->vkey, name, strlen(name));
+    return rc_hmap_hash(&f->vkey, name, strlen(name));
 }
 
-struct gw_vcount *gw_fo_vcount_find(const struct gw_fanout *f, const char *name)
+struct gw_vcount *gw_vcount_find(const struct gw_fanout *f, const char *name)
 {
     struct rc_hnode *n = rc_hmap_find(&f->vmap, name_hash(f, name), vc_eq, name);
     return n ? GW_FO_CONTAINER(n, struct gw_vcount, node) : NULL;
 }
 
-void gw_fo_viewers_init(struct gw_fanout *f)
+void gw_vcount_init(struct gw_fanout *f)
 {
     uint64_t seed[4] = {0, 0, 0, 0};
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
-        seed[0] = (uint64_t)gw_mono_us();
+        seed[0] = (uint64_t)gw_clock_mono_us();
         seed[1] = (uint64_t)gw_now_ms(f->app);
         seed[2] = (uint64_t)uv_os_getpid() << 20 ^ seed[0];
         seed[3] = seed[1] ^ (uint64_t)(uintptr_t)f;
@@ -61,22 +61,22 @@ static void vc_free(struct gw_fanout *f, struct gw_vcount *vc)
 }
 
 /* Frees vc when nothing needs it any more. */
-void gw_fo_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc)
+void gw_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc)
 {
     if (!vc->boards && !vc->inflight && (vc->published == 0 || f->vstopping))
         vc_free(f, vc);
 }
 
-void gw_fo_viewers_free(struct gw_fanout *f)
+void gw_vcount_free(struct gw_fanout *f)
 {
     while (f->vall)
         vc_free(f, f->vall);
     rc_hmap_free(&f->vmap);
 }
 
-int gw_fo_viewers_attach(struct gw_fanout *f, struct gw_board *b)
+int gw_vcount_attach(struct gw_fanout *f, struct gw_board *b)
 {
-    struct gw_vcount *vc = gw_fo_vcount_find(f, b->r.name);
+    struct gw_vcount *vc = gw_vcount_find(f, b->r.name);
     if (!vc) {
         vc = calloc(1, sizeof *vc);
         if (!vc)
@@ -100,7 +100,7 @@ int gw_fo_viewers_attach(struct gw_fanout *f, struct gw_board *b)
     return 0;
 }
 
-void gw_fo_viewers_detach(struct gw_fanout *f, struct gw_board *b)
+void gw_vcount_detach(struct gw_fanout *f, struct gw_board *b)
 {
     struct gw_vcount *vc = b->vc;
     if (!vc)
@@ -113,10 +113,10 @@ void gw_fo_viewers_detach(struct gw_fanout *f, struct gw_board *b)
         b->vcnext->vcprev = b->vcprev;
     b->vc = NULL;
     b->vcnext = b->vcprev = NULL;
-    gw_fo_vcount_maybe_free(f, vc);
+    gw_vcount_maybe_free(f, vc);
 }
 
-int64_t gw_fo_viewers_shown(const struct gw_board *b)
+int64_t gw_vcount_shown(const struct gw_board *b)
 {
     return b->vc ? b->vc->others + b->vc->local : 0;
 }

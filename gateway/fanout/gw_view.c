@@ -37,7 +37,7 @@ static void freeze_more(const struct gw_view *v, const struct gw_window *w, stru
 
 /* Encodes window w of view v as a snapshot (id_json may be NULL; cursor: a
  * sharded feed's position, or NULL). */
-char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
+char *gw_view_encode_snapshot(const struct gw_view *v, const struct gw_window *w, const char *id_json, int reset,
                             const char *cursor)
 {
     struct rc_snapshot_msg m = {
@@ -49,7 +49,7 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         .total = w->total,
         .reset = reset,
         .rows = gw_window_rows_out(w, v->board->decl),
-        .more = {.epoch = w->epoch, .has_viewers = 1, .viewers = gw_fo_viewers_shown(v->board), .cursor = cursor},
+        .more = {.epoch = w->epoch, .has_viewers = 1, .viewers = gw_vcount_shown(v->board), .cursor = cursor},
     };
     freeze_more(v, w, &m.more);
     const char *absent[RC_MEMBERS_MAX];
@@ -65,13 +65,13 @@ char *gw_fo_encode_snapshot(const struct gw_view *v, const struct gw_window *w, 
         m.absent = absent;
         m.nabsent = (size_t)na;
     }
-    return rc_encode_snapshot(&m);
+    return rc_proto_rows_snapshot(&m);
 }
 
 /* A feed's event message for ev (a "reset" event: the reset snapshot of
  * the empty board its new history starts from); epoch: tell the viewer its
- * board's history began (NULL: not), cursor as gw_fo_encode_snapshot. */
-char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor)
+ * board's history began (NULL: not), cursor as gw_view_encode_snapshot. */
+char *gw_view_encode_event(const struct gw_view *v, const struct rc_event *ev, const char *epoch, const char *cursor)
 {
     const struct rc_board *decl = v->board->decl;
     struct rc_field_value fv[RC_MAX_FIELDS];
@@ -83,12 +83,12 @@ char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, con
          * in the history the reset began */
         struct gw_window empty = {.seq = ev->seq};
         memcpy(empty.epoch, ev->epoch, sizeof empty.epoch);
-        return gw_fo_encode_snapshot(v, &empty, NULL, 1, cursor);
+        return gw_view_encode_snapshot(v, &empty, NULL, 1, cursor);
     }
     if (ev->has_new)
-        gw_decode_score(decl, ev->c, &score, fields, &nf);
+        gw_window_decode_score(decl, ev->c, &score, fields, &nf);
     if (ev->has_old)
-        gw_decode_score(decl, ev->old_c, &old, old_fields, &onf);
+        gw_window_decode_score(decl, ev->old_c, &old, old_fields, &onf);
     for (unsigned k = 0; k < nf; k++) {
         memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
         fv[k].value = fields[k];
@@ -107,7 +107,7 @@ char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, con
         .nfields = nf,
         .more = {.epoch = epoch, .cursor = cursor},
     };
-    return rc_encode_event(&m);
+    return rc_proto_encode_event(&m);
 }
 
 /* Queues a snapshot of s's view (its current window) to s, carrying the
@@ -115,7 +115,7 @@ char *gw_fo_encode_event(const struct gw_view *v, const struct rc_event *ev, con
  * (or cannot be made: out of memory is answered as an error instead), -1
  * when the connection's queue refused it: it stays owed (s->id_json kept)
  * and goes out from gw_fanout_resync_conn as the queue drains. */
-int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
+int gw_view_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
 {
     if (s->replay)
         return -1; /* replaying: owed until the replay goes live (gw_replay.c) */
@@ -125,9 +125,9 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
     struct gw_window lw = *s->view->last;
     if (s->after_replay && !lw.shard_seq && lw.seq < s->view->stands)
         lw.seq = s->view->stands;
-    struct gw_msg *msg = gw_msg_take(gw_fo_encode_snapshot(s->view, &lw, s->id_json, reset, NULL));
+    struct gw_msg *msg = gw_msg_take(gw_view_encode_snapshot(s->view, &lw, s->id_json, reset, NULL));
     if (!msg) {
-        gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
+        gw_conn_reply(s->conn, rc_proto_encode_error(s->id_json, RC_E_INTERNAL, "out of memory"));
     } else if (gw_conn_send_owed(s->conn, msg) != 0) {
         gw_msg_unref(msg);
         return -1;
@@ -144,7 +144,7 @@ int gw_fo_send_owed_snapshot(struct gw_fanout *f, struct gw_sub *s)
     return 0;
 }
 
-int gw_fo_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg, const char *epoch)
+int gw_view_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg, const char *epoch)
 {
     if (msg && gw_conn_send_owed(s->conn, msg) != 0) {
         gw_msg_unref(msg);
@@ -164,10 +164,10 @@ int gw_fo_feed_answer(struct gw_fanout *f, struct gw_sub *s, struct gw_msg *msg,
 /* Answers a pending subscription with the view's current window; later
  * deltas are diffs from it. A reader too far behind to take it now gets it
  * when its queue drains, deltas held back until then. */
-void gw_fo_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s)
+void gw_view_send_first_snapshot(struct gw_fanout *f, struct gw_sub *s)
 {
     s->pending = 0;
-    s->needs_snapshot = gw_fo_send_owed_snapshot(f, s) != 0;
+    s->needs_snapshot = gw_view_send_owed_snapshot(f, s) != 0;
 }
 
 /* Queues msg to every live (non-pending) viewer of v. */
@@ -213,7 +213,7 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
         return 0;
     size_t first = b->ring_len;
     for (size_t i = 0; i < b->ring_len; i++) {
-        if (gw_fo_ring_at(b, i)->seq == s0 + 1) {
+        if (gw_board_ring_at(b, i)->seq == s0 + 1) {
             first = i;
             break;
         }
@@ -225,7 +225,7 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
     if (!m)
         return -1;
     for (size_t k = 0; k < want; k++) {
-        const struct rc_event *ev = gw_fo_ring_at(b, first + k);
+        const struct rc_event *ev = gw_board_ring_at(b, first + k);
         if (ev->seq != s0 + 1 + (int64_t)k)
             return -1;
         m[k] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
@@ -238,7 +238,7 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
 /* ring_moves for a sharded board (docs/sharded.md): windows carry each
  * shard's seq, and the moves between them are the ring's events of each
  * shard i with old seq < seq <= new seq (their ranks made global when they
- * came in, gw_shard_rank.c), in the order they arrived. -1 when the ring
+ * came in, gw_rank_shard.c), in the order they arrived. -1 when the ring
  * does not hold every one of them (older than the ring, or still out for
  * its ranks), or as ring_moves. */
 static int ring_moves_sharded(const struct gw_view *v, const struct gw_window *old, const struct gw_window *nw,
@@ -264,7 +264,7 @@ static int ring_moves_sharded(const struct gw_view *v, const struct gw_window *o
         return -1;
     size_t got = 0;
     for (size_t k = 0; k < b->ring_len && got < want; k++) {
-        const struct rc_event *ev = gw_fo_ring_at(b, k);
+        const struct rc_event *ev = gw_board_ring_at(b, k);
         if (ev->shard >= S || ev->seq <= old->shard_seq[ev->shard] || ev->seq > nw->shard_seq[ev->shard])
             continue;
         m[got++] = (struct rc_move){ev->member, ev->old_rank, ev->has_new ? ev->rank : 0};
@@ -351,7 +351,7 @@ static char *encode_delta(struct gw_view *v, const struct gw_window *old, const 
         m.rows.prev_rank++;
     }
     freeze_more(v, nw, &m.more);
-    return rc_encode_delta(&m);
+    return rc_proto_rows_delta(&m);
 }
 
 static int windows_equal(const struct gw_view *v, const struct gw_window *a, const struct gw_window *b)
@@ -362,9 +362,9 @@ static int windows_equal(const struct gw_view *v, const struct gw_window *a, con
 
 /* A fresh window for v arrived: tell the live viewers what changed, answer the
  * pending ones, and keep it as what they all hold now. */
-void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
+void gw_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window *w)
 {
-    if (gw_view_fault_hold(f, v, w, gw_fo_view_update))
+    if (gw_view_fault_hold(f, v, w, gw_view_update))
         return; /* a test's lagging view (gw_view_fault.c): handed back later */
     gw_rowteam_fill(v->board, w); /* a board with teams: each row's team (gw_rowteam.c) */
     if (v->r.spec.kind == RC_VIEW_TEAM) {
@@ -374,22 +374,22 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
     struct gw_metrics *m = &f->app->metrics;
     /* prev_rank: w was taken (a read: started) at this moves_break */
     uint64_t break_now = v->board ? v->board->moves_break : 0;
-    uint64_t break_taken = gw_fo_view_uses_mirror(v) ? break_now : v->read_break;
+    uint64_t break_taken = gw_board_view_uses_mirror(v) ? break_now : v->read_break;
     int64_t now_us = v->gate.rate ? gw_clock_gate_us(&f->app->clock) : 0;
     if (v->last && !rc_rate_may_send(&v->gate, now_us)) {
         /* Too soon for its rate: the newest window waits for the tick
-         * (gw_fo_view_send_held), one message from what the viewers hold. */
+         * (gw_view_send_held), one message from what the viewers hold. */
         gw_window_free(v->held);
         v->held = w;
-        gw_fo_view_due(v);
+        gw_board_view_due(v);
         for (struct gw_sub *s = v->subs; s; s = s->vnext)
             if (s->pending)
-                gw_fo_send_first_snapshot(f, s);
+                gw_view_send_first_snapshot(f, s);
         return;
     }
     gw_window_free(v->held); /* w is newer */
     v->held = NULL;
-    int64_t shown = gw_fo_viewers_shown(v->board);
+    int64_t shown = gw_vcount_shown(v->board);
     if (v->last) {
         char *json = NULL;
         int nothing = 0;
@@ -400,7 +400,7 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
         int over = !began && strcmp(v->last->epoch, w->epoch) != 0;
         if (v->force_snapshot || over || v->r.spec.kind == RC_VIEW_AROUND) {
             if (v->force_snapshot || over || began || !windows_equal(v, v->last, w))
-                json = gw_fo_encode_snapshot(v, w, NULL, over, NULL);
+                json = gw_view_encode_snapshot(v, w, NULL, over, NULL);
             else
                 nothing = 1;
             if (json) {
@@ -423,18 +423,18 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
             uint64_t *counter = &m->deltas_sent;
             if (no_moves && v->board && v->board->decl->shards > 1 && !v->await_final) {
                 /* the events that explain it may still be out for their
-                 * ranks: wait for them (gw_shard_feed.c), till the tick */
+                 * ranks: wait for them (gw_feed_shard.c), till the tick */
                 v->held = w;
                 v->await_moves = 1;
                 v->await_tick = f->ticks;
-                gw_fo_view_due(v);
+                gw_board_view_due(v);
                 goto pending;
             }
             if (no_moves || (began && nothing)) {
                 /* a row came from outside the window and the events at hand
                  * cannot say from where: a snapshot (its prev_rank is moot);
                  * or nothing to show, but the epoch to tell */
-                json = gw_fo_encode_snapshot(v, w, NULL, 0, NULL);
+                json = gw_view_encode_snapshot(v, w, NULL, 0, NULL);
                 counter = &m->snapshots_sent;
             }
             struct gw_msg *msg = gw_msg_take(json);
@@ -464,11 +464,11 @@ void gw_fo_view_update(struct gw_fanout *f, struct gw_view *v, struct gw_window 
 pending:
     for (struct gw_sub *s = v->subs; s; s = s->vnext)
         if (s->pending)
-            gw_fo_send_first_snapshot(f, s);
+            gw_view_send_first_snapshot(f, s);
 }
 
 /* The tick: sends v's held window when its rate lets it. */
-void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us)
+void gw_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us)
 {
     if (!v->held || v->dead || !rc_rate_may_send(&v->gate, now_us))
         return;
@@ -479,28 +479,28 @@ void gw_fo_view_send_held(struct gw_fanout *f, struct gw_view *v, int64_t now_us
     /* a window that waited a tick for its moves goes now, as a snapshot if need be */
     v->await_final = v->await_moves;
     v->await_moves = 0;
-    gw_fo_view_update(f, v, w);
+    gw_view_update(f, v, w);
     v->await_final = 0;
 }
 
-void gw_fo_view_moves_ranked(struct gw_fanout *f, struct gw_view *v)
+void gw_view_moves_ranked(struct gw_fanout *f, struct gw_view *v)
 {
     if (!v->await_moves || !v->held || v->dead)
         return;
     struct gw_window *w = v->held;
     v->held = NULL;
     v->await_moves = 0;
-    gw_fo_view_update(f, v, w); /* may wait again, for later events */
+    gw_view_update(f, v, w); /* may wait again, for later events */
 }
 
 /* A count-only delta: the board's viewer count changed and nothing else
  * is on its way to v's viewers. */
-void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
+void gw_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
 {
     v->viewers_due = 0;
     if (!v->board || !v->last || v->r.spec.kind == RC_VIEW_FEED)
         return;
-    int64_t shown = gw_fo_viewers_shown(v->board);
+    int64_t shown = gw_vcount_shown(v->board);
     if (shown == v->viewers_sent)
         return;
     struct rc_delta_msg dm = {
@@ -510,7 +510,7 @@ void gw_fo_view_tell_viewers(struct gw_fanout *f, struct gw_view *v)
         .more = {.has_viewers = 1, .viewers = shown},
     };
     freeze_more(v, v->last, &dm.more);
-    struct gw_msg *msg = gw_msg_take(rc_encode_delta(&dm));
+    struct gw_msg *msg = gw_msg_take(rc_proto_rows_delta(&dm));
     if (!msg)
         return; /* out of memory: the next message carries it */
     broadcast(v, msg, &f->app->metrics.deltas_sent);

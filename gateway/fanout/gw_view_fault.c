@@ -47,7 +47,7 @@ static void held_fire(uv_timer_t *t)
         x->update(x->f, x->v, x->w);
         releasing = 0;
     }
-    gw_fo_view_unref(x->v);
+    gw_board_view_unref(x->v);
     uv_close((uv_handle_t *)t, held_free);
 }
 

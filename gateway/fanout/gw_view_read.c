@@ -11,13 +11,13 @@
 #include "net/gw_conn.h"
 #include "rc_proto.h"
 
-void gw_fo_fail_pending(struct gw_view *v, int code)
+void gw_view_read_fail_pending(struct gw_view *v, int code)
 {
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
         if (!s->pending || !s->id_json || s->replay)
             continue;
         /* Stays subscribed: it gets its snapshot once Redis is back. */
-        gw_conn_reply(s->conn, rc_encode_error(s->id_json, code, "Redis is unreachable; the snapshot follows "
+        gw_conn_reply(s->conn, rc_proto_encode_error(s->id_json, code, "Redis is unreachable; the snapshot follows "
                                                                  "when it is back"));
         free(s->id_json);
         s->id_json = NULL;
@@ -40,36 +40,36 @@ static void view_read_done(void *wp, void *vp, int code)
     struct gw_view *v = vp;
     v->reading = 0;
     if (!v->dead && code == 0)
-        gw_fo_board_heard_freeze(v->board, &w->freeze);
+        gw_board_heard_freeze(v->board, &w->freeze);
     if (v->dead) {
         gw_window_free(w);
     } else if (code == 0 && (w->freeze.version < v->board->freeze.version || v->board->freeze_due)) {
         /* read before a change of the freeze this gateway has heard of, or
          * one its views are not moved to yet: read again after it */
         gw_window_free(w);
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
     } else if (code == 0 && v->r.spec.kind == RC_VIEW_TEAM && v->read_roster_gen != v->roster_gen) {
         /* read with the team's old members (the membership changed while
          * it was out): shown, it would be the fresh snapshot the change
          * asks for with the old rows; read the new list instead */
         gw_window_free(w);
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
     } else if (code == 0) {
-        gw_fo_reads_track(v, w); /* (before: the update may free w) */
-        gw_fo_view_update(v->f, v, w);
+        gw_reads_track(v, w); /* (before: the update may free w) */
+        gw_view_update(v->f, v, w);
     } else {
-        gw_fo_reads_failed(v);
-        gw_fo_fail_pending(v, code);
+        gw_reads_failed(v);
+        gw_view_read_fail_pending(v, code);
     }
-    gw_fo_view_unref(v);
+    gw_board_view_unref(v);
 }
 
 /* Starts a consistent read of v's window. */
-void gw_fo_view_read(struct gw_view *v)
+void gw_view_read(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     struct gw_app *app = v->f->app;
-    if (v->dead || v->reading || v->r.spec.kind == RC_VIEW_FEED || gw_fo_view_uses_mirror(v))
+    if (v->dead || v->reading || v->r.spec.kind == RC_VIEW_FEED || gw_board_view_uses_mirror(v))
         return;
     struct gw_read_spec spec = {.places = v->r.spec.places, .live = v->r.spec.live};
     if (v->r.spec.kind == RC_VIEW_AROUND) {
@@ -83,11 +83,11 @@ void gw_fo_view_read(struct gw_view *v)
         spec.members_len = v->r.spec.members_len;
     } else if (v->r.spec.kind == RC_VIEW_TEAM) {
         if (!v->roster_ok)
-            return; /* (its list comes with the board's membership: gw_rowteam_roster_view) */
+            return; /* (its list comes with the board's membership: gw_rowteam_load_roster_view) */
         if (v->nroster > GW_FO_ROSTER_MAX) {
             for (struct gw_sub *s = v->subs; s; s = s->vnext) /* (told once: read again when the list changes) */
                 if (s->pending && s->id_json) {
-                    gw_conn_reply(s->conn, rc_encode_error(s->id_json, RC_E_BAD_REQUEST,
+                    gw_conn_reply(s->conn, rc_proto_encode_error(s->id_json, RC_E_BAD_REQUEST,
                                                            "rosters of teams over 250 members are not served yet"));
                     free(s->id_json);
                     s->id_json = NULL;
@@ -116,8 +116,8 @@ void gw_fo_view_read(struct gw_view *v)
     int rc = gw_read(&app->store, b->decl, b->r.name, b->r.period, &spec, on_view_read, v);
     if (rc) {
         v->reading = 0;
-        gw_fo_view_set_dirty(v); /* retried when Redis is back */
+        gw_board_view_set_dirty(v); /* retried when Redis is back */
         v->refs--;
-        gw_fo_fail_pending(v, rc);
+        gw_view_read_fail_pending(v, rc);
     }
 }

@@ -13,7 +13,7 @@
  * viewers per pass, at most GW_VIEWERS_BATCH of them per tick.
  *
  * When the answer comes back, the name's window views whose viewers were
- * told another count get a delta without rows (gw_fo_view_tell_viewers) on
+ * told another count get a delta without rows (gw_view_tell_viewers) on
  * the next tick, at most one per pass; a delta or snapshot that goes out
  * anyway carries the new count itself.
  *
@@ -41,17 +41,17 @@
 static void vc_notify(struct gw_vcount *vc)
 {
     for (struct gw_board *b = vc->boards; b; b = b->vcnext) {
-        int64_t shown = gw_fo_viewers_shown(b);
+        int64_t shown = gw_vcount_shown(b);
         int any = 0;
         for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v)) {
             if (v->r.spec.kind == RC_VIEW_FEED || !v->last || v->viewers_sent == shown)
                 continue;
             v->viewers_due = 1;
-            gw_fo_view_due(v);
+            gw_board_view_due(v);
             any = 1;
         }
         if (any)
-            gw_fo_board_wake(b);
+            gw_board_wake(b);
     }
 }
 
@@ -72,7 +72,7 @@ static int send_count(struct gw_fanout *f, const char *name, int64_t count, gw_r
     char key[RC_KEY_MAX], num[24], ttl[24];
     if (!app->redis)
         return RC_E_UNAVAILABLE;
-    if (rc_board_key(key, sizeof key, name, "", "viewers", NULL) != 0)
+    if (rc_keys_board(key, sizeof key, name, "", "viewers", NULL) != 0)
         return RC_E_INTERNAL;
     snprintf(num, sizeof num, "%" PRId64, count);
     snprintf(ttl, sizeof ttl, "%d", GW_VIEWERS_TTL_MS);
@@ -99,7 +99,7 @@ static void on_refreshed(redisReply *reply, void *privdata)
     } else if (reply && reply->type == REDIS_REPLY_ERROR && !f->vstopping) {
         /* once a minute at most: every board with viewers would say it each pass */
         static int64_t warned_ms;
-        int64_t now = gw_mono_us() / 1000;
+        int64_t now = gw_clock_mono_us() / 1000;
         if (!warned_ms || now - warned_ms >= 60000) {
             warned_ms = now;
             gw_log_warn("viewers: board %s: the count script failed: %s", vc->name, reply->str);
@@ -107,7 +107,7 @@ static void on_refreshed(redisReply *reply, void *privdata)
     }
     if (!f->vstopping)
         vc_notify(vc);
-    gw_fo_vcount_maybe_free(f, vc);
+    gw_vcount_maybe_free(f, vc);
 }
 
 /* Writes vc's count and reads the others'. */
@@ -133,11 +133,11 @@ static void refresh(struct gw_fanout *f, struct gw_vcount *vc)
  * GW_VIEWERS_BATCH per tick, so many boards spread their calls over ticks.
  * (Counts made during a pass wait for the next; their own subscriptions show
  * on this gateway at once.) */
-void gw_fo_viewers_tick(struct gw_fanout *f)
+void gw_viewers_tick(struct gw_fanout *f)
 {
     if (f->vstopping)
         return;
-    int64_t now = gw_mono_us() / 1000;
+    int64_t now = gw_clock_mono_us() / 1000;
     if (!f->vcursor && now >= f->vnext_ms) {
         f->vnext_ms = now + GW_VIEWERS_EVERY_MS;
         f->vcursor = f->vall;
@@ -150,11 +150,11 @@ void gw_fo_viewers_tick(struct gw_fanout *f)
         if (vc->local > 0 || vc->published > 0)
             refresh(f, vc);
         else
-            gw_fo_vcount_maybe_free(f, vc);
+            gw_vcount_maybe_free(f, vc);
     }
 }
 
-void gw_fanout_viewers_stop(struct gw_fanout *f)
+void gw_viewers_stop(struct gw_fanout *f)
 {
     if (!f || f->vstopping)
         return;
@@ -166,7 +166,7 @@ void gw_fanout_viewers_stop(struct gw_fanout *f)
             refresh(f, vc); /* count 0: our field goes */
             sent = 1;
         }
-        gw_fo_vcount_maybe_free(f, vc);
+        gw_vcount_maybe_free(f, vc);
     }
     if (sent && f->app->redis)
         gw_redis_flush(f->app->redis);
@@ -186,14 +186,14 @@ static void on_counted(redisReply *reply, void *privdata)
     int code = 0;
     if (reply_sum(reply, &sum) != 0)
         code = reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
-    struct gw_vcount *vc = gw_fo_vcount_find(c->f, c->name);
+    struct gw_vcount *vc = gw_vcount_find(c->f, c->name);
     if (!code && vc)
         vc->others = sum;
     c->cb(code, code ? 0 : sum + (vc ? vc->local : 0), c->privdata);
     free(c);
 }
 
-int gw_fanout_viewers_count(struct gw_fanout *f, const char *board, gw_fanout_viewers_cb *cb, void *privdata)
+int gw_viewers_count(struct gw_fanout *f, const char *board, gw_fanout_viewers_cb *cb, void *privdata)
 {
     struct count_call *c = calloc(1, sizeof *c);
     if (!c)
@@ -202,7 +202,7 @@ int gw_fanout_viewers_count(struct gw_fanout *f, const char *board, gw_fanout_vi
     c->cb = cb;
     c->privdata = privdata;
     snprintf(c->name, sizeof c->name, "%s", board);
-    struct gw_vcount *vc = gw_fo_vcount_find(f, board);
+    struct gw_vcount *vc = gw_vcount_find(f, board);
     int64_t count = vc && !f->vstopping ? vc->local : 0;
     int rc = send_count(f, board, count, on_counted, c);
     if (rc) {

@@ -14,7 +14,7 @@
  * file starts and stops the job and, every TICK_MS, picks the runs:
  *
  * Exact boards: a walk over the finished periods that may still be in Redis
- * (core/rc_expiry.h, rc_archive_walk), oldest first, one run at a time per
+ * (core/rc_expiry.h, rc_expiry_archive_walk), oldest first, one run at a time per
  * board, at most RUNS_PER_TICK per board and tick; a period is passed once
  * it is archived (its marker seen or set), so a gateway that starts after
  * every gateway was down for some periods archives each of them, in order,
@@ -32,7 +32,7 @@
  * Lifetime: gw_archive_stop closes the timer and takes no new work. Runs in
  * flight end at their next step (their Redis callbacks still come back, with
  * NULL replies once gw_redis_stop runs), then the archive is freed and the
- * database closed after its queued jobs (gw_adb_close).
+ * database closed after its queued jobs (gw_archive_db_close).
  */
 #include "jobs/gw_archive.h"
 #include "jobs/gw_archive_run.h"
@@ -77,7 +77,7 @@ static int archive_busy(const struct gw_release *rel)
 static void archive_free(struct gw_release *rel)
 {
     struct gw_archive *a = archive_of(rel);
-    gw_adb_close(a->db);
+    gw_archive_db_close(a->db);
     for (size_t i = 0; i < a->ntmpls; i++)
         free(a->tmpls[i].queue);
     free(a->tmpls);
@@ -97,12 +97,12 @@ static void on_setup(int rc, const char *err, void *data)
     struct gw_archive *a = data;
     a->setups--;
     if (rc)
-        gw_log_error("archive %s: %s; nothing is archived until it works (next try in %d s)", gw_adb_path(a->db),
+        gw_log_error("archive %s: %s; nothing is archived until it works (next try in %d s)", gw_archive_db_path(a->db),
                      err, SETUP_RETRY_TICKS * TICK_MS / 1000);
     else if (err[0])
-        gw_log_warn("archive %s: %s; gateways sharing the file may wait on each other", gw_adb_path(a->db), err);
+        gw_log_warn("archive %s: %s; gateways sharing the file may wait on each other", gw_archive_db_path(a->db), err);
     else
-        gw_log_info("archive: %s, %zu periodic boards, %zu periodic templates", gw_adb_path(a->db), a->nboards,
+        gw_log_info("archive: %s, %zu periodic boards, %zu periodic templates", gw_archive_db_path(a->db), a->nboards,
                     a->ntmpls);
     maybe_close(a);
 }
@@ -112,7 +112,7 @@ static void on_setup(int rc, const char *err, void *data)
 static void setup_again(struct gw_archive *a)
 {
     a->setup_wait = 0;
-    if (gw_adb_setup(a->db) == 0)
+    if (gw_archive_db_setup(a->db) == 0)
         a->setups++;
 }
 
@@ -124,7 +124,7 @@ static void step_board(struct gw_archive *a, struct board_state *bs)
 {
     if (bs->busy || a->rel.stopping || bs->budget == 0)
         return;
-    int due = rc_archive_walk(bs->decl, gw_now_ms(a->app), GRACE_MS, bs->has_next, &bs->next);
+    int due = rc_expiry_archive_walk(bs->decl, gw_now_ms(a->app), GRACE_MS, bs->has_next, &bs->next);
     bs->has_next = due >= 0;
     if (due != 1)
         return;
@@ -151,14 +151,14 @@ static void step_tmpl(struct gw_archive *a, struct tmpl_state *t)
         const char *m = t->queue[t->at];
         char name[RC_BOARD_MAX + 1];
         struct rc_period p;
-        if (rc_inst_entry_parse(t->decl, m, strlen(m), name, &p) != 0) {
+        if (rc_instances_entry_parse(t->decl, m, strlen(m), name, &p) != 0) {
             gw_log_warn("archive: template %s: index entry '%.80s' is not BOARD|PERIOD of it; dropped",
                         t->decl->name, m);
             forget_entry(a, t, m);
             t->at++;
             continue;
         }
-        if (!rc_period_kept(t->decl, &p, now)) {
+        if (!rc_expiry_period_kept(t->decl, &p, now)) {
             gw_log_warn("archive %s %s: ended more than keep periods ago, its keys are gone (no gateway archived "
                         "it in time); dropped from the index", name, p.id);
             forget_entry(a, t, m);
@@ -238,7 +238,7 @@ static void on_ended(struct gw_archive *a, struct board_state *bs)
 static void on_tick(uv_timer_t *tm)
 {
     struct gw_archive *a = tm->data;
-    int state = gw_adb_state(a->db);
+    int state = gw_archive_db_state(a->db);
     if (state < 0 && !a->setups && ++a->setup_wait >= SETUP_RETRY_TICKS)
         setup_again(a);
     if (state <= 0 || a->rel.stopping || !a->app->redis || !gw_redis_is_up(a->app->redis))
@@ -289,7 +289,7 @@ static int collect_boards(struct gw_archive *a, const struct rc_conf *c)
         t->inst.is_template = 0;
         t->bs.decl = &t->inst;
         t->bs.skip_empty = 1;
-        if (rc_inst_index_key(t->key, sizeof t->key, b) != 0 || !(t->queue = calloc(RUNS_PER_TICK, sizeof *t->queue)))
+        if (rc_instances_index_key(t->key, sizeof t->key, b) != 0 || !(t->queue = calloc(RUNS_PER_TICK, sizeof *t->queue)))
             return -1;
         a->ntmpls++;
     }
@@ -324,8 +324,8 @@ int gw_archive_start(struct gw_app *app)
         gw_log_error("archive path is too long");
         goto fail;
     }
-    a->setups = 1; /* the first setup, queued by gw_adb_open */
-    if (!(a->db = gw_adb_open(app->loop, path, on_setup, a)))
+    a->setups = 1; /* the first setup, queued by gw_archive_db_open */
+    if (!(a->db = gw_archive_db_open(app->loop, path, on_setup, a)))
         goto fail;
     gw_lock_token(a->token);
     gw_lock_scripts_init(&a->lock);

@@ -43,7 +43,7 @@ static void page_free(struct page_job *p)
 static void work_page(struct gw_adb_job *j, sqlite3 *db)
 {
     struct page_job *p = (struct page_job *)j;
-    gw_adb_put_rows(j, db, p->copy->decl->name, p->copy->period, p->first_rank, p->members, p->c, p->n);
+    gw_archive_sql_put_rows(j, db, p->copy->decl->name, p->copy->period, p->first_rank, p->members, p->c, p->n);
 }
 
 static void done_page(struct gw_adb_job *j)
@@ -68,15 +68,15 @@ static void done_page(struct gw_adb_job *j)
     }
 }
 
-/* read.lua's reply (store/gw_read_reply) -> a page job (copies the rows).
- * Returns 0 or the RC_E_* of gw_read_reply (or RC_E_INTERNAL: memory). */
+/* read.lua's reply (store/gw_read_call_reply) -> a page job (copies the rows).
+ * Returns 0 or the RC_E_* of gw_read_call_reply (or RC_E_INTERNAL: memory). */
 static int page_from_reply(struct gw_acopy *cp, const redisReply *rep, struct page_job **out, int64_t *seq,
                            int64_t *total)
 {
     struct rc_read_head head;
     struct rc_read_row *rows;
     size_t n;
-    int rc = gw_read_reply(rep, &head, &rows, &n);
+    int rc = gw_read_call_reply(rep, &head, &rows, &n);
     if (rc)
         return rc;
     *seq = head.seq;
@@ -114,7 +114,7 @@ static void restart(struct gw_acopy *cp)
     }
     cp->next = 0;
     if (cp->merge)
-        gw_ashard_rewind(cp->merge);
+        gw_archive_shard_rewind(cp->merge);
     cp->read_on(cp);
 }
 
@@ -134,7 +134,7 @@ static void take_page(struct gw_acopy *cp, struct page_job *p, int64_t seq, int6
         cp->done(cp, NULL);
         return;
     }
-    if (gw_adb_submit(cp->a->db, &p->job, work_page, done_page) != 0) {
+    if (gw_archive_db_submit(cp->a->db, &p->job, work_page, done_page) != 0) {
         page_free(p);
         cp->done(cp, "the archive is closing");
     }
@@ -190,11 +190,11 @@ void gw_archive_copy_read(struct gw_acopy *cp)
     /* the live board: a frozen board's archive holds its true standings */
     const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = cp->next, .count = PAGE_ROWS, .live = 1};
     if (cp->merge) { /* a sharded board: the next page of its shards merged */
-        if (cp->a->rel.stopping || gw_ashard_next(cp->merge, PAGE_ROWS, on_merged, cp) != 0)
+        if (cp->a->rel.stopping || gw_archive_shard_next(cp->merge, PAGE_ROWS, on_merged, cp) != 0)
             cp->done(cp, "Redis is unavailable");
         return;
     }
     if (cp->a->rel.stopping || rc_read_args_build(cp->decl->name, cp->period, cp->decl->layout.order, &req, &args) != 0 ||
-        gw_read_send(&app->read_script, app->redis, &args, on_page, cp) != 0)
+        gw_read_call_send(&app->read_script, app->redis, &args, on_page, cp) != 0)
         cp->done(cp, "Redis is unavailable");
 }

@@ -129,7 +129,7 @@ static void run_end(struct run *r)
         a->runs++;
     struct board_state *bs = r->bs;
     bs->busy = 0;
-    gw_ashard_free(r->merge);
+    gw_archive_shard_free(r->merge);
     free(r);
     if (a->ended && !a->rel.stopping)
         a->ended(a, bs); /* may begin the next run of bs */
@@ -180,7 +180,7 @@ static void set_marker_now(struct run *r)
 {
     /* the marker lives as long as the period's keys (rc_expiry.h) */
     int64_t ttl;
-    if (rc_period_ttl_ms(r->bs->decl, &r->period, gw_now_ms(r->a->app), &ttl, NULL) != 0)
+    if (rc_expiry_period_ttl_ms(r->bs->decl, &r->period, gw_now_ms(r->a->app), &ttl, NULL) != 0)
         ttl = 86400000; /* past the calendar: a day is plenty */
     char px[24];
     snprintf(px, sizeof px, "%lld", (long long)ttl);
@@ -193,7 +193,7 @@ static void work_finish(struct gw_adb_job *j, sqlite3 *db)
 {
     struct finish_job *f = (struct finish_job *)j;
     struct run *r = f->r;
-    gw_adb_put_period(j, db, r->bs->decl->name, r->period.id, r->copy.seq, r->copy.total, f->archived_at, &f->inserted);
+    gw_archive_sql_put_period(j, db, r->bs->decl->name, r->period.id, r->copy.seq, r->copy.total, f->archived_at, &f->inserted);
 }
 
 static void done_finish(struct gw_adb_job *j)
@@ -235,7 +235,7 @@ static void finish_run_now(struct run *r)
     }
     f->r = r;
     f->archived_at = gw_now_ms(r->a->app);
-    if (gw_adb_submit(r->a->db, &f->job, work_finish, done_finish) != 0) {
+    if (gw_archive_db_submit(r->a->db, &f->job, work_finish, done_finish) != 0) {
         free(f);
         run_fail(r, "the archive is closing");
     }
@@ -247,7 +247,7 @@ static void read_page(struct run *r);
 
 static int64_t mono_ms(void)
 {
-    return gw_mono_us() / 1000;
+    return gw_clock_mono_us() / 1000;
 }
 
 static void on_renewed(int rc, const char *err, void *privdata)
@@ -321,7 +321,7 @@ static void copy_done(struct gw_acopy *c, const char *why)
 static void work_check(struct gw_adb_job *j, sqlite3 *db)
 {
     struct check_job *c = (struct check_job *)j;
-    gw_adb_has_period(j, db, c->r->bs->decl->name, c->r->period.id, &c->found);
+    gw_archive_sql_has_period(j, db, c->r->bs->decl->name, c->r->period.id, &c->found);
 }
 
 static void done_check(struct gw_adb_job *j)
@@ -360,7 +360,7 @@ static void on_locked(int rc, const char *err, void *privdata)
         return;
     }
     c->r = r;
-    if (gw_adb_submit(r->a->db, &c->job, work_check, done_check) != 0) {
+    if (gw_archive_db_submit(r->a->db, &c->job, work_check, done_check) != 0) {
         free(c);
         run_fail(r, "the archive is closing");
     }
@@ -420,14 +420,14 @@ static void on_marker(redisReply *rep, void *privdata)
         return;
     }
     const char *argv[] = {"EXISTS", r->zkey};
-    if (r->merge ? gw_ashard_exists(r->merge, on_shards_exist, r) != 0
+    if (r->merge ? gw_archive_shard_exists(r->merge, on_shards_exist, r) != 0
                  : run_command(r, on_board_exists, 2, argv) != 0)
         run_end(r);
 }
 
 static int board_key(char *out, const struct run *r, const char *suffix)
 {
-    return rc_board_key(out, RC_KEY_MAX, r->bs->decl->name, r->period.id, suffix, NULL);
+    return rc_keys_board(out, RC_KEY_MAX, r->bs->decl->name, r->period.id, suffix, NULL);
 }
 
 /* Step 1 for period p of bs. */
@@ -442,7 +442,7 @@ void gw_archive_run_begin(struct gw_archive *a, struct board_state *bs, const st
     /* a sharded board's marker and lock are in its own tag {B|P}, beside
      * its shards' {B#i|P} (docs/sharded.md, "Periods") */
     if (board_key(r->zkey, r, "z") || board_key(r->marker, r, "archived") || board_key(r->lock, r, "archiving") ||
-        (bs->decl->shards > 1 && !(r->merge = gw_ashard_new(a->app, bs->decl, bs->decl->name, p->id)))) {
+        (bs->decl->shards > 1 && !(r->merge = gw_archive_shard_new(a->app, bs->decl, bs->decl->name, p->id)))) {
         free(r);
         return;
     }

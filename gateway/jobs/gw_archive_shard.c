@@ -75,7 +75,7 @@ static void out_clear(struct gw_ashard *m)
     m->on = 0;
 }
 
-void gw_ashard_rewind(struct gw_ashard *m)
+void gw_archive_shard_rewind(struct gw_ashard *m)
 {
     for (unsigned j = 0; j < m->nshards; j++) {
         struct shard *sh = &m->s[j];
@@ -87,7 +87,7 @@ void gw_ashard_rewind(struct gw_ashard *m)
     out_clear(m);
 }
 
-struct gw_ashard *gw_ashard_new(struct gw_app *app, const struct rc_board *b, const char *board, const char *period)
+struct gw_ashard *gw_archive_shard_new(struct gw_app *app, const struct rc_board *b, const char *board, const char *period)
 {
     if (b->shards < RC_SHARDS_MIN || b->shards > RC_SHARDS_MAX || strlen(board) > RC_BOARD_MAX ||
         strlen(period) >= RC_PERIOD_ID_MAX)
@@ -110,15 +110,15 @@ struct gw_ashard *gw_ashard_new(struct gw_app *app, const struct rc_board *b, co
             return NULL;
         }
     }
-    gw_ashard_rewind(m);
+    gw_archive_shard_rewind(m);
     return m;
 }
 
-void gw_ashard_free(struct gw_ashard *m)
+void gw_archive_shard_free(struct gw_ashard *m)
 {
     if (!m)
         return;
-    gw_ashard_rewind(m);
+    gw_archive_shard_rewind(m);
     free(m);
 }
 
@@ -137,7 +137,7 @@ static void on_exists(redisReply *rep, void *privdata)
     m->exists_cb(m->code, m->any, m->privdata); /* last: it may free m */
 }
 
-int gw_ashard_exists(struct gw_ashard *m, gw_ashard_exists_cb *cb, void *privdata)
+int gw_archive_shard_exists(struct gw_ashard *m, gw_ashard_exists_cb *cb, void *privdata)
 {
     struct gw_redis *redis = m->app->redis;
     m->exists_cb = cb;
@@ -146,7 +146,7 @@ int gw_ashard_exists(struct gw_ashard *m, gw_ashard_exists_cb *cb, void *privdat
     m->sending = 1;
     for (unsigned j = 0; j < m->nshards; j++) {
         char key[RC_KEY_MAX];
-        if (rc_board_key(key, sizeof key, m->s[j].name, m->period, "z", NULL) != 0) {
+        if (rc_keys_board(key, sizeof key, m->s[j].name, m->period, "z", NULL) != 0) {
             m->code = RC_E_INTERNAL;
             break;
         }
@@ -204,7 +204,7 @@ static int take_page(struct gw_ashard *m, struct shard *sh, const redisReply *re
     struct rc_read_head head;
     struct rc_read_row *rows;
     size_t n;
-    int rc = gw_read_reply(rep, &head, &rows, &n);
+    int rc = gw_read_call_reply(rep, &head, &rows, &n);
     if (rc) {
         m->why = !rep ? "Redis went away" : rep->type == REDIS_REPLY_ERROR ? "read.lua failed on a shard"
                                                                          : "unexpected read.lua reply";
@@ -270,7 +270,7 @@ static unsigned refill(struct gw_ashard *m)
         const struct rc_read_req req = {.kind = RC_READ_RANGE, .first = sh->next, .count = GW_ASHARD_PAGE, .live = 1};
         m->waiting++;
         if (rc_read_args_build(sh->name, m->period, m->b->layout.order, &req, &args) != 0 || !m->app->redis ||
-            gw_read_send(&m->app->read_script, m->app->redis, &args, on_page, sh) != 0) {
+            gw_read_call_send(&m->app->read_script, m->app->redis, &args, on_page, sh) != 0) {
             m->waiting--;
             m->code = RC_E_UNAVAILABLE;
             m->why = "Redis is unavailable";
@@ -330,7 +330,7 @@ static int pump(struct gw_ashard *m)
     }
 }
 
-int gw_ashard_next(struct gw_ashard *m, size_t want, gw_ashard_page_cb *cb, void *privdata)
+int gw_archive_shard_next(struct gw_ashard *m, size_t want, gw_ashard_page_cb *cb, void *privdata)
 {
     if (want == 0 || want > GW_ASHARD_PAGE)
         return RC_E_INTERNAL;

@@ -12,7 +12,7 @@
  *
  * Consistency: every page of a shard must show the seq and total its first
  * page showed; otherwise a page answers `changed` and the caller starts
- * over (gw_ashard_rewind), as gw_archive_run.c does for one set. The
+ * over (gw_archive_shard_rewind), as gw_archive_run.c does for one set. The
  * board's seq and total are the sums of the shards' first pages'.
  */
 #ifndef GW_ARCHIVE_SHARD_H
@@ -42,23 +42,23 @@ typedef void gw_ashard_exists_cb(int code, int any, void *privdata);
 /* A merge of board `board` (declared by b, b->shards > 1; both copied or
  * borrowed for the merge's life: b lives in the config) in period `period`.
  * NULL when out of memory or the names do not fit. */
-struct gw_ashard *gw_ashard_new(struct gw_app *app, const struct rc_board *b, const char *board, const char *period);
+struct gw_ashard *gw_archive_shard_new(struct gw_app *app, const struct rc_board *b, const char *board, const char *period);
 
 /* Frees m. Only while no call of m is in flight (its callback has run). */
-void gw_ashard_free(struct gw_ashard *m);
+void gw_archive_shard_free(struct gw_ashard *m);
 
 /* Back to the first row (the pages held are dropped). */
-void gw_ashard_rewind(struct gw_ashard *m);
+void gw_archive_shard_rewind(struct gw_ashard *m);
 
 /* Sends EXISTS for each shard's sorted set. Returns 0 (cb runs once,
  * later) or RC_E_UNAVAILABLE (cb not called). */
-int gw_ashard_exists(struct gw_ashard *m, gw_ashard_exists_cb *cb, void *privdata);
+int gw_archive_shard_exists(struct gw_ashard *m, gw_ashard_exists_cb *cb, void *privdata);
 
 /* The next `want` (1..GW_ASHARD_PAGE) merged rows, reading the shards it
  * needs. Returns 0: cb runs once, later or before this returns (rows held
  * already, or a read that could not be sent: its failure); the caller must
  * not touch what cb may free after that. An RC_E_* (out of memory, no
  * Redis): cb is not called. */
-int gw_ashard_next(struct gw_ashard *m, size_t want, gw_ashard_page_cb *cb, void *privdata);
+int gw_archive_shard_next(struct gw_ashard *m, size_t want, gw_ashard_page_cb *cb, void *privdata);
 
 #endif

@@ -424,7 +424,7 @@ static void on_tmpl_index(redisReply *r, void *privdata)
     }
     for (size_t i = 0; i < r->elements && tp->n < TMPL_BATCH; i++) {
         const redisReply *e = r->element[i];
-        if (e->type == REDIS_REPLY_STRING && rc_inst_of(tp->decl, e->str, e->len)) {
+        if (e->type == REDIS_REPLY_STRING && rc_instances_of(tp->decl, e->str, e->len)) {
             memcpy(tp->names[tp->n], e->str, e->len);
             tp->names[tp->n++][e->len] = '\0';
         }
@@ -481,7 +481,7 @@ int gw_decay_job_init_tmpl(struct gw_decay *d, struct tmpl *tp, const struct rc_
     tp->inst = *b;
     tp->inst.is_template = 0;
     tp->job.tmpl = tp;
-    if (rc_inst_index_key(tp->key, sizeof tp->key, b) != 0 || !(tp->names = calloc(TMPL_BATCH, sizeof *tp->names)))
+    if (rc_instances_index_key(tp->key, sizeof tp->key, b) != 0 || !(tp->names = calloc(TMPL_BATCH, sizeof *tp->names)))
         return -1;
     return gw_decay_job_init(d, &tp->job, &tp->inst);
 }

@@ -132,7 +132,7 @@ static void on_applied(redisReply *r, void *privdata)
         else if (res.status != 0) {
             app->metrics.queue_dropped++;
             gw_log_warn("queue: board %s: entry %s not applied: %s: %s", j->board->name, s->id,
-                        rc_code_name(res.status), res.message);
+                        rc_err_code_name(res.status), res.message);
         }
     } else if (!j->base.warned) {
         j->base.warned = 1;
@@ -164,11 +164,11 @@ static void apply_entry(struct job *j, struct slot *s, const redisReply *e)
     }
     memset(&none, 0, sizeof none);
     if (bad || rc_queue_entry_parse(j->board, s->id, f, v, nf, &req, &at) != 0) {
-        rc_error_set(&err, RC_E_BAD_REQUEST, "not an entry rankcast queued");
+        rc_err_set(&err, RC_E_BAD_REQUEST, "not an entry rankcast queued");
     } else if (rc_write_args_build(j->board, &req, &none, at, gw_redis_is_cluster(app->redis) == 1, &a, &err) ==
                0) {
         gw_write_new_epoch(a.epoch);
-        unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
+        unsigned n = gw_script_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
         if (gw_redis_eval(app->redis, &app->write_script, (int)a.nkeys, (int)n, words, lens, on_applied, s) == 0) {
             gw_job_sent(&j->base);
             j->nwaiting++;
@@ -261,7 +261,7 @@ static void on_own_pending(redisReply *r, void *privdata)
     snprintf(idle, sizeof idle, "%" PRId64, j->board->queue.claim_after_ms);
     snprintf(count, sizeof count, "%d", QUEUE_BATCH);
     const char *argv[] = {"XAUTOCLAIM", j->stream, RC_QUEUE_GROUP, j->q->token, idle, "0-0", "COUNT", count};
-    if (gw_q_send_cmd(j, 8, argv, on_claimed) != 0)
+    if (gw_queue_job_send_cmd(j, 8, argv, on_claimed) != 0)
         j->working = 0;
 }
 
@@ -300,7 +300,7 @@ static void on_pending(redisReply *r, void *privdata)
     if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOGROUP", 7) == 0) {
         /* the stream was made without its group (or the group destroyed) */
         const char *argv[] = {"XGROUP", "CREATE", j->stream, RC_QUEUE_GROUP, "0", "MKSTREAM"};
-        if (gw_q_send_cmd(j, 6, argv, on_group_created) != 0)
+        if (gw_queue_job_send_cmd(j, 6, argv, on_group_created) != 0)
             j->working = 0;
         return;
     }
@@ -315,7 +315,7 @@ static void on_pending(redisReply *r, void *privdata)
     next = r->element[0]->integer > 0 ? "0" : ">";
     const char *argv[] = {"XREADGROUP", "GROUP", RC_QUEUE_GROUP, j->q->token, "COUNT", count, "STREAMS",
                           j->stream, next};
-    if (gw_q_send_cmd(j, 9, argv, next[0] == '0' ? on_own_pending : on_new) != 0)
+    if (gw_queue_job_send_cmd(j, 9, argv, next[0] == '0' ? on_own_pending : on_new) != 0)
         j->working = 0;
 }
 
@@ -331,13 +331,13 @@ static void tick(struct job *j)
         return;
     if (!j->stats_busy && now - j->stats_at >= QUEUE_STATS_MS) {
         j->stats_at = now;
-        gw_q_send_stats(j);
+        gw_queue_job_send_stats(j);
     }
     if (j->working || j->locking || j->renewing)
         return; /* a step, or the answer that decides the next, is in flight */
     if (!j->owns) {
         if (j->stats.known && j->stats.length > 0 &&
-            gw_lock_acquire(redis, j->lock, q->token, ttl, gw_q_on_acquired, j) == 0) {
+            gw_lock_acquire(redis, j->lock, q->token, ttl, gw_queue_job_on_acquired, j) == 0) {
             gw_job_sent(&j->base);
             j->locking = 1;
         }
@@ -346,7 +346,7 @@ static void tick(struct job *j)
     if (now - j->renewed_at >= (uint64_t)ttl / 3) {
         /* renewed before the next step: a gateway whose lock expired (a long
          * stall) reads nothing more once another may have taken over */
-        if (gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, gw_q_on_renewed, j) == 0) {
+        if (gw_lock_renew(&q->lock, redis, j->lock, q->token, ttl, gw_queue_job_on_renewed, j) == 0) {
             gw_job_sent(&j->base);
             j->renewed_at = now;
             j->renewing = 1;
@@ -359,12 +359,12 @@ static void tick(struct job *j)
         snprintf(count, sizeof count, "%d", QUEUE_BATCH);
         const char *read[] = {"XREADGROUP", "GROUP", RC_QUEUE_GROUP, q->token, "COUNT", count, "STREAMS", j->stream,
                               ">"};
-        if (gw_q_send_cmd(j, 9, read, on_new) == 0)
+        if (gw_queue_job_send_cmd(j, 9, read, on_new) == 0)
             j->working = 1;
         return;
     }
     const char *argv[] = {"XPENDING", j->stream, RC_QUEUE_GROUP};
-    if (gw_q_send_cmd(j, 3, argv, on_pending) == 0) {
+    if (gw_queue_job_send_cmd(j, 3, argv, on_pending) == 0) {
         j->working = 1;
         j->checked_at = now;
     }
@@ -449,7 +449,7 @@ void gw_queue_stop(struct gw_app *app)
     for (size_t i = 0; i < q->njobs; i++) {
         struct job *j = &q->jobs[i];
         if (j->owns && app->redis &&
-            gw_lock_release(&q->lock, app->redis, j->lock, q->token, gw_q_on_released, j) == 0)
+            gw_lock_release(&q->lock, app->redis, j->lock, q->token, gw_queue_job_on_released, j) == 0)
             gw_job_sent(&j->base);
         gw_job_close(&j->base);
     }

@@ -76,14 +76,14 @@ struct gw_queue {
 /* ---- gw_queue_job.c ------------------------------------------------------ */
 
 /* Sends argv, routed by the board's stream key. Returns 0 or -1. */
-int gw_q_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb);
+int gw_queue_job_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb);
 /* Wall-clock ms (stream ids carry Redis's wall clock). */
-int64_t gw_q_wall_ms(void);
+int64_t gw_queue_job_wall_ms(void);
 /* XLEN and the oldest entry, for /metrics and /healthz. */
-void gw_q_send_stats(struct job *j);
-void gw_q_lost_lock(struct job *j, const char *why);
-void gw_q_on_acquired(int rc, const char *err, void *privdata);
-void gw_q_on_renewed(int rc, const char *err, void *privdata);
-void gw_q_on_released(int rc, const char *err, void *privdata);
+void gw_queue_job_send_stats(struct job *j);
+void gw_queue_job_lost_lock(struct job *j, const char *why);
+void gw_queue_job_on_acquired(int rc, const char *err, void *privdata);
+void gw_queue_job_on_renewed(int rc, const char *err, void *privdata);
+void gw_queue_job_on_released(int rc, const char *err, void *privdata);
 
 #endif

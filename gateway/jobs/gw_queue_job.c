@@ -25,7 +25,7 @@
 
 /* ---- sending ---------------------------------------------------------------- */
 
-int gw_q_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb)
+int gw_queue_job_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_reply_cb *cb)
 {
     struct gw_redis *redis = j->q->app->redis;
     if (!redis || gw_redis_command(redis, j->stream, strlen(j->stream), argc, argv, NULL, cb, j) != 0)
@@ -36,7 +36,7 @@ int gw_q_send_cmd(struct job *j, int argc, const char *const *argv, gw_redis_rep
 
 /* Wall-clock ms: stream ids carry Redis's wall clock (the app clock may be
  * shifted by tests, so it is not used for ages). */
-int64_t gw_q_wall_ms(void)
+int64_t gw_queue_job_wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -68,22 +68,22 @@ static void on_oldest(redisReply *r, void *privdata)
     if (r->elements > 0 && r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements > 0 &&
         r->element[0]->element[0]->type == REDIS_REPLY_STRING &&
         rc_queue_id_ms(r->element[0]->element[0]->str, &ms) == 0) {
-        int64_t age = gw_q_wall_ms() - ms;
+        int64_t age = gw_queue_job_wall_ms() - ms;
         j->stats.oldest_age_ms = age > 0 ? age : 0;
     }
 }
 
-void gw_q_send_stats(struct job *j)
+void gw_queue_job_send_stats(struct job *j)
 {
     const char *xlen[] = {"XLEN", j->stream};
     const char *xrange[] = {"XRANGE", j->stream, "-", "+", "COUNT", "1"};
-    if (gw_q_send_cmd(j, 2, xlen, on_len) == 0 && gw_q_send_cmd(j, 6, xrange, on_oldest) == 0)
+    if (gw_queue_job_send_cmd(j, 2, xlen, on_len) == 0 && gw_queue_job_send_cmd(j, 6, xrange, on_oldest) == 0)
         j->stats_busy = 1;
 }
 
 /* ---- the lock ---------------------------------------------------------------------- */
 
-void gw_q_lost_lock(struct job *j, const char *why)
+void gw_queue_job_lost_lock(struct job *j, const char *why)
 {
     if (!j->owns)
         return;
@@ -93,7 +93,7 @@ void gw_q_lost_lock(struct job *j, const char *why)
     gw_log_info("queue: board %s: this gateway no longer applies its queue (%s)", j->board->name, why);
 }
 
-void gw_q_on_acquired(int rc, const char *err, void *privdata)
+void gw_queue_job_on_acquired(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
     if (gw_job_answered(&j->base) != 0)
@@ -111,7 +111,7 @@ void gw_q_on_acquired(int rc, const char *err, void *privdata)
     }
 }
 
-void gw_q_on_renewed(int rc, const char *err, void *privdata)
+void gw_queue_job_on_renewed(int rc, const char *err, void *privdata)
 {
     struct job *j = privdata;
     (void)err;
@@ -119,10 +119,10 @@ void gw_q_on_renewed(int rc, const char *err, void *privdata)
         return;
     j->renewing = 0;
     if (rc == 0)
-        gw_q_lost_lock(j, "its lock expired");
+        gw_queue_job_lost_lock(j, "its lock expired");
 }
 
-void gw_q_on_released(int rc, const char *err, void *privdata)
+void gw_queue_job_on_released(int rc, const char *err, void *privdata)
 {
     (void)rc;
     (void)err;

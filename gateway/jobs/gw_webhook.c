@@ -96,11 +96,11 @@ void gw_webhook_archived(struct gw_app *app, const struct rc_board *decl, const 
     snprintf(d->board, sizeof d->board, "%s", board);
     d->period = *p;
     int64_t ttl;
-    if (rc_period_ttl_ms(decl, p, gw_now_ms(app), &ttl, NULL) != 0)
+    if (rc_expiry_period_ttl_ms(decl, p, gw_now_ms(app), &ttl, NULL) != 0)
         ttl = 86400000;
     d->give_up_at = uv_now(app->loop) + (uint64_t)ttl;
-    if (rc_board_key(d->hooked, sizeof d->hooked, board, p->id, "hooked", NULL) ||
-        rc_board_key(d->lock, sizeof d->lock, board, p->id, "hooking", NULL)) {
+    if (rc_keys_board(d->hooked, sizeof d->hooked, board, p->id, "hooked", NULL) ||
+        rc_keys_board(d->lock, sizeof d->lock, board, p->id, "hooking", NULL)) {
         free(d);
         return;
     }
@@ -135,7 +135,7 @@ int gw_webhook_start(struct gw_app *app)
         }
     }
     snprintf(w->secret, sizeof w->secret, "%s", secret);
-    if (!(w->http = gw_hclient_new(app->loop))) {
+    if (!(w->http = gw_webhook_http_new(app->loop))) {
         free(w);
         return RC_E_INTERNAL;
     }
@@ -169,7 +169,7 @@ void gw_webhook_stop(struct gw_app *app)
     if (abandoned)
         gw_log_warn("webhook: %zu deliveries not done at shutdown; another gateway or the next start sends them",
                     abandoned);
-    gw_hclient_free(w->http);
+    gw_webhook_http_free(w->http);
     w->http = NULL;
     uv_timer_stop(&w->timer);
     gw_release_close(&w->rel, (uv_handle_t *)&w->timer);

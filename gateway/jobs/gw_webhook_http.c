@@ -186,7 +186,7 @@ static size_t discard(char *p, size_t size, size_t n, void *data)
     return size * n;
 }
 
-struct gw_hclient *gw_hclient_new(uv_loop_t *loop)
+struct gw_hclient *gw_webhook_http_new(uv_loop_t *loop)
 {
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         gw_log_error("webhook: libcurl failed to start");
@@ -211,7 +211,7 @@ struct gw_hclient *gw_hclient_new(uv_loop_t *loop)
     return c;
 }
 
-struct gw_hreq *gw_hclient_post(struct gw_hclient *c, const char *url, const char *const *headers, size_t n,
+struct gw_hreq *gw_webhook_http_post(struct gw_hclient *c, const char *url, const char *const *headers, size_t n,
                                 const char *body, size_t len, int64_t timeout_ms, gw_hreq_cb *cb, void *data)
 {
     struct gw_hreq *r = calloc(1, sizeof *r);
@@ -264,12 +264,12 @@ fail:
     return NULL;
 }
 
-void gw_hclient_cancel(struct gw_hclient *c, struct gw_hreq *r)
+void gw_webhook_http_cancel(struct gw_hclient *c, struct gw_hreq *r)
 {
     req_free(c, r);
 }
 
-void gw_hclient_free(struct gw_hclient *c)
+void gw_webhook_http_free(struct gw_hclient *c)
 {
     if (!c)
         return;

@@ -19,19 +19,19 @@ struct gw_hreq;
 typedef void gw_hreq_cb(int ok, long status, const char *err, void *data);
 
 /* A client on loop, or NULL (logged). */
-struct gw_hclient *gw_hclient_new(uv_loop_t *loop);
+struct gw_hclient *gw_webhook_http_new(uv_loop_t *loop);
 
 /* POSTs body[0..len) (copied) to url with headers[0..n) ("Name: value",
  * copied), giving up after timeout_ms in total. Returns the request (live
- * until cb runs or gw_hclient_cancel), or NULL (cb not called). */
-struct gw_hreq *gw_hclient_post(struct gw_hclient *c, const char *url, const char *const *headers, size_t n,
+ * until cb runs or gw_webhook_http_cancel), or NULL (cb not called). */
+struct gw_hreq *gw_webhook_http_post(struct gw_hclient *c, const char *url, const char *const *headers, size_t n,
                                 const char *body, size_t len, int64_t timeout_ms, gw_hreq_cb *cb, void *data);
 
 /* Drops a request in flight; its cb is never called. */
-void gw_hclient_cancel(struct gw_hclient *c, struct gw_hreq *r);
+void gw_webhook_http_cancel(struct gw_hclient *c, struct gw_hreq *r);
 
 /* Cancels every request (no callbacks), then closes the client's handles
  * and frees it once they are closed (the loop must run on until then). */
-void gw_hclient_free(struct gw_hclient *c);
+void gw_webhook_http_free(struct gw_hclient *c);
 
 #endif

@@ -110,7 +110,7 @@ static void finish(struct delivery *d)
     struct gw_webhook *w = d->w;
     struct gw_app *app = w->app;
     if (d->req) {
-        gw_hclient_cancel(w->http, d->req);
+        gw_webhook_http_cancel(w->http, d->req);
         d->req = NULL;
         app->metrics.webhooks_in_flight--;
     }
@@ -169,7 +169,7 @@ static void mark(struct delivery *d, const char *value)
 {
     int64_t ttl;
     char px[24];
-    if (rc_period_ttl_ms(d->decl, &d->period, gw_now_ms(d->w->app), &ttl, NULL) != 0)
+    if (rc_expiry_period_ttl_ms(d->decl, &d->period, gw_now_ms(d->w->app), &ttl, NULL) != 0)
         ttl = 86400000;
     snprintf(px, sizeof px, "%" PRId64, ttl);
     const char *argv[] = {"SET", d->hooked, value, "PX", px};
@@ -225,7 +225,7 @@ static void send_now(struct delivery *d)
     snprintf(attempt, sizeof attempt, "X-Rankcast-Attempt: %u", d->attempt + 1);
     const char *headers[] = {"Content-Type: application/json", sig, id, attempt, "Expect:"};
     d->state = ST_SEND;
-    d->req = gw_hclient_post(w->http, w->conf->url, headers, sizeof headers / sizeof headers[0], d->body, d->len,
+    d->req = gw_webhook_http_post(w->http, w->conf->url, headers, sizeof headers / sizeof headers[0], d->body, d->len,
                              w->conf->timeout_ms, on_posted, d);
     if (!d->req) {
         gw_log_error("webhook %s %s: the request could not be made (memory)", d->board, d->period.id);
@@ -260,7 +260,7 @@ static void have_rows(struct delivery *d, int code, struct gw_window *win)
     }
     if (code) {
         gw_log_warn("webhook %s %s: the standings could not be read (%s); trying again", d->board,
-                    d->period.id, rc_code_name(code));
+                    d->period.id, rc_err_code_name(code));
         retry_later(d);
         return;
     }
@@ -410,7 +410,7 @@ static void on_renewed(int rc, const char *err, void *data)
                     d->period.id);
         d->owns = 0;
         if (d->req) {
-            gw_hclient_cancel(w->http, d->req);
+            gw_webhook_http_cancel(w->http, d->req);
             d->req = NULL;
             w->app->metrics.webhooks_in_flight--;
         }
@@ -440,7 +440,7 @@ void gw_webhook_run_due(struct delivery *d, uint64_t now)
 void gw_webhook_run_stop(struct delivery *d)
 {
     if (d->req) {
-        gw_hclient_cancel(d->w->http, d->req);
+        gw_webhook_http_cancel(d->w->http, d->req);
         d->req = NULL;
         d->w->app->metrics.webhooks_in_flight--;
     }

@@ -127,7 +127,7 @@ void gw_conn_unref(struct gw_conn *c)
         return;
     drop_queue(c, 0);
     gw_caller_release(&c->who);
-    gw_read_owner_unref(c->read_rows);
+    gw_read_gate_owner_unref(c->read_rows);
     free(c->q);
     free(c->rx);
     free(c);

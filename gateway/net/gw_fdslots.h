@@ -1,5 +1,5 @@
 /* gw_fdslots.h - a table of one slot per possible fd, for the files that
- * watch sockets from below lws' reads (net/gw_wsguard.c, net/gw_rawreq.c).
+ * watch sockets from below lws' reads (serve/gw_wsguard.c, serve/gw_rawreq.c).
  * Each keeps its own table and calls this once (pthread_once) to make it. */
 #ifndef GW_FDSLOTS_H
 #define GW_FDSLOTS_H

@@ -30,7 +30,7 @@ static int ip_eq(const struct rc_hnode *n, const void *key)
 
 static uint64_t ip_hash(const struct gw_iplimit *l, const char *ip)
 {
-    return rc_hash(&l->seed, ip, strlen(ip));
+    return rc_hmap_hash(&l->seed, ip, strlen(ip));
 }
 
 static struct entry *lookup(const struct gw_iplimit *l, const char *ip, uint64_t h)
@@ -54,7 +54,7 @@ void gw_iplimit_free(struct gw_iplimit *l)
         return;
     for (struct entry *e = l->all, *next; e; e = next) {
         next = e->next;
-        gw_read_owner_unref(e->e.read_rows);
+        gw_read_gate_owner_unref(e->e.read_rows);
         free(e);
     }
     rc_hmap_free(&l->map);
@@ -115,7 +115,7 @@ unsigned gw_iplimit_sweep(struct gw_iplimit *l, int64_t now_ms, const struct gw_
             l->all = e->next;
         if (e->next)
             e->next->prev = e->prev;
-        gw_read_owner_unref(e->e.read_rows);
+        gw_read_gate_owner_unref(e->e.read_rows);
         free(e);
     }
     return left;

@@ -11,7 +11,7 @@
 
 /* r->op is one of RC_OP_REMOVE, RC_OP_UNBLOCK, RC_OP_REVERSE, RC_OP_RESET.
  * Answers through done like the other ops. */
-void gw_op_admin(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_admin_op(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata);
 
 /* Who did what to which board, when: one entry of the audit stream rc:audit

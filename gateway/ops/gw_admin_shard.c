@@ -55,7 +55,7 @@ static void on_merged(int code, struct gw_window *w, void *privdata)
         char msg[RC_ERROR_MSG_MAX];
         snprintf(msg, sizeof msg, "the %s was applied on the member's shard, but the board's seq could not be read "
                  "after it (%s): send it again to see the answer (a repeat changes nothing)",
-                 rc_admin_action(sa->req.op), rc_code_name(code));
+                 rc_admin_args_action(sa->req.op), rc_err_code_name(code));
         gw_window_free(w);
         fail(sa, RC_E_UNAVAILABLE, msg);
         return;
@@ -83,11 +83,11 @@ static void on_reply(redisReply *r, void *privdata)
     struct rc_admin_result res;
     char msg[RC_ERROR_MSG_MAX];
     int is_reset = sa->req.op == RC_OP_RESET;
-    if (!r || rc_admin_result_parse(items, gw_reply_items(r, items, 8), &res) != 0) {
+    if (!r || rc_admin_args_result_parse(items, gw_script_reply_items(r, items, 8), &res) != 0) {
         int code = r ? RC_E_INTERNAL : RC_E_UNAVAILABLE;
         struct rc_error err = {0, ""};
         const char *why = !r ? "Redis connection lost before the operation was answered"
-                             : (gw_reply_error(&err, RC_E_INTERNAL, "the admin script", r), err.msg);
+                             : (gw_script_reply_error(&err, RC_E_INTERNAL, "the admin script", r), err.msg);
         if (is_reset) {
             /* the count and the advice first: a long cause is what the cut
              * may take (a cut message is still a whole answer) */
@@ -153,7 +153,7 @@ int gw_admin_shard_run(struct gw_app *app, const struct rc_board *b, const struc
 {
     struct shard_admin *sa = calloc(1, sizeof *sa);
     if (!sa)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     sa->app = app;
     sa->b = b;
     sa->cb = cb;
@@ -177,7 +177,7 @@ int gw_admin_shard_run(struct gw_app *app, const struct rc_board *b, const struc
     int code = send_next(sa);
     if (code) {
         free(sa);
-        return rc_error_set(err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "key name too long");
+        return rc_err_set(err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "key name too long");
     }
     return 0;
 }

@@ -65,7 +65,7 @@ static int add_step(struct spread *s, const char *cmd, const char *board, const 
     struct step *st = &s->steps[s->nsteps++];
     st->cmd = cmd;
     st->arg = arg;
-    return rc_board_key(st->key, RC_KEY_MAX, board, period, "blocked", NULL) ? RC_E_INTERNAL : 0;
+    return rc_keys_board(st->key, RC_KEY_MAX, board, period, "blocked", NULL) ? RC_E_INTERNAL : 0;
 }
 
 /* The change on period q's list (a later one than the admin's): a block
@@ -79,7 +79,7 @@ static int later_period(struct spread *s, const struct rc_board *b, const char *
     int rc = add_step(s, add ? "SADD" : "SREM", board, q->id, s->member);
     if (rc || !add)
         return rc;
-    if (rc_period_ttl_ms(b, q, now_ms, &ttl, &err) != 0)
+    if (rc_expiry_period_ttl_ms(b, q, now_ms, &ttl, &err) != 0)
         return RC_E_INTERNAL;
     snprintf(ttl_buf, ttl_cap, "%" PRId64, ttl > 0 ? ttl : 1);
     return add_step(s, "PEXPIRE", board, q->id, ttl_buf);

@@ -41,20 +41,20 @@ static void on_freeze(redisReply *r, void *privdata)
     int code = 0;
     if (!r) {
         code = RC_E_UNAVAILABLE;
-        json = gw_op_error(app, c->id_json, code, "Redis connection lost before the operation was answered");
-    } else if (rc_freeze_result_parse(items, gw_reply_items(r, items, 8), &res) != 0) {
+        json = gw_ops_error(app, c->id_json, code, "Redis connection lost before the operation was answered");
+    } else if (rc_freeze_result_parse(items, gw_script_reply_items(r, items, 8), &res) != 0) {
         struct rc_error err = {0, ""};
-        code = gw_reply_error(&err, RC_E_INTERNAL, "the freeze script", r);
-        json = gw_op_error(app, c->id_json, code, err.msg);
+        code = gw_script_reply_error(&err, RC_E_INTERNAL, "the freeze script", r);
+        json = gw_ops_error(app, c->id_json, code, err.msg);
     } else {
         const struct rc_freeze *f = &res.state;
         if (c->op == RC_OP_FREEZE)
-            json = rc_encode_frozen(c->id_json, c->board, period, f->seq);
+            json = rc_proto_encode_frozen(c->id_json, c->board, period, f->seq);
         else if (c->op == RC_OP_REVEAL)
-            json = rc_encode_revealed(c->id_json, c->board, period, f->frozen ? f->shown : res.seq,
+            json = rc_proto_encode_revealed(c->id_json, c->board, period, f->frozen ? f->shown : res.seq,
                                       rc_freeze_pending(f, res.seq), f->frozen, f->seq, res.skipped);
         else
-            json = rc_encode_freeze_state(c->board, period, f->frozen, f->seq, f->shown, res.seq);
+            json = rc_proto_encode_freeze_state(c->board, period, f->frozen, f->seq, f->shown, res.seq);
         if (c->op != RC_OP_PING && res.changed) {
             gw_admin_audit(app, c->who, c->op, c->board, c->period, NULL, NULL, 0, c->at);
             gw_log_info("admin %s by %s on %s%s%s: %s %lld, %lld pending", c->op == RC_OP_FREEZE ? "freeze" : "reveal",
@@ -63,7 +63,7 @@ static void on_freeze(redisReply *r, void *privdata)
         }
         if (!json) {
             code = RC_E_INTERNAL;
-            json = gw_op_error(app, c->id_json, code, "out of memory");
+            json = gw_ops_error(app, c->id_json, code, "out of memory");
         }
     }
     c->done(c->privdata, code, json);
@@ -77,32 +77,32 @@ static void start(struct gw_app *app, const struct gw_caller *who, const struct 
     const struct rc_board *b = NULL;
     struct rc_period p = {0};
     struct rc_error err = {0, ""};
-    int code = gw_op_authorize(app, who, RC_SCOPE_ADMIN, r->board, &err);
+    int code = gw_ops_authorize(app, who, RC_SCOPE_ADMIN, r->board, &err);
     if (!code)
-        code = gw_op_resolve(app, r, &b, &p, &err);
+        code = gw_ops_resolve(app, r, &b, &p, &err);
     if (!code && b->decay.kind != RC_DECAY_NONE)
-        code = rc_error_set(&err, RC_E_BAD_REQUEST,
+        code = rc_err_set(&err, RC_E_BAD_REQUEST,
                             "freeze and reveal do not apply to a decaying board (decay = %s): its standings are %s "
                             "outside its change log, so a reveal could not replay them",
                             b->decay.kind == RC_DECAY_BUCKETS ? "buckets" : "scale",
                             b->decay.kind == RC_DECAY_BUCKETS ? "rebuilt" : "rescaled");
     if (!code && b->shards > 1)
-        code = rc_error_set(&err, RC_E_BAD_REQUEST,
+        code = rc_err_set(&err, RC_E_BAD_REQUEST,
                             "freeze is not supported on sharded boards: board %s is split into %u shards (shards = "
                             "%u), and a freeze copies one set (docs/sharded.md)", r->board, b->shards, b->shards);
     struct freeze_call *c = code ? NULL : calloc(1, sizeof *c);
     if (!code && !c)
-        code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+        code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
     struct rc_freeze_args args;
     enum rc_freeze_action action = op == RC_OP_FREEZE   ? RC_FREEZE_DO_FREEZE
                                    : op == RC_OP_REVEAL ? RC_FREEZE_DO_REVEAL
                                                         : RC_FREEZE_DO_STATE;
     if (!code && rc_freeze_args_build(r->board, p.id, action, r->steps == RC_STEPS_ALL ? RC_FREEZE_STEPS_ALL : r->steps,
                                       app->redis && gw_redis_is_cluster(app->redis) == 1, &args) != 0)
-        code = rc_error_set(&err, RC_E_BAD_REQUEST, "steps must be a whole number from 1, or \"all\"");
+        code = rc_err_set(&err, RC_E_BAD_REQUEST, "steps must be a whole number from 1, or \"all\"");
     if (code) {
         free(c);
-        done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+        done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
         return;
     }
     c->app = app;
@@ -112,24 +112,24 @@ static void start(struct gw_app *app, const struct gw_caller *who, const struct 
     c->id_json = r->id_json ? strdup(r->id_json) : NULL;
     c->periodic = b->period.kind != RC_PERIOD_NONE;
     c->at = gw_now_ms(app);
-    gw_op_who(who, c->who, sizeof c->who);
+    gw_ops_who(who, c->who, sizeof c->who);
     snprintf(c->board, sizeof c->board, "%s", r->board);
     snprintf(c->period, sizeof c->period, "%s", p.id);
     if (!app->redis || gw_redis_eval(app->redis, &app->freeze_script, RC_FREEZE_NKEYS,
                                      RC_FREEZE_NKEYS + RC_FREEZE_NARGV, args.words, args.lens, on_freeze, c) != 0) {
-        done(privdata, RC_E_UNAVAILABLE, gw_op_error(app, r->id_json, RC_E_UNAVAILABLE, "Redis is unreachable"));
+        done(privdata, RC_E_UNAVAILABLE, gw_ops_error(app, r->id_json, RC_E_UNAVAILABLE, "Redis is unreachable"));
         free(c->id_json);
         free(c);
     }
 }
 
-void gw_op_freeze(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_freeze_op(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                   void *privdata)
 {
     start(app, who, r, r->op, done, privdata);
 }
 
-void gw_op_freeze_state(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
+void gw_freeze_op_state(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
                         gw_op_done *done, void *privdata)
 {
     start(app, who, r, RC_OP_PING, done, privdata);

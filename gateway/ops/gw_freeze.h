@@ -7,11 +7,11 @@
 #include "ops/gw_ops.h"
 
 /* r->op RC_OP_FREEZE ({"op":"frozen"}) or RC_OP_REVEAL ({"op":"revealed"}). */
-void gw_op_freeze(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_freeze_op(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                   void *privdata);
 
 /* The freeze state of r->board (r->period), for GET .../freeze (admin). */
-void gw_op_freeze_state(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
+void gw_freeze_op_state(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
                         gw_op_done *done, void *privdata);
 
 #endif

@@ -56,7 +56,7 @@ static char *refusal(struct get_call *c, const struct gw_read_at_result *res, in
     if (res->status == RC_MOMENT_BEYOND) {
         *code = RC_E_BAD_REQUEST;
         snprintf(msg, sizeof msg, "at.seq is past board %s's present seq %" PRId64, c->board, res->head.seq);
-        return gw_op_error(c->app, c->id_json, *code, msg);
+        return gw_ops_error(c->app, c->id_json, *code, msg);
     }
     if (res->status == RC_MOMENT_GONE) {
         *code = RC_E_OUT_OF_RANGE;
@@ -73,7 +73,7 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
     struct get_call *c = privdata;
     char *json = NULL;
     if (code) {
-        json = gw_op_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        json = gw_ops_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
     } else if (!(json = refusal(c, res, &code))) {
         /* the audience of a frozen board sees no moment past the frozen
          * one (the script stopped there): the answer says it is frozen */
@@ -96,8 +96,8 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
         m.has_absent = c->members != NULL;
         m.absent = absent;
         m.nabsent = na > 0 ? (size_t)na : 0;
-        if (na < 0 || !(json = rc_encode_snapshot(&m)))
-            json = gw_op_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
+        if (na < 0 || !(json = rc_proto_rows_snapshot(&m)))
+            json = gw_ops_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
     }
     if (res && res->w)
         gw_window_free(res->w);
@@ -110,14 +110,14 @@ static void on_history(int code, struct gw_read_at_result *res, void *privdata)
     struct get_call *c = privdata;
     char *json = NULL;
     if (code) {
-        json = gw_op_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        json = gw_ops_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
     } else if (!(json = refusal(c, res, &code))) {
         int64_t frozen = c->audience && res->head.freeze.frozen ? res->head.freeze.seq : 0;
         json = rc_proto_at_encode_history(c->id_json, c->board, c->member,
                                           c->decl->period.kind == RC_PERIOD_NONE ? NULL : c->period.id,
                                           res->points, res->npoints, frozen);
         if (!json)
-            json = gw_op_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
+            json = gw_ops_error(c->app, c->id_json, code = RC_E_INTERNAL, "out of memory");
     }
     c->done(c->privdata, code, json);
     call_free(c);
@@ -130,28 +130,28 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
 {
     struct get_call *c = calloc(1, sizeof *c);
     if (!c)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     /* reading past a freeze is the caster's: admin scope, as "live" on subscribe */
-    int code = gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, err);
+    int code = gw_ops_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, err);
     if (!code)
-        code = gw_op_resolve(app, r, &c->decl, &c->period, err);
+        code = gw_ops_resolve(app, r, &c->decl, &c->period, err);
     if (!code && c->decl->shards > 1) {
         if (r->at_kind == RC_AT_SEQ)
-            code = rc_error_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
+            code = rc_err_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
                                 "counts its own): name the moment by at.time");
         else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND || r->view.kind == RC_VIEW_MEMBERS)
-            code = rc_error_set(err, RC_E_BAD_REQUEST, "history, around views and member lists of a sharded board "
+            code = rc_err_set(err, RC_E_BAD_REQUEST, "history, around views and member lists of a sharded board "
                                 "at a past moment are not served yet (docs/history.md)");
         else if ((int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)
-            code = rc_error_set(err, RC_E_BAD_REQUEST, "a page of a sharded board must end within rank %d",
+            code = rc_err_set(err, RC_E_BAD_REQUEST, "a page of a sharded board must end within rank %d",
                                 RC_SHARD_READ_MAX);
     }
     if (!code && c->decl->decay.kind != RC_DECAY_NONE)
-        code = rc_error_set(err, RC_E_BAD_REQUEST, "a decaying board keeps no history: it is rebuilt, not changed");
+        code = rc_err_set(err, RC_E_BAD_REQUEST, "a decaying board keeps no history: it is rebuilt, not changed");
     if (!code && r->view.places)
-        code = rc_error_set(err, RC_E_BAD_REQUEST, "places = shared is not served at a past moment yet");
+        code = rc_err_set(err, RC_E_BAD_REQUEST, "places = shared is not served at a past moment yet");
     if (!code && newest_ms > gw_now_ms(app))
-        code = rc_error_set(err, RC_E_BAD_REQUEST, "the time asked (%" PRId64 ") is past the present", newest_ms);
+        code = rc_err_set(err, RC_E_BAD_REQUEST, "the time asked (%" PRId64 ") is past the present", newest_ms);
     if (code) {
         free(c);
         return code;
@@ -174,14 +174,14 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
         if (r->view.kind == RC_VIEW_TEAM)
             gw_roster_read(app, who, r, done, privdata);
         else
-            gw_op_snapshot(app, who, r, done, privdata);
+            gw_ops_snapshot(app, who, r, done, privdata);
         return;
     }
     if (r->view.kind == RC_VIEW_TEAM) {
         /* team membership keeps no history: who was on the team then is
          * not known (docs/history.md) */
         done(privdata, RC_E_BAD_REQUEST,
-             gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "a roster at a moment is not served: team membership "
+             gw_ops_error(app, r->id_json, RC_E_BAD_REQUEST, "a roster at a moment is not served: team membership "
                          "keeps no history (ask for the members as a member list)"));
         return;
     }
@@ -214,10 +214,10 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
         }
         if (!code && (code = gw_read_at(&app->store, c->decl, r->board, c->period.id, &req, on_read, c)) == 0)
             return;
-        rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        rc_err_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
         call_free(c);
     }
-    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+    done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
 }
 
 void gw_get_history(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
@@ -235,7 +235,7 @@ void gw_get_history(struct gw_app *app, const struct gw_caller *who, const struc
         c->privdata = privdata;
         n = (size_t)((r->to_ms - r->from_ms) / r->step_ms) + 1;
         if (!(targets = malloc(n * sizeof *targets)))
-            code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+            code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
         for (size_t i = 0; targets && i < n; i++)
             targets[i] = r->from_ms + (int64_t)i * r->step_ms;
     }
@@ -244,12 +244,12 @@ void gw_get_history(struct gw_app *app, const struct gw_caller *who, const struc
                                     .member = r->member, .targets = targets, .ntargets = n};
         code = gw_read_at(&app->store, c->decl, r->board, c->period.id, &req, on_history, c);
         if (code)
-            rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+            rc_err_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
     }
     free(targets);
     if (!code)
         return;
     if (c)
         call_free(c);
-    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+    done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
 }

@@ -105,7 +105,7 @@ static void sweep_one(struct gw_idem *t, const struct gw_idem_writer *keep, int6
 
 static struct gw_idem_writer *writer(struct gw_idem *t, const char *name)
 {
-    uint64_t h = rc_hash(&t->seed, name, strlen(name));
+    uint64_t h = rc_hmap_hash(&t->seed, name, strlen(name));
     struct gw_idem_writer *w = (struct gw_idem_writer *)(void *)rc_hmap_find(&t->map, h, name_eq, name);
     if (w)
         return w;
@@ -142,10 +142,10 @@ int gw_idem_take(struct gw_idem *t, const struct gw_caller *who, int64_t now_ms,
         snprintf(name, sizeof name, "key:%s", who->key->name);
     struct gw_idem_writer *w = writer(t, name);
     if (!w)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     sweep_one(t, w, now_ms);
     if (!rc_idem_take(&w->ct, t->cap, t->window_ms, now_ms, &hold->slot))
-        return rc_error_set(err, RC_E_RATE_LIMITED,
+        return rc_err_set(err, RC_E_RATE_LIMITED,
                             "%s '%s' holds %" PRIu64 " idempotency records, its cap (idempotency_max_per_key): "
                             "nothing was written; writes with a req (and to queued boards) are taken again as "
                             "its older records expire (idempotency_window)",

@@ -33,7 +33,7 @@ static void on_noted(redisReply *reply, void *privdata)
 {
     struct note *n = privdata;
     if (reply && reply->type == REDIS_REPLY_INTEGER) {
-        rc_inst_seen_add(&n->app->inst_seen, n->member, n->score);
+        rc_instances_seen_add(&n->app->inst_seen, n->member, n->score);
         n->app->inst_warned = 0; /* a failure is logged once until a success */
     } else if (reply && !n->app->inst_warned) {
         n->app->inst_warned = 1;
@@ -52,23 +52,23 @@ static void seed_once(struct gw_app *app)
         key.k0 = uv_hrtime();
         key.k1 = (uint64_t)uv_os_getpid() * 0x9e3779b97f4a7c15ULL;
     }
-    rc_inst_seen_init(&app->inst_seen, key);
+    rc_instances_seen_init(&app->inst_seen, key);
     app->inst_seen_ready = 1;
 }
 
 void gw_instances_note(struct gw_app *app, const struct rc_board *decl, const char *name, const struct rc_period *p)
 {
     char key[RC_KEY_MAX], score[24];
-    if (!rc_inst_indexed(decl) || !app->redis)
+    if (!rc_instances_indexed(decl) || !app->redis)
         return;
     seed_once(app);
     struct note *n = malloc(sizeof *n);
     if (!n)
         return;
     n->app = app;
-    if (rc_inst_index_key(key, sizeof key, decl) != 0 ||
-        rc_inst_entry(decl, name, p, gw_now_ms(app), n->member, sizeof n->member, &n->score) != 0 ||
-        rc_inst_seen_has(&app->inst_seen, n->member, n->score)) {
+    if (rc_instances_index_key(key, sizeof key, decl) != 0 ||
+        rc_instances_entry(decl, name, p, gw_now_ms(app), n->member, sizeof n->member, &n->score) != 0 ||
+        rc_instances_seen_has(&app->inst_seen, n->member, n->score)) {
         free(n);
         return;
     }

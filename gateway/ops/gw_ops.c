@@ -25,20 +25,20 @@
 #include "rc_period.h"
 #include "rc_jwt.h"
 
-char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message)
+char *gw_ops_error(struct gw_app *app, const char *id_json, int code, const char *message)
 {
     gw_metrics_error(&app->metrics, code);
-    return rc_encode_error(id_json, code, message);
+    return rc_proto_encode_error(id_json, code, message);
 }
 
-int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
+int gw_ops_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
                   struct rc_period *p, struct rc_error *err)
 {
-    *decl = rc_conf_find_board(app->conf, r->board);
+    *decl = rc_conf_board_find(app->conf, r->board);
     if (!*decl)
-        return rc_error_set(err, RC_E_UNKNOWN_BOARD, "no board is declared for '%s'", r->board);
+        return rc_err_set(err, RC_E_UNKNOWN_BOARD, "no board is declared for '%s'", r->board);
     if (rc_period_select(&(*decl)->period, r->period[0] ? r->period : NULL, gw_now_ms(app), p) != 0)
-        return rc_error_set(err, RC_E_BAD_REQUEST, "period '%s' is not a %s period of board %s", r->period,
+        return rc_err_set(err, RC_E_BAD_REQUEST, "period '%s' is not a %s period of board %s", r->period,
                             rc_period_kind_name((*decl)->period.kind), r->board);
     return 0;
 }
@@ -46,7 +46,7 @@ int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct r
 /* A credential that matches an API key is that key. Otherwise, when tokens
  * are accepted and it has a JWT's shape, it is verified as a token. The key
  * lookup runs first and in full either way (constant time). */
-void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who)
+void gw_ops_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who)
 {
     struct rc_error err = {0, ""};
     gw_caller_release(who);
@@ -86,7 +86,7 @@ void gw_op_identify(struct gw_app *app, const char *value, size_t len, int beare
     who->bad_token = 0;
 }
 
-void gw_op_who(const struct gw_caller *who, char *out, size_t cap)
+void gw_ops_who(const struct gw_caller *who, char *out, size_t cap)
 {
     if (who->token)
         snprintf(out, cap, "jwt%s%s", who->token->sub[0] ? ":" : "", who->token->sub);
@@ -94,32 +94,32 @@ void gw_op_who(const struct gw_caller *who, char *out, size_t cap)
         snprintf(out, cap, "%s", who->key ? who->key->name : "?");
 }
 
-int gw_op_caller_expired(struct gw_app *app, const struct gw_caller *who)
+int gw_ops_caller_expired(struct gw_app *app, const struct gw_caller *who)
 {
     return who->token && rc_jwt_expired(who->token, gw_now_ms(app), app->jwt.skew_ms);
 }
 
-int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
+int gw_ops_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
                     struct rc_error *err)
 {
     const struct rc_conf *c = app->conf;
     if (who->bad_token && who->why[0])
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "%s", who->why);
-    if (gw_op_caller_expired(app, who))
-        return rc_error_set(err, RC_E_UNAUTHORIZED, "the token expired: present a fresh one (on WebSocket: "
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "%s", who->why);
+    if (gw_ops_caller_expired(app, who))
+        return rc_err_set(err, RC_E_UNAUTHORIZED, "the token expired: present a fresh one (on WebSocket: "
                                                     "{\"op\":\"auth\",\"token\":JWT})");
     int rc = rc_auth_check(&c->auth, who->key, who->bad_token, scope, board, err);
     if (rc || scope != RC_SCOPE_WRITE)
         return rc;
     int64_t now = gw_now_ms(app);
-    if (who->conn_bucket && !rc_bucket_take(who->conn_bucket, c->conn_write_rate, c->conn_write_burst, now))
-        return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes on this connection (conn_write_rate %u/s)",
+    if (who->conn_bucket && !rc_auth_bucket_take(who->conn_bucket, c->conn_write_rate, c->conn_write_burst, now))
+        return rc_err_set(err, RC_E_RATE_LIMITED, "too many writes on this connection (conn_write_rate %u/s)",
                             c->conn_write_rate);
     /* Tokens are in no table: they have no per-key bucket (conn_write_rate
      * and the address limits still apply). */
     struct rc_bucket *kb = who->key && !who->token ? &app->key_buckets[who->key - c->auth.keys] : NULL;
-    if (kb && !rc_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
-        return rc_error_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
+    if (kb && !rc_auth_bucket_take(kb, c->key_write_rate, c->key_write_burst, now))
+        return rc_err_set(err, RC_E_RATE_LIMITED, "too many writes for key '%s' (key_write_rate %u/s)",
                             who->key->name, c->key_write_rate);
     return 0;
 }
@@ -171,7 +171,7 @@ static void audit_write(struct write_call *w, const struct rc_write_result *res)
         return;
     snprintf(seq, sizeof seq, "%" PRId64, res->seq);
     snprintf(at, sizeof at, "%" PRId64, gw_now_ms(w->app));
-    const char *argv[] = {"XADD", GW_AUDIT_KEY, "MAXLEN", "~", "100000", "*", "who", w->who, "op", rc_op_name(w->op),
+    const char *argv[] = {"XADD", GW_AUDIT_KEY, "MAXLEN", "~", "100000", "*", "who", w->who, "op", rc_proto_op_name(w->op),
                           "board", w->board, "period", w->period, "member", res->member, "req", w->req, "seq", seq,
                           "at", at};
     gw_redis_command(w->app->redis, GW_AUDIT_KEY, strlen(GW_AUDIT_KEY), (int)(sizeof argv / sizeof argv[0]), argv,
@@ -183,21 +183,21 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     struct write_call *w = privdata;
     struct gw_app *app = w->app;
     char *json;
-    gw_metrics_rtt(&app->metrics, gw_mono_us() - w->started_us);
+    gw_metrics_rtt(&app->metrics, gw_clock_mono_us() - w->started_us);
     settle_idem(w, code == 0 && res->status == 0 && !res->duplicate, code);
     if (code == 0 && res->status != 0) {
         code = res->status;
-        json = gw_op_error(app, w->id_json, code, res->no_record && w->capped ? w->capped : res->message);
+        json = gw_ops_error(app, w->id_json, code, res->no_record && w->capped ? w->capped : res->message);
     } else if (code) {
-        json = gw_op_error(app, w->id_json, code, err->msg);
+        json = gw_ops_error(app, w->id_json, code, err->msg);
     } else if (res->teamed) {
         struct rc_teamed_msg m = {w->id_json, w->board, w->member, res->team, res->seq, res->team_seq};
         if (w->who[0] && res->changed)
             audit_write(w, res);
-        json = rc_encode_teamed(&m);
+        json = rc_proto_encode_teamed(&m);
     } else {
         struct rc_field_value fv[RC_MAX_FIELDS];
-        const struct rc_board *decl = rc_conf_find_board(app->conf, w->board);
+        const struct rc_board *decl = rc_conf_board_find(app->conf, w->board);
         for (unsigned k = 0; k < res->nfields && decl; k++) {
             memcpy(fv[k].name, decl->layout.fields[k].name, sizeof fv[k].name);
             fv[k].value = res->fields[k];
@@ -228,7 +228,7 @@ static void on_written(int code, const struct rc_write_result *res, const struct
             .team_score = res->team_score,
             .team_rank = res->team_rank,
         };
-        json = rc_encode_ack(&m);
+        json = rc_proto_encode_ack(&m);
     }
     w->done(w->privdata, code, json);
     write_call_free(w);
@@ -242,23 +242,23 @@ static void on_queued(int code, const struct rc_queue_result *res, int replicas,
     struct write_call *w = privdata;
     struct gw_app *app = w->app;
     char *json;
-    gw_metrics_rtt(&app->metrics, gw_mono_us() - w->started_us);
+    gw_metrics_rtt(&app->metrics, gw_clock_mono_us() - w->started_us);
     settle_idem(w, code == 0 && res->status == RC_QUEUE_OK, code);
     if (code) {
-        json = gw_op_error(app, w->id_json, code, err->msg);
+        json = gw_ops_error(app, w->id_json, code, err->msg);
     } else if (res->status == RC_QUEUE_FULL) {
         code = RC_E_RATE_LIMITED;
         char msg[160];
         snprintf(msg, sizeof msg, "board %s's write queue is full (%lld unapplied, queue_max): nothing was queued, "
                  "retry later", w->board, (long long)res->length);
         app->metrics.queue_full++;
-        json = gw_op_error(app, w->id_json, code, msg);
+        json = gw_ops_error(app, w->id_json, code, msg);
     } else if (res->status == RC_QUEUE_FORBIDDEN) {
         code = RC_E_FORBIDDEN;
-        json = gw_op_error(app, w->id_json, code, "this member is blocked on this board: nothing was queued");
+        json = gw_ops_error(app, w->id_json, code, "this member is blocked on this board: nothing was queued");
     } else if (res->status == RC_QUEUE_NO_RECORD) {
         code = RC_E_RATE_LIMITED;
-        json = gw_op_error(app, w->id_json, code, w->capped ? w->capped : "idempotency_max_per_key: nothing was written");
+        json = gw_ops_error(app, w->id_json, code, w->capped ? w->capped : "idempotency_max_per_key: nothing was written");
     } else {
         int dup = res->status == RC_QUEUE_DUPLICATE;
         if (dup)
@@ -273,7 +273,7 @@ static void on_queued(int code, const struct rc_queue_result *res, int replicas,
             .replicas = app->conf->ack_replicas > 0 ? (replicas < 0 ? 0 : replicas) : -1,
             .queued_entry = res->entry,
         };
-        json = rc_encode_ack(&m);
+        json = rc_proto_encode_ack(&m);
     }
     w->done(w->privdata, code, json);
     write_call_free(w);
@@ -293,28 +293,28 @@ static void ack_early(struct write_call *w, const struct rc_request *r)
     on_written(0, &res, NULL, w);
 }
 
-void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_ops_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata)
 {
     const struct rc_board *decl;
     struct rc_period p;
     struct rc_error err = {0, ""};
-    int code = gw_op_authorize(app, who, RC_SCOPE_WRITE, r->board, &err);
+    int code = gw_ops_authorize(app, who, RC_SCOPE_WRITE, r->board, &err);
     if (!code)
-        code = gw_op_resolve(app, r, &decl, &p, &err);
+        code = gw_ops_resolve(app, r, &decl, &p, &err);
     struct write_call *w = code ? NULL : calloc(1, sizeof *w);
     if (!code && !w)
-        code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+        code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
     if (!code) {
         w->app = app;
         w->done = done;
         w->privdata = privdata;
         w->id_json = r->id_json ? strdup(r->id_json) : NULL;
         w->op = r->op;
-        w->started_us = gw_mono_us();
+        w->started_us = gw_clock_mono_us();
         memcpy(w->board, r->board, sizeof w->board);
         if (who->token) {
-            gw_op_who(who, w->who, sizeof w->who);
+            gw_ops_who(who, w->who, sizeof w->who);
             snprintf(w->period, sizeof w->period, "%s", p.id);
             snprintf(w->req, sizeof w->req, "%s", r->req);
         }
@@ -358,7 +358,7 @@ void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct r
         gw_idem_give_back(app->idem, &w->idem); /* nothing was sent */
         write_call_free(w);
     }
-    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+    done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
 }
 
 /* ---- reads ------------------------------------------------------------------- */
@@ -392,12 +392,12 @@ static void answer_read(struct read_call *c, int code, struct gw_window *w)
     struct gw_app *app = c->app;
     char *json = NULL;
     if (code) {
-        json = gw_op_error(app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        json = gw_ops_error(app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
     } else if (c->rank) {
         /* a frozen board's audience asks its frozen rank, and is told so */
         struct rc_rank_msg m = {c->id_json, c->member, w->n ? w->rows[0].score : 0, w->n ? w->first_rank : 0,
                                 w->total, {.frozen = w->freeze.frozen, .freeze_seq = w->freeze.seq}};
-        json = rc_encode_rank(&m);
+        json = rc_proto_encode_rank(&m);
     } else {
         struct rc_snapshot_msg m = {
             .id_json = c->id_json,
@@ -421,11 +421,11 @@ static void answer_read(struct read_call *c, int code, struct gw_window *w)
         m.has_absent = c->members != NULL || c->roster_total >= 0;
         m.absent = absent;
         m.nabsent = na > 0 ? (size_t)na : 0;
-        json = na < 0 ? NULL : rc_encode_snapshot(&m);
+        json = na < 0 ? NULL : rc_proto_rows_snapshot(&m);
     }
     if (!json) {
         code = RC_E_INTERNAL;
-        json = gw_op_error(app, c->id_json, code, "out of memory");
+        json = gw_ops_error(app, c->id_json, code, "out of memory");
     }
     gw_window_free(w);
     c->done(c->privdata, code, json);
@@ -465,7 +465,7 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     char key[RC_KEY_MAX];
     const char **argv = malloc((w->n + 2) * sizeof *argv);
     struct teams_call *k = malloc(sizeof *k);
-    int rc = !argv || !k || rc_board_key(key, sizeof key, c->board, "", "tm", NULL) ? RC_E_INTERNAL : 0;
+    int rc = !argv || !k || rc_keys_board(key, sizeof key, c->board, "", "tm", NULL) ? RC_E_INTERNAL : 0;
     if (!rc) {
         argv[0] = "HMGET";
         argv[1] = key;
@@ -490,10 +490,10 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
     if (c)
         c->roster_total = roster_total;
     /* the live board through a freeze is the caster's: admin scope */
-    int code = c ? gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err)
-                 : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    int code = c ? gw_ops_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err)
+                 : rc_err_set(&err, RC_E_INTERNAL, "out of memory");
     if (!code)
-        code = gw_op_resolve(app, r, &c->decl, &c->period, &err);
+        code = gw_ops_resolve(app, r, &c->decl, &c->period, &err);
     if (!code) {
         struct gw_read_spec spec = {.places = r->view.places, .live = r->view.live};
         c->live = r->view.live;
@@ -517,44 +517,44 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
             spec.nmembers = r->view.nmembers;
             spec.members_len = r->view.members_len;
             if (!(c->members = malloc(r->view.members_len)))
-                code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+                code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
             else
                 memcpy(c->members, r->view.members, r->view.members_len);
             c->nmembers = r->view.nmembers;
         } else if (r->view.kind == RC_VIEW_FEED) {
-            code = rc_error_set(&err, RC_E_BAD_REQUEST, "a feed is a subscription, not a read");
+            code = rc_err_set(&err, RC_E_BAD_REQUEST, "a feed is a subscription, not a read");
         } else {
             spec.kind = GW_READ_RANGE;
             spec.first = r->view.kind == RC_VIEW_PAGE ? r->view.offset : 0;
             spec.count = r->view.limit;
         }
-        const char *refused = code ? NULL : gw_read_refusal(c->decl, &spec); /* a sharded board's limits */
+        const char *refused = code ? NULL : gw_read_shard_refusal(c->decl, &spec); /* a sharded board's limits */
         if (refused)
-            code = rc_error_set(&err, RC_E_BAD_REQUEST, "%s", refused);
+            code = rc_err_set(&err, RC_E_BAD_REQUEST, "%s", refused);
         if (!code && (code = gw_read(&app->store, c->decl, r->board, c->period.id, &spec, on_read, c)) != 0)
-            rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+            rc_err_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
         if (!code)
             return;
         free(c->id_json);
         free(c->members);
     }
     free(c);
-    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+    done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
 }
 
-void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_ops_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                 void *privdata)
 {
     start_read(app, who, r, 1, -1, done, privdata);
 }
 
-void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_ops_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                     void *privdata)
 {
     start_read(app, who, r, 0, -1, done, privdata);
 }
 
-void gw_op_snapshot_roster(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
+void gw_ops_snapshot_roster(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
                            int64_t team_total, gw_op_done *done, void *privdata)
 {
     start_read(app, who, r, 0, team_total, done, privdata);

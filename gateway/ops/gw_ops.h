@@ -20,21 +20,21 @@ struct gw_app;
 typedef void gw_op_done(void *privdata, int code, char *json);
 
 /* incr/set/best/submit. Borrows r for the call only. */
-void gw_op_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_ops_write(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata);
 
 /* rank of r->member on r->board (r->period). */
-void gw_op_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_ops_rank(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                 void *privdata);
 
 /* A one-off snapshot of r->view on r->board (REST GET /boards/{b}). */
-void gw_op_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_ops_snapshot(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                     void *privdata);
 
 /* A roster's one-off snapshot (ops/gw_roster.c): r->view the member list
  * of the team's members (or, for a team without members, a page of none),
  * shown as a roster: its best RC_MEMBERS_MAX rows, total team_total. */
-void gw_op_snapshot_roster(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
+void gw_ops_snapshot_roster(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r,
                            int64_t team_total, gw_op_done *done, void *privdata);
 
 /* Resolves r->board and r->period: *decl and *p on success, else an error
@@ -42,14 +42,14 @@ void gw_op_snapshot_roster(struct gw_app *app, const struct gw_caller *who, cons
 struct rc_board;
 struct rc_period;
 struct rc_error;
-int gw_op_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
+int gw_ops_resolve(struct gw_app *app, const struct rc_request *r, const struct rc_board **decl,
                   struct rc_period *p, struct rc_error *err);
 
 /* May `who` do something needing `scope` on board (NULL: no board)? For
  * writes (RC_SCOPE_WRITE) also takes a token from the connection's and the
  * key's write buckets. Returns 0 or RC_E_UNAUTHORIZED / RC_E_FORBIDDEN /
  * RC_E_RATE_LIMITED with err filled. */
-int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
+int gw_ops_authorize(struct gw_app *app, const struct gw_caller *who, unsigned scope, const char *board,
                     struct rc_error *err);
 
 /* Reads "Bearer KEY" from an Authorization header value (or a bare ?token=
@@ -58,16 +58,16 @@ int gw_op_authorize(struct gw_app *app, const struct gw_caller *who, unsigned sc
  * gw_caller_release frees it); or who->bad_token, with who->why for a token
  * that did not verify. Releases a token who held before. Leaves
  * who->conn_bucket alone. Borrows value. */
-void gw_op_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who);
+void gw_ops_identify(struct gw_app *app, const char *value, size_t len, int bearer, struct gw_caller *who);
 
 /* Who, for logs and the audit stream: the key's name, or "jwt:SUB" ("jwt"
  * for a token without sub). Never a secret. */
-void gw_op_who(const struct gw_caller *who, char *out, size_t cap);
+void gw_ops_who(const struct gw_caller *who, char *out, size_t cap);
 
 /* 1 when who holds a token that has expired now (with jwt_skew). */
-int gw_op_caller_expired(struct gw_app *app, const struct gw_caller *who);
+int gw_ops_caller_expired(struct gw_app *app, const struct gw_caller *who);
 
 /* Encodes an error reply and counts it in the metrics. */
-char *gw_op_error(struct gw_app *app, const char *id_json, int code, const char *message);
+char *gw_ops_error(struct gw_app *app, const char *id_json, int code, const char *message);
 
 #endif

@@ -39,7 +39,7 @@ static int name_cmp(const void *a, const void *b)
 
 static void finish(struct roster_call *k, int code, const char *msg)
 {
-    k->done(k->privdata, code, gw_op_error(k->app, k->r.id_json, code, msg));
+    k->done(k->privdata, code, gw_ops_error(k->app, k->r.id_json, code, msg));
     free(k->r.id_json);
     free(k);
 }
@@ -58,7 +58,7 @@ static void on_members(redisReply *rep, void *privdata)
     for (size_t i = 0; names && i + 1 < rep->elements; i += 2) {
         const redisReply *m = rep->element[i], *t = rep->element[i + 1];
         if (m->type == REDIS_REPLY_STRING && t->type == REDIS_REPLY_STRING && m->str[0] != '#' &&
-            strcmp(t->str, team) == 0 && rc_member_name_valid(m->str, m->len)) {
+            strcmp(t->str, team) == 0 && rc_names_member_name_valid(m->str, m->len)) {
             names[n++] = m->str;
             bytes += m->len + 1;
         }
@@ -95,7 +95,7 @@ static void on_members(redisReply *rep, void *privdata)
         finish(k, RC_E_INTERNAL, "out of memory");
         return;
     }
-    gw_op_snapshot_roster(k->app, k->who, &r, (int64_t)n, k->done, k->privdata);
+    gw_ops_snapshot_roster(k->app, k->who, &r, (int64_t)n, k->done, k->privdata);
     free(r.view.members);
     free(k->r.id_json);
     free(k);
@@ -107,15 +107,15 @@ void gw_roster_read(struct gw_app *app, const struct gw_caller *who, const struc
     struct rc_error err = {0, ""};
     const struct rc_board *decl = NULL;
     struct rc_period p;
-    int code = gw_op_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err);
+    int code = gw_ops_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err);
     if (!code)
-        code = gw_op_resolve(app, r, &decl, &p, &err);
+        code = gw_ops_resolve(app, r, &decl, &p, &err);
     if (!code && !decl->teams[0])
-        code = rc_error_set(&err, RC_E_BAD_REQUEST, "team=: a roster needs a board with teams (docs/teams.md)");
+        code = rc_err_set(&err, RC_E_BAD_REQUEST, "team=: a roster needs a board with teams (docs/teams.md)");
     char key[RC_KEY_MAX];
     struct roster_call *k = code ? NULL : calloc(1, sizeof *k);
-    if (!code && (!k || rc_board_key(key, sizeof key, r->board, "", "tm", NULL)))
-        code = rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    if (!code && (!k || rc_keys_board(key, sizeof key, r->board, "", "tm", NULL)))
+        code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
     if (!code) {
         *k = (struct roster_call){app, who, *r, done, privdata};
         k->r.view.members = NULL;
@@ -125,8 +125,8 @@ void gw_roster_read(struct gw_app *app, const struct gw_caller *who, const struc
         if (gw_redis_command(app->redis, key, strlen(key), 2, argv, NULL, on_members, k) == 0)
             return;
         free(k->r.id_json);
-        code = rc_error_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable");
+        code = rc_err_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable");
     }
     free(k);
-    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+    done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
 }

@@ -26,7 +26,7 @@ static void finish(struct stats_call *c, int code, char *json)
 {
     if (!code && !json) {
         code = RC_E_INTERNAL;
-        json = gw_op_error(c->app, NULL, code, "out of memory");
+        json = gw_ops_error(c->app, NULL, code, "out of memory");
     }
     c->done(c->privdata, code, json);
     free(c);
@@ -36,10 +36,10 @@ static void on_viewers(int code, int64_t viewers, void *privdata)
 {
     struct stats_call *c = privdata;
     if (code)
-        finish(c, code, gw_op_error(c->app, NULL, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable"
+        finish(c, code, gw_ops_error(c->app, NULL, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable"
                                                                                  : "viewer count failed"));
     else
-        finish(c, 0, rc_encode_stats(c->board, c->periodic ? c->period : NULL, viewers, c->total, c->seq));
+        finish(c, 0, rc_proto_encode_stats(c->board, c->periodic ? c->period : NULL, viewers, c->total, c->seq));
 }
 
 static void on_read(int code, struct gw_window *w, void *privdata)
@@ -53,23 +53,23 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     if (!code && !c->app->fanout)
         code = RC_E_UNAVAILABLE;
     if (!code)
-        code = gw_fanout_viewers_count(c->app->fanout, c->board, on_viewers, c);
+        code = gw_viewers_count(c->app->fanout, c->board, on_viewers, c);
     if (code)
-        finish(c, code, gw_op_error(c->app, NULL, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable"
+        finish(c, code, gw_ops_error(c->app, NULL, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable"
                                                                                  : "read failed"));
 }
 
-void gw_op_stats(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_stats_op(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata)
 {
     struct rc_error err = {0, ""};
     const struct rc_board *decl = NULL;
     struct rc_period p;
     struct stats_call *c = calloc(1, sizeof *c);
-    int code = c ? gw_op_authorize(app, who, RC_SCOPE_READ, r->board, &err)
-                 : rc_error_set(&err, RC_E_INTERNAL, "out of memory");
+    int code = c ? gw_ops_authorize(app, who, RC_SCOPE_READ, r->board, &err)
+                 : rc_err_set(&err, RC_E_INTERNAL, "out of memory");
     if (!code)
-        code = gw_op_resolve(app, r, &decl, &p, &err);
+        code = gw_ops_resolve(app, r, &decl, &p, &err);
     if (!code) {
         c->app = app;
         c->done = done;
@@ -84,8 +84,8 @@ void gw_op_stats(struct gw_app *app, const struct gw_caller *who, const struct r
         code = gw_read(&app->store, decl, r->board, p.id, &spec, on_read, c);
         if (!code)
             return;
-        rc_error_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        rc_err_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
     }
     free(c);
-    done(privdata, code, gw_op_error(app, r->id_json, code, err.msg));
+    done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
 }

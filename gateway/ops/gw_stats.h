@@ -13,7 +13,7 @@ struct gw_app;
 /* {"board","period" (periodic boards),"viewers","total","seq"} of r->board
  * in r->period (default: current): total and seq of that period, viewers of
  * the board in any period. Read scope. Answers through done, once. */
-void gw_op_stats(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
+void gw_stats_op(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata);
 
 #endif

@@ -41,7 +41,7 @@ static void on_ahead(int code, int64_t ahead, int64_t seqs, void *privdata)
     struct shard_write *sw = privdata;
     if (code) {
         gw_log_warn("write to %s (%s): applied, but the global rank of %s could not be read (%s): acked with "
-                    "rank unknown", sw->board, sw->shard, sw->res.member, rc_code_name(code));
+                    "rank unknown", sw->board, sw->shard, sw->res.member, rc_err_code_name(code));
         sw->res.rank_unknown = 1;
     } else {
         if (sw->res.rank > 0)
@@ -73,7 +73,7 @@ int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const st
 {
     struct shard_write *sw = calloc(1, sizeof *sw);
     if (!sw)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     sw->app = app;
     sw->b = b;
     sw->cb = cb;
@@ -83,7 +83,7 @@ int gw_write_shard_submit(struct gw_app *app, const struct rc_board *b, const st
     sw->index = rc_shard_of(r->member, b->shards);
     if (rc_shard_name(sw->shard, sizeof sw->shard, r->board, sw->index) != 0) {
         free(sw);
-        return rc_error_set(err, RC_E_INTERNAL, "shard name too long");
+        return rc_err_set(err, RC_E_INTERNAL, "shard name too long");
     }
     int code = gw_write_submit_as(app->redis, &app->write_script, b, r, p, sw->shard, gw_now_ms(app),
                                   (int)app->conf->ack_replicas, app->conf->ack_timeout_ms, flags, on_written, sw,

@@ -24,18 +24,18 @@ static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
     int code = 0;
     if (!reply && gw_redis_route_why_null() != GW_REDIS_NULL_LOST) {
         /* never run by Redis: certain, so the writer may retry freely */
-        code = rc_error_set(&err, RC_E_UNAVAILABLE, "%s: the write was not queued (retry)",
+        code = rc_err_set(&err, RC_E_UNAVAILABLE, "%s: the write was not queued (retry)",
                             gw_redis_route_why_text(gw_redis_route_why_null()));
     } else if (!reply) {
-        code = rc_error_set(&err, RC_E_UNAVAILABLE, "Redis connection lost before the write was queued (retry "
+        code = rc_err_set(&err, RC_E_UNAVAILABLE, "Redis connection lost before the write was queued (retry "
                                                     "with the same req: it is answered duplicate if it was)");
     } else if (reply->type == REDIS_REPLY_ERROR) {
-        code = gw_reply_error(&err, RC_E_INTERNAL, "the enqueue script", reply);
+        code = gw_script_reply_error(&err, RC_E_INTERNAL, "the enqueue script", reply);
     } else if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 4) {
-        code = rc_error_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
+        code = rc_err_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
     } else {
-        if (rc_queue_result_parse(items, gw_reply_items(reply, items, 4), &res) != 0)
-            code = rc_error_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
+        if (rc_queue_result_parse(items, gw_script_reply_items(reply, items, 4), &res) != 0)
+            code = rc_err_set(&err, RC_E_INTERNAL, "enqueue script answered an unexpected reply");
     }
     p->cb(code, code ? NULL : &res, replicas, &err, p->privdata);
     free(p);
@@ -58,17 +58,17 @@ int gw_enqueue_submit(struct gw_redis *redis, struct gw_script *s, const struct 
         return rc;
     if (flags & GW_WRITE_F_NO_NEW_RECORD)
         rc_queue_enqueue_no_new_record(&a);
-    unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
+    unsigned n = gw_script_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
     struct pending *p = malloc(sizeof *p);
     if (!p)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     p->cb = cb;
     p->privdata = privdata;
     if ((replicas > 0 ? gw_redis_eval_wait(redis, s, (int)a.nkeys, (int)n, words, lens, replicas,
                                            replicas_timeout_ms, on_reply_waited, p)
                       : gw_redis_eval_write(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, p)) != 0) {
         free(p);
-        return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was queued");
+        return rc_err_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was queued");
     }
     return 0;
 }

@@ -82,8 +82,8 @@ int gw_node_psubscribe(struct gw_node *r, const char *pattern);
 /* SSUBSCRIBE / SUNSUBSCRIBE channel on the subscribe connection. Not
  * remembered across reconnects (the caller re-sends after on_up). Returns 0,
  * or RC_E_UNAVAILABLE when the node is not up. */
-int gw_node_ssubscribe(struct gw_node *r, const char *channel);
-int gw_node_sunsubscribe(struct gw_node *r, const char *channel);
+int gw_node_sub_ssubscribe(struct gw_node *r, const char *channel);
+int gw_node_sub_sunsubscribe(struct gw_node *r, const char *channel);
 
 /* host:port as configured (for logs, /healthz); the resolved address. */
 const char *gw_node_host(const struct gw_node *r);

@@ -102,14 +102,14 @@ int gw_node_sub_send(struct gw_node *r, const char *pattern)
     return 0;
 }
 
-int gw_node_ssubscribe(struct gw_node *r, const char *channel)
+int gw_node_sub_ssubscribe(struct gw_node *r, const char *channel)
 {
     if (r->state != GW_ST_UP || !gw_node_link_connected(&r->sub))
         return RC_E_UNAVAILABLE;
     return send_words(r, "SSUBSCRIBE", channel);
 }
 
-int gw_node_sunsubscribe(struct gw_node *r, const char *channel)
+int gw_node_sub_sunsubscribe(struct gw_node *r, const char *channel)
 {
     if (r->state != GW_ST_UP || !gw_node_link_connected(&r->sub))
         return RC_E_UNAVAILABLE;

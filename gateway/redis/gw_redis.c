@@ -27,12 +27,12 @@ static void refuse_plain(struct gw_rnode *n)
 {
     struct gw_redis *r = n->r;
     char name[RC_HOSTPORT_NAME_MAX];
-    rc_format_hostport(name, sizeof name, n->host, n->port);
+    rc_hostport_format(name, sizeof name, n->host, n->port);
     snprintf(r->warning, sizeof r->warning,
              "seed %s is not a cluster node (cluster_enabled:0) but %zu seeds were given: left out", name, r->nseeds);
     gw_log_error("redis: %s", r->warning);
-    gw_rnodes_retire(n);
-    gw_rnodes_check_covered(r);
+    gw_redis_nodes_retire(n);
+    gw_redis_nodes_check_covered(r);
 }
 
 static void decide_mode(struct gw_rnode *n, int cluster_enabled)
@@ -41,7 +41,7 @@ static void decide_mode(struct gw_rnode *n, int cluster_enabled)
     if (cluster_enabled == 1) {
         r->mode = GW_MODE_CLUSTER;
         gw_log_info("redis: %s:%d is a cluster node: cluster mode, reading the slot map", n->host, n->port);
-        gw_rnodes_refresh_soon(r, 0);
+        gw_redis_nodes_refresh_soon(r, 0);
         return;
     }
     if (r->nseeds > 1) {
@@ -52,7 +52,7 @@ static void decide_mode(struct gw_rnode *n, int cluster_enabled)
     for (unsigned s = 0; s < RC_SLOTS; s++)
         r->slots[s] = n;
     n->nslots = RC_SLOTS;
-    gw_rnodes_check_covered(r);
+    gw_redis_nodes_check_covered(r);
 }
 
 static void node_up(void *data)
@@ -71,11 +71,11 @@ static void node_up(void *data)
     }
     if (r->mode == GW_MODE_CLUSTER) {
         if (!r->map_known)
-            gw_rnodes_refresh_soon(r, 0);
-        gw_rchan_place_all(r);
-        gw_route_retry_parked(r);
+            gw_redis_nodes_refresh_soon(r, 0);
+        gw_redis_chan_place_all(r);
+        gw_redis_route_retry_parked(r);
     }
-    gw_rnodes_check_covered(r);
+    gw_redis_nodes_check_covered(r);
 }
 
 static void node_down(void *data, const char *reason)
@@ -84,9 +84,9 @@ static void node_down(void *data, const char *reason)
     struct gw_redis *r = n->r;
     (void)reason;
     n->up = 0;
-    gw_rchan_node_down(r, n);
-    gw_rnodes_check_covered(r);
-    gw_rnodes_refresh_soon(r, 0);
+    gw_redis_chan_node_down(r, n);
+    gw_redis_nodes_check_covered(r);
+    gw_redis_nodes_refresh_soon(r, 0);
 }
 
 static void node_message(void *data, const char *pattern, const char *channel, const char *payload, size_t len)
@@ -101,7 +101,7 @@ static void node_message(void *data, const char *pattern, const char *channel, c
         if (r->mode == GW_MODE_CLUSTER && r->channel_pattern && strcmp(pattern, r->channel_pattern) == 0)
             return;
         r->hooks.on_message(r->hooks.data, pattern, channel, payload, len);
-    } else if (r->mode == GW_MODE_CLUSTER && gw_rchan_accepts(r, n, channel)) {
+    } else if (r->mode == GW_MODE_CLUSTER && gw_redis_chan_accepts(r, n, channel)) {
         r->hooks.on_message(r->hooks.data, NULL, channel, payload, len);
     }
 }
@@ -109,20 +109,20 @@ static void node_message(void *data, const char *pattern, const char *channel, c
 static void node_shard(void *data, const char *channel, int subscribed)
 {
     struct gw_rnode *n = data;
-    gw_rchan_on_shard(n->r, n, channel, subscribed);
+    gw_redis_chan_on_shard(n->r, n, channel, subscribed);
 }
 
 static void after_map(struct gw_redis *r)
 {
-    gw_rchan_place_all(r);
-    gw_route_retry_parked(r);
+    gw_redis_chan_place_all(r);
+    gw_redis_route_retry_parked(r);
 }
 
 static void before_retire(struct gw_redis *r, struct gw_rnode *n)
 {
     n->up = 0;
-    gw_rchan_node_down(r, n);
-    gw_route_forget_node(r, n);
+    gw_redis_chan_node_down(r, n);
+    gw_redis_route_forget_node(r, n);
 }
 
 /* ---- start and stop ------------------------------------------------------ */
@@ -149,7 +149,7 @@ struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opt
 {
     struct rc_seed seeds[RC_SEEDS_MAX];
     size_t nseeds = 0;
-    if (!loop || !opts || rc_split_seeds(opts->seeds, seeds, RC_SEEDS_MAX, &nseeds) != 0) {
+    if (!loop || !opts || rc_hostport_split_seeds(opts->seeds, seeds, RC_SEEDS_MAX, &nseeds) != 0) {
         gw_log_error("redis address '%s' is not HOST:PORT, redis://HOST:PORT or a comma-separated list of them "
                      "(at most %d)",
                      opts && opts->seeds ? opts->seeds : "", RC_SEEDS_MAX);
@@ -186,13 +186,13 @@ struct gw_redis *gw_redis_start(uv_loop_t *loop, const struct gw_redis_opts *opt
     r->after_map = after_map;
     r->before_retire = before_retire;
     r->mode = GW_MODE_PROBING;
-    gw_rchan_init(r);
+    gw_redis_chan_init(r);
     uv_timer_init(loop, &r->refresh_timer);
     uv_timer_init(loop, &r->park_timer);
     r->refresh_timer.data = r->park_timer.data = r;
     r->open_handles = 2;
     for (size_t i = 0; i < nseeds; i++)
-        if (!gw_rnodes_add(r, r->seeds[i].host, r->seeds[i].port, 1))
+        if (!gw_redis_nodes_add(r, r->seeds[i].host, r->seeds[i].port, 1))
             gw_log_error("redis: out of memory starting seed %s:%d", r->seeds[i].host, r->seeds[i].port);
     return r;
 }
@@ -202,9 +202,9 @@ void gw_redis_stop(struct gw_redis *r)
     if (!r || r->stopped)
         return;
     r->stopped = 1;
-    gw_route_fail_parked(r);
-    gw_rnodes_stop_all(r);
-    gw_rchan_free_all(r);
+    gw_redis_route_fail_parked(r);
+    gw_redis_nodes_stop_all(r);
+    gw_redis_chan_free_all(r);
     uv_close((uv_handle_t *)&r->refresh_timer, on_timer_closed);
     uv_close((uv_handle_t *)&r->park_timer, on_timer_closed);
 }
@@ -260,13 +260,13 @@ int gw_redis_channel_pattern(struct gw_redis *r, const char *pattern)
 
 int gw_redis_channel_add(struct gw_redis *r, const char *channel)
 {
-    return r->stopped ? 0 : gw_rchan_add(r, channel);
+    return r->stopped ? 0 : gw_redis_chan_add(r, channel);
 }
 
 void gw_redis_channel_remove(struct gw_redis *r, const char *channel)
 {
     if (!r->stopped)
-        gw_rchan_remove(r, channel);
+        gw_redis_chan_remove(r, channel);
 }
 
 /* ---- commands -------------------------------------------------------------- */
@@ -276,7 +276,7 @@ int gw_redis_eval(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, 
 {
     if (!r || nkeys < 1 || argc < nkeys)
         return RC_E_UNAVAILABLE;
-    return gw_route_send(r, s, 0, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
+    return gw_redis_route_send(r, s, 0, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
 }
 
 int gw_redis_eval_write(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
@@ -284,7 +284,7 @@ int gw_redis_eval_write(struct gw_redis *r, struct gw_script *s, int nkeys, int 
 {
     if (!r || nkeys < 1 || argc < nkeys)
         return RC_E_UNAVAILABLE;
-    return gw_route_send(r, s, 1, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
+    return gw_redis_route_send(r, s, 1, argv[0], argvlen[0], nkeys, argc, argv, argvlen, cb, privdata);
 }
 
 int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int argc, const char *const *argv,
@@ -292,7 +292,7 @@ int gw_redis_command(struct gw_redis *r, const char *key, size_t keylen, int arg
 {
     if (!r)
         return RC_E_UNAVAILABLE;
-    return gw_route_send(r, NULL, 0, key, keylen, 0, argc, argv, argvlen, cb, privdata);
+    return gw_redis_route_send(r, NULL, 0, key, keylen, 0, argc, argv, argvlen, cb, privdata);
 }
 
 void gw_redis_flush(struct gw_redis *r)
@@ -373,7 +373,7 @@ const char *gw_redis_why_down(struct gw_redis *r)
     for (const struct gw_rnode *n = r->nodes; n && len < sizeof r->why; n = n->next) {
         const char *e = gw_node_last_error(n->node);
         char name[RC_HOSTPORT_NAME_MAX];
-        rc_format_hostport(name, sizeof name, n->host, n->port);
+        rc_hostport_format(name, sizeof name, n->host, n->port);
         len += (size_t)snprintf(r->why + len, sizeof r->why - len, "%s %s (%s)", n == r->nodes ? ":" : ";", name,
                                 e[0] ? e : "connecting");
     }
@@ -391,5 +391,5 @@ int gw_redis_eval_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int a
 {
     if (!r)
         return RC_E_UNAVAILABLE;
-    return gw_route_send_wait(r, s, nkeys, argc, argv, argvlen, nreplicas, timeout_ms, cb, privdata);
+    return gw_redis_route_send_wait(r, s, nkeys, argc, argv, argvlen, nreplicas, timeout_ms, cb, privdata);
 }

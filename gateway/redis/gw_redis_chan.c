@@ -29,11 +29,11 @@ static int chan_eq(const struct rc_hnode *h, const void *key)
 
 static struct gw_rchan *find(struct gw_redis *r, const char *name)
 {
-    uint64_t hash = rc_hash(&r->chan_key, name, strlen(name));
+    uint64_t hash = rc_hmap_hash(&r->chan_key, name, strlen(name));
     return (struct gw_rchan *)(void *)rc_hmap_find(&r->chans, hash, chan_eq, name);
 }
 
-void gw_rchan_init(struct gw_redis *r)
+void gw_redis_chan_init(struct gw_redis *r)
 {
     rc_hmap_init(&r->chans, 16);
     uint64_t seed = uv_hrtime() ^ (uint64_t)(uintptr_t)r;
@@ -52,14 +52,14 @@ static void place(struct gw_redis *r, struct gw_rchan *c)
     if (c->on == want)
         return;
     if (c->on && c->on->up)
-        gw_node_sunsubscribe(c->on->node, c->name);
+        gw_node_sub_sunsubscribe(c->on->node, c->name);
     c->on = NULL;
     c->active = 0;
-    if (want && gw_node_ssubscribe(want->node, c->name) == 0)
+    if (want && gw_node_sub_ssubscribe(want->node, c->name) == 0)
         c->on = want;
 }
 
-int gw_rchan_add(struct gw_redis *r, const char *channel)
+int gw_redis_chan_add(struct gw_redis *r, const char *channel)
 {
     struct gw_rchan *c = find(r, channel);
     if (c) {
@@ -71,9 +71,9 @@ int gw_rchan_add(struct gw_redis *r, const char *channel)
         free(c);
         return RC_E_INTERNAL;
     }
-    c->slot = rc_key_slot(channel, strlen(channel));
+    c->slot = rc_slot_of_key(channel, strlen(channel));
     c->refs = 1;
-    if (rc_hmap_insert(&r->chans, &c->h, rc_hash(&r->chan_key, channel, strlen(channel))) != 0) {
+    if (rc_hmap_insert(&r->chans, &c->h, rc_hmap_hash(&r->chan_key, channel, strlen(channel))) != 0) {
         free(c->name);
         free(c);
         return RC_E_INTERNAL;
@@ -96,23 +96,23 @@ static void chan_free(struct gw_redis *r, struct gw_rchan *c)
     free(c);
 }
 
-void gw_rchan_remove(struct gw_redis *r, const char *channel)
+void gw_redis_chan_remove(struct gw_redis *r, const char *channel)
 {
     struct gw_rchan *c = find(r, channel);
     if (!c || --c->refs > 0)
         return;
     if (c->on && c->on->up && !r->stopped)
-        gw_node_sunsubscribe(c->on->node, c->name);
+        gw_node_sub_sunsubscribe(c->on->node, c->name);
     chan_free(r, c);
 }
 
-void gw_rchan_place_all(struct gw_redis *r)
+void gw_redis_chan_place_all(struct gw_redis *r)
 {
     for (struct gw_rchan *c = r->chan_list; c; c = c->next)
         place(r, c);
 }
 
-void gw_rchan_node_down(struct gw_redis *r, struct gw_rnode *n)
+void gw_redis_chan_node_down(struct gw_redis *r, struct gw_rnode *n)
 {
     for (struct gw_rchan *c = r->chan_list; c; c = c->next)
         if (c->on == n) {
@@ -121,14 +121,14 @@ void gw_rchan_node_down(struct gw_redis *r, struct gw_rnode *n)
         }
 }
 
-void gw_rchan_on_shard(struct gw_redis *r, struct gw_rnode *n, const char *channel, int subscribed)
+void gw_redis_chan_on_shard(struct gw_redis *r, struct gw_rnode *n, const char *channel, int subscribed)
 {
     struct gw_rchan *c = find(r, channel);
     if (!c || c->on != n) {
         /* a subscription we moved away from (or dropped) already: ours ended,
          * or a late confirmation, which we end now */
         if (subscribed && n->up)
-            gw_node_sunsubscribe(n->node, channel);
+            gw_node_sub_sunsubscribe(n->node, channel);
         return;
     }
     if (subscribed) {
@@ -144,16 +144,16 @@ void gw_rchan_on_shard(struct gw_redis *r, struct gw_rnode *n, const char *chann
                 n->port, channel, c->slot);
     c->on = NULL;
     c->active = 0;
-    gw_rnodes_refresh_soon(r, 0);
+    gw_redis_nodes_refresh_soon(r, 0);
 }
 
-int gw_rchan_accepts(struct gw_redis *r, struct gw_rnode *n, const char *channel)
+int gw_redis_chan_accepts(struct gw_redis *r, struct gw_rnode *n, const char *channel)
 {
     struct gw_rchan *c = find(r, channel);
     return c && c->on == n && c->active;
 }
 
-void gw_rchan_free_all(struct gw_redis *r)
+void gw_redis_chan_free_all(struct gw_redis *r)
 {
     while (r->chan_list)
         chan_free(r, r->chan_list);

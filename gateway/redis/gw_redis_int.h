@@ -124,48 +124,48 @@ struct gw_redis {
 /* ---- gw_redis_nodes.c ---- */
 /* Starts a node for host:port (seed: from the list) with the scripts and
  * patterns; NULL when out of memory. */
-struct gw_rnode *gw_rnodes_add(struct gw_redis *r, const char *host, int port, int seed);
+struct gw_rnode *gw_redis_nodes_add(struct gw_redis *r, const char *host, int port, int seed);
 /* The node for host:port (by configured host or resolved address), or NULL. */
-struct gw_rnode *gw_rnodes_find(struct gw_redis *r, const char *host, int port);
+struct gw_rnode *gw_redis_nodes_find(struct gw_redis *r, const char *host, int port);
 /* Stops n's node, unlinks and frees n (before_retire runs first). */
-void gw_rnodes_retire(struct gw_rnode *n);
+void gw_redis_nodes_retire(struct gw_rnode *n);
 /* Recomputes "covered" and calls on_up/on_down on a change. */
-void gw_rnodes_check_covered(struct gw_redis *r);
+void gw_redis_nodes_check_covered(struct gw_redis *r);
 /* Reads the slot map soon (delay_ms), unless one is in flight. */
-void gw_rnodes_refresh_soon(struct gw_redis *r, uint64_t delay_ms);
+void gw_redis_nodes_refresh_soon(struct gw_redis *r, uint64_t delay_ms);
 /* Any node that is up, or NULL. */
-struct gw_rnode *gw_rnodes_any_up(struct gw_redis *r);
+struct gw_rnode *gw_redis_nodes_any_up(struct gw_redis *r);
 /* Retires every node (stop). */
-void gw_rnodes_stop_all(struct gw_redis *r);
+void gw_redis_nodes_stop_all(struct gw_redis *r);
 
 /* ---- gw_redis_chan.c ---- */
-void gw_rchan_init(struct gw_redis *r);
-int gw_rchan_add(struct gw_redis *r, const char *channel);
-void gw_rchan_remove(struct gw_redis *r, const char *channel);
+void gw_redis_chan_init(struct gw_redis *r);
+int gw_redis_chan_add(struct gw_redis *r, const char *channel);
+void gw_redis_chan_remove(struct gw_redis *r, const char *channel);
 /* Places every channel on its slot's node (after a map change or a node up). */
-void gw_rchan_place_all(struct gw_redis *r);
+void gw_redis_chan_place_all(struct gw_redis *r);
 /* A node went down: its channels are nowhere now. */
-void gw_rchan_node_down(struct gw_redis *r, struct gw_rnode *n);
+void gw_redis_chan_node_down(struct gw_redis *r, struct gw_rnode *n);
 /* The node confirmed or ended a subscription. */
-void gw_rchan_on_shard(struct gw_redis *r, struct gw_rnode *n, const char *channel, int subscribed);
+void gw_redis_chan_on_shard(struct gw_redis *r, struct gw_rnode *n, const char *channel, int subscribed);
 /* 1 when a shard message from n on channel is to be delivered. */
-int gw_rchan_accepts(struct gw_redis *r, struct gw_rnode *n, const char *channel);
-void gw_rchan_free_all(struct gw_redis *r);
+int gw_redis_chan_accepts(struct gw_redis *r, struct gw_rnode *n, const char *channel);
+void gw_redis_chan_free_all(struct gw_redis *r);
 
 /* ---- gw_redis_route.c ---- */
 /* wr: on each node's write connection instead of its command connection. */
-int gw_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *key, size_t keylen, int nkeys,
+int gw_redis_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *key, size_t keylen, int nkeys,
                   int argc, const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata);
 /* A script call followed by WAIT (gw_redis_eval_wait), on the write connection. */
-int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+int gw_redis_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
                        const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
                        void *privdata);
 /* Retries parked requests whose node is up now; fails those past their deadline. */
-void gw_route_retry_parked(struct gw_redis *r);
+void gw_redis_route_retry_parked(struct gw_redis *r);
 /* Parked requests stop pointing at n (it is being retired). */
-void gw_route_forget_node(struct gw_redis *r, struct gw_rnode *n);
+void gw_redis_route_forget_node(struct gw_redis *r, struct gw_rnode *n);
 /* Fails every parked request (stop). */
-void gw_route_fail_parked(struct gw_redis *r);
+void gw_redis_route_fail_parked(struct gw_redis *r);
 
 /* ---- gw_redis_wait.c ---- */
 

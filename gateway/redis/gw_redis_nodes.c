@@ -23,7 +23,7 @@
 #define REFRESH_DOWN_MS 250
 #define REFRESH_IDLE_MS 5000
 
-struct gw_rnode *gw_rnodes_find(struct gw_redis *r, const char *host, int port)
+struct gw_rnode *gw_redis_nodes_find(struct gw_redis *r, const char *host, int port)
 {
     for (struct gw_rnode *n = r->nodes; n; n = n->next)
         if (n->port == port && strcmp(n->host, host) == 0)
@@ -31,7 +31,7 @@ struct gw_rnode *gw_rnodes_find(struct gw_redis *r, const char *host, int port)
     return NULL;
 }
 
-struct gw_rnode *gw_rnodes_add(struct gw_redis *r, const char *host, int port, int seed)
+struct gw_rnode *gw_redis_nodes_add(struct gw_redis *r, const char *host, int port, int seed)
 {
     struct gw_rnode *n = calloc(1, sizeof *n);
     if (!n)
@@ -60,7 +60,7 @@ struct gw_rnode *gw_rnodes_add(struct gw_redis *r, const char *host, int port, i
     return n;
 }
 
-void gw_rnodes_retire(struct gw_rnode *n)
+void gw_redis_nodes_retire(struct gw_rnode *n)
 {
     struct gw_redis *r = n->r;
     if (r->before_retire)
@@ -84,13 +84,13 @@ void gw_rnodes_retire(struct gw_rnode *n)
     free(n);
 }
 
-void gw_rnodes_stop_all(struct gw_redis *r)
+void gw_redis_nodes_stop_all(struct gw_redis *r)
 {
     while (r->nodes)
-        gw_rnodes_retire(r->nodes);
+        gw_redis_nodes_retire(r->nodes);
 }
 
-struct gw_rnode *gw_rnodes_any_up(struct gw_redis *r)
+struct gw_rnode *gw_redis_nodes_any_up(struct gw_redis *r)
 {
     for (struct gw_rnode *n = r->nodes; n; n = n->next)
         if (n->up)
@@ -115,7 +115,7 @@ static int count_uncovered(const struct gw_redis *r, const struct gw_rnode **fir
     return missing;
 }
 
-void gw_rnodes_check_covered(struct gw_redis *r)
+void gw_redis_nodes_check_covered(struct gw_redis *r)
 {
     if (r->stopped)
         return;
@@ -137,7 +137,7 @@ void gw_rnodes_check_covered(struct gw_redis *r)
         /* the why is set by whoever knows (seed errors) */
     } else if (down) {
         char name[RC_HOSTPORT_NAME_MAX];
-        rc_format_hostport(name, sizeof name, down->host, down->port);
+        rc_hostport_format(name, sizeof name, down->host, down->port);
         snprintf(r->why, sizeof r->why, "%d slots on %s, which is down: %s", missing, name,
                  gw_node_last_error(down->node)[0] ? gw_node_last_error(down->node) : "connecting");
     } else if (r->mode == GW_MODE_CLUSTER) {
@@ -150,7 +150,7 @@ void gw_rnodes_check_covered(struct gw_redis *r)
             r->hooks.on_down(r->hooks.data, r->why);
     }
     if (r->mode == GW_MODE_CLUSTER)
-        gw_rnodes_refresh_soon(r, REFRESH_DOWN_MS);
+        gw_redis_nodes_refresh_soon(r, REFRESH_DOWN_MS);
 }
 
 /* ---- the slot map ----------------------------------------------------- */
@@ -186,8 +186,8 @@ static int apply_map(struct gw_redis *r, const redisReply *rep, const struct gw_
         char host[GW_HOST_MAX];
         gw_slotmap_range(rep, i, asked->host, &g);
         snprintf(host, sizeof host, "%s", g.host);
-        struct gw_rnode *n = gw_rnodes_find(r, host, g.port);
-        if (!n && !(n = gw_rnodes_add(r, host, g.port, 0))) {
+        struct gw_rnode *n = gw_redis_nodes_find(r, host, g.port);
+        if (!n && !(n = gw_redis_nodes_add(r, host, g.port, 0))) {
             gw_log_error("redis cluster: out of memory adding node %s:%d", host, g.port);
             continue;
         }
@@ -201,7 +201,7 @@ static int apply_map(struct gw_redis *r, const redisReply *rep, const struct gw_
     for (struct gw_rnode *n = r->nodes, *next; n; n = next) {
         next = n->next;
         if (n->nslots == 0 && !first_attempt_pending(n))
-            gw_rnodes_retire(n);
+            gw_redis_nodes_retire(n);
     }
     return 0;
 }
@@ -217,7 +217,7 @@ static void on_slots(redisAsyncContext *ac, void *reply, void *privdata)
         return;
     if (!rep) {
         /* the node went away before answering: ask another */
-        gw_rnodes_refresh_soon(r, REFRESH_DOWN_MS);
+        gw_redis_nodes_refresh_soon(r, REFRESH_DOWN_MS);
         return;
     }
     if (rep->type == REDIS_REPLY_ERROR || apply_map(r, rep, asked) != 0) {
@@ -228,10 +228,10 @@ static void on_slots(redisAsyncContext *ac, void *reply, void *privdata)
         if (r->after_map)
             r->after_map(r);
     }
-    gw_rnodes_check_covered(r);
+    gw_redis_nodes_check_covered(r);
     if (r->refresh_again) {
         r->refresh_again = 0;
-        gw_rnodes_refresh_soon(r, 0);
+        gw_redis_nodes_refresh_soon(r, 0);
     } else if (r->covered) {
         uv_timer_start(&r->refresh_timer, on_refresh_timer, REFRESH_IDLE_MS, 0);
     }
@@ -252,12 +252,12 @@ static void refresh_now(struct gw_redis *r)
         if (n->up && n->nslots > 0)
             ask = n;
     if (!ask)
-        ask = gw_rnodes_any_up(r);
+        ask = gw_redis_nodes_any_up(r);
     redisAsyncContext *ac = ask ? gw_node_cmd(ask->node) : NULL;
     if (!ac || redisAsyncCommand(ac, on_slots, ask, "CLUSTER SLOTS") != REDIS_OK) {
         for (size_t i = 0; i < r->nseeds; i++)
-            if (!gw_rnodes_find(r, r->seeds[i].host, r->seeds[i].port))
-                gw_rnodes_add(r, r->seeds[i].host, r->seeds[i].port, 1);
+            if (!gw_redis_nodes_find(r, r->seeds[i].host, r->seeds[i].port))
+                gw_redis_nodes_add(r, r->seeds[i].host, r->seeds[i].port, 1);
         uv_timer_start(&r->refresh_timer, on_refresh_timer, REFRESH_DOWN_MS, 0);
         return;
     }
@@ -272,7 +272,7 @@ static void on_refresh_timer(uv_timer_t *t)
         uv_timer_start(&r->refresh_timer, on_refresh_timer, REFRESH_IDLE_MS, 0);
 }
 
-void gw_rnodes_refresh_soon(struct gw_redis *r, uint64_t delay_ms)
+void gw_redis_nodes_refresh_soon(struct gw_redis *r, uint64_t delay_ms)
 {
     if (r->stopped || r->mode != GW_MODE_CLUSTER)
         return;

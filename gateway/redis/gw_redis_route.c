@@ -100,7 +100,7 @@ static struct gw_rnode *target(struct gw_rreq *q)
     if (q->ask)
         return q->ask;
     if (q->any)
-        return gw_rnodes_any_up(q->r);
+        return gw_redis_nodes_any_up(q->r);
     return q->r->slots[q->slot];
 }
 
@@ -140,7 +140,7 @@ static int send_to(struct gw_rreq *q, struct gw_rnode *n)
 
 static void on_park_tick(uv_timer_t *t)
 {
-    gw_route_retry_parked(t->data);
+    gw_redis_route_retry_parked(t->data);
 }
 
 static void park(struct gw_rreq *q, uint64_t delay_ms)
@@ -183,18 +183,18 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
     }
     struct rc_redirect to;
     struct gw_rnode *n;
-    switch (rc_classify_error(reply->str, reply->len)) {
+    switch (rc_slot_classify_error(reply->str, reply->len)) {
     case RC_REDIS_ERR_MOVED:
     case RC_REDIS_ERR_ASK:
-        if (rc_parse_redirect(reply->str, reply->len, &to) != 0 || to.slot >= RC_SLOTS) {
+        if (rc_slot_parse_redirect(reply->str, reply->len, &to) != 0 || to.slot >= RC_SLOTS) {
             finish(q, reply);
             return;
         }
         if (!to.host[0] && q->sent_to) /* no endpoint named: the host of the node that answered */
             snprintf(to.host, sizeof to.host, "%s", q->sent_to->host);
-        n = gw_rnodes_find(r, to.host, to.port);
+        n = gw_redis_nodes_find(r, to.host, to.port);
         if (!n)
-            n = gw_rnodes_add(r, to.host, to.port, 0);
+            n = gw_redis_nodes_add(r, to.host, to.port, 0);
         if (!n) {
             finish(q, NULL);
             return;
@@ -207,7 +207,7 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
                 r->slots[to.slot] = n;
                 n->nslots++;
             }
-            gw_rnodes_refresh_soon(r, 0);
+            gw_redis_nodes_refresh_soon(r, 0);
         } else {
             r->stats.ask++;
             q->ask = n;
@@ -222,13 +222,13 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
         return;
     case RC_REDIS_ERR_LOADING:
     case RC_REDIS_ERR_READONLY:
-        gw_rnodes_refresh_soon(r, 0);
+        gw_redis_nodes_refresh_soon(r, 0);
         again(q, NOT_READY_MS, 0);
         return;
     case RC_REDIS_ERR_CLUSTERDOWN:
     case RC_REDIS_ERR_MASTERDOWN:
         r->stats.clusterdown++;
-        gw_rnodes_refresh_soon(r, 0);
+        gw_redis_nodes_refresh_soon(r, 0);
         finish(q, NULL);
         return;
     default:
@@ -237,7 +237,7 @@ static void on_reply(struct gw_rreq *q, redisReply *reply)
     }
 }
 
-void gw_route_retry_parked(struct gw_redis *r)
+void gw_redis_route_retry_parked(struct gw_redis *r)
 {
     struct gw_rreq *list = r->parked;
     r->parked = NULL;
@@ -259,14 +259,14 @@ void gw_route_retry_parked(struct gw_redis *r)
         uv_timer_stop(&r->park_timer);
 }
 
-void gw_route_forget_node(struct gw_redis *r, struct gw_rnode *n)
+void gw_redis_route_forget_node(struct gw_redis *r, struct gw_rnode *n)
 {
     for (struct gw_rreq *q = r->parked; q; q = q->next)
         if (q->ask == n)
             q->ask = NULL;
 }
 
-void gw_route_fail_parked(struct gw_redis *r)
+void gw_redis_route_fail_parked(struct gw_redis *r)
 {
     while (r->parked) {
         struct gw_rreq *q = r->parked;
@@ -316,7 +316,7 @@ static struct gw_rreq *new_req(struct gw_redis *r, struct gw_script *s, int nkey
     return q;
 }
 
-int gw_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *key, size_t keylen, int nkeys,
+int gw_redis_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *key, size_t keylen, int nkeys,
                   int argc, const char *const *argv, const size_t *argvlen, gw_redis_reply_cb *cb, void *privdata)
 {
     if (r->stopped || r->mode == GW_MODE_PROBING || argc <= 0)
@@ -332,14 +332,14 @@ int gw_route_send(struct gw_redis *r, struct gw_script *s, int wr, const char *k
     q->privdata = privdata;
     q->wr = wr;
     q->any = key == NULL;
-    q->slot = key ? rc_key_slot(key, keylen) : 0;
+    q->slot = key ? rc_slot_of_key(key, keylen) : 0;
     int rc = send_to(q, target(q));
     if (rc != 0)
         free(q);
     return rc;
 }
 
-int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
+int gw_redis_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int argc, const char *const *argv,
                        const size_t *argvlen, int nreplicas, int64_t timeout_ms, gw_redis_wait_cb *cb,
                        void *privdata)
 {
@@ -355,7 +355,7 @@ int gw_route_send_wait(struct gw_redis *r, struct gw_script *s, int nkeys, int a
     q->wr = 1;
     q->wait_n = nreplicas;
     q->wait_ms = timeout_ms;
-    q->slot = rc_key_slot(argv[0], argvlen[0]);
+    q->slot = rc_slot_of_key(argv[0], argvlen[0]);
     int rc = send_to(q, target(q));
     if (rc != 0)
         free(q);

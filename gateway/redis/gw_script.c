@@ -142,7 +142,7 @@ int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int ar
     return 0;
 }
 
-size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t max)
+size_t gw_script_reply_items(const redisReply *r, struct rc_reply_item *items, size_t max)
 {
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > max)
         return 0;
@@ -156,14 +156,14 @@ size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t m
     return r->elements;
 }
 
-int gw_reply_error(struct rc_error *err, int code, const char *what, const redisReply *r)
+int gw_script_reply_error(struct rc_error *err, int code, const char *what, const redisReply *r)
 {
     gw_log_abuse("%s: Redis answered: %.300s", what,
                  r && r->type == REDIS_REPLY_ERROR && r->str ? r->str : "an unexpected reply");
-    return rc_error_set(err, code, "%s: %s", what, GW_REDIS_REFUSED_MSG);
+    return rc_err_set(err, code, "%s: %s", what, GW_REDIS_REFUSED_MSG);
 }
 
-unsigned gw_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,
+unsigned gw_script_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,
                        const char **words, size_t *lens)
 {
     unsigned n = 0;

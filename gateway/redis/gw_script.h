@@ -55,7 +55,7 @@ int gw_script_call(struct gw_script *s, redisAsyncContext *ac, int nkeys, int ar
  * borrow r's strings (STRING and STATUS replies; a string with a NUL inside
  * is none the scripts send, and reads as NULL). Returns the element count,
  * or 0 when r is NULL, not an array, or longer than max. */
-size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t max);
+size_t gw_script_reply_items(const redisReply *r, struct rc_reply_item *items, size_t max);
 
 /* The client's side of a Redis error reply r to a script or command (what:
  * "the write script", ...): logs r's text once through the rate-limited
@@ -63,12 +63,12 @@ size_t gw_reply_items(const redisReply *r, struct rc_reply_item *items, size_t m
  * text (it names keys, script SHA-1s and line numbers: docs/security.md,
  * "What errors say"). r is borrowed. Returns code. */
 #define GW_REDIS_REFUSED_MSG "Redis refused the operation (the gateway's log has Redis' reply)"
-int gw_reply_error(struct rc_error *err, int code, const char *what, const redisReply *r);
+int gw_script_reply_error(struct rc_error *err, int code, const char *what, const redisReply *r);
 
 /* A script call's words as gw_redis_eval takes them: keys[0..nkeys) then
  * argv[0..nargv) into words and lens (room for nkeys + nargv). Returns the
  * count. */
-unsigned gw_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,
+unsigned gw_script_call_words(const char (*keys)[RC_KEY_MAX], unsigned nkeys, const char *const *argv, unsigned nargv,
                        const char **words, size_t *lens);
 
 #endif

@@ -46,16 +46,16 @@ int gw_write_parse_reply(const struct rc_board *b, const redisReply *reply, stru
 {
     struct rc_reply_item items[11];
     if (!reply && gw_redis_route_why_null() != GW_REDIS_NULL_LOST)
-        return rc_error_set(err, RC_E_UNAVAILABLE, "%s: the write was not applied (retry)",
+        return rc_err_set(err, RC_E_UNAVAILABLE, "%s: the write was not applied (retry)",
                             gw_redis_route_why_text(gw_redis_route_why_null()));
     if (!reply)
-        return rc_error_set(err, RC_E_UNAVAILABLE, "Redis connection lost before the write was answered");
+        return rc_err_set(err, RC_E_UNAVAILABLE, "Redis connection lost before the write was answered");
     if (reply->type == REDIS_REPLY_ERROR)
-        return gw_reply_error(err, RC_E_INTERNAL, "the write script", reply);
+        return gw_script_reply_error(err, RC_E_INTERNAL, "the write script", reply);
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 11)
-        return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
-    if (rc_write_result_parse(b, items, gw_reply_items(reply, items, 11), res))
-        return rc_error_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
+        return rc_err_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
+    if (rc_write_args_result_parse(b, items, gw_script_reply_items(reply, items, 11), res))
+        return rc_err_set(err, RC_E_INTERNAL, "write script answered an unexpected reply");
     return 0;
 }
 
@@ -140,7 +140,7 @@ static void on_board_list(redisReply *reply, void *privdata)
     struct rc_error err = {0, ""};
     p->seed = copy_members(reply, &p->nseed);
     if (!p->seed) {
-        rc_error_set(&err, RC_E_UNAVAILABLE, "could not read the board's blocklist: nothing was written");
+        rc_err_set(&err, RC_E_UNAVAILABLE, "could not read the board's blocklist: nothing was written");
         p->cb(err.code, NULL, &err, p->privdata);
         pending_free(p);
         return;
@@ -162,7 +162,7 @@ static void on_board_list(redisReply *reply, void *privdata)
     free(extra);
     free(extralen);
     if (rc) {
-        rc_error_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
+        rc_err_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
         p->cb(err.code, NULL, &err, p->privdata);
         pending_free(p);
     }
@@ -192,7 +192,7 @@ static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
             if (gw_redis_command(p->redis, from, strlen(from), 2, argv, NULL, on_board_list, p) == 0)
                 return;
         }
-        code = rc_error_set(&err, RC_E_UNAVAILABLE, "%s", res.message);
+        code = rc_err_set(&err, RC_E_UNAVAILABLE, "%s", res.message);
     }
     if (!code)
         res.replicas = p->replicas > 0 ? replicas : -1;
@@ -298,10 +298,10 @@ int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct
     if (flags & GW_WRITE_F_NO_NEW_RECORD)
         rc_write_args_no_new_record(&a); /* kept in a seeded resend too: the flag precedes the seed */
     gw_write_new_epoch(a.epoch); /* kept with the call: a seeded resend starts the same history */
-    unsigned n = gw_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
+    unsigned n = gw_script_call_words(a.keys, a.nkeys, a.argv, a.nargv, words, lens);
     struct pending *pd = calloc(1, sizeof *pd);
     if (!pd)
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     pd->redis = redis;
     pd->script = s;
     pd->board = b;
@@ -311,13 +311,13 @@ int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct
     pd->privdata = privdata;
     if (a.seed_from[0] && keep_call(pd, (int)a.nkeys, (int)n, words, lens, a.seed_from) != 0) {
         free(pd);
-        return rc_error_set(err, RC_E_INTERNAL, "out of memory");
+        return rc_err_set(err, RC_E_INTERNAL, "out of memory");
     }
     if ((replicas > 0 ? gw_redis_eval_wait(redis, s, (int)a.nkeys, (int)n, words, lens, replicas, replicas_timeout_ms,
                                            on_reply_waited, pd)
                       : gw_redis_eval_write(redis, s, (int)a.nkeys, (int)n, words, lens, on_reply, pd)) != 0) {
         pending_free(pd);
-        return rc_error_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
+        return rc_err_set(err, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
     }
     return 0;
 }

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "gw_app.h"
-#include "net/gw_peers.h"
-#include "net/gw_urlarg.h"
+#include "serve/gw_peers.h"
+#include "serve/gw_urlarg.h"
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_routes.h"
 #include "serve/gw_http_strict.h"
@@ -47,12 +47,12 @@ static int dispatch(struct gw_http_req *q)
          * the connection, and the client retries (RFC 9112, 9.3.2). */
         if (q->pipelined)
             return -1;
-        gw_http_pipelined(q);
+        gw_http_req_pipelined(q);
         return 0;
     }
     q->routed = 1;
     q->refs++; /* route() may end in lws closing the connection (a HEAD of a file), which releases q */
-    gw_http_route(q);
+    gw_http_routes_dispatch(q);
     int rc = q->close_now ? -1 : 0;
     gw_http_req_unref(q);
     return rc;
@@ -81,7 +81,7 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     int len;
     if (pss->req && !pss->req->answered) {
         /* the previous request is still being answered: pipelining */
-        gw_http_pipelined(pss->req);
+        gw_http_req_pipelined(pss->req);
         return 0;
     }
     if (pss->req) {
@@ -91,8 +91,8 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
          * Close: the client sends it again on a new connection. */
         return -1;
     }
-    gw_peer_headers_done(wsi);
-    if (gw_peer_refused(wsi)) {
+    gw_peers_headers_done(wsi);
+    if (gw_peers_wsi_refused(wsi)) {
         /* accepted over max_conns or max_conns_per_ip: told so, then closed */
         lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
                                "too many connections (max_conns or max_conns_per_ip)");
@@ -110,27 +110,27 @@ static int on_http(struct lws *wsi, struct gw_http_pss *pss, struct gw_app *app)
     q->method = method;
     snprintf(q->path, sizeof q->path, "%.*s", len < 0 ? 0 : len, uri ? uri : "");
     pss->req = q;
-    if (gw_urlargs_copy(wsi, &q->args))
+    if (gw_urlarg_copy(wsi, &q->args))
         return -1; /* out of memory: pss->req is released on close */
     /* Authorization: Bearer KEY|JWT, else ?token= (a link can carry it, as
      * an overlay's does on its WebSocket). */
     char *auth = malloc(RC_JWT_MAX + 16);
     if (!auth)
         return -1;
-    int n = gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, RC_JWT_MAX + 16);
+    int n = gw_urlarg_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, auth, RC_JWT_MAX + 16);
     int bearer = 1;
     if (n == GW_URLARG_ABSENT) {
         n = gw_urlarg(wsi, "token", auth, RC_JWT_MAX + 16);
         bearer = 0;
     }
     if (n > 0)
-        gw_op_identify(app, auth, (size_t)n, bearer, &q->who);
+        gw_ops_identify(app, auth, (size_t)n, bearer, &q->who);
     else if (n != GW_URLARG_ABSENT)
         q->who.bad_token = 1; /* empty or too long to be any key: a bad credential, never "none" */
     memset(auth, 0, RC_JWT_MAX + 16);
     free(auth);
     if (body_follows(wsi, method)) {
-        gw_peer_body_expected(wsi);
+        gw_peers_body_expected(wsi);
         return 0; /* the body follows */
     }
     return dispatch(q);
@@ -159,7 +159,7 @@ static int on_body(struct gw_http_req *q, const char *in, size_t len)
         return 0;
     if (q->body_len == 0 && refed_headers(in, len))
         return -1; /* a pipelined request lws cannot give us whole: close, the client retries */
-    if (gw_peer_body_late(q->wsi))
+    if (gw_peers_body_late(q->wsi))
         return -1; /* body_timeout is a total: a late chunk closes the connection */
     if (q->too_large || q->body_len + len > max) {
         q->too_large = 1;
@@ -187,7 +187,7 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason, struct g
          * take: close rather than let lws loop over it */
         return pss->req && !pss->req->pipelined ? on_body(pss->req, in, len) : -1;
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        gw_peer_body_done(wsi);
+        gw_peers_body_done(wsi);
         return pss->req ? dispatch(pss->req) : -1;
     case LWS_CALLBACK_HTTP_WRITEABLE:
         return gw_http_req_writeable(wsi, pss->req);

@@ -26,12 +26,12 @@ void gw_http_debug_clock(struct gw_http_req *q)
 {
     struct rc_error err = {0, ""};
     if (!q->app->conf->test_clock) {
-        gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path");
+        gw_http_req_respond_error(q, RC_E_NOT_FOUND, "no such path");
         return;
     }
     cJSON *o = NULL;
-    if (rc_json_parse_strict(q->body ? q->body : "", q->body_len, &o, &err) < 0) {
-        gw_http_respond_error(q, err.code, err.msg);
+    if (rc_json_gate_parse_strict(q->body ? q->body : "", q->body_len, &o, &err) < 0) {
+        gw_http_req_respond_error(q, err.code, err.msg);
         return;
     }
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset_ms");
@@ -43,7 +43,7 @@ void gw_http_debug_clock(struct gw_http_req *q)
                                                      (int64_t)now->valuedouble - gw_now_ms(q->app));
     } else {
         cJSON_Delete(o);
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, "give {\"offset_ms\": N} or {\"now_ms\": T}");
+        gw_http_req_respond_error(q, RC_E_BAD_REQUEST, "give {\"offset_ms\": N} or {\"now_ms\": T}");
         return;
     }
     cJSON_Delete(o);
@@ -54,5 +54,5 @@ void gw_http_debug_clock(struct gw_http_req *q)
         json = cJSON_PrintUnformatted(a);
     cJSON_Delete(a);
     gw_log_warn("test clock: offset now %lld ms", (long long)gw_clock_offset_ms(&q->app->clock));
-    gw_http_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
+    gw_http_req_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
 }

@@ -17,7 +17,7 @@ void gw_http_req_unref(struct gw_http_req *q)
     if (q && --q->refs == 0) {
         free(q->body);
         free(q->out);
-        gw_urlargs_free(&q->args);
+        gw_urlarg_free(&q->args);
         gw_caller_release(&q->who);
         free(q);
     }
@@ -28,7 +28,7 @@ void gw_http_req_unref(struct gw_http_req *q)
  * and there it replays, garbles (a request's headers handed over as its
  * body) or reads freed memory (found by tests/fuzz/sockfuzz.sh). REST
  * clients open a connection per request; viewers use the WebSocket. */
-int gw_http_write_head(struct lws *wsi, unsigned status, const char *ctype, size_t len)
+int gw_http_req_write_head(struct lws *wsi, unsigned status, const char *ctype, size_t len)
 {
     unsigned char hdr[LWS_PRE + 512], *p = hdr + LWS_PRE, *end = hdr + sizeof hdr - 1;
     if (lws_add_http_common_headers(wsi, status, ctype, len, &p, end) ||
@@ -43,18 +43,18 @@ int gw_http_write_head(struct lws *wsi, unsigned status, const char *ctype, size
 
 static int write_headers(struct lws *wsi, struct gw_http_req *q)
 {
-    if (gw_http_write_head(wsi, q->status, q->ctype, q->out_len))
+    if (gw_http_req_write_head(wsi, q->status, q->ctype, q->out_len))
         return -1;
     q->headers_sent = 1;
     return 0;
 }
 
-int gw_http_refuse_now(struct lws *wsi, struct gw_app *app, int code, const char *message)
+int gw_http_req_refuse_now(struct lws *wsi, struct gw_app *app, int code, const char *message)
 {
-    char *json = gw_op_error(app, NULL, code, message);
+    char *json = gw_ops_error(app, NULL, code, message);
     size_t len = json ? strlen(json) : 0;
     unsigned char *out = json ? malloc(LWS_PRE + len) : NULL;
-    if (out && gw_http_write_head(wsi, (unsigned)rc_code_http_status(code), "application/json", len) == 0) {
+    if (out && gw_http_req_write_head(wsi, (unsigned)rc_err_code_http_status(code), "application/json", len) == 0) {
         memcpy(out + LWS_PRE, json, len);
         (void)lws_write(wsi, out + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
     }
@@ -87,17 +87,17 @@ static void write_now(struct gw_http_req *q)
     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
-void gw_http_pipelined(struct gw_http_req *q)
+void gw_http_req_pipelined(struct gw_http_req *q)
 {
     if (q->pipelined || !q->wsi)
         return;
     q->pipelined = 1;
     lws_rx_flow_control(q->wsi, 0);
-    write_now(q); /* when its answer is already there; else gw_http_respond() does */
+    write_now(q); /* when its answer is already there; else gw_http_req_respond() does */
 }
 
 /* Takes ownership of text (malloc'd, NUL-terminated) as the response body. */
-void gw_http_respond(struct gw_http_req *q, unsigned status, const char *ctype, char *text)
+void gw_http_req_respond(struct gw_http_req *q, unsigned status, const char *ctype, char *text)
 {
     size_t len = text ? strlen(text) : 0;
     q->out = malloc(LWS_PRE + len + 1);
@@ -118,21 +118,21 @@ void gw_http_respond(struct gw_http_req *q, unsigned status, const char *ctype, 
         lws_callback_on_writable(q->wsi);
 }
 
-void gw_http_respond_json(struct gw_http_req *q, int code, char *json)
+void gw_http_req_respond_json(struct gw_http_req *q, int code, char *json)
 {
-    gw_http_respond(q, (unsigned)rc_code_http_status(code), "application/json", json);
+    gw_http_req_respond(q, (unsigned)rc_err_code_http_status(code), "application/json", json);
 }
 
-void gw_http_respond_error(struct gw_http_req *q, int code, const char *message)
+void gw_http_req_respond_error(struct gw_http_req *q, int code, const char *message)
 {
-    gw_http_respond_json(q, code, gw_op_error(q->app, NULL, code, message));
+    gw_http_req_respond_json(q, code, gw_ops_error(q->app, NULL, code, message));
 }
 
 /* gw_op_done for REST: the op's JSON is the body. */
-void gw_http_on_op_done(void *privdata, int code, char *json)
+void gw_http_req_on_op_done(void *privdata, int code, char *json)
 {
     struct gw_http_req *q = privdata;
-    gw_http_respond_json(q, code, json);
+    gw_http_req_respond_json(q, code, json);
     gw_http_req_unref(q);
 }
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "net/gw_urlarg.h"
+#include "serve/gw_urlarg.h"
 #include "ops/gw_ops.h"
 #include "rc_query.h"
 
@@ -49,28 +49,28 @@ static inline struct rc_query gw_http_query(const struct gw_http_req *q)
 
 /* Takes ownership of text (malloc'd, NUL-terminated, may be NULL) as the
  * response body and has it written. */
-void gw_http_respond(struct gw_http_req *q, unsigned status, const char *ctype, char *text);
+void gw_http_req_respond(struct gw_http_req *q, unsigned status, const char *ctype, char *text);
 /* The same with the PROTOCOL.md status of code (0: 200), as JSON. */
-void gw_http_respond_json(struct gw_http_req *q, int code, char *json);
+void gw_http_req_respond_json(struct gw_http_req *q, int code, char *json);
 /* An error body built by the ops layer (the same as over WebSocket). */
-void gw_http_respond_error(struct gw_http_req *q, int code, const char *message);
+void gw_http_req_respond_error(struct gw_http_req *q, int code, const char *message);
 /* gw_op_done for REST: the op's JSON is the body; drops one reference. */
-void gw_http_on_op_done(void *privdata, int code, char *json);
+void gw_http_req_on_op_done(void *privdata, int code, char *json);
 
 /* Writes the status line and headers every answer has (content-type,
  * content-length len, cache-control: no-store, connection: close) on wsi,
  * at once. Returns 0 or -1. */
-int gw_http_write_head(struct lws *wsi, unsigned status, const char *ctype, size_t len);
+int gw_http_req_write_head(struct lws *wsi, unsigned status, const char *ctype, size_t len);
 
 /* Answers wsi's request at once with the error body of code (its
  * PROTOCOL.md status), without a struct gw_http_req: a request refused
  * before it is taken (serve/gw_http_strict.c). Returns -1, for the caller
  * to return to lws: the connection is closed (lws flushes what was
  * written, then shuts the socket down). */
-int gw_http_refuse_now(struct lws *wsi, struct gw_app *app, int code, const char *message);
+int gw_http_req_refuse_now(struct lws *wsi, struct gw_app *app, int code, const char *message);
 
 /* The client pipelined behind q: stop reading, answer q at once, close. */
-void gw_http_pipelined(struct gw_http_req *q);
+void gw_http_req_pipelined(struct gw_http_req *q);
 /* LWS_CALLBACK_HTTP_WRITEABLE: headers, then the body. Returns what lws expects. */
 int gw_http_req_writeable(struct lws *wsi, struct gw_http_req *q);
 

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "gw_app.h"
-#include "net/gw_peers.h"
+#include "serve/gw_peers.h"
 #include "serve/gw_http_debug.h"
 #include "serve/gw_http_req.h"
 #include "serve/gw_http_static.h"
@@ -132,9 +132,9 @@ struct name_rule {
 };
 
 static const struct name_rule names[] = {
-    {"{b}", rc_board_name_valid, "board must be 1..64 characters of [A-Za-z0-9_.:-]",
+    {"{b}", rc_names_board_name_valid, "board must be 1..64 characters of [A-Za-z0-9_.:-]",
      offsetof(struct gw_rest_target, board)},
-    {"{m}", rc_member_name_valid, "member must be 1..128 characters of [A-Za-z0-9_.:@-]",
+    {"{m}", rc_names_member_name_valid, "member must be 1..128 characters of [A-Za-z0-9_.:@-]",
      offsetof(struct gw_rest_target, member)},
 };
 
@@ -257,16 +257,16 @@ static const struct area *area_of(const struct path *p, unsigned *prefix_len)
 static int read_limited(struct gw_http_req *q, const struct rc_query *qs, struct rc_error *err)
 {
     const struct rc_conf *c = q->app->conf;
-    struct rc_bucket *b = q->wsi ? gw_peer_read_bucket(q->wsi) : NULL;
+    struct rc_bucket *b = q->wsi ? gw_peers_read_bucket(q->wsi) : NULL;
     struct rc_request vr;
     struct rc_error verr = {0, ""};
     memset(&vr, 0, sizeof vr);
-    double cost = rc_read_tokens(rc_query_view(qs, &vr, &verr) == 0 ? rc_view_rows(&vr.view) : 1);
-    rc_request_free(&vr); /* (a member list's names) */
-    if (!b || rc_bucket_take_n(b, c->ip_read_rate, c->ip_read_burst, cost, (int64_t)uv_now(q->app->loop)))
+    double cost = rc_auth_read_tokens(rc_query_view(qs, &vr, &verr) == 0 ? rc_registry_view_rows(&vr.view) : 1);
+    rc_proto_decode_free(&vr); /* (a member list's names) */
+    if (!b || rc_auth_bucket_take_n(b, c->ip_read_rate, c->ip_read_burst, cost, (int64_t)uv_now(q->app->loop)))
         return 0;
     q->app->metrics.reads_limited++;
-    rc_error_set(err, RC_E_RATE_LIMITED, "too many reads from this address (ip_read_rate %u/s)", c->ip_read_rate);
+    rc_err_set(err, RC_E_RATE_LIMITED, "too many reads from this address (ip_read_rate %u/s)", c->ip_read_rate);
     return 1;
 }
 
@@ -287,14 +287,14 @@ static void answer_miss(struct gw_http_req *q, const struct area *a, const struc
         if (m->fn)
             m->fn(q, &(struct gw_rest_target){NULL, NULL});
         else
-            gw_http_respond_error(q, m->code, m->msg);
+            gw_http_req_respond_error(q, m->code, m->msg);
         return;
     }
-    gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path"); /* an area whose last miss is not RM_ANY */
+    gw_http_req_respond_error(q, RC_E_NOT_FOUND, "no such path"); /* an area whose last miss is not RM_ANY */
 }
 
 /* Dispatches a complete request (body received). */
-void gw_http_route(struct gw_http_req *q)
+void gw_http_routes_dispatch(struct gw_http_req *q)
 {
     struct path p;
     struct rc_query qs = gw_http_query(q);
@@ -304,21 +304,21 @@ void gw_http_route(struct gw_http_req *q)
     unsigned method = method_bit(q->method), prefix_len = 0;
 
     if (q->too_large) {
-        gw_http_respond_error(q, RC_E_TOO_LARGE, "request body exceeds max_frame");
+        gw_http_req_respond_error(q, RC_E_TOO_LARGE, "request body exceeds max_frame");
         return;
     }
     if (rc_query_check(&qs, &err)) {
-        gw_http_respond_error(q, err.code, err.msg);
+        gw_http_req_respond_error(q, err.code, err.msg);
         return;
     }
     split(q->path, &p);
     const struct area *a = area_of(&p, &prefix_len);
     if ((a->flags & RA_READ_TOKEN) && method == RM_GET && read_limited(q, &qs, &err)) {
-        gw_http_respond_error(q, err.code, err.msg);
+        gw_http_req_respond_error(q, err.code, err.msg);
         return;
     }
     if ((bad = take_names(a->prefix, 0, prefix_len, &p, &t))) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, bad->msg);
+        gw_http_req_respond_error(q, RC_E_BAD_REQUEST, bad->msg);
         return;
     }
     const struct route *r = NULL;
@@ -330,11 +330,11 @@ void gw_http_route(struct gw_http_req *q)
         return;
     }
     if ((bad = take_names(r->path, prefix_len, p.n, &p, &t))) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, bad->msg);
+        gw_http_req_respond_error(q, RC_E_BAD_REQUEST, bad->msg);
         return;
     }
-    if (r->scope && !(r->flags & RT_OP_SCOPE) && gw_op_authorize(q->app, &q->who, r->scope, NULL, &err)) {
-        gw_http_respond_error(q, err.code, err.msg);
+    if (r->scope && !(r->flags & RT_OP_SCOPE) && gw_ops_authorize(q->app, &q->who, r->scope, NULL, &err)) {
+        gw_http_req_respond_error(q, err.code, err.msg);
         return;
     }
     r->fn(q, &t);

@@ -5,6 +5,6 @@
 struct gw_http_req;
 
 /* Answers a complete request (body received), now or when Redis replies. */
-void gw_http_route(struct gw_http_req *q);
+void gw_http_routes_dispatch(struct gw_http_req *q);
 
 #endif

@@ -27,7 +27,7 @@ void gw_http_static(struct gw_http_req *q)
     if (n < 0 || (size_t)n >= sizeof want || !realpath(q->app->conf->web_root, root) || !realpath(want, real) ||
         strncmp(real, root, strlen(root)) != 0 || real[strlen(root)] != '/' || stat(real, &st) != 0 ||
         !S_ISREG(st.st_mode)) {
-        gw_http_respond_error(q, RC_E_NOT_FOUND, "no such path");
+        gw_http_req_respond_error(q, RC_E_NOT_FOUND, "no such path");
         return;
     }
     const char *mime = lws_get_mimetype(real, NULL);

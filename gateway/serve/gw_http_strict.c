@@ -21,7 +21,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
-#include "net/gw_rawreq.h"
+#include "serve/gw_rawreq.h"
 #include "rc_err.h"
 #include "rc_httpstrict.h"
 #include "serve/gw_http_req.h"
@@ -67,7 +67,7 @@ int gw_http_strict_request(struct lws *wsi, struct gw_app *app)
     if (!why)
         return 0;
     gw_log_abuse("refusing an HTTP request before routing: %s", why);
-    return gw_http_refuse_now(wsi, app, RC_E_BAD_REQUEST, why);
+    return gw_http_req_refuse_now(wsi, app, RC_E_BAD_REQUEST, why);
 }
 
 int gw_http_strict_upgrade(struct lws *wsi, const char *proto, struct gw_app *app)
@@ -77,5 +77,5 @@ int gw_http_strict_upgrade(struct lws *wsi, const char *proto, struct gw_app *ap
     if (!proto || strcasecmp(proto, "h2c") != 0)
         return -1; /* lws answered it 403 already: just close */
     gw_log_abuse("refusing an HTTP request before routing: Upgrade: h2c");
-    return gw_http_refuse_now(wsi, app, RC_E_BAD_REQUEST, "Upgrade is only to websocket, on /ws (no h2c)");
+    return gw_http_req_refuse_now(wsi, app, RC_E_BAD_REQUEST, "Upgrade is only to websocket, on /ws (no h2c)");
 }

@@ -13,7 +13,7 @@ struct gw_app;
  * may be routed, else -1 with the 400 written (return it to lws). Checks
  * Content-Length (one header, one plain decimal number), Transfer-Encoding
  * (none: no route takes a chunked body), and the raw path (no %2F inside a
- * segment, no "." or ".." segment: net/gw_rawreq.h). */
+ * segment, no "." or ".." segment: serve/gw_rawreq.h). */
 int gw_http_strict_request(struct lws *wsi, struct gw_app *app);
 
 /* LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (proto: the Upgrade header's value):

@@ -20,8 +20,8 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
-#include "net/gw_peers.h"
-#include "net/gw_wsguard.h"
+#include "serve/gw_peers.h"
+#include "serve/gw_wsguard.h"
 
 #define ACCEPT_BATCH 64     /* accepts per readable event, then back to the loop */
 #define FULL_PAUSE_MS 100   /* out of descriptors: stop accepting this long */

@@ -6,7 +6,7 @@
  * nothing (CONTEXT_PORT_NO_LISTEN_SERVER) and this file accepts and hands
  * each socket to lws (lws_adopt_socket_vhost), after the same accept-time
  * check lws' own listener makes through LWS_CALLBACK_FILTER_NETWORK_CONNECTION
- * (net/gw_peers). */
+ * (serve/gw_peers). */
 #ifndef GW_LISTEN_H
 #define GW_LISTEN_H
 

@@ -2,7 +2,7 @@
  * board list and member profiles answered here (/healthz and /metrics:
  * gw_rest_status.c); scores,
  * snapshots, ranks and admin actions turned into a struct rc_request and
- * handed to the ops layer, which answers through gw_http_on_op_done. */
+ * handed to the ops layer, which answers through gw_http_req_on_op_done. */
 #include "serve/gw_rest.h"
 
 #include <uv.h>
@@ -26,7 +26,7 @@
 #include "ops/gw_freeze.h"
 #include "ops/gw_get.h"
 #include "ops/gw_stats.h"
-#include "net/gw_peers.h"
+#include "serve/gw_peers.h"
 #include "redis/gw_redis.h"
 #include "serve/gw_http_req.h"
 #include "store/gw_profile.h"
@@ -71,21 +71,21 @@ void gw_rest_boards(struct gw_http_req *q, const struct gw_rest_target *t)
     }
     char *json = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    gw_http_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
+    gw_http_req_respond_json(q, json ? 0 : RC_E_INTERNAL, json);
 }
 
 static void on_profile_read(redisReply *reply, void *privdata)
 {
     struct gw_http_req *q = privdata;
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
-        gw_http_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile read failed" : "Redis is unreachable");
+        gw_http_req_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile read failed" : "Redis is unreachable");
     } else {
         cJSON *o = cJSON_CreateObject();
         for (size_t i = 0; i + 1 < reply->elements; i += 2)
             cJSON_AddStringToObject(o, reply->element[i]->str, reply->element[i + 1]->str);
         char *json = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
-        gw_http_respond_json(q, 0, json);
+        gw_http_req_respond_json(q, 0, json);
     }
     gw_http_req_unref(q);
 }
@@ -94,9 +94,9 @@ static void on_profile_written(redisReply *reply, void *privdata)
 {
     struct gw_http_req *q = privdata;
     if (!reply || reply->type != REDIS_REPLY_INTEGER)
-        gw_http_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile write failed" : "Redis is unreachable");
+        gw_http_req_respond_error(q, reply ? RC_E_INTERNAL : RC_E_UNAVAILABLE, reply ? "profile write failed" : "Redis is unreachable");
     else
-        gw_http_respond_json(q, 0, strdup(q->body));
+        gw_http_req_respond_json(q, 0, strdup(q->body));
     gw_http_req_unref(q);
 }
 
@@ -104,15 +104,15 @@ void gw_rest_profile_get(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     const char *member = t->member;
     char key[RC_KEY_MAX];
-    if (!q->app->redis || rc_profile_key(key, sizeof key, member)) {
-        gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+    if (!q->app->redis || rc_keys_profile(key, sizeof key, member)) {
+        gw_http_req_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
         return;
     }
     const char *argv[] = {"HGETALL", key};
     q->refs++;
     if (gw_redis_command(q->app->redis, key, strlen(key), 2, argv, NULL, on_profile_read, q) != 0) {
         q->refs--;
-        gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
+        gw_http_req_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable");
     }
 }
 
@@ -125,8 +125,8 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
     cJSON *o = NULL;
     /* the same strict gate as a WebSocket message: "a\u0000b" must not be
      * stored as "a", nor a duplicate key as whichever copy cJSON kept */
-    if (rc_json_parse_strict(q->body ? q->body : "", q->body_len, &o, &gate) < 0) {
-        gw_http_respond_error(q, gate.code, gate.msg);
+    if (rc_json_gate_parse_strict(q->body ? q->body : "", q->body_len, &o, &gate) < 0) {
+        gw_http_req_respond_error(q, gate.code, gate.msg);
         return;
     }
     const cJSON *it;
@@ -136,7 +136,7 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
             break;
         if (n == GW_PROFILE_MAX_FIELDS)
             bad = "at most 16 profile fields";
-        else if (!rc_field_name_valid(it->string, strlen(it->string)))
+        else if (!rc_names_field_name_valid(it->string, strlen(it->string)))
             bad = "profile field names are 1..32 of [a-z0-9_], starting with a letter";
         else if (!cJSON_IsString(it) || strlen(it->valuestring) > GW_PROFILE_MAX_VALUE)
             bad = "profile values must be strings of at most 256 bytes";
@@ -144,8 +144,8 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
             kv[n++] = (struct rc_kv){it->string, it->valuestring};
     }
     char key[RC_KEY_MAX];
-    if (bad || rc_profile_key(key, sizeof key, member)) {
-        gw_http_respond_error(q, RC_E_BAD_REQUEST, bad ? bad : "member name too long");
+    if (bad || rc_keys_profile(key, sizeof key, member)) {
+        gw_http_req_respond_error(q, RC_E_BAD_REQUEST, bad ? bad : "member name too long");
     } else {
         /* Replace, atomically: lua/profile_set.lua (DEL + HSET of the one key;
          * a script, not MULTI, so a cluster redirect can resend it whole). */
@@ -164,9 +164,9 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
                                : RC_E_UNAVAILABLE;
         if (rc != 0) {
             q->refs--;
-            gw_http_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
+            gw_http_req_respond_error(q, RC_E_UNAVAILABLE, "Redis is unreachable: nothing was written");
         } else {
-            gw_profiles_put(q->app->profiles, member, kv, n);
+            gw_profile_put(q->app->profiles, member, kv, n);
             gw_fanout_profile_changed(q->app->fanout);
             /* keep the canonical body for the answer */
             char *canon = cJSON_PrintUnformatted(o);
@@ -179,24 +179,24 @@ void gw_rest_profile_put(struct gw_http_req *q, const struct gw_rest_target *t)
     cJSON_Delete(o);
 }
 
-/* Hands r to op, which answers q through gw_http_on_op_done (one reference). */
+/* Hands r to op, which answers q through gw_http_req_on_op_done (one reference). */
 static void to_op(struct gw_http_req *q, const struct rc_request *r,
                   void (*op)(struct gw_app *, const struct gw_caller *, const struct rc_request *, gw_op_done *, void *))
 {
     q->refs++;
-    op(q->app, &q->who, r, gw_http_on_op_done, q);
+    op(q->app, &q->who, r, gw_http_req_on_op_done, q);
 }
 
 void gw_rest_write(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
-    int code = rc_request_decode_write_body(t->board, q->body ? q->body : "", q->body_len, &r, &err);
+    int code = rc_proto_decode_write_body(t->board, q->body ? q->body : "", q->body_len, &r, &err);
     if (code)
-        gw_http_respond_error(q, code, err.msg);
+        gw_http_req_respond_error(q, code, err.msg);
     else
-        to_op(q, &r, gw_op_write);
-    rc_request_free(&r);
+        to_op(q, &r, gw_ops_write);
+    rc_proto_decode_free(&r);
 }
 
 /* PUT .../members/{m}/team with {"team": ID|null} (docs/teams.md). */
@@ -204,12 +204,12 @@ void gw_rest_team(struct gw_http_req *q, const struct gw_rest_target *t)
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
-    int code = rc_request_decode_team_body(t->board, t->member, q->body ? q->body : "", q->body_len, &r, &err);
+    int code = rc_proto_decode_team_body(t->board, t->member, q->body ? q->body : "", q->body_len, &r, &err);
     if (code)
-        gw_http_respond_error(q, code, err.msg);
+        gw_http_req_respond_error(q, code, err.msg);
     else
-        to_op(q, &r, gw_op_write);
-    rc_request_free(&r);
+        to_op(q, &r, gw_ops_write);
+    rc_proto_decode_free(&r);
 }
 
 void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
@@ -220,13 +220,13 @@ void gw_rest_snapshot(struct gw_http_req *q, const struct gw_rest_target *t)
     memset(&r, 0, sizeof r);
     snprintf(r.board, sizeof r.board, "%s", t->board);
     if (rc_query_view(&qs, &r, &err)) {
-        gw_http_respond_error(q, err.code, err.msg);
-        rc_request_free(&r);
+        gw_http_req_respond_error(q, err.code, err.msg);
+        rc_proto_decode_free(&r);
         return;
     }
     /* the present or a moment (?at_seq= / ?at=) of any view, rosters included */
     to_op(q, &r, gw_get_read);
-    rc_request_free(&r); /* (a member list's names: the read copies them) */
+    rc_proto_decode_free(&r); /* (a member list's names: the read copies them) */
 }
 
 /* ?period= (at most RC_PERIOD_SEL_MAX: rc_query_check saw to it) into r,
@@ -246,7 +246,7 @@ void gw_rest_rank(struct gw_http_req *q, const struct gw_rest_target *t)
     snprintf(r.board, sizeof r.board, "%s", t->board);
     snprintf(r.member, sizeof r.member, "%s", t->member);
     query_period(q, &r);
-    to_op(q, &r, gw_op_rank);
+    to_op(q, &r, gw_ops_rank);
 }
 
 void gw_rest_history(struct gw_http_req *q, const struct gw_rest_target *t)
@@ -259,7 +259,7 @@ void gw_rest_history(struct gw_http_req *q, const struct gw_rest_target *t)
     snprintf(r.member, sizeof r.member, "%s", t->member);
     query_period(q, &r);
     if (rc_query_history(&qs, &r, &err))
-        gw_http_respond_error(q, err.code, err.msg);
+        gw_http_req_respond_error(q, err.code, err.msg);
     else
         to_op(q, &r, gw_get_history);
 }
@@ -270,7 +270,7 @@ void gw_rest_stats(struct gw_http_req *q, const struct gw_rest_target *t)
     memset(&r, 0, sizeof r);
     snprintf(r.board, sizeof r.board, "%s", t->board);
     query_period(q, &r);
-    to_op(q, &r, gw_op_stats);
+    to_op(q, &r, gw_stats_op);
 }
 
 /* DELETE .../members/{m} (op RC_OP_REMOVE, ?block=1) or .../blocked/{m}. */
@@ -284,7 +284,7 @@ static void admin_member(struct gw_http_req *q, const struct gw_rest_target *t, 
     snprintf(r.member, sizeof r.member, "%s", t->member);
     r.block = rc_query_block(&qs);
     query_period(q, &r);
-    to_op(q, &r, gw_op_admin);
+    to_op(q, &r, gw_admin_op);
 }
 
 /* POST .../reverse, .../reset, .../freeze or .../reveal: the body through
@@ -293,13 +293,13 @@ static void admin_body(struct gw_http_req *q, const struct gw_rest_target *t, en
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
-    int code = rc_request_decode_admin_body(op, t->board, q->body, q->body_len, &r, &err);
+    int code = rc_proto_decode_admin_body(op, t->board, q->body, q->body_len, &r, &err);
     if (code) {
-        gw_http_respond_error(q, code, err.msg);
+        gw_http_req_respond_error(q, code, err.msg);
         return;
     }
     query_period(q, &r);
-    to_op(q, &r, op == RC_OP_FREEZE || op == RC_OP_REVEAL ? gw_op_freeze : gw_op_admin);
+    to_op(q, &r, op == RC_OP_FREEZE || op == RC_OP_REVEAL ? gw_freeze_op : gw_admin_op);
 }
 
 void gw_rest_remove(struct gw_http_req *q, const struct gw_rest_target *t)
@@ -338,5 +338,5 @@ void gw_rest_freeze_state(struct gw_http_req *q, const struct gw_rest_target *t)
     memset(&r, 0, sizeof r);
     snprintf(r.board, sizeof r.board, "%s", t->board);
     query_period(q, &r);
-    to_op(q, &r, gw_op_freeze_state);
+    to_op(q, &r, gw_freeze_op_state);
 }

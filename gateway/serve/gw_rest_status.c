@@ -20,7 +20,7 @@
 #include "base/gw_metrics.h"
 #include "fanout/gw_fanout.h"
 #include "jobs/gw_queue.h"
-#include "net/gw_peers.h"
+#include "serve/gw_peers.h"
 #include "redis/gw_redis.h"
 #include "serve/gw_http_req.h"
 #include "rc_hostport.h"
@@ -29,10 +29,10 @@
  * of memory. */
 static char *node_name(const char *host, int port)
 {
-    int n = rc_format_hostport(NULL, 0, host, port);
+    int n = rc_hostport_format(NULL, 0, host, port);
     char *name = n < 0 ? NULL : malloc((size_t)n + 1);
     if (name)
-        rc_format_hostport(name, (size_t)n + 1, host, port);
+        rc_hostport_format(name, (size_t)n + 1, host, port);
     return name;
 }
 
@@ -44,7 +44,7 @@ static int details_refused(struct gw_http_req *q, struct rc_error *err)
 {
     if (q->app->conf->metrics_public)
         return 0;
-    return gw_op_authorize(q->app, &q->who, RC_SCOPE_ADMIN, NULL, err);
+    return gw_ops_authorize(q->app, &q->who, RC_SCOPE_ADMIN, NULL, err);
 }
 
 /* One node of gw_redis_node_info as a /healthz entry, added to list.
@@ -127,7 +127,7 @@ void gw_rest_status_health(struct gw_http_req *q, const struct gw_rest_target *t
         /* the bare status: what a load balancer needs, nothing an attacker can use */
         cJSON_Delete(o);
         json = strdup(healthy ? "{\"ok\":true}" : "{\"ok\":false}");
-        gw_http_respond(q, healthy ? 200 : 503, "application/json", json);
+        gw_http_req_respond(q, healthy ? 200 : 503, "application/json", json);
         return;
     }
     if (ok && !healthy)
@@ -146,7 +146,7 @@ void gw_rest_status_health(struct gw_http_req *q, const struct gw_rest_target *t
     if (ok)
         json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    gw_http_respond(q, healthy ? 200 : 503, "application/json", json);
+    gw_http_req_respond(q, healthy ? 200 : 503, "application/json", json);
 }
 
 /* The Redis side of /metrics: counters from gw_redis_get_stats and one entry
@@ -266,7 +266,7 @@ void gw_rest_status_metrics(struct gw_http_req *q, const struct gw_rest_target *
     char *text = NULL;
     struct rc_error err = {0, ""};
     if (details_refused(q, &err)) {
-        gw_http_respond_error(q, err.code, err.msg);
+        gw_http_req_respond_error(q, err.code, err.msg);
         return;
     }
     gw_rest_status_publish(q->app);
@@ -280,7 +280,7 @@ void gw_rest_status_metrics(struct gw_http_req *q, const struct gw_rest_target *
     }
     free_nodes(nodes, nnodes);
     free(queues);
-    gw_http_respond(q, text ? 200 : 500, "text/plain; version=0.0.4", text);
+    gw_http_req_respond(q, text ? 200 : 500, "text/plain; version=0.0.4", text);
 }
 
 /* ---- handed to the ops layer ------------------------------------------- */

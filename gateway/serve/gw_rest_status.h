@@ -12,7 +12,7 @@ gw_rest_fn gw_rest_status_health;
 /* GET /metrics: the Prometheus text format; in a worker group, the whole
  * group's (docs/gateway.md, "Workers"). */
 gw_rest_fn gw_rest_status_metrics;
-/* Refreshes the socket gauges from net/gw_peers and, in a worker group,
+/* Refreshes the socket gauges from serve/gw_peers and, in a worker group,
  * publishes this worker's counters to its slot (main's tick calls it). */
 void gw_rest_status_publish(struct gw_app *app);
 

@@ -18,10 +18,10 @@
 #include "serve/gw_listen.h"
 #include "rc_err.h"
 #include "base/gw_log.h"
-#include "net/gw_peers.h"
-#include "net/gw_rawreq.h"
-#include "net/gw_tlsread.h"
-#include "net/gw_wsguard.h"
+#include "serve/gw_peers.h"
+#include "serve/gw_rawreq.h"
+#include "serve/gw_tlsread.h"
+#include "serve/gw_wsguard.h"
 #include "ops/gw_idem.h"
 #include "serve/gw_ws.h"
 
@@ -236,7 +236,7 @@ int gw_server_start(struct gw_app *app, const char *host, int port)
             gw_log_error("TLS needs both tls_cert and tls_key, readable (%s, %s)", c->tls_cert, c->tls_key);
             return RC_E_INTERNAL;
         }
-        /* the frame guard, frame budgets and raw-path rules read TLS through SSL_read (net/gw_tlsread.c) */
+        /* the frame guard, frame budgets and raw-path rules read TLS through SSL_read (serve/gw_tlsread.c) */
         if (gw_tlsread_setup() != 0) {
             gw_log_error("TLS: OpenSSL's SSL_read was not found; refusing to serve TLS without the frame guard");
             return RC_E_INTERNAL;

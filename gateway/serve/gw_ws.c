@@ -43,9 +43,9 @@
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
 #include "ops/gw_ops.h"
-#include "net/gw_peers.h"
-#include "net/gw_urlarg.h"
-#include "net/gw_wsguard.h"
+#include "serve/gw_peers.h"
+#include "serve/gw_urlarg.h"
+#include "serve/gw_wsguard.h"
 #include "rc_auth.h"
 #include "serve/gw_ws_filter.h"
 #include "serve/gw_ws_frames.h"
@@ -144,7 +144,7 @@ void gw_ws_setup(struct gw_app *app)
         .flush = &app->flush,
         .queue_bytes = app->conf->queue_bytes,
         /* NULL (out of memory): everything goes in stored blocks, uncompressed */
-        .deflater = app->conf->compression ? rc_deflater_new(DEFLATE_LEVEL) : NULL,
+        .deflater = app->conf->compression ? rc_deflate_new(DEFLATE_LEVEL) : NULL,
     };
     if (app->conf->compression && !app->conn_ctx.deflater)
         gw_log_warn("compression: no memory for the compressor; permessage-deflate clients get uncompressed messages");
@@ -156,7 +156,7 @@ void gw_ws_setup(struct gw_app *app)
 void gw_ws_free(struct gw_app *app)
 {
     gw_conn_gather_free(&app->conn_ctx);
-    rc_deflater_free(app->conn_ctx.deflater);
+    rc_deflate_free(app->conn_ctx.deflater);
     app->conn_ctx.deflater = NULL;
 }
 
@@ -185,7 +185,7 @@ static int answers_later(enum rc_op op)
 static int limited(struct gw_app *app, struct gw_conn *c, const struct rc_request *r, const char *msg)
 {
     app->metrics.reads_limited++;
-    gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_RATE_LIMITED, msg));
+    gw_conn_reply(c, gw_ops_error(app, r->id_json, RC_E_RATE_LIMITED, msg));
     return RC_E_RATE_LIMITED;
 }
 
@@ -207,13 +207,13 @@ static int admit(struct gw_app *app, struct gw_conn *c, const struct rc_request 
     if (!is_read(r->op))
         return 0;
     /* a read costs what it reads: 1 + rows / RC_READ_ROWS_PER_TOKEN */
-    double cost = rc_read_tokens(r->op == RC_OP_SUBSCRIBE ? rc_view_rows(&r->view) : 1);
-    if (!rc_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now)) {
+    double cost = rc_auth_read_tokens(r->op == RC_OP_SUBSCRIBE ? rc_registry_view_rows(&r->view) : 1);
+    if (!rc_auth_bucket_take_n(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, cost, now)) {
         snprintf(msg, sizeof msg, "too many reads on this connection (conn_read_rate %u/s)", conf->conn_read_rate);
         return limited(app, c, r, msg);
     }
-    struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
-    if (ipb && !rc_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)) {
+    struct rc_bucket *ipb = gw_peers_read_bucket(c->sock);
+    if (ipb && !rc_auth_bucket_take_n(ipb, conf->ip_read_rate, conf->ip_read_burst, cost, now)) {
         snprintf(msg, sizeof msg, "too many reads from this address (ip_read_rate %u/s)", conf->ip_read_rate);
         return limited(app, c, r, msg);
     }
@@ -226,9 +226,9 @@ static void do_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc_
     struct rc_period p;
     struct rc_error err = {0, ""};
     /* a live view (through a freeze) is the caster's: admin scope */
-    if (gw_op_authorize(app, &c->who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err) != 0 ||
-        gw_op_resolve(app, r, &decl, &p, &err) != 0) {
-        gw_conn_reply(c, gw_op_error(app, r->id_json, err.code, err.msg));
+    if (gw_ops_authorize(app, &c->who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, &err) != 0 ||
+        gw_ops_resolve(app, r, &decl, &p, &err) != 0) {
+        gw_conn_reply(c, gw_ops_error(app, r->id_json, err.code, err.msg));
         return;
     }
     gw_ws_rows_subscribe(app, c, r, decl, &p);
@@ -247,7 +247,7 @@ static int still_covers(void *data, const char *board, int live)
 {
     struct still_covers *k = data;
     struct rc_error err = {0, ""};
-    return gw_op_authorize(k->app, &k->c->who, live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, board, &err) == 0;
+    return gw_ops_authorize(k->app, &k->c->who, live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, board, &err) == 0;
 }
 
 /* {"op":"auth","token":JWT}: the token replaces the connection's
@@ -261,13 +261,13 @@ static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_reque
     struct gw_caller next;
     memset(&next, 0, sizeof next);
     if (!gw_jwt_enabled(&app->jwt)) {
-        gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
+        gw_conn_reply(c, gw_ops_error(app, r->id_json, RC_E_UNAUTHORIZED,
                                      "tokens are not accepted here (no jwt_secret or jwt_public_key)"));
         return;
     }
-    gw_op_identify(app, r->token, strlen(r->token), 0, &next);
+    gw_ops_identify(app, r->token, strlen(r->token), 0, &next);
     if (!next.token) {
-        gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_UNAUTHORIZED,
+        gw_conn_reply(c, gw_ops_error(app, r->id_json, RC_E_UNAUTHORIZED,
                                      next.why[0] ? next.why : "the token does not verify"));
         return;
     }
@@ -278,12 +278,12 @@ static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_reque
     struct still_covers k = {app, c};
     gw_fanout_revoke(app->fanout, c, still_covers, &k, RC_E_FORBIDDEN,
                      "the new token does not cover this board: the view has stopped");
-    gw_conn_reply(c, rc_encode_authed(r->id_json, c->who.token->exp_ms / 1000));
+    gw_conn_reply(c, rc_proto_encode_authed(r->id_json, c->who.token->exp_ms / 1000));
 }
 
 /* Every second or so: connections whose token has expired lose their views,
  * each answered unauthorized with its sub; their later requests are refused
- * by gw_op_authorize until an auth op brings a fresh token. */
+ * by gw_ops_authorize until an auth op brings a fresh token. */
 void gw_ws_tick(struct gw_app *app)
 {
     uint64_t now = uv_now(app->loop);
@@ -292,7 +292,7 @@ void gw_ws_tick(struct gw_app *app)
         return;
     app->token_sweep_at = now + 1000;
     for (struct gw_conn *c = app->conns; c; c = c->next) {
-        if (!c->who.token || c->token_expired || !gw_op_caller_expired(app, &c->who))
+        if (!c->who.token || c->token_expired || !gw_ops_caller_expired(app, &c->who))
             continue;
         c->token_expired = 1;
         gw_fanout_revoke(app->fanout, c, NULL, NULL, RC_E_UNAUTHORIZED,
@@ -315,19 +315,19 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
         break;
     case RC_OP_UNSUBSCRIBE:
         if (gw_fanout_unsubscribe(app->fanout, c, r->sub) == 0)
-            gw_conn_reply(c, rc_encode_unsubscribed(r->id_json, r->sub));
+            gw_conn_reply(c, rc_proto_encode_unsubscribed(r->id_json, r->sub));
         else
-            gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_BAD_REQUEST, "no such subscription"));
+            gw_conn_reply(c, gw_ops_error(app, r->id_json, RC_E_BAD_REQUEST, "no such subscription"));
         break;
     case RC_OP_INCR:
     case RC_OP_SET:
     case RC_OP_BEST:
     case RC_OP_SUBMIT:
     case RC_OP_TEAM: /* membership: a write of the source board (docs/teams.md) */
-        gw_op_write(app, &c->who, r, on_op_done, c);
+        gw_ops_write(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_RANK:
-        gw_op_rank(app, &c->who, r, on_op_done, c);
+        gw_ops_rank(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_GET: /* one-shot reads (docs/history.md) */
         gw_get_read(app, &c->who, r, on_op_done, c);
@@ -336,7 +336,7 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
         gw_get_history(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_PING:
-        gw_conn_reply_first(c, rc_encode_pong(r->id_json));
+        gw_conn_reply_first(c, rc_proto_encode_pong(r->id_json));
         break;
     case RC_OP_AUTH:
         do_auth(app, c, r);
@@ -345,11 +345,11 @@ static void dispatch(struct gw_app *app, struct gw_conn *c, const struct rc_requ
     case RC_OP_UNBLOCK:
     case RC_OP_REVERSE:
     case RC_OP_RESET:
-        gw_op_admin(app, &c->who, r, on_op_done, c);
+        gw_admin_op(app, &c->who, r, on_op_done, c);
         break;
     case RC_OP_FREEZE:
     case RC_OP_REVEAL:
-        gw_op_freeze(app, &c->who, r, on_op_done, c);
+        gw_freeze_op(app, &c->who, r, on_op_done, c);
         break;
     }
 }
@@ -358,12 +358,12 @@ static void on_message(struct gw_app *app, struct gw_conn *c, const char *text, 
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
-    int code = rc_request_decode(text, len, &r, &err);
+    int code = rc_proto_decode(text, len, &r, &err);
     if (code)
-        gw_conn_reply(c, gw_op_error(app, r.id_json, code, err.msg));
+        gw_conn_reply(c, gw_ops_error(app, r.id_json, code, err.msg));
     else
         dispatch(app, c, &r);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 /* The key (or token) comes with the handshake: an Authorization header, or
@@ -371,7 +371,7 @@ static void on_message(struct gw_app *app, struct gw_conn *c, const char *text, 
 static void identify(struct gw_app *app, struct lws *wsi, struct gw_conn *c)
 {
     char *buf = malloc(RC_JWT_MAX + 16);
-    int n = buf ? gw_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, RC_JWT_MAX + 16) : GW_URLARG_TOO_LONG;
+    int n = buf ? gw_urlarg_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, buf, RC_JWT_MAX + 16) : GW_URLARG_TOO_LONG;
     c->who.conn_bucket = &c->bucket;
     if (n == GW_URLARG_ABSENT)
         n = gw_urlarg(wsi, "token", buf, RC_JWT_MAX + 16);
@@ -383,7 +383,7 @@ static void identify(struct gw_app *app, struct lws *wsi, struct gw_conn *c)
         c->who.bad_token = 1;
     } else if (n >= 0) {
         int bearer = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0;
-        gw_op_identify(app, buf, (size_t)n, bearer, &c->who);
+        gw_ops_identify(app, buf, (size_t)n, bearer, &c->who);
     }
     if (buf) {
         memset(buf, 0, RC_JWT_MAX + 16);
@@ -398,16 +398,16 @@ static int on_established(struct lws *wsi, struct gw_conn **pconn, struct gw_app
     int early = gw_wsguard_early_error(lws_get_socket_fd(wsi));
     if (early) {
         gw_log_abuse("closing a WebSocket from %s (%d): frames sent with the handshake break RFC 6455",
-                     gw_peer_ip(wsi), early);
+                     gw_peers_ip(wsi), early);
         (void)lws_tx_close(wsi, early);
         return -1;
     }
     struct gw_conn *c = gw_conn_new(&app->conn_ctx, wsi);
     if (!c)
         return -1;
-    c->ip_read_bucket = gw_peer_read_bucket(wsi); /* (for the layers below serve/: fanout's replays) */
-    snprintf(c->peer, sizeof c->peer, "%s", gw_peer_ip(wsi));
-    gw_peer_headers_done(wsi); /* a WebSocket now: the idle timeout takes over */
+    c->ip_read_bucket = gw_peers_read_bucket(wsi); /* (for the layers below serve/: fanout's replays) */
+    snprintf(c->peer, sizeof c->peer, "%s", gw_peers_ip(wsi));
+    gw_peers_headers_done(wsi); /* a WebSocket now: the idle timeout takes over */
     identify(app, wsi, c);
     c->next = app->conns;
     if (app->conns)
@@ -464,7 +464,7 @@ static int on_receive(struct gw_app *app, struct lws *wsi, struct gw_conn *c, co
             c->rx_compressed = 0;
         /* One binary frame is a mistake; a stream of them is abuse. */
         if (lws_is_final_fragment(wsi) && ++c->binary_frames <= BINARY_FRAMES_TOLERATED)
-            gw_conn_reply(c, gw_op_error(app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
+            gw_conn_reply(c, gw_ops_error(app, NULL, RC_E_BAD_REQUEST, "binary frames are not accepted: send JSON "
                                                                          "text frames"));
         else if (c->binary_frames > BINARY_FRAMES_TOLERATED)
             gw_conn_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION);

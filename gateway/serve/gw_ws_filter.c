@@ -7,7 +7,7 @@
 #include <libwebsockets.h>
 
 #include "gw_app.h"
-#include "net/gw_peers.h"
+#include "serve/gw_peers.h"
 
 /* 1 when the handshake's Origin is allowed: any when allowed_origins is
  * empty; else it must be listed. A client that sends no Origin is not a
@@ -36,7 +36,7 @@ static int origin_allowed(struct lws *wsi, const char *allowed)
 int gw_ws_filter(struct lws *wsi, struct gw_app *app)
 {
     char uri[64];
-    if (gw_peer_refused(wsi)) {
+    if (gw_peers_wsi_refused(wsi)) {
         lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
                                "too many connections (max_conns or max_conns_per_ip)");
         return -1;

@@ -8,7 +8,7 @@ struct gw_app;
 
 /* Only /ws upgrades, only from allowed origins ([server] allowed_origins),
  * and not from a socket accepted over max_conns or max_conns_per_ip
- * (net/gw_peers: it gets 503). 0 to accept; -1 once refused with an HTTP
+ * (serve/gw_peers: it gets 503). 0 to accept; -1 once refused with an HTTP
  * status. */
 int gw_ws_filter(struct lws *wsi, struct gw_app *app);
 

@@ -8,7 +8,7 @@
  *
  * Budget: each such frame takes a token from the connection's read bucket
  * (conn_read_rate) and its address's (ip_read_rate), as a read request
- * does. The count comes from the frame guard (net/gw_wsguard.c), per read,
+ * does. The count comes from the frame guard (serve/gw_wsguard.c), per read,
  * before lws parses a byte of it. A frame that finds a bucket empty is
  * refused: counted, and charged to a small bucket of refused frames
  * (REFUSED_BURST, refilled at REFUSED_RATE a second) so that an honest
@@ -42,8 +42,8 @@
 #include "base/gw_log.h"
 #include "gw_app.h"
 #include "net/gw_conn.h"
-#include "net/gw_peers.h"
-#include "net/gw_wsguard.h"
+#include "serve/gw_peers.h"
+#include "serve/gw_wsguard.h"
 #include "rc_wsframe.h"
 
 #define REFUSED_BURST 16.0 /* frames over budget a connection may send at once before close 1008 */
@@ -59,15 +59,15 @@ static uint32_t take(struct gw_app *app, struct gw_conn *c, struct rc_bucket *ip
     const struct rc_conf *conf = app->conf;
     uint32_t i = 0;
     for (; i < n; i++) {
-        if (!rc_bucket_take(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, now))
+        if (!rc_auth_bucket_take(&c->read_bucket, conf->conn_read_rate, conf->conn_read_burst, now))
             break;
-        if (ipb && !rc_bucket_take(ipb, conf->ip_read_rate, conf->ip_read_burst, now))
+        if (ipb && !rc_auth_bucket_take(ipb, conf->ip_read_rate, conf->ip_read_burst, now))
             break;
     }
     return i;
 }
 
-/* The charge hook (net/gw_wsguard.h): called from recv(), inside lws'
+/* The charge hook (serve/gw_wsguard.h): called from recv(), inside lws'
  * read of c's socket. Returns 0, or 1008 to close c at once. */
 static int charge(void *conn, const uint32_t n[RC_WSFRAME_KINDS])
 {
@@ -76,7 +76,7 @@ static int charge(void *conn, const uint32_t n[RC_WSFRAME_KINDS])
         return 0;
     struct gw_app *app = lws_context_user(lws_get_context(c->sock));
     int64_t now = (int64_t)uv_now(app->loop);
-    struct rc_bucket *ipb = gw_peer_read_bucket(c->sock);
+    struct rc_bucket *ipb = gw_peers_read_bucket(c->sock);
     uint32_t refused = 0, most = 0;
     int worst = 0; /* the kind most refused, for the log */
     for (int k = 0; k < RC_WSFRAME_KINDS; k++) {
@@ -90,7 +90,7 @@ static int charge(void *conn, const uint32_t n[RC_WSFRAME_KINDS])
         refused += over;
     }
     for (uint32_t i = 0; i < refused; i++) {
-        if (rc_bucket_take(&c->refused, REFUSED_RATE, REFUSED_BURST, now))
+        if (rc_auth_bucket_take(&c->refused, REFUSED_RATE, REFUSED_BURST, now))
             continue;
         app->metrics.ws_closes_frames++;
         gw_log_abuse("closing a WebSocket from %s (1008): %s frames over the read budgets (conn_read_rate %u/s, "

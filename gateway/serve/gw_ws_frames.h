@@ -8,7 +8,7 @@
 struct gw_app;
 struct gw_conn;
 
-/* Installs the charge hook of net/gw_wsguard.h. Call once at start. */
+/* Installs the charge hook of serve/gw_wsguard.h. Call once at start. */
 void gw_ws_frames_setup(void);
 
 /* lws handed over a piece of a data message on c; final: it was the last

@@ -8,7 +8,7 @@
 #include "fanout/gw_fanout.h"
 #include "gw_app.h"
 #include "net/gw_conn.h"
-#include "net/gw_peers.h"
+#include "serve/gw_peers.h"
 #include "ops/gw_ops.h"
 #include "rc_err.h"
 #include "store/gw_read_gate.h"
@@ -41,8 +41,8 @@ void gw_ws_rows_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc
 {
     const struct rc_conf *conf = app->conf;
     if (!c->read_rows)
-        c->read_rows = gw_read_owner_new();
-    struct gw_read_owner *addr = gw_peer_read_rows(c->sock);
+        c->read_rows = gw_read_gate_owner_new();
+    struct gw_read_owner *addr = gw_peers_read_rows(c->sock);
     int64_t rows = view_rows(&r->view);
     char msg[160];
     if (c->read_rows && c->read_rows->rows > 0 && c->read_rows->rows + rows > conf->conn_read_rows) {
@@ -59,6 +59,6 @@ void gw_ws_rows_subscribe(struct gw_app *app, struct gw_conn *c, const struct rc
     }
     app->metrics.read_rows_limited++;
     app->metrics.reads_limited++;
-    gw_conn_reply(c, gw_op_error(app, r->id_json, RC_E_RATE_LIMITED, msg));
+    gw_conn_reply(c, gw_ops_error(app, r->id_json, RC_E_RATE_LIMITED, msg));
 }
 

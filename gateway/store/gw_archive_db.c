@@ -48,7 +48,7 @@ struct gw_adb {
     uv_loop_t *loop;
     sqlite3 *db;                     /* touched only by jobs, one at a time */
     char path[PATH_MAX_];
-    int state;                       /* gw_adb_state */
+    int state;                       /* gw_archive_db_state */
     int closing;                     /* the close job is queued: it frees us */
     gw_adb_setup_cb *on_setup;
     void *data;
@@ -56,7 +56,7 @@ struct gw_adb {
     struct gw_adb_job *running;      /* the job on the threadpool, or NULL */
 };
 
-void gw_adb_fail(struct gw_adb_job *j, sqlite3 *db, const char *what)
+void gw_archive_db_fail(struct gw_adb_job *j, sqlite3 *db, const char *what)
 {
     j->rc = RC_E_INTERNAL;
     snprintf(j->err, sizeof j->err, "%s: %s", what, sqlite3_errmsg(db));
@@ -128,7 +128,7 @@ static void enqueue(struct gw_adb *a, struct gw_adb_job *j, gw_adb_work_fn *work
     pump(a);
 }
 
-int gw_adb_submit(struct gw_adb *a, struct gw_adb_job *j, gw_adb_work_fn *work, gw_adb_done_fn *done)
+int gw_archive_db_submit(struct gw_adb *a, struct gw_adb_job *j, gw_adb_work_fn *work, gw_adb_done_fn *done)
 {
     if (!a || a->closing)
         return RC_E_UNAVAILABLE;
@@ -155,13 +155,13 @@ static void work_setup(struct gw_adb_job *j, sqlite3 *db)
     char mode[MODE_MAX] = "";
     sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
     if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", copy_first_column, mode, NULL) != SQLITE_OK) {
-        gw_adb_fail(j, db, "PRAGMA journal_mode=WAL");
+        gw_archive_db_fail(j, db, "PRAGMA journal_mode=WAL");
         return;
     }
     /* WAL + NORMAL: a commit survives a crash of the process (not of the
      * host); an archive lost that way is archived again from Redis. */
     if (exec_sql(db, "PRAGMA synchronous=NORMAL") || exec_sql(db, SCHEMA_SQL)) {
-        gw_adb_fail(j, db, "schema");
+        gw_archive_db_fail(j, db, "schema");
         return;
     }
     if (strcmp(mode, "wal") != 0)
@@ -177,12 +177,12 @@ static void done_setup(struct gw_adb_job *j)
     free(j);
 }
 
-int gw_adb_setup(struct gw_adb *a)
+int gw_archive_db_setup(struct gw_adb *a)
 {
     struct gw_adb_job *j = calloc(1, sizeof *j);
     if (!j)
         return RC_E_INTERNAL;
-    int rc = gw_adb_submit(a, j, work_setup, done_setup);
+    int rc = gw_archive_db_submit(a, j, work_setup, done_setup);
     if (rc)
         free(j);
     else
@@ -190,17 +190,17 @@ int gw_adb_setup(struct gw_adb *a)
     return rc;
 }
 
-int gw_adb_state(const struct gw_adb *a)
+int gw_archive_db_state(const struct gw_adb *a)
 {
     return a->state;
 }
 
-const char *gw_adb_path(const struct gw_adb *a)
+const char *gw_archive_db_path(const struct gw_adb *a)
 {
     return a->path;
 }
 
-struct gw_adb *gw_adb_open(uv_loop_t *loop, const char *path, gw_adb_setup_cb *on_setup, void *data)
+struct gw_adb *gw_archive_db_open(uv_loop_t *loop, const char *path, gw_adb_setup_cb *on_setup, void *data)
 {
     struct gw_adb *a = calloc(1, sizeof *a);
     if (!a)
@@ -221,7 +221,7 @@ struct gw_adb *gw_adb_open(uv_loop_t *loop, const char *path, gw_adb_setup_cb *o
         free(a);
         return NULL;
     }
-    if (gw_adb_setup(a) != 0) {
+    if (gw_archive_db_setup(a) != 0) {
         sqlite3_close(a->db);
         free(a);
         return NULL;
@@ -242,7 +242,7 @@ static void done_close(struct gw_adb_job *j)
     free(a);
 }
 
-void gw_adb_close(struct gw_adb *a)
+void gw_archive_db_close(struct gw_adb *a)
 {
     if (!a || a->closing)
         return;

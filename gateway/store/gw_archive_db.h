@@ -39,25 +39,25 @@ struct gw_adb_job {
  * RC_E_*; err a warning when rc is 0 and err[0]). Returns NULL on failure
  * (logged). */
 typedef void gw_adb_setup_cb(int rc, const char *err, void *data);
-struct gw_adb *gw_adb_open(uv_loop_t *loop, const char *path, gw_adb_setup_cb *on_setup, void *data);
+struct gw_adb *gw_archive_db_open(uv_loop_t *loop, const char *path, gw_adb_setup_cb *on_setup, void *data);
 
 /* Sets the schema up again (after a failed setup); on_setup runs again. */
-int gw_adb_setup(struct gw_adb *db);
+int gw_archive_db_setup(struct gw_adb *db);
 
 /* 1 once a setup succeeded, -1 while the last one failed, 0 before. */
-int gw_adb_state(const struct gw_adb *db);
+int gw_archive_db_state(const struct gw_adb *db);
 
-const char *gw_adb_path(const struct gw_adb *db);
+const char *gw_archive_db_path(const struct gw_adb *db);
 
 /* Queues j (owned by the queue until its done runs). Returns 0, or
  * RC_E_UNAVAILABLE once the database is closing (j untouched). */
-int gw_adb_submit(struct gw_adb *db, struct gw_adb_job *j, gw_adb_work_fn *work, gw_adb_done_fn *done);
+int gw_archive_db_submit(struct gw_adb *db, struct gw_adb_job *j, gw_adb_work_fn *work, gw_adb_done_fn *done);
 
 /* Closes the database after every queued job has run, then frees it (the
  * loop must run on until then). Nothing can be submitted afterwards. */
-void gw_adb_close(struct gw_adb *db);
+void gw_archive_db_close(struct gw_adb *db);
 
 /* For work functions: j->rc = RC_E_INTERNAL with "what: SQLite's message". */
-void gw_adb_fail(struct gw_adb_job *j, sqlite3 *db, const char *what);
+void gw_archive_db_fail(struct gw_adb_job *j, sqlite3 *db, const char *what);
 
 #endif

@@ -121,7 +121,7 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
     double c;
     if ((j->rc = read_header(db, q)) != 0) {
         if (j->rc == RC_E_INTERNAL)
-            gw_adb_fail(j, db, "read");
+            gw_archive_db_fail(j, db, "read");
         return;
     }
     int rc = 0;
@@ -148,7 +148,7 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
         break; /* (never asked: member lists are read from Redis only, gw_read.c) */
     }
     if (rc)
-        gw_adb_fail(j, db, "read");
+        gw_archive_db_fail(j, db, "read");
 }
 
 static void on_joined(struct gw_window *w, void *privdata)
@@ -171,15 +171,15 @@ static void done_read(struct gw_adb_job *j)
         return;
     }
     for (size_t i = 0; i < w->n; i++)
-        gw_decode_score(q->b, w->rows[i].c, &w->rows[i].score, w->rows[i].fields, &w->rows[i].nfields);
-    gw_profiles_join(q->s->profiles, w, on_joined, q);
+        gw_window_decode_score(q->b, w->rows[i].c, &w->rows[i].score, w->rows[i].fields, &w->rows[i].nfields);
+    gw_join_profiles(q->s->profiles, w, on_joined, q);
 }
 
 int gw_archive_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
     struct gw_adb *db = s->adb;
-    if (!db || gw_adb_state(db) < 0)
+    if (!db || gw_archive_db_state(db) < 0)
         return RC_E_UNAVAILABLE;
     if (strlen(board) > RC_BOARD_MAX || strlen(period) >= RC_PERIOD_ID_MAX ||
         (spec->kind != GW_READ_RANGE && (!spec->member || strlen(spec->member) > RC_MEMBER_MAX)))
@@ -200,7 +200,7 @@ int gw_archive_read(const struct gw_store *s, const struct rc_board *b, const ch
     }
     q->cb = cb;
     q->privdata = privdata;
-    if (gw_adb_submit(db, &q->job, work_read, done_read) != 0) {
+    if (gw_archive_db_submit(db, &q->job, work_read, done_read) != 0) {
         gw_window_free(q->w);
         free(q);
         return RC_E_UNAVAILABLE;

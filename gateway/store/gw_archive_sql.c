@@ -12,14 +12,14 @@ static int exec_sql(sqlite3 *db, const char *sql)
 /* Records the failure (SQLite's message, before ROLLBACK replaces it). */
 static int fail(struct gw_adb_job *j, sqlite3 *db, sqlite3_stmt *st, const char *what, int in_tx)
 {
-    gw_adb_fail(j, db, what);
+    gw_archive_db_fail(j, db, what);
     sqlite3_finalize(st);
     if (in_tx)
         exec_sql(db, "ROLLBACK");
     return j->rc;
 }
 
-int gw_adb_has_period(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int *found)
+int gw_archive_sql_has_period(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int *found)
 {
     sqlite3_stmt *st = NULL;
     *found = 0;
@@ -37,7 +37,7 @@ int gw_adb_has_period(struct gw_adb_job *j, sqlite3 *db, const char *board, cons
     return 0;
 }
 
-int gw_adb_put_rows(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int64_t first_rank,
+int gw_archive_sql_put_rows(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int64_t first_rank,
                     char *const *members, const double *c, size_t n)
 {
     sqlite3_stmt *st = NULL;
@@ -64,7 +64,7 @@ int gw_adb_put_rows(struct gw_adb_job *j, sqlite3 *db, const char *board, const 
     return 0;
 }
 
-int gw_adb_put_period(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int64_t seq,
+int gw_archive_sql_put_period(struct gw_adb_job *j, sqlite3 *db, const char *board, const char *period, int64_t seq,
                       int64_t total, int64_t archived_at, int *inserted)
 {
     sqlite3_stmt *st = NULL;

@@ -13,10 +13,10 @@ struct join {
     void *privdata;
 };
 
-void gw_profiles_attach(struct gw_profiles *p, struct gw_window *w)
+void gw_join_attach(struct gw_profiles *p, struct gw_window *w)
 {
     for (size_t i = 0; i < w->n; i++) {
-        w->rows[i].profile = gw_profiles_get(p, w->rows[i].member);
+        w->rows[i].profile = gw_profile_get(p, w->rows[i].member);
         gw_profile_ref(w->rows[i].profile);
     }
 }
@@ -24,26 +24,26 @@ void gw_profiles_attach(struct gw_profiles *p, struct gw_window *w)
 static void on_fetched(void *privdata)
 {
     struct join *j = privdata;
-    gw_profiles_attach(j->p, j->w);
+    gw_join_attach(j->p, j->w);
     j->cb(j->w, j->privdata);
     free(j);
 }
 
-void gw_profiles_join(struct gw_profiles *p, struct gw_window *w, gw_join_cb *cb, void *privdata)
+void gw_join_profiles(struct gw_profiles *p, struct gw_window *w, gw_join_cb *cb, void *privdata)
 {
     struct join *j = malloc(sizeof *j);
     const char **members = malloc((w->n ? w->n : 1) * sizeof *members);
     if (!j || !members) {
         free(j);
         free(members);
-        gw_profiles_attach(p, w);
+        gw_join_attach(p, w);
         cb(w, privdata);
         return;
     }
     *j = (struct join){p, w, cb, privdata};
     for (size_t i = 0; i < w->n; i++)
         members[i] = w->rows[i].member;
-    int rc = gw_profiles_fetch(p, members, w->n, on_fetched, j);
+    int rc = gw_profile_fetch(p, members, w->n, on_fetched, j);
     free(members);
     if (rc != 0)
         on_fetched(j); /* Redis is down: rows with what the cache holds */

@@ -50,7 +50,7 @@ static uint64_t fnv(const char *s, size_t n)
     return h;
 }
 
-struct gw_profiles *gw_profiles_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries)
+struct gw_profiles *gw_profile_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries)
 {
     struct gw_profiles *p = calloc(1, sizeof *p);
     if (!p)
@@ -60,7 +60,7 @@ struct gw_profiles *gw_profiles_new(const struct gw_store *s, int64_t ttl_ms, si
     p->max_entries = max_entries;
     uint64_t seed[2];
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
-        seed[0] = (uint64_t)gw_mono_us(); /* weaker, still not a constant */
+        seed[0] = (uint64_t)gw_clock_mono_us(); /* weaker, still not a constant */
         seed[1] = (uint64_t)gw_store_now_ms(s);
     }
     p->seed = (struct rc_hash_key){seed[0], seed[1]};
@@ -85,7 +85,7 @@ static void clear(struct gw_profiles *p)
     rc_hmap_init(&p->map, 64);
 }
 
-void gw_profiles_free(struct gw_profiles *p)
+void gw_profile_free(struct gw_profiles *p)
 {
     if (!p)
         return;
@@ -113,7 +113,7 @@ static int entry_eq(const struct rc_hnode *n, const void *member)
 
 static uint64_t member_hash(const struct gw_profiles *p, const char *member)
 {
-    return rc_hash(&p->seed, member, strlen(member));
+    return rc_hmap_hash(&p->seed, member, strlen(member));
 }
 
 static struct entry *find(const struct gw_profiles *p, const char *member)
@@ -121,7 +121,7 @@ static struct entry *find(const struct gw_profiles *p, const char *member)
     return (struct entry *)rc_hmap_find(&p->map, member_hash(p, member), entry_eq, member);
 }
 
-struct rc_profile *gw_profiles_get(struct gw_profiles *p, const char *member)
+struct rc_profile *gw_profile_get(struct gw_profiles *p, const char *member)
 {
     struct entry *e = find(p, member);
     if (!e || gw_store_now_ms(p->s) - e->fetched_ms > p->ttl_ms)
@@ -157,7 +157,7 @@ static struct rc_profile *make(const struct rc_kv *kv, unsigned n)
     return pr;
 }
 
-struct rc_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n)
+struct rc_profile *gw_profile_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n)
 {
     struct rc_profile *pr = make(kv, n);
     if (!pr)
@@ -205,7 +205,7 @@ static void on_hgetall(redisReply *reply, void *privdata)
     }
     /* On a failed read cache an empty profile: rows still go out; the ttl
      * brings the name back later. */
-    gw_profiles_put(b->p, o->member, kv, n);
+    gw_profile_put(b->p, o->member, kv, n);
     free(o);
     if (--b->pending == 0) {
         b->cb(b->privdata);
@@ -213,13 +213,13 @@ static void on_hgetall(redisReply *reply, void *privdata)
     }
 }
 
-int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
+int gw_profile_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata)
 {
     struct gw_redis *redis = p->s->redis;
     struct batch *b = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (gw_profiles_get(p, members[i]))
+        if (gw_profile_get(p, members[i]))
             continue;
         if (!redis || (!b && !gw_redis_is_up(redis)))
             return -1;
@@ -235,7 +235,7 @@ int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t 
         size_t ml = strlen(members[i]) + 1;
         struct one *o = malloc(sizeof *o + ml);
         char key[RC_KEY_MAX];
-        if (!o || rc_profile_key(key, sizeof key, members[i]) != 0) {
+        if (!o || rc_keys_profile(key, sizeof key, members[i]) != 0) {
             free(o);
             continue;
         }

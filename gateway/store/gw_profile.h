@@ -26,16 +26,16 @@ struct gw_profiles;
 
 /* A cache whose entries live ttl_ms, at most max_entries of them (past that
  * it starts over). Borrows s (Redis and the clock) for its whole life. */
-struct gw_profiles *gw_profiles_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries);
-void gw_profiles_free(struct gw_profiles *p);
+struct gw_profiles *gw_profile_new(const struct gw_store *s, int64_t ttl_ms, size_t max_entries);
+void gw_profile_free(struct gw_profiles *p);
 
 /* The cached profile of member when fresh, else NULL. Borrowed: take a
  * reference (gw_profile_ref) to keep it past the current callback. */
-struct rc_profile *gw_profiles_get(struct gw_profiles *p, const char *member);
+struct rc_profile *gw_profile_get(struct gw_profiles *p, const char *member);
 
 /* Replaces member's cached profile with pairs kv[0..n) (copied). Returns the
  * new profile (borrowed) or NULL on OOM. */
-struct rc_profile *gw_profiles_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n);
+struct rc_profile *gw_profile_put(struct gw_profiles *p, const char *member, const struct rc_kv *kv, unsigned n);
 
 typedef void gw_profiles_cb(void *privdata);
 
@@ -44,7 +44,7 @@ typedef void gw_profiles_cb(void *privdata);
  * empty for a short while). Calls cb synchronously when nothing is missing.
  * Borrows members for the call only. Returns 0, or -1 when Redis is down (cb
  * not called; the caller proceeds without profiles). */
-int gw_profiles_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
+int gw_profile_fetch(struct gw_profiles *p, const char *const *members, size_t n, gw_profiles_cb *cb,
                       void *privdata);
 
 void gw_profile_ref(struct rc_profile *pr);

@@ -60,7 +60,7 @@ static int parse_window(const struct rc_board *b, const redisReply *r, int place
     struct rc_read_places pl = {0};
     struct rc_read_row *rows;
     size_t n;
-    int rc = places ? gw_read_reply_places(r, &head, &pl, &rows, &n) : gw_read_reply(r, &head, &rows, &n);
+    int rc = places ? gw_read_call_reply_places(r, &head, &pl, &rows, &n) : gw_read_call_reply(r, &head, &rows, &n);
     if (rc)
         return rc;
     gw_window_set_head(w, &head);
@@ -88,8 +88,8 @@ static int parse_members(const struct rc_board *b, const redisReply *r, int plac
     items = malloc((r->elements ? r->elements : 1) * sizeof *items);
     mrows = malloc(cap * sizeof *mrows);
     rows = malloc(cap * sizeof *rows);
-    if (!items || !mrows || !rows || gw_reply_items(r, items, r->elements) != r->elements ||
-        rc_read_members_parse(items, r->elements, &head, mrows, cap, &n))
+    if (!items || !mrows || !rows || gw_script_reply_items(r, items, r->elements) != r->elements ||
+        rc_read_args_members_parse(items, r->elements, &head, mrows, cap, &n))
         goto cleanup;
     gw_window_set_head(w, &head);
     w->first_rank = 0;
@@ -117,7 +117,7 @@ static void on_read(redisReply *reply, void *privdata)
         if (rc)
             finish(p, rc);
         else
-            gw_profiles_join(p->s->profiles, p->w, on_joined, p);
+            gw_join_profiles(p->s->profiles, p->w, on_joined, p);
         return;
     }
     int rc = parse_window(p->b, reply, p->spec.places && p->spec.kind != GW_READ_RANK, p->w);
@@ -127,18 +127,18 @@ static void on_read(redisReply *reply, void *privdata)
     }
     /* a past period whose keys have expired: the archive has it */
     if (gw_read_past_and_gone(p->s, p->b, p->period, p->w) &&
-        gw_read_try_archive(p->s, p->b, p->board, p->period, &p->spec, p->w, p->cb, p->privdata) == 0) {
+        gw_read_past_try_archive(p->s, p->b, p->board, p->period, &p->spec, p->w, p->cb, p->privdata) == 0) {
         free(p);
         return;
     }
-    gw_profiles_join(p->s->profiles, p->w, on_joined, p);
+    gw_join_profiles(p->s->profiles, p->w, on_joined, p);
 }
 
 int gw_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
             const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
     if (b->shards > 1)
-        return gw_read_sharded(s, b, board, period, spec, cb, privdata);
+        return gw_read_shard_read(s, b, board, period, spec, cb, privdata);
     struct rc_read_req req = {.first = spec->first, .count = spec->count, .member = spec->member,
                               .radius = spec->radius, .places = spec->places && spec->kind != GW_READ_RANK,
                               .tie_unit = rc_places_unit(b), .live = spec->live};
@@ -214,7 +214,7 @@ static void on_log(redisReply *r, void *privdata)
         items[i] = (struct rc_reply_item){e->type == REDIS_REPLY_INTEGER, e->integer,
                                           e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL};
     }
-    if (!r || r->type != REDIS_REPLY_ARRAY || rc_read_head_parse(items, r->elements, &head) != 0) {
+    if (!r || r->type != REDIS_REPLY_ARRAY || rc_read_args_head_parse(items, r->elements, &head) != 0) {
         const struct rc_freeze none = {0};
         p->cb(r ? RC_E_INTERNAL : RC_E_UNAVAILABLE, 0, 0, "", &none, NULL, 0, p->privdata);
         free(p);

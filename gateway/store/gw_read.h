@@ -106,7 +106,7 @@ struct gw_read_spec {
  * answers one merged window of the same shape (store/gw_read_shard.c): seq
  * and total the sums of the shards', epoch their digest, freeze zero. It
  * refuses with RC_E_BAD_REQUEST (cb not called) a page that ends past rank
- * RC_SHARD_READ_MAX (first + count > RC_SHARD_READ_MAX): gw_read_refusal
+ * RC_SHARD_READ_MAX (first + count > RC_SHARD_READ_MAX): gw_read_shard_refusal
  * says why in words. Count 0 reads no rows there, from any index (an
  * unsharded board's "whole board" from index 0 has no sharded form): the
  * head alone, as stats want it. Any shard failing fails the read with its
@@ -127,7 +127,7 @@ int gw_read_ahead(const struct gw_store *s, const struct rc_board *b, const char
 /* Why gw_read refuses spec on board b before sending anything, for the
  * client's error message (a static string), or NULL when it does not
  * (b not sharded, or the spec within the limits above). */
-const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec *spec);
+const char *gw_read_shard_refusal(const struct rc_board *b, const struct gw_read_spec *spec);
 
 /* One shard's counts (lua/read.lua kind `counts`): for each i < n the
  * members of shard board `shard_board` ("B#i", core/rc_shard.h) ranked
@@ -141,7 +141,7 @@ typedef void gw_read_counts_cb(int code, const struct rc_read_head *head, const 
 /* Returns 0 when sent (cb runs exactly once, later), or RC_E_UNAVAILABLE,
  * RC_E_BAD_REQUEST (n too large, an infinite bound) or RC_E_INTERNAL (cb not
  * called). Borrows bounds and inclusive for the call only. */
-int gw_read_counts(const struct gw_store *s, const struct rc_board *b, const char *shard_board, const char *period,
+int gw_read_call_counts(const struct gw_store *s, const struct rc_board *b, const char *shard_board, const char *period,
                    const double *bounds, const int *inclusive, size_t n, gw_read_counts_cb *cb, void *privdata);
 
 typedef void gw_read_log_cb(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
@@ -163,21 +163,21 @@ int gw_read_log_after(const struct gw_store *s, const struct rc_board *b, const 
 /* Sends the read.lua call a (core/rc_read_args) through script, routed by
  * the board's keys (redis NULL: down). Returns 0 (cb runs once, later),
  * RC_E_UNAVAILABLE or RC_E_INTERNAL. */
-int gw_read_send(struct gw_script *script, struct gw_redis *redis, const struct rc_read_args *a,
+int gw_read_call_send(struct gw_script *script, struct gw_redis *redis, const struct rc_read_args *a,
                  gw_script_reply_cb *cb, void *privdata);
 
 /* Parses a range/around/rank reply of read.lua (core/rc_read_args) into its
  * head and *rows[0..*n) (malloc'ed, free it; members borrowed from r).
  * Returns 0, RC_E_UNAVAILABLE for no reply (connection lost) or
  * RC_E_INTERNAL for a reply of another shape (*rows NULL). */
-int gw_read_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n);
+int gw_read_call_reply(const redisReply *r, struct rc_read_head *head, struct rc_read_row **rows, size_t *n);
 
-/* gw_read_reply for a reply read with places (core/rc_read_args): fills *pl
+/* gw_read_call_reply for a reply read with places (core/rc_read_args): fills *pl
  * too. */
-int gw_read_reply_places(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
+int gw_read_call_reply_places(const redisReply *r, struct rc_read_head *head, struct rc_read_places *pl,
                          struct rc_read_row **rows, size_t *n);
 
 /* Decodes a composite into real points and fields for board b. */
-void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields);
+void gw_window_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields);
 
 #endif

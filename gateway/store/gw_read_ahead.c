@@ -102,8 +102,8 @@ int gw_read_ahead(const struct gw_store *s, const struct rc_board *b, const char
         if (j == of)
             continue;
         char name[RC_SHARD_NAME_MAX + 1], z[RC_KEY_MAX], seq[RC_KEY_MAX];
-        if (rc_shard_name(name, sizeof name, board, j) != 0 || rc_board_key(z, sizeof z, name, period, "z", NULL) ||
-            rc_board_key(seq, sizeof seq, name, period, "seq", NULL)) {
+        if (rc_shard_name(name, sizeof name, board, j) != 0 || rc_keys_board(z, sizeof z, name, period, "z", NULL) ||
+            rc_keys_board(seq, sizeof seq, name, period, "seq", NULL)) {
             a->code = RC_E_INTERNAL;
             break;
         }

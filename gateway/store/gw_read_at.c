@@ -164,7 +164,7 @@ static int rebuild_points(struct at_call *c, const struct rc_moment_reply *r)
         size_t from = rc_moment_args_after(r, t->seq);
         int64_t fields[RC_MAX_FIELDS];
         unsigned nf = 0;
-        gw_decode_score(c->b, t->c, &p->score, fields, &nf);
+        gw_window_decode_score(c->b, t->c, &p->score, fields, &nf);
         p->rank = rc_moment_rank(desc, c->member, t->c, t->ahead, r->changes + from, r->nchanges - from);
     }
     c->res.npoints = c->ntargets;
@@ -183,7 +183,7 @@ static void on_reply(redisReply *reply, void *privdata)
         return;
     }
     if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
-        gw_reply_items(reply, items, reply->elements) != reply->elements ||
+        gw_script_reply_items(reply, items, reply->elements) != reply->elements ||
         rc_moment_args_parse(items, reply->elements, c->view, &r) != 0) {
         free(items);
         finish(c, RC_E_INTERNAL);
@@ -210,7 +210,7 @@ static void on_reply(redisReply *reply, void *privdata)
     free(items);
     if (!code && c->res.w) {
         /* members are the window's own now: the reply may go */
-        gw_profiles_join(c->s->profiles, c->res.w, on_joined, c);
+        gw_join_profiles(c->s->profiles, c->res.w, on_joined, c);
         return;
     }
     finish(c, code);
@@ -259,7 +259,7 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
         rc = RC_E_UNAVAILABLE;
         goto out;
     }
-    unsigned n = gw_call_words(a.keys, RC_READ_NKEYS, a.argv, a.nargv, words, lens);
+    unsigned n = gw_script_call_words(a.keys, RC_READ_NKEYS, a.argv, a.nargv, words, lens);
     rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, c);
     rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
 out:

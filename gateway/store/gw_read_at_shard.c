@@ -42,7 +42,7 @@ struct shard_at {
 static void all_free(struct shard_at *a)
 {
     for (unsigned i = 0; i < a->nshards; i++)
-        gw_shard_part_clear(&a->parts[i]);
+        gw_read_merge_part_clear(&a->parts[i]);
     free(a);
 }
 
@@ -65,7 +65,7 @@ static void settle(struct shard_at *a)
         return;
     }
     struct gw_window *w = calloc(1, sizeof *w);
-    int rc = w ? gw_shard_merge_range(a->b, a->parts, a->nshards, a->first, a->count, 0, w) : RC_E_INTERNAL;
+    int rc = w ? gw_read_merge_range(a->b, a->parts, a->nshards, a->first, a->count, 0, w) : RC_E_INTERNAL;
     if (rc) {
         gw_window_free(w);
         a->cb(rc, NULL, a->privdata);
@@ -74,7 +74,7 @@ static void settle(struct shard_at *a)
     }
     a->res.at_seq = w->seq; /* the sum of the shards' seqs shown */
     memcpy(a->res.head.epoch, w->epoch, sizeof a->res.head.epoch);
-    gw_profiles_join(a->s->profiles, w, on_joined, a);
+    gw_join_profiles(a->s->profiles, w, on_joined, a);
 }
 
 /* One shard's moment: its window of first + count + 1 rows as of the time. */
@@ -97,7 +97,7 @@ static int shard_rows(struct shard_at *a, unsigned i, const struct rc_moment_rep
     for (size_t k = 0; k < out.n; k++)
         rows[k] = (struct rc_read_row){out.rows[k].member, out.rows[k].c};
     struct gw_shard_part *p = &a->parts[i];
-    rc = gw_shard_part_set_rows(p, rows, out.n);
+    rc = gw_read_merge_part_set_rows(p, rows, out.n);
     p->head = r->head;
     p->head.seq = t->seq;
     p->head.total = out.total;
@@ -121,7 +121,7 @@ static void on_reply(redisReply *reply, void *privdata)
     if (!reply)
         code = RC_E_UNAVAILABLE;
     else if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
-             gw_reply_items(reply, items, reply->elements) != reply->elements ||
+             gw_script_reply_items(reply, items, reply->elements) != reply->elements ||
              rc_moment_args_parse(items, reply->elements, RC_MOMENT_RANGE, &r) != 0)
         code = RC_E_INTERNAL;
     if (!code) {
@@ -170,7 +170,7 @@ int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const c
                                                             : rc_moment_args_build(name, period, b->layout.order, &one,
                                                                                    &args);
         if (!rc) {
-            unsigned n = gw_call_words(args.keys, RC_READ_NKEYS, args.argv, args.nargv, words, lens);
+            unsigned n = gw_script_call_words(args.keys, RC_READ_NKEYS, args.argv, args.nargv, words, lens);
             rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, &a->one[i]);
             rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
             rc_moment_args_free(&args);

@@ -32,7 +32,7 @@ struct gw_read_gate_item {
     size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
 };
 
-struct gw_read_owner *gw_read_owner_new(void)
+struct gw_read_owner *gw_read_gate_owner_new(void)
 {
     struct gw_read_owner *o = calloc(1, sizeof *o);
     if (o)
@@ -40,7 +40,7 @@ struct gw_read_owner *gw_read_owner_new(void)
     return o;
 }
 
-void gw_read_owner_unref(struct gw_read_owner *o)
+void gw_read_gate_owner_unref(struct gw_read_owner *o)
 {
     if (o && --o->refs == 0)
         free(o);
@@ -72,7 +72,7 @@ static void give_back(struct gw_read_owner *owner[2], int64_t rows)
     for (int i = 0; i < 2; i++) {
         if (owner[i])
             owner[i]->rows -= rows;
-        gw_read_owner_unref(owner[i]);
+        gw_read_gate_owner_unref(owner[i]);
         owner[i] = NULL;
     }
 }
@@ -170,7 +170,7 @@ static struct gw_read_gate_item *new_item(const struct rc_read_args *a)
 {
     const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
     size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
-    unsigned n = gw_call_words(a->keys, RC_READ_NKEYS, a->argv, a->nargv, words, lens);
+    unsigned n = gw_script_call_words(a->keys, RC_READ_NKEYS, a->argv, a->nargv, words, lens);
     size_t bytes = sizeof(struct gw_read_gate_item);
     for (unsigned i = 0; i < n; i++)
         bytes += lens[i] + 1;
@@ -198,13 +198,13 @@ int gw_read_gate_send(struct gw_read_gate *g, struct gw_script *script, struct g
                       const struct rc_read_args *a, int64_t rows, gw_script_reply_cb *cb, void *privdata)
 {
     if (!gw_read_gate_active(g))
-        return RC_E_INTERNAL; /* the caller sends straight: gw_read_send */
+        return RC_E_INTERNAL; /* the caller sends straight: gw_read_call_send */
     if (!redis)
         return RC_E_UNAVAILABLE;
     if (!g->head && fits(g, rows)) {
         const char *words[RC_READ_NKEYS + RC_READ_ARGV_MAX];
         size_t lens[RC_READ_NKEYS + RC_READ_ARGV_MAX];
-        unsigned n = gw_call_words(a->keys, RC_READ_NKEYS, a->argv, a->nargv, words, lens);
+        unsigned n = gw_script_call_words(a->keys, RC_READ_NKEYS, a->argv, a->nargv, words, lens);
         struct gw_read_owner *owner[2];
         take(g->charge, owner, rows);
         int rc = send_read(g, script, redis, n, words, lens, rows, owner, cb, privdata);

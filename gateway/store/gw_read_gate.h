@@ -42,9 +42,9 @@ struct gw_read_gate {
 };
 
 /* A new owner (rows 0, one reference), or NULL (out of memory). */
-struct gw_read_owner *gw_read_owner_new(void);
+struct gw_read_owner *gw_read_gate_owner_new(void);
 /* Drops one reference (NULL: nothing); frees o with the last. */
-void gw_read_owner_unref(struct gw_read_owner *o);
+void gw_read_gate_owner_unref(struct gw_read_owner *o);
 
 /* Reads sent or queued through g from now until the next call are charged
  * to conn and addr (either may be NULL): a request's handler sets them
@@ -57,15 +57,15 @@ void gw_read_gate_charge(struct gw_read_gate *g, struct gw_read_owner *conn, str
 int64_t gw_read_gate_rows(const struct rc_read_req *req);
 
 /* 1 when g caps rows in flight (read_rows_in_flight > 0); else reads go
- * straight to Redis (gw_read_send in store/gw_read.h, which the caller
+ * straight to Redis (gw_read_call_send in store/gw_read.h, which the caller
  * calls: the gate calls nothing above it). */
 int gw_read_gate_active(const struct gw_read_gate *g);
 
-/* As gw_read_send (store/gw_read.h), through the active gate g (an inactive
+/* As gw_read_call_send (store/gw_read.h), through the active gate g (an inactive
  * or NULL gate: RC_E_INTERNAL, nothing sent).
  * A read that waits is copied; its cb runs once, later: with the reply, or
  * with NULL when it could not be sent when its turn came (Redis went away,
- * the gateway stops). Returns 0, or as gw_read_send when it was sent at once
+ * the gateway stops). Returns 0, or as gw_read_call_send when it was sent at once
  * and failed (cb is then not called). */
 int gw_read_gate_send(struct gw_read_gate *g, struct gw_script *script, struct gw_redis *redis,
                       const struct rc_read_args *a, int64_t rows, gw_script_reply_cb *cb, void *privdata);

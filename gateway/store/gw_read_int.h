@@ -13,13 +13,13 @@
 /* ---- gw_read_call.c: one read.lua call ---- */
 
 /* Builds req for board `board` (a shard's name "B#i" reads that shard) and
- * sends it through s's script and Redis. Returns as gw_read_send, or
+ * sends it through s's script and Redis. Returns as gw_read_call_send, or
  * RC_E_BAD_REQUEST for a req read.lua cannot take. */
 int gw_read_call(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                  const struct rc_read_req *req, gw_script_reply_cb *cb, void *privdata);
 
-/* gw_read_reply for a near reply: fills *nr too. */
-int gw_read_reply_near(const redisReply *r, struct rc_read_head *head, struct rc_read_near *nr,
+/* gw_read_call_reply for a near reply: fills *nr too. */
+int gw_read_call_reply_near(const redisReply *r, struct rc_read_head *head, struct rc_read_near *nr,
                        struct rc_read_row **rows, size_t *n);
 
 /* ---- gw_read_past.c: a past period answered from the archive ---- */
@@ -33,12 +33,12 @@ int gw_read_past_and_gone(const struct gw_store *s, const struct rc_board *b, co
  * Returns 0 when it took it: cb then runs once, later, with the archive's
  * window, or with `empty` (taken: the window Redis gave) when the archive
  * does not hold the period. -1: not taken (empty still the caller's). */
-int gw_read_try_archive(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+int gw_read_past_try_archive(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                         const struct gw_read_spec *spec, struct gw_window *empty, gw_read_cb *cb, void *privdata);
 
 /* ---- gw_read_shard.c: a sharded board's read (gw_read's contract) ---- */
 
-int gw_read_sharded(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
 /* ---- gw_read_merge.c: the merged window from the shards' parts ---- */
@@ -54,23 +54,23 @@ struct gw_shard_part {
 };
 
 /* Replaces p's rows with copies of rows[0..n). Returns 0 or RC_E_INTERNAL. */
-int gw_shard_part_set_rows(struct gw_shard_part *p, const struct rc_read_row *rows, size_t n);
-void gw_shard_part_clear(struct gw_shard_part *p);
+int gw_read_merge_part_set_rows(struct gw_shard_part *p, const struct rc_read_row *rows, size_t n);
+void gw_read_merge_part_clear(struct gw_shard_part *p);
 
 /* w's head from parts[0..nshards): seq and total summed, the epoch digest
  * (core/rc_shard.h, rc_shard_epoch), first_rank 0, freeze zero. */
-void gw_shard_head(struct gw_window *w, const struct gw_shard_part *parts, unsigned nshards);
+void gw_read_merge_head(struct gw_window *w, const struct gw_shard_part *parts, unsigned nshards);
 
 /* RANGE: every part holds its shard's first first+count+1 rows. Fills w's
  * head, first_rank first + 1, and rows first..first+count-1 of the merged
  * order; with places, their place and tied (every row before them was
  * read, and the one after). Returns 0 or RC_E_INTERNAL. */
-int gw_shard_merge_range(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+int gw_read_merge_range(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
                          int64_t first, int64_t count, int places, struct gw_window *w);
 
 /* RANK: parts[home] holds the member's row (none: absent), the others one
  * count each (the rows ahead of it on that shard). */
-int gw_shard_merge_rank(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+int gw_read_merge_rank(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
                         unsigned home, struct gw_window *w);
 
 /* AROUND: parts[home] holds the home shard's rows around the member, the
@@ -78,13 +78,13 @@ int gw_shard_merge_rank(const struct rc_board *b, const struct gw_shard_part *pa
  * other part a near reply. Fills w with the radius nearest rows ahead of
  * the member over all shards, the member, the radius rows behind it, and
  * *next_tied (whether the row after the last one ties it: places). */
-int gw_shard_merge_around(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+int gw_read_merge_around(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
                           unsigned home, size_t at, int64_t before, int64_t radius, struct gw_window *w,
                           int *next_tied);
 
 /* The counts bound that counts, on any shard, the members with strictly
  * better points than composite c (read.lua's `above`): *bound and
- * *inclusive for gw_read_counts. */
-void gw_shard_above_bound(const struct rc_board *b, double c, double *bound, int *inclusive);
+ * *inclusive for gw_read_call_counts. */
+void gw_read_merge_above_bound(const struct rc_board *b, double c, double *bound, int *inclusive);
 
 #endif

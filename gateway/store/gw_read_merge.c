@@ -10,20 +10,20 @@
 #include "rc_places.h"
 #include "rc_shard.h"
 
-int gw_shard_part_set_rows(struct gw_shard_part *p, const struct rc_read_row *rows, size_t n)
+int gw_read_merge_part_set_rows(struct gw_shard_part *p, const struct rc_read_row *rows, size_t n)
 {
-    gw_shard_part_clear(p);
+    gw_read_merge_part_clear(p);
     p->c = malloc((n ? n : 1) * sizeof *p->c);
     p->member = calloc(n ? n : 1, sizeof *p->member);
     if (!p->c || !p->member) {
-        gw_shard_part_clear(p);
+        gw_read_merge_part_clear(p);
         return RC_E_INTERNAL;
     }
     for (size_t i = 0; i < n; i++) {
         p->c[i] = rows[i].c;
         if (!(p->member[i] = strdup(rows[i].member))) {
             p->n = i;
-            gw_shard_part_clear(p);
+            gw_read_merge_part_clear(p);
             return RC_E_INTERNAL;
         }
     }
@@ -31,7 +31,7 @@ int gw_shard_part_set_rows(struct gw_shard_part *p, const struct rc_read_row *ro
     return 0;
 }
 
-void gw_shard_part_clear(struct gw_shard_part *p)
+void gw_read_merge_part_clear(struct gw_shard_part *p)
 {
     for (size_t i = 0; p->member && i < p->n; i++)
         free(p->member[i]);
@@ -42,7 +42,7 @@ void gw_shard_part_clear(struct gw_shard_part *p)
     p->n = 0;
 }
 
-void gw_shard_head(struct gw_window *w, const struct gw_shard_part *parts, unsigned nshards)
+void gw_read_merge_head(struct gw_window *w, const struct gw_shard_part *parts, unsigned nshards)
 {
     const char *epochs[RC_SHARDS_MAX];
     w->seq = 0;
@@ -82,7 +82,7 @@ static double pick_c(const struct rc_shard_run *runs, const struct rc_shard_pick
     return runs[p->shard].c[p->index];
 }
 
-int gw_shard_merge_range(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+int gw_read_merge_range(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
                          int64_t first, int64_t count, int places, struct gw_window *w)
 {
     struct rc_shard_run runs[RC_SHARDS_MAX];
@@ -97,7 +97,7 @@ int gw_shard_merge_range(const struct rc_board *b, const struct gw_shard_part *p
     if (!picks)
         return RC_E_INTERNAL;
     size_t m = rc_shard_merge(b->layout.order == RC_ORDER_DESC, runs, nshards, 0, picks, want);
-    gw_shard_head(w, parts, nshards);
+    gw_read_merge_head(w, parts, nshards);
     w->first_rank = first + 1;
     size_t from = (size_t)first < m ? (size_t)first : m;
     size_t to = (size_t)(first + count) < m ? (size_t)(first + count) : m;
@@ -116,10 +116,10 @@ int gw_shard_merge_range(const struct rc_board *b, const struct gw_shard_part *p
     return rc;
 }
 
-int gw_shard_merge_rank(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+int gw_read_merge_rank(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
                         unsigned home, struct gw_window *w)
 {
-    gw_shard_head(w, parts, nshards);
+    gw_read_merge_head(w, parts, nshards);
     const struct gw_shard_part *h = &parts[home];
     if (h->head.first_rank == 0 || h->n != 1)
         return 0; /* absent: no row, as an unsharded board's rank read */
@@ -149,7 +149,7 @@ static size_t around_runs(const struct gw_shard_part *parts, unsigned nshards, u
     return n;
 }
 
-int gw_shard_merge_around(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
+int gw_read_merge_around(const struct rc_board *b, const struct gw_shard_part *parts, unsigned nshards,
                           unsigned home, size_t at, int64_t before, int64_t radius, struct gw_window *w,
                           int *next_tied)
 {
@@ -171,7 +171,7 @@ int gw_shard_merge_around(const struct rc_board *b, const struct gw_shard_part *
         rows[n++] = (struct rc_read_row){h->member[at], h->c[at]};
         for (size_t i = 0; i < keep_b; i++)
             rows[n++] = (struct rc_read_row){behind[pb[i].shard].member[pb[i].index], pick_c(behind, &pb[i])};
-        gw_shard_head(w, parts, nshards);
+        gw_read_merge_head(w, parts, nshards);
         int64_t rank = before + (int64_t)at + 1;
         for (unsigned j = 0; j < nshards; j++)
             if (j != home)
@@ -188,7 +188,7 @@ int gw_shard_merge_around(const struct rc_board *b, const struct gw_shard_part *
     return rc;
 }
 
-void gw_shard_above_bound(const struct rc_board *b, double c, double *bound, int *inclusive)
+void gw_read_merge_above_bound(const struct rc_board *b, double c, double *bound, int *inclusive)
 {
     double unit = rc_places_unit(b), key = rc_places_key(unit, c);
     int desc = b->layout.order == RC_ORDER_DESC;

@@ -39,7 +39,7 @@ static void on_archive(int code, struct gw_window *w, void *privdata)
     free(fb);
 }
 
-int gw_read_try_archive(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+int gw_read_past_try_archive(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                         const struct gw_read_spec *spec, struct gw_window *empty, gw_read_cb *cb, void *privdata)
 {
     struct fallback *fb = malloc(sizeof *fb);

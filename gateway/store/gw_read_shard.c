@@ -75,7 +75,7 @@ struct sread {
     struct slot slot[RC_SHARDS_MAX];
 };
 
-const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec *spec)
+const char *gw_read_shard_refusal(const struct rc_board *b, const struct gw_read_spec *spec)
 {
     if (b->shards > 1 && spec->kind == GW_READ_MEMBERS)
         return "member lists are not served on sharded boards yet";
@@ -91,7 +91,7 @@ const char *gw_read_refusal(const struct rc_board *b, const struct gw_read_spec 
 static void finish(struct sread *sr, int code)
 {
     for (unsigned j = 0; j < sr->nshards; j++)
-        gw_shard_part_clear(&sr->part[j]);
+        gw_read_merge_part_clear(&sr->part[j]);
     struct gw_window *w = sr->w;
     if (code) {
         gw_window_free(w);
@@ -205,29 +205,29 @@ static int take_reply(struct sread *sr, const struct slot *sl, const redisReply 
         struct rc_reply_item items[RC_READ_HEAD + 1];
         int64_t count = 0;
         size_t want = sr->step == ST_ABOVE || (sr->spec.kind == GW_READ_RANK && sr->rank0 >= 0);
-        size_t k = gw_reply_items(r, items, RC_READ_HEAD + 1);
+        size_t k = gw_script_reply_items(r, items, RC_READ_HEAD + 1);
         if (!r)
             return RC_E_UNAVAILABLE;
-        if (rc_read_counts_parse(items, k, want, &head, &count))
+        if (rc_read_args_counts_parse(items, k, want, &head, &count))
             return RC_E_INTERNAL;
         if (sr->step == ST_ABOVE) {
             sr->above += count;
             return 0;
         }
-        gw_shard_part_clear(p);
+        gw_read_merge_part_clear(p);
         p->head = head;
         p->count = count;
         return 0;
     }
     if (sl->kind == RC_READ_NEAR) {
         struct rc_read_near nr;
-        rc = gw_read_reply_near(r, &head, &nr, &rows, &n);
+        rc = gw_read_call_reply_near(r, &head, &nr, &rows, &n);
         p->count = rc ? 0 : nr.ahead;
         p->na = rc ? 0 : nr.na;
     } else {
-        rc = gw_read_reply(r, &head, &rows, &n);
+        rc = gw_read_call_reply(r, &head, &rows, &n);
     }
-    if (!rc && !(rc = gw_shard_part_set_rows(p, rows, n)))
+    if (!rc && !(rc = gw_read_merge_part_set_rows(p, rows, n)))
         p->head = head;
     free(rows);
     return rc;
@@ -279,7 +279,7 @@ static int around_done(struct sread *sr, int *next_tied)
         next_round(sr, ST_HOME);
         return 1;
     }
-    int rc = gw_shard_merge_around(sr->b, sr->part, sr->nshards, sr->home, at, sr->first, sr->spec.radius, sr->w,
+    int rc = gw_read_merge_around(sr->b, sr->part, sr->nshards, sr->home, at, sr->first, sr->spec.radius, sr->w,
                                    next_tied);
     if (rc) {
         finish(sr, rc);
@@ -298,21 +298,21 @@ static void round_done(struct sread *sr)
     }
     switch (sr->step) {
     case ST_ROWS:
-        rc = gw_shard_merge_range(sr->b, sr->part, sr->nshards, sp->first, sp->count, sp->places, sr->w);
+        rc = gw_read_merge_range(sr->b, sr->part, sr->nshards, sp->first, sp->count, sp->places, sr->w);
         break;
     case ST_HOME:
         home_done(sr);
         return;
     case ST_OTHERS:
         if (sp->kind == GW_READ_RANK || sr->rank0 < 0) {
-            rc = gw_shard_merge_rank(sr->b, sr->part, sr->nshards, sr->home, sr->w);
+            rc = gw_read_merge_rank(sr->b, sr->part, sr->nshards, sr->home, sr->w);
             break;
         }
         if (around_done(sr, &next_tied))
             return;
         if (sp->places && sr->w->first_rank > 1) {
             sr->above_next_tied = next_tied;
-            gw_shard_above_bound(sr->b, sr->w->rows[0].c, &sr->above_bound, &sr->above_incl);
+            gw_read_merge_above_bound(sr->b, sr->w->rows[0].c, &sr->above_bound, &sr->above_incl);
             sr->above = 0;
             next_round(sr, ST_ABOVE);
             return;
@@ -333,20 +333,20 @@ static void round_done(struct sread *sr)
     /* a past period whose shards' keys have expired: the archive has the
      * merged standings under the board's name */
     if (gw_read_past_and_gone(sr->s, sr->b, sr->period, sr->w) &&
-        gw_read_try_archive(sr->s, sr->b, sr->board, sr->period, &sr->spec, sr->w, sr->cb, sr->privdata) == 0) {
+        gw_read_past_try_archive(sr->s, sr->b, sr->board, sr->period, &sr->spec, sr->w, sr->cb, sr->privdata) == 0) {
         sr->w = NULL;
         for (unsigned j = 0; j < sr->nshards; j++)
-            gw_shard_part_clear(&sr->part[j]);
+            gw_read_merge_part_clear(&sr->part[j]);
         free(sr);
         return;
     }
-    gw_profiles_join(sr->s->profiles, sr->w, on_joined, sr);
+    gw_join_profiles(sr->s->profiles, sr->w, on_joined, sr);
 }
 
-int gw_read_sharded(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
-    if (gw_read_refusal(b, spec) || b->shards > RC_SHARDS_MAX ||
+    if (gw_read_shard_refusal(b, spec) || b->shards > RC_SHARDS_MAX ||
         (spec->kind != GW_READ_RANGE && (!spec->member || !spec->member[0] ||
                                          strlen(spec->member) > RC_MEMBER_MAX)) ||
         (spec->kind == GW_READ_AROUND && spec->radius < 0))

@@ -83,7 +83,7 @@ int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const stru
             break;
         w->n++;
         row->c = rows[i].c;
-        gw_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
+        gw_window_decode_score(b, row->c, &row->score, row->fields, &row->nfields);
     }
     return w->rows && w->n == n ? 0 : RC_E_INTERNAL;
 }
@@ -103,7 +103,7 @@ int gw_window_set_mirror_rows(const struct rc_board *b, struct gw_window *w, con
         r->member = memcpy(at, rows[i].member, len);
         at += len;
         r->c = rows[i].c;
-        gw_decode_score(b, r->c, &r->score, r->fields, &r->nfields);
+        gw_window_decode_score(b, r->c, &r->score, r->fields, &r->nfields);
     }
     w->n = n;
     return 0;
@@ -131,7 +131,7 @@ int gw_window_fill_places(const struct rc_board *b, struct gw_window *w, int64_t
 }
 
 /* Kept for its callers (fan-out); the decoding itself is core/rc_score. */
-void gw_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields)
+void gw_window_decode_score(const struct rc_board *b, double c, double *score, int64_t *fields, unsigned *nfields)
 {
     rc_score_decode(&b->layout, b->decay.kind, c, score, fields, nfields);
 }

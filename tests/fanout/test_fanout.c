@@ -229,7 +229,7 @@ static int setup(void **state)
     gw_script_init(&f->app.read_script, rc_lua_read);
     f->app.store.read_script = &f->app.read_script;
     f->app.store.clock = &f->app.clock;
-    f->app.profiles = f->app.store.profiles = gw_profiles_new(&f->app.store, 10000, 100000);
+    f->app.profiles = f->app.store.profiles = gw_profile_new(&f->app.store, 10000, 100000);
     f->app.fanout = gw_fanout_new(&f->app);
     if (!f->app.profiles || !f->app.fanout)
         return -1;
@@ -268,7 +268,7 @@ static int teardown(void **state)
     uv_close((uv_handle_t *)&f->wake, NULL);
     uv_run(&f->loop, UV_RUN_DEFAULT);
     gw_fanout_free(f->app.fanout);
-    gw_profiles_free(f->app.profiles);
+    gw_profile_free(f->app.profiles);
     assert_int_equal(uv_loop_close(&f->loop), 0); /* nothing left open */
     redisFree(f->sync);
     rc_test_writer_close(&f->w);
@@ -289,10 +289,10 @@ static void subscribe(struct fixture *f, int conn, int id)
     struct rc_period p;
     snprintf(text, sizeof text, "{\"op\":\"subscribe\",\"id\":%d,\"board\":\"plain\",\"view\":{\"top\":%d}}", id,
              WINDOW);
-    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), 0);
-    assert_int_equal(gw_op_resolve(&f->app, &r, &decl, &p, &err), 0);
+    assert_int_equal(rc_proto_decode(text, strlen(text), &r, &err), 0);
+    assert_int_equal(gw_ops_resolve(&f->app, &r, &decl, &p, &err), 0);
     gw_fanout_subscribe(f->app.fanout, f->conns[conn], &r, decl, &p);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 /* One set through the real write script; waits until its change event is in. */
@@ -528,7 +528,7 @@ static void a_slow_reader_loses_its_deltas_and_gets_one_fresh_snapshot(void **st
 
 /* The leading edge (core/rc_edge.h): a change that finds the board quiet
  * goes out when the loop turn that read it ends (main.c calls
- * gw_fanout_edge from a check handle; here the test does), with no tick;
+ * gw_fanout_tick_edge from a check handle; here the test does), with no tick;
  * the change after it, within the tick period, waits: the tick that ends
  * that period passes over the board, the next one sends it. No timing: the
  * tick is set to ten minutes, so "quiet" means "never went out". */
@@ -540,7 +540,7 @@ static void a_change_on_a_quiet_board_goes_out_without_waiting_for_the_tick(void
     subscribe(f, 0, 1);
     wait_frames(f, 0, 1);
     write_and_wait(f, "b");
-    gw_fanout_edge(f->app.fanout); /* no tick */
+    gw_fanout_tick_edge(f->app.fanout); /* no tick */
     wait_frames(f, 0, 2);
     cJSON *d = frame(f, 0, 1);
     assert_string_equal(str(d, "op"), "delta");
@@ -549,7 +549,7 @@ static void a_change_on_a_quiet_board_goes_out_without_waiting_for_the_tick(void
     /* not quiet any more: the next changes coalesce and wait for the tick */
     write_and_wait(f, "c");
     write_and_wait(f, "d");
-    gw_fanout_edge(f->app.fanout);
+    gw_fanout_tick_edge(f->app.fanout);
     gw_fanout_tick(f->app.fanout); /* ends the period the edge went out in: passes over */
     write_and_wait(f, "e");        /* (a loop turn: a refresh would have gone out by now) */
     assert_int_equal(f->socks[0].nframes, 2);

@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct rc_error err;
     if (rc_conf_parse("fuzz.conf", (const char *)data, size, &c, &err) == 0) {
         for (size_t i = 0; i < c.nboards; i++)
-            (void)rc_conf_find_board(&c, c.boards[i].name);
-        (void)rc_conf_find_board(&c, "match:1842");
+            (void)rc_conf_board_find(&c, c.boards[i].name);
+        (void)rc_conf_board_find(&c, "match:1842");
     } else if (!strstr(err.msg, "fuzz.conf:")) {
         abort(); /* every refusal names the file (and line) */
     }

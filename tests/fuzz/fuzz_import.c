@@ -34,14 +34,14 @@ static void one_board(const struct rc_board *b, const char *text, size_t size)
     char req[RC_REQ_MAX + 1], line[1024];
     const char *nl = memchr(text, '\n', size);
     size_t hlen = nl ? (size_t)(nl - text) : size;
-    if (rc_import_csv_header(b, text, hlen, &cols, &err) == 0 && nl &&
-        rc_import_csv_row(b, &cols, nl + 1, size - hlen - 1, &row, &err) == 0 &&
-        rc_import_req(b->name, text, hlen, 2, nl + 1, size - hlen - 1, req) == 0 &&
-        rc_import_request(b->name, b->layout.nfields ? RC_OP_SUBMIT : RC_OP_SET, &row, req, &r, &err) == 0)
-        rc_export_row(b, RC_EXPORT_CSV, 1, row.member, (double)row.score, row.has_name ? row.name : NULL, line,
+    if (rc_import_row_csv_header(b, text, hlen, &cols, &err) == 0 && nl &&
+        rc_import_row_csv_row(b, &cols, nl + 1, size - hlen - 1, &row, &err) == 0 &&
+        rc_import_row_req(b->name, text, hlen, 2, nl + 1, size - hlen - 1, req) == 0 &&
+        rc_import_row_request(b->name, b->layout.nfields ? RC_OP_SUBMIT : RC_OP_SET, &row, req, &r, &err) == 0)
+        rc_export_fmt_row(b, RC_EXPORT_CSV, 1, row.member, (double)row.score, row.has_name ? row.name : NULL, line,
                       sizeof line);
-    if (rc_import_json_row(b, text, size, &row, &err) == 0)
-        rc_export_row(b, RC_EXPORT_JSONL, 1, row.member, (double)row.score, row.has_name ? row.name : NULL, line,
+    if (rc_import_row_json_row(b, text, size, &row, &err) == 0)
+        rc_export_fmt_row(b, RC_EXPORT_JSONL, 1, row.member, (double)row.score, row.has_name ? row.name : NULL, line,
                       sizeof line);
 }
 
@@ -58,8 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!text)
         return 0;
     memcpy(text, data, size);
-    one_board(rc_conf_find_board(conf, "demo"), text, size);
-    one_board(rc_conf_find_board(conf, "clears"), text, size);
+    one_board(rc_conf_board_find(conf, "demo"), text, size);
+    one_board(rc_conf_board_find(conf, "clears"), text, size);
     free(text);
     return 0;
 }

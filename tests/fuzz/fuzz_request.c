@@ -16,13 +16,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct rc_request r;
     struct rc_error err;
-    if (rc_request_decode((const char *)data, size, &r, &err) == 0 && r.op == RC_OP_PING)
-        free(rc_encode_pong(r.id_json));
+    if (rc_proto_decode((const char *)data, size, &r, &err) == 0 && r.op == RC_OP_PING)
+        free(rc_proto_encode_pong(r.id_json));
     else
-        free(rc_encode_error(r.id_json, err.code, err.msg));
-    rc_request_free(&r);
-    if (rc_request_decode_write_body("demo", (const char *)data, size, &r, &err) == 0)
-        free(rc_encode_ack(&(struct rc_ack_msg){.id_json = r.id_json, .board = r.board, .member = r.member, .score = (double)r.value, .rank = 1, .seq = 1, .fields = r.fields, .nfields = r.nfields, .replicas = -1}));
-    rc_request_free(&r);
+        free(rc_proto_encode_error(r.id_json, err.code, err.msg));
+    rc_proto_decode_free(&r);
+    if (rc_proto_decode_write_body("demo", (const char *)data, size, &r, &err) == 0)
+        free(rc_proto_encode_ack(&(struct rc_ack_msg){.id_json = r.id_json, .board = r.board, .member = r.member, .score = (double)r.value, .rank = 1, .seq = 1, .fields = r.fields, .nfields = r.nfields, .replicas = -1}));
+    rc_proto_decode_free(&r);
     return 0;
 }

@@ -195,7 +195,7 @@ static int teardown(void **state)
     gw_conn_unref(f->c);
     for (size_t i = 0; i < f->fo.nowed; i++)
         gw_msg_unref(f->fo.owed[i]);
-    rc_deflater_free(f->ctx.deflater);
+    rc_deflate_free(f->ctx.deflater);
     gw_conn_gather_free(&f->ctx);
     free(f);
     return 0;
@@ -457,7 +457,7 @@ static size_t inflate_msg(const unsigned char *p, size_t n, char *out, size_t ca
 
 static void deflate_on(struct fixture *f)
 {
-    f->ctx.deflater = rc_deflater_new(6);
+    f->ctx.deflater = rc_deflate_new(6);
     assert_non_null(f->ctx.deflater);
     f->c->deflate = 1;
 }
@@ -548,7 +548,7 @@ static void a_message_compression_does_not_shrink_goes_in_stored_blocks(void **s
 static void a_connection_without_compression_writes_plain_text_frames(void **state)
 {
     struct fixture *f = *state;
-    f->ctx.deflater = rc_deflater_new(6); /* others compress; this one did not negotiate */
+    f->ctx.deflater = rc_deflate_new(6); /* others compress; this one did not negotiate */
     struct gw_msg *m = json_msg(400);
     gw_conn_send(f->c, m, 0);
     assert_int_equal(f->sock.flags[0], 0);

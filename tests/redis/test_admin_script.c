@@ -24,14 +24,14 @@ struct admin_keys {
 
 static void keys_of(const char *b, struct admin_keys *ks)
 {
-    assert_int_equal(rc_board_key(ks->k[0], RC_KEY_MAX, b, "", "z", NULL), 0);
-    assert_int_equal(rc_board_key(ks->k[1], RC_KEY_MAX, b, "", "seq", NULL), 0);
-    assert_int_equal(rc_board_key(ks->k[2], RC_KEY_MAX, b, "", "log", NULL), 0);
-    assert_int_equal(rc_board_key(ks->k[3], RC_KEY_MAX, b, "", "ch", NULL), 0);
-    assert_int_equal(rc_board_key(ks->k[4], RC_KEY_MAX, b, "", "blocked", NULL), 0);
-    assert_int_equal(rc_board_key(ks->k[5], RC_KEY_MAX, b, "", "f", "-"), 0);
-    assert_int_equal(rc_board_key(ks->k[6], RC_KEY_MAX, b, "", "req", ":reversed"), 0);
-    assert_int_equal(rc_board_key(ks->k[7], RC_KEY_MAX, b, "", "epoch", NULL), 0);
+    assert_int_equal(rc_keys_board(ks->k[0], RC_KEY_MAX, b, "", "z", NULL), 0);
+    assert_int_equal(rc_keys_board(ks->k[1], RC_KEY_MAX, b, "", "seq", NULL), 0);
+    assert_int_equal(rc_keys_board(ks->k[2], RC_KEY_MAX, b, "", "log", NULL), 0);
+    assert_int_equal(rc_keys_board(ks->k[3], RC_KEY_MAX, b, "", "ch", NULL), 0);
+    assert_int_equal(rc_keys_board(ks->k[4], RC_KEY_MAX, b, "", "blocked", NULL), 0);
+    assert_int_equal(rc_keys_board(ks->k[5], RC_KEY_MAX, b, "", "f", "-"), 0);
+    assert_int_equal(rc_keys_board(ks->k[6], RC_KEY_MAX, b, "", "req", ":reversed"), 0);
+    assert_int_equal(rc_keys_board(ks->k[7], RC_KEY_MAX, b, "", "epoch", NULL), 0);
 }
 
 /* EVAL admin.lua's `action` on board b (member m, new epoch id `epoch`).

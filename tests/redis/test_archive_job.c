@@ -170,7 +170,7 @@ static int setup(void **state)
     if (app_open(f, &f->app, &f->conf, f->db) != 0)
         return -1;
     /* the period the job looks at: the last one over (2 s grace) */
-    const struct rc_board *b = rc_conf_find_board(&f->conf, "daily");
+    const struct rc_board *b = rc_conf_board_find(&f->conf, "daily");
     struct rc_period cur;
     if (!b || rc_period_at(&b->period, gw_now_ms(&f->app) - 2000, &cur) || rc_period_prev(&b->period, &cur, &f->prev))
         return -1;

@@ -97,9 +97,9 @@ static int try_write(struct fixture *f, int64_t now, struct rc_write_result *res
     if (rc == RC_E_OUT_OF_RANGE)
         return rc;
     if (rc != 0)
-        fail_msg("write %s failed: %s %s", json, rc_code_name(rc), err.msg);
+        fail_msg("write %s failed: %s %s", json, rc_err_code_name(rc), err.msg);
     if (res->status != 0 && res->status != RC_E_OUT_OF_RANGE)
-        fail_msg("write %s: status %s %s", json, rc_code_name(res->status), res->message);
+        fail_msg("write %s: status %s %s", json, rc_err_code_name(res->status), res->message);
     return res->status;
 }
 
@@ -118,7 +118,7 @@ static struct rc_write_result ok_write(struct fixture *f, int64_t now, const cha
 
 static void key_of(char *out, const char *board, const char *suffix)
 {
-    assert_int_equal(rc_board_key(out, RC_KEY_MAX, board, "", suffix, NULL), 0);
+    assert_int_equal(rc_keys_board(out, RC_KEY_MAX, board, "", suffix, NULL), 0);
 }
 
 /* The board's members best first, joined by ',' (REV for desc boards). */
@@ -189,7 +189,7 @@ static redisReply *admin(struct fixture *f, enum rc_op op, const char *board, co
     snprintf(r.board, sizeof r.board, "%s", board);
     snprintf(r.member, sizeof r.member, "%s", member);
     snprintf(r.req, sizeof r.req, "%s", req);
-    const struct rc_board *b = rc_conf_find_board(f->conf, board);
+    const struct rc_board *b = rc_conf_board_find(f->conf, board);
     assert_non_null(b);
     assert_int_equal(rc_admin_args_build(b, &r, &p, T0, 0, 0, 0, &a, &err), 0);
     snprintf(a.epoch, sizeof a.epoch, "e1");

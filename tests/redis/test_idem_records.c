@@ -162,7 +162,7 @@ static void enqueue_as(struct fixture *f, const char *member, const char *req, i
     struct rc_request r = request("burst", member, 1, req);
     struct rc_queue_enqueue a;
     struct rc_error err = {0, ""};
-    assert_int_equal(rc_queue_enqueue_build(rc_conf_find_board(f->conf, "burst"), &r, T0, &a, &err), 0);
+    assert_int_equal(rc_queue_enqueue_build(rc_conf_board_find(f->conf, "burst"), &r, T0, &a, &err), 0);
     if (no_new)
         rc_queue_enqueue_no_new_record(&a);
     redisReply *x = eval(f, rc_lua_enqueue, a.nkeys, a.keys, a.nargv, a.argv);
@@ -186,7 +186,7 @@ static void write_as(struct fixture *f, const char *board, const struct rc_reque
     struct rc_period none;
     struct rc_error err = {0, ""};
     memset(&none, 0, sizeof none);
-    assert_int_equal(rc_write_args_build(rc_conf_find_board(f->conf, board), r, &none, at, 0, &a, &err), 0);
+    assert_int_equal(rc_write_args_build(rc_conf_board_find(f->conf, board), r, &none, at, 0, &a, &err), 0);
     if (no_new)
         rc_write_args_no_new_record(&a);
     redisReply *x = eval(f, rc_lua_write, a.nkeys, a.keys, a.nargv, a.argv);
@@ -219,7 +219,7 @@ static void apply_entry(struct fixture *f, const char *entry, char status[16])
     }
     struct rc_request r;
     int64_t at;
-    const struct rc_board *b = rc_conf_find_board(f->conf, "burst");
+    const struct rc_board *b = rc_conf_board_find(f->conf, "burst");
     assert_int_equal(rc_queue_entry_parse(b, entry, fs, vs, nf, &r, &at), 0);
     write_req(f, "burst", &r, at, status);
     freeReplyObject(x);
@@ -228,7 +228,7 @@ static void apply_entry(struct fixture *f, const char *entry, char status[16])
 static long long seq_of(struct fixture *f, const char *board)
 {
     char key[RC_KEY_MAX];
-    assert_int_equal(rc_board_key(key, sizeof key, board, "", "seq", NULL), 0);
+    assert_int_equal(rc_keys_board(key, sizeof key, board, "", "seq", NULL), 0);
     redisReply *r = cmd(f, "GET %s", key);
     long long v = r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
     freeReplyObject(r);
@@ -345,7 +345,7 @@ static void reverse(struct fixture *f, const char *req, char status[16], char me
     r.op = RC_OP_REVERSE;
     snprintf(r.board, sizeof r.board, "burst");
     snprintf(r.req, sizeof r.req, "%s", req);
-    assert_int_equal(rc_admin_args_build(rc_conf_find_board(f->conf, "burst"), &r, &none, T0, 0, 0, 0, &a, &err), 0);
+    assert_int_equal(rc_admin_args_build(rc_conf_board_find(f->conf, "burst"), &r, &none, T0, 0, 0, 0, &a, &err), 0);
     snprintf(nk, sizeof nk, "%d", RC_ADMIN_NKEYS);
     words[0] = "EVAL", lens[0] = 4;
     words[1] = rc_lua_admin, lens[1] = strlen(rc_lua_admin);

@@ -99,7 +99,7 @@ static void command_ok(redisContext *c, const char *fmt, ...)
  * points) cross shards; each shard gets a seq and an epoch. */
 static void fill_board(struct fixture *f, struct board_truth *t, const char *name, unsigned seed)
 {
-    t->b = rc_conf_find_board(f->conf, name);
+    t->b = rc_conf_board_find(f->conf, name);
     assert_non_null(t->b);
     unsigned s = t->b->shards;
     double unit = rc_places_unit(t->b);
@@ -217,7 +217,7 @@ static int setup(void **state)
     gw_script_init(&f->read_script, rc_lua_read);
     f->store.read_script = &f->read_script;
     f->store.clock = &f->clock;
-    if (!(f->store.profiles = gw_profiles_new(&f->store, 10000, 100000)))
+    if (!(f->store.profiles = gw_profile_new(&f->store, 10000, 100000)))
         return -1;
     char seeds[32];
     snprintf(seeds, sizeof seeds, "127.0.0.1:%d", f->redis.port);
@@ -244,7 +244,7 @@ static int teardown(void **state)
     if (f->store.redis)
         gw_redis_stop(f->store.redis);
     uv_run(&f->loop, UV_RUN_DEFAULT);
-    gw_profiles_free(f->store.profiles);
+    gw_profile_free(f->store.profiles);
     int left = uv_loop_close(&f->loop);
     redisFree(f->sync);
     rc_test_redis_stop(&f->redis);
@@ -286,9 +286,9 @@ static void a_page_past_rank_10000_is_refused(void **state)
     struct got g;
     assert_int_equal(read_now(f, &f->g4, &spec, &g), RC_E_BAD_REQUEST);
     assert_int_equal(g.calls, 0);
-    assert_non_null(gw_read_refusal(f->g4.b, &spec));
+    assert_non_null(gw_read_shard_refusal(f->g4.b, &spec));
     spec.first = 9990;
-    assert_null(gw_read_refusal(f->g4.b, &spec)); /* ends at rank 10000 */
+    assert_null(gw_read_shard_refusal(f->g4.b, &spec)); /* ends at rank 10000 */
     spec = (struct gw_read_spec){.kind = GW_READ_RANGE, .first = INT64_MAX, .count = 2};
     assert_int_equal(read_now(f, &f->g4, &spec, &g), RC_E_BAD_REQUEST);
 }
@@ -376,7 +376,7 @@ static void rows_are_joined_with_profiles(void **state)
     gw_window_free(g.w);
 }
 
-/* ---- gw_read_counts -------------------------------------------------------- */
+/* ---- gw_read_call_counts -------------------------------------------------------- */
 
 struct counted {
     int calls;
@@ -412,7 +412,7 @@ static void counts_of_one_shard_match_zcount(void **state)
             or_equal += t->rows[i].c >= c;
         }
     struct counted k = {0};
-    assert_int_equal(gw_read_counts(&f->store, t->b, "g4#2", "", bounds, incl, 2, on_counts, &k), 0);
+    assert_int_equal(gw_read_call_counts(&f->store, t->b, "g4#2", "", bounds, incl, 2, on_counts, &k), 0);
     while (!k.calls)
         uv_run(&f->loop, UV_RUN_ONCE);
     assert_int_equal(k.code, 0);
@@ -423,7 +423,7 @@ static void counts_of_one_shard_match_zcount(void **state)
     assert_int_equal(k.head.seq, 100 + 7 * 2);
     /* no pairs: just the head */
     memset(&k, 0, sizeof k);
-    assert_int_equal(gw_read_counts(&f->store, t->b, "g4#2", "", NULL, NULL, 0, on_counts, &k), 0);
+    assert_int_equal(gw_read_call_counts(&f->store, t->b, "g4#2", "", NULL, NULL, 0, on_counts, &k), 0);
     while (!k.calls)
         uv_run(&f->loop, UV_RUN_ONCE);
     assert_int_equal(k.code, 0);

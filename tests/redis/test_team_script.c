@@ -72,9 +72,9 @@ static struct rc_write_result do_op(struct fixture *f, int64_t now, const char *
     struct rc_error err = {0, ""};
     int rc = rc_test_write(&f->w, f->conf, json, now, &res, &err);
     if (rc != 0)
-        fail_msg("%s failed: %s %s", json, rc_code_name(rc), err.msg);
+        fail_msg("%s failed: %s %s", json, rc_err_code_name(rc), err.msg);
     if (res.status != 0)
-        fail_msg("%s answered %s: %s", json, rc_code_name(res.status), res.message);
+        fail_msg("%s answered %s: %s", json, rc_err_code_name(res.status), res.message);
     return res;
 }
 
@@ -157,9 +157,9 @@ static int order(const struct model *m, int out[NT])
 /* s in Redis, member by member in rank order, against the model. */
 static void check(struct fixture *f, const struct model *m, int step)
 {
-    const struct rc_board *b = rc_conf_find_board(f->conf, "s");
+    const struct rc_board *b = rc_conf_board_find(f->conf, "s");
     char z[RC_KEY_MAX];
-    assert_int_equal(rc_board_key(z, sizeof z, "s", "", "z", NULL), 0);
+    assert_int_equal(rc_keys_board(z, sizeof z, "s", "", "z", NULL), 0);
     int want[NT];
     int n = order(m, want);
     redisReply *r = redisCommand(f->sync, "ZRANGE %s 0 -1 REV WITHSCORES", z);
@@ -171,7 +171,7 @@ static void check(struct fixture *f, const struct model *m, int step)
         snprintf(name, sizeof name, "t%d", want[i]);
         int64_t pts;
         uint64_t slot;
-        assert_int_equal(rc_decode_points(&b->layout, strtod(r->element[2 * i + 1]->str, NULL), &pts, &slot), 0);
+        assert_int_equal(rc_codec_decode_points(&b->layout, strtod(r->element[2 * i + 1]->str, NULL), &pts, &slot), 0);
         if (strcmp(r->element[2 * i]->str, name) != 0 || pts != m->sum[want[i]])
             fail_msg("step %d: rank %d is %s=%lld, the model's %s=%lld", step, i + 1, r->element[2 * i]->str,
                      (long long)pts, name, (long long)m->sum[want[i]]);
@@ -262,8 +262,8 @@ static void test_a_move_is_two_consecutive_events_on_the_team_board(void **state
 {
     struct fixture *f = *state;
     char log[RC_KEY_MAX], seq[RC_KEY_MAX];
-    assert_int_equal(rc_board_key(log, sizeof log, "s", "", "log", NULL), 0);
-    assert_int_equal(rc_board_key(seq, sizeof seq, "s", "", "seq", NULL), 0);
+    assert_int_equal(rc_keys_board(log, sizeof log, "s", "", "log", NULL), 0);
+    assert_int_equal(rc_keys_board(seq, sizeof seq, "s", "", "seq", NULL), 0);
     do_op(f, T0 + 1, "{\"op\":\"team\",\"board\":\"p\",\"member\":\"a\",\"team\":\"red\"}");
     do_op(f, T0 + 2, "{\"op\":\"team\",\"board\":\"p\",\"member\":\"b\",\"team\":\"red\"}");
     do_op(f, T0 + 3, "{\"op\":\"incr\",\"board\":\"p\",\"member\":\"a\",\"delta\":5}");
@@ -296,7 +296,7 @@ static void test_a_team_sum_out_of_range_writes_nothing(void **state)
                                    T0 + 4, &res, &err), 0);
     assert_int_equal(res.status, RC_E_OUT_OF_RANGE);
     char z[RC_KEY_MAX];
-    assert_int_equal(rc_board_key(z, sizeof z, "p", "", "z", NULL), 0);
+    assert_int_equal(rc_keys_board(z, sizeof z, "p", "", "z", NULL), 0);
     redisReply *r = redisCommand(f->sync, "ZSCORE %s y", z);
     assert_int_equal(r->type, REDIS_REPLY_NIL);
     freeReplyObject(r);

@@ -97,7 +97,7 @@ static void test_interleaved_writes_sum_and_rank_at_every_seq(void **state)
     assert_int_equal(rc_test_redis_start(&redis, NULL), 0);
     assert_int_equal(rc_test_writer_open(&w, redis.port, NCONNS), 0);
     struct rc_conf *conf = rc_test_conf(conf_text);
-    const struct rc_board *b = rc_conf_find_board(conf, "race");
+    const struct rc_board *b = rc_conf_board_find(conf, "race");
     struct rc_period p;
     assert_int_equal(rc_period_select(&b->period, NULL, T0, &p), 0);
 
@@ -118,7 +118,7 @@ static void test_interleaved_writes_sum_and_rank_at_every_seq(void **state)
                      member_of[i], (long long)delta_of[i], i);
             struct rc_request r;
             struct rc_error err;
-            assert_int_equal(rc_request_decode(json, strlen(json), &r, &err), 0);
+            assert_int_equal(rc_proto_decode(json, strlen(json), &r, &err), 0);
             sends[k].write = i;
             /* the copy goes out on another connection, so the two race */
             struct gw_redis *front = w.redis[(i + c) % NCONNS];
@@ -126,7 +126,7 @@ static void test_interleaved_writes_sum_and_rank_at_every_seq(void **state)
             assert_int_equal(gw_write_submit(front, &w.script, b, &r, &p, now, on_write, &sends[k], &err), 0);
             outstanding++;
             k++;
-            rc_request_free(&r);
+            rc_proto_decode_free(&r);
         }
         if (i % 500 == 0) /* let the connections start sending while we queue more */
             uv_run(&w.loop, UV_RUN_NOWAIT);
@@ -155,15 +155,15 @@ static void test_interleaved_writes_sum_and_rank_at_every_seq(void **state)
 
     redisContext *sync = rc_test_redis_connect(&redis);
     char z[RC_KEY_MAX], logk[RC_KEY_MAX], seqk[RC_KEY_MAX];
-    rc_board_key(z, sizeof z, "race", "", "z", NULL);
-    rc_board_key(logk, sizeof logk, "race", "", "log", NULL);
-    rc_board_key(seqk, sizeof seqk, "race", "", "seq", NULL);
+    rc_keys_board(z, sizeof z, "race", "", "z", NULL);
+    rc_keys_board(logk, sizeof logk, "race", "", "log", NULL);
+    rc_keys_board(seqk, sizeof seqk, "race", "", "seq", NULL);
     for (int m = 0; m < NMEMBERS; m++) {
         redisReply *r = redisCommand(sync, "ZSCORE %s m%02d", z, m);
         int64_t pts = 0;
         uint64_t slot;
         if (r->type == REDIS_REPLY_STRING)
-            assert_int_equal(rc_decode_points(&b->layout, strtod(r->str, NULL), &pts, &slot), 0);
+            assert_int_equal(rc_codec_decode_points(&b->layout, strtod(r->str, NULL), &pts, &slot), 0);
         assert_int_equal(pts, expect[m]);
         freeReplyObject(r);
     }

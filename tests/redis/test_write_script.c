@@ -109,7 +109,7 @@ static struct rc_write_result ok_write(struct fixture *f, int64_t now, const cha
     struct rc_error err = {0, ""};
     int rc = rc_test_write(&f->w, f->conf, json, now, &res, &err);
     if (rc != 0)
-        fail_msg("write %s failed: %s %s", json, rc_code_name(rc), err.msg);
+        fail_msg("write %s failed: %s %s", json, rc_err_code_name(rc), err.msg);
     assert_int_equal(res.status, 0);
     return res;
 }
@@ -127,7 +127,7 @@ static long long redis_int(struct fixture *f, const char *fmt, const char *key)
 
 static void key_of(char *out, const char *board, const char *suffix)
 {
-    assert_int_equal(rc_board_key(out, RC_KEY_MAX, board, "", suffix, NULL), 0);
+    assert_int_equal(rc_keys_board(out, RC_KEY_MAX, board, "", suffix, NULL), 0);
 }
 
 static void test_retried_req_changes_nothing_and_answers_duplicate(void **state)
@@ -268,7 +268,7 @@ static void test_partial_submit_of_a_member_off_the_set_ignores_its_old_fields(v
     ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"clears\":5,\"revives\":2,\"first_clear_ms\":1000}}");
     char z[RC_KEY_MAX], fk[RC_KEY_MAX];
     key_of(z, "clears", "z");
-    assert_int_equal(rc_board_key(fk, RC_KEY_MAX, "clears", "", "f", "a"), 0);
+    assert_int_equal(rc_keys_board(fk, RC_KEY_MAX, "clears", "", "f", "a"), 0);
     assert_int_equal(redis_int(f, "EXISTS %s", fk), 0); /* no hash per member */
     assert_int_equal(redis_int(f, "DEL %s", z), 1); /* what a reset leaves: nothing of a */
     struct rc_write_result a = ok_write(f, T0, "{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"revives\":1}}");

@@ -76,12 +76,12 @@ int rc_test_write(struct rc_test_writer *w, const struct rc_conf *c, const char 
     struct rc_request r;
     struct rc_period p;
     struct one o = {0, 0, res, err};
-    int rc = rc_request_decode(json, strlen(json), &r, err);
-    const struct rc_board *b = rc ? NULL : rc_conf_find_board(c, r.board);
+    int rc = rc_proto_decode(json, strlen(json), &r, err);
+    const struct rc_board *b = rc ? NULL : rc_conf_board_find(c, r.board);
     if (!rc && !b)
-        rc = rc_error_set(err, RC_E_UNKNOWN_BOARD, "unknown board %s", r.board);
+        rc = rc_err_set(err, RC_E_UNKNOWN_BOARD, "unknown board %s", r.board);
     if (!rc && rc_period_select(&b->period, r.period, now_ms, &p))
-        rc = rc_error_set(err, RC_E_BAD_REQUEST, "bad period");
+        rc = rc_err_set(err, RC_E_BAD_REQUEST, "bad period");
     if (!rc)
         rc = gw_write_submit(w->redis[0], &w->script, b, &r, &p, now_ms, on_write, &o, err);
     if (!rc) {
@@ -89,7 +89,7 @@ int rc_test_write(struct rc_test_writer *w, const struct rc_conf *c, const char 
             uv_run(&w->loop, UV_RUN_ONCE);
         rc = o.code;
     }
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     return rc;
 }
 

@@ -1,4 +1,4 @@
-/* test_admin_body.c - rc_request_decode_admin_body, the REST admin body
+/* test_admin_body.c - rc_proto_decode_admin_body, the REST admin body
  * (POST /api/v1/boards/{b}/reverse and /reset): no body means {}, a body
  * passes the strict JSON gate with the WebSocket's messages, reverse needs a
  * valid req, period must be a short string, and each refusal has the exact
@@ -23,7 +23,7 @@ static int decode(enum rc_op op, const char *board, const char *text, struct rc_
 {
     err->code = 0;
     err->msg[0] = '\0';
-    return rc_request_decode_admin_body(op, board, text, strlen(text), r, err);
+    return rc_proto_decode_admin_body(op, board, text, strlen(text), r, err);
 }
 
 static void no_body_is_an_empty_object(void **state)

@@ -46,17 +46,17 @@ static void arrival_board_loads_with_default_and_given_bits(void **s)
                               &rc, &err);
     if (rc)
         fail_msg("refused: %s", err.msg);
-    const struct rc_board *a = rc_conf_find_board(c, "a");
+    const struct rc_board *a = rc_conf_board_find(c, "a");
     assert_int_equal(a->layout.tiebreak, RC_TB_ARRIVAL);
     assert_int_equal(a->layout.tb_bits, 20);
     /* |points| <= 2^(53-20) - 1 */
     assert_int_equal(a->layout.points_max, (INT64_C(1) << 33) - 1);
     assert_int_equal(a->layout.points_min, -((INT64_C(1) << 33) - 1));
     assert_int_equal(a->layout.tb_horizon_ms, 0);
-    const struct rc_board *b = rc_conf_find_board(c, "b");
+    const struct rc_board *b = rc_conf_board_find(c, "b");
     assert_int_equal(b->layout.tb_bits, 4);
     assert_int_equal(b->layout.order, RC_ORDER_ASC);
-    const struct rc_board *p = rc_conf_find_board(c, "p");
+    const struct rc_board *p = rc_conf_board_find(c, "p");
     assert_int_equal(p->layout.tb_bits, 30); /* a periodic board: no horizon from the period */
     assert_int_equal(p->layout.points_max, (INT64_C(1) << 23) - 1);
     free(c);
@@ -127,13 +127,13 @@ static void layout_gives_points_what_the_tie_bits_leave(void **s)
         /* the largest composite, top points and the first arrival, is still safe */
         double c;
         uint64_t slot;
-        assert_int_equal(rc_tb_slot(&l, 0, 123456789, &slot), 0);
+        assert_int_equal(rc_codec_tb_slot(&l, 0, 123456789, &slot), 0);
         assert_int_equal(slot, 0); /* the script picks the slot; time plays no part */
-        assert_int_equal(rc_encode_points(&l, lim, (UINT64_C(1) << t) - 1, &c, &err), 0);
+        assert_int_equal(rc_codec_encode_points(&l, lim, (UINT64_C(1) << t) - 1, &c, &err), 0);
         assert_true(c <= 9007199254740991.0);
         int64_t pts;
         uint64_t back;
-        assert_int_equal(rc_decode_points(&l, c, &pts, &back), 0);
+        assert_int_equal(rc_codec_decode_points(&l, c, &pts, &back), 0);
         assert_int_equal(pts, lim);
         assert_int_equal(back, (UINT64_C(1) << t) - 1);
     }
@@ -159,12 +159,12 @@ static void arrival_slots_rank_earlier_first(void **s)
     assert_int_equal(rc_layout_finish(&d, 0, 0, &err), 0);
     assert_int_equal(rc_layout_finish(&a, 0, 0, &err), 0);
     double first, second;
-    assert_int_equal(rc_encode_points(&d, 7, 15 - 0, &first, &err), 0);
-    assert_int_equal(rc_encode_points(&d, 7, 15 - 1, &second, &err), 0);
-    assert_true(rc_composite_cmp(&d, first, second) < 0);
-    assert_int_equal(rc_encode_points(&a, 7, 0, &first, &err), 0);
-    assert_int_equal(rc_encode_points(&a, 7, 1, &second, &err), 0);
-    assert_true(rc_composite_cmp(&a, first, second) < 0);
+    assert_int_equal(rc_codec_encode_points(&d, 7, 15 - 0, &first, &err), 0);
+    assert_int_equal(rc_codec_encode_points(&d, 7, 15 - 1, &second, &err), 0);
+    assert_true(rc_codec_composite_cmp(&d, first, second) < 0);
+    assert_int_equal(rc_codec_encode_points(&a, 7, 0, &first, &err), 0);
+    assert_int_equal(rc_codec_encode_points(&a, 7, 1, &second, &err), 0);
+    assert_true(rc_codec_composite_cmp(&a, first, second) < 0);
 }
 
 static const char *calls_conf = "[board arena]\ntiebreak = arrival\n[board ad]\nperiod = day\n"
@@ -184,8 +184,8 @@ static void script_calls_ask_for_arrival_and_name_the_counters_in_one_slot(void 
         struct rc_write_args a;
         char json[160];
         snprintf(json, sizeof json, "{\"op\":\"set\",\"board\":\"%s\",\"member\":\"u1\",\"value\":5}", names[i]);
-        assert_int_equal(rc_request_decode(json, strlen(json), &r, &err), 0);
-        const struct rc_board *b = rc_conf_find_board(c, names[i]);
+        assert_int_equal(rc_proto_decode(json, strlen(json), &r, &err), 0);
+        const struct rc_board *b = rc_conf_board_find(c, names[i]);
         assert_int_equal(rc_period_select(&b->period, "", 1767225600000LL, &p), 0);
         assert_int_equal(rc_write_args_build(b, &r, &p, 1767225600000LL, 0, &a, &err), 0);
         assert_int_equal(a.nkeys, RC_WRITE_NKEYS_PLAIN);
@@ -193,7 +193,7 @@ static void script_calls_ask_for_arrival_and_name_the_counters_in_one_slot(void 
         assert_string_equal(a.argv[5], i == 0 ? "1048576" : "256");
         assert_non_null(strstr(a.keys[9], ":arr"));
         for (unsigned k = 1; k < a.nkeys; k++)
-            assert_int_equal(rc_key_slot(a.keys[k], strlen(a.keys[k])), rc_key_slot(a.keys[0], strlen(a.keys[0])));
+            assert_int_equal(rc_slot_of_key(a.keys[k], strlen(a.keys[k])), rc_slot_of_key(a.keys[0], strlen(a.keys[0])));
 
         struct rc_admin_args aa;
         r.op = RC_OP_REVERSE;
@@ -202,8 +202,8 @@ static void script_calls_ask_for_arrival_and_name_the_counters_in_one_slot(void 
         assert_string_equal(aa.words[RC_ADMIN_NKEYS + 5], "arrival"); /* ARGV[6] */
         assert_non_null(strstr(aa.words[8], ":arr"));
         for (unsigned k = 1; k < RC_ADMIN_NKEYS; k++)
-            assert_int_equal(rc_key_slot(aa.words[k], aa.lens[k]), rc_key_slot(aa.words[0], aa.lens[0]));
-        rc_request_free(&r);
+            assert_int_equal(rc_slot_of_key(aa.words[k], aa.lens[k]), rc_slot_of_key(aa.words[0], aa.lens[0]));
+        rc_proto_decode_free(&r);
     }
     free(c);
 }
@@ -225,7 +225,7 @@ static void shipped_arena_board_orders_by_arrival(void **s)
     memset(&err, 0, sizeof err);
     if (rc_conf_parse(path, text, n, c, &err) != 0)
         fail_msg("shipped config refused: %s", err.msg);
-    const struct rc_board *b = rc_conf_find_board(c, "arena");
+    const struct rc_board *b = rc_conf_board_find(c, "arena");
     assert_non_null(b);
     assert_int_equal(b->layout.tiebreak, RC_TB_ARRIVAL);
     assert_int_equal(b->layout.order, RC_ORDER_DESC);

@@ -160,12 +160,12 @@ static void test_covers_exact_name_only(void **state)
     struct rc_auth *a = new_auth();
     add(a, "k", "0123456789abcdef", RC_SCOPE_READ, pats, 1);
     const struct rc_key *k = &a->keys[0];
-    assert_true(rc_key_covers(k, "demo"));
-    assert_false(rc_key_covers(k, "demo2"));
-    assert_false(rc_key_covers(k, "dem"));
-    assert_false(rc_key_covers(k, "Demo"));
-    assert_false(rc_key_covers(k, NULL));
-    assert_false(rc_key_covers(NULL, "demo"));
+    assert_true(rc_auth_key_covers(k, "demo"));
+    assert_false(rc_auth_key_covers(k, "demo2"));
+    assert_false(rc_auth_key_covers(k, "dem"));
+    assert_false(rc_auth_key_covers(k, "Demo"));
+    assert_false(rc_auth_key_covers(k, NULL));
+    assert_false(rc_auth_key_covers(NULL, "demo"));
     free(a);
 }
 
@@ -176,12 +176,12 @@ static void test_covers_template_by_prefix(void **state)
     struct rc_auth *a = new_auth();
     add(a, "k", "0123456789abcdef", RC_SCOPE_READ, pats, 2);
     const struct rc_key *k = &a->keys[0];
-    assert_true(rc_key_covers(k, "match:1842"));
-    assert_true(rc_key_covers(k, "match:"));
-    assert_true(rc_key_covers(k, "laps"));
-    assert_false(rc_key_covers(k, "match"));
-    assert_false(rc_key_covers(k, "xmatch:1"));
-    assert_false(rc_key_covers(k, "demo"));
+    assert_true(rc_auth_key_covers(k, "match:1842"));
+    assert_true(rc_auth_key_covers(k, "match:"));
+    assert_true(rc_auth_key_covers(k, "laps"));
+    assert_false(rc_auth_key_covers(k, "match"));
+    assert_false(rc_auth_key_covers(k, "xmatch:1"));
+    assert_false(rc_auth_key_covers(k, "demo"));
     free(a);
 }
 
@@ -190,9 +190,9 @@ static void test_covers_star_covers_every_board(void **state)
     (void)state;
     struct rc_auth *a = new_auth();
     add(a, "k", "0123456789abcdef", RC_SCOPE_READ, star, 1);
-    assert_true(rc_key_covers(&a->keys[0], "demo"));
-    assert_true(rc_key_covers(&a->keys[0], "match:1842"));
-    assert_true(rc_key_covers(&a->keys[0], "x"));
+    assert_true(rc_auth_key_covers(&a->keys[0], "demo"));
+    assert_true(rc_auth_key_covers(&a->keys[0], "match:1842"));
+    assert_true(rc_auth_key_covers(&a->keys[0], "x"));
     free(a);
 }
 
@@ -473,34 +473,34 @@ static void test_bucket_starts_full_then_limits(void **state)
     (void)state;
     struct rc_bucket b = {0};
     for (int i = 0; i < 5; i++)
-        assert_int_equal(rc_bucket_take(&b, 1.0, 5.0, T0), 1);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 5.0, T0), 0);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 5.0, T0), 0);
+        assert_int_equal(rc_auth_bucket_take(&b, 1.0, 5.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 5.0, T0), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 5.0, T0), 0);
 }
 
 static void test_bucket_take_n_charges_n_tokens_and_at_most_burst(void **state)
 {
     (void)state;
     struct rc_bucket b = {0};
-    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 1);
-    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 1);
-    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 0); /* 3 left */
-    assert_int_equal(rc_bucket_take_n(&b, 1.0, 25.0, 1.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take_n(&b, 1.0, 25.0, 11.0, T0), 0); /* 3 left */
+    assert_int_equal(rc_auth_bucket_take_n(&b, 1.0, 25.0, 1.0, T0), 1);
     /* more than burst is charged as burst: it needs a full bucket */
     struct rc_bucket big = {0};
-    assert_int_equal(rc_bucket_take_n(&big, 1.0, 5.0, 11.0, T0), 1);
-    assert_int_equal(rc_bucket_take_n(&big, 1.0, 5.0, 11.0, T0 + 4000), 0);
-    assert_int_equal(rc_bucket_take_n(&big, 1.0, 5.0, 11.0, T0 + 5000), 1);
+    assert_int_equal(rc_auth_bucket_take_n(&big, 1.0, 5.0, 11.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take_n(&big, 1.0, 5.0, 11.0, T0 + 4000), 0);
+    assert_int_equal(rc_auth_bucket_take_n(&big, 1.0, 5.0, 11.0, T0 + 5000), 1);
 }
 
 static void test_read_tokens_grow_with_rows(void **state)
 {
     (void)state;
-    assert_int_equal(rc_read_tokens(0), 1);
-    assert_int_equal(rc_read_tokens(3), 1);
-    assert_int_equal(rc_read_tokens(RC_READ_ROWS_PER_TOKEN - 1), 1);
-    assert_int_equal(rc_read_tokens(RC_READ_ROWS_PER_TOKEN), 2);
-    assert_int_equal(rc_read_tokens(1000), 1 + 1000 / RC_READ_ROWS_PER_TOKEN);
+    assert_int_equal(rc_auth_read_tokens(0), 1);
+    assert_int_equal(rc_auth_read_tokens(3), 1);
+    assert_int_equal(rc_auth_read_tokens(RC_READ_ROWS_PER_TOKEN - 1), 1);
+    assert_int_equal(rc_auth_read_tokens(RC_READ_ROWS_PER_TOKEN), 2);
+    assert_int_equal(rc_auth_read_tokens(1000), 1 + 1000 / RC_READ_ROWS_PER_TOKEN);
 }
 
 static void test_bucket_refills_with_time(void **state)
@@ -508,25 +508,25 @@ static void test_bucket_refills_with_time(void **state)
     (void)state;
     struct rc_bucket b = {0};
     for (int i = 0; i < 2; i++)
-        assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0), 1);
-    assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0), 0);
+        assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0), 0);
     /* 10/s: a token every 100 ms, accumulated continuously */
-    assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0 + 50), 0);
-    assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0 + 100), 1);
-    assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0 + 100), 0);
-    assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0 + 250), 1);
-    assert_int_equal(rc_bucket_take(&b, 10.0, 2.0, T0 + 250), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0 + 50), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0 + 100), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0 + 100), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0 + 250), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 10.0, 2.0, T0 + 250), 0);
 }
 
 static void test_bucket_never_holds_more_than_burst(void **state)
 {
     (void)state;
     struct rc_bucket b = {0};
-    assert_int_equal(rc_bucket_take(&b, 100.0, 3.0, T0), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 100.0, 3.0, T0), 1);
     /* an hour idle refills to burst, not to 360,000 */
     int taken = 0;
     for (int i = 0; i < 10; i++)
-        taken += rc_bucket_take(&b, 100.0, 3.0, T0 + 3600 * 1000);
+        taken += rc_auth_bucket_take(&b, 100.0, 3.0, T0 + 3600 * 1000);
     assert_int_equal(taken, 3);
     assert_true(b.tokens <= 3.0);
 }
@@ -535,17 +535,17 @@ static void test_bucket_time_going_backwards_grants_nothing(void **state)
 {
     (void)state;
     struct rc_bucket b = {0};
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, T0 + 10000), 1);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, T0), 0);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, INT64_MIN), 0);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, -5), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, T0 + 10000), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, T0), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, INT64_MIN), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, -5), 0);
     assert_true(b.tokens >= 0.0 && b.tokens <= 1.0);
     /* the time already counted is not counted again after the step back */
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, T0 + 10500), 0);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, T0 + 11000), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, T0 + 10500), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, T0 + 11000), 1);
     /* a jump to the far future just fills to burst */
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, INT64_MAX), 1);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 1.0, INT64_MAX), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, INT64_MAX), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 1.0, INT64_MAX), 0);
 }
 
 static void test_bucket_first_use_at_time_zero_fills_once(void **state)
@@ -553,18 +553,18 @@ static void test_bucket_first_use_at_time_zero_fills_once(void **state)
     (void)state;
     /* last_ms 0 means "never used": a first take at 0 must not refill again. */
     struct rc_bucket b = {0};
-    assert_int_equal(rc_bucket_take(&b, 1.0, 2.0, 0), 1);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 2.0, 0), 1);
-    assert_int_equal(rc_bucket_take(&b, 1.0, 2.0, 0), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 2.0, 0), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 2.0, 0), 1);
+    assert_int_equal(rc_auth_bucket_take(&b, 1.0, 2.0, 0), 0);
 }
 
 static void test_bucket_with_burst_below_one_never_allows(void **state)
 {
     (void)state;
     struct rc_bucket b = {0};
-    assert_int_equal(rc_bucket_take(&b, 1000.0, 0.5, T0), 0);
-    assert_int_equal(rc_bucket_take(&b, 1000.0, 0.5, T0 + 100000), 0);
-    assert_int_equal(rc_bucket_take(NULL, 1.0, 1.0, T0), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1000.0, 0.5, T0), 0);
+    assert_int_equal(rc_auth_bucket_take(&b, 1000.0, 0.5, T0 + 100000), 0);
+    assert_int_equal(rc_auth_bucket_take(NULL, 1.0, 1.0, T0), 0);
 }
 
 int main(void)

@@ -85,15 +85,15 @@ static void test_encode_out_of_range_reports_instead_of_clamping(void **state)
     l.points_min = 0;
     l.points_max = 100;
     assert_int_equal(rc_layout_finish(&l, 1, 1, &err), 0);
-    assert_int_equal(rc_encode_points(&l, 101, 0, &c, &err), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_encode_points(&l, 101, 0, &c, &err), RC_E_OUT_OF_RANGE);
     assert_true(c == 42); /* untouched */
-    assert_int_equal(rc_encode_points(&l, -1, 0, &c, &err), RC_E_OUT_OF_RANGE);
-    assert_int_equal(rc_encode_points(&l, 100, 0, &c, &err), 0);
+    assert_int_equal(rc_codec_encode_points(&l, -1, 0, &c, &err), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_encode_points(&l, 100, 0, &c, &err), 0);
     assert_true(c == 100);
     int64_t p;
     uint64_t s;
-    assert_int_equal(rc_decode_points(&l, 100.5, &p, &s), RC_E_OUT_OF_RANGE);
-    assert_int_equal(rc_decode_points(&l, 1e300, &p, &s), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_decode_points(&l, 100.5, &p, &s), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_decode_points(&l, 1e300, &p, &s), RC_E_OUT_OF_RANGE);
 }
 
 static void test_tiebreak_slot_outside_horizon_is_out_of_range(void **state)
@@ -103,10 +103,10 @@ static void test_tiebreak_slot_outside_horizon_is_out_of_range(void **state)
     struct rc_error err;
     uint64_t s;
     assert_int_equal(rc_layout_finish(&l, 0, 0, &err), 0);
-    assert_int_equal(rc_tb_slot(&l, 1000000, 999999, &s), RC_E_OUT_OF_RANGE);
-    assert_int_equal(rc_tb_slot(&l, 1000000, 1000000 + DAY_MS, &s), RC_E_OUT_OF_RANGE);
-    assert_int_equal(rc_tb_slot(&l, 1000000, 1000000 + DAY_MS - 1, &s), 0);
-    assert_int_equal(rc_tb_slot_time(&l, 1000000, s), 1000000 + DAY_MS - 1000);
+    assert_int_equal(rc_codec_tb_slot(&l, 1000000, 999999, &s), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_tb_slot(&l, 1000000, 1000000 + DAY_MS, &s), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_tb_slot(&l, 1000000, 1000000 + DAY_MS - 1, &s), 0);
+    assert_int_equal(rc_codec_tb_slot_time(&l, 1000000, s), 1000000 + DAY_MS - 1000);
 }
 
 static void test_full_53_bit_fields_layout_round_trips_at_the_edge(void **state)
@@ -124,13 +124,13 @@ static void test_full_53_bit_fields_layout_round_trips_at_the_edge(void **state)
     int64_t v[2] = {(1LL << 52) - 1, 0}, out[2];
     double c;
     uint64_t s;
-    assert_int_equal(rc_encode_fields(&l, v, 0, &c, &err), 0);
+    assert_int_equal(rc_codec_encode_fields(&l, v, 0, &c, &err), 0);
     assert_true(c == 9007199254740991.0);
-    assert_int_equal(rc_decode_fields(&l, c, out, &s), 0);
+    assert_int_equal(rc_codec_decode_fields(&l, c, out, &s), 0);
     assert_int_equal(out[0], v[0]);
     assert_int_equal(out[1], 0);
     v[1] = 2;
-    assert_int_equal(rc_encode_fields(&l, v, 0, &c, &err), RC_E_OUT_OF_RANGE);
+    assert_int_equal(rc_codec_encode_fields(&l, v, 0, &c, &err), RC_E_OUT_OF_RANGE);
 }
 
 /* ---- properties --------------------------------------------------------- */
@@ -202,21 +202,21 @@ static void test_points_round_trip_and_order_property(void **state)
             uint64_t sa, sb, sd;
             double ca, cb;
             int64_t pd;
-            assert_int_equal(rc_tb_slot(&l, base, ta, &sa), 0);
-            assert_int_equal(rc_tb_slot(&l, base, tb_, &sb), 0);
-            assert_int_equal(rc_encode_points(&l, pa, sa, &ca, &err), 0);
-            assert_int_equal(rc_encode_points(&l, pb, sb, &cb, &err), 0);
+            assert_int_equal(rc_codec_tb_slot(&l, base, ta, &sa), 0);
+            assert_int_equal(rc_codec_tb_slot(&l, base, tb_, &sb), 0);
+            assert_int_equal(rc_codec_encode_points(&l, pa, sa, &ca, &err), 0);
+            assert_int_equal(rc_codec_encode_points(&l, pb, sb, &cb, &err), 0);
             assert_true(ca >= -9007199254740991.0 && ca <= 9007199254740991.0);
-            assert_int_equal(rc_decode_points(&l, ca, &pd, &sd), 0);
+            assert_int_equal(rc_codec_decode_points(&l, ca, &pd, &sd), 0);
             assert_int_equal(pd, pa);
             assert_int_equal(sd, sa);
             if (l.tiebreak != RC_TB_NONE)
-                assert_int_equal(rc_tb_slot_time(&l, base, sd), base + (ta - base) / res * res);
+                assert_int_equal(rc_codec_tb_slot_time(&l, base, sd), base + (ta - base) / res * res);
             /* same slot means same resolution bucket: equal for ranking */
             int64_t qa = l.tiebreak == RC_TB_NONE ? 0 : (ta - base) / res;
             int64_t qb = l.tiebreak == RC_TB_NONE ? 0 : (tb_ - base) / res;
             int want = intended(&l, pa, qa, pb, qb);
-            int got = -rc_composite_cmp(&l, ca, cb); /* cmp < 0: a ranks first */
+            int got = -rc_codec_composite_cmp(&l, ca, cb); /* cmp < 0: a ranks first */
             got = got > 0 ? 1 : got < 0 ? -1 : 0;
             assert_int_equal(got, want);
             cases++;
@@ -254,11 +254,11 @@ static void test_fields_round_trip_and_order_property(void **state)
             int64_t ta = rnd_in(0, l.tb_horizon_ms - 1), tb_ = rnd() % 2 ? ta : rnd_in(0, l.tb_horizon_ms - 1);
             uint64_t sa, sb, sd;
             double ca, cb;
-            assert_int_equal(rc_tb_slot(&l, 0, ta, &sa), 0);
-            assert_int_equal(rc_tb_slot(&l, 0, tb_, &sb), 0);
-            assert_int_equal(rc_encode_fields(&l, a, sa, &ca, &err), 0);
-            assert_int_equal(rc_encode_fields(&l, b, sb, &cb, &err), 0);
-            assert_int_equal(rc_decode_fields(&l, ca, d, &sd), 0);
+            assert_int_equal(rc_codec_tb_slot(&l, 0, ta, &sa), 0);
+            assert_int_equal(rc_codec_tb_slot(&l, 0, tb_, &sb), 0);
+            assert_int_equal(rc_codec_encode_fields(&l, a, sa, &ca, &err), 0);
+            assert_int_equal(rc_codec_encode_fields(&l, b, sb, &cb, &err), 0);
+            assert_int_equal(rc_codec_decode_fields(&l, ca, d, &sd), 0);
             assert_memory_equal(d, a, l.nfields * sizeof a[0]);
             assert_int_equal(sd, sa);
             /* intended: fields in order, each in its direction, then time */
@@ -268,7 +268,7 @@ static void test_fields_round_trip_and_order_property(void **state)
                     want = (a[i] > b[i]) != l.fields[i].ascending ? 1 : -1;
             if (!want && l.tiebreak != RC_TB_NONE && ta != tb_)
                 want = (l.tiebreak == RC_TB_EARLIEST) == (ta < tb_) ? 1 : -1;
-            int got = -rc_composite_cmp(&l, ca, cb);
+            int got = -rc_codec_composite_cmp(&l, ca, cb);
             got = got > 0 ? 1 : got < 0 ? -1 : 0;
             assert_int_equal(got, want);
             cases++;

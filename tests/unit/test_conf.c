@@ -162,7 +162,7 @@ static void test_shipped_config_parses_with_expected_boards(void **state)
     assert_int_equal(b->layout.order, RC_ORDER_DESC);
     assert_int_equal(b->period.kind, RC_PERIOD_NONE);
     assert_int_equal(b->decay.kind, RC_DECAY_NONE);
-    assert_ptr_equal(rc_conf_find_board(c, "match:1842"), b);
+    assert_ptr_equal(rc_conf_board_find(c, "match:1842"), b);
 
     b = board(c, "laps");
     assert_int_equal(b->layout.order, RC_ORDER_ASC);
@@ -419,8 +419,8 @@ static void test_auth_and_key_sections_are_stored(void **state)
     assert_int_equal(k->npatterns, 2);
     assert_string_equal(k->patterns[0], "demo");
     assert_string_equal(k->patterns[1], "match:*");
-    assert_true(rc_key_covers(k, "match:1842"));
-    assert_false(rc_key_covers(k, "laps"));
+    assert_true(rc_auth_key_covers(k, "match:1842"));
+    assert_false(rc_auth_key_covers(k, "laps"));
 
     k = key_named(c, "ops-admin_1");
     assert_int_equal(k->config_line, 8);
@@ -560,10 +560,10 @@ static void test_find_board_exact_beats_template(void **state)
     (void)state;
     struct rc_conf *c = new_conf();
     parse_ok(lookup_conf, c);
-    const struct rc_board *b = rc_conf_find_board(c, "a:b:c");
+    const struct rc_board *b = rc_conf_board_find(c, "a:b:c");
     assert_non_null(b);
     assert_string_equal(b->name, "a:b:c");
-    assert_string_equal(rc_conf_find_board(c, "solo")->name, "solo");
+    assert_string_equal(rc_conf_board_find(c, "solo")->name, "solo");
     free(c);
 }
 
@@ -572,10 +572,10 @@ static void test_find_board_longest_template_wins(void **state)
     (void)state;
     struct rc_conf *c = new_conf();
     parse_ok(lookup_conf, c);
-    assert_string_equal(rc_conf_find_board(c, "a:b:cd")->name, "a:b:c*");
-    assert_string_equal(rc_conf_find_board(c, "a:b:x")->name, "a:b:*");
-    assert_string_equal(rc_conf_find_board(c, "a:x")->name, "a:*");
-    assert_string_equal(rc_conf_find_board(c, "a:b:c:d")->name, "a:b:c*");
+    assert_string_equal(rc_conf_board_find(c, "a:b:cd")->name, "a:b:c*");
+    assert_string_equal(rc_conf_board_find(c, "a:b:x")->name, "a:b:*");
+    assert_string_equal(rc_conf_board_find(c, "a:x")->name, "a:*");
+    assert_string_equal(rc_conf_board_find(c, "a:b:c:d")->name, "a:b:c*");
     free(c);
 }
 
@@ -584,11 +584,11 @@ static void test_find_board_unknown_is_null(void **state)
     (void)state;
     struct rc_conf *c = new_conf();
     parse_ok(lookup_conf, c);
-    assert_null(rc_conf_find_board(c, "b:1"));
-    assert_null(rc_conf_find_board(c, "sol"));
-    assert_null(rc_conf_find_board(c, "soloist"));
-    assert_null(rc_conf_find_board(c, "a"));
-    assert_null(rc_conf_find_board(c, NULL));
+    assert_null(rc_conf_board_find(c, "b:1"));
+    assert_null(rc_conf_board_find(c, "sol"));
+    assert_null(rc_conf_board_find(c, "soloist"));
+    assert_null(rc_conf_board_find(c, "a"));
+    assert_null(rc_conf_board_find(c, NULL));
     free(c);
 }
 
@@ -599,8 +599,8 @@ static void test_find_board_template_needs_a_non_empty_remainder(void **state)
     (void)state;
     struct rc_conf *c = new_conf();
     parse_ok("[board match:*]\ntiebreak = none\n", c);
-    assert_null(rc_conf_find_board(c, "match:"));
-    assert_string_equal(rc_conf_find_board(c, "match:1")->name, "match:*");
+    assert_null(rc_conf_board_find(c, "match:"));
+    assert_string_equal(rc_conf_board_find(c, "match:1")->name, "match:*");
     free(c);
 }
 
@@ -611,8 +611,8 @@ static void test_find_board_bare_prefix_falls_back_to_a_shorter_template(void **
     (void)state;
     struct rc_conf *c = new_conf();
     parse_ok(lookup_conf, c);
-    assert_string_equal(rc_conf_find_board(c, "a:b:")->name, "a:*");
-    assert_null(rc_conf_find_board(c, "a:"));
+    assert_string_equal(rc_conf_board_find(c, "a:b:")->name, "a:*");
+    assert_null(rc_conf_board_find(c, "a:"));
     free(c);
 }
 
@@ -941,7 +941,7 @@ static void test_periodic_and_template_boards_can_be_sharded(void **state)
     assert_int_equal(board(c, "w:*")->shards, 2);
     assert_int_equal(board(c, "w:*")->period.kind, RC_PERIOD_WEEK);
     /* a board of the template is found by its name, with the template's shards */
-    const struct rc_board *b = rc_conf_find_board(c, "m:17");
+    const struct rc_board *b = rc_conf_board_find(c, "m:17");
     assert_non_null(b);
     assert_int_equal(b->shards, 3);
     free(c);
@@ -1190,12 +1190,12 @@ static void test_durations_parse_and_reject(void **state)
         "5mss", "5h5m"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         int64_t ms = -1;
-        assert_int_equal(rc_parse_duration_ms(ok[i].s, &ms), 0);
+        assert_int_equal(rc_conf_value_parse_duration_ms(ok[i].s, &ms), 0);
         assert_int_equal(ms, ok[i].ms);
     }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t ms = -1;
-        if (rc_parse_duration_ms(bad[i], &ms) != RC_E_BAD_REQUEST)
+        if (rc_conf_value_parse_duration_ms(bad[i], &ms) != RC_E_BAD_REQUEST)
             fail_msg("duration '%s' accepted", bad[i]);
         assert_int_equal(ms, -1);
     }
@@ -1266,13 +1266,13 @@ static void test_timestamps_parse_and_reject(void **state)
         "2026-01-01T00:00:00.5Z", "+2026-01-01T00:00:00Z", "",  "2026-01-01"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         int64_t ms = -7;
-        if (rc_parse_timestamp_ms(ok[i].s, &ms) != 0)
+        if (rc_conf_value_parse_timestamp_ms(ok[i].s, &ms) != 0)
             fail_msg("timestamp '%s' refused", ok[i].s);
         assert_int_equal(ms, ok[i].ms);
     }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t ms = -7;
-        if (rc_parse_timestamp_ms(bad[i], &ms) != RC_E_BAD_REQUEST)
+        if (rc_conf_value_parse_timestamp_ms(bad[i], &ms) != RC_E_BAD_REQUEST)
             fail_msg("timestamp '%s' accepted", bad[i]);
         assert_int_equal(ms, -7);
     }
@@ -1288,12 +1288,12 @@ static void test_utc_offsets_parse_and_reject(void **state)
                                       "+14:01", "-14:30", "+15:00", "+08:00:00", "+08:00 ", "+ab:cd"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         int32_t s = 99;
-        assert_int_equal(rc_parse_utc_offset(ok[i].s, &s), 0);
+        assert_int_equal(rc_conf_value_parse_utc_offset(ok[i].s, &s), 0);
         assert_int_equal(s, ok[i].secs);
     }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int32_t s = 99;
-        if (rc_parse_utc_offset(bad[i], &s) != RC_E_BAD_REQUEST)
+        if (rc_conf_value_parse_utc_offset(bad[i], &s) != RC_E_BAD_REQUEST)
             fail_msg("offset '%s' accepted", bad[i]);
         assert_int_equal(s, 99);
     }
@@ -1310,12 +1310,12 @@ static void test_int64_parse_is_strict(void **state)
                                       "99999999999999999999"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         int64_t v = 99;
-        assert_int_equal(rc_parse_int64(ok[i].s, &v), 0);
+        assert_int_equal(rc_conf_value_parse_int64(ok[i].s, &v), 0);
         assert_int_equal(v, ok[i].v);
     }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t v = 99;
-        if (rc_parse_int64(bad[i], &v) != RC_E_BAD_REQUEST)
+        if (rc_conf_value_parse_int64(bad[i], &v) != RC_E_BAD_REQUEST)
             fail_msg("integer '%s' accepted", bad[i]);
         assert_int_equal(v, 99);
     }

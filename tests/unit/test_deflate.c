@@ -54,7 +54,7 @@ static void a_message_inflates_back_to_itself(void **state)
     char text[BIG];
     unsigned char z[BIG], back[BIG];
     size_t n = delta_text(text, sizeof text, 1);
-    struct rc_deflater *d = rc_deflater_new(6);
+    struct rc_deflater *d = rc_deflate_new(6);
     assert_non_null(d);
     size_t zn = rc_deflate_message(d, (const unsigned char *)text, n, z, sizeof z);
     assert_true(zn > 0 && zn < n / 2);
@@ -66,7 +66,7 @@ static void a_message_inflates_back_to_itself(void **state)
     assert_int_equal(inflate_into(&s, z, zn, back, sizeof back), n);
     assert_memory_equal(back, text, n);
     inflateEnd(&s);
-    rc_deflater_free(d);
+    rc_deflate_free(d);
 }
 
 /* A receiver with context takeover keeps one inflate stream: every message,
@@ -76,7 +76,7 @@ static void messages_decode_in_one_continuing_inflate_context(void **state)
     (void)state;
     char text[BIG];
     unsigned char z[BIG], back[BIG];
-    struct rc_deflater *d = rc_deflater_new(6);
+    struct rc_deflater *d = rc_deflate_new(6);
     z_stream s;
     memset(&s, 0, sizeof s);
     assert_int_equal(inflateInit2(&s, -15), Z_OK);
@@ -88,7 +88,7 @@ static void messages_decode_in_one_continuing_inflate_context(void **state)
         assert_memory_equal(back, text, n);
     }
     inflateEnd(&s);
-    rc_deflater_free(d);
+    rc_deflate_free(d);
 }
 
 /* The same text gives the same bytes whatever came before: nothing refers
@@ -98,7 +98,7 @@ static void the_same_message_compresses_to_the_same_bytes_every_time(void **stat
     (void)state;
     char text[BIG], other[BIG];
     unsigned char z1[BIG], z2[BIG];
-    struct rc_deflater *d = rc_deflater_new(6);
+    struct rc_deflater *d = rc_deflate_new(6);
     size_t n = delta_text(text, sizeof text, 5);
     size_t z1n = rc_deflate_message(d, (const unsigned char *)text, n, z1, sizeof z1);
     size_t on = delta_text(other, sizeof other, 6);
@@ -106,7 +106,7 @@ static void the_same_message_compresses_to_the_same_bytes_every_time(void **stat
     size_t z2n = rc_deflate_message(d, (const unsigned char *)text, n, z2, sizeof z2);
     assert_int_equal(z1n, z2n);
     assert_memory_equal(z1, z2, z1n);
-    rc_deflater_free(d);
+    rc_deflate_free(d);
 }
 
 static void what_would_not_shrink_or_fit_is_refused(void **state)
@@ -118,7 +118,7 @@ static void what_would_not_shrink_or_fit_is_refused(void **state)
         x = x * 1664525u + 1013904223u;
         noise[i] = (unsigned char)(x >> 24);
     }
-    struct rc_deflater *d = rc_deflater_new(6);
+    struct rc_deflater *d = rc_deflate_new(6);
     assert_int_equal(rc_deflate_message(d, noise, sizeof noise, z, sizeof z), 0);
     char text[BIG];
     size_t n = delta_text(text, sizeof text, 2);
@@ -127,7 +127,7 @@ static void what_would_not_shrink_or_fit_is_refused(void **state)
     assert_int_equal(rc_deflate_message(d, (const unsigned char *)"a", 1, z, sizeof z), 0);
     /* after a refusal the deflater still works */
     assert_true(rc_deflate_message(d, (const unsigned char *)text, n, z, sizeof z) > 0);
-    rc_deflater_free(d);
+    rc_deflate_free(d);
 }
 
 static void stored_blocks_inflate_back_whatever_the_size(void **state)
@@ -161,9 +161,9 @@ static void stored_blocks_inflate_back_whatever_the_size(void **state)
 static void bad_levels_make_no_deflater(void **state)
 {
     (void)state;
-    assert_null(rc_deflater_new(0));
-    assert_null(rc_deflater_new(10));
-    rc_deflater_free(NULL);
+    assert_null(rc_deflate_new(0));
+    assert_null(rc_deflate_new(10));
+    rc_deflate_free(NULL);
 }
 
 int main(void)

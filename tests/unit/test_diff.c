@@ -1,11 +1,11 @@
-/* test_diff.c - rc_window_diff finds a delta that PROTOCOL.md's rule ("Applying
+/* test_diff.c - rc_diff_window_diff finds a delta that PROTOCOL.md's rule ("Applying
  * a delta to a window") turns into exactly the new window, no bigger than the
- * members that changed; rc_window_apply is that rule and refuses what the rule
+ * members that changed; rc_diff_window_apply is that rule and refuses what the rule
  * does not allow.
  *
  * The random tests run from a fixed seed printed at start; RC_TEST_SEED=<n>
  * replays another one. A literal, slow transcription of the rule
- * (rule_apply) is the reference that both the diff and rc_window_apply are
+ * (rule_apply) is the reference that both the diff and rc_diff_window_apply are
  * checked against.
  */
 #include <setjmp.h>
@@ -109,7 +109,7 @@ static void assert_window_equal(const struct rc_wrow *got, size_t ngot, const st
 }
 
 /* Diffs old against new_, checks the delta's shape, applies it with both
- * rc_window_apply and the reference rule (rows shuffled when r is given), and
+ * rc_diff_window_apply and the reference rule (rows shuffled when r is given), and
  * asserts both rebuild new_ exactly. Fills *d; the caller frees it. */
 static void diff_and_rebuild(const struct rc_wrow *old, size_t nold, const struct rc_wrow *new_,
                              size_t nnew, size_t window_len, long first_rank, struct rng *r,
@@ -129,7 +129,7 @@ static void diff_and_rebuild(const struct rc_wrow *old, size_t nold, const struc
     assert_non_null(ranks);
     assert_non_null(removed);
 
-    assert_int_equal(rc_window_diff(old, nold, new_, nnew, d), 0);
+    assert_int_equal(rc_diff_window_diff(old, nold, new_, nnew, d), 0);
     assert_true(d->nrows <= nnew);
     assert_true(d->nremoved <= nold);
     for (size_t k = 0; k < d->nrows; k++) {
@@ -161,7 +161,7 @@ static void diff_and_rebuild(const struct rc_wrow *old, size_t nold, const struc
         memcpy(win, old, nold * sizeof *old);
         memcpy(ref, old, nold * sizeof *old);
     }
-    assert_int_equal(rc_window_apply(win, &nwin, cap, window_len, first_rank, rows, ranks, d->nrows,
+    assert_int_equal(rc_diff_window_apply(win, &nwin, cap, window_len, first_rank, rows, ranks, d->nrows,
                                      removed, d->nremoved),
                      0);
     assert_window_equal(win, nwin, new_, nnew);
@@ -366,13 +366,13 @@ static void both_windows_empty_gives_empty_delta(void **state)
     size_t n = 0;
     (void)state;
 
-    assert_int_equal(rc_window_diff(NULL, 0, NULL, 0, &d), 0);
+    assert_int_equal(rc_diff_window_diff(NULL, 0, NULL, 0, &d), 0);
     assert_int_equal(d.nrows, 0);
     assert_int_equal(d.nremoved, 0);
     rc_diff_free(&d);
     rc_diff_free(&d); /* twice is harmless */
     rc_diff_free(NULL);
-    assert_int_equal(rc_window_apply(NULL, &n, 0, 10, 1, NULL, NULL, 0, NULL, 0), 0);
+    assert_int_equal(rc_diff_window_apply(NULL, &n, 0, 10, 1, NULL, NULL, 0, NULL, 0), 0);
     assert_int_equal(n, 0);
 }
 
@@ -382,12 +382,12 @@ static void diff_refuses_duplicate_members(void **state)
     struct rc_diff d;
     (void)state;
 
-    assert_int_equal(rc_window_diff(top10, 10, dup, 3, &d), RC_E_INTERNAL);
+    assert_int_equal(rc_diff_window_diff(top10, 10, dup, 3, &d), RC_E_INTERNAL);
     assert_int_equal(d.nrows + d.nremoved, 0);
     assert_null(d.rows);
-    assert_int_equal(rc_window_diff(dup, 3, dup + 1, 2, &d), RC_E_INTERNAL);
+    assert_int_equal(rc_diff_window_diff(dup, 3, dup + 1, 2, &d), RC_E_INTERNAL);
     assert_int_equal(d.nrows + d.nremoved, 0);
-    assert_int_equal(rc_window_diff(top10, 10, top10, 10, NULL), RC_E_INTERNAL);
+    assert_int_equal(rc_diff_window_diff(top10, 10, top10, 10, NULL), RC_E_INTERNAL);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -403,10 +403,10 @@ static void apply_rejects_row_past_list_length(void **state)
     size_t n = 3;
     (void)state;
 
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 1, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 1, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
     /* After removing b the list holds 2: position 3 is past it too. */
     rank = 4;
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 1, &row, &rank, 1, gone, 1), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 1, &row, &rank, 1, gone, 1), RC_E_BAD_REQUEST);
     assert_int_equal(n, 3);
 }
 
@@ -418,11 +418,11 @@ static void apply_rejects_rank_before_window(void **state)
     size_t n = 3;
     (void)state;
 
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 11, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 11, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
     rank = 0;
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 1, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 1, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
     rank = 1;
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 0, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 0, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
     assert_int_equal(n, 3);
 }
 
@@ -435,7 +435,7 @@ static void apply_accepts_row_at_list_length_as_append(void **state)
     size_t n = 3;
     (void)state;
 
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 11, rows, ranks, 2, NULL, 0), 0);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 11, rows, ranks, 2, NULL, 0), 0);
     assert_window_equal(win, n, want, 5);
 }
 
@@ -448,17 +448,17 @@ static void apply_rejects_cap_too_small(void **state)
     size_t n = 3;
     (void)state;
 
-    assert_int_equal(rc_window_apply(win, &n, 3, 8, 1, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 3, 8, 1, &row, &rank, 1, NULL, 0), RC_E_BAD_REQUEST);
     assert_window_equal(win, n, want, 3);
     /* A list already bigger than its array is refused too. */
     n = 4;
-    assert_int_equal(rc_window_apply(win, &n, 3, 8, 1, NULL, NULL, 0, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 3, 8, 1, NULL, NULL, 0, NULL, 0), RC_E_BAD_REQUEST);
     n = 3;
     /* The same row, cut by a 3-row window, needs no room. */
-    assert_int_equal(rc_window_apply(win, &n, 3, 3, 1, &row, &rank, 1, NULL, 0), 0);
+    assert_int_equal(rc_diff_window_apply(win, &n, 3, 3, 1, &row, &rank, 1, NULL, 0), 0);
     assert_window_equal(win, n, want, 3);
     /* Exactly enough room is enough. */
-    assert_int_equal(rc_window_apply(win, &n, 4, 8, 1, &row, &rank, 1, NULL, 0), 0);
+    assert_int_equal(rc_diff_window_apply(win, &n, 4, 8, 1, &row, &rank, 1, NULL, 0), 0);
     assert_int_equal(n, 4);
     assert_string_equal(win[3].member, "d");
 }
@@ -473,9 +473,9 @@ static void apply_rejects_two_rows_for_one_member_or_rank(void **state)
     size_t n = 3;
     (void)state;
 
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 1, same_member, distinct, 2, NULL, 0),
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 1, same_member, distinct, 2, NULL, 0),
                      RC_E_BAD_REQUEST);
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 1, two, same_rank, 2, NULL, 0), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 1, two, same_rank, 2, NULL, 0), RC_E_BAD_REQUEST);
     assert_window_equal(win, n, want, 3);
 }
 
@@ -492,9 +492,9 @@ static void apply_inserts_rows_in_rank_order_whatever_their_order(void **state)
     (void)state;
 
     memcpy(win2, win, sizeof win2);
-    assert_int_equal(rc_window_apply(win, &n, 8, 8, 1, rows, ranks, 3, NULL, 0), 0);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 8, 1, rows, ranks, 3, NULL, 0), 0);
     assert_window_equal(win, n, want, 5);
-    assert_int_equal(rc_window_apply(win2, &n2, 8, 8, 1, rev_rows, rev_ranks, 3, NULL, 0), 0);
+    assert_int_equal(rc_diff_window_apply(win2, &n2, 8, 8, 1, rev_rows, rev_ranks, 3, NULL, 0), 0);
     assert_window_equal(win2, n2, want, 5);
 }
 
@@ -508,11 +508,11 @@ static void apply_cuts_to_window_length_and_ignores_unknown_removed(void **state
     size_t n = 3;
     (void)state;
 
-    assert_int_equal(rc_window_apply(win, &n, 8, 3, 1, &row, &rank, 1, gone, 1), 0);
+    assert_int_equal(rc_diff_window_apply(win, &n, 8, 3, 1, &row, &rank, 1, gone, 1), 0);
     assert_window_equal(win, n, want, 3);
 }
 
-/* Random small windows and random, often invalid, deltas: rc_window_apply
+/* Random small windows and random, often invalid, deltas: rc_diff_window_apply
  * accepts exactly what the literal rule can follow, builds the same list, and
  * leaves the window untouched when it refuses. */
 static void apply_matches_literal_rule_on_random_deltas(void **state)
@@ -564,7 +564,7 @@ static void apply_matches_literal_rule_on_random_deltas(void **state)
         memcpy(ref, win, sizeof ref);
         memcpy(before, win, sizeof before);
         nwin = nref = n;
-        rc = rc_window_apply(win, &nwin, cap, window_len, first_rank, rows, ranks, nrows, removed,
+        rc = rc_diff_window_apply(win, &nwin, cap, window_len, first_rank, rows, ranks, nrows, removed,
                              nremoved);
         ref_rc = rule_apply(ref, &nref, cap, window_len, first_rank, rows, ranks, nrows, removed,
                             nremoved);

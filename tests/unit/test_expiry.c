@@ -38,16 +38,16 @@ static void test_a_first_walk_starts_keep_periods_back_and_steps_to_the_present(
     const struct rc_board *b = &c->boards[0];
     struct rc_period next;
     int64_t now = BASE + 55 * S; /* inside period 5; grace 2 s */
-    assert_int_equal(rc_archive_walk(b, now, 2 * S, 0, &next), 1);
+    assert_int_equal(rc_expiry_archive_walk(b, now, 2 * S, 0, &next), 1);
     assert_string_equal(next.id, "2"); /* 5 - keep */
     const char *want[] = {"2", "3", "4"};
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(rc_archive_walk(b, now, 2 * S, 1, &next), 1);
+        assert_int_equal(rc_expiry_archive_walk(b, now, 2 * S, 1, &next), 1);
         assert_string_equal(next.id, want[i]);
         assert_int_equal(rc_period_next(&b->period, &next, &next), 0);
     }
     /* caught up: period 5 is not over */
-    assert_int_equal(rc_archive_walk(b, now, 2 * S, 1, &next), 0);
+    assert_int_equal(rc_expiry_archive_walk(b, now, 2 * S, 1, &next), 0);
     assert_string_equal(next.id, "5");
     free(c);
 }
@@ -59,9 +59,9 @@ static void test_a_period_is_due_only_after_the_grace(void **state)
     const struct rc_board *b = &c->boards[0];
     struct rc_period next;
     assert_int_equal(rc_period_at(&b->period, BASE + 45 * S, &next), 0); /* period 4 */
-    assert_int_equal(rc_archive_walk(b, BASE + 51 * S, 2 * S, 1, &next), 0);
+    assert_int_equal(rc_expiry_archive_walk(b, BASE + 51 * S, 2 * S, 1, &next), 0);
     assert_string_equal(next.id, "4");
-    assert_int_equal(rc_archive_walk(b, BASE + 52 * S, 2 * S, 1, &next), 1);
+    assert_int_equal(rc_expiry_archive_walk(b, BASE + 52 * S, 2 * S, 1, &next), 1);
     assert_string_equal(next.id, "4");
     free(c);
 }
@@ -74,10 +74,10 @@ static void test_the_walk_restarts_when_the_clock_moves_back_or_far_ahead(void *
     struct rc_period next;
     assert_int_equal(rc_period_at(&b->period, BASE + 95 * S, &next), 0); /* period 9 */
     /* back to period 5: 9 lies ahead of it */
-    assert_int_equal(rc_archive_walk(b, BASE + 55 * S, 2 * S, 1, &next), 1);
+    assert_int_equal(rc_expiry_archive_walk(b, BASE + 55 * S, 2 * S, 1, &next), 1);
     assert_string_equal(next.id, "2");
     /* a gateway down for 100 periods: only the last keep are still in Redis */
-    assert_int_equal(rc_archive_walk(b, BASE + 1055 * S, 2 * S, 1, &next), 1);
+    assert_int_equal(rc_expiry_archive_walk(b, BASE + 1055 * S, 2 * S, 1, &next), 1);
     assert_string_equal(next.id, "102");
     free(c);
 }
@@ -89,9 +89,9 @@ static void test_a_period_is_kept_until_keep_periods_after_it_end(void **state)
     const struct rc_board *b = &c->boards[0];
     struct rc_period p;
     assert_int_equal(rc_period_at(&b->period, BASE + 5 * S, &p), 0); /* period 0, kept to the end of 3 */
-    assert_int_equal(rc_period_kept(b, &p, BASE + 5 * S), 1);
-    assert_int_equal(rc_period_kept(b, &p, BASE + 39 * S), 1);
-    assert_int_equal(rc_period_kept(b, &p, BASE + 40 * S), 0);
+    assert_int_equal(rc_expiry_period_kept(b, &p, BASE + 5 * S), 1);
+    assert_int_equal(rc_expiry_period_kept(b, &p, BASE + 39 * S), 1);
+    assert_int_equal(rc_expiry_period_kept(b, &p, BASE + 40 * S), 0);
     free(c);
 }
 

@@ -92,7 +92,7 @@ static void args_build(void **state)
     assert_string_equal(a.words[8], "3");
     assert_string_equal(a.words[9], "PUBLISH");
     for (size_t i = 0; i < RC_FREEZE_NKEYS; i++) /* one slot (a cluster takes the script) */
-        assert_int_equal(rc_key_slot(a.words[i], a.lens[i]), rc_key_slot(a.words[0], a.lens[0]));
+        assert_int_equal(rc_slot_of_key(a.words[i], a.lens[i]), rc_slot_of_key(a.words[0], a.lens[0]));
     assert_int_equal(rc_freeze_args_build("b", "2026-11-26", RC_FREEZE_DO_REVEAL, RC_FREEZE_STEPS_ALL, 1, &a), 0);
     assert_string_equal(a.words[8], "all");
     assert_string_equal(a.words[9], "SPUBLISH");

@@ -61,14 +61,14 @@ static int unload(void **state)
 
 static const struct rc_board *board(const char *name)
 {
-    const struct rc_board *b = rc_conf_find_board(conf, name);
+    const struct rc_board *b = rc_conf_board_find(conf, name);
     assert_non_null(b);
     return b;
 }
 
 static int header(const char *board_name, const char *line, struct rc_import_cols *cols, struct rc_error *err)
 {
-    return rc_import_csv_header(board(board_name), line, strlen(line), cols, err);
+    return rc_import_row_csv_header(board(board_name), line, strlen(line), cols, err);
 }
 
 static int csv_row(const char *board_name, const char *hdr, const char *line, struct rc_import_row *row,
@@ -76,12 +76,12 @@ static int csv_row(const char *board_name, const char *hdr, const char *line, st
 {
     struct rc_import_cols cols;
     assert_int_equal(header(board_name, hdr, &cols, err), 0);
-    return rc_import_csv_row(board(board_name), &cols, line, strlen(line), row, err);
+    return rc_import_row_csv_row(board(board_name), &cols, line, strlen(line), row, err);
 }
 
 static int json_row(const char *board_name, const char *line, struct rc_import_row *row, struct rc_error *err)
 {
-    return rc_import_json_row(board(board_name), line, strlen(line), row, err);
+    return rc_import_row_json_row(board(board_name), line, strlen(line), row, err);
 }
 
 static void test_the_import_op_is_set_best_or_submit_by_board(void **state)
@@ -89,15 +89,15 @@ static void test_the_import_op_is_set_best_or_submit_by_board(void **state)
     (void)state;
     enum rc_op op;
     struct rc_error err;
-    assert_int_equal(rc_import_op(board("demo"), &op, &err), 0);
+    assert_int_equal(rc_import_row_op(board("demo"), &op, &err), 0);
     assert_int_equal(op, RC_OP_SET);
-    assert_int_equal(rc_import_op(board("laps"), &op, &err), 0);
+    assert_int_equal(rc_import_row_op(board("laps"), &op, &err), 0);
     assert_int_equal(op, RC_OP_BEST);
-    assert_int_equal(rc_import_op(board("clears"), &op, &err), 0);
+    assert_int_equal(rc_import_row_op(board("clears"), &op, &err), 0);
     assert_int_equal(op, RC_OP_SUBMIT);
-    assert_int_equal(rc_import_op(board("inc"), &op, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_import_row_op(board("inc"), &op, &err), RC_E_BAD_REQUEST);
     assert_non_null(strstr(err.msg, "neither set nor best"));
-    assert_int_equal(rc_import_op(board("hot"), &op, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_import_row_op(board("hot"), &op, &err), RC_E_BAD_REQUEST);
     assert_non_null(strstr(err.msg, "hot board"));
 }
 
@@ -233,25 +233,25 @@ static void test_the_req_of_a_row_is_stable_valid_and_tells_rows_apart(void **st
     (void)state;
     char a[RC_REQ_MAX + 1], b[RC_REQ_MAX + 1];
     const char *h = "member,score";
-    assert_int_equal(rc_import_req("demo", h, strlen(h), 2, "u,1", 3, a), 0);
-    assert_int_equal(rc_import_req("demo", h, strlen(h), 2, "u,1", 3, b), 0);
+    assert_int_equal(rc_import_row_req("demo", h, strlen(h), 2, "u,1", 3, a), 0);
+    assert_int_equal(rc_import_row_req("demo", h, strlen(h), 2, "u,1", 3, b), 0);
     assert_string_equal(a, b);
     assert_int_equal(strlen(a), 4 + 32);
-    assert_true(rc_req_valid(a, strlen(a)));
+    assert_true(rc_names_req_valid(a, strlen(a)));
     assert_int_equal(strncmp(a, "imp-", 4), 0);
     /* pinned: a rerun on another machine or build must give the same id */
     assert_string_equal(a, "imp-" "08284d06b1cbe06f" "3c1e9d488d22eac8");
     /* the same text on another line, board, header or content is another row */
-    assert_int_equal(rc_import_req("demo", h, strlen(h), 3, "u,1", 3, b), 0);
+    assert_int_equal(rc_import_row_req("demo", h, strlen(h), 3, "u,1", 3, b), 0);
     assert_string_not_equal(a, b);
-    assert_int_equal(rc_import_req("demo2", h, strlen(h), 2, "u,1", 3, b), 0);
+    assert_int_equal(rc_import_row_req("demo2", h, strlen(h), 2, "u,1", 3, b), 0);
     assert_string_not_equal(a, b);
-    assert_int_equal(rc_import_req("demo", "score,member", 12, 2, "u,1", 3, b), 0);
+    assert_int_equal(rc_import_row_req("demo", "score,member", 12, 2, "u,1", 3, b), 0);
     assert_string_not_equal(a, b);
-    assert_int_equal(rc_import_req("demo", h, strlen(h), 2, "u,2", 3, b), 0);
+    assert_int_equal(rc_import_row_req("demo", h, strlen(h), 2, "u,2", 3, b), 0);
     assert_string_not_equal(a, b);
     /* the separators keep parts from sliding into each other */
-    assert_int_equal(rc_import_req("dem", "omember,score", 13, 2, "u,1", 3, b), 0);
+    assert_int_equal(rc_import_row_req("dem", "omember,score", 13, 2, "u,1", 3, b), 0);
     assert_string_not_equal(a, b);
 }
 
@@ -265,7 +265,7 @@ static void test_a_row_becomes_a_write_the_builder_takes(void **state)
     struct rc_error err;
     int64_t now = 1767225600000LL + 1000; /* 2026-01-01T00:00:01Z */
     assert_int_equal(csv_row("laps", "member,score", "car:7,81234", &row, &err), 0);
-    assert_int_equal(rc_import_request("laps", RC_OP_BEST, &row, "imp-1", &r, &err), 0);
+    assert_int_equal(rc_import_row_request("laps", RC_OP_BEST, &row, "imp-1", &r, &err), 0);
     assert_int_equal(rc_period_at(&board("laps")->period, now, &p), 0);
     assert_int_equal(rc_write_args_build(board("laps"), &r, &p, now, 0, &a, &err), 0);
     assert_string_equal(a.argv[0], "best");
@@ -274,7 +274,7 @@ static void test_a_row_becomes_a_write_the_builder_takes(void **state)
     assert_string_equal(a.keys[3], "rc:{laps|}:req:imp-1");
     /* a row outside the board's range is refused before Redis is asked */
     assert_int_equal(csv_row("laps", "member,score", "car:7,3600001", &row, &err), 0);
-    assert_int_equal(rc_import_request("laps", RC_OP_BEST, &row, "imp-2", &r, &err), 0);
+    assert_int_equal(rc_import_row_request("laps", RC_OP_BEST, &row, "imp-2", &r, &err), 0);
     assert_int_equal(rc_write_args_build(board("laps"), &r, &p, now, 0, &a, &err), RC_E_OUT_OF_RANGE);
 }
 
@@ -286,13 +286,13 @@ static void test_export_headers_name_the_columns_import_reads(void **state)
     char buf[256];
     struct rc_import_cols cols;
     struct rc_error err;
-    assert_int_equal(rc_export_header(board("demo"), RC_EXPORT_CSV, buf, sizeof buf), strlen("rank,member,score,name\n"));
+    assert_int_equal(rc_export_fmt_header(board("demo"), RC_EXPORT_CSV, buf, sizeof buf), strlen("rank,member,score,name\n"));
     assert_string_equal(buf, "rank,member,score,name\n");
-    rc_export_header(board("clears"), RC_EXPORT_CSV, buf, sizeof buf);
+    rc_export_fmt_header(board("clears"), RC_EXPORT_CSV, buf, sizeof buf);
     assert_string_equal(buf, "rank,member,clears,revives,first_clear_ms,name\n");
     buf[strlen(buf) - 1] = '\0';
     assert_int_equal(header("clears", buf, &cols, &err), 0);
-    assert_int_equal(rc_export_header(board("demo"), RC_EXPORT_JSONL, buf, sizeof buf), 0);
+    assert_int_equal(rc_export_fmt_header(board("demo"), RC_EXPORT_JSONL, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
 }
 
@@ -304,23 +304,23 @@ static void test_export_rows_decode_scores_and_escape_text(void **state)
     double c;
     int64_t now = 1767225600000LL + 5000, base = demo->layout.tb_base_ms;
     uint64_t slot;
-    assert_int_equal(rc_tb_slot(&demo->layout, base, now, &slot), 0);
-    assert_int_equal(rc_encode_points(&demo->layout, -17, slot, &c, NULL), 0);
-    rc_export_row(demo, RC_EXPORT_CSV, 3, "user:1", c, "Bob, \"B\"", buf, sizeof buf);
+    assert_int_equal(rc_codec_tb_slot(&demo->layout, base, now, &slot), 0);
+    assert_int_equal(rc_codec_encode_points(&demo->layout, -17, slot, &c, NULL), 0);
+    rc_export_fmt_row(demo, RC_EXPORT_CSV, 3, "user:1", c, "Bob, \"B\"", buf, sizeof buf);
     assert_string_equal(buf, "3,user:1,-17,\"Bob, \"\"B\"\"\"\n");
-    rc_export_row(demo, RC_EXPORT_CSV, 4, "user:2", c, NULL, buf, sizeof buf);
+    rc_export_fmt_row(demo, RC_EXPORT_CSV, 4, "user:2", c, NULL, buf, sizeof buf);
     assert_string_equal(buf, "4,user:2,-17,\n");
-    rc_export_row(demo, RC_EXPORT_JSONL, 3, "user:1", c, "a\"b\\c\x01", buf, sizeof buf);
+    rc_export_fmt_row(demo, RC_EXPORT_JSONL, 3, "user:1", c, "a\"b\\c\x01", buf, sizeof buf);
     assert_string_equal(buf, "{\"rank\":3,\"member\":\"user:1\",\"score\":-17,\"name\":\"a\\\"b\\\\c\\u0001\"}\n");
-    rc_export_row(demo, RC_EXPORT_JSONL, 4, "user:2", c, "", buf, sizeof buf);
+    rc_export_fmt_row(demo, RC_EXPORT_JSONL, 4, "user:2", c, "", buf, sizeof buf);
     assert_string_equal(buf, "{\"rank\":4,\"member\":\"user:2\",\"score\":-17}\n");
 
     const struct rc_board *cl = board("clears");
     int64_t v[3] = {5, 1, 1500};
-    assert_int_equal(rc_encode_fields(&cl->layout, v, 0, &c, NULL), 0);
-    rc_export_row(cl, RC_EXPORT_CSV, 1, "u", c, "Z", buf, sizeof buf);
+    assert_int_equal(rc_codec_encode_fields(&cl->layout, v, 0, &c, NULL), 0);
+    rc_export_fmt_row(cl, RC_EXPORT_CSV, 1, "u", c, "Z", buf, sizeof buf);
     assert_string_equal(buf, "1,u,5,1,1500,Z\n");
-    rc_export_row(cl, RC_EXPORT_JSONL, 1, "u", c, NULL, buf, sizeof buf);
+    rc_export_fmt_row(cl, RC_EXPORT_JSONL, 1, "u", c, NULL, buf, sizeof buf);
     assert_string_equal(buf, "{\"rank\":1,\"member\":\"u\",\"score\":5,\"fields\":{\"clears\":5,\"revives\":1,"
                              "\"first_clear_ms\":1500}}\n");
     /* both lines load back as the same row */
@@ -336,9 +336,9 @@ static void test_a_hot_board_exports_its_weighted_scores_as_they_are(void **stat
 {
     (void)state;
     char buf[256];
-    rc_export_row(board("hot"), RC_EXPORT_CSV, 1, "h:1", 12.5, NULL, buf, sizeof buf);
+    rc_export_fmt_row(board("hot"), RC_EXPORT_CSV, 1, "h:1", 12.5, NULL, buf, sizeof buf);
     assert_string_equal(buf, "1,h:1,12.5,\n");
-    rc_export_row(board("hot"), RC_EXPORT_JSONL, 2, "h:2", 0.1, NULL, buf, sizeof buf);
+    rc_export_fmt_row(board("hot"), RC_EXPORT_JSONL, 2, "h:2", 0.1, NULL, buf, sizeof buf);
     assert_string_equal(buf, "{\"rank\":2,\"member\":\"h:2\",\"score\":0.1}\n");
 }
 
@@ -346,9 +346,9 @@ static void test_export_rows_report_the_length_a_short_buffer_needs(void **state
 {
     (void)state;
     char small[8], big[128];
-    size_t need = rc_export_row(board("demo"), RC_EXPORT_JSONL, 1, "user:1", 0, "Ann", small, sizeof small);
+    size_t need = rc_export_fmt_row(board("demo"), RC_EXPORT_JSONL, 1, "user:1", 0, "Ann", small, sizeof small);
     assert_int_equal(strlen(small), sizeof small - 1);
-    assert_int_equal(rc_export_row(board("demo"), RC_EXPORT_JSONL, 1, "user:1", 0, "Ann", big, sizeof big), need);
+    assert_int_equal(rc_export_fmt_row(board("demo"), RC_EXPORT_JSONL, 1, "user:1", 0, "Ann", big, sizeof big), need);
     assert_int_equal(strlen(big), need);
     assert_memory_equal(small, big, sizeof small - 1);
 }

@@ -45,12 +45,12 @@ static void test_only_templates_with_a_period_or_decay_are_indexed(void **state)
     (void)state;
     struct rc_conf *c = load();
     char key[128];
-    assert_int_equal(rc_inst_indexed(board(c, "match:*")), 1);
-    assert_int_equal(rc_inst_indexed(board(c, "hot:*")), 1);
-    assert_int_equal(rc_inst_indexed(board(c, "fade:*")), 1);
-    assert_int_equal(rc_inst_indexed(board(c, "all:*")), 0);
-    assert_int_equal(rc_inst_indexed(board(c, "daily")), 0);
-    assert_int_equal(rc_inst_index_key(key, sizeof key, board(c, "all:*")), RC_E_INTERNAL);
+    assert_int_equal(rc_instances_indexed(board(c, "match:*")), 1);
+    assert_int_equal(rc_instances_indexed(board(c, "hot:*")), 1);
+    assert_int_equal(rc_instances_indexed(board(c, "fade:*")), 1);
+    assert_int_equal(rc_instances_indexed(board(c, "all:*")), 0);
+    assert_int_equal(rc_instances_indexed(board(c, "daily")), 0);
+    assert_int_equal(rc_instances_index_key(key, sizeof key, board(c, "all:*")), RC_E_INTERNAL);
     free(c);
 }
 
@@ -59,11 +59,11 @@ static void test_the_index_key_is_tagged_with_the_template_name(void **state)
     (void)state;
     struct rc_conf *c = load();
     char key[128];
-    assert_int_equal(rc_inst_index_key(key, sizeof key, board(c, "match:*")), 0);
+    assert_int_equal(rc_instances_index_key(key, sizeof key, board(c, "match:*")), 0);
     assert_string_equal(key, "rc:{match:*}:periods");
-    assert_int_equal(rc_inst_index_key(key, sizeof key, board(c, "hot:*")), 0);
+    assert_int_equal(rc_instances_index_key(key, sizeof key, board(c, "hot:*")), 0);
     assert_string_equal(key, "rc:{hot:*}:boards");
-    assert_int_equal(rc_inst_index_key(key, 10, board(c, "hot:*")), RC_E_INTERNAL);
+    assert_int_equal(rc_instances_index_key(key, 10, board(c, "hot:*")), RC_E_INTERNAL);
     free(c);
 }
 
@@ -77,13 +77,13 @@ static void test_a_periodic_entry_is_board_and_period_scored_by_the_period_end(v
     int64_t score = 0;
     /* 2026-11-22T10:00Z is 18:00 on 2026-11-22 at +08:00 */
     assert_int_equal(rc_period_at(&t->period, 1795341600000LL, &p), 0);
-    assert_int_equal(rc_inst_entry(t, "match:1842", &p, 1795341600000LL, m, sizeof m, &score), 0);
+    assert_int_equal(rc_instances_entry(t, "match:1842", &p, 1795341600000LL, m, sizeof m, &score), 0);
     assert_string_equal(m, "match:1842|2026-11-22");
     assert_int_equal(score, p.end_ms);
     /* a name the template does not cover, or no period */
-    assert_int_equal(rc_inst_entry(t, "other:1", &p, 0, m, sizeof m, &score), RC_E_INTERNAL);
-    assert_int_equal(rc_inst_entry(t, "match:", &p, 0, m, sizeof m, &score), RC_E_INTERNAL);
-    assert_int_equal(rc_inst_entry(t, "match:1", NULL, 0, m, sizeof m, &score), RC_E_INTERNAL);
+    assert_int_equal(rc_instances_entry(t, "other:1", &p, 0, m, sizeof m, &score), RC_E_INTERNAL);
+    assert_int_equal(rc_instances_entry(t, "match:", &p, 0, m, sizeof m, &score), RC_E_INTERNAL);
+    assert_int_equal(rc_instances_entry(t, "match:1", NULL, 0, m, sizeof m, &score), RC_E_INTERNAL);
     free(c);
 }
 
@@ -93,10 +93,10 @@ static void test_a_bucket_entry_is_scored_by_the_end_of_the_bucket_written(void 
     struct rc_conf *c = load();
     char m[RC_INST_ENTRY_MAX];
     int64_t score = 0;
-    assert_int_equal(rc_inst_entry(board(c, "hot:*"), "hot:a", NULL, 3600000LL * 5 + 17, m, sizeof m, &score), 0);
+    assert_int_equal(rc_instances_entry(board(c, "hot:*"), "hot:a", NULL, 3600000LL * 5 + 17, m, sizeof m, &score), 0);
     assert_string_equal(m, "hot:a");
     assert_int_equal(score, 3600000LL * 6);
-    assert_int_equal(rc_inst_entry(board(c, "fade:*"), "fade:x", NULL, 123456, m, sizeof m, &score), 0);
+    assert_int_equal(rc_instances_entry(board(c, "fade:*"), "fade:x", NULL, 123456, m, sizeof m, &score), 0);
     assert_string_equal(m, "fade:x");
     assert_int_equal(score, 0);
     free(c);
@@ -110,7 +110,7 @@ static void test_an_entry_reads_back_into_board_and_period(void **state)
     char name[RC_BOARD_MAX + 1];
     struct rc_period p;
     const char *m = "match:1842|2026-11-22";
-    assert_int_equal(rc_inst_entry_parse(t, m, strlen(m), name, &p), 0);
+    assert_int_equal(rc_instances_entry_parse(t, m, strlen(m), name, &p), 0);
     assert_string_equal(name, "match:1842");
     assert_string_equal(p.id, "2026-11-22");
     /* at +08:00 the day starts at 16:00Z the day before */
@@ -129,9 +129,9 @@ static void test_malformed_entries_are_refused(void **state)
                          "match:1|2026-11-31", "match:1|2026-W47", "match:1 x|2026-11-22",
                          "match:1|2026-11-22|x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        assert_int_equal(rc_inst_entry_parse(t, bad[i], strlen(bad[i]), name, &p), RC_E_BAD_REQUEST);
+        assert_int_equal(rc_instances_entry_parse(t, bad[i], strlen(bad[i]), name, &p), RC_E_BAD_REQUEST);
     /* an embedded NUL in the period */
-    assert_int_equal(rc_inst_entry_parse(t, "match:1|2026\0-11", 16, name, &p), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_instances_entry_parse(t, "match:1|2026\0-11", 16, name, &p), RC_E_BAD_REQUEST);
     free(c);
 }
 
@@ -140,20 +140,20 @@ static void test_the_seen_set_remembers_pairs_and_stays_bounded(void **state)
     (void)state;
     struct rc_inst_seen *s = malloc(sizeof *s);
     assert_non_null(s);
-    rc_inst_seen_init(s, (struct rc_hash_key){1, 2});
-    assert_int_equal(rc_inst_seen_has(s, "match:1|2026-11-22", 5), 0);
-    rc_inst_seen_add(s, "match:1|2026-11-22", 5);
-    assert_int_equal(rc_inst_seen_has(s, "match:1|2026-11-22", 5), 1);
-    assert_int_equal(rc_inst_seen_has(s, "match:1|2026-11-22", 6), 0);
-    assert_int_equal(rc_inst_seen_has(s, "match:2|2026-11-22", 5), 0);
-    rc_inst_seen_add(s, "match:1|2026-11-22", 5);
+    rc_instances_seen_init(s, (struct rc_hash_key){1, 2});
+    assert_int_equal(rc_instances_seen_has(s, "match:1|2026-11-22", 5), 0);
+    rc_instances_seen_add(s, "match:1|2026-11-22", 5);
+    assert_int_equal(rc_instances_seen_has(s, "match:1|2026-11-22", 5), 1);
+    assert_int_equal(rc_instances_seen_has(s, "match:1|2026-11-22", 6), 0);
+    assert_int_equal(rc_instances_seen_has(s, "match:2|2026-11-22", 5), 0);
+    rc_instances_seen_add(s, "match:1|2026-11-22", 5);
     assert_int_equal(s->count, 1);
     /* many more than it holds: never full, the newest always there */
     char m[64];
     for (int i = 0; i < 5 * RC_INST_SEEN_SLOTS; i++) {
         snprintf(m, sizeof m, "hot:%d", i);
-        rc_inst_seen_add(s, m, i);
-        assert_int_equal(rc_inst_seen_has(s, m, i), 1);
+        rc_instances_seen_add(s, m, i);
+        assert_int_equal(rc_instances_seen_has(s, m, i), 1);
         assert_true(s->count <= RC_INST_SEEN_SLOTS / 4 * 3);
     }
     free(s);

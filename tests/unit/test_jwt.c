@@ -130,9 +130,9 @@ static void a_good_token_gives_its_scopes_boards_and_sub(void **state)
     assert_int_equal(t.exp_ms, (NOW_S + 60) * 1000);
     assert_int_equal(t.key.scopes, RC_SCOPE_READ | RC_SCOPE_WRITE);
     assert_int_equal(t.key.npatterns, 2);
-    assert_true(rc_key_covers(&t.key, "demo"));
-    assert_true(rc_key_covers(&t.key, "match:7"));
-    assert_false(rc_key_covers(&t.key, "other"));
+    assert_true(rc_auth_key_covers(&t.key, "demo"));
+    assert_true(rc_auth_key_covers(&t.key, "match:7"));
+    assert_false(rc_auth_key_covers(&t.key, "other"));
     assert_string_equal(t.key.name, "jwt");
 }
 
@@ -144,7 +144,7 @@ static void a_token_without_boards_covers_every_board(void **state)
     (void)state;
     snprintf(json, sizeof json, "{\"exp\":%lld,\"scope\":\"admin\"}", (long long)NOW_S + 5);
     assert_int_equal(claims(json, NOW_MS, 0, &t, &err), 0);
-    assert_true(rc_key_covers(&t.key, "anything"));
+    assert_true(rc_auth_key_covers(&t.key, "anything"));
     assert_string_equal(t.sub, "");
     assert_int_equal(t.key.scopes, RC_SCOPE_ADMIN);
 }
@@ -287,13 +287,13 @@ static void built_claims_read_back(void **state)
     assert_int_equal(rc_jwt_build_claims("read", "demo", "obs", NOW_S + 3600, json, sizeof json, &err), 0);
     assert_int_equal(claims(json, NOW_MS, 0, &t, &err), 0);
     assert_int_equal(t.key.scopes, RC_SCOPE_READ);
-    assert_true(rc_key_covers(&t.key, "demo"));
-    assert_false(rc_key_covers(&t.key, "demo2"));
+    assert_true(rc_auth_key_covers(&t.key, "demo"));
+    assert_false(rc_auth_key_covers(&t.key, "demo2"));
     assert_string_equal(t.sub, "obs");
     assert_int_equal(rc_jwt_build_claims("read,write admin", "", "", NOW_S + 1, json, sizeof json, &err), 0);
     assert_int_equal(claims(json, NOW_MS, 0, &t, &err), 0);
     assert_int_equal(t.key.scopes, RC_SCOPE_READ | RC_SCOPE_WRITE | RC_SCOPE_ADMIN);
-    assert_true(rc_key_covers(&t.key, "x"));
+    assert_true(rc_auth_key_covers(&t.key, "x"));
 }
 
 static void building_refuses_bad_arguments(void **state)

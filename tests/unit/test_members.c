@@ -137,16 +137,16 @@ static void a_members_reply_is_parsed_and_checked(void **state)
     struct rc_read_head head;
     struct rc_read_mrow rows[4];
     size_t n;
-    assert_int_equal(rc_read_members_parse(it, 18, &head, rows, 4, &n), 0);
+    assert_int_equal(rc_read_args_members_parse(it, 18, &head, rows, 4, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(head.seq, 7);
     assert_string_equal(rows[1].member, "dan");
     assert_int_equal(rows[1].rank, 4);
     assert_int_equal(rows[0].tied, 1);
     it[15] = I(2); /* ranks must ascend */
-    assert_int_equal(rc_read_members_parse(it, 18, &head, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_members_parse(it, 18, &head, rows, 4, &n), RC_E_INTERNAL);
     it[15] = I(21); /* past the total */
-    assert_int_equal(rc_read_members_parse(it, 18, &head, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_members_parse(it, 18, &head, rows, 4, &n), RC_E_INTERNAL);
     /* the call: kind, order, live, unit, names */
     char *block;
     uint32_t len, cnt;

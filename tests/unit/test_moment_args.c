@@ -145,7 +145,7 @@ static void parses_refusals_and_refuses_other_shapes(void **state)
 static int decode(const char *text, struct rc_request *r)
 {
     struct rc_error err = {0, ""};
-    int rc = rc_request_decode(text, strlen(text), r, &err);
+    int rc = rc_proto_decode(text, strlen(text), r, &err);
     return rc;
 }
 
@@ -157,10 +157,10 @@ static void decodes_get_and_history(void **state)
     assert_int_equal(r.op, RC_OP_GET);
     assert_int_equal(r.at_kind, RC_AT_SEQ);
     assert_int_equal(r.at, 7);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(decode("{\"op\":\"get\",\"board\":\"b\",\"view\":{\"top\":3}}", &r), 0);
     assert_int_equal(r.at_kind, RC_AT_NONE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     const char *bad[] = {
         "{\"op\":\"get\",\"board\":\"b\",\"view\":{\"top\":3},\"at\":{\"seq\":7,\"time\":5}}",
         "{\"op\":\"get\",\"board\":\"b\",\"view\":{\"top\":3},\"at\":{}}",
@@ -173,13 +173,13 @@ static void decodes_get_and_history(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(decode(bad[i], &r), RC_E_BAD_REQUEST);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
     /* 1000 points is the most */
     assert_int_equal(decode("{\"op\":\"history\",\"board\":\"b\",\"member\":\"m\",\"from\":0,\"to\":999,\"step\":1}", &r), 0);
     assert_int_equal(r.op, RC_OP_HISTORY);
     assert_int_equal(r.to_ms, 999);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_replay(void **state)
@@ -192,16 +192,16 @@ static void decodes_replay(void **state)
     assert_int_equal(r.replay_kind, RC_AT_TIME);
     assert_int_equal(r.replay_from, 5);
     assert_true(r.replay_speed == 0.25);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(decode("{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},"
                             "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
     assert_true(r.replay_speed == 1); /* the default */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     /* a feed replays its events (docs/history.md) */
     assert_int_equal(decode("{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"feed\":true},"
                             "\"replay\":{\"from\":{\"seq\":2}}}", &r), 0);
     assert_true(r.has_replay);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     const char *bad[] = {
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":65}}",
         "{\"op\":\"subscribe\",\"board\":\"b\",\"view\":{\"top\":3},\"replay\":{\"from\":{\"seq\":2},\"speed\":0.2}}",
@@ -212,7 +212,7 @@ static void decodes_replay(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(decode(bad[i], &r), RC_E_BAD_REQUEST);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
     char *s = rc_proto_at_encode_live("v1", 12);
     assert_string_equal(s, "{\"op\":\"live\",\"sub\":\"v1\",\"seq\":12}");

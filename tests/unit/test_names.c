@@ -9,8 +9,8 @@
 #include "rc_err.h"
 #include "rc_names.h"
 
-static int board(const char *s) { return rc_board_name_valid(s, strlen(s)); }
-static int member(const char *s) { return rc_member_name_valid(s, strlen(s)); }
+static int board(const char *s) { return rc_names_board_name_valid(s, strlen(s)); }
+static int member(const char *s) { return rc_names_member_name_valid(s, strlen(s)); }
 
 static void test_board_names_follow_protocol(void **state)
 {
@@ -31,7 +31,7 @@ static void test_board_names_follow_protocol(void **state)
     assert_false(board("tab\t"));
     assert_false(board("{tag}"));
     assert_false(board("caf\xc3\xa9"));
-    assert_false(rc_board_name_valid("ab\0c", 4)); /* embedded NUL */
+    assert_false(rc_names_board_name_valid("ab\0c", 4)); /* embedded NUL */
 }
 
 static void test_member_names_follow_protocol(void **state)
@@ -60,24 +60,24 @@ static void test_req_ids_are_1_to_64_printable(void **state)
     r64[64] = '\0';
     memset(r65, 'r', 65);
     r65[65] = '\0';
-    assert_true(rc_req_valid("7f3a-01", 7));
-    assert_true(rc_req_valid(r64, 64));
-    assert_false(rc_req_valid(r65, 65));
-    assert_false(rc_req_valid("", 0));
-    assert_false(rc_req_valid("a b", 3));
-    assert_false(rc_req_valid("a\nb", 3));
+    assert_true(rc_names_req_valid("7f3a-01", 7));
+    assert_true(rc_names_req_valid(r64, 64));
+    assert_false(rc_names_req_valid(r65, 65));
+    assert_false(rc_names_req_valid("", 0));
+    assert_false(rc_names_req_valid("a b", 3));
+    assert_false(rc_names_req_valid("a\nb", 3));
 }
 
 static void test_field_names_and_templates(void **state)
 {
     (void)state;
-    assert_true(rc_field_name_valid("first_clear_ms", 14));
-    assert_false(rc_field_name_valid("1st", 3));
-    assert_false(rc_field_name_valid("Clears", 6));
-    assert_true(rc_board_template_valid("match:*", 7));
-    assert_false(rc_board_template_valid("*", 1));
-    assert_false(rc_board_template_valid("match:", 6));
-    assert_false(rc_board_template_valid("ma*ch", 5));
+    assert_true(rc_names_field_name_valid("first_clear_ms", 14));
+    assert_false(rc_names_field_name_valid("1st", 3));
+    assert_false(rc_names_field_name_valid("Clears", 6));
+    assert_true(rc_names_board_template_valid("match:*", 7));
+    assert_false(rc_names_board_template_valid("*", 1));
+    assert_false(rc_names_board_template_valid("match:", 6));
+    assert_false(rc_names_board_template_valid("ma*ch", 5));
 }
 
 static void test_utf8_validation(void **state)
@@ -87,9 +87,9 @@ static void test_utf8_validation(void **state)
     const char *bad[] = {"\x80", "\xc3", "\xc0\xaf" /* overlong / */, "\xe0\x80\xaf", "\xed\xa0\x80" /* surrogate */,
                          "\xf4\x90\x80\x80" /* > U+10FFFF */, "\xff", "ok\xe2\x82"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-        assert_true(rc_utf8_valid(good[i], strlen(good[i])));
+        assert_true(rc_names_utf8_valid(good[i], strlen(good[i])));
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_false(rc_utf8_valid(bad[i], strlen(bad[i])));
+        assert_false(rc_names_utf8_valid(bad[i], strlen(bad[i])));
 }
 
 static void test_error_codes_map_to_protocol_and_http(void **state)
@@ -103,11 +103,11 @@ static void test_error_codes_map_to_protocol_and_http(void **state)
         {RC_E_INTERNAL, "internal", 500},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        assert_string_equal(rc_code_name(table[i].code), table[i].name);
-        assert_int_equal(rc_code_http_status(table[i].code), table[i].http);
+        assert_string_equal(rc_err_code_name(table[i].code), table[i].name);
+        assert_int_equal(rc_err_code_http_status(table[i].code), table[i].http);
     }
     struct rc_error e;
-    assert_int_equal(rc_error_set(&e, RC_E_BAD_REQUEST, "delta must be %s", "finite"), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_err_set(&e, RC_E_BAD_REQUEST, "delta must be %s", "finite"), RC_E_BAD_REQUEST);
     assert_string_equal(e.msg, "delta must be finite");
 }
 

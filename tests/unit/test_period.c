@@ -1,6 +1,6 @@
 /* test_period.c - period ids and boundaries (core/rc_period.c).
  *
- * Expected instants are built with rc_days_from_civil, which is itself checked
+ * Expected instants are built with rc_period_days_from_civil, which is itself checked
  * first against hard-coded epoch values and an independent day-by-day walk of
  * the calendar. The property test draws ~100,000 random instants; its seed is
  * printed and can be replaced with RC_TEST_SEED=<n> to reproduce a failure.
@@ -98,7 +98,7 @@
 /* UTC instant of a civil date and time. */
 static int64_t utc(int64_t y, unsigned mo, unsigned d, int64_t h, int64_t mi, int64_t s)
 {
-    return rc_days_from_civil(y, mo, d) * DAY_MS + h * HOUR_MS + mi * 60000 + s * 1000;
+    return rc_period_days_from_civil(y, mo, d) * DAY_MS + h * HOUR_MS + mi * 60000 + s * 1000;
 }
 
 static struct rc_period_spec cal(enum rc_period_kind kind, int32_t offset_s)
@@ -156,15 +156,15 @@ static int64_t iso_weekday(int64_t z)
 static void test_days_from_civil_matches_known_epoch_days(void **state)
 {
     (void)state;
-    assert_i64(rc_days_from_civil(1970, 1, 1), 0);
-    assert_i64(rc_days_from_civil(1969, 12, 31), -1);
-    assert_i64(rc_days_from_civil(1900, 1, 1), -25567);
-    assert_i64(rc_days_from_civil(2000, 3, 1), 11017);
-    assert_i64(rc_days_from_civil(2024, 2, 29), 1709164800000 / DAY_MS);
-    assert_i64(rc_days_from_civil(2026, 11, 21), 1795219200000 / DAY_MS);
-    assert_i64(rc_days_from_civil(1, 1, 1), -719162);
-    assert_i64(rc_days_from_civil(0, 3, 1), -719468);
-    assert_i64(rc_days_from_civil(9999, 12, 31), 2932896);
+    assert_i64(rc_period_days_from_civil(1970, 1, 1), 0);
+    assert_i64(rc_period_days_from_civil(1969, 12, 31), -1);
+    assert_i64(rc_period_days_from_civil(1900, 1, 1), -25567);
+    assert_i64(rc_period_days_from_civil(2000, 3, 1), 11017);
+    assert_i64(rc_period_days_from_civil(2024, 2, 29), 1709164800000 / DAY_MS);
+    assert_i64(rc_period_days_from_civil(2026, 11, 21), 1795219200000 / DAY_MS);
+    assert_i64(rc_period_days_from_civil(1, 1, 1), -719162);
+    assert_i64(rc_period_days_from_civil(0, 3, 1), -719468);
+    assert_i64(rc_period_days_from_civil(9999, 12, 31), 2932896);
     assert_i64(utc(2026, 11, 21, 16, 0, 0), 1795276800000);
 }
 
@@ -174,14 +174,14 @@ static void test_civil_conversions_agree_with_a_day_by_day_walk(void **state)
 {
     int64_t y = -2000, gy;
     unsigned m = 1, d = 1, gm, gd;
-    int64_t z = rc_days_from_civil(y, m, d);
+    int64_t z = rc_period_days_from_civil(y, m, d);
     int saw_epoch = 0;
 
     (void)state;
     for (; y < 10000; z++, next_day(&y, &m, &d)) {
-        if (rc_days_from_civil(y, m, d) != z)
+        if (rc_period_days_from_civil(y, m, d) != z)
             fail_msg("days_from_civil(%lld-%u-%u) != %lld", (long long)y, m, d, (long long)z);
-        rc_civil_from_days(z, &gy, &gm, &gd);
+        rc_period_civil_from_days(z, &gy, &gm, &gd);
         if (gy != y || gm != m || gd != d)
             fail_msg("civil_from_days(%lld) gave %lld-%u-%u, expected %lld-%u-%u",
                      (long long)z, (long long)gy, gm, gd, (long long)y, m, d);
@@ -201,8 +201,8 @@ static void test_civil_from_days_is_exact_far_from_the_epoch(void **state)
     for (size_t i = 0; i < sizeof(zs) / sizeof(zs[0]); i++) {
         int64_t y;
         unsigned m, d;
-        rc_civil_from_days(zs[i], &y, &m, &d);
-        assert_i64(rc_days_from_civil(y, m, d), zs[i]);
+        rc_period_civil_from_days(zs[i], &y, &m, &d);
+        assert_i64(rc_period_days_from_civil(y, m, d), zs[i]);
     }
 }
 
@@ -215,8 +215,8 @@ static void test_civil_from_days_handles_int64_extremes(void **state)
     for (size_t i = 0; i < 2; i++) {
         int64_t y1, y2;
         unsigned m1, d1, m2, d2;
-        rc_civil_from_days(zs[i], &y1, &m1, &d1);
-        rc_civil_from_days(zs[i] + 1, &y2, &m2, &d2);
+        rc_period_civil_from_days(zs[i], &y1, &m1, &d1);
+        rc_period_civil_from_days(zs[i] + 1, &y2, &m2, &d2);
         assert_true(m1 >= 1 && m1 <= 12 && d1 >= 1 && d1 <= month_days(y1, m1));
         next_day(&y1, &m1, &d1);
         assert_i64(y1, y2);
@@ -520,7 +520,7 @@ static void test_week_ids_follow_iso_rules_every_day_1900_to_2200(void **state)
     struct rc_period_spec s = cal(RC_PERIOD_WEEK, 0);
     int64_t y = 1900;
     unsigned m = 1, d = 1;
-    int64_t z = rc_days_from_civil(1900, 1, 1);
+    int64_t z = rc_period_days_from_civil(1900, 1, 1);
     int prev_wy = 0, prev_w = 0;
 
     (void)state;
@@ -551,7 +551,7 @@ static void test_week_ids_follow_iso_rules_every_day_1900_to_2200(void **state)
             assert_int_equal(w, 1);
         }
         if (m == 12 && d == 28) {
-            int64_t jan1 = iso_weekday(rc_days_from_civil(y, 1, 1));
+            int64_t jan1 = iso_weekday(rc_period_days_from_civil(y, 1, 1));
             int long_year = jan1 == 3 || (leap(y) && jan1 == 2);
             assert_int_equal(wy, y);
             assert_int_equal(w, long_year ? 53 : 52);
@@ -1166,7 +1166,7 @@ static void check_calendar_shape(const struct rc_period_spec *s, const struct rc
     unsigned m, d;
     char want[64];
 
-    rc_civil_from_days(z, &y, &m, &d);
+    rc_period_civil_from_days(z, &y, &m, &d);
     switch (s->kind) {
     case RC_PERIOD_HOUR:
         assert_i64(mod(local, HOUR_MS), 0);

@@ -58,28 +58,28 @@ static void example_from_the_protocol(void **state)
     (void)state;
     /* user:57 jumps from 57 to 1: its own move says where it came from */
     const struct rc_move moves[] = {{"user:57", 57, 1}};
-    assert_int_equal(rc_prev_rank(moves, 1, "user:57", 1), 57);
+    assert_int_equal(rc_prevrank(moves, 1, "user:57", 1), 57);
     /* the former leader was pushed to 2 by it */
-    assert_int_equal(rc_prev_rank(moves, 1, "user:1", 2), 1);
+    assert_int_equal(rc_prevrank(moves, 1, "user:1", 2), 1);
     /* one below 57 did not shift */
-    assert_int_equal(rc_prev_rank(moves, 1, "user:58", 58), 58);
+    assert_int_equal(rc_prevrank(moves, 1, "user:58", 58), 58);
     /* a new member: not on the board before */
     const struct rc_move fresh[] = {{"new", 0, 3}};
-    assert_int_equal(rc_prev_rank(fresh, 1, "new", 3), 0);
+    assert_int_equal(rc_prevrank(fresh, 1, "new", 3), 0);
     /* removed above it: it moved up */
     const struct rc_move gone[] = {{"cheat", 1, 0}};
-    assert_int_equal(rc_prev_rank(gone, 1, "user:2", 1), 2);
+    assert_int_equal(rc_prevrank(gone, 1, "user:2", 1), 2);
     /* a reset before its first move: not known */
     const struct rc_move reset[] = {{"", 0, 0}, {"a", 0, 1}};
-    assert_int_equal(rc_prev_rank(reset, 2, "a", 1), -1);
+    assert_int_equal(rc_prevrank(reset, 2, "a", 1), -1);
     /* its own move before the reset still tells */
     const struct rc_move before[] = {{"a", 4, 2}, {"", 0, 0}, {"a", 0, 1}};
-    assert_int_equal(rc_prev_rank(before, 3, "a", 1), 4);
+    assert_int_equal(rc_prevrank(before, 3, "a", 1), 4);
 }
 
 /* Random runs of writes (a member moves to any rank, entering or not) and
  * removals on a reference board; for every member on the board at the end,
- * rc_prev_rank from the moves equals what PROTOCOL.md asks: for a member
+ * rc_prevrank from the moves equals what PROTOCOL.md asks: for a member
  * that moved, its rank just before its first move; for one that did not,
  * its rank at the start. */
 static void property_matches_a_reference_board(void **state)
@@ -120,7 +120,7 @@ static void property_matches_a_reference_board(void **state)
             int64_t now = rank_of(&b, i);
             if (!now)
                 continue;
-            int64_t got = rc_prev_rank(moves, nmoves, b.names[i], now);
+            int64_t got = rc_prevrank(moves, nmoves, b.names[i], now);
             if (got != before[i])
                 fail_msg("trial %d: %s now %lld, was %lld, computed %lld", trial, b.names[i], (long long)now,
                          (long long)before[i], (long long)got);

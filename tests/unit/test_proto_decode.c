@@ -1,4 +1,4 @@
-/* test_proto_decode.c - rc_request_decode and rc_request_decode_write_body
+/* test_proto_decode.c - rc_proto_decode and rc_proto_decode_write_body
  * against PROTOCOL.md: every malformed class yields its exact code and a
  * message naming the field, every documented op and view decodes, and no
  * input crashes or leaks (run under -fsanitize=address,undefined too).
@@ -52,7 +52,7 @@ static int decode_q(const char *text, struct rc_request *r, struct rc_error *err
 
     assert_non_null(buf);
     quote(text, len, buf);
-    rc = rc_request_decode(buf, len, r, err);
+    rc = rc_proto_decode(buf, len, r, err);
     free(buf);
     return rc;
 }
@@ -436,7 +436,7 @@ static void run_bad_case(void **state)
 
     assert_non_null(buf);
     quote(c->text, len, buf);
-    rc = rc_request_decode(buf, len, &r, &err);
+    rc = rc_proto_decode(buf, len, &r, &err);
     free(buf);
     assert_int_equal(rc, c->code);
     assert_int_equal(err.code, c->code);
@@ -449,7 +449,7 @@ static void run_bad_case(void **state)
     } else {
         assert_null(r.id_json);
     }
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 /* ---- accepted messages ------------------------------------------------- */
@@ -462,7 +462,7 @@ static void decodes_auth_with_its_token(void **state)
     assert_int_equal(r.op, RC_OP_AUTH);
     assert_string_equal(r.token, "eyJhbGciOiJIUzI1NiJ9.eyJleHAiOjF9.c2ln");
     assert_string_equal(r.id_json, "5");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_null(r.token);
 }
 
@@ -476,7 +476,7 @@ static void refuses_auth_without_a_jwt_shaped_token(void **state)
         struct rc_error err = {0, ""};
         assert_int_equal(decode_q(bad[i], &r, &err), RC_E_BAD_REQUEST);
         assert_null(r.token);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -487,23 +487,23 @@ static void decodes_freeze_reveal_and_live(void **state)
     decode_ok("{'op':'freeze','id':1,'board':'b','period':'previous'}", &r);
     assert_int_equal(r.op, RC_OP_FREEZE);
     assert_string_equal(r.period, "previous");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'reveal','board':'b','steps':3}", &r);
     assert_int_equal(r.op, RC_OP_REVEAL);
     assert_int_equal(r.steps, 3);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'reveal','board':'b','steps':'all'}", &r);
     assert_int_equal(r.steps, RC_STEPS_ALL);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'reveal','board':'b'}", &r);
     assert_int_equal(r.steps, 1); /* the next change */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'top':3},'live':true}", &r);
     assert_int_equal(r.view.live, 1);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'top':3}}", &r);
     assert_int_equal(r.view.live, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_subscribe_top_from_protocol_example(void **state)
@@ -519,7 +519,7 @@ static void decodes_subscribe_top_from_protocol_example(void **state)
     assert_int_equal(r.view.limit, 10);
     assert_string_equal(r.period, "");
     assert_int_equal(r.has_since, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_places_shared_and_unique(void **state)
@@ -528,13 +528,13 @@ static void decodes_places_shared_and_unique(void **state)
     (void)state;
     decode_ok("{'op':'subscribe','board':'b','view':{'offset':2,'limit':3},'places':'shared'}", &r);
     assert_int_equal(r.view.places, 1);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'around':'m'},'places':'unique'}", &r);
     assert_int_equal(r.view.places, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'places':'unique'}", &r);
     assert_int_equal(r.view.places, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_subscribe_page(void **state)
@@ -547,7 +547,7 @@ static void decodes_subscribe_page(void **state)
     assert_int_equal(r.view.kind, RC_VIEW_PAGE);
     assert_int_equal(r.view.offset, 20);
     assert_int_equal(r.view.limit, 10);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_subscribe_around_with_radius(void **state)
@@ -558,7 +558,7 @@ static void decodes_subscribe_around_with_radius(void **state)
     assert_int_equal(r.view.kind, RC_VIEW_AROUND);
     assert_string_equal(r.view.around, "user:101");
     assert_int_equal(r.view.radius, 3);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_around_radius_default_of_five(void **state)
@@ -569,7 +569,7 @@ static void decodes_around_radius_default_of_five(void **state)
     assert_int_equal(r.view.kind, RC_VIEW_AROUND);
     assert_string_equal(r.view.around, "a@b.c");
     assert_int_equal(r.view.radius, 5);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_subscribe_feed_with_since(void **state)
@@ -581,21 +581,21 @@ static void decodes_subscribe_feed_with_since(void **state)
     assert_int_equal(r.has_since, 1);
     assert_int_equal(r.since_seq, 41);
     assert_int_equal(r.has_since_epoch, 0); /* v1: no epoch */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':41,'epoch':'0f1e2d3c4b5a6978'}}", &r);
     assert_int_equal(r.has_since_epoch, 1);
     assert_string_equal(r.since_epoch, "0f1e2d3c4b5a6978");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':0,'epoch':''}}", &r);
     assert_int_equal(r.has_since_epoch, 1); /* the epoch of a board without a history */
     assert_string_equal(r.since_epoch, "");
     assert_int_equal(r.has_since_cursor, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     /* a sharded board's feed (docs/sharded.md) */
     decode_ok("{'op':'subscribe','board':'b','view':{'feed':true},'since':{'seq':7,'cursor':'0a1b2c3d:5.:2'}}", &r);
     assert_int_equal(r.has_since_cursor, 1);
     assert_string_equal(r.since_cursor, "0a1b2c3d:5.:2");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_max_rate_on_window_views(void **state)
@@ -604,16 +604,16 @@ static void decodes_max_rate_on_window_views(void **state)
     (void)state;
     decode_ok("{'op':'subscribe','board':'b','view':{'top':10}}", &r);
     assert_int_equal(r.view.max_rate, 0); /* absent: every tick */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'top':10},'max_rate':2}", &r);
     assert_int_equal(r.view.max_rate, 2);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'offset':5,'limit':5},'max_rate':1}", &r);
     assert_int_equal(r.view.max_rate, 1);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'subscribe','board':'b','view':{'around':'a'},'max_rate':50}", &r);
     assert_int_equal(r.view.max_rate, 50);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_period_selectors(void **state)
@@ -628,7 +628,7 @@ static void decodes_period_selectors(void **state)
                  "{'op':'subscribe','board':'b','view':{'top':5},'period':'%s'}", periods[i]);
         decode_ok(text, &r);
         assert_string_equal(r.period, periods[i]);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -638,17 +638,17 @@ static void decodes_view_limits_at_their_maximum(void **state)
     (void)state;
     decode_ok(SUB("{'top':1000}"), &r);
     assert_int_equal(r.view.limit, 1000);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok(SUB("{'offset':2147483647,'limit':1000}"), &r);
     assert_int_equal(r.view.offset, 2147483647u);
     assert_int_equal(r.view.limit, 1000);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok(SUB("{'around':'m','radius':50}"), &r);
     assert_int_equal(r.view.radius, 50);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok(SUB("{'around':'m','radius':0}"), &r);
     assert_int_equal(r.view.radius, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_unsubscribe(void **state)
@@ -659,7 +659,7 @@ static void decodes_unsubscribe(void **state)
     assert_int_equal(r.op, RC_OP_UNSUBSCRIBE);
     assert_string_equal(r.id_json, "\"u1\"");
     assert_string_equal(r.sub, "s1");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_incr_with_negative_delta_and_req(void **state)
@@ -671,7 +671,7 @@ static void decodes_incr_with_negative_delta_and_req(void **state)
     assert_string_equal(r.member, "user:101");
     assert_int_equal(r.value, -50);
     assert_string_equal(r.req, "r-1");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_set_and_best(void **state)
@@ -682,12 +682,12 @@ static void decodes_set_and_best(void **state)
     assert_int_equal(r.op, RC_OP_SET);
     assert_int_equal(r.value, 1100);
     assert_string_equal(r.req, "");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'best','board':'b','member':'m','value':-7,'req':'x'}", &r);
     assert_int_equal(r.op, RC_OP_BEST);
     assert_int_equal(r.value, -7);
     assert_string_equal(r.req, "x");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_submit_fields_in_order(void **state)
@@ -703,7 +703,7 @@ static void decodes_submit_fields_in_order(void **state)
     assert_int_equal(r.fields[1].value, 3);
     assert_string_equal(r.fields[2].name, "time_ms");
     assert_int_equal(r.fields[2].value, -1);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_submit_with_max_fields(void **state)
@@ -714,7 +714,7 @@ static void decodes_submit_with_max_fields(void **state)
     assert_int_equal(r.nfields, RC_MAX_FIELDS);
     assert_string_equal(r.fields[7].name, S32);
     assert_int_equal(r.fields[7].value, 8);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_rank_with_period(void **state)
@@ -725,7 +725,7 @@ static void decodes_rank_with_period(void **state)
     assert_int_equal(r.op, RC_OP_RANK);
     assert_string_equal(r.member, "user:101");
     assert_string_equal(r.period, "previous");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_ping(void **state)
@@ -735,7 +735,7 @@ static void decodes_ping(void **state)
     decode_ok("{'op':'ping','id':'abc'}", &r);
     assert_int_equal(r.op, RC_OP_PING);
     assert_string_equal(r.id_json, "\"abc\"");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void echoes_scalar_ids_as_json(void **state)
@@ -765,7 +765,7 @@ static void echoes_scalar_ids_as_json(void **state)
         decode_ok(text, &r);
         assert_non_null(r.id_json);
         assert_string_equal(r.id_json, ids[i].out);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -775,10 +775,10 @@ static void accepts_safe_integer_extremes(void **state)
     (void)state;
     decode_ok(INCR("9007199254740991"), &r);
     assert_int_equal(r.value, 9007199254740991LL);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok(INCR("-9007199254740991"), &r);
     assert_int_equal(r.value, -9007199254740991LL);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void accepts_integral_numbers_in_any_notation(void **state)
@@ -794,7 +794,7 @@ static void accepts_integral_numbers_in_any_notation(void **state)
         snprintf(text, sizeof text, INCR("%s"), nums[i].in);
         decode_ok(text, &r);
         assert_int_equal(r.value, nums[i].v);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -804,10 +804,10 @@ static void ignores_unknown_fields(void **state)
     (void)state;
     decode_ok("{'op':'ping','extra':{'deep':[1,{'x':null}]},'Op':'nope','board':7}", &r);
     assert_int_equal(r.op, RC_OP_PING);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok(SUB("{'top':3,'colour':'red'}"), &r);
     assert_int_equal(r.view.limit, 3);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void accepts_surrounding_whitespace(void **state)
@@ -816,7 +816,7 @@ static void accepts_surrounding_whitespace(void **state)
     (void)state;
     decode_ok(" \r\n\t{ 'op' : 'ping' } \n\t\r ", &r);
     assert_int_equal(r.op, RC_OP_PING);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void accepts_escaped_characters_in_names(void **state)
@@ -826,7 +826,7 @@ static void accepts_escaped_characters_in_names(void **state)
     decode_ok("{'op':'rank','board':'\\u0062','member':'user\\u003a101'}", &r);
     assert_string_equal(r.board, "b");
     assert_string_equal(r.member, "user:101");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void accepts_names_at_their_maximum_length(void **state)
@@ -837,10 +837,10 @@ static void accepts_names_at_their_maximum_length(void **state)
     assert_string_equal(r.board, S64);
     assert_string_equal(r.member, S128);
     assert_string_equal(r.req, S64);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode_ok("{'op':'unsubscribe','sub':'" S32 "'}", &r);
     assert_string_equal(r.sub, S32);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void decodes_text_without_nul_terminator(void **state)
@@ -849,9 +849,9 @@ static void decodes_text_without_nul_terminator(void **state)
     struct rc_request r;
     struct rc_error err = {0, ""};
     (void)state;
-    assert_int_equal(rc_request_decode(buf, 13, &r, &err), 0);
+    assert_int_equal(rc_proto_decode(buf, 13, &r, &err), 0);
     assert_int_equal(r.op, RC_OP_PING);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void rejects_message_over_size_limit(void **state)
@@ -865,13 +865,13 @@ static void rejects_message_over_size_limit(void **state)
     assert_non_null(buf);
     memset(buf, ' ', len);
     memcpy(buf, "{\"op\":\"ping\"}", 13);
-    assert_int_equal(rc_request_decode(buf, len, &r, &err), RC_E_TOO_LARGE);
+    assert_int_equal(rc_proto_decode(buf, len, &r, &err), RC_E_TOO_LARGE);
     assert_int_equal(err.code, RC_E_TOO_LARGE);
     assert_non_null(strstr(err.msg, "larger than 1048576"));
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     /* One byte less is at the limit, and fine. */
-    assert_int_equal(rc_request_decode(buf, len - 1, &r, &err), 0);
-    rc_request_free(&r);
+    assert_int_equal(rc_proto_decode(buf, len - 1, &r, &err), 0);
+    rc_proto_decode_free(&r);
     free(buf);
 }
 
@@ -886,11 +886,11 @@ static void rejects_id_string_over_256_bytes_without_echo(void **state)
     assert_int_equal(decode_q(text, &r, &err), RC_E_BAD_REQUEST);
     assert_non_null(strstr(err.msg, "id must be at most 256 bytes"));
     assert_null(r.id_json);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     snprintf(text, sizeof text, "{'id':'%s','op':'ping'}", S128 S128);
     decode_ok(text, &r);
     assert_int_equal(strlen(r.id_json), 258);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void caps_and_sanitises_unknown_op_echo(void **state)
@@ -901,14 +901,14 @@ static void caps_and_sanitises_unknown_op_echo(void **state)
     (void)state;
 
     snprintf(text, sizeof text, "{\"op\":\"%s\"}", S128 S128);
-    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_proto_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
     assert_string_equal(err.msg, "unknown op '" S32 "...'");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 
     snprintf(text, sizeof text, "{\"op\":\"a'b\\u0001\xc3\xa9\"}");
-    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_proto_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
     assert_string_equal(err.msg, "unknown op 'a?b\?\?\?'" /* \? dodges trigraphs */);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 /* ---- REST write bodies ------------------------------------------------- */
@@ -919,7 +919,7 @@ static int body_q(const char *board, const char *text, struct rc_request *r, str
     size_t len = strlen(text);
     assert_true(len < sizeof buf);
     quote(text, len, buf);
-    return rc_request_decode_write_body(board, buf, len, r, err);
+    return rc_proto_decode_write_body(board, buf, len, r, err);
 }
 
 static void decodes_write_bodies_of_every_write_op(void **state)
@@ -934,24 +934,24 @@ static void decodes_write_bodies_of_every_write_op(void **state)
     assert_string_equal(r.member, "m");
     assert_int_equal(r.value, 5);
     assert_string_equal(r.req, "r1");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 
     assert_int_equal(body_q("b", "{'member':'m','op':'set','value':7}", &r, &err), 0);
     assert_int_equal(r.op, RC_OP_SET);
     assert_int_equal(r.value, 7);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 
     assert_int_equal(body_q("b", "{'member':'m','op':'best','value':-7}", &r, &err), 0);
     assert_int_equal(r.op, RC_OP_BEST);
     assert_int_equal(r.value, -7);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 
     assert_int_equal(body_q("match:1", "{'member':'m','op':'submit','fields':{'k':1}}", &r, &err),
                      0);
     assert_int_equal(r.op, RC_OP_SUBMIT);
     assert_string_equal(r.board, "match:1");
     assert_int_equal(r.nfields, 1);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void write_body_takes_board_from_path_and_ignores_id(void **state)
@@ -964,7 +964,7 @@ static void write_body_takes_board_from_path_and_ignores_id(void **state)
         body_q("path", "{'board':'body','id':1,'member':'m','op':'incr','delta':1}", &r, &err), 0);
     assert_string_equal(r.board, "path");
     assert_null(r.id_json);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void write_body_rejects_non_write_ops(void **state)
@@ -982,7 +982,7 @@ static void write_body_rejects_non_write_ops(void **state)
         struct rc_error err = {0, ""};
         assert_int_equal(body_q("b", bodies[i], &r, &err), RC_E_BAD_REQUEST);
         assert_string_equal(err.msg, "op must be one of incr, set, best, submit");
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -996,7 +996,7 @@ static void write_body_rejects_bad_path_board(void **state)
         assert_int_equal(body_q(boards[i], "{'member':'m','op':'incr','delta':1}", &r, &err),
                          RC_E_BAD_REQUEST);
         assert_non_null(strstr(err.msg, "board must be 1..64 characters"));
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -1021,7 +1021,7 @@ static void write_body_rejects_malformed_bodies(void **state)
         assert_int_equal(body_q("b", cases[i].body, &r, &err), RC_E_BAD_REQUEST);
         if (!strstr(err.msg, cases[i].msg))
             fail_msg("body %s: \"%s\" lacks \"%s\"", cases[i].body, err.msg, cases[i].msg);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -1033,9 +1033,9 @@ static void write_body_rejects_oversize_body(void **state)
     (void)state;
     assert_non_null(buf);
     memset(buf, ' ', RC_PROTO_MAX_TEXT + 1);
-    assert_int_equal(rc_request_decode_write_body("b", buf, RC_PROTO_MAX_TEXT + 1, &r, &err),
+    assert_int_equal(rc_proto_decode_write_body("b", buf, RC_PROTO_MAX_TEXT + 1, &r, &err),
                      RC_E_TOO_LARGE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     free(buf);
 }
 
@@ -1047,13 +1047,13 @@ static void op_names_round_trip(void **state)
                                         "best",      "submit",      "rank", "ping"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int op = rc_op_parse(names[i]);
+        int op = rc_proto_op_parse(names[i]);
         assert_int_equal(op, (int)i);
-        assert_string_equal(rc_op_name((enum rc_op)op), names[i]);
+        assert_string_equal(rc_proto_op_name((enum rc_op)op), names[i]);
     }
-    assert_int_equal(rc_op_parse("decr"), RC_E_BAD_REQUEST);
-    assert_int_equal(rc_op_parse(""), RC_E_BAD_REQUEST);
-    assert_int_equal(rc_op_parse(NULL), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_proto_op_parse("decr"), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_proto_op_parse(""), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_proto_op_parse(NULL), RC_E_BAD_REQUEST);
 }
 
 static void request_free_is_idempotent(void **state)
@@ -1061,10 +1061,10 @@ static void request_free_is_idempotent(void **state)
     struct rc_request r;
     (void)state;
     decode_ok("{'op':'ping','id':1}", &r);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_null(r.id_json);
-    rc_request_free(&r);
-    rc_request_free(NULL);
+    rc_proto_decode_free(&r);
+    rc_proto_decode_free(NULL);
 }
 
 static const char *const CORPUS[] = {
@@ -1088,14 +1088,14 @@ static void decode_anything(const char *text, size_t len)
 {
     struct rc_request r;
     struct rc_error err = {0, ""};
-    int rc = rc_request_decode(text, len, &r, &err);
+    int rc = rc_proto_decode(text, len, &r, &err);
 
     if (rc != 0) {
         assert_true(rc == RC_E_BAD_REQUEST || rc == RC_E_TOO_LARGE || rc == RC_E_INTERNAL);
         assert_int_equal(err.code, rc);
         assert_true(strlen(err.msg) > 0);
     }
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void survives_every_truncation(void **state)
@@ -1205,10 +1205,10 @@ static void fractional_ids_echo_exactly(void **state)
         struct rc_request r;
         struct rc_error err;
         snprintf(msg, sizeof msg, "{\"op\":\"ping\",\"id\":%s}", ids[i]);
-        assert_int_equal(rc_request_decode(msg, strlen(msg), &r, &err), 0);
+        assert_int_equal(rc_proto_decode(msg, strlen(msg), &r, &err), 0);
         assert_non_null(r.id_json);
         assert_true(strtod(r.id_json, NULL) == strtod(ids[i], NULL));
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -1222,7 +1222,7 @@ static void ping_with_x_ok(const char *x)
     snprintf(text, sizeof text, "{'op':'ping','x':%s}", x);
     decode_ok(text, &r);
     assert_int_equal(r.op, RC_OP_PING);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void accepts_every_number_form_rfc_8259_allows(void **state)
@@ -1241,7 +1241,7 @@ static void accepts_zero_written_with_a_huge_exponent(void **state)
     ping_with_x_ok("0e-400");
     decode_ok(INCR("0.0e999"), &r);
     assert_int_equal(r.value, 0);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void accepts_the_smallest_and_largest_doubles(void **state)
@@ -1290,8 +1290,8 @@ static void accepts_an_object_with_thousands_of_distinct_keys(void **state)
     struct rc_request r;
     struct rc_error err = {0, ""};
     (void)state;
-    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), 0);
-    rc_request_free(&r);
+    assert_int_equal(rc_proto_decode(text, strlen(text), &r, &err), 0);
+    rc_proto_decode_free(&r);
     free(text);
 }
 
@@ -1301,9 +1301,9 @@ static void finds_a_duplicate_among_thousands_of_keys(void **state)
     struct rc_request r;
     struct rc_error err = {0, ""};
     (void)state;
-    assert_int_equal(rc_request_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_proto_decode(text, strlen(text), &r, &err), RC_E_BAD_REQUEST);
     assert_string_equal(err.msg, "duplicate field k5");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     free(text);
 }
 
@@ -1315,7 +1315,7 @@ static void json_gate_hands_back_the_object(void **state)
     cJSON *o = NULL;
     struct rc_error err = {0, ""};
     (void)state;
-    assert_int_equal(rc_json_parse_strict(text, sizeof text - 1, &o, &err), 0);
+    assert_int_equal(rc_json_gate_parse_strict(text, sizeof text - 1, &o, &err), 0);
     assert_non_null(o);
     assert_true(cJSON_IsObject(o));
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(o, "a")->valuedouble, 1);
@@ -1328,7 +1328,7 @@ static void json_gate_leaves_out_null_when_it_refuses(void **state)
     cJSON *o = (cJSON *)&o; /* anything but NULL */
     struct rc_error err = {0, ""};
     (void)state;
-    assert_int_equal(rc_json_parse_strict(text, sizeof text - 1, &o, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_json_gate_parse_strict(text, sizeof text - 1, &o, &err), RC_E_BAD_REQUEST);
     assert_null(o);
     assert_int_equal(err.code, RC_E_BAD_REQUEST);
 }
@@ -1338,7 +1338,7 @@ static void json_gate_refuses_a_json_value_that_is_not_an_object(void **state)
     cJSON *o = NULL;
     struct rc_error err = {0, ""};
     (void)state;
-    assert_int_equal(rc_json_parse_strict("[{}]", 4, &o, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_json_gate_parse_strict("[{}]", 4, &o, &err), RC_E_BAD_REQUEST);
     assert_string_equal(err.msg, "message must be a JSON object");
     assert_null(o);
 }
@@ -1367,9 +1367,9 @@ static void write_body_refuses_every_hostile_input_like_a_message(void **state)
         struct rc_request r;
         struct rc_error ws_err = {0, ""}, body_err = {0, ""};
         assert_int_equal(decode_q(cases[i].ws, &r, &ws_err), RC_E_BAD_REQUEST);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
         assert_int_equal(body_q("b", cases[i].body, &r, &body_err), RC_E_BAD_REQUEST);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
         if (!strstr(ws_err.msg, cases[i].msg) || !strstr(body_err.msg, cases[i].msg))
             fail_msg("case %zu: \"%s\" / \"%s\" lack \"%s\"", i, ws_err.msg, body_err.msg,
                      cases[i].msg);

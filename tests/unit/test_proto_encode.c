@@ -23,7 +23,7 @@ static cJSON *parse_and_free(char *text)
     cJSON *json;
 
     assert_non_null(text);
-    assert_true(rc_utf8_valid(text, strlen(text)));
+    assert_true(rc_names_utf8_valid(text, strlen(text)));
     json = cJSON_Parse(text);
     if (!json)
         fail_msg("not JSON: %s", text);
@@ -74,21 +74,21 @@ static char *delta_of(int64_t seq, int64_t total, const struct rc_row *rows, siz
 {
     struct rc_delta_msg m = {.sub = "s1", .seq = seq, .total = total,
                              .rows = {.rows = rows, .n = n, .first_rank = first_rank, .layout = &KD_LAYOUT}};
-    return rc_encode_delta(&m);
+    return rc_proto_rows_delta(&m);
 }
 
 static char *ack_of(const char *id, const char *board, const char *member, double score, int64_t rank, int64_t seq,
                     int duplicate)
 {
     struct rc_ack_msg m = {id, board, member, score, rank, seq, duplicate, NULL, 0, -1, 0, NULL, 0, NULL, 0, 0, 0};
-    return rc_encode_ack(&m);
+    return rc_proto_encode_ack(&m);
 }
 
 static char *event_of(const char *sub, int64_t seq, const char *member, double score, double delta, int64_t rank,
                       int64_t prev_rank, int64_t at_ms, const struct rc_field_value *fields, unsigned nfields)
 {
     struct rc_event_msg m = {sub, seq, member, score, delta, rank, prev_rank, at_ms, fields, nfields, {0}};
-    return rc_encode_event(&m);
+    return rc_proto_encode_event(&m);
 }
 
 /* ---- the PROTOCOL.md examples, byte for byte --------------------------- */
@@ -101,7 +101,7 @@ static void encodes_snapshot_as_protocol_example(void **state)
     };
     struct rc_snapshot_msg m = {"1", "s1", "b", "2026-W47", 42, 2, 0, {.rows = rows, .n = 2, .first_rank = 1}, {0}, 0, NULL, 0, 0, 0, 0, 0, 0};
     (void)state;
-    assert_text(rc_encode_snapshot(&m),
+    assert_text(rc_proto_rows_snapshot(&m),
                 "{\"op\":\"snapshot\",\"id\":1,\"sub\":\"s1\",\"board\":\"b\","
                 "\"period\":\"2026-W47\",\"seq\":42,\"total\":2,\"rows\":["
                 "{\"rank\":1,\"member\":\"user:101\",\"score\":1050,\"name\":\"PlayerOne\"},"
@@ -115,7 +115,7 @@ static void encodes_delta_as_protocol_example(void **state)
     const size_t removed[] = {1};
     struct rc_delta_msg m = {"s1", 43, 120, {.rows = rows, .n = 1, .first_rank = 3}, old, removed, 1, {0}};
     (void)state;
-    assert_text(rc_encode_delta(&m),
+    assert_text(rc_proto_rows_delta(&m),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":43,\"total\":120,\"rows\":["
                 "{\"rank\":3,\"member\":\"user:101\",\"score\":1100}],\"removed\":[\"user:77\"]}");
 }
@@ -130,7 +130,7 @@ static void encodes_delta_with_prev_rank(void **state)
     const int64_t prev[] = {57, 0};
     struct rc_delta_msg m = {"s1", 43, 120, {rows, 2, pick, 1, NULL, prev}, NULL, NULL, 0, {0}};
     (void)state;
-    assert_text(rc_encode_delta(&m),
+    assert_text(rc_proto_rows_delta(&m),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":43,\"total\":120,\"rows\":["
                 "{\"rank\":1,\"prev_rank\":57,\"member\":\"user:101\",\"score\":1100,\"name\":\"PlayerOne\"},"
                 "{\"rank\":9,\"prev_rank\":null,\"member\":\"user:5\",\"score\":30}],\"removed\":[]}");
@@ -157,12 +157,12 @@ static void encodes_unranked_ack_with_null_rank_and_seq(void **state)
     (void)state;
     struct rc_ack_msg m = {.id_json = "7", .board = "global", .member = "u:1", .score = 1100, .replicas = -1,
                            .unranked = 1};
-    assert_text(rc_encode_ack(&m),
+    assert_text(rc_proto_encode_ack(&m),
                 "{\"op\":\"ack\",\"id\":7,\"board\":\"global\",\"member\":\"u:1\",\"score\":1100,"
                 "\"rank\":null,\"seq\":null,\"rank_unknown\":true,\"duplicate\":false}");
     m = (struct rc_ack_msg){.board = "global", .member = "u:1", .score = 5, .duplicate = 1, .replicas = 1,
                             .unranked = 1};
-    assert_text(rc_encode_ack(&m),
+    assert_text(rc_proto_encode_ack(&m),
                 "{\"op\":\"ack\",\"board\":\"global\",\"member\":\"u:1\",\"score\":5,"
                 "\"rank\":null,\"seq\":null,\"rank_unknown\":true,\"duplicate\":true,\"replicas\":1}");
 }
@@ -171,7 +171,7 @@ static void encodes_rank_as_protocol_example(void **state)
 {
     (void)state;
     struct rc_rank_msg m = {"\"r\"", "user:101", 1100, 3, 120, {0}};
-    assert_text(rc_encode_rank(&m),
+    assert_text(rc_proto_encode_rank(&m),
                 "{\"op\":\"rank\",\"id\":\"r\",\"member\":\"user:101\",\"score\":1100,\"rank\":3,"
                 "\"total\":120}");
 }
@@ -179,7 +179,7 @@ static void encodes_rank_as_protocol_example(void **state)
 static void encodes_error_as_protocol_example(void **state)
 {
     (void)state;
-    assert_text(rc_encode_error("9", RC_E_BAD_REQUEST, "delta must be a finite number"),
+    assert_text(rc_proto_encode_error("9", RC_E_BAD_REQUEST, "delta must be a finite number"),
                 "{\"op\":\"error\",\"id\":9,\"code\":\"bad_request\","
                 "\"message\":\"delta must be a finite number\"}");
 }
@@ -187,16 +187,16 @@ static void encodes_error_as_protocol_example(void **state)
 static void encodes_pong_and_unsubscribed(void **state)
 {
     (void)state;
-    assert_text(rc_encode_pong("\"p\""), "{\"op\":\"pong\",\"id\":\"p\"}");
-    assert_text(rc_encode_unsubscribed("2", "s1"),
+    assert_text(rc_proto_encode_pong("\"p\""), "{\"op\":\"pong\",\"id\":\"p\"}");
+    assert_text(rc_proto_encode_unsubscribed("2", "s1"),
                 "{\"op\":\"unsubscribed\",\"id\":2,\"sub\":\"s1\"}");
 }
 
 static void encodes_authed_and_a_view_error(void **state)
 {
     (void)state;
-    assert_text(rc_encode_authed("4", 1800000000), "{\"op\":\"authed\",\"id\":4,\"exp\":1800000000}");
-    assert_text(rc_encode_view_error("s3", RC_E_UNAUTHORIZED, "the token expired"),
+    assert_text(rc_proto_encode_authed("4", 1800000000), "{\"op\":\"authed\",\"id\":4,\"exp\":1800000000}");
+    assert_text(rc_proto_encode_view_error("s3", RC_E_UNAUTHORIZED, "the token expired"),
                 "{\"op\":\"error\",\"code\":\"unauthorized\",\"message\":\"the token expired\",\"sub\":\"s3\"}");
 }
 
@@ -205,9 +205,9 @@ static void encodes_authed_and_a_view_error(void **state)
 static void omits_id_when_request_had_none(void **state)
 {
     (void)state;
-    assert_text(rc_encode_pong(NULL), "{\"op\":\"pong\"}");
-    assert_text(rc_encode_unsubscribed(NULL, "s1"), "{\"op\":\"unsubscribed\",\"sub\":\"s1\"}");
-    assert_text(rc_encode_error(NULL, RC_E_TOO_LARGE, "x"),
+    assert_text(rc_proto_encode_pong(NULL), "{\"op\":\"pong\"}");
+    assert_text(rc_proto_encode_unsubscribed(NULL, "s1"), "{\"op\":\"unsubscribed\",\"sub\":\"s1\"}");
+    assert_text(rc_proto_encode_error(NULL, RC_E_TOO_LARGE, "x"),
                 "{\"op\":\"error\",\"code\":\"too_large\",\"message\":\"x\"}");
     assert_text(ack_of(NULL, "b", "m", 1, 1, 1, 1),
                 "{\"op\":\"ack\",\"board\":\"b\",\"member\":\"m\",\"score\":1,\"rank\":1,\"seq\":1,"
@@ -222,7 +222,7 @@ static void echoes_every_scalar_id_raw(void **state)
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         char expected[64];
         snprintf(expected, sizeof expected, "{\"op\":\"pong\",\"id\":%s}", ids[i]);
-        assert_text(rc_encode_pong(ids[i]), expected);
+        assert_text(rc_proto_encode_pong(ids[i]), expected);
     }
 }
 
@@ -231,7 +231,7 @@ static void snapshot_omits_period_and_reset_unless_given(void **state)
     cJSON *j;
     (void)state;
     struct rc_snapshot_msg m = {.sub = "s1", .board = "b", .seq = 1};
-    j = parse_and_free(rc_encode_snapshot(&m));
+    j = parse_and_free(rc_proto_rows_snapshot(&m));
     assert_null(cJSON_GetObjectItemCaseSensitive(j, "id"));
     assert_null(cJSON_GetObjectItemCaseSensitive(j, "period"));
     assert_null(cJSON_GetObjectItemCaseSensitive(j, "reset"));
@@ -241,7 +241,7 @@ static void snapshot_omits_period_and_reset_unless_given(void **state)
 
     m = (struct rc_snapshot_msg){.id_json = "\"q\"", .sub = "s1", .board = "b", .period = "previous", .seq = 1,
                                  .reset = 1};
-    j = parse_and_free(rc_encode_snapshot(&m));
+    j = parse_and_free(rc_proto_rows_snapshot(&m));
     assert_string_equal(str_of(j, "id"), "q");
     assert_string_equal(str_of(j, "period"), "previous");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "reset")));
@@ -252,11 +252,11 @@ static void snapshot_carries_the_epoch_when_given(void **state)
 {
     (void)state;
     struct rc_snapshot_msg m = {.sub = "s1", .board = "b", .seq = 7, .reset = 1, .more = {.epoch = "00ff"}};
-    assert_text(rc_encode_snapshot(&m),
+    assert_text(rc_proto_rows_snapshot(&m),
                 "{\"op\":\"snapshot\",\"sub\":\"s1\",\"board\":\"b\",\"seq\":7,\"total\":0,\"epoch\":\"00ff\","
                 "\"reset\":true,\"rows\":[]}");
     m = (struct rc_snapshot_msg){.board = "b", .more = {.epoch = ""}};
-    assert_text(rc_encode_snapshot(&m),
+    assert_text(rc_proto_rows_snapshot(&m),
                 "{\"op\":\"snapshot\",\"board\":\"b\",\"seq\":0,\"total\":0,\"epoch\":\"\",\"rows\":[]}");
 }
 
@@ -264,14 +264,14 @@ static void a_delta_carries_the_viewer_count_when_given(void **state)
 {
     (void)state;
     struct rc_delta_msg m = {.sub = "s1", .seq = 4, .total = 2, .more = {.has_viewers = 1, .viewers = 12345678901LL}};
-    assert_text(rc_encode_delta(&m),
+    assert_text(rc_proto_rows_delta(&m),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":4,\"total\":2,\"rows\":[],\"removed\":[],"
                 "\"viewers\":12345678901}");
     m.more.viewers = 0;
-    assert_text(rc_encode_delta(&m),
+    assert_text(rc_proto_rows_delta(&m),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":4,\"total\":2,\"rows\":[],\"removed\":[],\"viewers\":0}");
     m.more.viewers = -1;
-    assert_null(rc_encode_delta(&m)); /* never a negative count */
+    assert_null(rc_proto_rows_delta(&m)); /* never a negative count */
 }
 
 /* A snapshot's extras come after its rows: viewers, the freeze, a sharded
@@ -282,47 +282,47 @@ static void a_snapshot_carries_viewers_freeze_and_cursor_after_its_rows(void **s
     struct rc_snapshot_msg m = {.sub = "s1", .board = "b", .seq = 9, .total = 2,
                                 .more = {.epoch = "ab", .has_viewers = 1, .viewers = 3, .frozen = 1, .freeze_seq = 7,
                                          .live = 1, .shown = 8, .cursor = "0a:1"}};
-    assert_text(rc_encode_snapshot(&m),
+    assert_text(rc_proto_rows_snapshot(&m),
                 "{\"op\":\"snapshot\",\"sub\":\"s1\",\"board\":\"b\",\"seq\":9,\"total\":2,\"epoch\":\"ab\","
                 "\"rows\":[],\"viewers\":3,\"frozen\":7,\"shown\":8,\"cursor\":\"0a:1\"}");
     m.more.cursor = "a\"b"; /* never a cursor the JSON must escape */
-    assert_null(rc_encode_snapshot(&m));
+    assert_null(rc_proto_rows_snapshot(&m));
 }
 
 static void freeze_fields_and_replies(void **state)
 {
     (void)state;
     struct rc_delta_msg d = {.sub = "s1", .seq = 4, .total = 2, .more = {.frozen = 1, .freeze_seq = 3, .shown = 4}};
-    assert_text(rc_encode_delta(&d),
+    assert_text(rc_proto_rows_delta(&d),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":4,\"total\":2,\"rows\":[],\"removed\":[],\"frozen\":3}");
     d.seq = 9;
     d.more.live = 1;
-    assert_text(rc_encode_delta(&d),
+    assert_text(rc_proto_rows_delta(&d),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":9,\"total\":2,\"rows\":[],\"removed\":[],\"frozen\":3,"
                 "\"shown\":4}");
     d.more.frozen = 0; /* not frozen: no freeze fields */
-    assert_text(rc_encode_delta(&d), "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":9,\"total\":2,\"rows\":[],\"removed\":[]}");
+    assert_text(rc_proto_rows_delta(&d), "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":9,\"total\":2,\"rows\":[],\"removed\":[]}");
     /* a frozen board's audience asks its rank: the frozen one, and said so */
     struct rc_rank_msg r = {"1", "m", 5, 2, 9, {.frozen = 1, .freeze_seq = 3, .shown = 4}};
-    assert_text(rc_encode_rank(&r),
+    assert_text(rc_proto_encode_rank(&r),
                 "{\"op\":\"rank\",\"id\":1,\"member\":\"m\",\"score\":5,\"rank\":2,\"total\":9,\"frozen\":3}");
-    assert_text(rc_encode_frozen("7", "b", NULL, 12), "{\"op\":\"frozen\",\"id\":7,\"board\":\"b\",\"seq\":12,\"frozen\":12}");
-    assert_text(rc_encode_revealed(NULL, "b", "2026-11-26", 13, 2, 1, 12, 0),
+    assert_text(rc_proto_encode_frozen("7", "b", NULL, 12), "{\"op\":\"frozen\",\"id\":7,\"board\":\"b\",\"seq\":12,\"frozen\":12}");
+    assert_text(rc_proto_encode_revealed(NULL, "b", "2026-11-26", 13, 2, 1, 12, 0),
                 "{\"op\":\"revealed\",\"board\":\"b\",\"period\":\"2026-11-26\",\"seq\":13,\"pending\":2,\"frozen\":12}");
-    assert_text(rc_encode_revealed(NULL, "b", NULL, 20, 0, 0, 0, 5),
+    assert_text(rc_proto_encode_revealed(NULL, "b", NULL, 20, 0, 0, 0, 5),
                 "{\"op\":\"revealed\",\"board\":\"b\",\"seq\":20,\"pending\":0,\"skipped\":5}");
-    assert_text(rc_encode_freeze_state("b", NULL, 0, 0, 0, 20),
+    assert_text(rc_proto_encode_freeze_state("b", NULL, 0, 0, 0, 20),
                 "{\"board\":\"b\",\"frozen\":null,\"shown\":null,\"seq\":20,\"pending\":0}");
-    assert_text(rc_encode_freeze_state("b", NULL, 1, 12, 13, 20),
+    assert_text(rc_proto_encode_freeze_state("b", NULL, 1, 12, 13, 20),
                 "{\"board\":\"b\",\"frozen\":12,\"shown\":13,\"seq\":20,\"pending\":7}");
 }
 
 static void stats_names_the_period_only_when_given(void **state)
 {
     (void)state;
-    assert_text(rc_encode_stats("demo", NULL, 3, 10, 42),
+    assert_text(rc_proto_encode_stats("demo", NULL, 3, 10, 42),
                 "{\"board\":\"demo\",\"viewers\":3,\"total\":10,\"seq\":42}");
-    assert_text(rc_encode_stats("daily", "2026-11-25", 0, 0, 0),
+    assert_text(rc_proto_encode_stats("daily", "2026-11-25", 0, 0, 0),
                 "{\"board\":\"daily\",\"period\":\"2026-11-25\",\"viewers\":0,\"total\":0,\"seq\":0}");
 }
 
@@ -332,13 +332,13 @@ static void a_delta_and_an_event_carry_the_epoch_when_given(void **state)
     (void)state;
     struct rc_delta_msg d = {.sub = "s1", .seq = 1, .total = 1,
                              .more = {.epoch = "abc123", .frozen = 1, .freeze_seq = 1, .has_viewers = 1, .viewers = 2}};
-    assert_text(rc_encode_delta(&d),
+    assert_text(rc_proto_rows_delta(&d),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":1,\"total\":1,\"rows\":[],\"removed\":[],"
                 "\"frozen\":1,\"epoch\":\"abc123\",\"viewers\":2}");
     d.more.epoch = "a\"b"; /* never an id the JSON must escape */
-    assert_null(rc_encode_delta(&d));
+    assert_null(rc_proto_rows_delta(&d));
     struct rc_event_msg e = {.sub = "s1", .seq = 1, .member = "m", .rank = 1, .more = {.epoch = "e1"}};
-    assert_text(rc_encode_event(&e),
+    assert_text(rc_proto_encode_event(&e),
                 "{\"op\":\"event\",\"sub\":\"s1\",\"seq\":1,\"member\":\"m\",\"score\":0,\"delta\":0,"
                 "\"rank\":1,\"prev_rank\":null,\"at\":0,\"epoch\":\"e1\"}");
 }
@@ -347,13 +347,13 @@ static void an_event_carries_a_sharded_feeds_cursor(void **state)
 {
     (void)state;
     struct rc_event_msg e = {.sub = "s1", .seq = 5, .member = "m", .rank = 1, .more = {.cursor = "0a1b2c3d:5.:0"}};
-    assert_text(rc_encode_event(&e),
+    assert_text(rc_proto_encode_event(&e),
                 "{\"op\":\"event\",\"sub\":\"s1\",\"seq\":5,\"member\":\"m\",\"score\":0,\"delta\":0,"
                 "\"rank\":1,\"prev_rank\":null,\"at\":0,\"cursor\":\"0a1b2c3d:5.:0\"}");
     e.more.cursor = "a\"b";
-    assert_null(rc_encode_event(&e));
+    assert_null(rc_proto_encode_event(&e));
     e.more.cursor = "";
-    assert_null(rc_encode_event(&e));
+    assert_null(rc_proto_encode_event(&e));
 }
 
 /* A queued board's ack: score, rank and seq come when it is applied. */
@@ -362,7 +362,7 @@ static void a_queued_ack_has_the_entry_and_null_score_rank_seq(void **state)
     (void)state;
     struct rc_ack_msg m = {.id_json = "3", .board = "q", .member = "u:1", .score = 9, .rank = 2, .seq = 4,
                            .replicas = 0, .queued_entry = "1700000000000-0"};
-    assert_text(rc_encode_ack(&m),
+    assert_text(rc_proto_encode_ack(&m),
                 "{\"op\":\"ack\",\"id\":3,\"board\":\"q\",\"member\":\"u:1\",\"score\":null,\"rank\":null,"
                 "\"seq\":null,\"queued\":true,\"entry\":\"1700000000000-0\",\"duplicate\":false,\"replicas\":0}");
 }
@@ -390,7 +390,7 @@ static void rank_prints_nulls_when_member_is_absent(void **state)
 {
     (void)state;
     struct rc_rank_msg m = {"1", "user:9", 0, 0, 120, {0}};
-    assert_text(rc_encode_rank(&m),
+    assert_text(rc_proto_encode_rank(&m),
                 "{\"op\":\"rank\",\"id\":1,\"member\":\"user:9\",\"score\":null,\"rank\":null,"
                 "\"total\":120}");
 }
@@ -409,7 +409,7 @@ static void error_carries_the_code_name_of_every_code(void **state)
     };
     (void)state;
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
-        cJSON *j = parse_and_free(rc_encode_error(NULL, codes[i].code, "m"));
+        cJSON *j = parse_and_free(rc_proto_encode_error(NULL, codes[i].code, "m"));
         assert_string_equal(str_of(j, "op"), "error");
         assert_string_equal(str_of(j, "code"), codes[i].name);
         assert_string_equal(str_of(j, "message"), "m");
@@ -421,10 +421,10 @@ static void error_message_is_escaped(void **state)
 {
     cJSON *j;
     (void)state;
-    j = parse_and_free(rc_encode_error(NULL, RC_E_BAD_REQUEST, "unknown op 'a\"b\\c\n'"));
+    j = parse_and_free(rc_proto_encode_error(NULL, RC_E_BAD_REQUEST, "unknown op 'a\"b\\c\n'"));
     assert_string_equal(str_of(j, "message"), "unknown op 'a\"b\\c\n'");
     cJSON_Delete(j);
-    j = parse_and_free(rc_encode_error(NULL, RC_E_INTERNAL, NULL));
+    j = parse_and_free(rc_proto_encode_error(NULL, RC_E_INTERNAL, NULL));
     assert_string_equal(str_of(j, "message"), "");
     cJSON_Delete(j);
 }
@@ -441,7 +441,7 @@ static void event_and_ack_carry_fields_when_given(void **state)
                 "\"delta\":1,\"rank\":1,\"prev_rank\":2,\"at\":3,"
                 "\"fields\":{\"kills\":12,\"deaths\":3}}");
     struct rc_ack_msg m = {"1", "b", "m", 5, 1, 9, 0, KD, 2, -1, 0, NULL, 0, NULL, 0, 0, 0};
-    assert_text(rc_encode_ack(&m),
+    assert_text(rc_proto_encode_ack(&m),
                 "{\"op\":\"ack\",\"id\":1,\"board\":\"b\",\"member\":\"m\",\"score\":5,\"rank\":1,"
                 "\"seq\":9,\"duplicate\":false,\"fields\":{\"kills\":12,\"deaths\":3}}");
 }
@@ -461,7 +461,7 @@ static void rows_with_shared_places_carry_place_and_tied(void **state)
     (void)state;
     /* a profile never shadows place or tied of a row that has places; a
      * row without places keeps its profile's "place" and "tied" */
-    assert_text(rc_encode_delta(&m),
+    assert_text(rc_proto_rows_delta(&m),
                 "{\"op\":\"delta\",\"sub\":\"s1\",\"seq\":1,\"total\":5,\"rows\":["
                 "{\"rank\":2,\"member\":\"a\",\"score\":30,\"place\":2,\"tied\":true,\"name\":\"P\"},"
                 "{\"rank\":4,\"member\":\"c\",\"score\":20,\"place\":4},"
@@ -493,7 +493,7 @@ static void profile_join_never_shadows_row_keys(void **state)
     cJSON *j, *row;
     (void)state;
 
-    j = parse_and_free(rc_encode_snapshot(&m));
+    j = parse_and_free(rc_proto_rows_snapshot(&m));
     row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "rows"), 0);
     assert_non_null(row);
     assert_int_equal(cJSON_GetArraySize(row), 5);
@@ -569,7 +569,7 @@ static void prints_counters_exactly_at_any_size(void **state)
 {
     (void)state;
     struct rc_delta_msg m = {.sub = "s", .seq = INT64_MAX, .total = INT64_MIN};
-    assert_text(rc_encode_delta(&m),
+    assert_text(rc_proto_rows_delta(&m),
                 "{\"op\":\"delta\",\"sub\":\"s\",\"seq\":9223372036854775807,"
                 "\"total\":-9223372036854775808,\"rows\":[],\"removed\":[]}");
 }
@@ -594,7 +594,7 @@ static cJSON *ref_number(double d)
     char buf[RC_NUMBER_TEXT_MAX];
     if (!isfinite(d))
         return cJSON_CreateNull();
-    rc_number_text(d, buf, sizeof buf);
+    rc_proto_encode_number_text(d, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 
@@ -627,8 +627,8 @@ static cJSON *ref_row(const struct rc_row *r, int64_t rank, const int64_t *prev)
     }
     for (unsigned k = 0; r->profile && k < r->profile->n; k++) {
         const struct rc_kv *kv = &r->profile->kv[k];
-        int ok = kv->key && kv->value && rc_utf8_valid(kv->key, strlen(kv->key)) &&
-                 rc_utf8_valid(kv->value, strlen(kv->value));
+        int ok = kv->key && kv->value && rc_names_utf8_valid(kv->key, strlen(kv->key)) &&
+                 rc_names_utf8_valid(kv->value, strlen(kv->value));
         for (size_t i = 0; ok && i < 4; i++)
             ok = strcmp(kv->key, reserved[i]) != 0;
         if (ok && strcmp(kv->key, "tied") == 0 && cJSON_GetObjectItemCaseSensitive(o, "place"))
@@ -690,7 +690,7 @@ static void the_row_writer_prints_what_cjson_printed(void **state)
         }
         struct rc_delta_msg m = {"s\"1", 3, 9, {rows, n, pick, 5, &KD_LAYOUT, with_prev ? prev : NULL}, rows, pick,
                                  n, {0}};
-        char *got = rc_encode_delta(&m);
+        char *got = rc_proto_rows_delta(&m);
         cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray(), *rem = cJSON_CreateArray();
         cJSON_AddItemToObject(o, "op", cJSON_CreateString("delta"));
         cJSON_AddItemToObject(o, "sub", cJSON_CreateString("s\"1"));
@@ -754,16 +754,16 @@ static char *encode_variant(int which)
     struct rc_rank_msg absent = {"1", "m", 1, 0, 3, {0}};
 
     switch (which) {
-    case 0: return rc_encode_snapshot(&snap);
-    case 1: return rc_encode_delta(&delta);
-    case 2: return rc_encode_event(&event);
-    case 3: return rc_encode_ack(&ack);
-    case 4: return rc_encode_rank(&rank);
-    case 5: return rc_encode_rank(&absent);
-    case 6: return rc_encode_error("1", RC_E_FORBIDDEN, "no");
-    case 7: return rc_encode_pong("1");
-    case 8: return rc_encode_unsubscribed("1", "s1");
-    case 9: return rc_encode_ack(&queued);
+    case 0: return rc_proto_rows_snapshot(&snap);
+    case 1: return rc_proto_rows_delta(&delta);
+    case 2: return rc_proto_encode_event(&event);
+    case 3: return rc_proto_encode_ack(&ack);
+    case 4: return rc_proto_encode_rank(&rank);
+    case 5: return rc_proto_encode_rank(&absent);
+    case 6: return rc_proto_encode_error("1", RC_E_FORBIDDEN, "no");
+    case 7: return rc_proto_encode_pong("1");
+    case 8: return rc_proto_encode_unsubscribed("1", "s1");
+    case 9: return rc_proto_encode_ack(&queued);
     default: return NULL;
     }
 }

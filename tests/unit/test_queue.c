@@ -46,7 +46,7 @@ static int unload(void **state)
 static void decode(const char *json, struct rc_request *r)
 {
     struct rc_error err;
-    if (rc_request_decode(json, strlen(json), r, &err) != 0)
+    if (rc_proto_decode(json, strlen(json), r, &err) != 0)
         fail_msg("decode %s: %s", json, err.msg);
 }
 
@@ -68,7 +68,7 @@ static void test_incr_builds_keys_in_the_board_tag_and_the_entry(void **state)
     struct rc_queue_enqueue a;
     struct rc_error err;
     decode("{\"op\":\"incr\",\"board\":\"burst\",\"member\":\"ann\",\"delta\":7,\"req\":\"r-1\"}", &r);
-    assert_int_equal(rc_queue_enqueue_build(rc_conf_find_board(conf, "burst"), &r, 1234, &a, &err), 0);
+    assert_int_equal(rc_queue_enqueue_build(rc_conf_board_find(conf, "burst"), &r, 1234, &a, &err), 0);
     assert_int_equal(a.nkeys, 3);
     assert_string_equal(a.keys[0], "rc:{burst|}:in");
     assert_string_equal(a.keys[1], "rc:{burst|}:req:r-1");
@@ -86,14 +86,14 @@ static void test_incr_builds_keys_in_the_board_tag_and_the_entry(void **state)
     size_t n = entry_of(&a, f, v);
     struct rc_request back;
     int64_t at = 0;
-    assert_int_equal(rc_queue_entry_parse(rc_conf_find_board(conf, "burst"), "99-3", f, v, n, &back, &at), 0);
+    assert_int_equal(rc_queue_entry_parse(rc_conf_board_find(conf, "burst"), "99-3", f, v, n, &back, &at), 0);
     assert_int_equal(back.op, RC_OP_INCR);
     assert_string_equal(back.member, "ann");
     assert_int_equal(back.value, 7);
     assert_string_equal(back.req, "r-1");
     assert_string_equal(back.board, "burst");
     assert_int_equal(at, 1234);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_an_entry_without_req_is_written_with_one_from_its_id(void **state)
@@ -104,17 +104,17 @@ static void test_an_entry_without_req_is_written_with_one_from_its_id(void **sta
     struct rc_error err;
     int64_t at;
     decode("{\"op\":\"set\",\"board\":\"burst\",\"member\":\"bo\",\"value\":-5}", &r);
-    assert_int_equal(rc_queue_enqueue_build(rc_conf_find_board(conf, "burst"), &r, 1, &a, &err), 0);
+    assert_int_equal(rc_queue_enqueue_build(rc_conf_board_find(conf, "burst"), &r, 1, &a, &err), 0);
     assert_string_equal(a.keys[1], "rc:{burst|}:req");
     assert_string_equal(a.argv[1], "");
     const char *f[32], *v[32];
     size_t n = entry_of(&a, f, v);
-    assert_int_equal(rc_queue_entry_parse(rc_conf_find_board(conf, "burst"), "1795689245344-12", f, v, n, &back,
+    assert_int_equal(rc_queue_entry_parse(rc_conf_board_find(conf, "burst"), "1795689245344-12", f, v, n, &back,
                                           &at), 0);
     assert_int_equal(back.op, RC_OP_SET);
     assert_int_equal(back.value, -5);
     assert_string_equal(back.req, "q 1795689245344-12"); /* a space: never a client's req */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_submit_keeps_its_fields(void **state)
@@ -125,7 +125,7 @@ static void test_submit_keeps_its_fields(void **state)
     struct rc_error err;
     int64_t at;
     decode("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"cy\",\"fields\":{\"revives\":3,\"clears\":9}}", &r);
-    const struct rc_board *b = rc_conf_find_board(conf, "clears");
+    const struct rc_board *b = rc_conf_board_find(conf, "clears");
     assert_int_equal(rc_queue_enqueue_build(b, &r, 5, &a, &err), 0);
     const char *f[32], *v[32];
     size_t n = entry_of(&a, f, v);
@@ -136,7 +136,7 @@ static void test_submit_keeps_its_fields(void **state)
         int64_t want = strcmp(back.fields[i].name, "clears") == 0 ? 9 : 3;
         assert_int_equal(back.fields[i].value, want);
     }
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_a_write_refused_direct_is_refused_before_queueing(void **state)
@@ -145,20 +145,20 @@ static void test_a_write_refused_direct_is_refused_before_queueing(void **state)
     struct rc_request r;
     struct rc_queue_enqueue a;
     struct rc_error err;
-    const struct rc_board *b = rc_conf_find_board(conf, "burst");
+    const struct rc_board *b = rc_conf_board_find(conf, "burst");
     decode("{\"op\":\"set\",\"board\":\"burst\",\"member\":\"bo\",\"value\":5000}", &r);
     assert_int_equal(rc_queue_enqueue_build(b, &r, 1, &a, &err), RC_E_OUT_OF_RANGE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     decode("{\"op\":\"best\",\"board\":\"burst\",\"member\":\"bo\",\"value\":5}", &r);
     assert_int_equal(rc_queue_enqueue_build(b, &r, 1, &a, &err), RC_E_BAD_REQUEST);
     assert_non_null(strstr(err.msg, "not allowed"));
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_foreign_entries_are_refused(void **state)
 {
     (void)state;
-    const struct rc_board *b = rc_conf_find_board(conf, "burst");
+    const struct rc_board *b = rc_conf_board_find(conf, "burst");
     struct rc_request back;
     int64_t at;
     const char *f1[] = {"op", "m"}, *v1[] = {"incr", "x"}; /* no at, no v */

@@ -109,8 +109,8 @@ static void parse_rows(void **state)
     struct rc_read_head h;
     struct rc_read_row rows[3];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_max(14), 3);
-    assert_int_equal(rc_read_rows_parse(r, 14, &h, rows, 3, &n), 0);
+    assert_int_equal(rc_read_args_rows_max(14), 3);
+    assert_int_equal(rc_read_args_rows_parse(r, 14, &h, rows, 3, &n), 0);
     assert_string_equal(h.epoch, "e1");
     assert_int_equal(h.seq, 7);
     assert_int_equal(h.total, 42);
@@ -121,7 +121,7 @@ static void parse_rows(void **state)
     assert_true(rows[1].c == -2.5);
     assert_true(rows[2].c > 1e308);
     /* an empty window: only the head */
-    assert_int_equal(rc_read_rows_parse(r, 8, &h, rows, 0, &n), 0);
+    assert_int_equal(rc_read_args_rows_parse(r, 8, &h, rows, 0, &n), 0);
     assert_int_equal(n, 0);
 }
 
@@ -133,7 +133,7 @@ static void parse_absent_member(void **state)
     struct rc_read_head h;
     struct rc_read_row rows[2];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_parse(r, 10, &h, rows, 2, &n), 0);
+    assert_int_equal(rc_read_args_rows_parse(r, 10, &h, rows, 2, &n), 0);
     assert_int_equal(h.first_rank, 0);
     assert_string_equal(h.epoch, ""); /* no history holds */
     assert_int_equal(n, 0);
@@ -144,7 +144,7 @@ static void parse_log_head(void **state)
     (void)state;
     struct rc_reply_item r[] = {I(9), I(2), I(0), S("0123456789abcdef"), F0, S("{\"seq\":9}")};
     struct rc_read_head h;
-    assert_int_equal(rc_read_head_parse(r, 9, &h), 0);
+    assert_int_equal(rc_read_args_head_parse(r, 9, &h), 0);
     assert_string_equal(h.epoch, "0123456789abcdef");
     assert_int_equal(h.seq, 9);
     assert_int_equal(h.total, 2);
@@ -155,13 +155,13 @@ static void parse_frozen_head(void **state)
     (void)state;
     struct rc_reply_item r[] = {I(12), I(5), I(0), S("e1"), I(1), I(10), I(12), I(4)};
     struct rc_read_head h;
-    assert_int_equal(rc_read_head_parse(r, 8, &h), 0);
+    assert_int_equal(rc_read_args_head_parse(r, 8, &h), 0);
     assert_int_equal(h.freeze.frozen, 1);
     assert_int_equal(h.freeze.seq, 10);
     assert_int_equal(h.freeze.shown, 12);
     assert_int_equal(h.freeze.version, 4);
     r[6] = (struct rc_reply_item)I(9); /* shown before the freeze's seq */
-    assert_int_equal(rc_read_head_parse(r, 8, &h), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_head_parse(r, 8, &h), RC_E_INTERNAL);
 }
 
 /* Each reply below is one item away from a good one. */
@@ -172,7 +172,7 @@ static void parse_refuses_every_bad_shape(void **state)
     struct rc_read_head h;
     struct rc_read_row rows[4];
     size_t n;
-    assert_int_equal(rc_read_rows_parse(good, 10, &h, rows, 4, &n), 0);
+    assert_int_equal(rc_read_args_rows_parse(good, 10, &h, rows, 4, &n), 0);
 
     struct {
         size_t at;
@@ -207,7 +207,7 @@ static void parse_refuses_every_bad_shape(void **state)
         struct rc_reply_item r[10];
         memcpy(r, good, sizeof r);
         r[swaps[i].at] = swaps[i].item;
-        assert_int_equal(rc_read_rows_parse(r, 10, &h, rows, 4, &n), RC_E_INTERNAL);
+        assert_int_equal(rc_read_args_rows_parse(r, 10, &h, rows, 4, &n), RC_E_INTERNAL);
         assert_int_equal(n, 0);
     }
     /* leading blanks are what strtod skips; Redis never sends them, and the
@@ -215,16 +215,16 @@ static void parse_refuses_every_bad_shape(void **state)
     struct rc_reply_item lead[10];
     memcpy(lead, good, sizeof lead);
     lead[9] = swaps[sizeof swaps / sizeof *swaps - 1].item;
-    assert_int_equal(rc_read_rows_parse(lead, 10, &h, rows, 4, &n), 0);
+    assert_int_equal(rc_read_args_rows_parse(lead, 10, &h, rows, 4, &n), 0);
 
     /* short arrays and odd tails */
     for (size_t len = 0; len < 8; len++)
-        assert_int_equal(rc_read_rows_parse(good, len, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_rows_parse(good, 9, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_rows_parse(NULL, 0, &h, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_head_parse(good, 7, &h), RC_E_INTERNAL);
+        assert_int_equal(rc_read_args_rows_parse(good, len, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_rows_parse(good, 9, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_rows_parse(NULL, 0, &h, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_head_parse(good, 7, &h), RC_E_INTERNAL);
     /* more rows than the caller made room for */
-    assert_int_equal(rc_read_rows_parse(good, 10, &h, rows, 0, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_rows_parse(good, 10, &h, rows, 0, &n), RC_E_INTERNAL);
 }
 
 static void build_with_places_adds_the_tie_unit(void **state)
@@ -251,18 +251,18 @@ static void parse_places_head(void **state)
     struct rc_read_places pl;
     struct rc_read_row rows[4];
     size_t n;
-    assert_int_equal(rc_read_rows_parse_places(r, 14, &h, &pl, rows, 4, &n), 0);
+    assert_int_equal(rc_read_args_rows_parse_places(r, 14, &h, &pl, rows, 4, &n), 0);
     assert_int_equal(pl.above, 1);
     assert_int_equal(pl.next_tied, 1);
     assert_int_equal(n, 2);
     assert_string_equal(rows[1].member, "bob");
     /* above must be fewer than the first row's rank; next_tied 0 or 1 */
     struct rc_reply_item over[] = {I(7), I(42), I(3), S("e1"), F0, I(3), I(0), S("alice"), S("1500")};
-    assert_int_equal(rc_read_rows_parse_places(over, 12, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_rows_parse_places(over, 12, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
     struct rc_reply_item two[] = {I(7), I(42), I(3), S("e1"), F0, I(0), I(2), S("alice"), S("1500")};
-    assert_int_equal(rc_read_rows_parse_places(two, 12, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_rows_parse_places(two, 12, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
     struct rc_reply_item none[] = {I(7), I(42), I(3), S("e1"), F0, S("alice"), S("1500")};
-    assert_int_equal(rc_read_rows_parse_places(none, 10, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_rows_parse_places(none, 10, &h, &pl, rows, 4, &n), RC_E_INTERNAL);
 }
 
 static void build_counts_pairs_each_bound_with_its_flag(void **state)
@@ -346,15 +346,15 @@ static void parse_counts_one_integer_per_pair(void **state)
     struct rc_reply_item r[] = {I(7), I(42), I(0), S("e1"), F0, I(3), I(0), I(42)};
     struct rc_read_head h;
     int64_t counts[3];
-    assert_int_equal(rc_read_counts_parse(r, 11, 3, &h, counts), 0);
+    assert_int_equal(rc_read_args_counts_parse(r, 11, 3, &h, counts), 0);
     assert_int_equal(h.total, 42);
     assert_int_equal(counts[0], 3);
     assert_int_equal(counts[1], 0);
     assert_int_equal(counts[2], 42);
-    assert_int_equal(rc_read_counts_parse(r, 8, 0, &h, counts), 0); /* just the head */
+    assert_int_equal(rc_read_args_counts_parse(r, 8, 0, &h, counts), 0); /* just the head */
     /* a count short or extra, past the total, negative, a string, a rank */
-    assert_int_equal(rc_read_counts_parse(r, 10, 3, &h, counts), RC_E_INTERNAL);
-    assert_int_equal(rc_read_counts_parse(r, 11, 2, &h, counts), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_counts_parse(r, 10, 3, &h, counts), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_counts_parse(r, 11, 2, &h, counts), RC_E_INTERNAL);
     struct rc_reply_item bad[][9] = {
         {I(7), I(42), I(0), S("e1"), F0, I(43)},
         {I(7), I(42), I(0), S("e1"), F0, I(-1)},
@@ -362,7 +362,7 @@ static void parse_counts_one_integer_per_pair(void **state)
         {I(7), I(42), I(2), S("e1"), F0, I(3)},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        assert_int_equal(rc_read_counts_parse(bad[i], 9, 1, &h, counts), RC_E_INTERNAL);
+        assert_int_equal(rc_read_args_counts_parse(bad[i], 9, 1, &h, counts), RC_E_INTERNAL);
 }
 
 static void parse_near_splits_rows_ahead_and_behind(void **state)
@@ -374,8 +374,8 @@ static void parse_near_splits_rows_ahead_and_behind(void **state)
     struct rc_read_near nr;
     struct rc_read_row rows[3];
     size_t n = 99;
-    assert_int_equal(rc_read_rows_max(16), 4);
-    assert_int_equal(rc_read_near_parse(r, 16, &h, &nr, rows, 4, &n), 0);
+    assert_int_equal(rc_read_args_rows_max(16), 4);
+    assert_int_equal(rc_read_args_near_parse(r, 16, &h, &nr, rows, 4, &n), 0);
     assert_int_equal(nr.ahead, 5);
     assert_int_equal(nr.na, 2);
     assert_int_equal(n, 3);
@@ -384,7 +384,7 @@ static void parse_near_splits_rows_ahead_and_behind(void **state)
     assert_true(rows[2].c == 10.0);
     /* nothing near: just ahead and na 0 */
     struct rc_reply_item empty[] = {I(0), I(0), I(0), S(""), F0, I(0), I(0)};
-    assert_int_equal(rc_read_near_parse(empty, 10, &h, &nr, rows, 0, &n), 0);
+    assert_int_equal(rc_read_args_near_parse(empty, 10, &h, &nr, rows, 0, &n), 0);
     assert_int_equal(n, 0);
     assert_int_equal(nr.na, 0);
 }
@@ -405,10 +405,10 @@ static void parse_near_refuses_counts_that_do_not_add_up(void **state)
         {I(7), I(42), I(0), S("e1"), F0, I(5), I(0), S("c"), S("x"), S("b"), S("20")},   /* a bad composite */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        assert_int_equal(rc_read_near_parse(bad[i], 14, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
+        assert_int_equal(rc_read_args_near_parse(bad[i], 14, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
     /* odd tail, no ahead/na */
-    assert_int_equal(rc_read_near_parse(bad[0], 13, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
-    assert_int_equal(rc_read_near_parse(bad[0], 8, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_near_parse(bad[0], 13, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
+    assert_int_equal(rc_read_args_near_parse(bad[0], 8, &h, &nr, rows, 4, &n), RC_E_INTERNAL);
 }
 
 int main(void)

@@ -276,13 +276,13 @@ static void board_lists_its_views_newest_first_and_unlinks_from_the_middle(void 
 static void follow_mode_follows_the_requested_period(void **state)
 {
     (void)state;
-    assert_int_equal(rc_follow_mode(0, ""), RC_FOLLOW_NONE);
-    assert_int_equal(rc_follow_mode(0, "current"), RC_FOLLOW_NONE);
-    assert_int_equal(rc_follow_mode(1, ""), RC_FOLLOW_CURRENT);
-    assert_int_equal(rc_follow_mode(1, NULL), RC_FOLLOW_CURRENT);
-    assert_int_equal(rc_follow_mode(1, "current"), RC_FOLLOW_CURRENT);
-    assert_int_equal(rc_follow_mode(1, "previous"), RC_FOLLOW_PREVIOUS);
-    assert_int_equal(rc_follow_mode(1, "d:2026-01-01"), RC_FOLLOW_NONE);
+    assert_int_equal(rc_registry_follow_mode(0, ""), RC_FOLLOW_NONE);
+    assert_int_equal(rc_registry_follow_mode(0, "current"), RC_FOLLOW_NONE);
+    assert_int_equal(rc_registry_follow_mode(1, ""), RC_FOLLOW_CURRENT);
+    assert_int_equal(rc_registry_follow_mode(1, NULL), RC_FOLLOW_CURRENT);
+    assert_int_equal(rc_registry_follow_mode(1, "current"), RC_FOLLOW_CURRENT);
+    assert_int_equal(rc_registry_follow_mode(1, "previous"), RC_FOLLOW_PREVIOUS);
+    assert_int_equal(rc_registry_follow_mode(1, "d:2026-01-01"), RC_FOLLOW_NONE);
 }
 
 static void thousands_of_boards_stay_findable_and_removable(void **state)
@@ -328,10 +328,10 @@ static void view_rows_are_what_its_snapshot_reads(void **state)
     struct rc_view page = {.kind = RC_VIEW_PAGE, .offset = 40000, .limit = 50};
     struct rc_view around = {.kind = RC_VIEW_AROUND, .radius = 5};
     struct rc_view feed = {.kind = RC_VIEW_FEED};
-    assert_int_equal(rc_view_rows(&top), 1000);
-    assert_int_equal(rc_view_rows(&page), 50);
-    assert_int_equal(rc_view_rows(&around), 11);
-    assert_int_equal(rc_view_rows(&feed), 0);
+    assert_int_equal(rc_registry_view_rows(&top), 1000);
+    assert_int_equal(rc_registry_view_rows(&page), 50);
+    assert_int_equal(rc_registry_view_rows(&around), 11);
+    assert_int_equal(rc_registry_view_rows(&feed), 0);
 }
 
 int main(void)

@@ -39,7 +39,7 @@ static void check_points(const struct rc_layout *l)
             int64_t f[RC_MAX_FIELDS];
             unsigned nf = 7;
             struct rc_error err;
-            assert_int_equal(rc_encode_points(l, pts[i], slots[k], &c, &err), 0);
+            assert_int_equal(rc_codec_encode_points(l, pts[i], slots[k], &c, &err), 0);
             assert_int_equal(rc_score_decode(l, RC_DECAY_NONE, c, &score, f, &nf), 0);
             assert_true(score == (double)pts[i]);
             assert_int_equal(nf, 0);
@@ -102,7 +102,7 @@ static void test_multi_field(void **state)
         double c, score;
         int64_t f[RC_MAX_FIELDS];
         unsigned nf;
-        assert_int_equal(rc_encode_fields(&l, cases[i], 5, &c, &err), 0);
+        assert_int_equal(rc_codec_encode_fields(&l, cases[i], 5, &c, &err), 0);
         assert_int_equal(rc_score_decode(&l, RC_DECAY_NONE, c, &score, f, &nf), 0);
         assert_int_equal(nf, 3);
         assert_int_equal(f[0], cases[i][0]);

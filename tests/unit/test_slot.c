@@ -12,7 +12,7 @@
 
 static unsigned slot(const char *key)
 {
-    return rc_key_slot(key, strlen(key));
+    return rc_slot_of_key(key, strlen(key));
 }
 
 /* The values are what CLUSTER KEYSLOT answers on Redis 7.0 (and, for the
@@ -30,20 +30,20 @@ static void key_slots_are_redis_own(void **state)
     assert_int_equal(slot("foo{bar}{zap}"), slot("bar"));
     assert_int_equal(slot("foo{{bar}}zap"), slot("{bar"));
     /* an empty tag, or no closing brace: the whole key */
-    assert_int_equal(slot("foo{}{bar}"), rc_key_slot("foo{}{bar}", 10));
+    assert_int_equal(slot("foo{}{bar}"), rc_slot_of_key("foo{}{bar}", 10));
     assert_int_not_equal(slot("foo{}{bar}"), slot("bar"));
     assert_int_not_equal(slot("foo{bar"), slot("bar"));
     /* rankcast's keys: one board period, one slot */
     assert_int_equal(slot("rc:{daily|2026-11-22}:z"), slot("rc:{daily|2026-11-22}:blocked"));
     assert_int_equal(slot("rc:{daily|2026-11-22}:ch"), slot("daily|2026-11-22"));
     /* len is honoured: bytes after it do not count */
-    assert_int_equal(rc_key_slot("foo-and-more", 3), 12182);
+    assert_int_equal(rc_slot_of_key("foo-and-more", 3), 12182);
     for (unsigned i = 0; i < 1000; i++) {
         char k[16];
         int n = 0;
         for (unsigned v = i * 2654435761u; n < 10; v /= 7)
             k[n++] = (char)('a' + v % 26);
-        assert_true(rc_key_slot(k, (size_t)n) < RC_SLOTS);
+        assert_true(rc_slot_of_key(k, (size_t)n) < RC_SLOTS);
     }
 }
 
@@ -71,10 +71,10 @@ static void errors_are_classified_by_their_first_word(void **state)
         {"", RC_REDIS_ERR_OTHER},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (rc_classify_error(cases[i].err, strlen(cases[i].err)) != cases[i].kind)
-            fail_msg("%s: %d", cases[i].err, (int)rc_classify_error(cases[i].err, strlen(cases[i].err)));
-    assert_int_equal(rc_classify_error(NULL, 0), RC_REDIS_ERR_OTHER);
-    assert_int_equal(rc_classify_error("MOVED 1 a:1", 4), RC_REDIS_ERR_OTHER); /* "MOVE" */
+        if (rc_slot_classify_error(cases[i].err, strlen(cases[i].err)) != cases[i].kind)
+            fail_msg("%s: %d", cases[i].err, (int)rc_slot_classify_error(cases[i].err, strlen(cases[i].err)));
+    assert_int_equal(rc_slot_classify_error(NULL, 0), RC_REDIS_ERR_OTHER);
+    assert_int_equal(rc_slot_classify_error("MOVED 1 a:1", 4), RC_REDIS_ERR_OTHER); /* "MOVE" */
 }
 
 static void redirects_are_parsed_strictly(void **state)
@@ -82,31 +82,31 @@ static void redirects_are_parsed_strictly(void **state)
     (void)state;
     struct rc_redirect r;
     const char *e = "MOVED 3999 127.0.0.1:6381";
-    assert_int_equal(rc_parse_redirect(e, strlen(e), &r), 0);
+    assert_int_equal(rc_slot_parse_redirect(e, strlen(e), &r), 0);
     assert_int_equal(r.kind, RC_REDIS_ERR_MOVED);
     assert_int_equal(r.slot, 3999);
     assert_string_equal(r.host, "127.0.0.1");
     assert_int_equal(r.port, 6381);
     e = "ASK 16383 redis-2.internal:7000";
-    assert_int_equal(rc_parse_redirect(e, strlen(e), &r), 0);
+    assert_int_equal(rc_slot_parse_redirect(e, strlen(e), &r), 0);
     assert_int_equal(r.kind, RC_REDIS_ERR_ASK);
     assert_int_equal(r.slot, 16383);
     assert_string_equal(r.host, "redis-2.internal");
     assert_int_equal(r.port, 7000);
     e = "MOVED 0 ::1:6380"; /* IPv6 as Redis prints it */
-    assert_int_equal(rc_parse_redirect(e, strlen(e), &r), 0);
+    assert_int_equal(rc_slot_parse_redirect(e, strlen(e), &r), 0);
     assert_string_equal(r.host, "::1");
     assert_int_equal(r.port, 6380);
     e = "MOVED 0 [fe80::1]:6380";
-    assert_int_equal(rc_parse_redirect(e, strlen(e), &r), 0);
+    assert_int_equal(rc_slot_parse_redirect(e, strlen(e), &r), 0);
     assert_string_equal(r.host, "fe80::1");
     e = "MOVED 12 :6380"; /* no endpoint named: the node that answered */
-    assert_int_equal(rc_parse_redirect(e, strlen(e), &r), 0);
+    assert_int_equal(rc_slot_parse_redirect(e, strlen(e), &r), 0);
     assert_string_equal(r.host, "");
     assert_int_equal(r.port, 6380);
     /* len is honoured */
     e = "MOVED 5 10.0.0.1:7001 trailing";
-    assert_int_equal(rc_parse_redirect(e, 21, &r), 0);
+    assert_int_equal(rc_slot_parse_redirect(e, 21, &r), 0);
     assert_int_equal(r.port, 7001);
     static const char *const bad[] = {
         "MOVED", "MOVED ", "MOVED 3999", "MOVED 3999 ", "MOVED 16384 h:1", "MOVED -1 h:1", "MOVED x h:1",
@@ -114,12 +114,12 @@ static void redirects_are_parsed_strictly(void **state)
         "MOVED 3999 h:1 extra", "MOVED  3999 h:1", "TRYAGAIN 1 h:1", "ERR 1 h:1", "ASK 1 h:99999999999",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (rc_parse_redirect(bad[i], strlen(bad[i]), &r) == 0)
+        if (rc_slot_parse_redirect(bad[i], strlen(bad[i]), &r) == 0)
             fail_msg("accepted %s", bad[i]);
     char longhost[400] = "MOVED 1 ";
     memset(longhost + 8, 'h', 300);
     memcpy(longhost + 308, ":1", 3);
-    assert_int_equal(rc_parse_redirect(longhost, strlen(longhost), &r), -1);
+    assert_int_equal(rc_slot_parse_redirect(longhost, strlen(longhost), &r), -1);
 }
 
 static void slot_map_entries_are_checked(void **state)

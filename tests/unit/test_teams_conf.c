@@ -28,7 +28,7 @@ static void test_a_source_declares_its_team_board(void **state)
     struct rc_error err;
     assert_int_equal(parse("[board p]\norder = asc\ntiebreak = none\npoints_max = 5000\nteams = s\n", c, &err), 0);
     assert_int_equal(c->nboards, 2);
-    const struct rc_board *s = rc_conf_find_board(c, "s");
+    const struct rc_board *s = rc_conf_board_find(c, "s");
     assert_non_null(s);
     assert_string_equal(s->team_of, "p");
     assert_string_equal(s->teams, "");
@@ -74,10 +74,10 @@ static void test_team_board_keys_are_in_the_source_slot_and_read_back(void **sta
     struct rc_error err;
     assert_int_equal(parse("[board players]\ntiebreak = none\nteams = squads\n", c, &err), 0);
     char k[RC_KEY_MAX], src[RC_KEY_MAX], board[80], period[40];
-    assert_int_equal(rc_board_key(k, sizeof k, "squads", "", "ch", NULL), 0);
+    assert_int_equal(rc_keys_board(k, sizeof k, "squads", "", "ch", NULL), 0);
     assert_string_equal(k, "rc:{players|}{squads}:ch");
-    assert_int_equal(rc_board_key(src, sizeof src, "players", "", "z", NULL), 0);
-    assert_int_equal(rc_key_slot(k, strlen(k)), rc_key_slot(src, strlen(src)));
+    assert_int_equal(rc_keys_board(src, sizeof src, "players", "", "z", NULL), 0);
+    assert_int_equal(rc_slot_of_key(k, strlen(k)), rc_slot_of_key(src, strlen(src)));
     assert_int_equal(rc_keys_parse_tag(k, board, sizeof board, period, sizeof period), 0);
     assert_string_equal(board, "squads");
     assert_string_equal(period, "");
@@ -85,7 +85,7 @@ static void test_team_board_keys_are_in_the_source_slot_and_read_back(void **sta
     assert_string_equal(board, "players");
     /* a new config without teams: names are plain again */
     assert_int_equal(parse("[board squads]\ntiebreak = none\n", c, &err), 0);
-    assert_int_equal(rc_board_key(k, sizeof k, "squads", "", "ch", NULL), 0);
+    assert_int_equal(rc_keys_board(k, sizeof k, "squads", "", "ch", NULL), 0);
     assert_string_equal(k, "rc:{squads|}:ch");
     free(c);
 }

@@ -99,12 +99,12 @@ static void test_the_config_key_defaults_to_one_and_is_bounded(void **state)
 static void test_a_worker_that_could_not_start_fails_the_group(void **state)
 {
     (void)state;
-    assert_int_equal(rc_worker_end(0, 1, RC_WORKER_EXIT_START), RC_WORKER_FAIL);
-    assert_int_equal(rc_worker_end(0, 0, 9), RC_WORKER_RESTART);  /* killed by a signal */
-    assert_int_equal(rc_worker_end(0, 1, 0), RC_WORKER_RESTART);  /* exited on its own */
-    assert_int_equal(rc_worker_end(0, 1, 1), RC_WORKER_RESTART);
-    assert_int_equal(rc_worker_end(1, 1, RC_WORKER_EXIT_START), RC_WORKER_DONE);
-    assert_int_equal(rc_worker_end(1, 0, 15), RC_WORKER_DONE);
+    assert_int_equal(rc_workers_end(0, 1, RC_WORKER_EXIT_START), RC_WORKER_FAIL);
+    assert_int_equal(rc_workers_end(0, 0, 9), RC_WORKER_RESTART);  /* killed by a signal */
+    assert_int_equal(rc_workers_end(0, 1, 0), RC_WORKER_RESTART);  /* exited on its own */
+    assert_int_equal(rc_workers_end(0, 1, 1), RC_WORKER_RESTART);
+    assert_int_equal(rc_workers_end(1, 1, RC_WORKER_EXIT_START), RC_WORKER_DONE);
+    assert_int_equal(rc_workers_end(1, 0, 15), RC_WORKER_DONE);
 }
 
 static void test_restarts_back_off_doubling_up_to_the_cap(void **state)
@@ -114,13 +114,13 @@ static void test_restarts_back_off_doubling_up_to_the_cap(void **state)
     int64_t t = 1000;
     int64_t want[] = {100, 200, 400, 800, 1600, 3200, 6400, 10000, 10000, 10000};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        int64_t d = rc_restart_delay(&r, t, t + 5); /* crashed 5 ms after its start */
+        int64_t d = rc_workers_restart_delay(&r, t, t + 5); /* crashed 5 ms after its start */
         assert_int_equal(d, want[i]);
         t += d + 5;
     }
     /* a very long streak does not overflow */
     r.streak = 1000000;
-    assert_int_equal(rc_restart_delay(&r, t, t + 1), RC_RESTART_MAX_MS);
+    assert_int_equal(rc_workers_restart_delay(&r, t, t + 1), RC_RESTART_MAX_MS);
 }
 
 static void test_a_worker_that_ran_long_enough_starts_the_backoff_over(void **state)
@@ -128,10 +128,10 @@ static void test_a_worker_that_ran_long_enough_starts_the_backoff_over(void **st
     (void)state;
     struct rc_restart r = {0};
     for (int i = 0; i < 5; i++)
-        rc_restart_delay(&r, 0, 10);
-    assert_int_equal(rc_restart_delay(&r, 0, RC_RESTART_STABLE_MS - 1), 3200);
-    assert_int_equal(rc_restart_delay(&r, 0, RC_RESTART_STABLE_MS), RC_RESTART_FIRST_MS);
-    assert_int_equal(rc_restart_delay(&r, 0, 10), 200);
+        rc_workers_restart_delay(&r, 0, 10);
+    assert_int_equal(rc_workers_restart_delay(&r, 0, RC_RESTART_STABLE_MS - 1), 3200);
+    assert_int_equal(rc_workers_restart_delay(&r, 0, RC_RESTART_STABLE_MS), RC_RESTART_FIRST_MS);
+    assert_int_equal(rc_workers_restart_delay(&r, 0, 10), 200);
 }
 
 static void test_a_published_slot_reads_back_and_sums(void **state)

@@ -64,8 +64,8 @@ static int unload(void **state)
 static int build(const char *json, int64_t now, struct rc_request *r, struct rc_period *p, struct rc_write_args *a,
                  struct rc_error *err)
 {
-    assert_int_equal(rc_request_decode(json, strlen(json), r, err), 0);
-    const struct rc_board *b = rc_conf_find_board(conf, r->board);
+    assert_int_equal(rc_proto_decode(json, strlen(json), r, err), 0);
+    const struct rc_board *b = rc_conf_board_find(conf, r->board);
     assert_non_null(b);
     assert_int_equal(rc_period_select(&b->period, r->period, now, p), 0);
     return rc_write_args_build(b, r, p, now, 0, a, err);
@@ -85,9 +85,9 @@ static void build_clears(const char *rest, struct rc_request *r, struct rc_perio
  * script whose keys span two: CROSSSLOT). */
 static void assert_one_slot(const struct rc_write_args *a)
 {
-    unsigned slot = rc_key_slot(a->keys[0], strlen(a->keys[0]));
+    unsigned slot = rc_slot_of_key(a->keys[0], strlen(a->keys[0]));
     for (unsigned i = 1; i < a->nkeys; i++)
-        if (rc_key_slot(a->keys[i], strlen(a->keys[i])) != slot)
+        if (rc_slot_of_key(a->keys[i], strlen(a->keys[i])) != slot)
             fail_msg("KEYS[%u] %s is in another slot than %s", i + 1, a->keys[i], a->keys[0]);
 }
 
@@ -108,7 +108,7 @@ static void test_every_key_of_a_write_is_in_one_slot(void **state)
             fail_msg("%s: %s", writes[i], err.msg);
         assert_int_equal(a.nkeys, RC_WRITE_NKEYS_PLAIN);
         assert_one_slot(&a);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -132,7 +132,7 @@ static void test_a_board_with_teams_keeps_its_team_keys_in_its_slot(void **state
         assert_int_equal(a.nkeys, RC_WRITE_NKEYS);
         assert_string_equal(a.keys[11], "rc:{players|}{squads}:z");
         assert_one_slot(&a);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
     static const char *const refused[] = {
         "{\"op\":\"incr\",\"board\":\"squads\",\"member\":\"red\",\"delta\":5}",
@@ -145,7 +145,7 @@ static void test_a_board_with_teams_keeps_its_team_keys_in_its_slot(void **state
         struct rc_write_args a;
         struct rc_error err;
         assert_int_equal(build(refused[i], NOV22_0800, &r, &p, &a, &err), RC_E_BAD_REQUEST);
-        rc_request_free(&r);
+        rc_proto_decode_free(&r);
     }
 }
 
@@ -160,8 +160,8 @@ static void test_write_built_as_a_shard_uses_the_shard_keys_only(void **state)
     struct rc_error err;
     const int64_t JAN1_0100 = 1767229200000LL; /* inside laps's tie-break horizon */
     const char *json = "{\"op\":\"incr\",\"board\":\"laps\",\"member\":\"u:1\",\"delta\":5}";
-    assert_int_equal(rc_request_decode(json, strlen(json), &r, &err), 0);
-    const struct rc_board *b = rc_conf_find_board(conf, "laps");
+    assert_int_equal(rc_proto_decode(json, strlen(json), &r, &err), 0);
+    const struct rc_board *b = rc_conf_board_find(conf, "laps");
     assert_int_equal(rc_period_select(&b->period, "", JAN1_0100, &p), 0);
     /* laps takes only best: the refusal names the board, not the shard */
     assert_int_equal(rc_write_args_build_as(b, &r, &p, JAN1_0100, 1, "laps#3", &a, &err), RC_E_BAD_REQUEST);
@@ -175,7 +175,7 @@ static void test_write_built_as_a_shard_uses_the_shard_keys_only(void **state)
     assert_one_slot(&a);
     assert_string_equal(a.keys[3], "rc:{laps#3|}:req:");
     assert_string_equal(a.argv[1], "u:1");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
@@ -221,14 +221,14 @@ static void test_periodic_write_keys_carry_board_and_local_day_tag(void **state)
     assert_string_equal(a.keys[8], "rc:{daily|2025-11-21}:epoch"); /* the epoch: same slot */
     assert_string_equal(a.keys[9], "rc:{daily|2025-11-21}:arr"); /* arrival counters: same slot */
     assert_string_equal(a.keys[7], "rc:{daily|2025-11-21}:blocked"); /* the period's own: one slot */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5}", now + 1, &r, &p, &a,
                            &err), 0);
     assert_string_equal(a.keys[0], "rc:{daily|2025-11-22}:z");
     assert_string_equal(a.argv[4], "134217727"); /* first ms of the new day: best slot */
     assert_string_equal(a.argv[9], "");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_multi_field_args_list_fields_in_declared_order(void **state)
@@ -248,7 +248,7 @@ static void test_multi_field_args_list_fields_in_declared_order(void **state)
     assert_string_equal(a.argv[27], "0"); /* ARGV[16 + 4F]: no bucket */
     assert_int_equal(a.nargv, 32);
     assert_string_equal(a.argv[31], "0"); /* ARGV[20 + 4F]: records may be made */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_refusals_before_redis(void **state)
@@ -261,26 +261,26 @@ static void test_refusals_before_redis(void **state)
     assert_int_equal(build("{\"op\":\"set\",\"board\":\"laps\",\"member\":\"a\",\"value\":1}", NOV22_0800, &r, &p, &a, &err),
                      RC_E_BAD_REQUEST);
     assert_non_null(strstr(err.msg, "not allowed"));
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(build("{\"op\":\"best\",\"board\":\"laps\",\"member\":\"a\",\"value\":3600001}", 1767225600000LL, &r,
                            &p, &a, &err), RC_E_OUT_OF_RANGE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(build("{\"op\":\"best\",\"board\":\"laps\",\"member\":\"a\",\"value\":-1}", 1767225600000LL, &r, &p,
                            &a, &err), RC_E_OUT_OF_RANGE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     /* before the tie-break base: the slot would be negative */
     assert_int_equal(build("{\"op\":\"best\",\"board\":\"laps\",\"member\":\"a\",\"value\":5}", NOV22_0800, &r, &p, &a,
                            &err), RC_E_OUT_OF_RANGE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"clears\":65536}}",
                            NOV22_0800, &r, &p, &a, &err), RC_E_OUT_OF_RANGE);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(build("{\"op\":\"submit\",\"board\":\"clears\",\"member\":\"a\",\"fields\":{\"bogus\":1}}",
                            NOV22_0800, &r, &p, &a, &err), RC_E_BAD_REQUEST);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"clears\",\"member\":\"a\",\"delta\":1}", NOV22_0800, &r, &p, &a,
                            &err), RC_E_BAD_REQUEST);
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
@@ -306,17 +306,17 @@ static void test_hot_board_write_goes_to_the_bucket_of_now(void **state)
     assert_int_equal(a.nargv, 20);
     assert_string_equal(a.argv[17], "0"); /* no periods: one blocklist, nothing to seed */
     assert_string_equal(a.seed_from, "");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     /* one ms before the hour: the previous bucket */
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"hot\",\"member\":\"u:1\",\"delta\":5}",
                            NOV22_0800 + 13 * 3600000LL - 1, &r, &p, &a, &err), 0);
     assert_string_equal(a.keys[6], "rc:{hot|}:b:489948");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     /* only incr applies to a hot board */
     assert_int_equal(build("{\"op\":\"set\",\"board\":\"hot\",\"member\":\"u:1\",\"value\":5}", now, &r, &p, &a,
                            &err), RC_E_BAD_REQUEST);
     assert_non_null(strstr(err.msg, "only incr"));
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_scaled_board_write_is_an_ordinary_write(void **state)
@@ -331,17 +331,17 @@ static void test_scaled_board_write_is_an_ordinary_write(void **state)
     assert_int_equal(a.nkeys, 10);
     assert_string_equal(a.keys[0], "rc:{cool|}:z");
     assert_string_equal(a.argv[15], "0");
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 static void test_reply_of_a_scaled_board_keeps_the_fraction(void **state)
 {
     (void)state;
-    const struct rc_board *b = rc_conf_find_board(conf, "cool");
+    const struct rc_board *b = rc_conf_board_find(conf, "cool");
     struct rc_write_result res;
     struct rc_reply_item ok[8] = {{0, 0, "ok"}, {0, 0, "12.5"}, {1, 1, NULL},   {1, 4, NULL},
                                   {0, 0, "12.5"}, {1, 1, NULL}, {0, 0, "u:1"}, {1, 1, NULL}};
-    assert_int_equal(rc_write_result_parse(b, ok, 8, &res), 0);
+    assert_int_equal(rc_write_args_result_parse(b, ok, 8, &res), 0);
     assert_true(res.score == 12.5);
     assert_true(res.composite == 12.5);
 }
@@ -349,16 +349,16 @@ static void test_reply_of_a_scaled_board_keeps_the_fraction(void **state)
 static void test_reply_decodes_score_from_composite(void **state)
 {
     (void)state;
-    const struct rc_board *b = rc_conf_find_board(conf, "daily");
+    const struct rc_board *b = rc_conf_board_find(conf, "daily");
     struct rc_write_result res;
     double c;
     struct rc_error err;
-    assert_int_equal(rc_encode_points(&b->layout, 1234, 99, &c, &err), 0);
+    assert_int_equal(rc_codec_encode_points(&b->layout, 1234, 99, &c, &err), 0);
     char cs[32];
     snprintf(cs, sizeof cs, "%.17g", c);
     struct rc_reply_item ok[8] = {{0, 0, "ok"}, {0, 0, "1234"}, {1, 3, NULL}, {1, 17, NULL},
                                   {0, 0, cs},   {1, 9, NULL},   {0, 0, "u:1"}, {1, 1, NULL}};
-    assert_int_equal(rc_write_result_parse(b, ok, 8, &res), 0);
+    assert_int_equal(rc_write_args_result_parse(b, ok, 8, &res), 0);
     assert_int_equal(res.status, 0);
     assert_true(res.score == 1234);
     assert_int_equal(res.rank, 3);
@@ -369,15 +369,15 @@ static void test_reply_decodes_score_from_composite(void **state)
     assert_string_equal(res.member, "u:1");
 
     struct rc_reply_item oor[2] = {{0, 0, "out_of_range"}, {0, 0, "score 9 is outside"}};
-    assert_int_equal(rc_write_result_parse(b, oor, 2, &res), 0);
+    assert_int_equal(rc_write_args_result_parse(b, oor, 2, &res), 0);
     assert_int_equal(res.status, RC_E_OUT_OF_RANGE);
     assert_string_equal(res.message, "score 9 is outside");
 
     struct rc_reply_item weird[3] = {{0, 0, "ok"}, {1, 1, NULL}, {1, 1, NULL}};
-    assert_int_equal(rc_write_result_parse(b, weird, 3, &res), RC_E_INTERNAL);
+    assert_int_equal(rc_write_args_result_parse(b, weird, 3, &res), RC_E_INTERNAL);
     ok[2].is_int = 0;
     ok[2].str = "3";
-    assert_int_equal(rc_write_result_parse(b, ok, 8, &res), RC_E_INTERNAL);
+    assert_int_equal(rc_write_args_result_parse(b, ok, 8, &res), RC_E_INTERNAL);
 }
 
 /* A writer at its idempotency cap: the flag ARGV[20 + 4F] says "no new
@@ -394,31 +394,31 @@ static void test_no_new_record_sets_its_flag_after_the_fields(void **state)
     assert_int_equal(a.nargv, 32);
     assert_string_equal(a.argv[31], "1"); /* ARGV[20 + 4F], F = 3 */
     assert_true(a.argv[30] == a.epoch);   /* the rest as built */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
     assert_int_equal(build("{\"op\":\"incr\",\"board\":\"daily\",\"member\":\"u:1\",\"delta\":5,\"req\":\"q1\"}",
                            NOV22_0800, &r, &p, &a, &err), 0);
     rc_write_args_no_new_record(&a);
     assert_int_equal(a.nargv, 20);
     assert_string_equal(a.argv[19], "1"); /* ARGV[20], F = 0 */
     assert_string_equal(a.argv[17], "1"); /* the seed flag stays */
-    rc_request_free(&r);
+    rc_proto_decode_free(&r);
 }
 
 /* The script's "no_record": nothing was written, refused as rate_limited. */
 static void test_reply_no_record_is_a_rate_limited_refusal(void **state)
 {
     (void)state;
-    const struct rc_board *b = rc_conf_find_board(conf, "daily");
+    const struct rc_board *b = rc_conf_board_find(conf, "daily");
     struct rc_write_result res;
     struct rc_reply_item nr[1] = {{0, 0, "no_record"}};
-    assert_int_equal(rc_write_result_parse(b, nr, 1, &res), 0);
+    assert_int_equal(rc_write_args_result_parse(b, nr, 1, &res), 0);
     assert_int_equal(res.status, RC_E_RATE_LIMITED);
     assert_true(res.no_record);
     assert_false(res.duplicate);
     assert_false(res.unseeded);
     assert_non_null(strstr(res.message, "nothing was written"));
     struct rc_reply_item other[1] = {{0, 0, "no_such"}};
-    assert_int_equal(rc_write_result_parse(b, other, 1, &res), RC_E_INTERNAL);
+    assert_int_equal(rc_write_args_result_parse(b, other, 1, &res), RC_E_INTERNAL);
 }
 
 int main(void)

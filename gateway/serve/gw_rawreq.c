@@ -8,7 +8,7 @@
  * (allow laps, deny match:*) is walked past. No lws option keeps the raw
  * target, so the raw bytes are looked at as they are read.
  *
- * How: lws 4.1 reads plain sockets with recv(), which net/gw_wsguard.c
+ * How: lws 4.1 reads plain sockets with recv(), which serve/gw_wsguard.c
  * defines for the whole process and implements with recvfrom(). This file
  * defines recvfrom(): the executable's definition comes first in symbol
  * lookup, so those reads land here; it reads with the recvfrom system call
@@ -23,7 +23,7 @@
  * Scope: only sockets reset at accept are meaningful (gw_rawreq_reset);
  * other fds read with recvfrom (none today: hiredis and libuv use read()
  * and recvmsg()) feed a slot nobody asks about. TLS connections are read
- * by OpenSSL with read(): net/gw_tlsread.c feeds what SSL_read() decrypts
+ * by OpenSSL with read(): serve/gw_tlsread.c feeds what SSL_read() decrypts
  * through gw_rawreq_feed instead.
  * There is no keep-alive (every answer closes its connection, gw_http.c),
  * so a socket's first request line is its only one that is routed.
@@ -33,7 +33,7 @@
  * by the lws loop's thread, the only one reading its sockets.
  */
 #define _DEFAULT_SOURCE /* syscall() */
-#include "net/gw_rawreq.h"
+#include "serve/gw_rawreq.h"
 #include "net/gw_fdslots.h"
 
 #include <errno.h>

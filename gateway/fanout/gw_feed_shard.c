@@ -1,4 +1,4 @@
-/* gw_shard_feed.c - feed views of a sharded board (docs/sharded.md,
+/* gw_feed_shard.c - feed views of a sharded board (docs/sharded.md,
  * "Feeds"). Each shard has its own seq, log and history; a viewer's position
  * is a cursor (core/rc_shard.h): per shard, the last change it was given. A
  * shard's event is delivered when it is the next of its shard for that
@@ -6,7 +6,7 @@
  * shard) sends the viewer back to the logs. Messages carry `seq`, the sum of
  * the viewer's cursor (one more with every event), and `cursor`, its text.
  *
- * Live events wait for their global ranks (gw_shard_rank.c): a board's
+ * Live events wait for their global ranks (gw_rank_shard.c): a board's
  * waiting events go out together as one batch (at each tick and leading
  * edge, before their reads, else at most every GW_FO_SHARD_FLUSH_US), several batches may be out at
  * once, and they are delivered in the order they were sent, into the
@@ -41,7 +41,7 @@ static struct gw_msg *event_msg(const struct gw_view *v, const struct rc_event *
     char buf[RC_SHARD_CURSOR_MAX];
     const char *text = cursor_text(c, buf);
     e.seq = rc_shard_cursor_sum(c);
-    return text ? gw_msg_take(gw_fo_encode_event(v, &e, NULL, text)) : NULL;
+    return text ? gw_msg_take(gw_view_encode_event(v, &e, NULL, text)) : NULL;
 }
 
 static void repend(struct gw_sub *s)
@@ -55,9 +55,9 @@ static void repend(struct gw_sub *s)
 static void catch_up_soon(struct gw_view *v)
 {
     if (v->reading)
-        gw_fo_view_set_dirty(v);
+        gw_board_view_set_dirty(v);
     else
-        gw_fo_shard_feed_catch_up(v);
+        gw_feed_shard_catch_up(v);
 }
 
 /* One event to one viewer (not pending). Returns 1 when the viewer must be
@@ -109,7 +109,7 @@ static void deliver(struct gw_fanout *f, struct gw_view *v, const struct rc_even
     if (v->board->feed_check_due == 2) {
         /* once the board is quiet its feeds are checked against its seq
          * (a shard's lost last event shows no gap: gw_feed.c) */
-        v->board->feed_heard_us = gw_mono_us();
+        v->board->feed_heard_us = gw_clock_mono_us();
         v->board->feed_check_due = 1;
     }
 }
@@ -159,7 +159,7 @@ static void deliver_done(struct gw_board *b)
                         b->ring_head = 0;
                         b->moves_break++;
                     }
-                    gw_fo_ring_push(b, &sb->events[k]);
+                    gw_board_ring_push(b, &sb->events[k]);
                     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
                         if (v->r.spec.kind == RC_VIEW_FEED)
                             deliver(b->f, v, &sb->events[k]);
@@ -169,7 +169,7 @@ static void deliver_done(struct gw_board *b)
         free(sb->events);
         free(sb);
         for (struct gw_view *v = b->dead ? NULL : gw_fo_first_view(b); v; v = gw_fo_view_next(v))
-            gw_fo_view_moves_ranked(b->f, v);
+            gw_view_moves_ranked(b->f, v);
     }
 }
 
@@ -211,7 +211,7 @@ static void send_batch(struct gw_board *b)
         else
             b->sh->sb_head = sb;
         b->sh->sb_tail = sb;
-        if (gw_fo_shard_resolve(b, batch, n, on_resolved, sb) != 0) {
+        if (gw_rank_shard_resolve(b, batch, n, on_resolved, sb) != 0) {
             free(batch);
             sb->done = 1;
             sb->code = RC_E_INTERNAL;
@@ -220,7 +220,7 @@ static void send_batch(struct gw_board *b)
     }
 }
 
-void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev)
+void gw_feed_shard_event(struct gw_board *b, unsigned shard, const struct rc_event *ev)
 {
     if (!gw_fo_first_view(b))
         return;
@@ -249,9 +249,9 @@ void gw_fo_shard_event(struct gw_board *b, unsigned shard, const struct rc_event
     }
 }
 
-void gw_fo_shard_flush(struct gw_fanout *f)
+void gw_feed_shard_flush(struct gw_fanout *f)
 {
-    f->sflushed_us = gw_mono_us();
+    f->sflushed_us = gw_clock_mono_us();
     while (f->sflush) {
         struct gw_board *b = f->sflush;
         f->sflush = b->sh->sfnext;
@@ -259,7 +259,7 @@ void gw_fo_shard_flush(struct gw_fanout *f)
         b->sh->sfqueued = 0;
         if (!b->dead)
             send_batch(b);
-        gw_fo_board_unref(b);
+        gw_board_unref(b);
     }
 }
 
@@ -316,8 +316,8 @@ static int answer(struct gw_fanout *f, struct gw_view *v, struct gw_sub *s, stru
     char buf[RC_SHARD_CURSOR_MAX];
     const char *text = cursor_text(&from, buf);
     struct gw_msg *msg =
-        text ? gw_msg_take(gw_fo_encode_snapshot(v, &snap, s->id_json, s->has_since && !resume, text)) : NULL;
-    if (gw_fo_feed_answer(f, s, msg, snap.epoch) != 0)
+        text ? gw_msg_take(gw_view_encode_snapshot(v, &snap, s->id_json, s->has_since && !resume, text)) : NULL;
+    if (gw_view_feed_answer(f, s, msg, snap.epoch) != 0)
         return -1;
     *s->vec = from;
     if (!resume)
@@ -367,7 +367,7 @@ static void answer_all(struct catch_up *cu)
     /* what came over pub/sub while the logs were read */
     struct gw_board *b = v->board;
     for (size_t i = 0; i < b->ring_len; i++)
-        deliver(f, v, gw_fo_ring_at(b, i));
+        deliver(f, v, gw_board_ring_at(b, i));
 }
 
 static void on_replay_ranked(int code, struct rc_event *events, size_t n, void *privdata)
@@ -379,8 +379,8 @@ static void on_replay_ranked(int code, struct rc_event *events, size_t n, void *
     v->reading = 0;
     if (!v->dead) {
         if (code) {
-            gw_fo_fail_pending(v, code);
-            gw_fo_view_set_dirty(v); /* the tick tries again */
+            gw_view_read_fail_pending(v, code);
+            gw_board_view_set_dirty(v); /* the tick tries again */
         } else {
             cu->replay = events;
             answer_all(cu);
@@ -388,7 +388,7 @@ static void on_replay_ranked(int code, struct rc_event *events, size_t n, void *
         }
     }
     catch_up_free(cu);
-    gw_fo_view_unref(v);
+    gw_board_view_unref(v);
 }
 
 /* Every log's events in one list, each shard's in its order, the shards
@@ -429,21 +429,21 @@ static void all_logs_in(struct catch_up *cu)
             v->reading = 0;
             answer_all(cu);
             catch_up_free(cu);
-            gw_fo_view_unref(v);
+            gw_board_view_unref(v);
             return;
         }
-        if (gw_fo_shard_resolve(v->board, evs, n, on_replay_ranked, cu) == 0)
+        if (gw_rank_shard_resolve(v->board, evs, n, on_replay_ranked, cu) == 0)
             return;
         free(evs);
         cu->code = RC_E_INTERNAL;
     }
     v->reading = 0;
     if (!v->dead) {
-        gw_fo_fail_pending(v, cu->code);
-        gw_fo_view_set_dirty(v);
+        gw_view_read_fail_pending(v, cu->code);
+        gw_board_view_set_dirty(v);
     }
     catch_up_free(cu);
-    gw_fo_view_unref(v);
+    gw_board_view_unref(v);
 }
 
 struct log_part {
@@ -479,7 +479,7 @@ static void on_log(int code, int64_t seq, int64_t total, const char *epoch, cons
         all_logs_in(cu);
 }
 
-void gw_fo_shard_feed_catch_up(struct gw_view *v)
+void gw_feed_shard_catch_up(struct gw_view *v)
 {
     struct gw_app *app = v->f->app;
     struct gw_board *b = v->board;

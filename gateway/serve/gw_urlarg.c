@@ -1,5 +1,5 @@
 /* gw_urlarg.c - query arguments and headers copied whole (gw_urlarg.h). */
-#include "net/gw_urlarg.h"
+#include "serve/gw_urlarg.h"
 
 #include <uv.h>
 #include <libwebsockets.h>
@@ -33,7 +33,7 @@ int gw_urlarg(struct lws *wsi, const char *name, char *buf, size_t len)
     }
 }
 
-int gw_header(struct lws *wsi, int token, char *buf, size_t len)
+int gw_urlarg_header(struct lws *wsi, int token, char *buf, size_t len)
 {
     int total = lws_hdr_total_length(wsi, (enum lws_token_indexes)token);
     if (total <= 0)
@@ -44,7 +44,7 @@ int gw_header(struct lws *wsi, int token, char *buf, size_t len)
     return n < 0 ? GW_URLARG_TOO_LONG : n;
 }
 
-int gw_urlargs_copy(struct lws *wsi, struct gw_urlargs *out)
+int gw_urlarg_copy(struct lws *wsi, struct gw_urlargs *out)
 {
     size_t n = 0, bytes = 0;
     out->args = NULL;
@@ -70,7 +70,7 @@ int gw_urlargs_copy(struct lws *wsi, struct gw_urlargs *out)
     return 0;
 }
 
-void gw_urlargs_free(struct gw_urlargs *a)
+void gw_urlarg_free(struct gw_urlargs *a)
 {
     free(a->args);
     a->args = NULL;

@@ -1,5 +1,5 @@
-/* gw_tlsread.h - the frame guard (net/gw_wsguard.h) and the request-line
- * tap (net/gw_rawreq.h) on TLS connections: gw_tlsread.c interposes
+/* gw_tlsread.h - the frame guard (serve/gw_wsguard.h) and the request-line
+ * tap (serve/gw_rawreq.h) on TLS connections: gw_tlsread.c interposes
  * SSL_read(), through which libwebsockets 4.1 reads every TLS connection,
  * and hands the decrypted bytes to both. */
 #ifndef GW_TLSREAD_H

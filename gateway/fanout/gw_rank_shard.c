@@ -1,10 +1,10 @@
-/* gw_shard_rank.c - global ranks for the change events of a sharded board
+/* gw_rank_shard.c - global ranks for the change events of a sharded board
  * (docs/sharded.md, "Feeds"). A shard's event carries the member's rank in
  * that shard; its rank on the whole board adds, for every other shard j,
  * the members of j ahead of it (core/rc_shard.h: composites better than, or
  * for a lower j equal to, its own). One `counts` read per other shard
  * answers a whole batch of events at once (store/gw_read.h,
- * gw_read_counts), so the cost is S small script calls per batch, whatever
+ * gw_read_call_counts), so the cost is S small script calls per batch, whatever
  * the batch holds. The old rank (prev_rank) is counted the same way from
  * the old composite.
  *
@@ -56,7 +56,7 @@ static void finish(struct gw_shard_resolve *r)
     free(r->add_new);
     free(r->add_old);
     free(r);
-    gw_fo_board_unref(b);
+    gw_board_unref(b);
 }
 
 static void on_counts(int code, const struct rc_read_head *head, const int64_t *counts, size_t n, void *privdata)
@@ -141,7 +141,7 @@ static int send_shard(struct gw_shard_resolve *r, unsigned shard)
         j->r = r;
         j->shard = shard;
         j->n = m;
-        int rc = gw_read_counts(&b->f->app->store, b->decl, name, b->r.period, bounds, incl, m, on_counts, j);
+        int rc = gw_read_call_counts(&b->f->app->store, b->decl, name, b->r.period, bounds, incl, m, on_counts, j);
         if (rc) {
             free(j->ev);
             free(j->is_old);
@@ -153,7 +153,7 @@ static int send_shard(struct gw_shard_resolve *r, unsigned shard)
     return 0;
 }
 
-int gw_fo_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, gw_shard_resolve_cb *cb,
+int gw_rank_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, gw_shard_resolve_cb *cb,
                         void *privdata)
 {
     unsigned shards = b->decl->shards;

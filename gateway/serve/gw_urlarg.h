@@ -26,11 +26,11 @@ struct gw_urlargs {
 };
 
 /* Copies every query fragment of wsi into *out. Returns 0 or RC_E_INTERNAL
- * (out of memory: *out then holds none). Free with gw_urlargs_free. */
-int gw_urlargs_copy(struct lws *wsi, struct gw_urlargs *out);
-void gw_urlargs_free(struct gw_urlargs *a);
+ * (out of memory: *out then holds none). Free with gw_urlarg_free. */
+int gw_urlarg_copy(struct lws *wsi, struct gw_urlargs *out);
+void gw_urlarg_free(struct gw_urlargs *a);
 
 /* The same for a header (lws token index): length, ABSENT or TOO_LONG. */
-int gw_header(struct lws *wsi, int token, char *buf, size_t len);
+int gw_urlarg_header(struct lws *wsi, int token, char *buf, size_t len);
 
 #endif

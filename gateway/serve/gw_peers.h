@@ -87,29 +87,29 @@ void gw_peers_touch(struct gw_peers *p, struct lws *wsi);
 
 /* The socket's source address ("" for one we did not accept), and whether
  * it was accepted over a limit (answer 503 and close). */
-const char *gw_peer_ip(const struct lws *wsi);
-int gw_peer_refused(const struct lws *wsi);
+const char *gw_peers_ip(const struct lws *wsi);
+int gw_peers_wsi_refused(const struct lws *wsi);
 
 /* Its address's read bucket (NULL for a socket we did not accept). */
 struct gw_read_owner;
-struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi);
+struct rc_bucket *gw_peers_read_bucket(const struct lws *wsi);
 
 /* Its address's rows of reads in flight (ip_read_rows; made on first use),
  * borrowed while the socket lives; NULL for a socket we did not accept, or
  * out of memory. */
-struct gw_read_owner *gw_peer_read_rows(const struct lws *wsi);
+struct gw_read_owner *gw_peers_read_rows(const struct lws *wsi);
 
 /* Moves the socket between deadlines: the request's headers are complete
  * (no deadline while it is answered, or for good once it is a WebSocket),
  * a body follows, the body is complete. (No keep-alive: an answered HTTP
  * connection is closed, gw_http.c.) */
-void gw_peer_headers_done(struct lws *wsi);
-void gw_peer_body_expected(struct lws *wsi);
-void gw_peer_body_done(struct lws *wsi);
+void gw_peers_headers_done(struct lws *wsi);
+void gw_peers_body_expected(struct lws *wsi);
+void gw_peers_body_done(struct lws *wsi);
 
 /* 1 when the socket's body deadline has passed (checked on each body
  * chunk too, so a late chunk never gets in). */
-int gw_peer_body_late(const struct lws *wsi);
+int gw_peers_body_late(const struct lws *wsi);
 
 /* Sockets open now; closed for a late header or body so far; refused
  * (503 or closed at accept) so far. */

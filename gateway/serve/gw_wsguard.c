@@ -21,7 +21,7 @@
  * Scope: recv() is process-wide, but it only acts on watched fds: sockets
  * gw_ws.c watches from LWS_CALLBACK_ESTABLISHED to LWS_CALLBACK_CLOSED.
  * With TLS the bytes recv() could see are ciphertext (and OpenSSL reads
- * them with read()): there net/gw_tlsread.c hands the decrypted bytes lws
+ * them with read()): there serve/gw_tlsread.c hands the decrypted bytes lws
  * gets from SSL_read() to gw_wsguard_feed, and sends the close frame
  * through the TLS session, so TLS connections are checked and charged the
  * same way. hiredis and libuv
@@ -59,7 +59,7 @@
  * the thread reading its fd; the lws loop is the only one reading WebSockets.
  */
 #define _GNU_SOURCE /* memmem */
-#include "net/gw_wsguard.h"
+#include "serve/gw_wsguard.h"
 #include "net/gw_fdslots.h"
 #include "rc_err.h"
 

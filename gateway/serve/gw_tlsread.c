@@ -1,7 +1,7 @@
 /* gw_tlsread.c - SSL_read() below lws, so that TLS connections meet the
  * frame guard and the frame budgets (gw_tlsread.h).
  *
- * Why: net/gw_wsguard.c checks RFC 6455 frames and counts continuation,
+ * Why: serve/gw_wsguard.c checks RFC 6455 frames and counts continuation,
  * ping and pong frames on the bytes recv() returns. With TLS (tls_cert)
  * those bytes are ciphertext, and OpenSSL reads them with read() anyway:
  * a TLS connection flooding empty continuation frames or pings was charged
@@ -14,7 +14,7 @@
  * libcurl's, for webhooks: their fds are never watched, nothing changes for
  * them) land here. It calls OpenSSL's own SSL_read (found once with
  * dlsym(RTLD_NEXT)) and hands what it decrypted to gw_wsguard_feed with the
- * session's fd, and to net/gw_rawreq.c's request-line checker (the
+ * session's fd, and to serve/gw_rawreq.c's request-line checker (the
  * raw-path rules of "Strict HTTP" need the bytes before lws decodes them,
  * which with TLS only SSL_read has). On a violation or a connection past its frame budget it
  * writes the close frame through the session (best effort: should lws hold
@@ -27,9 +27,9 @@
  * SSL_read, the same as recv() pays on plain sockets.
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
-#include "net/gw_tlsread.h"
-#include "net/gw_rawreq.h"
-#include "net/gw_wsguard.h"
+#include "serve/gw_tlsread.h"
+#include "serve/gw_rawreq.h"
+#include "serve/gw_wsguard.h"
 #include "rc_err.h"
 
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 /* gw_peers.c - accepted sockets: counts per address, header and body
  * deadlines (see gw_peers.h). */
-#include "net/gw_peers.h"
+#include "serve/gw_peers.h"
 
 #include <uv.h>
 #include <libwebsockets.h>
@@ -217,7 +217,7 @@ enum gw_peer_verdict gw_peers_on_accept(struct gw_peers *p, const struct sockadd
      * WSI_CREATE anyway) so that the bucket outlives the address's sockets
      * until it refills (gw_iplimit_sweep): reconnecting does not refill it. */
     struct gw_ipentry *e = gw_iplimit_get(p->per_ip, ip);
-    if (e && !rc_bucket_take(&e->handshakes, p->lim.ip_handshake_rate, p->lim.ip_handshake_burst,
+    if (e && !rc_auth_bucket_take(&e->handshakes, p->lim.ip_handshake_rate, p->lim.ip_handshake_burst,
                              (int64_t)uv_now(p->loop))) {
         p->handshakes_refused++;
         return GW_PEER_RATE;
@@ -297,54 +297,54 @@ static struct gw_peer *peer(const struct lws *wsi)
     return wsi ? lws_get_opaque_user_data(wsi) : NULL;
 }
 
-const char *gw_peer_ip(const struct lws *wsi)
+const char *gw_peers_ip(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     return e ? e->ip : "";
 }
 
-int gw_peer_refused(const struct lws *wsi)
+int gw_peers_wsi_refused(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     return e && e->refused;
 }
 
-struct rc_bucket *gw_peer_read_bucket(const struct lws *wsi)
+struct rc_bucket *gw_peers_read_bucket(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     return e ? &e->entry->reads : NULL;
 }
 
-struct gw_read_owner *gw_peer_read_rows(const struct lws *wsi)
+struct gw_read_owner *gw_peers_read_rows(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     if (e && !e->entry->read_rows)
-        e->entry->read_rows = gw_read_owner_new();
+        e->entry->read_rows = gw_read_gate_owner_new();
     return e ? e->entry->read_rows : NULL;
 }
 
-void gw_peer_headers_done(struct lws *wsi)
+void gw_peers_headers_done(struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     if (e)
         move_to(e, L_NONE);
 }
 
-void gw_peer_body_expected(struct lws *wsi)
+void gw_peers_body_expected(struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     if (e)
         move_to(e, L_BODY);
 }
 
-void gw_peer_body_done(struct lws *wsi)
+void gw_peers_body_done(struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     if (e)
         move_to(e, L_NONE);
 }
 
-int gw_peer_body_late(const struct lws *wsi)
+int gw_peers_body_late(const struct lws *wsi)
 {
     struct gw_peer *e = peer(wsi);
     return e && e->list == L_BODY && uv_now(e->p->loop) - e->since_ms >= e->p->lim.body_timeout_ms;

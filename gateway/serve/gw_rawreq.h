@@ -18,7 +18,7 @@ void gw_rawreq_reset(int fd);
 
 /* Bytes just read (plaintext) on fd: fed to its checker while its request
  * line has not ended (recvfrom() does this for plain sockets;
- * net/gw_tlsread.c for what SSL_read() decrypts). Borrows buf. */
+ * serve/gw_tlsread.c for what SSL_read() decrypts). Borrows buf. */
 void gw_rawreq_feed(int fd, const void *buf, size_t n);
 
 /* What fd's request line held. RC_HTTPSTRICT_UNKNOWN when its bytes were

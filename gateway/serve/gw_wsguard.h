@@ -1,6 +1,6 @@
 /* gw_wsguard.h - RFC 6455 frame rules libwebsockets 4.1 does not enforce,
  * checked on the bytes lws reads from WebSocket sockets (plain, or decrypted
- * from TLS by net/gw_tlsread.c): an
+ * from TLS by serve/gw_tlsread.c): an
  * unmasked client frame, a control frame over 125 bytes or without FIN, a
  * reserved opcode, an RSV bit (RSV1 is allowed where permessage-deflate
  * puts it, on connections that negotiated it), a 64-bit length with its top bit set. Any of
