@@ -17,7 +17,6 @@
 #include "store/gw_store.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
-#include "rc_instances.h"
 
 struct lws_context;
 struct gw_redis;
@@ -59,8 +58,6 @@ struct gw_app {
     struct rc_bucket key_buckets[RC_AUTH_MAX_KEYS]; /* write rate per API key */
     struct gw_idem *idem;           /* idempotency records per writer, capped (ops/gw_idem.h) */
     struct gw_jwt jwt;              /* token keys (base/gw_jwt.h) */
-    uint64_t token_sweep_at;        /* next check for expired tokens (uv_now ms; serve/gw_ws.c) */
-    uint64_t message_sweep_at;      /* next check for unfinished messages (uv_now ms; serve/gw_ws_frames.c) */
     struct gw_conn *conns;          /* open WebSocket connections (list) */
     struct gw_conn_ctx conn_ctx;    /* what every connection shares (serve/gw_ws.c sets it) */
     struct gw_ws_drain *ws_drain;   /* compressed messages lws must be pushed to inflate (serve/gw_ws.c) */
@@ -78,9 +75,7 @@ struct gw_app {
     uint64_t worker_restarts;       /* times the supervisor started this slot again */
     struct gw_listen *listen;       /* the worker's SO_REUSEPORT listener (serve/gw_listen.h) */
     struct gw_clock clock;          /* wall clock with the test offset (base/gw_clock.h) */
-    /* template boards recorded in their template's index (ops/gw_instances.c) */
-    struct rc_inst_seen inst_seen;
-    int inst_seen_ready, inst_warned;
+    struct gw_instances *instances; /* template boards recorded in their index (ops/gw_instances.c; NULL until the first) */
 };
 
 /* The time the gateway believes it is (base/gw_clock.h). */

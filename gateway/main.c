@@ -41,6 +41,7 @@
 #include "jobs/gw_decay.h"
 #include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
+#include "ops/gw_instances.h"
 #include "ops/gw_idem.h"
 #include "fanout/gw_fanout.h"
 #include "base/gw_log.h"
@@ -486,6 +487,7 @@ int main(int argc, char **argv)
     if (uv_loop_close(&loop) != 0)
         uv_walk(&loop, log_leftover, NULL);
     gw_jwt_free(&app.jwt);
+    gw_instances_free(app.instances);
     free(app.conf);
     gw_group_free(group);
     if (rc == 0)

@@ -2,6 +2,7 @@
  * `rankcast teams rebuild`: options, the config (the gateway's file, flags
  * and environment), the board; then the tool (gw_cli_export.c,
  * gw_cli_import.c, gw_cli_teams.c). */
+#include "cli/gw_cli.h"
 #include "cli/gw_cli_int.h"
 
 #include <getopt.h>

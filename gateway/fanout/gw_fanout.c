@@ -348,6 +348,30 @@ static int parse_tag(const char *channel, char *board, char *period)
     return rc_keys_parse_tag(channel, board, RC_SHARD_NAME_MAX + 1, period, RC_PERIOD_ID_MAX);
 }
 
+/* A keyspace event on a board's set (plain or a shard's: a shard's set is a
+ * board's set). The script's own ZADD shows here too, just before its change
+ * event (same connection, same order); anything else on the set was done
+ * outside the script, and the mirror must be read again. The read views wait
+ * for the event (gw_reads.c); a ZADD no event explains sets them all dirty at
+ * the tick. */
+static void on_keyspace(struct gw_board *b, const char *payload, size_t len)
+{
+    if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
+        b->ks_pending++;
+        gw_board_wake(b);
+    } else if (len == 6 && memcmp(payload, "expire", 6) == 0) {
+        /* a TTL set on the set (the script's PEXPIRE on a periodic board's
+         * keys, or anyone's): its members did not change */
+    } else {
+        gw_fanout_tick_mark_dirty(b);
+        b->moves_break++; /* prev_rank: the ring's moves do not explain this */
+        if (b->mirror_on)
+            gw_board_set_stale(b);
+        if (b->freeze_was.frozen)
+            gw_frozen_recheck(b); /* a set deleted outside voids its freeze */
+    }
+}
+
 void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *channel, const char *payload,
                           size_t len)
 {
@@ -368,22 +392,13 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         return; /* nobody watches this board here */
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
+    if (sharded)
+        gw_fanout_tick_mark_dirty(b); /* the views of a sharded board read again at the tick */
+    if (keyspace) {
+        on_keyspace(b, payload, len);
+        return;
+    }
     if (sharded) {
-        gw_fanout_tick_mark_dirty(b);
-        if (keyspace) {
-            /* as for a board that is not sharded (below): a shard's set
-             * is a board's set, its script's ZADD is followed by the event
-             * on the same connection */
-            if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
-                b->ks_pending++;
-                gw_board_wake(b);
-            } else if (len != 6 || memcmp(payload, "expire", 6) != 0) {
-                b->moves_break++; /* changed outside the script */
-                if (b->mirror_on)
-                    gw_board_set_stale(b);
-            }
-            return;
-        }
         struct rc_event sev;
         if (rc_event_parse(payload, len, &sev) != 0) {
             gw_log_warn("unparsable change event on %s", channel);
@@ -399,11 +414,11 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         gw_fanout_tick_edge_maybe(f, b);
         return;
     }
-    if (!keyspace && rc_event_team_is(payload, len)) {
+    if (rc_event_team_is(payload, len)) {
         gw_rowteam_load_heard(b, payload, len); /* a member's team changed: its rows show it (docs/teams.md) */
         return;
     }
-    if (!keyspace && rc_freeze_is_event(payload, len)) {
+    if (rc_freeze_is_event(payload, len)) {
         /* freeze, reveal, unfreeze: in order with the change events, so the
          * views move to it before any later change reaches them */
         struct rc_freeze_event fe;
@@ -413,28 +428,6 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         }
         gw_board_heard_freeze(b, &fe.state);
         gw_frozen_apply(f, b);
-        return;
-    }
-    if (keyspace) {
-        /* The script's own ZADD shows here too, just before its change event
-         * (same connection, same order); anything else on the set was done
-         * outside the script, and the mirror must be read again. The read
-         * views wait for the event (gw_reads.c); a ZADD no event explains
-         * sets them all dirty at the tick. */
-        if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
-            b->ks_pending++;
-            gw_board_wake(b);
-        } else if (len == 6 && memcmp(payload, "expire", 6) == 0) {
-            /* a TTL set on the set (the script's PEXPIRE on a periodic
-             * board's keys, or anyone's): its members did not change */
-        } else {
-            gw_fanout_tick_mark_dirty(b);
-            b->moves_break++; /* prev_rank: the ring's moves do not explain this */
-            if (b->mirror_on)
-                gw_board_set_stale(b);
-            if (b->freeze_was.frozen)
-                gw_frozen_recheck(b); /* a set deleted outside voids its freeze */
-        }
         return;
     }
     struct rc_event ev;

@@ -1,16 +1,10 @@
 /* gw_msg.c - refcounted payloads (see gw_msg.h). */
 #include "net/gw_msg.h"
 
-#include <uv.h>
-#include <libwebsockets.h>
-
-
 #include <stdlib.h>
 #include <string.h>
 
 #include "rc_deflate.h"
-
-_Static_assert(GW_MSG_PRE >= LWS_PRE, "GW_MSG_PRE must cover libwebsockets' LWS_PRE");
 
 struct gw_msg *gw_msg_new(const char *text, size_t len)
 {

@@ -26,7 +26,8 @@ struct gw_msg {
     unsigned char buf[];   /* GW_MSG_PRE bytes of headroom, then the payload, then NUL */
 };
 
-/* LWS_PRE of libwebsockets 4.1 (checked against the header in gw_msg.c). */
+/* LWS_PRE of libwebsockets 4.1 (checked against the header in serve/gw_ws.c,
+ * so that net/ needs no lws header). */
 #define GW_MSG_PRE 16
 
 /* A new message holding a copy of text[0..len), refs = 1. NULL on OOM. */

@@ -7,6 +7,7 @@
 #define GW_INSTANCES_H
 
 struct gw_app;
+struct gw_instances;
 struct rc_board;
 struct rc_period;
 
@@ -17,5 +18,9 @@ struct rc_period;
  * logged (once until a success) and the entry goes again with the next
  * write. Borrows everything. */
 void gw_instances_note(struct gw_app *app, const struct rc_board *decl, const char *name, const struct rc_period *p);
+
+/* Frees what app->instances holds (NULL is fine); at shutdown, once no
+ * reply can come back. */
+void gw_instances_free(struct gw_instances *in);
 
 #endif

@@ -53,6 +53,10 @@
 #include "rc_registry.h"
 #include "rc_wsframe.h"
 
+/* net/ stays free of lws: gw_msg reserves a fixed headroom, checked here
+ * against the header of the libwebsockets this is built with. */
+_Static_assert(GW_MSG_PRE >= LWS_PRE, "GW_MSG_PRE must cover libwebsockets' LWS_PRE");
+
 #define BINARY_FRAMES_TOLERATED 8
 #define DEFLATE_LEVEL 6 /* zlib's default; one compression per view per tick (docs/gateway.md) */
 #define PMD_NAME "permessage-deflate"
@@ -286,11 +290,13 @@ static void do_auth(struct gw_app *app, struct gw_conn *c, const struct rc_reque
  * by gw_ops_authorize until an auth op brings a fresh token. */
 void gw_ws_tick(struct gw_app *app)
 {
+    /* the next sweep (uv_now ms); one app per process (workers are processes) */
+    static uint64_t token_sweep_at;
     uint64_t now = uv_now(app->loop);
     gw_ws_frames_tick(app);
-    if (!gw_jwt_enabled(&app->jwt) || now < app->token_sweep_at)
+    if (!gw_jwt_enabled(&app->jwt) || now < token_sweep_at)
         return;
-    app->token_sweep_at = now + 1000;
+    token_sweep_at = now + 1000;
     for (struct gw_conn *c = app->conns; c; c = c->next) {
         if (!c->who.token || c->token_expired || !gw_ops_caller_expired(app, &c->who))
             continue;

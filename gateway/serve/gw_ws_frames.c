@@ -127,11 +127,13 @@ static int message_open(struct gw_conn *c, uint32_t *id)
 
 void gw_ws_frames_tick(struct gw_app *app)
 {
+    /* the next sweep (uv_now ms); one app per process (workers are processes) */
+    static uint64_t message_sweep_at;
     uint64_t now = uv_now(app->loop);
     uint64_t timeout = (uint64_t)app->conf->message_timeout_ms;
-    if (now < app->message_sweep_at)
+    if (now < message_sweep_at)
         return;
-    app->message_sweep_at = now + (timeout / 4 < SWEEP_MAX_MS ? timeout / 4 : SWEEP_MAX_MS);
+    message_sweep_at = now + (timeout / 4 < SWEEP_MAX_MS ? timeout / 4 : SWEEP_MAX_MS);
     for (struct gw_conn *c = app->conns; c; c = c->next) {
         uint32_t id;
         if (!c->sock || c->close_code || !message_open(c, &id)) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The naming rule of gateway/, checked on the objects of a build.
+
+  check_names.py SOURCE_DIR BUILD_DIR
+
+Every object of gateway/ exports only names that start with its file's name
+(`fanout/gw_board.c` exports `gw_board_*` or `gw_board`), so a reader who sees
+a call knows which file holds it. The exceptions are listed here with why:
+  - `main` (gateway/main.c);
+  - `recv` and `recvfrom`, which serve/gw_wsguard.c and serve/gw_rawreq.c
+    replace for the process on purpose (the frame guard and the request-line
+    tap see every byte before lws does).
+It also checks that every .c file of gateway/ and core/ that has a header of
+its own name includes it first, so a header that stops compiling alone is
+caught where it is defined.
+"""
+import os
+import re
+import subprocess
+import sys
+
+INTERPOSED = {'main', 'recv', 'recvfrom'}
+
+
+def main():
+    src, build = sys.argv[1], sys.argv[2]
+    bad = []
+    seen = 0
+    for d, _, fs in os.walk(build):
+        for f in fs:
+            if not f.endswith('.c.o') or 'CMakeFiles' not in d:
+                continue
+            path = os.path.join(d, f)
+            rel = os.path.relpath(path, build)
+            if not rel.startswith('gateway' + os.sep):
+                continue
+            m = re.search(r'CMakeFiles/[^/]+\.dir/(.*)\.c\.o$', rel)
+            name = m.group(1)
+            if not os.path.exists(os.path.join(src, 'gateway', name + '.c')):
+                continue  # an object left over from a file since moved
+            base = os.path.basename(name)
+            seen += 1
+            out = subprocess.run(['nm', '-g', '--defined-only', path],
+                                 capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                p = line.split()
+                if len(p) != 3 or p[1] not in 'TDBR':
+                    continue
+                sym = p[2]
+                if sym in INTERPOSED or sym == base or sym.startswith(base + '_'):
+                    continue
+                bad.append(f'gateway/{name}.c exports {sym} (want {base}_*)')
+    for top in ('gateway', 'core'):
+        for d, _, fs in os.walk(os.path.join(src, top)):
+            for f in fs:
+                if not f.endswith('.c'):
+                    continue
+                header = f[:-2] + '.h'
+                if not os.path.exists(os.path.join(d, header)):
+                    continue
+                with open(os.path.join(d, f), encoding='utf-8') as fh:
+                    first = next((l for l in fh if l.startswith('#include')), '')
+                want = re.compile(r'#include\s+"([^"]*/)?' + re.escape(header) + '"')
+                if not want.match(first):
+                    rel = os.path.relpath(os.path.join(d, f), src)
+                    bad.append(f'{rel} includes {first.strip() or "nothing"} first (want its own {header})')
+    if not seen:
+        print(f'check_names: no objects of gateway/ under {build}')
+        return 1
+    for b in bad:
+        print('check_names:', b)
+    print(f'check_names: {seen} objects, {len(bad)} problems')
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
