@@ -12,9 +12,10 @@ here with why:
     rc_conf module's, declared in its internal header, called by no one else;
   - files generated into the build (core's rc_lua_scripts.c) are not checked;
   - `main` (gateway/main.c);
-  - `recv` and `recvfrom`, which serve/gw_wsguard.c and serve/gw_rawreq.c
-    replace for the process on purpose (the frame guard and the request-line
-    tap see every byte before lws does).
+  - `recv`, `recvfrom` and `SSL_read`, which serve/gw_wsguard.c,
+    serve/gw_rawreq.c and serve/gw_tlsread.c replace for the process on
+    purpose (the frame guard and the request-line tap see every byte before
+    lws does, decrypted on TLS connections).
 It also checks that every .c file of gateway/ and core/ that has a header of
 its own name includes it first, so a header that stops compiling alone is
 caught where it is defined.
@@ -24,7 +25,7 @@ import re
 import subprocess
 import sys
 
-INTERPOSED = {'main', 'recv', 'recvfrom'}
+INTERPOSED = {'main', 'recv', 'recvfrom', 'SSL_read'}
 
 
 def main():
