@@ -54,6 +54,8 @@ def main():
                 if len(p) != 3 or p[1] not in 'TDBR':
                     continue
                 sym = p[2]
+                if sym.startswith('__'):
+                    continue  # the compiler's own (ASan's __odr_asan.NAME in a sanitized build)
                 if sym in INTERPOSED or sym == base or sym.startswith(base + '_'):
                     continue
                 if '__' in sym and base.startswith(sym.split('__')[0] + '_'):
