@@ -226,9 +226,12 @@ test('a mirror that grows for a larger window refreshes only the views past the 
     const after = await settle(gw, 600);
     t.diagnostic(`the growing reload: ${after.tick - base.tick} views looked at by the tick, 41 on the board`);
     // The new view twice (the reload's refresh cuts it, the tick looks at
-    // it on the due list) and no other; before, the load touched every row
-    // and its refresh cut all 41 (42 looked at).
-    assert.equal(after.tick - base.tick, 2, 'only the view past the rows held before');
+    // it on the due list), or three times when a tick falls between the
+    // reload and its cut (a slow build: the sanitizer pass saw 3), and no
+    // other; before, the load touched every row and its refresh cut all 41
+    // (42 looked at).
+    const looked = after.tick - base.tick;
+    assert.ok(looked >= 2 && looked <= 3, `only the view past the rows held before: ${looked} looked at`);
   });
 
 /* Replies in id order, one each (h.burst; no duplicate check here). */
