@@ -522,8 +522,17 @@ function check(lines) {
       k.longestMs = Math.max(k.longestMs, w.acks[0].t - w.sends[0]);
     }
   }
-  const rss = lines.filter((l) => l.k === 'rss').map((l) => l.kb);
-  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null, teams: tfig };
+  const rssLines = lines.filter((l) => l.k === 'rss');
+  const rss = rssLines.map((l) => l.kb);
+  // RSS over time: per gateway, the largest sample of each 5-minute span
+  // (samples are taken at quiet points), for docs/reliability.md
+  const rssOverTime = {};
+  for (const l of rssLines) {
+    const row = rssOverTime[l.gw] || (rssOverTime[l.gw] = []);
+    const slot = Math.floor(l.t / 300000);
+    row[slot] = Math.max(row[slot] || 0, l.kb);
+  }
+  const figures = { byKind, maxRssKb: rss.length ? Math.max(...rss) : null, rssOverTime, teams: tfig };
   return { meta, acked, faults, checks, violations, truths: truths.length, figures };
 }
 
@@ -545,6 +554,9 @@ function report(lines, res, out = console) {
     const kinds = Object.entries(res.figures.byKind)
       .map(([k, v]) => `${k} ${v.n} (longest write ${(v.longestMs / 1000).toFixed(1)} s)`).join(', ');
     out.log(`  faults: ${kinds || 'none'}; largest gateway RSS ${res.figures.maxRssKb} kB`);
+    const rot = res.figures.rssOverTime || {};
+    for (const [gw, row] of Object.entries(rot))
+      out.log(`  gateway ${gw} RSS, largest per 5 min (kB): ${Array.from(row, (v) => (v === undefined ? '-' : v)).join(' ')}`);
     const tf = res.figures.teams;
     if (tf && tf.quiet) out.log(`  teams: ${tf.moves} team moves acked; at ${tf.quiet} quiet points ${tf.lists} member lists, ${tf.rosters} rosters, ${tf.sums} team sums judged`);
   }
