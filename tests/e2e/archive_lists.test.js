@@ -1,7 +1,9 @@
 /* archive_lists.test.js - member lists ({"members": [...]}, PROTOCOL v1.2)
  * of a past period, on subscribe and REST:
  * - while the period's keys live, a list of the closed period shows its
- *   final standings (writes to the new period do not touch it);
+ *   final standings (writes to the new period do not touch it), the ranks
+ *   Redis holds for it; a list of `previous` moves to it when it closes,
+ *   one of `current` to the new period;
  * - once its keys are gone from Redis (expired; here deleted, as expiry
  *   would), the list is answered from the SQLite archive with the ranks,
  *   scores, places and absent members it had when the period closed (before
@@ -65,6 +67,8 @@ async function readAll(t, gw) {
   return { rest, ws, windows };
 }
 
+// A message of a view that tells something besides a viewer count.
+const news = (m) => m.op !== 'snapshot' && !(m.op === 'delta' && !m.rows.length && !m.removed.length);
 const rowsOf = (body) => body.rows.map((r) => [r.rank, r.member, r.score, r.place, !!r.tied]);
 
 test('member lists of a past period: its final ranks while its keys live, and from the archive once they are gone',
@@ -87,6 +91,15 @@ test('member lists of a past period: its final ranks while its keys live, and fr
     const liveSnap = await live.request({ op: 'subscribe', board: 'daily', period: DAY,
       view: { members: LISTS[1].members }, places: 'shared' });
     assert.equal(liveSnap.op, 'snapshot', JSON.stringify(liveSnap));
+
+    // Lists that follow the clock: `previous` (the day before, empty, until
+    // the day closes) and `current` (the day, then the next one).
+    const follow = await h.connectWs(t, gw.wsUrl);
+    const prevSnap = await follow.request({ op: 'subscribe', board: 'daily', period: 'previous',
+      view: { members: LISTS[2].members }, places: 'shared' });
+    assert.deepEqual([prevSnap.period, prevSnap.rows, prevSnap.absent], ['2026-11-21', [], LISTS[2].members]);
+    const curSnap = await follow.request({ op: 'subscribe', board: 'daily', view: { members: LISTS[0].members } });
+    assert.equal(curSnap.period, DAY, JSON.stringify(curSnap));
 
     // The ranks Redis gives for the day, before it closes.
     const before = await readAll(t, gw);
@@ -111,16 +124,46 @@ test('member lists of a past period: its final ranks while its keys live, and fr
       assert.equal(r.status, 200, r.text);
     }
     assert.equal(await redis.cli('ZCARD', 'rc:{daily|2026-11-23}:z'), '3');
-    // Keys live: the closed day's lists are its final standings.
+    // Keys live: the closed day's lists are its final standings, the ranks
+    // Redis holds for the day.
     const closed = await readAll(t, gw);
+    for (const m of ['user:a', 'user:b', 'user:c', 'user:d', 'user:e', 'user:f']) {
+      const rank = Number(await redis.cli('ZREVRANK', `rc:{daily|${DAY}}:z`, m)) + 1;
+      const row = closed.rest.flatMap((b) => b.rows).find((r) => r.member === m);
+      if (row) assert.equal(row.rank, rank, m);
+    }
     assert.deepEqual(closed.rest, before.rest);
     assert.deepEqual(closed.windows, before.windows);
     for (let i = 0; i < LISTS.length; i++) assert.deepEqual(closed.ws[i].rows, before.ws[i].rows, `list ${i}`);
     for (let i = 0; i < LISTS.length; i++) assert.deepEqual(closed.ws[i].absent, before.ws[i].absent, `list ${i}`);
     // ... and the day's viewer got no delta from the next day's writes.
     await h.sleep(500);
-    assert.equal(live.messages.filter((m) => m.op === 'delta' && m.sub === liveSnap.sub).length, 0,
-      JSON.stringify(live.messages));
+    assert.deepEqual(live.messages.filter((m) => m.sub === liveSnap.sub && news(m)), []);
+
+    // The `previous` list moved to the closed day: its final standings.
+    await h.waitFor(() => follow.messages.some((m) => m.op === 'snapshot' && m.sub === prevSnap.sub && m.period === DAY),
+      10000, 'the previous list on the closed day');
+    const moved = follow.messages.filter((m) => m.sub === prevSnap.sub && m.op === 'snapshot' && m.period === DAY);
+    assert.equal(moved.length, 1);
+    assert.deepEqual([moved[0].rows, moved[0].absent], [before.ws[2].rows, before.ws[2].absent]);
+    // The `current` list moved to the next day, and by the delta rule shows
+    // what Redis holds for that day.
+    const next = await h.http(gw.base, 'GET', `/api/v1/boards/daily?members=${LISTS[0].members.join(',')}&period=2026-11-23`);
+    assert.equal(next.status, 200, next.text);
+    assert.deepEqual(next.body.rows.map((r) => [r.rank, r.member, r.score]), [[2, 'user:zz', 400], [3, 'user:a', 300]]);
+    const applied = () => {
+      let rows = null;
+      for (const m of follow.messages.filter((x) => x.sub === curSnap.sub)) {
+        if (m.op === 'snapshot') rows = m.period === '2026-11-23' ? new Map(m.rows.map((r) => [r.member, r])) : null;
+        else if (m.op === 'delta' && rows) {
+          for (const x of m.removed) rows.delete(x);
+          for (const r of m.rows) rows.set(r.member, r);
+        }
+      }
+      return rows && [...rows.values()].sort((x, y) => x.rank - y.rank).map((r) => [r.rank, r.member, r.score]);
+    };
+    await h.waitFor(() => JSON.stringify(applied()) === JSON.stringify([[2, 'user:zz', 400], [3, 'user:a', 300]]),
+      10000, `the current list on the next day: ${JSON.stringify(applied())}`);
 
     await gw.waitForLine(new RegExp(`archived daily ${DAY}: 6 rows$`), 15000);
     // The day's keys expire (here: deleted, all of them, the archive marker too).
@@ -140,5 +183,6 @@ test('member lists of a past period: its final ranks while its keys live, and fr
     assert.equal(gone.rest[0].total, 6);
     // The day's viewer saw nothing change: no delta, no member removed.
     await h.sleep(1000);
-    assert.deepEqual(live.messages.filter((m) => m.sub === liveSnap.sub && m.op !== 'snapshot'), []);
+    assert.deepEqual(live.messages.filter((m) => m.sub === liveSnap.sub && news(m)), []);
+    assert.deepEqual(follow.messages.filter((m) => m.sub === prevSnap.sub && news(m)), []);
   });
