@@ -1,5 +1,5 @@
 /* archive_lists.test.js - member lists ({"members": [...]}, PROTOCOL v1.2)
- * of a past period, on subscribe and REST:
+ * of a past period, on subscribe, get and REST:
  * - while the period's keys live, a list of the closed period shows its
  *   final standings (writes to the new period do not touch it), the ranks
  *   Redis holds for it; a list of `previous` moves to it when it closes,
@@ -44,6 +44,7 @@ const restQuery = (l) => `/api/v1/boards/daily?members=${l.members.map(encodeURI
 async function readAll(t, gw) {
   const rest = [];
   const ws = [];
+  const gets = [];
   const c = await h.connectWs(t, gw.wsUrl); // (a fresh connection: its views are read now)
   for (const l of LISTS) {
     const r = await h.http(gw.base, 'GET', restQuery(l));
@@ -55,6 +56,11 @@ async function readAll(t, gw) {
     assert.equal(s.op, 'snapshot', JSON.stringify(s));
     const { id, sub, epoch: e2, ...snap } = s;
     ws.push(snap);
+    const g = await c.request({ op: 'get', board: 'daily', period: DAY, view: { members: l.members },
+      ...(l.places ? { places: 'shared' } : {}) }, 10000);
+    assert.equal(g.op, 'snapshot', JSON.stringify(g));
+    const { id: id2, epoch: e3, ...got } = g;
+    gets.push(got);
   }
   await c.close();
   const windows = [];
@@ -64,7 +70,7 @@ async function readAll(t, gw) {
     const { epoch, ...body } = r.body;
     windows.push(body);
   }
-  return { rest, ws, windows };
+  return { rest, ws, gets, windows };
 }
 
 // A message of a view that tells something besides a viewer count.
@@ -114,6 +120,7 @@ test('member lists of a past period: its final ranks while its keys live, and fr
     assert.deepEqual(rowsOf(before.windows[2]), [[5, 'user:f', 30, 4, true]]);
     assert.deepEqual([before.rest[3].rows, before.rest[3].absent], [[], ['user:zz']]);
     for (let i = 0; i < LISTS.length; i++) assert.deepEqual(before.ws[i].rows, before.rest[i].rows, `list ${i}`);
+    for (let i = 0; i < LISTS.length; i++) assert.deepEqual(before.gets[i], before.rest[i], `get of list ${i}`);
     const seq = Number(await redis.cli('GET', `rc:{daily|${DAY}}:seq`));
     assert.equal(before.rest[0].seq, seq);
 
@@ -133,6 +140,7 @@ test('member lists of a past period: its final ranks while its keys live, and fr
       if (row) assert.equal(row.rank, rank, m);
     }
     assert.deepEqual(closed.rest, before.rest);
+    assert.deepEqual(closed.gets, before.gets);
     assert.deepEqual(closed.windows, before.windows);
     for (let i = 0; i < LISTS.length; i++) assert.deepEqual(closed.ws[i].rows, before.ws[i].rows, `list ${i}`);
     for (let i = 0; i < LISTS.length; i++) assert.deepEqual(closed.ws[i].absent, before.ws[i].absent, `list ${i}`);
@@ -176,7 +184,8 @@ test('member lists of a past period: its final ranks while its keys live, and fr
     const gone = await readAll(t, gw);
     for (let i = 0; i < LISTS.length; i++) {
       assert.deepEqual(gone.rest[i], before.rest[i], `REST list ${i}`);
-      assert.deepEqual(gone.ws[i], { ...before.ws[i] }, `subscribed list ${i}`);
+      assert.deepEqual(gone.ws[i], before.ws[i], `subscribed list ${i}`);
+      assert.deepEqual(gone.gets[i], before.gets[i], `get of list ${i}`);
     }
     for (let i = 0; i < WINDOWS.length; i++) assert.deepEqual(gone.windows[i], before.windows[i], WINDOWS[i]);
     assert.equal(gone.rest[0].seq, seq);
