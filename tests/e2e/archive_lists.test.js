@@ -190,6 +190,12 @@ test('member lists of a past period: its final ranks while its keys live, and fr
     for (let i = 0; i < WINDOWS.length; i++) assert.deepEqual(gone.windows[i], before.windows[i], WINDOWS[i]);
     assert.equal(gone.rest[0].seq, seq);
     assert.equal(gone.rest[0].total, 6);
+    // Rosters have no past periods: a board with teams has none (docs/periods.md).
+    for (const q of ['players?team=red&period=2026-11-22', 'players?team=red&period=previous', 'squads?members=red&period=previous']) {
+      const r = await h.http(gw.base, 'GET', `/api/v1/boards/${q}`);
+      assert.equal(r.status, 400, r.text);
+      assert.match(r.body.message, /^board (players|squads) has no periods: leave period out$/);
+    }
     // The day's viewer saw nothing change: no delta, no member removed.
     await h.sleep(1000);
     assert.deepEqual(live.messages.filter((m) => m.sub === liveSnap.sub && news(m)), []);
