@@ -37,10 +37,12 @@ int gw_ops_resolve(struct gw_app *app, const struct rc_request *r, const struct 
     *decl = rc_conf_board_find(app->conf, r->board);
     if (!*decl)
         return rc_err_set(err, RC_E_UNKNOWN_BOARD, "no board is declared for '%s'", r->board);
-    if (rc_period_select(&(*decl)->period, r->period[0] ? r->period : NULL, gw_now_ms(app), p) != 0)
-        return rc_err_set(err, RC_E_BAD_REQUEST, "period '%s' is not a %s period of board %s", r->period,
-                            rc_period_kind_name((*decl)->period.kind), r->board);
-    return 0;
+    if (rc_period_select(&(*decl)->period, r->period[0] ? r->period : NULL, gw_now_ms(app), p) == 0)
+        return 0;
+    if ((*decl)->period.kind == RC_PERIOD_NONE) /* (the kind's name, "none", would say nothing) */
+        return rc_err_set(err, RC_E_BAD_REQUEST, "board %s has no periods: leave period out", r->board);
+    return rc_err_set(err, RC_E_BAD_REQUEST, "period '%s' is not a %s period of board %s", r->period,
+                      rc_period_kind_name((*decl)->period.kind), r->board);
 }
 
 /* A credential that matches an API key is that key. Otherwise, when tokens

@@ -1,10 +1,11 @@
 /* gw_archive_read.c - reads of archived periods from the archive database:
- * the same window lua/read.lua would give (range, around, rank), built on the
- * threadpool, then scores decoded and profiles joined on the loop. Rows of an
- * archived period never change once its period row is there, so reads take
- * no transaction. */
+ * the same window lua/read.lua would give (range, around, rank, member
+ * lists, with shared places), built on the threadpool, then scores decoded
+ * and profiles joined on the loop. Rows of an archived period never change
+ * once its period row is there, so reads take no transaction. */
 #include "store/gw_archive_read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,9 @@
 #include "store/gw_join.h"
 #include "store/gw_store.h"
 #include "rc_err.h"
+#include "rc_members.h"
 #include "rc_period.h"
+#include "rc_places.h"
 
 struct read_job {
     struct gw_adb_job job;
@@ -23,6 +26,9 @@ struct read_job {
     char period[RC_PERIOD_ID_MAX];
     struct gw_read_spec spec;        /* member points at member[] */
     char member[RC_MEMBER_MAX + 1];
+    char *members;                   /* MEMBERS: our copy of the packed list (spec.members) */
+    double unit;                     /* places: the board's tie unit (core/rc_places.h) */
+    sqlite3_stmt *at_rank;           /* worker only: composite_at's statement, prepared once a read */
     gw_read_cb *cb;
     void *privdata;
     struct gw_window *w;             /* built by the worker; handed to cb */
@@ -78,12 +84,16 @@ static int read_rows(sqlite3 *db, struct read_job *q, int64_t lo, int64_t hi)
     return s == SQLITE_DONE ? 0 : -1;
 }
 
-/* The member's rank (0 when absent) and composite. */
+/* The member's rank (0 when absent) and composite. INDEXED BY: left to
+ * itself (no ANALYZE), SQLite walks the whole period by the primary key's
+ * (board, period) prefix instead (11 ms a member at 100,000 rows). */
 static int find_member(sqlite3 *db, struct read_job *q, int64_t *rank, double *c)
 {
     sqlite3_stmt *st;
     if (prepare(db, q,
-                "SELECT rank, composite FROM archived_rows WHERE board = ?1 AND period = ?2 AND member = ?3", &st))
+                "SELECT rank, composite FROM archived_rows INDEXED BY archived_rows_member"
+                " WHERE board = ?1 AND period = ?2 AND member = ?3",
+                &st))
         return -1;
     sqlite3_bind_text(st, 3, q->member, -1, SQLITE_STATIC);
     int s = sqlite3_step(st);
@@ -94,6 +104,123 @@ static int find_member(sqlite3 *db, struct read_job *q, int64_t *rank, double *c
     }
     sqlite3_finalize(st);
     return s == SQLITE_ROW || s == SQLITE_DONE ? 0 : -1;
+}
+
+/* The composite at rank (1..total) into *c; 0, 1 when the period has no
+ * such rank, -1 on an SQLite failure. */
+static int composite_at(sqlite3 *db, struct read_job *q, int64_t rank, double *c)
+{
+    if (!q->at_rank &&
+        prepare(db, q, "SELECT composite FROM archived_rows WHERE board = ?1 AND period = ?2 AND rank = ?3",
+                &q->at_rank))
+        return -1;
+    sqlite3_stmt *st = q->at_rank; /* (a place takes some 20 of these: prepared once) */
+    sqlite3_bind_int64(st, 3, rank);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        *c = sqlite3_column_double(st, 0);
+    sqlite3_reset(st);
+    return s == SQLITE_ROW ? 0 : s == SQLITE_DONE ? 1 : -1;
+}
+
+/* Whether the member at rank + 1 has tie key k (none there: no). */
+static int tied_after(sqlite3 *db, struct read_job *q, int64_t rank, double k, int *tied)
+{
+    double c;
+    int rc = composite_at(db, q, rank + 1, &c);
+    *tied = rc == 0 && rc_places_key(q->unit, c) == k;
+    return rc < 0 ? -1 : 0;
+}
+
+/* The shared place of the member at rank with composite c, as read.lua
+ * gives it: 1 + the members with a strictly better tie key, found by a
+ * binary search over ranks 1..rank (keys follow ranks, so the members
+ * sharing c's key are one run of ranks), one primary-key lookup a step. */
+static int place_of(sqlite3 *db, struct read_job *q, int64_t rank, double c, int64_t *place)
+{
+    double k = rc_places_key(q->unit, c), cm;
+    int64_t lo = 1, hi = rank;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (composite_at(db, q, mid, &cm) != 0)
+            return -1;
+        if (rc_places_key(q->unit, cm) == k)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *place = lo;
+    return 0;
+}
+
+/* Places of a window of consecutive ranks (rows from first_rank): the two
+ * facts from outside it (the first row's place, whether the row after the
+ * last ties it), then core's rule. */
+static int fill_places(sqlite3 *db, struct read_job *q)
+{
+    struct gw_window *w = q->w;
+    if (!w->n)
+        return 0;
+    int64_t place, last = w->first_rank + (int64_t)w->n - 1;
+    int next_tied;
+    double *c = malloc(w->n * sizeof *c);
+    int64_t *pl = malloc(w->n * sizeof *pl);
+    unsigned char *tied = malloc(w->n);
+    int rc = !c || !pl || !tied ? -1 : 0;
+    if (!rc)
+        rc = place_of(db, q, w->first_rank, w->rows[0].c, &place);
+    if (!rc)
+        rc = tied_after(db, q, last, rc_places_key(q->unit, w->rows[w->n - 1].c), &next_tied);
+    if (!rc) {
+        for (size_t i = 0; i < w->n; i++)
+            c[i] = w->rows[i].c;
+        rc_places_fill(q->unit, c, w->n, w->first_rank, place - 1, next_tied, pl, tied);
+        for (size_t i = 0; i < w->n; i++) {
+            w->rows[i].place = pl[i];
+            w->rows[i].tied = tied[i];
+        }
+    }
+    free(c);
+    free(pl);
+    free(tied);
+    return rc;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct rc_row *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* A member list: each listed member on the archived board, with its own
+ * rank (and place), ordered by rank, as read.lua's `members` gives it. */
+static int read_members(sqlite3 *db, struct read_job *q)
+{
+    const char *m = q->members;
+    int64_t rank, place;
+    int next_tied;
+    double c;
+    q->w->first_rank = 0;
+    for (uint32_t i = 0; i < q->spec.nmembers; i++, m = rc_members_next(m)) {
+        snprintf(q->member, sizeof q->member, "%s", m);
+        if (find_member(db, q, &rank, &c) != 0)
+            return -1;
+        if (!rank)
+            continue;
+        if (window_push(q, m, c) != 0)
+            return -1;
+        struct rc_row *row = &q->w->rows[q->w->n - 1];
+        row->rank = rank;
+        if (q->spec.places) {
+            if (place_of(db, q, rank, c, &place) != 0 ||
+                tied_after(db, q, rank, rc_places_key(q->unit, c), &next_tied) != 0)
+                return -1;
+            row->place = place;
+            row->tied = place < rank || next_tied;
+        }
+    }
+    qsort(q->w->rows, q->w->n, sizeof *q->w->rows, by_rank);
+    return 0;
 }
 
 /* seq and total of the archived period; RC_E_NOT_FOUND when there is none. */
@@ -130,6 +257,8 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
         q->w->first_rank = q->spec.first + 1;
         if (q->spec.count > 0)
             rc = read_rows(db, q, q->spec.first + 1, q->spec.first + q->spec.count);
+        if (!rc && q->spec.places)
+            rc = fill_places(db, q);
         break;
     case GW_READ_AROUND:
         if ((rc = find_member(db, q, &rank, &c)) || !rank)
@@ -137,6 +266,8 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
         lo = rank - q->spec.radius > 1 ? rank - q->spec.radius : 1;
         q->w->first_rank = lo;
         rc = read_rows(db, q, lo, rank + q->spec.radius);
+        if (!rc && q->spec.places)
+            rc = fill_places(db, q);
         break;
     case GW_READ_RANK:
         if ((rc = find_member(db, q, &rank, &c)) || !rank)
@@ -145,16 +276,20 @@ static void work_read(struct gw_adb_job *j, sqlite3 *db)
         rc = window_push(q, q->member, c);
         break;
     case GW_READ_MEMBERS:
-        break; /* (never asked: member lists are read from Redis only, gw_read.c) */
+        rc = read_members(db, q);
+        break;
     }
     if (rc)
         gw_archive_db_fail(j, db, "read");
+    sqlite3_finalize(q->at_rank); /* (NULL when unused: a no-op) */
+    q->at_rank = NULL;
 }
 
 static void on_joined(struct gw_window *w, void *privdata)
 {
     struct read_job *q = privdata;
     q->cb(0, w, q->privdata);
+    free(q->members);
     free(q);
 }
 
@@ -167,6 +302,7 @@ static void done_read(struct gw_adb_job *j)
             gw_log_warn("archive read %s %s: %s", q->board, q->period, j->err);
         gw_window_free(w);
         q->cb(j->rc, NULL, q->privdata);
+        free(q->members);
         free(q);
         return;
     }
@@ -182,7 +318,9 @@ int gw_archive_read(const struct gw_store *s, const struct rc_board *b, const ch
     if (!db || gw_archive_db_state(db) < 0)
         return RC_E_UNAVAILABLE;
     if (strlen(board) > RC_BOARD_MAX || strlen(period) >= RC_PERIOD_ID_MAX ||
-        (spec->kind != GW_READ_RANGE && (!spec->member || strlen(spec->member) > RC_MEMBER_MAX)))
+        ((spec->kind == GW_READ_AROUND || spec->kind == GW_READ_RANK) &&
+         (!spec->member || strlen(spec->member) > RC_MEMBER_MAX)) ||
+        (spec->kind == GW_READ_MEMBERS && (!spec->members || !spec->nmembers || !spec->members_len)))
         return RC_E_BAD_REQUEST;
     struct read_job *q = calloc(1, sizeof *q);
     if (!q || !(q->w = calloc(1, sizeof *q->w))) {
@@ -194,14 +332,25 @@ int gw_archive_read(const struct gw_store *s, const struct rc_board *b, const ch
     strcpy(q->board, board);
     strcpy(q->period, period);
     q->spec = *spec;
-    if (spec->kind != GW_READ_RANGE) {
+    q->unit = rc_places_unit(b);
+    if (spec->kind == GW_READ_AROUND || spec->kind == GW_READ_RANK) {
         strcpy(q->member, spec->member);
+        q->spec.member = q->member;
+    } else if (spec->kind == GW_READ_MEMBERS) {
+        if (!(q->members = malloc(spec->members_len))) {
+            gw_window_free(q->w);
+            free(q);
+            return RC_E_INTERNAL;
+        }
+        memcpy(q->members, spec->members, spec->members_len);
+        q->spec.members = q->members;
         q->spec.member = q->member;
     }
     q->cb = cb;
     q->privdata = privdata;
     if (gw_archive_db_submit(db, &q->job, work_read, done_read) != 0) {
         gw_window_free(q->w);
+        free(q->members);
         free(q);
         return RC_E_UNAVAILABLE;
     }

@@ -114,10 +114,19 @@ static void on_read(redisReply *reply, void *privdata)
     struct pending *p = privdata;
     if (p->spec.kind == GW_READ_MEMBERS) {
         int rc = parse_members(p->b, reply, p->spec.places, p->w);
-        if (rc)
+        if (rc) {
             finish(p, rc);
-        else
-            gw_join_profiles(p->s->profiles, p->w, on_joined, p);
+            return;
+        }
+        /* a past period whose keys have expired: the archive has the ranks
+         * it closed with (it copies the list) */
+        if (gw_read_past_and_gone(p->s, p->b, p->period, p->w) &&
+            gw_read_past_try_archive(p->s, p->b, p->board, p->period, &p->spec, p->w, p->cb, p->privdata) == 0) {
+            free(p->members);
+            free(p);
+            return;
+        }
+        gw_join_profiles(p->s->profiles, p->w, on_joined, p);
         return;
     }
     int rc = parse_window(p->b, reply, p->spec.places && p->spec.kind != GW_READ_RANK, p->w);

@@ -323,9 +323,19 @@ test('docs/protocol.md: every example, replayed against a real gateway', { skip,
   const sent = new Set();
   const codes = new Set();
   const routes = new Set();
+  const shown = new Set(); // v1.2: views, moments and REST query parameters the examples send
   for (const ex of examples) {
     for (const s of ex.steps) {
       if (s.msg && s.dir === '>') sent.add(s.msg.op);
+      if (s.msg && s.dir === '>' && s.msg.view) {
+        for (const k of ['members', 'team', 'top', 'feed']) {
+          if (s.msg.view[k] === undefined) continue;
+          shown.add(`${s.msg.op} ${k}`);
+          if (s.msg.replay) shown.add(`replay ${k}`);
+        }
+      }
+      if (s.msg && s.dir === '>' && s.msg.at) for (const k of Object.keys(s.msg.at)) shown.add(`${s.msg.op} at.${k}`);
+      if (s.method) for (const k of new URLSearchParams(s.path.replace(/^[^?]*\??/, '')).keys()) shown.add(`?${k}`);
       if (s.msg && s.dir === '<' && s.msg.op === 'error') codes.add(s.msg.code);
       if (s.body && s.dir === '<' && s.body.op === 'error') codes.add(s.body.code);
       if (s.method) routes.add(`${s.method} ${s.path.replace(/\?.*/, '').replace(/(boards|members|blocked)\/[^/]+/g, '$1/_')}`);
@@ -338,7 +348,13 @@ test('docs/protocol.md: every example, replayed against a real gateway', { skip,
   for (const r of ['GET /api/v1/boards', 'GET /api/v1/boards/_', 'POST /api/v1/boards/_/scores',
     'GET /api/v1/boards/_/members/_', 'PUT /api/v1/members/_/profile', 'GET /api/v1/members/_/profile',
     'DELETE /api/v1/boards/_/members/_', 'DELETE /api/v1/boards/_/blocked/_', 'POST /api/v1/boards/_/reverse',
-    'POST /api/v1/boards/_/reset', 'GET /healthz']) assert.ok(routes.has(r), `no example of ${r}`);
+    'POST /api/v1/boards/_/reset', 'GET /healthz', 'GET /api/v1/boards/_/members/_/history',
+    'PUT /api/v1/boards/_/members/_/team']) assert.ok(routes.has(r), `no example of ${r}`);
+  // v1.2 (issues 26 and 27): member lists, rosters, get, at_seq/at, replay and history have examples here
+  for (const op of ['get', 'history', 'team']) assert.ok(sent.has(op), `no example sends op ${op}`);
+  for (const x of ['subscribe members', 'subscribe team', 'get members', 'get top', 'get at.seq', 'get at.time',
+    'replay top', 'replay members', 'replay feed', '?members', '?team', '?at_seq', '?at', '?from'])
+    assert.ok(shown.has(x), `no example shows ${x}`);
 
   const keys = keysOf(conf);
   const redis = await h.startRedis(t);
