@@ -73,9 +73,12 @@
 --   with ARGV[3] "1" (the live set: the rebuild undoes the present).
 --   ARGV[4] seq | time: what the targets name; ARGV[5] "1": the audience of
 --   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
---   around | points | list; ARGV[7], ARGV[8]: range first, count; around
---   member, radius; points member, ""; list: the listed members joined by
---   spaces, ""; ARGV[9] history_undo_max: the most changes the read may
+--   around | points | list | counts | near; ARGV[7], ARGV[8]: range first,
+--   count; around member, radius; points member, ""; list: the listed
+--   members joined by spaces, ""; counts: one bound a target joined by
+--   spaces, ""; near: one bound, radius (a bound in ZCOUNT's syntax on the
+--   side ahead of it: "(c" or "c"; "-" none: counts 0; a sharded board's
+--   other shards); ARGV[9] history_undo_max: the most changes the read may
 --   undo ("0": no cap); ARGV[10..] the targets (one for range, around and
 --   list, up to 1000 for points), a seq or a time (ms) each.
 --   A target seq S is shown as it is; a time, as the highest seq whose
@@ -85,8 +88,9 @@
 -- moment reply: { head..., status, oldest, smin, nev, then per event
 --   after smin: seq, member, c, old_c ("" for null),
 --   ntargets, then per target: S, at ("" at seq 0 or when not held),
---   composite at S of points' member ("" absent), ahead; then (range,
---   around) lo, m1, c1, ...; (list) per listed member in the order given:
+--   composite at S of points' member ("" absent), ahead (counts, near: ""
+--   and the present members ahead of the target's bound); then (range,
+--   around, near) lo, m1, c1, ...; (list) per listed member in the order given:
 --   its composite at S ("" absent), ahead }
 --   status   ok | beyond (a seq past the present) | gone (a target before
 --            oldest; nothing follows oldest) | deep (a target more than
@@ -387,7 +391,7 @@ elseif kind == 'moment' then
   -- the changes of the member the view is about (around, points): its
   -- composite at any seq without another pass over the log
   local who = ''
-  if view ~= 'range' and view ~= 'list' then who = ARGV[7] end
+  if view == 'around' or view == 'points' then who = ARGV[7] end
   local mine_seq, mine_old = {}, {}
   -- list: each listed member's changes, as the one member's above
   local listed, lseq, lold = {}, {}, {}
@@ -441,6 +445,21 @@ elseif kind == 'moment' then
     end
     return n
   end
+  -- counts, near: the present members ahead of a bound, by composite alone
+  -- (ZCOUNT's syntax: "(c" strictly better than c, "c" better or equal; "-"
+  -- none): a sharded board's other shards (store/gw_read_at_shard.c)
+  local bounds = {}
+  if view == 'counts' or view == 'near' then
+    for b in string.gmatch(ARGV[7], '%S+') do bounds[#bounds + 1] = b end
+    if #bounds ~= #targets and not (view == 'near' and #bounds == 1) then
+      return redis.error_reply('read.lua: moment counts takes one bound a target')
+    end
+  end
+  local function bound_count(b)
+    if b == nil or b == '-' then return 0 end
+    if desc then return redis.call('ZCOUNT', zl, b, '+inf') end
+    return redis.call('ZCOUNT', zl, '-inf', b)
+  end
   out[#out + 1] = #targets
   local anchor = nil
   for i = 1, #targets do
@@ -455,11 +474,13 @@ elseif kind == 'moment' then
       else
         out[#out + 1] = ''; out[#out + 1] = 0
       end
+    elseif view == 'counts' or view == 'near' then
+      out[#out + 1] = ''; out[#out + 1] = bound_count(bounds[i])
     else
       out[#out + 1] = ''; out[#out + 1] = 0
     end
   end
-  if view == 'points' then return out end
+  if view == 'points' or view == 'counts' then return out end
   if view == 'list' then
     -- per listed member: its composite at S ("" absent), ahead
     for i = 1, #listed do
@@ -478,6 +499,11 @@ elseif kind == 'moment' then
   if view == 'range' then
     local f, n = tonumber(ARGV[7]), tonumber(ARGV[8])
     lo, hi = math.max(0, f - margin), f + n - 1 + margin
+  elseif view == 'near' then
+    -- the members ahead of the bound at S are within k of those now: the
+    -- rows R either side of that count at S, widened by the margin
+    local p, r = bound_count(bounds[1]), tonumber(ARGV[8])
+    lo, hi = math.max(0, p - k - r - margin), p + k + r + margin
   else
     local c, r = comp_at(S[1]), tonumber(ARGV[8])
     if c then

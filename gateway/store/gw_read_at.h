@@ -43,4 +43,12 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
 int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                      const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
 
+/* A sharded board by time about one member (store/gw_read_at_member.c):
+ * AROUND (the window around the member over every shard) or POINTS (its
+ * score and rank at each time). The member's shard first, then every
+ * other shard counts and reads near the member's composite there. Returns
+ * as gw_read_at. */
+int gw_read_at_member(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                      const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
+
 #endif
