@@ -35,13 +35,20 @@ typedef void gw_read_at_cb(int code, struct gw_read_at_result *res, void *privda
 int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
 
-/* A sharded board (b->shards > 1) by time, RANGE only, ending within
- * RC_SHARD_READ_MAX (store/gw_read_at_shard.c): each shard as of the time,
- * merged. at_seq is the sum of the shards' seqs shown, at_time the latest
+/* A sharded board (b->shards > 1) by time (store/gw_read_at_shard.c):
+ * RANGE ending within RC_SHARD_READ_MAX, each shard as of the time,
+ * merged; AROUND and POINTS through gw_read_at_member, LIST through
+ * gw_read_at_list. at_seq is the sum of the shards' seqs shown, at_time the latest
  * of their changes' times, oldest the sum of their oldest seqs. Returns as
  * gw_read_at (RC_E_BAD_REQUEST for anything else). */
 int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                      const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
+
+/* A member list of a sharded board by time (store/gw_read_at_list.c):
+ * each listed member's composite and rank in its shard, then every shard's
+ * counts ahead of the other shards' members. Returns as gw_read_at. */
+int gw_read_at_list(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                    const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
 
 /* A sharded board by time about one member (store/gw_read_at_member.c):
  * AROUND (the window around the member over every shard) or POINTS (its

@@ -5,8 +5,8 @@
  * clock (`[server] test_clock = on`) spaces out, several in one second (ties
  * by time across shards); the feed gives each change's time. Then `get` of
  * around views (WebSocket and REST `?around=&at=`) at times before, on and
- * between the changes, and `history` (and its REST route) of several
- * members, are compared with a brute-force replay of the recorded changes
+ * between the changes, `history` (and its REST route) of several members,
+ * and member lists (`?members=&at=`), are compared with a brute-force replay of the recorded changes
  * in the merged order (core/rc_shard.h). A moment a shard's log no longer
  * holds is out_of_range with oldest_seq. */
 'use strict';
@@ -154,9 +154,31 @@ async function checkHistory(gw, ws, changes, members) {
   }
 }
 
+/* A member list at each moment: the listed members on the board in rank
+ * order with their board-wide rank, the others absent in the order asked. */
+async function checkLists(gw, ws, changes, moments, lists) {
+  for (const ms of moments) {
+    const want = stateAt(changes, ms);
+    for (const list of lists) {
+      const rows = want.rows.filter((r) => list.includes(r.member));
+      const absent = list.filter((m) => !rows.some((r) => r.member === m));
+      const snap = await ws.request({ op: 'get', board: 'global', view: { members: list }, at: { time: ms } }, 15000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      assert.deepEqual({ seq: snap.at_seq, total: snap.total, rows: rowsOf(snap.rows), absent: snap.absent },
+        { seq: want.seq, total: want.rows.length, rows, absent }, `list ${list} at ${ms}`);
+    }
+    const list = lists[0];
+    const rest = await h.http(gw.base, 'GET', `/api/v1/boards/global?members=${list.join(',')}&at=${ms}`);
+    assert.equal(rest.status, 200, rest.text);
+    assert.deepEqual(rowsOf(rest.body.rows), want.rows.filter((r) => list.includes(r.member)), `REST list at ${ms}`);
+  }
+}
+
+const LISTS = [['g3', 'g0', 'nobody', 'g21', 'g9', 'g1', 'g30', 'g17'], Array.from({ length: 40 }, (_, i) => `g${39 - i}`), ['g5']];
+
 const MEMBERS = ['g0', 'g1', 'g7', 'g13', 'g22', 'g39', 'nobody'];
 
-test('sharded board: around views and history at times before, on and between changes equal a brute-force replay', { skip, timeout: 300000 }, async (t) => {
+test('sharded board: around views, history and member lists at times before, on and between changes equal a brute-force replay', { skip, timeout: 300000 }, async (t) => {
   const config = h.configWith(t, { server: { test_clock: 'on' } });
   const { gw } = await h.startStack(t, { config });
   const ws = await h.connectWs(t, gw.wsUrl);
@@ -167,12 +189,13 @@ test('sharded board: around views and history at times before, on and between ch
   const n = await checkArounds(gw, ws, changes, momentsOf(changes, 30), MEMBERS);
   assert.ok(n > 300, `${n} around reads`);
   await checkHistory(gw, ws, changes, MEMBERS);
+  await checkLists(gw, ws, changes, momentsOf(changes, 20), LISTS);
   // at_seq still names no single state of a sharded board
   const bad = await ws.request({ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { seq: 3 } }, 10000);
   assert.equal(bad.code, 'bad_request', JSON.stringify(bad));
 });
 
-test('sharded board on the 3+3 cluster: around views and history equal a brute-force replay', { skip, timeout: 300000 }, async (t) => {
+test('sharded board on the 3+3 cluster: around views, history and member lists equal a brute-force replay', { skip, timeout: 300000 }, async (t) => {
   const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
   const config = h.configWith(t, { server: { test_clock: 'on' } });
   const gw = await h.startGateway(t, { redis: cluster.seeds, config });
@@ -180,16 +203,18 @@ test('sharded board on the 3+3 cluster: around views and history equal a brute-f
   const { changes } = await play(t, gw, ws, 90, 7);
   await checkArounds(gw, ws, changes, momentsOf(changes, 15), MEMBERS.slice(0, 4));
   await checkHistory(gw, ws, changes, ['g0', 'g7']);
+  await checkLists(gw, ws, changes, momentsOf(changes, 8), LISTS.slice(0, 2));
 });
 
-test('sharded board: a time a shard\'s log no longer holds is out_of_range for around and history, with oldest_seq', { skip, timeout: 120000 }, async (t) => {
+test('sharded board: a time a shard\'s log no longer holds is out_of_range for around, history and member lists, with oldest_seq', { skip, timeout: 120000 }, async (t) => {
   const config = h.configWith(t, { server: { test_clock: 'on' }, 'board global': { log_cap: 4 } });
   const { gw } = await h.startStack(t, { config });
   const ws = await h.connectWs(t, gw.wsUrl);
   const { changes } = await play(t, gw, ws, 60, 3);
   const early = changes[2].at;
   for (const req of [{ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { time: early } },
-    { op: 'history', board: 'global', member: 'g1', from: early, to: changes[59].at, step: 1000 }]) {
+    { op: 'history', board: 'global', member: 'g1', from: early, to: changes[59].at, step: 1000 },
+    { op: 'get', board: 'global', view: { members: ['g1', 'g2'] }, at: { time: early } }]) {
     const e = await ws.request(req, 10000);
     assert.equal(e.code, 'out_of_range', JSON.stringify(e));
     assert.ok(e.oldest_seq > 0, JSON.stringify(e));
