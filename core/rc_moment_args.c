@@ -156,7 +156,11 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         return RC_E_INTERNAL;
     if (strcmp(st->str, "beyond") == 0 || strcmp(st->str, "gone") == 0 || strcmp(st->str, "deep") == 0) {
         out->status = st->str[0] == 'b' ? RC_MOMENT_BEYOND : st->str[0] == 'g' ? RC_MOMENT_GONE : RC_MOMENT_DEEP;
-        return 0;
+        double at = 0;
+        if (i < n && comp_item(&items[i++], &out->has_oldest_at, &at)) /* (an older script sends none) */
+            return RC_E_INTERNAL;
+        out->oldest_at = (int64_t)at;
+        return i == n ? 0 : RC_E_INTERNAL;
     }
     int64_t nch, nt;
     if (strcmp(st->str, "ok") != 0 || i + 2 > n || count_item(&items[i++], &out->smin) ||

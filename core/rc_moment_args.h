@@ -81,6 +81,8 @@ struct rc_moment_reply {
     struct rc_read_head head;
     enum rc_moment_status status;
     int64_t oldest;
+    int has_oldest_at;              /* GONE, DEEP: the time of change oldest (0: seq 0, or not held) */
+    int64_t oldest_at;
     int64_t smin;
     int64_t *change_seq;            /* change_seq[i]: the seq of changes[i] */
     struct rc_moment_change *changes; /* after smin, oldest first */

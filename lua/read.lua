@@ -92,10 +92,12 @@
 --   and the present members ahead of the target's bound); then (range,
 --   around, near) lo, m1, c1, ...; (list) per listed member in the order given:
 --   its composite at S ("" absent), ahead }
---   status   ok | beyond (a seq past the present) | gone (a target before
---            oldest; nothing follows oldest) | deep (a target more than
+--   status   ok | beyond (a seq past the present; nothing follows oldest) |
+--            gone (a target before oldest) | deep (a target more than
 --            ARGV[9] changes before the present: oldest is then the present
---            minus the cap, the oldest seq a read may show; nothing follows)
+--            minus the cap, the oldest seq a read may show); gone and deep:
+--            oldest's change time follows ("" for seq 0 or not held), the
+--            earliest time a read by time can name, then nothing
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -372,14 +374,20 @@ elseif kind == 'moment' then
       end
     end
   end
+  -- the time of a held change (what a read by time can name), "" for seq 0
+  -- (every time shows it) or a seq the log does not hold
+  local function time_of(s)
+    if s < first or s < 1 or s - first >= nlog then return '' end
+    return num(at_of(redis.call('LINDEX', logkey, s - first)))
+  end
   local smin = limit
   for i = 1, #targets do
     if deep > 0 and (S[i] == nil or S[i] < deep) then
-      out[#out + 1] = 'deep'; out[#out + 1] = deep
+      out[#out + 1] = 'deep'; out[#out + 1] = deep; out[#out + 1] = time_of(deep)
       return out
     end
     if S[i] == nil or S[i] < oldest then
-      out[#out + 1] = 'gone'; out[#out + 1] = oldest
+      out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = time_of(oldest)
       return out
     end
     if S[i] < smin then smin = S[i] end

@@ -61,9 +61,14 @@ static char *refusal(struct get_call *c, const struct gw_read_at_result *res, in
     if (res->status == RC_MOMENT_GONE) {
         *code = RC_E_OUT_OF_RANGE;
         gw_metrics_error(&c->app->metrics, *code);
-        snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the oldest seq it can show is %"
-                 PRId64, c->board, res->oldest);
-        return rc_proto_at_encode_gone(c->id_json, msg, res->oldest);
+        if (c->decl->shards > 1 && res->has_oldest_time == 1)
+            snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the earliest time it can "
+                     "show is %" PRId64, c->board, res->oldest_time);
+        else
+            snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the oldest seq it can show "
+                     "is %" PRId64, c->board, res->oldest);
+        return rc_proto_at_encode_gone_time(c->id_json, msg, res->oldest, res->has_oldest_time == 1,
+                                            res->oldest_time);
     }
     return NULL;
 }

@@ -16,6 +16,10 @@ struct gw_store;
 struct gw_read_at_result {
     enum rc_moment_status status;     /* BEYOND, GONE: nothing below but oldest and head */
     int64_t oldest;                   /* the oldest seq that can still be shown */
+    int has_oldest_time;              /* GONE: 1 oldest_time is the earliest time a read by time can show
+                                       * (a sharded board: the latest of its refusing shards'), 0 or -1
+                                       * (a shard could not tell) none */
+    int64_t oldest_time;
     struct rc_read_head head;         /* the board now (the live set): epoch, freeze */
     int64_t at_seq;                   /* RANGE, AROUND: the seq shown */
     int has_at_time;
@@ -43,6 +47,10 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
  * gw_read_at (RC_E_BAD_REQUEST for anything else). */
 int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                      const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
+
+/* Folds one shard's refusal r (GONE, DEEP; others ignored) into res's
+ * oldest_time: a time every shard refusing so far holds. */
+void gw_read_at_shard_oldest(struct gw_read_at_result *res, const struct rc_moment_reply *r);
 
 /* A member list of a sharded board by time (store/gw_read_at_list.c):
  * each listed member's composite and rank in its shard, then every shard's

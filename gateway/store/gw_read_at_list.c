@@ -234,6 +234,7 @@ static void on_reply(redisReply *reply, void *privdata)
             l->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' (each once) */
             l->res.head.seq += r.head.seq;
         }
+        gw_read_at_shard_oldest(&l->res, &r);
         if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
             l->deep = 1;
             r.status = RC_MOMENT_GONE;

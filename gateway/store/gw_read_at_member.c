@@ -248,6 +248,7 @@ static void on_reply(redisReply *reply, void *privdata)
     if (!code) {
         m->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
         m->res.head.seq += r.head.seq;
+        gw_read_at_shard_oldest(&m->res, &r);
         if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
             m->deep = 1;
             r.status = RC_MOMENT_GONE;

@@ -127,6 +127,7 @@ static void on_reply(redisReply *reply, void *privdata)
     if (!code) {
         a->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
         a->res.head.seq += r.head.seq;
+        gw_read_at_shard_oldest(&a->res, &r);
         if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
             a->deep = 1;
             r.status = RC_MOMENT_GONE;
@@ -142,6 +143,18 @@ static void on_reply(redisReply *reply, void *privdata)
     free(items);
     if (--a->pending == 0)
         settle(a);
+}
+
+void gw_read_at_shard_oldest(struct gw_read_at_result *res, const struct rc_moment_reply *r)
+{
+    if ((r->status != RC_MOMENT_GONE && r->status != RC_MOMENT_DEEP) || res->has_oldest_time < 0)
+        return;
+    if (!r->has_oldest_at)
+        res->has_oldest_time = -1; /* this shard holds no time a read can name */
+    else if (!res->has_oldest_time || r->oldest_at > res->oldest_time) {
+        res->has_oldest_time = 1; /* the latest: every refusing shard holds it */
+        res->oldest_time = r->oldest_at;
+    }
 }
 
 int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, const char *board,

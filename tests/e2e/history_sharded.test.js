@@ -8,7 +8,8 @@
  * between the changes, `history` (and its REST route) of several members,
  * and member lists (`?members=&at=`), are compared with a brute-force replay of the recorded changes
  * in the merged order (core/rc_shard.h). A moment a shard's log no longer
- * holds is out_of_range with oldest_seq. */
+ * holds is out_of_range with oldest_seq and oldest_time, a time that can
+ * be read. */
 'use strict';
 
 const test = require('node:test');
@@ -206,19 +207,40 @@ test('sharded board on the 3+3 cluster: around views, history and member lists e
   await checkLists(gw, ws, changes, momentsOf(changes, 8), LISTS.slice(0, 2));
 });
 
-test('sharded board: a time a shard\'s log no longer holds is out_of_range for around, history and member lists, with oldest_seq', { skip, timeout: 120000 }, async (t) => {
-  const config = h.configWith(t, { server: { test_clock: 'on' }, 'board global': { log_cap: 4 } });
+test('sharded board: a time a shard\'s log no longer holds is out_of_range for around, history and member lists, with an oldest_time that can be read', { skip, timeout: 120000 }, async (t) => {
+  const config = h.configWith(t, { server: { test_clock: 'on' }, 'board global': { log_cap: 4 }, 'board demo': { log_cap: 4 } });
   const { gw } = await h.startStack(t, { config });
   const ws = await h.connectWs(t, gw.wsUrl);
   const { changes } = await play(t, gw, ws, 60, 3);
   const early = changes[2].at;
+  let oldestTime = null;
   for (const req of [{ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { time: early } },
     { op: 'history', board: 'global', member: 'g1', from: early, to: changes[59].at, step: 1000 },
     { op: 'get', board: 'global', view: { members: ['g1', 'g2'] }, at: { time: early } }]) {
     const e = await ws.request(req, 10000);
     assert.equal(e.code, 'out_of_range', JSON.stringify(e));
     assert.ok(e.oldest_seq > 0, JSON.stringify(e));
+    // oldest_time: the earliest time every shard still holds (a seq names no moment here)
+    assert.ok(Number.isInteger(e.oldest_time) && e.oldest_time > early, JSON.stringify(e));
+    if (oldestTime !== null) assert.equal(e.oldest_time, oldestTime);
+    oldestTime = e.oldest_time;
   }
+  // the client can use it: that time is served and equals the replay, a ms before it is not
+  for (const view of [{ top: 50 }, { around: 'g1', radius: 3 }]) {
+    const at = await ws.request({ op: 'get', board: 'global', view, at: { time: oldestTime } }, 10000);
+    assert.equal(at.op, 'snapshot', JSON.stringify(at));
+    const want = stateAt(changes, oldestTime);
+    assert.equal(at.at_seq, want.seq);
+    assert.deepEqual(rowsOf(at.rows), view.top ? want.rows : aroundOf(want.rows, 'g1', 3));
+    const before = await ws.request({ op: 'get', board: 'global', view, at: { time: oldestTime - 1 } }, 10000);
+    assert.equal(before.code, 'out_of_range', JSON.stringify(before));
+  }
+  // an unsharded board names the time of its oldest_seq too
+  for (let i = 0; i < 10; i++) await ws.request({ op: 'incr', board: 'demo', member: `d${i % 3}`, delta: 1 }, 10000);
+  const gone = await ws.request({ op: 'get', board: 'demo', view: { top: 3 }, at: { time: 1 } }, 10000);
+  assert.equal(gone.code, 'out_of_range', JSON.stringify(gone));
+  const then = await ws.request({ op: 'get', board: 'demo', view: { top: 3 }, at: { time: gone.oldest_time } }, 10000);
+  assert.equal(then.at_seq, gone.oldest_seq, JSON.stringify(then));
   // the last change of every shard is still held: the present time is served
   const last = changes[59].at;
   const ok = await ws.request({ op: 'get', board: 'global', view: { around: 'g1', radius: 2 }, at: { time: last } }, 10000);
