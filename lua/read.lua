@@ -79,8 +79,8 @@
 --   spaces, ""; near: one bound, radius (a bound in ZCOUNT's syntax on the
 --   side ahead of it: "(c" or "c"; "-" none: counts 0; a sharded board's
 --   other shards); ARGV[9] history_undo_max: the most changes the read may
---   undo ("0": no cap); ARGV[10..] the targets (one for range, around and
---   list, up to 1000 for points), a seq or a time (ms) each.
+--   undo ("0": no cap); ARGV[10..] the targets (one for range, around, list
+--   and near, up to 1000 for points and counts), a seq or a time (ms) each.
 --   A target seq S is shown as it is; a time, as the highest seq whose
 --   change's "at" is at or before it (0 when the log holds every change and
 --   none is). The oldest seq shown: 0 while the log starts at seq 1, else
@@ -455,7 +455,8 @@ elseif kind == 'moment' then
   end
   -- counts, near: the present members ahead of a bound, by composite alone
   -- (ZCOUNT's syntax: "(c" strictly better than c, "c" better or equal; "-"
-  -- none): a sharded board's other shards (store/gw_read_at_shard.c)
+  -- none): a sharded board's other shards (store/gw_read_at_member.c,
+  -- store/gw_read_at_list.c)
   local bounds = {}
   if view == 'counts' or view == 'near' then
     for b in string.gmatch(ARGV[7], '%S+') do bounds[#bounds + 1] = b end
