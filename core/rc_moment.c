@@ -285,3 +285,31 @@ int rc_moment_total(const struct rc_moment_in *in, int64_t *total)
     rebuild_free(&r);
     return 0;
 }
+
+static int ahead_of(int desc, double c, double bound, int inclusive)
+{
+    if (c == bound)
+        return inclusive;
+    return desc ? c > bound : c < bound;
+}
+
+int64_t rc_moment_ahead(int desc, double bound, int inclusive, int64_t now_ahead,
+                        const struct rc_moment_change *changes, size_t nchanges)
+{
+    /* O(changes), no allocation: history asks it once a point */
+    int64_t n = now_ahead;
+    for (size_t i = 0; i < nchanges; i++) {
+        const struct rc_moment_change *ch = &changes[i];
+        n -= ch->has_new && ahead_of(desc, ch->c, bound, inclusive);
+        n += ch->has_old && ahead_of(desc, ch->old_c, bound, inclusive);
+    }
+    return n;
+}
+
+int rc_moment_near(const struct rc_moment_in *in, double bound, int inclusive, int64_t now_ahead, int64_t radius,
+                   struct rc_moment_out *out, int64_t *ahead)
+{
+    *ahead = rc_moment_ahead(in->desc, bound, inclusive, now_ahead, in->changes, in->nchanges);
+    int64_t first = *ahead > radius ? *ahead - radius : 0;
+    return rc_moment_range(in, first, *ahead - first + radius + 1, out);
+}

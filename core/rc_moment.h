@@ -85,4 +85,25 @@ int64_t rc_moment_margin(int64_t k);
 int64_t rc_moment_rank(int desc, const char *member, double c, int64_t ahead,
                        const struct rc_moment_change *changes, size_t nchanges);
 
+/* The members on the board at S ahead of composite `bound` by composite
+ * alone (desc: greater, or equal when inclusive; asc: smaller, or equal
+ * when inclusive), from now_ahead, the present count: a sharded board's
+ * other shards (core/rc_shard.h, "the merged order"). Each change after S
+ * moves the count by its new composite less its old one; a member's
+ * changes chain (each one's old_c is the c of the one before, as the
+ * scripts log them), so the sum is the member's last composite less its
+ * first old one, the rebuild's rule. */
+int64_t rc_moment_ahead(int desc, double bound, int inclusive, int64_t now_ahead,
+                        const struct rc_moment_change *changes, size_t nchanges);
+
+/* The rows at S nearest to `bound` (as rc_moment_ahead counts them): up to
+ * radius ahead of it, then up to radius + 1 behind it, in board order, from
+ * a slice reaching rc_moment_margin(k) rows beyond present ranks
+ * now_ahead - k - radius .. now_ahead + k + radius (k the members touched
+ * after S). *ahead: the members ahead of bound at S; the first
+ * *ahead - out->first_rank + 1 rows are ahead of it. Returns as
+ * rc_moment_range. */
+int rc_moment_near(const struct rc_moment_in *in, double bound, int inclusive, int64_t now_ahead, int64_t radius,
+                   struct rc_moment_out *out, int64_t *ahead);
+
 #endif

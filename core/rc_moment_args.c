@@ -12,17 +12,39 @@
 #include "rc_err.h"
 #include "rc_keys.h"
 
+/* The bounds as read.lua takes them, joined by spaces into *text
+ * (malloc'ed): "(c" strictly ahead, "c" ahead or equal, "-" none. */
+static int bounds_text(const struct rc_moment_bound *b, size_t n, char **text)
+{
+    char *t = malloc(n * 28 + 1), *p = t;
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *p++ = ' ';
+        if (!b[i].has)
+            p += sprintf(p, "-");
+        else
+            p += sprintf(p, "%s%.17g", b[i].inclusive ? "" : "(", b[i].c);
+    }
+    *p = '\0';
+    *text = t;
+    return 0;
+}
+
 int rc_moment_args_build(const char *board, const char *period, enum rc_order order, const struct rc_moment_req *req,
                          struct rc_moment_args *out)
 {
     static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch", "frz", "fz"};
-    static const char *const views[] = {"range", "around", "points", "list"};
+    static const char *const views[] = {"range", "around", "points", "list", "counts", "near"};
+    int by_bound = req->view == RC_MOMENT_COUNTS || req->view == RC_MOMENT_NEAR;
     memset(out, 0, sizeof *out);
     if (req->ntargets < 1 || req->ntargets > RC_MOMENT_TARGETS_MAX ||
-        (req->view != RC_MOMENT_POINTS && req->ntargets != 1) || (unsigned)req->view > RC_MOMENT_LIST ||
-        (req->view == RC_MOMENT_LIST && (!req->members || !req->nmembers)) ||
-        (req->view != RC_MOMENT_RANGE && req->view != RC_MOMENT_LIST && (!req->member || !req->member[0])) || req->first < 0 || req->count < 0 ||
-        req->radius < 0 || req->undo_max < 0)
+        (req->view != RC_MOMENT_POINTS && req->view != RC_MOMENT_COUNTS && req->ntargets != 1) ||
+        (unsigned)req->view > RC_MOMENT_NEAR || (req->view == RC_MOMENT_LIST && (!req->members || !req->nmembers)) ||
+        (by_bound && !req->bounds) ||
+        ((req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS) && (!req->member || !req->member[0])) ||
+        req->first < 0 || req->count < 0 || req->radius < 0 || req->undo_max < 0)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
         if (rc_keys_board(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
@@ -62,6 +84,14 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
                 out->list[i] = ' ';
         a[6] = out->list;
         a[7] = "";
+    } else if (by_bound) {
+        if (bounds_text(req->bounds, req->view == RC_MOMENT_NEAR ? 1 : req->ntargets, &out->list)) {
+            rc_moment_args_free(out);
+            return RC_E_INTERNAL;
+        }
+        snprintf(out->num[1], 32, "%" PRId64, req->radius);
+        a[6] = out->list;
+        a[7] = req->view == RC_MOMENT_NEAR ? out->num[1] : "";
     } else {
         snprintf(out->num[1], 32, "%" PRId64, req->radius);
         a[6] = req->member;
@@ -126,7 +156,11 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         return RC_E_INTERNAL;
     if (strcmp(st->str, "beyond") == 0 || strcmp(st->str, "gone") == 0 || strcmp(st->str, "deep") == 0) {
         out->status = st->str[0] == 'b' ? RC_MOMENT_BEYOND : st->str[0] == 'g' ? RC_MOMENT_GONE : RC_MOMENT_DEEP;
-        return 0;
+        double at = 0;
+        if (i < n && comp_item(&items[i++], &out->has_oldest_at, &at)) /* (an older script sends none) */
+            return RC_E_INTERNAL;
+        out->oldest_at = (int64_t)at;
+        return i == n ? 0 : RC_E_INTERNAL;
     }
     int64_t nch, nt;
     if (strcmp(st->str, "ok") != 0 || i + 2 > n || count_item(&items[i++], &out->smin) ||
@@ -157,7 +191,7 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         t->at = (int64_t)at;
     }
     out->ntargets = (size_t)nt;
-    if (view == RC_MOMENT_POINTS)
+    if (view == RC_MOMENT_POINTS || view == RC_MOMENT_COUNTS)
         return i == n ? 0 : RC_E_INTERNAL;
     if (view == RC_MOMENT_LIST) {
         if ((n - i) % 2 || !(out->listed = calloc((n - i) / 2 + 1, sizeof *out->listed)))

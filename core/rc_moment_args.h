@@ -11,7 +11,20 @@
 #include "rc_moment.h"
 #include "rc_read_args.h"
 
-enum rc_moment_view { RC_MOMENT_RANGE = 0, RC_MOMENT_AROUND, RC_MOMENT_POINTS, RC_MOMENT_LIST };
+/* COUNTS and NEAR read a sharded board's other shards (docs/history.md,
+ * "Sharded boards"): COUNTS the members ahead of one bound a target, NEAR
+ * those ahead of one bound and the rows radius either side of that count. */
+enum rc_moment_view { RC_MOMENT_RANGE = 0, RC_MOMENT_AROUND, RC_MOMENT_POINTS, RC_MOMENT_LIST, RC_MOMENT_COUNTS,
+                      RC_MOMENT_NEAR };
+
+/* A composite the members ahead of are counted, by composite alone (desc:
+ * greater, or equal when inclusive; asc: smaller, or equal); has 0: none
+ * (counts 0). */
+struct rc_moment_bound {
+    int has;
+    double c;
+    int inclusive;
+};
 
 struct rc_moment_req {
     int by_time;               /* targets are times (ms), else seqs */
@@ -19,11 +32,13 @@ struct rc_moment_req {
     enum rc_moment_view view;
     int64_t first, count;      /* RANGE */
     const char *member;        /* AROUND, POINTS (borrowed) */
-    int64_t radius;            /* AROUND */
+    int64_t radius;            /* AROUND, NEAR */
+    const struct rc_moment_bound *bounds; /* COUNTS: one a target; NEAR: one (borrowed) */
     const char *members;       /* LIST: nmembers names, NUL-terminated back to back (rc_view's; borrowed) */
     uint32_t nmembers;
     int64_t undo_max;          /* history_undo_max: the most changes the read may undo, 0 no cap */
-    const int64_t *targets;    /* borrowed; 1 for RANGE, AROUND and LIST, 1..RC_MOMENT_TARGETS_MAX for POINTS */
+    const int64_t *targets;    /* borrowed; 1 for RANGE, AROUND, LIST and NEAR, 1..RC_MOMENT_TARGETS_MAX for
+                                * POINTS and COUNTS */
     size_t ntargets;
 };
 
@@ -36,7 +51,7 @@ struct rc_moment_args {
     const char **argv;
     unsigned nargv;
     char (*num)[32];
-    char *list;                /* LIST: the names joined by spaces (owned) */
+    char *list;                /* LIST: the names joined by spaces; COUNTS, NEAR: the bounds (owned) */
 };
 
 /* Returns 0, RC_E_BAD_REQUEST (a request the script cannot take) or
@@ -56,7 +71,8 @@ struct rc_moment_target {
     int64_t at;
     int has_c;                 /* POINTS: the member's composite at seq */
     double c;
-    int64_t ahead;             /* POINTS: present members before it */
+    int64_t ahead;             /* POINTS: present members before it; COUNTS, NEAR: present members ahead of
+                                * the target's bound (rc_moment_ahead turns it into the count at seq) */
 };
 
 /* A decoded reply; every pointer malloc'ed (rc_moment_args_reply_free), member
@@ -65,13 +81,15 @@ struct rc_moment_reply {
     struct rc_read_head head;
     enum rc_moment_status status;
     int64_t oldest;
+    int has_oldest_at;              /* GONE, DEEP: the time of change oldest (0: seq 0, or not held) */
+    int64_t oldest_at;
     int64_t smin;
     int64_t *change_seq;            /* change_seq[i]: the seq of changes[i] */
     struct rc_moment_change *changes; /* after smin, oldest first */
     size_t nchanges;
     struct rc_moment_target *targets;
     size_t ntargets;
-    int64_t lo;                     /* RANGE, AROUND: present rank (0-based) of rows[0] */
+    int64_t lo;                     /* RANGE, AROUND, NEAR: present rank (0-based) of rows[0] */
     struct rc_moment_row *rows;
     size_t nrows;
     struct rc_moment_target *listed; /* LIST: per listed member, in the order asked: has_c, c, ahead */

@@ -380,6 +380,10 @@ int rc_proto_at_check_history(const struct rc_request *r, struct rc_error *err);
 /* {"op":"error","id"?,"code":"out_of_range","message","oldest_seq"}: a moment
  * the board's history no longer holds. */
 char *rc_proto_at_encode_gone(const char *id_json, const char *message, int64_t oldest_seq);
+/* As rc_proto_at_encode_gone, with "oldest_time" (the earliest time a read
+ * by time can show) when has_time. */
+char *rc_proto_at_encode_gone_time(const char *id_json, const char *message, int64_t oldest_seq, int has_time,
+                                   int64_t oldest_time);
 
 char *rc_proto_encode_stats(const char *board, const char *period, int64_t viewers, int64_t total, int64_t seq);
 

@@ -155,9 +155,16 @@ char *rc_proto_at_encode_history(const char *id_json, const char *board, const c
 
 char *rc_proto_at_encode_gone(const char *id_json, const char *message, int64_t oldest_seq)
 {
+    return rc_proto_at_encode_gone_time(id_json, message, oldest_seq, 0, 0);
+}
+
+char *rc_proto_at_encode_gone_time(const char *id_json, const char *message, int64_t oldest_seq, int has_time,
+                                   int64_t oldest_time)
+{
     cJSON *o = head("error", id_json);
     int failed = !o || add(o, "code", cJSON_CreateString("out_of_range")) ||
-                 add(o, "message", cJSON_CreateString(message)) || add(o, "oldest_seq", num((double)oldest_seq));
+                 add(o, "message", cJSON_CreateString(message)) || add(o, "oldest_seq", num((double)oldest_seq)) ||
+                 (has_time && add(o, "oldest_time", num((double)oldest_time)));
     return done(o, failed);
 }
 

@@ -73,11 +73,14 @@
 --   with ARGV[3] "1" (the live set: the rebuild undoes the present).
 --   ARGV[4] seq | time: what the targets name; ARGV[5] "1": the audience of
 --   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
---   around | points | list; ARGV[7], ARGV[8]: range first, count; around
---   member, radius; points member, ""; list: the listed members joined by
---   spaces, ""; ARGV[9] history_undo_max: the most changes the read may
---   undo ("0": no cap); ARGV[10..] the targets (one for range, around and
---   list, up to 1000 for points), a seq or a time (ms) each.
+--   around | points | list | counts | near; ARGV[7], ARGV[8]: range first,
+--   count; around member, radius; points member, ""; list: the listed
+--   members joined by spaces, ""; counts: one bound a target joined by
+--   spaces, ""; near: one bound, radius (a bound in ZCOUNT's syntax on the
+--   side ahead of it: "(c" or "c"; "-" none: counts 0; a sharded board's
+--   other shards); ARGV[9] history_undo_max: the most changes the read may
+--   undo ("0": no cap); ARGV[10..] the targets (one for range, around, list
+--   and near, up to 1000 for points and counts), a seq or a time (ms) each.
 --   A target seq S is shown as it is; a time, as the highest seq whose
 --   change's "at" is at or before it (0 when the log holds every change and
 --   none is). The oldest seq shown: 0 while the log starts at seq 1, else
@@ -85,13 +88,16 @@
 -- moment reply: { head..., status, oldest, smin, nev, then per event
 --   after smin: seq, member, c, old_c ("" for null),
 --   ntargets, then per target: S, at ("" at seq 0 or when not held),
---   composite at S of points' member ("" absent), ahead; then (range,
---   around) lo, m1, c1, ...; (list) per listed member in the order given:
+--   composite at S of points' member ("" absent), ahead (counts, near: ""
+--   and the present members ahead of the target's bound); then (range,
+--   around, near) lo, m1, c1, ...; (list) per listed member in the order given:
 --   its composite at S ("" absent), ahead }
---   status   ok | beyond (a seq past the present) | gone (a target before
---            oldest; nothing follows oldest) | deep (a target more than
+--   status   ok | beyond (a seq past the present; nothing follows oldest) |
+--            gone (a target before oldest) | deep (a target more than
 --            ARGV[9] changes before the present: oldest is then the present
---            minus the cap, the oldest seq a read may show; nothing follows)
+--            minus the cap, the oldest seq a read may show); gone and deep:
+--            oldest's change time follows ("" for seq 0 or not held), the
+--            earliest time a read by time can name, then nothing
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -368,14 +374,20 @@ elseif kind == 'moment' then
       end
     end
   end
+  -- the time of a held change (what a read by time can name), "" for seq 0
+  -- (every time shows it) or a seq the log does not hold
+  local function time_of(s)
+    if s < first or s < 1 or s - first >= nlog then return '' end
+    return num(at_of(redis.call('LINDEX', logkey, s - first)))
+  end
   local smin = limit
   for i = 1, #targets do
     if deep > 0 and (S[i] == nil or S[i] < deep) then
-      out[#out + 1] = 'deep'; out[#out + 1] = deep
+      out[#out + 1] = 'deep'; out[#out + 1] = deep; out[#out + 1] = time_of(deep)
       return out
     end
     if S[i] == nil or S[i] < oldest then
-      out[#out + 1] = 'gone'; out[#out + 1] = oldest
+      out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = time_of(oldest)
       return out
     end
     if S[i] < smin then smin = S[i] end
@@ -387,7 +399,7 @@ elseif kind == 'moment' then
   -- the changes of the member the view is about (around, points): its
   -- composite at any seq without another pass over the log
   local who = ''
-  if view ~= 'range' and view ~= 'list' then who = ARGV[7] end
+  if view == 'around' or view == 'points' then who = ARGV[7] end
   local mine_seq, mine_old = {}, {}
   -- list: each listed member's changes, as the one member's above
   local listed, lseq, lold = {}, {}, {}
@@ -441,6 +453,22 @@ elseif kind == 'moment' then
     end
     return n
   end
+  -- counts, near: the present members ahead of a bound, by composite alone
+  -- (ZCOUNT's syntax: "(c" strictly better than c, "c" better or equal; "-"
+  -- none): a sharded board's other shards (store/gw_read_at_member.c,
+  -- store/gw_read_at_list.c)
+  local bounds = {}
+  if view == 'counts' or view == 'near' then
+    for b in string.gmatch(ARGV[7], '%S+') do bounds[#bounds + 1] = b end
+    if #bounds ~= #targets and not (view == 'near' and #bounds == 1) then
+      return redis.error_reply('read.lua: moment counts takes one bound a target')
+    end
+  end
+  local function bound_count(b)
+    if b == nil or b == '-' then return 0 end
+    if desc then return redis.call('ZCOUNT', zl, b, '+inf') end
+    return redis.call('ZCOUNT', zl, '-inf', b)
+  end
   out[#out + 1] = #targets
   local anchor = nil
   for i = 1, #targets do
@@ -455,11 +483,13 @@ elseif kind == 'moment' then
       else
         out[#out + 1] = ''; out[#out + 1] = 0
       end
+    elseif view == 'counts' or view == 'near' then
+      out[#out + 1] = ''; out[#out + 1] = bound_count(bounds[i])
     else
       out[#out + 1] = ''; out[#out + 1] = 0
     end
   end
-  if view == 'points' then return out end
+  if view == 'points' or view == 'counts' then return out end
   if view == 'list' then
     -- per listed member: its composite at S ("" absent), ahead
     for i = 1, #listed do
@@ -478,6 +508,11 @@ elseif kind == 'moment' then
   if view == 'range' then
     local f, n = tonumber(ARGV[7]), tonumber(ARGV[8])
     lo, hi = math.max(0, f - margin), f + n - 1 + margin
+  elseif view == 'near' then
+    -- the members ahead of the bound at S are within k of those now: the
+    -- rows R either side of that count at S, widened by the margin
+    local p, r = bound_count(bounds[1]), tonumber(ARGV[8])
+    lo, hi = math.max(0, p - k - r - margin), p + k + r + margin
   else
     local c, r = comp_at(S[1]), tonumber(ARGV[8])
     if c then

@@ -235,6 +235,8 @@ export interface ErrorMessage {
   code: ErrorCode; message: string;
   /** v1.2, out_of_range of get/history/replay: the oldest seq still shown */
   oldest_seq?: number;
+  /** v1.2, with oldest_seq when known: its time, the earliest `at.time` that can be shown (on a sharded board, every shard's) */
+  oldest_time?: number;
 }
 export type ServerMessage =
   | Snapshot | Delta | FeedEvent | Ack | RankReply | Pong | Unsubscribed | Removed | Unblocked
@@ -255,6 +257,8 @@ export interface RequestError {
   code: ErrorCode | 'disconnected' | 'timeout'; message: string;
   /** out_of_range of a `get` at a moment or a `history`: the oldest seq the log holds */
   oldest_seq?: number;
+  /** with oldest_seq when known: the earliest `at.time` that can be shown (what a sharded board can be asked) */
+  oldest_time?: number;
 }
 /** A view's error: the subscribe was refused, or (stopped) the server stopped the view. */
 export interface ViewError { code: ErrorCode; message: string; stopped?: boolean }

@@ -619,6 +619,7 @@ class Client {
       if (msg.op === 'error') {
         const err = { code: msg.code, message: msg.message };
         if (msg.oldest_seq != null) err.oldest_seq = msg.oldest_seq; // out_of_range: the oldest moment kept
+        if (msg.oldest_time != null) err.oldest_time = msg.oldest_time; // and the earliest time to ask (sharded boards)
         return p.reject(err);
       }
       if (p.onReply) p.onReply(msg);

@@ -61,9 +61,14 @@ static char *refusal(struct get_call *c, const struct gw_read_at_result *res, in
     if (res->status == RC_MOMENT_GONE) {
         *code = RC_E_OUT_OF_RANGE;
         gw_metrics_error(&c->app->metrics, *code);
-        snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the oldest seq it can show is %"
-                 PRId64, c->board, res->oldest);
-        return rc_proto_at_encode_gone(c->id_json, msg, res->oldest);
+        if (c->decl->shards > 1 && res->has_oldest_time == 1)
+            snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the earliest time it can "
+                     "show is %" PRId64, c->board, res->oldest_time);
+        else
+            snprintf(msg, sizeof msg, "board %s's history no longer holds that moment: the oldest seq it can show "
+                     "is %" PRId64, c->board, res->oldest);
+        return rc_proto_at_encode_gone_time(c->id_json, msg, res->oldest, res->has_oldest_time == 1,
+                                            res->oldest_time);
     }
     return NULL;
 }
@@ -139,10 +144,8 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
         if (r->at_kind == RC_AT_SEQ)
             code = rc_err_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
                                 "counts its own): name the moment by at.time");
-        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND || r->view.kind == RC_VIEW_MEMBERS)
-            code = rc_err_set(err, RC_E_BAD_REQUEST, "history, around views and member lists of a sharded board "
-                                "at a past moment are not served yet (docs/history.md)");
-        else if ((int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)
+        else if (r->op != RC_OP_HISTORY && r->view.kind != RC_VIEW_AROUND && r->view.kind != RC_VIEW_MEMBERS &&
+                 (int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)
             code = rc_err_set(err, RC_E_BAD_REQUEST, "a page of a sharded board must end within rank %d",
                                 RC_SHARD_READ_MAX);
     }

@@ -197,6 +197,8 @@ static void on_reply(redisReply *reply, void *privdata)
     }
     c->res.status = r.status;
     c->res.oldest = r.oldest;
+    c->res.has_oldest_time = r.has_oldest_at;
+    c->res.oldest_time = r.oldest_at;
     c->res.head = r.head;
     if (r.status == RC_MOMENT_OK && c->view != RC_MOMENT_POINTS) {
         c->res.at_seq = r.targets[0].seq;

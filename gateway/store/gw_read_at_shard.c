@@ -126,6 +126,8 @@ static void on_reply(redisReply *reply, void *privdata)
         code = RC_E_INTERNAL;
     if (!code) {
         a->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
+        a->res.head.seq += r.head.seq;
+        gw_read_at_shard_oldest(&a->res, &r);
         if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
             a->deep = 1;
             r.status = RC_MOMENT_GONE;
@@ -143,9 +145,53 @@ static void on_reply(redisReply *reply, void *privdata)
         settle(a);
 }
 
+void gw_read_at_shard_oldest(struct gw_read_at_result *res, const struct rc_moment_reply *r)
+{
+    if ((r->status != RC_MOMENT_GONE && r->status != RC_MOMENT_DEEP) || res->has_oldest_time < 0)
+        return;
+    if (!r->has_oldest_at)
+        res->has_oldest_time = -1; /* this shard holds no time a read can name */
+    else if (!res->has_oldest_time || r->oldest_at > res->oldest_time) {
+        res->has_oldest_time = 1; /* the latest: every refusing shard holds it */
+        res->oldest_time = r->oldest_at;
+    }
+}
+
+int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, const char *board,
+                          const char *period, unsigned i, const struct rc_moment_req *req, gw_redis_reply_cb *cb,
+                          void *privdata)
+{
+    char name[RC_SHARD_NAME_MAX + 1];
+    struct rc_moment_args args;
+    struct rc_moment_req one = *req;
+    one.undo_max = s->history_undo_max; /* each shard undoes its own changes */
+    if (rc_shard_name(name, sizeof name, board, i))
+        return RC_E_INTERNAL;
+    int rc = rc_moment_args_build(name, period, b->layout.order, &one, &args);
+    if (rc)
+        return rc;
+    const char **words = malloc((RC_READ_NKEYS + args.nargv) * sizeof *words);
+    size_t *lens = malloc((RC_READ_NKEYS + args.nargv) * sizeof *lens);
+    if (!words || !lens) {
+        rc = RC_E_INTERNAL;
+    } else {
+        unsigned n = gw_script_call_words(args.keys, RC_READ_NKEYS, args.argv, args.nargv, words, lens);
+        rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, cb, privdata);
+        rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
+    }
+    free(words);
+    free(lens);
+    rc_moment_args_free(&args);
+    return rc;
+}
+
 int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                      const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata)
 {
+    if (req->by_time && (req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS))
+        return gw_read_at_member(s, b, board, period, req, cb, privdata);
+    if (req->by_time && req->view == RC_MOMENT_LIST)
+        return gw_read_at_list(s, b, board, period, req, cb, privdata);
     if (!req->by_time || req->view != RC_MOMENT_RANGE || req->ntargets != 1 ||
         req->first + req->count > RC_SHARD_READ_MAX)
         return RC_E_BAD_REQUEST;
@@ -159,22 +205,9 @@ int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const c
     struct rc_moment_req one = *req;
     one.first = 0;
     one.count = req->first + req->count + 1;
-    one.undo_max = s->history_undo_max; /* each shard undoes its own changes */
     for (unsigned i = 0; i < b->shards; i++) {
-        char name[RC_SHARD_NAME_MAX + 1];
-        struct rc_moment_args args;
-        const char *words[RC_READ_NKEYS + 10]; /* read.lua's moment: 9 ARGV and one target */
-        size_t lens[RC_READ_NKEYS + 10];
         a->one[i] = (struct one){a, i};
-        int rc = rc_shard_name(name, sizeof name, board, i) ? RC_E_INTERNAL
-                                                            : rc_moment_args_build(name, period, b->layout.order, &one,
-                                                                                   &args);
-        if (!rc) {
-            unsigned n = gw_script_call_words(args.keys, RC_READ_NKEYS, args.argv, args.nargv, words, lens);
-            rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, &a->one[i]);
-            rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
-            rc_moment_args_free(&args);
-        }
+        int rc = gw_read_at_shard_send(s, b, board, period, i, &one, on_reply, &a->one[i]);
         if (rc) {
             /* the calls sent answer later: the last one settles with the code */
             a->code = rc;

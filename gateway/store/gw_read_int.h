@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "store/gw_read.h"
+#include "redis/gw_redis.h"
+#include "rc_moment_args.h"
 
 /* ---- gw_read_call.c: one read.lua call ---- */
 
@@ -40,6 +42,14 @@ int gw_read_past_try_archive(const struct gw_store *s, const struct rc_board *b,
 
 int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
+
+/* ---- gw_read_at_shard.c: one shard's moment read ---- */
+
+/* read.lua "moment" (req, its undo cap the store's) on shard i of board in
+ * period: 0 when sent (cb runs once), else RC_E_* (cb not called). */
+int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, const char *board,
+                          const char *period, unsigned i, const struct rc_moment_req *req, gw_redis_reply_cb *cb,
+                          void *privdata);
 
 /* ---- gw_read_merge.c: the merged window from the shards' parts ---- */
 

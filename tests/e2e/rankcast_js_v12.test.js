@@ -151,9 +151,11 @@ test('client: get, history, team and the admin ops send the documented requests 
   ]);
   ws.reply({ op: 'snapshot', id: ws.sent[0].id, board: 'demo', seq: 4, total: 1, rows: [row(1, 'a', 1)], at_seq: 4, at_time: 1 });
   assert.equal((await calls[0]).at_seq, 4);
-  ws.reply({ op: 'error', id: ws.sent[2].id, code: 'out_of_range', message: 'history no longer holds it', oldest_seq: 9 });
-  // the rejection keeps oldest_seq (the caster's timeline and the chart start there)
-  await assert.rejects(calls[2], { code: 'out_of_range', oldest_seq: 9 });
+  ws.reply({ op: 'error', id: ws.sent[2].id, code: 'out_of_range', message: 'history no longer holds it', oldest_seq: 9,
+    oldest_time: 1795799603803 });
+  // the rejection keeps oldest_seq (the caster's timeline and the chart start there) and
+  // oldest_time (the earliest time to ask; a sharded board's seqs name no moment)
+  await assert.rejects(calls[2], { code: 'out_of_range', oldest_seq: 9, oldest_time: 1795799603803 });
   ws.reply({ op: 'teamed', id: ws.sent[3].id, board: 'players', member: 'u1', team: 'red', seq: 3, team_seq: 5 });
   assert.equal((await calls[3]).team_seq, 5);
   rc.close();

@@ -233,6 +233,63 @@ static void totals_match_a_replay(void **state)
     }
 }
 
+/* by composite alone, as ZCOUNT with "(c" or "c" counts */
+static int64_t count_ahead(const struct state *s, int desc, double bound, int inclusive)
+{
+    int64_t k = 0;
+    for (int i = 0; i < NM; i++)
+        if (s->on[i])
+            k += s->c[i] == bound ? inclusive : desc ? s->c[i] > bound : s->c[i] < bound;
+    return k;
+}
+
+static void counts_ahead_of_a_bound_match_a_replay(void **state)
+{
+    (void)state;
+    struct state at_s, now;
+    struct rc_moment_change ch[MAXCH];
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed;
+        int desc = (int)rnd(2), inclusive = (int)rnd(2);
+        size_t n = scenario(&at_s, &now, ch);
+        double bound = rnd(3) ? rnd(13) : rnd(13) + 0.5;
+        int64_t got = rc_moment_ahead(desc, bound, inclusive, count_ahead(&now, desc, bound, inclusive), ch, n);
+        assert_int_equal(got, count_ahead(&at_s, desc, bound, inclusive));
+    }
+}
+
+/* What a sharded board's other shard answers at S: the rows nearest a
+ * bound, from the slice read.lua's "near" cuts. */
+static void the_rows_near_a_bound_match_a_replay(void **state)
+{
+    (void)state;
+    struct state at_s, now;
+    struct rc_moment_change ch[MAXCH];
+    struct rc_moment_row want[NM], present[NM];
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed;
+        int desc = (int)rnd(2), inclusive = (int)rnd(2);
+        size_t n = scenario(&at_s, &now, ch);
+        size_t nw = sorted(&at_s, desc, want), np = sorted(&now, desc, present);
+        double bound = rnd(3) ? rnd(13) : rnd(13) + 0.5;
+        int64_t radius = rnd(6), k = touched(ch, n), m = rc_moment_margin(k);
+        int64_t p = count_ahead(&now, desc, bound, inclusive), ahead = -1;
+        struct rc_moment_in in = {.desc = desc, .total = (int64_t)np, .changes = ch, .nchanges = n};
+        slice_of(present, np, p - k - radius - m, p + k + radius + m, &in);
+        struct rc_moment_out out;
+        assert_int_equal(rc_moment_near(&in, bound, inclusive, p, radius, &out, &ahead), 0);
+        int64_t a = count_ahead(&at_s, desc, bound, inclusive);
+        assert_int_equal(ahead, a);
+        int64_t from = a > radius ? a - radius : 0, to = a + radius + 1 < (int64_t)nw ? a + radius + 1 : (int64_t)nw;
+        assert_int_equal(out.n, (size_t)(to - from));
+        for (size_t i = 0; i < out.n; i++) {
+            assert_string_equal(out.rows[i].member, want[from + (int64_t)i].member);
+            assert_true(out.rows[i].c == want[from + (int64_t)i].c);
+        }
+        rc_moment_out_free(&out);
+    }
+}
+
 int main(void)
 {
     for (int i = 0; i < NM; i++)
@@ -242,6 +299,8 @@ int main(void)
         cmocka_unit_test(arounds_and_ranks_match_a_replay),
         cmocka_unit_test(a_slice_too_short_cannot_tell),
         cmocka_unit_test(totals_match_a_replay),
+        cmocka_unit_test(counts_ahead_of_a_bound_match_a_replay),
+        cmocka_unit_test(the_rows_near_a_bound_match_a_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,48 @@ static void parses_refusals_and_refuses_other_shapes(void **state)
     assert_int_equal(rc_moment_args_parse(odd, sizeof odd / sizeof odd[0], RC_MOMENT_RANGE, &r), RC_E_INTERNAL);
     struct rc_reply_item what[] = {HEAD, S("maybe"), I(0)};
     assert_int_equal(rc_moment_args_parse(what, 10, RC_MOMENT_RANGE, &r), RC_E_INTERNAL);
+    /* the time of the oldest change held: what a read by time can name */
+    struct rc_reply_item timed[] = {HEAD, S("gone"), I(8), S("1795799603803")};
+    assert_int_equal(rc_moment_args_parse(timed, 11, RC_MOMENT_RANGE, &r), 0);
+    assert_int_equal(r.has_oldest_at, 1);
+    assert_int_equal(r.oldest_at, 1795799603803);
+    struct rc_reply_item untimed[] = {HEAD, S("deep"), I(8), S("")};
+    assert_int_equal(rc_moment_args_parse(untimed, 11, RC_MOMENT_RANGE, &r), 0);
+    assert_int_equal(r.has_oldest_at, 0);
+    struct rc_reply_item more[] = {HEAD, S("gone"), I(8), S(""), I(1)};
+    assert_int_equal(rc_moment_args_parse(more, 12, RC_MOMENT_RANGE, &r), RC_E_INTERNAL);
+}
+
+/* The other shards' calls of a sharded board's read at a moment. */
+static void builds_counts_and_near_with_bounds(void **state)
+{
+    (void)state;
+    int64_t targets[] = {5000, 6000};
+    struct rc_moment_bound b[] = {{1, 40.5, 1}, {0, 0, 0}};
+    struct rc_moment_req req = {.by_time = 1, .view = RC_MOMENT_COUNTS, .bounds = b, .targets = targets,
+                                .ntargets = 2};
+    struct rc_moment_args a;
+    assert_int_equal(rc_moment_args_build("global#3", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_int_equal(a.nargv, 11);
+    assert_string_equal(a.argv[5], "counts");
+    assert_string_equal(a.argv[6], "40.5 -");
+    assert_string_equal(a.argv[7], "");
+    assert_string_equal(a.argv[10], "6000");
+    rc_moment_args_free(&a);
+    struct rc_moment_bound strict = {1, 7, 0};
+    req = (struct rc_moment_req){.by_time = 0, .view = RC_MOMENT_NEAR, .bounds = &strict, .radius = 3,
+                                 .targets = targets, .ntargets = 1};
+    assert_int_equal(rc_moment_args_build("global#3", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_string_equal(a.argv[5], "near");
+    assert_string_equal(a.argv[6], "(7");
+    assert_string_equal(a.argv[7], "3");
+    rc_moment_args_free(&a);
+    req.bounds = NULL; /* a bound is required */
+    assert_int_equal(rc_moment_args_build("global#3", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
+    req.view = RC_MOMENT_NEAR;
+    req.bounds = &strict;
+    req.ntargets = 2; /* near is about one moment */
+    assert_int_equal(rc_moment_args_build("global#3", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
 }
 
 static int decode(const char *text, struct rc_request *r)
@@ -265,6 +307,10 @@ static void encodes_history_and_gone(void **state)
     s = rc_proto_at_encode_gone(NULL, "gone", 8);
     assert_string_equal(s, "{\"op\":\"error\",\"code\":\"out_of_range\",\"message\":\"gone\",\"oldest_seq\":8}");
     free(s);
+    s = rc_proto_at_encode_gone_time("3", "gone", 8, 1, 1795799603803);
+    assert_string_equal(s, "{\"op\":\"error\",\"id\":3,\"code\":\"out_of_range\",\"message\":\"gone\","
+                           "\"oldest_seq\":8,\"oldest_time\":1795799603803}");
+    free(s);
 }
 
 int main(void)
@@ -278,6 +324,7 @@ int main(void)
         cmocka_unit_test(decodes_replay),
         cmocka_unit_test(reads_at_from_the_query),
         cmocka_unit_test(encodes_history_and_gone),
+        cmocka_unit_test(builds_counts_and_near_with_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
