@@ -140,9 +140,9 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
-    if ((r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) && decl->shards > 1) {
+    if (r->view.kind == RC_VIEW_TEAM && decl->shards > 1) { /* (teams on sharded boards are refused at start) */
         gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST,
-                                         "member lists are not served on sharded boards yet"));
+                                         "rosters are not served on sharded boards"));
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }

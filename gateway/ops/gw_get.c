@@ -139,7 +139,8 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
         if (r->at_kind == RC_AT_SEQ)
             code = rc_err_set(err, RC_E_BAD_REQUEST, "a sharded board's seq names no single state (each shard "
                                 "counts its own): name the moment by at.time");
-        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND || r->view.kind == RC_VIEW_MEMBERS)
+        else if (r->op == RC_OP_HISTORY || r->view.kind == RC_VIEW_AROUND ||
+                 (r->view.kind == RC_VIEW_MEMBERS && r->at_kind != RC_AT_NONE)) /* (the present: as REST) */
             code = rc_err_set(err, RC_E_BAD_REQUEST, "history, around views and member lists of a sharded board "
                                 "at a past moment are not served yet (docs/history.md)");
         else if ((int64_t)r->view.offset + r->view.limit > RC_SHARD_READ_MAX)

@@ -41,6 +41,11 @@ int gw_read_past_try_archive(const struct gw_store *s, const struct rc_board *b,
 int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
+/* ---- gw_read_mshard.c: a sharded board's member list (gw_read's contract) ---- */
+
+int gw_read_mshard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                        const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
+
 /* ---- gw_read_merge.c: the merged window from the shards' parts ---- */
 
 /* What one shard answered in a read's last round, copied out of the reply. */
