@@ -393,7 +393,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
     if (sharded)
-        gw_fanout_tick_mark_dirty(b); /* the views of a sharded board read again at the tick */
+        gw_reads_shard_heard(b); /* its read views read again at the tick (lists that follow events: when ranked) */
     if (keyspace) {
         on_keyspace(b, payload, len);
         return;

@@ -160,6 +160,7 @@ static void deliver_done(struct gw_board *b)
                         b->moves_break++;
                     }
                     gw_board_ring_push(b, &sb->events[k]);
+                    gw_reads_shard_event(b, &sb->events[k]); /* (after the push: a read back judges it from the ring) */
                     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
                         if (v->r.spec.kind == RC_VIEW_FEED)
                             deliver(b->f, v, &sb->events[k]);
