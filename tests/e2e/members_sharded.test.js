@@ -75,6 +75,9 @@ class ListViewer {
     for (const x of m.removed || []) { rows.delete(x); absent.add(x); }
     for (const r of m.rows) {
       if (!this.members.includes(r.member)) this.broken = `delta row of an unlisted member: ${JSON.stringify(r)}`;
+      if (!('prev_rank' in r)) this.broken = `delta row without prev_rank: ${JSON.stringify(r)}`;
+      const was = rows.get(r.member);
+      if (r.prev_rank !== (was ? was.rank : null)) this.broken = `prev_rank ${r.prev_rank}, the viewer held ${was ? was.rank : null}: ${JSON.stringify(r)}`;
       rows.set(r.member, r);
       absent.delete(r.member);
     }
