@@ -27,12 +27,26 @@
  * and to the others' and total only when seq > counted_seq[j] (the counts
  * already hold it). After quiet every rank is exact.
  *
+ * Each entry keeps, per shard j, the seq through which its rank holds
+ * shard j (asof): at the read, listed_seq[j] for its own shard and
+ * counted_seq[j] for the others. An event of shard j numbered seq moves an
+ * entry only when seq > its asof[j]. A listed member's own move takes the
+ * event's global rank (its rank in its shard at seq, plus every other
+ * shard's count at its new composite, read at count_seq[j]: the ranking of
+ * the event, gateway/fanout/gw_rank_shard.c) and asof = count_seq (seq on
+ * its own shard): the later events of shard j cross it only past
+ * count_seq[j]. That needs count_seq[j] >= cur[j] (a count older than the
+ * events already judged would miss some; the gateway reads counts after
+ * the events before them arrived, so it holds). A listed member's leave
+ * drops its entry.
+ *
  * It cannot follow (RC_VTRACK_CHANGED: the caller reads, the tracker
- * forgets until the next read), never guessing: a listed member's own
- * event (its new rank needs the counts at its new composite, and a joining
- * one its profile), a gap in a shard's seqs, an event without a member
- * (reset) or starting a history (the caller checks the epoch), a shard out
- * of range, and shared places (a place depends on the points around).
+ * forgets until the next read), never guessing: a listed member that joins
+ * (its row needs its profile), a listed member's move without count seqs
+ * (count_seq NULL: replayed from the ring) or with one older than cur, a
+ * gap in a shard's seqs, an event without a member (reset) or starting a
+ * history (the caller checks the epoch), a shard out of range, and shared
+ * places (a place depends on the points around).
  *
  * Pure: no I/O. */
 #ifndef RC_VTRACK_SHARD_H
@@ -51,6 +65,7 @@ struct rc_vtrack_shard {
     int64_t counted[RC_SHARDS_MAX];    /* the counts and total hold shard j through counted[j] */
     const char *const *names;          /* per read row (entry.row): the member (the caller's) */
     const unsigned *home;              /* per read row: its shard (the caller's) */
+    int64_t *asof;                     /* per read row, nshards each: row * nshards + j (the caller's) */
 };
 
 /* Starts t (a member list: rc_vtrack_members's fields) and s from a read:
@@ -58,22 +73,25 @@ struct rc_vtrack_shard {
  * not read for rows) and counted_seq[j] each shard's seq in the two rounds,
  * total the board's members at counted_seq, ent[0..n) the listed members on
  * the board by global rank (the caller's, changed in place), names and
- * home indexed by ent[i].row. t->seq is the sum of counted_seq. t is not
+ * home indexed by ent[i].row, asof room for (rows) x nshards (filled
+ * here). t->seq is the sum of counted_seq. t is not
  * ok (every event CHANGED) for a bad vector (listed_seq > counted_seq,
  * nshards out of range) or places. */
 void rc_vtrack_shard_members(struct rc_vtrack *t, struct rc_vtrack_shard *s, int desc, unsigned nshards,
                              const int64_t *listed_seq, const int64_t *counted_seq, int64_t total,
                              struct rc_vtrack_entry *ent, size_t n, const char *const *names, const unsigned *home,
-                             int places);
+                             int64_t *asof, int places);
 
 /* Judges change event seq of shard `shard`: member (listed: it is one of
  * the list's names) was on the board with composite old_c (has_old) and is
- * with c (has_new). Returns an enum rc_vtrack_result: OLD (seq already
+ * with c (has_new), at global rank `rank` counted on shard j at
+ * count_seq[j] (j != shard; NULL: not known). Returns an enum rc_vtrack_result: OLD (seq already
  * judged), SAME (no listed rank and not total changed; t->seq moved on),
  * MOVED (entries, still sorted by rank, and total exact as of the shards'
  * seqs rc_vtrack_shard_seqs gives) or CHANGED (read again; t forgets). */
 int rc_vtrack_shard_event(struct rc_vtrack *t, struct rc_vtrack_shard *s, unsigned shard, int64_t seq, int listed,
-                          const char *member, int has_old, double old_c, int has_new, double c);
+                          const char *member, int has_old, double old_c, int has_new, double c, int64_t rank,
+                          const int64_t *count_seq);
 
 /* Each shard's seq the entries stand at (max of cur and counted) into
  * out[0..nshards); their sum is t->seq. */

@@ -15,6 +15,7 @@ struct gw_members_shard {
     struct rc_vtrack_shard s;
     unsigned *home;     /* per row of v->mbase: its shard */
     const char **names; /* per row of v->mbase: its member (v->mbase's) */
+    int64_t *asof;      /* per row of v->mbase and shard (core/rc_vtrack_shard.h) */
     size_t cap;
 };
 
@@ -24,6 +25,7 @@ void gw_members_shard_free(struct gw_view *v)
         return;
     free(v->msh->home);
     free(v->msh->names);
+    free(v->msh->asof);
     free(v->msh);
     v->msh = NULL;
 }
@@ -45,7 +47,10 @@ int gw_members_shard_start(struct gw_view *v, const struct gw_window *w)
         const char **nm = realloc(m->names, base->n * sizeof *nm);
         if (nm)
             m->names = nm;
-        if (!h || !nm)
+        int64_t *as = realloc(m->asof, base->n * S * sizeof *as);
+        if (as)
+            m->asof = as;
+        if (!h || !nm || !as)
             return 0;
         m->cap = base->n;
     }
@@ -54,11 +59,11 @@ int gw_members_shard_start(struct gw_view *v, const struct gw_window *w)
         m->home[i] = rc_shard_of(base->rows[i].member, S);
     }
     rc_vtrack_shard_members(&v->trk, &m->s, v->board->decl->layout.order == RC_ORDER_DESC, S, w->listed_seq,
-                            w->shard_seq, w->total, v->ment, base->n, m->names, m->home, 0);
+                            w->shard_seq, w->total, v->ment, base->n, m->names, m->home, m->asof, 0);
     return v->trk.ok;
 }
 
-int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev)
+int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev, const int64_t *cseq)
 {
     const struct rc_view *s = &v->r.spec;
     if (!v->msh || ev->epoch[0] || !ev->member[0]) {
@@ -67,7 +72,7 @@ int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev)
     }
     return rc_vtrack_shard_event(&v->trk, &v->msh->s, ev->shard, ev->seq,
                                  rc_members_has(s->members, s->nmembers, ev->member), ev->member, ev->has_old,
-                                 ev->old_c, ev->has_new, ev->c);
+                                 ev->old_c, ev->has_new, ev->c, ev->rank, cseq);
 }
 
 void gw_members_shard_seqs(const struct gw_view *v, struct gw_window *w)

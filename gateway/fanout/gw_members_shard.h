@@ -27,9 +27,11 @@ struct gw_window;
  * reads). Returns 1 when followed. */
 int gw_members_shard_start(struct gw_view *v, const struct gw_window *w);
 
-/* Judges ranked event ev for followed list v: an enum rc_vtrack_result
- * (CHANGED: it forgot, the caller reads). */
-int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev);
+/* Judges ranked event ev for followed list v, cseq (NULL: not known, as
+ * for the ring's events) the seqs of each shard its new composite was
+ * counted at (gw_rank_shard.c): an enum rc_vtrack_result (CHANGED: it
+ * forgot, the caller reads). */
+int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev, const int64_t *cseq);
 
 /* w (a window built from v's entries) gets the shards' seqs they stand at. */
 void gw_members_shard_seqs(const struct gw_view *v, struct gw_window *w);

@@ -40,11 +40,11 @@
 
 /* judge() for a member list: its entries follow the events exactly
  * (core/rc_vtrack.h); only what they cannot tell reads. */
-static void judge_members(struct gw_view *v, const struct rc_event *ev, int from_ring)
+static void judge_members(struct gw_view *v, const struct rc_event *ev, int from_ring, const int64_t *cseq)
 {
     int r;
     if (v->board && v->board->decl->shards > 1) {
-        r = gw_members_shard_judge(v, ev); /* (by composite: the seqs are each shard's) */
+        r = gw_members_shard_judge(v, ev, cseq); /* (by composite: the seqs are each shard's) */
     } else if (v->trk.ok && ev->seq <= v->trk.seq && from_ring) {
         r = RC_VTRACK_OLD;
     } else if (ev->epoch[0] || !ev->member[0]) {
@@ -73,10 +73,10 @@ static void judge_members(struct gw_view *v, const struct rc_event *ev, int from
  * changed. An event as it arrives that starts a history (or resets the
  * board) always reads; in the ring (of the read's history) one the read
  * already reflects is old like any other. */
-static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
+static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring, const int64_t *cseq)
 {
     if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM) {
-        judge_members(v, ev, from_ring);
+        judge_members(v, ev, from_ring, cseq);
         return;
     }
     /* (a member list needs no "self": a listed member on the board has a
@@ -166,7 +166,7 @@ static void visit(struct gw_board *b, struct gw_view *v, const struct rc_event *
     }
     if (v->rfiled && b->rix_seq >= 0)
         rc_vtrack_skip(&v->trk, b->rix_seq); /* the moves since it was filed missed its ranks */
-    judge(v, ev, 0);
+    judge(v, ev, 0, NULL);
     if (v->dirty)
         unfile(b, v);
     else if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM)
@@ -237,7 +237,7 @@ static void replay(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     for (size_t i = 0; b && i < b->ring_len && !v->dirty; i++)
-        judge(v, gw_board_ring_at(b, i), 1);
+        judge(v, gw_board_ring_at(b, i), 1, NULL); /* (a sharded list's own moves there read) */
 }
 
 void gw_reads_failed(struct gw_view *v)
@@ -316,7 +316,7 @@ static void track(struct gw_view *v, const struct gw_window *w)
     replay(v); /* the events that came while the read was out (older ones are old) */
 }
 
-void gw_reads_shard_event(struct gw_board *b, const struct rc_event *ev)
+void gw_reads_shard_event(struct gw_board *b, const struct rc_event *ev, const int64_t *cseq)
 {
     for (struct gw_view *v = b->reads; v; v = v->knext) {
         if (!v->msh || v->dead)
@@ -325,7 +325,7 @@ void gw_reads_shard_event(struct gw_board *b, const struct rc_event *ev)
         if (gw_board_view_held(v))
             rc_vtrack_forget(&v->trk);
         else if (!v->dirty && !v->reading)
-            judge(v, ev, 0); /* (one out is judged from the ring when its read is back) */
+            judge(v, ev, 0, cseq); /* (one out is judged from the ring when its read is back) */
     }
 }
 
