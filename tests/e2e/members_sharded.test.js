@@ -22,7 +22,12 @@ const BOARD_SPEC = {
     order: 'desc', ops: 'incr, set, best', tiebreak: 'earliest', tiebreak_resolution: '1s',
     tiebreak_horizon: '3650d', tiebreak_base: '2026-01-01T00:00:00Z', shards: SHARDS, log_cap: 4000,
   },
+  'board lsh': { // ascending (lap times: lowest first)
+    order: 'asc', ops: 'incr, set, best', tiebreak: 'earliest', tiebreak_resolution: '1s',
+    tiebreak_horizon: '3650d', tiebreak_base: '2026-01-01T00:00:00Z', shards: SHARDS, log_cap: 4000,
+  },
 };
+const ASC = new Set(['lsh']);
 
 /* member -> {rank, score, place, tied} over every shard, in the merged order. */
 async function truth(cli, board) {
@@ -33,7 +38,9 @@ async function truth(cli, board) {
     const f = text ? text.split('\n').filter((x) => x !== '') : [];
     for (let k = 0; k + 1 < f.length; k += 2) all.push({ member: f[k], c: Number(f[k + 1]), shard: s });
   }
-  all.sort((a, b) => (b.c - a.c) || (a.shard - b.shard) || (a.member < b.member ? 1 : a.member > b.member ? -1 : 0));
+  // desc: composite high first, the lower shard, then ZRANGE REV's order (the greater member first); asc mirrors
+  const asc = ASC.has(board) ? -1 : 1;
+  all.sort((a, b) => asc * (b.c - a.c) || (a.shard - b.shard) || asc * (a.member < b.member ? 1 : a.member > b.member ? -1 : 0));
   const count = new Map();
   for (const r of all) { r.key = Math.floor(r.c / TB); count.set(r.key, (count.get(r.key) || 0) + 1); }
   const by = new Map();
@@ -260,6 +267,12 @@ test('member lists on a sharded board follow moves from the change events, witho
   for (const m of listed.slice(0, 6)) await set(c, board, m, rnd(100));
   for (const m of others.slice(0, 10)) await set(c, board, m, rnd(100));
   await settle(cli, viewers, 'lists exact after writes following the reset');
+});
+
+test('member lists on an ascending sharded board, with shared places', { skip, timeout: 180000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const gw = await h.startGateway(t, { redisPort: redis.port, config: h.configWith(t, BOARD_SPEC) });
+  await crossing(t, gw, (_k, ...a) => redis.cli(...a), 'lsh', 10);
 });
 
 test('member lists on a sharded board on the 3+3 cluster', { skip, timeout: 300000 }, async (t) => {
