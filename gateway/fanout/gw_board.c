@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "fanout/gw_fanout_int.h"
+#include "fanout/gw_members_shard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,7 @@ void gw_board_view_unref(struct gw_view *v)
         free(v->roster);
         gw_window_free(v->mbase);
         free(v->ment);
+        gw_members_shard_free(v);
         free(v);
     }
 }

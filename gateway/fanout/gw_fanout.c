@@ -140,9 +140,9 @@ void gw_fanout_subscribe(struct gw_fanout *f, struct gw_conn *c, const struct rc
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
-    if ((r->view.kind == RC_VIEW_MEMBERS || r->view.kind == RC_VIEW_TEAM) && decl->shards > 1) {
+    if (r->view.kind == RC_VIEW_TEAM && decl->shards > 1) { /* (teams on sharded boards are refused at start) */
         gw_conn_reply(c, rc_proto_encode_error(r->id_json, RC_E_BAD_REQUEST,
-                                         "member lists are not served on sharded boards yet"));
+                                         "rosters are not served on sharded boards"));
         gw_metrics_error(&app->metrics, RC_E_BAD_REQUEST);
         return;
     }
@@ -393,7 +393,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
     if (sharded)
-        gw_fanout_tick_mark_dirty(b); /* the views of a sharded board read again at the tick */
+        gw_reads_shard_heard(b); /* its read views read again at the tick (lists that follow events: when ranked) */
     if (keyspace) {
         on_keyspace(b, payload, len);
         return;

@@ -138,6 +138,7 @@ struct gw_view {
     struct rc_vtrack_entry *ment;
     size_t ment_cap;
     int mmoved;
+    struct gw_members_shard *msh; /* a sharded board's list followed by composite (gw_members_shard.h) */
     /* A roster ({"team": T}, gw_rowteam_load.c): the team's members now,
      * packed (core/rc_members.h), read as a member list; roster_ok once
      * known (the board's membership was read). */
@@ -477,10 +478,10 @@ void gw_mirror_board_reload(struct gw_board *b);
 /* Makes the ranks of events[0..n) (change events of sharded board b's
  * shards, each with its shard set) global, in place (docs/sharded.md,
  * "Feeds"). Takes events (malloc'd; freed after cb). Returns 0: cb runs
- * once (with 0, or the RC_E_* of a failed read: ranks untouched), possibly
- * before this returns; or RC_E_INTERNAL (out of memory: events not taken,
- * cb not called). */
-typedef void gw_shard_resolve_cb(int code, struct rc_event *events, size_t n, void *privdata);
+ * once (with 0 and cseq[i * S + j]: the seq of shard j its count of event i's new composite was read at, -1: none;
+ * or the RC_E_* of a failed read: ranks untouched, cseq NULL), possibly before this returns; or RC_E_INTERNAL
+ * (out of memory: events not taken, cb not called). */
+typedef void gw_shard_resolve_cb(int code, struct rc_event *events, size_t n, const int64_t *cseq, void *privdata);
 int gw_rank_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n, gw_shard_resolve_cb *cb,
                         void *privdata);
 
@@ -575,6 +576,10 @@ void gw_fanout_tick_mark_dirty(struct gw_board *b);
 /* Change event ev of (unsharded) board b, pushed to its ring: the read
  * views it can have changed read again on the next tick, the others not. */
 void gw_reads_event(struct gw_board *b, const struct rc_event *ev);
+/* Sharded boards (gw_members_shard.h): a ranked event to the lists that
+ * follow events; a message heard: every other read view reads. */
+void gw_reads_shard_event(struct gw_board *b, const struct rc_event *ev, const int64_t *cseq);
+void gw_reads_shard_heard(struct gw_board *b);
 /* A read of v came back with window w: v's tracker starts from it and
  * judges the ring's events newer than it (v is set dirty when one can
  * have changed it). Call before w is handed on. */

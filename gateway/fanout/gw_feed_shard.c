@@ -132,11 +132,12 @@ struct gw_sbatch {
     struct gw_sbatch *next;
     struct gw_board *b;
     struct rc_event *events; /* the resolver's, valid from on_resolved until delivered */
+    int64_t *cseq;           /* ... and its count seqs (n x shards), or NULL */
     size_t n;
     int done, code;
 };
 
-static void on_resolved(int code, struct rc_event *events, size_t n, void *privdata);
+static void on_resolved(int code, struct rc_event *events, size_t n, const int64_t *cseq, void *privdata);
 
 /* Delivers the batches at the head that are back (in order). */
 static void deliver_done(struct gw_board *b)
@@ -150,6 +151,7 @@ static void deliver_done(struct gw_board *b)
             if (sb->code) {
                 b->moves_break++; /* prev_rank: these moves are not in the ring */
                 all_feeds_catch_up(b); /* the logs tell them once Redis answers */
+                gw_fanout_tick_mark_dirty(b); /* lists that follow events: these are lost to them */
             } else {
                 for (size_t k = 0; k < sb->n; k++) {
                     if (sb->events[k].epoch[0]) {
@@ -160,6 +162,7 @@ static void deliver_done(struct gw_board *b)
                         b->moves_break++;
                     }
                     gw_board_ring_push(b, &sb->events[k]);
+                    gw_reads_shard_event(b, &sb->events[k], sb->cseq ? sb->cseq + k * b->decl->shards : NULL);
                     for (struct gw_view *v = gw_fo_first_view(b); v; v = gw_fo_view_next(v))
                         if (v->r.spec.kind == RC_VIEW_FEED)
                             deliver(b->f, v, &sb->events[k]);
@@ -167,19 +170,23 @@ static void deliver_done(struct gw_board *b)
             }
         }
         free(sb->events);
+        free(sb->cseq);
         free(sb);
         for (struct gw_view *v = b->dead ? NULL : gw_fo_first_view(b); v; v = gw_fo_view_next(v))
             gw_view_moves_ranked(b->f, v);
     }
 }
 
-static void on_resolved(int code, struct rc_event *events, size_t n, void *privdata)
+static void on_resolved(int code, struct rc_event *events, size_t n, const int64_t *cseq, void *privdata)
 {
     struct gw_sbatch *sb = privdata;
-    /* the resolver frees its array after this: keep a copy until delivered */
+    /* the resolver frees its arrays after this: keep copies until delivered */
+    size_t nseq = n * sb->b->decl->shards;
     sb->events = code || !n ? NULL : malloc(n * sizeof *events);
     if (sb->events)
         memcpy(sb->events, events, n * sizeof *events);
+    if (sb->events && cseq && (sb->cseq = malloc(nseq * sizeof *sb->cseq)) != NULL)
+        memcpy(sb->cseq, cseq, nseq * sizeof *sb->cseq); /* (without: listed members' moves read) */
     else if (!code && n)
         code = RC_E_INTERNAL;
     sb->n = n;
@@ -200,6 +207,7 @@ static void send_batch(struct gw_board *b)
             b->sh->nspend = 0;
             b->moves_break++;
             all_feeds_catch_up(b);
+            gw_fanout_tick_mark_dirty(b); /* (lists that follow events read) */
             return;
         }
         memcpy(batch, b->sh->spend, n * sizeof *batch);
@@ -232,6 +240,7 @@ void gw_feed_shard_event(struct gw_board *b, unsigned shard, const struct rc_eve
             b->sh->nspend = 0;
             b->moves_break++;
             all_feeds_catch_up(b);
+            gw_fanout_tick_mark_dirty(b); /* (lists that follow events read) */
             return;
         }
         b->sh->spend = p;
@@ -370,8 +379,9 @@ static void answer_all(struct catch_up *cu)
         deliver(f, v, gw_board_ring_at(b, i));
 }
 
-static void on_replay_ranked(int code, struct rc_event *events, size_t n, void *privdata)
+static void on_replay_ranked(int code, struct rc_event *events, size_t n, const int64_t *cseq, void *privdata)
 {
+    (void)cseq;
     struct catch_up *cu = privdata;
     struct gw_view *v = cu->v;
     cu->replay = NULL; /* events: the resolver frees them after this */

@@ -5,6 +5,7 @@
  * core/rc_delta's, rc_delta_make_members). Only the scores of members whose
  * composite changed are decoded again; profiles are the read's. */
 #include "fanout/gw_fanout_int.h"
+#include "fanout/gw_members_shard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ void gw_members_build(struct gw_view *v)
         w->n = 0;
         w->members = NULL;
         w->shard_seq = NULL;
+        w->listed_seq = NULL;
         w->nshards = 0;
         w->rows = calloc(v->trk.nent ? v->trk.nent : 1, sizeof *w->rows);
     }
@@ -33,6 +35,7 @@ void gw_members_build(struct gw_view *v)
     }
     w->seq = v->trk.seq;
     w->total = v->trk.total;
+    gw_members_shard_seqs(v, w); /* (a sharded board's: the shards' seqs the entries stand at) */
     for (size_t i = 0; i < v->trk.nent; i++) {
         const struct rc_vtrack_entry *e = &v->trk.ent[i];
         struct rc_row *r = &w->rows[w->n];

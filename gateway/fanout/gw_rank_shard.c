@@ -35,6 +35,7 @@ struct gw_shard_resolve {
     unsigned waiting;            /* shard reads out */
     int code;                    /* the first failure */
     int64_t *add_new, *add_old;  /* per event: the other shards' counts */
+    int64_t *cseq;               /* per event and shard (i * S + j): the seq its new composite was counted at */
     gw_shard_resolve_cb *cb;
     void *privdata;
 };
@@ -51,10 +52,11 @@ static void finish(struct gw_shard_resolve *r)
         }
     }
     struct gw_board *b = r->b;
-    r->cb(r->code, r->events, r->n, r->privdata);
+    r->cb(r->code, r->events, r->n, r->code ? NULL : r->cseq, r->privdata);
     free(r->events);
     free(r->add_new);
     free(r->add_old);
+    free(r->cseq);
     free(r);
     gw_board_unref(b);
 }
@@ -63,17 +65,18 @@ static void on_counts(int code, const struct rc_read_head *head, const int64_t *
 {
     struct shard_job *j = privdata;
     struct gw_shard_resolve *r = j->r;
-    (void)head;
     if (code && !r->code)
         r->code = code;
     if (!code && n != j->n && !r->code)
         r->code = RC_E_INTERNAL;
     if (!r->code) {
         for (size_t k = 0; k < n; k++) {
-            if (j->is_old[k])
+            if (j->is_old[k]) {
                 r->add_old[j->ev[k]] += counts[k];
-            else
+            } else {
                 r->add_new[j->ev[k]] += counts[k];
+                r->cseq[j->ev[k] * r->b->decl->shards + j->shard] = head->seq; /* (member lists: gw_members_shard.h) */
+            }
         }
     }
     free(j->ev);
@@ -162,12 +165,16 @@ int gw_rank_shard_resolve(struct gw_board *b, struct rc_event *events, size_t n,
         return RC_E_INTERNAL;
     r->add_new = calloc(n + 1, sizeof *r->add_new);
     r->add_old = calloc(n + 1, sizeof *r->add_old);
-    if (!r->add_new || !r->add_old) {
+    r->cseq = malloc((n * shards + 1) * sizeof *r->cseq);
+    if (!r->add_new || !r->add_old || !r->cseq) {
         free(r->add_new);
         free(r->add_old);
+        free(r->cseq);
         free(r);
         return RC_E_INTERNAL;
     }
+    for (size_t i = 0; i < n * shards; i++)
+        r->cseq[i] = -1;
     r->b = b;
     r->events = events;
     r->n = n;

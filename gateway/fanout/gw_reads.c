@@ -34,15 +34,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fanout/gw_members_shard.h"
 #include "gw_app.h"
 #include "rc_members.h"
 
 /* judge() for a member list: its entries follow the events exactly
  * (core/rc_vtrack.h); only what they cannot tell reads. */
-static void judge_members(struct gw_view *v, const struct rc_event *ev, int from_ring)
+static void judge_members(struct gw_view *v, const struct rc_event *ev, int from_ring, const int64_t *cseq)
 {
     int r;
-    if (v->trk.ok && ev->seq <= v->trk.seq && from_ring) {
+    if (v->board && v->board->decl->shards > 1) {
+        r = gw_members_shard_judge(v, ev, cseq); /* (by composite: the seqs are each shard's) */
+    } else if (v->trk.ok && ev->seq <= v->trk.seq && from_ring) {
         r = RC_VTRACK_OLD;
     } else if (ev->epoch[0] || !ev->member[0]) {
         r = (rc_vtrack_forget(&v->trk), RC_VTRACK_CHANGED);
@@ -70,10 +73,10 @@ static void judge_members(struct gw_view *v, const struct rc_event *ev, int from
  * changed. An event as it arrives that starts a history (or resets the
  * board) always reads; in the ring (of the read's history) one the read
  * already reflects is old like any other. */
-static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring)
+static void judge(struct gw_view *v, const struct rc_event *ev, int from_ring, const int64_t *cseq)
 {
     if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM) {
-        judge_members(v, ev, from_ring);
+        judge_members(v, ev, from_ring, cseq);
         return;
     }
     /* (a member list needs no "self": a listed member on the board has a
@@ -163,7 +166,7 @@ static void visit(struct gw_board *b, struct gw_view *v, const struct rc_event *
     }
     if (v->rfiled && b->rix_seq >= 0)
         rc_vtrack_skip(&v->trk, b->rix_seq); /* the moves since it was filed missed its ranks */
-    judge(v, ev, 0);
+    judge(v, ev, 0, NULL);
     if (v->dirty)
         unfile(b, v);
     else if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM)
@@ -234,7 +237,7 @@ static void replay(struct gw_view *v)
 {
     struct gw_board *b = v->board;
     for (size_t i = 0; b && i < b->ring_len && !v->dirty; i++)
-        judge(v, gw_board_ring_at(b, i), 1);
+        judge(v, gw_board_ring_at(b, i), 1, NULL); /* (a sharded list's own moves there read) */
 }
 
 void gw_reads_failed(struct gw_view *v)
@@ -251,6 +254,33 @@ void gw_reads_failed(struct gw_view *v)
     file(v->board, v);
 }
 
+/* A member list's rows by rank (read.lua and gw_read_mshard.c order them)
+ * as its tracker's entries, and the window they came from, which the next
+ * windows are built from (gw_members.c). Returns 0, or -1 when out of
+ * memory. */
+static int keep_base(struct gw_view *v, const struct gw_window *w)
+{
+    v->mmoved = 0;
+    gw_window_free(v->mbase);
+    v->mbase = NULL;
+    struct gw_window *base = calloc(1, sizeof *base);
+    if (w->n > v->ment_cap) {
+        struct rc_vtrack_entry *e = realloc(v->ment, w->n * sizeof *e);
+        if (e) {
+            v->ment = e;
+            v->ment_cap = w->n;
+        }
+    }
+    if (!base || w->n > v->ment_cap || gw_window_copy(base, w) != 0) {
+        gw_window_free(base);
+        return -1;
+    }
+    v->mbase = base;
+    for (size_t i = 0; i < w->n; i++)
+        v->ment[i] = (struct rc_vtrack_entry){w->rows[i].rank, w->rows[i].c, i};
+    return 0;
+}
+
 /* Starts v's tracker from the window w read, and judges the ring's events
  * newer than it (or leaves it forgotten: every event reads it). */
 static void track(struct gw_view *v, const struct gw_window *w)
@@ -258,6 +288,12 @@ static void track(struct gw_view *v, const struct gw_window *w)
     struct gw_board *b = v->board;
     const struct rc_view *s = &v->r.spec;
     rc_vtrack_forget(&v->trk);
+    if (b->decl->shards > 1 && s->kind == RC_VIEW_MEMBERS && !gw_board_view_held(v)) {
+        /* a sharded board's list: by composite (gw_members_shard.h) */
+        if (keep_base(v, w) == 0 && gw_members_shard_start(v, w))
+            replay(v);
+        return;
+    }
     if (b->decl->shards > 1 || gw_board_view_held(v) || (b->epoch_known && strcmp(w->epoch, b->epoch) != 0))
         return; /* not tracked: every event reads */
     if (s->kind == RC_VIEW_AROUND) {
@@ -269,26 +305,8 @@ static void track(struct gw_view *v, const struct gw_window *w)
             return; /* (rows without its member: not a window the tracker knows) */
         rc_vtrack_around(&v->trk, w->seq, pos, s->radius, s->places);
     } else if (s->kind == RC_VIEW_MEMBERS || s->kind == RC_VIEW_TEAM) {
-        /* its rows by rank (read.lua orders them), and the window they
-         * came from, which the next windows are built from */
-        v->mmoved = 0;
-        gw_window_free(v->mbase);
-        v->mbase = NULL;
-        struct gw_window *base = calloc(1, sizeof *base);
-        if (w->n > v->ment_cap) {
-            struct rc_vtrack_entry *e = realloc(v->ment, w->n * sizeof *e);
-            if (e) {
-                v->ment = e;
-                v->ment_cap = w->n;
-            }
-        }
-        if (!base || w->n > v->ment_cap || gw_window_copy(base, w) != 0) {
-            gw_window_free(base);
+        if (keep_base(v, w) != 0)
             return; /* (out of memory: not tracked, every event reads) */
-        }
-        v->mbase = base;
-        for (size_t i = 0; i < w->n; i++)
-            v->ment[i] = (struct rc_vtrack_entry){w->rows[i].rank, w->rows[i].c, i};
         rc_vtrack_members(&v->trk, w->seq, w->total, v->ment, w->n, s->places);
     } else if (s->kind == RC_VIEW_TOP || s->kind == RC_VIEW_PAGE) {
         rc_vtrack_page(&v->trk, w->seq, (int64_t)s->offset, (int64_t)s->limit, s->places);
@@ -296,6 +314,26 @@ static void track(struct gw_view *v, const struct gw_window *w)
         return;
     }
     replay(v); /* the events that came while the read was out (older ones are old) */
+}
+
+void gw_reads_shard_event(struct gw_board *b, const struct rc_event *ev, const int64_t *cseq)
+{
+    for (struct gw_view *v = b->reads; v; v = v->knext) {
+        if (!v->msh || v->dead)
+            continue; /* (the others read at the tick: gw_reads_shard_heard) */
+        b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
+        if (gw_board_view_held(v))
+            rc_vtrack_forget(&v->trk);
+        else if (!v->dirty && !v->reading)
+            judge(v, ev, 0, cseq); /* (one out is judged from the ring when its read is back) */
+    }
+}
+
+void gw_reads_shard_heard(struct gw_board *b)
+{
+    for (struct gw_view *v = b->reads; v; v = v->knext)
+        if (!gw_board_view_held(v) && !(v->msh && v->trk.ok && !v->dirty))
+            gw_board_view_set_dirty(v);
 }
 
 void gw_reads_track(struct gw_view *v, const struct gw_window *w)

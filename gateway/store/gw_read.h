@@ -38,6 +38,10 @@ struct gw_window {
      * sharded (or out of memory: prev_rank then falls back to a snapshot) */
     unsigned nshards;
     int64_t *shard_seq;
+    /* a sharded board's member list (store/gw_read_mshard.c): each shard's
+     * seq when its listed members' rows were read (-1: none listed there),
+     * nshards of them, owned; NULL for every other read */
+    int64_t *listed_seq;
     /* every row's member in one block the window owns (gw_window_set_mirror_rows),
      * or NULL: each row owns its own */
     char *members;

@@ -50,6 +50,10 @@ int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const
 int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, const char *board,
                           const char *period, unsigned i, const struct rc_moment_req *req, gw_redis_reply_cb *cb,
                           void *privdata);
+/* ---- gw_read_mshard.c: a sharded board's member list (gw_read's contract) ---- */
+
+int gw_read_mshard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                        const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata);
 
 /* ---- gw_read_merge.c: the merged window from the shards' parts ---- */
 

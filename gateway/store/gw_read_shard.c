@@ -77,8 +77,6 @@ struct sread {
 
 const char *gw_read_shard_refusal(const struct rc_board *b, const struct gw_read_spec *spec)
 {
-    if (b->shards > 1 && spec->kind == GW_READ_MEMBERS)
-        return "member lists are not served on sharded boards yet";
     if (b->shards <= 1 || spec->kind != GW_READ_RANGE)
         return NULL;
     if (spec->first < 0 || spec->count < 0)
@@ -346,6 +344,8 @@ static void round_done(struct sread *sr)
 int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct gw_read_spec *spec, gw_read_cb *cb, void *privdata)
 {
+    if (spec->kind == GW_READ_MEMBERS)
+        return gw_read_mshard_read(s, b, board, period, spec, cb, privdata);
     if (gw_read_shard_refusal(b, spec) || b->shards > RC_SHARDS_MAX ||
         (spec->kind != GW_READ_RANGE && (!spec->member || !spec->member[0] ||
                                          strlen(spec->member) > RC_MEMBER_MAX)) ||

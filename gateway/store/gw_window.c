@@ -26,6 +26,7 @@ void gw_window_free(struct gw_window *w)
     free(w->members);
     free(w->rows);
     free(w->shard_seq);
+    free(w->listed_seq);
     free(w);
 }
 
@@ -44,6 +45,7 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
 {
     *dst = *src;
     dst->shard_seq = NULL;
+    dst->listed_seq = NULL;
     dst->nshards = 0;
     dst->members = NULL; /* each copied member is the row's own */
     dst->rows = calloc(src->n ? src->n : 1, sizeof *dst->rows);
@@ -52,6 +54,8 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
     if (src->shard_seq && (dst->shard_seq = malloc(src->nshards * sizeof *dst->shard_seq)) != NULL) {
         memcpy(dst->shard_seq, src->shard_seq, src->nshards * sizeof *dst->shard_seq);
         dst->nshards = src->nshards;
+        if (src->listed_seq && (dst->listed_seq = malloc(src->nshards * sizeof *dst->listed_seq)) != NULL)
+            memcpy(dst->listed_seq, src->listed_seq, src->nshards * sizeof *dst->listed_seq);
     }
     for (size_t i = 0; i < src->n; i++) {
         dst->rows[i] = src->rows[i];

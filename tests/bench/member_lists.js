@@ -4,9 +4,10 @@
  *
  *   node member_lists.js --port P --key KEY --gateway-pid PID --hz HZ
  *        [--viewers 100,5000] [--members 10000] [--list 50]
- *        [--write-rate 2000] [--phase-s 5] [--subs-per-conn 50]
+ *        [--write-rate 2000] [--phase-s 5] [--subs-per-conn 50] [--template match]
  *
- * Per size N: a fresh board match:M<pid>-<N> filled with `members` members,
+ * Per size N: a fresh board T:M<pid>-<N> (T: --template, a declared
+ * template such as a sharded one) filled with `members` members,
  * then N viewers, each with its own list of `list` distinct members drawn at
  * random (a distinct view each), from addresses spread over 127.0.0.0/8
  * (max_conns_per_ip applies), `subs-per-conn` lists per connection; one
@@ -35,6 +36,7 @@ const listLen = Number(arg('list', 50));
 const writeRate = Number(arg('write-rate', 2000));
 const phaseS = Number(arg('phase-s', 5));
 const perConn = Number(arg('subs-per-conn', 50));
+const template = String(arg('template', 'match'));
 const base = `http://127.0.0.1:${port}`;
 const now = () => Number(process.hrtime.bigint() / 1000n) / 1000; // ms
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -89,7 +91,7 @@ const pct = (a, p) => {
 };
 
 async function one(N) {
-  const board = `match:M${process.pid}-${N}`;
+  const board = `${template}:M${process.pid}-${N}`;
   await fill(board);
   const conns = [];
   for (let i = 0; i < Math.ceil(N / perConn); i++) conns.push(await connect());
