@@ -150,6 +150,18 @@ void gw_board_view_set_dirty(struct gw_view *v)
     gw_board_view_due(v);
 }
 
+/* A change to the board: its views read from Redis (around views, pages
+ * past the mirror) read again on the next tick; mirror views follow the
+ * mirror, feeds their events. */
+void gw_board_mark_reads_dirty(struct gw_board *b)
+{
+    for (struct gw_view *v = b->reads; v; v = v->knext) {
+        /* (the audience of a frozen board sees no live change) */
+        if (!gw_board_view_held(v))
+            gw_board_view_set_dirty(v);
+    }
+}
+
 int gw_board_view_mirror_shaped(const struct gw_view *v)
 {
     return (v->r.spec.kind == RC_VIEW_TOP || v->r.spec.kind == RC_VIEW_PAGE) &&

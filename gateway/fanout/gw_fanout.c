@@ -363,7 +363,7 @@ static void on_keyspace(struct gw_board *b, const char *payload, size_t len)
         /* a TTL set on the set (the script's PEXPIRE on a periodic board's
          * keys, or anyone's): its members did not change */
     } else {
-        gw_fanout_tick_mark_dirty(b);
+        gw_board_mark_reads_dirty(b);
         b->moves_break++; /* prev_rank: the ring's moves do not explain this */
         if (b->mirror_on)
             gw_board_set_stale(b);
@@ -432,7 +432,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     }
     struct rc_event ev;
     if (rc_event_parse(payload, len, &ev) != 0) {
-        gw_fanout_tick_mark_dirty(b); /* a change all the same: its read views read again */
+        gw_board_mark_reads_dirty(b); /* a change all the same: its read views read again */
         gw_log_warn("unparsable change event on %s", channel);
         return;
     }
@@ -465,7 +465,7 @@ void gw_fanout_profile_changed(struct gw_fanout *f)
         b->refresh_all = b->mirror_on; /* any row's profile may have changed */
         if (b->changed)
             gw_board_wake(b);
-        gw_fanout_tick_mark_dirty(b);
+        gw_board_mark_reads_dirty(b);
     }
 }
 

@@ -362,6 +362,8 @@ void gw_board_wake(struct gw_board *b);
 void gw_board_work_remove(struct gw_board *b);
 void gw_board_set_stale(struct gw_board *b);
 void gw_board_view_set_dirty(struct gw_view *v);
+/* A change to b: its read views read again on the next tick. */
+void gw_board_mark_reads_dirty(struct gw_board *b);
 /* Puts v on its board's due list (once) and wakes the board. */
 void gw_board_view_due(struct gw_view *v);
 void gw_board_view_undue(struct gw_view *v);
@@ -571,8 +573,6 @@ void gw_first_kick(struct gw_fanout *f);
 
 /* ---- gw_fanout_tick.c ---------------------------------------------------- */
 
-/* A change to b: its read views read again on the next tick. */
-void gw_fanout_tick_mark_dirty(struct gw_board *b);
 /* Change event ev of (unsharded) board b, pushed to its ring: the read
  * views it can have changed read again on the next tick, the others not. */
 void gw_reads_event(struct gw_board *b, const struct rc_event *ev);

@@ -11,18 +11,6 @@
 
 #include "gw_app.h"
 
-/* A change to the board: its views read from Redis (around views, pages
- * past the mirror) read again on the next tick; mirror views follow the
- * mirror, feeds their events. */
-void gw_fanout_tick_mark_dirty(struct gw_board *b)
-{
-    for (struct gw_view *v = b->reads; v; v = v->knext) {
-        /* (the audience of a frozen board sees no live change) */
-        if (!gw_board_view_held(v))
-            gw_board_view_set_dirty(v);
-    }
-}
-
 /* What the tick must still do for b (it stays on the work list while so). */
 static int board_has_work(const struct gw_board *b)
 {
@@ -98,7 +86,7 @@ static void board_tick(struct gw_board *b)
     if (b->ks_pending > 0 && b->mirror_on) {
         /* a ZADD no script event explained: made outside */
         b->moves_break++;
-        gw_fanout_tick_mark_dirty(b); /* read views: no event tells what it changed */
+        gw_board_mark_reads_dirty(b); /* read views: no event tells what it changed */
         b->stale = 1; /* the reload clears ks_pending */
     } else if (b->ks_pending > 0) {
         /* No mirror to read again: only prev_rank cares (gw_view.c), and
@@ -106,7 +94,7 @@ static void board_tick(struct gw_board *b)
          * ZADD still unexplained a whole tick later was made outside (its
          * event may just have come in a later read of the connection). */
         if (b->ks_waited) {
-            gw_fanout_tick_mark_dirty(b);
+            gw_board_mark_reads_dirty(b);
             b->moves_break++;
             b->ks_pending = 0;
             b->ks_waited = 0;

@@ -151,7 +151,7 @@ static void deliver_done(struct gw_board *b)
             if (sb->code) {
                 b->moves_break++; /* prev_rank: these moves are not in the ring */
                 all_feeds_catch_up(b); /* the logs tell them once Redis answers */
-                gw_fanout_tick_mark_dirty(b); /* lists that follow events: these are lost to them */
+                gw_board_mark_reads_dirty(b); /* lists that follow events: these are lost to them */
             } else {
                 for (size_t k = 0; k < sb->n; k++) {
                     if (sb->events[k].epoch[0]) {
@@ -207,7 +207,7 @@ static void send_batch(struct gw_board *b)
             b->sh->nspend = 0;
             b->moves_break++;
             all_feeds_catch_up(b);
-            gw_fanout_tick_mark_dirty(b); /* (lists that follow events read) */
+            gw_board_mark_reads_dirty(b); /* (lists that follow events read) */
             return;
         }
         memcpy(batch, b->sh->spend, n * sizeof *batch);
@@ -240,7 +240,7 @@ void gw_feed_shard_event(struct gw_board *b, unsigned shard, const struct rc_eve
             b->sh->nspend = 0;
             b->moves_break++;
             all_feeds_catch_up(b);
-            gw_fanout_tick_mark_dirty(b); /* (lists that follow events read) */
+            gw_board_mark_reads_dirty(b); /* (lists that follow events read) */
             return;
         }
         b->sh->spend = p;

@@ -31,7 +31,7 @@ static void refresh_views(struct gw_board *b)
     b->refresh_all = b->mirror_on;
     if (b->changed)
         gw_board_wake(b);
-    gw_fanout_tick_mark_dirty(b);
+    gw_board_mark_reads_dirty(b);
 }
 
 void gw_rowteam_load_roster_view(struct gw_view *v)

@@ -221,6 +221,12 @@ static void on_reply(redisReply *reply, void *privdata)
 int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata)
 {
+    /* a sharded board: the files below share gw_read_at_shard_send, so
+     * the choice among them is made here, above them all */
+    if (b->shards > 1 && req->by_time && (req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS))
+        return gw_read_at_member(s, b, board, period, req, cb, privdata);
+    if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_LIST)
+        return gw_read_at_list(s, b, board, period, req, cb, privdata);
     if (b->shards > 1)
         return gw_read_at_shard(s, b, board, period, req, cb, privdata);
     struct rc_moment_args a;

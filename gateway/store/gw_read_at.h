@@ -41,8 +41,8 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
 
 /* A sharded board (b->shards > 1) by time (store/gw_read_at_shard.c):
  * RANGE ending within RC_SHARD_READ_MAX, each shard as of the time,
- * merged; AROUND and POINTS through gw_read_at_member, LIST through
- * gw_read_at_list. at_seq is the sum of the shards' seqs shown, at_time the latest
+ * merged (gw_read_at sends AROUND and POINTS to gw_read_at_member and LIST
+ * to gw_read_at_list). at_seq is the sum of the shards' seqs shown, at_time the latest
  * of their changes' times, oldest the sum of their oldest seqs. Returns as
  * gw_read_at (RC_E_BAD_REQUEST for anything else). */
 int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,

@@ -188,10 +188,6 @@ int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, co
 int gw_read_at_shard(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                      const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata)
 {
-    if (req->by_time && (req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS))
-        return gw_read_at_member(s, b, board, period, req, cb, privdata);
-    if (req->by_time && req->view == RC_MOMENT_LIST)
-        return gw_read_at_list(s, b, board, period, req, cb, privdata);
     if (!req->by_time || req->view != RC_MOMENT_RANGE || req->ntargets != 1 ||
         req->first + req->count > RC_SHARD_READ_MAX)
         return RC_E_BAD_REQUEST;
