@@ -86,8 +86,6 @@
                                     event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
                                          past them, subscribes wait for the next turns (gw_first.c) */
-#define GW_FO_ROSTER_MAX 250 /* members of a team its roster view reads (one lua/read.lua call): it
-                                shows their best RC_MEMBERS_MAX */
 #define GW_FO_FIRST_US_PER_TURN 4000   /* ... and the time they may take (µs): on a loaded machine 4,096
                                          rows took 20-50 ms, a ping's wait behind them (issue 23) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
