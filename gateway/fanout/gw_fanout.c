@@ -377,7 +377,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 {
     char name[RC_SHARD_NAME_MAX + 1], period[RC_PERIOD_ID_MAX];
     int keyspace = pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_PATTERN) == 0;
-    if (keyspace)
+    int tmspace = pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_TM_PATTERN) == 0;
+    if (keyspace || tmspace)
         f->app->metrics.keyspace_events++;
     if (parse_tag(channel, name, period) != 0)
         return;
@@ -392,6 +393,11 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         return; /* nobody watches this board here */
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
+    if (tmspace) {
+        if (!sharded)
+            gw_rowteam_load_keyspace(b, payload, len); /* its team membership (docs/teams.md) */
+        return;
+    }
     if (sharded)
         gw_fanout_tick_mark_dirty(b); /* the views of a sharded board read again at the tick */
     if (keyspace) {
