@@ -30,6 +30,7 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app)
         return NULL;
     f->app = app;
     f->drop_sub = drop_sub;
+    f->tick_teams = gw_rowteam_load_tick;
     uint64_t seed[2] = {0, 0};
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
         gw_log_warn("no random seed for the board table; using the clock");

@@ -333,6 +333,9 @@ struct gw_fanout {
     /* Drops subscription s (gw_fanout.c): the upward call of a replay that
      * failed to start (gw_replay.c is below gw_fanout.c) */
     void (*drop_sub)(struct gw_fanout *f, struct gw_sub *s);
+    /* The tick's look at a board's team membership notifications
+     * (gw_rowteam_load_tick, set by gw_fanout.c: the tick is below it) */
+    void (*tick_teams)(struct gw_board *b);
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)

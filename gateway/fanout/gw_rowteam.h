@@ -46,6 +46,9 @@ void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
  * into *out (malloc'd; NULL when none), *n names, *len bytes. Returns 0 or
  * RC_E_INTERNAL. */
 int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out, uint32_t *n, uint32_t *len);
+/* 1 while rt has keyspace notifications of its membership to judge
+ * (gw_rowteam_load_keyspace); rt may be NULL. */
+int gw_rowteam_ks_pending(const struct gw_rowteam *rt);
 /* 1 when some member is on a team. */
 int gw_rowteam_any(const struct gw_rowteam *rt);
 /* 1 when member is on team (the view's own kind of "listed", for rosters). */

@@ -156,15 +156,10 @@ void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t le
     gw_board_wake(b);
 }
 
-int gw_rowteam_load_pending(const struct gw_board *b)
-{
-    return b->rt && (b->rt->ks_heard || b->rt->ks_explained || b->rt->ks_dels);
-}
-
 void gw_rowteam_load_tick(struct gw_board *b)
 {
     struct gw_rowteam *rt = b->rt;
-    if (!rt || rt->loading || !gw_rowteam_load_pending(b))
+    if (!rt || rt->loading || !gw_rowteam_ks_pending(rt))
         return;
     /* a "del" is the op's own only when the hash is empty now: nobody on a team */
     int outside = rt->ks_heard > rt->ks_explained || (rt->ks_dels && gw_rowteam_any(rt));

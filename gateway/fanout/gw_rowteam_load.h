@@ -19,8 +19,6 @@ void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len);
  * team message (same script, same connection): the tick reads the
  * membership again when some stay unexplained (gw_rowteam_load_tick). */
 void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t len);
-/* 1 while b has keyspace notifications of its membership to judge. */
-int gw_rowteam_load_pending(const struct gw_board *b);
 /* The tick's look: notifications no team message explained for a whole
  * tick were changes made outside rankcast: the membership is read again
  * (rows and rosters follow, roster viewers get a snapshot). */
