@@ -27,6 +27,7 @@
 #include "rc_err.h"
 #include "rc_members.h"
 #include "rc_read_args.h"
+#include "rc_team_args.h"
 #include "rc_vtrack.h"
 
 static void a_list_is_packed_in_the_order_asked(void **state)
@@ -189,6 +190,44 @@ static void a_roster_reply_says_how_many_are_on_the_board(void **state)
     assert_string_equal(a.argv[5], "a b c");
     req.joined = "";
     assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
+}
+
+/* A roster at a moment (docs/history.md, "Rosters at a moment"): the call
+ * of lua/teams.lua roster_at, and its two replies. */
+static void a_roster_at_call_names_its_keys_and_its_replies_are_checked(void **state)
+{
+    (void)state;
+    struct rc_board b;
+    memset(&b, 0, sizeof b);
+    snprintf(b.name, sizeof b.name, "players");
+    struct rc_team_args a;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_team_args_roster_at(&b, "red", 0, 5, &a, &err), RC_E_BAD_REQUEST); /* no teams */
+    snprintf(b.teams, sizeof b.teams, "squads");
+    assert_int_equal(rc_team_args_roster_at(&b, "red", 1, 1767225600000LL, &a, &err), 0);
+    assert_string_equal(a.words[0], "rc:{players|}:tm");
+    assert_string_equal(a.words[1], "rc:{players|}:tml");
+    assert_string_equal(a.words[2], "rc:{players|}:seq");
+    assert_string_equal(a.words[3], "roster_at");
+    assert_string_equal(a.words[4], "red");
+    assert_string_equal(a.words[5], "time");
+    assert_string_equal(a.words[6], "1767225600000");
+    struct rc_reply_item ok[4] = {S("ok"), I(2), S("ann"), S("bob")};
+    int gone;
+    int64_t oldest;
+    size_t n;
+    assert_int_equal(rc_team_args_roster_at_parse(ok, 4, &gone, &oldest, &n), 0);
+    assert_int_equal(gone, 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rc_team_args_roster_at_parse(ok, 3, &gone, &oldest, &n), RC_E_INTERNAL); /* count */
+    ok[3] = S("bad name");
+    assert_int_equal(rc_team_args_roster_at_parse(ok, 4, &gone, &oldest, &n), RC_E_INTERNAL);
+    struct rc_reply_item g[2] = {S("gone"), I(12)};
+    assert_int_equal(rc_team_args_roster_at_parse(g, 2, &gone, &oldest, &n), 0);
+    assert_int_equal(gone, 1);
+    assert_int_equal(oldest, 12);
+    g[1] = I(-1);
+    assert_int_equal(rc_team_args_roster_at_parse(g, 2, &gone, &oldest, &n), RC_E_INTERNAL);
 }
 
 /* A roster cut at its best (its entries ranks 2 and 5; more of its members
@@ -415,6 +454,7 @@ int main(void)
         cmocka_unit_test(a_members_reply_is_parsed_and_checked),
         cmocka_unit_test(a_roster_reply_says_how_many_are_on_the_board),
         cmocka_unit_test(a_cut_roster_reads_when_its_best_may_change),
+        cmocka_unit_test(a_roster_at_call_names_its_keys_and_its_replies_are_checked),
         cmocka_unit_test(the_tracker_follows_random_moves_joins_and_leaves_exactly),
         cmocka_unit_test(with_places_a_change_near_the_list_reads),
         cmocka_unit_test(an_index_by_listed_ranks_judges_as_every_event_would),
