@@ -391,18 +391,19 @@ if op == 'team' then
   local tml = KEYS[17]
   if tml then
     local function jname(x) if x == '' then return 'null' end return '"' .. x .. '"' end
-    if redis.call('LLEN', tml) == 0 then
+    if redis.call('EXISTS', tml) == 0 then
       local from, from_at = seq_now(), at
       if had_none then from, from_at = 0, 0 end
       redis.call('RPUSH', tml, '{"from":' .. from .. ',"from_at":' .. num(from_at) .. '}')
     end
-    redis.call('RPUSH', tml, '{"bseq":' .. seq_now() .. ',"at":' .. num(at) .. ',"member":"' .. member ..
-      '","old":' .. jname(old) .. ',"new":' .. jname(new) .. '}')
-    if redis.call('LLEN', tml) > logcap + 1 then
-      redis.call('LPOP', tml)
-      redis.call('LTRIM', tml, -logcap, -1)
+    local n = redis.call('RPUSH', tml, '{"bseq":' .. seq_now() .. ',"at":' .. num(at) .. ',"member":"' ..
+      member .. '","old":' .. jname(old) .. ',"new":' .. jname(new) .. '}')
+    if n > logcap + 1 then
+      -- the newest logcap + 1 entries kept; the oldest of them gives way to
+      -- the header, which then says from its seq and time on
+      redis.call('LTRIM', tml, -(logcap + 1), -1)
       local fs, fa = string.match(redis.call('LINDEX', tml, 0), '^{"bseq":(%d+),"at":([^,]+)')
-      redis.call('LPUSH', tml, '{"from":' .. fs .. ',"from_at":' .. fa .. '}')
+      redis.call('LSET', tml, 0, '{"from":' .. fs .. ',"from_at":' .. fa .. '}')
     end
   end
   -- a move changes two teams: its first event says "move":1, so a read

@@ -317,6 +317,43 @@ test('get of a roster at every seq of players and at times between changes equal
   }
 });
 
+test("the membership log keeps as many entries as the board's log (history_max); a roster at a seq it still reaches is exact, one before is out_of_range", { skip, timeout: 60000 }, async (t) => {
+  const config = h.configWith(t, { 'board players': { history_max: 6 } });
+  const { redis, gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const ok = async (req, op) => assert.equal((await ws.request(req, 10000)).op, op);
+  const team = new Map(); // the replay: each member's team
+  const moves = async (list) => {
+    for (const [member, tm] of list) {
+      await ok({ op: 'team', board: 'players', member, team: tm }, 'teamed');
+      if (tm) team.set(member, tm); else team.delete(member);
+    }
+  };
+  await ok({ op: 'incr', board: 'players', member: 'ann', delta: 5 }, 'ack'); // seq 1
+  await ok({ op: 'incr', board: 'players', member: 'bob', delta: 3 }, 'ack'); // seq 2
+  await moves([['ann', 'red'], ['bob', 'red'], ['cy', 'blue'], ['ann', 'blue'], ['bob', null],
+    ['dee', 'red'], ['cy', 'red'], ['ann', 'red'], ['bob', 'blue'], ['eve', 'red']]);
+  const at2 = new Map(team);
+  await ok({ op: 'incr', board: 'players', member: 'cy', delta: 4 }, 'ack'); // seq 3
+  await moves([['dee', null], ['ann', 'blue'], ['bob', 'red']]);
+  const log = (await redis.cli('LRANGE', 'rc:{players|}:tml', '0', '-1')).split('\n');
+  assert.equal(log.length, 7, log.join('\n'));
+  assert.match(log[0], /^\{"from":2,"from_at":\d+\}$/);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  for (const [s, members] of [[2, at2], [3, team]]) {
+    for (const tm of ['red', 'blue']) {
+      const on = [...members].filter(([, x]) => x === tm).map(([m]) => m).sort();
+      const snap = await reader.request({ op: 'get', board: 'players', view: { team: tm }, at: { seq: s } }, 10000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      assert.deepEqual([...snap.rows.map((x) => x.member), ...snap.absent].sort(), on, `${tm} at ${s}: ${JSON.stringify(snap)}`);
+      assert.equal(snap.total, on.length);
+    }
+  }
+  const e = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 1 } }, 10000);
+  assert.equal(e.code, 'out_of_range', JSON.stringify(e));
+  assert.equal(e.oldest_seq, 2);
+});
+
 test('a roster at a moment its membership history does not reach is out_of_range with the oldest seq', { skip, timeout: 60000 }, async (t) => {
   const { redis, gw } = await h.startStack(t);
   const ws = await h.connectWs(t, gw.wsUrl);
