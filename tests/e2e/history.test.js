@@ -450,7 +450,7 @@ test('property: random writes, removes and reversals; get at every seq and time 
   assert.deepEqual(rowsOf(rest.body.rows), states.get(Math.floor(last / 2)));
 });
 
-test('get at every seq of players and squads on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
+test('get at every seq of players and squads, and of a roster, on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
   const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
   const gw = await h.startGateway(t, { redis: cluster.seeds });
   const ws = await h.connectWs(t, gw.wsUrl);
@@ -462,6 +462,14 @@ test('get at every seq of players and squads on the 3+3 cluster equals the repla
       assert.equal(snap.at_seq, shown, JSON.stringify(snap));
       assert.deepEqual(rowsOf(snap.rows), states[shown], `${board} at seq ${s} on the cluster`);
     }
+  }
+  // rosters at every seq: the membership's log is in players' slot
+  for (let s = 0; s <= r.pseq; s++) {
+    const on = [...r.mStates[s]].filter(([, x]) => x === 'red').map(([m]) => m);
+    const snap = await ws.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: s } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.deepEqual([snap.total, rowsOf(snap.rows)], [on.length, r.pStates[s].filter((x) => on.includes(x.member))],
+      `roster red at seq ${s} on the cluster`);
   }
 });
 
