@@ -285,42 +285,48 @@ elseif kind == 'members' or kind == 'roster' then
     for m in string.gmatch(ARGV[6], '%S+') do names[#names + 1] = m end
   end
   for i = argn, #ARGV do names[#names + 1] = ARGV[i] end
-  local found = {}
+  -- the listed members on the board: names and composites in plain
+  -- arrays (a team of 100,000 makes no table per member)
+  local fn, fs, fc = {}, {}, {}
   for i = 1, #names do
     local c = redis.call('ZSCORE', z, names[i])
-    if c then found[#found + 1] = { names[i], c, tonumber(c) } end
+    if c then
+      local k = #fn + 1
+      fn[k] = names[i]; fs[k] = c; fc[k] = tonumber(c)
+    end
   end
   -- the best `limit` in board order: those better than the limit-th best
   -- composite, then those tied on it by rank, as Redis orders equal scores;
   -- ranks only for those (a team of any size: one ZSCORE a member, one
   -- sort of plain numbers, and about `limit` rank lookups)
-  local keep = #found
-  local rows = found
-  if limit > 0 and keep > limit then
+  local rows = {}
+  local function row(j) return { fn[j], fs[j], fc[j] } end
+  if limit > 0 and #fn > limit then
     local cs = {}
-    for j = 1, #found do cs[j] = found[j][3] end
+    for j = 1, #fc do cs[j] = fc[j] end
     table.sort(cs)
     local edge = cs[limit]
     if desc then edge = cs[#cs - limit + 1] end
     local tied = {}
-    rows = {}
-    for j = 1, #found do
-      local c = found[j][3]
-      if c == edge then tied[#tied + 1] = found[j]
-      elseif (desc and c > edge) or (not desc and c < edge) then rows[#rows + 1] = found[j] end
+    for j = 1, #fn do
+      local c = fc[j]
+      if c == edge then tied[#tied + 1] = row(j)
+      elseif (desc and c > edge) or (not desc and c < edge) then rows[#rows + 1] = row(j) end
     end
     for j = 1, #tied do tied[j][4] = rank0(tied[j][1]) end
     table.sort(tied, function(a, b) return a[4] < b[4] end)
     for j = 1, limit - #rows do rows[#rows + 1] = tied[j] end
-    keep = limit
+  else
+    for j = 1, #fn do rows[j] = row(j) end
   end
+  local keep = #rows
   for j = 1, keep do
     local f = rows[j]
     if not f[4] then f[4] = rank0(f[1]) end
   end
   table.sort(rows, function(a, b) return a[4] < b[4] end)
   local out = head(0)
-  if kind == 'roster' then out[#out + 1] = #found end
+  if kind == 'roster' then out[#out + 1] = #fn end
   for j = 1, keep do
     local f = rows[j]
     local place, tied = 0, 0
