@@ -85,4 +85,12 @@ int64_t rc_moment_margin(int64_t k);
 int64_t rc_moment_rank(int desc, const char *member, double c, int64_t ahead,
                        const struct rc_moment_change *changes, size_t nchanges);
 
+/* rc_moment_rank for n members at once (rows[i]: a member and its composite
+ * at S, ahead[i] its count) into ranks[0..n): the changes are collapsed and
+ * sorted once, and each rank is two binary searches, not a pass over them
+ * (a roster of thousands at a moment, docs/history.md). Returns 0 or
+ * RC_E_INTERNAL (out of memory). */
+int rc_moment_ranks(int desc, const struct rc_moment_row *rows, const int64_t *ahead, size_t n,
+                    const struct rc_moment_change *changes, size_t nchanges, int64_t *ranks);
+
 #endif
