@@ -98,6 +98,12 @@ static int str_cmp(const void *a, const void *b)
 
 long rc_members_absent(const char *list, uint32_t n, const struct rc_row *rows, size_t nrows, const char **absent)
 {
+    return rc_members_absent_max(list, n, rows, nrows, absent, n);
+}
+
+long rc_members_absent_max(const char *list, uint32_t n, const struct rc_row *rows, size_t nrows,
+                           const char **absent, size_t max)
+{
     /* rows are at most the list's size: sort their names, look each listed
      * name up (n log n, not n * nrows) */
     const char **on = nrows ? malloc(nrows * sizeof *on) : NULL;
@@ -109,7 +115,7 @@ long rc_members_absent(const char *list, uint32_t n, const struct rc_row *rows, 
         qsort(on, nrows, sizeof *on, str_cmp);
     long k = 0;
     const char *p = list;
-    for (uint32_t i = 0; i < n; i++, p = rc_members_next(p))
+    for (uint32_t i = 0; i < n && (size_t)k < max; i++, p = rc_members_next(p))
         if (!nrows || !bsearch(&p, on, nrows, sizeof *on, str_cmp))
             absent[k++] = p;
     free(on);

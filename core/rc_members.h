@@ -47,6 +47,11 @@ static inline const char *rc_members_next(const char *p)
  * copy of the rows' members when nrows is large; -1 when out of memory. */
 long rc_members_absent(const char *list, uint32_t n, const struct rc_row *rows, size_t nrows, const char **absent);
 
+/* rc_members_absent, the first `max` of them only (absent[] has room for
+ * max): a big team's roster lists thousands (docs/teams.md). */
+long rc_members_absent_max(const char *list, uint32_t n, const struct rc_row *rows, size_t nrows,
+                           const char **absent, size_t max);
+
 /* 1 when member is one of the n names of list. */
 int rc_members_has(const char *list, uint32_t n, const char *member);
 

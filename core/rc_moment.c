@@ -312,4 +312,30 @@ int rc_moment_near(const struct rc_moment_in *in, double bound, int inclusive, i
     *ahead = rc_moment_ahead(in->desc, bound, inclusive, now_ahead, in->changes, in->nchanges);
     int64_t first = *ahead > radius ? *ahead - radius : 0;
     return rc_moment_range(in, first, *ahead - first + radius + 1, out);
+int rc_moment_ranks(int desc, const struct rc_moment_row *rows, const int64_t *ahead, size_t n,
+                    const struct rc_moment_change *changes, size_t nchanges, int64_t *ranks)
+{
+    struct rebuild r;
+    if (rebuild_init(&r, desc, changes, nchanges, 0) != 0)
+        return RC_E_INTERNAL;
+    /* the touched members where they stand now (counted in ahead); r.at_s
+     * holds them where they stood at S */
+    struct rc_moment_row *now = malloc((r.nt ? r.nt : 1) * sizeof *now);
+    if (!now) {
+        rebuild_free(&r);
+        return RC_E_INTERNAL;
+    }
+    size_t nn = 0;
+    for (size_t i = 0; i < r.nt; i++)
+        if (r.t[i].has_p)
+            now[nn++] = (struct rc_moment_row){r.t[i].member, r.t[i].p};
+    g_desc = desc;
+    qsort(now, nn, sizeof *now, cmp_row);
+    /* (a member's own row at S is its composite then: never before itself) */
+    for (size_t i = 0; i < n; i++)
+        ranks[i] = 1 + ahead[i] - (int64_t)count_before(desc, now, nn, &rows[i]) +
+                   (int64_t)count_before(desc, r.at_s, r.na, &rows[i]);
+    free(now);
+    rebuild_free(&r);
+    return 0;
 }

@@ -105,5 +105,12 @@ int64_t rc_moment_ahead(int desc, double bound, int inclusive, int64_t now_ahead
  * rc_moment_range. */
 int rc_moment_near(const struct rc_moment_in *in, double bound, int inclusive, int64_t now_ahead, int64_t radius,
                    struct rc_moment_out *out, int64_t *ahead);
+/* rc_moment_rank for n members at once (rows[i]: a member and its composite
+ * at S, ahead[i] its count) into ranks[0..n): the changes are collapsed and
+ * sorted once, and each rank is two binary searches, not a pass over them
+ * (a roster of thousands at a moment, docs/history.md). Returns 0 or
+ * RC_E_INTERNAL (out of memory). */
+int rc_moment_ranks(int desc, const struct rc_moment_row *rows, const int64_t *ahead, size_t n,
+                    const struct rc_moment_change *changes, size_t nchanges, int64_t *ranks);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "rc_err.h"
 
-static const char *const kind_word[] = {"range", "around", "rank", "log", "counts", "near", "members"};
+static const char *const kind_word[] = {"range", "around", "rank", "log", "counts", "near", "members", "roster"};
 
 /* A composite as read.lua passes it on to ZCOUNT and ZRANGE BYSCORE (exact
  * for every double; composites are whole numbers). NaN: "" (counts 0). */
@@ -45,7 +45,7 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
                        struct rc_read_args *out)
 {
     static const char *const suffix[RC_READ_NKEYS] = {"z", "seq", "log", "epoch", "frz", "fz"};
-    if ((unsigned)req->kind > RC_READ_MEMBERS)
+    if ((unsigned)req->kind > RC_READ_ROSTER)
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
         if (rc_keys_board(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
@@ -117,6 +117,22 @@ int rc_read_args_build(const char *board, const char *period, enum rc_order orde
         out->nargv = 4;
         for (const char *p = req->members; out->nargv < 4 + req->nmembers; p += strlen(p) + 1)
             out->argv[out->nargv++] = p;
+        return 0;
+    case RC_READ_ROSTER:
+        /* ARGV[4] the tie unit or "", ARGV[5] best, ARGV[6] the names */
+        if (!req->joined || !req->joined[0] || req->best < 0)
+            return RC_E_BAD_REQUEST;
+        out->argv[3] = "";
+        if (req->places) {
+            if (!(req->tie_unit >= 0) || req->tie_unit > 9007199254740992.0)
+                return RC_E_BAD_REQUEST;
+            snprintf(out->num[2], sizeof out->num[2], "%.17g", req->tie_unit);
+            out->argv[3] = out->num[2];
+        }
+        snprintf(out->num[1], sizeof out->num[1], "%" PRId64, req->best);
+        out->argv[4] = out->num[1];
+        out->argv[5] = req->joined;
+        out->nargv = 6;
         return 0;
     }
     if (req->places && (req->kind == RC_READ_RANGE || req->kind == RC_READ_AROUND)) {
@@ -249,17 +265,17 @@ int rc_read_args_near_parse(const struct rc_reply_item *items, size_t n, struct 
     return 0;
 }
 
-int rc_read_args_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
-                          struct rc_read_mrow *rows, size_t cap, size_t *nrows)
+/* The rows of a members (off RC_READ_HEAD) or roster (one more) reply. */
+static int mrows_parse(const struct rc_reply_item *items, size_t n, size_t off, const struct rc_read_head *head,
+                       struct rc_read_mrow *rows, size_t cap, size_t *nrows)
 {
-    *nrows = 0;
-    if (rc_read_args_head_parse(items, n, head) || head->first_rank != 0 || (n - RC_READ_HEAD) % 5)
+    if (n < off || (n - off) % 5)
         return RC_E_INTERNAL;
-    size_t k = (n - RC_READ_HEAD) / 5;
+    size_t k = (n - off) / 5;
     if (k > cap)
         return RC_E_INTERNAL;
     for (size_t i = 0; i < k; i++) {
-        const struct rc_reply_item *it = &items[RC_READ_HEAD + 5 * i];
+        const struct rc_reply_item *it = &items[off + 5 * i];
         int64_t tied;
         struct rc_read_mrow *r = &rows[i];
         if (it[0].is_int || !it[0].str || !it[0].str[0] || it[1].is_int || parse_composite(it[1].str, &r->c) ||
@@ -272,4 +288,28 @@ int rc_read_args_members_parse(const struct rc_reply_item *items, size_t n, stru
     }
     *nrows = k;
     return 0;
+}
+
+int rc_read_args_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
+                          struct rc_read_mrow *rows, size_t cap, size_t *nrows)
+{
+    *nrows = 0;
+    if (rc_read_args_head_parse(items, n, head) || head->first_rank != 0)
+        return RC_E_INTERNAL;
+    return mrows_parse(items, n, RC_READ_HEAD, head, rows, cap, nrows);
+}
+
+int rc_read_args_roster_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head, int64_t *found,
+                              struct rc_read_mrow *rows, size_t cap, size_t *nrows)
+{
+    *nrows = 0;
+    if (rc_read_args_head_parse(items, n, head) || head->first_rank != 0 || n <= RC_READ_HEAD ||
+        item_count(&items[RC_READ_HEAD], found) || *found > head->total)
+        return RC_E_INTERNAL;
+    int rc = mrows_parse(items, n, RC_READ_HEAD + 1, head, rows, cap, nrows);
+    if (!rc && (int64_t)*nrows > *found)
+        rc = RC_E_INTERNAL;
+    if (rc)
+        *nrows = 0;
+    return rc;
 }

@@ -21,7 +21,7 @@
 #define RC_READ_ARGV_MAX (3 + 2 * RC_READ_COUNTS_MAX)
 
 enum rc_read_kind { RC_READ_RANGE, RC_READ_AROUND, RC_READ_RANK, RC_READ_LOG, RC_READ_COUNTS, RC_READ_NEAR,
-                    RC_READ_MEMBERS };
+                    RC_READ_MEMBERS, RC_READ_ROSTER };
 
 /* What to read (the script's kinds). */
 struct rc_read_req {
@@ -41,6 +41,9 @@ struct rc_read_req {
     double tie_unit;        /* with places: core/rc_places.h, rc_places_unit */
     const char *members;    /* MEMBERS: a packed list (core/rc_members.h), borrowed for the call */
     uint32_t nmembers;      /* MEMBERS: 1..RC_MEMBERS_MAX */
+    const char *joined;     /* ROSTER: the team's members joined by spaces (any count, one
+                               argument), borrowed for the call */
+    int64_t best;           /* ROSTER: the most rows (the best by rank); 0: all */
     int live;               /* the live board through a freeze (admin live views,
                                the archive); 0: what the audience sees */
 };
@@ -146,5 +149,12 @@ struct rc_read_mrow {
  * more rows than cap). */
 int rc_read_args_members_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head,
                           struct rc_read_mrow *rows, size_t cap, size_t *nrows);
+
+/* Decodes a roster reply items[0..n): the head (first_rank 0), found (the
+ * listed members on the board, at least the rows that follow), then the
+ * members reply's rows. Returns 0 or RC_E_INTERNAL as
+ * rc_read_args_members_parse. */
+int rc_read_args_roster_parse(const struct rc_reply_item *items, size_t n, struct rc_read_head *head, int64_t *found,
+                              struct rc_read_mrow *rows, size_t cap, size_t *nrows);
 
 #endif

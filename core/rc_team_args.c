@@ -7,6 +7,9 @@
 #include "rc_codec.h"
 #include "rc_conf.h"
 #include "rc_err.h"
+#include "rc_names.h"
+
+#include <string.h>
 
 int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int reset, int64_t now_ms, int cluster,
                        struct rc_team_args *out, struct rc_error *err)
@@ -43,5 +46,46 @@ int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int 
     a[6] = cluster ? "SPUBLISH" : "PUBLISH";
     out->epoch[0] = '\0';
     a[7] = out->epoch;
+    return 0;
+}
+
+int rc_team_args_roster_at(const struct rc_board *b, const char *team, int by_time, int64_t target,
+                           struct rc_team_args *out, struct rc_error *err)
+{
+    if (!b->teams[0])
+        return rc_err_set(err, RC_E_BAD_REQUEST, "a roster needs a board with teams (docs/teams.md)");
+    if (rc_keys_board(out->keys[0], RC_KEY_MAX, b->name, "", "tm", NULL) ||
+        rc_keys_board(out->keys[1], RC_KEY_MAX, b->name, "", "tml", NULL) ||
+        rc_keys_board(out->keys[2], RC_KEY_MAX, b->name, "", "seq", NULL))
+        return rc_err_set(err, RC_E_INTERNAL, "key name too long");
+    for (unsigned i = 0; i < RC_TEAM_AT_NKEYS; i++)
+        out->words[i] = out->keys[i];
+    snprintf(out->num[0], sizeof out->num[0], "%" PRId64, target);
+    out->words[3] = "roster_at";
+    out->words[4] = team;
+    out->words[5] = by_time ? "time" : "seq";
+    out->words[6] = out->num[0];
+    return 0;
+}
+
+int rc_team_args_roster_at_parse(const struct rc_reply_item *items, size_t n, int *gone, int64_t *oldest,
+                                 size_t *nmembers)
+{
+    *gone = 0;
+    *oldest = 0;
+    *nmembers = 0;
+    if (n < 2 || items[0].is_int || !items[0].str || !items[1].is_int)
+        return RC_E_INTERNAL;
+    if (strcmp(items[0].str, "gone") == 0) {
+        *gone = 1;
+        *oldest = items[1].integer;
+        return n == 2 && *oldest >= 0 ? 0 : RC_E_INTERNAL;
+    }
+    if (strcmp(items[0].str, "ok") != 0 || items[1].integer < 0 || (uint64_t)items[1].integer != n - 2)
+        return RC_E_INTERNAL;
+    for (size_t i = 2; i < n; i++)
+        if (items[i].is_int || !items[i].str || !rc_names_member_name_valid(items[i].str, strlen(items[i].str)))
+            return RC_E_INTERNAL;
+    *nmembers = n - 2;
     return 0;
 }

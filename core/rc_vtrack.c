@@ -38,6 +38,11 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
     t->nent = n;
 }
 
+void rc_vtrack_members_cut(struct rc_vtrack *t)
+{
+    t->cut = 1;
+}
+
 /* The first entry with rank >= r. */
 static size_t first_at(const struct rc_vtrack *t, int64_t r)
 {
@@ -139,7 +144,7 @@ int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, 
     return RC_VTRACK_SAME;
 }
 
-int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed_join, int has_old, int64_t old_rank,
+int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int has_old, int64_t old_rank,
                             int has_new, int64_t rank, double c)
 {
     if (t->ok && seq <= t->seq)
@@ -151,9 +156,16 @@ int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed_join, i
     size_t self = has_old ? first_at(t, old_rank) : t->nent;
     if (self < t->nent && t->ent[self].rank != old_rank)
         self = t->nent;
-    if (!has_old && listed_join)
+    if (!has_old && listed)
         return changed(t); /* a listed member arrives: its row needs a read (profile) */
     int64_t deepest = t->nent ? t->ent[t->nent - 1].rank : 0;
+    /* cut at its best (a big team's roster): listed members below the
+     * deepest entry are not known; one passing it enters the entries, and
+     * an entry falling to it or leaving may let one of them in */
+    if (t->cut && listed && self == t->nent && has_new && rank <= deepest)
+        return changed(t);
+    if (t->cut && self < t->nent && (!has_new || rank >= deepest))
+        return changed(t);
     if (t->places && (self < t->nent || (has_old ? old_rank : rank) <= deepest + 1 ||
                       (has_new && rank <= deepest + 1)))
         return changed(t); /* places depend on the points above and the row after */

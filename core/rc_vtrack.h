@@ -61,6 +61,8 @@ struct rc_vtrack {
     size_t nent;
     int64_t total;        /* member list: members on the board at seq */
     int members;          /* 1: a member list */
+    int cut;              /* member list: entries are its best by rank only; more listed
+                             members are on the board below them (rc_vtrack_members_cut) */
 };
 
 /* A listed member on the board, as the tracker knows it at its seq. */
@@ -91,13 +93,19 @@ void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t rad
 void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct rc_vtrack_entry *ent, size_t n,
                        int places);
 
-/* Judges change event seq for a member list: the member (listed_join: it is
- * listed, needed only when !has_old) was at old_rank (has_old) and is at
+/* The member list just read (rc_vtrack_members) holds only the best of its
+ * listed members on the board (a big team's roster, docs/teams.md): a
+ * listed member outside the entries that passes the deepest one, and an
+ * entry that falls to the deepest rank or leaves, read again. */
+void rc_vtrack_members_cut(struct rc_vtrack *t);
+
+/* Judges change event seq for a member list: the member (listed: it is
+ * listed, needed when !has_old or the tracker is cut) was at old_rank (has_old) and is at
  * rank with composite c (has_new). Returns an enum rc_vtrack_result:
  * SAME (no listed row changed), MOVED (entries now as at seq: some rank,
  * composite or entry changed; an entry that left is dropped), CHANGED (read
  * again; the tracker forgets) or OLD. */
-int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed_join, int has_old, int64_t old_rank,
+int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int has_old, int64_t old_rank,
                             int has_new, int64_t rank, double c);
 /* The ranks [*lo, *hi] (1-based, inclusive) whose change can change the
  * window (with shared places from rank 1 to one row past its end), as

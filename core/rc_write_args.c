@@ -147,6 +147,8 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
         for (unsigned i = 0; i < 5; i++)
             if (rc_keys_board(out->keys[11 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
                 return rc_err_set(err, RC_E_INTERNAL, "key name too long");
+        if (rc_keys_board(out->keys[16], RC_KEY_MAX, store, "", "tml", NULL)) /* the membership's log */
+            return rc_err_set(err, RC_E_INTERNAL, "key name too long");
         out->nkeys = RC_WRITE_NKEYS;
     }
 

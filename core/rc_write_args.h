@@ -23,9 +23,10 @@
 #include "rc_period.h"
 #include "rc_proto.h"
 
-#define RC_WRITE_NKEYS 16 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch,
+#define RC_WRITE_NKEYS 17 /* z seq log req f ch, the bucket (hot boards), the blocklist, the epoch,
                              the arrival counters (tiebreak = arrival); a board with teams adds
-                             the membership hash and its team board's z seq log ch epoch */
+                             the membership hash, its team board's z seq log ch epoch and the
+                             membership's log */
 #define RC_WRITE_NKEYS_PLAIN 10
 #define RC_WRITE_ARGV_MAX (20 + 4 * RC_MAX_FIELDS)
 #define RC_WRITE_ARG_LEN 40 /* any one number or word of ARGV */

@@ -358,6 +358,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_add_script(app->redis, &app->teams_script);
     gw_redis_channel_pattern(app->redis, GW_FANOUT_CHANNEL_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
+    gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_TM_PATTERN);
 
     if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0 || gw_queue_start(app) != 0 ||
         gw_webhook_start(app) != 0)

@@ -9,7 +9,7 @@
 -- KEYS[5] rc:{B|P}:frz   the freeze state (lua/freeze.lua)
 -- KEYS[6] rc:{B|P}:fz    the frozen copy (lua/freeze.lua)
 --
--- ARGV[1] kind: range | around | rank | log | counts | near | members | moment
+-- ARGV[1] kind: range | around | rank | log | counts | near | members | roster | moment
 -- ARGV[2] order: desc | asc
 -- ARGV[3] "1": the live board (an admin's live view, the archive); "0": what
 --         the audience sees: while the board is frozen, the frozen copy as
@@ -32,6 +32,9 @@
 --         by ranges on score with LIMIT (no scan)
 -- members: ARGV[4] the tie unit for shared places, or "" (none);
 --         ARGV[5..] the listed member names (a member list, PROTOCOL v1.2)
+-- roster: ARGV[4] as members; ARGV[5] K, the most rows to return (0: all);
+--         ARGV[6] the team's members joined by spaces (one argument, any
+--         count: a team of any size, docs/teams.md): its best K by rank
 -- range and around take an optional last ARGV (ARGV[6]): the tie unit, for
 --   shared places (core/rc_places.h): 2^T, or 0 to tie on equal scores
 --   (decaying boards). With it the reply carries two more head items.
@@ -61,6 +64,9 @@
 -- members reply: { seq, total, 0, epoch, frozen, S, R, fv, then per listed
 --              member on the board, in rank order: member, composite, rank
 --              (1-based), place, tied (place and tied 0 without a tie unit) }
+-- roster reply: { seq, total, 0, epoch, frozen, S, R, fv, found, then the
+--              members reply's rows for the best K of them }; found: the
+--              listed members on the board (more than the rows: cut at K)
 -- near reply:  { seq, total, 0, epoch, frozen, S, R, fv, ahead, na,
 --              m1, c1, ..., m(na), c(na), then up to R+1 rows behind }
 --   ahead       the members ahead of c (the inclusive rule above)
@@ -277,19 +283,61 @@ elseif kind == 'near' then
   end
   for i = 1, #behind do out[#out + 1] = behind[i] end
   return out
-elseif kind == 'members' then
+elseif kind == 'members' or kind == 'roster' then
   local unit = tonumber(ARGV[4])
-  local found = {}
-  for i = 5, #ARGV do
-    local c = redis.call('ZSCORE', z, ARGV[i])
-    if c then found[#found + 1] = { ARGV[i], c, rank0(ARGV[i]) + 1 } end
+  local names, limit, argn = {}, 0, 5
+  if kind == 'roster' then
+    limit, argn = tonumber(ARGV[5]), 7
+    for m in string.gmatch(ARGV[6], '%S+') do names[#names + 1] = m end
   end
-  table.sort(found, function(a, b) return a[3] < b[3] end)
+  for i = argn, #ARGV do names[#names + 1] = ARGV[i] end
+  -- the listed members on the board: names and composites in plain
+  -- arrays (a team of 100,000 makes no table per member)
+  local fn, fs, fc = {}, {}, {}
+  for i = 1, #names do
+    local c = redis.call('ZSCORE', z, names[i])
+    if c then
+      local k = #fn + 1
+      fn[k] = names[i]; fs[k] = c; fc[k] = tonumber(c)
+    end
+  end
+  -- the best `limit` in board order: those better than the limit-th best
+  -- composite, then those tied on it by rank, as Redis orders equal scores;
+  -- ranks only for those (a team of any size: one ZSCORE a member, one
+  -- sort of plain numbers, and about `limit` rank lookups)
+  local rows = {}
+  local function row(j) return { fn[j], fs[j], fc[j] } end
+  if limit > 0 and #fn > limit then
+    local cs = {}
+    for j = 1, #fc do cs[j] = fc[j] end
+    table.sort(cs)
+    local edge = cs[limit]
+    if desc then edge = cs[#cs - limit + 1] end
+    local tied = {}
+    for j = 1, #fn do
+      local c = fc[j]
+      if c == edge then tied[#tied + 1] = row(j)
+      elseif (desc and c > edge) or (not desc and c < edge) then rows[#rows + 1] = row(j) end
+    end
+    for j = 1, #tied do tied[j][4] = rank0(tied[j][1]) end
+    table.sort(tied, function(a, b) return a[4] < b[4] end)
+    for j = 1, limit - #rows do rows[#rows + 1] = tied[j] end
+  else
+    for j = 1, #fn do rows[j] = row(j) end
+  end
+  local keep = #rows
+  for j = 1, keep do
+    local f = rows[j]
+    if not f[4] then f[4] = rank0(f[1]) end
+  end
+  table.sort(rows, function(a, b) return a[4] < b[4] end)
   local out = head(0)
-  for _, f in ipairs(found) do
+  if kind == 'roster' then out[#out + 1] = #fn end
+  for j = 1, keep do
+    local f = rows[j]
     local place, tied = 0, 0
     if unit then
-      local c = tonumber(f[2])
+      local c = f[3]
       place = above(unit, c) + 1
       local same
       if unit > 0 then
@@ -300,7 +348,7 @@ elseif kind == 'members' then
       end
       if same > 1 then tied = 1 end
     end
-    out[#out + 1] = f[1]; out[#out + 1] = f[2]; out[#out + 1] = f[3]
+    out[#out + 1] = f[1]; out[#out + 1] = f[2]; out[#out + 1] = f[4] + 1
     out[#out + 1] = place; out[#out + 1] = tied
   end
   return out

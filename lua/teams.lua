@@ -24,6 +24,56 @@
 -- lua/admin.lua resets a board; the membership stays.
 --
 -- Reply: { "ok", teams changed, T's seq }
+--
+-- roster_at (read only; docs/history.md, "Rosters at a moment"): the members
+-- of one team at a past moment of B, from the present membership and the
+-- membership's log (lua/write.lua, op team) undone back to it.
+--   KEYS[1] rc:{B|}:tm  KEYS[2] rc:{B|}:tml  KEYS[3] rc:{B|}:seq
+--   ARGV[1] roster_at  ARGV[2] the team id  ARGV[3] seq | time  ARGV[4] S or MS
+--   By seq, the membership until B's change S+1 (changes logged with a
+--   bseq after S undone); by time, at MS (changes after MS undone).
+--   Reply: { "ok", n, member1, ... } (sorted by name), or { "gone", oldest
+--   seq } when the log does not reach back that far (its header's from,
+--   from_at).
+
+if ARGV[1] == 'roster_at' then
+  local tmk, tml, team, by_time, target = KEYS[1], KEYS[2], ARGV[2], ARGV[3] == 'time', tonumber(ARGV[4])
+  local log = redis.call('LRANGE', tml, 0, -1)
+  local from, from_at = 0, 0
+  if #log > 0 then
+    from, from_at = string.match(log[1], '^{"from":(%d+),"from_at":([^}]+)}')
+    from, from_at = tonumber(from), tonumber(from_at)
+  elseif redis.call('EXISTS', tmk) == 1 then
+    -- a membership that never went through the op (older data, redis-cli):
+    -- only the present is known (B's present seq)
+    from = tonumber(redis.call('GET', KEYS[3]) or '0')
+    from_at = math.huge
+  end
+  if (by_time and target < from_at) or (not by_time and target < from) then return { 'gone', from } end
+  -- newest first: each member's team then is the "old" of its first change after the moment
+  local was = {}
+  for i = #log, 2, -1 do
+    local e = log[i]
+    local bseq, at = string.match(e, '^{"bseq":(%d+),"at":([^,]+)')
+    if (by_time and tonumber(at) <= target) or (not by_time and tonumber(bseq) <= target) then break end
+    local m = string.match(e, '"member":"([^"]*)"')
+    local old = string.match(e, '"old":"([^"]*)"') or ''
+    was[m] = old
+  end
+  local out = {}
+  local all = redis.call('HGETALL', tmk)
+  for i = 1, #all, 2 do
+    local m = all[i]
+    if string.sub(m, 1, 1) ~= '#' and was[m] == nil and all[i + 1] == team then out[#out + 1] = m end
+  end
+  for m, t in pairs(was) do
+    if t == team then out[#out + 1] = m end
+  end
+  table.sort(out)
+  local reply = { 'ok', #out }
+  for i = 1, #out do reply[#reply + 1] = out[i] end
+  return reply
+end
 
 local z, tm, tz, tseqkey, tlogkey, tchan, tekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local mode, at, slot = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -26,6 +26,7 @@
 -- KEYS[11] rc:{B|}:tm     membership: member -> team id, and "#"..team -> the
 --                         team's member count ('#' starts no member)
 -- KEYS[12..16] T's z, seq, log, ch and epoch: rc:{B|P}{T}:z ... in B's tag
+-- KEYS[17] rc:{B|}:tml    the membership's log (op team; "Teams" below)
 --
 -- ARGV[1]  op: incr | set | best | submit, or team (ARGV[3]: the new team
 --          id, "" to leave; see "Teams" below)
@@ -160,7 +161,13 @@
 -- one, one event per team changed (two consecutive seqs of T for a move,
 -- the first marked "move":1; a team whose last member left goes with
 -- "c": null). A member without
--- points changes only the membership. Reply to op team:
+-- points changes only the membership. Every membership change is logged
+-- on KEYS[17] (docs/history.md, "Rosters at a moment"): a header
+-- {"from":S,"from_at":MS} (entries are whole for every change after B's
+-- seq S and time MS: 0 0 when the log began with no membership at all),
+-- then {"bseq":B's seq,"at":MS,"member":M,"old":T|null,"new":T|null} per
+-- change, capped at the log cap (the header follows the oldest kept).
+-- Reply to op team:
 --   { "teamed", team or "", seq of B, seq of T, changed }
 -- Replies of the writes get three more items after `changed`: team id
 -- ("" when none), team score (string, "" when none), team rank (0).
@@ -371,6 +378,7 @@ if op == 'team' then
     end
   end
   -- every check passed: membership, then the teams, old first
+  local had_none = redis.call('EXISTS', tmkey) == 0
   if old ~= '' then
     if old_left then redis.call('HDEL', tmkey, '#' .. old) else redis.call('HINCRBY', tmkey, '#' .. old, -1) end
   end
@@ -379,6 +387,24 @@ if op == 'team' then
     redis.call('HINCRBY', tmkey, '#' .. new, 1)
   else
     redis.call('HDEL', tmkey, member)
+  end
+  local tml = KEYS[17]
+  if tml then
+    local function jname(x) if x == '' then return 'null' end return '"' .. x .. '"' end
+    if redis.call('EXISTS', tml) == 0 then
+      local from, from_at = seq_now(), at
+      if had_none then from, from_at = 0, 0 end
+      redis.call('RPUSH', tml, '{"from":' .. from .. ',"from_at":' .. num(from_at) .. '}')
+    end
+    local n = redis.call('RPUSH', tml, '{"bseq":' .. seq_now() .. ',"at":' .. num(at) .. ',"member":"' ..
+      member .. '","old":' .. jname(old) .. ',"new":' .. jname(new) .. '}')
+    if n > logcap + 1 then
+      -- the newest logcap + 1 entries kept; the oldest of them gives way to
+      -- the header, which then says from its seq and time on
+      redis.call('LTRIM', tml, -(logcap + 1), -1)
+      local fs, fa = string.match(redis.call('LINDEX', tml, 0), '^{"bseq":(%d+),"at":([^,]+)')
+      redis.call('LSET', tml, 0, '{"from":' .. fs .. ',"from_at":' .. fa .. '}')
+    end
   end
   -- a move changes two teams: its first event says "move":1, so a read
   -- at a past moment never shows one half (docs/history.md)

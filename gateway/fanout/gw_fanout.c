@@ -30,6 +30,7 @@ struct gw_fanout *gw_fanout_new(struct gw_app *app)
         return NULL;
     f->app = app;
     f->drop_sub = drop_sub;
+    f->tick_teams = gw_rowteam_load_tick;
     uint64_t seed[2] = {0, 0};
     if (uv_random(NULL, NULL, seed, sizeof seed, 0, NULL) != 0) {
         gw_log_warn("no random seed for the board table; using the clock");
@@ -377,7 +378,8 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
 {
     char name[RC_SHARD_NAME_MAX + 1], period[RC_PERIOD_ID_MAX];
     int keyspace = pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_PATTERN) == 0;
-    if (keyspace)
+    int tmspace = pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_TM_PATTERN) == 0;
+    if (keyspace || tmspace)
         f->app->metrics.keyspace_events++;
     if (parse_tag(channel, name, period) != 0)
         return;
@@ -392,6 +394,11 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         return; /* nobody watches this board here */
     if (sharded != (b->decl->shards > 1) || (sharded && shard >= b->decl->shards))
         return; /* keys of another layout (shards changed, or a stray key) */
+    if (tmspace) {
+        if (!sharded)
+            gw_rowteam_load_keyspace(b, payload, len); /* its team membership (docs/teams.md) */
+        return;
+    }
     if (sharded)
         gw_reads_shard_heard(b); /* its read views read again at the tick (lists that follow events: when ranked) */
     if (keyspace) {

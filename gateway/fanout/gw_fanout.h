@@ -112,5 +112,6 @@ void gw_viewers_stop(struct gw_fanout *f);
 /* The pub/sub patterns the fan-out needs. */
 #define GW_FANOUT_CHANNEL_PATTERN "rc:{*}:ch"
 #define GW_FANOUT_KEYSPACE_PATTERN "__keyspace@*__:rc:{*}:z"
+#define GW_FANOUT_KEYSPACE_TM_PATTERN "__keyspace@*__:rc:{*}:tm" /* team membership (docs/teams.md) */
 
 #endif

@@ -86,8 +86,6 @@
                                     event (a lost last event shows no gap: gw_feed.c) */
 #define GW_FO_FIRST_ROWS_PER_TURN 4096 /* rows of first answers (snapshots, cuts) one loop turn makes:
                                          past them, subscribes wait for the next turns (gw_first.c) */
-#define GW_FO_ROSTER_MAX 250 /* members of a team its roster view reads (one lua/read.lua call): it
-                                shows their best RC_MEMBERS_MAX */
 #define GW_FO_FIRST_US_PER_TURN 4000   /* ... and the time they may take (µs): on a loaded machine 4,096
                                          rows took 20-50 ms, a ping's wait behind them (issue 23) */
 #define GW_FO_MIRROR_MAX_ROWS 1000 /* top-N and pages ending within this are cut from the mirror */
@@ -336,6 +334,9 @@ struct gw_fanout {
     /* Drops subscription s (gw_fanout.c): the upward call of a replay that
      * failed to start (gw_replay.c is below gw_fanout.c) */
     void (*drop_sub)(struct gw_fanout *f, struct gw_sub *s);
+    /* The tick's look at a board's team membership notifications
+     * (gw_rowteam_load_tick, set by gw_fanout.c: the tick is below it) */
+    void (*tick_teams)(struct gw_board *b);
 };
 
 static inline struct gw_view *gw_fo_first_view(const struct gw_board *b)

@@ -15,7 +15,7 @@
 static int board_has_work(const struct gw_board *b)
 {
     return b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
-           b->due;
+           b->due || gw_rowteam_ks_pending(b->rt);
 }
 
 /* Whether the tick's look at b may send its viewers something (what stamps
@@ -83,6 +83,8 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
 
 static void board_tick(struct gw_board *b)
 {
+    if (gw_rowteam_ks_pending(b->rt))
+        b->f->tick_teams(b); /* its membership changed outside rankcast? (docs/teams.md) */
     if (b->ks_pending > 0 && b->mirror_on) {
         /* a ZADD no script event explained: made outside */
         b->moves_break++;

@@ -51,10 +51,11 @@ static void judge_members(struct gw_view *v, const struct rc_event *ev, int from
         r = (rc_vtrack_forget(&v->trk), RC_VTRACK_CHANGED);
     } else {
         const struct rc_view *s = &v->r.spec;
-        int listed_join = !ev->has_old &&
-                          (s->kind == RC_VIEW_TEAM ? v->board && gw_rowteam_on(v->board->rt, ev->member, s->around)
-                                                   : rc_members_has(s->members, s->nmembers, ev->member));
-        r = rc_vtrack_members_event(&v->trk, ev->seq, listed_join, ev->has_old, ev->old_rank, ev->has_new, ev->rank,
+        /* (asked only when it matters: a join, or a roster cut at its best) */
+        int listed = (!ev->has_old || v->trk.cut) &&
+                     (s->kind == RC_VIEW_TEAM ? v->board && gw_rowteam_on(v->board->rt, ev->member, s->around)
+                                              : rc_members_has(s->members, s->nmembers, ev->member));
+        r = rc_vtrack_members_event(&v->trk, ev->seq, listed, ev->has_old, ev->old_rank, ev->has_new, ev->rank,
                                     ev->c);
     }
     if (r == RC_VTRACK_CHANGED) {
@@ -308,6 +309,8 @@ static void track(struct gw_view *v, const struct gw_window *w)
         if (keep_base(v, w) != 0)
             return; /* (out of memory: not tracked, every event reads) */
         rc_vtrack_members(&v->trk, w->seq, w->total, v->ment, w->n, s->places);
+        if (w->found > (int64_t)w->n)
+            rc_vtrack_members_cut(&v->trk); /* a big team's best (gw_view_read.c) */
     } else if (s->kind == RC_VIEW_TOP || s->kind == RC_VIEW_PAGE) {
         rc_vtrack_page(&v->trk, w->seq, (int64_t)s->offset, (int64_t)s->limit, s->places);
     } else {

@@ -90,7 +90,7 @@ const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_reque
     if (r->view.places)
         return "places = shared is not replayed yet (docs/history.md)";
     if (r->view.kind == RC_VIEW_TEAM)
-        return "a roster is not replayed: team membership keeps no history (replay its members as a member list)";
+        return "a roster is not replayed yet (get it at a moment, or replay its members as a member list)";
     if (r->replay_kind == RC_AT_TIME && decl->shards <= 1 && r->replay_from < 0)
         return "replay.from.time must be a time";
     return NULL;

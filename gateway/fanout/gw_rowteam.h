@@ -23,6 +23,13 @@ struct gw_rowteam {
     int loaded;                  /* read from Redis at least once */
     int loading;                 /* a read is out */
     int again;                   /* a team message came while it was out: read again after */
+    /* Changes made outside rankcast (gw_rowteam_load_keyspace): the hash's
+     * keyspace notifications heard, those the team messages explain (the
+     * writes lua/write.lua's op team makes), its "del"s (the op's own when
+     * it emptied the hash), and whether the last tick found some unexplained */
+    int64_t ks_heard, ks_explained;
+    int ks_dels;
+    int ks_waited;
 };
 
 struct gw_rowteam *gw_rowteam_new(struct rc_hash_key key);
@@ -39,6 +46,11 @@ void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w);
  * into *out (malloc'd; NULL when none), *n names, *len bytes. Returns 0 or
  * RC_E_INTERNAL. */
 int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out, uint32_t *n, uint32_t *len);
+/* 1 while rt has keyspace notifications of its membership to judge
+ * (gw_rowteam_load_keyspace); rt may be NULL. */
+int gw_rowteam_ks_pending(const struct gw_rowteam *rt);
+/* 1 when some member is on a team. */
+int gw_rowteam_any(const struct gw_rowteam *rt);
 /* 1 when member is on team (the view's own kind of "listed", for rosters). */
 int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team);
 

@@ -113,6 +113,8 @@ void gw_rowteam_load(struct gw_board *b, int again)
     const char *argv[2] = {"HGETALL", key};
     b->refs++;
     rt->loading = 1;
+    rt->ks_heard = rt->ks_explained = 0; /* (the read sees what they announced) */
+    rt->ks_dels = rt->ks_waited = 0;
     if (gw_redis_command(b->f->app->redis, key, strlen(key), 2, argv, NULL, on_loaded, b) != 0) {
         rt->loading = 0;
         b->refs--; /* read when Redis is back (gw_fanout_redis_up) */
@@ -133,8 +135,44 @@ void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len)
     const char *was = gw_rowteam_of(b->rt, member);
     char old[RC_MEMBER_MAX + 1];
     snprintf(old, sizeof old, "%s", was ? was : "");
+    /* the writes it announces (lua/write.lua, op team): the old team's
+     * count (HINCRBY or HDEL), then HSET and HINCRBY of the new, or HDEL */
+    b->rt->ks_explained += (old[0] ? 1 : 0) + (team[0] ? 2 : 1);
     if (gw_rowteam_set(b->rt, member, team) != 0)
         b->rt->again = 1;
     refresh_views(b);
     rosters(b, old[0] ? old : team, team[0] ? team : NULL);
+}
+
+void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t len)
+{
+    struct gw_rowteam *rt = b->rt;
+    if (!rt || !rt->loaded)
+        return; /* (not read yet, or a read is coming: it will have it) */
+    if (len == 3 && memcmp(payload, "del", 3) == 0)
+        rt->ks_dels++; /* op team's HDEL that emptied the hash, or anyone's DEL */
+    else if (!(len == 6 && memcmp(payload, "expire", 6) == 0))
+        rt->ks_heard++;
+    gw_board_wake(b);
+}
+
+void gw_rowteam_load_tick(struct gw_board *b)
+{
+    struct gw_rowteam *rt = b->rt;
+    if (!rt || rt->loading || !gw_rowteam_ks_pending(rt))
+        return;
+    /* a "del" is the op's own only when the hash is empty now: nobody on a team */
+    int outside = rt->ks_heard > rt->ks_explained || (rt->ks_dels && gw_rowteam_any(rt));
+    if (!outside) {
+        rt->ks_heard = rt->ks_explained = 0; /* (more explained: 'h' not in notify-keyspace-events) */
+        rt->ks_dels = rt->ks_waited = 0;
+        return;
+    }
+    if (!rt->ks_waited) {
+        rt->ks_waited = 1; /* its team message may come in a later read of the connection */
+        gw_board_wake(b);
+        return;
+    }
+    gw_log_info("board %s: its team membership changed outside rankcast: read again", b->r.name);
+    gw_rowteam_load(b, 1);
 }

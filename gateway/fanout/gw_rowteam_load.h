@@ -14,6 +14,15 @@ struct gw_view;
 void gw_rowteam_load(struct gw_board *b, int again);
 /* A team message on b's channel (core/rc_event.h, rc_event_team_parse). */
 void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len);
+/* A keyspace notification (payload: the command, "hset", "del", ...) on b's
+ * membership hash rc:{B|}:tm. Each team op's writes come just before its
+ * team message (same script, same connection): the tick reads the
+ * membership again when some stay unexplained (gw_rowteam_load_tick). */
+void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t len);
+/* The tick's look: notifications no team message explained for a whole
+ * tick were changes made outside rankcast: the membership is read again
+ * (rows and rosters follow, roster viewers get a snapshot). */
+void gw_rowteam_load_tick(struct gw_board *b);
 /* Roster view v's member list taken from its board's membership now (when
  * read), and v read again (its viewers get a snapshot: absent and total
  * changed with the list). */

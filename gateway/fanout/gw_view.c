@@ -56,11 +56,11 @@ char *gw_view_encode_snapshot(const struct gw_view *v, const struct gw_window *w
     if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM) { /* (v1.2) listed, not on the board */
         const char *list = v->r.spec.kind == RC_VIEW_TEAM ? v->roster : v->r.spec.members;
         uint32_t n = v->r.spec.kind == RC_VIEW_TEAM ? v->nroster : v->r.spec.nmembers;
-        long na = n ? rc_members_absent(list, n, w->rows, w->n, absent) : 0;
+        /* a big team's roster: its best 200, those on the board first */
+        size_t room = w->n < RC_MEMBERS_MAX ? RC_MEMBERS_MAX - w->n : 0;
+        long na = n && room ? rc_members_absent_max(list, n, w->rows, w->n, absent, room) : 0;
         if (na < 0)
             return NULL;
-        if (v->r.spec.kind == RC_VIEW_TEAM && w->n + (size_t)na > RC_MEMBERS_MAX)
-            na = (long)(RC_MEMBERS_MAX - w->n); /* a big team's roster: its best 200, those on the board first */
         m.has_absent = 1;
         m.absent = absent;
         m.nabsent = (size_t)na;

@@ -9,6 +9,7 @@
 #include "gw_app.h"
 #include "base/gw_fault.h"
 #include "net/gw_conn.h"
+#include "rc_members.h"
 #include "rc_proto.h"
 
 void gw_view_read_fail_pending(struct gw_view *v, int code)
@@ -84,22 +85,12 @@ void gw_view_read(struct gw_view *v)
     } else if (v->r.spec.kind == RC_VIEW_TEAM) {
         if (!v->roster_ok)
             return; /* (its list comes with the board's membership: gw_rowteam_load_roster_view) */
-        if (v->nroster > GW_FO_ROSTER_MAX) {
-            for (struct gw_sub *s = v->subs; s; s = s->vnext) /* (told once: read again when the list changes) */
-                if (s->pending && s->id_json) {
-                    gw_conn_reply(s->conn, rc_proto_encode_error(s->id_json, RC_E_BAD_REQUEST,
-                                                           "rosters of teams over 250 members are not served yet"));
-                    free(s->id_json);
-                    s->id_json = NULL;
-                }
-            v->dirty = 0;
-            return;
-        }
         spec.kind = v->nroster ? GW_READ_MEMBERS : GW_READ_RANGE; /* an empty team: the head alone */
         spec.members = v->roster;
         v->read_roster_gen = v->roster_gen;
         spec.nmembers = v->nroster;
         spec.members_len = v->roster_len;
+        spec.best = RC_MEMBERS_MAX; /* a team of any size: its best 200 (lua/read.lua, roster) */
         spec.first = 1;
         spec.count = 0;
     } else {

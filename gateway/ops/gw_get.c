@@ -9,6 +9,7 @@
 
 #include "gw_app.h"
 #include "ops/gw_roster.h"
+#include "ops/gw_roster_at.h"
 #include "store/gw_read_at.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
@@ -29,6 +30,10 @@ struct get_call {
     int by_time;                /* the moment is a time (or history's points) */
     char *members;              /* a member list's names (owned), for its absent */
     uint32_t nmembers;
+    int64_t roster_total;       /* a roster at a moment: the team's member count then; -1: none */
+    int by_time_target;         /* (a roster: the moment asked, for its members' read) */
+    char team[RC_MEMBER_MAX + 1]; /* a roster: its team, each row's "team" then */
+    int64_t target;
 };
 
 static void call_free(struct get_call *c)
@@ -97,8 +102,18 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
             .at_time = res->at_time,
         };
         const char *absent[RC_MEMBERS_MAX];
-        long na = c->members ? rc_members_absent(c->members, c->nmembers, res->w->rows, res->w->n, absent) : 0;
-        m.has_absent = c->members != NULL;
+        if (c->roster_total >= 0) { /* its best 200 then, total the team's member count then */
+            gw_window_truncate(res->w, c->nmembers ? RC_MEMBERS_MAX : 0);
+            for (size_t i = 0; i < res->w->n; i++)
+                res->w->rows[i].team = c->team; /* (on the team then: that is why it is a row) */
+            m.rows = gw_window_rows_out(res->w, c->decl);
+            m.total = c->roster_total;
+        }
+        size_t room = res->w->n < RC_MEMBERS_MAX ? RC_MEMBERS_MAX - res->w->n : 0;
+        long na = c->members && c->nmembers && room
+                      ? rc_members_absent_max(c->members, c->nmembers, res->w->rows, res->w->n, absent, room)
+                      : 0;
+        m.has_absent = c->members != NULL || c->roster_total >= 0;
         m.absent = absent;
         m.nabsent = na > 0 ? (size_t)na : 0;
         if (na < 0 || !(json = rc_proto_rows_snapshot(&m)))
@@ -136,6 +151,7 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
     struct get_call *c = calloc(1, sizeof *c);
     if (!c)
         return rc_err_set(err, RC_E_INTERNAL, "out of memory");
+    c->roster_total = -1;
     /* reading past a freeze is the caster's: admin scope, as "live" on subscribe */
     int code = gw_ops_authorize(app, who, r->view.live ? RC_SCOPE_ADMIN : RC_SCOPE_READ, r->board, err);
     if (!code)
@@ -169,6 +185,43 @@ static int start(struct gw_app *app, const struct gw_caller *who, const struct r
     return 0;
 }
 
+/* A roster at a moment: its members then are known; read them as a member
+ * list at that moment (an empty team: the board's head alone). */
+static void on_roster(int code, int gone, int64_t oldest, const char *members, uint32_t n, uint32_t len,
+                      void *privdata)
+{
+    struct get_call *c = privdata;
+    char msg[200];
+    if (!code && gone) {
+        code = RC_E_OUT_OF_RANGE;
+        gw_metrics_error(&c->app->metrics, code);
+        snprintf(msg, sizeof msg, "board %s's team membership history does not reach that moment: the oldest seq "
+                 "a roster can show is %" PRId64, c->board, oldest);
+        c->done(c->privdata, code, rc_proto_at_encode_gone(c->id_json, msg, oldest));
+        call_free(c);
+        return;
+    }
+    int64_t target = c->target;
+    struct rc_moment_req req = {.by_time = c->by_time_target, .audience = c->audience, .targets = &target,
+                                .ntargets = 1, .view = RC_MOMENT_RANGE, .first = 0, .count = 1};
+    c->roster_total = n;
+    if (!code && n) {
+        req.view = RC_MOMENT_LIST;
+        req.members = members;
+        req.nmembers = n;
+        if (!(c->members = malloc(len)))
+            code = RC_E_INTERNAL;
+        else
+            memcpy(c->members, members, len);
+        c->nmembers = n;
+    }
+    if (!code && (code = gw_read_at(&c->app->store, c->decl, c->board, c->period.id, &req, on_read, c)) == 0)
+        return;
+    c->done(c->privdata, code, gw_ops_error(c->app, c->id_json, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable"
+                                                                                             : "read failed"));
+    call_free(c);
+}
+
 void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct rc_request *r, gw_op_done *done,
                  void *privdata)
 {
@@ -180,17 +233,27 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
             gw_ops_snapshot(app, who, r, done, privdata);
         return;
     }
-    if (r->view.kind == RC_VIEW_TEAM) {
-        /* team membership keeps no history: who was on the team then is
-         * not known (docs/history.md) */
-        done(privdata, RC_E_BAD_REQUEST,
-             gw_ops_error(app, r->id_json, RC_E_BAD_REQUEST, "a roster at a moment is not served: team membership "
-                         "keeps no history (ask for the members as a member list)"));
-        return;
-    }
     struct rc_error err = {0, ""};
     struct get_call *c = NULL;
     int code = start(app, who, r, r->at_kind == RC_AT_TIME ? r->at : 0, &c, &err);
+    if (!code && r->view.kind == RC_VIEW_TEAM) {
+        /* a roster: who was on the team then first (gw_roster_at.c) */
+        c->done = done;
+        c->privdata = privdata;
+        c->by_time_target = r->at_kind == RC_AT_TIME;
+        snprintf(c->team, sizeof c->team, "%s", r->view.around);
+        c->target = r->at;
+        if (!c->decl->teams[0])
+            code = rc_err_set(&err, RC_E_BAD_REQUEST, "a roster needs a board with teams (docs/teams.md)");
+        else if ((code = gw_roster_at_members(app, c->decl, r->view.around, c->by_time_target, r->at, on_roster,
+                                              c)) == 0)
+            return;
+        else
+            rc_err_set(&err, code, code == RC_E_UNAVAILABLE ? "Redis is unreachable" : "read failed");
+        call_free(c);
+        done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
+        return;
+    }
     if (!code) {
         c->done = done;
         c->privdata = privdata;

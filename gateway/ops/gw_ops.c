@@ -417,9 +417,10 @@ static void answer_read(struct read_call *c, int code, struct gw_window *w)
             m.rows.n = w->n;
             m.total = c->roster_total;
         }
-        long na = c->members && c->nmembers ? rc_members_absent(c->members, c->nmembers, w->rows, w->n, absent) : 0;
-        if (c->roster_total >= 0 && na > 0 && w->n + (size_t)na > RC_MEMBERS_MAX)
-            na = (long)(RC_MEMBERS_MAX - w->n);
+        size_t room = w->n < RC_MEMBERS_MAX ? RC_MEMBERS_MAX - w->n : 0; /* (a roster's best 200) */
+        long na = c->members && c->nmembers && room
+                      ? rc_members_absent_max(c->members, c->nmembers, w->rows, w->n, absent, room)
+                      : 0;
         m.has_absent = c->members != NULL || c->roster_total >= 0;
         m.absent = absent;
         m.nabsent = na > 0 ? (size_t)na : 0;
@@ -518,6 +519,7 @@ static void start_read(struct gw_app *app, const struct gw_caller *who, const st
             spec.members = r->view.members;
             spec.nmembers = r->view.nmembers;
             spec.members_len = r->view.members_len;
+            spec.best = c->roster_total >= 0 ? RC_MEMBERS_MAX : 0; /* a roster: its best 200, any team size */
             if (!(c->members = malloc(r->view.members_len)))
                 code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
             else

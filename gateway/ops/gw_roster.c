@@ -1,8 +1,8 @@
 /* gw_roster.c - a roster read over REST (GET /api/v1/boards/{b}?team=T,
  * PROTOCOL v1.2, docs/teams.md): the team's members from the board's
- * membership (one HGETALL of rc:{B|}:tm), then one member-list read of
- * them through gw_ops (its best 200 by rank, total the team's member
- * count, absent those without points). The fan-out's rosters keep the same
+ * membership (one HGETALL of rc:{B|}:tm), then one roster read of them
+ * through gw_ops (lua/read.lua: its best 200 by rank, any team size; total
+ * the team's member count, absent those without points). The fan-out's rosters keep the same
  * membership in memory (fanout/gw_rowteam.c); a one-off read asks Redis. */
 #include "ops/gw_roster.h"
 
@@ -21,8 +21,6 @@
 #include "rc_members.h"
 #include "rc_names.h"
 #include "rc_period.h"
-
-#define ROSTER_MAX 250 /* members one read takes (as the fan-out's rosters) */
 
 struct roster_call {
     struct gw_app *app;
@@ -65,11 +63,6 @@ static void on_members(redisReply *rep, void *privdata)
     }
     if (!names) {
         finish(k, RC_E_INTERNAL, "out of memory");
-        return;
-    }
-    if (n > ROSTER_MAX) {
-        free(names);
-        finish(k, RC_E_BAD_REQUEST, "rosters of teams over 250 members are not served yet");
         return;
     }
     struct rc_request r = k->r;

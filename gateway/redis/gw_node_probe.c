@@ -96,6 +96,6 @@ void gw_node_probe_pong(struct gw_node *r)
     r->keyspace_ok = r->probe_heard >= 2;
     if (!r->keyspace_ok)
         gw_log_warn("redis %s:%d: keyspace notifications are off: changes made outside rankcast will not reach "
-                    "viewers; set notify-keyspace-events to include Kgzxe in redis.conf (docs/security.md)",
+                    "viewers; set notify-keyspace-events to include Kghzxe in redis.conf (docs/security.md)",
                     r->host, r->opts.port);
 }

@@ -16,7 +16,7 @@
 
 /* What rankcast needs: K keyspace channel, g generic (del, rename, expire),
  * z sorted sets, x expired, e evicted. */
-#define KEYSPACE_FLAGS "Kgzxe"
+#define KEYSPACE_FLAGS "Kghzxe" /* h: team membership hashes (docs/teams.md) */
 /* The classes Redis' "A" alias stands for (so "AK" already covers us). */
 #define KEYSPACE_ALL_CLASSES "g$lshzxetd"
 

@@ -72,7 +72,7 @@ static int parse_window(const struct rc_board *b, const redisReply *r, int place
 }
 
 /* A members reply -> window: each row with its own rank, place and tied. */
-static int parse_members(const struct rc_board *b, const redisReply *r, int places, struct gw_window *w)
+static int parse_members(const struct rc_board *b, const redisReply *r, int places, int roster, struct gw_window *w)
 {
     struct rc_reply_item *items = NULL;
     struct rc_read_mrow *mrows = NULL;
@@ -89,7 +89,8 @@ static int parse_members(const struct rc_board *b, const redisReply *r, int plac
     mrows = malloc(cap * sizeof *mrows);
     rows = malloc(cap * sizeof *rows);
     if (!items || !mrows || !rows || gw_script_reply_items(r, items, r->elements) != r->elements ||
-        rc_read_args_members_parse(items, r->elements, &head, mrows, cap, &n))
+        (roster ? rc_read_args_roster_parse(items, r->elements, &head, &w->found, mrows, cap, &n)
+                : rc_read_args_members_parse(items, r->elements, &head, mrows, cap, &n)))
         goto cleanup;
     gw_window_set_head(w, &head);
     w->first_rank = 0;
@@ -113,7 +114,7 @@ static void on_read(redisReply *reply, void *privdata)
 {
     struct pending *p = privdata;
     if (p->spec.kind == GW_READ_MEMBERS) {
-        int rc = parse_members(p->b, reply, p->spec.places, p->w);
+        int rc = parse_members(p->b, reply, p->spec.places, p->spec.best > 0, p->w);
         if (rc) {
             finish(p, rc);
             return;
@@ -162,10 +163,11 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
         req.kind = RC_READ_RANK;
         break;
     case GW_READ_MEMBERS:
-        req.kind = RC_READ_MEMBERS;
+        req.kind = spec->best > 0 ? RC_READ_ROSTER : RC_READ_MEMBERS;
         req.places = spec->places;
         req.members = spec->members;
         req.nmembers = spec->nmembers;
+        req.best = spec->best;
         if (!spec->members || !spec->nmembers || !spec->members_len)
             return RC_E_BAD_REQUEST;
         break;
@@ -196,6 +198,14 @@ int gw_read(const struct gw_store *s, const struct rc_board *b, const char *boar
         }
         memcpy(p->members, spec->members, spec->members_len);
         p->spec.members = p->members;
+        if (req.kind == RC_READ_ROSTER) {
+            /* one argument, the names joined by spaces (no name has one) */
+            for (uint32_t i = 0; i + 1 < spec->members_len; i++)
+                if (!p->members[i])
+                    p->members[i] = ' ';
+            req.joined = p->members;
+            p->spec.members = NULL; /* (not a packed list now; nothing after the call reads it) */
+        }
     }
     int rc = gw_read_call(s, b, board, period, &req, on_read, p);
     if (rc) {

@@ -45,6 +45,8 @@ struct gw_window {
     /* every row's member in one block the window owns (gw_window_set_mirror_rows),
      * or NULL: each row owns its own */
     char *members;
+    int64_t found;                 /* a roster read (gw_read_spec.best): its members on the board,
+                                      more than n when the rows are cut at best; else 0 */
 };
 
 void gw_window_free(struct gw_window *w);
@@ -97,6 +99,9 @@ struct gw_read_spec {
                                       rows are the listed members on the board, each with its own
                                       rank (rc_row.rank), first_rank 0 */
     uint32_t nmembers, members_len;
+    int64_t best;                  /* MEMBERS: > 0, a roster (any count of members, docs/teams.md):
+                                      only the best `best` of them by rank; w->found says how many
+                                      are on the board */
     int live;                      /* the live board through a freeze (else what the audience sees) */
 };
 

@@ -120,13 +120,23 @@ static int rebuild_list(struct at_call *c, const struct rc_moment_reply *r)
     }
     size_t n = 0;
     const char *m = c->members;
+    struct rc_moment_row *mr = rc ? NULL : malloc((c->nmembers + 1) * sizeof *mr);
+    int64_t *ahead = rc ? NULL : malloc((c->nmembers + 1) * sizeof *ahead);
+    if (!rc && (!mr || !ahead))
+        rc = RC_E_INTERNAL;
     for (uint32_t i = 0; !rc && i < c->nmembers; i++, m += strlen(m) + 1) {
         const struct rc_moment_target *l = &r->listed[i];
         if (!l->has_c)
             continue;
         rows[n] = (struct rc_read_row){m, l->c};
-        ranks[n++] = rc_moment_rank(desc, m, l->c, l->ahead, in.changes, in.nchanges);
+        mr[n] = (struct rc_moment_row){m, l->c};
+        ahead[n++] = l->ahead;
     }
+    /* all at once: a roster lists thousands (rc_moment_ranks) */
+    if (!rc)
+        rc = rc_moment_ranks(desc, mr, ahead, n, in.changes, in.nchanges, ranks);
+    free(mr);
+    free(ahead);
     if (!rc) {
         w->seq = t->seq;
         w->first_rank = 0;

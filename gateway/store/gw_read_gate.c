@@ -87,6 +87,8 @@ int64_t gw_read_gate_rows(const struct rc_read_req *req)
         return 2 * (req->radius > 0 ? req->radius : 0) + 1;
     case RC_READ_MEMBERS:
         return req->nmembers > 0 ? req->nmembers : 1;
+    case RC_READ_ROSTER:
+        return req->best > 0 ? req->best : 1;
     default:
         return 1;
     }

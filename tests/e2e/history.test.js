@@ -83,11 +83,18 @@ async function playAndReplay(t, gw, ws) {
     else req = { op: 'team', board: 'players', member: m, team: rnd(4) === 0 ? null : teams[rnd(3)] };
     const reply = await ws.request(req, 10000);
     assert.ok(reply.op === 'ack' || reply.op === 'teamed', JSON.stringify(reply));
-    ops.push({ req, reply });
-    if (i % 15 === 14) await h.sleep(1100); // some changes a second apart: ties by time
+    const op = { req, reply };
+    ops.push(op);
+    if (i % 15 === 14) { // some changes a second apart: ties by time
+      op.gap = Date.now() + 550; // a time between this op and the next (a roster by time)
+      await h.sleep(1100);
+    }
   }
   const P = new Map(); const T = new Map(); const team = new Map(); const count = new Map();
   const pStates = [[]]; const tStates = [[]]; const halves = new Set();
+  // the membership at each seq of players: as it stood until the next
+  // change (team ops after change S count for S), and at the gaps' times
+  const mStates = [new Map()]; const gaps = [];
   let pseq = 0; let tseq = 0;
   const lastP = Math.max(0, ...ops.filter((o) => o.reply.op === 'ack').map((o) => o.reply.seq));
   const lastT = Math.max(0, ...ops.filter((o) => o.reply.op === 'teamed').map((o) => o.reply.team_seq));
@@ -98,9 +105,10 @@ async function playAndReplay(t, gw, ws) {
     tseq++;
     tStates[tseq] = standings(T);
   };
-  for (const { req, reply } of ops) {
+  for (const { req, reply, gap } of ops) {
     if (req.op === 'team') {
       const old = team.get(req.member) || ''; const nt = req.team || '';
+      if (gap) gaps.push({ ms: gap, team: new Map(team) }); // (unchanged by this op when old === nt)
       if (old === nt) continue;
       const pts = P.has(req.member) ? P.get(req.member).pts : null;
       const oldLeft = old !== '' && (count.get(old) || 1) <= 1;
@@ -108,6 +116,8 @@ async function playAndReplay(t, gw, ws) {
       const oldsum = old !== '' && pts !== null && !oldLeft && T.has(old) ? T.get(old).pts - pts : null;
       if (old !== '') { if (oldLeft) count.delete(old); else count.set(old, count.get(old) - 1); }
       if (nt !== '') { team.set(req.member, nt); count.set(nt, (count.get(nt) || 0) + 1); } else team.delete(req.member);
+      mStates[pseq] = new Map(team);
+      if (gap) gaps[gaps.length - 1].team = new Map(team);
       const before = tseq;
       // the changes' time: the last event of this op on squads
       const at = tAt.get(reply.team_seq);
@@ -122,12 +132,14 @@ async function playAndReplay(t, gw, ws) {
     const old = P.get(req.member); const oldp = old ? old.pts : null;
     const v = req.op === 'incr' ? req.delta : req.value;
     const newp = req.op === 'incr' ? (oldp ?? 0) + v : req.op === 'set' ? v : (oldp === null || v > oldp ? v : oldp);
+    if (gap) gaps.push({ ms: gap, team: new Map(team) });
     if (oldp !== null && newp === oldp) { assert.equal(reply.seq, pseq, 'no change, no seq'); continue; }
     const at = pAt.get(reply.seq);
     P.set(req.member, { pts: newp, sec: sec(at) });
     pseq++;
     assert.equal(reply.seq, pseq, `players seq after ${JSON.stringify(req)}`);
     pStates[pseq] = standings(P);
+    mStates[pseq] = new Map(team);
     const tm = team.get(req.member);
     if (tm) {
       const d = newp - (oldp ?? 0);
@@ -136,7 +148,7 @@ async function playAndReplay(t, gw, ws) {
   }
   assert.equal(tseq, Math.max(lastT, tseq));
   await h.waitFor(() => tseq === 0 || tAt.has(tseq), 10000, 'squads events');
-  return { pStates, tStates, halves, pAt, tAt, pseq, tseq };
+  return { pStates, tStates, halves, pAt, tAt, pseq, tseq, mStates, gaps };
 }
 
 /* The highest seq whose change time is at or before ms (0 before them all). */
@@ -220,7 +232,7 @@ test('get at every seq and time of players and squads equals a replay of the wri
   assert.deepEqual(rest.body.points, hist.points);
 });
 
-test('get of a member list at every seq of players and squads equals the replay; a roster at a moment is refused', { skip, timeout: 240000 }, async (t) => {
+test('get of a member list at every seq of players and squads equals the replay', { skip, timeout: 240000 }, async (t) => {
   const { gw } = await h.startStack(t);
   const ws = await h.connectWs(t, gw.wsUrl);
   const r = await playAndReplay(t, gw, ws);
@@ -257,10 +269,117 @@ test('get of a member list at every seq of players and squads equals the replay;
       }
     }
   }
-  // a roster at a moment: the team's membership then is not kept (docs/history.md)
+});
+
+test('get of a roster at every seq of players and at times between changes equals the replay of writes, moves and leaves', { skip, timeout: 240000 }, async (t) => {
+  const { gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const r = await playAndReplay(t, gw, ws);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const want = (standing, members, tm) => {
+    const on = [...members].filter(([, x]) => x === tm).map(([m]) => m);
+    return {
+      total: on.length,
+      rows: standing.filter((x) => on.includes(x.member)),
+      absent: on.filter((m) => !standing.some((x) => x.member === m)).sort(),
+    };
+  };
+  const got = (snap) => ({ total: snap.total, rows: rowsOf(snap.rows), absent: snap.absent });
+  let moved = 0;
+  for (let s = 0; s <= r.pseq; s++) {
+    if (s > 0 && JSON.stringify([...r.mStates[s]]) !== JSON.stringify([...r.mStates[s - 1]])) moved++;
+    for (const tm of ['red', 'blue', 'green', 'nobody']) {
+      const snap = await reader.request({ op: 'get', board: 'players', view: { team: tm }, at: { seq: s } }, 10000);
+      assert.equal(snap.op, 'snapshot', `roster ${tm} at ${s}: ${JSON.stringify(snap)}`);
+      assert.equal(snap.at_seq, s);
+      assert.deepEqual(got(snap), want(r.pStates[s], r.mStates[s], tm), `roster ${tm} at seq ${s}`);
+      assert.ok(snap.rows.every((x) => x.team === tm), JSON.stringify(snap.rows));
+    }
+    if (s % 4 === 1) {
+      const rest = await h.http(gw.base, 'GET', `/api/v1/boards/players?team=red&at_seq=${s}`, undefined, { token: null });
+      assert.equal(rest.status, 200, rest.text);
+      assert.deepEqual(got(rest.body), want(r.pStates[s], r.mStates[s], 'red'), `REST roster red at_seq ${s}`);
+    }
+  }
+  assert.ok(moved >= 10, `the membership changed between ${moved} seqs`);
+  assert.ok(r.gaps.length >= 5);
+  for (const g of r.gaps) {
+    const s = seqAtTime(r.pAt, r.pseq, g.ms);
+    for (const tm of ['red', 'blue', 'green']) {
+      const snap = await reader.request({ op: 'get', board: 'players', view: { team: tm }, at: { time: g.ms } }, 10000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      assert.equal(snap.at_seq, s);
+      assert.deepEqual(got(snap), want(r.pStates[s], g.team, tm), `roster ${tm} at time ${g.ms}`);
+    }
+    const rest = await h.http(gw.base, 'GET', `/api/v1/boards/players?team=blue&at=${g.ms}`, undefined, { token: null });
+    assert.equal(rest.status, 200, rest.text);
+    assert.deepEqual(got(rest.body), want(r.pStates[s], g.team, 'blue'), `REST roster blue at ${g.ms}`);
+  }
+});
+
+test("the membership log keeps as many entries as the board's log (history_max); a roster at a seq it still reaches is exact, one before is out_of_range", { skip, timeout: 60000 }, async (t) => {
+  const config = h.configWith(t, { 'board players': { history_max: 6 } });
+  const { redis, gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const ok = async (req, op) => assert.equal((await ws.request(req, 10000)).op, op);
+  const team = new Map(); // the replay: each member's team
+  const moves = async (list) => {
+    for (const [member, tm] of list) {
+      await ok({ op: 'team', board: 'players', member, team: tm }, 'teamed');
+      if (tm) team.set(member, tm); else team.delete(member);
+    }
+  };
+  await ok({ op: 'incr', board: 'players', member: 'ann', delta: 5 }, 'ack'); // seq 1
+  await ok({ op: 'incr', board: 'players', member: 'bob', delta: 3 }, 'ack'); // seq 2
+  await moves([['ann', 'red'], ['bob', 'red'], ['cy', 'blue'], ['ann', 'blue'], ['bob', null],
+    ['dee', 'red'], ['cy', 'red'], ['ann', 'red'], ['bob', 'blue'], ['eve', 'red']]);
+  const at2 = new Map(team);
+  await ok({ op: 'incr', board: 'players', member: 'cy', delta: 4 }, 'ack'); // seq 3
+  await moves([['dee', null], ['ann', 'blue'], ['bob', 'red']]);
+  const log = (await redis.cli('LRANGE', 'rc:{players|}:tml', '0', '-1')).split('\n');
+  assert.equal(log.length, 7, log.join('\n'));
+  assert.match(log[0], /^\{"from":2,"from_at":\d+\}$/);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  for (const [s, members] of [[2, at2], [3, team]]) {
+    for (const tm of ['red', 'blue']) {
+      const on = [...members].filter(([, x]) => x === tm).map(([m]) => m).sort();
+      const snap = await reader.request({ op: 'get', board: 'players', view: { team: tm }, at: { seq: s } }, 10000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      assert.deepEqual([...snap.rows.map((x) => x.member), ...snap.absent].sort(), on, `${tm} at ${s}: ${JSON.stringify(snap)}`);
+      assert.equal(snap.total, on.length);
+    }
+  }
   const e = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 1 } }, 10000);
+  assert.equal(e.code, 'out_of_range', JSON.stringify(e));
+  assert.equal(e.oldest_seq, 2);
+});
+
+test('a roster at a moment its membership history does not reach is out_of_range with the oldest seq', { skip, timeout: 60000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t);
+  const ws = await h.connectWs(t, gw.wsUrl);
+  for (const [member, delta] of [['ann', 5], ['bob', 7], ['cy', 9]])
+    assert.equal((await ws.request({ op: 'incr', board: 'players', member, delta }, 10000)).op, 'ack');
+  // a membership made outside rankcast: no history of it
+  await redis.cli('HSET', 'rc:{players|}:tm', 'ann', 'red');
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  let e = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 1 } }, 10000);
   assert.equal(e.op, 'error', JSON.stringify(e));
-  assert.equal(e.code, 'bad_request');
+  assert.equal(e.code, 'out_of_range');
+  assert.equal(e.oldest_seq, 3);
+  const now = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 3 } }, 10000);
+  assert.equal(now.op, 'snapshot', JSON.stringify(now));
+  assert.deepEqual(now.rows.map((x) => x.member), ['ann']);
+  // the first team op through rankcast starts the history at the present seq
+  assert.equal((await ws.request({ op: 'team', board: 'players', member: 'bob', team: 'red' }, 10000)).op, 'teamed');
+  assert.equal((await ws.request({ op: 'incr', board: 'players', member: 'cy', delta: 1 }, 10000)).op, 'ack');
+  e = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 2 } }, 10000);
+  assert.equal(e.code, 'out_of_range', JSON.stringify(e));
+  assert.equal(e.oldest_seq, 3);
+  const at3 = await reader.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: 3 } }, 10000);
+  assert.deepEqual([at3.total, at3.rows.map((x) => x.member)], [2, ['bob', 'ann']]);
+  const rest = await h.http(gw.base, 'GET', '/api/v1/boards/players?team=red&at_seq=1', undefined, { token: null });
+  assert.equal(rest.status, 422, rest.text);
+  assert.equal(rest.body.oldest_seq, 3, rest.text);
 });
 
 test('property: random writes, removes and reversals; get at every seq and time equals the state read after each change, also after a gateway restart', { skip, timeout: 240000 }, async (t) => {
@@ -331,7 +450,7 @@ test('property: random writes, removes and reversals; get at every seq and time 
   assert.deepEqual(rowsOf(rest.body.rows), states.get(Math.floor(last / 2)));
 });
 
-test('get at every seq of players and squads on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
+test('get at every seq of players and squads, and of a roster, on the 3+3 cluster equals the replay', { skip, timeout: 300000 }, async (t) => {
   const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
   const gw = await h.startGateway(t, { redis: cluster.seeds });
   const ws = await h.connectWs(t, gw.wsUrl);
@@ -343,6 +462,14 @@ test('get at every seq of players and squads on the 3+3 cluster equals the repla
       assert.equal(snap.at_seq, shown, JSON.stringify(snap));
       assert.deepEqual(rowsOf(snap.rows), states[shown], `${board} at seq ${s} on the cluster`);
     }
+  }
+  // rosters at every seq: the membership's log is in players' slot
+  for (let s = 0; s <= r.pseq; s++) {
+    const on = [...r.mStates[s]].filter(([, x]) => x === 'red').map(([m]) => m);
+    const snap = await ws.request({ op: 'get', board: 'players', view: { team: 'red' }, at: { seq: s } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.deepEqual([snap.total, rowsOf(snap.rows)], [on.length, r.pStates[s].filter((x) => on.includes(x.member))],
+      `roster red at seq ${s} on the cluster`);
   }
 });
 

@@ -204,7 +204,7 @@ test('an ACL user with only the documented commands, keys and channels: everythi
   });
 
   await t.test('keyspace_events = off, set by the operator: on, and an out-of-band ZADD reaches a viewer', async (t2) => {
-    const redis = await startLockedRedis(t2, ['--notify-keyspace-events', 'Kgzxe']);
+    const redis = await startLockedRedis(t2, ['--notify-keyspace-events', 'Kghzxe']);
     await createAclUser(redis);
     const gw = await h.startGateway(t2, { redisPort: redis.port, config: userConfig(t2, { keyspace_events: 'off' }), env });
     const c = await writesAndViews(t2, gw);

@@ -551,7 +551,7 @@ test('REST reads a roster with ?team=', { timeout: 60000 }, async (t) => {
   assert.equal(r.status, 400, r.text);
 });
 
-test('a one-shot get of a roster answers the roster, as REST ?team= does; at a moment it is bad_request', { timeout: 60000 }, async (t) => {
+test('a one-shot get of a roster answers the roster, as REST ?team= does, also at a moment', { timeout: 60000 }, async (t) => {
   const { gw } = await h.startStack(t);
   const c = await h.connectWs(t, gw.wsUrl);
   for (const [m, id] of [['ann', 'red'], ['bob', 'red'], ['cat', 'blue']]) {
@@ -569,12 +569,16 @@ test('a one-shot get of a roster answers the roster, as REST ?team= does; at a m
   assert.deepEqual(Object.assign({}, g, { id: undefined }), Object.assign({ id: undefined }, rest.body));
   const bad = await c.request({ op: 'get', board: 'demo', view: { team: 'red' } });
   assert.equal(bad.code, 'bad_request', JSON.stringify(bad));
-  for (const at of [{ seq: 1 }, { time: Date.now() }]) {
+  // at a moment (docs/history.md, "Rosters at a moment"): seq 1 is cat's
+  // write, before ann's; the present time shows ann on the board
+  for (const [at, rows, absent] of [[{ seq: 1 }, [], ['ann', 'bob']], [{ time: Date.now() }, [[2, 'ann', 'red']], ['bob']]]) {
     const e = await c.request({ op: 'get', board: 'players', view: { team: 'red' }, at });
-    assert.equal(e.code, 'bad_request', JSON.stringify(e));
+    assert.equal(e.op, 'snapshot', JSON.stringify(e));
+    assert.deepEqual([e.total, e.rows.map((x) => [x.rank, x.member, x.team]), e.absent], [2, rows, absent], JSON.stringify(e));
     const q = at.seq !== undefined ? `at_seq=${at.seq}` : `at=${at.time}`;
     const r = await h.http(gw.base, 'GET', `/api/v1/boards/players?team=red&${q}`);
-    assert.equal(r.status, 400, r.text);
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.total, r.body.absent], [2, absent], r.text);
   }
 });
 

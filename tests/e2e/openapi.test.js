@@ -287,7 +287,10 @@ test('every served route answers as docs/openapi.yaml says, success and errors, 
   const listThen = await c('GET', `${B}/match:1?members=user:1,nobody&at_seq=1`, undefined, ANON, 200);
   assert.deepEqual(listThen.body.absent, ['nobody'], listThen.text);
   assert.equal(listThen.body.at_seq, 1, listThen.text);
-  await c('GET', `${B}/players?team=blue&at_seq=1`, undefined, ANON, 400);
+  // a roster at a moment (docs/history.md, "Rosters at a moment")
+  const rosterThen = await c('GET', `${B}/players?team=blue&at_seq=1`, undefined, ANON, 200);
+  assert.equal(rosterThen.body.at_seq, 1, rosterThen.text);
+  assert.equal(rosterThen.body.total, 2, rosterThen.text);
   await c('GET', `${B}/hot?top=3&at_seq=0`, undefined, ANON, 400);
   // a finished period whose keys are gone holds no moment: out_of_range, oldest_seq 0
   const gone = await c('GET', `${B}/daily?top=3&period=2026-01-05&at_seq=3`, undefined, ANON, 422);

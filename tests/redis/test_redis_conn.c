@@ -379,7 +379,7 @@ static void test_keyspace_notifications_are_enabled_after_connect(void **state)
     assert_int_equal(gw_node_psubscribe(f->r, "__keyspace@*__:rc:*"), 0);
     wait_up(f, 1);
     assert_int_equal(gw_node_keyspace_ok(f->r), 1);
-    assert_flags_include(f, "Kgzxe");
+    assert_flags_include(f, "Kghzxe");
     freeReplyObject(ask(f, "ZADD rc:{demo|}:z 1 alice"));
     assert_true(run_until(f, &f->msgs, 1, WAIT_MS));
     assert_string_equal(f->pattern, "__keyspace@*__:rc:*");

@@ -27,6 +27,7 @@
 #include "rc_err.h"
 #include "rc_members.h"
 #include "rc_read_args.h"
+#include "rc_team_args.h"
 #include "rc_vtrack.h"
 
 static void a_list_is_packed_in_the_order_asked(void **state)
@@ -160,6 +161,100 @@ static void a_members_reply_is_parsed_and_checked(void **state)
     assert_string_equal(a.argv[3], "");
     assert_string_equal(a.argv[5], "b");
     free(block);
+}
+
+static void a_roster_reply_says_how_many_are_on_the_board(void **state)
+{
+    (void)state;
+    struct rc_reply_item it[9 + 5] = {I(7), I(20), I(0), S(""), I(0), I(0), I(0), I(0), I(3),
+                                      S("bob"), S("300"), I(2), I(2), I(0)};
+    struct rc_read_head head;
+    struct rc_read_mrow rows[2];
+    size_t n;
+    int64_t found;
+    assert_int_equal(rc_read_args_roster_parse(it, 14, &head, &found, rows, 2, &n), 0);
+    assert_int_equal(found, 3);
+    assert_int_equal(n, 1);
+    assert_string_equal(rows[0].member, "bob");
+    it[8] = I(0); /* fewer on the board than its rows */
+    assert_int_equal(rc_read_args_roster_parse(it, 14, &head, &found, rows, 2, &n), RC_E_INTERNAL);
+    it[8] = I(21); /* more than the board holds */
+    assert_int_equal(rc_read_args_roster_parse(it, 14, &head, &found, rows, 2, &n), RC_E_INTERNAL);
+    /* the call: kind, order, live, unit, best, the names in one argument */
+    struct rc_read_req req = {.kind = RC_READ_ROSTER, .joined = "a b c", .best = 200};
+    struct rc_read_args a;
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_int_equal(a.nargv, 6);
+    assert_string_equal(a.argv[0], "roster");
+    assert_string_equal(a.argv[4], "200");
+    assert_string_equal(a.argv[5], "a b c");
+    req.joined = "";
+    assert_int_equal(rc_read_args_build("b", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
+}
+
+/* A roster at a moment (docs/history.md, "Rosters at a moment"): the call
+ * of lua/teams.lua roster_at, and its two replies. */
+static void a_roster_at_call_names_its_keys_and_its_replies_are_checked(void **state)
+{
+    (void)state;
+    struct rc_board b;
+    memset(&b, 0, sizeof b);
+    snprintf(b.name, sizeof b.name, "players");
+    struct rc_team_args a;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_team_args_roster_at(&b, "red", 0, 5, &a, &err), RC_E_BAD_REQUEST); /* no teams */
+    snprintf(b.teams, sizeof b.teams, "squads");
+    assert_int_equal(rc_team_args_roster_at(&b, "red", 1, 1767225600000LL, &a, &err), 0);
+    assert_string_equal(a.words[0], "rc:{players|}:tm");
+    assert_string_equal(a.words[1], "rc:{players|}:tml");
+    assert_string_equal(a.words[2], "rc:{players|}:seq");
+    assert_string_equal(a.words[3], "roster_at");
+    assert_string_equal(a.words[4], "red");
+    assert_string_equal(a.words[5], "time");
+    assert_string_equal(a.words[6], "1767225600000");
+    struct rc_reply_item ok[4] = {S("ok"), I(2), S("ann"), S("bob")};
+    int gone;
+    int64_t oldest;
+    size_t n;
+    assert_int_equal(rc_team_args_roster_at_parse(ok, 4, &gone, &oldest, &n), 0);
+    assert_int_equal(gone, 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rc_team_args_roster_at_parse(ok, 3, &gone, &oldest, &n), RC_E_INTERNAL); /* count */
+    ok[3] = S("bad name");
+    assert_int_equal(rc_team_args_roster_at_parse(ok, 4, &gone, &oldest, &n), RC_E_INTERNAL);
+    struct rc_reply_item g[2] = {S("gone"), I(12)};
+    assert_int_equal(rc_team_args_roster_at_parse(g, 2, &gone, &oldest, &n), 0);
+    assert_int_equal(gone, 1);
+    assert_int_equal(oldest, 12);
+    g[1] = I(-1);
+    assert_int_equal(rc_team_args_roster_at_parse(g, 2, &gone, &oldest, &n), RC_E_INTERNAL);
+}
+
+/* A roster cut at its best (its entries ranks 2 and 5; more of its members
+ * below 5): an unknown member of it passing rank 5 reads, and so does an
+ * entry falling to 5 or leaving; anything else follows as for any list. */
+static void a_cut_roster_reads_when_its_best_may_change(void **state)
+{
+    (void)state;
+    struct rc_vtrack t;
+    struct rc_vtrack_entry e[2] = {{2, 50, 0}, {5, 20, 1}};
+    rc_vtrack_members(&t, 1, 20, e, 2, 0);
+    rc_vtrack_members_cut(&t);
+    assert_int_equal(rc_vtrack_members_event(&t, 2, 0, 1, 9, 1, 3, 40), RC_VTRACK_MOVED); /* not listed */
+    assert_int_equal(t.ent[1].rank, 6);
+    assert_int_equal(rc_vtrack_members_event(&t, 3, 1, 1, 12, 1, 8, 15), RC_VTRACK_SAME); /* listed, below */
+    assert_int_equal(rc_vtrack_members_event(&t, 4, 1, 1, 12, 1, 6, 21), RC_VTRACK_CHANGED); /* passes 6 */
+    e[0] = (struct rc_vtrack_entry){2, 50, 0};
+    e[1] = (struct rc_vtrack_entry){5, 20, 1};
+    rc_vtrack_members(&t, 4, 20, e, 2, 0);
+    rc_vtrack_members_cut(&t);
+    assert_int_equal(rc_vtrack_members_event(&t, 5, 1, 1, 2, 1, 5, 19), RC_VTRACK_CHANGED); /* falls to the deepest */
+    rc_vtrack_members(&t, 5, 20, e, 2, 0); /* (e unchanged: each CHANGED left it) */
+    rc_vtrack_members_cut(&t);
+    assert_int_equal(rc_vtrack_members_event(&t, 6, 1, 1, 2, 0, 0, 0), RC_VTRACK_CHANGED); /* an entry leaves */
+    rc_vtrack_members(&t, 6, 20, e, 2, 0);
+    rc_vtrack_members_cut(&t);
+    assert_int_equal(rc_vtrack_members_event(&t, 7, 1, 1, 2, 1, 1, 60), RC_VTRACK_MOVED); /* an entry climbs */
 }
 
 /* ---- the tracker against a board ----------------------------------------- */
@@ -357,6 +452,9 @@ int main(void)
         cmocka_unit_test(absent_names_come_in_the_order_asked),
         cmocka_unit_test(a_list_delta_sends_shifted_rows_with_the_rank_held),
         cmocka_unit_test(a_members_reply_is_parsed_and_checked),
+        cmocka_unit_test(a_roster_reply_says_how_many_are_on_the_board),
+        cmocka_unit_test(a_cut_roster_reads_when_its_best_may_change),
+        cmocka_unit_test(a_roster_at_call_names_its_keys_and_its_replies_are_checked),
         cmocka_unit_test(the_tracker_follows_random_moves_joins_and_leaves_exactly),
         cmocka_unit_test(with_places_a_change_near_the_list_reads),
         cmocka_unit_test(an_index_by_listed_ranks_judges_as_every_event_would),

@@ -192,6 +192,38 @@ static void arounds_and_ranks_match_a_replay(void **state)
     }
 }
 
+/* Every member's rank at S at once (rc_moment_ranks, a roster at a moment)
+ * equals rc_moment_rank's one by one, and the replay's. */
+static void ranks_at_once_match_one_by_one_and_the_replay(void **state)
+{
+    (void)state;
+    struct state at_s, now;
+    struct rc_moment_change ch[MAXCH];
+    struct rc_moment_row want[NM], present[NM], rows[NM];
+    int64_t ahead[NM], ranks[NM];
+    for (unsigned seed = 1; seed <= 2000; seed++) {
+        rng_state = seed * 104729u;
+        int desc = (int)rnd(2);
+        size_t n = scenario(&at_s, &now, ch);
+        size_t nw = sorted(&at_s, desc, want), np = sorted(&now, desc, present);
+        size_t k = 0;
+        for (int m = 0; m < NM; m++) {
+            if (!at_s.on[m])
+                continue;
+            rows[k] = (struct rc_moment_row){names[m], at_s.c[m]};
+            ahead[k++] = ahead_of(present, np, desc, names[m], at_s.c[m]);
+        }
+        assert_int_equal(rc_moment_ranks(desc, rows, ahead, k, ch, n, ranks), 0);
+        for (size_t i = 0; i < k; i++) {
+            int64_t r = 0;
+            while ((size_t)r < nw && strcmp(want[r].member, rows[i].member) != 0)
+                r++;
+            assert_int_equal(ranks[i], r + 1);
+            assert_int_equal(ranks[i], rc_moment_rank(desc, rows[i].member, rows[i].c, ahead[i], ch, n));
+        }
+    }
+}
+
 static void a_slice_too_short_cannot_tell(void **state)
 {
     (void)state;
@@ -298,6 +330,7 @@ int main(void)
         cmocka_unit_test(ranges_match_a_replay),
         cmocka_unit_test(arounds_and_ranks_match_a_replay),
         cmocka_unit_test(a_slice_too_short_cannot_tell),
+        cmocka_unit_test(ranks_at_once_match_one_by_one_and_the_replay),
         cmocka_unit_test(totals_match_a_replay),
         cmocka_unit_test(counts_ahead_of_a_bound_match_a_replay),
         cmocka_unit_test(the_rows_near_a_bound_match_a_replay),
