@@ -312,6 +312,8 @@ int rc_moment_near(const struct rc_moment_in *in, double bound, int inclusive, i
     *ahead = rc_moment_ahead(in->desc, bound, inclusive, now_ahead, in->changes, in->nchanges);
     int64_t first = *ahead > radius ? *ahead - radius : 0;
     return rc_moment_range(in, first, *ahead - first + radius + 1, out);
+}
+
 int rc_moment_ranks(int desc, const struct rc_moment_row *rows, const int64_t *ahead, size_t n,
                     const struct rc_moment_change *changes, size_t nchanges, int64_t *ranks)
 {
