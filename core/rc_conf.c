@@ -230,6 +230,7 @@ void rc_conf_defaults(struct rc_conf *c)
     c->webhook.retries = 5;
     c->webhook.backoff_base_ms = MS_S;
     c->webhook.backoff_cap_ms = 60 * MS_S;
+    c->webhook.lock_ttl_ms = 30 * MS_S;
 }
 
 /* Reads text[0..len) line by line; the text need not end in a newline or a

@@ -38,6 +38,7 @@ struct rc_webhook_conf {
     unsigned retries;                  /* attempts after the first, default 5 */
     int64_t backoff_base_ms;           /* wait before the first retry, doubled each retry, default 1 s */
     int64_t backoff_cap_ms;            /* ... up to this, default 60 s */
+    int64_t lock_ttl_ms;               /* expiry of the delivery lock (renewed every third of it), default 30 s */
 };
 
 struct rc_conf {

@@ -90,6 +90,8 @@ static const struct key_spec keys[] = {
     {SEC_WEBHOOK, K_BACKOFF_BASE, "backoff_base", rc_conf__set_duration, CONF(webhook.backoff_base_ms), 10,
      MS_H},
     {SEC_WEBHOOK, K_BACKOFF_CAP, "backoff_cap", rc_conf__set_duration, CONF(webhook.backoff_cap_ms), 10, MS_H},
+    /* at least 3 s: renewed every third of it by a 100 ms timer, a second is left for a slow Redis */
+    {SEC_WEBHOOK, K_LOCK_TTL, "lock_ttl", rc_conf__set_duration, CONF(webhook.lock_ttl_ms), 3 * MS_S, MS_H},
 
     /* secret, secret_env and boards fill several fields of the rc_key. */
     {SEC_KEY, K_SECRET, "secret", rc_conf__set_secret, 0, 0, 0},
