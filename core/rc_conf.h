@@ -47,6 +47,7 @@ struct rc_conf {
     char state_dir[RC_CONF_STR_MAX];   /* default "state" */
     char web_root[RC_CONF_STR_MAX];    /* default "web" */
     int64_t tick_ms;                   /* coalescing tick, default 50 */
+    int64_t viewers_every_ms;          /* viewer counts through Redis this often, default 2000 */
     char archive_path[RC_CONF_STR_MAX]; /* SQLite archive of finished periods; "" = STATE_DIR/archive.sqlite3 */
     int test_clock;                    /* 1: POST /api/v1/debug/clock may shift the gateway's clock (tests only) */
     char allowed_origins[RC_CONF_STR_MAX]; /* comma list of WebSocket Origins; "" = any */

@@ -58,6 +58,7 @@ enum key_id {
     K_WRITE_MODE, K_QUEUE_MAX, K_CLAIM_AFTER, K_QUEUE_LAG_MAX, K_SHARDS,
     K_URL, K_TOP, K_TIMEOUT, K_RETRIES, K_BACKOFF_BASE, K_BACKOFF_CAP, /* [webhook] (and K_SECRET, K_SECRET_ENV) */
     K_LOCK_TTL, /* [webhook] */
+    K_VIEWERS_EVERY, /* [server] */
     K_METRICS_PUBLIC,
     K_TEAMS,
     K_HISTORY, K_HISTORY_MAX,
