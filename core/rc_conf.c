@@ -188,6 +188,7 @@ void rc_conf_defaults(struct rc_conf *c)
     snprintf(c->state_dir, sizeof c->state_dir, "%s", "state");
     snprintf(c->web_root, sizeof c->web_root, "%s", "web");
     c->tick_ms = 50;
+    c->viewers_every_ms = 2 * MS_S;
     c->compression = 1;
     c->workers = 1;
     snprintf(c->redis, sizeof c->redis, "%s", "127.0.0.1:6390");
@@ -230,6 +231,7 @@ void rc_conf_defaults(struct rc_conf *c)
     c->webhook.retries = 5;
     c->webhook.backoff_base_ms = MS_S;
     c->webhook.backoff_cap_ms = 60 * MS_S;
+    c->webhook.lock_ttl_ms = 30 * MS_S;
 }
 
 /* Reads text[0..len) line by line; the text need not end in a newline or a

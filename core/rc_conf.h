@@ -38,6 +38,7 @@ struct rc_webhook_conf {
     unsigned retries;                  /* attempts after the first, default 5 */
     int64_t backoff_base_ms;           /* wait before the first retry, doubled each retry, default 1 s */
     int64_t backoff_cap_ms;            /* ... up to this, default 60 s */
+    int64_t lock_ttl_ms;               /* expiry of the delivery lock (renewed every third of it), default 30 s */
 };
 
 struct rc_conf {
@@ -46,6 +47,7 @@ struct rc_conf {
     char state_dir[RC_CONF_STR_MAX];   /* default "state" */
     char web_root[RC_CONF_STR_MAX];    /* default "web" */
     int64_t tick_ms;                   /* coalescing tick, default 50 */
+    int64_t viewers_every_ms;          /* viewer counts through Redis this often, default 2000 */
     char archive_path[RC_CONF_STR_MAX]; /* SQLite archive of finished periods; "" = STATE_DIR/archive.sqlite3 */
     int test_clock;                    /* 1: POST /api/v1/debug/clock may shift the gateway's clock (tests only) */
     char allowed_origins[RC_CONF_STR_MAX]; /* comma list of WebSocket Origins; "" = any */

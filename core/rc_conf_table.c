@@ -20,6 +20,7 @@ static const struct key_spec keys[] = {
     {SEC_SERVER, K_STATE_DIR, "state_dir", rc_conf__set_string, CONF(state_dir), 0, 0},
     {SEC_SERVER, K_WEB_ROOT, "web_root", rc_conf__set_string, CONF(web_root), 0, 0},
     {SEC_SERVER, K_TICK, "tick", rc_conf__set_duration, CONF(tick_ms), 1, 10 * MS_S},
+    {SEC_SERVER, K_VIEWERS_EVERY, "viewers_every", rc_conf__set_duration, CONF(viewers_every_ms), 200, MS_M},
     {SEC_SERVER, K_ARCHIVE_PATH, "archive_path", rc_conf__set_string, CONF(archive_path), 0, 0},
     {SEC_SERVER, K_TEST_CLOCK, "test_clock", rc_conf__set_onoff, CONF(test_clock), 0, 0},
     {SEC_SERVER, K_ALLOWED_ORIGINS, "allowed_origins", rc_conf__set_string, CONF(allowed_origins), 0, 0},
@@ -90,6 +91,8 @@ static const struct key_spec keys[] = {
     {SEC_WEBHOOK, K_BACKOFF_BASE, "backoff_base", rc_conf__set_duration, CONF(webhook.backoff_base_ms), 10,
      MS_H},
     {SEC_WEBHOOK, K_BACKOFF_CAP, "backoff_cap", rc_conf__set_duration, CONF(webhook.backoff_cap_ms), 10, MS_H},
+    /* at least 3 s: renewed every third of it by a 100 ms timer, a second is left for a slow Redis */
+    {SEC_WEBHOOK, K_LOCK_TTL, "lock_ttl", rc_conf__set_duration, CONF(webhook.lock_ttl_ms), 3 * MS_S, MS_H},
 
     /* secret, secret_env and boards fill several fields of the rc_key. */
     {SEC_KEY, K_SECRET, "secret", rc_conf__set_secret, 0, 0, 0},

@@ -550,11 +550,12 @@ void gw_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
 
 /* ---- gw_viewers.c -------------------------------------------------------- */
 
-#define GW_VIEWERS_EVERY_MS 2000 /* each board name's count is written and read this often */
-#define GW_VIEWERS_TTL_MS 5000   /* a gateway's count holds this long without a refresh */
+/* Each board name's count is written and read every [server] viewers_every
+ * (2 s unless set); a gateway's count holds 5/2 of that without a refresh
+ * (5 s): a pass late by a tick or a slow Redis does not drop it. */
 #define GW_VIEWERS_BATCH 256     /* counts a tick refreshes at most (a pass spreads over ticks) */
 
-/* The refresh pass, from the tick (does something every GW_VIEWERS_EVERY_MS). */
+/* The refresh pass, from the tick (does something every [server] viewers_every). */
 void gw_viewers_tick(struct gw_fanout *f);
 
 /* ---- gw_view.c (viewer counts) ------------------------------------------- */

@@ -2,10 +2,10 @@
  * "Viewer counts").
  *
  * Each gateway knows its own open subscriptions per board name (any view,
- * any period). Every GW_VIEWERS_EVERY_MS, for each name with viewers here
+ * any period). Every viewers_every ([server], 2 s), for each name with viewers here
  * (or whose count we still have to take out), one EVALSHA of lua/viewers.lua
  * on the name's own hash, rc:{B|}:viewers, writes our count with an expiry
- * (GW_VIEWERS_TTL_MS, Redis's clock) and answers the live sum of the other
+ * (5/2 of viewers_every, Redis's clock) and answers the live sum of the other
  * gateways'. Viewers are shown that sum plus our count now, so our own
  * changes show at once and other gateways' within about two passes; a
  * gateway that dies drops out when its field expires. No per-viewer keys:
@@ -75,7 +75,7 @@ static int send_count(struct gw_fanout *f, const char *name, int64_t count, gw_r
     if (rc_keys_board(key, sizeof key, name, "", "viewers", NULL) != 0)
         return RC_E_INTERNAL;
     snprintf(num, sizeof num, "%" PRId64, count);
-    snprintf(ttl, sizeof ttl, "%d", GW_VIEWERS_TTL_MS);
+    snprintf(ttl, sizeof ttl, "%" PRId64, app->conf->viewers_every_ms * 5 / 2);
     const char *argv[] = {key, f->vid, num, ttl};
     size_t lens[] = {strlen(key), strlen(f->vid), strlen(num), strlen(ttl)};
     return gw_redis_eval(app->redis, &f->vscript, 1, 4, argv, lens, cb, privdata);
@@ -129,7 +129,7 @@ static void refresh(struct gw_fanout *f, struct gw_vcount *vc)
     vc->published = count;
 }
 
-/* A pass starts every GW_VIEWERS_EVERY_MS and visits every count, at most
+/* A pass starts every viewers_every and visits every count, at most
  * GW_VIEWERS_BATCH per tick, so many boards spread their calls over ticks.
  * (Counts made during a pass wait for the next; their own subscriptions show
  * on this gateway at once.) */
@@ -139,7 +139,7 @@ void gw_viewers_tick(struct gw_fanout *f)
         return;
     int64_t now = gw_clock_mono_us() / 1000;
     if (!f->vcursor && now >= f->vnext_ms) {
-        f->vnext_ms = now + GW_VIEWERS_EVERY_MS;
+        f->vnext_ms = now + f->app->conf->viewers_every_ms;
         f->vcursor = f->vall;
     }
     for (unsigned n = 0; f->vcursor && n < GW_VIEWERS_BATCH; n++) {

@@ -8,7 +8,7 @@
  * archived (the archive job's marker rc:{B|P}:archived, set by it or seen)
  * queues a delivery, which runs:
  *   1. EXISTS rc:{B|P}:hooked            set: sent (or given up) already; drop
- *   2. SET rc:{B|P}:hooking TOKEN NX PX LOCK_MS (redis/gw_lock)
+ *   2. SET rc:{B|P}:hooking TOKEN NX PX lock_ttl (redis/gw_lock)
  *                                        taken: another gateway is sending;
  *                                        look again in WATCH_MS (it may die)
  *   3. EXISTS rc:{B|P}:hooked            again, under the lock: a gateway that
@@ -16,7 +16,7 @@
  *   4. the top rows (Redis; the archive database when the keys are gone),
  *      the body and its signature, built once
  *   5. POST, retried after failures (no response, or not 2xx) with capped
- *      backoff, the lock renewed every LOCK_MS/3 meanwhile
+ *      backoff, the lock renewed every lock_ttl/3 meanwhile
  *   6. SET rc:{B|P}:hooked sent|gave-up PX TTL (as long as the period's keys)
  *   7. release the lock (compare-and-DEL)
  * The hooked marker is set before the lock is released, so step 3 of the next
@@ -51,7 +51,6 @@
 #include "rc_period.h"
 #include "rc_webhook.h"
 
-#define LOCK_MS 30000         /* expiry of rc:{B|P}:hooking; renewed every LOCK_MS / 3 */
 #define WATCH_MS 3000         /* a delivery another gateway holds is looked at again after this */
 #define REDIS_RETRY_MS 1000   /* after a Redis step failed */
 
@@ -371,7 +370,7 @@ static void on_hooked(redisReply *rep, void *data)
         finish(d);
         return;
     }
-    if (!w->app->redis || gw_lock_acquire(w->app->redis, d->lock, w->token, LOCK_MS, on_locked, d) != 0) {
+    if (!w->app->redis || gw_lock_acquire(w->app->redis, d->lock, w->token, w->conf->lock_ttl_ms, on_locked, d) != 0) {
         wait_check(d, REDIS_RETRY_MS);
         return;
     }
@@ -426,8 +425,10 @@ void gw_webhook_run_due(struct delivery *d, uint64_t now)
     struct gw_webhook *w = d->w;
     if (d->op)
         return;
-    if (d->owns && now - d->locked_at >= LOCK_MS / 3 && w->app->redis) {
-        if (gw_lock_renew(&w->lock, w->app->redis, d->lock, w->token, LOCK_MS, on_renewed, d) == 0)
+    /* ([webhook] lock_ttl: the expiry of rc:{B|P}:hooking, 30 s unless set) */
+    const int64_t ttl = w->conf->lock_ttl_ms;
+    if (d->owns && now - d->locked_at >= (uint64_t)ttl / 3 && w->app->redis) {
+        if (gw_lock_renew(&w->lock, w->app->redis, d->lock, w->token, ttl, on_renewed, d) == 0)
             d->op = 1;
         return;
     }

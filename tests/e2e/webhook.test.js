@@ -20,7 +20,7 @@ const h = require('./harness');
 
 const skip = h.toolMissing(h.gatewayMissing());
 const SECRET = 'hook-secret-0123456789abcdef';
-const HANG_S = 8; // the hanging receiver test's webhook timeout
+const HANG_S = 5; // the hanging receiver test's webhook timeout: each attempt hangs this long (5 s: some 10 round trips must fit inside the first)
 
 const BOARD = `[board hook]
 order = desc
@@ -277,9 +277,11 @@ test('on a Redis Cluster: two gateways, a receiver failing once: one signed deli
 test('a gateway killed mid-retry leaves its lock to expire; the other gateway then delivers it', { skip }, async (t) => {
   let fail = true;
   const rx = await startReceiver(t, () => (fail ? 503 : 200));
+  // lock_ttl 6s, not the default 30s: the same expiry and takeover, 24 s
+  // sooner (the live sender renews it every 2 s, far inside the 6)
   const config = h.configWith(t, {
     server: { test_clock: 'on' }, extra: BOARD,
-    webhook: { url: rx.url, secret: SECRET, retries: 20, backoff_base: '500ms', backoff_cap: '1s' },
+    webhook: { url: rx.url, secret: SECRET, retries: 20, backoff_base: '500ms', backoff_cap: '1s', lock_ttl: '6s' },
   });
   const redis = await h.startRedis(t);
   const gws = [await h.startGateway(t, { redisPort: redis.port, config }),
@@ -296,7 +298,11 @@ test('a gateway killed mid-retry leaves its lock to expire; the other gateway th
   sender.kill('SIGKILL');
   await sender.exited;
   fail = false;
-  // The lock (30 s) must expire first: the other gateway, watching, takes over.
+  // The killed gateway's lock is left, with lock_ttl's expiry (renewed
+  // within the last 2 s); it must expire first: the other gateway, watching,
+  // takes over.
+  const pttl = Number(await redis.cli('PTTL', 'rc:{hook|0}:hooking'));
+  assert.ok(pttl > 0 && pttl <= 6000, `the lock's PTTL after the kill: ${pttl}`);
   await other.waitForLine(/webhook hook 0: delivered \(HTTP 200, attempt 1\)/, 60000);
   await h.sleep(1000);
   assert.equal(rx.got.filter((r) => r.answer === 200).length, 1);

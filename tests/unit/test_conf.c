@@ -1101,6 +1101,23 @@ static void test_crlf_line_endings_parse(void **state)
     free(c);
 }
 
+/* [server] viewers_every: how often viewer counts go through Redis
+ * (fanout/gw_viewers.c); 2 s unless set, 200ms..1m. */
+static void test_viewers_every_is_read_and_bounded(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    parse_ok("", c);
+    assert_int_equal(c->viewers_every_ms, 2000);
+    parse_ok("[server]\nviewers_every = 500ms\n", c);
+    assert_int_equal(c->viewers_every_ms, 500);
+    assert_int_equal(parse_str("[server]\nviewers_every = 100ms\n", c, &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "t.conf:2: viewers_every must be a duration from 200ms to 1m"));
+    assert_int_equal(parse_str("[server]\nviewers_every = 2m\n", c, &err), RC_E_BAD_REQUEST);
+    free(c);
+}
+
 static void test_unterminated_buffer_respects_len(void **state)
 {
     (void)state;
@@ -1344,6 +1361,7 @@ int main(void)
         cmocka_unit_test(test_board_defaults_follow_board_kind),
         cmocka_unit_test(test_multi_field_board_without_tiebreak_key_needs_horizon),
         cmocka_unit_test(test_server_redis_limits_values_are_stored),
+        cmocka_unit_test(test_viewers_every_is_read_and_bounded),
         cmocka_unit_test(test_redis_credentials_are_stored_as_names_only),
         cmocka_unit_test(test_redis_password_in_the_file_is_refused_without_quoting_it),
         cmocka_unit_test(test_auth_and_key_sections_are_stored),

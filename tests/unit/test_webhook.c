@@ -186,6 +186,7 @@ static void test_no_webhook_section_means_no_webhook_and_defaults(void **state)
     assert_int_equal(c->webhook.retries, 5);
     assert_int_equal(c->webhook.backoff_base_ms, 1000);
     assert_int_equal(c->webhook.backoff_cap_ms, 60000);
+    assert_int_equal(c->webhook.lock_ttl_ms, 30000);
     free(c);
 }
 
@@ -195,7 +196,7 @@ static void test_a_full_webhook_section_is_read(void **state)
     struct rc_error err;
     int rc;
     struct rc_conf *c = parse("[webhook]\nurl = https://hooks.example.com/rc # where\nsecret = " SECRET
-                              "\ntop = 25\ntimeout = 2s\nretries = 3\nbackoff_base = 200ms\nbackoff_cap = 5s\n",
+                              "\ntop = 25\ntimeout = 2s\nretries = 3\nbackoff_base = 200ms\nbackoff_cap = 5s\nlock_ttl = 5s\n",
                               &rc, &err);
     assert_int_equal(rc, 0);
     assert_string_equal(c->webhook.url, "https://hooks.example.com/rc");
@@ -205,6 +206,7 @@ static void test_a_full_webhook_section_is_read(void **state)
     assert_int_equal(c->webhook.retries, 3);
     assert_int_equal(c->webhook.backoff_base_ms, 200);
     assert_int_equal(c->webhook.backoff_cap_ms, 5000);
+    assert_int_equal(c->webhook.lock_ttl_ms, 5000);
     free(c);
     c = parse("[webhook]\nurl = http://127.0.0.1:9/\nsecret_env = RC_HOOK_SECRET\n", &rc, &err);
     assert_int_equal(rc, 0);
@@ -224,6 +226,8 @@ static void test_webhook_errors_name_file_and_line(void **state)
     expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\ntimeout = 10\n", "t.conf:4: timeout must be a duration");
     expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\ntimeout = 2m\n", "t.conf:4: timeout must be a duration");
     expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\nretries = 21\n", "t.conf:4: retries must be");
+    expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\nlock_ttl = 2s\n", "t.conf:4: lock_ttl must be a duration");
+    expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\nlock_ttl = 2h\n", "t.conf:4: lock_ttl must be a duration");
     expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\nbackoff_base = 10s\nbackoff_cap = 1s\n",
                  "t.conf:4: [webhook] backoff_base (10s) is longer than backoff_cap (1s)");
     expect_error("[webhook]\nurl = http://h/\nsecret = " SECRET "\nsecret_env = X\n",
