@@ -332,6 +332,7 @@ struct gw_fanout {
     int64_t first_us;            /* time spent answering them this turn (µs) */
     struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
     struct gw_replay *replays;   /* replays in progress (gw_replay.c) */
+    struct gw_replay_read *replay_reads; /* their reads, shared (gw_replay_share.c) */
     /* Drops subscription s (gw_fanout.c): the upward call of a replay that
      * failed to start (gw_replay.c is below gw_fanout.c) */
     void (*drop_sub)(struct gw_fanout *f, struct gw_sub *s);

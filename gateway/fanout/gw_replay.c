@@ -31,6 +31,7 @@
 #include "fanout/gw_replay.h"
 
 #include "fanout/gw_fanout_int.h"
+#include "fanout/gw_replay_share.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,16 +64,21 @@ struct gw_replay {
     int awaiting;              /* at the present (shown): waits for the live view to stand there */
     int64_t await_us;          /* ... since then (monotonic) */
     int reading;
-    int64_t read_us;           /* when the read in flight was sent (monotonic) */
     int64_t next_us;           /* no read before this: each waits 3x the last one's time */
     /* a feed: the log's changes after shown not sent yet (evs[evi..nevs)) */
     struct rc_event *evs;
     size_t nevs, evi;
+    int64_t evs_present;       /* the board's seq when they were read */
 };
 
 /* The longest a replay at the present waits for its live view to stand
  * there (docs/history.md): a view reads or is cut within a tick or two. */
 #define REPLAY_AWAIT_MAX_US (30 * 1000 * 1000)
+
+/* How far apart (ms of wall time, times the speed in board time) the paces
+ * of two replays of one view may stand and still share a moment read: a
+ * shared step shows a moment at most this much off the replay's own pace. */
+#define REPLAY_SHARE_SLACK_MS 250
 
 /* Changes a feed's replay reads from the log at a time. */
 #define REPLAY_FEED_BATCH 256
@@ -106,7 +112,7 @@ static void unlink_free(struct gw_replay *rp)
     free(rp);
 }
 
-static void on_read(int code, struct gw_read_at_result *res, void *privdata);
+static void on_read(int code, struct gw_read_at_result *res, int64_t dur_us, void *privdata);
 
 /* A replay's read after its first (which its subscribe paid for) is a read
  * of its connection (docs/security.md): it takes what a read of its rows
@@ -150,8 +156,10 @@ static int read_at(struct gw_replay *rp, int by_time, int64_t target)
         req.count = rp->view.limit;
     }
     rp->reading = 1;
-    rp->read_us = gw_clock_mono_us();
-    int rc = gw_read_at(&rp->f->app->store, rp->decl, rp->board, rp->period, &req, on_read, rp);
+    /* replays of the same view whose paces stand within a quarter second
+     * of this one's share one read (gw_replay_share.c) */
+    int64_t tol_ms = (int64_t)(rp->speed * REPLAY_SHARE_SLACK_MS);
+    int rc = gw_replay_share_moment(rp->f, rp->decl, rp->board, rp->period, &req, tol_ms, on_read, rp);
     if (rc)
         rp->reading = 0;
     return rc;
@@ -271,14 +279,14 @@ static void refuse(struct gw_replay *rp, int code, const struct gw_read_at_resul
     gw_conn_unref(c);
 }
 
-static void on_read(int code, struct gw_read_at_result *res, void *privdata)
+static void on_read(int code, struct gw_read_at_result *res, int64_t dur_us, void *privdata)
 {
     struct gw_replay *rp = privdata;
     rp->reading = 0;
     /* a read deep in the past holds Redis for a while (docs/history.md,
-     * "Cost"): a replay leaves it idle 3x as long between its reads */
-    int64_t now_us = gw_clock_mono_us();
-    rp->next_us = now_us + 3 * (now_us - rp->read_us);
+     * "Cost"): a replay leaves it idle 3x as long between its reads (the
+     * read's own time in Redis, when it shared another replay's) */
+    rp->next_us = gw_clock_mono_us() + 3 * dur_us;
     if (!rp->f || !rp->s) {
         if (res && res->w)
             gw_window_free(res->w);
@@ -296,7 +304,9 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
         }
         rp->started = 1;
         send_moment(rp, res);
-    } else if (ok && res->at_seq != rp->shown) {
+    } else if (ok && res->at_seq > rp->shown) {
+        /* (a shared read may show a moment a little behind this replay's
+         * pace, at or before the one shown: a replay never goes back) */
         send_moment(rp, res);
     } else if (!code && res->status == RC_MOMENT_GONE) {
         /* fallen behind what can be shown (writes outran the pace past
@@ -356,16 +366,11 @@ void gw_replay_detach(struct gw_sub *s)
         unlink_free(rp);
 }
 
-static void on_log(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
-                   struct rc_event *evs, size_t n, void *privdata)
+static void on_log(int code, int64_t seq, const struct rc_event *evs, size_t n, int64_t dur_us, void *privdata)
 {
     struct gw_replay *rp = privdata;
-    (void)total;
-    (void)epoch;
-    (void)fr;
     rp->reading = 0;
-    int64_t now_us = gw_clock_mono_us();
-    rp->next_us = now_us + 3 * (now_us - rp->read_us);
+    rp->next_us = gw_clock_mono_us() + 3 * dur_us;
     if (!rp->f || !rp->s) {
         unlink_free(rp);
         return;
@@ -385,6 +390,7 @@ static void on_log(int code, int64_t seq, int64_t total, const char *epoch, cons
     rp->evi = 0;
     if (rp->evs)
         memcpy(rp->evs, evs, n * sizeof *evs);
+    rp->evs_present = seq;
 }
 
 /* A feed's replay: the events the pace has reached, each as it went out
@@ -403,17 +409,27 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
         gw_conn_reply(s->conn, gw_view_encode_event(s->view, ev, NULL, NULL));
         rp->shown = ev->seq;
     }
+    if (rp->nevs && rp->evi == rp->nevs && rp->shown >= rp->evs_present) {
+        /* the batch reached the board's present of its read, and the pace
+         * has sent it all: live now. Waiting for a read to come back empty
+         * would take as long as writes keep coming (a read every tick finds
+         * the change made since); the catch-up after live sends any change
+         * made since the read, from the log, so none is missed. */
+        go_live(rp, rp->shown);
+        unlink_free(rp);
+        return;
+    }
     if (rp->evi < rp->nevs || now_us < rp->next_us || !may_read(rp))
         return;
     rp->reading = 1;
-    rp->read_us = now_us;
-    if (gw_read_log_after(&rp->f->app->store, rp->decl, rp->board, rp->period, rp->view.live, rp->shown,
-                          REPLAY_FEED_BATCH, on_log, rp) != 0)
+    if (gw_replay_share_log(rp->f, rp->decl, rp->board, rp->period, rp->view.live, rp->shown, REPLAY_FEED_BATCH,
+                            on_log, rp) != 0)
         rp->reading = 0;
 }
 
 void gw_replay_tick(struct gw_fanout *f)
 {
+    gw_replay_share_tick(f); /* (first: the shared reads answered since the last tick) */
     int64_t now = gw_now_ms(f->app), now_us = gw_clock_mono_us();
     for (struct gw_replay *next, *rp = f->replays; rp; rp = next) {
         next = rp->next;
@@ -454,6 +470,7 @@ void gw_replay_free_all(struct gw_fanout *f)
             rp->s->replay = NULL;
         rp->s = NULL;
         if (!rp->reading)
-            free(rp); /* else the read's answer frees it */
+            unlink_free(rp); /* (f NULL: just freed); else the read's answer frees it */
     }
+    gw_replay_share_free_all(f); /* (answers the reading ones: they go) */
 }
