@@ -23,6 +23,7 @@
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_replay.c   replay subscriptions: past moments at a pace, then live
+ *   gw_replay_share.c their reads, shared between replays of one view
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
  *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn

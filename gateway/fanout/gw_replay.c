@@ -9,7 +9,9 @@
  * traffic reaches it. The replay sends it the board at each moment it
  * passes, as snapshots of the same sub with "replay": true (PROTOCOL v1:
  * the server may send a fresh snapshot instead of deltas at any time), each
- * read by store/gw_read_at at the board time the pace has reached. When a
+ * read by store/gw_read_at at the board time the pace has reached (through
+ * gw_replay_share.c: replays of one view whose paces stand close together
+ * share one read). When a
  * read shows the present seq N, the replay waits until the live view
  * stands at N or past it (its window, or a later one equal to it: the view
  * hears of a change later than a read of Redis shows it, and its snapshot
