@@ -63,6 +63,12 @@ struct gw_replay {
     int64_t base_at;           /* the board time the pace counts from ... */
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
+    char epoch[RC_EPOCH_MAX + 1]; /* the board's history (epoch) at the first moment, "" none yet */
+    int has_shown_at;
+    int64_t shown_at;          /* the time of change `shown` (a window's), or of the last event sent */
+    int by_time;               /* the read in flight is by time */
+    int64_t log_after;         /* a feed's log read in flight: the seq it reads after */
+    int at_end;                /* a feed's: sent a batch that reached the present; one read to check, then live */
     int awaiting;              /* at the present (shown): waits for the live view to stand there */
     int64_t await_us;          /* ... since then (monotonic) */
     int reading;
@@ -114,7 +120,7 @@ static void unlink_free(struct gw_replay *rp)
     free(rp);
 }
 
-static void on_read(int code, struct gw_read_at_result *res, int64_t dur_us, void *privdata);
+static void on_read(int code, struct gw_read_at_result *res, int64_t target, int64_t dur_us, void *privdata);
 
 /* A replay's read after its first (which its subscribe paid for) is a read
  * of its connection (docs/security.md): it takes what a read of its rows
@@ -161,6 +167,7 @@ static int read_at(struct gw_replay *rp, int by_time, int64_t target)
     /* replays of the same view whose paces stand within a quarter second
      * of this one's share one read (gw_replay_share.c) */
     int64_t tol_ms = (int64_t)(rp->speed * REPLAY_SHARE_SLACK_MS);
+    rp->by_time = by_time;
     int rc = gw_replay_share_moment(rp->f, rp->decl, rp->board, rp->period, &req, tol_ms, on_read, rp);
     if (rc)
         rp->reading = 0;
@@ -198,6 +205,8 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
     free(s->id_json);
     s->id_json = NULL;
     rp->shown = res->at_seq;
+    rp->has_shown_at = res->has_at_time;
+    rp->shown_at = res->at_time;
     if (!rp->paced && res->has_at_time) {
         rp->paced = 1;
         rp->base_at = res->at_time;
@@ -245,7 +254,10 @@ static void go_live(struct gw_replay *rp, int64_t seq)
         s->has_since = 1;
         s->since = seq;
         s->after_replay = 1; /* (not answered by a catch-up read already out: it may predate seq) */
-        s->has_epoch = 0;
+        /* the history it replayed: a catch-up in another (Redis lost its
+         * data since) answers with a reset snapshot, not seq's followers */
+        s->has_epoch = rp->epoch[0] != '\0';
+        snprintf(s->epoch, sizeof s->epoch, "%s", rp->epoch);
         if (s->view->reading)
             gw_board_view_set_dirty(s->view);
         else
@@ -256,6 +268,57 @@ static void go_live(struct gw_replay *rp, int64_t seq)
     if (!s->pending && s->view->last && gw_view_send_owed_snapshot(rp->f, s) == 0)
         s->needs_snapshot = 0;
     /* else: owed, sent by the view's first window or when the queue drains */
+}
+
+/* The board went back below a moment the replay showed (present < shown):
+ * the changes after present were lost (a failover whose promoted replica
+ * had not received them, Redis restored or restarted without them) and the
+ * seqs after it will name other changes. No moment after it can follow
+ * what was shown, so the replay ends now, said so: `live` with "reset" and
+ * the board's present, then the live view as for a new viewer (a window's
+ * snapshot replaces the list; a feed's snapshot, then its events). */
+static void went_back(struct gw_replay *rp, int64_t present)
+{
+    struct gw_sub *s = rp->s;
+    gw_conn_reply(s->conn, rc_proto_at_encode_live_reset(s->view->r.id, present));
+    s->replay = NULL;
+    rp->s = NULL;
+    rp->f->app->metrics.replay_resets++;
+    s->after_replay = 0;
+    if (s->view->r.spec.kind == RC_VIEW_FEED) {
+        s->pending = 1; /* a fresh viewer: snapshot at the log's seq, then the live events */
+        s->has_since = 0;
+        s->has_epoch = 0;
+        if (s->view->reading)
+            gw_board_view_set_dirty(s->view);
+        else
+            gw_feed_catch_up(s->view);
+        return;
+    }
+    view_nudge(s->view); /* (its window may still be the lost one's: read it again) */
+    if (!s->pending && s->view->last && gw_view_send_owed_snapshot(rp->f, s) == 0)
+        s->needs_snapshot = 0;
+}
+
+/* 1 when a read of the board (its present seq and epoch) shows it went
+ * back below what the replay showed, or into another history. */
+static int board_went_back(const struct gw_replay *rp, int64_t present, const char *epoch)
+{
+    return present < rp->shown || (rp->epoch[0] && epoch[0] && strcmp(rp->epoch, epoch) != 0);
+}
+
+/* 1 when a moment read shows that change `shown` is no longer the one the
+ * replay showed, though the board has gone on past it (its seq taken by
+ * another change since): by time, a read at or after shown's time must
+ * show shown or later (shown's own time qualifies it), and shown itself
+ * must keep its time. */
+static int moment_replaced(const struct gw_replay *rp, const struct gw_read_at_result *res, int64_t target)
+{
+    if (res->status != RC_MOMENT_OK || !rp->has_shown_at)
+        return 0;
+    if (rp->by_time && target >= rp->shown_at && res->at_seq < rp->shown)
+        return 1;
+    return res->at_seq == rp->shown && res->has_at_time && res->at_time != rp->shown_at;
 }
 
 /* A read that failed before the first snapshot fails the subscribe. */
@@ -281,7 +344,7 @@ static void refuse(struct gw_replay *rp, int code, const struct gw_read_at_resul
     gw_conn_unref(c);
 }
 
-static void on_read(int code, struct gw_read_at_result *res, int64_t dur_us, void *privdata)
+static void on_read(int code, struct gw_read_at_result *res, int64_t target, int64_t dur_us, void *privdata)
 {
     struct gw_replay *rp = privdata;
     rp->reading = 0;
@@ -305,7 +368,14 @@ static void on_read(int code, struct gw_read_at_result *res, int64_t dur_us, voi
             return;
         }
         rp->started = 1;
+        snprintf(rp->epoch, sizeof rp->epoch, "%s", res->head.epoch);
         send_moment(rp, res);
+    } else if (!code && (board_went_back(rp, res->head.seq, res->head.epoch) || moment_replaced(rp, res, target))) {
+        went_back(rp, res->head.seq);
+        if (res->w)
+            gw_window_free(res->w);
+        unlink_free(rp);
+        return;
     } else if (ok && res->at_seq > rp->shown) {
         /* (a shared read may show a moment a little behind this replay's
          * pace, at or before the one shown: a replay never goes back) */
@@ -368,7 +438,8 @@ void gw_replay_detach(struct gw_sub *s)
         unlink_free(rp);
 }
 
-static void on_log(int code, int64_t seq, const struct rc_event *evs, size_t n, int64_t dur_us, void *privdata)
+static void on_log(int code, int64_t seq, const char *epoch, const struct rc_event *evs, size_t n, int64_t dur_us,
+                   void *privdata)
 {
     struct gw_replay *rp = privdata;
     rp->reading = 0;
@@ -379,6 +450,25 @@ static void on_log(int code, int64_t seq, const struct rc_event *evs, size_t n, 
     }
     if (code)
         return; /* the next tick reads again */
+    /* the read's first change is `shown` again when it could ask for it
+     * (feed_tick): still the one sent (its time), or the board went back
+     * and the seq names another change now */
+    int replaced = 0;
+    if (rp->log_after < rp->shown && n && evs[0].seq == rp->shown) {
+        replaced = evs[0].at_ms != rp->shown_at;
+        evs++;
+        n--;
+    }
+    if (replaced || board_went_back(rp, seq, epoch)) {
+        went_back(rp, seq);
+        unlink_free(rp);
+        return;
+    }
+    if (rp->at_end) { /* shown still holds: live, the catch-up sends what came since */
+        go_live(rp, rp->shown);
+        unlink_free(rp);
+        return;
+    }
     /* nothing after shown, or the log no longer holds the next change (the
      * catch-up then answers as for any resume it cannot replay) */
     if (!n || evs[0].seq != rp->shown + 1 || rp->shown >= seq) {
@@ -410,21 +500,25 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
         const struct rc_event *ev = &rp->evs[rp->evi];
         gw_conn_reply(s->conn, gw_view_encode_event(s->view, ev, NULL, NULL));
         rp->shown = ev->seq;
+        rp->has_shown_at = 1;
+        rp->shown_at = ev->at_ms;
     }
-    if (rp->nevs && rp->evi == rp->nevs && rp->shown >= rp->evs_present) {
+    if (rp->nevs && rp->evi == rp->nevs && rp->shown >= rp->evs_present)
         /* the batch reached the board's present of its read, and the pace
-         * has sent it all: live now. Waiting for a read to come back empty
-         * would take as long as writes keep coming (a read every tick finds
-         * the change made since); the catch-up after live sends any change
-         * made since the read, from the log, so none is missed. */
-        go_live(rp, rp->shown);
-        unlink_free(rp);
-        return;
-    }
+         * has sent it all: live after one more read, which checks that the
+         * last change sent still holds (the board may have gone back since
+         * the batch was read: went_back). Waiting for a read to come back
+         * empty would take as long as writes keep coming (a read every tick
+         * finds the change made since); the catch-up after live sends any
+         * change made since, from the log, so none is missed. */
+        rp->at_end = 1;
     if (rp->evi < rp->nevs || now_us < rp->next_us || !may_read(rp))
         return;
     rp->reading = 1;
-    if (gw_replay_share_log(rp->f, rp->decl, rp->board, rp->period, rp->view.live, rp->shown, REPLAY_FEED_BATCH,
+    /* from `shown` itself when its time is known: the read then says
+     * whether it is still the change sent (on_log) */
+    rp->log_after = rp->shown > 0 && rp->has_shown_at ? rp->shown - 1 : rp->shown;
+    if (gw_replay_share_log(rp->f, rp->decl, rp->board, rp->period, rp->view.live, rp->log_after, REPLAY_FEED_BATCH,
                             on_log, rp) != 0)
         rp->reading = 0;
 }

@@ -66,6 +66,7 @@ struct gw_replay_read {
     int64_t sent_us, dur_us, used_us;
     struct gw_read_at_result res; /* a moment's answer; res.w owned */
     int64_t log_seq;           /* a log read's answer */
+    char log_epoch[RC_EPOCH_MAX + 1];
     struct rc_event *evs;
     size_t nevs;
     struct waiter *waiters;
@@ -102,11 +103,11 @@ static void unlink_read(struct gw_replay_read *e)
 static void answer(struct gw_replay_read *e, struct waiter *w)
 {
     if (e->is_log) {
-        w->lcb(e->code, e->log_seq, e->evs, e->nevs, e->dur_us, w->privdata);
+        w->lcb(e->code, e->log_seq, e->log_epoch, e->evs, e->nevs, e->dur_us, w->privdata);
         return;
     }
     if (e->code) {
-        w->mcb(e->code, NULL, e->dur_us, w->privdata);
+        w->mcb(e->code, NULL, e->target, e->dur_us, w->privdata);
         return;
     }
     struct gw_read_at_result res = e->res;
@@ -116,11 +117,11 @@ static void answer(struct gw_replay_read *e, struct waiter *w)
         res.w = calloc(1, sizeof *res.w);
         if (!res.w || gw_window_copy(res.w, e->res.w) != 0) {
             free(res.w);
-            w->mcb(RC_E_INTERNAL, NULL, e->dur_us, w->privdata);
+            w->mcb(RC_E_INTERNAL, NULL, e->target, e->dur_us, w->privdata);
             return;
         }
     }
-    w->mcb(0, &res, e->dur_us, w->privdata);
+    w->mcb(0, &res, e->target, e->dur_us, w->privdata);
 }
 
 /* Answers every waiter of e now (each callback may add waiters to other
@@ -174,10 +175,10 @@ static void on_log(int code, int64_t seq, int64_t total, const char *epoch, cons
 {
     struct gw_replay_read *e = privdata;
     (void)total;
-    (void)epoch;
     (void)fr;
     e->code = code;
     e->log_seq = seq;
+    snprintf(e->log_epoch, sizeof e->log_epoch, "%s", !code && epoch ? epoch : "");
     if (!code && n) {
         e->evs = malloc(n * sizeof *e->evs);
         if (e->evs) {
@@ -355,9 +356,9 @@ void gw_replay_share_free_all(struct gw_fanout *f)
         for (struct waiter *w; (w = list) != NULL; free(w)) {
             list = w->next;
             if (w->mcb)
-                w->mcb(RC_E_UNAVAILABLE, NULL, 0, w->privdata);
+                w->mcb(RC_E_UNAVAILABLE, NULL, e->target, 0, w->privdata);
             else
-                w->lcb(RC_E_UNAVAILABLE, 0, NULL, 0, 0, w->privdata);
+                w->lcb(RC_E_UNAVAILABLE, 0, "", NULL, 0, 0, w->privdata);
         }
         if (e->done)
             read_free(e);

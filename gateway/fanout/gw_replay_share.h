@@ -17,13 +17,16 @@ struct rc_event;
 struct gw_replay_read;
 
 /* A moment read's answer: as gw_read_at_cb (res->w is the callee's), plus
- * how long the read that answered took in Redis (µs), the pace of reads. */
-typedef void gw_replay_share_moment_cb(int code, struct gw_read_at_result *res, int64_t dur_us, void *privdata);
+ * the target of the read that answered (a shared one's may differ from the
+ * one asked, by up to tol_ms) and how long it took in Redis (µs), the pace
+ * of reads. */
+typedef void gw_replay_share_moment_cb(int code, struct gw_read_at_result *res, int64_t target, int64_t dur_us,
+                                       void *privdata);
 
-/* A log read's answer: seq the board's present then, events[0..n) the
+/* A log read's answer: seq and epoch the board's present then, events[0..n) the
  * changes after the seq asked (borrowed for the call), dur_us as above. */
-typedef void gw_replay_share_log_cb(int code, int64_t seq, const struct rc_event *events, size_t n, int64_t dur_us,
-                                    void *privdata);
+typedef void gw_replay_share_log_cb(int code, int64_t seq, const char *epoch, const struct rc_event *events, size_t n,
+                                    int64_t dur_us, void *privdata);
 
 /* Reads board `board` in `period` at req's one target for a replay, or joins
  * a read of the same view and audience already made for another: by seq the
