@@ -7,7 +7,9 @@
  *   replay is exact at every moment it shows and goes live with no gap and
  *   no repeat;
  * - the same with 20 feed replays: every event once, in order, across the
- *   switch to live, and about one replay's log reads. */
+ *   switch to live, and about one replay's log reads;
+ * - replays that share reads each pay their own from their connection's
+ *   read budget (a step costs what a lone replay's read costs). */
 'use strict';
 
 const test = require('node:test');
@@ -77,3 +79,36 @@ test(`${N} feed replays of one range at once share their log reads: every event 
     t.diagnostic(`Redis reads for feed replays: one replay ${reads1}, ${N} at once ${readsN}`);
     assert.ok(readsN <= 3 * reads1 + 5, `${N} feed replays made ${readsN} Redis reads, one alone ${reads1}`);
   });
+
+test('replays that share their reads still each pay theirs from their connection\'s read budget', { skip, timeout: 180000 }, async (t) => {
+  const RATE = 3;
+  const BURST = 4;
+  const config = h.configWith(t, { limits: { conn_read_rate: RATE, conn_read_burst: BURST } });
+  const { gw } = await h.startStack(t, { config });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const w = rt.writer(gw, ws, 'demo', { top: TOP, pause: 25 });
+  for (let i = 0; i < 60; i++) { await w.write(); await h.sleep(25); }
+  const t0 = Date.now();
+  const many = await rt.replays(t, gw, 5, 'demo', { top: TOP }, { from: { seq: 5 }, speed: 2 });
+  const liveAt = many.got.map(() => 0);
+  await h.waitFor(() => {
+    many.got.forEach((msgs, i) => { if (!liveAt[i] && rt.isLive(msgs)) liveAt[i] = Date.now(); });
+    return liveAt.every((x) => x > 0);
+  }, 90000, 'the replays to go live');
+  await h.waitFor(() => many.got.every((msgs) => JSON.stringify(rt.liveRows(msgs, TOP)) === JSON.stringify(w.states.get(w.last))),
+    30000, 'every replay, live, to reach the last change');
+  many.got.forEach((msgs, i) => rt.checkWindow(msgs, w.states, 5, TOP, w.last, `replay ${i}`));
+  const shared = await rt.metric(gw, 'rankcast_replay_reads_shared_total');
+  const waited = await rt.metric(gw, 'rankcast_replay_reads_waited_total');
+  assert.ok(shared > 0, 'the replays shared reads');
+  assert.ok(waited > 0, 'replays waited for their connections\' tokens');
+  // each step a replay shows was paid from its own connection's bucket:
+  // no more steps than the burst and the refill over its time allow
+  // (were shared steps free, each would step every tick)
+  for (const [i, msgs] of many.got.entries()) {
+    const steps = msgs.slice(0, msgs.findIndex((m) => m.op === 'live')).length;
+    const allowed = BURST + RATE * (liveAt[i] - t0) / 1000 + 2;
+    assert.ok(steps <= allowed, `replay ${i}: ${steps} steps in ${liveAt[i] - t0} ms, at most ${allowed.toFixed(1)} paid for`);
+  }
+  t.diagnostic(`5 replays on ${RATE}/s budgets: steps ${many.got.map((m) => m.findIndex((x) => x.op === 'live')).join(',')}, shared ${shared}, waited ${waited}`);
+});
