@@ -1,5 +1,5 @@
 /* replay_tool.js - what the replay tests share (replay_share.test.js,
- * replay_cluster.test.js): a writer that records the board after each of
+ * cluster_replay.test.js, replay_restart.test.js): a writer that records the board after each of
  * its changes, replays started on many connections, and the checks that a
  * replay is exact and goes live with no gap and no repeat. */
 'use strict';
@@ -170,4 +170,19 @@ async function referenceFeed(t, gw, board) {
   return events;
 }
 
-module.exports = { rowsOf, metric, retry, writer, replays, isLive, checkWindow, liveRows, checkFeed, referenceFeed };
+/* get at_seq of the top `top` of board at seqs 0, 7, 14, ... up to last, and at last. */
+async function moments(ws, last, top = 10, board = 'demo') {
+  const out = new Map();
+  const seqs = [];
+  for (let s = 0; s < last; s += 7) seqs.push(s);
+  seqs.push(last);
+  for (const s of seqs) {
+    const snap = await retry(() => ws.request({ op: 'get', board, view: { top }, at: { seq: s } }, 15000), `get at ${s}`);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(snap.at_seq, s, JSON.stringify(snap));
+    out.set(s, { rows: snap.rows, at_time: snap.at_time });
+  }
+  return out;
+}
+
+module.exports = { moments, rowsOf, metric, retry, writer, replays, isLive, checkWindow, liveRows, checkFeed, referenceFeed };
