@@ -256,7 +256,7 @@ static void go_live(struct gw_replay *rp, int64_t seq)
         s->after_replay = 1; /* (not answered by a catch-up read already out: it may predate seq) */
         /* the history it replayed: a catch-up in another (Redis lost its
          * data since) answers with a reset snapshot, not seq's followers */
-        s->has_epoch = rp->epoch[0] != '\0';
+        s->has_epoch = rp->decl->shards <= 1 && rp->epoch[0] != '\0'; /* (a sharded feed resumes by its cursor) */
         snprintf(s->epoch, sizeof s->epoch, "%s", rp->epoch);
         if (s->view->reading)
             gw_board_view_set_dirty(s->view);
@@ -301,10 +301,13 @@ static void went_back(struct gw_replay *rp, int64_t present)
 }
 
 /* 1 when a read of the board (its present seq and epoch) shows it went
- * back below what the replay showed, or into another history. */
+ * back below what the replay showed, or into another history. (A sharded
+ * board's epoch is a digest that changes when a shard begins its first
+ * history: not compared; its seq, a sum, still only grows.) */
 static int board_went_back(const struct gw_replay *rp, int64_t present, const char *epoch)
 {
-    return present < rp->shown || (rp->epoch[0] && epoch[0] && strcmp(rp->epoch, epoch) != 0);
+    return present < rp->shown ||
+           (rp->decl->shards <= 1 && rp->epoch[0] && epoch[0] && strcmp(rp->epoch, epoch) != 0);
 }
 
 /* 1 when a moment read shows that change `shown` is no longer the one the
@@ -459,7 +462,7 @@ static void on_log(int code, int64_t seq, const char *epoch, const struct rc_eve
         evs++;
         n--;
     }
-    if (replaced || board_went_back(rp, seq, epoch)) {
+    if (rp->decl->shards <= 1 && (replaced || board_went_back(rp, seq, epoch))) {
         went_back(rp, seq);
         unlink_free(rp);
         return;
@@ -517,7 +520,7 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
     rp->reading = 1;
     /* from `shown` itself when its time is known: the read then says
      * whether it is still the change sent (on_log) */
-    rp->log_after = rp->shown > 0 && rp->has_shown_at ? rp->shown - 1 : rp->shown;
+    rp->log_after = rp->shown > 0 && rp->has_shown_at && rp->decl->shards <= 1 ? rp->shown - 1 : rp->shown;
     if (gw_replay_share_log(rp->f, rp->decl, rp->board, rp->period, rp->view.live, rp->log_after, REPLAY_FEED_BATCH,
                             on_log, rp) != 0)
         rp->reading = 0;
