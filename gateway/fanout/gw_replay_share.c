@@ -55,7 +55,6 @@ struct waiter {
 struct gw_replay_read {
     struct gw_replay_read *next;
     struct gw_fanout *f;       /* NULL once the fan-out is gone (the answer frees it) */
-    const struct rc_board *decl;
     int is_log;
     char *key;                 /* what must match besides the target (key_*) */
     int by_time;
@@ -245,8 +244,7 @@ static int join(struct gw_fanout *f, struct gw_replay_read *e, gw_replay_share_m
     return 0;
 }
 
-static struct gw_replay_read *new_read(struct gw_fanout *f, const struct rc_board *decl, char *key, int is_log,
-                                       int by_time, int64_t target)
+static struct gw_replay_read *new_read(struct gw_fanout *f, char *key, int is_log, int by_time, int64_t target)
 {
     struct gw_replay_read *e = calloc(1, sizeof *e);
     struct waiter *w = calloc(1, sizeof *w);
@@ -256,7 +254,7 @@ static struct gw_replay_read *new_read(struct gw_fanout *f, const struct rc_boar
         free(w);
         return NULL;
     }
-    *e = (struct gw_replay_read){.f = f, .decl = decl, .is_log = is_log, .key = key, .by_time = by_time,
+    *e = (struct gw_replay_read){.f = f, .is_log = is_log, .key = key, .by_time = by_time,
                                  .target = target, .waiters = w, .sent_us = gw_clock_mono_us()};
     return e;
 }
@@ -284,7 +282,7 @@ int gw_replay_share_moment(struct gw_fanout *f, const struct rc_board *decl, con
         free(key);
         return join(f, best, cb, NULL, privdata);
     }
-    struct gw_replay_read *e = new_read(f, decl, key, 0, req->by_time, want);
+    struct gw_replay_read *e = new_read(f, key, 0, req->by_time, want);
     if (!e)
         return RC_E_INTERNAL;
     e->waiters->mcb = cb;
@@ -312,7 +310,7 @@ int gw_replay_share_log(struct gw_fanout *f, const struct rc_board *decl, const 
             free(key);
             return join(f, e, NULL, cb, privdata);
         }
-    struct gw_replay_read *e = new_read(f, decl, key, 1, 0, after);
+    struct gw_replay_read *e = new_read(f, key, 1, 0, after);
     if (!e)
         return RC_E_INTERNAL;
     e->max = max;

@@ -44,15 +44,13 @@ int gw_replay_share_moment(struct gw_fanout *f, const struct rc_board *decl, con
 int gw_replay_share_log(struct gw_fanout *f, const struct rc_board *decl, const char *board, const char *period,
                         int live, int64_t after, int64_t max, gw_replay_share_log_cb *cb, void *privdata);
 
-/* A waiter is going: its callback will not run (privdata forgotten). */
-void gw_replay_share_forget(struct gw_fanout *f, void *privdata);
-
 /* Answers the waiters that joined a finished read, and drops the reads
  * nobody used for a while (the fan-out's tick, before the replays move). */
 void gw_replay_share_tick(struct gw_fanout *f);
 
-/* The fan-out is going: every kept read is dropped, reads in flight are
- * freed by their answers; no callback runs any more. */
+/* The fan-out is going: every waiter is answered RC_E_UNAVAILABLE now (each
+ * callback runs exactly once), kept reads are dropped, reads in flight are
+ * freed by their answers. */
 void gw_replay_share_free_all(struct gw_fanout *f);
 
 #endif
