@@ -372,6 +372,10 @@ char *rc_proto_at_encode_history(const char *id_json, const char *board, const c
                                  const struct rc_history_point *pts, size_t n, int64_t frozen);
 /* {"op":"live","sub","seq"}: a replay reached the present (docs/history.md). */
 char *rc_proto_at_encode_live(const char *sub, int64_t seq);
+/* {"op":"live","sub","seq","reset":true}: a replay ended because the board
+ * went back below a moment it showed; seq is the board's present
+ * (docs/history.md, "When the board goes back"). */
+char *rc_proto_at_encode_live_reset(const char *sub, int64_t seq);
 #define RC_REPLAY_SPEED_MIN 0.25
 #define RC_REPLAY_SPEED_MAX 64.0
 /* The rule of history's points, on both transports: step >= 1, from <= to,

@@ -174,3 +174,11 @@ char *rc_proto_at_encode_live(const char *sub, int64_t seq)
     int failed = !o || add(o, "sub", cJSON_CreateString(sub)) || add(o, "seq", num((double)seq));
     return done(o, failed);
 }
+
+char *rc_proto_at_encode_live_reset(const char *sub, int64_t seq)
+{
+    cJSON *o = head("live", NULL);
+    int failed = !o || add(o, "sub", cJSON_CreateString(sub)) || add(o, "seq", num((double)seq)) ||
+                 add(o, "reset", cJSON_CreateTrue());
+    return done(o, failed);
+}

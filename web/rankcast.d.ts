@@ -302,7 +302,8 @@ export interface ViewHandlers {
   onFrozen?(view: View, state: FrozenInfo): void;
   onError?(view: View, err: ViewError): void;
   /** v1.2: a replay reached the present */
-  onLive?(view: View, info: { seq: number }): void;
+  /** reset: the board went back below what the replay showed (changes lost); the next snapshot starts over */
+  onLive?(view: View, info: { seq: number; reset?: boolean }): void;
 }
 
 export interface SubscribeSpec {

@@ -49,7 +49,8 @@
  * view.rows (the listed members on the board, by rank) and view.absent (those not on it) by
  * the member rule (applyMembers). subscribe({ board, view, replay: { from: { seq } | { time },
  * speed } }) replays from that moment (view.replaying, info.replay) until the server's `live`
- * message (onLive(view, { seq })); a reconnect meanwhile replays on from view.seq.
+ * message (onLive(view, { seq, reset? }): reset when the board went back below what the replay
+ * showed, the next snapshot then starts over); a reconnect meanwhile replays on from view.seq.
  * await rc.get(board, view, { period, at: { seq } | { time }, places, live }) -> a snapshot (no sub);
  * await rc.history(board, member, { from, to, step, period }) -> { op: 'history', points };
  * await rc.team(board, member, teamId | null) -> { op: 'teamed', team, seq, team_seq }.
@@ -323,7 +324,11 @@ class View {
   _live(msg) {
     this.replaying = false;
     this.replay = null;
-    this._call('onLive', { seq: msg.seq });
+    // reset: the board went back below what the replay showed (changes
+    // lost, docs/history.md): the next snapshot starts the view over (a
+    // feed's too, whose seqs after it name other changes)
+    if (msg.reset) this.ready = false;
+    this._call('onLive', msg.reset ? { seq: msg.seq, reset: true } : { seq: msg.seq });
     return true;
   }
 

@@ -336,6 +336,15 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_replay_reads_waited_total",
             "replay reads put off to a later tick: the connection's or address's read bucket was out of tokens",
             m->replay_reads_waited);
+    counter(&o, "rankcast_replay_redis_reads_total",
+            "Redis reads made for replays: moment reads and feed log pages (one per read, however many replays share it)",
+            m->replay_redis_reads);
+    counter(&o, "rankcast_replay_reads_shared_total",
+            "replay reads answered by a read made for another replay of the same view (no Redis read of their own)",
+            m->replay_reads_shared);
+    counter(&o, "rankcast_replay_resets_total",
+            "replays ended by a live marked reset: the board went back below a moment they showed (changes lost)",
+            m->replay_resets);
     frame_series(&o, m);
     gauge(&o, "rankcast_read_rows_in_flight", "rows of board reads sent to Redis and not answered (read_rows_in_flight)",
           m->read_rows_in_flight);

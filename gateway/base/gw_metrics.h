@@ -30,6 +30,9 @@ struct gw_metrics {
     uint64_t reads_limited;               /* reads answered rate_limited (read buckets, max_pending) */
     uint64_t replay_reads_waited;         /* replay reads put off: their connection's or address's read
                                              bucket was out of tokens (fanout/gw_replay.c) */
+    uint64_t replay_redis_reads;          /* Redis reads made for replays (fanout/gw_replay_share.c) */
+    uint64_t replay_reads_shared;         /* replay reads answered by another replay's (same file) */
+    uint64_t replay_resets;               /* replays ended by live "reset": the board went back (fanout/gw_replay.c) */
     uint64_t frames[3];                   /* continuation, ping, pong frames read (enum rc_wsframe_kind) */
     uint64_t frames_refused[3];           /* of those, over the read buckets (serve/gw_ws_frames.c) */
     uint64_t ws_closes_frames;            /* WebSocket connections closed 1008: frames over budget */

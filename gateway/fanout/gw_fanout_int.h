@@ -23,6 +23,7 @@
  *   gw_rollover.c views of "current"/"previous" moving on at a period's end
  *   gw_viewers.c  viewer counts: ours per board name in Redis, everyone's sum
  *   gw_replay.c   replay subscriptions: past moments at a pace, then live
+ *   gw_replay_share.c their reads, shared between replays of one view
  *   gw_fanout_tick.c the tick: which boards and which of their views it
  *                 looks at (the views due, the mirror views a change reached)
  *   gw_first.c    a subscribe's first answer, a bounded amount per loop turn
@@ -331,6 +332,7 @@ struct gw_fanout {
     int64_t first_us;            /* time spent answering them this turn (µs) */
     struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
     struct gw_replay *replays;   /* replays in progress (gw_replay.c) */
+    struct gw_replay_read *replay_reads; /* their reads, shared (gw_replay_share.c) */
     /* Drops subscription s (gw_fanout.c): the upward call of a replay that
      * failed to start (gw_replay.c is below gw_fanout.c) */
     void (*drop_sub)(struct gw_fanout *f, struct gw_sub *s);

@@ -9,7 +9,9 @@
  * traffic reaches it. The replay sends it the board at each moment it
  * passes, as snapshots of the same sub with "replay": true (PROTOCOL v1:
  * the server may send a fresh snapshot instead of deltas at any time), each
- * read by store/gw_read_at at the board time the pace has reached. When a
+ * read by store/gw_read_at at the board time the pace has reached (through
+ * gw_replay_share.c: replays of one view whose paces stand close together
+ * share one read). When a
  * read shows the present seq N, the replay waits until the live view
  * stands at N or past it (its window, or a later one equal to it: the view
  * hears of a change later than a read of Redis shows it, and its snapshot
@@ -31,6 +33,7 @@
 #include "fanout/gw_replay.h"
 
 #include "fanout/gw_fanout_int.h"
+#include "fanout/gw_replay_share.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,19 +63,30 @@ struct gw_replay {
     int64_t base_at;           /* the board time the pace counts from ... */
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
+    char epoch[RC_EPOCH_MAX + 1]; /* the board's history (epoch) at the first moment, "" none yet */
+    int has_shown_at;
+    int64_t shown_at;          /* the time of change `shown` (a window's), or of the last event sent */
+    int by_time;               /* the read in flight is by time */
+    int64_t log_after;         /* a feed's log read in flight: the seq it reads after */
+    int at_end;                /* a feed's: sent a batch that reached the present; one read to check, then live */
     int awaiting;              /* at the present (shown): waits for the live view to stand there */
     int64_t await_us;          /* ... since then (monotonic) */
     int reading;
-    int64_t read_us;           /* when the read in flight was sent (monotonic) */
     int64_t next_us;           /* no read before this: each waits 3x the last one's time */
     /* a feed: the log's changes after shown not sent yet (evs[evi..nevs)) */
     struct rc_event *evs;
     size_t nevs, evi;
+    int64_t evs_present;       /* the board's seq when they were read */
 };
 
 /* The longest a replay at the present waits for its live view to stand
  * there (docs/history.md): a view reads or is cut within a tick or two. */
 #define REPLAY_AWAIT_MAX_US (30 * 1000 * 1000)
+
+/* How far apart (ms of wall time, times the speed in board time) the paces
+ * of two replays of one view may stand and still share a moment read: a
+ * shared step shows a moment at most this much off the replay's own pace. */
+#define REPLAY_SHARE_SLACK_MS 250
 
 /* Changes a feed's replay reads from the log at a time. */
 #define REPLAY_FEED_BATCH 256
@@ -108,7 +122,7 @@ static void unlink_free(struct gw_replay *rp)
     free(rp);
 }
 
-static void on_read(int code, struct gw_read_at_result *res, void *privdata);
+static void on_read(int code, struct gw_read_at_result *res, int64_t target, int64_t dur_us, void *privdata);
 
 /* A replay's read after its first (which its subscribe paid for) is a read
  * of its connection (docs/security.md): it takes what a read of its rows
@@ -152,8 +166,11 @@ static int read_at(struct gw_replay *rp, int by_time, int64_t target)
         req.count = rp->view.limit;
     }
     rp->reading = 1;
-    rp->read_us = gw_clock_mono_us();
-    int rc = gw_read_at(&rp->f->app->store, rp->decl, rp->board, rp->period, &req, on_read, rp);
+    /* replays of the same view whose paces stand within a quarter second
+     * of this one's share one read (gw_replay_share.c) */
+    int64_t tol_ms = (int64_t)(rp->speed * REPLAY_SHARE_SLACK_MS);
+    rp->by_time = by_time;
+    int rc = gw_replay_share_moment(rp->f, rp->decl, rp->board, rp->period, &req, tol_ms, on_read, rp);
     if (rc)
         rp->reading = 0;
     return rc;
@@ -190,6 +207,8 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
     free(s->id_json);
     s->id_json = NULL;
     rp->shown = res->at_seq;
+    rp->has_shown_at = res->has_at_time;
+    rp->shown_at = res->at_time;
     if (!rp->paced && res->has_at_time) {
         rp->paced = 1;
         rp->base_at = res->at_time;
@@ -237,7 +256,10 @@ static void go_live(struct gw_replay *rp, int64_t seq)
         s->has_since = 1;
         s->since = seq;
         s->after_replay = 1; /* (not answered by a catch-up read already out: it may predate seq) */
-        s->has_epoch = 0;
+        /* the history it replayed: a catch-up in another (Redis lost its
+         * data since) answers with a reset snapshot, not seq's followers */
+        s->has_epoch = rp->decl->shards <= 1 && rp->epoch[0] != '\0'; /* (a sharded feed resumes by its cursor) */
+        snprintf(s->epoch, sizeof s->epoch, "%s", rp->epoch);
         if (s->view->reading)
             gw_board_view_set_dirty(s->view);
         else
@@ -248,6 +270,60 @@ static void go_live(struct gw_replay *rp, int64_t seq)
     if (!s->pending && s->view->last && gw_view_send_owed_snapshot(rp->f, s) == 0)
         s->needs_snapshot = 0;
     /* else: owed, sent by the view's first window or when the queue drains */
+}
+
+/* The board went back below a moment the replay showed (present < shown):
+ * the changes after present were lost (a failover whose promoted replica
+ * had not received them, Redis restored or restarted without them) and the
+ * seqs after it will name other changes. No moment after it can follow
+ * what was shown, so the replay ends now, said so: `live` with "reset" and
+ * the board's present, then the live view as for a new viewer (a window's
+ * snapshot replaces the list; a feed's snapshot, then its events). */
+static void went_back(struct gw_replay *rp, int64_t present)
+{
+    struct gw_sub *s = rp->s;
+    gw_conn_reply(s->conn, rc_proto_at_encode_live_reset(s->view->r.id, present));
+    s->replay = NULL;
+    rp->s = NULL;
+    rp->f->app->metrics.replay_resets++;
+    s->after_replay = 0;
+    if (s->view->r.spec.kind == RC_VIEW_FEED) {
+        s->pending = 1; /* a fresh viewer: snapshot at the log's seq, then the live events */
+        s->has_since = 0;
+        s->has_epoch = 0;
+        if (s->view->reading)
+            gw_board_view_set_dirty(s->view);
+        else
+            gw_feed_catch_up(s->view);
+        return;
+    }
+    view_nudge(s->view); /* (its window may still be the lost one's: read it again) */
+    if (!s->pending && s->view->last && gw_view_send_owed_snapshot(rp->f, s) == 0)
+        s->needs_snapshot = 0;
+}
+
+/* 1 when a read of the board (its present seq and epoch) shows it went
+ * back below what the replay showed, or into another history. (A sharded
+ * board's epoch is a digest that changes when a shard begins its first
+ * history: not compared; its seq, a sum, still only grows.) */
+static int board_went_back(const struct gw_replay *rp, int64_t present, const char *epoch)
+{
+    return present < rp->shown ||
+           (rp->decl->shards <= 1 && rp->epoch[0] && epoch[0] && strcmp(rp->epoch, epoch) != 0);
+}
+
+/* 1 when a moment read shows that change `shown` is no longer the one the
+ * replay showed, though the board has gone on past it (its seq taken by
+ * another change since): by time, a read at or after shown's time must
+ * show shown or later (shown's own time qualifies it), and shown itself
+ * must keep its time. */
+static int moment_replaced(const struct gw_replay *rp, const struct gw_read_at_result *res, int64_t target)
+{
+    if (res->status != RC_MOMENT_OK || !rp->has_shown_at)
+        return 0;
+    if (rp->by_time && target >= rp->shown_at && res->at_seq < rp->shown)
+        return 1;
+    return res->at_seq == rp->shown && res->has_at_time && res->at_time != rp->shown_at;
 }
 
 /* A read that failed before the first snapshot fails the subscribe. */
@@ -273,14 +349,14 @@ static void refuse(struct gw_replay *rp, int code, const struct gw_read_at_resul
     gw_conn_unref(c);
 }
 
-static void on_read(int code, struct gw_read_at_result *res, void *privdata)
+static void on_read(int code, struct gw_read_at_result *res, int64_t target, int64_t dur_us, void *privdata)
 {
     struct gw_replay *rp = privdata;
     rp->reading = 0;
     /* a read deep in the past holds Redis for a while (docs/history.md,
-     * "Cost"): a replay leaves it idle 3x as long between its reads */
-    int64_t now_us = gw_clock_mono_us();
-    rp->next_us = now_us + 3 * (now_us - rp->read_us);
+     * "Cost"): a replay leaves it idle 3x as long between its reads (the
+     * read's own time in Redis, when it shared another replay's) */
+    rp->next_us = gw_clock_mono_us() + 3 * dur_us;
     if (!rp->f || !rp->s) {
         if (res && res->w)
             gw_window_free(res->w);
@@ -297,8 +373,17 @@ static void on_read(int code, struct gw_read_at_result *res, void *privdata)
             return;
         }
         rp->started = 1;
+        snprintf(rp->epoch, sizeof rp->epoch, "%s", res->head.epoch);
         send_moment(rp, res);
-    } else if (ok && res->at_seq != rp->shown) {
+    } else if (!code && (board_went_back(rp, res->head.seq, res->head.epoch) || moment_replaced(rp, res, target))) {
+        went_back(rp, res->head.seq);
+        if (res->w)
+            gw_window_free(res->w);
+        unlink_free(rp);
+        return;
+    } else if (ok && res->at_seq > rp->shown) {
+        /* (a shared read may show a moment a little behind this replay's
+         * pace, at or before the one shown: a replay never goes back) */
         send_moment(rp, res);
     } else if (!code && res->status == RC_MOMENT_GONE) {
         /* fallen behind what can be shown (writes outran the pace past
@@ -358,22 +443,37 @@ void gw_replay_detach(struct gw_sub *s)
         unlink_free(rp);
 }
 
-static void on_log(int code, int64_t seq, int64_t total, const char *epoch, const struct rc_freeze *fr,
-                   struct rc_event *evs, size_t n, void *privdata)
+static void on_log(int code, int64_t seq, const char *epoch, const struct rc_event *evs, size_t n, int64_t dur_us,
+                   void *privdata)
 {
     struct gw_replay *rp = privdata;
-    (void)total;
-    (void)epoch;
-    (void)fr;
     rp->reading = 0;
-    int64_t now_us = gw_clock_mono_us();
-    rp->next_us = now_us + 3 * (now_us - rp->read_us);
+    rp->next_us = gw_clock_mono_us() + 3 * dur_us;
     if (!rp->f || !rp->s) {
         unlink_free(rp);
         return;
     }
     if (code)
         return; /* the next tick reads again */
+    /* the read's first change is `shown` again when it could ask for it
+     * (feed_tick): still the one sent (its time), or the board went back
+     * and the seq names another change now */
+    int replaced = 0;
+    if (rp->log_after < rp->shown && n && evs[0].seq == rp->shown) {
+        replaced = evs[0].at_ms != rp->shown_at;
+        evs++;
+        n--;
+    }
+    if (rp->decl->shards <= 1 && (replaced || board_went_back(rp, seq, epoch))) {
+        went_back(rp, seq);
+        unlink_free(rp);
+        return;
+    }
+    if (rp->at_end) { /* shown still holds: live, the catch-up sends what came since */
+        go_live(rp, rp->shown);
+        unlink_free(rp);
+        return;
+    }
     /* nothing after shown, or the log no longer holds the next change (the
      * catch-up then answers as for any resume it cannot replay) */
     if (!n || evs[0].seq != rp->shown + 1 || rp->shown >= seq) {
@@ -387,6 +487,7 @@ static void on_log(int code, int64_t seq, int64_t total, const char *epoch, cons
     rp->evi = 0;
     if (rp->evs)
         memcpy(rp->evs, evs, n * sizeof *evs);
+    rp->evs_present = seq;
 }
 
 /* A feed's replay: the events the pace has reached, each as it went out
@@ -404,18 +505,32 @@ static void feed_tick(struct gw_replay *rp, int64_t now, int64_t now_us)
         const struct rc_event *ev = &rp->evs[rp->evi];
         gw_conn_reply(s->conn, gw_view_encode_event(s->view, ev, NULL, NULL));
         rp->shown = ev->seq;
+        rp->has_shown_at = 1;
+        rp->shown_at = ev->at_ms;
     }
+    if (rp->nevs && rp->evi == rp->nevs && rp->shown >= rp->evs_present)
+        /* the batch reached the board's present of its read, and the pace
+         * has sent it all: live after one more read, which checks that the
+         * last change sent still holds (the board may have gone back since
+         * the batch was read: went_back). Waiting for a read to come back
+         * empty would take as long as writes keep coming (a read every tick
+         * finds the change made since); the catch-up after live sends any
+         * change made since, from the log, so none is missed. */
+        rp->at_end = 1;
     if (rp->evi < rp->nevs || now_us < rp->next_us || !may_read(rp))
         return;
     rp->reading = 1;
-    rp->read_us = now_us;
-    if (gw_read_log_after(&rp->f->app->store, rp->decl, rp->board, rp->period, rp->view.live, rp->shown,
-                          REPLAY_FEED_BATCH, on_log, rp) != 0)
+    /* from `shown` itself when its time is known: the read then says
+     * whether it is still the change sent (on_log) */
+    rp->log_after = rp->shown > 0 && rp->has_shown_at && rp->decl->shards <= 1 ? rp->shown - 1 : rp->shown;
+    if (gw_replay_share_log(rp->f, rp->decl, rp->board, rp->period, rp->view.live, rp->log_after, REPLAY_FEED_BATCH,
+                            on_log, rp) != 0)
         rp->reading = 0;
 }
 
 void gw_replay_tick(struct gw_fanout *f)
 {
+    gw_replay_share_tick(f); /* (first: the shared reads answered since the last tick) */
     int64_t now = gw_now_ms(f->app), now_us = gw_clock_mono_us();
     for (struct gw_replay *next, *rp = f->replays; rp; rp = next) {
         next = rp->next;
@@ -456,6 +571,7 @@ void gw_replay_free_all(struct gw_fanout *f)
             rp->s->replay = NULL;
         rp->s = NULL;
         if (!rp->reading)
-            free(rp); /* else the read's answer frees it */
+            unlink_free(rp); /* (f NULL: just freed); else the read's answer frees it */
     }
+    gw_replay_share_free_all(f); /* (answers the reading ones: they go) */
 }

@@ -102,6 +102,23 @@ test('replay: the subscribe carries it, the snapshot and later changes say repla
   assert.deepEqual(seen, [['change', 'snapshot', true], ['change', 'delta', true], ['live', 20], ['change', 'delta', false]]);
 });
 
+test('a feed replay ended by live with reset (the board went back) starts over at the next snapshot: the live events after it are taken, not judged against the lost seqs', () => {
+  const seen = [];
+  const v = new View({ board: 'demo', view: { feed: true }, replay: { from: { seq: 10 }, speed: 4 } }, {
+    onEvent: (view, e) => seen.push(['event', e.seq]),
+    onGap: (view, g) => seen.push(['gap', g.from, g.to]),
+    onLive: (view, info) => seen.push(['live', info.seq, !!info.reset]),
+  });
+  v.apply({ op: 'snapshot', sub: 'f1', board: 'demo', seq: 10, total: 2, rows: [], replay: true, at_seq: 10 });
+  for (const seq of [11, 12, 13]) v.apply({ op: 'event', sub: 'f1', seq, member: 'a', score: seq, rank: 1, prev_rank: 1, at: seq });
+  // the board lost 12 and 13 and went on with other changes: live at its present
+  v.apply({ op: 'live', sub: 'f1', seq: 11, reset: true });
+  v.apply({ op: 'snapshot', sub: 'f1', board: 'demo', seq: 14, total: 2, rows: [] });
+  for (const seq of [15, 16]) v.apply({ op: 'event', sub: 'f1', seq, member: 'b', score: seq, rank: 1, prev_rank: 1, at: seq });
+  assert.deepEqual(seen, [['event', 11], ['event', 12], ['event', 13], ['live', 11, true], ['event', 15], ['event', 16]]);
+  assert.equal(v.lastSeq, 16);
+});
+
 /* ---- requests --------------------------------------------------------------- */
 
 class FakeSocket {

@@ -259,6 +259,9 @@ static void decodes_replay(void **state)
     char *s = rc_proto_at_encode_live("v1", 12);
     assert_string_equal(s, "{\"op\":\"live\",\"sub\":\"v1\",\"seq\":12}");
     free(s);
+    s = rc_proto_at_encode_live_reset("v1", 9);
+    assert_string_equal(s, "{\"op\":\"live\",\"sub\":\"v1\",\"seq\":9,\"reset\":true}");
+    free(s);
 }
 
 static void reads_at_from_the_query(void **state)
