@@ -74,6 +74,7 @@
 #include "rc_vtrack.h"
 
 #include "fanout/gw_replay.h"
+#include "fanout/gw_vcount.h"
 #include "fanout/gw_rowteam.h"
 #include "fanout/gw_rowteam_load.h"
 
@@ -535,20 +536,6 @@ void gw_frozen_apply(struct gw_fanout *f, struct gw_board *b);
  * outside the scripts): the next read's state is taken whatever its version,
  * and every view reads again. */
 void gw_frozen_recheck(struct gw_board *b);
-
-/* ---- gw_vcount.c -------------------------------------------------------- */
-
-/* Sets up the table and this process's gateway id (f->vid, f->vscript). */
-void gw_vcount_init(struct gw_fanout *f);
-void gw_vcount_free(struct gw_fanout *f);
-/* Ties b to its name's count (created when missing). Returns 0 or RC_E_INTERNAL. */
-int gw_vcount_attach(struct gw_fanout *f, struct gw_board *b);
-void gw_vcount_detach(struct gw_fanout *f, struct gw_board *b);
-/* What b's viewers are shown: the other gateways' sum and ours now. */
-int64_t gw_vcount_shown(const struct gw_board *b);
-struct gw_vcount *gw_vcount_find(const struct gw_fanout *f, const char *name);
-/* Frees vc unless a board, a call in flight or our field in Redis needs it. */
-void gw_vcount_maybe_free(struct gw_fanout *f, struct gw_vcount *vc);
 
 /* ---- gw_viewers.c -------------------------------------------------------- */
 

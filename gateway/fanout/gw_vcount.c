@@ -2,6 +2,8 @@
  * gw_vcount): found by name, tied to the live boards of that name, freed
  * when nothing needs it any more. What the counts are and how they travel
  * through Redis is gw_viewers.c. */
+#include "fanout/gw_vcount.h"
+
 #include <uv.h>
 
 #include "fanout/gw_fanout_int.h"
