@@ -3,6 +3,7 @@
  * rc_vtrack_shard.h). */
 #include "rc_vtrack_shard.h"
 
+#include <math.h>
 #include <string.h>
 
 void rc_vtrack_shard_members(struct rc_vtrack *t, struct rc_vtrack_shard *s, int desc, unsigned nshards,
@@ -139,4 +140,54 @@ void rc_vtrack_shard_seqs(const struct rc_vtrack_shard *s, int64_t *out)
 {
     for (unsigned j = 0; j < s->nshards; j++)
         out[j] = s->cur[j] > s->counted[j] ? s->cur[j] : s->counted[j];
+}
+
+size_t rc_vtrack_shard_pos(double c)
+{
+    /* positions mid - top .. mid + top: mid for |c| < 1 (and NaN), mid + 1 +
+     * e * 256 + m for c in [2^e, 2^(e+1)) with m its next 8 bits (e capped:
+     * larger composites share the last position), mirrored below mid */
+    const size_t mid = RC_VINDEX_SPAN / 2, top = (RC_VINDEX_SPAN / 2 - 1) / 256 * 256;
+    double a = fabs(c);
+    if (!(a >= 1))
+        return mid;
+    size_t u;
+    if (isinf(a)) {
+        u = top;
+    } else {
+        int e;
+        double f = frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): e >= 1 */
+        size_t m = (size_t)((2 * f - 1) * 256);
+        u = (size_t)(e - 1) * 256 + (m > 255 ? 255 : m) + 1;
+        if (u > top)
+            u = top;
+    }
+    return c > 0 ? mid + u : mid - u;
+}
+
+int rc_vtrack_shard_span(const struct rc_vtrack *t, size_t *lo, size_t *hi)
+{
+    if (!t->ok || !t->members || t->nent == 0)
+        return 0;
+    double cmin = t->ent[0].c, cmax = t->ent[0].c;
+    for (size_t i = 1; i < t->nent; i++) {
+        cmin = t->ent[i].c < cmin ? t->ent[i].c : cmin;
+        cmax = t->ent[i].c > cmax ? t->ent[i].c : cmax;
+    }
+    *lo = rc_vtrack_shard_pos(cmin);
+    *hi = rc_vtrack_shard_pos(cmax);
+    return 1;
+}
+
+void rc_vtrack_shard_skip(struct rc_vtrack *t, struct rc_vtrack_shard *s, const int64_t *seq)
+{
+    if (!t->ok)
+        return;
+    int64_t sum = 0;
+    for (unsigned j = 0; j < s->nshards; j++) {
+        if (seq[j] > s->cur[j])
+            s->cur[j] = seq[j];
+        sum += s->cur[j] > s->counted[j] ? s->cur[j] : s->counted[j];
+    }
+    t->seq = sum;
 }

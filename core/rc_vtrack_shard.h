@@ -56,6 +56,7 @@
 #include <stdint.h>
 
 #include "rc_shard.h"
+#include "rc_vindex.h"
 #include "rc_vtrack.h"
 
 struct rc_vtrack_shard {
@@ -96,5 +97,39 @@ int rc_vtrack_shard_event(struct rc_vtrack *t, struct rc_vtrack_shard *s, unsign
 /* Each shard's seq the entries stand at (max of cur and counted) into
  * out[0..nshards); their sum is t->seq. */
 void rc_vtrack_shard_seqs(const struct rc_vtrack_shard *s, int64_t *out);
+
+/* ---- filing lists by composite (gateway/fanout/gw_reads.c) ----
+ *
+ * A move of member X (on the board before and after, total kept) from
+ * composite a to b changes a listed rank only when the listed member's
+ * composite lies in [min(a, b), max(a, b)] (ahead() compares composites
+ * first; shard and member decide only on equal ones): outside it, X is
+ * ahead of the entry both before and after, or behind it both times, and
+ * rc_vtrack_shard_event judges the move RC_VTRACK_SAME. So lists can sit in
+ * an index (core/rc_vindex) by the span of their entries' composites, and a
+ * move visit only the lists whose span it reaches. Composites, not global
+ * ranks: a sharded event's global rank is counted later, at other seqs than
+ * the list's entries stand at, so spans of ranks would need slack to stay
+ * exact; composites are the event's own and the entries' (issue 26). */
+
+/* Composite c's position in an rc_vindex: non-decreasing in c (so a
+ * composite inside [a, b] has its position inside [pos(a), pos(b)]), in
+ * [0, RC_VINDEX_SPAN). Relative, like a double: the sign, the power of two
+ * and the next 8 bits (composites of |c| < 1 share the middle position), so
+ * that spans of a few points apart fall apart at any magnitude. */
+size_t rc_vtrack_shard_pos(double c);
+
+/* The positions [*lo, *hi] (inclusive) of the entries' composites, lowest
+ * to highest. Returns 1, or 0 when no move can change the list (no entry:
+ * only joins and leaves can) or t forgot. Ask again after every event t is
+ * told: a listed member's own move changes its composite. */
+int rc_vtrack_shard_span(const struct rc_vtrack *t, size_t *lo, size_t *hi);
+
+/* The caller's index judged every event of shard j through seq[j] (< 0:
+ * none), each a move in that shard's order, and none reached t's span: t
+ * moves on as if each had been RC_VTRACK_SAME (shard j's events through
+ * seq[j] judged, t->seq as rc_vtrack_shard_seqs sums). A no-op when t
+ * forgot, or for a shard it is past already. */
+void rc_vtrack_shard_skip(struct rc_vtrack *t, struct rc_vtrack_shard *s, const int64_t *seq);
 
 #endif

@@ -10,7 +10,13 @@
  * (as gateway/store/gw_read_mshard.c's do under writes), hands it every
  * event in a random interleaving that keeps each shard's order, and checks
  * its ranks and total against the merged truth at the end (a CHANGED reads
- * again from the end state). Fixed seed (RC_TEST_SEED=<n>). */
+ * again from the end state). Fixed seed (RC_TEST_SEED=<n>).
+ *
+ * The index property test: lists filed in an rc_vindex by their entries'
+ * composites (rc_vtrack_shard_span, rc_vtrack_shard_pos), a move visiting
+ * only the lists it reaches (each caught up first, rc_vtrack_shard_skip),
+ * judge every event as lists told every event do; it fails when the span
+ * is cut short. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,10 +26,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "rc_test_rng.h"
 
 #include "rc_shard.h"
+#include "rc_vindex.h"
 #include "rc_vtrack_shard.h"
 
 static void an_unlisted_member_passing_a_listed_one_shifts_it(void **state)
@@ -196,7 +204,7 @@ static int64_t rank_of(const struct world *w, int m, double c, size_t k1, size_t
 }
 
 /* A read whose rows round saw the first k1 events and counts round k2. */
-static size_t read_at(const struct world *w, const int *listed, size_t k1, size_t k2, struct rc_vtrack *t,
+static size_t read_at(const struct world *w, const int *listed, int nlisted, size_t k1, size_t k2, struct rc_vtrack *t,
                       struct rc_vtrack_shard *s, struct rc_vtrack_entry *ent, const char **names, unsigned *home,
                       int64_t *asof)
 {
@@ -208,7 +216,7 @@ static size_t read_at(const struct world *w, const int *listed, size_t k1, size_
     }
     for (int x = 0; x < M; x++)
         total += c_at(w, x, k2) >= 0;
-    for (int i = 0; i < LISTED; i++) {
+    for (int i = 0; i < nlisted; i++) {
         int m = listed[i];
         unsigned h = w->home[m];
         lseq[h] = w->shard_seq_at[k1][h];
@@ -282,7 +290,7 @@ static void property_ranks_after_quiet_equal_the_merged_truth(void **state)
         const char *names[LISTED];
         unsigned home[LISTED];
         int64_t asof[LISTED * S];
-        read_at(&w, listed, k1, k2, &t, &s, ent, names, home, asof);
+        read_at(&w, listed, LISTED, k1, k2, &t, &s, ent, names, home, asof);
         size_t maxdel = 0; /* the latest event handed over so far */
         /* every event, shards interleaved at random, each shard in order */
         size_t next[S] = {0};
@@ -317,7 +325,7 @@ static void property_ranks_after_quiet_equal_the_merged_truth(void **state)
                 size_t kr = maxdel + 1 + below(&r, 10);
                 kr = kr > E ? E : kr;
                 size_t kq = kr + below(&r, 30);
-                read_at(&w, listed, kr, kq > E ? E : kq, &t, &s, ent, names, home, asof);
+                read_at(&w, listed, LISTED, kr, kq > E ? E : kq, &t, &s, ent, names, home, asof);
             }
         }
         /* the truth at the end */
@@ -327,7 +335,7 @@ static void property_ranks_after_quiet_equal_the_merged_truth(void **state)
         const char *names2[LISTED];
         unsigned home2[LISTED];
         int64_t asof2[LISTED * S];
-        size_t n2 = read_at(&w, listed, E, E, &t2, &s2, ent2, names2, home2, asof2);
+        size_t n2 = read_at(&w, listed, LISTED, E, E, &t2, &s2, ent2, names2, home2, asof2);
         assert_true(t.ok);
         assert_int_equal(t.nent, n2);
         assert_int_equal(t.total, t2.total);
@@ -346,6 +354,202 @@ static void property_ranks_after_quiet_equal_the_merged_truth(void **state)
     assert_true(rereads > 0);
 }
 
+/* ---- the index: a move visits only the lists whose span it reaches ---- */
+
+#define NL 10 /* lists */
+#define LM 3  /* members per list */
+
+struct lst {
+    struct rc_vindex_item it; /* first: the visit callback casts back */
+    int idx, filed;
+    struct rc_vtrack t;
+    struct rc_vtrack_shard s;
+    struct rc_vtrack_entry ent[LM];
+    const char *names[LM];
+    unsigned home[LM];
+    int64_t asof[LM * S];
+};
+
+static void reach(struct rc_vindex_item *it, void *arg)
+{
+    ((int *)arg)[((struct lst *)it)->idx] = 1;
+}
+
+/* (cut: the span loses its highest position, as a wrong span would) */
+static void file_list(struct rc_vindex *ix, struct lst *l, int cut)
+{
+    size_t lo, hi;
+    rc_vindex_remove(ix, &l->it);
+    l->filed = l->t.ok;
+    if (l->t.ok && rc_vtrack_shard_span(&l->t, &lo, &hi))
+        assert_int_equal(rc_vindex_add(ix, &l->it, lo, cut && hi > lo ? hi : hi + 1), 0);
+}
+
+/* One round of random events judged by lists told every event (u) and by
+ * the same lists filed by composite (f). Returns the events judged
+ * differently (or whose lists then differ); *visits and *all count the
+ * filtered run's visits and the unfiltered run's. */
+static size_t index_round(uint64_t seed, int round, int cut, size_t *visits, size_t *all)
+{
+    static struct world w;
+    static struct lst u[NL], f[NL];
+    struct rng r = {seed * 7919 + (uint64_t)round};
+    memset(&w, 0, sizeof w);
+    for (int m = 0; m < M; m++) {
+        snprintf(w.name[m], sizeof w.name[m], "m%d", m);
+        w.home[m] = rc_shard_of(w.name[m], S);
+    }
+    double cur[M];
+    int64_t seq[S] = {0};
+    for (int m = 0; m < M; m++)
+        cur[m] = -1;
+    for (size_t i = 0; i < E; i++) {
+        int m = i < M ? (int)i : (int)below(&r, M);
+        struct ev *e = &w.ev[i];
+        e->member = m;
+        e->shard = w.home[m];
+        e->has_old = cur[m] >= 0;
+        e->old_c = cur[m];
+        e->has_new = below(&r, 30) != 0 || !e->has_old;
+        /* member m's points stay near 6 m (bands overlap: ties between
+         * neighbours), moves of a few points mostly, some across its band */
+        double c = e->has_old && below(&r, 4) ? e->old_c + (double)below(&r, 5) - 2
+                                              : (double)(6 * m) + (double)below(&r, 17) - 8;
+        e->c = e->has_new ? (c < 0 ? 0 : c) : 0;
+        cur[m] = e->has_new ? e->c : -1;
+        e->seq = ++seq[e->shard];
+        memcpy(w.shard_seq_at[i + 1], seq, sizeof seq);
+    }
+    int listed[NL][LM];
+    for (int l = 0; l < NL; l++)
+        for (int k = 0; k < LM; k++)
+            listed[l][k] = (int)((2 * l + k * (1 + below(&r, 2))) % M); /* neighbours: a narrow span */
+    struct rc_vindex ix;
+    rc_vindex_init(&ix);
+    size_t k1 = M, bad = 0;
+    for (int l = 0; l < NL; l++) {
+        memset(&u[l], 0, sizeof u[l]);
+        memset(&f[l], 0, sizeof f[l]);
+        u[l].idx = f[l].idx = l;
+        size_t k2 = k1 + below(&r, 20);
+        read_at(&w, listed[l], LM, k1, k2, &u[l].t, &u[l].s, u[l].ent, u[l].names, u[l].home, u[l].asof);
+        read_at(&w, listed[l], LM, k1, k2, &f[l].t, &f[l].s, f[l].ent, f[l].names, f[l].home, f[l].asof);
+        file_list(&ix, &f[l], cut);
+    }
+    int64_t bseq[S]; /* the index judged shard j's events through bseq[j] (-1: none yet) */
+    for (unsigned j = 0; j < S; j++)
+        bseq[j] = -1;
+    size_t next[S] = {0}, left = E - k1, maxdel = k1 - 1;
+    for (unsigned j = 0; j < S; j++)
+        next[j] = k1;
+    while (left > 0) {
+        unsigned j = (unsigned)below(&r, S);
+        while (next[j] < E && w.ev[next[j]].shard != j)
+            next[j]++;
+        if (next[j] >= E)
+            continue;
+        size_t idx = next[j]++;
+        const struct ev *e = &w.ev[idx];
+        left--;
+        maxdel = idx > maxdel ? idx : maxdel;
+        size_t kc = maxdel + 1 + below(&r, 20);
+        kc = kc > E ? E : kc;
+        int64_t cseq[S];
+        for (unsigned q = 0; q < S; q++)
+            cseq[q] = w.shard_seq_at[kc][q];
+        int64_t rank = e->has_new ? rank_of(&w, e->member, e->c, idx + 1, kc) : 0;
+        int hit[NL] = {0}, ru[NL], rf[NL];
+        int move = e->has_old && e->has_new && bseq[e->shard] >= 0 && e->seq == bseq[e->shard] + 1;
+        if (move) {
+            double a = e->old_c < e->c ? e->old_c : e->c, b = e->old_c < e->c ? e->c : e->old_c;
+            rc_vindex_each(&ix, rc_vtrack_shard_pos(a), rc_vtrack_shard_pos(b), reach, hit);
+        }
+        for (int l = 0; l < NL; l++) {
+            int is_listed = 0;
+            for (int k = 0; k < LM; k++)
+                is_listed |= listed[l][k] == e->member;
+            ru[l] = rc_vtrack_shard_event(&u[l].t, &u[l].s, e->shard, e->seq, is_listed, w.name[e->member],
+                                          e->has_old, e->old_c, e->has_new, e->c, rank, cseq);
+            all[0]++;
+            if (move && !hit[l]) {
+                if (ru[l] != RC_VTRACK_SAME && ru[l] != RC_VTRACK_OLD)
+                    bad++; /* it reached the list, and the index missed it */
+                continue;
+            }
+            visits[0]++;
+            if (f[l].filed)
+                rc_vtrack_shard_skip(&f[l].t, &f[l].s, bseq);
+            rf[l] = rc_vtrack_shard_event(&f[l].t, &f[l].s, e->shard, e->seq, is_listed, w.name[e->member],
+                                          e->has_old, e->old_c, e->has_new, e->c, rank, cseq);
+            if (rf[l] != ru[l])
+                bad++;
+            if (ru[l] == RC_VTRACK_CHANGED || rf[l] == RC_VTRACK_CHANGED) {
+                size_t kr = maxdel + 1 + below(&r, 10);
+                kr = kr > E ? E : kr;
+                size_t kq = kr + below(&r, 30);
+                kq = kq > E ? E : kq;
+                read_at(&w, listed[l], LM, kr, kq, &u[l].t, &u[l].s, u[l].ent, u[l].names, u[l].home, u[l].asof);
+                read_at(&w, listed[l], LM, kr, kq, &f[l].t, &f[l].s, f[l].ent, f[l].names, f[l].home, f[l].asof);
+            }
+            file_list(&ix, &f[l], cut);
+        }
+        bseq[e->shard] = e->seq;
+        for (int l = 0; l < NL; l++) {
+            int same = u[l].t.nent == f[l].t.nent && u[l].t.total == f[l].t.total;
+            for (size_t i = 0; same && i < u[l].t.nent; i++)
+                same = u[l].t.ent[i].rank == f[l].t.ent[i].rank && u[l].t.ent[i].c == f[l].t.ent[i].c &&
+                       strcmp(u[l].names[u[l].t.ent[i].row], f[l].names[f[l].t.ent[i].row]) == 0;
+            bad += !same;
+        }
+    }
+    for (int l = 0; l < NL; l++) {
+        rc_vtrack_shard_skip(&f[l].t, &f[l].s, bseq);
+        bad += u[l].t.ok != f[l].t.ok || u[l].t.seq != f[l].t.seq;
+    }
+    rc_vindex_free(&ix);
+    return bad;
+}
+
+static void property_an_index_by_composite_judges_as_every_event_would(void **state)
+{
+    (void)state;
+    uint64_t seed = 26;
+    const char *env = getenv("RC_TEST_SEED");
+    if (env)
+        seed = strtoull(env, NULL, 10);
+    size_t visits = 0, all = 0, bad = 0;
+    for (int round = 0; round < 40; round++) {
+        size_t b = index_round(seed, round, 0, &visits, &all);
+        if (b)
+            fail_msg("seed %llu round %d: %zu events judged otherwise", (unsigned long long)seed, round, b);
+        bad += b;
+    }
+    printf("visits %zu of %zu\n", visits, all);
+    assert_true(visits * 2 < all); /* the index spared most of them */
+    /* a span cut short (its highest position dropped) misses events that reach it */
+    size_t v2 = 0, a2 = 0;
+    for (int round = 0; round < 40; round++)
+        bad += index_round(seed, round, 1, &v2, &a2);
+    assert_true(bad > 0);
+}
+
+static void composite_positions_keep_the_order(void **state)
+{
+    (void)state;
+    const double c[] = {-INFINITY, -9007199254740991.0, -1e9, -1000, -257, -256, -2, -1, -0.5, 0, 0.5,
+                        1,         2,                   3,    255,   256,  257,  1000, 1e9, 9007199254740991.0,
+                        1e300,     INFINITY};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        assert_true(rc_vtrack_shard_pos(c[i]) < RC_VINDEX_SPAN);
+        if (i > 0)
+            assert_true(rc_vtrack_shard_pos(c[i - 1]) <= rc_vtrack_shard_pos(c[i]));
+    }
+    assert_true(rc_vtrack_shard_pos(1000) < rc_vtrack_shard_pos(1010)); /* a few points apart: apart */
+    assert_true(rc_vtrack_shard_pos(-1010) < rc_vtrack_shard_pos(-1000));
+    /* composites of points * 2^27 + slot: points 1,000 and 1,010 apart too */
+    assert_true(rc_vtrack_shard_pos(1000.0 * 134217728) < rc_vtrack_shard_pos(1010.0 * 134217728));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +557,8 @@ int main(void)
         cmocka_unit_test(a_listed_members_own_move_takes_its_ranked_rank),
         cmocka_unit_test(what_it_cannot_follow_reads_again),
         cmocka_unit_test(property_ranks_after_quiet_equal_the_merged_truth),
+        cmocka_unit_test(property_an_index_by_composite_judges_as_every_event_would),
+        cmocka_unit_test(composite_positions_keep_the_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
