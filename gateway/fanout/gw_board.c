@@ -294,6 +294,8 @@ void gw_board_follow_epoch(struct gw_board *b, const char *epoch)
         b->ring_len = 0;
         b->ring_head = 0;
         b->rix_seq = -1; /* (seqs of another history: the next event walks every read view) */
+        for (unsigned j = 0; b->sh && j < RC_SHARDS_MAX; j++)
+            b->sh->rseq[j] = -1;
     }
     b->epoch_known = 1;
     snprintf(b->epoch, sizeof b->epoch, "%s", epoch);
@@ -374,6 +376,8 @@ struct gw_board *gw_board_get(struct gw_fanout *f, const struct rc_board *decl, 
         free(b);
         return NULL;
     }
+    for (unsigned j = 0; b->sh && j < RC_SHARDS_MAX; j++)
+        b->sh->rseq[j] = -1;
     rc_mirror_init_sharded(&b->mirror, decl->layout.order, decl->shards);
     if (rc_registry_board_add(&f->reg, &b->r, name, period) != 0) {
         rc_mirror_free(&b->mirror);

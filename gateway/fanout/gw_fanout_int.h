@@ -209,6 +209,7 @@ struct gw_board_shards {
     struct gw_board *sfnext;     /* on f->sflush: events wait to be sent for ranks */
     int sfqueued;
     struct gw_sbatch *sb_head, *sb_tail; /* batches out for ranks, oldest first (delivered in order) */
+    int64_t rseq[RC_SHARDS_MAX]; /* shard j's events through rseq[j] judged for every filed list (gw_reads.c; -1: none yet) */
 };
 
 struct gw_board {

@@ -75,6 +75,24 @@ int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev, const i
                                  ev->old_c, ev->has_new, ev->c, ev->rank, cseq);
 }
 
+int gw_members_shard_span(struct gw_view *v, const int64_t *rseq, size_t *lo, size_t *hi)
+{
+    if (!v->msh || !v->trk.ok)
+        return 0;
+    for (unsigned j = 0; j < v->msh->s.nshards; j++)
+        if (rseq[j] > v->msh->s.cur[j]) {
+            rc_vtrack_forget(&v->trk); /* events it was not judged against went by: it reads at the next */
+            return -1;
+        }
+    return rc_vtrack_shard_span(&v->trk, lo, hi);
+}
+
+void gw_members_shard_skip(struct gw_view *v, const int64_t *rseq)
+{
+    if (v->msh)
+        rc_vtrack_shard_skip(&v->trk, &v->msh->s, rseq);
+}
+
 void gw_members_shard_seqs(const struct gw_view *v, struct gw_window *w)
 {
     unsigned S = v->board ? v->board->decl->shards : 0;

@@ -16,6 +16,9 @@
 #ifndef GW_MEMBERS_SHARD_H
 #define GW_MEMBERS_SHARD_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "rc_event.h"
 
 struct gw_view;
@@ -32,6 +35,18 @@ int gw_members_shard_start(struct gw_view *v, const struct gw_window *w);
  * counted at (gw_rank_shard.c): an enum rc_vtrack_result (CHANGED: it
  * forgot, the caller reads). */
 int gw_members_shard_judge(struct gw_view *v, const struct rc_event *ev, const int64_t *cseq);
+
+/* Where followed list v goes in its board's read index (gw_reads.c), by its
+ * entries' composites (core/rc_vtrack_shard.h: a move reaches it only
+ * through them): positions [*lo, *hi], 1. 0: no move can change it (not
+ * followed, or no listed member on the board). -1: the index judged events
+ * (through rseq[j] of each shard j) that v's tracker has not seen: it
+ * forgot (reads at the next event). */
+int gw_members_shard_span(struct gw_view *v, const int64_t *rseq, size_t *lo, size_t *hi);
+
+/* v, filed, missed the moves the index judged through rseq (none reached
+ * its span): its tracker moves on past them, as if each had been SAME. */
+void gw_members_shard_skip(struct gw_view *v, const int64_t *rseq);
 
 /* w (a window built from v's entries) gets the shards' seqs they stand at. */
 void gw_members_shard_seqs(const struct gw_view *v, struct gw_window *w);

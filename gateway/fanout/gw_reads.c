@@ -28,7 +28,16 @@
  * would judge it RC_VTRACK_SAME anyway. Everything else walks b->reads.
  * Views leave the index lazily: one found dirty or out is taken out then,
  * and filed again when its read is back. The views visited count in
- * rankcast_views_visited_total{on="event"}. */
+ * rankcast_views_visited_total{on="event"}.
+ *
+ * A sharded board's followed member lists (gw_members_shard.h) sit in the
+ * same index, by their entries' composites instead of ranks (a sharded
+ * event's global rank is counted later, at other seqs than the list's:
+ * core/rc_vtrack_shard.h, rc_vtrack_shard_span), and b->sh->rseq[j] says
+ * through which event of shard j every filed list stands: a move of shard
+ * j right after rseq[j] visits only the lists whose composites it spans
+ * (each caught up first, gw_members_shard_skip); anything else walks every
+ * followed list, as before. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
@@ -37,6 +46,7 @@
 #include "fanout/gw_members_shard.h"
 #include "gw_app.h"
 #include "rc_members.h"
+#include "rc_vtrack_shard.h"
 
 /* judge() for a member list: its entries follow the events exactly
  * (core/rc_vtrack.h); only what they cannot tell reads. */
@@ -131,9 +141,15 @@ static void set_filed(struct gw_board *b, struct gw_view *v)
  * view whose member is absent nowhere (no move changes it: only an event
  * that changes total, which walks every read view). Views of a frozen
  * board's audience and sharded boards' stay out (every event walks those). */
+static void file_shard(struct gw_board *b, struct gw_view *v);
+
 static void file(struct gw_board *b, struct gw_view *v)
 {
     unfile(b, v);
+    if (b->decl->shards > 1 && b->sh) {
+        file_shard(b, v);
+        return;
+    }
     if (v->dead || v->dirty || v->reading || gw_board_view_mirror_shaped(v) || v->r.spec.kind == RC_VIEW_FEED ||
         b->decl->shards > 1 || gw_board_view_held(v))
         return;
@@ -187,9 +203,10 @@ static void gather(struct rc_vindex_item *it, void *arg)
     g->v[g->n++] = GW_FO_CONTAINER(it, struct gw_view, ix);
 }
 
-/* Visits the filed views whose ranks the move [lo, hi] touched. Returns 0,
- * or -1 when out of memory (nothing visited). */
-static int visit_reached(struct gw_board *b, int64_t lo, int64_t hi, const struct rc_event *ev)
+/* The filed views at index positions [plo, phi] into g (f->reached), the
+ * filed views it missed counted as spared (each stays as read). Returns 0,
+ * or -1 when out of memory (nothing gathered). */
+static int gather_reached(struct gw_board *b, size_t plo, size_t phi, struct gather *g)
 {
     struct gw_fanout *f = b->f;
     if (f->reached_cap < b->rix.count) {
@@ -200,14 +217,24 @@ static int visit_reached(struct gw_board *b, int64_t lo, int64_t hi, const struc
         f->reached = nv;
         f->reached_cap = cap;
     }
-    struct gather g = {f->reached, 0};
-    rc_vindex_each(&b->rix, pos_of(lo), pos_of(hi), gather, &g);
+    *g = (struct gather){f->reached, 0};
+    rc_vindex_each(&b->rix, plo, phi, gather, g);
     size_t spared = b->nrfiled;
-    for (size_t i = 0; i < g.n; i++) {
-        spared -= g.v[i]->rfiled ? 1 : 0;
+    for (size_t i = 0; i < g->n; i++)
+        spared -= g->v[i]->rfiled ? 1 : 0;
+    f->app->metrics.view_reads_spared += spared;
+    return 0;
+}
+
+/* Visits the filed views whose ranks the move [lo, hi] touched. Returns 0,
+ * or -1 when out of memory (nothing visited). */
+static int visit_reached(struct gw_board *b, int64_t lo, int64_t hi, const struct rc_event *ev)
+{
+    struct gather g;
+    if (gather_reached(b, pos_of(lo), pos_of(hi), &g) != 0)
+        return -1;
+    for (size_t i = 0; i < g.n; i++)
         visit(b, g.v[i], ev);
-    }
-    f->app->metrics.view_reads_spared += spared; /* (the filed views it missed: each as read) */
     return 0;
 }
 
@@ -319,16 +346,68 @@ static void track(struct gw_view *v, const struct gw_window *w)
     replay(v); /* the events that came while the read was out (older ones are old) */
 }
 
+/* Files a sharded board's followed list v (not dirty, not out) by its
+ * entries' composites; one no move can change is filed without a place
+ * (only a join or leave changes it, and those walk every list). */
+static void file_shard(struct gw_board *b, struct gw_view *v)
+{
+    size_t lo = 0, hi = 0;
+    if (v->dead || v->dirty || v->reading || !v->msh || gw_board_view_held(v))
+        return;
+    int r = gw_members_shard_span(v, b->sh->rseq, &lo, &hi);
+    if (r < 0 || !v->trk.ok)
+        return; /* (it reads at the next event) */
+    if (r > 0 && rc_vindex_add(&b->rix, &v->ix, lo, hi + 1) != 0) {
+        b->rix_lost = 1; /* out of memory: every event walks every list */
+        return;
+    }
+    v->rfiled = 1;
+    b->nrfiled++;
+}
+
+/* One followed list of a sharded board an event reached (or a walk met). */
+static void visit_shard(struct gw_board *b, struct gw_view *v, const struct rc_event *ev, const int64_t *cseq)
+{
+    b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
+    if (gw_board_view_held(v)) {
+        rc_vtrack_forget(&v->trk);
+        unfile(b, v);
+        return;
+    }
+    if (v->dirty || v->reading) {
+        unfile(b, v); /* (one out is judged from the ring when its read is back, and filed then) */
+        return;
+    }
+    if (v->rfiled)
+        gw_members_shard_skip(v, b->sh->rseq); /* the moves since it was filed missed its composites */
+    judge(v, ev, 0, cseq);
+    file(b, v); /* (a listed member's own move changed its span; a dirty one stays out) */
+}
+
 void gw_reads_shard_event(struct gw_board *b, const struct rc_event *ev, const int64_t *cseq)
 {
-    for (struct gw_view *v = b->reads; v; v = v->knext) {
-        if (!v->msh || v->dead)
-            continue; /* (the others read at the tick: gw_reads_shard_heard) */
-        b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
-        if (gw_board_view_held(v))
-            rc_vtrack_forget(&v->trk);
-        else if (!v->dirty && !v->reading)
-            judge(v, ev, 0, cseq); /* (one out is judged from the ring when its read is back) */
+    int64_t *rseq = b->sh->rseq;
+    unsigned j = ev->shard;
+    int move = !b->rix_lost && j < b->decl->shards && j < RC_SHARDS_MAX && rseq[j] >= 0 &&
+               ev->seq == rseq[j] + 1 && !ev->epoch[0] && ev->member[0] && ev->has_old && ev->has_new;
+    struct gather g;
+    if (move) {
+        double a = ev->old_c < ev->c ? ev->old_c : ev->c, z = ev->old_c < ev->c ? ev->c : ev->old_c;
+        move = gather_reached(b, rc_vtrack_shard_pos(a), rc_vtrack_shard_pos(z), &g) == 0;
+    }
+    if (move) {
+        for (size_t i = 0; i < g.n; i++)
+            visit_shard(b, g.v[i], ev, cseq);
+    } else {
+        for (struct gw_view *v = b->reads; v; v = v->knext)
+            if (v->msh && !v->dead)
+                visit_shard(b, v, ev, cseq); /* (the others read at the tick: gw_reads_shard_heard) */
+    }
+    if (ev->epoch[0] || !ev->member[0]) {
+        for (unsigned k = 0; k < RC_SHARDS_MAX; k++)
+            rseq[k] = -1; /* (a new history or a reset: every list read again) */
+    } else if (j < RC_SHARDS_MAX) {
+        rseq[j] = ev->seq;
     }
 }
 

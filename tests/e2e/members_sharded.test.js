@@ -311,3 +311,62 @@ test('member lists on a sharded board on the 3+3 cluster', { skip, timeout: 3000
   const cli = async (key, ...args) => cluster.cli(await cluster.owner(key), ...args);
   await crossing(t, gw, cli, 'msh', 15);
 });
+
+const EVENT_VISITS = /^rankcast_views_visited_total\{on="event"\} (\d+)$/m;
+
+/* Issue 26 ("cost that does not grow with the audience") and 23 (a change
+ * visits only the views it reaches): a sharded board's followed lists sit
+ * in the board's read index by their entries' composites (gw_reads.c,
+ * core/rc_vtrack_shard.h), so a move visits only the lists whose span of
+ * composites it crosses; a join or leave (total) still walks every list. */
+test('a move on a sharded board visits only the member lists whose span it reaches', { skip, timeout: 120000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const gw = await h.startGateway(t, { redisPort: redis.port, config: h.configWith(t, BOARD_SPEC) });
+  const cli = (_k, ...a) => redis.cli(...a);
+  const board = 'msh';
+  const c = await h.connectWs(t, gw.wsUrl);
+  // list i shows b<i>:0..2 at 1000 (i + 1) + 0, 3, 6: bands far apart
+  const N = 40;
+  const band = (i, k) => 1000 * (i + 1) + 3 * k;
+  for (let i = 0; i < N; i++) for (let k = 0; k < 3; k++) await set(c, board, `b${i}:${k}`, band(i, k));
+  const conn = await h.connectWs(t, gw.wsUrl);
+  conn.ws.setMaxListeners(N + 10); // (every list listens on one connection)
+  const viewers = [];
+  for (let i = 0; i < N; i++) {
+    const v = new ListViewer(conn, board, [0, 1, 2].map((k) => `b${i}:${k}`));
+    await v.start();
+    viewers.push(v);
+  }
+  // unlisted members below every band, on every shard (their joins walk
+  // every list, and set where the index stands on each shard)
+  const w = Array.from({ length: 40 }, (_, k) => `w:${k}`);
+  for (const m of w) await set(c, board, m, 500);
+  for (let s = 0; s < SHARDS; s++) {
+    let n = 0;
+    for (const m of w) if ((await redis.cli('ZSCORE', `rc:{${board}#${s}|}:z`, m)) !== '') n++;
+    assert.ok(n > 0, `shard ${s} holds no w: member`);
+  }
+  await settle(cli, viewers, 'lists exact after the joins');
+  const moveAndCount = async (member, value, reached, what) => {
+    const before = await metric(gw, EVENT_VISITS);
+    const ack = await c.request({ op: 'set', board, member, value }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    await settle(cli, viewers, what);
+    let got = 0;
+    // (counted once the event was ranked and delivered: the lists it moved show it)
+    await h.waitFor(async () => (got = (await metric(gw, EVENT_VISITS)) - before) >= reached, 10000, what).catch(() => {});
+    await new Promise((r) => setTimeout(r, 300));
+    got = (await metric(gw, EVENT_VISITS)) - before;
+    t.diagnostic(`${what}: ${got} lists visited of ${N}, ${reached} reached`);
+    assert.equal(got, reached, `${what}: lists visited`);
+  };
+  // 500 -> 520: below every band, reaches none
+  await moveAndCount('w:0', 520, 0, 'a move below every list');
+  // 500 -> 3500: crosses the bands of lists 0, 1, 2
+  await moveAndCount('w:1', 3500, 3, 'a move across three lists');
+  // a listed member's own move inside its band (past b5:1): its list only
+  await moveAndCount('b5:0', band(5, 1) + 1, 1, "a listed member's own move");
+  // a join changes every list's total: every list
+  await moveAndCount('newcomer', 100, N, 'a join');
+  assert.ok(viewers.slice(0, 3).every((v) => v.deltas > 0));
+});
