@@ -140,7 +140,9 @@ static void set_filed(struct gw_board *b, struct gw_view *v)
  * knows nothing across every rank (any move reads it, as before); an around
  * view whose member is absent nowhere (no move changes it: only an event
  * that changes total, which walks every read view). Views of a frozen
- * board's audience and sharded boards' stay out (every event walks those). */
+ * board's audience stay out (every event walks those); a sharded board's
+ * followed lists go in by composite (file_shard), its other read views stay
+ * out (they read at the tick: gw_reads_shard_heard). */
 static void file_shard(struct gw_board *b, struct gw_view *v);
 
 static void file(struct gw_board *b, struct gw_view *v)
