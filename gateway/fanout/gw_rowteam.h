@@ -25,10 +25,12 @@ struct gw_rowteam {
     int again;                   /* a team message came while it was out: read again after */
     /* Changes made outside rankcast (gw_rowteam_load_keyspace): the hash's
      * keyspace notifications heard, those the team messages explain (the
-     * writes lua/write.lua's op team makes), its "del"s (the op's own when
-     * it emptied the hash), and whether the last tick found some unexplained */
+     * writes lua/write.lua's op team makes), its "del"s and those the team
+     * messages explain (a leave that left nobody on a team emptied the hash:
+     * judged when the message comes, since later ones may fill it again
+     * before the tick looks), and whether the last tick found some unexplained */
     int64_t ks_heard, ks_explained;
-    int ks_dels;
+    int ks_dels, ks_dels_explained;
     int ks_waited;
 };
 

@@ -114,7 +114,7 @@ void gw_rowteam_load(struct gw_board *b, int again)
     b->refs++;
     rt->loading = 1;
     rt->ks_heard = rt->ks_explained = 0; /* (the read sees what they announced) */
-    rt->ks_dels = rt->ks_waited = 0;
+    rt->ks_dels = rt->ks_dels_explained = rt->ks_waited = 0;
     if (gw_redis_command(b->f->app->redis, key, strlen(key), 2, argv, NULL, on_loaded, b) != 0) {
         rt->loading = 0;
         b->refs--; /* read when Redis is back (gw_fanout_redis_up) */
@@ -140,6 +140,8 @@ void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len)
     b->rt->ks_explained += (old[0] ? 1 : 0) + (team[0] ? 2 : 1);
     if (gw_rowteam_set(b->rt, member, team) != 0)
         b->rt->again = 1;
+    else if (!team[0] && !gw_rowteam_any(b->rt))
+        b->rt->ks_dels_explained++; /* the leave emptied the hash: its "del" */
     refresh_views(b);
     rosters(b, old[0] ? old : team, team[0] ? team : NULL);
 }
@@ -161,11 +163,10 @@ void gw_rowteam_load_tick(struct gw_board *b)
     struct gw_rowteam *rt = b->rt;
     if (!rt || rt->loading || !gw_rowteam_ks_pending(rt))
         return;
-    /* a "del" is the op's own only when the hash is empty now: nobody on a team */
-    int outside = rt->ks_heard > rt->ks_explained || (rt->ks_dels && gw_rowteam_any(rt));
+    int outside = rt->ks_heard > rt->ks_explained || rt->ks_dels > rt->ks_dels_explained;
     if (!outside) {
         rt->ks_heard = rt->ks_explained = 0; /* (more explained: 'h' not in notify-keyspace-events) */
-        rt->ks_dels = rt->ks_waited = 0;
+        rt->ks_dels = rt->ks_dels_explained = rt->ks_waited = 0;
         return;
     }
     if (!rt->ks_waited) {
