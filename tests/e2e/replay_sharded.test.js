@@ -25,7 +25,7 @@ const { applyDelta, applyMembers } = require('../../web/rankcast.js');
 
 const skip = h.toolMissing(h.gatewayMissing());
 const N = 3;
-const SPEED = 16;
+const SPEED = 8;
 
 /* What a view shows of the board's rows `rows` (the model's): rows, and
  * absent for a member list. */
