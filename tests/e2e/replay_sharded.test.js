@@ -11,7 +11,8 @@
  * no repeat. The three share reads (rankcast_replay_reads_shared_total).
  * Around views (from before the first change: seq 0, no time) and member
  * lists (from between two changes) were bad_request before; a top view is
- * the path they follow. Last, a replay slower than the writes, on shards
+ * the path they follow; around and list again on the 3+3 cluster (the
+ * shards on three primaries). Last, a replay slower than the writes, on shards
  * whose logs hold 4 changes each, skips ahead to oldest_time when its pace
  * falls behind them and still goes live exact. */
 'use strict';
@@ -108,9 +109,15 @@ function checkReplay(view, msgs, changes, from, who) {
 /* 60 changes an hour ago, then N replays of view from `fromOf(changes)` at
  * SPEED while the writer goes on (the clock runs on from the last change),
  * and 10 more changes after they are all live. */
-async function replayGlobal(t, view, fromOf, seed) {
+async function replayGlobal(t, view, fromOf, seed, { cluster = false } = {}) {
   const config = h.configWith(t, { server: { test_clock: 'on' } });
-  const { gw } = await h.startStack(t, { config });
+  let gw;
+  if (cluster) {
+    const c = await h.startCluster(t, { primaries: 3, replicas: 1 });
+    gw = await h.startGateway(t, { redis: c.seeds, config });
+  } else {
+    ({ gw } = await h.startStack(t, { config }));
+  }
   const ws = await h.connectWs(t, gw.wsUrl);
   const { changes, writer } = await sh.playGlobal(t, gw, ws, 60, seed);
   const from = fromOf(changes);
@@ -156,6 +163,12 @@ test('a member list of a sharded board replays from between two changes: each mo
 test('a top view of a sharded board replays the same way (the path the around and list replays follow)',
   { skip, timeout: 300000 }, async (t) => {
     await replayGlobal(t, { top: 10 }, (changes) => changes[0].at - 1, 3);
+  });
+
+test('on the 3+3 cluster: an around view and a member list of a sharded board replay exact and go live with no gap or repeat while writes go on',
+  { skip, timeout: 300000 }, async (t) => {
+    await replayGlobal(t, { around: 'g1', radius: 2 }, (changes) => changes[2].at + 100, 99, { cluster: true });
+    await replayGlobal(t, { members: ['g1', 'g2', 'g3', 'nobody', 'g33'] }, (changes) => changes[0].at, 5, { cluster: true });
   });
 
 test('a replay of a sharded board that falls behind what its shards hold paces on from oldest_time, exact, and goes live',
