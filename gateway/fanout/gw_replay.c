@@ -29,7 +29,12 @@
  * sends the log's events after the moment as the pace reaches their "at",
  * read in batches; at the end it resumes as a pending feed viewer after the
  * last seq sent, which the feed's catch-up (gw_feed.c) answers: no event is
- * missed or sent twice at the switch. */
+ * missed or sent twice at the switch.
+ *
+ * A sharded board (docs/history.md, "Replays of sharded boards") replays by
+ * time only, every step included (gw_read_at picks the sharded reader of the
+ * view): its seq names no moment to read next, so a moment without a time
+ * paces from the time asked, and one fallen behind from oldest_time. */
 #include "fanout/gw_replay.h"
 
 #include "fanout/gw_fanout_int.h"
@@ -59,7 +64,8 @@ struct gw_replay {
     struct rc_view view;
     double speed;
     int started;               /* the first snapshot went out */
-    int paced;                 /* base_at is known (the moment shown has a time) */
+    int paced;                 /* base_at is known (the moment shown has a time; a sharded board's: always) */
+    int64_t from_time;         /* replay.from.time (a sharded board's pace starts there when its moment has none) */
     int64_t base_at;           /* the board time the pace counts from ... */
     int64_t base_wall;         /* ... and the clock's time then */
     int64_t shown;             /* the seq last sent */
@@ -97,10 +103,6 @@ const char *gw_replay_refusal(const struct rc_board *decl, const struct rc_reque
         return "a decaying board keeps no history to replay";
     if (decl->shards > 1 && r->replay_kind == RC_AT_SEQ)
         return "a sharded board's seq names no single state: replay.from must be a time";
-    if (decl->shards > 1 && r->view.kind == RC_VIEW_AROUND)
-        return "around views of a sharded board are not replayed yet (docs/history.md)";
-    if (decl->shards > 1 && r->view.kind == RC_VIEW_MEMBERS)
-        return "member lists of a sharded board are not replayed yet (docs/history.md)"; /* (no list at a moment there) */
     if (r->view.places)
         return "places = shared is not replayed yet (docs/history.md)";
     if (r->view.kind == RC_VIEW_TEAM)
@@ -209,9 +211,11 @@ static void send_moment(struct gw_replay *rp, const struct gw_read_at_result *re
     rp->shown = res->at_seq;
     rp->has_shown_at = res->has_at_time;
     rp->shown_at = res->at_time;
-    if (!rp->paced && res->has_at_time) {
+    /* a sharded board before its first change (no time): the pace starts
+     * at the time asked (its seq names no moment to read next by) */
+    if (!rp->paced && (res->has_at_time || rp->decl->shards > 1)) {
         rp->paced = 1;
-        rp->base_at = res->at_time;
+        rp->base_at = res->has_at_time ? res->at_time : rp->from_time;
         rp->base_wall = gw_now_ms(rp->f->app);
     }
 }
@@ -392,6 +396,11 @@ static void on_read(int code, struct gw_read_at_result *res, int64_t target, int
          * instead of a refused read every tick until the pace gets there */
         rp->paced = 0;
         rp->shown = res->oldest - 1;
+        if (rp->decl->shards > 1) { /* by time: from the earliest every shard holds, or the present */
+            rp->paced = 1;
+            rp->base_at = res->has_oldest_time > 0 ? res->oldest_time : gw_now_ms(rp->f->app);
+            rp->base_wall = gw_now_ms(rp->f->app);
+        }
     }
     /* the present: the live seq, or what a frozen board's audience is shown */
     int64_t present = !rp->view.live && res && res->head.freeze.frozen ? res->head.freeze.shown
@@ -420,7 +429,8 @@ int gw_replay_start(struct gw_fanout *f, struct gw_sub *s, const struct rc_board
     struct gw_replay *rp = calloc(1, sizeof *rp);
     if (!rp)
         return RC_E_INTERNAL;
-    *rp = (struct gw_replay){.f = f, .s = s, .decl = decl, .view = r->view, .speed = r->replay_speed};
+    *rp = (struct gw_replay){.f = f, .s = s, .decl = decl, .view = r->view, .speed = r->replay_speed,
+                             .from_time = r->replay_from};
     snprintf(rp->board, sizeof rp->board, "%s", r->board);
     snprintf(rp->period, sizeof rp->period, "%s", period);
     int rc = read_at(rp, r->replay_kind == RC_AT_TIME, r->replay_from);

@@ -15,90 +15,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const h = require('./harness');
-const { shardOf } = require('./shard_tool');
+const { setClock, playGlobal: play, stateAt, aroundOf } = require('./shard_tool');
 
 const skip = h.toolMissing(h.gatewayMissing());
-const SHARDS = 8;
-
-function rng(seed) {
-  let s = seed >>> 0;
-  return (n) => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s % n;
-  };
-}
-
-/* The merged order of `global` (desc, earliest by the second): points, the
- * second they were reached, the lower shard, then Redis's order of equal
- * scores in one shard (member name descending). */
-function standings(map) {
-  return [...map].map(([member, v]) => ({ member, score: v.pts, sec: v.sec, shard: shardOf(member, SHARDS) }))
-    .sort((a, b) => b.score - a.score || a.sec - b.sec || a.shard - b.shard ||
-      (a.member < b.member ? 1 : a.member > b.member ? -1 : 0))
-    .map((r, i) => ({ rank: i + 1, member: r.member, score: r.score }));
-}
 
 const rowsOf = (rows) => rows.map((r) => ({ rank: r.rank, member: r.member, score: r.score }));
-
-async function setClock(gw, ms) {
-  const r = await h.http(gw.base, 'POST', '/api/v1/debug/clock', { now_ms: ms });
-  assert.equal(r.status, 200, r.text);
-}
-
-/* Writes n changes on `global` (incr of a small delta, now and then a
- * removal), the clock moved on 300 ms before each one; returns the changes
- * in order with their times (from the feed) and the state after each. */
-async function play(t, gw, ws, n, seed) {
-  const feed = [];
-  const conn = await h.connectWs(t, gw.wsUrl);
-  const snap = await conn.request({ op: 'subscribe', board: 'global', view: { feed: true } }, 15000);
-  assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
-  conn.ws.on('message', (data) => {
-    const m = JSON.parse(String(data));
-    if (m.sub === snap.sub && m.op === 'event') feed.push(m);
-  });
-  const rnd = rng(seed);
-  const base = Math.floor((Date.now() - 3600e3) / 1000) * 1000;
-  const P = new Map();
-  let lastAt = base;
-  const changes = [];
-  for (let i = 0; i < n; i++) {
-    await setClock(gw, Math.max(base + 300 * i, lastAt + 1));
-    const m = `g${rnd(40)}`;
-    let reply;
-    const d = [1, 2, 3, 2, -1][rnd(5)];
-    if (P.has(m) && rnd(12) === 0) {
-      reply = await ws.request({ op: 'remove', board: 'global', member: m }, 10000);
-      assert.equal(reply.op, 'removed', JSON.stringify(reply));
-    } else {
-      reply = await ws.request({ op: 'incr', board: 'global', member: m, delta: d }, 10000);
-      assert.equal(reply.op, 'ack', JSON.stringify(reply));
-    }
-    await h.waitFor(() => feed.length === changes.length + 1, 10000, `the event of change ${i}`);
-    const ev = feed[feed.length - 1];
-    assert.equal(ev.member, m, JSON.stringify(ev));
-    const at = Number(ev.at);
-    assert.ok(at > lastAt, `change times go on: ${at} after ${lastAt}`);
-    lastAt = at;
-    if (reply.op === 'removed') P.delete(m);
-    else P.set(m, { pts: (P.has(m) ? P.get(m).pts : 0) + d, sec: Math.floor(at / 1000) });
-    changes.push({ at, member: m, rows: standings(P) });
-  }
-  return { changes, base };
-}
-
-/* The state at time ms: after the last change at or before it. */
-function stateAt(changes, ms) {
-  let k = -1;
-  for (let i = 0; i < changes.length; i++) if (changes[i].at <= ms) k = i;
-  return { seq: k + 1, rows: k < 0 ? [] : changes[k].rows };
-}
-
-function aroundOf(rows, member, radius) {
-  const i = rows.findIndex((r) => r.member === member);
-  if (i < 0) return [];
-  return rows.slice(Math.max(0, i - radius), i + radius + 1);
-}
 
 /* The times to look at: before, on and between changes, the first ones and
  * a spread of the rest. */
