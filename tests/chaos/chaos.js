@@ -757,8 +757,16 @@ async function teamTruth(g) {
   log.write({ k: 'teamtruth', board: TEAM_SRC, teams: SQUADS, tm, players: players.body, squads: squads.body });
 }
 
+// Each jump puts both gateways' test clocks in the middle of the next
+// period (the sprint board's 1-hour periods begin on the hour), so real time
+// passing between two quiet points, or while the run drains, never crosses a
+// period boundary by itself: a period changes only at a jump, which the
+// history records. (A jump by a plain hour once left a 60-minute run's
+// clock a minute before a boundary, real time crossed it, and the writes of
+// the next 30 s went to a period the history had not recorded.)
 async function advanceClock() {
-  state.clockOffset += HOUR;
+  const shown = Date.now() + state.clockOffset;
+  state.clockOffset = Math.floor(shown / HOUR) * HOUR + HOUR + HOUR / 2 - Date.now();
   for (const g of state.gws) await setClock(g);
   await recordSprintPeriod();
   await sleep(300); // a few ticks: every view of the old period has rolled over
@@ -782,7 +790,7 @@ async function main() {
   log.write({ k: 'meta', seed: A.seed, mode: A.mode, seconds: A.seconds, boards: ALL_BOARDS, incrBoards: ALL_BOARDS, tbits: state.tbits });
   await startGw(0);
   await startGw(1);
-  await recordSprintPeriod();
+  await advanceClock(); // (to the middle of a period: see advanceClock)
   const admin = await connect('admin', state.gws[1]);
 
   const tasks = [];
