@@ -62,6 +62,7 @@
 #include "store/gw_read.h"
 #include "rc_delta.h"
 #include "rc_edge.h"
+#include "rc_ksmatch.h"
 #include "rc_event.h"
 #include "rc_freeze.h"
 #include "rc_hmap.h"
@@ -231,7 +232,7 @@ struct gw_board {
     int stale;                   /* needs a reload (gap, change made outside the script) */
     int changed;                 /* mirror changed since its views were last refreshed */
     int fetching;                /* profiles for its views are being fetched */
-    int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
+    struct rc_ksmatch ks;        /* keyspace "zadd"s against script events (core/rc_ksmatch.h) */
     /* A sharded board: its shards' events that came while the mirror's
      * reload was out, to apply after it (gw_mirror.c); NULL otherwise. */
     struct gw_raced *raced;
@@ -239,7 +240,6 @@ struct gw_board {
      * (a change made outside the scripts): the ring's moves no longer
      * explain the ranks across it (prev_rank, gw_view.c). */
     uint64_t moves_break;
-    int ks_waited;               /* ks_pending was > 0 at the last tick too (no mirror) */
     /* Epochs (core/rc_epoch.h): the history the ring's events belong to
      * (known once a read or an event told it), and the mirror's. */
     int epoch_known;

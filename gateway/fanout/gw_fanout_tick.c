@@ -26,7 +26,7 @@ void gw_fanout_tick_mark_dirty(struct gw_board *b)
 /* What the tick must still do for b (it stays on the work list while so). */
 static int board_has_work(const struct gw_board *b)
 {
-    return b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
+    return b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
            b->due;
 }
 
@@ -37,7 +37,7 @@ static int board_has_work(const struct gw_board *b)
  * quiet board wait for the tick. */
 static int board_may_send(const struct gw_board *b)
 {
-    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
+    if (b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
         return 1;
     for (const struct gw_view *v = b->due; v; v = v->dnext)
         if (v->dirty || v->held || v->viewers_due || v->mmoved)
@@ -95,26 +95,16 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
 
 static void board_tick(struct gw_board *b)
 {
-    if (b->ks_pending > 0 && b->mirror_on) {
-        /* a ZADD no script event explained: made outside */
+    /* A ZADD that went a whole tick without its script's event was made
+     * outside (core/rc_ksmatch.h; one pending at this tick alone may have
+     * its event in the connection's next read). Until then only prev_rank
+     * waits (gw_view.c: no delta that needs the events while one is
+     * pending). */
+    if (rc_ksmatch_tick(&b->ks) == RC_KSMATCH_OUTSIDE) {
         b->moves_break++;
         gw_fanout_tick_mark_dirty(b); /* read views: no event tells what it changed */
-        b->stale = 1; /* the reload clears ks_pending */
-    } else if (b->ks_pending > 0) {
-        /* No mirror to read again: only prev_rank cares (gw_view.c), and
-         * while ks_pending > 0 it sends no delta that needs the events. A
-         * ZADD still unexplained a whole tick later was made outside (its
-         * event may just have come in a later read of the connection). */
-        if (b->ks_waited) {
-            gw_fanout_tick_mark_dirty(b);
-            b->moves_break++;
-            b->ks_pending = 0;
-            b->ks_waited = 0;
-        } else {
-            b->ks_waited = 1;
-        }
-    } else {
-        b->ks_waited = 0;
+        if (b->mirror_on)
+            b->stale = 1; /* read again below */
     }
     gw_frozen_apply(b->f, b); /* a read heard of a change of the freeze */
     if (b->mirror_on) {
@@ -160,7 +150,7 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
         /* The tick passes over a board that went out at its leading edge
          * in this period; the edge leaves a board whose script event is
          * still to come (its ZADD was heard) to the tick. */
-        if (edge ? b->ks_pending > 0 : !rc_edge_tick_may_send(&b->edge, period)) {
+        if (edge ? rc_ksmatch_pending(&b->ks) : !rc_edge_tick_may_send(&b->edge, period)) {
             gw_board_wake(b);
             continue;
         }
