@@ -21,9 +21,10 @@
  *   - Redis calls for list views per second, from the gateway's own counter
  *     rankcast_view_reads_total{view="members"} (one gw_read, one EVALSHA,
  *     per list read; the board has no profiles); for a check, Redis's INFO
- *     commandstats: EVALSHA calls beyond the writes the gateway acked (list
- *     reads, and any other read script, together: commandstats cannot tell
- *     scripts apart);
+ *     commandstats: EVALSHA calls beyond the writes Redis ran on the board
+ *     (the growth of its seq) (list reads, and any other read script, such
+ *     as the viewer-count pass, together: commandstats cannot tell scripts
+ *     apart);
  *   - list deltas delivered, the gateway's CPU (/proc/PID/stat) per list
  *     delta, and the views it looked at per write
  *     (rankcast_views_visited_total{on="event"});
@@ -251,12 +252,15 @@ async function main() {
       deltas_sent: get(/^rankcast_deltas_sent_total (\d+)$/m),
     };
   }
-  function commandstats() { // command -> calls
+  /* Redis's own count of calls per command, and the writes it ran on the
+   * board (its seq: one per write), read back to back. */
+  function redisCounts(board) {
     if (!redisPort) return null;
-    const out = {};
-    const t = execFileSync('redis-cli', ['-p', String(redisPort), 'info', 'commandstats'], { encoding: 'utf8' });
-    for (const m of t.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
-    return out;
+    const cli = (...a) => execFileSync('redis-cli', ['-p', String(redisPort), ...a], { encoding: 'utf8' });
+    const seq = Number(cli('GET', `rc:{${board}|}:seq`).trim()) || 0;
+    const calls = {};
+    for (const m of cli('INFO', 'commandstats').matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]] = Number(m[2]);
+    return { seq, calls };
   }
 
   // the children, and a request/answer channel to each
@@ -303,7 +307,7 @@ async function main() {
   async function phase(board, score, writer, acks) {
     await sleep(quietMs);
     const m0 = await metrics();
-    const cs0 = commandstats();
+    const cs0 = redisCounts(board);
     const acked0 = acks.ok;
     await all('start');
     const c0 = cpuMs(), k0 = cpuKids(), me0 = process.cpuUsage();
@@ -328,7 +332,7 @@ async function main() {
     const secs = (now() - t0) / 1000;
     const cpu = cpuMs() - c0, kidsCpu = cpuKids() - k0, meU = process.cpuUsage(me0);
     const m1 = await metrics();
-    const cs1 = commandstats();
+    const cs1 = redisCounts(board);
     const seen = await all('stop');
     const acked = acks.ok - acked0;
     // the last writes' deltas: wait for the acks, then a settle
@@ -338,14 +342,17 @@ async function main() {
     const lat = lats.flatMap((l) => l.lat).sort((a, b) => a - b);
     const sum = (f) => seen.reduce((s, x) => s + x[f], 0);
     const pct = (p) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] : null);
-    let evalsha = null;
-    if (cs0 && cs1) evalsha = (cs1.evalsha || 0) - (cs0.evalsha || 0);
+    let evalsha = null, ran = null; // EVALSHA calls, and the writes Redis ran, in the phase
+    if (cs0 && cs1) {
+      evalsha = (cs1.calls.evalsha || 0) - (cs0.calls.evalsha || 0);
+      ran = cs1.seq - cs0.seq;
+    }
     const deltas = sum('deltas');
     return {
       writes, acked_in_phase: acked, seconds: secs,
       list_reads: m1.list_reads - m0.list_reads,
-      evalsha_calls: evalsha,
-      evalsha_beyond_writes_per_s: evalsha === null ? null : (evalsha - acked) / secs,
+      evalsha_calls: evalsha, writes_redis_ran: ran,
+      evalsha_beyond_writes_per_s: evalsha === null ? null : (evalsha - ran) / secs,
       views_visited_per_write: writes ? (m1.visited - m0.visited) / writes : null,
       deltas, deltas_per_s: deltas / secs, delta_bytes_avg: deltas ? sum('bytes') / deltas : null,
       resyncs: sum('snapshots'), gateway_deltas_sent: m1.deltas_sent - m0.deltas_sent,

@@ -553,7 +553,7 @@ ${int(j.write_rate)} \`incr\` writes/s for ${fmt(j.phase_s, 0)} s on one writer 
 board's top 10, the rest on random members); then the same connections drop their lists for the board's top 10 and
 the same writes run again. "Redis calls/s for lists" is the gateway's \`rankcast_view_reads_total{view="members"}\`
 (one EVALSHA per list read); "EVALSHA/s beyond the writes" is Redis's INFO commandstats over the phase minus the writes
-acked (every read script: list reads, the viewer-count pass). Gateway CPU per delta is all of its CPU in the phase
+Redis ran on the board (its seq's growth): every read script (list reads, the viewer-count pass) and nothing else. Gateway CPU per delta is all of its CPU in the phase
 (the writes' included) over the deltas delivered. Write-to-screen: from sending a write to a probe viewer's delta
 showing the member at that score or past it, for every (write, probe) pair whose list holds the member (top 10: the
 leaders' writes). At the largest size \`send_floor\` sends frames of each phase's mean delta size at its rate per
