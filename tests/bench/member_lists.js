@@ -282,7 +282,8 @@ async function main() {
   }
   const ask = (k, cmd, o = {}) => new Promise((resolve, reject) => {
     const seq = ++k.seq;
-    k.wait.set(seq, { resolve, reject });
+    const timer = setTimeout(() => { k.wait.delete(seq); reject(new Error(`child: no answer to ${cmd} in 300 s`)); }, 300000);
+    k.wait.set(seq, { resolve: (m) => { clearTimeout(timer); resolve(m); }, reject: (e) => { clearTimeout(timer); reject(e); } });
     k.p.send(Object.assign({ cmd, seq }, o));
   });
   const all = (cmd, o) => Promise.all(kids.map((k) => ask(k, cmd, o)));
