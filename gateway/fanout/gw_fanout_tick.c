@@ -27,7 +27,7 @@ void gw_fanout_tick_mark_dirty(struct gw_board *b)
 static int board_has_work(const struct gw_board *b)
 {
     return b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
-           b->due;
+           b->due || b->lazy_behind > 0;
 }
 
 /* Whether the tick's look at b may send its viewers something (what stamps
@@ -37,7 +37,8 @@ static int board_has_work(const struct gw_board *b)
  * quiet board wait for the tick. */
 static int board_may_send(const struct gw_board *b)
 {
-    if (b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
+    if (b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
+        b->lazy_behind > 0)
         return 1;
     for (const struct gw_view *v = b->due; v; v = v->dnext)
         if (v->dirty || v->held || v->viewers_due || v->mmoved)
@@ -113,6 +114,7 @@ static void board_tick(struct gw_board *b)
         else if (b->changed)
             gw_mirror_board_refresh(b, 1);
     }
+    gw_reads_catch_up(b); /* (the member lists its events moved become due) */
     /* the views due, and no other: each is taken off the list, looked at,
      * and put back while it still has work (a read out, max_rate) */
     int64_t now_us = gw_clock_gate_us(&b->f->app->clock); /* max_rate's time */
