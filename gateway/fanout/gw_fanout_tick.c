@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "gw_app.h"
+#include "base/gw_fault.h"
 
 /* A change to the board: its views read from Redis (around views, pages
  * past the mirror) read again on the next tick; mirror views follow the
@@ -184,6 +185,9 @@ void gw_fanout_tick(struct gw_fanout *f)
         gw_board_wake(b);
     }
     run_boards(&f->work, 0, period); /* only the boards with work */
+    long slow = gw_fault_slow_tick_ms(f->app->conf->test_clock);
+    if (slow > 0)
+        uv_sleep((unsigned)slow); /* (a test's long tick: the loop held, as by thousands of views) */
 }
 
 void gw_fanout_tick_edge(struct gw_fanout *f)
