@@ -62,6 +62,14 @@ long gw_fault_slow_view_read_ms(int test_clock)
     return slow_read.k;
 }
 
+static struct every slow_tick = {"RANKCAST_TEST_SLOW_TICK_MS", "each tick holds the loop %ld ms", 0, 0, 0};
+
+long gw_fault_slow_tick_ms(int test_clock)
+{
+    (void)every_due(&slow_tick, test_clock);
+    return slow_tick.k;
+}
+
 struct later {
     uv_timer_t timer;
     void (*fn)(void *, void *, int);

@@ -22,6 +22,11 @@ int gw_fault_no_gap_fill(int test_clock);
  * a test to change what it read on purpose (tests/e2e/roster_race.test.js);
  * 0 when not in force. Breaks no promise by itself. */
 long gw_fault_slow_view_read_ms(int test_clock);
+/* ms each tick of the fan-out takes at least, the loop held meanwhile
+ * (RANKCAST_TEST_SLOW_TICK_MS=MS): the long loop turns of a gateway busy
+ * with thousands of views, for tests/e2e/redis_backlog.test.js; 0 when not
+ * in force. Breaks no promise by itself. */
+long gw_fault_slow_tick_ms(int test_clock);
 /* Calls fn(a, b, c) on loop ms from now (for the slow reads above); -1 when
  * it cannot (out of memory): then call it at once. */
 int gw_fault_later(void *loop, long ms, void (*fn)(void *, void *, int), void *a, void *b, int c);

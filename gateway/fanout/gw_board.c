@@ -186,6 +186,7 @@ static void view_file(struct gw_board *b, struct gw_view *v)
         return;
     }
     rc_vtrack_forget(&v->trk); /* (a read view: in the read index once read, gw_reads.c) */
+    b->nreads += v->r.spec.kind == RC_VIEW_FEED ? 0 : 1;
     struct gw_view **head = kind_list(b, v);
     v->kprev = NULL;
     v->knext = *head;
@@ -204,6 +205,9 @@ static void view_unfile(struct gw_board *b, struct gw_view *v)
     rc_vindex_remove(&b->rix, &v->ix); /* (a read view's place in the read index, if any) */
     b->nrfiled -= v->rfiled ? 1 : 0;
     v->rfiled = 0;
+    b->nlazy -= v->rlazy ? 1 : 0;
+    v->rlazy = 0;
+    b->nreads -= v->r.spec.kind == RC_VIEW_FEED ? 0 : 1;
     if (v->kprev)
         v->kprev->knext = v->knext;
     else

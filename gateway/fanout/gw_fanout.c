@@ -358,7 +358,7 @@ static int parse_tag(const char *channel, char *board, char *period)
 static void on_keyspace(struct gw_board *b, const char *payload, size_t len)
 {
     if (len == 4 && memcmp(payload, "zadd", 4) == 0) {
-        b->ks_pending++;
+        rc_ksmatch_zadd(&b->ks);
         gw_board_wake(b);
     } else if (len == 6 && memcmp(payload, "expire", 6) == 0) {
         /* a TTL set on the set (the script's PEXPIRE on a periodic board's
@@ -414,8 +414,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         sev.shard = shard;
         if (gw_feed_fault_drop(f->app, b->r.name))
             return; /* a test's lost event */
-        if (b->ks_pending > 0)
-            b->ks_pending--;
+        rc_ksmatch_event(&b->ks);
         gw_mirror_shard_event(b, &sev); /* now: the mirror needs no ranks */
         gw_feed_shard_event(b, shard, &sev);
         gw_fanout_tick_edge_maybe(f, b);
@@ -452,8 +451,7 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
     }
     gw_board_ring_push(b, &ev);
     gw_reads_event(b, &ev); /* (after the push: a read back later judges it from the ring) */
-    if (b->ks_pending > 0)
-        b->ks_pending--;
+    rc_ksmatch_event(&b->ks);
     if (b->mirror_on) {
         if (!b->loading && b->mirror.exact)
             gw_mirror_apply(b, &ev);
@@ -492,8 +490,7 @@ static void resync_board(struct gw_board *b, int snapshot)
      * comes as its "zadd" alone (its event went out before the SSUBSCRIBE):
      * left pending, a tick would take it for a change made outside the
      * script and break prev_rank once more, after this resync's reads. */
-    b->ks_pending = 0;
-    b->ks_waited = 0;
+    rc_ksmatch_clear(&b->ks);
     b->epoch_known = 0;
     b->freeze.version = -1; /* Redis may have come back without the freeze */
     b->stale = b->mirror_on;

@@ -63,6 +63,7 @@
 #include "store/gw_read.h"
 #include "rc_delta.h"
 #include "rc_edge.h"
+#include "rc_ksmatch.h"
 #include "rc_event.h"
 #include "rc_freeze.h"
 #include "rc_hmap.h"
@@ -155,6 +156,7 @@ struct gw_view {
     struct rc_vindex_item ix;
     int rfiled;                  /* read view: its tracker follows the board's rix_seq (in rix, or an
                                     around view whose member is absent: kept by every move) */
+    int rlazy;                   /* member list judging the board's events from its ring in batches (gw_reads.c) */
     struct gw_view *knext, *kprev;
     /* On its board's due list (or the tick's copy of it), or not. */
     struct gw_view *dnext, *dprev;
@@ -233,7 +235,7 @@ struct gw_board {
     int stale;                   /* needs a reload (gap, change made outside the script) */
     int changed;                 /* mirror changed since its views were last refreshed */
     int fetching;                /* profiles for its views are being fetched */
-    int ks_pending;              /* keyspace "zadd"s not (yet) matched by a script event */
+    struct rc_ksmatch ks;        /* keyspace "zadd"s against script events (core/rc_ksmatch.h) */
     /* A sharded board: its shards' events that came while the mirror's
      * reload was out, to apply after it (gw_mirror.c); NULL otherwise. */
     struct gw_raced *raced;
@@ -241,7 +243,6 @@ struct gw_board {
      * (a change made outside the scripts): the ring's moves no longer
      * explain the ranks across it (prev_rank, gw_view.c). */
     uint64_t moves_break;
-    int ks_waited;               /* ks_pending was > 0 at the last tick too (no mirror) */
     /* Epochs (core/rc_epoch.h): the history the ring's events belong to
      * (known once a read or an event told it), and the mirror's. */
     int epoch_known;
@@ -266,6 +267,8 @@ struct gw_board {
     int64_t rix_seq;             /* the events through this were judged for every filed read view (-1: none yet) */
     int rix_lost;                /* an add ran out of memory: every event walks every read view */
     size_t nrfiled;              /* its read views with rfiled set (a move spares those it misses) */
+    size_t nreads, nlazy;        /* its read views, and those with rlazy set */
+    int64_t lazy_behind;         /* events its lazy member lists have not judged yet (0: none) */
     struct gw_view *feeds;
     struct gw_view *due;         /* views the next tick must look at */
     int refresh_all;             /* the next mirror refresh cuts every mirror view (profiles, freeze) */
@@ -579,6 +582,9 @@ void gw_reads_track(struct gw_view *v, const struct gw_window *w);
 /* A read of v failed: the events skipped while it was out are judged
  * against the tracker of its read before. */
 void gw_reads_failed(struct gw_view *v);
+/* b's member lists judge the events they have not judged yet, from the
+ * ring (before the tick looks at its views). */
+void gw_reads_catch_up(struct gw_board *b);
 /* A change event reached b: looked at after this loop turn's I/O when it
  * finds b quiet (core/rc_edge.h). */
 void gw_fanout_tick_edge_maybe(struct gw_fanout *f, struct gw_board *b);

@@ -10,12 +10,13 @@
 #include <stdlib.h>
 
 #include "gw_app.h"
+#include "base/gw_fault.h"
 
 /* What the tick must still do for b (it stays on the work list while so). */
 static int board_has_work(const struct gw_board *b)
 {
-    return b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
-           b->due || gw_rowteam_ks_pending(b->rt);
+    return b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
+           b->due || b->lazy_behind > 0 || gw_rowteam_ks_pending(b->rt);
 }
 
 /* Whether the tick's look at b may send its viewers something (what stamps
@@ -25,7 +26,8 @@ static int board_has_work(const struct gw_board *b)
  * quiet board wait for the tick. */
 static int board_may_send(const struct gw_board *b)
 {
-    if (b->freeze_due || b->ks_pending > 0 || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)))
+    if (b->freeze_due || rc_ksmatch_pending(&b->ks) || (b->mirror_on && (b->stale || b->changed || !b->mirror.exact)) ||
+        b->lazy_behind > 0)
         return 1;
     for (const struct gw_view *v = b->due; v; v = v->dnext)
         if (v->dirty || v->held || v->viewers_due || v->mmoved)
@@ -85,26 +87,16 @@ static void board_tick(struct gw_board *b)
 {
     if (gw_rowteam_ks_pending(b->rt))
         b->f->tick_teams(b); /* its membership changed outside rankcast? (docs/teams.md) */
-    if (b->ks_pending > 0 && b->mirror_on) {
-        /* a ZADD no script event explained: made outside */
+    /* A ZADD that went a whole tick without its script's event was made
+     * outside (core/rc_ksmatch.h; one pending at this tick alone may have
+     * its event in the connection's next read). Until then only prev_rank
+     * waits (gw_view.c: no delta that needs the events while one is
+     * pending). */
+    if (rc_ksmatch_tick(&b->ks) == RC_KSMATCH_OUTSIDE) {
         b->moves_break++;
         gw_board_mark_reads_dirty(b); /* read views: no event tells what it changed */
-        b->stale = 1; /* the reload clears ks_pending */
-    } else if (b->ks_pending > 0) {
-        /* No mirror to read again: only prev_rank cares (gw_view.c), and
-         * while ks_pending > 0 it sends no delta that needs the events. A
-         * ZADD still unexplained a whole tick later was made outside (its
-         * event may just have come in a later read of the connection). */
-        if (b->ks_waited) {
-            gw_board_mark_reads_dirty(b);
-            b->moves_break++;
-            b->ks_pending = 0;
-            b->ks_waited = 0;
-        } else {
-            b->ks_waited = 1;
-        }
-    } else {
-        b->ks_waited = 0;
+        if (b->mirror_on)
+            b->stale = 1; /* read again below */
     }
     gw_frozen_apply(b->f, b); /* a read heard of a change of the freeze */
     if (b->mirror_on) {
@@ -113,6 +105,7 @@ static void board_tick(struct gw_board *b)
         else if (b->changed)
             gw_mirror_board_refresh(b, 1);
     }
+    gw_reads_catch_up(b); /* (the member lists its events moved become due) */
     /* the views due, and no other: each is taken off the list, looked at,
      * and put back while it still has work (a read out, max_rate) */
     int64_t now_us = gw_clock_gate_us(&b->f->app->clock); /* max_rate's time */
@@ -150,7 +143,7 @@ static void run_boards(struct gw_board **from, int edge, uint64_t period)
         /* The tick passes over a board that went out at its leading edge
          * in this period; the edge leaves a board whose script event is
          * still to come (its ZADD was heard) to the tick. */
-        if (edge ? b->ks_pending > 0 : !rc_edge_tick_may_send(&b->edge, period)) {
+        if (edge ? rc_ksmatch_pending(&b->ks) : !rc_edge_tick_may_send(&b->edge, period)) {
             gw_board_wake(b);
             continue;
         }
@@ -182,6 +175,9 @@ void gw_fanout_tick(struct gw_fanout *f)
         gw_board_wake(b);
     }
     run_boards(&f->work, 0, period); /* only the boards with work */
+    long slow = gw_fault_slow_tick_ms(f->app->conf->test_clock);
+    if (slow > 0)
+        uv_sleep((unsigned)slow); /* (a test's long tick: the loop held, as by thousands of views) */
 }
 
 void gw_fanout_tick_edge(struct gw_fanout *f)

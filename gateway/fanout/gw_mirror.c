@@ -221,7 +221,7 @@ int gw_mirror_around(struct gw_view *v)
     struct gw_board *b = v->board;
     const struct rc_view *s = &v->r.spec;
     if (!b || s->kind != RC_VIEW_AROUND || s->places || !b->mirror_on || b->loading || b->stale ||
-        b->freeze_due || b->ks_pending > 0 || b->freeze_was.frozen || b->mirror.shards > 1 ||
+        b->freeze_due || rc_ksmatch_pending(&b->ks) || b->freeze_was.frozen || b->mirror.shards > 1 ||
         rc_mirror_needs_reload(&b->mirror))
         return 0;
     size_t p = rc_mirror_rank_of(&b->mirror, s->around); /* (1-based; 0: not held) */
@@ -550,7 +550,7 @@ void gw_mirror_board_reload(struct gw_board *b)
     if (b->loading || b->dead || !b->mirror_on)
         return;
     struct gw_read_spec spec = {.kind = GW_READ_RANGE, .first = 0, .count = (int64_t)b->mirror.keep, .live = 1};
-    b->ks_pending = 0; /* whatever they announced, this read reflects */
+    rc_ksmatch_clear(&b->ks); /* whatever they announced, this read reflects */
     if (b->mirror.shards > 1) {
         /* set again by whatever makes this read not enough (load_sharded) */
         b->stale = 0;

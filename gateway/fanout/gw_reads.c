@@ -37,7 +37,17 @@
  * through which event of shard j every filed list stands: a move of shard
  * j right after rseq[j] visits only the lists whose composites it spans
  * (each caught up first, gw_members_shard_skip); anything else walks every
- * followed list, as before. */
+ * followed list, as before.
+ *
+ * A member list of an unsharded board is not filed in the index at all
+ * (issue 26): its listed members are spread over the board, so nearly every
+ * move reaches it, and judging each move for each list as it comes (a
+ * visit: the view, its tracker, its entries, each a cache miss) cost more
+ * than a core at 5,000 lists and 2,000 writes/s. Such a list is lazy
+ * (v->rlazy): it judges the ring's events it has not judged, in order, in
+ * one go, every GW_READS_LAZY_EVERY events and before each tick looks at the
+ * board (gw_reads_catch_up), well before the ring (GW_FO_RING_EVENTS) drops
+ * them; an event it cannot judge, or a gap, reads it as before. */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
@@ -121,6 +131,8 @@ static void unfile(struct gw_board *b, struct gw_view *v)
     rc_vindex_remove(&b->rix, &v->ix);
     b->nrfiled -= v->rfiled ? 1 : 0;
     v->rfiled = 0;
+    b->nlazy -= v->rlazy ? 1 : 0;
+    v->rlazy = 0;
 }
 
 static void set_filed(struct gw_board *b, struct gw_view *v)
@@ -134,6 +146,40 @@ static void set_filed(struct gw_board *b, struct gw_view *v)
     v->rfiled = 1;
     b->nrfiled++;
 }
+
+/* A member list is filed by its listed ranks widened by this many on each
+ * side, and filed again only when they leave that: every move within them
+ * shifts them by one, and filing again at each (a remove and an add in the
+ * index, with allocations) cost about two thirds of the gateway's CPU with
+ * hundreds of lists at 2,000 writes/s (issue 26, bench case M). A move in
+ * the margin visits the list for nothing: its tracker judges it SAME. */
+#define LIST_MARGIN 32
+
+static int is_list(const struct gw_view *v)
+{
+    return v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM;
+}
+
+/* The index interval [*start, *end) of ranks [lo, hi] (as file() adds it). */
+static void span_of(int64_t lo, int64_t hi, size_t *start, size_t *end)
+{
+    *start = pos_of(lo);
+    *end = hi >= (int64_t)RC_VINDEX_SPAN ? RC_VINDEX_SPAN : (size_t)hi;
+}
+
+/* 1 when member list v, filed, still has every listed rank inside what it
+ * is filed by (it need not be filed again). */
+static int list_still_filed(const struct gw_view *v)
+{
+    int64_t lo, hi;
+    size_t start, end;
+    if (!v->rfiled || !v->ix.in || !v->trk.ok || !rc_vtrack_ranks(&v->trk, &lo, &hi))
+        return 0;
+    span_of(lo, hi, &start, &end);
+    return start >= v->ix.start && end <= v->ix.end;
+}
+
+#define GW_READS_LAZY_EVERY 64 /* events between two catch-ups of the lazy lists (< GW_FO_RING_EVENTS) */
 
 /* Files read view v in b's read index once it waits for events (read, not
  * dirty, not out): by the ranks its tracker depends on; one whose tracker
@@ -155,6 +201,11 @@ static void file(struct gw_board *b, struct gw_view *v)
     if (v->dead || v->dirty || v->reading || gw_board_view_mirror_shaped(v) || v->r.spec.kind == RC_VIEW_FEED ||
         b->decl->shards > 1 || gw_board_view_held(v))
         return;
+    if (v->r.spec.kind == RC_VIEW_MEMBERS && v->trk.ok) {
+        v->rlazy = 1; /* (it judges the ring's events itself: gw_reads_catch_up) */
+        b->nlazy++;
+        return;
+    }
     if (v->trk.ok && b->rix_seq >= 0 && v->trk.seq < b->rix_seq)
         rc_vtrack_forget(&v->trk); /* events it was not judged against went by: it reads at the next */
     int64_t lo = 1, hi = INT64_MAX;
@@ -162,7 +213,13 @@ static void file(struct gw_board *b, struct gw_view *v)
         set_filed(b, v);
         return;
     }
-    if (rc_vindex_add(&b->rix, &v->ix, pos_of(lo), hi >= (int64_t)RC_VINDEX_SPAN ? RC_VINDEX_SPAN : (size_t)hi) != 0) {
+    if (is_list(v) && v->trk.ok) {
+        lo = lo > LIST_MARGIN ? lo - LIST_MARGIN : 1;
+        hi = hi < INT64_MAX - LIST_MARGIN ? hi + LIST_MARGIN : INT64_MAX;
+    }
+    size_t start, end;
+    span_of(lo, hi, &start, &end);
+    if (rc_vindex_add(&b->rix, &v->ix, start, end) != 0) {
         b->rix_lost = 1; /* out of memory: every event walks every read view */
         return;
     }
@@ -173,6 +230,8 @@ static void file(struct gw_board *b, struct gw_view *v)
 /* One read view an event reached (or a walk met). */
 static void visit(struct gw_board *b, struct gw_view *v, const struct rc_event *ev)
 {
+    if (v->rlazy)
+        return; /* (judges the ring's events in its next catch-up) */
     b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
     if (gw_board_view_held(v)) {
         rc_vtrack_forget(&v->trk); /* (the audience of a frozen board sees no live change) */
@@ -188,8 +247,8 @@ static void visit(struct gw_board *b, struct gw_view *v, const struct rc_event *
     judge(v, ev, 0, NULL);
     if (v->dirty)
         unfile(b, v);
-    else if (v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM)
-        file(b, v); /* its listed ranks moved with the event: filed again by them */
+    else if (is_list(v) && !list_still_filed(v))
+        file(b, v); /* its listed ranks moved out of what it is filed by: filed again by them */
 }
 
 /* The read views rc_vindex_each reports, gathered before any is visited
@@ -253,12 +312,18 @@ void gw_reads_event(struct gw_board *b, const struct rc_event *ev)
     int64_t hi = ev->old_rank < ev->rank ? ev->rank : ev->old_rank;
     int move = !b->rix_lost && b->decl->shards == 1 && b->rix_seq >= 0 && ev->seq == b->rix_seq + 1 &&
                !ev->epoch[0] && ev->member[0] && ev->has_old && ev->has_new && lo >= 1;
-    if (!move || visit_reached(b, lo, hi, ev) != 0) {
+    if (b->nlazy < b->nreads && (!move || visit_reached(b, lo, hi, ev) != 0)) {
         for (struct gw_view *v = b->reads; v; v = v->knext)
-            visit(b, v, ev);
+            visit(b, v, ev); /* (a lazy list returns at once) */
     }
     if (ev->epoch[0] || !ev->member[0] || ev->seq > b->rix_seq)
         b->rix_seq = ev->seq;
+    if (b->nlazy) {
+        if (++b->lazy_behind >= GW_READS_LAZY_EVERY)
+            gw_reads_catch_up(b);
+        else
+            gw_board_wake(b); /* (the tick catches them up) */
+    }
 }
 
 /* Judges the ring's events that v's tracker has not seen (those it has are
@@ -268,6 +333,48 @@ static void replay(struct gw_view *v)
     struct gw_board *b = v->board;
     for (size_t i = 0; b && i < b->ring_len && !v->dirty; i++)
         judge(v, gw_board_ring_at(b, i), 1, NULL); /* (a sharded list's own moves there read) */
+}
+
+/* replay() from the first of the ring's events newer than v's tracker,
+ * found by seq (the ring is in seq order; when the one found does not
+ * follow the tracker's seq exactly, every event is judged, as replay()). */
+static void replay_new(struct gw_view *v)
+{
+    struct gw_board *b = v->board;
+    size_t lo = 0, hi = b->ring_len;
+    while (v->trk.ok && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (gw_board_ring_at(b, mid)->seq <= v->trk.seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!v->trk.ok || lo == b->ring_len || gw_board_ring_at(b, lo)->seq != v->trk.seq + 1)
+        lo = 0;
+    for (size_t i = lo; i < b->ring_len && !v->dirty; i++)
+        judge(v, gw_board_ring_at(b, i), 1, NULL);
+}
+
+void gw_reads_catch_up(struct gw_board *b)
+{
+    if (!b->lazy_behind)
+        return;
+    b->lazy_behind = 0;
+    for (struct gw_view *v = b->reads, *next; v; v = next) {
+        next = v->knext;
+        if (!v->rlazy)
+            continue;
+        b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
+        if (gw_board_view_held(v)) {
+            rc_vtrack_forget(&v->trk); /* (the audience of a frozen board sees no live change) */
+            unfile(b, v);
+            continue;
+        }
+        if (!v->dirty && !v->reading)
+            replay_new(v);
+        if (v->dirty || v->reading)
+            unfile(b, v); /* reads (its read files it again) */
+    }
 }
 
 void gw_reads_failed(struct gw_view *v)

@@ -205,7 +205,7 @@ static int ring_moves(const struct gw_view *v, int64_t s0, int64_t s1, uint64_t 
     const struct gw_board *b = v->board;
     *out = NULL;
     *n = 0;
-    if (s1 < s0 || v->last_break != break_now || b->ks_pending > 0)
+    if (s1 < s0 || v->last_break != break_now || rc_ksmatch_pending(&b->ks))
         return -1;
     if (b->decl->shards > 1)
         return -1; /* (sharded: ring_moves_sharded) */

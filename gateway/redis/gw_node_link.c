@@ -333,7 +333,7 @@ static void on_deadline(uv_timer_t *t)
      * it now (a non-blocking read; nothing there is fine) so that only a
      * server that did not answer is judged dead, not our own lag. */
     if (r->state == GW_ST_UP && r->ping_out && gw_node_link_connected(&r->wr))
-        redisAsyncHandleRead(r->wr.ac);
+        gw_redis_uv_read_now(r->wr.ac);
     if (r->state == GW_ST_UP && !r->ping_out)
         return; /* answered (on_pong stopped us) */
     if (r->state == GW_ST_CONNECTING)

@@ -31,6 +31,11 @@ int gw_redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop);
 typedef void gw_redis_uv_raw_cb(redisAsyncContext *ac, redisReply *reply, void *data);
 int gw_redis_uv_set_raw(redisAsyncContext *ac, gw_redis_uv_raw_cb *cb, void *data);
 
+/* Reads what ac's socket holds now (as a readable event would: up to about
+ * 1 MB) and hands on the replies; for a deadline that runs before the
+ * loop's reads (gw_node_link.c: the PING's answer may be waiting there). */
+void gw_redis_uv_read_now(redisAsyncContext *ac);
+
 /* Queues a command on a raw context (argvlen NULL: strlen) and asks for a
  * write. Returns 0 or RC_E_UNAVAILABLE (not connected, or out of memory). */
 int gw_redis_uv_send(redisAsyncContext *ac, int argc, const char **argv, const size_t *argvlen);

@@ -11,6 +11,10 @@
  *     for send_floor: its viewers, the deltas each viewer got per second
  *     (1000 / TICK_MS when none were counted) and their average size in bytes.
  *
+ *   node report.js m-floor-args FILE PHASE
+ *     FILE is case M's JSON, PHASE lists or top10; the same for its largest
+ *     size's phase (its viewers, deltas per viewer per s, mean delta size).
+ *
  *   node report.js report DIR --cases A,B,... (--smoke | --out FILE)
  *     Reads DIR/meta.env, DIR/<case>.json (rankcast-bench's JSON lines, and
  *     send_floor's for K: DIR/K<n>-floor.json) and
@@ -427,10 +431,11 @@ function evaluate(dir, cases, smoke) {
   if (sharded) rows.push(sharded.row);
   const distinct = cases.includes('V') ? distinctViewsCase(dir, broken) : null;
   if (distinct) rows.push(distinct.row);
-  if (cases.includes('M')) rows.push(memberListsCase(dir, broken));
+  const lists = cases.includes('M') ? memberListsCase(dir, meta, broken) : null;
+  if (lists) rows.push(lists.row);
   const history = cases.includes('H') ? historyCase(dir, meta, broken) : null;
   if (history) rows.push(history.row);
-  return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded, distinct, history };
+  return { meta, rows, details, broken, tick, knee, many, zip, workers, sharded, distinct, lists, history };
 }
 
 /* V: distinct views of one board (issue 23, tests/bench/distinct_views.js):
@@ -486,27 +491,77 @@ function distinctViewsRow(dir, broken, failed) {
     target, parts.join('; '), ok ? 'pass' : 'miss'];
 }
 
-/* M: member lists (issue 26, tests/bench/member_lists.js): Redis reads for
- * list views per second must not grow with the lists (at most 1.5 x the
- * smallest size's + 5/s at every size); figures per size. */
-function memberListsCase(dir, broken) {
+/* M: member lists (issue 26, tests/bench/member_lists.js): Redis calls
+ * for list views per second must not grow with the lists (at most 1.5 x the
+ * smallest size's + 5/s at every size); per size the lists' and the top-10's
+ * deltas, gateway CPU per delta of each, write-to-screen, and at the largest
+ * size send_floor's CPU per frame for each (DIR/M-lists-floor.json,
+ * DIR/M-top-floor.json: same-run floors). Returns { row, section, table }. */
+function memberListsCase(dir, meta, broken) {
   const j = readJson(dir, 'M');
-  const target = 'Redis reads/s for list views do not grow with the count of lists (≤ 1.5x the smallest + 5/s)';
+  const target = 'Redis calls/s for list views do not grow with the count of lists (≤ 1.5x the smallest + 5/s)';
   if (!j || !j.sizes || !j.sizes.length) {
     broken.push('M: no result from member_lists.js (see its log)');
-    return ['M. member lists', target, 'did not run', 'error'];
+    return { row: ['M. member lists', target, 'did not run', 'error'], section: '', table: '' };
+  }
+  const floors = { lists: readJson(dir, 'M-lists-floor'), top: readJson(dir, 'M-top-floor') };
+  const floorUs = (f) => (f && !f.fatal && f.frames ? f.sender.us_per_frame : null);
+  for (const [k, f] of Object.entries(floors)) {
+    if (!f) { broken.push(`M-${k}-floor: no result from send_floor (see its log)`); continue; }
+    if (f.fatal) broken.push(`M-${k}-floor: ${f.fatal}`);
+    if (f.bytes_read !== f.bytes_sent) broken.push(`M-${k}-floor: ${f.bytes_read} bytes read of ${f.bytes_sent} sent`);
   }
   const base = j.sizes[0].list_reads_per_s;
   let ok = true;
-  const parts = j.sizes.map((s) => {
+  const last = j.sizes.length - 1;
+  const parts = j.sizes.map((s, i) => {
     if (s.list_reads_per_s > base * 1.5 + 5) ok = false;
-    if (!s.list_deltas) broken.push(`M: no list deltas at ${s.viewers} lists`);
-    return `${int(s.viewers)} lists: ${fmt(s.list_reads_per_s, 1)} Redis reads/s for lists, ${int(s.list_deltas)} list deltas ` +
-      `(${int(s.top10_deltas)} top-10), ${fmt(s.gateway_cpu_us_per_list_delta, 0)} µs gateway CPU per list delta, ` +
-      `write-to-screen p50 ${fmt(s.write_to_screen_p50_ms, 0)} / p99 ${fmt(s.write_to_screen_p99_ms, 0)} ms`;
+    if (!s.lists.deltas) broken.push(`M: no list deltas at ${s.viewers} lists`);
+    if (!s.top10.deltas) broken.push(`M: no top-10 deltas at ${s.viewers} viewers`);
+    if (s.connections !== s.viewers) broken.push(`M: ${s.connections} connections for ${s.viewers} viewers`);
+    const fl = i === last && floorUs(floors.lists) ? ` (send() floor ${fmt(floorUs(floors.lists), 1)} µs)` : '';
+    return `${int(s.viewers)} lists: ${fmt(s.list_reads_per_s, 1)} Redis calls/s for lists (gateway counter; EVALSHA beyond the writes ` +
+      `${fmt(s.lists.evalsha_beyond_writes_per_s, 1)}/s), ${int(s.lists.deltas_per_s)} list deltas/s, gateway CPU ` +
+      `${fmt(s.lists.gateway_cpu_us_per_delta, 1)} µs per list delta vs ${fmt(s.top10.gateway_cpu_us_per_delta, 1)} µs per top-10 delta ` +
+      `(${fmt(s.cpu_per_delta_lists_vs_top10, 1)}x)${fl}, write-to-screen p50 ${fmt(s.lists.write_to_screen_p50_ms, 0)} / ` +
+      `p99 ${fmt(s.lists.write_to_screen_p99_ms, 0)} ms (top-10 p99 ${fmt(s.top10.write_to_screen_p99_ms, 0)} ms)`;
   });
-  return [`M. member lists: ${j.sizes.map((s) => int(s.viewers)).join(' / ')} viewers with distinct ${int(j.list)}-member lists of one ${int(j.members)}-member board at ${int(j.write_rate)} writes/s`,
+  const row = [`M. member lists: ${j.sizes.map((s) => int(s.viewers)).join(' / ')} viewers with distinct ${int(j.list)}-member lists of one ${int(j.members)}-member board at ${int(j.write_rate)} writes/s`,
     target, parts.join('; '), ok ? 'pass' : 'miss'];
+  const pct = (x) => (x === null || x === undefined ? 'n/a' : `${fmt(x * 100, 0)} %`);
+  const rows = [];
+  j.sizes.forEach((s, i) => {
+    for (const [name, p, f] of [['lists', s.lists, floors.lists], ['top 10', s.top10, floors.top]]) {
+      const fu = i === last ? floorUs(f) : null;
+      rows.push([int(s.viewers), name, `${int(p.writes)} (${int(p.writes / p.seconds)}/s)`, fmt(p.list_reads / p.seconds, 1),
+        fmt(p.evalsha_beyond_writes_per_s, 1), fmt(p.views_visited_per_write, 0), int(p.deltas_per_s), int(p.delta_bytes_avg),
+        pct(p.gateway_cpu_share), fmt(p.gateway_cpu_us_per_delta, 1), fmt(fu, 1),
+        fu && p.gateway_cpu_us_per_delta ? `${fmt(p.gateway_cpu_us_per_delta / fu, 1)}×` : 'n/a',
+        `${fmt(p.write_to_screen_p50_ms, 0)} / ${fmt(p.write_to_screen_p99_ms, 0)} / ${fmt(p.write_to_screen_max_ms, 0)} (${int(p.write_to_screen_n)}${p.write_to_screen_unseen ? `, ${int(p.write_to_screen_unseen)} unseen` : ''})`,
+        int(p.resyncs), pct(p.clients_cpu_share), p.load.join(' ')]);
+    }
+  });
+  const tbl = table(rows, ['viewers', 'view', 'writes', 'Redis calls/s for lists (gateway)', 'EVALSHA/s beyond the writes (Redis)',
+    'views looked at per write', 'deltas/s delivered', 'bytes per delta', 'gateway CPU', 'gateway CPU µs per delta', 'floor µs per send',
+    'gateway / floor', 'write-to-screen p50 / p99 / max ms (pairs)', 'resyncs', 'clients CPU', 'load avg']);
+  const section = `
+### Member lists (M)
+
+\`tests/bench/member_lists.js\` (${j.procs} client processes): per size a fresh board of ${int(j.members)} members, that many viewers
+each on its own connection (from addresses spread over 127.0.0.0/8) with its own list of ${int(j.list)} random members, then
+${int(j.write_rate)} \`incr\` writes/s for ${fmt(j.phase_s, 0)} s on one writer connection (1 in 20 on one of the ten leaders, the
+board's top 10, the rest on random members); then the same connections drop their lists for the board's top 10 and
+the same writes run again. "Redis calls/s for lists" is the gateway's \`rankcast_view_reads_total{view="members"}\`
+(one EVALSHA per list read); "EVALSHA/s beyond the writes" is Redis's INFO commandstats over the phase minus the writes
+Redis ran on the board (its seq's growth): every read script (list reads, the viewer-count pass) and nothing else. Gateway CPU per delta is all of its CPU in the phase
+(the writes' included) over the deltas delivered. Write-to-screen: from sending a write to a probe viewer's delta
+showing the member at that score or past it, for every (write, probe) pair whose list holds the member (top 10: the
+leaders' writes). At the largest size \`send_floor\` sends frames of each phase's mean delta size at its rate per
+viewer to as many loopback sockets ("floor µs per send", as in K). Load average: ${meta.load_M || '?'} at the start.
+
+${tbl}
+`;
+  return { row, section, table: tbl };
 }
 
 /* H: standings at a moment at any depth (issue 27, tests/bench/hist_depth.js):
@@ -826,7 +881,7 @@ not counted) per delta a viewer received; "JSON bytes" the same deltas uncompres
 "Compressions" is \`rankcast_deflate_runs_total\`: one per delta per view, shared by its viewers.
 
 ${table(ev.zip, ['viewers offer', 'viewers', 'deltas delivered', 'JSON bytes per delta', 'bytes per delta on the wire', 'wire / JSON', 'gateway CPU µs per delivery', 'gateway CPU', 'compressions', 'latency p50 / p99 ms'])}
-` : ''}${ev.workers ? ev.workers.section : ''}${ev.sharded ? ev.sharded.section : ''}${ev.history ? ev.history.section : ''}
+` : ''}${ev.workers ? ev.workers.section : ''}${ev.sharded ? ev.sharded.section : ''}${ev.lists ? ev.lists.section : ''}${ev.history ? ev.history.section : ''}
 ### Details
 
 ${table(ev.details.map((d) => [d.name, d.latency || '-', d.ack || '-', d.writes || '-', d.deliveries || '-', d.gateway || '-', d.bench || '-', d.load || '-']),
@@ -926,6 +981,7 @@ function report(argv) {
     console.log(`  S, sharded boards, writes:\n\n${ev.sharded.tables.writes}\n\n${ev.sharded.tables.summary}\n`);
     console.log(`  S, sharded boards, REST reads:\n\n${ev.sharded.tables.reads}\n`);
   }
+  if (ev.lists && ev.lists.table) console.log(`  M, member lists:\n\n${ev.lists.table}\n`);
   if (ev.history && ev.history.table) console.log(`  H, standings at a moment:\n\n${ev.history.table}\n`);
   if (out) {
     let keep = '';
@@ -947,6 +1003,10 @@ function report(argv) {
   }
   if (!smoke && ev.distinct && (ev.distinct.failed.length || ev.broken.some((b) => b.startsWith('V:')))) {
     console.error(`V: FAILED\n  ${[...ev.distinct.failed, ...ev.broken.filter((b) => b.startsWith('V:'))].join('\n  ')}`);
+    process.exit(1);
+  }
+  if (!smoke && ev.lists && (ev.lists.row[3] !== 'pass' || ev.broken.some((b) => b.startsWith('M')))) {
+    console.error(`M: FAILED\n  ${[ev.lists.row[3] !== 'pass' ? 'M: Redis calls for list views grew with the lists' : null, ...ev.broken.filter((b) => b.startsWith('M'))].filter(Boolean).join('\n  ')}`);
     process.exit(1);
   }
   if (smoke) {
@@ -972,9 +1032,16 @@ if (cmd === 'monitor-args') {
   if (!(rate > 0)) rate = 1000 / Number(tickMs || 50); // none counted: the tick's rate
   const payload = d.messages && d.message_bytes ? Math.max(1, Math.round(d.message_bytes / d.messages)) : 160;
   console.log(`${j.viewers} ${rate.toFixed(3)} ${payload}`);
+} else if (cmd === 'm-floor-args') {
+  // case M's largest size, one phase (lists | top10): "CONNS TICK_RATE PAYLOAD" for send_floor
+  const [file, phase] = rest;
+  const j = JSON.parse(fs.readFileSync(file, 'utf8').trim().split('\n').pop());
+  const s = j.sizes[j.sizes.length - 1], p = s[phase];
+  const rate = p.deltas_per_s > 0 ? p.deltas_per_s / s.connections : 20;
+  console.log(`${s.connections} ${rate.toFixed(3)} ${Math.max(1, Math.round(p.delta_bytes_avg || 160))}`);
 } else if (cmd === 'report') {
   report(rest);
 } else {
-  console.error('usage: report.js monitor-args FILE MEMBER REPLACEMENT | floor-args FILE TICK_MS | report DIR [--cases A,B] [--smoke] [--out FILE]');
+  console.error('usage: report.js monitor-args FILE MEMBER REPLACEMENT | floor-args FILE TICK_MS | m-floor-args FILE lists|top10 | report DIR [--cases A,B] [--smoke] [--out FILE]');
   process.exit(2);
 }

@@ -254,7 +254,7 @@ if [ "$smoke" = 1 ]; then
   W_viewers=100;  W_dur=1
   S_writers=8;    S_inflight=2;  S_dur=0.5;  S_rounds=1;  S_members=2000; S_reads=20
   V_views="64,256"; V_members=2000; V_rounds=1; V_phase=1
-  M_viewers="50,200"; M_members=2000; M_rate=200; M_phase=1
+  M_viewers="20,100"; M_members=1000; M_rate=200; M_phase=0.5; M_procs=2; M_quiet=200; M_settle=200; M_floor_dur=0.3
   H_members=2000; H_changes=10000; H_reps=2
   conc=100
 else
@@ -272,7 +272,8 @@ else
   W_viewers=2000;  W_dur=10
   S_writers=64;    S_inflight=4;  S_dur=6;    S_rounds=2;  S_members=10000; S_reads=1000
   V_views="128,512,2048,8192"; V_members=10000; V_rounds=3; V_phase=3
-  M_viewers="100,5000"; M_members=10000; M_rate=2000; M_phase=5
+  M_viewers="${RC_BENCH_M_VIEWERS:-100,5000}"; M_members=10000; M_rate="${RC_BENCH_M_RATE:-2000}"; M_phase=5; M_procs=4
+  M_quiet=2500; M_settle=2000; M_floor_dur=3
   H_members="${RC_BENCH_H_MEMBERS:-100000}"; H_changes="${RC_BENCH_H_CHANGES:-1000000}"; H_reps=5
   conc=200
 fi
@@ -299,16 +300,20 @@ bench() { # bench NAME args... : one rankcast-bench run, JSON into $work/NAME.js
 # floor NAME KCASE: send_floor with K case KCASE's connections, deltas per
 # viewer per second and average delta size (report.js floor-args), JSON into
 # $work/NAME.json; a failed or empty run stops everything, like bench's.
+# ARGS (optional) is report.js's command for the parameters (default
+# floor-args KCASE.json TICK_MS); FLOOR_DUR (default K_floor_dur) its seconds.
 floor() {
-  local name="$1" kcase="$2" conns rate payload
-  read -r conns rate payload <<< "$(node "$root/tests/bench/report.js" floor-args "$work/$kcase.json" "$tick_ms")" ||
+  local name="$1" kcase="$2" conns rate payload dur="${FLOOR_DUR:-$K_floor_dur}"
+  local -a args=(floor-args "$work/$kcase.json" "$tick_ms")
+  [ $# -gt 2 ] && args=("${@:3}")
+  read -r conns rate payload <<< "$(node "$root/tests/bench/report.js" "${args[@]}")" ||
     die "cannot read case $kcase's result for the floor"
   [[ "$conns" =~ ^[0-9]+$ && "$payload" =~ ^[0-9]+$ && "$rate" =~ ^[0-9.]+$ ]] ||
     die "no floor parameters from case $kcase ($conns $rate $payload)"
-  echo "run.sh: floor $name: send_floor --conns $conns --tick-rate $rate --payload $payload --duration $K_floor_dur" >&2
+  echo "run.sh: floor $name: send_floor --conns $conns --tick-rate $rate --payload $payload --duration $dur" >&2
   echo "load_$name=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
   timeout 60 "$floor_bin" --label "$name" --conns "$conns" --tick-rate "$rate" --payload "$payload" \
-    --duration "$K_floor_dur" > "$work/$name.json" 2> "$work/$name.log" || {
+    --duration "$dur" > "$work/$name.json" 2> "$work/$name.log" || {
     local rc=$?
     tail -n 5 "$work/$name.log" >&2
     die "send_floor $name exited $rc"
@@ -874,18 +879,28 @@ if want V; then
 fi
 
 # ---- M: member lists (issue 26) ------------------------------------------------------------
-# M_viewers viewers each with its own 50-member list of one M_members-member
-# board (from addresses spread over 127.0.0.0/8), a top-10 viewer and a
-# reference list, then M_rate random writes/s for M_phase s, through
-# tests/bench/member_lists.js: Redis reads/s for list views, list and top-10
-# deltas, gateway CPU per list delta, write-to-screen p50/p99.
+# M_viewers viewers, each on its own connection with its own 50-member list
+# of one M_members-member board (from addresses spread over 127.0.0.0/8,
+# held by M_procs child processes), then M_rate writes/s for M_phase s;
+# then the same connections on the board's top 10 and the same writes,
+# through tests/bench/member_lists.js: Redis calls/s for list views (the
+# gateway's counter; Redis's commandstats for a check), list and top-10
+# deltas, gateway CPU per delta of each, write-to-screen p50/p99. The full
+# size is set by RC_BENCH_M_VIEWERS / RC_BENCH_M_RATE (default 100,5000 /
+# 2000).
 if want M; then
-  echo "run.sh: case M: member_lists.js --viewers $M_viewers --members $M_members --write-rate $M_rate" >&2
+  echo "run.sh: case M: member_lists.js --viewers $M_viewers --members $M_members --write-rate $M_rate --procs $M_procs" >&2
   echo "load_M=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
+  echo "M_uptime=$(uptime)" >> "$work/meta.env"
   timeout 1800 node "$root/tests/bench/member_lists.js" --port "$gw_port" --key "$key" --gateway-pid "$gw_pid" \
-    --hz "$(getconf CLK_TCK)" --viewers "$M_viewers" --members "$M_members" --write-rate "$M_rate" --phase-s "$M_phase" \
+    --hz "$(getconf CLK_TCK)" --redis-port "$redis_port" --viewers "$M_viewers" --members "$M_members" \
+    --write-rate "$M_rate" --phase-s "$M_phase" --procs "$M_procs" --quiet-ms "$M_quiet" --settle-ms "$M_settle" \
     > "$work/M.json" 2> "$work/M.log" || { tail -n 5 "$work/M.log" >&2; die "member_lists.js failed"; }
+  echo "M_uptime_after=$(uptime)" >> "$work/meta.env"
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case M"
+  # the same-run floors of the largest size: each phase's frames with plain send()
+  FLOOR_DUR="$M_floor_dur" floor M-lists-floor M m-floor-args "$work/M.json" lists
+  FLOOR_DUR="$M_floor_dur" floor M-top-floor M m-floor-args "$work/M.json" top10
 fi
 
 # ---- H: standings at a moment at any depth (issue 27) ----------------------------------------
