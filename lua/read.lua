@@ -90,8 +90,15 @@
 --   its composite at S ("" absent), ahead }
 --   status   ok | beyond (a seq past the present) | gone (a target before
 --            oldest; nothing follows oldest) | deep (a target more than
---            ARGV[9] changes before the present: oldest is then the present
---            minus the cap, the oldest seq a read may show; nothing follows)
+--            ARGV[9] changes before its base, the nearest checkpoint at or
+--            after every target or else the present: oldest is then the
+--            base minus the cap, the oldest seq that base serves; nothing
+--            follows)
+--   Checkpoints (lua/ckpt.lua): rc:{B|P}:ck indexes copies of the set at
+--   seqs C (rc:{B|P}:ck:C, same tag). With one at or after every target the
+--   read undoes from it: total in the head, the slice, ahead and the
+--   present composites below are the checkpoint's, and the events run
+--   from smin to C only.
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -311,9 +318,11 @@ elseif kind == 'moment' then
   if nlog == 0 then oldest = cur end
   local function seq_of(e) return tonumber(string.match(e, '^{"seq":(%d+)')) end
   local function at_of(e) return tonumber(string.match(e, '"at":(%-?[%d.e+]+)')) end
-  -- history_undo_max (docs/history.md, "The bound"): every change after a
-  -- target is undone in this script, so a target before `deep` is refused
-  -- before any change is read (deeper reads held Redis for seconds)
+  -- history_undo_max (docs/history.md, "The bound"): every change between a
+  -- target and the base (the nearest checkpoint after it, or the present)
+  -- is undone in this script, so a target more than the cap before its base
+  -- is refused before any change is read (deeper reads held Redis for
+  -- seconds); `deep` bounds the walk of a search by time the same way
   local undo_max, deep = tonumber(ARGV[9]) or 0, 0
   if undo_max > 0 and cur - undo_max > oldest then deep = cur - undo_max end
   local targets, view = {}, ARGV[6]
@@ -352,9 +361,30 @@ elseif kind == 'moment' then
       ci = ci - 1
       idx = idx - 1
     end
+    -- past the cap (checkpoints serve deeper: docs/history.md,
+    -- "Checkpoints"): a binary search by time over the log's older part,
+    -- whose times are in seq order (the gateways' clocks), not a walk
+    if capped then
+      local top = math.min(idx, limit - first)
+      for j = k, #order do
+        local t = targets[order[j]]
+        local lo, hi = 0, top
+        while lo <= hi do
+          local mid = math.floor((lo + hi) / 2)
+          if at_of(redis.call('LINDEX', logkey, mid)) <= t then lo = mid + 1 else hi = mid - 1 end
+        end
+        if hi >= 0 then
+          local e = redis.call('LINDEX', logkey, hi)
+          S[order[j]], T[order[j]] = seq_of(e), at_of(e)
+        elseif first == 1 then
+          S[order[j]] = 0
+        end
+      end
+      k = #order + 1
+    end
     -- older than every logged change: seq 0 when the log holds them all
     for j = k, #order do
-      if not capped and (first == 1 or (nlog == 0 and cur == 0)) then S[order[j]] = 0 end
+      if first == 1 or (nlog == 0 and cur == 0) then S[order[j]] = 0 end
     end
   end
   -- a target on the first half of a team move (its event says "move":1)
@@ -368,21 +398,41 @@ elseif kind == 'moment' then
       end
     end
   end
-  local smin = limit
+  local smin, smax = limit, 0
   for i = 1, #targets do
-    if deep > 0 and (S[i] == nil or S[i] < deep) then
-      out[#out + 1] = 'deep'; out[#out + 1] = deep
-      return out
-    end
     if S[i] == nil or S[i] < oldest then
       out[#out + 1] = 'gone'; out[#out + 1] = oldest
       return out
     end
     if S[i] < smin then smin = S[i] end
+    if S[i] > smax then smax = S[i] end
+  end
+  -- the base the read undoes from: the nearest checkpoint at or after every
+  -- target (lua/ckpt.lua: the set exactly as it stood after change C, in
+  -- this history), else the present. Its set stands in for the live one
+  -- below, and only the changes up to it are undone.
+  local base = cur
+  if smax < cur then
+    local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
+    local cands = redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8)
+    for i = 1, #cands do
+      local c, e = string.match(cands[i], '^(%d+):(.*)$')
+      if e == epoch and redis.call('EXISTS', ckx .. ':' .. c) == 1 then
+        base, zl = tonumber(c), ckx .. ':' .. c
+        out[2] = redis.call('ZCARD', zl)
+        break
+      end
+    end
+  end
+  -- the cap bounds the changes undone from that base: deeper, the oldest
+  -- seq this base serves
+  if undo_max > 0 and base - smin > undo_max then
+    out[#out + 1] = 'deep'; out[#out + 1] = math.max(oldest, base - undo_max)
+    return out
   end
   out[#out + 1] = 'ok'; out[#out + 1] = oldest; out[#out + 1] = smin
   local evs = {}
-  if smin < cur then evs = redis.call('LRANGE', logkey, smin + 1 - first, -1) end
+  if smin < base then evs = redis.call('LRANGE', logkey, smin + 1 - first, base - first) end
   out[#out + 1] = #evs
   -- the changes of the member the view is about (around, points): its
   -- composite at any seq without another pass over the log
