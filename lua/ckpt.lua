@@ -7,12 +7,13 @@
 --
 -- The copy is built beside the writes, never inside one: each call copies
 -- one slice of the live set (ZSCAN, COUNT ARGV[4]) into the build key, and
--- the writes go on between the calls. When the scan is done a last call
--- corrects the copy from the log: each member a change after C touched gets
--- the old_c of its first such change (removed when null). A member no change
--- after C touched held its score for the whole scan, and ZSCAN returns every
--- member present from its start to its end, so the copy is then exactly the
--- set at C. Then it becomes rc:{B|P}:ck:C and joins the index.
+-- the writes go on between the calls. When the scan is done (at seq E)
+-- more calls correct the copy from the log, a slice each: each member a
+-- change in (C, E] touched gets the old_c of its first such change (removed
+-- when null). A member no change after C touched held its score for the
+-- whole scan, and ZSCAN returns every member present from its start to its
+-- end, so the copy is then exactly the set at C. Then it becomes
+-- rc:{B|P}:ck:C and joins the index.
 --
 -- One builder per board-period at a time: the build state (KEYS[6]) names
 -- its owner's token and lives ARGV[3] ms past the owner's last call (a
@@ -26,12 +27,23 @@
 -- KEYS[5] rc:{B|P}:ck    the index: a sorted set, score C, member "C:EPOCH";
 --                        checkpoint C is the key KEYS[5] .. ":" .. C
 -- KEYS[6] rc:{B|P}:ckb   the build state: owner, c, epoch, cursor ("fix"
---                        once the scan is done)
+--                        once the scan is done), fix (the newest change the
+--                        correction has still to undo)
 -- KEYS[7] rc:{B|P}:ckt   the copy being built
 --
 -- ARGV[1] the caller's token   ARGV[2] every: a new checkpoint once the
 -- present is this many changes past the newest one (or the log's start)
 -- ARGV[3] the lease, ms        ARGV[4] members per slice
+-- ARGV[5] the most changes a build may start behind the present
+--
+-- Which C: the newest checkpoint (or the log's start) plus `every`, even
+-- when the present is already past it: the copy is of the present, and the
+-- correction undoes every change after C whatever C is, so checkpoints stay
+-- `every` apart when writes outrun a copy. A C more than ARGV[5] changes
+-- behind the present (the job cannot keep up, or a board with a long log
+-- and no checkpoint yet) is the present instead: a gap in the
+-- checkpoints, whose moments are refused out_of_range, rather than a
+-- correction that never catches up.
 --
 -- Every call first drops the checkpoints no read can use: of another epoch
 -- (a reset or a lost history), older than the log's first change (a trimmed
@@ -44,6 +56,7 @@
 
 local z, seqkey, logkey, ekey, idx, bkey, tkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local token, every, lease, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local fixmax = tonumber(ARGV[5])
 local cur = tonumber(redis.call('GET', seqkey) or '0')
 
 -- the rule of lua/write.lua, "Epochs" (as lua/read.lua applies it)
@@ -76,10 +89,12 @@ local b = redis.call('HMGET', bkey, 'owner', 'c', 'epoch', 'cursor')
 if b[1] and b[1] ~= token then return { 'busy', dropped, 0 } end
 if not b[1] then
   if epoch == '' or redis.call('EXISTS', z) == 0 then return { 'idle', dropped, 0 } end
-  if cur - (newest or (first - 1)) < every then return { 'idle', dropped, 0 } end
+  local target = (newest or (first - 1)) + every
+  if target > cur then return { 'idle', dropped, 0 } end
+  if cur - target > fixmax then target = cur end
   redis.call('DEL', tkey)
-  redis.call('HSET', bkey, 'owner', token, 'c', cur, 'epoch', epoch, 'cursor', '0')
-  b = { token, tostring(cur), epoch, '0' }
+  redis.call('HSET', bkey, 'owner', token, 'c', target, 'epoch', epoch, 'cursor', '0')
+  b = { token, tostring(target), epoch, '0' }
 end
 redis.call('PEXPIRE', bkey, lease)
 local c = tonumber(b[2])
@@ -97,22 +112,32 @@ if b[4] ~= 'fix' then
   end
   if #args > 0 then redis.call('ZADD', tkey, unpack(args)) end
   redis.call('PEXPIRE', tkey, lease)
-  if r[1] == '0' then redis.call('HSET', bkey, 'cursor', 'fix') else redis.call('HSET', bkey, 'cursor', r[1]) end
+  -- the scan done at seq E: the correction undoes the changes in (C, E]
+  if r[1] == '0' then redis.call('HSET', bkey, 'cursor', 'fix', 'fix', cur) else redis.call('HSET', bkey, 'cursor', r[1]) end
   return { 'copying', dropped, c }
 end
 
--- the correction: every change after C, oldest first (first - 1 <= C here)
-local evs = {}
-if c < cur then evs = redis.call('LRANGE', logkey, c + 1 - first, -1) end
-local seen = {}
-for i = 1, #evs do
-  local e = evs[i]
-  local m = string.match(e, '"member":"([^"]*)"')
-  if m and not seen[m] then
-    seen[m] = true
-    local oc = string.match(e, '"old_c":([^,}]+)')
-    if oc == nil or oc == 'null' then redis.call('ZREM', tkey, m) else redis.call('ZADD', tkey, oc, m) end
+-- the correction, one slice of 2 x count changes a call, from E down to
+-- C + 1: each change sets its member back to its old composite (off the
+-- copy when null), so the oldest change after C, applied last, wins. The
+-- log's indexes come from seqs at each call (a trimmed log shifts them).
+local hi = tonumber(redis.call('HGET', bkey, 'fix'))
+local lo = math.max(c + 1, hi - 2 * count + 1)
+if hi >= lo then
+  local evs = redis.call('LRANGE', logkey, lo - first, hi - first)
+  for i = #evs, 1, -1 do
+    local e = evs[i]
+    local m = string.match(e, '"member":"([^"]*)"')
+    if m then
+      local oc = string.match(e, '"old_c":([^,}]+)')
+      if oc == nil or oc == 'null' then redis.call('ZREM', tkey, m) else redis.call('ZADD', tkey, oc, m) end
+    end
   end
+  redis.call('PEXPIRE', tkey, lease)
+end
+if lo > c + 1 then
+  redis.call('HSET', bkey, 'fix', lo - 1)
+  return { 'copying', dropped, c }
 end
 redis.call('DEL', bkey)
 -- an empty set at C: nothing to keep (a read from the present is as good)

@@ -6,7 +6,8 @@
  * starts a build when the present is `every` changes past the newest
  * checkpoint (or continues ours). While it answers "copying" the next call
  * goes out at once on its reply: one slice of GW_CKPT_SLICE members each,
- * the writes going on between the calls, then the correction from the log.
+ * the writes going on between the calls, then the correction from the log;
+ * after a "done" too (the next checkpoint may be due already).
  * A build some other gateway owns answers "busy": we leave it alone.
  *
  * Test knobs, read only with [server] test_clock = on (never in production)
@@ -85,12 +86,14 @@ static void on_step(redisReply *r, void *privdata)
     cb->warned = 0;
     const char *state = r->element[0]->str;
     k->app->metrics.history_checkpoints_dropped += (uint64_t)r->element[1]->integer;
-    if (strcmp(state, "done") == 0) {
+    if (strcmp(state, "done") == 0)
         k->app->metrics.history_checkpoints++;
-    } else if (strcmp(state, "copying") == 0 && k->pause_ms <= 0 && gw_redis_is_up(k->app->redis)) {
-        /* the next slice at once: the writes queued meanwhile go first */
-        send_step(cb);
-    }
+    if ((strcmp(state, "copying") == 0 || strcmp(state, "done") == 0) && k->pause_ms <= 0 &&
+        gw_redis_is_up(k->app->redis) && send_step(cb) != 0)
+        /* the next slice at once (the writes queued meanwhile go first), or
+         * after a checkpoint the next one when it is due already: writes
+         * faster than a copy must not leave the checkpoints behind */
+        warn(cb, "cannot send the checkpoint step");
 }
 
 /* One call of lua/ckpt.lua on the board's current keys. Returns 0 or -1. */
@@ -109,21 +112,25 @@ static int send_step(struct ckpt_board *cb)
     for (int i = 0; i < GW_CKPT_NKEYS; i++)
         if (rc_keys_board(keys[i], sizeof keys[i], cb->name, period, suffix[i], NULL) != 0)
             return -1;
-    char every[24], lease[24], slice[24];
+    char every[24], lease[24], slice[24], fixmax[24];
     snprintf(every, sizeof every, "%u", k->every);
     snprintf(lease, sizeof lease, "%d", GW_CKPT_LEASE_MS);
     snprintf(slice, sizeof slice, "%u", k->slice);
-    const char *argv[GW_CKPT_NKEYS + 4];
+    /* how far behind the present a build may start: ten caps of changes
+     * to undo in slices, beyond which the job is not keeping up */
+    snprintf(fixmax, sizeof fixmax, "%llu", 10ull * k->app->conf->history_undo_max);
+    const char *argv[GW_CKPT_NKEYS + 5];
     for (int i = 0; i < GW_CKPT_NKEYS; i++)
         argv[i] = keys[i];
     argv[GW_CKPT_NKEYS] = k->token;
     argv[GW_CKPT_NKEYS + 1] = every;
     argv[GW_CKPT_NKEYS + 2] = lease;
     argv[GW_CKPT_NKEYS + 3] = slice;
-    size_t lens[GW_CKPT_NKEYS + 4];
-    for (int i = 0; i < GW_CKPT_NKEYS + 4; i++)
+    argv[GW_CKPT_NKEYS + 4] = fixmax;
+    size_t lens[GW_CKPT_NKEYS + 5];
+    for (int i = 0; i < GW_CKPT_NKEYS + 5; i++)
         lens[i] = strlen(argv[i]);
-    if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 4, argv, lens, on_step, cb) != 0)
+    if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 5, argv, lens, on_step, cb) != 0)
         return -1;
     cb->inflight = 1;
     gw_job_sent(&k->job);
