@@ -18,7 +18,8 @@
  * go), after the log is trimmed (history_max: checkpoints older than the
  * log go, moments older than the log are out_of_range with the log's first
  * seq), on a periodic board (checkpoints expire with the period's keys), an
- * asc board, a multi-field board and a team board (players -> squads). */
+ * asc board, a multi-field board, a team board (players -> squads), and on
+ * the 3+3 cluster. */
 'use strict';
 
 const test = require('node:test');
@@ -290,6 +291,31 @@ test('asc, multi-field and team boards: get at every seq past history_undo_max e
       assert.equal(served, deep, `${b}: served ${served} of ${deep}`);
     }
   }
+});
+
+test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at every seq past history_undo_max equals the state', { skip, timeout: 300000 }, async (t) => {
+  const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
+  const gw = await h.startGateway(t, { redis: cluster.seeds, config: config(t, { 'board demo': { history: 'full' } }), env: ENV });
+  const admin = await h.connectWs(t, gw.wsUrl);
+  const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const members = Array.from({ length: 150 }, (_, i) => `c${i}`);
+  const r = await play(gw, admin, 'demo', 330, {
+    members, seed: 17, watch: ['demo'], onWrite: pace,
+    op: (i, rnd, m) => (i < 150 ? { op: 'set', board: 'demo', member: members[i], value: rnd(700) }
+      : { op: 'incr', board: 'demo', member: m, delta: rnd(30) - 5 }),
+  });
+  const last = r.last.get('demo');
+  const pre = 'rc:{demo|}:';
+  const port = await cluster.owner(`${pre}seq`);
+  const node = { cli: (...a) => cluster.cli(port, ...a) };
+  const cks = await settled(node, pre, last);
+  assert.ok(cks.length >= 5, `checkpoints ${cks}`);
+  let served = 0; let deep = 0;
+  for (const [s, want] of r.states.get('demo')) {
+    const got = await checkSeq(reader, 'demo', s, want, cks, last, 300, 'cluster');
+    if (s < last - CAP) { deep++; served += got; }
+  }
+  assert.equal(served, deep, `served ${served} of ${deep} on the cluster`);
 });
 
 test('--check-config checks history_checkpoint_every', { skip }, () => {
