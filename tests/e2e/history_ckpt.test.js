@@ -293,6 +293,36 @@ test('asc, multi-field and team boards: get at every seq past history_undo_max e
   }
 });
 
+test('a sharded board by time: each shard undoes from its own checkpoints, so moments far past history_undo_max are served', { skip, timeout: 300000 }, async (t) => {
+  const { redis, gw } = await h.startStack(t, { config: config(t, { 'board global': { history: 'full' } }), env: ENV });
+  const ws = await h.connectWs(t, gw.wsUrl);
+  const rnd = rng(23);
+  const states = [];
+  for (let i = 0; i < 560; i++) {
+    const ack = await ws.request({ op: 'incr', board: 'global', member: `g${rnd(120)}`, delta: rnd(50) + 1 }, 10000);
+    assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/global?top=50');
+    states.push({ ms: Date.now(), seq: now.body.seq, rows: now.body.rows });
+    await h.sleep(3);
+  }
+  const last = states[states.length - 1].seq;
+  // every shard's job settled: each shard B#i is a board of its own here
+  for (let i = 0; i < 8; i++) {
+    const pre = `rc:{global#${i}|}:`;
+    const seq = Number(await redis.cli('GET', `${pre}seq`));
+    await settled(redis, pre, seq);
+  }
+  let deep = 0;
+  for (const st of states.slice(0, states.length - 8 * CAP)) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: st.ms } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(snap.at_seq, st.seq, 'the sum of the shards\' seqs');
+    assert.deepEqual(snap.rows, st.rows, `global at ${st.ms}`);
+    deep++;
+  }
+  assert.ok(deep > 200 && last - states[0].seq > 8 * CAP, `deep moments ${deep}`);
+});
+
 test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at every seq past history_undo_max equals the state', { skip, timeout: 300000 }, async (t) => {
   const cluster = await h.startCluster(t, { primaries: 3, replicas: 1 });
   const gw = await h.startGateway(t, { redis: cluster.seeds, config: config(t, { 'board demo': { history: 'full' } }), env: ENV });
