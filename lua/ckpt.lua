@@ -47,7 +47,7 @@
 --
 -- Every call first drops the checkpoints no read can use: of another epoch
 -- (a reset or a lost history), older than the log's first change (a trimmed
--- log: history_max), or past the present.
+-- log: history_max), past the present, or whose key is gone (evicted).
 -- Reply: { state, dropped, C }
 --   state  idle (no checkpoint due) | busy (another owner builds) | copying
 --          (call again: more to copy or the correction to make) | done
@@ -76,7 +76,7 @@ local all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
 local newest, dropped = nil, 0
 for i = 1, #all, 2 do
   local c, e = tonumber(all[i + 1]), string.match(all[i], '^%d+:(.*)$')
-  if epoch == '' or e ~= epoch or c < first or c > cur then
+  if epoch == '' or e ~= epoch or c < first or c > cur or redis.call('EXISTS', idx .. ':' .. all[i + 1]) == 0 then
     redis.call('UNLINK', idx .. ':' .. all[i + 1])
     redis.call('ZREM', idx, all[i])
     dropped = dropped + 1
@@ -117,12 +117,12 @@ if b[4] ~= 'fix' then
   return { 'copying', dropped, c }
 end
 
--- the correction, one slice of 2 x count changes a call, from E down to
+-- the correction, one slice of count / 2 changes a call, from E down to
 -- C + 1: each change sets its member back to its old composite (off the
 -- copy when null), so the oldest change after C, applied last, wins. The
 -- log's indexes come from seqs at each call (a trimmed log shifts them).
 local hi = tonumber(redis.call('HGET', bkey, 'fix'))
-local lo = math.max(c + 1, hi - 2 * count + 1)
+local lo = math.max(c + 1, hi - math.max(1, math.floor(count / 2)) + 1)
 if hi >= lo then
   local evs = redis.call('LRANGE', logkey, lo - first, hi - first)
   for i = #evs, 1, -1 do
@@ -147,9 +147,13 @@ redis.call('RENAME', tkey, key)
 redis.call('ZADD', idx, c, c .. ':' .. epoch)
 -- a periodic board's keys expire together (write.lua sets them to the
 -- period's end plus `keep` periods): the checkpoints go with them
+-- (RENAME keeps the build's lease: an all-time board's checkpoint must
+-- lose it, or it would go 30 s after it was made)
 local ttl = redis.call('PTTL', seqkey)
 if ttl > 0 then
   redis.call('PEXPIRE', key, ttl)
   redis.call('PEXPIRE', idx, ttl)
+else
+  redis.call('PERSIST', key)
 end
 return { 'done', dropped, c }

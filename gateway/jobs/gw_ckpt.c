@@ -36,7 +36,10 @@
 #include "rc_period.h"
 #include "rc_shard.h"
 
-#define GW_CKPT_SLICE 1000    /* members a slice copies: a short script (~1 ms) */
+/* members a slice copies (~3 ms of script; a correction slice undoes half
+ * as many changes): few enough calls that a copy of a big board is not
+ * held back by the writes queued ahead of each (docs/history.md) */
+#define GW_CKPT_SLICE 4000
 #define GW_CKPT_LEASE_MS 30000 /* a build whose owner went quiet this long is anyone's */
 #define GW_CKPT_NKEYS 7
 

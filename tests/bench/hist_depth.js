@@ -36,7 +36,9 @@
  * the tool waits for the job to settle (no copy under way), then reports the
  * checkpoints (how many, their memory by MEMORY USAGE) and, per read, the
  * changes it undoes: from the nearest checkpoint at or after its seq, else
- * from the present. */
+ * from the present. With checkpoints every N changes the 9 past moments are
+ * each moved N - 1 changes back, right after a checkpoint: the deepest
+ * undo a read can meet. */
 'use strict';
 
 const path = require('node:path');
@@ -165,7 +167,7 @@ async function ckptSettled(board, present, every) {
   }
 }
 
-async function reads(present, cks = []) {
+async function reads(present, cks = [], every = 0) {
   const ws = await connect();
   const out = [];
   const middle = `m${Math.floor(members / 2)}`;
@@ -176,7 +178,11 @@ async function reads(present, cks = []) {
   // gateway's health PING (3 s) makes it call Redis down for everyone, so
   // the shallow figures come first and each read waits for Redis to be back
   for (let k = 9; k >= 0; k--) {
-    const seq = members + Math.floor(((present - members) * k) / 9);
+    // with checkpoints every N changes, each moment but the present lies
+    // N - 1 changes before a multiple of N: just after a checkpoint, the
+    // most a read undoes (an even spread would land on checkpoints)
+    const even = members + Math.floor(((present - members) * k) / 9);
+    const seq = k < 9 && every > 1 ? even - (every - 1) : even;
     for (const [name, view] of views) {
       const lat = [];
       let cpu = 0, script = 0, err = null, atSeq = null, rows = null;
@@ -238,7 +244,7 @@ async function main() {
     max_gap: ck.seqs.reduce((a, c, i) => Math.max(a, c - (i ? ck.seqs[i - 1] : 0)), present - (ck.seqs[ck.seqs.length - 1] || 0)) };
   process.stderr.write(`hist_depth: checkpoints ${JSON.stringify(out.checkpoints)}\n`);
   out.load_reads = load();
-  out.reads = await reads(present, ck.seqs);
+  out.reads = await reads(present, ck.seqs, every);
   out.load_end = load();
   process.stdout.write(JSON.stringify(out) + '\n');
 }
