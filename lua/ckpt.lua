@@ -45,7 +45,8 @@
 -- checkpoints, whose moments are refused out_of_range, rather than a
 -- correction that never catches up.
 --
--- Every call first drops the checkpoints no read can use: of another epoch
+-- Every call but those continuing our own build first drops the
+-- checkpoints no read can use: of another epoch
 -- (a reset or a lost history), older than the log's first change (a trimmed
 -- log: history_max), past the present, or whose key is gone (evicted).
 -- Reply: { state, dropped, C }
@@ -72,7 +73,10 @@ local nlog = redis.call('LLEN', logkey)
 local first = cur + 1
 if nlog > 0 then first = seq_of(redis.call('LINDEX', logkey, 0)) end
 
-local all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
+local b = redis.call('HMGET', bkey, 'owner', 'c', 'epoch', 'cursor')
+-- (a build of ours under way: the index waits for its next start)
+local all = {}
+if b[1] ~= token then all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES') end
 local newest, dropped = nil, 0
 for i = 1, #all, 2 do
   local c, e = tonumber(all[i + 1]), string.match(all[i], '^%d+:(.*)$')
@@ -85,7 +89,6 @@ for i = 1, #all, 2 do
   end
 end
 
-local b = redis.call('HMGET', bkey, 'owner', 'c', 'epoch', 'cursor')
 if b[1] and b[1] ~= token then return { 'busy', dropped, 0 } end
 if not b[1] then
   if epoch == '' or redis.call('EXISTS', z) == 0 then return { 'idle', dropped, 0 } end
