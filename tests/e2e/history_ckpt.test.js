@@ -18,8 +18,9 @@
  * go), after the log is trimmed (history_max: checkpoints older than the
  * log go, moments older than the log are out_of_range with the log's first
  * seq), on a periodic board (checkpoints expire with the period's keys), an
- * asc board, a multi-field board, a team board (players -> squads), and on
- * the 3+3 cluster. */
+ * asc board, a multi-field board, a team board (players -> squads), a
+ * gateway killed mid-copy (another takes over after the lease), and on the
+ * 3+3 cluster. */
 'use strict';
 
 const test = require('node:test');
@@ -322,6 +323,47 @@ test('a sharded board by time: each shard undoes from its own checkpoints, so mo
     deep++;
   }
   assert.ok(deep > 200 && last - states[0].seq > 8 * CAP, `deep moments ${deep}`);
+});
+
+test('a gateway killed mid-copy: its build expires with its lease, another gateway builds on, and every moment is exact', { skip, timeout: 300000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const cfg = config(t, { 'board demo': { history: 'full' } });
+  const gw1 = await h.startGateway(t, { redisPort: redis.port, config: cfg, env: ENV });
+  const admin1 = await h.connectWs(t, gw1.wsUrl);
+  const members = Array.from({ length: 150 }, (_, i) => `r${i}`);
+  const pre = 'rc:{demo|}:';
+  const op = (i, rnd, m) => (i < 150 ? { op: 'set', board: 'demo', member: members[i], value: rnd(600) }
+    : { op: 'incr', board: 'demo', member: m, delta: rnd(30) - 5 });
+  const r1 = await play(gw1, admin1, 'demo', 200, { members, seed: 41, watch: ['demo'], onWrite: pace, op });
+  // one write at a time until a copy is under way, then stop at once
+  let owner = '';
+  for (let i = 0; i < 300 && !owner; i++) {
+    const r = await play(gw1, admin1, 'demo', 1, { members, seed: 1000 + i, watch: ['demo'], op: (j, rnd, m) => op(200 + i, rnd, m) });
+    for (const [k, v] of r.states.get('demo')) r1.states.get('demo').set(k, v);
+    owner = (await redis.cli('HGET', `${pre}ckb`, 'owner')) || '';
+  }
+  assert.notEqual(owner, '', 'a copy under way');
+  // killed (a clean stop lets the copy run on while the gateway drains)
+  gw1.kill('SIGKILL');
+  await gw1.exited;
+  const left = await redis.cli('HGET', `${pre}ckb`, 'owner');
+  const gw2 = await h.startGateway(t, { redisPort: redis.port, config: cfg, env: ENV });
+  const admin2 = await h.connectWs(t, gw2.wsUrl);
+  const r2 = await play(gw2, admin2, 'demo', 150, { members, seed: 43, watch: ['demo'], onWrite: pace, op: (i, rnd, m) => op(200 + i, rnd, m) });
+  const last = r2.last.get('demo');
+  t.diagnostic(`the stopped gateway's build ${left === owner ? 'was left to its lease' : 'had ended'}`);
+  const cks = await h.waitFor(async () => {
+    await h.sleep(300);
+    if ((await redis.cli('EXISTS', `${pre}ckb`)) !== '0') return false;
+    const c = await checkpoints(redis, pre);
+    return last - c[c.length - 1] < EVERY ? c : false;
+  }, 90000, 'the second gateway to take over after the lease');
+  for (let i = 1; i < cks.length; i++) assert.equal(cks[i] - cks[i - 1], EVERY, `checkpoints ${cks}`);
+  const reader = await h.connectWs(t, gw2.wsUrl, { token: null });
+  const states = new Map([...r1.states.get('demo'), ...r2.states.get('demo')]);
+  let served = 0;
+  for (const [s, want] of states) served += await checkSeq(reader, 'demo', s, want, cks, last, 300, 'after the takeover');
+  assert.equal(served, states.size);
 });
 
 test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at every seq past history_undo_max equals the state', { skip, timeout: 300000 }, async (t) => {
