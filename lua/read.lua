@@ -98,7 +98,10 @@
 --   seqs C (rc:{B|P}:ck:C, same tag). With one at or after every target the
 --   read undoes from it: total in the head, the slice, ahead and the
 --   present composites below are the checkpoint's, and the events run
---   from smin to C only.
+--   from smin to C only. A single target S nearer to a checkpoint C' before
+--   it is redone from C' instead: the events are then the changes in
+--   (C', S], newest first, each with c and old_c swapped and numbered
+--   S+1, S+2, ... (an undo of them is their redo).
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -412,27 +415,44 @@ elseif kind == 'moment' then
   -- this history), else the present. Its set stands in for the live one
   -- below, and only the changes up to it are undone.
   local base = cur
-  if smax < cur then
-    local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
-    local cands = redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8)
+  local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
+  -- the first usable checkpoint of cands (this history's, its key there)
+  local function usable(cands)
     for i = 1, #cands do
       local c, e = string.match(cands[i], '^(%d+):(.*)$')
-      if e == epoch and redis.call('EXISTS', ckx .. ':' .. c) == 1 then
-        base, zl = tonumber(c), ckx .. ':' .. c
-        out[2] = redis.call('ZCARD', zl)
-        break
-      end
+      if e == epoch and redis.call('EXISTS', ckx .. ':' .. c) == 1 then return tonumber(c) end
     end
+    return nil
   end
-  -- the cap bounds the changes undone from that base: deeper, the oldest
-  -- seq this base serves
-  if undo_max > 0 and base - smin > undo_max then
+  if smax < cur then
+    local c = usable(redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8))
+    if c then base, zl = c, ckx .. ':' .. c end
+  end
+  -- one target (not points): a checkpoint C' before it may be nearer, and
+  -- the moment is then the changes in (C', S] redone on it: each member
+  -- they touched at the new composite of its last one. That is an undo of
+  -- those changes in reverse order with new and old swapped, so it goes
+  -- out as one (seqs S+1.. in that order) and the rebuild is the same:
+  -- every moment lies within half the interval of a checkpoint.
+  local redo = nil
+  if view ~= 'points' and smax > 0 then
+    local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
+    if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
+  end
+  if zl ~= KEYS[1] then out[2] = redis.call('ZCARD', zl) end
+  -- the cap bounds the changes undone (redone) from that base: past it, the
+  -- oldest seq the checkpoint after the target serves
+  if undo_max > 0 and ((redo and smax - redo > undo_max) or (not redo and base - smin > undo_max)) then
     out[#out + 1] = 'deep'; out[#out + 1] = math.max(oldest, base - undo_max)
     return out
   end
   out[#out + 1] = 'ok'; out[#out + 1] = oldest; out[#out + 1] = smin
   local evs = {}
-  if smin < base then evs = redis.call('LRANGE', logkey, smin + 1 - first, base - first) end
+  if redo then
+    if redo < smax then evs = redis.call('LRANGE', logkey, redo + 1 - first, smax - first) end
+  elseif smin < base then
+    evs = redis.call('LRANGE', logkey, smin + 1 - first, base - first)
+  end
   out[#out + 1] = #evs
   -- the changes of the member the view is about (around, points): its
   -- composite at any seq without another pass over the log
@@ -449,11 +469,13 @@ elseif kind == 'moment' then
   local touched, k = {}, 0
   for i = 1, #evs do
     local e = evs[i]
+    if redo then e = evs[#evs + 1 - i] end
     local m = string.match(e, '"member":"([^"]*)"') or ''
     local c, oc = string.match(e, '"c":([^,}]+)'), string.match(e, '"old_c":([^,}]+)')
     if c == 'null' then c = '' end
     if oc == 'null' then oc = '' end
     local sq = seq_of(e)
+    if redo then c, oc, sq = oc, c, smax + i end
     out[#out + 1] = sq; out[#out + 1] = m; out[#out + 1] = c or ''; out[#out + 1] = oc or ''
     if not touched[m] then touched[m] = true; k = k + 1 end
     if m == who then mine_seq[#mine_seq + 1] = sq; mine_old[#mine_old + 1] = oc or '' end

@@ -36,9 +36,10 @@
  * the tool waits for the job to settle (no copy under way), then reports the
  * checkpoints (how many, their memory by MEMORY USAGE) and, per read, the
  * changes it undoes: from the nearest checkpoint at or after its seq, else
- * from the present. With checkpoints every N changes the 9 past moments are
- * each moved N - 1 changes back, right after a checkpoint: the deepest
- * undo a read can meet. */
+ * from the present (a read redoes from the checkpoint before it when that
+ * is nearer: "changes undone" is the nearer distance). With checkpoints
+ * every N changes the 9 past moments are each moved N / 2 changes back,
+ * halfway between two: the most a read undoes or redoes. */
 'use strict';
 
 const path = require('node:path');
@@ -179,10 +180,10 @@ async function reads(present, cks = [], every = 0) {
   // the shallow figures come first and each read waits for Redis to be back
   for (let k = 9; k >= 0; k--) {
     // with checkpoints every N changes, each moment but the present lies
-    // N - 1 changes before a multiple of N: just after a checkpoint, the
-    // most a read undoes (an even spread would land on checkpoints)
+    // halfway between two: the most a read undoes or redoes (an even
+    // spread would land on checkpoints)
     const even = members + Math.floor(((present - members) * k) / 9);
-    const seq = k < 9 && every > 1 ? even - (every - 1) : even;
+    const seq = k < 9 && every > 1 ? even - Math.floor(every / 2) : even;
     for (const [name, view] of views) {
       const lat = [];
       let cpu = 0, script = 0, err = null, atSeq = null, rows = null;
@@ -213,7 +214,8 @@ async function reads(present, cks = [], every = 0) {
       }
       const n = lat.length;
       const res = {
-        seq, back: present - seq, undone: (cks.find((c) => c >= seq) ?? present) - seq, view: name, reads: n, rows, at_seq: atSeq, error: err,
+        seq, back: present - seq, undone: Math.min((cks.find((c) => c >= seq) ?? present) - seq,
+          seq - (cks.filter((c) => c <= seq).pop() ?? -Infinity)), view: name, reads: n, rows, at_seq: atSeq, error: err,
         p50_ms: pct(lat, 0.5), p99_ms: pct(lat, 0.99),
         redis_cpu_ms_per_read: n ? cpu / n : null, script_ms_per_read: n ? script / 1000 / n : null,
       };

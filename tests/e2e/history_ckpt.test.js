@@ -45,7 +45,9 @@ function rng(seed) {
 function config(t, boards, limits = {}) {
   return h.configWith(t, Object.assign({
     server: { test_clock: 'on' },
-    limits: Object.assign({ history_undo_max: CAP, history_checkpoint_every: EVERY }, limits),
+    // (reads at every seq, three views each: past the default read budgets)
+    limits: Object.assign({ history_undo_max: CAP, history_checkpoint_every: EVERY, conn_read_rate: 1000000,
+      conn_read_burst: 10000000, ip_read_rate: 1000000, ip_read_burst: 10000000 }, limits),
   }, boards));
 }
 
@@ -126,6 +128,19 @@ async function checkSeq(reader, board, s, want, cks, last, top = 300, label = ''
   }
   assert.equal(snap.at_seq, s, `${label} ${board}: ${JSON.stringify(snap).slice(0, 300)}`);
   assert.deepEqual(rowsOf(snap.rows), want, `${label} ${board} at seq ${s} (checkpoints ${cks})`);
+  // an around view and a member list at the same moment (rebuilt from the
+  // same checkpoint: their own paths in the script)
+  if (want.length) {
+    const mid = Math.floor(want.length / 2);
+    const who = want[mid].member;
+    const ar = await reader.request({ op: 'get', board, view: { around: who, radius: 3 }, at: { seq: s } }, 15000);
+    assert.equal(ar.op, 'snapshot', `${label} ${board} around ${who} at seq ${s}: ${JSON.stringify(ar)}`);
+    assert.deepEqual(rowsOf(ar.rows), want.slice(Math.max(0, mid - 3), mid + 4), `${label} ${board} around ${who} at seq ${s}`);
+    const list = [...new Set([want[0].member, who, want[want.length - 1].member, 'nobody-here'])];
+    const ml = await reader.request({ op: 'get', board, view: { members: list }, at: { seq: s } }, 15000);
+    assert.equal(ml.op, 'snapshot', `${label} ${board} list at seq ${s}: ${JSON.stringify(ml)}`);
+    assert.deepEqual(rowsOf(ml.rows), want.filter((x) => list.includes(x.member)), `${label} ${board} list at seq ${s}`);
+  }
   return 1;
 }
 

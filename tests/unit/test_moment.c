@@ -254,6 +254,40 @@ static void a_checkpoint_between_target_and_present(void **state)
     assert_true(split_inside > 1000); /* most seeds have changes on both sides */
 }
 
+/* A moment S after a checkpoint C' (lua/read.lua redoes when C' is nearer
+ * than the next checkpoint): the changes in (C', S], newest first with old
+ * and new swapped, undone from C', give the board at S. */
+static void a_redo_from_a_checkpoint_before_the_target(void **state)
+{
+    (void)state;
+    struct state at_c, now;
+    struct rc_moment_change ch[MAXCH], rev[MAXCH];
+    struct rc_moment_row want[NM], ck[NM];
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed * 7333u;
+        int desc = (int)rnd(2);
+        size_t n = scenario(&at_c, &now, ch); /* at_c: the checkpoint; now: the board at S */
+        for (size_t i = 0; i < n; i++) {
+            const struct rc_moment_change *x = &ch[n - 1 - i];
+            rev[i] = (struct rc_moment_change){x->member, x->has_old, x->old_c, x->has_new, x->c};
+        }
+        size_t nw = sorted(&now, desc, want), nc = sorted(&at_c, desc, ck);
+        int64_t first = rnd(NM), count = 1 + rnd(12), mg = rc_moment_margin(touched(rev, n));
+        struct rc_moment_in in = {.desc = desc, .total = (int64_t)nc, .changes = rev, .nchanges = n};
+        slice_of(ck, nc, first - mg, first + count - 1 + mg, &in);
+        struct rc_moment_out out;
+        assert_int_equal(rc_moment_range(&in, first, count, &out), 0);
+        assert_int_equal(out.total, (int64_t)nw);
+        size_t expect = first >= (int64_t)nw ? 0 : (size_t)((int64_t)nw - first < count ? (int64_t)nw - first : count);
+        assert_int_equal(out.n, expect);
+        for (size_t i = 0; i < out.n; i++) {
+            assert_string_equal(out.rows[i].member, want[first + (int64_t)i].member);
+            assert_true(out.rows[i].c == want[first + (int64_t)i].c);
+        }
+        rc_moment_out_free(&out);
+    }
+}
+
 static void a_slice_too_short_cannot_tell(void **state)
 {
     (void)state;
@@ -304,6 +338,7 @@ int main(void)
         cmocka_unit_test(arounds_and_ranks_match_a_replay),
         cmocka_unit_test(a_slice_too_short_cannot_tell),
         cmocka_unit_test(a_checkpoint_between_target_and_present),
+        cmocka_unit_test(a_redo_from_a_checkpoint_before_the_target),
         cmocka_unit_test(totals_match_a_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
