@@ -35,6 +35,7 @@
 -- present is this many changes past the newest one (or the log's start)
 -- ARGV[3] the lease, ms        ARGV[4] members per slice
 -- ARGV[5] the most changes a build may start behind the present
+-- ARGV[6] "1": sweep the index now (see below)
 --
 -- Which C: the newest checkpoint (or the log's start) plus `every`, even
 -- when the present is already past it: the copy is of the present, and the
@@ -45,7 +46,7 @@
 -- checkpoints, whose moments are refused out_of_range, rather than a
 -- correction that never catches up.
 --
--- Every call but those continuing our own build first drops the
+-- A sweep (at the start of each build, and every few seconds) drops the
 -- checkpoints no read can use: of another epoch
 -- (a reset or a lost history), older than the log's first change (a trimmed
 -- log: history_max), past the present, or whose key is gone (evicted).
@@ -74,18 +75,32 @@ local first = cur + 1
 if nlog > 0 then first = seq_of(redis.call('LINDEX', logkey, 0)) end
 
 local b = redis.call('HMGET', bkey, 'owner', 'c', 'epoch', 'cursor')
--- (a build of ours under way: the index waits for its next start)
-local all = {}
-if b[1] ~= token then all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES') end
 local newest, dropped = nil, 0
-for i = 1, #all, 2 do
-  local c, e = tonumber(all[i + 1]), string.match(all[i], '^%d+:(.*)$')
-  if epoch == '' or e ~= epoch or c < first or c > cur or redis.call('EXISTS', idx .. ':' .. all[i + 1]) == 0 then
-    redis.call('UNLINK', idx .. ':' .. all[i + 1])
-    redis.call('ZREM', idx, all[i])
-    dropped = dropped + 1
-  else
-    newest = c
+-- the sweep: drops what no read can use, and finds the newest checkpoint
+local function sweep()
+  local all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
+  for i = 1, #all, 2 do
+    local c, e = tonumber(all[i + 1]), string.match(all[i], '^%d+:(.*)$')
+    if epoch == '' or e ~= epoch or c < first or c > cur or redis.call('EXISTS', idx .. ':' .. all[i + 1]) == 0 then
+      redis.call('UNLINK', idx .. ':' .. all[i + 1])
+      redis.call('ZREM', idx, all[i])
+      dropped = dropped + 1
+    else
+      newest = c
+    end
+  end
+end
+-- the job calls often (so a build starts close to its C: less to correct);
+-- an idle call looks at the newest checkpoint only, and sweeps when asked
+-- (ARGV[6] "1", every few seconds), when that one is stale, or before a
+-- build starts (a build of ours under way: at its next start)
+if b[1] ~= token then
+  local top = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  if ARGV[6] == '1' then
+    sweep()
+  elseif #top == 2 then
+    local c, e = tonumber(top[2]), string.match(top[1], '^%d+:(.*)$')
+    if epoch ~= '' and e == epoch and c >= first and c <= cur then newest = c else sweep() end
   end
 end
 
@@ -93,6 +108,10 @@ if b[1] and b[1] ~= token then return { 'busy', dropped, 0 } end
 if not b[1] then
   if epoch == '' or redis.call('EXISTS', z) == 0 then return { 'idle', dropped, 0 } end
   local target = (newest or (first - 1)) + every
+  if target > cur then return { 'idle', dropped, 0 } end
+  if ARGV[6] ~= '1' then sweep() end
+  target = (newest or (first - 1)) + every
+  if target > cur then return { 'idle', dropped, 0 } end
   if target > cur then return { 'idle', dropped, 0 } end
   if cur - target > fixmax then target = cur end
   redis.call('DEL', tkey)

@@ -1,6 +1,6 @@
 /* gw_ckpt.c - the history checkpoint job (see gw_ckpt.h).
  *
- * One timer a second for all the boards. At each tick, every board that has
+ * One timer every GW_CKPT_TICK_MS for all the boards. At each tick, every board that has
  * no call of ours in flight gets one call of lua/ckpt.lua on its current
  * period's keys: the script drops the checkpoints no read can use, and
  * starts a build when the present is `every` changes past the newest
@@ -42,6 +42,10 @@
 #define GW_CKPT_SLICE 4000
 #define GW_CKPT_LEASE_MS 30000 /* a build whose owner went quiet this long is anyone's */
 #define GW_CKPT_NKEYS 7
+/* The timer: often, so a build starts close to its C (its correction
+ * undoes the changes since C); an idle call is a few reads. */
+#define GW_CKPT_TICK_MS 100
+#define GW_CKPT_SWEEP_EVERY 50 /* calls: a sweep of the index every few seconds */
 
 struct ckpt_board {
     struct gw_ckpt *owner;
@@ -49,6 +53,7 @@ struct ckpt_board {
     char name[RC_BOARD_MAX + 8]; /* the board, or one of its shards "B#i" */
     int inflight;                /* a call of ours is out */
     int warned;                  /* a failure was logged: quiet until a success */
+    unsigned calls;              /* calls sent: every GW_CKPT_SWEEP_EVERY-th sweeps the index */
 };
 
 struct gw_ckpt {
@@ -122,7 +127,7 @@ static int send_step(struct ckpt_board *cb)
     /* how far behind the present a build may start: ten caps of changes
      * to undo in slices, beyond which the job is not keeping up */
     snprintf(fixmax, sizeof fixmax, "%llu", 10ull * k->app->conf->history_undo_max);
-    const char *argv[GW_CKPT_NKEYS + 5];
+    const char *argv[GW_CKPT_NKEYS + 6];
     for (int i = 0; i < GW_CKPT_NKEYS; i++)
         argv[i] = keys[i];
     argv[GW_CKPT_NKEYS] = k->token;
@@ -130,10 +135,11 @@ static int send_step(struct ckpt_board *cb)
     argv[GW_CKPT_NKEYS + 2] = lease;
     argv[GW_CKPT_NKEYS + 3] = slice;
     argv[GW_CKPT_NKEYS + 4] = fixmax;
-    size_t lens[GW_CKPT_NKEYS + 5];
-    for (int i = 0; i < GW_CKPT_NKEYS + 5; i++)
+    argv[GW_CKPT_NKEYS + 5] = ++cb->calls % GW_CKPT_SWEEP_EVERY == 1 ? "1" : "0";
+    size_t lens[GW_CKPT_NKEYS + 6];
+    for (int i = 0; i < GW_CKPT_NKEYS + 6; i++)
         lens[i] = strlen(argv[i]);
-    if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 5, argv, lens, on_step, cb) != 0)
+    if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 6, argv, lens, on_step, cb) != 0)
         return -1;
     cb->inflight = 1;
     gw_job_sent(&k->job);
@@ -215,7 +221,7 @@ int gw_ckpt_start(struct gw_app *app)
     gw_job_init(&k->job, &k->rel, "checkpoint", "*");
     gw_script_init(&k->script, rc_lua_ckpt);
     gw_redis_add_script(app->redis, &k->script);
-    uint64_t period = k->pause_ms > 0 ? (uint64_t)k->pause_ms : 1000;
+    uint64_t period = k->pause_ms > 0 ? (uint64_t)k->pause_ms : GW_CKPT_TICK_MS;
     gw_job_start(&k->job, app->loop, on_tick, k, period, period);
     app->ckpt = k;
     return 0;
