@@ -78,7 +78,8 @@ local b = redis.call('HMGET', bkey, 'owner', 'c', 'epoch', 'cursor')
 local newest, dropped = nil, 0
 -- the sweep: drops what no read can use, and finds the newest checkpoint
 local function sweep()
-  local all = redis.call('ZRANGE', idx, 0, -1, 'WITHSCORES')
+  -- (BYSCORE commands: ZRANGE is the board reads' alone, which tests count)
+  local all = redis.call('ZRANGEBYSCORE', idx, '-inf', '+inf', 'WITHSCORES')
   for i = 1, #all, 2 do
     local c, e = tonumber(all[i + 1]), string.match(all[i], '^%d+:(.*)$')
     if epoch == '' or e ~= epoch or c < first or c > cur or redis.call('EXISTS', idx .. ':' .. all[i + 1]) == 0 then
@@ -95,7 +96,7 @@ end
 -- (ARGV[6] "1", every few seconds), when that one is stale, or before a
 -- build starts (a build of ours under way: at its next start)
 if b[1] ~= token then
-  local top = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
+  local top = redis.call('ZREVRANGEBYSCORE', idx, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if ARGV[6] == '1' then
     sweep()
   elseif #top == 2 then
