@@ -539,7 +539,10 @@ function historyCase(dir, meta, broken) {
   const tbl = table(j.reads.map((r) => [int(r.seq), int(r.back), r.undone === undefined ? 'n/a' : int(r.undone), r.view,
     r.error ? r.error : `${fmt(r.p50_ms, 1)} / ${fmt(r.p99_ms, 1)}`, int(r.reads), fmt(r.redis_cpu_ms_per_read, 1), fmt(r.script_ms_per_read, 1)]),
   ['at seq', 'changes back', 'changes undone', 'view', 'p50 / p99 ms', 'reads', 'Redis CPU ms per read', 'script ms per read']);
-  const ck = j.checkpoints ? `Checkpoints of histfull after the build: ${int(j.checkpoints.count)}, ${fmt(j.checkpoints.bytes / 1048576, 1)} MiB
+  const cu = j.full.with_catchup;
+  const ck = j.checkpoints ? `${cu ? `With the checkpoint job's catch-up after the last write (${fmt(cu.seconds, 1)} s): ${fmt(cu.redis_cpu_us_per_write, 1)} µs
+of Redis CPU per write on histfull.
+` : ''}Checkpoints of histfull after the build: ${int(j.checkpoints.count)}, ${fmt(j.checkpoints.bytes / 1048576, 1)} MiB
 (${fmt(j.checkpoints.bytes_per_change, 0)} B a change), at most ${int(j.checkpoints.max_gap)} changes apart ("changes undone": from the
 nearest checkpoint at or after the seq, else the present).
 ` : '';
