@@ -52,6 +52,14 @@ static int close_section(struct parser *p)
         rc = rc_conf__finish_key(p);
     else if (p->sec == SEC_WEBHOOK)
         rc = rc_conf__finish_webhook(p);
+    else if (p->sec == SEC_LIMITS && SEEN(p, K_HISTORY_CHECKPOINT_EVERY) &&
+             p->c->history_checkpoint_every != RC_CONF_CKPT_OFF &&
+             p->c->history_checkpoint_every > p->c->history_undo_max)
+        /* a moment between two checkpoints further apart than the cap could
+         * be refused although both are there (docs/history.md) */
+        rc = rc_conf__fail(p, p->key_line[K_HISTORY_CHECKPOINT_EVERY],
+                           "history_checkpoint_every (%u) must not exceed history_undo_max (%u)",
+                           p->c->history_checkpoint_every, p->c->history_undo_max);
     p->sec = SEC_NONE;
     p->board = NULL;
     p->key = NULL;
@@ -214,6 +222,7 @@ void rc_conf_defaults(struct rc_conf *c)
     c->ip_handshake_rate = 1000;
     c->ip_handshake_burst = 2000;
     c->history_undo_max = 10000;
+    c->history_checkpoint_every = 0; /* auto */
     c->queue_bytes = 256 * KIB;
     c->conn_write_rate = 1000;
     c->max_conns_per_ip = 1000;
@@ -272,4 +281,13 @@ int rc_conf_parse(const char *filename, const char *text, size_t len, struct rc_
         return rc;
     rc_conf__register_teams(c); /* team boards' keys live in their source's tag (rc_keys.h) */
     return 0;
+}
+
+unsigned rc_conf_checkpoint_every(const struct rc_conf *c)
+{
+    if (c->history_checkpoint_every == RC_CONF_CKPT_OFF)
+        return 0;
+    if (c->history_checkpoint_every == 0)
+        return c->history_undo_max / 2 ? c->history_undo_max / 2 : 1;
+    return c->history_checkpoint_every;
 }

@@ -93,6 +93,7 @@ struct rc_conf {
     unsigned ip_handshake_rate;        /* new connections/s accepted per source address, default 1000 */
     unsigned ip_handshake_burst;       /* default 2000 */
     unsigned history_undo_max;         /* changes one moment read may undo in Redis, default 10000 */
+    unsigned history_checkpoint_every; /* changes between history checkpoints: 0 auto, RC_CONF_CKPT_OFF none */
     /* [auth] and [key NAME] */
     struct rc_auth auth;
     /* [webhook] */
@@ -126,6 +127,13 @@ const struct rc_board *rc_conf_board_find(const struct rc_conf *c, const char *n
  * history_max on an all-time board. */
 #define RC_LOG_KEEP_ALL 4294967295u
 unsigned rc_conf_board_log_keep(const struct rc_board *b);
+
+/* history_checkpoint_every (docs/history.md, "Checkpoints"): the changes
+ * between two checkpoints of a history = full board, as configured ("auto":
+ * half of history_undo_max, so a moment lies at most about half the cap
+ * before the next checkpoint). 0: "off", no checkpoints. */
+#define RC_CONF_CKPT_OFF 4294967295u
+unsigned rc_conf_checkpoint_every(const struct rc_conf *c);
 
 /* Value parsers, exposed for tests and the command line. Each returns 0 or
  * RC_E_BAD_REQUEST. */

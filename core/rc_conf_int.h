@@ -47,6 +47,7 @@ enum key_id {
     K_IP_READ_RATE, K_IP_READ_BURST, K_MAX_BOARDS, K_IP_BOARD_SHARE,
     K_IDEM_MAX_PER_KEY, K_MESSAGE_TIMEOUT, K_READ_ROWS_IN_FLIGHT, K_CONN_READ_ROWS, K_IP_READ_ROWS,
     K_IP_HANDSHAKE_RATE, K_IP_HANDSHAKE_BURST, K_HISTORY_UNDO_MAX,
+    K_HISTORY_CHECKPOINT_EVERY,
     K_READS, K_JWT_SECRET, K_JWT_PUBLIC_KEY, K_JWT_SKEW,
     K_SECRET, K_SECRET_ENV, K_SCOPES, K_BOARDS,
     K_ORDER, K_OPS, K_SUBMIT_MODE, K_POINTS_MIN, K_POINTS_MAX, K_FIELDS,
@@ -153,6 +154,7 @@ key_setter rc_conf__set_tiebreak;
 key_setter rc_conf__set_timestamp;
 key_setter rc_conf__set_unsigned;
 key_setter rc_conf__set_unsigned_or_auto;
+key_setter rc_conf__set_checkpoint_every; /* auto | off | N */
 key_setter rc_conf__set_utc_offset;
 key_setter rc_conf__set_weighting;
 key_setter rc_conf__set_whole_seconds;

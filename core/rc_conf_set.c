@@ -155,6 +155,18 @@ int rc_conf__set_unsigned_or_auto(struct parser *p, const struct key_spec *k, vo
     return 0;
 }
 
+int rc_conf__set_checkpoint_every(struct parser *p, const struct key_spec *k, void *obj, const char *v)
+{
+    if (strcmp(v, "off") == 0) {
+        *FIELD(unsigned, obj, k) = RC_CONF_CKPT_OFF;
+        return 0;
+    }
+    if (strcmp(v, "auto") == 0 || (v[0] >= '0' && v[0] <= '9'))
+        return rc_conf__set_unsigned_or_auto(p, k, obj, v);
+    return rc_conf__fail(p, p->lineno, "%s must be auto, off or an integer from %" PRId64 " to %" PRId64
+                         ", got '%.40s'", k->name, k->min, k->max, v);
+}
+
 int rc_conf__set_int64(struct parser *p, const struct key_spec *k, void *obj, const char *v)
 {
     if (rc_conf_value_parse_int64(v, FIELD(int64_t, obj, k)) != 0)

@@ -76,6 +76,8 @@ static const struct key_spec keys[] = {
      10000000},
     {SEC_LIMITS, K_HISTORY_UNDO_MAX, "history_undo_max", rc_conf__set_unsigned, CONF(history_undo_max), 10,
      100000000},
+    {SEC_LIMITS, K_HISTORY_CHECKPOINT_EVERY, "history_checkpoint_every", rc_conf__set_checkpoint_every,
+     CONF(history_checkpoint_every), 10, 100000000},
 
     {SEC_AUTH, K_READS, "reads", rc_conf__set_reads, CONF(auth.reads_need_key), 0, 0},
     {SEC_AUTH, K_JWT_SECRET, "jwt_secret", rc_conf__set_jwt_secret, 0, 0, 0},

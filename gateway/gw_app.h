@@ -25,6 +25,7 @@ struct gw_profiles;
 struct gw_conn;
 struct gw_ws_drain;
 struct gw_decay;
+struct gw_ckpt;
 struct gw_peers;
 struct gw_archive;
 struct gw_webhook;
@@ -50,6 +51,7 @@ struct gw_app {
     struct gw_fanout *fanout;
     struct gw_profiles *profiles;
     struct gw_decay *decay;         /* decay jobs (gw_decay.c) */
+    struct gw_ckpt *ckpt;           /* history checkpoints (jobs/gw_ckpt.c); NULL when none */
     struct gw_archive *archive;     /* archive of finished periods (gw_archive.c) */
     struct gw_webhook *webhook;     /* webhook on period close (jobs/gw_webhook.c); NULL without [webhook] */
     struct gw_store store;          /* what store/ reads need (main and the archive job fill it) */

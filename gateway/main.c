@@ -38,6 +38,7 @@
 #include "gw_workers.h"
 #include "base/gw_group.h"
 #include "serve/gw_rest_status.h"
+#include "jobs/gw_ckpt.h"
 #include "jobs/gw_decay.h"
 #include "jobs/gw_queue.h"
 #include "jobs/gw_webhook.h"
@@ -256,6 +257,7 @@ static void finish_stop(void *data)
     struct gw_app *app = data;
     gw_viewers_stop(app->fanout); /* our viewer counts leave Redis while it is up */
     gw_decay_stop(app);
+    gw_ckpt_stop(app);
     gw_queue_stop(app);
     gw_archive_stop(app);
     gw_redis_stop(app->redis);
@@ -360,7 +362,7 @@ static int start(struct gw_app *app, const struct options *o)
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_PATTERN);
     gw_redis_psubscribe(app->redis, GW_FANOUT_KEYSPACE_TM_PATTERN);
 
-    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0 || gw_queue_start(app) != 0 ||
+    if (gw_archive_start(app) != 0 || gw_decay_start(app) != 0 || gw_queue_start(app) != 0 || gw_ckpt_start(app) != 0 ||
         gw_webhook_start(app) != 0)
         return RC_E_INTERNAL;
     if (gw_server_start(app, host, port) != 0)
@@ -466,6 +468,7 @@ int main(int argc, char **argv)
     } else {
         /* Failed to start: release what did start, without serving. */
         gw_decay_stop(&app);
+        gw_ckpt_stop(&app);
         gw_queue_stop(&app);
         gw_archive_stop(&app);
         gw_webhook_stop(&app);

@@ -56,6 +56,10 @@ extern const char rc_lua_enqueue_sha[];
 extern const char rc_lua_queue_ack[];
 extern const char rc_lua_queue_ack_sha[];
 
+/* One step of a board's history checkpoint job, lua/ckpt.lua. */
+extern const char rc_lua_ckpt[];
+extern const char rc_lua_ckpt_sha[];
+
 /* Recomputes or empties a team board from its source, lua/teams.lua. */
 extern const char rc_lua_teams[];
 extern const char rc_lua_teams_sha[];

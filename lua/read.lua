@@ -98,12 +98,22 @@
 --   and the present members ahead of the target's bound); then (range,
 --   around, near) lo, m1, c1, ...; (list) per listed member in the order given:
 --   its composite at S ("" absent), ahead }
---   status   ok | beyond (a seq past the present; nothing follows oldest) |
---            gone (a target before oldest) | deep (a target more than
---            ARGV[9] changes before the present: oldest is then the present
---            minus the cap, the oldest seq a read may show); gone and deep:
---            oldest's change time follows ("" for seq 0 or not held), the
---            earliest time a read by time can name, then nothing
+--   status   ok | beyond (a seq past the present; nothing follows
+--            oldest) | gone (a target before oldest) | deep (a target more
+--            than ARGV[9] changes before its base, the nearest checkpoint
+--            at or after every target or else the present: oldest is then
+--            the base minus the cap, the oldest seq that base serves);
+--            gone and deep: oldest's change time follows ("" for seq 0 or
+--            not held), the earliest time a read by time can name, then
+--            nothing
+--   Checkpoints (lua/ckpt.lua): rc:{B|P}:ck indexes copies of the set at
+--   seqs C (rc:{B|P}:ck:C, same tag). With one at or after every target the
+--   read undoes from it: total in the head, the slice, ahead and the
+--   present composites below are the checkpoint's, and the events run
+--   from smin to C only. A single target S nearer to a checkpoint C' before
+--   it is redone from C' instead: the events are then the changes in
+--   (C', S], newest first, each with c and old_c swapped and numbered
+--   S+1, S+2, ... (an undo of them is their redo).
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -365,9 +375,11 @@ elseif kind == 'moment' then
   if nlog == 0 then oldest = cur end
   local function seq_of(e) return tonumber(string.match(e, '^{"seq":(%d+)')) end
   local function at_of(e) return tonumber(string.match(e, '"at":(%-?[%d.e+]+)')) end
-  -- history_undo_max (docs/history.md, "The bound"): every change after a
-  -- target is undone in this script, so a target before `deep` is refused
-  -- before any change is read (deeper reads held Redis for seconds)
+  -- history_undo_max (docs/history.md, "The bound"): every change between a
+  -- target and the base (the nearest checkpoint after it, or the present)
+  -- is undone in this script, so a target more than the cap before its base
+  -- is refused before any change is read (deeper reads held Redis for
+  -- seconds); `deep` bounds the walk of a search by time the same way
   local undo_max, deep = tonumber(ARGV[9]) or 0, 0
   if undo_max > 0 and cur - undo_max > oldest then deep = cur - undo_max end
   local targets, view = {}, ARGV[6]
@@ -406,9 +418,30 @@ elseif kind == 'moment' then
       ci = ci - 1
       idx = idx - 1
     end
+    -- past the cap (checkpoints serve deeper: docs/history.md,
+    -- "Checkpoints"): a binary search by time over the log's older part,
+    -- whose times are in seq order (the gateways' clocks), not a walk
+    if capped then
+      local top = math.min(idx, limit - first)
+      for j = k, #order do
+        local t = targets[order[j]]
+        local lo, hi = 0, top
+        while lo <= hi do
+          local mid = math.floor((lo + hi) / 2)
+          if at_of(redis.call('LINDEX', logkey, mid)) <= t then lo = mid + 1 else hi = mid - 1 end
+        end
+        if hi >= 0 then
+          local e = redis.call('LINDEX', logkey, hi)
+          S[order[j]], T[order[j]] = seq_of(e), at_of(e)
+        elseif first == 1 then
+          S[order[j]] = 0
+        end
+      end
+      k = #order + 1
+    end
     -- older than every logged change: seq 0 when the log holds them all
     for j = k, #order do
-      if not capped and (first == 1 or (nlog == 0 and cur == 0)) then S[order[j]] = 0 end
+      if first == 1 or (nlog == 0 and cur == 0) then S[order[j]] = 0 end
     end
   end
   -- a target on the first half of a team move (its event says "move":1)
@@ -428,21 +461,59 @@ elseif kind == 'moment' then
     if s < first or s < 1 or s - first >= nlog then return '' end
     return num(at_of(redis.call('LINDEX', logkey, s - first)))
   end
-  local smin = limit
+  local smin, smax = limit, 0
   for i = 1, #targets do
-    if deep > 0 and (S[i] == nil or S[i] < deep) then
-      out[#out + 1] = 'deep'; out[#out + 1] = deep; out[#out + 1] = time_of(deep)
-      return out
-    end
     if S[i] == nil or S[i] < oldest then
       out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = time_of(oldest)
       return out
     end
     if S[i] < smin then smin = S[i] end
+    if S[i] > smax then smax = S[i] end
+  end
+  -- the base the read undoes from: the nearest checkpoint at or after every
+  -- target (lua/ckpt.lua: the set exactly as it stood after change C, in
+  -- this history), else the present. Its set stands in for the live one
+  -- below, and only the changes up to it are undone.
+  local base = cur
+  local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
+  -- the first usable checkpoint of cands (this history's, its key there)
+  local function usable(cands)
+    for i = 1, #cands do
+      local c, e = string.match(cands[i], '^(%d+):(.*)$')
+      if e == epoch and redis.call('EXISTS', ckx .. ':' .. c) == 1 then return tonumber(c) end
+    end
+    return nil
+  end
+  if smax < cur then
+    local c = usable(redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8))
+    if c then base, zl = c, ckx .. ':' .. c end
+  end
+  -- one target (not points): a checkpoint C' before it may be nearer, and
+  -- the moment is then the changes in (C', S] redone on it: each member
+  -- they touched at the new composite of its last one. That is an undo of
+  -- those changes in reverse order with new and old swapped, so it goes
+  -- out as one (seqs S+1.. in that order) and the rebuild is the same:
+  -- every moment lies within half the interval of a checkpoint.
+  local redo = nil
+  if view ~= 'points' and smax > 0 then
+    local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
+    if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
+  end
+  if zl ~= KEYS[1] then out[2] = redis.call('ZCARD', zl) end
+  -- the cap bounds the changes undone (redone) from that base: past it, the
+  -- oldest seq the checkpoint after the target serves
+  if undo_max > 0 and ((redo and smax - redo > undo_max) or (not redo and base - smin > undo_max)) then
+    local d = math.max(oldest, base - undo_max)
+    out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
+    return out
   end
   out[#out + 1] = 'ok'; out[#out + 1] = oldest; out[#out + 1] = smin
   local evs = {}
-  if smin < cur then evs = redis.call('LRANGE', logkey, smin + 1 - first, -1) end
+  if redo then
+    if redo < smax then evs = redis.call('LRANGE', logkey, redo + 1 - first, smax - first) end
+  elseif smin < base then
+    evs = redis.call('LRANGE', logkey, smin + 1 - first, base - first)
+  end
   out[#out + 1] = #evs
   -- the changes of the member the view is about (around, points): its
   -- composite at any seq without another pass over the log
@@ -459,11 +530,13 @@ elseif kind == 'moment' then
   local touched, k = {}, 0
   for i = 1, #evs do
     local e = evs[i]
+    if redo then e = evs[#evs + 1 - i] end
     local m = string.match(e, '"member":"([^"]*)"') or ''
     local c, oc = string.match(e, '"c":([^,}]+)'), string.match(e, '"old_c":([^,}]+)')
     if c == 'null' then c = '' end
     if oc == 'null' then oc = '' end
     local sq = seq_of(e)
+    if redo then c, oc, sq = oc, c, smax + i end
     out[#out + 1] = sq; out[#out + 1] = m; out[#out + 1] = c or ''; out[#out + 1] = oc or ''
     if not touched[m] then touched[m] = true; k = k + 1 end
     if m == who then mine_seq[#mine_seq + 1] = sq; mine_old[#mine_old + 1] = oc or '' end

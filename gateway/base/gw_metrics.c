@@ -360,6 +360,12 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_history_undo_refused_total",
             "reads at a past moment refused out_of_range: more changes back than history_undo_max",
             m->history_undo_refused);
+    counter(&o, "rankcast_history_checkpoints_total",
+            "history checkpoints this gateway made (copies of a history = full board's set at a seq)",
+            m->history_checkpoints);
+    counter(&o, "rankcast_history_checkpoints_dropped_total",
+            "history checkpoints this gateway dropped: of another epoch (a reset), older than a trimmed log",
+            m->history_checkpoints_dropped);
     labelled(&o, "rankcast_subscriptions", "gauge", "Subscriptions open now, by view kind", "view", views,
              m->subscriptions, 6);
     labelled(&o, "rankcast_writes_total", "counter", "Accepted writes, by op", "op", ops, m->writes, 4);

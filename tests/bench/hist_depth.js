@@ -5,7 +5,7 @@
  *   node hist_depth.js --port P --key KEY --redis-port RP --redis-pid RPID
  *        --hz HZ [--members 100000] [--changes 1000000] [--reps 5]
  *        [--conns 4] [--batch 500] [--full histfull] [--capped histcap]
- *        [--read-timeout-s 120]
+ *        [--read-timeout-s 120] [--ckpt-every N (0: checkpoints off)]
  *
  * Build: the same writes go to board `full` (history = full) and to board
  * `capped` (the same board with the default capped log), one after the
@@ -28,7 +28,18 @@
  * (checked) or the error. The moments run from the present back; after
  * an error reply (a deep read holds Redis past the gateway's health PING, so
  * the gateway calls Redis down and answers `unavailable`) the next read
- * waits until a present read is answered again. Prints one JSON line. */
+ * waits until a present read is answered again. Prints one JSON line.
+ *
+ * Checkpoints (docs/history.md, "Checkpoints"): the gateway's job copies
+ * histfull's set every history_checkpoint_every changes while the writes go
+ * on, so the full board's write figures include the copies. After the build
+ * the tool waits for the job to settle (no copy under way), then reports the
+ * checkpoints (how many, their memory by MEMORY USAGE) and, per read, the
+ * changes it undoes: from the nearest checkpoint at or after its seq, else
+ * from the present (a read redoes from the checkpoint before it when that
+ * is nearer: "changes undone" is the nearer distance). With checkpoints
+ * every N changes the 9 past moments are each moved N / 2 changes back,
+ * halfway between two: the most a read undoes or redoes. */
 'use strict';
 
 const path = require('node:path');
@@ -90,7 +101,7 @@ function rng(seed) { // mulberry32: the same incrs on both boards
   };
 }
 
-async function build(board) {
+async function build(board, settle = null) {
   const conns = [];
   for (let i = 0; i < nconns; i++) conns.push(await connect());
   const rnd = rng(27);
@@ -111,6 +122,13 @@ async function build(board) {
   }));
   const ms = now() - t0, cpu = redisCpuMs() - c0, e1 = evalshaUsec();
   for (const ws of conns) ws.close();
+  // the checkpoint job's catch-up after the last write counts too
+  let settled = null;
+  if (settle) {
+    const s0 = now();
+    await settle();
+    settled = { seconds: (now() - s0) / 1000, redis_cpu_us_per_write: ((redisCpuMs() - c0) * 1000) / changes };
+  }
   const logBytes = Number(rcli('memory', 'usage', `rc:{${board}|}:log`, 'samples', '0')) || 0;
   const logLen = Number(rcli('llen', `rc:{${board}|}:log`)) || 0;
   return {
@@ -118,6 +136,7 @@ async function build(board) {
     redis_cpu_us_per_write: (cpu * 1000) / changes,
     script_us_per_write: (e1.usec - e0.usec) / Math.max(1, e1.calls - e0.calls),
     log_entries: logLen, log_bytes: logBytes, log_bytes_per_change: logLen ? logBytes / logLen : null,
+    with_catchup: settled,
   };
 }
 
@@ -141,7 +160,23 @@ async function redisBack(ws) {
   throw new Error('the gateway did not get Redis back within 120 s');
 }
 
-async function reads(present) {
+// histfull's checkpoints: seqs ascending, and their memory
+function checkpoints(board) {
+  const seqs = rcli('zrange', `rc:{${board}|}:ck`, '0', '-1').split('\n').filter((x) => x).map((m) => Number(m.split(':')[0]));
+  let bytes = 0;
+  for (const c of seqs) bytes += Number(rcli('memory', 'usage', `rc:{${board}|}:ck:${c}`, 'samples', '0')) || 0;
+  return { count: seqs.length, bytes, seqs };
+}
+// no copy under way, and none due (the job has caught up with the writes)
+async function ckptSettled(board, present, every) {
+  const t0 = now();
+  const newest = () => Number((rcli('zrange', `rc:{${board}|}:ck`, '-1', '-1').split(':')[0]) || 0);
+  while (now() - t0 < 300000 && (rcli('exists', `rc:{${board}|}:ckb`) === '1' || present - newest() >= every)) {
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function reads(present, cks = [], every = 0) {
   const ws = await connect();
   const out = [];
   const middle = `m${Math.floor(members / 2)}`;
@@ -152,7 +187,11 @@ async function reads(present) {
   // gateway's health PING (3 s) makes it call Redis down for everyone, so
   // the shallow figures come first and each read waits for Redis to be back
   for (let k = 9; k >= 0; k--) {
-    const seq = members + Math.floor(((present - members) * k) / 9);
+    // with checkpoints every N changes, each moment but the present lies
+    // halfway between two: the most a read undoes or redoes (an even
+    // spread would land on checkpoints)
+    const even = members + Math.floor(((present - members) * k) / 9);
+    const seq = k < 9 && every > 1 ? even - Math.floor(every / 2) : even;
     for (const [name, view] of views) {
       const lat = [];
       let cpu = 0, script = 0, err = null, atSeq = null, rows = null;
@@ -183,7 +222,8 @@ async function reads(present) {
       }
       const n = lat.length;
       const res = {
-        seq, back: present - seq, view: name, reads: n, rows, at_seq: atSeq, error: err,
+        seq, back: present - seq, undone: Math.min((cks.find((c) => c >= seq) ?? present) - seq,
+          seq - (cks.filter((c) => c <= seq).pop() ?? -Infinity)), view: name, reads: n, rows, at_seq: atSeq, error: err,
         p50_ms: pct(lat, 0.5), p99_ms: pct(lat, 0.99),
         redis_cpu_ms_per_read: n ? cpu / n : null, script_ms_per_read: n ? script / 1000 / n : null,
       };
@@ -203,12 +243,21 @@ async function main() {
   // half-built one, and its reads follow its build
   out.capped = await build(cappedBoard);
   process.stderr.write(`hist_depth: ${JSON.stringify(out.capped)}\n`);
-  out.full = await build(fullBoard);
+  const every = Number(arg('ckpt-every', 0));
+  out.full = await build(fullBoard, every > 0 ? async () => {
+    const present = Number(rcli('get', `rc:{${fullBoard}|}:seq`)) || changes;
+    await ckptSettled(fullBoard, present, every);
+  } : null);
   process.stderr.write(`hist_depth: ${JSON.stringify(out.full)}\n`);
   const present = Number(rcli('get', `rc:{${fullBoard}|}:seq`)) || changes;
   out.present_seq = present;
+  if (every > 0) await ckptSettled(fullBoard, present, every);
+  const ck = checkpoints(fullBoard);
+  out.checkpoints = { count: ck.count, bytes: ck.bytes, bytes_per_change: ck.bytes / present,
+    max_gap: ck.seqs.reduce((a, c, i) => Math.max(a, c - (i ? ck.seqs[i - 1] : 0)), present - (ck.seqs[ck.seqs.length - 1] || 0)) };
+  process.stderr.write(`hist_depth: checkpoints ${JSON.stringify(out.checkpoints)}\n`);
   out.load_reads = load();
-  out.reads = await reads(present);
+  out.reads = await reads(present, ck.seqs, every);
   out.load_end = load();
   process.stdout.write(JSON.stringify(out) + '\n');
 }

@@ -591,9 +591,16 @@ function historyCase(dir, meta, broken) {
   const row = [`H. standings at a moment: a ${int(j.members)}-member board, ${int(j.changes)} changes with history = full, \`get\` at 10 moments`,
     target, `${worst.join('; ')}; writes: full ${w(j.full)}, capped ${w(j.capped)}; log ${fmt(j.full.log_bytes / 1048576, 1)} MiB (${fmt(j.full.log_bytes_per_change, 0)} B a change)`,
     ok ? 'pass' : 'miss'];
-  const tbl = table(j.reads.map((r) => [int(r.seq), int(r.back), r.view, r.error ? r.error : `${fmt(r.p50_ms, 1)} / ${fmt(r.p99_ms, 1)}`,
-    int(r.reads), fmt(r.redis_cpu_ms_per_read, 1), fmt(r.script_ms_per_read, 1)]),
-  ['at seq', 'changes back', 'view', 'p50 / p99 ms', 'reads', 'Redis CPU ms per read', 'script ms per read']);
+  const tbl = table(j.reads.map((r) => [int(r.seq), int(r.back), r.undone === undefined ? 'n/a' : int(r.undone), r.view,
+    r.error ? r.error : `${fmt(r.p50_ms, 1)} / ${fmt(r.p99_ms, 1)}`, int(r.reads), fmt(r.redis_cpu_ms_per_read, 1), fmt(r.script_ms_per_read, 1)]),
+  ['at seq', 'changes back', 'changes undone', 'view', 'p50 / p99 ms', 'reads', 'Redis CPU ms per read', 'script ms per read']);
+  const cu = j.full.with_catchup;
+  const ck = j.checkpoints ? `${cu ? `With the checkpoint job's catch-up after the last write (${fmt(cu.seconds, 1)} s): ${fmt(cu.redis_cpu_us_per_write, 1)} µs
+of Redis CPU per write on histfull.
+` : ''}Checkpoints of histfull after the build: ${int(j.checkpoints.count)}, ${fmt(j.checkpoints.bytes / 1048576, 1)} MiB
+(${fmt(j.checkpoints.bytes_per_change, 0)} B a change), at most ${int(j.checkpoints.max_gap)} changes apart ("changes undone": from the
+nearest checkpoint at or after the seq, else the present).
+` : '';
   const wtbl = table([['history = full', j.full], ['capped (log_cap 1000)', j.capped]].map(([n, b]) => [n, int(b.writes), fmt(b.seconds, 1),
     int(b.writes_per_s), fmt(b.redis_cpu_us_per_write, 1), fmt(b.script_us_per_write, 1), int(b.log_entries), `${fmt(b.log_bytes / 1048576, 1)} MiB`]),
   ['board', 'writes', 's', 'writes/s acked', 'Redis CPU µs per write', 'script µs per write', 'log entries', 'log memory']);
@@ -608,6 +615,7 @@ over the reads; "script" is INFO commandstats' evalsha time. Load average: ${j.l
 
 ${wtbl}
 
+${ck}
 ${tbl}
 `;
   return { row, section, table: `${wtbl}\n\n${tbl}` };

@@ -182,6 +182,15 @@ if ! grep -q '^\[board global\]' "$conf"; then
   printf '%s\n' '' '[board global]' 'order = desc' 'ops = incr, set, best' 'tiebreak = earliest' \
     'tiebreak_resolution = 1s' 'tiebreak_horizon = 3650d' 'tiebreak_base = 2026-01-01T00:00:00Z' 'shards = 8' >> "$conf"
 fi
+# case H's history limits (docs/history.md): RC_BENCH_H_UNDO_MAX and
+# RC_BENCH_H_CKPT_EVERY (auto, off or N) replace history_undo_max and
+# history_checkpoint_every when set
+if [ -n "${RC_BENCH_H_UNDO_MAX:-}" ]; then
+  sed -i -E "s/^history_undo_max[[:space:]]*=.*/history_undo_max = ${RC_BENCH_H_UNDO_MAX}/" "$conf"
+fi
+if [ -n "${RC_BENCH_H_CKPT_EVERY:-}" ]; then
+  sed -i -E "s/^history_checkpoint_every[[:space:]]*=.*/history_checkpoint_every = ${RC_BENCH_H_CKPT_EVERY}/" "$conf"
+fi
 tick_ms="$(sed -nE 's/^tick[[:space:]]*=[[:space:]]*([0-9]+)ms.*/\1/p' "$conf")"
 [ -n "$tick_ms" ] || die "cannot read the tick (in ms) from the config"
 "$gw_bin" --check-config "$conf" > /dev/null || die "generated config refused"
@@ -914,8 +923,13 @@ if want H; then
   echo "run.sh: case H: hist_depth.js --members $H_members --changes $H_changes --reps $H_reps" >&2
   echo "load_H=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$work/meta.env"
   echo "H_uptime=$(uptime)" >> "$work/meta.env"
+  H_undo="$(sed -nE 's/^history_undo_max[[:space:]]*=[[:space:]]*([0-9]+).*/\1/p' "$conf")"
+  H_every="$(sed -nE 's/^history_checkpoint_every[[:space:]]*=[[:space:]]*([a-z0-9]+).*/\1/p' "$conf")"
+  case "$H_every" in auto | '') H_every=$(( ${H_undo:-10000} / 2 )) ;; off) H_every=0 ;; esac
+  echo "H_history=history_undo_max ${H_undo:-10000}, history_checkpoint_every ${H_every}" >> "$work/meta.env"
   timeout 3600 node "$root/tests/bench/hist_depth.js" --port "$gw_port" --key "$key" --redis-port "$redis_port" \
     --redis-pid "$redis_pid" --hz "$(getconf CLK_TCK)" --members "$H_members" --changes "$H_changes" --reps "$H_reps" \
+    --ckpt-every "$H_every" \
     > "$work/H.json" 2> "$work/H.log" || { tail -n 5 "$work/H.log" >&2; die "hist_depth.js failed"; }
   kill -0 "$gw_pid" 2> /dev/null || die "the gateway died during case H"
 fi

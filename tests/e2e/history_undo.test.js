@@ -13,7 +13,9 @@
  *   the cap behind the present (writes outrun its pace) skips ahead to the
  *   oldest moment it can show and still goes live;
  * - the refusals count in rankcast_history_undo_refused_total;
- * - --check-config checks the key's range. */
+ * - --check-config checks the key's range.
+ * Checkpoints are off here (history_checkpoint_every = off): with them a
+ * read undoes from the nearest one instead (history_ckpt.test.js). */
 'use strict';
 
 const test = require('node:test');
@@ -38,7 +40,7 @@ async function metric(gw, name) {
 }
 
 test('a moment deeper than history_undo_max is out_of_range with the oldest seq a read can show; within it, the state', { skip, timeout: 180000 }, async (t) => {
-  const config = h.configWith(t, { limits: { history_undo_max: CAP }, 'board demo': { history: 'full' } });
+  const config = h.configWith(t, { limits: { history_undo_max: CAP, history_checkpoint_every: 'off' }, 'board demo': { history: 'full' } });
   const { gw } = await h.startStack(t, { config });
   const ws = await h.connectWs(t, gw.wsUrl);
   const feed = await h.connectWs(t, gw.wsUrl, { token: null });
@@ -121,7 +123,7 @@ test('a moment deeper than history_undo_max is out_of_range with the oldest seq 
 });
 
 test('a replay that falls more than history_undo_max behind the present skips ahead and still goes live', { skip, timeout: 120000 }, async (t) => {
-  const config = h.configWith(t, { limits: { history_undo_max: CAP }, 'board demo': { history: 'full' } });
+  const config = h.configWith(t, { limits: { history_undo_max: CAP, history_checkpoint_every: 'off' }, 'board demo': { history: 'full' } });
   const { gw } = await h.startStack(t, { config });
   const ws = await h.connectWs(t, gw.wsUrl);
   for (let i = 1; i <= 60; i++) {

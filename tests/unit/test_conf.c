@@ -1353,6 +1353,32 @@ static void test_ip_board_share_is_a_percentage_defaulting_to_10(void **state)
     free(c);
 }
 
+/* history_checkpoint_every: auto (half of history_undo_max), off, or N no
+ * larger than history_undo_max (docs/history.md, "Checkpoints"). */
+static void test_history_checkpoint_every_is_auto_off_or_within_the_undo_cap(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    parse_ok("", c);
+    assert_int_equal(rc_conf_checkpoint_every(c), 5000);
+    parse_ok("[limits]\nhistory_undo_max = 40\n", c);
+    assert_int_equal(rc_conf_checkpoint_every(c), 20);
+    parse_ok("[limits]\nhistory_checkpoint_every = off\n", c);
+    assert_int_equal(rc_conf_checkpoint_every(c), 0);
+    parse_ok("[limits]\nhistory_checkpoint_every = 10000\n", c);
+    assert_int_equal(rc_conf_checkpoint_every(c), 10000);
+    parse_ok("[limits]\nhistory_checkpoint_every = 100\nhistory_undo_max = 100\n[server]\n", c);
+    assert_int_equal(rc_conf_checkpoint_every(c), 100);
+    assert_int_equal(parse_str("[limits]\nhistory_checkpoint_every = 101\nhistory_undo_max = 100\n", c, &err),
+                     RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "t.conf:2: history_checkpoint_every (101) must not exceed history_undo_max (100)"));
+    assert_int_equal(parse_str("[limits]\nhistory_checkpoint_every = 9\n", c, &err), RC_E_BAD_REQUEST);
+    assert_int_equal(parse_str("[limits]\nhistory_checkpoint_every = often\n", c, &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "history_checkpoint_every must be auto, off or an integer from 10 to 100000000"));
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1395,6 +1421,7 @@ int main(void)
         cmocka_unit_test(test_utc_offsets_parse_and_reject),
         cmocka_unit_test(test_int64_parse_is_strict),
         cmocka_unit_test(test_ip_board_share_is_a_percentage_defaulting_to_10),
+        cmocka_unit_test(test_history_checkpoint_every_is_auto_off_or_within_the_undo_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

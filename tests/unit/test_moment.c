@@ -221,6 +221,99 @@ static void ranks_at_once_match_one_by_one_and_the_replay(void **state)
             assert_int_equal(ranks[i], r + 1);
             assert_int_equal(ranks[i], rc_moment_rank(desc, rows[i].member, rows[i].c, ahead[i], ch, n));
         }
+/* A checkpoint C between the target S and the present (docs/history.md,
+ * "Checkpoints"): changes ch[0..k) lie in (S, C], ch[k..n) after C. The
+ * checkpoint is made as lua/ckpt.lua makes it: a copy of the present (what a
+ * scan sees when every change after C came before it) corrected by the
+ * first old composite of each member a change after C touched. A rebuild
+ * from the checkpoint's slice with the changes in (S, C] only (the margin
+ * of the members those touched) equals the board at S; the changes after C
+ * are not the read's to undo. */
+static void a_checkpoint_between_target_and_present(void **state)
+{
+    (void)state;
+    struct state at_s, now, at_c;
+    struct rc_moment_change ch[MAXCH];
+    struct rc_moment_row want[NM], ck[NM];
+    unsigned split_inside = 0;
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed * 104729u;
+        int desc = (int)rnd(2);
+        size_t n = scenario(&at_s, &now, ch);
+        size_t k = n ? rnd((unsigned)n + 1) : 0;
+        split_inside += k > 0 && k < n;
+        /* the checkpoint: the present, then each member touched after C back
+         * to the old composite of its first change after C */
+        at_c = now;
+        int seen[NM] = {0};
+        for (size_t i = k; i < n; i++) {
+            int m = atoi(ch[i].member + 1);
+            if (seen[m]++)
+                continue;
+            at_c.on[m] = ch[i].has_old;
+            at_c.c[m] = ch[i].old_c;
+        }
+        /* ... which is the board after the first k changes */
+        struct state replay = at_s;
+        for (size_t i = 0; i < k; i++) {
+            int m = atoi(ch[i].member + 1);
+            replay.on[m] = ch[i].has_new;
+            replay.c[m] = ch[i].c;
+        }
+        for (int m = 0; m < NM; m++) {
+            assert_int_equal(at_c.on[m], replay.on[m]);
+            if (at_c.on[m])
+                assert_true(at_c.c[m] == replay.c[m]);
+        }
+        size_t nw = sorted(&at_s, desc, want), nc = sorted(&at_c, desc, ck);
+        int64_t first = rnd(NM), count = 1 + rnd(12), mg = rc_moment_margin(touched(ch, k));
+        struct rc_moment_in in = {.desc = desc, .total = (int64_t)nc, .changes = ch, .nchanges = k};
+        slice_of(ck, nc, first - mg, first + count - 1 + mg, &in);
+        struct rc_moment_out out;
+        assert_int_equal(rc_moment_range(&in, first, count, &out), 0);
+        assert_int_equal(out.total, (int64_t)nw);
+        size_t expect = first >= (int64_t)nw ? 0 : (size_t)((int64_t)nw - first < count ? (int64_t)nw - first : count);
+        assert_int_equal(out.n, expect);
+        for (size_t i = 0; i < out.n; i++) {
+            assert_string_equal(out.rows[i].member, want[first + (int64_t)i].member);
+            assert_true(out.rows[i].c == want[first + (int64_t)i].c);
+        }
+        rc_moment_out_free(&out);
+    }
+    assert_true(split_inside > 1000); /* most seeds have changes on both sides */
+}
+
+/* A moment S after a checkpoint C' (lua/read.lua redoes when C' is nearer
+ * than the next checkpoint): the changes in (C', S], newest first with old
+ * and new swapped, undone from C', give the board at S. */
+static void a_redo_from_a_checkpoint_before_the_target(void **state)
+{
+    (void)state;
+    struct state at_c, now;
+    struct rc_moment_change ch[MAXCH], rev[MAXCH];
+    struct rc_moment_row want[NM], ck[NM];
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        rng_state = seed * 7333u;
+        int desc = (int)rnd(2);
+        size_t n = scenario(&at_c, &now, ch); /* at_c: the checkpoint; now: the board at S */
+        for (size_t i = 0; i < n; i++) {
+            const struct rc_moment_change *x = &ch[n - 1 - i];
+            rev[i] = (struct rc_moment_change){x->member, x->has_old, x->old_c, x->has_new, x->c};
+        }
+        size_t nw = sorted(&now, desc, want), nc = sorted(&at_c, desc, ck);
+        int64_t first = rnd(NM), count = 1 + rnd(12), mg = rc_moment_margin(touched(rev, n));
+        struct rc_moment_in in = {.desc = desc, .total = (int64_t)nc, .changes = rev, .nchanges = n};
+        slice_of(ck, nc, first - mg, first + count - 1 + mg, &in);
+        struct rc_moment_out out;
+        assert_int_equal(rc_moment_range(&in, first, count, &out), 0);
+        assert_int_equal(out.total, (int64_t)nw);
+        size_t expect = first >= (int64_t)nw ? 0 : (size_t)((int64_t)nw - first < count ? (int64_t)nw - first : count);
+        assert_int_equal(out.n, expect);
+        for (size_t i = 0; i < out.n; i++) {
+            assert_string_equal(out.rows[i].member, want[first + (int64_t)i].member);
+            assert_true(out.rows[i].c == want[first + (int64_t)i].c);
+        }
+        rc_moment_out_free(&out);
     }
 }
 
@@ -331,6 +424,8 @@ int main(void)
         cmocka_unit_test(arounds_and_ranks_match_a_replay),
         cmocka_unit_test(a_slice_too_short_cannot_tell),
         cmocka_unit_test(ranks_at_once_match_one_by_one_and_the_replay),
+        cmocka_unit_test(a_checkpoint_between_target_and_present),
+        cmocka_unit_test(a_redo_from_a_checkpoint_before_the_target),
         cmocka_unit_test(totals_match_a_replay),
         cmocka_unit_test(counts_ahead_of_a_bound_match_a_replay),
         cmocka_unit_test(the_rows_near_a_bound_match_a_replay),

@@ -1,0 +1,238 @@
+/* gw_ckpt.c - the history checkpoint job (see gw_ckpt.h).
+ *
+ * One timer every GW_CKPT_TICK_MS for all the boards. At each tick, every board that has
+ * no call of ours in flight gets one call of lua/ckpt.lua on its current
+ * period's keys: the script drops the checkpoints no read can use, and
+ * starts a build when the present is `every` changes past the newest
+ * checkpoint (or continues ours). While it answers "copying" the next call
+ * goes out at once on its reply: one slice of GW_CKPT_SLICE members each,
+ * the writes going on between the calls, then the correction from the log;
+ * after a "done" too (the next checkpoint may be due already).
+ * A build some other gateway owns answers "busy": we leave it alone.
+ *
+ * Test knobs, read only with [server] test_clock = on (never in production)
+ * and logged when in force: RANKCAST_TEST_CKPT_SLICE=N members per slice,
+ * RANKCAST_TEST_CKPT_PAUSE_MS=MS between two slices (so a test can write
+ * while a copy is half done). */
+#include "jobs/gw_ckpt.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+#include <hiredis/hiredis.h>
+
+#include "gw_app.h"
+#include "base/gw_log.h"
+#include "jobs/gw_job.h"
+#include "redis/gw_lock.h"
+#include "redis/gw_redis.h"
+#include "redis/gw_script.h"
+#include "rc_conf.h"
+#include "rc_keys.h"
+#include "rc_lua.h"
+#include "rc_period.h"
+#include "rc_shard.h"
+
+/* members a slice copies (~3 ms of script; a correction slice undoes half
+ * as many changes): few enough calls that a copy of a big board is not
+ * held back by the writes queued ahead of each (docs/history.md) */
+#define GW_CKPT_SLICE 4000
+#define GW_CKPT_LEASE_MS 30000 /* a build whose owner went quiet this long is anyone's */
+#define GW_CKPT_NKEYS 7
+/* The timer: often, so a build starts close to its C (its correction
+ * undoes the changes since C); an idle call is a few reads. */
+#define GW_CKPT_TICK_MS 100
+#define GW_CKPT_SWEEP_EVERY 50 /* calls: a sweep of the index every few seconds */
+
+struct ckpt_board {
+    struct gw_ckpt *owner;
+    const struct rc_board *b;
+    char name[RC_BOARD_MAX + 8]; /* the board, or one of its shards "B#i" */
+    int inflight;                /* a call of ours is out */
+    int warned;                  /* a failure was logged: quiet until a success */
+    unsigned calls;              /* calls sent: every GW_CKPT_SWEEP_EVERY-th sweeps the index */
+};
+
+struct gw_ckpt {
+    struct gw_app *app;
+    struct gw_release rel;
+    struct gw_job job;           /* the timer, the commands in flight */
+    struct gw_script script;     /* lua/ckpt.lua */
+    char token[GW_LOCK_TOKEN_MAX];
+    unsigned every;
+    unsigned slice;
+    int64_t pause_ms;            /* test knob: > 0, one slice per tick of this period */
+    struct ckpt_board *boards;
+    size_t n;
+};
+
+static int send_step(struct ckpt_board *cb);
+
+static void warn(struct ckpt_board *cb, const char *why)
+{
+    if (cb->warned)
+        return;
+    cb->warned = 1;
+    gw_log_warn("checkpoint: board %s: %.150s", cb->name, why);
+}
+
+static void on_step(redisReply *r, void *privdata)
+{
+    struct ckpt_board *cb = privdata;
+    struct gw_ckpt *k = cb->owner;
+    cb->inflight = 0;
+    if (gw_job_answered(&k->job) != 0)
+        return; /* stopping: k may be gone */
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_INTEGER) {
+        warn(cb, r && r->type == REDIS_REPLY_ERROR ? r->str : r ? "unexpected reply" : "no answer");
+        return;
+    }
+    cb->warned = 0;
+    const char *state = r->element[0]->str;
+    k->app->metrics.history_checkpoints_dropped += (uint64_t)r->element[1]->integer;
+    if (strcmp(state, "done") == 0)
+        k->app->metrics.history_checkpoints++;
+    if ((strcmp(state, "copying") == 0 || strcmp(state, "done") == 0) && k->pause_ms <= 0 &&
+        gw_redis_is_up(k->app->redis) && send_step(cb) != 0)
+        /* the next slice at once (the writes queued meanwhile go first), or
+         * after a checkpoint the next one when it is due already: writes
+         * faster than a copy must not leave the checkpoints behind */
+        warn(cb, "cannot send the checkpoint step");
+}
+
+/* One call of lua/ckpt.lua on the board's current keys. Returns 0 or -1. */
+static int send_step(struct ckpt_board *cb)
+{
+    struct gw_ckpt *k = cb->owner;
+    const char *period = "";
+    struct rc_period per;
+    if (cb->b->period.kind != RC_PERIOD_NONE) {
+        if (rc_period_at(&cb->b->period, gw_now_ms(k->app), &per) != 0)
+            return -1;
+        period = per.id;
+    }
+    static const char *const suffix[GW_CKPT_NKEYS] = {"z", "seq", "log", "epoch", "ck", "ckb", "ckt"};
+    char keys[GW_CKPT_NKEYS][RC_KEY_MAX];
+    for (int i = 0; i < GW_CKPT_NKEYS; i++)
+        if (rc_keys_board(keys[i], sizeof keys[i], cb->name, period, suffix[i], NULL) != 0)
+            return -1;
+    char every[24], lease[24], slice[24], fixmax[24];
+    snprintf(every, sizeof every, "%u", k->every);
+    snprintf(lease, sizeof lease, "%d", GW_CKPT_LEASE_MS);
+    snprintf(slice, sizeof slice, "%u", k->slice);
+    /* how far behind the present a build may start: ten caps of changes
+     * to undo in slices, beyond which the job is not keeping up */
+    snprintf(fixmax, sizeof fixmax, "%llu", 10ull * k->app->conf->history_undo_max);
+    const char *argv[GW_CKPT_NKEYS + 6];
+    for (int i = 0; i < GW_CKPT_NKEYS; i++)
+        argv[i] = keys[i];
+    argv[GW_CKPT_NKEYS] = k->token;
+    argv[GW_CKPT_NKEYS + 1] = every;
+    argv[GW_CKPT_NKEYS + 2] = lease;
+    argv[GW_CKPT_NKEYS + 3] = slice;
+    argv[GW_CKPT_NKEYS + 4] = fixmax;
+    argv[GW_CKPT_NKEYS + 5] = ++cb->calls % GW_CKPT_SWEEP_EVERY == 1 ? "1" : "0";
+    size_t lens[GW_CKPT_NKEYS + 6];
+    for (int i = 0; i < GW_CKPT_NKEYS + 6; i++)
+        lens[i] = strlen(argv[i]);
+    if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 6, argv, lens, on_step, cb) != 0)
+        return -1;
+    cb->inflight = 1;
+    gw_job_sent(&k->job);
+    return 0;
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    struct gw_ckpt *k = t->data;
+    if (k->rel.stopping || !k->app->redis || !gw_redis_is_up(k->app->redis))
+        return;
+    for (size_t i = 0; i < k->n; i++)
+        if (!k->boards[i].inflight && send_step(&k->boards[i]) != 0)
+            warn(&k->boards[i], "cannot send the checkpoint step");
+}
+
+static void ckpt_free(struct gw_release *rel)
+{
+    struct gw_ckpt *k = (struct gw_ckpt *)((char *)rel - offsetof(struct gw_ckpt, rel));
+    free(k->boards);
+    free(k);
+}
+
+/* Declared boards (templates' boards are not known up front) that keep
+ * their history: each shard of a sharded one, and team boards (their own
+ * entries, which copy their source's history). */
+static size_t count_boards(const struct rc_conf *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->nboards; i++)
+        if (!c->boards[i].is_template && c->boards[i].history_full)
+            n += c->boards[i].shards > 1 ? c->boards[i].shards : 1;
+    return n;
+}
+
+int gw_ckpt_start(struct gw_app *app)
+{
+    const struct rc_conf *c = app->conf;
+    unsigned every = rc_conf_checkpoint_every(c);
+    size_t n = count_boards(c);
+    if (!every || !n)
+        return 0;
+    struct gw_ckpt *k = calloc(1, sizeof *k);
+    if (!k || !(k->boards = calloc(n, sizeof *k->boards))) {
+        free(k);
+        gw_log_error("checkpoint: out of memory");
+        return -1;
+    }
+    k->app = app;
+    k->every = every;
+    k->slice = GW_CKPT_SLICE;
+    const char *s = c->test_clock ? getenv("RANKCAST_TEST_CKPT_SLICE") : NULL;
+    if (s && atoi(s) > 0) {
+        k->slice = (unsigned)atoi(s);
+        gw_log_warn("checkpoint: test knob RANKCAST_TEST_CKPT_SLICE=%u in force", k->slice);
+    }
+    s = c->test_clock ? getenv("RANKCAST_TEST_CKPT_PAUSE_MS") : NULL;
+    if (s && atoll(s) > 0) {
+        k->pause_ms = atoll(s);
+        gw_log_warn("checkpoint: test knob RANKCAST_TEST_CKPT_PAUSE_MS=%lld in force", (long long)k->pause_ms);
+    }
+    for (size_t i = 0; i < c->nboards; i++) {
+        const struct rc_board *b = &c->boards[i];
+        if (b->is_template || !b->history_full)
+            continue;
+        unsigned shards = b->shards > 1 ? b->shards : 1;
+        for (unsigned j = 0; j < shards; j++) {
+            struct ckpt_board *cb = &k->boards[k->n++];
+            cb->owner = k;
+            cb->b = b;
+            if (shards == 1)
+                snprintf(cb->name, sizeof cb->name, "%s", b->name);
+            else
+                rc_shard_name(cb->name, sizeof cb->name, b->name, j);
+        }
+    }
+    gw_lock_token(k->token);
+    gw_release_init(&k->rel, ckpt_free, NULL);
+    gw_job_init(&k->job, &k->rel, "checkpoint", "*");
+    gw_script_init(&k->script, rc_lua_ckpt);
+    gw_redis_add_script(app->redis, &k->script);
+    uint64_t period = k->pause_ms > 0 ? (uint64_t)k->pause_ms : GW_CKPT_TICK_MS;
+    gw_job_start(&k->job, app->loop, on_tick, k, period, period);
+    app->ckpt = k;
+    return 0;
+}
+
+void gw_ckpt_stop(struct gw_app *app)
+{
+    struct gw_ckpt *k = app ? app->ckpt : NULL;
+    if (!k)
+        return;
+    app->ckpt = NULL;
+    gw_release_stop(&k->rel); /* the timer holds it */
+    gw_job_close(&k->job);
+}

@@ -1,0 +1,23 @@
+/* gw_ckpt.h - the history checkpoint job (docs/history.md, "Checkpoints"):
+ * for every declared board with history = full (its shards and team board
+ * too), a copy of the set at a recent seq every history_checkpoint_every
+ * changes, built beside the writes by lua/ckpt.lua in short slices, so a
+ * read at a moment undoes from the nearest checkpoint after it instead of
+ * the present. One builder per board-period across the gateways: the build
+ * state in Redis names its owner (a lease, renewed by each slice). */
+#ifndef GW_CKPT_H
+#define GW_CKPT_H
+
+struct gw_app;
+
+/* Starts the job when a board keeps its history and checkpoints are on.
+ * Call after gw_redis_start. Returns 0 (app->ckpt stays NULL when there is
+ * nothing to do) or -1. */
+int gw_ckpt_start(struct gw_app *app);
+
+/* Stops the job: its timer closed; freed once every command it sent has
+ * been answered (a build left half done expires with its lease). Safe with
+ * app->ckpt NULL. */
+void gw_ckpt_stop(struct gw_app *app);
+
+#endif
