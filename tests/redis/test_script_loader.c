@@ -149,8 +149,8 @@ static void test_build_time_sha_matches_script_load_for_every_script(void **stat
         assert_string_equal(s.sha, e->sha);
         freeReplyObject(r);
     }
-    assert_int_equal(n, 13); /* write read rebuild scale lock_renew lock_release admin profile_set viewers freeze
-                                enqueue queue_ack teams */
+    assert_int_equal(n, 14); /* write read rebuild scale lock_renew lock_release admin profile_set viewers freeze
+                                enqueue queue_ack teams ckpt */
     assert_string_equal(rc_lua_sha_of(rc_lua_write), rc_lua_write_sha);
     assert_null(rc_lua_sha_of(echo_script));
 }

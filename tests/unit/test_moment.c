@@ -221,6 +221,9 @@ static void ranks_at_once_match_one_by_one_and_the_replay(void **state)
             assert_int_equal(ranks[i], r + 1);
             assert_int_equal(ranks[i], rc_moment_rank(desc, rows[i].member, rows[i].c, ahead[i], ch, n));
         }
+    }
+}
+
 /* A checkpoint C between the target S and the present (docs/history.md,
  * "Checkpoints"): changes ch[0..k) lie in (S, C], ch[k..n) after C. The
  * checkpoint is made as lua/ckpt.lua makes it: a copy of the present (what a
