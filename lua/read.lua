@@ -494,7 +494,7 @@ elseif kind == 'moment' then
   -- those changes in reverse order with new and old swapped, so it goes
   -- out as one (seqs S+1.. in that order) and the rebuild is the same:
   -- every moment lies within half the interval of a checkpoint.
-  local redo = nil
+  local redo, after = nil, base
   if view ~= 'points' and smax > 0 then
     local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
     if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
@@ -503,7 +503,9 @@ elseif kind == 'moment' then
   -- the cap bounds the changes undone (redone) from that base: past it, the
   -- oldest seq the checkpoint after the target serves
   if undo_max > 0 and ((redo and smax - redo > undo_max) or (not redo and base - smin > undo_max)) then
-    local d = math.max(oldest, base - undo_max)
+    -- (the oldest seq the base after the target serves: a redo from the
+    -- checkpoint before it is refused only when that one is too far as well)
+    local d = math.max(oldest, after - undo_max)
     out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
     return out
   end
