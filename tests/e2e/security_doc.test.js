@@ -102,3 +102,24 @@ test('docs/security.md lists every budget key with what happens past it, its def
   }
   assert.deepEqual(missing, []);
 });
+
+/* The documented ACL user (docs/security.md, the block after
+ * "rankcast-acl") allows every command a Lua script of lua/ calls: Redis
+ * checks each redis.call against the user, so a command a script gains must
+ * reach the block too (hostile_auth.test.js finds it only when its run
+ * happens to reach that script: the checkpoint job's ZSCAN, for one). */
+test('the documented ACL user allows every command the scripts of lua/ call', () => {
+  const doc = read('docs/security.md');
+  const at = doc.indexOf('rankcast-acl');
+  assert.ok(at >= 0, 'the rankcast-acl block');
+  const block = doc.slice(at, doc.indexOf('```', doc.indexOf('```', at) + 3));
+  const allowed = new Set([...block.matchAll(/\+([a-z|]+)/g)].map((m) => m[1].split('|')[0]));
+  const missing = [];
+  for (const f of fs.readdirSync(path.join(root, 'lua')).filter((x) => x.endsWith('.lua'))) {
+    for (const m of read(`lua/${f}`).matchAll(/redis\.p?call\('([A-Za-z]+)'/g)) {
+      const cmd = m[1].toLowerCase();
+      if (!allowed.has(cmd) && !missing.includes(`${cmd} (${f})`)) missing.push(`${cmd} (${f})`);
+    }
+  }
+  assert.deepEqual(missing, [], 'commands the scripts call that the documented ACL user is not allowed');
+});
