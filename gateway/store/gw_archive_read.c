@@ -219,7 +219,8 @@ static int read_members(sqlite3 *db, struct read_job *q)
             row->tied = place < rank || next_tied;
         }
     }
-    qsort(q->w->rows, q->w->n, sizeof *q->w->rows, by_rank);
+    if (q->w->n > 1) /* (rows is NULL while none: qsort's pointer must not be) */
+        qsort(q->w->rows, q->w->n, sizeof *q->w->rows, by_rank);
     return 0;
 }
 
