@@ -144,7 +144,7 @@ static int rebuild_list(struct at_call *c, const struct rc_moment_reply *r)
     }
     for (size_t i = 0; !rc && i < n; i++)
         w->rows[i].rank = ranks[i];
-    if (!rc)
+    if (!rc && w->n > 1) /* (rows may be NULL while none) */
         qsort(w->rows, w->n, sizeof *w->rows, by_rank);
     free(rows);
     free(ranks);

@@ -189,7 +189,7 @@ static void settle(struct list_at *l)
     }
     for (size_t i = 0; !rc && i < n; i++)
         w->rows[i].rank = ranks[i];
-    if (!rc)
+    if (!rc && w->n > 1) /* (rows may be NULL while none) */
         qsort(w->rows, w->n, sizeof *w->rows, by_rank);
     free(rows);
     free(ranks);
