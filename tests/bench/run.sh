@@ -341,10 +341,13 @@ capture_evalsha() {
   sleep 0.3
   curl -fs -H "Authorization: Bearer $key" -X POST "http://127.0.0.1:$gw_port/api/v1/boards/match:ceil$run_id/scores" \
     -d "{\"member\":\"$member\",\"op\":\"incr\",\"delta\":1}" > /dev/null || die "the capture write failed"
-  for _ in $(seq 50); do grep -q '"EVALSHA"' "$work/monitor.txt" && break; sleep 0.05; done
+  # the write's EVALSHA (other scripts, such as the history checkpoints' job
+  # or the viewer counts, never name the member)
+  local pat="^[0-9.]+ \\[[^]]*\\] \"EVALSHA\" .*\"incr\" \"$member\""
+  for _ in $(seq 50); do grep -q -E "$pat" "$work/monitor.txt" && break; sleep 0.05; done
   kill "$mon_pid" 2> /dev/null || true
   wait "$mon_pid" 2> /dev/null || true
-  grep -m1 '"EVALSHA"' "$work/monitor.txt" > "$work/evalsha.txt" || die "no EVALSHA seen by MONITOR"
+  grep -m1 -E "$pat" "$work/monitor.txt" > "$work/evalsha.txt" || die "no write's EVALSHA seen by MONITOR"
   # MONITOR quotes each argument; split them (NUL-separated) and vary the member
   # (process substitution hides node's exit status: the checks below catch an empty capture)
   mapfile -d '' evalsha < <(node "$root/tests/bench/report.js" monitor-args "$work/evalsha.txt" "$member" "u:__rand_int__")
