@@ -524,6 +524,12 @@ function check(lines) {
   }
   const rssLines = lines.filter((l) => l.k === 'rss');
   const rss = rssLines.map((l) => l.kb);
+  // the stated bound (the run's meta line; 128 MB for a history without one)
+  const rssBound = meta.rssBoundKb || 128 * 1024;
+  for (const l of rssLines) {
+    checks++;
+    if (l.kb > rssBound) bad(`gateway ${l.gw}: RSS ${l.kb} kB, over the run's bound of ${rssBound} kB`, { at: l.i });
+  }
   // RSS over time: per gateway, the largest sample of each 5-minute span
   // (samples are taken at quiet points), for docs/reliability.md
   const rssOverTime = {};
@@ -553,7 +559,7 @@ function report(lines, res, out = console) {
   if (res.figures) {
     const kinds = Object.entries(res.figures.byKind)
       .map(([k, v]) => `${k} ${v.n} (longest write ${(v.longestMs / 1000).toFixed(1)} s)`).join(', ');
-    out.log(`  faults: ${kinds || 'none'}; largest gateway RSS ${res.figures.maxRssKb} kB`);
+    out.log(`  faults: ${kinds || 'none'}; largest gateway RSS ${res.figures.maxRssKb} kB (bound ${res.meta.rssBoundKb || 128 * 1024} kB)`);
     const rot = res.figures.rssOverTime || {};
     for (const [gw, row] of Object.entries(rot))
       out.log(`  gateway ${gw} RSS, largest per 5 min (kB): ${Array.from(row, (v) => (v === undefined ? '-' : v)).join(' ')}`);

@@ -353,3 +353,13 @@ test('an acked team move not in the final membership is reported; one acked befo
   const res = check(L2);
   assert.ok(!res.violations.some((v) => /last acked team move/.test(v.what)), JSON.stringify(res.violations.map((v) => v.what)));
 });
+
+test('a gateway over the run\'s RSS bound is reported; within it, not', () => {
+  const L = copy(clean());
+  L[0].rssBoundKb = 65536;
+  const q = find(L, (l) => l.k === 'quiet');
+  L.splice(q + 1, 0, { k: 'rss', gw: 0, kb: 20000, t: L[q].t }, { k: 'rss', gw: 1, kb: 70000, t: L[q].t });
+  const res = check(L);
+  assert.match(whats(res), /gateway 1: RSS 70000 kB, over the run's bound of 65536 kB/);
+  assert.doesNotMatch(whats(res), /gateway 0: RSS/);
+});
