@@ -186,12 +186,6 @@ static int fill_places(sqlite3 *db, struct read_job *q)
     return rc;
 }
 
-static int by_rank(const void *a, const void *b)
-{
-    const struct rc_row *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 /* A member list: each listed member on the archived board, with its own
  * rank (and place), ordered by rank, as read.lua's `members` gives it. */
 static int read_members(sqlite3 *db, struct read_job *q)
@@ -219,8 +213,7 @@ static int read_members(sqlite3 *db, struct read_job *q)
             row->tied = place < rank || next_tied;
         }
     }
-    if (q->w->n > 1) /* (rows is NULL while none: qsort's pointer must not be) */
-        qsort(q->w->rows, q->w->n, sizeof *q->w->rows, by_rank);
+    gw_window_sort_by_rank(q->w);
     return 0;
 }
 

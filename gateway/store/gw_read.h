@@ -75,6 +75,13 @@ void gw_window_set_head(struct gw_window *w, const struct rc_read_head *head);
  * decoded for board b. Returns 0, or RC_E_INTERNAL (out of memory: w->n
  * says how many were made, gw_window_free frees them). */
 int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const struct rc_read_row *rows, size_t n);
+/* gw_window_set_rows, then row i takes rank ranks[i] and the rows are put in
+ * rank order (a member list: its members come in the order asked, each
+ * with its own rank). Returns as gw_window_set_rows. */
+int gw_window_set_ranked_rows(const struct rc_board *b, struct gw_window *w, const struct rc_read_row *rows,
+                              const int64_t *ranks, size_t n);
+/* w's rows in rank order. */
+void gw_window_sort_by_rank(struct gw_window *w);
 
 /* Fills the rows' place and tied (core/rc_places.h, rc_places_fill) with
  * the two facts from outside the window: the members with a strictly

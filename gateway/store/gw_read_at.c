@@ -95,12 +95,6 @@ static int rebuild_window(struct at_call *c, const struct rc_moment_reply *r)
     return 0;
 }
 
-static int by_rank(const void *a, const void *b)
-{
-    const struct rc_row *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 /* The listed members on the board at the target, each with its rank then,
  * in rank order (a window as a live member list's): 0 or RC_E_INTERNAL. */
 static int rebuild_list(struct at_call *c, const struct rc_moment_reply *r)
@@ -140,12 +134,8 @@ static int rebuild_list(struct at_call *c, const struct rc_moment_reply *r)
     if (!rc) {
         w->seq = t->seq;
         w->first_rank = 0;
-        rc = gw_window_set_rows(c->b, w, rows, n);
+        rc = gw_window_set_ranked_rows(c->b, w, rows, ranks, n);
     }
-    for (size_t i = 0; !rc && i < n; i++)
-        w->rows[i].rank = ranks[i];
-    if (!rc && w->n > 1) /* (rows may be NULL while none) */
-        qsort(w->rows, w->n, sizeof *w->rows, by_rank);
     free(rows);
     free(ranks);
     if (rc) {

@@ -79,12 +79,6 @@ static void on_joined(struct gw_window *w, void *privdata)
     all_free(l);
 }
 
-static int by_rank(const void *a, const void *b)
-{
-    const struct rc_row *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 /* Shard j's seq and member count at target t of reply r. */
 static int take_head(struct list_at *l, unsigned j, const struct rc_moment_reply *r,
                      const struct rc_moment_target *t)
@@ -185,12 +179,8 @@ static void settle(struct list_at *l)
         }
     if (!rc) {
         gw_read_merge_head(w, l->parts, l->nshards); /* seq and total summed, first_rank 0 */
-        rc = gw_window_set_rows(l->b, w, rows, n);
+        rc = gw_window_set_ranked_rows(l->b, w, rows, ranks, n);
     }
-    for (size_t i = 0; !rc && i < n; i++)
-        w->rows[i].rank = ranks[i];
-    if (!rc && w->n > 1) /* (rows may be NULL while none) */
-        qsort(w->rows, w->n, sizeof *w->rows, by_rank);
     free(rows);
     free(ranks);
     if (rc) {
@@ -219,35 +209,15 @@ static void on_reply(redisReply *reply, void *privdata)
 {
     struct one *o = privdata;
     struct list_at *l = o->all;
-    struct rc_reply_item *items = NULL;
     struct rc_moment_reply r;
-    int code = 0;
-    memset(&r, 0, sizeof r);
-    if (!reply)
-        code = RC_E_UNAVAILABLE;
-    else if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
-             gw_script_reply_items(reply, items, reply->elements) != reply->elements ||
-             rc_moment_args_parse(items, reply->elements, l->round2 ? RC_MOMENT_COUNTS : RC_MOMENT_LIST, &r) != 0)
-        code = RC_E_INTERNAL;
-    if (!code) {
-        if (!l->round2 || !l->in1[o->index]) {
-            l->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' (each once) */
-            l->res.head.seq += r.head.seq;
-        }
-        gw_read_at_shard_oldest(&l->res, &r);
-        if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
-            l->deep = 1;
-            r.status = RC_MOMENT_GONE;
-        }
-        if (r.status != RC_MOMENT_OK)
-            l->res.status = r.status;
-        else if (!l->code && l->res.status == RC_MOMENT_OK)
-            code = l->round2 ? take_counts(l, o->index, &r) : take_list(l, o->index, &r);
-    }
+    /* (a shard read in both rounds adds its seq once) */
+    int code = gw_read_at_shard_take(reply, l->round2 ? RC_MOMENT_COUNTS : RC_MOMENT_LIST,
+                                     !l->round2 || !l->in1[o->index], &l->res, &l->deep, &r);
+    if (!code && r.status == RC_MOMENT_OK && !l->code && l->res.status == RC_MOMENT_OK)
+        code = l->round2 ? take_counts(l, o->index, &r) : take_list(l, o->index, &r);
     if (code && !l->code)
         l->code = code;
     rc_moment_args_reply_free(&r);
-    free(items);
     if (--l->pending || l->sending)
         return;
     after_round(l);

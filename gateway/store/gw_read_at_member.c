@@ -233,35 +233,16 @@ static void on_reply(redisReply *reply, void *privdata)
 {
     struct one *o = privdata;
     struct member_at *m = o->all;
-    struct rc_reply_item *items = NULL;
     struct rc_moment_reply r;
-    int code = 0, home = o->index == m->home && !m->round2;
+    int home = o->index == m->home && !m->round2;
     enum rc_moment_view view = home ? m->view
                                : m->view == RC_MOMENT_AROUND && m->present ? RC_MOMENT_NEAR : RC_MOMENT_COUNTS;
-    memset(&r, 0, sizeof r);
-    if (!reply)
-        code = RC_E_UNAVAILABLE;
-    else if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
-             gw_script_reply_items(reply, items, reply->elements) != reply->elements ||
-             rc_moment_args_parse(items, reply->elements, view, &r) != 0)
-        code = RC_E_INTERNAL;
-    if (!code) {
-        m->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
-        m->res.head.seq += r.head.seq;
-        gw_read_at_shard_oldest(&m->res, &r);
-        if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
-            m->deep = 1;
-            r.status = RC_MOMENT_GONE;
-        }
-        if (r.status != RC_MOMENT_OK)
-            m->res.status = r.status;
-        else if (!m->code && m->res.status == RC_MOMENT_OK)
-            code = home ? take_home(m, &r) : take_other(m, o->index, &r);
-    }
+    int code = gw_read_at_shard_take(reply, view, 1, &m->res, &m->deep, &r);
+    if (!code && r.status == RC_MOMENT_OK && !m->code && m->res.status == RC_MOMENT_OK)
+        code = home ? take_home(m, &r) : take_other(m, o->index, &r);
     if (code && !m->code)
         m->code = code;
     rc_moment_args_reply_free(&r);
-    free(items);
     if (--m->pending || m->sending)
         return;
     if (m->round2 || m->code || m->nshards < 2)

@@ -114,35 +114,42 @@ static void on_reply(redisReply *reply, void *privdata)
 {
     struct one *o = privdata;
     struct shard_at *a = o->all;
-    struct rc_reply_item *items = NULL;
     struct rc_moment_reply r;
-    int code = 0;
-    memset(&r, 0, sizeof r);
-    if (!reply)
-        code = RC_E_UNAVAILABLE;
-    else if (reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
-             gw_script_reply_items(reply, items, reply->elements) != reply->elements ||
-             rc_moment_args_parse(items, reply->elements, RC_MOMENT_RANGE, &r) != 0)
-        code = RC_E_INTERNAL;
-    if (!code) {
-        a->res.oldest += r.oldest; /* a sharded seq is the sum of the shards' */
-        a->res.head.seq += r.head.seq;
-        gw_read_at_shard_oldest(&a->res, &r);
-        if (r.status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
-            a->deep = 1;
-            r.status = RC_MOMENT_GONE;
-        }
-        if (r.status != RC_MOMENT_OK)
-            a->res.status = r.status;
-        else if (!a->code && a->res.status == RC_MOMENT_OK)
-            code = shard_rows(a, o->index, &r);
-    }
+    int code = gw_read_at_shard_take(reply, RC_MOMENT_RANGE, 1, &a->res, &a->deep, &r);
+    if (!code && r.status == RC_MOMENT_OK && !a->code && a->res.status == RC_MOMENT_OK)
+        code = shard_rows(a, o->index, &r);
     if (code && !a->code)
         a->code = code;
     rc_moment_args_reply_free(&r);
-    free(items);
     if (--a->pending == 0)
         settle(a);
+}
+
+int gw_read_at_shard_take(const redisReply *reply, enum rc_moment_view view, int sum, struct gw_read_at_result *res,
+                          int *deep, struct rc_moment_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!reply)
+        return RC_E_UNAVAILABLE;
+    struct rc_reply_item *items = NULL;
+    int bad = reply->type != REDIS_REPLY_ARRAY || !(items = malloc((reply->elements + 1) * sizeof *items)) ||
+              gw_script_reply_items(reply, items, reply->elements) != reply->elements ||
+              rc_moment_args_parse(items, reply->elements, view, r) != 0;
+    free(items); /* (r's strings are the reply's, not the items') */
+    if (bad)
+        return RC_E_INTERNAL;
+    if (sum) {
+        res->oldest += r->oldest;
+        res->head.seq += r->head.seq;
+    }
+    gw_read_at_shard_oldest(res, r);
+    if (r->status == RC_MOMENT_DEEP) { /* past history_undo_max on this shard */
+        *deep = 1;
+        r->status = RC_MOMENT_GONE;
+    }
+    if (r->status != RC_MOMENT_OK)
+        res->status = r->status;
+    return 0;
 }
 
 void gw_read_at_shard_oldest(struct gw_read_at_result *res, const struct rc_moment_reply *r)

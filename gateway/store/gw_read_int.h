@@ -50,6 +50,16 @@ int gw_read_shard_read(const struct gw_store *s, const struct rc_board *b, const
 int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, const char *board,
                           const char *period, unsigned i, const struct rc_moment_req *req, gw_redis_reply_cb *cb,
                           void *privdata);
+/* One shard's moment reply (NULL: Redis did not answer) parsed as `view`
+ * into *r (rc_moment_args_reply_free it, whatever is returned), and its
+ * head folded into res: oldest and seq added when `sum` (a sharded seq is
+ * the sum of the shards'), the oldest time, and a refusal (past
+ * history_undo_max on this shard: *deep set, taken as gone). Returns 0, or
+ * RC_E_UNAVAILABLE / RC_E_INTERNAL (nothing folded). The rows are the
+ * caller's to take when r->status and res->status are both RC_MOMENT_OK. */
+struct gw_read_at_result;
+int gw_read_at_shard_take(const redisReply *reply, enum rc_moment_view view, int sum, struct gw_read_at_result *res,
+                          int *deep, struct rc_moment_reply *r);
 /* ---- gw_read_mshard.c: a sharded board's member list (gw_read's contract) ---- */
 
 int gw_read_mshard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,

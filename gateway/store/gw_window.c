@@ -92,6 +92,30 @@ int gw_window_set_rows(const struct rc_board *b, struct gw_window *w, const stru
     return w->rows && w->n == n ? 0 : RC_E_INTERNAL;
 }
 
+static int by_rank(const void *a, const void *b)
+{
+    const struct rc_row *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+void gw_window_sort_by_rank(struct gw_window *w)
+{
+    if (w->n > 1) /* (rows may be NULL while none: qsort's pointer must not be) */
+        qsort(w->rows, w->n, sizeof *w->rows, by_rank);
+}
+
+int gw_window_set_ranked_rows(const struct rc_board *b, struct gw_window *w, const struct rc_read_row *rows,
+                              const int64_t *ranks, size_t n)
+{
+    int rc = gw_window_set_rows(b, w, rows, n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        w->rows[i].rank = ranks[i];
+    gw_window_sort_by_rank(w);
+    return 0;
+}
+
 int gw_window_set_mirror_rows(const struct rc_board *b, struct gw_window *w, const struct rc_mirror_row *rows,
                               size_t n)
 {
