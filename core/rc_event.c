@@ -65,21 +65,34 @@ int rc_event_team_is(const char *text, size_t len)
            memcmp(text, RC_EVENT_TEAM_PREFIX, sizeof RC_EVENT_TEAM_PREFIX - 1) == 0;
 }
 
-int rc_event_team_parse(const char *text, size_t len, char *member, char *team)
+int rc_event_team_parse(const char *text, size_t len, char *member, char *team, uint64_t *version)
 {
     member[0] = team[0] = '\0';
+    *version = 0;
     cJSON *o = rc_event_team_is(text, len) ? cJSON_ParseWithLength(text, len) : NULL;
     if (!o)
         return RC_E_BAD_REQUEST;
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "team_of");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "team");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "v");
     int bad = !cJSON_IsString(m) || !rc_names_member_name_valid(m->valuestring, strlen(m->valuestring)) ||
-              !(cJSON_IsNull(t) || (cJSON_IsString(t) && rc_names_member_name_valid(t->valuestring, strlen(t->valuestring))));
+              !(cJSON_IsNull(t) || (cJSON_IsString(t) && rc_names_member_name_valid(t->valuestring, strlen(t->valuestring)))) ||
+              (v && (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 9007199254740992.0 ||
+                     v->valuedouble != (double)(uint64_t)v->valuedouble));
     if (!bad) {
         strcpy(member, m->valuestring);
         if (cJSON_IsString(t))
             strcpy(team, t->valuestring);
+        if (v)
+            *version = (uint64_t)v->valuedouble;
     }
     cJSON_Delete(o);
     return bad ? RC_E_BAD_REQUEST : 0;
+}
+
+enum rc_teamv rc_event_team_judge(uint64_t held, uint64_t read, uint64_t v)
+{
+    if (v == 0 || v == held + 1)
+        return RC_TEAMV_APPLY;
+    return v <= read ? RC_TEAMV_KNOWN : RC_TEAMV_READ;
 }

@@ -35,17 +35,34 @@ struct rc_event {
 int rc_event_parse(const char *text, size_t len, struct rc_event *ev);
 
 /* A team change on a source board's channel (docs/teams.md), published by
- * lua/write.lua's op team: {"team_of":M,"team":T|null}. Not a change event
- * (no seq: no member's points changed); the fan-out keeps rows' "team" by
- * it. */
+ * lua/write.lua's op team: {"team_of":M,"team":T|null,"v":V}. Not a change
+ * event (no seq: no member's points changed); the fan-out keeps rows' "team"
+ * by it. V is the membership's version after the change ("#" in rc:{B|}:tm,
+ * +1 per change): a message from a node that ran a held call after it lost
+ * its primary role can come after newer ones, and only V tells them apart. */
 #define RC_EVENT_TEAM_PREFIX "{\"team_of\":"
 
 /* 1 when text[0..len) is such a message (by its prefix). */
 int rc_event_team_is(const char *text, size_t len);
 
 /* Parses one into member and team (RC_MEMBER_MAX + 1 bytes each; team ""
- * for null: no team). Returns 0 or RC_E_BAD_REQUEST (a name that breaks
- * the member rules, another shape). */
-int rc_event_team_parse(const char *text, size_t len, char *member, char *team);
+ * for null: no team) and *version (0 when the message has none: one from
+ * a script before versions). Returns 0 or RC_E_BAD_REQUEST (a name that
+ * breaks the member rules, another shape, a version that is not a positive
+ * integer). */
+int rc_event_team_parse(const char *text, size_t len, char *member, char *team, uint64_t *version);
+
+/* What the fan-out does with a team message of version v, when the
+ * membership it holds is at version `held` and its last read of Redis saw
+ * version `read` (read <= held):
+ *  - RC_TEAMV_APPLY: v is the next one (held + 1), or the message has no
+ *    version (v = 0);
+ *  - RC_TEAMV_KNOWN: v <= read: the read already had it, nothing to do;
+ *  - RC_TEAMV_READ: anything else: a message was lost (v > held + 1), or
+ *    it repeats a version already applied from a message (v <= held),
+ *    which a node that was a primary sends when it wakes from a pause and
+ *    runs what it held on its stale data: read the membership again. */
+enum rc_teamv { RC_TEAMV_APPLY, RC_TEAMV_KNOWN, RC_TEAMV_READ };
+enum rc_teamv rc_event_team_judge(uint64_t held, uint64_t read, uint64_t v);
 
 #endif

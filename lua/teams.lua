@@ -147,7 +147,8 @@ for i = 1, #all, 2 do
   end
 end
 for i = 1, #all, 2 do
-  if string.byte(all[i], 1) == 35 then redis.call('HDEL', tm, all[i]) end
+  -- (the counts; "#" alone is the membership's version, lua/write.lua: kept)
+  if string.byte(all[i], 1) == 35 and all[i] ~= '#' then redis.call('HDEL', tm, all[i]) end
 end
 for t, n in pairs(counts) do redis.call('HSET', tm, '#' .. t, n) end
 

@@ -23,8 +23,9 @@
 -- KEYS[10] rc:{B|P}:arr     tiebreak = arrival: the arrival counters (see
 --                           "Arrival order" below; passed on every board)
 -- Team boards (docs/teams.md), passed only when the board has `teams = T`:
--- KEYS[11] rc:{B|}:tm     membership: member -> team id, and "#"..team -> the
---                         team's member count ('#' starts no member)
+-- KEYS[11] rc:{B|}:tm     membership: member -> team id, "#"..team -> the
+--                         team's member count ('#' starts no member), and
+--                         "#" alone -> the membership's version (op team)
 -- KEYS[12..16] T's z, seq, log, ch and epoch: rc:{B|P}{T}:z ... in B's tag
 -- KEYS[17] rc:{B|}:tml    the membership's log (op team; "Teams" below)
 --
@@ -155,8 +156,13 @@
 -- wins), and T gets its own change event on its own channel (same shape,
 -- member = the team id, op = the write's op). A team is on T from the first
 -- time one of its members has points until its last member leaves.
--- op team publishes {"team_of": member, "team": id or null} on B's channel
--- (KEYS[6]) when the membership changed, so B's rows show the new team.
+-- op team publishes {"team_of": member, "team": id or null, "v": version}
+-- on B's channel (KEYS[6]) when the membership changed, so B's rows show the
+-- new team. The version ("#" in KEYS[11], +1 per change) lets the gateway
+-- tell a late message from a new one: after a failover an old primary can
+-- still run a call it held and publish its message through the shard's new
+-- primary after newer ones (docs/teams.md); the gateway applies the next
+-- version only and reads the membership again on any other.
 -- op team moves the member: its points leave the old team and join the new
 -- one, one event per team changed (two consecutive seqs of T for a move,
 -- the first marked "move":1; a team whose last member left goes with
@@ -388,6 +394,7 @@ if op == 'team' then
   else
     redis.call('HDEL', tmkey, member)
   end
+  local tver = redis.call('HINCRBY', tmkey, '#', 1)
   local tml = KEYS[17]
   if tml then
     local function jname(x) if x == '' then return 'null' end return '"' .. x .. '"' end
@@ -420,7 +427,7 @@ if op == 'team' then
   -- member's points changed; core/rc_event.h, rc_event_team_parse)
   local tj = 'null'
   if new ~= '' then tj = '"' .. new .. '"' end
-  redis.call(pubcmd, chan, '{"team_of":"' .. member .. '","team":' .. tj .. '}')
+  redis.call(pubcmd, chan, '{"team_of":"' .. member .. '","team":' .. tj .. ',"v":' .. tver .. '}')
   return reply(1)
 end
 

@@ -140,15 +140,7 @@ void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w)
 
 int gw_rowteam_ks_pending(const struct gw_rowteam *rt)
 {
-    return rt && (rt->ks_heard || rt->ks_explained || rt->ks_dels || rt->ks_dels_explained);
-}
-
-int gw_rowteam_any(const struct gw_rowteam *rt)
-{
-    for (const struct gw_rowteam_entry *e = rt ? rt->entries : NULL; e; e = e->all)
-        if (e->team)
-            return 1;
-    return 0;
+    return rt && (rt->ks_heard || rt->ks_explained || rt->ks_dels);
 }
 
 int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team)

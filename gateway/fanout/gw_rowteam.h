@@ -22,15 +22,18 @@ struct gw_rowteam {
     struct gw_rowteam_entry *entries;       /* every member entry */
     int loaded;                  /* read from Redis at least once */
     int loading;                 /* a read is out */
-    int again;                   /* a team message came while it was out: read again after */
+    int again;                   /* read again once the read out is back */
+    /* The membership's version (core/rc_event.h, rc_event_team_judge): the
+     * one held, the one the last read saw, and the newest a message named
+     * while a read was out (the read must reach it, or it is done again) */
+    uint64_t ver, read_ver, heard_ver;
     /* Changes made outside rankcast (gw_rowteam_load_keyspace): the hash's
      * keyspace notifications heard, those the team messages explain (the
-     * writes lua/write.lua's op team makes), its "del"s and those the team
-     * messages explain (a leave that left nobody on a team emptied the hash:
-     * judged when the message comes, since later ones may fill it again
-     * before the tick looks), and whether the last tick found some unexplained */
+     * writes lua/write.lua's op team makes), its "del"s (never the op's:
+     * the hash keeps its version), and whether the last tick found some
+     * unexplained */
     int64_t ks_heard, ks_explained;
-    int ks_dels, ks_dels_explained;
+    int ks_dels;
     int ks_waited;
 };
 
@@ -51,8 +54,6 @@ int gw_rowteam_roster(const struct gw_rowteam *rt, const char *team, char **out,
 /* 1 while rt has keyspace notifications of its membership to judge
  * (gw_rowteam_load_keyspace); rt may be NULL. */
 int gw_rowteam_ks_pending(const struct gw_rowteam *rt);
-/* 1 when some member is on a team. */
-int gw_rowteam_any(const struct gw_rowteam *rt);
 /* 1 when member is on team (the view's own kind of "listed", for rosters). */
 int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team);
 

@@ -4,9 +4,14 @@
  * kept current by the team messages of lua/write.lua's op team on its
  * channel. Either way every view of the board is brought up to date: its
  * rows' "team" (gw_rowteam.c) may have changed, and the delta rule resends
- * a row whose team changed (core/rc_delta.c). A message that comes while a
- * read is out is applied, and the read done again once back (the read may
- * predate it or not: the message and the reply come over two connections). */
+ * a row whose team changed (core/rc_delta.c). Messages carry the
+ * membership's version: the next one is applied, one the last read had is
+ * dropped, and any other (a lost message, or a late one from a node that
+ * ran a held call after it lost its primary role) makes the membership be
+ * read again (core/rc_event.h, rc_event_team_judge). A message that comes
+ * while a read is out is applied, and the read done again once back when
+ * it did not reach the message's version (the message and the reply come
+ * over two connections). */
 #include "fanout/gw_rowteam_load.h"
 
 #include "fanout/gw_fanout_int.h"
@@ -74,14 +79,20 @@ static void on_loaded(redisReply *r, void *privdata)
     rt->loading = 0;
     if (!b->dead && r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
         gw_rowteam_clear(rt);
+        uint64_t ver = 0;
         for (size_t i = 0; i + 1 < r->elements; i += 2) {
             const redisReply *k = r->element[i], *v = r->element[i + 1];
+            if (k->type == REDIS_REPLY_STRING && k->len == 1 && k->str[0] == '#' && v->type == REDIS_REPLY_STRING)
+                ver = strtoull(v->str, NULL, 10); /* the version (lua/write.lua, op team) */
             if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING || k->str[0] == '#' ||
                 !rc_names_member_name_valid(k->str, k->len) || !rc_names_member_name_valid(v->str, v->len))
                 continue;
             (void)gw_rowteam_set(rt, k->str, v->str); /* (out of memory: that row shows no team) */
         }
         rt->loaded = 1;
+        rt->ver = rt->read_ver = ver;
+        if (rt->heard_ver > ver)
+            rt->again = 1; /* a message named a newer version while it was out */
         refresh_views(b);
         rosters(b, NULL, NULL);
     } else if (!b->dead && r) {
@@ -89,6 +100,7 @@ static void on_loaded(redisReply *r, void *privdata)
     }
     int again = rt->again && !b->dead;
     rt->again = 0;
+    rt->heard_ver = 0;
     if (again)
         gw_rowteam_load(b, 1);
     gw_board_unref(b);
@@ -114,7 +126,7 @@ void gw_rowteam_load(struct gw_board *b, int again)
     b->refs++;
     rt->loading = 1;
     rt->ks_heard = rt->ks_explained = 0; /* (the read sees what they announced) */
-    rt->ks_dels = rt->ks_dels_explained = rt->ks_waited = 0;
+    rt->ks_dels = rt->ks_waited = 0;
     if (gw_redis_command(b->f->app->redis, key, strlen(key), 2, argv, NULL, on_loaded, b) != 0) {
         rt->loading = 0;
         b->refs--; /* read when Redis is back (gw_fanout_redis_up) */
@@ -124,24 +136,43 @@ void gw_rowteam_load(struct gw_board *b, int again)
 void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len)
 {
     char member[RC_MEMBER_MAX + 1], team[RC_MEMBER_MAX + 1];
-    if (rc_event_team_parse(payload, len, member, team) != 0) {
+    uint64_t v;
+    if (rc_event_team_parse(payload, len, member, team, &v) != 0) {
         gw_log_warn("unparsable team message on board %s", b->r.name);
         return;
     }
-    if (!b->rt)
+    struct gw_rowteam *rt = b->rt;
+    if (!rt)
         return; /* (not read yet: the read will have it) */
-    if (b->rt->loading)
-        b->rt->again = 1;
-    const char *was = gw_rowteam_of(b->rt, member);
+    const char *was = gw_rowteam_of(rt, member);
     char old[RC_MEMBER_MAX + 1];
     snprintf(old, sizeof old, "%s", was ? was : "");
     /* the writes it announces (lua/write.lua, op team): the old team's
-     * count (HINCRBY or HDEL), then HSET and HINCRBY of the new, or HDEL */
-    b->rt->ks_explained += (old[0] ? 1 : 0) + (team[0] ? 2 : 1);
-    if (gw_rowteam_set(b->rt, member, team) != 0)
-        b->rt->again = 1;
-    else if (!team[0] && !gw_rowteam_any(b->rt))
-        b->rt->ks_dels_explained++; /* the leave emptied the hash: its "del" */
+     * count (HINCRBY or HDEL), then HSET and HINCRBY of the new, or HDEL,
+     * then the version's HINCRBY */
+    rt->ks_explained += (old[0] ? 1 : 0) + (team[0] ? 2 : 1) + (v ? 1 : 0);
+    if (rt->loading) {
+        if (!v)
+            rt->again = 1; /* (no version: the read may predate it or not) */
+        else if (v > rt->heard_ver)
+            rt->heard_ver = v;
+    } else {
+        switch (rc_event_team_judge(rt->ver, rt->read_ver, v)) {
+        case RC_TEAMV_KNOWN:
+            return;
+        case RC_TEAMV_READ:
+            gw_log_info("board %s: team message of version %llu, the membership held is at %llu: read again",
+                        b->r.name, (unsigned long long)v, (unsigned long long)rt->ver);
+            gw_rowteam_load(b, 1);
+            return;
+        case RC_TEAMV_APPLY:
+            if (v)
+                rt->ver = v;
+            break;
+        }
+    }
+    if (gw_rowteam_set(rt, member, team) != 0)
+        rt->again = 1;
     refresh_views(b);
     rosters(b, old[0] ? old : team, team[0] ? team : NULL);
 }
@@ -152,7 +183,7 @@ void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t le
     if (!rt || !rt->loaded)
         return; /* (not read yet, or a read is coming: it will have it) */
     if (len == 3 && memcmp(payload, "del", 3) == 0)
-        rt->ks_dels++; /* op team's HDEL that emptied the hash, or anyone's DEL */
+        rt->ks_dels++; /* anyone's DEL (op team never empties the hash: "#" stays) */
     else if (!(len == 6 && memcmp(payload, "expire", 6) == 0))
         rt->ks_heard++;
     gw_board_wake(b);
@@ -163,10 +194,10 @@ void gw_rowteam_load_tick(struct gw_board *b)
     struct gw_rowteam *rt = b->rt;
     if (!rt || rt->loading || !gw_rowteam_ks_pending(rt))
         return;
-    int outside = rt->ks_heard > rt->ks_explained || rt->ks_dels > rt->ks_dels_explained;
+    int outside = rt->ks_heard > rt->ks_explained || rt->ks_dels > 0;
     if (!outside) {
         rt->ks_heard = rt->ks_explained = 0; /* (more explained: 'h' not in notify-keyspace-events) */
-        rt->ks_dels = rt->ks_dels_explained = rt->ks_waited = 0;
+        rt->ks_dels = rt->ks_waited = 0;
         return;
     }
     if (!rt->ks_waited) {

@@ -232,6 +232,7 @@ function check(lines) {
     const tm = {};
     const counts = {};
     for (const [k, v] of Object.entries(l.tm || {})) {
+      if (k === '#') continue; // the membership's version (lua/write.lua, op team)
       if (k.startsWith('#')) counts[k.slice(1)] = Number(v);
       else tm[k] = v;
     }

@@ -148,18 +148,45 @@ static void a_team_message_is_told_from_change_events_and_parsed(void **state)
 {
     (void)state;
     char m[RC_MEMBER_MAX + 1], t[RC_MEMBER_MAX + 1];
+    uint64_t v = 9;
     const char *in = "{\"team_of\":\"user:1\",\"team\":\"red\"}";
     assert_true(rc_event_team_is(in, strlen(in)));
-    assert_int_equal(rc_event_team_parse(in, strlen(in), m, t), 0);
+    assert_int_equal(rc_event_team_parse(in, strlen(in), m, t, &v), 0);
+    assert_int_equal(v, 0); /* (a script before versions) */
     assert_string_equal(m, "user:1");
     assert_string_equal(t, "red");
-    const char *out = "{\"team_of\":\"user:1\",\"team\":null}";
-    assert_int_equal(rc_event_team_parse(out, strlen(out), m, t), 0);
+    const char *out = "{\"team_of\":\"user:1\",\"team\":null,\"v\":42}";
+    assert_int_equal(rc_event_team_parse(out, strlen(out), m, t, &v), 0);
     assert_string_equal(t, "");
+    assert_int_equal(v, 42);
+    const char *badv[] = {"{\"team_of\":\"a\",\"team\":null,\"v\":0}", "{\"team_of\":\"a\",\"team\":null,\"v\":1.5}",
+                          "{\"team_of\":\"a\",\"team\":null,\"v\":\"3\"}", "{\"team_of\":\"a\",\"team\":null,\"v\":-2}"};
+    for (size_t i = 0; i < sizeof badv / sizeof *badv; i++)
+        assert_int_equal(rc_event_team_parse(badv[i], strlen(badv[i]), m, t, &v), RC_E_BAD_REQUEST);
     const char *bad = "{\"team_of\":\"no space\",\"team\":null}";
-    assert_int_equal(rc_event_team_parse(bad, strlen(bad), m, t), RC_E_BAD_REQUEST);
+    assert_int_equal(rc_event_team_parse(bad, strlen(bad), m, t, &v), RC_E_BAD_REQUEST);
     const char *ev = "{\"seq\":1,\"op\":\"incr\",\"member\":\"a\",\"at\":1}";
     assert_false(rc_event_team_is(ev, strlen(ev)));
+}
+
+static void a_team_message_is_applied_at_the_next_version_only(void **state)
+{
+    (void)state;
+    /* held 5 (the last read saw 3, messages 4 and 5 applied since) */
+    assert_int_equal(rc_event_team_judge(5, 3, 6), RC_TEAMV_APPLY);
+    assert_int_equal(rc_event_team_judge(5, 3, 0), RC_TEAMV_APPLY); /* (no version) */
+    assert_int_equal(rc_event_team_judge(5, 3, 3), RC_TEAMV_KNOWN);
+    assert_int_equal(rc_event_team_judge(5, 3, 1), RC_TEAMV_KNOWN);
+    /* a version applied from a message again: a woken ex-primary's */
+    assert_int_equal(rc_event_team_judge(5, 3, 4), RC_TEAMV_READ);
+    assert_int_equal(rc_event_team_judge(5, 3, 5), RC_TEAMV_READ);
+    /* a lost message */
+    assert_int_equal(rc_event_team_judge(5, 3, 7), RC_TEAMV_READ);
+    /* right after a read of version 5 */
+    assert_int_equal(rc_event_team_judge(5, 5, 5), RC_TEAMV_KNOWN);
+    assert_int_equal(rc_event_team_judge(5, 5, 6), RC_TEAMV_APPLY);
+    /* a membership never changed through rankcast: version 0 */
+    assert_int_equal(rc_event_team_judge(0, 0, 1), RC_TEAMV_APPLY);
 }
 
 int main(void)
@@ -176,6 +203,7 @@ int main(void)
         cmocka_unit_test(unknown_long_op_is_kept_empty_not_truncated),
         cmocka_unit_test(text_is_read_only_up_to_len),
         cmocka_unit_test(a_team_message_is_told_from_change_events_and_parsed),
+        cmocka_unit_test(a_team_message_is_applied_at_the_next_version_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
