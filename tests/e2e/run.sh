@@ -3,7 +3,8 @@
 # the gateway end-to-end tests, the browser test and the chaos checker's
 # self-test (tests/chaos/checker.test.js).
 #   bash tests/e2e/run.sh                     every *.test.js under tests/e2e, tests/browser, tests/chaos
-#   bash tests/e2e/run.sh FILE.test.js ...    just those
+#                                             ($RC_TEST_JOBS files at a time, then the load suites alone)
+#   bash tests/e2e/run.sh FILE.test.js ...    just those, one at a time
 # Installs the pinned packages (npm ci) when node_modules is missing or the
 # lockfile changed since the last install. Exits non-zero when a test fails.
 # Tests needing the gateway use $RANKCAST_BIN (default build/gateway/rankcast)
@@ -37,6 +38,16 @@ fi
 # the sanitizer). The first pass runs them all; name a file to run it under
 # the sanitizer anyway.
 sanitize_skip='(/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|hostile_link|cluster[a-z_]*|valgrind|package|rankcast_types|rankcast_module|security_doc)|/tests/browser/[^/]+|/tests/chaos/[^/]+)\.test\.js$'
+# Suites that load the machine on purpose (the floods, a Redis backlog, the
+# 3+3 cluster suites, valgrind, the chaos self-test's three runs) or that
+# judge a link under that load: they run after the others, one file at a
+# time, with nothing beside them. Every other file is mostly waiting (a Redis
+# round trip, a tick, a test clock; about a third of a core on average), so
+# $RC_TEST_JOBS of them (default 3) run at once: the whole run takes about
+# half the time, and no file shares the machine with a load suite.
+alone_re='(/(stuck_readers|hostile_flood|hostile_read_flood|hostile_boards|hostile_link|redis_backlog|cluster[a-z_]*|valgrind)|/tests/chaos/selftest)\.test\.js$'
+jobs="${RC_TEST_JOBS:-3}"
+case "$jobs" in ''|*[!0-9]*|0) echo "RC_TEST_JOBS must be a positive number" >&2; exit 2;; esac
 if [ $# -eq 0 ]; then
     # (tests/chaos: the checker's self-tests are the *.test.js there; the
     # chaos run itself is tests/chaos/run.sh)
@@ -47,9 +58,19 @@ if [ $# -eq 0 ]; then
         mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v -E "$sanitize_skip")
         echo "sanitizer pass: not run again: ${left[*]##*/}"
     fi
-    set -- "${files[@]}"
+    mapfile -t alone < <(printf '%s\n' "${files[@]}" | grep -E "$alone_re" || true)
+    mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v -E "$alone_re")
+    # --test-timeout: a test that sets no timeout of its own fails after 5
+    # minutes (a hang fails that test, not the whole CI budget); the slowest
+    # test takes about 1 minute on a 2-core machine.
+    rc=0
+    echo "node tests: ${#files[@]} files, $jobs at a time"
+    node --test --test-concurrency="$jobs" --test-timeout=300000 "${files[@]}" || rc=$?
+    if [ "${#alone[@]}" -gt 0 ]; then
+        echo "node tests: ${#alone[@]} load suites, one at a time: ${alone[*]##*/}"
+        node --test --test-concurrency=1 --test-timeout=300000 "${alone[@]}" || rc=$?
+    fi
+    exit "$rc"
 fi
-# --test-timeout: a test that sets no timeout of its own fails after 5 minutes
-# (a hang fails that test, not the whole CI budget); the slowest test takes
-# about 1 minute on a 2-core machine.
-exec node --test --test-timeout=300000 "$@"
+# files named: one at a time
+exec node --test --test-concurrency=1 --test-timeout=300000 "$@"
