@@ -48,12 +48,10 @@ static void on_pointer(redisReply *r, void *privdata)
 {
     struct seed *s = privdata;
     struct rc_period prev;
-    s->step = WALKING;
-    s->walk = 2; /* the period just before was read already */
+    s->step = AT_POINTER; /* next_source walks on from the second period before */
     if (r && r->type == REDIS_REPLY_STRING &&
         rc_team_args_seed_pointer(s->b, &s->p, r->str, &s->src) == 0 &&
         rc_team_args_seed_source(s->b, &s->p, 1, &prev) == 0 && s->src.start_ms < prev.start_ms) {
-        s->step = AT_POINTER;
         if (read_src(s) == 0)
             return;
         finish(s, RC_E_UNAVAILABLE);

@@ -237,6 +237,17 @@ async function periodicTeams(t, gw) {
   });
   const teamsOf = (rows) => rows.map((r) => `${r.member}:${r.team || '-'}`).sort().join(' ');
   assert.equal(teamsOf(snap.rows), 'ann:red bob:blue cid:blue dan:-');
+  // and a roster of red on the current day
+  const rsnap = await conn.request({ op: 'subscribe', board: 'daily', view: { team: 'red' } }, 15000);
+  assert.equal(rsnap.op, 'snapshot', JSON.stringify(rsnap));
+  assert.deepEqual(rsnap.rows.map((r) => r.member), ['ann']);
+  const roster = { rows: rsnap.rows, period: rsnap.period };
+  conn.ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    if (m.sub !== rsnap.sub) return;
+    if (m.op === 'snapshot') { roster.rows = m.rows; roster.period = m.period || roster.period; }
+    else if (m.op === 'delta') roster.rows = applyDelta(roster.rows, m, 1, 200) || roster.rows;
+  });
 
   // D1 ends
   await setClock(gw, '2026-11-22T16:00:01.000Z');
@@ -263,11 +274,19 @@ async function periodicTeams(t, gw) {
     'the viewer on D2 with its teams').catch((e) => {
     throw new Error(`${e.message}: ${view.period} ${teamsOf(view.rows)}`);
   });
-  // a roster of D2 (cid has no points in D2: absent)
-  const roster = await h.http(gw.base, 'GET', `/api/v1/boards/daily?team=blue&period=${D2}`);
-  assert.equal(roster.status, 200, roster.text);
-  assert.deepEqual([roster.body.rows.map((r) => r.member), roster.body.absent, roster.body.total],
-    [['bob', 'ann'], ['cid'], 3], roster.text);
+  // the roster viewer too: red on D2 is eve alone (ann moved to blue)
+  await h.waitFor(() => roster.period === D2 && roster.rows.map((r) => r.member).join() === 'eve', 15000,
+    'the roster on D2').catch((e) => { throw new Error(`${e.message}: ${roster.period} ${JSON.stringify(roster.rows)}`); });
+  // a REST roster of D2 (cid has no points in D2: absent)
+  const rest = await h.http(gw.base, 'GET', `/api/v1/boards/daily?team=blue&period=${D2}`);
+  assert.equal(rest.status, 200, rest.text);
+  assert.deepEqual([rest.body.rows.map((r) => r.member), rest.body.absent, rest.body.total],
+    [['bob', 'ann'], ['cid'], 3], rest.text);
+  // a roster at a moment of D2 reads D2's membership log: until its change
+  // 2, ann was still on red and eve had joined (without points yet)
+  const at1 = await h.http(gw.base, 'GET', `/api/v1/boards/daily?team=red&period=${D2}&at_seq=1`);
+  assert.equal(at1.status, 200, at1.text);
+  assert.deepEqual([at1.body.rows.map((r) => r.member), at1.body.absent], [['ann'], ['eve']], at1.text);
 }
 
 test('team ops, acks, top and feed of squads on one Redis', { skip, timeout: 120000 }, async (t) => {
@@ -349,6 +368,40 @@ test('a team board on a periodic source across a rollover, archived with the day
       '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /daily_squads recomputed: 0 teams changed/);
+
+    // two gateways write the first writes of D3 at once: D3's membership is
+    // copied once (the seed refuses a second copy), every write applied
+    const gw2 = await h.startGateway(t, { redisPort: redis.port, config, stateDir });
+    const D3 = '2026-11-24';
+    await setClock(gw, '2026-11-23T16:00:01.000Z');
+    await setClock(gw2, '2026-11-23T16:00:01.000Z');
+    const wss = [await h.connectWs(t, gw.wsUrl), await h.connectWs(t, gw2.wsUrl)];
+    const acks = await Promise.all(['ann', 'bob', 'cid', 'eve', 'dan', 'ann', 'bob', 'eve'].map((member, i) =>
+      wss[i % 2].request({ op: 'incr', board: 'daily', member, delta: i + 1 }, 10000)));
+    for (const a of acks) assert.equal(a.op, 'ack', JSON.stringify(a));
+    const started = (g) => g.stderr.filter((l) => l.includes(`period ${D3}'s team membership started`)).length;
+    // (the line is logged before the write goes again, but stderr may come after the ack)
+    await h.waitFor(() => started(gw) + started(gw2) >= 1, 5000, 'the copy logged');
+    await h.sleep(200);
+    assert.equal(started(gw) + started(gw2), 1, 'one copy of the membership');
+    const d2tm = await redis.cli('HGETALL', `rc:{daily|${D2}}:tm`);
+    assert.equal(await redis.cli('HGETALL', `rc:{daily|${D3}}:tm`), d2tm, 'D3 starts as D2 ended');
+    // ann 1+6, bob 2+7, cid 3 (blue); eve 4+8 (red); dan 5 (none)
+    assert.equal(shape((await h.http(gw2.base, 'GET', `/api/v1/boards/daily_squads?top=10&period=${D3}`)).body.rows), 'blue=19 red=12');
+
+    // D4 has no write: D5 starts from D3's membership (the board's pointer)
+    await setClock(gw, '2026-11-25T16:00:01.000Z');
+    const ack = await wss[0].request({ op: 'incr', board: 'daily', member: 'cid', delta: 2 }, 10000);
+    assert.deepEqual([ack.team, ack.team_score], ['blue', 2], JSON.stringify(ack));
+    assert.equal(await redis.cli('HGETALL', 'rc:{daily|2026-11-26}:tm'), d2tm);
+    assert.equal(await redis.cli('EXISTS', 'rc:{daily|2026-11-25}:tm'), '0');
+
+    // a membership changed with redis-cli on the current day reaches the rows
+    const v = await h.connectWs(t, gw.wsUrl, { token: null });
+    const snap = await v.request({ op: 'subscribe', board: 'daily', view: { top: 10 } }, 15000);
+    assert.deepEqual(snap.rows.map((row) => [row.member, row.team]), [['cid', 'blue']]);
+    await redis.cli('HSET', 'rc:{daily|2026-11-26}:tm', 'cid', 'green');
+    await v.next((m) => m.op === 'delta' && m.rows.some((row) => row.member === 'cid' && row.team === 'green'), 10000);
   });
 
 test('--check-config refuses teams where they cannot work, with FILE:LINE', { skip }, () => {
