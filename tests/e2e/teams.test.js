@@ -402,6 +402,18 @@ test('a team board on a periodic source across a rollover, archived with the day
     assert.deepEqual(snap.rows.map((row) => [row.member, row.team]), [['cid', 'blue']]);
     await redis.cli('HSET', 'rc:{daily|2026-11-26}:tm', 'cid', 'green');
     await v.next((m) => m.op === 'delta' && m.rows.some((row) => row.member === 'cid' && row.team === 'green'), 10000);
+
+    // rankcast import writes the current day (the real clock): its first row
+    // starts the day's membership from the latest (D5's, through the pointer)
+    const today = new Date(Date.now() + 8 * 3600 * 1000).toISOString().slice(0, 10);
+    const csv = path.join(stateDir, 'in.csv');
+    fs.writeFileSync(csv, 'member,score\ncid,5\nann,2\n');
+    const im = spawnSync(h.gatewayBin(), ['import', 'daily', csv, '--quiet', '--config', config, '--redis', `127.0.0.1:${redis.port}`],
+      { encoding: 'utf8', env, cwd: h.repoRoot });
+    assert.equal(im.status, 0, im.stderr);
+    assert.equal(await redis.cli('HGET', `rc:{daily|${today}}:tm`, 'cid'), 'green');
+    await setClock(gw, new Date().toISOString());
+    assert.equal(shape((await h.http(gw.base, 'GET', `/api/v1/boards/daily_squads?top=10&period=${today}`)).body.rows), 'green=5 blue=2');
   });
 
 test('--check-config refuses teams where they cannot work, with FILE:LINE', { skip }, () => {
