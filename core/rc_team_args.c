@@ -133,6 +133,30 @@ int rc_team_args_seed_pointer(const struct rc_board *b, const struct rc_period *
     return 0;
 }
 
+enum rc_team_walk_step rc_team_args_walk_next(struct rc_team_walk *w, const struct rc_board *b,
+                                              const struct rc_period *p, const char *pointer, struct rc_period *out)
+{
+    struct rc_period prev;
+    switch (w->state) {
+    case 0: /* the period just before: the usual case, a rollover */
+        w->state = 1;
+        return rc_team_args_seed_source(b, p, 1, out) == 0 ? RC_TEAM_WALK_READ : RC_TEAM_WALK_NONE;
+    case 1: /* none there: the latest period started, if older */
+        w->state = 2;
+        return RC_TEAM_WALK_POINTER;
+    case 2:
+        w->state = 3;
+        w->i = 2;
+        if (rc_team_args_seed_pointer(b, p, pointer, out) == 0 && rc_team_args_seed_source(b, p, 1, &prev) == 0 &&
+            out->start_ms < prev.start_ms)
+            return RC_TEAM_WALK_READ;
+        /* fall through - no pointer to follow */
+    default: /* each period before, back to RC_TEAM_SEED_WALK */
+        w->state = 3;
+        return rc_team_args_seed_source(b, p, w->i++, out) == 0 ? RC_TEAM_WALK_READ : RC_TEAM_WALK_NONE;
+    }
+}
+
 int rc_team_args_seed(const char *name, const char *period, struct rc_team_args *out)
 {
     if (rc_team_args_tm_key(out->keys[0], RC_KEY_MAX, name, period, "tm") ||

@@ -74,6 +74,22 @@ int rc_team_args_seed_source(const struct rc_board *b, const struct rc_period *p
 int rc_team_args_seed_pointer(const struct rc_board *b, const struct rc_period *p, const char *value,
                               struct rc_period *out);
 
+/* Where to look next for the membership a period p starts from (the order
+ * of the comment above, kept here once for the gateway and the CLI). Start
+ * with a zeroed walk; after each READ that found no membership, or after
+ * POINTER with the pointer's value (NULL when none), call again. */
+enum rc_team_walk_step {
+    RC_TEAM_WALK_READ,    /* *out: read its membership; one there is the seed */
+    RC_TEAM_WALK_POINTER, /* read the pointer rc:{B|}:tmp, then call again with it */
+    RC_TEAM_WALK_NONE,    /* no earlier membership: the period starts with none */
+};
+struct rc_team_walk {
+    int state;
+    unsigned i;
+};
+enum rc_team_walk_step rc_team_args_walk_next(struct rc_team_walk *w, const struct rc_board *b,
+                                              const struct rc_period *p, const char *pointer, struct rc_period *out);
+
 /* The seed call's words: KEYS tm and tml of (name, period), then "seed";
  * the caller appends the field/value pairs. words[0..RC_TEAM_SEED_NWORDS)
  * point into out. */

@@ -1,6 +1,6 @@
-/* gw_cli_teamseed.c - see gw_cli_teamseed.h. The order of the earlier
- * periods looked at is the gateway's (redis/gw_teamseed.c): the one just
- * before, the board's pointer, then back to RC_TEAM_SEED_WALK periods. */
+/* gw_cli_teamseed.c - see gw_cli_teamseed.h. The earlier periods are
+ * looked at in the order the gateway uses (core/rc_team_args.h,
+ * rc_team_args_walk_next). */
 #include "cli/gw_cli_teamseed.h"
 
 #include <stdio.h>
@@ -46,28 +46,40 @@ static redisReply *membership(struct gw_cli_redis *r, const struct rc_board *b, 
     return NULL;
 }
 
-/* The latest earlier period's membership (NULL: none; *failed on errors). */
+/* The latest earlier period's membership (NULL: none; *failed on errors),
+ * looked for in the order of core/rc_team_args.h (rc_team_args_walk_next). */
 static redisReply *find(struct gw_cli_redis *r, const struct rc_board *b, const struct rc_period *p,
                         struct rc_period *src, int *failed, char *err, size_t cap)
 {
-    struct rc_period prev;
-    redisReply *rep = NULL;
-    if (rc_team_args_seed_source(b, p, 1, &prev) != 0)
-        return NULL;
-    *src = prev;
-    if ((rep = membership(r, b, src, failed, err, cap)) != NULL || *failed)
-        return rep;
-    char key[RC_KEY_MAX];
-    redisReply *ptr = rc_team_args_tm_key(key, sizeof key, b->name, "", "tmp") == 0 ? two(r, "GET", key, err, cap)
-                                                                                    : NULL;
-    if (ptr && ptr->type == REDIS_REPLY_STRING && rc_team_args_seed_pointer(b, p, ptr->str, src) == 0 &&
-        src->start_ms < prev.start_ms)
-        rep = membership(r, b, src, failed, err, cap);
-    if (ptr)
-        freeReplyObject(ptr);
-    for (unsigned i = 2; !rep && !*failed && rc_team_args_seed_source(b, p, i, src) == 0; i++)
-        rep = membership(r, b, src, failed, err, cap);
-    return rep;
+    struct rc_team_walk w = {0, 0};
+    char pointer[64] = "";
+    int have_pointer = 0;
+    for (;;) {
+        switch (rc_team_args_walk_next(&w, b, p, have_pointer ? pointer : NULL, src)) {
+        case RC_TEAM_WALK_READ: {
+            redisReply *rep = membership(r, b, src, failed, err, cap);
+            if (rep || *failed)
+                return rep;
+            have_pointer = 0;
+            break;
+        }
+        case RC_TEAM_WALK_POINTER: {
+            char key[RC_KEY_MAX];
+            redisReply *ptr = rc_team_args_tm_key(key, sizeof key, b->name, "", "tmp") == 0
+                                  ? two(r, "GET", key, err, cap)
+                                  : NULL;
+            have_pointer = ptr && ptr->type == REDIS_REPLY_STRING && ptr->len < sizeof pointer;
+            if (have_pointer)
+                memcpy(pointer, ptr->str, ptr->len + 1);
+            if (ptr)
+                freeReplyObject(ptr);
+            break;
+        }
+        case RC_TEAM_WALK_NONE:
+        default:
+            return NULL;
+        }
+    }
 }
 
 int gw_cli_teamseed_run(struct gw_cli_redis *r, const struct rc_board *b, const struct rc_period *p, int64_t now_ms,

@@ -17,16 +17,13 @@
 #include "rc_lua.h"
 #include "rc_team_args.h"
 
-enum step { AT_PREV, AT_POINTER, WALKING };
-
 struct seed {
     struct gw_redis *redis;
     const struct rc_board *b;
     struct rc_period p;          /* the period seeded */
     struct rc_period src;        /* the earlier period being read */
+    struct rc_team_walk walk;    /* where src came from (core/rc_team_args.h) */
     int64_t now_ms;
-    enum step step;
-    unsigned walk;               /* src is the walk-th period before p */
     int found;                   /* src's membership was copied */
     gw_teamseed_cb *cb;
     void *privdata;
@@ -38,50 +35,36 @@ static void finish(struct seed *s, int code)
     free(s);
 }
 
-static int read_src(struct seed *s);
-
-/* Another earlier period to read, or the seed with none (empty). */
-static void next_source(struct seed *s);
 static int send_seed(struct seed *s, const redisReply *pairs);
+static void on_src(redisReply *r, void *privdata);
+static void on_pointer(redisReply *r, void *privdata);
+
+/* The next place to look (pointer: the pointer's value when it was just
+ * read). Returns 0 (a reply comes later) or an RC_E_* code (nothing sent). */
+static int look(struct seed *s, const char *pointer)
+{
+    char key[RC_KEY_MAX];
+    const char *argv[2] = {"HGETALL", key};
+    switch (rc_team_args_walk_next(&s->walk, s->b, &s->p, pointer, &s->src)) {
+    case RC_TEAM_WALK_READ:
+        if (rc_team_args_tm_key(key, sizeof key, s->b->name, s->src.id, "tm") != 0)
+            return RC_E_INTERNAL;
+        return gw_redis_command(s->redis, key, strlen(key), 2, argv, NULL, on_src, s);
+    case RC_TEAM_WALK_POINTER:
+        argv[0] = "GET";
+        if (rc_team_args_tm_key(key, sizeof key, s->b->name, "", "tmp") != 0)
+            return RC_E_INTERNAL;
+        return gw_redis_command(s->redis, key, strlen(key), 2, argv, NULL, on_pointer, s);
+    case RC_TEAM_WALK_NONE:
+    default:
+        return send_seed(s, NULL); /* no earlier membership: the period starts with none */
+    }
+}
 
 static void on_pointer(redisReply *r, void *privdata)
 {
     struct seed *s = privdata;
-    struct rc_period prev;
-    s->step = AT_POINTER; /* next_source walks on from the second period before */
-    if (r && r->type == REDIS_REPLY_STRING &&
-        rc_team_args_seed_pointer(s->b, &s->p, r->str, &s->src) == 0 &&
-        rc_team_args_seed_source(s->b, &s->p, 1, &prev) == 0 && s->src.start_ms < prev.start_ms) {
-        if (read_src(s) == 0)
-            return;
-        finish(s, RC_E_UNAVAILABLE);
-        return;
-    }
-    next_source(s);
-}
-
-static void next_source(struct seed *s)
-{
-    if (s->step == AT_PREV) {
-        char key[RC_KEY_MAX];
-        const char *argv[2] = {"GET", key};
-        if (rc_team_args_tm_key(key, sizeof key, s->b->name, "", "tmp") != 0 ||
-            gw_redis_command(s->redis, key, strlen(key), 2, argv, NULL, on_pointer, s) != 0)
-            finish(s, RC_E_UNAVAILABLE);
-        return;
-    }
-    if (s->step == AT_POINTER) {
-        s->step = WALKING;
-        s->walk = 2;
-    } else {
-        s->walk++;
-    }
-    if (rc_team_args_seed_source(s->b, &s->p, s->walk, &s->src) != 0) {
-        if (send_seed(s, NULL) != 0) /* no earlier membership: the period starts with none */
-            finish(s, RC_E_UNAVAILABLE);
-        return;
-    }
-    if (read_src(s) != 0)
+    if (look(s, r && r->type == REDIS_REPLY_STRING ? r->str : NULL) != 0)
         finish(s, RC_E_UNAVAILABLE);
 }
 
@@ -93,21 +76,13 @@ static void on_src(redisReply *r, void *privdata)
         return;
     }
     if (r->elements == 0) {
-        next_source(s); /* no membership there */
+        if (look(s, NULL) != 0) /* no membership there */
+            finish(s, RC_E_UNAVAILABLE);
         return;
     }
     s->found = 1;
     if (send_seed(s, r) != 0)
         finish(s, RC_E_UNAVAILABLE);
-}
-
-static int read_src(struct seed *s)
-{
-    char key[RC_KEY_MAX];
-    const char *argv[2] = {"HGETALL", key};
-    if (rc_team_args_tm_key(key, sizeof key, s->b->name, s->src.id, "tm") != 0)
-        return RC_E_INTERNAL;
-    return gw_redis_command(s->redis, key, strlen(key), 2, argv, NULL, on_src, s);
 }
 
 /* After the seed: the pointer moves forward, and the earlier membership
@@ -196,9 +171,8 @@ int gw_teamseed_run(struct gw_redis *redis, const struct rc_board *b, const stru
     struct seed *s = calloc(1, sizeof *s);
     if (!s)
         return RC_E_INTERNAL;
-    *s = (struct seed){.redis = redis, .b = b, .p = *p, .now_ms = now_ms, .step = AT_PREV, .walk = 1,
-                       .cb = cb, .privdata = privdata};
-    int rc = rc_team_args_seed_source(b, p, 1, &s->src) == 0 ? read_src(s) : send_seed(s, NULL);
+    *s = (struct seed){.redis = redis, .b = b, .p = *p, .now_ms = now_ms, .cb = cb, .privdata = privdata};
+    int rc = look(s, NULL);
     if (rc) {
         free(s);
         return rc;

@@ -497,6 +497,30 @@ static void a_periods_membership_is_seeded_from_an_earlier_period(void **state)
     snprintf(v, sizeof v, "%lld", (long long)p.start_ms);
     assert_string_equal(a.words[2], v);
     assert_string_equal(a.words[3], "2026-11-23");
+    /* the walk: the day before, the pointer, then each day before */
+    struct rc_team_walk w = {0, 0};
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_READ);
+    assert_string_equal(got.id, "2026-11-22");
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_POINTER);
+    snprintf(v, sizeof v, "%lld 2026-11-20", (long long)q.start_ms);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, v, &got), RC_TEAM_WALK_READ);
+    assert_string_equal(got.id, "2026-11-20"); /* the pointer's */
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_READ);
+    assert_string_equal(got.id, "2026-11-21");
+    unsigned reads = 1;
+    while (rc_team_args_walk_next(&w, &b, &p, NULL, &got) == RC_TEAM_WALK_READ)
+        reads++;
+    assert_int_equal(reads, RC_TEAM_SEED_WALK - 1); /* days 2..32 before */
+    memset(&w, 0, sizeof w);
+    (void)rc_team_args_walk_next(&w, &b, &p, NULL, &got);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_POINTER);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_READ); /* no pointer */
+    assert_string_equal(got.id, "2026-11-21");
+    memset(&w, 0, sizeof w);
+    (void)rc_team_args_walk_next(&w, &b, &p, NULL, &got);
+    (void)rc_team_args_walk_next(&w, &b, &p, NULL, &got);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, "x", &got), RC_TEAM_WALK_READ); /* unparsable: walks */
+    assert_string_equal(got.id, "2026-11-21");
     /* a rebuild of a period says the membership must be seeded first */
     b.keep = 7;
     b.layout.tiebreak = RC_TB_NONE;
