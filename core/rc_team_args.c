@@ -157,14 +157,24 @@ enum rc_team_walk_step rc_team_args_walk_next(struct rc_team_walk *w, const stru
     }
 }
 
-int rc_team_args_seed(const char *name, const char *period, struct rc_team_args *out)
+int rc_team_args_seed_is_latest(const struct rc_period *p, int64_t now_ms)
 {
-    if (rc_team_args_tm_key(out->keys[0], RC_KEY_MAX, name, period, "tm") ||
-        rc_team_args_tm_key(out->keys[1], RC_KEY_MAX, name, period, "tml"))
+    return p->end_ms > now_ms;
+}
+
+int rc_team_args_seed(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, struct rc_team_args *out)
+{
+    struct rc_error err = {0, ""};
+    int64_t ttl = 0;
+    if (rc_team_args_tm_key(out->keys[0], RC_KEY_MAX, b->name, p->id, "tm") ||
+        rc_team_args_tm_key(out->keys[1], RC_KEY_MAX, b->name, p->id, "tml") ||
+        (!rc_team_args_seed_is_latest(p, now_ms) && rc_expiry_period_ttl_ms(b, p, now_ms, &ttl, &err) != 0))
         return -1;
+    snprintf(out->num[0], sizeof out->num[0], "%" PRId64, ttl);
     out->words[0] = out->keys[0];
     out->words[1] = out->keys[1];
     out->words[2] = "seed";
+    out->words[3] = out->num[0];
     return 0;
 }
 

@@ -90,12 +90,22 @@ struct rc_team_walk {
 enum rc_team_walk_step rc_team_args_walk_next(struct rc_team_walk *w, const struct rc_board *b,
                                               const struct rc_period *p, const char *pointer, struct rc_period *out);
 
-/* The seed call's words: KEYS tm and tml of (name, period), then "seed";
- * the caller appends the field/value pairs. words[0..RC_TEAM_SEED_NWORDS)
- * point into out. */
+/* 1 when a copy made for period p at now_ms is the board's latest
+ * membership (p is not finished): then the pointer moves to p and the
+ * earlier membership it came from expires with its period. A finished
+ * period's copy (a rebuild or admin op of a period no write reached)
+ * changes neither and expires with its own keys. */
+int rc_team_args_seed_is_latest(const struct rc_period *p, int64_t now_ms);
+
+/* The seed call's words for b's period p at now_ms: KEYS tm and tml of p,
+ * then "seed" and the copy's lifetime in ms (0, none, while p is current or
+ * to come: the latest membership never expires; a finished period's, seeded
+ * by a rebuild or an admin op of it, expires with its keys); the caller
+ * appends the field/value pairs. words[0..RC_TEAM_SEED_NWORDS) point into
+ * out. Returns 0 or -1. */
 #define RC_TEAM_SEED_NKEYS 2
-#define RC_TEAM_SEED_NWORDS 3
-int rc_team_args_seed(const char *name, const char *period, struct rc_team_args *out);
+#define RC_TEAM_SEED_NWORDS 4
+int rc_team_args_seed(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, struct rc_team_args *out);
 
 /* The pointer's call: KEYS tmp, then "point", the start and the id of p. */
 #define RC_TEAM_POINT_NKEYS 1

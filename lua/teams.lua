@@ -46,8 +46,10 @@
 -- period's (docs/teams.md, "Periods"), read by the gateway from that
 -- period's slot and passed here, on the new period's slot.
 --   KEYS[1] rc:{B|P}:tm  KEYS[2] rc:{B|P}:tml
---   ARGV[1] seed  ARGV[2..] field, value pairs of the earlier membership
---   (its "#" version and "#TEAM" counts too; none: an empty membership)
+--   ARGV[1] seed  ARGV[2] ms until the copy expires (0: never; a finished
+--   period's expires with its keys)  ARGV[3..] field, value pairs of the
+--   earlier membership (its "#" version and "#TEAM" counts too; none: an
+--   empty membership)
 --   Writes nothing when KEYS[1] exists (another gateway seeded it first):
 --   { "exists" }; else copies the pairs, makes sure "#" is there (a seeded
 --   membership always has it: lua/write.lua tells a seeded period by the
@@ -100,7 +102,7 @@ end
 
 if ARGV[1] == 'seed' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return { 'exists' } end
-  local i = 2
+  local i = 3
   while i + 1 <= #ARGV do -- in slices: unpack has a stack limit
     local j = math.min(i + 999, #ARGV)
     if (j - i) % 2 == 0 then j = j - 1 end
@@ -110,6 +112,11 @@ if ARGV[1] == 'seed' then
   redis.call('HSETNX', KEYS[1], '#', '0')
   redis.call('UNLINK', KEYS[2])
   redis.call('RPUSH', KEYS[2], '{"from":0,"from_at":0}')
+  local ttl = tonumber(ARGV[2]) or 0
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+    redis.call('PEXPIRE', KEYS[2], ttl)
+  end
   return { 'seeded' }
 end
 

@@ -95,7 +95,7 @@ int gw_cli_teamseed_run(struct gw_cli_redis *r, const struct rc_board *b, const 
     const char **argv = malloc(argc * sizeof *argv);
     size_t *lens = malloc(argc * sizeof *lens);
     int rc = -1;
-    if (argv && lens && rc_team_args_seed(b->name, p->id, &a) == 0) {
+    if (argv && lens && rc_team_args_seed(b, p, now_ms, &a) == 0) {
         argv[0] = "EVAL";
         argv[1] = rc_lua_teams;
         argv[2] = "2";
@@ -117,7 +117,7 @@ int gw_cli_teamseed_run(struct gw_cli_redis *r, const struct rc_board *b, const 
         int seeded = rc == 0 && strcmp(rep->element[0]->str, "seeded") == 0;
         if (rep)
             freeReplyObject(rep);
-        if (seeded && rc_team_args_point(b->name, p, &a) == 0) {
+        if (seeded && rc_team_args_seed_is_latest(p, now_ms) && rc_team_args_point(b->name, p, &a) == 0) {
             /* the pointer forward, the earlier membership to expire with
              * its period (as the gateway does; best effort) */
             const char *pargv[3 + RC_TEAM_POINT_NWORDS] = {"EVAL", rc_lua_teams, "1"};

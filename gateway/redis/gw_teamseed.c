@@ -127,7 +127,8 @@ static void on_seeded(redisReply *r, void *privdata)
     if (strcmp(r->element[0]->str, "seeded") == 0) {
         gw_log_info("board %s: period %s's team membership started from %s", s->b->name, s->p.id,
                     s->found ? s->src.id : "none (no earlier period has one)");
-        after_seed(s);
+        if (rc_team_args_seed_is_latest(&s->p, s->now_ms))
+            after_seed(s);
     }
     finish(s, 0); /* "exists": another gateway seeded it first */
 }
@@ -139,7 +140,7 @@ static int send_seed(struct seed *s, const redisReply *pairs)
     size_t n = pairs ? pairs->elements : 0;
     const char **argv = malloc((3 + RC_TEAM_SEED_NWORDS + n) * sizeof *argv);
     size_t *lens = malloc((3 + RC_TEAM_SEED_NWORDS + n) * sizeof *lens);
-    int rc = !argv || !lens || rc_team_args_seed(s->b->name, s->p.id, &a) != 0 ? RC_E_INTERNAL : 0;
+    int rc = !argv || !lens || rc_team_args_seed(s->b, &s->p, s->now_ms, &a) != 0 ? RC_E_INTERNAL : 0;
     for (size_t i = 0; !rc && i < n; i++)
         if (pairs->element[i]->type != REDIS_REPLY_STRING)
             rc = RC_E_INTERNAL;

@@ -414,6 +414,18 @@ test('a team board on a periodic source across a rollover, archived with the day
     assert.equal(await redis.cli('HGET', `rc:{daily|${today}}:tm`, 'cid'), 'green');
     await setClock(gw, new Date().toISOString());
     assert.equal(shape((await h.http(gw.base, 'GET', `/api/v1/boards/daily_squads?top=10&period=${today}`)).body.rows), 'green=5 blue=2');
+
+    // a rebuild of D4 (finished, never written) seeds a copy that expires
+    // with D4's keys and moves no pointer: the latest stays today's
+    const pointer = await redis.cli('GET', 'rc:{daily|}:tmp');
+    assert.match(pointer, new RegExp(` ${today}$`));
+    const rb = spawnSync(h.gatewayBin(), ['teams', 'rebuild', 'daily', '--period', '2026-11-25', '--config', config,
+      '--redis', `127.0.0.1:${redis.port}`], { encoding: 'utf8', env, cwd: h.repoRoot });
+    assert.equal(rb.status, 0, rb.stderr);
+    assert.equal(await redis.cli('HGET', 'rc:{daily|2026-11-25}:tm', 'cid'), 'blue');
+    assert.ok(Number(await redis.cli('PTTL', 'rc:{daily|2026-11-25}:tm')) > 0);
+    assert.equal(await redis.cli('GET', 'rc:{daily|}:tmp'), pointer);
+    assert.equal(await redis.cli('PTTL', `rc:{daily|${today}}:tm`), '-1');
   });
 
 test('--check-config refuses teams where they cannot work, with FILE:LINE', { skip }, () => {

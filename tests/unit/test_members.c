@@ -487,10 +487,17 @@ static void a_periods_membership_is_seeded_from_an_earlier_period(void **state)
     assert_int_equal(rc_team_args_seed_pointer(&b, &p, "junk", &got), -1);
     assert_int_equal(rc_team_args_seed_pointer(&b, &p, NULL, &got), -1);
     struct rc_team_args a;
-    assert_int_equal(rc_team_args_seed("daily", "2026-11-23", &a), 0);
+    b.keep = 7;
+    assert_int_equal(rc_team_args_seed(&b, &p, p.start_ms + 1000, &a), 0);
     assert_string_equal(a.words[0], "rc:{daily|2026-11-23}:tm");
     assert_string_equal(a.words[1], "rc:{daily|2026-11-23}:tml");
     assert_string_equal(a.words[2], "seed");
+    assert_string_equal(a.words[3], "0"); /* the current period's copy never expires */
+    assert_int_equal(rc_team_args_seed_is_latest(&p, p.end_ms - 1), 1);
+    assert_int_equal(rc_team_args_seed_is_latest(&p, p.end_ms), 0);
+    assert_int_equal(rc_team_args_seed(&b, &p, p.end_ms, &a), 0);
+    snprintf(v, sizeof v, "%lld", (long long)(7 * 86400000LL)); /* a finished one's: with its keys */
+    assert_string_equal(a.words[3], v);
     assert_int_equal(rc_team_args_point("daily", &p, &a), 0);
     assert_string_equal(a.words[0], "rc:{daily|}:tmp");
     assert_string_equal(a.words[1], "point");
