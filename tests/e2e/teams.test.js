@@ -426,6 +426,10 @@ test('a team board on a periodic source across a rollover, archived with the day
     assert.ok(Number(await redis.cli('PTTL', 'rc:{daily|2026-11-25}:tm')) > 0);
     assert.equal(await redis.cli('GET', 'rc:{daily|}:tmp'), pointer);
     assert.equal(await redis.cli('PTTL', `rc:{daily|${today}}:tm`), '-1');
+    // an admin remove on the periodic source keeps its day's sums exact
+    const rm = await h.http(gw.base, 'DELETE', '/api/v1/boards/daily/members/cid');
+    assert.equal(rm.status, 200, rm.text);
+    assert.equal(shape((await h.http(gw.base, 'GET', `/api/v1/boards/daily_squads?top=10&period=${today}`)).body.rows), 'blue=2 green=0');
   });
 
 test('--check-config refuses teams where they cannot work, with FILE:LINE', { skip }, () => {
