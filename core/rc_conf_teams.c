@@ -26,9 +26,6 @@ static int refuse(struct parser *p, const struct rc_board *b, int line)
     if (b->is_template)
         return rc_conf__fail(p, line, "teams needs an exact board name, not template %s: its boards "
                              "would all feed one team board", b->name);
-    if (b->period.kind != RC_PERIOD_NONE)
-        return rc_conf__fail(p, line, "teams cannot be combined with period (not supported yet): "
-                             "membership spans periods, so it is in another slot than a period's keys");
     if (b->decay.kind != RC_DECAY_NONE)
         return rc_conf__fail(p, line, "teams cannot be combined with decay: scores are rebuilt from "
                              "buckets, so no write could keep a team's sum");

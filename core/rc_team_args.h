@@ -13,7 +13,7 @@
 #include "rc_write_args.h" /* struct rc_reply_item */
 
 #define RC_TEAM_NKEYS 7
-#define RC_TEAM_NARGV 8
+#define RC_TEAM_NARGV 10
 
 struct rc_team_args {
     char keys[RC_TEAM_NKEYS][RC_KEY_MAX];
@@ -36,8 +36,8 @@ int rc_team_args_build(const struct rc_board *b, const struct rc_period *p, int 
  * time, the target: words[0..RC_TEAM_AT_NWORDS) point into out and team. */
 #define RC_TEAM_AT_NKEYS 3
 #define RC_TEAM_AT_NWORDS 7
-int rc_team_args_roster_at(const struct rc_board *b, const char *team, int by_time, int64_t target,
-                           struct rc_team_args *out, struct rc_error *err);
+int rc_team_args_roster_at(const struct rc_board *b, const char *period, const char *team, int by_time,
+                           int64_t target, struct rc_team_args *out, struct rc_error *err);
 
 /* Its reply items[0..n): "ok", the count, then that many members (each a
  * valid member name: items[2..2 + *nmembers), *gone 0); or "gone" and the
@@ -45,5 +45,71 @@ int rc_team_args_roster_at(const struct rc_board *b, const char *team, int by_ti
  * RC_E_INTERNAL. */
 int rc_team_args_roster_at_parse(const struct rc_reply_item *items, size_t n, int *gone, int64_t *oldest,
                                  size_t *nmembers);
+
+/* ---- a period's membership (docs/teams.md, "Periods") ----------------
+ * A periodic source keeps one membership per period, rc:{B|P}:tm (and its
+ * log rc:{B|P}:tml), so that a write and a move touch one slot. A period
+ * whose membership does not exist yet is seeded from the latest earlier
+ * period's: the gateway reads it there (HGETALL) and passes it to
+ * lua/teams.lua's seed on the new period's slot, which refuses when the
+ * period was seeded meanwhile. The earlier period looked for: the one just
+ * before, then the board's pointer to its latest seeded period
+ * (rc:{B|}:tmp, moved forward by teams.lua's point), then the ones before
+ * back to RC_TEAM_SEED_WALK periods; none: the period starts with no
+ * membership. */
+#define RC_TEAM_SEED_WALK 32
+
+/* Board `name`'s membership key `what` ("tm", "tml") in `period` ("" for
+ * all-time; "tmp" is the pointer: period ignored). Returns 0 or -1 (too
+ * long). */
+int rc_team_args_tm_key(char *out, size_t cap, const char *name, const char *period, const char *what);
+
+/* The i-th period before p (i >= 1) where a seed may be looked for: 0 and
+ * *out, or -1 when i is past RC_TEAM_SEED_WALK or the calendar. */
+int rc_team_args_seed_source(const struct rc_board *b, const struct rc_period *p, unsigned i, struct rc_period *out);
+
+/* The pointer's value ("START_MS PERIOD") as a period of b before p: 0 and
+ * *out, or -1 when it names none (unparsable, another calendar, not before
+ * p). */
+int rc_team_args_seed_pointer(const struct rc_board *b, const struct rc_period *p, const char *value,
+                              struct rc_period *out);
+
+/* Where to look next for the membership a period p starts from (the order
+ * of the comment above, kept here once for the gateway and the CLI). Start
+ * with a zeroed walk; after each READ that found no membership, or after
+ * POINTER with the pointer's value (NULL when none), call again. */
+enum rc_team_walk_step {
+    RC_TEAM_WALK_READ,    /* *out: read its membership; one there is the seed */
+    RC_TEAM_WALK_POINTER, /* read the pointer rc:{B|}:tmp, then call again with it */
+    RC_TEAM_WALK_NONE,    /* no earlier membership: the period starts with none */
+};
+struct rc_team_walk {
+    int state;
+    unsigned i;
+};
+enum rc_team_walk_step rc_team_args_walk_next(struct rc_team_walk *w, const struct rc_board *b,
+                                              const struct rc_period *p, const char *pointer, struct rc_period *out);
+
+/* 1 when a copy made for period p at now_ms is the board's latest
+ * membership (p is not finished): then the pointer moves to p and the
+ * earlier membership it came from expires with its period. A finished
+ * period's copy (a rebuild or admin op of a period no write reached)
+ * changes neither and expires with its own keys. */
+int rc_team_args_seed_is_latest(const struct rc_period *p, int64_t now_ms);
+
+/* The seed call's words for b's period p at now_ms: KEYS tm and tml of p,
+ * then "seed" and the copy's lifetime in ms (0, none, while p is current or
+ * to come: the latest membership never expires; a finished period's, seeded
+ * by a rebuild or an admin op of it, expires with its keys); the caller
+ * appends the field/value pairs. words[0..RC_TEAM_SEED_NWORDS) point into
+ * out. Returns 0 or -1. */
+#define RC_TEAM_SEED_NKEYS 2
+#define RC_TEAM_SEED_NWORDS 4
+int rc_team_args_seed(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, struct rc_team_args *out);
+
+/* The pointer's call: KEYS tmp, then "point", the start and the id of p. */
+#define RC_TEAM_POINT_NKEYS 1
+#define RC_TEAM_POINT_NWORDS 4
+int rc_team_args_point(const char *name, const struct rc_period *p, struct rc_team_args *out);
 
 #endif

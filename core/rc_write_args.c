@@ -10,6 +10,7 @@
 #include "rc_conf.h"
 #include "rc_expiry.h"
 #include "rc_decay.h"
+#include "rc_team_args.h"
 
 static const char *put_num(struct rc_write_args *a, unsigned i, int64_t v)
 {
@@ -139,15 +140,15 @@ int rc_write_args_build_as(const struct rc_board *b, const struct rc_request *r,
         return rc_err_set(err, RC_E_INTERNAL, "key name too long");
     out->nkeys = RC_WRITE_NKEYS_PLAIN;
     if (b->teams[0]) {
-        /* team board T's keys live in this board's tag (rc_keys.h); the
-         * membership holds across periods: all-time boards only (rc_conf_teams.c) */
+        /* team board T's keys live in this board's tag (rc_keys.h); so
+         * does the membership: the period's own (rc_team_args.h) */
         static const char *const tkeys[] = {"z", "seq", "log", "ch", "epoch"};
-        if (rc_keys_board(out->keys[10], RC_KEY_MAX, store, "", "tm", NULL))
+        if (rc_team_args_tm_key(out->keys[10], RC_KEY_MAX, store, p->id, "tm"))
             return rc_err_set(err, RC_E_INTERNAL, "key name too long");
         for (unsigned i = 0; i < 5; i++)
             if (rc_keys_board(out->keys[11 + i], RC_KEY_MAX, b->teams, p->id, tkeys[i], NULL))
                 return rc_err_set(err, RC_E_INTERNAL, "key name too long");
-        if (rc_keys_board(out->keys[16], RC_KEY_MAX, store, "", "tml", NULL)) /* the membership's log */
+        if (rc_team_args_tm_key(out->keys[16], RC_KEY_MAX, store, p->id, "tml")) /* the membership's log */
             return rc_err_set(err, RC_E_INTERNAL, "key name too long");
         out->nkeys = RC_WRITE_NKEYS;
     }
@@ -234,6 +235,13 @@ int rc_write_args_result_parse(const struct rc_board *b, const struct rc_reply_i
         res->status = RC_E_UNAVAILABLE;
         res->unseeded = 1;
         snprintf(res->message, sizeof res->message, "the period's blocklist is not seeded yet: nothing was written");
+        return 0;
+    }
+    if (n == 1 && strcmp(status, "team_unseeded") == 0) {
+        res->status = RC_E_UNAVAILABLE;
+        res->team_unseeded = 1;
+        snprintf(res->message, sizeof res->message,
+                 "the period's team membership is not seeded yet: nothing was written");
         return 0;
     }
     if (n == 1 && strcmp(status, "no_record") == 0) {

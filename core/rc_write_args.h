@@ -92,6 +92,8 @@ struct rc_write_result {
                             read after it (rank and seq are then not the board's; the ack says so) */
     int unseeded;        /* the period's blocklist is not seeded yet: nothing was written (status
                             RC_E_UNAVAILABLE); send again with the seed (lua/write.lua) */
+    int team_unseeded;   /* the period's team membership is not seeded yet: nothing was written
+                            (status RC_E_UNAVAILABLE; rc_team_args.h, "a period's membership") */
     int no_record;       /* a call without new records (rc_write_args_no_new_record) for a req
                             that has none: nothing was written (status RC_E_RATE_LIMITED) */
     char message[RC_ERROR_MSG_MAX];

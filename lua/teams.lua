@@ -5,7 +5,8 @@
 -- redis-cli ZADD on B cannot update team sums by itself).
 --
 -- KEYS[1] rc:{B|P}:z       the source board
--- KEYS[2] rc:{B|}:tm       membership: member -> team, "#"..team -> member count
+-- KEYS[2] rc:{B|P}:tm      membership: member -> team, "#"..team -> member count
+--                          (the period's own on a periodic board: lua/write.lua)
 -- KEYS[3..7] T's z, seq, log, ch, epoch: rc:{B|P}{T}:z ... (B's tag)
 --
 -- ARGV[1] mode: rebuild | reset
@@ -13,6 +14,11 @@
 -- ARGV[4] 2^tie-break bits  ARGV[5] order: desc | asc
 -- ARGV[6] log cap           ARGV[7] PUBLISH | SPUBLISH
 -- ARGV[8] a fresh epoch id from the gateway ("" lets the script make one)
+-- ARGV[9] periodic boards: ms until the period's keys expire (T's keys
+--         renewed with it), else 0
+-- ARGV[10] "1" on a periodic board: a rebuild of a period whose membership
+--         is not seeded yet answers { "team_unseeded", 0, 0 } and changes
+--         nothing (the gateway seeds it first, as for lua/write.lua)
 --
 -- rebuild: a team's points are the sum of its members' points on B (the
 -- rule lua/write.lua keeps write by write). A team is on T while it has
@@ -35,6 +41,25 @@
 --   Reply: { "ok", n, member1, ... } (sorted by name), or { "gone", oldest
 --   seq } when the log does not reach back that far (its header's from,
 --   from_at).
+--
+-- seed: a period's membership starts as a copy of the latest earlier
+-- period's (docs/teams.md, "Periods"), read by the gateway from that
+-- period's slot and passed here, on the new period's slot.
+--   KEYS[1] rc:{B|P}:tm  KEYS[2] rc:{B|P}:tml
+--   ARGV[1] seed  ARGV[2] ms until the copy expires (0: never; a finished
+--   period's expires with its keys)  ARGV[3..] field, value pairs of the
+--   earlier membership (its "#" version and "#TEAM" counts too; none: an
+--   empty membership)
+--   Writes nothing when KEYS[1] exists (another gateway seeded it first):
+--   { "exists" }; else copies the pairs, makes sure "#" is there (a seeded
+--   membership always has it: lua/write.lua tells a seeded period by the
+--   hash existing), starts the log with a header from seq 0 (the copy is
+--   the period's membership from its start) and answers { "seeded" }.
+--
+-- point: the board's pointer to its latest seeded period, rc:{B|}:tmp
+-- ("START_MS PERIOD"), moved forward only (a gateway with an older period
+-- never moves it back). KEYS[1] rc:{B|}:tmp  ARGV[2] start ms  ARGV[3] id.
+--   Reply: 1 moved, 0 not.
 
 if ARGV[1] == 'roster_at' then
   local tmk, tml, team, by_time, target = KEYS[1], KEYS[2], ARGV[2], ARGV[3] == 'time', tonumber(ARGV[4])
@@ -75,12 +100,47 @@ if ARGV[1] == 'roster_at' then
   return reply
 end
 
+if ARGV[1] == 'seed' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return { 'exists' } end
+  local i = 3
+  while i + 1 <= #ARGV do -- in slices: unpack has a stack limit
+    local j = math.min(i + 999, #ARGV)
+    if (j - i) % 2 == 0 then j = j - 1 end
+    redis.call('HSET', KEYS[1], unpack(ARGV, i, j))
+    i = j + 1
+  end
+  redis.call('HSETNX', KEYS[1], '#', '0')
+  redis.call('UNLINK', KEYS[2])
+  redis.call('RPUSH', KEYS[2], '{"from":0,"from_at":0}')
+  local ttl = tonumber(ARGV[2]) or 0
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+    redis.call('PEXPIRE', KEYS[2], ttl)
+  end
+  return { 'seeded' }
+end
+
+if ARGV[1] == 'point' then
+  local cur = redis.call('GET', KEYS[1])
+  local at = cur and tonumber(string.match(cur, '^(-?%d+) '))
+  if at and at >= tonumber(ARGV[2]) then return 0 end
+  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. ARGV[3])
+  return 1
+end
+
 local z, tm, tz, tseqkey, tlogkey, tchan, tekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local mode, at, slot = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local scale, desc = tonumber(ARGV[4]), ARGV[5] == 'desc'
 local logcap, pubcmd = tonumber(ARGV[6]), ARGV[7] == 'SPUBLISH' and 'SPUBLISH' or 'PUBLISH'
 local epoch_arg = ARGV[8] or ''
 if #epoch_arg > 32 or not string.match(epoch_arg, '^[%w]*$') then epoch_arg = '' end
+local ttl = tonumber(ARGV[9] or '0') or 0
+
+-- T's keys go with the period's (lua/write.lua)
+local function renew()
+  if ttl <= 0 then return end
+  for _, k in ipairs({ tz, tseqkey, tlogkey, tekey }) do redis.call('PEXPIRE', k, ttl) end
+end
 
 local function num(x) return string.format('%.17g', x) end
 local function points_of(c)
@@ -128,9 +188,11 @@ if mode == 'reset' then
   local seq = redis.call('INCR', tseqkey)
   record('{"seq":' .. seq .. ',"op":"reset","c":null,"old_c":null,"rank":null,"old_rank":null,"at":' ..
          num(at) .. ',"epoch":"' .. e .. '"}')
+  renew()
   return { 'ok', 1, seq }
 end
 if mode ~= 'rebuild' then return { 'bad_request', 'unknown mode' } end
+if ARGV[10] == '1' and redis.call('EXISTS', tm) == 0 then return { 'team_unseeded', 0, 0 } end
 
 -- the sums and member counts from the membership and B
 local sums, counts, scored = {}, {}, {}
@@ -201,4 +263,5 @@ for _, t in ipairs(names) do
     changed = changed + 1
   end
 end
+if changed > 0 then renew() end
 return { 'ok', changed, seq_now() }

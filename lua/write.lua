@@ -23,11 +23,12 @@
 -- KEYS[10] rc:{B|P}:arr     tiebreak = arrival: the arrival counters (see
 --                           "Arrival order" below; passed on every board)
 -- Team boards (docs/teams.md), passed only when the board has `teams = T`:
--- KEYS[11] rc:{B|}:tm     membership: member -> team id, "#"..team -> the
+-- KEYS[11] rc:{B|P}:tm    membership: member -> team id, "#"..team -> the
 --                         team's member count ('#' starts no member), and
---                         "#" alone -> the membership's version (op team)
+--                         "#" alone -> the membership's version (op team);
+--                         a periodic board keeps one per period ("Teams")
 -- KEYS[12..16] T's z, seq, log, ch and epoch: rc:{B|P}{T}:z ... in B's tag
--- KEYS[17] rc:{B|}:tml    the membership's log (op team; "Teams" below)
+-- KEYS[17] rc:{B|P}:tml   the membership's log (op team; "Teams" below)
 --
 -- ARGV[1]  op: incr | set | best | submit, or team (ARGV[3]: the new team
 --          id, "" to leave; see "Teams" below)
@@ -173,6 +174,15 @@
 -- seq S and time MS: 0 0 when the log began with no membership at all),
 -- then {"bseq":B's seq,"at":MS,"member":M,"old":T|null,"new":T|null} per
 -- change, capped at the log cap (the header follows the oldest kept).
+-- A periodic board keeps one membership per period, in the period's tag
+-- (KEYS[11], KEYS[17]), so a write and a move touch one slot. A period's
+-- membership starts as a copy of the latest earlier period's, made by the
+-- gateway (lua/teams.lua, "seed") before the period's first write or team
+-- op: until KEYS[11] exists (a seeded one always holds "#") a write or
+-- team op of the period (ARGV[18 + 4F] "1") answers { "team_unseeded" }
+-- and writes nothing; the gateway seeds it and sends the call again.
+-- T's keys expire with the period's (ARGV[14]); the membership does not
+-- (the gateway expires a period's once a later period was seeded from it).
 -- Reply to op team:
 --   { "teamed", team or "", seq of B, seq of T, changed }
 -- Replies of the writes get three more items after `changed`: team id
@@ -295,6 +305,13 @@ end
 local function team_emit(event)
   redis.call('RPUSH', tlogkey, event)
   redis.call('LTRIM', tlogkey, -logcap, -1)
+  if ttl > 0 then
+    -- T's keys go with the period's (relative, as B's below)
+    redis.call('PEXPIRE', tz, ttl)
+    redis.call('PEXPIRE', tseqkey, ttl)
+    redis.call('PEXPIRE', tlogkey, ttl)
+    redis.call('PEXPIRE', tekey, ttl)
+  end
   redis.call(pubcmd, tchan, event)
 end
 
@@ -355,6 +372,9 @@ local function range_error(p)
   return { 'out_of_range', 'team sum ' .. num(p) .. ' would be outside this board\'s range ' ..
            num(pmin) .. '..' .. num(pmax) }
 end
+
+-- a period whose membership is not seeded yet: nothing is written (see "Teams")
+if teamed and seed_required and redis.call('EXISTS', tmkey) == 0 then return { 'team_unseeded' } end
 
 -- op team: moves member to team ARGV[3] ("" leaves); see "Teams"
 if op == 'team' then

@@ -23,6 +23,7 @@
  */
 #include "cli/gw_cli_int.h"
 #include "cli/gw_cli_blocklist.h"
+#include "cli/gw_cli_teamseed.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -83,6 +84,10 @@ static int take_result(struct import *im, const struct call *k, const redisReply
     if (gw_write_parse_reply(im->c->b, rep, &res, &err) != 0)
         return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s: the row may or may not be written",
                            k->lineno, err.msg);
+    if (res.team_unseeded)
+        return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE,
+                           "line %" PRId64 ": the period's team membership is not seeded: nothing from this line on "
+                           "was written by this batch; run the import again", k->lineno);
     if (res.unseeded)
         return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE,
                            "line %" PRId64 ": the period's blocklist is not seeded: nothing from this line on was "
@@ -112,6 +117,13 @@ static int send_seeded(struct import *im, struct call *k)
     char err[GW_CLI_ERR_MAX];
     struct gw_cli_cmd cmd = call_cmd(k);
     redisReply *rep = gw_cli_blocklist_write_seeded(im->r, &cmd, k->a.seed_from, k->a.keys[7], err, sizeof err);
+    if (gw_cli_teamseed_asked(rep)) {
+        /* a board with teams: the period's membership first (gw_cli_teamseed.h) */
+        freeReplyObject(rep);
+        rep = gw_cli_teamseed_run(im->r, im->c->b, &im->p, im->now, err, sizeof err) == 0
+                  ? gw_cli_blocklist_write_seeded(im->r, &cmd, k->a.seed_from, k->a.keys[7], err, sizeof err)
+                  : NULL;
+    }
     if (!rep)
         return gw_cli_base_fail(im->c, GW_CLI_UNAVAILABLE, "line %" PRId64 ": %s (the row may or may not be written)",
                            k->lineno, err);

@@ -3,6 +3,7 @@
  * through lua/teams.lua, for changes made to BOARD outside rankcast (a
  * redis-cli ZADD cannot update team sums by itself). */
 #include "cli/gw_cli_int.h"
+#include "cli/gw_cli_teamseed.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,6 +44,12 @@ int gw_cli_teams(struct gw_cli *c)
         lens[i] = strlen(argv[i]);
     struct gw_cli_cmd cmd = {3 + RC_TEAM_NKEYS + RC_TEAM_NARGV, argv, lens, 3, rc_lua_teams};
     redisReply *rep = gw_cli_redis_command(r, &cmd, msg, sizeof msg);
+    if (gw_cli_teamseed_asked(rep)) {
+        /* a period whose membership is not seeded yet: seeded, then again */
+        freeReplyObject(rep);
+        rep = gw_cli_teamseed_run(r, c->b, &p, now, msg, sizeof msg) == 0 ? gw_cli_redis_command(r, &cmd, msg, sizeof msg)
+                                                                        : NULL;
+    }
     int rc = GW_CLI_OK;
     if (!rep) {
         rc = gw_cli_base_fail(c, GW_CLI_UNAVAILABLE, "%s", msg);

@@ -30,6 +30,10 @@ static void view_move(struct gw_fanout *f, struct gw_view *v, const char *period
     v->held = NULL;
     v->force_snapshot = 0;
     gw_board_view_set_dirty(v);
+    /* a source with teams: the new period has its own membership (docs/teams.md, "Periods") */
+    gw_rowteam_load(nb, 0);
+    if (v->r.spec.kind == RC_VIEW_TEAM)
+        gw_rowteam_load_roster_view(v); /* (or when nb's membership is read) */
     for (struct gw_sub *s = v->subs; s; s = s->vnext) {
         s->pending = 1; /* no id: a pushed snapshot, not a reply */
         s->needs_snapshot = 0;

@@ -35,6 +35,9 @@ struct gw_rowteam {
     int64_t ks_heard, ks_explained;
     int ks_dels;
     int ks_waited;
+    /* a periodic board's current period read with no membership yet: seeded
+     * from an earlier period's (redis/gw_teamseed.c) once, then read again */
+    int seed_tried;
 };
 
 struct gw_rowteam *gw_rowteam_new(struct rc_hash_key key);

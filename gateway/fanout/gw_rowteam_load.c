@@ -11,7 +11,11 @@
  * read again (core/rc_event.h, rc_event_team_judge). A message that comes
  * while a read is out is applied, and the read done again once back when
  * it did not reach the message's version (the message and the reply come
- * over two connections). */
+ * over two connections). A periodic board's membership is its period's
+ * (rc:{B|P}:tm, docs/teams.md "Periods"): a board of the current period
+ * whose membership does not exist yet (no "#") has it seeded from the
+ * latest earlier period's, then read again; a past period's is read as it
+ * is (never seeded by a viewer: nothing would expire it). */
 #include "fanout/gw_rowteam_load.h"
 
 #include "fanout/gw_fanout_int.h"
@@ -25,9 +29,11 @@
 #include "gw_app.h"
 #include "base/gw_log.h"
 #include "redis/gw_redis.h"
+#include "redis/gw_teamseed.h"
 #include "rc_event.h"
 #include "rc_keys.h"
 #include "rc_names.h"
+#include "rc_team_args.h"
 
 /* Every view of b may show another team on a row now. */
 static void refresh_views(struct gw_board *b)
@@ -72,10 +78,39 @@ static void rosters(struct gw_board *b, const char *team, const char *team2)
             gw_rowteam_load_roster_view(v);
 }
 
+static void on_seeded(int code, void *privdata)
+{
+    struct gw_board *b = privdata;
+    (void)code; /* (failed: read as it is; a write seeds it, and its notifications bring a read) */
+    b->rt->loading = 0;
+    gw_rowteam_load(b, 1);
+    gw_board_unref(b);
+}
+
+/* Starts seeding b's period's membership when reply r shows none and b is
+ * of the current period: 1 when started (on_seeded reads again). */
+static int seed_first(struct gw_board *b, const redisReply *r)
+{
+    struct gw_rowteam *rt = b->rt;
+    if (!b->r.period[0] || rt->seed_tried)
+        return 0;
+    for (size_t i = 0; i + 1 < r->elements; i += 2)
+        if (r->element[i]->type == REDIS_REPLY_STRING && r->element[i]->len == 1 && r->element[i]->str[0] == '#')
+            return 0; /* seeded */
+    struct rc_period p;
+    int64_t now = gw_now_ms(b->f->app);
+    if (rc_period_parse(&b->decl->period, b->r.period, &p) != 0 || p.end_ms <= now || p.start_ms > now)
+        return 0;
+    rt->seed_tried = 1;
+    return gw_teamseed_run(b->f->app->redis, b->decl, &p, now, on_seeded, b) == 0;
+}
+
 static void on_loaded(redisReply *r, void *privdata)
 {
     struct gw_board *b = privdata;
     struct gw_rowteam *rt = b->rt;
+    if (!b->dead && r && r->type == REDIS_REPLY_ARRAY && seed_first(b, r))
+        return; /* still loading; the ref goes with on_seeded */
     rt->loading = 0;
     if (!b->dead && r && r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0) {
         gw_rowteam_clear(rt);
@@ -120,7 +155,7 @@ void gw_rowteam_load(struct gw_board *b, int again)
     if (rt->loaded && !again)
         return;
     char key[RC_KEY_MAX];
-    if (rc_keys_board(key, sizeof key, b->r.name, "", "tm", NULL))
+    if (rc_team_args_tm_key(key, sizeof key, b->r.name, b->r.period, "tm"))
         return;
     const char *argv[2] = {"HGETALL", key};
     b->refs++;

@@ -245,7 +245,7 @@ void gw_get_read(struct gw_app *app, const struct gw_caller *who, const struct r
         c->target = r->at;
         if (!c->decl->teams[0])
             code = rc_err_set(&err, RC_E_BAD_REQUEST, "a roster needs a board with teams (docs/teams.md)");
-        else if ((code = gw_roster_at_members(app, c->decl, r->view.around, c->by_time_target, r->at, on_roster,
+        else if ((code = gw_roster_at_members(app, c->decl, c->period.id, r->view.around, c->by_time_target, r->at, on_roster,
                                               c)) == 0)
             return;
         else

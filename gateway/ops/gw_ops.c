@@ -468,7 +468,7 @@ static void on_read(int code, struct gw_window *w, void *privdata)
     char key[RC_KEY_MAX];
     const char **argv = malloc((w->n + 2) * sizeof *argv);
     struct teams_call *k = malloc(sizeof *k);
-    int rc = !argv || !k || rc_keys_board(key, sizeof key, c->board, "", "tm", NULL) ? RC_E_INTERNAL : 0;
+    int rc = !argv || !k || rc_keys_board(key, sizeof key, c->board, c->period.id, "tm", NULL) ? RC_E_INTERNAL : 0;
     if (!rc) {
         argv[0] = "HMGET";
         argv[1] = key;

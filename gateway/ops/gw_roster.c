@@ -1,6 +1,8 @@
 /* gw_roster.c - a roster read over REST (GET /api/v1/boards/{b}?team=T,
  * PROTOCOL v1.2, docs/teams.md): the team's members from the board's
- * membership (one HGETALL of rc:{B|}:tm), then one roster read of them
+ * membership (one HGETALL of rc:{B|P}:tm, the period's on a periodic board:
+ * the current period's is seeded first when it has none yet, as a write
+ * would, redis/gw_teamseed.c), then one roster read of them
  * through gw_ops (lua/read.lua: its best 200 by rank, any team size; total
  * the team's member count, absent those without points). The fan-out's rosters keep the same
  * membership in memory (fanout/gw_rowteam.c); a one-off read asks Redis. */
@@ -14,6 +16,7 @@
 #include "gw_app.h"
 #include "ops/gw_ops.h"
 #include "redis/gw_redis.h"
+#include "redis/gw_teamseed.h"
 #include "rc_auth.h"
 #include "rc_conf.h"
 #include "rc_err.h"
@@ -21,6 +24,7 @@
 #include "rc_members.h"
 #include "rc_names.h"
 #include "rc_period.h"
+#include "rc_team_args.h"
 
 struct roster_call {
     struct gw_app *app;
@@ -28,7 +32,35 @@ struct roster_call {
     struct rc_request r;         /* board, period, view flags; id_json owned */
     gw_op_done *done;
     void *privdata;
+    const struct rc_board *decl;
+    struct rc_period p;
+    int seed_tried;
+    char key[RC_KEY_MAX];        /* the membership read */
 };
+
+static int read_members(struct roster_call *k);
+static void finish(struct roster_call *k, int code, const char *msg);
+
+static void on_seeded(int code, void *privdata)
+{
+    struct roster_call *k = privdata;
+    (void)code; /* (failed: read as it is) */
+    if (read_members(k) != 0)
+        finish(k, RC_E_UNAVAILABLE, "Redis is unreachable");
+}
+
+/* 1 when seeding k's period's membership started (the reply had none) */
+static int seed_first(struct roster_call *k, const redisReply *rep)
+{
+    int64_t now = gw_now_ms(k->app);
+    if (!k->p.id[0] || k->seed_tried || k->p.end_ms <= now || k->p.start_ms > now)
+        return 0;
+    for (size_t i = 0; i + 1 < rep->elements; i += 2)
+        if (rep->element[i]->type == REDIS_REPLY_STRING && rep->element[i]->len == 1 && rep->element[i]->str[0] == '#')
+            return 0;
+    k->seed_tried = 1;
+    return gw_teamseed_run(k->app->redis, k->decl, &k->p, now, on_seeded, k) == 0;
+}
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -50,6 +82,8 @@ static void on_members(redisReply *rep, void *privdata)
                                                                : "Redis is unreachable");
         return;
     }
+    if (seed_first(k, rep))
+        return;
     const char *team = k->r.view.around;
     const char **names = malloc((rep->elements / 2 + 1) * sizeof *names);
     size_t n = 0, bytes = 0;
@@ -105,21 +139,27 @@ void gw_roster_read(struct gw_app *app, const struct gw_caller *who, const struc
         code = gw_ops_resolve(app, r, &decl, &p, &err);
     if (!code && !decl->teams[0])
         code = rc_err_set(&err, RC_E_BAD_REQUEST, "team=: a roster needs a board with teams (docs/teams.md)");
-    char key[RC_KEY_MAX];
     struct roster_call *k = code ? NULL : calloc(1, sizeof *k);
-    if (!code && (!k || rc_keys_board(key, sizeof key, r->board, "", "tm", NULL)))
+    if (!code && !k)
         code = rc_err_set(&err, RC_E_INTERNAL, "out of memory");
     if (!code) {
-        *k = (struct roster_call){app, who, *r, done, privdata};
+        *k = (struct roster_call){app, who, *r, done, privdata, decl, p, 0, ""};
+        if (rc_team_args_tm_key(k->key, sizeof k->key, r->board, p.id, "tm"))
+            k->key[0] = '\0'; /* (cannot be: a board name and a period id fit) */
         k->r.view.members = NULL;
         k->r.token = NULL;
         k->r.id_json = r->id_json ? strdup(r->id_json) : NULL;
-        const char *argv[2] = {"HGETALL", key};
-        if (gw_redis_command(app->redis, key, strlen(key), 2, argv, NULL, on_members, k) == 0)
+        if (read_members(k) == 0)
             return;
         free(k->r.id_json);
         code = rc_err_set(&err, RC_E_UNAVAILABLE, "Redis is unreachable");
     }
     free(k);
     done(privdata, code, gw_ops_error(app, r->id_json, code, err.msg));
+}
+
+static int read_members(struct roster_call *k)
+{
+    const char *argv[2] = {"HGETALL", k->key};
+    return gw_redis_command(k->app->redis, k->key, strlen(k->key), 2, argv, NULL, on_members, k);
 }

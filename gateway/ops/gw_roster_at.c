@@ -74,15 +74,15 @@ cleanup:
     free(k);
 }
 
-int gw_roster_at_members(struct gw_app *app, const struct rc_board *b, const char *team, int by_time, int64_t target,
-                         gw_roster_at_cb *cb, void *privdata)
+int gw_roster_at_members(struct gw_app *app, const struct rc_board *b, const char *period, const char *team,
+                         int by_time, int64_t target, gw_roster_at_cb *cb, void *privdata)
 {
     struct rc_team_args a;
     struct rc_error err = {0, ""};
     size_t lens[RC_TEAM_AT_NWORDS];
     if (!app->redis)
         return RC_E_UNAVAILABLE;
-    int rc = rc_team_args_roster_at(b, team, by_time, target, &a, &err);
+    int rc = rc_team_args_roster_at(b, period, team, by_time, target, &a, &err);
     if (rc)
         return rc;
     for (unsigned i = 0; i < RC_TEAM_AT_NWORDS; i++)

@@ -18,8 +18,9 @@ typedef void gw_roster_at_cb(int code, int gone, int64_t oldest, const char *mem
                              void *privdata);
 
 /* Asks Redis; cb runs later (never from inside). Returns 0, or an RC_E_*
- * code (cb not called). Borrows b and team for the call only. */
-int gw_roster_at_members(struct gw_app *app, const struct rc_board *b, const char *team, int by_time, int64_t target,
-                         gw_roster_at_cb *cb, void *privdata);
+ * code (cb not called). period: whose membership (its id, "" all-time).
+ * Borrows b and team for the call only. */
+int gw_roster_at_members(struct gw_app *app, const struct rc_board *b, const char *period, const char *team,
+                         int by_time, int64_t target, gw_roster_at_cb *cb, void *privdata);
 
 #endif

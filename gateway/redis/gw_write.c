@@ -5,7 +5,10 @@
  * (SMEMBERS rc:{B|}:blocked), the write sent again with its members as the
  * seed, and once it is answered the board's list is read once more and the
  * difference (a block or unblock that ran while we seeded) applied to the
- * period's list. The caller sees one answer, as for any write. */
+ * period's list. A periodic board with teams may find its period's team
+ * membership not seeded yet (lua/write.lua, "Teams"): it is seeded from the
+ * latest earlier period's (redis/gw_teamseed.c) and the write sent again.
+ * The caller sees one answer, as for any write. */
 #include "redis/gw_write.h"
 
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include <uv.h>
 
 #include "base/gw_log.h"
+#include "redis/gw_teamseed.h"
 #include "rc_err.h"
 
 #define KEY_BLOCKED 7 /* KEYS[8] of lua/write.lua, the period's blocklist */
@@ -32,6 +36,9 @@ struct pending {
     size_t *argvlen;
     char **seed;        /* the board's blocklist as read for the seed (NULL: none sent) */
     size_t nseed;
+    struct rc_period period; /* the write's, for seeding its team membership */
+    int64_t now_ms;
+    int team_seeded;    /* the team membership was seeded for this write: once only */
 };
 
 static void pending_free(struct pending *p)
@@ -179,12 +186,34 @@ void gw_write_new_epoch(char *out)
         rc_epoch_hex(out, bytes);
 }
 
+/* The period's team membership is seeded (or was, by someone else): the
+ * write goes again, as it was. */
+static void on_team_seeded(int code, void *privdata)
+{
+    struct pending *p = privdata;
+    struct rc_error err = {0, ""};
+    if (!code && send_call(p, 0, NULL, NULL) == 0)
+        return;
+    rc_err_set(&err, RC_E_UNAVAILABLE, "could not start the period's team membership: nothing was written");
+    p->cb(err.code, NULL, &err, p->privdata);
+    pending_free(p);
+}
+
 static void on_reply_waited(redisReply *reply, int replicas, void *privdata)
 {
     struct pending *p = privdata;
     struct rc_write_result res;
     struct rc_error err = {0, ""};
     int code = gw_write_parse_reply(p->board, reply, &res, &err);
+    if (!code && res.team_unseeded) {
+        /* before the blocklist's check: no seed words sent yet (lua/write.lua) */
+        if (!p->team_seeded && !p->seed && p->argv) {
+            p->team_seeded = 1;
+            if (gw_teamseed_run(p->redis, p->board, &p->period, p->now_ms, on_team_seeded, p) == 0)
+                return;
+        }
+        code = rc_err_set(&err, RC_E_UNAVAILABLE, "%s", res.message);
+    }
     if (!code && res.unseeded) {
         if (!p->seed && p->argv) {
             const char *from = p->argv[p->argc - 1]; /* kept past the words: see submit */
@@ -309,6 +338,8 @@ int gw_write_submit_as(struct gw_redis *redis, struct gw_script *s, const struct
     pd->replicas_timeout_ms = replicas_timeout_ms;
     pd->cb = cb;
     pd->privdata = privdata;
+    pd->period = *p;
+    pd->now_ms = now_ms;
     if (a.seed_from[0] && keep_call(pd, (int)a.nkeys, (int)n, words, lens, a.seed_from) != 0) {
         free(pd);
         return rc_err_set(err, RC_E_INTERNAL, "out of memory");

@@ -202,9 +202,13 @@ static void a_roster_at_call_names_its_keys_and_its_replies_are_checked(void **s
     snprintf(b.name, sizeof b.name, "players");
     struct rc_team_args a;
     struct rc_error err = {0, ""};
-    assert_int_equal(rc_team_args_roster_at(&b, "red", 0, 5, &a, &err), RC_E_BAD_REQUEST); /* no teams */
+    assert_int_equal(rc_team_args_roster_at(&b, "", "red", 0, 5, &a, &err), RC_E_BAD_REQUEST); /* no teams */
     snprintf(b.teams, sizeof b.teams, "squads");
-    assert_int_equal(rc_team_args_roster_at(&b, "red", 1, 1767225600000LL, &a, &err), 0);
+    assert_int_equal(rc_team_args_roster_at(&b, "2026-11-22", "red", 0, 5, &a, &err), 0); /* a period's own */
+    assert_string_equal(a.words[0], "rc:{players|2026-11-22}:tm");
+    assert_string_equal(a.words[1], "rc:{players|2026-11-22}:tml");
+    assert_string_equal(a.words[2], "rc:{players|2026-11-22}:seq");
+    assert_int_equal(rc_team_args_roster_at(&b, "", "red", 1, 1767225600000LL, &a, &err), 0);
     assert_string_equal(a.words[0], "rc:{players|}:tm");
     assert_string_equal(a.words[1], "rc:{players|}:tml");
     assert_string_equal(a.words[2], "rc:{players|}:seq");
@@ -444,6 +448,95 @@ static void an_index_by_listed_ranks_judges_as_every_event_would(void **state)
     assert_true(told > 1000);
 }
 
+/* A periodic source's membership is per period (docs/teams.md, "Periods"):
+ * its keys, the earlier periods a seed is looked for in, the pointer to the
+ * latest seeded one, and the seed and pointer calls of lua/teams.lua. */
+static void a_periods_membership_is_seeded_from_an_earlier_period(void **state)
+{
+    (void)state;
+    struct rc_board b;
+    memset(&b, 0, sizeof b);
+    snprintf(b.name, sizeof b.name, "daily");
+    snprintf(b.teams, sizeof b.teams, "daily_squads");
+    b.period.kind = RC_PERIOD_DAY;
+    b.period.utc_offset_s = 8 * 3600;
+    char key[RC_KEY_MAX];
+    assert_int_equal(rc_team_args_tm_key(key, sizeof key, "daily", "2026-11-23", "tm"), 0);
+    assert_string_equal(key, "rc:{daily|2026-11-23}:tm");
+    assert_int_equal(rc_team_args_tm_key(key, sizeof key, "daily", "2026-11-23", "tmp"), 0);
+    assert_string_equal(key, "rc:{daily|}:tmp"); /* the board's pointer: no period */
+    struct rc_period p, q;
+    assert_int_equal(rc_period_parse(&b.period, "2026-11-23", &p), 0);
+    assert_int_equal(rc_team_args_seed_source(&b, &p, 1, &q), 0);
+    assert_string_equal(q.id, "2026-11-22");
+    assert_int_equal(rc_team_args_seed_source(&b, &p, 3, &q), 0);
+    assert_string_equal(q.id, "2026-11-20");
+    assert_int_equal(rc_team_args_seed_source(&b, &p, 0, &q), -1);
+    assert_int_equal(rc_team_args_seed_source(&b, &p, RC_TEAM_SEED_WALK + 1, &q), -1);
+    /* the pointer: "START_MS ID", an earlier period of this calendar only */
+    char v[64];
+    assert_int_equal(rc_period_parse(&b.period, "2026-11-20", &q), 0);
+    snprintf(v, sizeof v, "%lld 2026-11-20", (long long)q.start_ms);
+    struct rc_period got;
+    assert_int_equal(rc_team_args_seed_pointer(&b, &p, v, &got), 0);
+    assert_string_equal(got.id, "2026-11-20");
+    snprintf(v, sizeof v, "%lld 2026-11-20", (long long)q.start_ms + 1);
+    assert_int_equal(rc_team_args_seed_pointer(&b, &p, v, &got), -1); /* another calendar's start */
+    snprintf(v, sizeof v, "%lld 2026-11-23", (long long)p.start_ms);
+    assert_int_equal(rc_team_args_seed_pointer(&b, &p, v, &got), -1); /* not before p */
+    assert_int_equal(rc_team_args_seed_pointer(&b, &p, "junk", &got), -1);
+    assert_int_equal(rc_team_args_seed_pointer(&b, &p, NULL, &got), -1);
+    struct rc_team_args a;
+    b.keep = 7;
+    assert_int_equal(rc_team_args_seed(&b, &p, p.start_ms + 1000, &a), 0);
+    assert_string_equal(a.words[0], "rc:{daily|2026-11-23}:tm");
+    assert_string_equal(a.words[1], "rc:{daily|2026-11-23}:tml");
+    assert_string_equal(a.words[2], "seed");
+    assert_string_equal(a.words[3], "0"); /* the current period's copy never expires */
+    assert_int_equal(rc_team_args_seed_is_latest(&p, p.end_ms - 1), 1);
+    assert_int_equal(rc_team_args_seed_is_latest(&p, p.end_ms), 0);
+    assert_int_equal(rc_team_args_seed(&b, &p, p.end_ms, &a), 0);
+    snprintf(v, sizeof v, "%lld", (long long)(7 * 86400000LL)); /* a finished one's: with its keys */
+    assert_string_equal(a.words[3], v);
+    assert_int_equal(rc_team_args_point("daily", &p, &a), 0);
+    assert_string_equal(a.words[0], "rc:{daily|}:tmp");
+    assert_string_equal(a.words[1], "point");
+    snprintf(v, sizeof v, "%lld", (long long)p.start_ms);
+    assert_string_equal(a.words[2], v);
+    assert_string_equal(a.words[3], "2026-11-23");
+    /* the walk: the day before, the pointer, then each day before */
+    struct rc_team_walk w = {0, 0};
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_READ);
+    assert_string_equal(got.id, "2026-11-22");
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_POINTER);
+    snprintf(v, sizeof v, "%lld 2026-11-20", (long long)q.start_ms);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, v, &got), RC_TEAM_WALK_READ);
+    assert_string_equal(got.id, "2026-11-20"); /* the pointer's */
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_READ);
+    assert_string_equal(got.id, "2026-11-21");
+    unsigned reads = 1;
+    while (rc_team_args_walk_next(&w, &b, &p, NULL, &got) == RC_TEAM_WALK_READ)
+        reads++;
+    assert_int_equal(reads, RC_TEAM_SEED_WALK - 1); /* days 2..32 before */
+    memset(&w, 0, sizeof w);
+    (void)rc_team_args_walk_next(&w, &b, &p, NULL, &got);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_POINTER);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, NULL, &got), RC_TEAM_WALK_READ); /* no pointer */
+    assert_string_equal(got.id, "2026-11-21");
+    memset(&w, 0, sizeof w);
+    (void)rc_team_args_walk_next(&w, &b, &p, NULL, &got);
+    (void)rc_team_args_walk_next(&w, &b, &p, NULL, &got);
+    assert_int_equal(rc_team_args_walk_next(&w, &b, &p, "x", &got), RC_TEAM_WALK_READ); /* unparsable: walks */
+    assert_string_equal(got.id, "2026-11-21");
+    /* a rebuild of a period says the membership must be seeded first */
+    b.keep = 7;
+    b.layout.tiebreak = RC_TB_NONE;
+    struct rc_error err = {0, ""};
+    assert_int_equal(rc_team_args_build(&b, &p, 0, p.start_ms + 1000, 0, &a, &err), 0);
+    assert_string_equal(a.words[1], "rc:{daily|2026-11-23}:tm");
+    assert_string_equal(a.words[RC_TEAM_NKEYS + 9], "1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +548,7 @@ int main(void)
         cmocka_unit_test(a_roster_reply_says_how_many_are_on_the_board),
         cmocka_unit_test(a_cut_roster_reads_when_its_best_may_change),
         cmocka_unit_test(a_roster_at_call_names_its_keys_and_its_replies_are_checked),
+        cmocka_unit_test(a_periods_membership_is_seeded_from_an_earlier_period),
         cmocka_unit_test(the_tracker_follows_random_moves_joins_and_leaves_exactly),
         cmocka_unit_test(with_places_a_change_near_the_list_reads),
         cmocka_unit_test(an_index_by_listed_ranks_judges_as_every_event_would),
