@@ -144,6 +144,37 @@ async function checkSeq(reader, board, s, want, cks, last, top = 300, label = ''
   return 1;
 }
 
+/* `history` of member over the whole span of the log (times from the feed,
+ * `atBy`: seq -> at): every point equals the board at the point's seq (the
+ * recorded state, else a `get` at that seq), so a history spanning many
+ * times history_undo_max is served, segment by segment, each from its own
+ * checkpoint. Returns the points. */
+async function checkHistory(reader, board, member, atBy, states, last, label = '', span = {}) {
+  const from = span.from ?? atBy.get(1) - 5; const to = span.to ?? atBy.get(last) + 5;
+  const step = Math.max(1, Math.ceil((to - from) / 400));
+  const hist = await reader.request({ op: 'history', board, member, from, to, step }, 60000);
+  assert.equal(hist.op, 'history', `${label} ${board} history of ${member} over seqs 1..${last}: ${JSON.stringify(hist).slice(0, 300)}`);
+  assert.equal(hist.points.length, Math.floor((to - from) / step) + 1);
+  let prevSeq = -1;
+  for (const p of hist.points) {
+    let want = 0;
+    for (let q = 1; q <= last; q++) if (atBy.get(q) <= p.at) want = q;
+    assert.equal(p.seq, want, `${label} history point at ${p.at}`);
+    assert.ok(p.seq >= prevSeq);
+    prevSeq = p.seq;
+    let rows = states.get(p.seq);
+    if (!rows) {
+      const snap = await reader.request({ op: 'get', board, view: { top: 300 }, at: { seq: p.seq } }, 15000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      rows = rowsOf(snap.rows);
+    }
+    const row = rows.find((x) => x.member === member);
+    assert.deepEqual({ score: p.score, rank: p.rank }, row ? { score: row.score, rank: row.rank } : { score: null, rank: null },
+      `${label} ${board} history of ${member} at ${p.at} (seq ${p.seq})`);
+  }
+  return hist.points;
+}
+
 const pace = () => h.sleep(8); // about the pace of a copy's slices: several checkpoints under writes
 
 test('periodic board: get at every seq far past history_undo_max equals the state, while copies run under writes, and after a reset', { skip, timeout: 300000 }, async (t) => {
@@ -219,6 +250,20 @@ test('periodic board: get at every seq far past history_undo_max equals the stat
     byTime++;
   }
   assert.ok(byTime > 3, `deep reads by time served: ${byTime}`);
+
+  // rank history over the whole period (about 16 x history_undo_max): served
+  // in segments, each point exact; over WebSocket and REST
+  for (const who of ['m3', 'm150']) {
+    const pts = await checkHistory(reader, 'daily', who, atBy, states, last);
+    assert.ok(pts.some((p) => p.rank !== null) && pts[0].seq < last - 10 * CAP, `${who}: ${pts.length} points`);
+  }
+  {
+    const from = atBy.get(1) - 5; const to = atBy.get(last) + 5; const step = Math.max(1, Math.ceil((to - from) / 400));
+    const ws = await reader.request({ op: 'history', board: 'daily', member: 'm7', from, to, step }, 60000);
+    const rest = await h.http(gw.base, 'GET', `/api/v1/boards/daily/members/m7/history?from=${from}&to=${to}&step=${step}`, undefined, { token: null });
+    assert.equal(rest.status, 200, rest.text);
+    assert.deepEqual(rest.body.points, ws.points);
+  }
 
   // a reset: a new history; the old one's checkpoints go, its moments are gone
   const reset = await admin.request({ op: 'reset', board: 'daily' }, 15000);
@@ -386,6 +431,7 @@ test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at 
   const gw = await h.startGateway(t, { redis: cluster.seeds, config: config(t, { 'board demo': { history: 'full' } }), env: ENV });
   const admin = await h.connectWs(t, gw.wsUrl);
   const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const atBy = await feed(t, gw, 'demo');
   const members = Array.from({ length: 150 }, (_, i) => `c${i}`);
   const r = await play(gw, admin, 'demo', 330, {
     members, seed: 17, watch: ['demo'], onWrite: pace,
@@ -404,6 +450,9 @@ test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at 
     if (s < last - CAP) { deep++; served += got; }
   }
   assert.equal(served, deep, `served ${served} of ${deep} on the cluster`);
+  // rank history over the whole span, in segments, on the cluster
+  await h.waitFor(() => atBy.has(last), 10000, 'the feed');
+  await checkHistory(reader, 'demo', 'c9', atBy, r.states.get('demo'), last, 'cluster');
 });
 
 test('--check-config checks history_checkpoint_every', { skip }, () => {
@@ -437,6 +486,7 @@ test('a moment between two far checkpoints, nearer the earlier one, is refused w
   const { redis, gw } = await h.startStack(t, { config: config(t, { 'board daily': { history: 'full' } }), env: ENV });
   const admin = await h.connectWs(t, gw.wsUrl);
   const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const atBy = await feed(t, gw, 'daily');
   const members = Array.from({ length: 50 }, (_, i) => `m${i}`);
   const r = await play(gw, admin, 'daily', 300, {
     members, seed: 5, watch: ['daily'], onWrite: () => pace(),
@@ -461,4 +511,14 @@ test('a moment between two far checkpoints, nearer the earlier one, is refused w
   const ok = await reader.request({ op: 'get', board: 'daily', view: { top: 10 }, at: { seq: c4 - CAP } }, 15000);
   assert.equal(ok.op, 'snapshot', JSON.stringify(ok));
   assert.equal(ok.at_seq, c4 - CAP);
+  // a history over the moments the earlier checkpoint serves (more than
+  // CAP before the later one): its points are redone from c0, each exact
+  await h.waitFor(() => atBy.has(last), 10000, 'the feed');
+  const span = { from: atBy.get(c0), to: atBy.get(c0 + CAP) };
+  if (atBy.get(c0 + CAP + 1) === span.to) span.to -= 1; // (a point past c0 + CAP would be refused)
+  const pts = await checkHistory(reader, 'daily', 'm3', atBy, r.states.get('daily'), last, 'redo', span);
+  assert.ok(pts.length > 10 && pts[0].seq >= c0 && pts[pts.length - 1].seq <= c0 + CAP, `redo points ${pts.length}`);
+  // and one reaching past what either serves is refused
+  const far = await reader.request({ op: 'history', board: 'daily', member: 'm3', from: atBy.get(c0), to: atBy.get(s), step: Math.ceil((atBy.get(s) - atBy.get(c0)) / 100) + 1 }, 15000);
+  assert.equal(far.code, 'out_of_range', JSON.stringify(far).slice(0, 300));
 });
