@@ -1,8 +1,13 @@
 /* gw_ckpt.c - the history checkpoint job (see gw_ckpt.h).
  *
  * One timer every GW_CKPT_TICK_MS for all the boards. At each tick, every board that has
- * no call of ours in flight gets one call of lua/ckpt.lua on its current
- * period's keys: the script drops the checkpoints no read can use, and
+ * changed since its last call (gw_ckpt_heard: this process wrote it, or
+ * heard its change event) and has no call of ours in flight gets one call
+ * of lua/ckpt.lua on its current period's keys (an unchanged board costs
+ * Redis nothing; every board is called once every GW_CKPT_IDLE_TICKS ticks
+ * all the same, for the sweep and for changes this process does not hear:
+ * `rankcast import`, another gateway's writes to a board nobody watches
+ * here on a cluster): the script drops the checkpoints no read can use, and
  * starts a build when the present is `every` changes past the newest
  * checkpoint (or continues ours). While it answers "copying" the next call
  * goes out at once on its reply: one slice of GW_CKPT_SLICE members each,
@@ -46,12 +51,17 @@
  * undoes the changes since C); an idle call is a few reads. */
 #define GW_CKPT_TICK_MS 100
 #define GW_CKPT_SWEEP_EVERY 50 /* calls: a sweep of the index every few seconds */
+#define GW_CKPT_IDLE_TICKS 100 /* every board once every 10 s, changed or not */
 
 struct ckpt_board {
     struct gw_ckpt *owner;
     const struct rc_board *b;
     char name[RC_BOARD_MAX + 8]; /* the board, or one of its shards "B#i" */
     int inflight;                /* a call of ours is out */
+    int heard;                   /* changed since our last call was sent (gw_ckpt_heard) */
+    int going;                   /* our last call answered copying or done: a build goes on, or the
+                                  * next may be due (the test knob's ticks call on) */
+    int64_t members;             /* its size at our last call: an "auto" interval grows with it */
     int warned;                  /* a failure was logged: quiet until a success */
     unsigned calls;              /* calls sent: every GW_CKPT_SWEEP_EVERY-th sweeps the index */
 };
@@ -62,7 +72,7 @@ struct gw_ckpt {
     struct gw_job job;           /* the timer, the commands in flight */
     struct gw_script script;     /* lua/ckpt.lua */
     char token[GW_LOCK_TOKEN_MAX];
-    unsigned every;
+    unsigned ticks;
     unsigned slice;
     int64_t pause_ms;            /* test knob: > 0, one slice per tick of this period */
     struct ckpt_board *boards;
@@ -86,13 +96,15 @@ static void on_step(redisReply *r, void *privdata)
     cb->inflight = 0;
     if (gw_job_answered(&k->job) != 0)
         return; /* stopping: k may be gone */
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[1]->type != REDIS_REPLY_INTEGER) {
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 4 || r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_INTEGER || r->element[3]->type != REDIS_REPLY_INTEGER) {
         warn(cb, r && r->type == REDIS_REPLY_ERROR ? r->str : r ? "unexpected reply" : "no answer");
         return;
     }
     cb->warned = 0;
+    cb->members = r->element[3]->integer;
     const char *state = r->element[0]->str;
+    cb->going = strcmp(state, "copying") == 0 || strcmp(state, "done") == 0;
     k->app->metrics.history_checkpoints_dropped += (uint64_t)r->element[1]->integer;
     if (strcmp(state, "done") == 0)
         k->app->metrics.history_checkpoints++;
@@ -121,7 +133,7 @@ static int send_step(struct ckpt_board *cb)
         if (rc_keys_board(keys[i], sizeof keys[i], cb->name, period, suffix[i], NULL) != 0)
             return -1;
     char every[24], lease[24], slice[24], fixmax[24];
-    snprintf(every, sizeof every, "%u", k->every);
+    snprintf(every, sizeof every, "%u", rc_conf_checkpoint_every_at(k->app->conf, cb->members));
     snprintf(lease, sizeof lease, "%d", GW_CKPT_LEASE_MS);
     snprintf(slice, sizeof slice, "%u", k->slice);
     /* how far behind the present a build may start: ten caps of changes
@@ -142,6 +154,7 @@ static int send_step(struct ckpt_board *cb)
     if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 6, argv, lens, on_step, cb) != 0)
         return -1;
     cb->inflight = 1;
+    cb->heard = 0; /* (a change heard from now on calls again: this call may not see it) */
     gw_job_sent(&k->job);
     return 0;
 }
@@ -151,9 +164,27 @@ static void on_tick(uv_timer_t *t)
     struct gw_ckpt *k = t->data;
     if (k->rel.stopping || !k->app->redis || !gw_redis_is_up(k->app->redis))
         return;
+    int all = k->ticks++ % GW_CKPT_IDLE_TICKS == 0;
     for (size_t i = 0; i < k->n; i++)
-        if (!k->boards[i].inflight && send_step(&k->boards[i]) != 0)
+        if (!k->boards[i].inflight && (all || k->boards[i].heard || k->boards[i].going) &&
+            send_step(&k->boards[i]) != 0)
             warn(&k->boards[i], "cannot send the checkpoint step");
+}
+
+void gw_ckpt_heard(struct gw_app *app, const char *board)
+{
+    struct gw_ckpt *k = app ? app->ckpt : NULL;
+    if (!k)
+        return;
+    /* board: a board, a shard "B#i" (its board's name then), or a team
+     * board's source (a write there moves its team board too) */
+    size_t len = strcspn(board, "#");
+    for (size_t i = 0; i < k->n; i++) {
+        const struct rc_board *b = k->boards[i].b;
+        if ((strlen(b->name) == len && strncmp(b->name, board, len) == 0) ||
+            (b->team_of[0] && strlen(b->team_of) == len && strncmp(b->team_of, board, len) == 0))
+            k->boards[i].heard = 1;
+    }
 }
 
 static void ckpt_free(struct gw_release *rel)
@@ -189,7 +220,6 @@ int gw_ckpt_start(struct gw_app *app)
         return -1;
     }
     k->app = app;
-    k->every = every;
     k->slice = GW_CKPT_SLICE;
     const char *s = c->test_clock ? getenv("RANKCAST_TEST_CKPT_SLICE") : NULL;
     if (s && atoi(s) > 0) {

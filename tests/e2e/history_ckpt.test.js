@@ -264,6 +264,23 @@ test('periodic board: get at every seq far past history_undo_max equals the stat
     assert.equal(rest.status, 200, rest.text);
     assert.deepEqual(rest.body.points, ws.points);
   }
+  // a replay over the whole period (far more than history_undo_max
+  // changes): every moment it shows is exact, then it goes live
+  {
+    const rc = await h.connectWs(t, gw.wsUrl, { token: null });
+    const msgs = [];
+    rc.ws.on('message', (data) => msgs.push(JSON.parse(String(data))));
+    rc.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'daily', view: { top: 10 }, replay: { from: { seq: 100 }, speed: 16 } }));
+    await h.waitFor(() => msgs.some((m) => m.op === 'live' || m.op === 'error'), 60000, 'the replay to go live');
+    const li = msgs.findIndex((m) => m.op === 'live');
+    assert.ok(li > 0, JSON.stringify(msgs.slice(0, 3)).slice(0, 300));
+    assert.equal(msgs[0].at_seq, 100);
+    for (const m of msgs.slice(0, li)) {
+      assert.equal(m.op, 'snapshot', JSON.stringify(m).slice(0, 200));
+      if (states.has(m.at_seq)) assert.deepEqual(rowsOf(m.rows), states.get(m.at_seq).slice(0, 10), `replay at seq ${m.at_seq}`);
+    }
+    assert.ok(li > 3, `replay moments: ${li}`);
+  }
 
   // a reset: a new history; the old one's checkpoints go, its moments are gone
   const reset = await admin.request({ op: 'reset', board: 'daily' }, 15000);
@@ -453,6 +470,44 @@ test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at 
   // rank history over the whole span, in segments, on the cluster
   await h.waitFor(() => atBy.has(last), 10000, 'the feed');
   await checkHistory(reader, 'demo', 'c9', atBy, r.states.get('demo'), last, 'cluster');
+});
+
+/* EVALSHA calls Redis has answered so far (INFO commandstats). */
+async function evalshaCalls(redis) {
+  const m = /cmdstat_evalsha:calls=(\d+)/.exec(await redis.cli('INFO', 'commandstats'));
+  return m ? Number(m[1]) : 0;
+}
+
+test('the checkpoint job calls Redis only for a board that changed, and one gateway of two takes each checkpoint', { skip, timeout: 120000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const cfg = config(t, { 'board demo': { history: 'full' } });
+  const gw = await h.startGateway(t, { redisPort: redis.port, config: cfg });
+  const gw2 = await h.startGateway(t, { redisPort: redis.port, config: cfg });
+  const conns = [await h.connectWs(t, gw.wsUrl), await h.connectWs(t, gw2.wsUrl)];
+  const pre = 'rc:{demo|}:';
+  let n = 0;
+  const write = async (k) => {
+    for (let i = 0; i < k; i++, n++) {
+      const a = await conns[n % 2].request({ op: 'set', board: 'demo', member: `m${n % 30}`, value: n }, 15000);
+      assert.notEqual(a.op, 'error', JSON.stringify(a));
+    }
+  };
+  await write(2 * EVERY + 5);
+  await h.waitFor(async () => (await checkpoints(redis, pre)).length >= 2, 15000, 'two checkpoints');
+  // quiet: no write, no reader; the job used to call every 100 ms per board
+  // in each gateway (about 60 calls in these 3 s)
+  await h.sleep(1500);
+  const c0 = await evalshaCalls(redis);
+  await h.sleep(3000);
+  const idle = (await evalshaCalls(redis)) - c0;
+  assert.ok(idle <= 4, `EVALSHA calls in 3 s of a quiet board: ${idle}`);
+  // a change is heard, and the next checkpoint follows without polling
+  await write(EVERY);
+  await h.waitFor(async () => (await checkpoints(redis, pre)).length >= 3, 15000, 'the third checkpoint');
+  // each seq's checkpoint taken once, by one gateway: EVERY apart, one key each
+  const cks = await settled(redis, pre, n);
+  assert.deepEqual(cks, cks.map((_, i) => (i + 1) * EVERY), `checkpoints ${cks}`);
+  for (const c of cks) assert.equal(await redis.cli('EXISTS', `${pre}ck:${c}`), '1');
 });
 
 test('--check-config checks history_checkpoint_every', { skip }, () => {
