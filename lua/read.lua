@@ -80,7 +80,8 @@
 --   ARGV[4] seq | time: what the targets name; ARGV[5] "1": the audience of
 --   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
 --   around | points | list | counts | near; ARGV[7], ARGV[8]: range first,
---   count; around member, radius; points member, ""; list: the listed
+--   count; around member, radius; points member, "" (or a seq: a segmented
+--   read, below; "0" none); list: the listed
 --   members joined by spaces, ""; counts: one bound a target joined by
 --   spaces, ""; near: one bound, radius (a bound in ZCOUNT's syntax on the
 --   side ahead of it: "(c" or "c"; "-" none: counts 0; a sharded board's
@@ -114,6 +115,14 @@
 --   it is redone from C' instead: the events are then the changes in
 --   (C', S], newest first, each with c and old_c swapped and numbered
 --   S+1, S+2, ... (an undo of them is their redo).
+--   Segmented points (ARGV[8] a seq B, "0" for none; targets ascending;
+--   docs/history.md, "Rank history at any span"): the reply answers only
+--   the newest targets (at or before B) that one base serves within the
+--   cap: ntargets is then how many, each in the order given; the caller
+--   asks again for the older ones with B the oldest seq shown. Its status
+--   is "redo" when the base is the checkpoint before them (the changes
+--   redone numbered from the newest target smax up, so a point at S undoes
+--   those after 2 smax - S).
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -415,7 +424,7 @@ elseif kind == 'moment' then
     -- or before it). The base: the checkpoint at or after the newest target
     -- (or the present), undone down to it minus the cap; or the checkpoint
     -- before it, redone up to it, when that reaches deeper. Each call
-    -- walks and undoes at most about twice the cap of changes.
+    -- reads at most about three caps of log entries and undoes one.
     local order = {}
     for i = 1, #targets do order[i] = i end
     table.sort(order, function(a, b) return targets[a] > targets[b] end)

@@ -478,9 +478,9 @@ async function evalshaCalls(redis) {
   return m ? Number(m[1]) : 0;
 }
 
-test('the checkpoint job calls Redis only for a board that changed, and one gateway of two takes each checkpoint', { skip, timeout: 120000 }, async (t) => {
+test('the checkpoint job calls Redis only for a board that changed, one gateway of two takes each checkpoint, and a template\'s boards get them', { skip, timeout: 120000 }, async (t) => {
   const redis = await h.startRedis(t);
-  const cfg = config(t, { 'board demo': { history: 'full' } });
+  const cfg = config(t, { 'board demo': { history: 'full' }, 'board match:*': { history: 'full' } });
   const gw = await h.startGateway(t, { redisPort: redis.port, config: cfg });
   const gw2 = await h.startGateway(t, { redisPort: redis.port, config: cfg });
   const conns = [await h.connectWs(t, gw.wsUrl), await h.connectWs(t, gw2.wsUrl)];
@@ -508,6 +508,25 @@ test('the checkpoint job calls Redis only for a board that changed, and one gate
   const cks = await settled(redis, pre, n);
   assert.deepEqual(cks, cks.map((_, i) => (i + 1) * EVERY), `checkpoints ${cks}`);
   for (const c of cks) assert.equal(await redis.cli('EXISTS', `${pre}ck:${c}`), '1');
+
+  // a template's board (match:*) gets checkpoints once a change to it is
+  // heard: every moment far past the cap is served, exact
+  const ms = Array.from({ length: 20 }, (_, i) => `p${i}`);
+  const r = await play(gw, conns[0], 'match:7', 4 * EVERY + 10, {
+    members: ms, seed: 3, watch: ['match:7'],
+    op: (i, rnd, m) => ({ op: 'set', board: 'match:7', member: i < 20 ? ms[i] : m, value: rnd(500) }),
+  });
+  const last = r.last.get('match:7');
+  const mcks = await settled(redis, 'rc:{match:7|}:', last);
+  assert.ok(mcks.length >= 3, `match:7's checkpoints: ${mcks}`);
+  const reader = await h.connectWs(t, gw2.wsUrl, { token: null });
+  let deep = 0;
+  for (const [sq, want] of r.states.get('match:7')) {
+    if (sq >= last - CAP) continue;
+    assert.equal(await checkSeq(reader, 'match:7', sq, want, mcks, last, 300, 'template'), 1);
+    deep++;
+  }
+  assert.ok(deep > 2 * EVERY, `deep moments of match:7: ${deep}`);
 });
 
 test('--check-config checks history_checkpoint_every', { skip }, () => {
