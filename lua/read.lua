@@ -655,9 +655,11 @@ elseif kind == 'moment' then
     -- they touched at the new composite of its last one. That is an undo of
     -- those changes in reverse order with new and old swapped, so it goes
     -- out as one (seqs S+1.. in that order) and the rebuild is the same:
-    -- every moment lies within half the interval of a checkpoint.
+    -- every moment lies within half the interval of a checkpoint. (One
+    -- target only: a sharded board's counts at many times took it too, and
+    -- showed each time at the newest one's state.)
     redo, after = nil, base
-    if view ~= 'points' and smax > 0 then
+    if view ~= 'points' and #targets == 1 and smax > 0 then
       local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
       if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
     end

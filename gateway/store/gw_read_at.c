@@ -213,6 +213,7 @@ static void on_reply(redisReply *reply, void *privdata)
         if (c->s->undo_refused)
             (*c->s->undo_refused)++;
         r.status = RC_MOMENT_GONE;
+        c->res.deep = 1;
     }
     /* a later segment of another history (a reset between two calls):
      * the earlier points are of a history no longer held */
@@ -259,7 +260,9 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
 {
     /* a sharded board: the files below share gw_read_at_shard_send, so
      * the choice among them is made here, above them all */
-    if (b->shards > 1 && req->by_time && (req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS))
+    if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_POINTS)
+        return gw_read_at_span(s, b, board, period, req, cb, privdata);
+    if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_AROUND)
         return gw_read_at_member(s, b, board, period, req, cb, privdata);
     if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_LIST)
         return gw_read_at_list(s, b, board, period, req, cb, privdata);

@@ -400,6 +400,24 @@ test('a sharded board by time: each shard undoes from its own checkpoints, so mo
     deep++;
   }
   assert.ok(deep > 200 && last - states[0].seq > 8 * CAP, `deep moments ${deep}`);
+  // rank history over the whole span (each shard's far more than the cap):
+  // read in chunks, every point what a get at its time shows
+  const who = states[states.length - 1].rows[0].member;
+  const from = states[0].ms; const to = states[states.length - 1].ms;
+  const step = Math.max(1, Math.ceil((to - from) / 150));
+  const hist = await ws.request({ op: 'history', board: 'global', member: who, from, to, step }, 60000);
+  assert.equal(hist.op, 'history', JSON.stringify(hist).slice(0, 300));
+  assert.equal(hist.points.length, Math.floor((to - from) / step) + 1);
+  let ranked = 0;
+  for (const p of hist.points) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: p.at } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(p.seq, snap.at_seq, `history seq at ${p.at}`);
+    const row = snap.rows.find((x) => x.member === who);
+    if (row) { assert.deepEqual({ score: p.score, rank: p.rank }, { score: row.score, rank: row.rank }, `${who} at ${p.at}`); ranked++; }
+    else assert.ok(p.rank === null || p.rank > 50, `${who} at ${p.at}: ${JSON.stringify(p)}`);
+  }
+  assert.ok(ranked > 50, `points in the top 50: ${ranked}`);
 });
 
 test('a gateway killed mid-copy: its build expires with its lease, another gateway builds on, and every moment is exact', { skip, timeout: 300000 }, async (t) => {
