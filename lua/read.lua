@@ -650,16 +650,17 @@ elseif kind == 'moment' then
       local c = usable(redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8))
       if c then base, zl = c, ckx .. ':' .. c end
     end
-    -- one target (not points): a checkpoint C' before it may be nearer, and
+    -- one moment (every target at one seq): a checkpoint C' before it may be nearer, and
     -- the moment is then the changes in (C', S] redone on it: each member
     -- they touched at the new composite of its last one. That is an undo of
     -- those changes in reverse order with new and old swapped, so it goes
     -- out as one (seqs S+1.. in that order) and the rebuild is the same:
     -- every moment lies within half the interval of a checkpoint. (One
-    -- target only: a sharded board's counts at many times took it too, and
-    -- showed each time at the newest one's state.)
+    -- seq only: a sharded board's counts at many times took it too, and
+    -- showed each time at the newest one's state. Points at one seq are
+    -- redone as well: their composite and count are the redo's.)
     redo, after = nil, base
-    if view ~= 'points' and #targets == 1 and smax > 0 then
+    if smin == smax and smax > 0 then
       local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
       if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
     end
