@@ -291,3 +291,12 @@ unsigned rc_conf_checkpoint_every(const struct rc_conf *c)
         return c->history_undo_max / 2 ? c->history_undo_max / 2 : 1;
     return c->history_checkpoint_every;
 }
+
+unsigned rc_conf_checkpoint_every_at(const struct rc_conf *c, int64_t members)
+{
+    unsigned lo = rc_conf_checkpoint_every(c);
+    if (!lo || c->history_checkpoint_every != 0)
+        return lo;
+    int64_t hi = 2 * (int64_t)c->history_undo_max, n = members / 2;
+    return (unsigned)(n < lo ? lo : n > hi ? hi : n);
+}

@@ -135,6 +135,13 @@ unsigned rc_conf_board_log_keep(const struct rc_board *b);
 #define RC_CONF_CKPT_OFF 4294967295u
 unsigned rc_conf_checkpoint_every(const struct rc_conf *c);
 
+/* The interval for a board of `members` members: as configured, or for
+ * "auto" half the members (a copy then costs about two members a change),
+ * within half to twice history_undo_max (a read redoes from the checkpoint
+ * before a moment or undoes from the one after it, whichever is nearer: at
+ * most half the interval, so within the cap). 0: "off". */
+unsigned rc_conf_checkpoint_every_at(const struct rc_conf *c, int64_t members);
+
 /* Value parsers, exposed for tests and the command line. Each returns 0 or
  * RC_E_BAD_REQUEST. */
 int rc_conf_value_parse_duration_ms(const char *s, int64_t *out_ms);

@@ -44,7 +44,8 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         (unsigned)req->view > RC_MOMENT_NEAR || (req->view == RC_MOMENT_LIST && (!req->members || !req->nmembers)) ||
         (by_bound && !req->bounds) ||
         ((req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS) && (!req->member || !req->member[0])) ||
-        req->first < 0 || req->count < 0 || req->radius < 0 || req->undo_max < 0)
+        req->first < 0 || req->count < 0 || req->radius < 0 || req->undo_max < 0 || req->below < 0 ||
+        (req->segmented && req->view != RC_MOMENT_POINTS))
         return RC_E_BAD_REQUEST;
     for (int i = 0; i < RC_READ_NKEYS; i++)
         if (rc_keys_board(out->keys[i], RC_KEY_MAX, board, period, suffix[i], NULL))
@@ -96,6 +97,10 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         snprintf(out->num[1], 32, "%" PRId64, req->radius);
         a[6] = req->member;
         a[7] = req->view == RC_MOMENT_AROUND ? out->num[1] : "";
+        if (req->segmented) {
+            snprintf(out->num[0], 32, "%" PRId64, req->below);
+            a[7] = out->num[0];
+        }
     }
     snprintf(out->num[2], 32, "%" PRId64, req->undo_max);
     a[8] = out->num[2];
@@ -163,7 +168,8 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         return i == n ? 0 : RC_E_INTERNAL;
     }
     int64_t nch, nt;
-    if (strcmp(st->str, "ok") != 0 || i + 2 > n || count_item(&items[i++], &out->smin) ||
+    out->redo = strcmp(st->str, "redo") == 0;
+    if ((strcmp(st->str, "ok") != 0 && !out->redo) || i + 2 > n || count_item(&items[i++], &out->smin) ||
         count_item(&items[i++], &nch) || (size_t)nch > (n - i) / 4)
         return RC_E_INTERNAL;
     out->changes = malloc((nch ? (size_t)nch : 1) * sizeof *out->changes);
@@ -249,4 +255,15 @@ size_t rc_moment_args_after(const struct rc_moment_reply *r, int64_t s)
             hi = mid;
     }
     return lo;
+}
+
+size_t rc_moment_args_point_after(const struct rc_moment_reply *r, const struct rc_moment_target *t)
+{
+    if (!r->redo)
+        return rc_moment_args_after(r, t->seq);
+    int64_t smax = 0;
+    for (size_t i = 0; i < r->ntargets; i++)
+        if (r->targets[i].seq > smax)
+            smax = r->targets[i].seq;
+    return rc_moment_args_after(r, 2 * smax - t->seq);
 }

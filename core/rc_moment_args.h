@@ -37,6 +37,11 @@ struct rc_moment_req {
     const char *members;       /* LIST: nmembers names, NUL-terminated back to back (rc_view's; borrowed) */
     uint32_t nmembers;
     int64_t undo_max;          /* history_undo_max: the most changes the read may undo, 0 no cap */
+    int segmented;             /* POINTS (targets ascending): the reply answers the newest targets one base
+                                * serves within undo_max, and the caller asks again for the rest
+                                * (docs/history.md, "Rank history at any span") */
+    int64_t below;             /* segmented: every target lies at or before this seq (the oldest seq the
+                                * previous call showed), 0 none */
     const int64_t *targets;    /* borrowed; 1 for RANGE, AROUND, LIST and NEAR, 1..RC_MOMENT_TARGETS_MAX for
                                 * POINTS and COUNTS */
     size_t ntargets;
@@ -84,6 +89,8 @@ struct rc_moment_reply {
     int has_oldest_at;              /* GONE, DEEP: the time of change oldest (0: seq 0, or not held) */
     int64_t oldest_at;
     int64_t smin;
+    int redo;                       /* a segmented POINTS read redone from a checkpoint before its targets:
+                                     * the changes after target S are rc_moment_args_point_after's */
     int64_t *change_seq;            /* change_seq[i]: the seq of changes[i] */
     struct rc_moment_change *changes; /* after smin, oldest first */
     size_t nchanges;
@@ -105,5 +112,11 @@ void rc_moment_args_reply_free(struct rc_moment_reply *r);
 /* The changes of r after seq s: r->changes + the index returned (they are in
  * seq order). */
 size_t rc_moment_args_after(const struct rc_moment_reply *r, int64_t s);
+
+/* The changes to undo from r's base for its target t (a POINTS reply):
+ * those after t's seq, or for a redo (changes numbered from the newest
+ * target smax up, newest first) those after 2 smax - seq, which are the
+ * changes between the checkpoint and t. Returns the index in r->changes. */
+size_t rc_moment_args_point_after(const struct rc_moment_reply *r, const struct rc_moment_target *t);
 
 #endif

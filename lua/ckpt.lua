@@ -50,7 +50,8 @@
 -- checkpoints no read can use: of another epoch
 -- (a reset or a lost history), older than the log's first change (a trimmed
 -- log: history_max), past the present, or whose key is gone (evicted).
--- Reply: { state, dropped, C }
+-- Reply: { state, dropped, C, members, seq }: members and seq the board's
+--   size (ZCARD) and present seq
 --   state  idle (no checkpoint due) | busy (another owner builds) | copying
 --          (call again: more to copy or the correction to make) | done
 --          (checkpoint C made) | aborted (the history changed under the
@@ -74,8 +75,15 @@ local nlog = redis.call('LLEN', logkey)
 local first = cur + 1
 if nlog > 0 then first = seq_of(redis.call('LINDEX', logkey, 0)) end
 
+local dropped = 0
+-- every reply also says the board's size (the job sizes an "auto" interval
+-- by it: core/rc_conf.c, rc_conf_checkpoint_every_at) and its seq
+local function reply(state, c)
+  return { state, dropped, c, redis.call('ZCARD', z), cur }
+end
+
 local b = redis.call('HMGET', bkey, 'owner', 'c', 'epoch', 'cursor')
-local newest, dropped = nil, 0
+local newest = nil
 -- the sweep: drops what no read can use, and finds the newest checkpoint
 local function sweep()
   -- (BYSCORE commands: ZRANGE is the board reads' alone, which tests count)
@@ -105,15 +113,15 @@ if b[1] ~= token then
   end
 end
 
-if b[1] and b[1] ~= token then return { 'busy', dropped, 0 } end
+if b[1] and b[1] ~= token then return reply('busy', 0) end
 if not b[1] then
-  if epoch == '' or redis.call('EXISTS', z) == 0 then return { 'idle', dropped, 0 } end
+  if epoch == '' or redis.call('EXISTS', z) == 0 then return reply('idle', 0) end
   local target = (newest or (first - 1)) + every
-  if target > cur then return { 'idle', dropped, 0 } end
+  if target > cur then return reply('idle', 0) end
   if ARGV[6] ~= '1' then sweep() end
   target = (newest or (first - 1)) + every
-  if target > cur then return { 'idle', dropped, 0 } end
-  if target > cur then return { 'idle', dropped, 0 } end
+  if target > cur then return reply('idle', 0) end
+  if target > cur then return reply('idle', 0) end
   if cur - target > fixmax then target = cur end
   redis.call('DEL', tkey)
   redis.call('HSET', bkey, 'owner', token, 'c', target, 'epoch', epoch, 'cursor', '0')
@@ -123,7 +131,7 @@ redis.call('PEXPIRE', bkey, lease)
 local c = tonumber(b[2])
 if b[3] ~= epoch or first > c + 1 then
   redis.call('DEL', tkey, bkey)
-  return { 'aborted', dropped, c }
+  return reply('aborted', c)
 end
 
 if b[4] ~= 'fix' then
@@ -137,7 +145,7 @@ if b[4] ~= 'fix' then
   redis.call('PEXPIRE', tkey, lease)
   -- the scan done at seq E: the correction undoes the changes in (C, E]
   if r[1] == '0' then redis.call('HSET', bkey, 'cursor', 'fix', 'fix', cur) else redis.call('HSET', bkey, 'cursor', r[1]) end
-  return { 'copying', dropped, c }
+  return reply('copying', c)
 end
 
 -- the correction, one slice of count / 2 changes a call, from E down to
@@ -160,11 +168,11 @@ if hi >= lo then
 end
 if lo > c + 1 then
   redis.call('HSET', bkey, 'fix', lo - 1)
-  return { 'copying', dropped, c }
+  return reply('copying', c)
 end
 redis.call('DEL', bkey)
 -- an empty set at C: nothing to keep (a read from the present is as good)
-if redis.call('EXISTS', tkey) == 0 then return { 'aborted', dropped, c } end
+if redis.call('EXISTS', tkey) == 0 then return reply('aborted', c) end
 local key = idx .. ':' .. c
 redis.call('RENAME', tkey, key)
 redis.call('ZADD', idx, c, c .. ':' .. epoch)
@@ -179,4 +187,4 @@ if ttl > 0 then
 else
   redis.call('PERSIST', key)
 end
-return { 'done', dropped, c }
+return reply('done', c)

@@ -80,7 +80,8 @@
 --   ARGV[4] seq | time: what the targets name; ARGV[5] "1": the audience of
 --   a frozen board, whose targets stop at the shown seq R; ARGV[6] range |
 --   around | points | list | counts | near; ARGV[7], ARGV[8]: range first,
---   count; around member, radius; points member, ""; list: the listed
+--   count; around member, radius; points member, "" (or a seq: a segmented
+--   read, below; "0" none); list: the listed
 --   members joined by spaces, ""; counts: one bound a target joined by
 --   spaces, ""; near: one bound, radius (a bound in ZCOUNT's syntax on the
 --   side ahead of it: "(c" or "c"; "-" none: counts 0; a sharded board's
@@ -114,6 +115,14 @@
 --   it is redone from C' instead: the events are then the changes in
 --   (C', S], newest first, each with c and old_c swapped and numbered
 --   S+1, S+2, ... (an undo of them is their redo).
+--   Segmented points (ARGV[8] a seq B, "0" for none; targets ascending;
+--   docs/history.md, "Rank history at any span"): the reply answers only
+--   the newest targets (at or before B) that one base serves within the
+--   cap: ntargets is then how many, each in the order given; the caller
+--   asks again for the older ones with B the oldest seq shown. Its status
+--   is "redo" when the base is the checkpoint before them (the changes
+--   redone numbered from the newest target smax up, so a point at S undoes
+--   those after 2 smax - S).
 --   events   the log's changes after smin (the smallest S), oldest first
 --   ahead    points: members of the present set before that composite in
 --            the set's order (ties by name as Redis orders them)
@@ -384,97 +393,16 @@ elseif kind == 'moment' then
   if undo_max > 0 and cur - undo_max > oldest then deep = cur - undo_max end
   local targets, view = {}, ARGV[6]
   for i = 10, #ARGV do targets[#targets + 1] = tonumber(ARGV[i]) end
+  -- points with ARGV[8] a seq: a segmented read (below), "0" from the limit
+  local seg = view == 'points' and ARGV[8] ~= nil and ARGV[8] ~= ''
+  local below = tonumber(ARGV[8]) or 0
   -- each target's seq (and time); by time: one pass from the newest change
-  local S, T = {}, {}
-  if ARGV[4] == 'seq' then
-    for i = 1, #targets do
-      if targets[i] > cur then
-        out[#out + 1] = 'beyond'; out[#out + 1] = oldest
-        return out
-      end
-      S[i] = math.min(targets[i], limit)
-    end
-  else
-    local order = {}
-    for i = 1, #targets do order[i] = i end
-    table.sort(order, function(a, b) return targets[a] > targets[b] end)
-    local k, idx, chunk = 1, nlog - 1, {}
-    local ci, capped = 0, false
-    while k <= #order do
-      if idx < 0 then break end
-      if ci == 0 then
-        local from = math.max(0, idx - 255)
-        chunk = redis.call('LRANGE', logkey, from, idx)
-        ci = #chunk
-      end
-      local e = chunk[ci]
-      local sq, at = seq_of(e), at_of(e)
-      -- past the cap: the targets left are all deeper (no need to look)
-      if deep > 0 and sq < deep then capped = true; break end
-      while k <= #order and sq <= limit and at <= targets[order[k]] do
-        S[order[k]], T[order[k]] = sq, at
-        k = k + 1
-      end
-      ci = ci - 1
-      idx = idx - 1
-    end
-    -- past the cap (checkpoints serve deeper: docs/history.md,
-    -- "Checkpoints"): a binary search by time over the log's older part,
-    -- whose times are in seq order (the gateways' clocks), not a walk
-    if capped then
-      local top = math.min(idx, limit - first)
-      for j = k, #order do
-        local t = targets[order[j]]
-        local lo, hi = 0, top
-        while lo <= hi do
-          local mid = math.floor((lo + hi) / 2)
-          if at_of(redis.call('LINDEX', logkey, mid)) <= t then lo = mid + 1 else hi = mid - 1 end
-        end
-        if hi >= 0 then
-          local e = redis.call('LINDEX', logkey, hi)
-          S[order[j]], T[order[j]] = seq_of(e), at_of(e)
-        elseif first == 1 then
-          S[order[j]] = 0
-        end
-      end
-      k = #order + 1
-    end
-    -- older than every logged change: seq 0 when the log holds them all
-    for j = k, #order do
-      if first == 1 or (nlog == 0 and cur == 0) then S[order[j]] = 0 end
-    end
-  end
-  -- a target on the first half of a team move (its event says "move":1)
-  -- shows the move whole: the seq after it, or before it past the limit
-  for i = 1, #targets do
-    local s = S[i]
-    if s and s >= first and s > 0 then
-      local e = redis.call('LINDEX', logkey, s - first)
-      if e and string.find(e, '"move":1', 1, true) then
-        if s + 1 <= limit then S[i], T[i] = s + 1, nil else S[i], T[i] = s - 1, nil end
-      end
-    end
-  end
   -- the time of a held change (what a read by time can name), "" for seq 0
   -- (every time shows it) or a seq the log does not hold
   local function time_of(s)
     if s < first or s < 1 or s - first >= nlog then return '' end
     return num(at_of(redis.call('LINDEX', logkey, s - first)))
   end
-  local smin, smax = limit, 0
-  for i = 1, #targets do
-    if S[i] == nil or S[i] < oldest then
-      out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = time_of(oldest)
-      return out
-    end
-    if S[i] < smin then smin = S[i] end
-    if S[i] > smax then smax = S[i] end
-  end
-  -- the base the read undoes from: the nearest checkpoint at or after every
-  -- target (lua/ckpt.lua: the set exactly as it stood after change C, in
-  -- this history), else the present. Its set stands in for the live one
-  -- below, and only the changes up to it are undone.
-  local base = cur
   local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
   -- the first usable checkpoint of cands (this history's, its key there)
   local function usable(cands)
@@ -484,32 +412,271 @@ elseif kind == 'moment' then
     end
     return nil
   end
-  if smax < cur then
-    local c = usable(redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8))
-    if c then base, zl = c, ckx .. ':' .. c end
-  end
-  -- one target (not points): a checkpoint C' before it may be nearer, and
-  -- the moment is then the changes in (C', S] redone on it: each member
-  -- they touched at the new composite of its last one. That is an undo of
-  -- those changes in reverse order with new and old swapped, so it goes
-  -- out as one (seqs S+1.. in that order) and the rebuild is the same:
-  -- every moment lies within half the interval of a checkpoint.
-  local redo, after = nil, base
-  if view ~= 'points' and smax > 0 then
-    local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
-    if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
+  local S, T = {}, {}
+  local smin, smax, base, redo, after = limit, 0, cur, nil, cur
+  -- the targets a segmented points read answers (its newest ones)
+  local answered = {}
+  if seg then
+    -- A segmented points read (ARGV[8] a seq, "0" for none: docs/history.md,
+    -- "Rank history at any span"): the newest targets that one base
+    -- serves within the cap, the older ones left for the next call, whose
+    -- ARGV[8] is the oldest seq this one showed (every older target lies at
+    -- or before it). The base: the checkpoint at or after the newest target
+    -- (or the present), undone down to it minus the cap; or the checkpoint
+    -- before it, redone up to it, when that reaches deeper. Each call
+    -- reads at most about three caps of log entries and undoes one.
+    local order = {}
+    for i = 1, #targets do order[i] = i end
+    table.sort(order, function(a, b) return targets[a] > targets[b] end)
+    local top = limit
+    if below > 0 and below < top then top = below end
+    local moved = {}
+    local function gone()
+      out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = time_of(oldest)
+      return out
+    end
+    -- settles order[k..] by time walking the log down from seq hi while
+    -- seqs are at least lo: the next target unsettled, and whether the walk
+    -- stopped at lo (else it ran out of targets or of log)
+    local function walk(k, hi, lo)
+      local idx, ci, chunk = hi - first, 0, {}
+      while k <= #order and idx >= 0 do
+        if ci == 0 then
+          chunk = redis.call('LRANGE', logkey, math.max(0, idx - 255), idx)
+          ci = #chunk
+        end
+        local e = chunk[ci]
+        local sq, at = seq_of(e), at_of(e)
+        if sq < lo then return k, true end
+        while k <= #order and at <= targets[order[k]] do
+          S[order[k]], T[order[k]] = sq, at
+          moved[order[k]] = string.find(e, '"move":1', 1, true) ~= nil
+          k = k + 1
+        end
+        ci = ci - 1
+        idx = idx - 1
+      end
+      return k, false
+    end
+    local k, stopped, walked_to = 1, false, nil
+    if ARGV[4] == 'seq' then
+      for i = 1, #targets do
+        if targets[i] > cur then
+          out[#out + 1] = 'beyond'; out[#out + 1] = oldest
+          return out
+        end
+        S[i] = math.min(targets[i], limit)
+        if S[i] < oldest then return gone() end
+        if S[i] >= first and S[i] > 0 then
+          moved[i] = string.find(redis.call('LINDEX', logkey, S[i] - first) or '', '"move":1', 1, true) ~= nil
+        end
+      end
+      k = #order + 1
+    else
+      -- a time older than every change held: gone (seq 0 when the log
+      -- holds every change)
+      local oldest_t = targets[order[#order]]
+      if nlog == 0 and cur > 0 then return gone() end
+      if first > 1 and nlog > 0 and oldest_t < at_of(redis.call('LINDEX', logkey, 0)) then return gone() end
+      -- the newest target: a walk of at most the cap, else a binary search
+      local lo = -1
+      if undo_max > 0 then lo = top - undo_max end
+      k, stopped = walk(1, top, lo)
+      if stopped then walked_to = lo end
+      if k == 1 and stopped then
+        local l, h = 0, top - first
+        while l <= h do
+          local mid = math.floor((l + h) / 2)
+          if at_of(redis.call('LINDEX', logkey, mid)) <= targets[order[1]] then l = mid + 1 else h = mid - 1 end
+        end
+        if h >= 0 then
+          local e = redis.call('LINDEX', logkey, h)
+          S[order[1]], T[order[1]] = seq_of(e), at_of(e)
+          moved[order[1]] = string.find(e, '"move":1', 1, true) ~= nil
+        else
+          S[order[1]] = 0
+        end
+        k, walked_to = 2, nil
+      end
+      -- older than every change: seq 0 (the log holds them all)
+      if k == 1 then
+        for j = 1, #order do S[order[j]] = 0 end
+        k = #order + 1
+      end
+    end
+    -- a target on the first half of a team move shows the move whole
+    local function settle_move(i)
+      if moved[i] then
+        if S[i] + 1 <= limit then S[i], T[i] = S[i] + 1, nil else S[i], T[i] = S[i] - 1, nil end
+        moved[i] = false
+      end
+    end
+    settle_move(order[1])
+    smax = S[order[1]]
+    -- the base: undo from the checkpoint at or after smax (or the present),
+    -- or redo from the one before it, whichever reaches deeper within the cap
+    local up = cur
+    if smax < cur then
+      up = usable(redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8)) or cur
+    end
+    local down = nil
+    if smax > 0 then down = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8)) end
+    local undo_ok = undo_max == 0 or up - smax <= undo_max
+    local redo_ok = down ~= nil and smax - down <= undo_max
+    local floor = -1
+    if undo_ok and (not redo_ok or undo_max == 0 or up - undo_max <= down) then
+      base, after = up, up
+      if up ~= cur then zl = ckx .. ':' .. up end
+      if undo_max > 0 then floor = up - undo_max end
+    elseif redo_ok then
+      redo, base, after, floor = down, smax, up, down
+      zl = ckx .. ':' .. down
+    else
+      local d = math.max(oldest, up - undo_max)
+      out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
+      return out
+    end
+    -- the older targets down to the floor (the walk goes on where it
+    -- stopped, or from the newest target when that took a search)
+    if k <= #order then
+      local from = smax
+      if walked_to then from = walked_to - 1 end
+      if from >= floor then
+        local cut
+        k, cut = walk(k, from, math.max(floor, 0))
+        -- the log walked to its start: the rest are before every change
+        if not cut and k <= #order and first == 1 then
+          for j = k, #order do S[order[j]] = 0 end
+          k = #order + 1
+        end
+      end
+    end
+    -- answered: the settled targets at or above the floor, newest first
+    local n = 0
+    for j = 1, k - 1 do
+      local i = order[j]
+      settle_move(i)
+      if S[i] < floor then break end
+      n = j
+      if S[i] < smin then smin = S[i] end
+    end
+    if smin > smax then smin = smax end
+    for j = 1, n do answered[order[j]] = true end
+  else
+    if ARGV[4] == 'seq' then
+      for i = 1, #targets do
+        if targets[i] > cur then
+          out[#out + 1] = 'beyond'; out[#out + 1] = oldest
+          return out
+        end
+        S[i] = math.min(targets[i], limit)
+      end
+    else
+      local order = {}
+      for i = 1, #targets do order[i] = i end
+      table.sort(order, function(a, b) return targets[a] > targets[b] end)
+      local k, idx, chunk = 1, nlog - 1, {}
+      local ci, capped = 0, false
+      while k <= #order do
+        if idx < 0 then break end
+        if ci == 0 then
+          local from = math.max(0, idx - 255)
+          chunk = redis.call('LRANGE', logkey, from, idx)
+          ci = #chunk
+        end
+        local e = chunk[ci]
+        local sq, at = seq_of(e), at_of(e)
+        -- past the cap: the targets left are all deeper (no need to look)
+        if deep > 0 and sq < deep then capped = true; break end
+        while k <= #order and sq <= limit and at <= targets[order[k]] do
+          S[order[k]], T[order[k]] = sq, at
+          k = k + 1
+        end
+        ci = ci - 1
+        idx = idx - 1
+      end
+      -- past the cap (checkpoints serve deeper: docs/history.md,
+      -- "Checkpoints"): a binary search by time over the log's older part,
+      -- whose times are in seq order (the gateways' clocks), not a walk
+      if capped then
+        local top = math.min(idx, limit - first)
+        for j = k, #order do
+          local t = targets[order[j]]
+          local lo, hi = 0, top
+          while lo <= hi do
+            local mid = math.floor((lo + hi) / 2)
+            if at_of(redis.call('LINDEX', logkey, mid)) <= t then lo = mid + 1 else hi = mid - 1 end
+          end
+          if hi >= 0 then
+            local e = redis.call('LINDEX', logkey, hi)
+            S[order[j]], T[order[j]] = seq_of(e), at_of(e)
+          elseif first == 1 then
+            S[order[j]] = 0
+          end
+        end
+        k = #order + 1
+      end
+      -- older than every logged change: seq 0 when the log holds them all
+      for j = k, #order do
+        if first == 1 or (nlog == 0 and cur == 0) then S[order[j]] = 0 end
+      end
+    end
+    -- a target on the first half of a team move (its event says "move":1)
+    -- shows the move whole: the seq after it, or before it past the limit
+    for i = 1, #targets do
+      local s = S[i]
+      if s and s >= first and s > 0 then
+        local e = redis.call('LINDEX', logkey, s - first)
+        if e and string.find(e, '"move":1', 1, true) then
+          if s + 1 <= limit then S[i], T[i] = s + 1, nil else S[i], T[i] = s - 1, nil end
+        end
+      end
+    end
+    smin, smax = limit, 0
+    for i = 1, #targets do
+      if S[i] == nil or S[i] < oldest then
+        out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = time_of(oldest)
+        return out
+      end
+      if S[i] < smin then smin = S[i] end
+      if S[i] > smax then smax = S[i] end
+    end
+    -- the base the read undoes from: the nearest checkpoint at or after every
+    -- target (lua/ckpt.lua: the set exactly as it stood after change C, in
+    -- this history), else the present. Its set stands in for the live one
+    -- below, and only the changes up to it are undone.
+    base = cur
+    if smax < cur then
+      local c = usable(redis.call('ZRANGEBYSCORE', ckx, smax, '(' .. cur, 'LIMIT', 0, 8))
+      if c then base, zl = c, ckx .. ':' .. c end
+    end
+    -- one moment (every target at one seq): a checkpoint C' before it may be nearer, and
+    -- the moment is then the changes in (C', S] redone on it: each member
+    -- they touched at the new composite of its last one. That is an undo of
+    -- those changes in reverse order with new and old swapped, so it goes
+    -- out as one (seqs S+1.. in that order) and the rebuild is the same:
+    -- every moment lies within half the interval of a checkpoint. (One
+    -- seq only: a sharded board's counts at many times took it too, and
+    -- showed each time at the newest one's state. Points at one seq are
+    -- redone as well: their composite and count are the redo's.)
+    redo, after = nil, base
+    if smin == smax and smax > 0 then
+      local c = usable(redis.call('ZREVRANGEBYSCORE', ckx, smax, math.max(0, first - 1), 'LIMIT', 0, 8))
+      if c and smax - c < base - smin then redo, base, zl = c, smax, ckx .. ':' .. c end
+    end
+    -- the cap bounds the changes undone (redone) from that base: past it, the
+    -- oldest seq the checkpoint after the target serves
+    if undo_max > 0 and ((redo and smax - redo > undo_max) or (not redo and base - smin > undo_max)) then
+      -- (the oldest seq the base after the target serves: a redo from the
+      -- checkpoint before it is refused only when that one is too far as well)
+      local d = math.max(oldest, after - undo_max)
+      out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
+      return out
+    end
   end
   if zl ~= KEYS[1] then out[2] = redis.call('ZCARD', zl) end
-  -- the cap bounds the changes undone (redone) from that base: past it, the
-  -- oldest seq the checkpoint after the target serves
-  if undo_max > 0 and ((redo and smax - redo > undo_max) or (not redo and base - smin > undo_max)) then
-    -- (the oldest seq the base after the target serves: a redo from the
-    -- checkpoint before it is refused only when that one is too far as well)
-    local d = math.max(oldest, after - undo_max)
-    out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
-    return out
-  end
-  out[#out + 1] = 'ok'; out[#out + 1] = oldest; out[#out + 1] = smin
+  if seg and redo then out[#out + 1] = 'redo' else out[#out + 1] = 'ok' end
+  out[#out + 1] = oldest; out[#out + 1] = smin
   local evs = {}
   if redo then
     if redo < smax then evs = redis.call('LRANGE', logkey, redo + 1 - first, smax - first) end
@@ -592,15 +759,23 @@ elseif kind == 'moment' then
     if desc then return redis.call('ZCOUNT', zl, b, '+inf') end
     return redis.call('ZCOUNT', zl, '-inf', b)
   end
-  out[#out + 1] = #targets
-  local anchor = nil
+  local nans = #targets
+  if seg then
+    nans = 0
+    for i = 1, #targets do if answered[i] then nans = nans + 1 end end
+  end
+  out[#out + 1] = nans
   for i = 1, #targets do
+   if not seg or answered[i] then -- (a segmented read: its newest targets only)
     local at = T[i]
     if at == nil and S[i] >= first and S[i] > 0 then at = at_of(redis.call('LINDEX', logkey, S[i] - first)) end
     out[#out + 1] = S[i]
     if at then out[#out + 1] = num(at) else out[#out + 1] = '' end
     if view == 'points' then
-      local c = comp_at(S[i])
+      -- (a redo numbers its changes S+1.. from the newest: the changes
+      -- after the virtual seq 2 smax - S are those in (redo, S])
+      local c
+      if redo then c = comp_at(2 * smax - S[i]) else c = comp_at(S[i]) end
       if c then
         out[#out + 1] = num(c); out[#out + 1] = ahead(c, ARGV[7])
       else
@@ -611,6 +786,7 @@ elseif kind == 'moment' then
     else
       out[#out + 1] = ''; out[#out + 1] = 0
     end
+   end
   end
   if view == 'points' or view == 'counts' then return out end
   if view == 'list' then

@@ -1,8 +1,13 @@
 /* gw_ckpt.c - the history checkpoint job (see gw_ckpt.h).
  *
  * One timer every GW_CKPT_TICK_MS for all the boards. At each tick, every board that has
- * no call of ours in flight gets one call of lua/ckpt.lua on its current
- * period's keys: the script drops the checkpoints no read can use, and
+ * changed since its last call (gw_ckpt_heard: this process wrote it, or
+ * heard its change event) and has no call of ours in flight gets one call
+ * of lua/ckpt.lua on its current period's keys (an unchanged board costs
+ * Redis nothing; every board is called once every GW_CKPT_IDLE_TICKS ticks
+ * all the same, for the sweep and for changes this process does not hear:
+ * `rankcast import`, another gateway's writes to a board nobody watches
+ * here on a cluster): the script drops the checkpoints no read can use, and
  * starts a build when the present is `every` changes past the newest
  * checkpoint (or continues ours). While it answers "copying" the next call
  * goes out at once on its reply: one slice of GW_CKPT_SLICE members each,
@@ -46,12 +51,25 @@
  * undoes the changes since C); an idle call is a few reads. */
 #define GW_CKPT_TICK_MS 100
 #define GW_CKPT_SWEEP_EVERY 50 /* calls: a sweep of the index every few seconds */
+#define GW_CKPT_IDLE_TICKS 100 /* every board once every 10 s, changed or not */
+/* Boards of a template ([board match:*] with history = full) join when this
+ * process first hears of a change to them, up to this many at once, and
+ * leave after GW_CKPT_FORGET_MS without one (their checkpoints stay in
+ * Redis: the next change brings the board back) */
+#define GW_CKPT_TEMPLATE_MAX 256
+#define GW_CKPT_FORGET_MS (10 * 60 * 1000)
 
 struct ckpt_board {
     struct gw_ckpt *owner;
     const struct rc_board *b;
     char name[RC_BOARD_MAX + 8]; /* the board, or one of its shards "B#i" */
     int inflight;                /* a call of ours is out */
+    int heard;                   /* changed since our last call was sent (gw_ckpt_heard) */
+    int going;                   /* our last call answered copying or done: a build goes on, or the
+                                  * next may be due (the test knob's ticks call on) */
+    int64_t members;             /* its size at our last call: an "auto" interval grows with it */
+    int dyn;                     /* a template's board (GW_CKPT_TEMPLATE_MAX) */
+    uint64_t heard_at;           /* dyn: the loop's time of its last change heard */
     int warned;                  /* a failure was logged: quiet until a success */
     unsigned calls;              /* calls sent: every GW_CKPT_SWEEP_EVERY-th sweeps the index */
 };
@@ -62,11 +80,14 @@ struct gw_ckpt {
     struct gw_job job;           /* the timer, the commands in flight */
     struct gw_script script;     /* lua/ckpt.lua */
     char token[GW_LOCK_TOKEN_MAX];
-    unsigned every;
+    unsigned ticks;
     unsigned slice;
     int64_t pause_ms;            /* test knob: > 0, one slice per tick of this period */
-    struct ckpt_board *boards;
-    size_t n;
+    struct ckpt_board **boards;  /* each its own allocation: a call in flight points at it */
+    size_t n, cap;
+    size_t ndyn;                 /* template boards among them */
+    int templates;               /* a template keeps its history: look changed boards up */
+    int full_warned;             /* GW_CKPT_TEMPLATE_MAX was logged */
 };
 
 static int send_step(struct ckpt_board *cb);
@@ -86,13 +107,15 @@ static void on_step(redisReply *r, void *privdata)
     cb->inflight = 0;
     if (gw_job_answered(&k->job) != 0)
         return; /* stopping: k may be gone */
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
-        r->element[1]->type != REDIS_REPLY_INTEGER) {
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 4 || r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_INTEGER || r->element[3]->type != REDIS_REPLY_INTEGER) {
         warn(cb, r && r->type == REDIS_REPLY_ERROR ? r->str : r ? "unexpected reply" : "no answer");
         return;
     }
     cb->warned = 0;
+    cb->members = r->element[3]->integer;
     const char *state = r->element[0]->str;
+    cb->going = strcmp(state, "copying") == 0 || strcmp(state, "done") == 0;
     k->app->metrics.history_checkpoints_dropped += (uint64_t)r->element[1]->integer;
     if (strcmp(state, "done") == 0)
         k->app->metrics.history_checkpoints++;
@@ -121,7 +144,7 @@ static int send_step(struct ckpt_board *cb)
         if (rc_keys_board(keys[i], sizeof keys[i], cb->name, period, suffix[i], NULL) != 0)
             return -1;
     char every[24], lease[24], slice[24], fixmax[24];
-    snprintf(every, sizeof every, "%u", k->every);
+    snprintf(every, sizeof every, "%u", rc_conf_checkpoint_every_at(k->app->conf, cb->members));
     snprintf(lease, sizeof lease, "%d", GW_CKPT_LEASE_MS);
     snprintf(slice, sizeof slice, "%u", k->slice);
     /* how far behind the present a build may start: ten caps of changes
@@ -142,6 +165,7 @@ static int send_step(struct ckpt_board *cb)
     if (gw_redis_eval(k->app->redis, &k->script, GW_CKPT_NKEYS, GW_CKPT_NKEYS + 6, argv, lens, on_step, cb) != 0)
         return -1;
     cb->inflight = 1;
+    cb->heard = 0; /* (a change heard from now on calls again: this call may not see it) */
     gw_job_sent(&k->job);
     return 0;
 }
@@ -151,27 +175,127 @@ static void on_tick(uv_timer_t *t)
     struct gw_ckpt *k = t->data;
     if (k->rel.stopping || !k->app->redis || !gw_redis_is_up(k->app->redis))
         return;
-    for (size_t i = 0; i < k->n; i++)
-        if (!k->boards[i].inflight && send_step(&k->boards[i]) != 0)
-            warn(&k->boards[i], "cannot send the checkpoint step");
+    int all = k->ticks++ % GW_CKPT_IDLE_TICKS == 0;
+    uint64_t now = uv_now(k->app->loop);
+    for (size_t i = 0; i < k->n; i++) {
+        struct ckpt_board *cb = k->boards[i];
+        if (all && cb->dyn && !cb->inflight && !cb->going && !cb->heard && now - cb->heard_at > GW_CKPT_FORGET_MS) {
+            /* a template's board quiet this long: forgotten until it changes */
+            free(cb);
+            k->boards[i--] = k->boards[--k->n];
+            k->ndyn--;
+            continue;
+        }
+        if (!cb->inflight && (all || cb->heard || cb->going) && send_step(cb) != 0)
+            warn(cb, "cannot send the checkpoint step");
+    }
 }
 
-static void ckpt_free(struct gw_release *rel)
+/* A new entry for board b stored as `name`: 0 or -1 (out of memory). */
+static int add_board(struct gw_ckpt *k, const struct rc_board *b, const char *name, int dyn)
 {
-    struct gw_ckpt *k = (struct gw_ckpt *)((char *)rel - offsetof(struct gw_ckpt, rel));
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 8;
+        struct ckpt_board **nb = realloc(k->boards, cap * sizeof *nb);
+        if (!nb)
+            return -1;
+        k->boards = nb;
+        k->cap = cap;
+    }
+    struct ckpt_board *cb = calloc(1, sizeof *cb);
+    if (!cb)
+        return -1;
+    cb->owner = k;
+    cb->b = b;
+    cb->dyn = dyn;
+    snprintf(cb->name, sizeof cb->name, "%s", name);
+    k->boards[k->n++] = cb;
+    return 0;
+}
+
+/* Entries for b (each shard of a sharded one) named after `board`. */
+static int add_boards(struct gw_ckpt *k, const struct rc_board *b, const char *board, int dyn)
+{
+    unsigned shards = b->shards > 1 ? b->shards : 1;
+    for (unsigned j = 0; j < shards; j++) {
+        char name[RC_BOARD_MAX + 8];
+        if (shards == 1)
+            snprintf(name, sizeof name, "%s", board);
+        else
+            rc_shard_name(name, sizeof name, board, j);
+        if (add_board(k, b, name, dyn) != 0)
+            return -1;
+        if (dyn) {
+            k->ndyn++;
+            k->boards[k->n - 1]->heard = 1;
+            k->boards[k->n - 1]->heard_at = uv_now(k->app->loop);
+        }
+    }
+    return 0;
+}
+
+void gw_ckpt_heard(struct gw_app *app, const char *board)
+{
+    struct gw_ckpt *k = app ? app->ckpt : NULL;
+    if (!k)
+        return;
+    /* board: a board, a shard "B#i" (its board's name then), or a team
+     * board's source (a write there moves its team board too) */
+    size_t len = strcspn(board, "#");
+    int found = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        struct ckpt_board *cb = k->boards[i];
+        const struct rc_board *b = cb->b;
+        const char *own = cb->dyn ? cb->name : b->name; /* (a template's board: its own name) */
+        if ((strncmp(own, board, len) == 0 && (own[len] == '\0' || own[len] == '#')) ||
+            (b->team_of[0] && strlen(b->team_of) == len && strncmp(b->team_of, board, len) == 0)) {
+            cb->heard = 1;
+            cb->heard_at = uv_now(app->loop);
+            found = 1;
+        }
+    }
+    if (found || !k->templates || len > RC_BOARD_MAX)
+        return;
+    /* a board of a template that keeps its history: it joins */
+    char base[RC_BOARD_MAX + 1];
+    memcpy(base, board, len);
+    base[len] = '\0';
+    const struct rc_board *b = rc_conf_board_find(app->conf, base);
+    if (!b || !b->is_template || !b->history_full)
+        return;
+    if (k->ndyn >= GW_CKPT_TEMPLATE_MAX) {
+        if (!k->full_warned)
+            gw_log_warn("checkpoint: %d template boards already have checkpoints here: %s gets none until one "
+                        "has been quiet %d min", GW_CKPT_TEMPLATE_MAX, base, GW_CKPT_FORGET_MS / 60000);
+        k->full_warned = 1;
+        return;
+    }
+    if (add_boards(k, b, base, 1) != 0)
+        gw_log_warn("checkpoint: out of memory for board %s", base);
+}
+
+static void ckpt_free_all(struct gw_ckpt *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->boards[i]);
     free(k->boards);
     free(k);
 }
 
-/* Declared boards (templates' boards are not known up front) that keep
- * their history: each shard of a sharded one, and team boards (their own
- * entries, which copy their source's history). */
+static void ckpt_free(struct gw_release *rel)
+{
+    ckpt_free_all((struct gw_ckpt *)((char *)rel - offsetof(struct gw_ckpt, rel)));
+}
+
+/* Declarations that keep their history: boards (each shard of a sharded
+ * one, and team boards: their own entries, which copy their source's
+ * history) and templates (their boards join when heard of). */
 static size_t count_boards(const struct rc_conf *c)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->nboards; i++)
-        if (!c->boards[i].is_template && c->boards[i].history_full)
-            n += c->boards[i].shards > 1 ? c->boards[i].shards : 1;
+        if (c->boards[i].history_full)
+            n++;
     return n;
 }
 
@@ -183,13 +307,11 @@ int gw_ckpt_start(struct gw_app *app)
     if (!every || !n)
         return 0;
     struct gw_ckpt *k = calloc(1, sizeof *k);
-    if (!k || !(k->boards = calloc(n, sizeof *k->boards))) {
-        free(k);
+    if (!k) {
         gw_log_error("checkpoint: out of memory");
         return -1;
     }
     k->app = app;
-    k->every = every;
     k->slice = GW_CKPT_SLICE;
     const char *s = c->test_clock ? getenv("RANKCAST_TEST_CKPT_SLICE") : NULL;
     if (s && atoi(s) > 0) {
@@ -203,17 +325,12 @@ int gw_ckpt_start(struct gw_app *app)
     }
     for (size_t i = 0; i < c->nboards; i++) {
         const struct rc_board *b = &c->boards[i];
-        if (b->is_template || !b->history_full)
-            continue;
-        unsigned shards = b->shards > 1 ? b->shards : 1;
-        for (unsigned j = 0; j < shards; j++) {
-            struct ckpt_board *cb = &k->boards[k->n++];
-            cb->owner = k;
-            cb->b = b;
-            if (shards == 1)
-                snprintf(cb->name, sizeof cb->name, "%s", b->name);
-            else
-                rc_shard_name(cb->name, sizeof cb->name, b->name, j);
+        if (b->is_template && b->history_full)
+            k->templates = 1;
+        else if (b->history_full && add_boards(k, b, b->name, 0) != 0) {
+            gw_log_error("checkpoint: out of memory");
+            ckpt_free_all(k);
+            return -1;
         }
     }
     gw_lock_token(k->token);

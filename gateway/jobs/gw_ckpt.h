@@ -15,6 +15,12 @@ struct gw_app;
  * nothing to do) or -1. */
 int gw_ckpt_start(struct gw_app *app);
 
+/* The board (a board's name, a shard's "B#i", or a team board's source)
+ * has changed: its checkpoint step runs at the next tick. Called for each
+ * change event heard and each write this process made. Safe with
+ * app->ckpt NULL. */
+void gw_ckpt_heard(struct gw_app *app, const char *board);
+
 /* Stops the job: its timer closed; freed once every command it sent has
  * been answered (a build left half done expires with its lease). Safe with
  * app->ckpt NULL. */

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "gw_app.h"
+#include "jobs/gw_ckpt.h"
 #include "base/gw_fault.h"
 #include "ops/gw_idem.h"
 #include "ops/gw_instances.h"
@@ -187,6 +188,8 @@ static void on_written(int code, const struct rc_write_result *res, const struct
     char *json;
     gw_metrics_rtt(&app->metrics, gw_clock_mono_us() - w->started_us);
     settle_idem(w, code == 0 && res->status == 0 && !res->duplicate, code);
+    if (code == 0 && res->status == 0)
+        gw_ckpt_heard(app, w->board); /* its checkpoints may be due (a cluster may not tell us) */
     if (code == 0 && res->status != 0) {
         code = res->status;
         json = gw_ops_error(app, w->id_json, code, res->no_record && w->capped ? w->capped : res->message);

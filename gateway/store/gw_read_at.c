@@ -22,6 +22,8 @@ struct at_call {
     const struct rc_board *b;
     enum rc_moment_view view;
     char member[RC_MEMBER_MAX + 1];
+    char board[RC_BOARD_MAX + 8];  /* (a shard's name "B#i" too) */
+    char period[RC_PERIOD_ID_MAX];
     int64_t first, count, radius;
     int64_t *targets;
     size_t ntargets;
@@ -30,7 +32,16 @@ struct at_call {
     gw_read_at_cb *cb;
     void *privdata;
     struct gw_read_at_result res;
+    /* POINTS: segmented (docs/history.md, "Rank history at any span"):
+     * each call answers the newest of the targets left, the next asks for
+     * the rest below the oldest seq shown so far */
+    struct rc_moment_req req;   /* the request again, its targets and member ours */
+    size_t left;                /* targets[0..left) not answered yet */
+    int64_t below;
+    int calls;
 };
+
+static int send_call(struct at_call *c);
 
 static void call_free(struct at_call *c)
 {
@@ -147,26 +158,34 @@ static int rebuild_list(struct at_call *c, const struct rc_moment_reply *r)
     return 0;
 }
 
-/* Each target's score and rank from the reply: 0 or RC_E_INTERNAL. */
+/* The score and rank of the targets the reply answers, the newest of
+ * those left (targets are ascending): 0 or RC_E_INTERNAL. */
 static int rebuild_points(struct at_call *c, const struct rc_moment_reply *r)
 {
-    if (r->ntargets != c->ntargets || !(c->res.points = calloc(c->ntargets, sizeof *c->res.points)))
+    if (!c->res.points && !(c->res.points = calloc(c->ntargets, sizeof *c->res.points)))
         return RC_E_INTERNAL;
+    if (r->ntargets < 1 || r->ntargets > c->left)
+        return RC_E_INTERNAL; /* (each call answers one target at least: no endless loop) */
     int desc = c->b->layout.order == RC_ORDER_DESC;
-    for (size_t i = 0; i < c->ntargets; i++) {
-        const struct rc_moment_target *t = &r->targets[i];
+    size_t first = c->left - r->ntargets;
+    for (size_t k = 0; k < r->ntargets; k++) {
+        const struct rc_moment_target *t = &r->targets[k];
+        size_t i = first + k;
         struct rc_history_point *p = &c->res.points[i];
         p->at = c->targets[i];
         p->seq = t->seq;
         p->present = t->has_c;
+        if (k == 0 || t->seq < c->below)
+            c->below = t->seq;
         if (!t->has_c)
             continue;
-        size_t from = rc_moment_args_after(r, t->seq);
+        size_t from = rc_moment_args_point_after(r, t);
         int64_t fields[RC_MAX_FIELDS];
         unsigned nf = 0;
         gw_window_decode_score(c->b, t->c, &p->score, fields, &nf);
         p->rank = rc_moment_rank(desc, c->member, t->c, t->ahead, r->changes + from, r->nchanges - from);
     }
+    c->left = first;
     c->res.npoints = c->ntargets;
     return 0;
 }
@@ -194,12 +213,21 @@ static void on_reply(redisReply *reply, void *privdata)
         if (c->s->undo_refused)
             (*c->s->undo_refused)++;
         r.status = RC_MOMENT_GONE;
+        c->res.deep = 1;
+    }
+    /* a later segment of another history (a reset between two calls):
+     * the earlier points are of a history no longer held */
+    if (c->calls > 1 && r.status == RC_MOMENT_OK && strcmp(r.head.epoch, c->res.head.epoch) != 0) {
+        r.status = RC_MOMENT_GONE;
+        r.oldest = r.head.seq;
+        r.has_oldest_at = 0;
     }
     c->res.status = r.status;
     c->res.oldest = r.oldest;
     c->res.has_oldest_time = r.has_oldest_at;
     c->res.oldest_time = r.oldest_at;
-    c->res.head = r.head;
+    if (c->calls == 1 || r.status != RC_MOMENT_OK)
+        c->res.head = r.head; /* (the first call's: the present the history was asked at) */
     if (r.status == RC_MOMENT_OK && c->view != RC_MOMENT_POINTS) {
         c->res.at_seq = r.targets[0].seq;
         c->res.has_at_time = r.targets[0].has_at;
@@ -207,6 +235,15 @@ static void on_reply(redisReply *reply, void *privdata)
         code = c->view == RC_MOMENT_LIST ? rebuild_list(c, &r) : rebuild_window(c, &r);
     } else if (r.status == RC_MOMENT_OK) {
         code = rebuild_points(c, &r);
+        if (!code && c->left > 0) {
+            /* the older targets: another call, from the loop (each is
+             * bounded by the cap, and the loop serves others between) */
+            rc_moment_args_reply_free(&r);
+            free(items);
+            if ((code = send_call(c)) != 0)
+                finish(c, code);
+            return;
+        }
     }
     rc_moment_args_reply_free(&r);
     free(items);
@@ -223,7 +260,9 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
 {
     /* a sharded board: the files below share gw_read_at_shard_send, so
      * the choice among them is made here, above them all */
-    if (b->shards > 1 && req->by_time && (req->view == RC_MOMENT_AROUND || req->view == RC_MOMENT_POINTS))
+    if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_POINTS)
+        return gw_read_at_span(s, b, board, period, req, cb, privdata);
+    if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_AROUND)
         return gw_read_at_member(s, b, board, period, req, cb, privdata);
     if (b->shards > 1 && req->by_time && req->view == RC_MOMENT_LIST)
         return gw_read_at_list(s, b, board, period, req, cb, privdata);
@@ -232,24 +271,32 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
     struct rc_moment_args a;
     struct rc_moment_req capped = *req;
     capped.undo_max = s->history_undo_max;
+    /* POINTS over a span of any length: in segments (docs/history.md) */
+    capped.segmented = req->view == RC_MOMENT_POINTS;
+    for (size_t i = 1; capped.segmented && i < req->ntargets; i++)
+        if (req->targets[i] < req->targets[i - 1])
+            return RC_E_BAD_REQUEST; /* (segments take the targets ascending) */
     int rc = rc_moment_args_build(board, period, b->layout.order, &capped, &a);
     if (rc)
         return rc;
+    rc_moment_args_free(&a); /* (checked: send_call builds each call's) */
     struct at_call *c = calloc(1, sizeof *c);
-    const char **words = malloc((RC_READ_NKEYS + a.nargv) * sizeof *words);
-    size_t *lens = malloc((RC_READ_NKEYS + a.nargv) * sizeof *lens);
     if (c)
         c->targets = malloc(req->ntargets * sizeof *c->targets);
-    if (!c || !c->targets || !words || !lens) {
+    if (!c || !c->targets) {
         rc = RC_E_INTERNAL;
         goto out;
     }
     *c = (struct at_call){.s = s, .b = b, .view = req->view, .first = req->first, .count = req->count,
                           .radius = req->radius, .targets = c->targets, .ntargets = req->ntargets, .cb = cb,
-                          .privdata = privdata};
+                          .privdata = privdata, .req = capped, .left = req->ntargets};
     memcpy(c->targets, req->targets, req->ntargets * sizeof *c->targets);
     if (req->member)
         snprintf(c->member, sizeof c->member, "%s", req->member);
+    snprintf(c->board, sizeof c->board, "%s", board);
+    snprintf(c->period, sizeof c->period, "%s", period ? period : "");
+    c->req.member = c->member;
+    c->req.targets = c->targets;
     if (req->view == RC_MOMENT_LIST) {
         /* the reply names no member: the rows take their names from our copy */
         size_t len = 0;
@@ -262,17 +309,39 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
         }
         memcpy(c->members, req->members, len);
         c->nmembers = req->nmembers;
+        c->req.members = c->members;
     }
-    if (!s->redis) {
-        rc = RC_E_UNAVAILABLE;
-        goto out;
-    }
-    unsigned n = gw_script_call_words(a.keys, RC_READ_NKEYS, a.argv, a.nargv, words, lens);
-    rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, c);
-    rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
+    rc = send_call(c);
 out:
     if (rc && c)
         call_free(c);
+    return rc;
+}
+
+/* One read.lua call for c->req (a segmented one: for targets[0..left)
+ * below c->below). Returns 0 (on_reply runs later) or an RC_E_*. */
+static int send_call(struct at_call *c)
+{
+    struct rc_moment_req req = c->req;
+    req.ntargets = c->left;
+    req.below = c->calls ? c->below : 0;
+    struct rc_moment_args a;
+    int rc = rc_moment_args_build(c->board, c->period, c->b->layout.order, &req, &a);
+    if (rc)
+        return rc;
+    const char **words = malloc((RC_READ_NKEYS + a.nargv) * sizeof *words);
+    size_t *lens = malloc((RC_READ_NKEYS + a.nargv) * sizeof *lens);
+    if (!words || !lens)
+        rc = RC_E_INTERNAL;
+    else if (!c->s->redis)
+        rc = RC_E_UNAVAILABLE;
+    if (!rc) {
+        unsigned n = gw_script_call_words(a.keys, RC_READ_NKEYS, a.argv, a.nargv, words, lens);
+        rc = gw_redis_eval(c->s->redis, c->s->read_script, RC_READ_NKEYS, (int)n, words, lens, on_reply, c);
+        rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
+    }
+    if (!rc)
+        c->calls++;
     free(words);
     free(lens);
     rc_moment_args_free(&a);

@@ -27,6 +27,8 @@ struct gw_read_at_result {
     struct gw_window *w;              /* RANGE, AROUND: the window at at_seq; the callee's (free or keep) */
     struct rc_history_point *points;  /* POINTS: one per target, borrowed for the callback */
     size_t npoints;
+    int deep;                         /* GONE because a base was more than history_undo_max away (not the log):
+                                       * a shorter span may be served (gw_read_at_span) */
 };
 
 /* code 0: res filled (see above); else an RC_E_* and res NULL. */
@@ -56,6 +58,12 @@ void gw_read_at_shard_oldest(struct gw_read_at_result *res, const struct rc_mome
  * each listed member's composite and rank in its shard, then every shard's
  * counts ahead of the other shards' members. Returns as gw_read_at. */
 int gw_read_at_list(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
+                    const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
+
+/* A sharded board's POINTS over any span (store/gw_read_at_span.c): in
+ * chunks of gw_read_at_member, newest first, halved while refused past
+ * history_undo_max. Targets ascending. Returns as gw_read_at. */
+int gw_read_at_span(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,
                     const struct rc_moment_req *req, gw_read_at_cb *cb, void *privdata);
 
 /* A sharded board by time about one member (store/gw_read_at_member.c):

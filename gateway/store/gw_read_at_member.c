@@ -197,6 +197,7 @@ static void settle(struct member_at *m)
     if (m->code || m->res.status != RC_MOMENT_OK) {
         if (!m->code && m->deep && m->s->undo_refused)
             (*m->s->undo_refused)++; /* one refusal a read, however many shards */
+        m->res.deep = m->deep;
         m->cb(m->code, m->code ? NULL : &m->res, m->privdata);
         all_free(m);
         return;

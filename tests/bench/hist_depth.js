@@ -5,7 +5,7 @@
  *   node hist_depth.js --port P --key KEY --redis-port RP --redis-pid RPID
  *        --hz HZ [--members 100000] [--changes 1000000] [--reps 5]
  *        [--conns 4] [--batch 500] [--full histfull] [--capped histcap]
- *        [--read-timeout-s 120] [--ckpt-every N (0: checkpoints off)]
+ *        [--read-timeout-s 120] [--ckpt-every N|auto (0: checkpoints off)]
  *
  * Build: the same writes go to board `full` (history = full) and to board
  * `capped` (the same board with the default capped log), one after the
@@ -167,13 +167,51 @@ function checkpoints(board) {
   for (const c of seqs) bytes += Number(rcli('memory', 'usage', `rc:{${board}|}:ck:${c}`, 'samples', '0')) || 0;
   return { count: seqs.length, bytes, seqs };
 }
-// no copy under way, and none due (the job has caught up with the writes)
+// no copy under way, and none due (the job has caught up with the writes);
+// every "auto" (an interval the gateway sizes by the board, core/rc_conf.c
+// rc_conf_checkpoint_every_at): no copy under way and the newest checkpoint
+// the same for 3 s
 async function ckptSettled(board, present, every) {
   const t0 = now();
   const newest = () => Number((rcli('zrange', `rc:{${board}|}:ck`, '-1', '-1').split(':')[0]) || 0);
-  while (now() - t0 < 300000 && (rcli('exists', `rc:{${board}|}:ckb`) === '1' || present - newest() >= every)) {
+  let last = -1, since = now();
+  const busy = () => {
+    if (rcli('exists', `rc:{${board}|}:ckb`) === '1') return true;
+    if (every !== 'auto') return present - newest() >= every;
+    const n = newest();
+    if (n !== last) { last = n; since = now(); }
+    return now() - since < 3000;
+  };
+  while (now() - t0 < 300000 && busy()) {
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+// the interval the checkpoints were made at: their most common gap
+function gapOf(seqs) {
+  const count = new Map();
+  for (let i = 1; i < seqs.length; i++) count.set(seqs[i] - seqs[i - 1], (count.get(seqs[i] - seqs[i - 1]) || 0) + 1);
+  let best = 0, n = 0;
+  for (const [g, k] of count) if (k > n) { best = g; n = k; }
+  return best;
+}
+
+// `history` of the middle member over the whole period (1,000 points, in
+// segments from the checkpoints: docs/history.md): time and Redis CPU
+async function historyRead(present) {
+  const ws = await connect();
+  const first = JSON.parse(rcli('lindex', `rc:{${fullBoard}|}:log`, '0'));
+  const lastAt = JSON.parse(rcli('lindex', `rc:{${fullBoard}|}:log`, '-1')).at;
+  const from = first.at, step = Math.max(1, Math.ceil((lastAt - from) / 999));
+  const c0 = redisCpuMs(), e0 = evalshaUsec(), t0 = now();
+  const [m] = await exchange(ws, [{ op: 'history', board: fullBoard, member: `m${Math.floor(members / 2)}`, from,
+    to: from + 999 * step, step }], readTimeoutMs * 10);
+  const res = { ms: now() - t0, redis_cpu_ms: redisCpuMs() - c0, script_ms: (evalshaUsec().usec - e0.usec) / 1000,
+    calls: evalshaUsec().calls - e0.calls, points: (m.points || []).length, first_seq: m.points ? m.points[0].seq : null,
+    last_seq: m.points ? m.points[m.points.length - 1].seq : null, present,
+    error: m.op === 'history' ? null : `${m.op}: ${m.code || ''} ${m.message || ''}` };
+  ws.close();
+  return res;
 }
 
 async function reads(present, cks = [], every = 0) {
@@ -243,21 +281,27 @@ async function main() {
   // half-built one, and its reads follow its build
   out.capped = await build(cappedBoard);
   process.stderr.write(`hist_depth: ${JSON.stringify(out.capped)}\n`);
-  const every = Number(arg('ckpt-every', 0));
-  out.full = await build(fullBoard, every > 0 ? async () => {
+  const everyArg = arg('ckpt-every', 0);
+  let every = everyArg === 'auto' ? 'auto' : Number(everyArg);
+  const ckOn = every === 'auto' || every > 0;
+  out.full = await build(fullBoard, ckOn ? async () => {
     const present = Number(rcli('get', `rc:{${fullBoard}|}:seq`)) || changes;
     await ckptSettled(fullBoard, present, every);
   } : null);
   process.stderr.write(`hist_depth: ${JSON.stringify(out.full)}\n`);
   const present = Number(rcli('get', `rc:{${fullBoard}|}:seq`)) || changes;
   out.present_seq = present;
-  if (every > 0) await ckptSettled(fullBoard, present, every);
+  if (ckOn) await ckptSettled(fullBoard, present, every);
   const ck = checkpoints(fullBoard);
+  if (every === 'auto') every = gapOf(ck.seqs);
+  out.ckpt_every = every;
   out.checkpoints = { count: ck.count, bytes: ck.bytes, bytes_per_change: ck.bytes / present,
     max_gap: ck.seqs.reduce((a, c, i) => Math.max(a, c - (i ? ck.seqs[i - 1] : 0)), present - (ck.seqs[ck.seqs.length - 1] || 0)) };
   process.stderr.write(`hist_depth: checkpoints ${JSON.stringify(out.checkpoints)}\n`);
   out.load_reads = load();
   out.reads = await reads(present, ck.seqs, every);
+  out.history = await historyRead(present);
+  process.stderr.write(`hist_depth: history ${JSON.stringify(out.history)}\n`);
   out.load_end = load();
   process.stdout.write(JSON.stringify(out) + '\n');
 }

@@ -928,7 +928,9 @@ if want H; then
   echo "H_uptime=$(uptime)" >> "$work/meta.env"
   H_undo="$(sed -nE 's/^history_undo_max[[:space:]]*=[[:space:]]*([0-9]+).*/\1/p' "$conf")"
   H_every="$(sed -nE 's/^history_checkpoint_every[[:space:]]*=[[:space:]]*([a-z0-9]+).*/\1/p' "$conf")"
-  case "$H_every" in auto | '') H_every=$(( ${H_undo:-10000} / 2 )) ;; off) H_every=0 ;; esac
+  # (auto: the gateway sizes it by the board; hist_depth.js reads it off
+  # the checkpoints made)
+  case "$H_every" in auto | '') H_every=auto ;; off) H_every=0 ;; esac
   echo "H_history=history_undo_max ${H_undo:-10000}, history_checkpoint_every ${H_every}" >> "$work/meta.env"
   timeout 3600 node "$root/tests/bench/hist_depth.js" --port "$gw_port" --key "$key" --redis-port "$redis_port" \
     --redis-pid "$redis_pid" --hz "$(getconf CLK_TCK)" --members "$H_members" --changes "$H_changes" --reps "$H_reps" \

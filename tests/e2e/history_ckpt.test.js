@@ -144,6 +144,37 @@ async function checkSeq(reader, board, s, want, cks, last, top = 300, label = ''
   return 1;
 }
 
+/* `history` of member over the whole span of the log (times from the feed,
+ * `atBy`: seq -> at): every point equals the board at the point's seq (the
+ * recorded state, else a `get` at that seq), so a history spanning many
+ * times history_undo_max is served, segment by segment, each from its own
+ * checkpoint. Returns the points. */
+async function checkHistory(reader, board, member, atBy, states, last, label = '', span = {}) {
+  const from = span.from ?? atBy.get(1) - 5; const to = span.to ?? atBy.get(last) + 5;
+  const step = Math.max(1, Math.ceil((to - from) / 400));
+  const hist = await reader.request({ op: 'history', board, member, from, to, step }, 60000);
+  assert.equal(hist.op, 'history', `${label} ${board} history of ${member} over seqs 1..${last}: ${JSON.stringify(hist).slice(0, 300)}`);
+  assert.equal(hist.points.length, Math.floor((to - from) / step) + 1);
+  let prevSeq = -1;
+  for (const p of hist.points) {
+    let want = 0;
+    for (let q = 1; q <= last; q++) if (atBy.get(q) <= p.at) want = q;
+    assert.equal(p.seq, want, `${label} history point at ${p.at}`);
+    assert.ok(p.seq >= prevSeq);
+    prevSeq = p.seq;
+    let rows = states.get(p.seq);
+    if (!rows) {
+      const snap = await reader.request({ op: 'get', board, view: { top: 300 }, at: { seq: p.seq } }, 15000);
+      assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+      rows = rowsOf(snap.rows);
+    }
+    const row = rows.find((x) => x.member === member);
+    assert.deepEqual({ score: p.score, rank: p.rank }, row ? { score: row.score, rank: row.rank } : { score: null, rank: null },
+      `${label} ${board} history of ${member} at ${p.at} (seq ${p.seq})`);
+  }
+  return hist.points;
+}
+
 const pace = () => h.sleep(8); // about the pace of a copy's slices: several checkpoints under writes
 
 test('periodic board: get at every seq far past history_undo_max equals the state, while copies run under writes, and after a reset', { skip, timeout: 300000 }, async (t) => {
@@ -219,6 +250,37 @@ test('periodic board: get at every seq far past history_undo_max equals the stat
     byTime++;
   }
   assert.ok(byTime > 3, `deep reads by time served: ${byTime}`);
+
+  // rank history over the whole period (about 16 x history_undo_max): served
+  // in segments, each point exact; over WebSocket and REST
+  for (const who of ['m3', 'm150']) {
+    const pts = await checkHistory(reader, 'daily', who, atBy, states, last);
+    assert.ok(pts.some((p) => p.rank !== null) && pts[0].seq < last - 10 * CAP, `${who}: ${pts.length} points`);
+  }
+  {
+    const from = atBy.get(1) - 5; const to = atBy.get(last) + 5; const step = Math.max(1, Math.ceil((to - from) / 400));
+    const ws = await reader.request({ op: 'history', board: 'daily', member: 'm7', from, to, step }, 60000);
+    const rest = await h.http(gw.base, 'GET', `/api/v1/boards/daily/members/m7/history?from=${from}&to=${to}&step=${step}`, undefined, { token: null });
+    assert.equal(rest.status, 200, rest.text);
+    assert.deepEqual(rest.body.points, ws.points);
+  }
+  // a replay over the whole period (far more than history_undo_max
+  // changes): every moment it shows is exact, then it goes live
+  {
+    const rc = await h.connectWs(t, gw.wsUrl, { token: null });
+    const msgs = [];
+    rc.ws.on('message', (data) => msgs.push(JSON.parse(String(data))));
+    rc.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'daily', view: { top: 10 }, replay: { from: { seq: 100 }, speed: 16 } }));
+    await h.waitFor(() => msgs.some((m) => m.op === 'live' || m.op === 'error'), 60000, 'the replay to go live');
+    const li = msgs.findIndex((m) => m.op === 'live');
+    assert.ok(li > 0, JSON.stringify(msgs.slice(0, 3)).slice(0, 300));
+    assert.equal(msgs[0].at_seq, 100);
+    for (const m of msgs.slice(0, li)) {
+      assert.equal(m.op, 'snapshot', JSON.stringify(m).slice(0, 200));
+      if (states.has(m.at_seq)) assert.deepEqual(rowsOf(m.rows), states.get(m.at_seq).slice(0, 10), `replay at seq ${m.at_seq}`);
+    }
+    assert.ok(li > 3, `replay moments: ${li}`);
+  }
 
   // a reset: a new history; the old one's checkpoints go, its moments are gone
   const reset = await admin.request({ op: 'reset', board: 'daily' }, 15000);
@@ -338,6 +400,24 @@ test('a sharded board by time: each shard undoes from its own checkpoints, so mo
     deep++;
   }
   assert.ok(deep > 200 && last - states[0].seq > 8 * CAP, `deep moments ${deep}`);
+  // rank history over the whole span (each shard's far more than the cap):
+  // read in chunks, every point what a get at its time shows
+  const who = states[states.length - 1].rows[0].member;
+  const from = states[0].ms; const to = states[states.length - 1].ms;
+  const step = Math.max(1, Math.ceil((to - from) / 150));
+  const hist = await ws.request({ op: 'history', board: 'global', member: who, from, to, step }, 60000);
+  assert.equal(hist.op, 'history', JSON.stringify(hist).slice(0, 300));
+  assert.equal(hist.points.length, Math.floor((to - from) / step) + 1);
+  let ranked = 0;
+  for (const p of hist.points) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: p.at } }, 10000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(p.seq, snap.at_seq, `history seq at ${p.at}`);
+    const row = snap.rows.find((x) => x.member === who);
+    if (row) { assert.deepEqual({ score: p.score, rank: p.rank }, { score: row.score, rank: row.rank }, `${who} at ${p.at}`); ranked++; }
+    else assert.ok(p.rank === null || p.rank > 50, `${who} at ${p.at}: ${JSON.stringify(p)}`);
+  }
+  assert.ok(ranked > 50, `points in the top 50: ${ranked}`);
 });
 
 test('a gateway killed mid-copy: its build expires with its lease, another gateway builds on, and every moment is exact', { skip, timeout: 300000 }, async (t) => {
@@ -386,6 +466,7 @@ test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at 
   const gw = await h.startGateway(t, { redis: cluster.seeds, config: config(t, { 'board demo': { history: 'full' } }), env: ENV });
   const admin = await h.connectWs(t, gw.wsUrl);
   const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const atBy = await feed(t, gw, 'demo');
   const members = Array.from({ length: 150 }, (_, i) => `c${i}`);
   const r = await play(gw, admin, 'demo', 330, {
     members, seed: 17, watch: ['demo'], onWrite: pace,
@@ -404,6 +485,66 @@ test('on the 3+3 cluster: the checkpoints live in the board\'s slot, and get at 
     if (s < last - CAP) { deep++; served += got; }
   }
   assert.equal(served, deep, `served ${served} of ${deep} on the cluster`);
+  // rank history over the whole span, in segments, on the cluster
+  await h.waitFor(() => atBy.has(last), 10000, 'the feed');
+  await checkHistory(reader, 'demo', 'c9', atBy, r.states.get('demo'), last, 'cluster');
+});
+
+/* EVALSHA calls Redis has answered so far (INFO commandstats). */
+async function evalshaCalls(redis) {
+  const m = /cmdstat_evalsha:calls=(\d+)/.exec(await redis.cli('INFO', 'commandstats'));
+  return m ? Number(m[1]) : 0;
+}
+
+test('the checkpoint job calls Redis only for a board that changed, one gateway of two takes each checkpoint, and a template\'s boards get them', { skip, timeout: 120000 }, async (t) => {
+  const redis = await h.startRedis(t);
+  const cfg = config(t, { 'board demo': { history: 'full' }, 'board match:*': { history: 'full' } });
+  const gw = await h.startGateway(t, { redisPort: redis.port, config: cfg });
+  const gw2 = await h.startGateway(t, { redisPort: redis.port, config: cfg });
+  const conns = [await h.connectWs(t, gw.wsUrl), await h.connectWs(t, gw2.wsUrl)];
+  const pre = 'rc:{demo|}:';
+  let n = 0;
+  const write = async (k) => {
+    for (let i = 0; i < k; i++, n++) {
+      const a = await conns[n % 2].request({ op: 'set', board: 'demo', member: `m${n % 30}`, value: n }, 15000);
+      assert.notEqual(a.op, 'error', JSON.stringify(a));
+    }
+  };
+  await write(2 * EVERY + 5);
+  await h.waitFor(async () => (await checkpoints(redis, pre)).length >= 2, 15000, 'two checkpoints');
+  // quiet: no write, no reader; the job used to call every 100 ms per board
+  // in each gateway (about 60 calls in these 3 s)
+  await h.sleep(1500);
+  const c0 = await evalshaCalls(redis);
+  await h.sleep(3000);
+  const idle = (await evalshaCalls(redis)) - c0;
+  assert.ok(idle <= 4, `EVALSHA calls in 3 s of a quiet board: ${idle}`);
+  // a change is heard, and the next checkpoint follows without polling
+  await write(EVERY);
+  await h.waitFor(async () => (await checkpoints(redis, pre)).length >= 3, 15000, 'the third checkpoint');
+  // each seq's checkpoint taken once, by one gateway: EVERY apart, one key each
+  const cks = await settled(redis, pre, n);
+  assert.deepEqual(cks, cks.map((_, i) => (i + 1) * EVERY), `checkpoints ${cks}`);
+  for (const c of cks) assert.equal(await redis.cli('EXISTS', `${pre}ck:${c}`), '1');
+
+  // a template's board (match:*) gets checkpoints once a change to it is
+  // heard: every moment far past the cap is served, exact
+  const ms = Array.from({ length: 20 }, (_, i) => `p${i}`);
+  const r = await play(gw, conns[0], 'match:7', 4 * EVERY + 10, {
+    members: ms, seed: 3, watch: ['match:7'],
+    op: (i, rnd, m) => ({ op: 'set', board: 'match:7', member: i < 20 ? ms[i] : m, value: rnd(500) }),
+  });
+  const last = r.last.get('match:7');
+  const mcks = await settled(redis, 'rc:{match:7|}:', last);
+  assert.ok(mcks.length >= 3, `match:7's checkpoints: ${mcks}`);
+  const reader = await h.connectWs(t, gw2.wsUrl, { token: null });
+  let deep = 0;
+  for (const [sq, want] of r.states.get('match:7')) {
+    if (sq >= last - CAP) continue;
+    assert.equal(await checkSeq(reader, 'match:7', sq, want, mcks, last, 300, 'template'), 1);
+    deep++;
+  }
+  assert.ok(deep > 2 * EVERY, `deep moments of match:7: ${deep}`);
 });
 
 test('--check-config checks history_checkpoint_every', { skip }, () => {
@@ -437,6 +578,7 @@ test('a moment between two far checkpoints, nearer the earlier one, is refused w
   const { redis, gw } = await h.startStack(t, { config: config(t, { 'board daily': { history: 'full' } }), env: ENV });
   const admin = await h.connectWs(t, gw.wsUrl);
   const reader = await h.connectWs(t, gw.wsUrl, { token: null });
+  const atBy = await feed(t, gw, 'daily');
   const members = Array.from({ length: 50 }, (_, i) => `m${i}`);
   const r = await play(gw, admin, 'daily', 300, {
     members, seed: 5, watch: ['daily'], onWrite: () => pace(),
@@ -461,4 +603,14 @@ test('a moment between two far checkpoints, nearer the earlier one, is refused w
   const ok = await reader.request({ op: 'get', board: 'daily', view: { top: 10 }, at: { seq: c4 - CAP } }, 15000);
   assert.equal(ok.op, 'snapshot', JSON.stringify(ok));
   assert.equal(ok.at_seq, c4 - CAP);
+  // a history over the moments the earlier checkpoint serves (more than
+  // CAP before the later one): its points are redone from c0, each exact
+  await h.waitFor(() => atBy.has(last), 10000, 'the feed');
+  const span = { from: atBy.get(c0), to: atBy.get(c0 + CAP) };
+  if (atBy.get(c0 + CAP + 1) === span.to) span.to -= 1; // (a point past c0 + CAP would be refused)
+  const pts = await checkHistory(reader, 'daily', 'm3', atBy, r.states.get('daily'), last, 'redo', span);
+  assert.ok(pts.length > 10 && pts[0].seq >= c0 && pts[pts.length - 1].seq <= c0 + CAP, `redo points ${pts.length}`);
+  // and one reaching past what either serves is refused
+  const far = await reader.request({ op: 'history', board: 'daily', member: 'm3', from: atBy.get(c0), to: atBy.get(s), step: Math.ceil((atBy.get(s) - atBy.get(c0)) / 100) + 1 }, 15000);
+  assert.equal(far.code, 'out_of_range', JSON.stringify(far).slice(0, 300));
 });

@@ -1362,12 +1362,21 @@ static void test_history_checkpoint_every_is_auto_off_or_within_the_undo_cap(voi
     struct rc_error err;
     parse_ok("", c);
     assert_int_equal(rc_conf_checkpoint_every(c), 5000);
+    /* auto grows with the board: half its members, 5,000 to 20,000 */
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 0), 5000);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 10000), 5000);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 30000), 15000);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 100000), 20000);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 100000000), 20000);
     parse_ok("[limits]\nhistory_undo_max = 40\n", c);
     assert_int_equal(rc_conf_checkpoint_every(c), 20);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 100000), 80); /* auto: at most twice the cap */
     parse_ok("[limits]\nhistory_checkpoint_every = off\n", c);
     assert_int_equal(rc_conf_checkpoint_every(c), 0);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 100000), 0);
     parse_ok("[limits]\nhistory_checkpoint_every = 10000\n", c);
     assert_int_equal(rc_conf_checkpoint_every(c), 10000);
+    assert_int_equal(rc_conf_checkpoint_every_at(c, 1000000), 10000);
     parse_ok("[limits]\nhistory_checkpoint_every = 100\nhistory_undo_max = 100\n[server]\n", c);
     assert_int_equal(rc_conf_checkpoint_every(c), 100);
     assert_int_equal(parse_str("[limits]\nhistory_checkpoint_every = 101\nhistory_undo_max = 100\n", c, &err),

@@ -46,6 +46,57 @@ static void builds_a_range_call_by_time(void **state)
     assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
 }
 
+/* a segmented points read (docs/history.md, "Rank history at any span"):
+ * ARGV[8] the seq every target lies at or before; a "redo" reply's changes
+ * are numbered from its newest target up, so a point's changes to undo from
+ * the checkpoint are those after 2 smax - seq */
+static void builds_and_parses_a_segmented_points_read(void **state)
+{
+    (void)state;
+    int64_t t[2] = {100, 200};
+    struct rc_moment_req req = {.by_time = 1, .view = RC_MOMENT_POINTS, .member = "ann", .undo_max = 40,
+                                .segmented = 1, .below = 57, .targets = t, .ntargets = 2};
+    struct rc_moment_args a;
+    assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_string_equal(a.argv[5], "points");
+    assert_string_equal(a.argv[6], "ann");
+    assert_string_equal(a.argv[7], "57");
+    rc_moment_args_free(&a);
+    req.segmented = 0; /* unsegmented: "" as before */
+    assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), 0);
+    assert_string_equal(a.argv[7], "");
+    rc_moment_args_free(&a);
+    req.segmented = 1;
+    req.view = RC_MOMENT_RANGE; /* points only */
+    req.ntargets = 1;
+    assert_int_equal(rc_moment_args_build("players", "", RC_ORDER_DESC, &req, &a), RC_E_BAD_REQUEST);
+
+    /* redone from checkpoint 5 for targets at seqs 6 and 8: the changes 8,
+     * 7, 6 (newest first, new and old swapped) numbered 9, 10, 11 */
+    struct rc_reply_item items[] = {
+        HEAD, S("redo"), I(0), I(6),
+        I(3),
+        I(9), S("ann"), S("10"), S("30"),
+        I(10), S("bob"), S("5"), S("7"),
+        I(11), S("ann"), S("1"), S("10"),
+        I(2), I(6), S("100"), S("10"), I(0), I(8), S("200"), S("30"), I(0),
+    };
+    struct rc_moment_reply r;
+    assert_int_equal(rc_moment_args_parse(items, sizeof items / sizeof items[0], RC_MOMENT_POINTS, &r), 0);
+    assert_int_equal(r.status, RC_MOMENT_OK);
+    assert_true(r.redo);
+    /* seq 8 (smax): every change back to the checkpoint; seq 6: the last one
+     * only (change 6, numbered 11) */
+    assert_int_equal(rc_moment_args_point_after(&r, &r.targets[1]), 0);
+    assert_int_equal(rc_moment_args_point_after(&r, &r.targets[0]), 2);
+    rc_moment_args_reply_free(&r);
+    items[8] = (struct rc_reply_item)S("ok");
+    assert_int_equal(rc_moment_args_parse(items, sizeof items / sizeof items[0], RC_MOMENT_POINTS, &r), 0);
+    assert_false(r.redo);
+    assert_int_equal(rc_moment_args_point_after(&r, &r.targets[0]), 0);
+    rc_moment_args_reply_free(&r);
+}
+
 static void parses_a_window_reply(void **state)
 {
     (void)state;
@@ -320,6 +371,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builds_a_range_call_by_time),
+        cmocka_unit_test(builds_and_parses_a_segmented_points_read),
         cmocka_unit_test(parses_a_window_reply),
         cmocka_unit_test(builds_and_parses_a_member_list),
         cmocka_unit_test(parses_refusals_and_refuses_other_shapes),
