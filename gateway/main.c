@@ -161,6 +161,7 @@ static void on_redis_message(void *data, const char *pattern, const char *channe
 {
     struct gw_app *app = data;
     gw_fanout_on_message(app->fanout, pattern, channel, payload, len);
+    gw_ckpt_heard_message(app, pattern, channel); /* a change: its checkpoints may be due */
 }
 
 static void on_redis_channel_ready(void *data, const char *channel)

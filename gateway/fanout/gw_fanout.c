@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "gw_app.h"
-#include "jobs/gw_ckpt.h"
 #include "base/gw_log.h"
 #include "fanout/gw_feed_fault.h"
 #include "rc_keys.h"
@@ -384,8 +383,6 @@ void gw_fanout_on_message(struct gw_fanout *f, const char *pattern, const char *
         f->app->metrics.keyspace_events++;
     if (parse_tag(channel, name, period) != 0)
         return;
-    if (!tmspace)
-        gw_ckpt_heard(f->app, name); /* a change: its checkpoints may be due (watched here or not) */
     /* a shard's channel or set ("B#i", docs/sharded.md) is its board's */
     char base[RC_BOARD_MAX + 1];
     unsigned shard = 0;

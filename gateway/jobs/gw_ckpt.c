@@ -31,6 +31,7 @@
 
 #include "gw_app.h"
 #include "base/gw_log.h"
+#include "fanout/gw_fanout.h"
 #include "jobs/gw_job.h"
 #include "redis/gw_lock.h"
 #include "redis/gw_redis.h"
@@ -232,6 +233,15 @@ static int add_boards(struct gw_ckpt *k, const struct rc_board *b, const char *b
         }
     }
     return 0;
+}
+
+void gw_ckpt_heard_message(struct gw_app *app, const char *pattern, const char *channel)
+{
+    char name[RC_SHARD_NAME_MAX + 1], period[RC_PERIOD_ID_MAX];
+    if (!app || !app->ckpt || (pattern && strcmp(pattern, GW_FANOUT_KEYSPACE_TM_PATTERN) == 0) ||
+        rc_keys_parse_tag(channel, name, sizeof name, period, sizeof period) != 0)
+        return;
+    gw_ckpt_heard(app, name); /* (watched here or not) */
 }
 
 void gw_ckpt_heard(struct gw_app *app, const char *board)

@@ -21,6 +21,12 @@ int gw_ckpt_start(struct gw_app *app);
  * app->ckpt NULL. */
 void gw_ckpt_heard(struct gw_app *app, const char *board);
 
+/* A message heard on a channel or pattern of Redis (main.c's message hook,
+ * beside the fan-out's): a change event or a keyspace event on a board's
+ * keys is gw_ckpt_heard of its board; a keyspace event on a membership
+ * (rc:{B|}:tm) is not a change. */
+void gw_ckpt_heard_message(struct gw_app *app, const char *pattern, const char *channel);
+
 /* Stops the job: its timer closed; freed once every command it sent has
  * been answered (a build left half done expires with its lease). Safe with
  * app->ckpt NULL. */

@@ -39,6 +39,21 @@ static void test_a_source_declares_its_team_board(void **state)
     free(c);
 }
 
+/* A periodic source (docs/teams.md, "Periods"): its team board has its period. */
+static void test_a_periodic_source_gives_its_team_board_its_period(void **state)
+{
+    (void)state;
+    struct rc_conf *c = malloc(sizeof *c);
+    struct rc_error err;
+    assert_int_equal(parse("[board p]\nperiod = day\ntiebreak = none\nteams = s\n", c, &err), 0);
+    const struct rc_board *s = rc_conf_board_find(c, "s");
+    assert_non_null(s);
+    assert_string_equal(s->team_of, "p");
+    assert_int_equal(s->period.kind, rc_conf_board_find(c, "p")->period.kind);
+    assert_int_not_equal(s->period.kind, RC_PERIOD_NONE);
+    free(c);
+}
+
 static void test_where_teams_cannot_work_is_refused_at_the_line_of_teams(void **state)
 {
     (void)state;
@@ -46,7 +61,6 @@ static void test_where_teams_cannot_work_is_refused_at_the_line_of_teams(void **
         const char *text, *want;
     } cases[] = {
         {"[board m:*]\ntiebreak = none\nteams = s\n", "t.conf:3: teams needs an exact board name"},
-        {"[board p]\nperiod = day\nteams = s\n", "t.conf:3: teams cannot be combined with period"},
         {"[board p]\ndecay = scale\nscale_factor = 0.5\ntiebreak = none\nteams = s\n", "t.conf:5: teams cannot be combined with decay"},
         {"[board p]\nfields = a desc 8\ntiebreak = none\nteams = s\n", "t.conf:4: teams cannot be combined with fields"},
         {"[board p]\nshards = 2\ntiebreak = none\nteams = s\n", "t.conf:4: teams cannot be combined with shards"},
@@ -94,6 +108,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_source_declares_its_team_board),
+        cmocka_unit_test(test_a_periodic_source_gives_its_team_board_its_period),
         cmocka_unit_test(test_where_teams_cannot_work_is_refused_at_the_line_of_teams),
         cmocka_unit_test(test_team_board_keys_are_in_the_source_slot_and_read_back),
     };
