@@ -30,11 +30,11 @@ struct gw_rowteam {
     /* Changes made outside rankcast (gw_rowteam_load_keyspace): the hash's
      * keyspace notifications heard, those the team messages explain (the
      * writes lua/write.lua's op team makes), its "del"s (never the op's:
-     * the hash keeps its version), and whether the last tick found some
-     * unexplained */
+     * the hash keeps its version), and since when ticks have found some
+     * unexplained (monotonic µs, 0: not) */
     int64_t ks_heard, ks_explained;
     int ks_dels;
-    int ks_waited;
+    int64_t ks_since;
     /* a periodic board's current period read with no membership yet: seeded
      * from an earlier period's (redis/gw_teamseed.c) once, then read again */
     int seed_tried;

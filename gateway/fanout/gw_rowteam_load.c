@@ -27,6 +27,7 @@
 #include <hiredis/hiredis.h>
 
 #include "gw_app.h"
+#include "base/gw_clock.h"
 #include "base/gw_log.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_teamseed.h"
@@ -161,7 +162,8 @@ void gw_rowteam_load(struct gw_board *b, int again)
     b->refs++;
     rt->loading = 1;
     rt->ks_heard = rt->ks_explained = 0; /* (the read sees what they announced) */
-    rt->ks_dels = rt->ks_waited = 0;
+    rt->ks_dels = 0;
+    rt->ks_since = 0;
     if (gw_redis_command(b->f->app->redis, key, strlen(key), 2, argv, NULL, on_loaded, b) != 0) {
         rt->loading = 0;
         b->refs--; /* read when Redis is back (gw_fanout_redis_up) */
@@ -224,6 +226,14 @@ void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t le
     gw_board_wake(b);
 }
 
+/* How long writes to the membership may stay unexplained before they are
+ * taken for changes made outside rankcast. A team op's keyspace
+ * notifications and its team message are published together, but on a
+ * cluster they come over two connections (keyspace by PSUBSCRIBE, the
+ * message by SSUBSCRIBE), so on a busy machine the message can come ticks
+ * later; an out-of-band edit is rare and may wait a second. */
+#define KS_WAIT_US 1000000
+
 void gw_rowteam_load_tick(struct gw_board *b)
 {
     struct gw_rowteam *rt = b->rt;
@@ -232,12 +242,15 @@ void gw_rowteam_load_tick(struct gw_board *b)
     int outside = rt->ks_heard > rt->ks_explained || rt->ks_dels > 0;
     if (!outside) {
         rt->ks_heard = rt->ks_explained = 0; /* (more explained: 'h' not in notify-keyspace-events) */
-        rt->ks_dels = rt->ks_waited = 0;
+        rt->ks_dels = 0;
+        rt->ks_since = 0;
         return;
     }
-    if (!rt->ks_waited) {
-        rt->ks_waited = 1; /* its team message may come in a later read of the connection */
-        gw_board_wake(b);
+    int64_t now = gw_clock_mono_us();
+    if (!rt->ks_since)
+        rt->ks_since = now;
+    if (now - rt->ks_since < KS_WAIT_US) {
+        gw_board_wake(b); /* its team message may still come */
         return;
     }
     gw_log_info("board %s: its team membership changed outside rankcast: read again", b->r.name);
