@@ -144,6 +144,44 @@ int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, 
     return RC_VTRACK_SAME;
 }
 
+/* rc_vtrack_members_event's most common case, a move on a list neither cut
+ * nor with places, in one search (issue 26: every list of a busy board
+ * judges every event): the entries the move passes and the member's own
+ * entry (at old_rank, next to them) are adjacent, found from one first_at. */
+static int members_move(struct rc_vtrack *t, int64_t seq, int64_t old_rank, int64_t rank, double c)
+{
+    struct rc_vtrack_entry *ent = t->ent;
+    size_t n = t->nent, i, j;
+    int any = 0;
+    if (rank <= old_rank) {
+        /* up (or in place): [rank, old_rank - 1] shift down one place, then its own */
+        for (i = j = first_at(t, rank); j < n && ent[j].rank < old_rank; j++)
+            ent[j].rank++;
+        any = j > i;
+        if (j < n && ent[j].rank == old_rank) {
+            struct rc_vtrack_entry e = ent[j];
+            memmove(&ent[i + 1], &ent[i], (j - i) * sizeof e);
+            ent[i] = (struct rc_vtrack_entry){rank, c, e.row};
+            any = 1;
+        }
+    } else {
+        /* down: its own at old_rank, then (old_rank, rank] shift up one place */
+        i = first_at(t, old_rank);
+        int self = i < n && ent[i].rank == old_rank;
+        for (j = i + (self ? 1 : 0); j < n && ent[j].rank <= rank; j++)
+            ent[j].rank--;
+        any = j > i + (self ? 1 : 0);
+        if (self) {
+            struct rc_vtrack_entry e = ent[i];
+            memmove(&ent[i], &ent[i + 1], (j - i - 1) * sizeof e);
+            ent[j - 1] = (struct rc_vtrack_entry){rank, c, e.row};
+            any = 1;
+        }
+    }
+    t->seq = seq;
+    return any ? RC_VTRACK_MOVED : RC_VTRACK_SAME;
+}
+
 int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int has_old, int64_t old_rank,
                             int has_new, int64_t rank, double c)
 {
@@ -152,6 +190,8 @@ int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int ha
     if (!t->ok || !t->members || seq != t->seq + 1 || (!has_old && !has_new) || (has_old && old_rank < 1) ||
         (has_new && rank < 1))
         return changed(t);
+    if (has_old && has_new && !t->cut && !t->places)
+        return members_move(t, seq, old_rank, rank, c);
     /* the entry of the member itself: a listed member on the board has its old rank */
     size_t self = has_old ? first_at(t, old_rank) : t->nent;
     if (self < t->nent && t->ent[self].rank != old_rank)

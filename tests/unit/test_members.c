@@ -340,6 +340,10 @@ static void the_tracker_follows_random_moves_joins_and_leaves_exactly(void **sta
         if (has_new)
             nr = (long)put(&b, m, c = (double)below(&r, 50));
         seq++;
+        struct rc_vtrack_entry before[NL];
+        size_t nbefore = t.nent;
+        int64_t total_before = t.total;
+        memcpy(before, t.ent, t.nent * sizeof before[0]);
         int res = rc_vtrack_members_event(&t, seq, is_listed[m], old != 0, old, has_new, nr, c);
         if (res == RC_VTRACK_CHANGED) {
             assert_true(is_listed[m] && !old); /* only a listed member's arrival needs a read */
@@ -348,6 +352,12 @@ static void the_tracker_follows_random_moves_joins_and_leaves_exactly(void **sta
             continue;
         }
         assert_true(res == RC_VTRACK_SAME || res == RC_VTRACK_MOVED);
+        /* MOVED exactly when an entry or total changed (SAME: no build) */
+        int same = nbefore == t.nent && total_before == t.total;
+        for (size_t i = 0; same && i < nbefore; i++)
+            same = before[i].rank == t.ent[i].rank && before[i].c == t.ent[i].c && before[i].row == t.ent[i].row;
+        if (res == RC_VTRACK_SAME)
+            assert_true(same);
         followed++;
         size_t k = read_entries(&b, listed, want);
         assert_int_equal(t.nent, k);
