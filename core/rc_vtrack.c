@@ -43,10 +43,33 @@ void rc_vtrack_members_cut(struct rc_vtrack *t)
     t->cut = 1;
 }
 
-/* The first entry with rank >= r. */
+/* The first entry with rank >= r. A list's members are spread over the
+ * board, so its entries' ranks are about evenly spaced: a guess between the
+ * ends is most often right or next to it (issue 26: every list of a busy
+ * board looks up every event); a few steps from it, else a binary search. */
 static size_t first_at(const struct rc_vtrack *t, int64_t r)
 {
-    size_t lo = 0, hi = t->nent;
+    size_t n = t->nent;
+    if (n == 0 || t->ent[0].rank >= r)
+        return 0;
+    if (t->ent[n - 1].rank < r)
+        return n;
+    /* ent[0].rank < r <= ent[n - 1].rank: the answer is in [1, n - 1] */
+    int64_t a = t->ent[0].rank, z = t->ent[n - 1].rank;
+    size_t g = (size_t)((double)(r - a) / (double)(z - a) * (double)(n - 1));
+    g = g < 1 ? 1 : g > n - 1 ? n - 1 : g;
+    for (int step = 0; step < 3; step++) {
+        if (t->ent[g].rank < r) {
+            if (t->ent[g + 1].rank >= r) /* (g < n - 1: ent[n - 1].rank >= r) */
+                return g + 1;
+            g++;
+        } else {
+            if (t->ent[g - 1].rank < r) /* (g >= 1: ent[0].rank < r) */
+                return g;
+            g--;
+        }
+    }
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->ent[mid].rank < r)
