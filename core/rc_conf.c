@@ -197,6 +197,7 @@ void rc_conf_defaults(struct rc_conf *c)
     snprintf(c->web_root, sizeof c->web_root, "%s", "web");
     c->tick_ms = 50;
     c->viewers_every_ms = 2 * MS_S;
+    c->list_builds_per_turn = 256;
     c->compression = 1;
     c->workers = 1;
     snprintf(c->redis, sizeof c->redis, "%s", "127.0.0.1:6390");

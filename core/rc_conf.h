@@ -56,6 +56,7 @@ struct rc_conf {
     int compression;                   /* 1 (default): permessage-deflate with clients that offer it */
     unsigned workers;                  /* worker processes on the port, 1..64 (rc_workers.h), default 1 */
     int metrics_public;                /* 1: /metrics and the detailed /healthz without the admin scope (default 0) */
+    unsigned list_builds_per_turn;     /* member lists' windows one loop turn builds, default 256 */
     /* [redis] */
     char redis[RC_CONF_STR_MAX];       /* "HOST:PORT", redis://HOST:PORT or a comma-separated list of cluster seeds; default 127.0.0.1:6390 */
     int keyspace_events;               /* 1: turn notifications on at start (default 1) */

@@ -63,6 +63,7 @@ enum key_id {
     K_METRICS_PUBLIC,
     K_TEAMS,
     K_HISTORY, K_HISTORY_MAX,
+    K_LIST_BUILDS_PER_TURN, /* [server] */
     K_COUNT
 };
 

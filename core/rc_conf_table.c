@@ -29,6 +29,8 @@ static const struct key_spec keys[] = {
     {SEC_SERVER, K_COMPRESSION, "compression", rc_conf__set_onoff, CONF(compression), 0, 0},
     {SEC_SERVER, K_METRICS_PUBLIC, "metrics_public", rc_conf__set_onoff, CONF(metrics_public), 0, 0},
     {SEC_SERVER, K_WORKERS, "workers", rc_conf__set_unsigned, CONF(workers), RC_WORKERS_MIN, RC_WORKERS_MAX},
+    {SEC_SERVER, K_LIST_BUILDS_PER_TURN, "list_builds_per_turn", rc_conf__set_unsigned, CONF(list_builds_per_turn),
+     1, 1000000},
 
     {SEC_REDIS, K_ADDRESS, "address", rc_conf__set_redis_address, CONF(redis), 0, 0},
     {SEC_REDIS, K_KEYSPACE_EVENTS, "keyspace_events", rc_conf__set_onoff, CONF(keyspace_events), 0, 0},

@@ -29,6 +29,7 @@ void rc_delta_scratch_free(struct rc_delta_scratch *s)
     rc_diff_scratch_free(&s->diff);
     free(s->buf);
     free(s->moves);
+    free(s->ids);
     memset(s, 0, sizeof *s);
 }
 
@@ -122,13 +123,13 @@ int rc_delta_make(const struct rc_delta_window *old, const struct rc_delta_windo
     return 0;
 }
 
-int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_delta_window *new_,
-                          struct rc_delta_scratch *s, struct rc_delta *out)
+/* The member-list rule (rc_delta.h, rc_delta_make_members) once rows are
+ * matched: from[j] is the old index of new row j (NONE: it was not in old),
+ * removed[0..nremoved) old's rows not in new_ (borrowed into *out). Both
+ * matches, by name and by id, end here: one rule. */
+static int members_rule(const struct rc_delta_window *old, const struct rc_delta_window *new_, const size_t *from,
+                        const size_t *removed, size_t nremoved, struct rc_delta_scratch *s, struct rc_delta *out)
 {
-    struct rc_diff_side so = side(old), sn = side(new_);
-    struct rc_diff_view d;
-    if (rc_diff_run(&so, &sn, &s->diff, &d) != RC_OK) /* (used for its matching: from[], removed) */
-        return RC_E_INTERNAL;
     size_t nn = new_->n;
     if (nn > SIZE_MAX / 32 || grow(&s->buf, &s->cap, nn * (sizeof(size_t) + sizeof(int64_t)) + 1) != 0)
         return RC_E_INTERNAL;
@@ -136,7 +137,7 @@ int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_del
     int64_t *prev = (int64_t *)(rows + nn);
     size_t nrows = 0;
     for (size_t j = 0; j < nn; j++) {
-        size_t i = d.from[j];
+        size_t i = from[j];
         const struct rc_row *y = &new_->rows[j];
         if (i != NONE) {
             const struct rc_row *x = &old->rows[i];
@@ -152,11 +153,53 @@ int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_del
         .rows = rows,
         .prev_rank = prev,
         .nrows = nrows,
-        .removed = d.removed,
-        .nremoved = d.nremoved,
-        .nothing = nrows == 0 && d.nremoved == 0 && old->total == new_->total,
+        .removed = removed,
+        .nremoved = nremoved,
+        .nothing = nrows == 0 && nremoved == 0 && old->total == new_->total,
     };
     return 0;
+}
+
+int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_delta_window *new_,
+                          struct rc_delta_scratch *s, struct rc_delta *out)
+{
+    struct rc_diff_side so = side(old), sn = side(new_);
+    struct rc_diff_view d;
+    if (rc_diff_run(&so, &sn, &s->diff, &d) != RC_OK) /* (used for its matching: from[], removed) */
+        return RC_E_INTERNAL;
+    return members_rule(old, new_, d.from, d.removed, d.nremoved, s, out);
+}
+
+#define TAKEN (SIZE_MAX - 1) /* by_id: the id's row is matched (or new) already */
+
+int rc_delta_make_members_by_id(const struct rc_delta_window *old, const size_t *old_id,
+                                const struct rc_delta_window *new_, const size_t *new_id, size_t nid,
+                                struct rc_delta_scratch *s, struct rc_delta *out)
+{
+    size_t no = old->n, nn = new_->n;
+    /* at[nid]: old's row of each id; then from[nn], removed[no] */
+    if (nid > SIZE_MAX / 32 || no > SIZE_MAX / 32 || nn > SIZE_MAX / 32 ||
+        grow(&s->ids, &s->ids_cap, (nid + nn + no) * sizeof(size_t) + 1) != 0)
+        return RC_E_INTERNAL;
+    size_t *at = s->ids, *from = at + nid, *removed = from + nn, nremoved = 0;
+    for (size_t k = 0; k < nid; k++)
+        at[k] = NONE;
+    for (size_t i = 0; i < no; i++) {
+        if (old_id[i] >= nid || at[old_id[i]] != NONE)
+            return RC_E_INTERNAL;
+        at[old_id[i]] = i;
+    }
+    for (size_t j = 0; j < nn; j++) {
+        size_t id = new_id[j];
+        if (id >= nid || at[id] == TAKEN)
+            return RC_E_INTERNAL;
+        from[j] = at[id];
+        at[id] = TAKEN;
+    }
+    for (size_t i = 0; i < no; i++)
+        if (at[old_id[i]] != TAKEN)
+            removed[nremoved++] = i;
+    return members_rule(old, new_, from, removed, nremoved, s, out);
 }
 
 int rc_delta_windows_equal(const struct rc_delta_window *a, const struct rc_delta_window *b)

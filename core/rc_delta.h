@@ -49,6 +49,8 @@ struct rc_delta_scratch {
     size_t cap;
     struct rc_move *moves; /* rc_delta_moves_room */
     size_t moves_cap;
+    void *ids;             /* rc_delta_make_members_by_id: its match of rows by id */
+    size_t ids_cap;
 };
 
 void rc_delta_scratch_free(struct rc_delta_scratch *s);
@@ -91,6 +93,19 @@ int rc_delta_make(const struct rc_delta_window *old, const struct rc_delta_windo
  * RC_E_INTERNAL; *out as rc_delta_make's. */
 int rc_delta_make_members(const struct rc_delta_window *old, const struct rc_delta_window *new_,
                           struct rc_delta_scratch *s, struct rc_delta *out);
+
+/* rc_delta_make_members for two windows whose rows came from one read (a
+ * member list's windows built from its last read and the ranks its events
+ * moved, gateway/fanout/gw_members.c): old_id[i] and new_id[j] say which of
+ * the read's nid rows each row is, so rows are matched by id instead of by
+ * member name (no sort, no string compare: issue 26, a list's diff by name
+ * was the gateway's largest cost at 5,000 lists). The rule and *out are
+ * rc_delta_make_members's, as if matched by name: rows of one id must hold
+ * one member. Returns 0, or RC_E_INTERNAL (an id not below nid or twice in
+ * one window, or out of memory; *out then unset). */
+int rc_delta_make_members_by_id(const struct rc_delta_window *old, const size_t *old_id,
+                                const struct rc_delta_window *new_, const size_t *new_id, size_t nid,
+                                struct rc_delta_scratch *s, struct rc_delta *out);
 
 /* 1 when viewers holding a would be shown nothing new by b: the same
  * first_rank, total and rows (member, stored score, profile content, place,

@@ -173,6 +173,12 @@ const char *rc_proto_op_name(enum rc_op op);
  * very same number back). */
 void rc_proto_encode_number_text(double d, char *buf, size_t size);
 
+/* Writes v in decimal (what "%" PRId64 prints) into buf, which must hold
+ * RC_NUMBER_TEXT_MAX bytes, NUL-terminated; returns its length. Without
+ * printf: every rank, seq and total of every delta goes through it (issue
+ * 26, snprintf was about a tenth of the gateway's CPU at 2,000 lists). */
+size_t rc_proto_encode_int_text(int64_t v, char *buf);
+
 struct rc_kv {
     const char *key;   /* borrowed */
     const char *value; /* borrowed */

@@ -31,11 +31,32 @@
 
 /* ---- items ------------------------------------------------------------- */
 
+size_t rc_proto_encode_int_text(int64_t v, char *buf)
+{
+    char tmp[24];
+    size_t n = 0, len = 0;
+    /* (digits of the magnitude as unsigned: INT64_MIN has no positive twin) */
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}
+
 void rc_proto_encode_number_text(double d, char *buf, size_t size)
 {
     if (d >= -(double)RC_SAFE_INT_MAX && d <= (double)RC_SAFE_INT_MAX &&
         d == (double)(int64_t)d) {
-        snprintf(buf, size, "%" PRId64, (int64_t)d); /* -0.0 prints as 0 */
+        if (size >= RC_NUMBER_TEXT_MAX)
+            rc_proto_encode_int_text((int64_t)d, buf); /* -0.0 prints as 0 */
+        else
+            snprintf(buf, size, "%" PRId64, (int64_t)d);
         return;
     }
     /* Any value with at most DBL_DIG (15) significant digits survives a
@@ -66,7 +87,7 @@ static cJSON *int_item(int64_t v)
 {
     char buf[RC_NUMBER_TEXT_MAX];
 
-    snprintf(buf, sizeof buf, "%" PRId64, v);
+    rc_proto_encode_int_text(v, buf);
     return cJSON_CreateRaw(buf);
 }
 

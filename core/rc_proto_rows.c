@@ -130,8 +130,7 @@ static void jw_close(struct jw *w, const char *c)
 static void jw_int(struct jw *w, int64_t v)
 {
     char buf[RC_NUMBER_TEXT_MAX];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    jw_lit(w, buf);
+    jw_bytes(w, buf, rc_proto_encode_int_text(v, buf));
 }
 
 /* A score: rc_proto_encode_number_text, null when not finite. */

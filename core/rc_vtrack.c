@@ -25,6 +25,44 @@ void rc_vtrack_around(struct rc_vtrack *t, int64_t seq, int64_t pos, int64_t rad
     t->radius = radius;
 }
 
+#define NEAR_BANDS 256 /* bits of rc_vtrack.near */
+
+static unsigned band_of(const struct rc_vtrack *t, int64_t r)
+{
+    int64_t k = r <= 1 ? 0 : (r - 1) / t->band;
+    return k >= NEAR_BANDS - 1 ? NEAR_BANDS - 1 : (unsigned)k;
+}
+
+static void near_set(struct rc_vtrack *t, int64_t r)
+{
+    unsigned k = band_of(t, r);
+    t->near[k / 64] |= (uint64_t)1 << (k % 64);
+}
+
+/* The bits exactly where the entries are. */
+static void near_exact(struct rc_vtrack *t)
+{
+    memset(t->near, 0, sizeof t->near);
+    for (size_t i = 0; i < t->nent; i++)
+        near_set(t, t->ent[i].rank);
+}
+
+/* 0 when no entry can be at ranks [lo, hi]. */
+static int near_any(const struct rc_vtrack *t, int64_t lo, int64_t hi)
+{
+    unsigned a = band_of(t, lo), z = band_of(t, hi);
+    for (unsigned w = a / 64; w <= z / 64; w++) {
+        uint64_t m = t->near[w];
+        if (w == a / 64)
+            m &= ~(uint64_t)0 << (a % 64);
+        if (w == z / 64 && z % 64 != 63)
+            m &= ((uint64_t)1 << (z % 64 + 1)) - 1;
+        if (m)
+            return 1;
+    }
+    return 0;
+}
+
 void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct rc_vtrack_entry *ent, size_t n,
                        int places)
 {
@@ -36,6 +74,9 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
     t->places = places;
     t->ent = ent;
     t->nent = n;
+    t->band = total / NEAR_BANDS + 1; /* (the board as read; ranks past the bands fall in the last) */
+    if (t->ok)
+        near_exact(t);
 }
 
 void rc_vtrack_members_cut(struct rc_vtrack *t)
@@ -43,10 +84,33 @@ void rc_vtrack_members_cut(struct rc_vtrack *t)
     t->cut = 1;
 }
 
-/* The first entry with rank >= r. */
+/* The first entry with rank >= r. A list's members are spread over the
+ * board, so its entries' ranks are about evenly spaced: a guess between the
+ * ends is most often right or next to it (issue 26: every list of a busy
+ * board looks up every event); a few steps from it, else a binary search. */
 static size_t first_at(const struct rc_vtrack *t, int64_t r)
 {
-    size_t lo = 0, hi = t->nent;
+    size_t n = t->nent;
+    if (n == 0 || t->ent[0].rank >= r)
+        return 0;
+    if (t->ent[n - 1].rank < r)
+        return n;
+    /* ent[0].rank < r <= ent[n - 1].rank: the answer is in [1, n - 1] */
+    int64_t a = t->ent[0].rank, z = t->ent[n - 1].rank;
+    size_t g = (size_t)((double)(r - a) / (double)(z - a) * (double)(n - 1));
+    g = g < 1 ? 1 : g > n - 1 ? n - 1 : g;
+    for (int step = 0; step < 3; step++) {
+        if (t->ent[g].rank < r) {
+            if (t->ent[g + 1].rank >= r) /* (g < n - 1: ent[n - 1].rank >= r) */
+                return g + 1;
+            g++;
+        } else {
+            if (t->ent[g - 1].rank < r) /* (g >= 1: ent[0].rank < r) */
+                return g;
+            g--;
+        }
+    }
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->ent[mid].rank < r)
@@ -144,6 +208,58 @@ int rc_vtrack_event(struct rc_vtrack *t, int64_t seq, int is_self, int has_old, 
     return RC_VTRACK_SAME;
 }
 
+/* rc_vtrack_members_event's most common case, a move on a list neither cut
+ * nor with places, in one search (issue 26: every list of a busy board
+ * judges every event): the entries the move passes and the member's own
+ * entry (at old_rank, next to them) are adjacent, found from one first_at. */
+static int members_move(struct rc_vtrack *t, int64_t seq, int64_t old_rank, int64_t rank, double c)
+{
+    struct rc_vtrack_entry *ent = t->ent;
+    size_t n = t->nent, i, j;
+    int any = 0;
+    if (!near_any(t, rank < old_rank ? rank : old_rank, rank < old_rank ? old_rank : rank)) {
+        t->seq = seq; /* (no entry in its span: it passes none, and is none) */
+        return RC_VTRACK_SAME;
+    }
+    if (rank <= old_rank) {
+        /* up (or in place): [rank, old_rank - 1] shift down one place, then its own */
+        for (i = j = first_at(t, rank); j < n && ent[j].rank < old_rank; j++)
+            near_set(t, ++ent[j].rank);
+        any = j > i;
+        if (j < n && ent[j].rank == old_rank) {
+            struct rc_vtrack_entry e = ent[j];
+            memmove(&ent[i + 1], &ent[i], (j - i) * sizeof e);
+            ent[i] = (struct rc_vtrack_entry){rank, c, e.row};
+            any = 1;
+        }
+    } else {
+        /* down: its own at old_rank, then (old_rank, rank] shift up one place */
+        i = first_at(t, old_rank);
+        int self = i < n && ent[i].rank == old_rank;
+        for (j = i + (self ? 1 : 0); j < n && ent[j].rank <= rank; j++)
+            near_set(t, --ent[j].rank);
+        any = j > i + (self ? 1 : 0);
+        if (self) {
+            struct rc_vtrack_entry e = ent[i];
+            memmove(&ent[i], &ent[i + 1], (j - i - 1) * sizeof e);
+            ent[j - 1] = (struct rc_vtrack_entry){rank, c, e.row};
+            any = 1;
+        }
+    }
+    if (any) {
+        near_set(t, rank);
+        /* (bits only ever added as entries move: made exact again when
+         * they are well more than the entries, so misses stay cheap) */
+        unsigned bits = 0;
+        for (int w = 0; w < NEAR_BANDS / 64; w++)
+            bits += (unsigned)__builtin_popcountll(t->near[w]);
+        if (bits > n + 16)
+            near_exact(t);
+    }
+    t->seq = seq;
+    return any ? RC_VTRACK_MOVED : RC_VTRACK_SAME;
+}
+
 int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int has_old, int64_t old_rank,
                             int has_new, int64_t rank, double c)
 {
@@ -152,6 +268,8 @@ int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int ha
     if (!t->ok || !t->members || seq != t->seq + 1 || (!has_old && !has_new) || (has_old && old_rank < 1) ||
         (has_new && rank < 1))
         return changed(t);
+    if (has_old && has_new && !t->cut && !t->places)
+        return members_move(t, seq, old_rank, rank, c);
     /* the entry of the member itself: a listed member on the board has its old rank */
     size_t self = has_old ? first_at(t, old_rank) : t->nent;
     if (self < t->nent && t->ent[self].rank != old_rank)
@@ -207,5 +325,7 @@ int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int ha
         any = 1;
     }
     t->seq = seq;
+    if (any)
+        near_exact(t); /* (a join, a leave, a cut or placed list's move: entries moved or went) */
     return any ? RC_VTRACK_MOVED : RC_VTRACK_SAME;
 }

@@ -63,6 +63,13 @@ struct rc_vtrack {
     int members;          /* 1: a member list */
     int cut;              /* member list: entries are its best by rank only; more listed
                              members are on the board below them (rc_vtrack_members_cut) */
+    /* member list: a bit per band of `band` ranks (the last band open-ended)
+     * set where an entry is, or was since the bits were last made exact: a
+     * move whose ranks meet no set bit passes no entry, judged SAME without
+     * a look at the entries (issue 26: most moves of a busy board miss most
+     * lists, and every list judges every move) */
+    uint64_t near[4];
+    int64_t band;
 };
 
 /* A listed member on the board, as the tracker knows it at its seq. */

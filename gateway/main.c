@@ -226,6 +226,7 @@ static void loop_hooks_start(struct gw_app *app)
     app->edge_check.data = app;
     uv_check_start(&app->edge_check, on_edge_check);
     gw_first_loop_start(app->fanout, app->loop);
+    gw_members_loop_start(app->fanout, app->loop);
     app->loop_hooks = 1;
 }
 
@@ -237,6 +238,7 @@ static void loop_hooks_stop(struct gw_app *app)
     uv_close((uv_handle_t *)&app->flush_idle, NULL);
     uv_close((uv_handle_t *)&app->edge_check, NULL);
     gw_first_loop_stop(app->fanout);
+    gw_members_loop_stop(app->fanout);
 }
 
 /* Lifecycle hooks (gw_lifecycle.c owns the signals and the grace timer). */

@@ -389,6 +389,9 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_first_answers_deferred_total",
             "Subscribes answered in a later loop turn (a turn answers a bounded number of rows)",
             m->first_deferred);
+    counter(&o, "rankcast_list_builds_deferred_total",
+            "Member lists' windows built in a later loop turn (a turn builds list_builds_per_turn)",
+            m->list_builds_deferred);
     counter(&o, "rankcast_bytes_sent_total", "WebSocket payload bytes written", m->bytes_sent);
     counter(&o, "rankcast_frame_writes_total",
             "Writes of WebSocket frames to sockets (one frame, or several gathered into one)", m->frame_writes);

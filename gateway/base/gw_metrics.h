@@ -55,6 +55,7 @@ struct gw_metrics {
     uint64_t view_reads[3];               /* Redis reads of views the mirror does not serve: [0] around, [1] pages,
                                              [2] member lists */
     uint64_t first_deferred;              /* subscribes whose first answer waited for a later loop turn */
+    uint64_t list_builds_deferred;        /* member lists' builds that waited for a later loop turn */
     uint64_t view_reads_spared;           /* change events that left such a view's rows as read (no read) */
     uint64_t around_cuts;                 /* around views cut from the mirror instead of read */
     uint64_t bytes_sent;                  /* WebSocket payload bytes written */

@@ -36,6 +36,11 @@ void gw_fanout_free(struct gw_fanout *f);
  * at once. */
 void gw_first_loop_start(struct gw_fanout *f, uv_loop_t *loop);
 void gw_first_loop_stop(struct gw_fanout *f);
+/* The same for the idle handle that builds the member lists past a loop
+ * turn's share ([server] list_builds_per_turn, fanout/gw_members.c); until
+ * start, and after stop, every list is built at once. */
+void gw_members_loop_start(struct gw_fanout *f, uv_loop_t *loop);
+void gw_members_loop_stop(struct gw_fanout *f);
 
 /* Handles a decoded subscribe for connection c on board decl (board name
  * r->board) in period p: answers with the snapshot (or an error) itself.

@@ -74,6 +74,7 @@
 #include "rc_vindex.h"
 #include "rc_vtrack.h"
 
+#include "fanout/gw_members.h"
 #include "fanout/gw_replay.h"
 #include "fanout/gw_vcount.h"
 #include "fanout/gw_rowteam.h"
@@ -139,6 +140,7 @@ struct gw_view {
     struct rc_vtrack_entry *ment;
     size_t ment_cap;
     int mmoved;
+    struct gw_view *mqnext; int mqueued; /* waiting for a build in f->mturn's queue (gw_members.c) */
     struct gw_members_shard *msh; /* a sharded board's list followed by composite (gw_members_shard.h) */
     /* A roster ({"team": T}, gw_rowteam_load.c): the team's members now,
      * packed (core/rc_members.h), read as a member list; roster_ok once
@@ -336,6 +338,7 @@ struct gw_fanout {
     size_t first_rows;           /* rows answered this turn (renewed after each turn's I/O) */
     int64_t first_us;            /* time spent answering them this turn (µs) */
     struct gw_sub *first_head, *first_tail; /* subscriptions waiting for their turn, oldest first */
+    struct gw_members_turn mturn; /* member lists' builds per loop turn (gw_members.h) */
     struct gw_replay *replays;   /* replays in progress (gw_replay.c) */
     struct gw_replay_read *replay_reads; /* their reads, shared (gw_replay_share.c) */
     /* Drops subscription s (gw_fanout.c): the upward call of a replay that
@@ -455,7 +458,8 @@ void gw_view_moves_ranked(struct gw_fanout *f, struct gw_view *v);
 /* ---- gw_members.c -------------------------------------------------------- */
 
 /* Member list v's entries changed (mmoved): its next window, built from
- * its last read and the entries, goes out (gw_view_update). */
+ * its last read and the entries, goes out (gw_view_update) now, or, past
+ * this loop turn's share, from the queue in a later turn (gw_members.h). */
 void gw_members_build(struct gw_view *v);
 
 /* ---- gw_mirror.c --------------------------------------------------------- */

@@ -70,7 +70,7 @@ static void tick_view(struct gw_board *b, struct gw_view *v, int64_t now_us)
         v->cut_due = 0; /* (left the mirror: it reads) */
     }
     if (v->mmoved && !v->dirty && !v->reading && rc_rate_may_send(&v->gate, now_us))
-        gw_members_build(v); /* a member list the events alone moved: no read */
+        gw_members_build(v); /* a member list the events alone moved: no read (this turn or a later one) */
     if (v->viewers_due && !v->dirty && !v->reading && !v->held && rc_rate_may_send(&v->gate, now_us))
         gw_view_tell_viewers(b->f, v); /* a count alone changed (a message: it counts toward max_rate) */
     if (!v->dirty || v->reading || !rc_rate_may_send(&v->gate, now_us))
@@ -119,7 +119,7 @@ static void board_tick(struct gw_board *b)
         b->f->app->metrics.views_visited[GW_METRICS_VISIT_TICK]++;
         v->refs++; /* alive through what it sends */
         tick_view(b, v, now_us);
-        if (!v->dead && (v->dirty || v->held || v->viewers_due || v->cut_due || v->mmoved))
+        if (!v->dead && (v->dirty || v->held || v->viewers_due || v->cut_due || (v->mmoved && !v->mqueued)))
             gw_board_view_due(v);
         gw_board_view_unref(v);
     }
@@ -183,6 +183,7 @@ void gw_fanout_tick(struct gw_fanout *f)
 void gw_fanout_tick_edge(struct gw_fanout *f)
 {
     gw_first_kick(f); /* the next turns' first answers (gw_first.c) */
+    gw_members_kick(f); /* ... and member lists' builds (gw_members.c) */
     /* sharded boards' events go out for their ranks together: before the
      * reads of this edge, else every GW_FO_SHARD_FLUSH_US */
     if (f->sflush && (f->soon || gw_clock_mono_us() - f->sflushed_us >= GW_FO_SHARD_FLUSH_US))

@@ -309,9 +309,13 @@ static char *encode_delta(struct gw_view *v, const struct gw_window *old, const 
     struct rc_delta d;
     *nothing = 0;
     *no_moves = 0;
-    int rc = v->r.spec.kind == RC_VIEW_MEMBERS || v->r.spec.kind == RC_VIEW_TEAM
-                 ? rc_delta_make_members(&ow, &wn, &v->f->delta, &d)
-                                               : rc_delta_make(&ow, &wn, ask_moves, &ask, &v->f->delta, &d);
+    int rc;
+    if (v->r.spec.kind != RC_VIEW_MEMBERS && v->r.spec.kind != RC_VIEW_TEAM)
+        rc = rc_delta_make(&ow, &wn, ask_moves, &ask, &v->f->delta, &d);
+    else if (old->base && old->base == nw->base) /* two windows of one read: rows matched by its rows */
+        rc = rc_delta_make_members_by_id(&ow, old->row_id, &wn, nw->row_id, nw->base->n, &v->f->delta, &d);
+    else
+        rc = rc_delta_make_members(&ow, &wn, &v->f->delta, &d);
     if (rc == RC_DELTA_UNKNOWN)
         *no_moves = 1;
     if (rc != 0)

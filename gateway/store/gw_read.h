@@ -47,9 +47,28 @@ struct gw_window {
     char *members;
     int64_t found;                 /* a roster read (gw_read_spec.best): its members on the board,
                                       more than n when the rows are cut at best; else 0 */
+    /* A member list's window built from its last read (fanout/gw_members.c):
+     * its rows borrow their members and profiles from base, which it holds
+     * (gw_window_hold), and row_id[i] is the row of base that rows[i] is
+     * (in the rows' allocation), so two windows of one base match rows by
+     * it (core/rc_delta.h, rc_delta_make_members_by_id); NULL otherwise. */
+    struct gw_window *base;
+    const size_t *row_id;
+    unsigned holds;                /* windows borrowing from this one: gw_window_free lets go of one */
 };
 
+/* Frees w, or lets go of one hold of it (gw_window_hold). */
 void gw_window_free(struct gw_window *w);
+
+/* One more hold of w (a window whose rows borrow from it): w outlives it,
+ * freed by the last gw_window_free. Returns w. */
+struct gw_window *gw_window_hold(struct gw_window *w);
+
+/* A window of n rows (uninitialised, w->n 0) with head, epoch and freeze of
+ * base, whose rows will borrow from base (held) and each say which row of
+ * base it is in row_ids[0..n) (*row_ids; stored as w->row_id). NULL when out
+ * of memory. */
+struct gw_window *gw_window_borrowing(struct gw_window *base, size_t n, size_t **row_ids);
 
 /* Keeps w's first n rows (the others' members and profiles let go). */
 void gw_window_truncate(struct gw_window *w, size_t n);

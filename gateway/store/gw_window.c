@@ -18,21 +18,56 @@ void gw_window_free(struct gw_window *w)
 {
     if (!w)
         return;
-    for (size_t i = 0; i < w->n; i++) {
+    if (w->holds) {
+        w->holds--; /* (a window borrowing from it still needs it) */
+        return;
+    }
+    for (size_t i = 0; i < w->n && !w->base; i++) {
         if (!w->members)
             free(w->rows[i].member);
         gw_profile_unref(w->rows[i].profile);
     }
     free(w->members);
-    free(w->rows);
+    free(w->rows); /* (row_id too: same allocation) */
     free(w->shard_seq);
     free(w->listed_seq);
+    gw_window_free(w->base);
     free(w);
+}
+
+struct gw_window *gw_window_hold(struct gw_window *w)
+{
+    w->holds++;
+    return w;
+}
+
+struct gw_window *gw_window_borrowing(struct gw_window *base, size_t n, size_t **row_ids)
+{
+    _Static_assert(sizeof(struct rc_row) % _Alignof(size_t) == 0, "row ids follow the rows");
+    struct gw_window *w = calloc(1, sizeof *w);
+    struct rc_row *rows = n <= SIZE_MAX / (sizeof *rows + sizeof **row_ids)
+                              ? malloc((n ? n : 1) * (sizeof *rows + sizeof **row_ids))
+                              : NULL;
+    if (!w || !rows) {
+        free(w);
+        free(rows);
+        return NULL;
+    }
+    w->seq = base->seq;
+    w->total = base->total;
+    w->first_rank = base->first_rank;
+    memcpy(w->epoch, base->epoch, sizeof w->epoch);
+    w->freeze = base->freeze;
+    w->found = base->found;
+    w->rows = rows;
+    w->row_id = *row_ids = (size_t *)(void *)(rows + n);
+    w->base = gw_window_hold(base);
+    return w;
 }
 
 void gw_window_truncate(struct gw_window *w, size_t n)
 {
-    for (size_t i = n; i < w->n; i++) {
+    for (size_t i = n; i < w->n && !w->base; i++) { /* (borrowed rows are base's to free) */
         if (!w->members)
             free(w->rows[i].member);
         gw_profile_unref(w->rows[i].profile);
@@ -48,6 +83,9 @@ int gw_window_copy(struct gw_window *dst, const struct gw_window *src)
     dst->listed_seq = NULL;
     dst->nshards = 0;
     dst->members = NULL; /* each copied member is the row's own */
+    dst->base = NULL;    /* (and so is each profile reference) */
+    dst->row_id = NULL;
+    dst->holds = 0;
     dst->rows = calloc(src->n ? src->n : 1, sizeof *dst->rows);
     if (!dst->rows)
         return -1;

@@ -269,6 +269,64 @@ async function metric(gw, re) {
   return x ? Number(x[1]) : 0;
 }
 
+/* A ListViewer that also checks each delta against what it holds: seqs
+ * never go back, and every row's prev_rank is the rank it held for that
+ * member (null when it held none: not on the board), and only held members
+ * are removed: a delta lost or sent out of order breaks one of them. */
+class StrictListViewer extends ListViewer {
+  take(snap) {
+    super.take(snap);
+    this.seq = snap.seq;
+  }
+
+  onMessage(m) {
+    if (m.sub === this.sub && m.op === 'delta' && !this.broken) {
+      const held = new Map(this.rows.map((r) => [r.member, r.rank]));
+      if (m.seq < this.seq) this.broken = `seq went back: ${this.seq} then ${JSON.stringify(m)}`;
+      for (const r of m.rows) {
+        if (r.prev_rank !== (held.has(r.member) ? held.get(r.member) : null))
+          this.broken = `prev_rank ${r.prev_rank} of ${r.member}, held ${held.get(r.member)}: ${JSON.stringify(m)}`;
+      }
+      for (const x of m.removed || []) if (!held.has(x)) this.broken = `removed ${x}, not held: ${JSON.stringify(m)}`;
+      this.seq = m.seq;
+    }
+    super.onMessage(m);
+  }
+}
+
+test('member lists built one per loop turn (list_builds_per_turn = 1) get every change in order and converge', { timeout: 180000 }, async (t) => {
+  const config = h.configWith(t, { server: { list_builds_per_turn: 1 } });
+  const { redis, gw } = await h.startStack(t, { config });
+  const board = 'match:2620';
+  const c = await h.connectWs(t, gw.wsUrl);
+  const all = Array.from({ length: 50 }, (_, i) => `s:${i}`);
+  for (const m of all.slice(0, 40)) await set(c, board, m, rnd(100));
+  const conns = await Promise.all([0, 1, 2, 3].map(() => h.connectWs(t, gw.wsUrl)));
+  const viewers = [];
+  for (let i = 0; i < 24; i++) {
+    const members = all.filter(() => Math.random() < 0.4).slice(0, 20);
+    if (!members.length) members.push(all[i]);
+    const v = new StrictListViewer(conns[i % conns.length], board, members);
+    await v.start();
+    viewers.push(v);
+  }
+  await settle(redis, viewers, 'lists exact before writes');
+  const deferred0 = await metric(gw, /^rankcast_list_builds_deferred_total (\d+)$/m);
+  const writers = await Promise.all([0, 1].map(() => h.connectWs(t, gw.wsUrl)));
+  for (let round = 0; round < 12; round++) {
+    await Promise.all(writers.map((w) => Promise.all(Array.from({ length: 40 }, () => {
+      const m = all[rnd(all.length)];
+      return w.request(rnd(5) === 0 ? { op: 'set', board, member: m, value: rnd(120) }
+        : { op: 'incr', board, member: m, delta: rnd(21) - 10 }, 20000);
+    }))));
+  }
+  await settle(redis, viewers, 'lists exact after 960 writes, built a list per loop turn');
+  const deferred = (await metric(gw, /^rankcast_list_builds_deferred_total (\d+)$/m)) - deferred0;
+  assert.ok(deferred > 0, 'some ticks had more lists to build than a turn builds');
+  for (const v of viewers) assert.equal(v.broken, null);
+  assert.ok(viewers.every((v) => v.deltas.length > 0));
+});
+
 test('member lists follow other members\' moves from the change events, without reading Redis', { timeout: 120000 }, async (t) => {
   const { redis, gw } = await h.startStack(t);
   const board = 'match:2606';

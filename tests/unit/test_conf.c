@@ -1118,6 +1118,23 @@ static void test_viewers_every_is_read_and_bounded(void **state)
     free(c);
 }
 
+/* [server] list_builds_per_turn: member lists' windows one loop turn
+ * builds (fanout/gw_members.c); 256 unless set, 1..1000000. */
+static void test_list_builds_per_turn_is_read_and_bounded(void **state)
+{
+    (void)state;
+    struct rc_conf *c = new_conf();
+    struct rc_error err;
+    parse_ok("", c);
+    assert_int_equal(c->list_builds_per_turn, 256);
+    parse_ok("[server]\nlist_builds_per_turn = 3\n", c);
+    assert_int_equal(c->list_builds_per_turn, 3);
+    assert_int_equal(parse_str("[server]\nlist_builds_per_turn = 0\n", c, &err), RC_E_BAD_REQUEST);
+    assert_non_null(strstr(err.msg, "t.conf:2: list_builds_per_turn"));
+    assert_int_equal(parse_str("[limits]\nlist_builds_per_turn = 3\n", c, &err), RC_E_BAD_REQUEST);
+    free(c);
+}
+
 static void test_unterminated_buffer_respects_len(void **state)
 {
     (void)state;
@@ -1397,6 +1414,7 @@ int main(void)
         cmocka_unit_test(test_multi_field_board_without_tiebreak_key_needs_horizon),
         cmocka_unit_test(test_server_redis_limits_values_are_stored),
         cmocka_unit_test(test_viewers_every_is_read_and_bounded),
+        cmocka_unit_test(test_list_builds_per_turn_is_read_and_bounded),
         cmocka_unit_test(test_redis_credentials_are_stored_as_names_only),
         cmocka_unit_test(test_redis_password_in_the_file_is_refused_without_quoting_it),
         cmocka_unit_test(test_auth_and_key_sections_are_stored),

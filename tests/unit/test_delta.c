@@ -384,6 +384,106 @@ static void test_a_member_twice_in_a_window_is_refused(void **state)
     rc_delta_scratch_free(&s);
 }
 
+/* A member list's window: from the read's rows (ids 0..nid-1, member
+ * names[id]) a random subset, at increasing random ranks in random order of
+ * ids, with composites, profiles and places from small sets (so rows of
+ * one id often keep or change them). */
+static size_t list_window(struct rng *r, char (*names)[8], size_t nid, const struct rc_profile *pr,
+                          struct rc_row *rows, size_t *ids)
+{
+    size_t perm[40], n = 0;
+    for (size_t k = 0; k < nid; k++)
+        perm[k] = k;
+    for (size_t k = nid; k > 1; k--) {
+        size_t j = below(r, k), t = perm[k - 1];
+        perm[k - 1] = perm[j];
+        perm[j] = t;
+    }
+    int64_t rank = 0;
+    for (size_t k = 0; k < nid; k++) {
+        if (below(r, 10) < 4)
+            continue;
+        rank += 1 + (int64_t)below(r, 3);
+        size_t p = below(r, 4);
+        rows[n] = (struct rc_row){.member = names[perm[k]], .c = (double)below(r, 3), .rank = rank,
+                                  .profile = p < 3 ? (struct rc_profile *)&pr[p] : NULL,
+                                  .place = (int64_t)below(r, 2)};
+        ids[n++] = perm[k];
+    }
+    return n;
+}
+
+/* Issue 26: a member list's windows built from one read match their rows
+ * by the read's row (id) instead of by name; the delta must be exactly the
+ * one the match by name gives: the same rows, prev_ranks, removed and
+ * "nothing", for random windows of random reads. */
+static void test_a_member_list_matched_by_id_sends_what_the_match_by_name_sends(void **state)
+{
+    (void)state;
+    static char names[40][8];
+    const struct rc_profile pr[3] = {{.hash = 1}, {.hash = 2}, {.hash = 3}};
+    struct rc_delta_scratch by_name = {0}, by_id = {0};
+    struct rng r = {26};
+    size_t rows_sent = 0, removed = 0, nothing = 0;
+    for (size_t k = 0; k < 40; k++)
+        snprintf(names[k], sizeof names[k], "m%zu", (k * 7) % 40); /* (names not in id order) */
+    for (int round = 0; round < 4000; round++) {
+        size_t nid = 1 + below(&r, 40);
+        struct rc_row o[40], n[40];
+        size_t oid[40], nid_[40];
+        size_t no = list_window(&r, names, nid, pr, o, oid);
+        size_t nn = list_window(&r, names, nid, pr, n, nid_);
+        if (round % 3 == 0) { /* the same rows, few changes: the common tick */
+            nn = no;
+            memcpy(n, o, no * sizeof *o);
+            memcpy(nid_, oid, no * sizeof *oid);
+            if (nn && below(&r, 2))
+                n[below(&r, nn)].c += 1;
+        }
+        struct rc_delta_window ow = {o, no, 1, (int64_t)nid}, nw = {n, nn, 1, (int64_t)nid - (int64_t)below(&r, 2)};
+        struct rc_delta a, b;
+        assert_int_equal(rc_delta_make_members(&ow, &nw, &by_name, &a), 0);
+        assert_int_equal(rc_delta_make_members_by_id(&ow, oid, &nw, nid_, nid, &by_id, &b), 0);
+        assert_int_equal(b.nrows, a.nrows);
+        assert_int_equal(b.nremoved, a.nremoved);
+        assert_int_equal(b.nothing, a.nothing);
+        for (size_t k = 0; k < a.nrows; k++) {
+            assert_int_equal(b.rows[k], a.rows[k]);
+            assert_int_equal(b.prev_rank[k], a.prev_rank[k]);
+        }
+        for (size_t k = 0; k < a.nremoved; k++)
+            assert_int_equal(b.removed[k], a.removed[k]);
+        rows_sent += a.nrows;
+        removed += a.nremoved;
+        nothing += a.nothing ? 1 : 0;
+    }
+    assert_true(rows_sent > 10000); /* (every case was met, many times) */
+    assert_true(removed > 5000);
+    assert_true(nothing > 100);
+    rc_delta_scratch_free(&by_name);
+    rc_delta_scratch_free(&by_id);
+}
+
+/* Ids are the caller's contract: one past the read, or twice in a window,
+ * is an error, not a delta. */
+static void test_a_member_list_id_past_the_read_or_twice_is_refused(void **state)
+{
+    (void)state;
+    struct rc_row o[2] = {{.member = "a", .c = 5, .rank = 1}, {.member = "b", .c = 4, .rank = 2}};
+    struct rc_delta_window w = {o, 2, 1, 2};
+    size_t ok[2] = {0, 1}, past[2] = {0, 2}, twice[2] = {1, 1};
+    struct rc_delta_scratch s = {0};
+    struct rc_delta d;
+    assert_int_equal(rc_delta_make_members_by_id(&w, ok, &w, ok, 2, &s, &d), 0);
+    assert_true(d.nothing);
+    assert_int_equal(rc_delta_make_members_by_id(&w, ok, &w, past, 2, &s, &d), RC_E_INTERNAL);
+    assert_int_equal(rc_delta_make_members_by_id(&w, past, &w, ok, 2, &s, &d), RC_E_INTERNAL);
+    assert_int_equal(rc_delta_make_members_by_id(&w, ok, &w, twice, 2, &s, &d), RC_E_INTERNAL);
+    assert_int_equal(rc_delta_make_members_by_id(&w, twice, &w, ok, 2, &s, &d), RC_E_INTERNAL);
+    rc_delta_scratch_free(&s);
+    assert_null(s.ids);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +492,8 @@ int main(void)
         cmocka_unit_test(test_a_changed_profile_resends_the_row_in_place),
         cmocka_unit_test(test_a_changed_total_alone_is_still_news),
         cmocka_unit_test(test_a_member_twice_in_a_window_is_refused),
+        cmocka_unit_test(test_a_member_list_matched_by_id_sends_what_the_match_by_name_sends),
+        cmocka_unit_test(test_a_member_list_id_past_the_read_or_twice_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

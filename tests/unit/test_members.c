@@ -344,6 +344,10 @@ static void the_tracker_follows_random_moves_joins_and_leaves_exactly(void **sta
         if (has_new)
             nr = (long)put(&b, m, c = (double)below(&r, 50));
         seq++;
+        struct rc_vtrack_entry before[NL];
+        size_t nbefore = t.nent;
+        int64_t total_before = t.total;
+        memcpy(before, t.ent, t.nent * sizeof before[0]);
         int res = rc_vtrack_members_event(&t, seq, is_listed[m], old != 0, old, has_new, nr, c);
         if (res == RC_VTRACK_CHANGED) {
             assert_true(is_listed[m] && !old); /* only a listed member's arrival needs a read */
@@ -352,6 +356,12 @@ static void the_tracker_follows_random_moves_joins_and_leaves_exactly(void **sta
             continue;
         }
         assert_true(res == RC_VTRACK_SAME || res == RC_VTRACK_MOVED);
+        /* MOVED exactly when an entry or total changed (SAME: no build) */
+        int same = nbefore == t.nent && total_before == t.total;
+        for (size_t i = 0; same && i < nbefore; i++)
+            same = before[i].rank == t.ent[i].rank && before[i].c == t.ent[i].c && before[i].row == t.ent[i].row;
+        if (res == RC_VTRACK_SAME)
+            assert_true(same);
         followed++;
         size_t k = read_entries(&b, listed, want);
         assert_int_equal(t.nent, k);
@@ -365,6 +375,95 @@ static void the_tracker_follows_random_moves_joins_and_leaves_exactly(void **sta
     assert_true(followed > 10 * reads);
     /* a gap reads */
     assert_int_equal(rc_vtrack_members_event(&t, t.seq + 2, 0, 1, 1, 1, 1, 0), RC_VTRACK_CHANGED);
+}
+
+/* A list on a big board (bands of many ranks in rc_vtrack.near): moves of
+ * up to 100 ranks, joins and leaves, the tracker's entries equal to the
+ * board's after every event, and SAME only when nothing changed (a band
+ * check that missed an entry would leave a row behind). */
+#define BIGN 3000
+#define BIGL 40
+static void a_list_on_a_big_board_follows_every_move_and_answers_same_only_when_nothing_changed(void **state)
+{
+    (void)state;
+    const char *env = getenv("RC_TEST_SEED");
+    struct rng r = {env ? strtoull(env, NULL, 10) : 20261129};
+    static int order[BIGN + BIGL]; /* member ids by rank */
+    static int listed[BIGN + BIGL];
+    size_t n = BIGN, next_id = BIGN, same = 0, moved = 0;
+    for (size_t i = 0; i < n; i++)
+        order[i] = (int)i;
+    for (int k = 0; k < BIGL; k++)
+        listed[below(&r, BIGN)] = 1;
+    struct rc_vtrack_entry ent[2 * BIGL], want[2 * BIGL], before[2 * BIGL]; /* (joins add listed members) */
+    struct rc_vtrack t;
+    int64_t seq = 1;
+#define READ_LIST(dst, k)                                                                                   \
+    do {                                                                                                   \
+        k = 0;                                                                                             \
+        for (size_t i_ = 0; i_ < n; i_++)                                                                  \
+            if (listed[order[i_]])                                                                         \
+                dst[k++] = (struct rc_vtrack_entry){(int64_t)i_ + 1, (double)order[i_], (size_t)order[i_]}; \
+    } while (0)
+    size_t k0;
+    READ_LIST(ent, k0);
+    rc_vtrack_members(&t, seq, (int64_t)n, ent, k0, 0);
+    for (int step = 0; step < 30000; step++) {
+        int kind = (int)below(&r, 50); /* 0: a join, 1: a leave, else a move */
+        int64_t old = 0, nr = 0;
+        int m;
+        if (kind == 0 && next_id < BIGN + BIGL) {
+            m = (int)next_id++;
+            listed[m] = below(&r, 4) == 0;
+            nr = 1 + (int64_t)below(&r, n + 1);
+            memmove(&order[nr], &order[nr - 1], (n - (size_t)nr + 1) * sizeof order[0]);
+            order[nr - 1] = m;
+            n++;
+        } else if (kind == 1 && n > 1) {
+            old = 1 + (int64_t)below(&r, n);
+            m = order[old - 1];
+            memmove(&order[old - 1], &order[old], (n - (size_t)old) * sizeof order[0]);
+            n--;
+        } else {
+            old = 1 + (int64_t)below(&r, n);
+            int64_t d = (int64_t)below(&r, 201) - 100;
+            nr = old + d < 1 ? 1 : old + d > (int64_t)n ? (int64_t)n : old + d;
+            m = order[old - 1];
+            memmove(&order[old - 1], &order[old], (n - (size_t)old) * sizeof order[0]);
+            memmove(&order[nr], &order[nr - 1], (n - 1 - (size_t)nr + 1) * sizeof order[0]);
+            order[nr - 1] = m;
+        }
+        seq++;
+        size_t nb = t.nent;
+        memcpy(before, t.ent, nb * sizeof before[0]);
+        int64_t total_before = t.total;
+        int res = rc_vtrack_members_event(&t, seq, listed[m], old != 0, old, nr != 0, nr, (double)m);
+        size_t k;
+        READ_LIST(want, k);
+        if (res == RC_VTRACK_CHANGED) {
+            assert_true(listed[m] && !old); /* only a listed member's arrival reads */
+            memcpy(ent, want, k * sizeof want[0]);
+            rc_vtrack_members(&t, seq, (int64_t)n, ent, k, 0);
+            continue;
+        }
+        assert_int_equal(t.nent, k);
+        assert_int_equal(t.total, (int64_t)n);
+        for (size_t i = 0; i < k; i++) {
+            assert_int_equal(t.ent[i].rank, want[i].rank);
+            assert_int_equal(t.ent[i].row, want[i].row);
+        }
+        int unchanged = nb == t.nent && total_before == t.total;
+        for (size_t i = 0; unchanged && i < nb; i++)
+            unchanged = before[i].rank == t.ent[i].rank && before[i].row == t.ent[i].row;
+        if (res == RC_VTRACK_SAME) {
+            assert_true(unchanged);
+            same++;
+        } else {
+            moved++;
+        }
+    }
+#undef READ_LIST
+    assert_true(same > 5000 && moved > 5000); /* (both answers, many times) */
 }
 
 static void with_places_a_change_near_the_list_reads(void **state)
@@ -550,6 +649,7 @@ int main(void)
         cmocka_unit_test(a_roster_at_call_names_its_keys_and_its_replies_are_checked),
         cmocka_unit_test(a_periods_membership_is_seeded_from_an_earlier_period),
         cmocka_unit_test(the_tracker_follows_random_moves_joins_and_leaves_exactly),
+        cmocka_unit_test(a_list_on_a_big_board_follows_every_move_and_answers_same_only_when_nothing_changed),
         cmocka_unit_test(with_places_a_change_near_the_list_reads),
         cmocka_unit_test(an_index_by_listed_ranks_judges_as_every_event_would),
     };

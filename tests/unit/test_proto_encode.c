@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -584,6 +585,42 @@ static void prints_field_values_exactly(void **state)
                 "\"fields\":{\"a\":9007199254740991,\"b\":-1000000000000000}}");
 }
 
+/* Integers (ranks, seqs, totals, safe-integer scores) print as
+ * "%" PRId64 would, without printf: the ends of int64_t, powers of ten and
+ * their neighbours, and random values of every length. */
+static void prints_integers_as_printf_would(void **state)
+{
+    (void)state;
+    char want[RC_NUMBER_TEXT_MAX], got[RC_NUMBER_TEXT_MAX];
+    int64_t fixed[] = {0, 1, -1, 9, 10, -10, 99, 100, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        snprintf(want, sizeof want, "%" PRId64, fixed[i]);
+        assert_int_equal(rc_proto_encode_int_text(fixed[i], got), strlen(want));
+        assert_string_equal(got, want);
+    }
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t v = (int64_t)(x >> (x % 64)); /* (every length, both signs) */
+        if (i % 2)
+            v = -v;
+        snprintf(want, sizeof want, "%" PRId64, v);
+        assert_int_equal(rc_proto_encode_int_text(v, got), strlen(want));
+        assert_string_equal(got, want);
+    }
+    for (int64_t p = 1; p <= INT64_MAX / 10; p *= 10)
+        for (int64_t d = -1; d <= 1; d++) {
+            snprintf(want, sizeof want, "%" PRId64, p + d);
+            rc_proto_encode_int_text(p + d, got);
+            assert_string_equal(got, want);
+            rc_proto_encode_number_text((double)(p + d), got, sizeof got);
+            if ((double)(p + d) <= 9007199254740991.0) {
+                snprintf(want, sizeof want, "%" PRId64, (int64_t)(double)(p + d));
+                assert_string_equal(got, want);
+            }
+        }
+}
+
 /* ---- the row writer against cJSON ------------------------------------- */
 
 /* The delta's rows as the cJSON tree rc_proto_encode.c built before the
@@ -833,6 +870,7 @@ int main(void)
         cmocka_unit_test(prints_counters_exactly_at_any_size),
         cmocka_unit_test(freeze_fields_and_replies),
         cmocka_unit_test(prints_field_values_exactly),
+        cmocka_unit_test(prints_integers_as_printf_would),
         cmocka_unit_test(the_row_writer_prints_what_cjson_printed),
         cmocka_unit_test(returns_null_without_leaks_on_allocation_failure),
     };
