@@ -284,7 +284,7 @@ int rc_vtrack_members_event(struct rc_vtrack *t, int64_t seq, int listed, int ha
         return changed(t);
     if (t->cut && self < t->nent && (!has_new || rank >= deepest))
         return changed(t);
-    if (t->places && (self < t->nent || (has_old ? old_rank : rank) <= deepest + 1 ||
+    if (t->places && t->nent && (self < t->nent || (has_old ? old_rank : rank) <= deepest + 1 ||
                       (has_new && rank <= deepest + 1)))
         return changed(t); /* places depend on the points above and the row after */
     int any = 0;
