@@ -686,10 +686,20 @@ function restQuery(spec, period) {
 }
 
 // Waits (conditions, not a fixed time, so a loaded machine only makes it
-// longer) until the queued board has applied its queue (its seq stays put
-// over 3 reads) and no recorded viewer has had news for 1.5 s (the slowest
-// view is max_rate 5; a stuck reader drains what it held once it reads).
+// longer) until the queued board has applied its queue (its stream is
+// empty, read from Redis itself: docs/queued.md, XLEN is the number of
+// unapplied entries; then its seq stays put over 3 reads) and no recorded
+// viewer has had news for 1.5 s (the slowest view is max_rate 5; a stuck
+// reader drains what it held once it reads). (The seq alone is not enough:
+// a consumer whose gateway was killed holds the queue's lock until it
+// expires, and the seq stays put meanwhile with entries still queued; run
+// 3 judged a view 1 ms before the queue's writes reached it.)
 async function settle() {
+  const key = 'rc:{burst|}:in';
+  const cli = state.cluster ? (...a) => state.cluster.owner(key).then((p) => state.cluster.cli(p, ...a)) : state.redis.cli;
+  await h.waitFor(async () => {
+    try { return Number(await cli('XLEN', key)) === 0; } catch (e) { return false; }
+  }, 120000, 'the queued board\'s stream to be empty');
   let last = null;
   let same = 0;
   await h.waitFor(async () => {
