@@ -32,8 +32,12 @@ for mode in single cluster; do
     run_rc=0
     # bounded: the run's own waits are bounded, and this bounds the rest (a
     # TERM makes tests/e2e/harness.js kill every process the run started)
-    timeout -k 15s "$((seconds + 300))s" node "$here/chaos.js" --mode "$mode" --seconds "$seconds" --seed "$seed" \
-        --quiet-every "$quiet" --out "$hist" || run_rc=$?
+    # every gateway's log goes to $out/MODE-SEED.gw.log (RANKCAST_E2E_VERBOSE:
+    # tests/e2e/harness.js echoes each line as "[rankcast:PORT] ..."), the
+    # run's own messages to the terminal as before
+    RANKCAST_E2E_VERBOSE=1 timeout -k 15s "$((seconds + 300))s" node "$here/chaos.js" --mode "$mode" --seconds "$seconds" --seed "$seed" \
+        --quiet-every "$quiet" --out "$hist" \
+        2> >(tee "$out/$mode-$seed.gw.log" | grep --line-buffered -v '^\[rankcast:' >&2) || run_rc=$?
     echo "chaos ($mode, seed $seed):"
     node "$here/checker.js" "$hist" || rc=1
     [ "$run_rc" = 0 ] || { echo "chaos: the $mode run failed (exit $run_rc)"; rc=1; }
