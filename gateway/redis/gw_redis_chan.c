@@ -57,6 +57,13 @@ static void place(struct gw_redis *r, struct gw_rchan *c)
     c->active = 0;
     if (want && gw_node_sub_ssubscribe(want->node, c->name) == 0)
         c->on = want;
+    /* (each placement is logged: a feed that stalls on a cluster is read
+     * against where its channel was, docs/reliability.md, "Run 3") */
+    if (c->on)
+        gw_log_info("redis cluster: channel %s (slot %u) subscribed on %s:%d", c->name, c->slot, c->on->host,
+                    c->on->port);
+    else
+        gw_log_info("redis cluster: channel %s (slot %u) waits for a node serving its slot", c->name, c->slot);
 }
 
 int gw_redis_chan_add(struct gw_redis *r, const char *channel)
