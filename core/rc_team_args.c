@@ -189,3 +189,15 @@ int rc_team_args_point(const char *name, const struct rc_period *p, struct rc_te
     out->words[3] = p->id;
     return 0;
 }
+
+size_t rc_team_args_seed_head(const struct rc_team_args *a, const char *script, const char **argv, size_t *lens)
+{
+    argv[0] = "EVAL";
+    argv[1] = script;
+    argv[2] = "2"; /* RC_TEAM_SEED_NKEYS */
+    for (unsigned i = 0; i < RC_TEAM_SEED_NWORDS; i++)
+        argv[3 + i] = a->words[i];
+    for (unsigned i = 0; i < RC_TEAM_SEED_HEAD; i++)
+        lens[i] = strlen(argv[i]);
+    return RC_TEAM_SEED_HEAD;
+}

@@ -107,6 +107,13 @@ int rc_team_args_seed_is_latest(const struct rc_period *p, int64_t now_ms);
 #define RC_TEAM_SEED_NWORDS 4
 int rc_team_args_seed(const struct rc_board *b, const struct rc_period *p, int64_t now_ms, struct rc_team_args *out);
 
+/* The head of the seed call, the same for the gateway and the CLI: argv
+ * and lens of "EVAL", script, the key count and a's words (from
+ * rc_team_args_seed); the caller appends the pairs after them. Returns the
+ * count written, RC_TEAM_SEED_HEAD. */
+#define RC_TEAM_SEED_HEAD (3 + RC_TEAM_SEED_NWORDS)
+size_t rc_team_args_seed_head(const struct rc_team_args *a, const char *script, const char **argv, size_t *lens);
+
 /* The pointer's call: KEYS tmp, then "point", the start and the id of p. */
 #define RC_TEAM_POINT_NKEYS 1
 #define RC_TEAM_POINT_NWORDS 4

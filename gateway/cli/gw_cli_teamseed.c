@@ -91,22 +91,16 @@ int gw_cli_teamseed_run(struct gw_cli_redis *r, const struct rc_board *b, const 
     if (failed)
         return -1;
     struct rc_team_args a;
-    size_t n = pairs ? pairs->elements : 0, argc = 3 + RC_TEAM_SEED_NWORDS + n;
+    size_t n = pairs ? pairs->elements : 0, argc = RC_TEAM_SEED_HEAD + n;
     const char **argv = malloc(argc * sizeof *argv);
     size_t *lens = malloc(argc * sizeof *lens);
     int rc = -1;
     if (argv && lens && rc_team_args_seed(b, p, now_ms, &a) == 0) {
-        argv[0] = "EVAL";
-        argv[1] = rc_lua_teams;
-        argv[2] = "2";
-        for (unsigned i = 0; i < RC_TEAM_SEED_NWORDS; i++)
-            argv[3 + i] = a.words[i];
+        size_t head = rc_team_args_seed_head(&a, rc_lua_teams, argv, lens);
         for (size_t i = 0; i < n; i++) {
-            argv[3 + RC_TEAM_SEED_NWORDS + i] = pairs->element[i]->str;
-            lens[3 + RC_TEAM_SEED_NWORDS + i] = pairs->element[i]->len;
+            argv[head + i] = pairs->element[i]->str;
+            lens[head + i] = pairs->element[i]->len;
         }
-        for (unsigned i = 0; i < 3 + RC_TEAM_SEED_NWORDS; i++)
-            lens[i] = strlen(argv[i]);
         struct gw_cli_cmd cmd = {(int)argc, argv, lens, 3, NULL};
         redisReply *rep = gw_cli_redis_command(r, &cmd, err, cap);
         if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 && rep->element[0]->type == REDIS_REPLY_STRING)

@@ -138,25 +138,19 @@ static int send_seed(struct seed *s, const redisReply *pairs)
 {
     struct rc_team_args a;
     size_t n = pairs ? pairs->elements : 0;
-    const char **argv = malloc((3 + RC_TEAM_SEED_NWORDS + n) * sizeof *argv);
-    size_t *lens = malloc((3 + RC_TEAM_SEED_NWORDS + n) * sizeof *lens);
+    const char **argv = malloc((RC_TEAM_SEED_HEAD + n) * sizeof *argv);
+    size_t *lens = malloc((RC_TEAM_SEED_HEAD + n) * sizeof *lens);
     int rc = !argv || !lens || rc_team_args_seed(s->b, &s->p, s->now_ms, &a) != 0 ? RC_E_INTERNAL : 0;
     for (size_t i = 0; !rc && i < n; i++)
         if (pairs->element[i]->type != REDIS_REPLY_STRING)
             rc = RC_E_INTERNAL;
     if (!rc) {
-        argv[0] = "EVAL";
-        argv[1] = rc_lua_teams;
-        argv[2] = "2";
-        for (unsigned i = 0; i < RC_TEAM_SEED_NWORDS; i++)
-            argv[3 + i] = a.words[i];
+        size_t head = rc_team_args_seed_head(&a, rc_lua_teams, argv, lens);
         for (size_t i = 0; i < n; i++) {
-            argv[3 + RC_TEAM_SEED_NWORDS + i] = pairs->element[i]->str;
-            lens[3 + RC_TEAM_SEED_NWORDS + i] = pairs->element[i]->len;
+            argv[head + i] = pairs->element[i]->str;
+            lens[head + i] = pairs->element[i]->len;
         }
-        for (unsigned i = 0; i < 3 + RC_TEAM_SEED_NWORDS; i++)
-            lens[i] = strlen(argv[i]);
-        rc = gw_redis_command(s->redis, a.keys[0], strlen(a.keys[0]), (int)(3 + RC_TEAM_SEED_NWORDS + n), argv, lens,
+        rc = gw_redis_command(s->redis, a.keys[0], strlen(a.keys[0]), (int)(RC_TEAM_SEED_HEAD + n), argv, lens,
                               on_seeded, s);
     }
     free(argv);

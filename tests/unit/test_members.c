@@ -605,6 +605,15 @@ static void a_periods_membership_is_seeded_from_an_earlier_period(void **state)
     assert_string_equal(a.words[1], "rc:{daily|2026-11-23}:tml");
     assert_string_equal(a.words[2], "seed");
     assert_string_equal(a.words[3], "0"); /* the current period's copy never expires */
+    const char *argv[RC_TEAM_SEED_HEAD];
+    size_t lens[RC_TEAM_SEED_HEAD];
+    assert_int_equal(rc_team_args_seed_head(&a, "SCRIPT", argv, lens), RC_TEAM_SEED_HEAD);
+    assert_string_equal(argv[0], "EVAL");
+    assert_string_equal(argv[1], "SCRIPT");
+    assert_int_equal(atoi(argv[2]), RC_TEAM_SEED_NKEYS);
+    assert_string_equal(argv[3], "rc:{daily|2026-11-23}:tm");
+    assert_int_equal(lens[3], strlen(argv[3]));
+    assert_string_equal(argv[RC_TEAM_SEED_HEAD - 1], "0");
     assert_int_equal(rc_team_args_seed_is_latest(&p, p.end_ms - 1), 1);
     assert_int_equal(rc_team_args_seed_is_latest(&p, p.end_ms), 0);
     assert_int_equal(rc_team_args_seed(&b, &p, p.end_ms, &a), 0);
