@@ -208,8 +208,14 @@ void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len)
             break;
         }
     }
-    if (gw_rowteam_set(rt, member, team) != 0)
-        rt->again = 1;
+    if (gw_rowteam_set(rt, member, team) != 0) {
+        /* (out of memory: the membership held is not the version it says;
+         * read it whole, now or once the read out is back) */
+        if (rt->loading)
+            rt->again = 1;
+        else
+            gw_rowteam_load(b, 1);
+    }
     refresh_views(b);
     rosters(b, old[0] ? old : team, team[0] ? team : NULL);
 }
