@@ -23,6 +23,7 @@
 #include "net/gw_conn.h"
 #include "net/gw_msg.h"
 #include "fanout/gw_feed_fault.h"
+#include "rc_err.h"
 #include "rc_feedgap.h"
 
 /* The messages of one event for one view, each encoded once, when first
@@ -203,6 +204,8 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
     struct gw_view *v = j->v;
     struct gw_fanout *f = j->f;
     free(j);
+    if (code == 0 && gw_feed_fault_fail_log(f->app))
+        code = RC_E_UNAVAILABLE; /* (a test's failed read) */
     v->reading = 0;
     int recheck = v->recheck;
     v->recheck = 0;
@@ -211,7 +214,13 @@ static void on_feed_log(int code, int64_t seq, int64_t total, const char *epoch,
         return;
     }
     if (code) {
+        /* Its pending viewers (a gap to fill, a resume, a recheck) wait for
+         * a read that answers: the tick tries again. Nothing else would:
+         * later events and the quiet check pass a pending viewer by, and
+         * when the board's channel lives on another node than its data
+         * (a cluster), no resubscribe follows the node's failure. */
         gw_view_read_fail_pending(v, code);
+        gw_board_view_set_dirty(v);
         gw_board_view_unref(v);
         return;
     }

@@ -12,6 +12,12 @@
  *       each feed catch-up's log read is answered MS later than it came
  *       back (the read itself ran in Redis on time): events published
  *       meanwhile come first, as with a slow reply.
+ *   RANKCAST_TEST_FAIL_FEED_LOG=N
+ *       the Nth feed catch-up log read of this process (1-based, a
+ *       subscribe's first read included) is answered "Redis unreachable"
+ *       instead of its reply: as when the slot's primary is paused or
+ *       failing over while the read is out, and the board's channel lives
+ *       on another node, so no resubscribe follows.
  */
 #include "fanout/gw_feed_fault.h"
 
@@ -35,6 +41,7 @@ static int loaded;
 static struct drop drops[DROP_MAX];
 static size_t ndrops;
 static int64_t delay_ms;
+static long fail_nth, log_reads;
 
 static void load(const struct gw_app *app)
 {
@@ -48,6 +55,11 @@ static void load(const struct gw_app *app)
         delay_ms = atoll(d);
         gw_log_warn("feeds: catch-up replies delayed %lld ms (RANKCAST_TEST_FEED_LOG_DELAY_MS, a test setting)",
                     (long long)delay_ms);
+    }
+    const char *fl = getenv("RANKCAST_TEST_FAIL_FEED_LOG");
+    if (fl && atol(fl) > 0) {
+        fail_nth = atol(fl);
+        gw_log_warn("feeds: catch-up log read %ld will fail (RANKCAST_TEST_FAIL_FEED_LOG, a test setting)", fail_nth);
     }
     const char *spec = getenv("RANKCAST_TEST_DROP_EVENTS");
     for (const char *p = spec; p && *p && ndrops < DROP_MAX;) {
@@ -88,4 +100,13 @@ int64_t gw_feed_fault_delay_ms(const struct gw_app *app)
 {
     load(app);
     return delay_ms;
+}
+
+int gw_feed_fault_fail_log(const struct gw_app *app)
+{
+    load(app);
+    if (!fail_nth || ++log_reads != fail_nth)
+        return 0;
+    gw_log_warn("feeds: failed catch-up log read %ld (test setting)", fail_nth);
+    return 1;
 }

@@ -9,7 +9,8 @@
  * (fanout/gw_feed_fault.c, honoured only with [server] test_clock = on):
  * RANKCAST_TEST_DROP_EVENTS=board:N throws the Nth change event of a board
  * away before the fan-out sees it; RANKCAST_TEST_FEED_LOG_DELAY_MS holds a
- * feed's log read reply back. */
+ * feed's log read reply back; RANKCAST_TEST_FAIL_FEED_LOG=N takes the Nth
+ * log read for a failed one. */
 'use strict';
 
 const test = require('node:test');
@@ -76,6 +77,30 @@ test('a dropped middle event is filled from the log before the next goes out', {
   assertGapless(got, 0, 6, 'the feed');
   const filled = got.find((m) => m.seq === 3);
   assert.equal(filled.member, 'm1');
+});
+
+test('a gap whose log read fails (Redis unreachable while the channel stays up) is filled by a later read', { skip, timeout: 60000 }, async (t) => {
+  // chaos run 3 and a 20-minute run: a squads feed stopped for good when the
+  // slot's primary was paused; the gap's log read failed and the viewer
+  // stayed pending, skipped by every later event and by the quiet check.
+  // Read 1 answers the subscribe; read 2 is the gap's, made to fail here.
+  const redis = await h.startRedis(t);
+  const gw = await gateway(t, { RANKCAST_TEST_DROP_EVENTS: 'match:gapfail:3', RANKCAST_TEST_FAIL_FEED_LOG: '2' }, redis);
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const { snap, got } = await subscribeFeed(viewer, 'match:gapfail');
+  assert.equal(snap.seq, 0);
+  const writer = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 4; i++) await write(writer, 'match:gapfail', `m${i % 2}`, i);
+  await dropped(gw, 'match:gapfail', 3);
+  await gw.waitForLine(/failed catch-up log read 2/, 5000);
+  for (let i = 5; i <= 6; i++) await write(writer, 'match:gapfail', `m${i % 2}`, i);
+  await h.waitFor(() => got.some((m) => m.seq === 6), 10000, 'seq 6 on the feed').catch(() => {});
+  await new Promise((r) => setTimeout(r, 300)); // nothing else may follow
+  assertGapless(got, 0, 6, 'the feed');
+  // and it goes on live
+  await write(writer, 'match:gapfail', 'm7', 7);
+  await h.waitFor(() => got.some((m) => m.seq === 7), 10000, 'seq 7 on the feed').catch(() => {});
+  assertGapless(got, 0, 7, 'the feed');
 });
 
 test('a dropped LAST event is filled once the board is quiet', { skip, timeout: 60000 }, async (t) => {
