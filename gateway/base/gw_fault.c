@@ -62,6 +62,14 @@ long gw_fault_slow_view_read_ms(int test_clock)
     return slow_read.k;
 }
 
+static struct every fail_read = {"RANKCAST_TEST_FAIL_VIEW_READ", "window read %ld fails as if Redis were unreachable",
+                                 0, 0, 0};
+
+int gw_fault_fail_view_read(int test_clock)
+{
+    return every_due(&fail_read, test_clock) && fail_read.count == fail_read.k;
+}
+
 static struct every slow_tick = {"RANKCAST_TEST_SLOW_TICK_MS", "each tick holds the loop %ld ms", 0, 0, 0};
 
 long gw_fault_slow_tick_ms(int test_clock)

@@ -22,6 +22,11 @@ int gw_fault_no_gap_fill(int test_clock);
  * a test to change what it read on purpose (tests/e2e/roster_race.test.js);
  * 0 when not in force. Breaks no promise by itself. */
 long gw_fault_slow_view_read_ms(int test_clock);
+/* 1 for the Nth window read of this process only (1-based, counted when
+ * its reply comes back; RANKCAST_TEST_FAIL_VIEW_READ=N): its reply is taken
+ * for "Redis unreachable", as when the slot's primary is paused while the
+ * read is out. Breaks no promise by itself. */
+int gw_fault_fail_view_read(int test_clock);
 /* ms each tick of the fan-out takes at least, the loop held meanwhile
  * (RANKCAST_TEST_SLOW_TICK_MS=MS): the long loop turns of a gateway busy
  * with thousands of views, for tests/e2e/redis_backlog.test.js; 0 when not

@@ -39,6 +39,11 @@ static void view_read_done(void *wp, void *vp, int code)
 {
     struct gw_window *w = wp;
     struct gw_view *v = vp;
+    if (code == 0 && gw_fault_fail_view_read(v->f->app->conf->test_clock)) {
+        gw_window_free(w); /* (a test's failed read) */
+        w = NULL;
+        code = RC_E_UNAVAILABLE;
+    }
     v->reading = 0;
     if (!v->dead && code == 0)
         gw_board_heard_freeze(v->board, &w->freeze);
@@ -61,6 +66,15 @@ static void view_read_done(void *wp, void *vp, int code)
     } else {
         gw_reads_failed(v);
         gw_view_read_fail_pending(v, code);
+        /* A viewer still owed its snapshot waits for a read that answers:
+         * the tick tries again (a shown window waits for the board's next
+         * event instead: gw_reads_failed). Nothing else would on a quiet
+         * board whose channel lives on a node that stayed up. */
+        for (const struct gw_sub *s = v->subs; s; s = s->vnext)
+            if (s->pending) {
+                gw_board_view_set_dirty(v);
+                break;
+            }
     }
     gw_board_view_unref(v);
 }

@@ -10,7 +10,8 @@
  * RANKCAST_TEST_DROP_EVENTS=board:N throws the Nth change event of a board
  * away before the fan-out sees it; RANKCAST_TEST_FEED_LOG_DELAY_MS holds a
  * feed's log read reply back; RANKCAST_TEST_FAIL_FEED_LOG=N takes the Nth
- * log read for a failed one. */
+ * log read for a failed one, RANKCAST_TEST_FAIL_VIEW_READ=N the Nth window
+ * read: a viewer waiting on a failed read is read again, not left behind. */
 'use strict';
 
 const test = require('node:test');
@@ -101,6 +102,23 @@ test('a gap whose log read fails (Redis unreachable while the channel stays up) 
   await write(writer, 'match:gapfail', 'm7', 7);
   await h.waitFor(() => got.some((m) => m.seq === 7), 10000, 'seq 7 on the feed').catch(() => {});
   assertGapless(got, 0, 7, 'the feed');
+});
+
+test('a window view whose first read fails gets its snapshot on a quiet board (no write needed)', { skip, timeout: 60000 }, async (t) => {
+  // the same hole for views that read: the viewer is told "the snapshot
+  // follows when Redis is back", and on a cluster whose channel node stayed
+  // up nothing but the board's next write read it again
+  const redis = await h.startRedis(t);
+  const gw = await gateway(t, { RANKCAST_TEST_FAIL_VIEW_READ: '1' }, redis);
+  const writer = await h.connectWs(t, gw.wsUrl);
+  for (let i = 1; i <= 5; i++) await write(writer, 'match:readfail', `m${i}`, i);
+  const viewer = await h.connectWs(t, gw.wsUrl, { token: null });
+  const first = await viewer.request({ op: 'subscribe', board: 'match:readfail', view: { around: 'm3', radius: 1 } }, 15000);
+  assert.equal(first.op, 'error', JSON.stringify(first));
+  assert.equal(first.code, 'unavailable');
+  await gw.waitForLine(/window read 1 fails/, 5000);
+  const snap = await h.waitFor(() => viewer.messages.find((m) => m.op === 'snapshot'), 10000, 'the snapshot that follows');
+  assert.deepEqual(snap.rows.map((r) => r.member).sort(), ['m2', 'm3', 'm4']);
 });
 
 test('a dropped LAST event is filled once the board is quiet', { skip, timeout: 60000 }, async (t) => {
