@@ -133,7 +133,7 @@ async function checkBoard(t, gw, cli, board, expected, opts = {}) {
   if (opts.views) {
     for (const v of opts.views) {
       await h.waitFor(() => JSON.stringify(v.list.map((x) => x.member)) ===
-        JSON.stringify(truth.slice(v.first - 1, v.first - 1 + v.size).map((x) => x.member)), 5000,
+        JSON.stringify(truth.slice(v.first - 1, v.first - 1 + v.size).map((x) => x.member)), 20000,
       `the window at ${v.first} to equal the merged truth`);
       for (const row of v.list) assert.equal(row.score, expected.get(row.member));
     }
@@ -154,7 +154,7 @@ async function feedTest(t, gw, cli, board, { writes, members }) {
   const feed = feedOf(viewer, feedSnap.sub);
 
   const expected = await writeBurst(t, gw, board, members, writes, 4);
-  await h.waitFor(() => feed.events.length >= writes, 10000, `all ${writes} events on the feed`);
+  await h.waitFor(() => feed.events.length >= writes, 60000, `all ${writes} events on the feed`);
   await h.sleep(300);
   assert.equal(feed.events.length, writes, 'every change exactly once');
   const seen = new Set();
@@ -185,7 +185,7 @@ async function feedTest(t, gw, cli, board, { writes, members }) {
   const jump = await viewer.request({ op: 'incr', board, member: jumper, delta: 100000 });
   assert.equal(jump.rank, 1);
   expected.set(jumper, expected.get(jumper) + 100000);
-  await h.waitFor(() => deltas.length > 0, 5000, 'the top view to move');
+  await h.waitFor(() => deltas.length > 0, 20000, 'the top view to move');
   const moved = deltas.find((d) => d.op === 'delta' && (d.rows || []).some((r) => r.member === jumper));
   assert.ok(moved, `a delta (not a snapshot) brings ${jumper}: ${JSON.stringify(deltas)}`);
   assert.equal(moved.rows.find((r) => r.member === jumper).prev_rank, 41);
