@@ -165,6 +165,15 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         if (i < n && comp_item(&items[i++], &out->has_oldest_at, &at)) /* (an older script sends none) */
             return RC_E_INTERNAL;
         out->oldest_at = (int64_t)at;
+        if (out->status == RC_MOMENT_DEEP && i + 3 == n) {
+            /* the chain's moment: its seq, its time, its checkpoint */
+            if (count_item(&items[i], &out->chain_seq) || comp_item(&items[i + 1], &out->chain_has_at, &at) ||
+                count_item(&items[i + 2], &out->chain_base) || out->chain_base == out->chain_seq)
+                return RC_E_INTERNAL;
+            out->chain_at = (int64_t)at;
+            out->has_chain = 1;
+            i += 3;
+        }
         return i == n ? 0 : RC_E_INTERNAL;
     }
     int64_t nch, nt;

@@ -88,6 +88,12 @@ struct rc_moment_reply {
     int64_t oldest;
     int has_oldest_at;              /* GONE, DEEP: the time of change oldest (0: seq 0, or not held) */
     int64_t oldest_at;
+    int has_chain;                  /* DEEP: one moment a chain of bounded calls can rebuild
+                                     * (core/rc_moment_chain.h): its seq, time and checkpoint */
+    int64_t chain_seq;
+    int chain_has_at;
+    int64_t chain_at;
+    int64_t chain_base;
     int64_t smin;
     int redo;                       /* a segmented POINTS read redone from a checkpoint before its targets:
                                      * the changes after target S are rc_moment_args_point_after's */
