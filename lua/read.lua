@@ -107,7 +107,11 @@
 --            the base minus the cap, the oldest seq that base serves);
 --            gone and deep: oldest's change time follows ("" for seq 0 or
 --            not held), the earliest time a read by time can name, then
---            nothing
+--            nothing; but deep about one moment with a checkpoint on
+--            either side adds that moment's seq, its time and the nearer
+--            such checkpoint C, to read it from C in bounded calls (kinds
+--            changes and base: docs/history.md, "A moment no base serves
+--            within the cap")
 --   Checkpoints (lua/ckpt.lua): rc:{B|P}:ck indexes copies of the set at
 --   seqs C (rc:{B|P}:ck:C, same tag). With one at or after every target the
 --   read undoes from it: total in the head, the slice, ahead and the

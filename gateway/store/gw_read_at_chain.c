@@ -140,5 +140,7 @@ int gw_read_at_chain(const struct gw_store *s, const char *board, const char *pe
     }
     if ((rc = send_next(c)) != 0)
         chain_free(c);
+    else if (s->chain_reads)
+        (*s->chain_reads)++;
     return rc;
 }
