@@ -12,9 +12,7 @@
 #include "rc_err.h"
 #include "rc_keys.h"
 
-/* The bounds as read.lua takes them, joined by spaces into *text
- * (malloc'ed): "(c" strictly ahead, "c" ahead or equal, "-" none. */
-static int bounds_text(const struct rc_moment_bound *b, size_t n, char **text)
+int rc_moment_args_bounds_text(const struct rc_moment_bound *b, size_t n, char **text)
 {
     char *t = malloc(n * 28 + 1), *p = t;
     if (!t)
@@ -86,7 +84,7 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         a[6] = out->list;
         a[7] = "";
     } else if (by_bound) {
-        if (bounds_text(req->bounds, req->view == RC_MOMENT_NEAR ? 1 : req->ntargets, &out->list)) {
+        if (rc_moment_args_bounds_text(req->bounds, req->view == RC_MOMENT_NEAR ? 1 : req->ntargets, &out->list)) {
             rc_moment_args_free(out);
             return RC_E_INTERNAL;
         }

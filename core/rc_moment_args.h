@@ -59,6 +59,11 @@ struct rc_moment_args {
     char *list;                /* LIST: the names joined by spaces; COUNTS, NEAR: the bounds (owned) */
 };
 
+/* The bounds b[0..n) as read.lua takes them, joined by spaces into *text
+ * (malloc'ed): "(c" strictly ahead, "c" ahead or equal, "-" none. Returns
+ * 0 or -1 (out of memory). */
+int rc_moment_args_bounds_text(const struct rc_moment_bound *b, size_t n, char **text);
+
 /* Returns 0, RC_E_BAD_REQUEST (a request the script cannot take) or
  * RC_E_INTERNAL (out of memory). Borrows req->member until freed. */
 int rc_moment_args_build(const char *board, const char *period, enum rc_order order, const struct rc_moment_req *req,

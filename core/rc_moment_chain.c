@@ -52,6 +52,9 @@ int rc_moment_chain_init(struct rc_moment_chain *ch, const struct rc_moment_repl
     ch->next = ch->base < ch->target ? ch->base : ch->target;
     ch->end = ch->base < ch->target ? ch->target : ch->base;
     ch->head = deep->head;
+    ch->oldest = deep->oldest;
+    ch->has_oldest_at = deep->has_oldest_at;
+    ch->oldest_at = deep->oldest_at;
     return 0;
 }
 
@@ -244,8 +247,10 @@ int rc_moment_chain_base_args(const struct rc_moment_chain *ch, const char *boar
                               struct rc_moment_chain_args *a)
 {
     memset(a, 0, sizeof *a);
-    if (v->view != RC_MOMENT_RANGE && v->view != RC_MOMENT_AROUND && v->view != RC_MOMENT_LIST &&
-        v->view != RC_MOMENT_POINTS)
+    if ((unsigned)v->view > RC_MOMENT_NEAR)
+        return RC_E_BAD_REQUEST;
+    if ((v->view == RC_MOMENT_COUNTS || v->view == RC_MOMENT_NEAR) &&
+        (!v->bounds || !v->nbounds || (v->view == RC_MOMENT_NEAR && v->nbounds != 1)))
         return RC_E_BAD_REQUEST;
     if ((v->view == RC_MOMENT_AROUND || v->view == RC_MOMENT_POINTS) && (!v->member || !v->member[0]))
         return RC_E_BAD_REQUEST;
@@ -269,6 +274,17 @@ int rc_moment_chain_base_args(const struct rc_moment_chain *ch, const char *boar
         w[6] = a->num[1];
         w[7] = a->num[2];
         a->nargv = 8;
+        return 0;
+    }
+    if (v->view == RC_MOMENT_COUNTS || v->view == RC_MOMENT_NEAR) {
+        /* a sharded board's other shards (core/rc_moment_args.h) */
+        if (rc_moment_args_bounds_text(v->bounds, v->nbounds, &a->names))
+            return RC_E_INTERNAL;
+        snprintf(a->num[1], sizeof a->num[1], "%" PRId64, (int64_t)ch->nf + v->radius + margin);
+        w[5] = v->view == RC_MOMENT_COUNTS ? "counts" : "near";
+        w[6] = a->names;
+        w[7] = a->num[1];
+        a->nargv = v->view == RC_MOMENT_COUNTS ? 7 : 8;
         return 0;
     }
     if (v->view == RC_MOMENT_AROUND) {
@@ -322,11 +338,16 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
     out->head = ch->head;
     out->head.total = h.total; /* (C's: the rebuild's changes lead from it) */
     out->status = RC_MOMENT_OK;
+    out->oldest = ch->oldest;
+    out->has_oldest_at = ch->has_oldest_at;
+    out->oldest_at = ch->oldest_at;
     out->smin = ch->target;
     size_t nf = ch->nf ? ch->nf : 1;
     out->changes = malloc(nf * sizeof *out->changes);
     out->change_seq = malloc(nf * sizeof *out->change_seq);
-    out->targets = calloc(1, sizeof *out->targets);
+    size_t nt = v->view == RC_MOMENT_COUNTS ? v->nbounds
+                : v->view == RC_MOMENT_POINTS && v->ntargets > 1 ? v->ntargets : 1;
+    out->targets = calloc(nt, sizeof *out->targets);
     if (!out->changes || !out->change_seq || !out->targets)
         goto fail;
     /* each member's change from the moment to C: old its composite at the
@@ -348,6 +369,20 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
     t->at = ch->at;
     out->ntargets = 1;
     size_t i = RC_READ_HEAD + 1;
+    if (v->view == RC_MOMENT_COUNTS) {
+        /* one target a bound, all at the moment, each its count in C */
+        if (n - i != nt)
+            goto fail;
+        for (size_t k = 0; k < nt; k++) {
+            out->targets[k] = *t;
+            if (count_item(&items[i + k], &out->targets[k].ahead))
+                goto fail;
+        }
+        out->ntargets = nt;
+        return 0;
+    }
+    if (v->view == RC_MOMENT_NEAR && (i >= n || count_item(&items[i++], &t->ahead)))
+        goto fail;
     if (v->view == RC_MOMENT_LIST || v->view == RC_MOMENT_POINTS) {
         size_t nm = v->view == RC_MOMENT_LIST ? v->nmembers : 1;
         if (n - i != 2 * nm || !(out->listed = calloc(nm, sizeof *out->listed)))
@@ -362,6 +397,9 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
             t->has_c = out->listed[0].has_c;
             t->c = out->listed[0].c;
             t->ahead = out->listed[0].ahead;
+            for (size_t k = 1; k < nt; k++)
+                out->targets[k] = *t;
+            out->ntargets = nt;
         }
         return 0;
     }

@@ -41,6 +41,9 @@ struct rc_moment_chain {
     int64_t base;              /* the checkpoint C */
     int64_t next, end;         /* the changes in (next, end] are still to read */
     struct rc_read_head head;  /* the moment reply's (the audience's seq, the freeze) */
+    int64_t oldest;            /* its oldest seq a read shows (the log's, with a chain), and that time */
+    int has_oldest_at;
+    int64_t oldest_at;
     struct rc_moment_chain_fold *f; /* sorted by member after each fold */
     size_t nf, cap, pos;
 };
@@ -48,8 +51,12 @@ struct rc_moment_chain {
 /* What the rebuild is for (a moment's view, as struct rc_moment_req names
  * it; member and members borrowed). */
 struct rc_moment_chain_view {
-    enum rc_moment_view view;  /* RANGE, AROUND, LIST or POINTS */
+    enum rc_moment_view view;  /* RANGE, AROUND, LIST, POINTS, COUNTS or NEAR */
     int64_t first, count, radius;
+    const struct rc_moment_bound *bounds; /* COUNTS: nbounds (one a target); NEAR: one */
+    size_t nbounds;
+    size_t ntargets;           /* POINTS: the targets to answer, all at the moment (a sharded read of
+                                * several times at one seq); 0 or 1: one */
     const char *member;
     const char *members;       /* LIST: nmembers names back to back */
     uint32_t nmembers;

@@ -420,15 +420,20 @@ elseif kind == 'changes' or kind == 'base' then
   -- changes: ARGV[4] after, ARGV[5] upto: the changes in (after, upto];
   --   ARGV[6] the epoch, ARGV[7] C. Reply: head, "ok", n, then per change
   --   seq, member, c, old_c ("" for null), oldest first.
-  -- base: ARGV[4] C, ARGV[5] the epoch, ARGV[6] range | around | probes;
+  -- base: ARGV[4] C, ARGV[5] the epoch, ARGV[6] range | around | counts | near
+  --   | probes;
   --   range: ARGV[7] lo, ARGV[8] hi: C's rows at ranks lo..hi (0-based);
+  --   counts: ARGV[7] bounds joined by spaces (moment's syntax): the members
+  --   of C ahead of each; near: ARGV[7] a bound, ARGV[8] reach: the members
+  --   ahead of it, then C's rows from reach before that count to reach past;
   --   around: ARGV[7] member, ARGV[8] its composite at the moment ("" absent,
   --   "?" C's own), ARGV[9] reach: C's rows from reach before that place
   --   to reach past it and its ties; probes: ARGV[7] members joined by
   --   spaces, ARGV[8] their composites at the moment joined by spaces ("-"
   --   absent, "?" C's own). Reply: head (total: C's ZCARD), "ok", then
-  --   range and around: lo, m1, c1, ...; probes: per member its composite
-  --   ("" absent) and the members of C ahead of it.
+  --   range and around: lo, m1, c1, ...; counts: one count a bound; near:
+  --   the count, lo, m1, c1, ...; probes: per member its composite ("" absent)
+  --   and the members of C ahead of it.
   local cur = tonumber(redis.call('GET', seqkey) or '0')
   local first, nlog, oldest = log_bounds(cur)
   local out = head(0)
@@ -479,6 +484,22 @@ elseif kind == 'changes' or kind == 'base' then
     return tonumber(given)
   end
   if ARGV[6] == 'range' then return slice(tonumber(ARGV[7]), tonumber(ARGV[8])) end
+  -- (a bound in ZCOUNT's syntax: "(c" or "c" on the side ahead of it, "-"
+  -- none: counts 0; moment's counts and near)
+  local function bound_count(b)
+    if b == nil or b == '-' then return 0 end
+    if desc then return redis.call('ZCOUNT', ck, b, '+inf') end
+    return redis.call('ZCOUNT', ck, '-inf', b)
+  end
+  if ARGV[6] == 'counts' then
+    for b in string.gmatch(ARGV[7], '%S+') do out[#out + 1] = bound_count(b) end
+    return out
+  end
+  if ARGV[6] == 'near' then
+    local p, reach = bound_count(ARGV[7]), tonumber(ARGV[8])
+    out[#out + 1] = p
+    return slice(math.max(0, p - reach), p + reach)
+  end
   if ARGV[6] == 'around' then
     local m, reach = ARGV[7], tonumber(ARGV[9])
     local cm = comp(m, ARGV[8])
@@ -539,15 +560,19 @@ elseif kind == 'moment' then
   -- nearer of the one after S (up, unless the present) and the one before
   -- it (down; looked up when not given); nothing without either
   local function refuse_deep(s, up, down)
-    local d = math.max(oldest, up - undo_max)
-    out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
-    if s == nil then return out end
-    if down == nil and s > 0 then
-      down = usable(redis.call('ZREVRANGEBYSCORE', ckx, s, math.max(0, first - 1), 'LIMIT', 0, 8))
+    local b = nil
+    if s ~= nil then
+      if down == nil and s > 0 then
+        down = usable(redis.call('ZREVRANGEBYSCORE', ckx, s, math.max(0, first - 1), 'LIMIT', 0, 8))
+      end
+      if up ~= cur then b = up end
+      if down and (not b or s - down < b - s) then b = down end
     end
-    if up == cur then up = nil end
-    local b = up
-    if down and (not b or s - down < b - s) then b = down end
+    -- oldest: the oldest seq a read shows (with a checkpoint each moment
+    -- of the log is served, by a chain if need be; else the present's reach)
+    local d = math.max(oldest, up - undo_max)
+    if b then d = oldest end
+    out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
     if b then out[#out + 1] = s; out[#out + 1] = time_of(s); out[#out + 1] = b end
     return out
   end

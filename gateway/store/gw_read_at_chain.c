@@ -23,6 +23,7 @@ struct chain_call {
     struct rc_moment_chain_view v;
     char member[RC_MEMBER_MAX + 1];
     char *members;              /* LIST: the names, back to back (owned) */
+    struct rc_moment_bound *bounds; /* COUNTS, NEAR (owned) */
     char board[RC_BOARD_MAX + 8];
     char period[RC_PERIOD_ID_MAX];
     enum rc_order order;
@@ -36,6 +37,7 @@ static void chain_free(struct chain_call *c)
 {
     rc_moment_chain_free(&c->ch);
     free(c->members);
+    free(c->bounds);
     free(c);
 }
 
@@ -104,8 +106,7 @@ int gw_read_at_chain(const struct gw_store *s, const char *board, const char *pe
                      const struct rc_moment_chain_view *v, const struct rc_moment_reply *deep,
                      gw_read_at_chain_cb *cb, void *privdata)
 {
-    if (v->view != RC_MOMENT_RANGE && v->view != RC_MOMENT_AROUND && v->view != RC_MOMENT_LIST &&
-        v->view != RC_MOMENT_POINTS)
+    if ((unsigned)v->view > RC_MOMENT_NEAR)
         return RC_E_BAD_REQUEST;
     struct chain_call *c = calloc(1, sizeof *c);
     if (!c)
@@ -137,6 +138,14 @@ int gw_read_at_chain(const struct gw_store *s, const char *board, const char *pe
         }
         memcpy(c->members, v->members, len);
         c->v.members = c->members;
+    }
+    if ((v->view == RC_MOMENT_COUNTS || v->view == RC_MOMENT_NEAR) && v->bounds && v->nbounds) {
+        if (!(c->bounds = malloc(v->nbounds * sizeof *c->bounds))) {
+            chain_free(c);
+            return RC_E_INTERNAL;
+        }
+        memcpy(c->bounds, v->bounds, v->nbounds * sizeof *c->bounds);
+        c->v.bounds = c->bounds;
     }
     if ((rc = send_next(c)) != 0)
         chain_free(c);

@@ -175,7 +175,16 @@ async function checkHistory(reader, board, member, atBy, states, last, label = '
   return hist.points;
 }
 
-const pace = () => h.sleep(8); // about the pace of a copy's slices: several checkpoints under writes
+const pace = () => h.sleep(8);
+
+/* rankcast_history_chain_reads_total: moments read by a chain (docs/history.md,
+ * "A moment no base serves within the cap") */
+async function chainReads(gw) {
+  const res = await h.http(gw.base, 'GET', '/metrics');
+  const m = /^rankcast_history_chain_reads_total (\d+)$/m.exec(res.text);
+  assert.ok(m, 'rankcast_history_chain_reads_total missing');
+  return Number(m[1]);
+} // about the pace of a copy's slices: several checkpoints under writes
 
 test('periodic board: get at every seq far past history_undo_max equals the state, while copies run under writes, and after a reset', { skip, timeout: 300000 }, async (t) => {
   const { redis, gw } = await h.startStack(t, {
@@ -418,6 +427,55 @@ test('a sharded board by time: each shard undoes from its own checkpoints, so mo
     else assert.ok(p.rank === null || p.rank > 50, `${who} at ${p.at}: ${JSON.stringify(p)}`);
   }
   assert.ok(ranked > 50, `points in the top 50: ${ranked}`);
+
+  // each shard's newest interval while its copy waits (another builder
+  // holds every shard's lease): its middle is more than the cap from both
+  // bases, and is read by a chain per shard, each moment exact
+  for (let i = 0; i < 8; i++) {
+    const pre = `rc:{global#${i}|}:`;
+    await redis.cli('HSET', `${pre}ckb`, 'owner', 'someone-else', 'c', '0', 'epoch', 'x', 'cursor', '0');
+    await redis.cli('PEXPIRE', `${pre}ckb`, '120000');
+  }
+  const chained0 = await chainReads(gw);
+  const later = [];
+  for (let i = 0; i < 100; i++) {
+    for (let k = 0; k < 9; k++) {
+      const ack = await ws.request({ op: 'incr', board: 'global', member: `g${rnd(120)}`, delta: rnd(50) + 1 }, 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    }
+    await h.sleep(2);
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/global?top=50');
+    later.push({ ms: Date.now(), seq: now.body.seq, rows: now.body.rows });
+    await h.sleep(2);
+  }
+  for (const st of later) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: st.ms } }, 10000);
+    assert.equal(snap.op, 'snapshot', `the newest interval at ${st.ms}: ${JSON.stringify(snap)}`);
+    assert.equal(snap.at_seq, st.seq, 'the sum of the shards\' seqs');
+    assert.deepEqual(snap.rows, st.rows, `global at ${st.ms}`);
+    const who2 = st.rows[20].member;
+    const ar = await ws.request({ op: 'get', board: 'global', view: { around: who2, radius: 3 }, at: { time: st.ms } }, 10000);
+    assert.equal(ar.op, 'snapshot', JSON.stringify(ar));
+    assert.deepEqual(ar.rows.map((r) => r.member), st.rows.slice(17, 24).map((r) => r.member), `around ${who2} at ${st.ms}`);
+    const list = [st.rows[0].member, who2, 'nobody-here'];
+    const ml = await ws.request({ op: 'get', board: 'global', view: { members: list }, at: { time: st.ms } }, 10000);
+    assert.equal(ml.op, 'snapshot', JSON.stringify(ml));
+    assert.deepEqual(ml.rows.map((r) => [r.member, r.rank, r.score]), st.rows.filter((r) => list.includes(r.member)).map((r) => [r.member, r.rank, r.score]));
+  }
+  {
+    const who3 = later[later.length - 1].rows[0].member;
+    const f = later[0].ms; const to3 = later[later.length - 1].ms;
+    const hist3 = await ws.request({ op: 'history', board: 'global', member: who3, from: f, to: to3, step: Math.max(1, Math.ceil((to3 - f) / 40)) }, 60000);
+    assert.equal(hist3.op, 'history', JSON.stringify(hist3).slice(0, 300));
+    for (const p of hist3.points) {
+      const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: p.at } }, 10000);
+      assert.equal(p.seq, snap.at_seq, `history seq at ${p.at}`);
+      const row = snap.rows.find((x) => x.member === who3);
+      if (row) assert.deepEqual({ score: p.score, rank: p.rank }, { score: row.score, rank: row.rank }, `${who3} at ${p.at}`);
+    }
+  }
+  assert.ok(await chainReads(gw) > chained0, 'moments of the newest intervals read by a chain');
+  for (let i = 0; i < 8; i++) await redis.cli('DEL', `rc:{global#${i}|}:ckb`);
 });
 
 test('a gateway killed mid-copy: its build expires with its lease, another gateway builds on, and every moment is exact', { skip, timeout: 300000 }, async (t) => {
@@ -653,6 +711,7 @@ test('a moment farther than history_undo_max from every checkpoint (a gap, or th
     if (s - newest > CAP && last2 - s > CAP) newer += await mustServe(reader, 'daily', s, want, last2, 'the newest interval');
   }
   assert.ok(newer > 10, `moments in the newest interval's middle served: ${newer} (checkpoint ${newest}, present ${last2})`);
+  assert.ok(await chainReads(gw) > 2 * CAP, 'the moments past the cap from both bases were read by chains');
   await redis.cli('DEL', `${pre}ckb`);
 });
 

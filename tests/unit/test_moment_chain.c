@@ -98,6 +98,23 @@ static size_t ahead_of(const struct state *x, double c, const char *m)
     return n;
 }
 
+/* ZCOUNT on the side ahead of bound b ("(c", "c", "-"), by composite alone */
+static int64_t bound_count(const struct state *x, const char *b)
+{
+    if (strcmp(b, "-") == 0)
+        return 0;
+    int strict = b[0] == '(';
+    double c = atof(b + strict);
+    int64_t n = 0;
+    for (int i = 0; i < M; i++) {
+        if (!x->has[i])
+            continue;
+        double d = x->c[i];
+        n += g_desc ? (strict ? d > c : d >= c) : (strict ? d < c : d <= c);
+    }
+    return n;
+}
+
 static const char *t(const char *fmt, double v)
 {
     snprintf(txt[ntxt], sizeof txt[ntxt], fmt, v);
@@ -168,6 +185,22 @@ static size_t play_base(const struct rc_moment_chain_args *a, const struct state
             lo = p - reach < 0 ? 0 : p - reach;
             hi = p + eq + reach;
         }
+    } else if (strcmp(a->argv[5], "counts") == 0 || strcmp(a->argv[5], "near") == 0) {
+        char bs[256];
+        snprintf(bs, sizeof bs, "%s", a->argv[6]);
+        char *sp, *b = strtok_r(bs, " ", &sp);
+        for (; b; b = strtok_r(NULL, " ", &sp)) {
+            int64_t k = bound_count(ck, b);
+            it[n++] = (struct rc_reply_item){1, k, NULL};
+            if (strcmp(a->argv[5], "near") == 0) {
+                int64_t reach = atoll(a->argv[7]);
+                lo = k - reach < 0 ? 0 : k - reach;
+                hi = k + reach;
+                break;
+            }
+        }
+        if (strcmp(a->argv[5], "counts") == 0)
+            return n;
     } else {
         /* probes */
         char names_[4096], comps[4096];
@@ -319,10 +352,57 @@ static void a_chained_moment_equals_the_board_then(void **state)
         }
         rc_moment_args_reply_free(&r);
         rc_moment_chain_free(&ch);
-        /* points: one member's */
-        v = (struct rc_moment_chain_view){.view = RC_MOMENT_POINTS, .member = names[who]};
+        /* points: one member's, at three times that all show s */
+        v = (struct rc_moment_chain_view){.view = RC_MOMENT_POINTS, .member = names[who], .ntargets = 3};
         chain(s, base, most, &v, &ch, &r);
-        assert_int_equal(r.targets[0].has_c, st[s].has[who]);
+        assert_int_equal(r.ntargets, 3);
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(r.targets[k].seq, s);
+            assert_int_equal(r.targets[k].has_c, st[s].has[who]);
+        }
+        rc_moment_args_reply_free(&r);
+        rc_moment_chain_free(&ch);
+        /* counts (a sharded board's other shards): the members ahead of
+         * each bound at s, by composite alone */
+        struct rc_moment_bound bounds[3];
+        for (int k = 0; k < 3; k++)
+            bounds[k] = (struct rc_moment_bound){.has = k < 2, .c = (double)rnd(12) * 4, .inclusive = (int)rnd(2)};
+        v = (struct rc_moment_chain_view){.view = RC_MOMENT_COUNTS, .bounds = bounds, .nbounds = 3};
+        chain(s, base, most, &v, &ch, &r);
+        assert_int_equal(r.ntargets, 3);
+        for (int k = 0; k < 3; k++) {
+            char b[40];
+            if (bounds[k].has)
+                snprintf(b, sizeof b, "%s%.17g", bounds[k].inclusive ? "" : "(", bounds[k].c);
+            else
+                snprintf(b, sizeof b, "-");
+            assert_int_equal(r.targets[k].seq, s);
+            int64_t got = bounds[k].has ? rc_moment_ahead(g_desc, bounds[k].c, bounds[k].inclusive, r.targets[k].ahead,
+                                                          r.changes, r.nchanges)
+                                        : r.targets[k].ahead;
+            assert_int_equal(got, bound_count(&st[s], b));
+        }
+        rc_moment_args_reply_free(&r);
+        rc_moment_chain_free(&ch);
+        /* near: the rows at s nearest to a bound */
+        v = (struct rc_moment_chain_view){.view = RC_MOMENT_NEAR, .bounds = bounds, .nbounds = 1, .radius = 2};
+        chain(s, base, most, &v, &ch, &r);
+        in = (struct rc_moment_in){.desc = g_desc, .slice = r.rows, .nslice = r.nrows, .lo = r.lo,
+                                   .total = r.head.total, .changes = r.changes, .nchanges = r.nchanges};
+        int64_t ahead;
+        assert_int_equal(rc_moment_near(&in, bounds[0].c, bounds[0].inclusive, r.targets[0].ahead, 2, &out, &ahead), 0);
+        {
+            char b[40];
+            snprintf(b, sizeof b, "%s%.17g", bounds[0].inclusive ? "" : "(", bounds[0].c);
+            int64_t want_ahead = bound_count(&st[s], b);
+            assert_int_equal(ahead, want_ahead);
+            int64_t from = want_ahead > 2 ? want_ahead - 2 : 0;
+            int64_t to = want_ahead + 3 < (int64_t)nat ? want_ahead + 3 : (int64_t)nat;
+            assert_int_equal(out.n, (size_t)(to - from));
+            for (size_t k = 0; k < out.n; k++)
+                assert_string_equal(out.rows[k].member, names[ord[from + (int64_t)k]]);
+        }
+        rc_moment_out_free(&out);
         rc_moment_args_reply_free(&r);
         rc_moment_chain_free(&ch);
     }
