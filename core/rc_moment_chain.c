@@ -199,11 +199,10 @@ int rc_moment_chain_changes_take(struct rc_moment_chain *ch, const struct rc_rep
 /* The fold's entry of member, or NULL: it kept its composite. */
 static const struct rc_moment_chain_fold *touched(const struct rc_moment_chain *ch, const char *member)
 {
-    struct rc_moment_chain_fold key = {.member = (char *)member};
     size_t lo = 0, hi = ch->nf;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(ch->f[mid].member, key.member);
+        int c = strcmp(ch->f[mid].member, member);
         if (c == 0)
             return &ch->f[mid];
         if (c < 0)
@@ -355,7 +354,6 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
     for (size_t i = 0; i < ch->nf; i++) {
         const struct rc_moment_chain_fold *e = &ch->f[i];
         struct rc_moment_change *c = &out->changes[i];
-        c->member = e->member;
         if (ch->base > ch->target)
             *c = (struct rc_moment_change){e->member, e->has_new, e->c, e->has_old, e->old_c};
         else

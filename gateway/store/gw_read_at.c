@@ -1,7 +1,9 @@
 /* gw_read_at.c - a board at past moments (see gw_read_at.h). The script
  * hands back a slice of the present set and the changes after the moment;
  * core/rc_moment undoes them. Not counted by the read gate: its rows are
- * bounded by the margin of the changes undone (docs/history.md, "Cost"). */
+ * bounded by the margin of the changes undone (docs/history.md, "Cost"). A
+ * moment past history_undo_max from both its bases is read in bounded
+ * calls instead (store/gw_read_at_chain.c). */
 #include "store/gw_read_at.h"
 
 #include <stdlib.h>
