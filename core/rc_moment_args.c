@@ -12,9 +12,7 @@
 #include "rc_err.h"
 #include "rc_keys.h"
 
-/* The bounds as read.lua takes them, joined by spaces into *text
- * (malloc'ed): "(c" strictly ahead, "c" ahead or equal, "-" none. */
-static int bounds_text(const struct rc_moment_bound *b, size_t n, char **text)
+int rc_moment_args_bounds_text(const struct rc_moment_bound *b, size_t n, char **text)
 {
     char *t = malloc(n * 28 + 1), *p = t;
     if (!t)
@@ -86,7 +84,7 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         a[6] = out->list;
         a[7] = "";
     } else if (by_bound) {
-        if (bounds_text(req->bounds, req->view == RC_MOMENT_NEAR ? 1 : req->ntargets, &out->list)) {
+        if (rc_moment_args_bounds_text(req->bounds, req->view == RC_MOMENT_NEAR ? 1 : req->ntargets, &out->list)) {
             rc_moment_args_free(out);
             return RC_E_INTERNAL;
         }
@@ -165,6 +163,15 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         if (i < n && comp_item(&items[i++], &out->has_oldest_at, &at)) /* (an older script sends none) */
             return RC_E_INTERNAL;
         out->oldest_at = (int64_t)at;
+        if (out->status == RC_MOMENT_DEEP && i + 3 == n) {
+            /* the chain's moment: its seq, its time, its checkpoint */
+            if (count_item(&items[i], &out->chain_seq) || comp_item(&items[i + 1], &out->chain_has_at, &at) ||
+                count_item(&items[i + 2], &out->chain_base) || out->chain_base == out->chain_seq)
+                return RC_E_INTERNAL;
+            out->chain_at = (int64_t)at;
+            out->has_chain = 1;
+            i += 3;
+        }
         return i == n ? 0 : RC_E_INTERNAL;
     }
     int64_t nch, nt;

@@ -59,6 +59,11 @@ struct rc_moment_args {
     char *list;                /* LIST: the names joined by spaces; COUNTS, NEAR: the bounds (owned) */
 };
 
+/* The bounds b[0..n) as read.lua takes them, joined by spaces into *text
+ * (malloc'ed): "(c" strictly ahead, "c" ahead or equal, "-" none. Returns
+ * 0 or -1 (out of memory). */
+int rc_moment_args_bounds_text(const struct rc_moment_bound *b, size_t n, char **text);
+
 /* Returns 0, RC_E_BAD_REQUEST (a request the script cannot take) or
  * RC_E_INTERNAL (out of memory). Borrows req->member until freed. */
 int rc_moment_args_build(const char *board, const char *period, enum rc_order order, const struct rc_moment_req *req,
@@ -88,6 +93,12 @@ struct rc_moment_reply {
     int64_t oldest;
     int has_oldest_at;              /* GONE, DEEP: the time of change oldest (0: seq 0, or not held) */
     int64_t oldest_at;
+    int has_chain;                  /* DEEP: one moment a chain of bounded calls can rebuild
+                                     * (core/rc_moment_chain.h): its seq, time and checkpoint */
+    int64_t chain_seq;
+    int chain_has_at;
+    int64_t chain_at;
+    int64_t chain_base;
     int64_t smin;
     int redo;                       /* a segmented POINTS read redone from a checkpoint before its targets:
                                      * the changes after target S are rc_moment_args_point_after's */

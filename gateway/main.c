@@ -323,6 +323,7 @@ static int start(struct gw_app *app, const struct options *o)
     app->store.clock = &app->clock;
     app->store.history_undo_max = app->conf->history_undo_max;
     app->store.undo_refused = &app->metrics.history_undo_refused;
+    app->store.chain_reads = &app->metrics.history_chain_reads;
     app->read_gate = (struct gw_read_gate){.cap = app->conf->read_rows_in_flight, .m = &app->metrics};
     app->store.read_gate = &app->read_gate;
     app->profiles = app->store.profiles = gw_profile_new(&app->store, 10000, 100000);

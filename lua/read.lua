@@ -10,6 +10,7 @@
 -- KEYS[6] rc:{B|P}:fz    the frozen copy (lua/freeze.lua)
 --
 -- ARGV[1] kind: range | around | rank | log | counts | near | members | roster | moment
+--         | changes | base (a chain: at the kinds, below)
 -- ARGV[2] order: desc | asc
 -- ARGV[3] "1": the live board (an admin's live view, the archive); "0": what
 --         the audience sees: while the board is frozen, the frozen copy as
@@ -106,7 +107,11 @@
 --            the base minus the cap, the oldest seq that base serves);
 --            gone and deep: oldest's change time follows ("" for seq 0 or
 --            not held), the earliest time a read by time can name, then
---            nothing
+--            nothing; but deep about one moment with a checkpoint on
+--            either side adds that moment's seq, its time and the nearer
+--            such checkpoint C, to read it from C in bounded calls (kinds
+--            changes and base: docs/history.md, "A moment no base serves
+--            within the cap")
 --   Checkpoints (lua/ckpt.lua): rc:{B|P}:ck indexes copies of the set at
 --   seqs C (rc:{B|P}:ck:C, same tag). With one at or after every target the
 --   read undoes from it: total in the head, the slice, ahead and the
@@ -206,6 +211,40 @@ local function rows(first, last, out, unit)
   end
   for i = 1, #r do out[#out + 1] = r[i] end
   return out
+end
+
+-- The change log and the checkpoints (kinds moment, changes, base): a log
+-- entry's seq and time; the log's first seq, length and the oldest seq a read
+-- can show (0 while the log starts at seq 1); a checkpoint C of this history
+-- whose key still exists (lua/ckpt.lua); the members of set zl before
+-- composite c, member m, in Redis's order of the set (names break ties)
+local function seq_of(e) return tonumber(string.match(e, '^{"seq":(%d+)')) end
+local function at_of(e) return tonumber(string.match(e, '"at":(%-?[%d.e+]+)')) end
+local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
+local function log_bounds(cur)
+  local nlog = redis.call('LLEN', KEYS[3])
+  local first = cur + 1
+  if nlog > 0 then first = seq_of(redis.call('LINDEX', KEYS[3], 0)) end
+  local oldest = first
+  if first == 1 then oldest = 0 end
+  if nlog == 0 then oldest = cur end
+  return first, nlog, oldest
+end
+local function ck_held(c, e)
+  return e == epoch and redis.call('EXISTS', ckx .. ':' .. c) == 1
+end
+local function ahead_in(zl, c, m)
+  local n, same
+  if desc then
+    n = redis.call('ZCOUNT', zl, '(' .. num(c), '+inf')
+  else
+    n = redis.call('ZCOUNT', zl, '-inf', '(' .. num(c))
+  end
+  same = redis.call('ZRANGE', zl, num(c), num(c), 'BYSCORE')
+  for i = 1, #same do
+    if (desc and same[i] > m) or (not desc and same[i] < m) then n = n + 1 end
+  end
+  return n
 end
 
 if kind == 'range' then
@@ -371,19 +410,124 @@ elseif kind == 'members' or kind == 'roster' then
     out[#out + 1] = place; out[#out + 1] = tied
   end
   return out
+elseif kind == 'changes' or kind == 'base' then
+  -- A chain (docs/history.md, "A moment no base serves within the cap"):
+  -- moment's "deep" names a checkpoint C to rebuild the moment from; the
+  -- gateway reads the changes between them in calls of at most the cap
+  -- (changes), then what the rebuild needs of C (base). Both read the
+  -- live history (ARGV[3] "1") and answer "gone" (then oldest, its time,
+  -- as moment does) once C or the changes are no longer this history's.
+  -- changes: ARGV[4] after, ARGV[5] upto: the changes in (after, upto];
+  --   ARGV[6] the epoch, ARGV[7] C. Reply: head, "ok", n, then per change
+  --   seq, member, c, old_c ("" for null), oldest first.
+  -- base: ARGV[4] C, ARGV[5] the epoch, ARGV[6] range | around | counts | near
+  --   | probes;
+  --   range: ARGV[7] lo, ARGV[8] hi: C's rows at ranks lo..hi (0-based);
+  --   counts: ARGV[7] bounds joined by spaces (moment's syntax): the members
+  --   of C ahead of each; near: ARGV[7] a bound, ARGV[8] reach: the members
+  --   ahead of it, then C's rows from reach before that count to reach past;
+  --   around: ARGV[7] member, ARGV[8] its composite at the moment ("" absent,
+  --   "?" C's own), ARGV[9] reach: C's rows from reach before that place
+  --   to reach past it and its ties; probes: ARGV[7] members joined by
+  --   spaces, ARGV[8] their composites at the moment joined by spaces ("-"
+  --   absent, "?" C's own). Reply: head (total: C's ZCARD), "ok", then
+  --   range and around: lo, m1, c1, ...; counts: one count a bound; near:
+  --   the count, lo, m1, c1, ...; probes: per member its composite ("" absent)
+  --   and the members of C ahead of it.
+  local cur = tonumber(redis.call('GET', seqkey) or '0')
+  local first, nlog, oldest = log_bounds(cur)
+  local out = head(0)
+  local c = ARGV[7]
+  if kind == 'base' then c = ARGV[4] end
+  local e = ARGV[6]
+  if kind == 'base' then e = ARGV[5] end
+  local held = ck_held(c, e) and tonumber(c) >= first - 1 and tonumber(c) <= cur
+  if held and kind == 'changes' then
+    held = tonumber(ARGV[4]) >= first - 1 and tonumber(ARGV[5]) <= cur
+  end
+  if not held then
+    local at = ''
+    if oldest >= first and oldest > 0 and nlog > 0 then at = num(at_of(redis.call('LINDEX', logkey, oldest - first))) end
+    out[#out + 1] = 'gone'; out[#out + 1] = oldest; out[#out + 1] = at
+    return out
+  end
+  if kind == 'changes' then
+    local evs = {}
+    if tonumber(ARGV[5]) > tonumber(ARGV[4]) then
+      evs = redis.call('LRANGE', logkey, tonumber(ARGV[4]) + 1 - first, tonumber(ARGV[5]) - first)
+    end
+    out[#out + 1] = 'ok'; out[#out + 1] = #evs
+    for i = 1, #evs do
+      local ev = evs[i]
+      local nc, oc = string.match(ev, '"c":([^,}]+)'), string.match(ev, '"old_c":([^,}]+)')
+      if nc == nil or nc == 'null' then nc = '' end
+      if oc == nil or oc == 'null' then oc = '' end
+      out[#out + 1] = seq_of(ev); out[#out + 1] = string.match(ev, '"member":"([^"]*)"') or ''
+      out[#out + 1] = nc; out[#out + 1] = oc
+    end
+    return out
+  end
+  local ck = ckx .. ':' .. c
+  out[2] = redis.call('ZCARD', ck)
+  out[#out + 1] = 'ok'
+  local function slice(lo, hi)
+    out[#out + 1] = lo
+    if hi < lo then return out end
+    local rs
+    if desc then rs = redis.call('ZRANGE', ck, lo, hi, 'REV', 'WITHSCORES')
+    else rs = redis.call('ZRANGE', ck, lo, hi, 'WITHSCORES') end
+    for i = 1, #rs do out[#out + 1] = rs[i] end
+    return out
+  end
+  local function comp(m, given)
+    if given == '?' then return tonumber(redis.call('ZSCORE', ck, m)) end
+    return tonumber(given)
+  end
+  if ARGV[6] == 'range' then return slice(tonumber(ARGV[7]), tonumber(ARGV[8])) end
+  -- (a bound in ZCOUNT's syntax: "(c" or "c" on the side ahead of it, "-"
+  -- none: counts 0; moment's counts and near)
+  local function bound_count(b)
+    if b == nil or b == '-' then return 0 end
+    if desc then return redis.call('ZCOUNT', ck, b, '+inf') end
+    return redis.call('ZCOUNT', ck, '-inf', b)
+  end
+  if ARGV[6] == 'counts' then
+    for b in string.gmatch(ARGV[7], '%S+') do out[#out + 1] = bound_count(b) end
+    return out
+  end
+  if ARGV[6] == 'near' then
+    local p, reach = bound_count(ARGV[7]), tonumber(ARGV[8])
+    out[#out + 1] = p
+    return slice(math.max(0, p - reach), p + reach)
+  end
+  if ARGV[6] == 'around' then
+    local m, reach = ARGV[7], tonumber(ARGV[9])
+    local cm = comp(m, ARGV[8])
+    if not cm then return slice(0, -1) end
+    local p = ahead_in(ck, cm, m)
+    local eq = redis.call('ZCOUNT', ck, num(cm), num(cm))
+    return slice(math.max(0, p - reach), p + eq + reach)
+  end
+  local given = {}
+  for g in string.gmatch(ARGV[8], '%S+') do given[#given + 1] = g end
+  local i = 0
+  for m in string.gmatch(ARGV[7], '%S+') do
+    i = i + 1
+    local cm = nil
+    if given[i] ~= '-' then cm = comp(m, given[i] or '?') end
+    if cm then
+      out[#out + 1] = num(cm); out[#out + 1] = ahead_in(ck, cm, m)
+    else
+      out[#out + 1] = ''; out[#out + 1] = 0
+    end
+  end
+  return out
 elseif kind == 'moment' then
   local zl, cur = KEYS[1], tonumber(redis.call('GET', seqkey) or '0')
   local limit = cur
   if frozen == 1 and ARGV[5] == '1' then limit = shown end
   local out = head(0)
-  local nlog = redis.call('LLEN', logkey)
-  local first = cur + 1
-  if nlog > 0 then first = tonumber(string.match(redis.call('LINDEX', logkey, 0), '^{"seq":(%d+)')) end
-  local oldest = first
-  if first == 1 then oldest = 0 end
-  if nlog == 0 then oldest = cur end
-  local function seq_of(e) return tonumber(string.match(e, '^{"seq":(%d+)')) end
-  local function at_of(e) return tonumber(string.match(e, '"at":(%-?[%d.e+]+)')) end
+  local first, nlog, oldest = log_bounds(cur)
   -- history_undo_max (docs/history.md, "The bound"): every change between a
   -- target and the base (the nearest checkpoint after it, or the present)
   -- is undone in this script, so a target more than the cap before its base
@@ -403,14 +547,34 @@ elseif kind == 'moment' then
     if s < first or s < 1 or s - first >= nlog then return '' end
     return num(at_of(redis.call('LINDEX', logkey, s - first)))
   end
-  local ckx = string.sub(KEYS[1], 1, -2) .. 'ck'
   -- the first usable checkpoint of cands (this history's, its key there)
   local function usable(cands)
     for i = 1, #cands do
       local c, e = string.match(cands[i], '^(%d+):(.*)$')
-      if e == epoch and redis.call('EXISTS', ckx .. ':' .. c) == 1 then return tonumber(c) end
+      if ck_held(c, e) then return tonumber(c) end
     end
     return nil
+  end
+  -- a moment S no base serves within the cap: the checkpoint a chain of
+  -- bounded calls rebuilds it from (kinds changes and base, below), the
+  -- nearer of the one after S (up, unless the present) and the one before
+  -- it (down; looked up when not given); nothing without either
+  local function refuse_deep(s, up, down)
+    local b = nil
+    if s ~= nil then
+      if down == nil and s > 0 then
+        down = usable(redis.call('ZREVRANGEBYSCORE', ckx, s, math.max(0, first - 1), 'LIMIT', 0, 8))
+      end
+      if up ~= cur then b = up end
+      if down and (not b or s - down < b - s) then b = down end
+    end
+    -- oldest: the oldest seq a read shows (with a checkpoint each moment
+    -- of the log is served, by a chain if need be; else the present's reach)
+    local d = math.max(oldest, up - undo_max)
+    if b then d = oldest end
+    out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
+    if b then out[#out + 1] = s; out[#out + 1] = time_of(s); out[#out + 1] = b end
+    return out
   end
   local S, T = {}, {}
   local smin, smax, base, redo, after = limit, 0, cur, nil, cur
@@ -532,9 +696,7 @@ elseif kind == 'moment' then
       redo, base, after, floor = down, smax, up, down
       zl = ckx .. ':' .. down
     else
-      local d = math.max(oldest, up - undo_max)
-      out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
-      return out
+      return refuse_deep(smax, up, down or false)
     end
     -- the older targets down to the floor (the walk goes on where it
     -- stopped, or from the newest target when that took a search)
@@ -668,10 +830,10 @@ elseif kind == 'moment' then
     -- oldest seq the checkpoint after the target serves
     if undo_max > 0 and ((redo and smax - redo > undo_max) or (not redo and base - smin > undo_max)) then
       -- (the oldest seq the base after the target serves: a redo from the
-      -- checkpoint before it is refused only when that one is too far as well)
-      local d = math.max(oldest, after - undo_max)
-      out[#out + 1] = 'deep'; out[#out + 1] = d; out[#out + 1] = time_of(d)
-      return out
+      -- checkpoint before it is refused only when that one is too far as
+      -- well; one moment is then served by a chain)
+      if smin ~= smax then return refuse_deep(nil, after) end
+      return refuse_deep(smax, after, redo)
     end
   end
   if zl ~= KEYS[1] then out[2] = redis.call('ZCARD', zl) end
@@ -730,19 +892,7 @@ elseif kind == 'moment' then
   end
   local function comp_at(s) return comp_of(s, mine_seq, mine_old, present) end
   -- present members before composite c, member m (Redis's order of the set)
-  local function ahead(c, m)
-    local n, same
-    if desc then
-      n = redis.call('ZCOUNT', zl, '(' .. num(c), '+inf')
-    else
-      n = redis.call('ZCOUNT', zl, '-inf', '(' .. num(c))
-    end
-    same = redis.call('ZRANGE', zl, num(c), num(c), 'BYSCORE')
-    for i = 1, #same do
-      if (desc and same[i] > m) or (not desc and same[i] < m) then n = n + 1 end
-    end
-    return n
-  end
+  local function ahead(c, m) return ahead_in(zl, c, m) end
   -- counts, near: the present members ahead of a bound, by composite alone
   -- (ZCOUNT's syntax: "(c" strictly better than c, "c" better or equal; "-"
   -- none): a sharded board's other shards (store/gw_read_at_member.c,

@@ -360,6 +360,10 @@ char *gw_metrics_render(const struct gw_metrics *m, int redis_up, int scripts_lo
     counter(&o, "rankcast_history_undo_refused_total",
             "reads at a past moment refused out_of_range: more changes back than history_undo_max",
             m->history_undo_refused);
+    counter(&o, "rankcast_history_chain_reads_total",
+            "reads at a past moment farther than history_undo_max from every base, served in several bounded "
+            "calls from the nearer checkpoint",
+            m->history_chain_reads);
     counter(&o, "rankcast_history_checkpoints_total",
             "history checkpoints this gateway made (copies of a history = full board's set at a seq)",
             m->history_checkpoints);

@@ -82,6 +82,7 @@ struct gw_metrics {
     uint64_t reads_waited;                /* board reads that had to wait (total) */
     uint64_t read_rows_limited;           /* subscribes answered rate_limited by conn_read_rows / ip_read_rows */
     uint64_t history_undo_refused;        /* moment reads refused out_of_range past history_undo_max */
+    uint64_t history_chain_reads;         /* moments served by a chain of bounded calls (store/gw_read_at_chain.c) */
     uint64_t history_checkpoints;         /* history checkpoints this gateway made (jobs/gw_ckpt.c) */
     uint64_t history_checkpoints_dropped; /* checkpoints it dropped: another epoch, a trimmed log */
 };

@@ -1,7 +1,9 @@
 /* gw_read_at.c - a board at past moments (see gw_read_at.h). The script
  * hands back a slice of the present set and the changes after the moment;
  * core/rc_moment undoes them. Not counted by the read gate: its rows are
- * bounded by the margin of the changes undone (docs/history.md, "Cost"). */
+ * bounded by the margin of the changes undone (docs/history.md, "Cost"). A
+ * moment past history_undo_max from both its bases is read in bounded
+ * calls instead (store/gw_read_at_chain.c). */
 #include "store/gw_read_at.h"
 
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "store/gw_join.h"
 #include "store/gw_profile.h"
+#include "store/gw_read_at_chain.h"
 #include "store/gw_store.h"
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
@@ -190,12 +193,80 @@ static int rebuild_points(struct at_call *c, const struct rc_moment_reply *r)
     return 0;
 }
 
+/* Takes reply r (borrowed: its members are copied out) for c: the result,
+ * or the next segment's call. c is done with (freed) unless a call is out. */
+static void take(struct at_call *c, struct rc_moment_reply *r)
+{
+    int code = 0;
+    if (r->status == RC_MOMENT_DEEP) {
+        /* past history_undo_max from every base (no checkpoint a chain
+         * could start from): answered as a moment no longer held */
+        if (c->s->undo_refused)
+            (*c->s->undo_refused)++;
+        r->status = RC_MOMENT_GONE;
+        c->res.deep = 1;
+    }
+    /* a later segment of another history (a reset between two calls):
+     * the earlier points are of a history no longer held */
+    if (c->calls > 1 && r->status == RC_MOMENT_OK && strcmp(r->head.epoch, c->res.head.epoch) != 0) {
+        r->status = RC_MOMENT_GONE;
+        r->oldest = r->head.seq;
+        r->has_oldest_at = 0;
+    }
+    c->res.status = r->status;
+    c->res.oldest = r->oldest;
+    c->res.has_oldest_time = r->has_oldest_at;
+    c->res.oldest_time = r->oldest_at;
+    if (c->calls == 1 || r->status != RC_MOMENT_OK)
+        c->res.head = r->head; /* (the first call's: the present the history was asked at) */
+    if (r->status == RC_MOMENT_OK && c->view != RC_MOMENT_POINTS) {
+        c->res.at_seq = r->targets[0].seq;
+        c->res.has_at_time = r->targets[0].has_at;
+        c->res.at_time = r->targets[0].at;
+        code = c->view == RC_MOMENT_LIST ? rebuild_list(c, r) : rebuild_window(c, r);
+    } else if (r->status == RC_MOMENT_OK) {
+        code = rebuild_points(c, r);
+        if (!code && c->left > 0) {
+            /* the older targets: another call, from the loop (each is
+             * bounded by the cap, and the loop serves others between) */
+            if ((code = send_call(c)) != 0)
+                finish(c, code);
+            return;
+        }
+    }
+    if (!code && c->res.w) {
+        /* members are the window's own now: the reply may go */
+        gw_join_profiles(c->s->profiles, c->res.w, on_joined, c);
+        return;
+    }
+    finish(c, code);
+}
+
+static void on_chain(int code, struct rc_moment_reply *r, void *privdata)
+{
+    struct at_call *c = privdata;
+    if (code)
+        finish(c, code);
+    else
+        take(c, r);
+}
+
+/* One moment farther than the cap from every base, with a checkpoint to
+ * rebuild it from (r->has_chain): read in bounded calls (store/
+ * gw_read_at_chain.c) rather than refused, so out_of_range's oldest_seq
+ * stays the oldest moment a read can show. Returns as gw_read_at_chain. */
+static int start_chain(struct at_call *c, const struct rc_moment_reply *r)
+{
+    struct rc_moment_chain_view v = {.view = c->view, .first = c->first, .count = c->count, .radius = c->radius,
+                                     .member = c->member, .members = c->members, .nmembers = c->nmembers};
+    return gw_read_at_chain(c->s, c->board, c->period, c->b->layout.order, &v, r, on_chain, c);
+}
+
 static void on_reply(redisReply *reply, void *privdata)
 {
     struct at_call *c = privdata;
     struct rc_reply_item *items = NULL;
     struct rc_moment_reply r;
-    int code = 0;
     memset(&r, 0, sizeof r);
     if (!reply) {
         finish(c, RC_E_UNAVAILABLE);
@@ -208,51 +279,13 @@ static void on_reply(redisReply *reply, void *privdata)
         finish(c, RC_E_INTERNAL);
         return;
     }
-    if (r.status == RC_MOMENT_DEEP) {
-        /* past history_undo_max: answered as a moment no longer held */
-        if (c->s->undo_refused)
-            (*c->s->undo_refused)++;
-        r.status = RC_MOMENT_GONE;
-        c->res.deep = 1;
-    }
-    /* a later segment of another history (a reset between two calls):
-     * the earlier points are of a history no longer held */
-    if (c->calls > 1 && r.status == RC_MOMENT_OK && strcmp(r.head.epoch, c->res.head.epoch) != 0) {
-        r.status = RC_MOMENT_GONE;
-        r.oldest = r.head.seq;
-        r.has_oldest_at = 0;
-    }
-    c->res.status = r.status;
-    c->res.oldest = r.oldest;
-    c->res.has_oldest_time = r.has_oldest_at;
-    c->res.oldest_time = r.oldest_at;
-    if (c->calls == 1 || r.status != RC_MOMENT_OK)
-        c->res.head = r.head; /* (the first call's: the present the history was asked at) */
-    if (r.status == RC_MOMENT_OK && c->view != RC_MOMENT_POINTS) {
-        c->res.at_seq = r.targets[0].seq;
-        c->res.has_at_time = r.targets[0].has_at;
-        c->res.at_time = r.targets[0].at;
-        code = c->view == RC_MOMENT_LIST ? rebuild_list(c, &r) : rebuild_window(c, &r);
-    } else if (r.status == RC_MOMENT_OK) {
-        code = rebuild_points(c, &r);
-        if (!code && c->left > 0) {
-            /* the older targets: another call, from the loop (each is
-             * bounded by the cap, and the loop serves others between) */
-            rc_moment_args_reply_free(&r);
-            free(items);
-            if ((code = send_call(c)) != 0)
-                finish(c, code);
-            return;
-        }
-    }
+    int code = r.status == RC_MOMENT_DEEP && r.has_chain ? start_chain(c, &r) : RC_E_BAD_REQUEST;
+    if (code == RC_E_BAD_REQUEST)
+        take(c, &r); /* (no chain: the reply as it is) */
+    else if (code)
+        finish(c, code);
     rc_moment_args_reply_free(&r);
     free(items);
-    if (!code && c->res.w) {
-        /* members are the window's own now: the reply may go */
-        gw_join_profiles(c->s->profiles, c->res.w, on_joined, c);
-        return;
-    }
-    finish(c, code);
 }
 
 int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,

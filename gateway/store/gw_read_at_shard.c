@@ -183,7 +183,8 @@ int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, co
         rc = RC_E_INTERNAL;
     } else {
         unsigned n = gw_script_call_words(args.keys, RC_READ_NKEYS, args.argv, args.nargv, words, lens);
-        rc = gw_redis_eval(s->redis, s->read_script, RC_READ_NKEYS, (int)n, words, lens, cb, privdata);
+        /* (a moment past the cap from both its bases comes back read by a chain) */
+        rc = gw_read_at_shard_chain_eval(s, b->layout.order, name, period, &one, n, words, lens, cb, privdata);
         rc = rc == RC_E_INTERNAL ? RC_E_INTERNAL : rc ? RC_E_UNAVAILABLE : 0;
     }
     free(words);

@@ -60,6 +60,17 @@ int gw_read_at_shard_send(const struct gw_store *s, const struct rc_board *b, co
 struct gw_read_at_result;
 int gw_read_at_shard_take(const redisReply *reply, enum rc_moment_view view, int sum, struct gw_read_at_result *res,
                           int *deep, struct rc_moment_reply *r);
+/* ---- gw_read_at_shard_chain.c: a shard's moment past the cap from both bases ---- */
+
+/* gw_redis_eval of a shard's moment call (words, lens: its n words; req its
+ * request, copied as needed; shard its name "B#i"), except that a reply
+ * "deep" naming a checkpoint is read by store/gw_read_at_chain.c first, and
+ * cb gets the moment as the one call would have answered it (NULL when the
+ * chain failed: as if Redis had not answered). Returns as gw_redis_eval. */
+int gw_read_at_shard_chain_eval(const struct gw_store *s, enum rc_order order, const char *shard,
+                                const char *period, const struct rc_moment_req *req, unsigned nwords,
+                                const char **words, const size_t *lens, gw_redis_reply_cb *cb, void *privdata);
+
 /* ---- gw_read_mshard.c: a sharded board's member list (gw_read's contract) ---- */
 
 int gw_read_mshard_read(const struct gw_store *s, const struct rc_board *b, const char *board, const char *period,

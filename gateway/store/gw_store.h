@@ -25,6 +25,7 @@ struct gw_store {
     const struct gw_clock *clock;  /* "now": profile ttl, which period is past */
     unsigned history_undo_max;     /* [limits] history_undo_max: changes one moment read may undo (0: no cap) */
     uint64_t *undo_refused;        /* counts moment reads refused past it (/metrics); NULL: not counted */
+    uint64_t *chain_reads;         /* counts moments read by a chain (store/gw_read_at_chain.c); NULL: not */
 };
 
 static inline int64_t gw_store_now_ms(const struct gw_store *s)

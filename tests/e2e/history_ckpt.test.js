@@ -175,7 +175,16 @@ async function checkHistory(reader, board, member, atBy, states, last, label = '
   return hist.points;
 }
 
-const pace = () => h.sleep(8); // about the pace of a copy's slices: several checkpoints under writes
+const pace = () => h.sleep(8);
+
+/* rankcast_history_chain_reads_total: moments read by a chain (docs/history.md,
+ * "A moment no base serves within the cap") */
+async function chainReads(gw) {
+  const res = await h.http(gw.base, 'GET', '/metrics');
+  const m = /^rankcast_history_chain_reads_total (\d+)$/m.exec(res.text);
+  assert.ok(m, 'rankcast_history_chain_reads_total missing');
+  return Number(m[1]);
+} // about the pace of a copy's slices: several checkpoints under writes
 
 test('periodic board: get at every seq far past history_undo_max equals the state, while copies run under writes, and after a reset', { skip, timeout: 300000 }, async (t) => {
   const { redis, gw } = await h.startStack(t, {
@@ -418,6 +427,55 @@ test('a sharded board by time: each shard undoes from its own checkpoints, so mo
     else assert.ok(p.rank === null || p.rank > 50, `${who} at ${p.at}: ${JSON.stringify(p)}`);
   }
   assert.ok(ranked > 50, `points in the top 50: ${ranked}`);
+
+  // each shard's newest interval while its copy waits (another builder
+  // holds every shard's lease): its middle is more than the cap from both
+  // bases, and is read by a chain per shard, each moment exact
+  for (let i = 0; i < 8; i++) {
+    const pre = `rc:{global#${i}|}:`;
+    await redis.cli('HSET', `${pre}ckb`, 'owner', 'someone-else', 'c', '0', 'epoch', 'x', 'cursor', '0');
+    await redis.cli('PEXPIRE', `${pre}ckb`, '120000');
+  }
+  const chained0 = await chainReads(gw);
+  const later = [];
+  for (let i = 0; i < 100; i++) {
+    for (let k = 0; k < 9; k++) {
+      const ack = await ws.request({ op: 'incr', board: 'global', member: `g${rnd(120)}`, delta: rnd(50) + 1 }, 10000);
+      assert.equal(ack.op, 'ack', JSON.stringify(ack));
+    }
+    await h.sleep(2);
+    const now = await h.http(gw.base, 'GET', '/api/v1/boards/global?top=50');
+    later.push({ ms: Date.now(), seq: now.body.seq, rows: now.body.rows });
+    await h.sleep(2);
+  }
+  for (const st of later) {
+    const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: st.ms } }, 10000);
+    assert.equal(snap.op, 'snapshot', `the newest interval at ${st.ms}: ${JSON.stringify(snap)}`);
+    assert.equal(snap.at_seq, st.seq, 'the sum of the shards\' seqs');
+    assert.deepEqual(snap.rows, st.rows, `global at ${st.ms}`);
+    const who2 = st.rows[20].member;
+    const ar = await ws.request({ op: 'get', board: 'global', view: { around: who2, radius: 3 }, at: { time: st.ms } }, 10000);
+    assert.equal(ar.op, 'snapshot', JSON.stringify(ar));
+    assert.deepEqual(ar.rows.map((r) => r.member), st.rows.slice(17, 24).map((r) => r.member), `around ${who2} at ${st.ms}`);
+    const list = [st.rows[0].member, who2, 'nobody-here'];
+    const ml = await ws.request({ op: 'get', board: 'global', view: { members: list }, at: { time: st.ms } }, 10000);
+    assert.equal(ml.op, 'snapshot', JSON.stringify(ml));
+    assert.deepEqual(ml.rows.map((r) => [r.member, r.rank, r.score]), st.rows.filter((r) => list.includes(r.member)).map((r) => [r.member, r.rank, r.score]));
+  }
+  {
+    const who3 = later[later.length - 1].rows[0].member;
+    const f = later[0].ms; const to3 = later[later.length - 1].ms;
+    const hist3 = await ws.request({ op: 'history', board: 'global', member: who3, from: f, to: to3, step: Math.max(1, Math.ceil((to3 - f) / 40)) }, 60000);
+    assert.equal(hist3.op, 'history', JSON.stringify(hist3).slice(0, 300));
+    for (const p of hist3.points) {
+      const snap = await ws.request({ op: 'get', board: 'global', view: { top: 50 }, at: { time: p.at } }, 10000);
+      assert.equal(p.seq, snap.at_seq, `history seq at ${p.at}`);
+      const row = snap.rows.find((x) => x.member === who3);
+      if (row) assert.deepEqual({ score: p.score, rank: p.rank }, { score: row.score, rank: row.rank }, `${who3} at ${p.at}`);
+    }
+  }
+  assert.ok(await chainReads(gw) > chained0, 'moments of the newest intervals read by a chain');
+  for (let i = 0; i < 8; i++) await redis.cli('DEL', `rc:{global#${i}|}:ckb`);
 });
 
 test('a gateway killed mid-copy: its build expires with its lease, another gateway builds on, and every moment is exact', { skip, timeout: 300000 }, async (t) => {
@@ -569,48 +627,91 @@ test('--check-config checks history_checkpoint_every', { skip }, () => {
   }
 });
 
-test('a moment between two far checkpoints, nearer the earlier one, is refused with the oldest seq the later one serves', { skip, timeout: 120000 }, async (t) => {
-  // (seen once in the suite on a loaded machine: checkpoints came late, so
-  // two were more than 2 x CAP apart, and a moment nearer the earlier one
-  // was refused with oldest_seq = S - CAP, a seq that base does not serve,
-  // instead of the later base's; made here by deleting checkpoints' keys,
-  // which the reads then skip as gone)
+/* A read that must be served (the fix of issue 27's gap): as checkSeq with
+ * the moment its own base, so a refusal fails with the reply. */
+const mustServe = (reader, board, s, want, last, label) => checkSeq(reader, board, s, want, [s], last, 300, label);
+
+test('a moment farther than history_undo_max from every checkpoint (a gap, or the newest interval while its copy waits) is served exactly: get, REST, by time, history and a replay', { skip, timeout: 180000 }, async (t) => {
+  // (the old rule refused such a moment out_of_range with oldest_seq the
+  // later base minus the cap, while older moments were served: an untrue
+  // oldest_seq. Now it is redone from the checkpoint before it (or undone
+  // from the one after it) in several calls of at most the cap each. The
+  // gap is made by deleting checkpoints' keys, which the reads then skip as
+  // gone; the newest interval's by holding the build lease, as a gateway
+  // copying slowly would)
   const { redis, gw } = await h.startStack(t, { config: config(t, { 'board daily': { history: 'full' } }), env: ENV });
   const admin = await h.connectWs(t, gw.wsUrl);
   const reader = await h.connectWs(t, gw.wsUrl, { token: null });
   const atBy = await feed(t, gw, 'daily');
   const members = Array.from({ length: 50 }, (_, i) => `m${i}`);
-  const r = await play(gw, admin, 'daily', 300, {
-    members, seed: 5, watch: ['daily'], onWrite: () => pace(),
-    op: (i, rnd, m) => (i < 50 ? { op: 'set', board: 'daily', member: members[i], value: rnd(1000) }
-      : { op: 'incr', board: 'daily', member: m, delta: rnd(50) + 1 }),
-  });
+  const op = (i, rnd, m) => (i < 50 ? { op: 'set', board: 'daily', member: members[i], value: rnd(1000) }
+    : rnd(9) === 0 ? { op: 'remove', board: 'daily', member: m } : { op: 'incr', board: 'daily', member: m, delta: rnd(50) + 1 });
+  const r = await play(gw, admin, 'daily', 300, { members, seed: 5, watch: ['daily'], onWrite: () => pace(), op });
+  const states = r.states.get('daily');
   const last = r.last.get('daily');
   const pre = await prefix(redis, 'daily');
   let cks = await settled(redis, pre, last);
-  // keep the first checkpoint past 60 and the first one at least 2 x CAP + 20 after it
+  // keep the first checkpoint past 60 and the first one at least 3 x CAP after it
   const c0 = cks.find((c) => c >= 60);
-  const c4 = cks.find((c) => c >= c0 + 2 * CAP + 20);
+  const c4 = cks.find((c) => c >= c0 + 3 * CAP);
   assert.ok(c0 && c4, `checkpoints: ${cks}`);
   for (const c of cks) if (c > c0 && c < c4) await redis.cli('DEL', `${pre}ck:${c}`);
   cks = cks.filter((c) => c <= c0 || c >= c4);
-  const s = c0 + CAP + 5; // past the cap from c0, nearer c0 than c4
-  assert.ok(s - c0 < c4 - s && c4 - s > CAP);
-  const snap = await reader.request({ op: 'get', board: 'daily', view: { top: 10 }, at: { seq: s } }, 15000);
-  assert.equal(snap.code, 'out_of_range', JSON.stringify(snap));
-  assert.equal(snap.oldest_seq, c4 - CAP, `refused with checkpoints ${cks}: ${JSON.stringify(snap)}`);
-  // and what the later checkpoint serves is served
-  const ok = await reader.request({ op: 'get', board: 'daily', view: { top: 10 }, at: { seq: c4 - CAP } }, 15000);
-  assert.equal(ok.op, 'snapshot', JSON.stringify(ok));
-  assert.equal(ok.at_seq, c4 - CAP);
-  // a history over the moments the earlier checkpoint serves (more than
-  // CAP before the later one): its points are redone from c0, each exact
+  let gap = 0;
+  for (const [s, want] of states) {
+    if (s <= c0 || s >= c4) continue;
+    gap += await mustServe(reader, 'daily', s, want, last, 'in the gap');
+  }
+  assert.ok(gap > 2 * CAP, `moments in the gap ${c0}..${c4} served: ${gap}`);
+  // REST and by time, in the middle of the gap (more than the cap from both)
+  const mid = c0 + Math.floor((c4 - c0) / 2);
+  assert.ok(mid - c0 > CAP && c4 - mid > CAP);
+  const rest = await h.http(gw.base, 'GET', `/api/v1/boards/daily?top=300&at_seq=${mid}`, undefined, { token: null });
+  assert.equal(rest.status, 200, rest.text);
+  assert.deepEqual(rowsOf(rest.body.rows), states.get(mid));
   await h.waitFor(() => atBy.has(last), 10000, 'the feed');
-  const span = { from: atBy.get(c0), to: atBy.get(c0 + CAP) };
-  if (atBy.get(c0 + CAP + 1) === span.to) span.to -= 1; // (a point past c0 + CAP would be refused)
-  const pts = await checkHistory(reader, 'daily', 'm3', atBy, r.states.get('daily'), last, 'redo', span);
-  assert.ok(pts.length > 10 && pts[0].seq >= c0 && pts[pts.length - 1].seq <= c0 + CAP, `redo points ${pts.length}`);
-  // and one reaching past what either serves is refused
-  const far = await reader.request({ op: 'history', board: 'daily', member: 'm3', from: atBy.get(c0), to: atBy.get(s), step: Math.ceil((atBy.get(s) - atBy.get(c0)) / 100) + 1 }, 15000);
-  assert.equal(far.code, 'out_of_range', JSON.stringify(far).slice(0, 300));
+  {
+    let want = 0;
+    for (let q = 1; q <= last; q++) if (atBy.get(q) <= atBy.get(mid)) want = q;
+    const snap = await reader.request({ op: 'get', board: 'daily', view: { top: 300 }, at: { time: atBy.get(mid) } }, 15000);
+    assert.equal(snap.op, 'snapshot', JSON.stringify(snap));
+    assert.equal(snap.at_seq, want);
+    assert.deepEqual(rowsOf(snap.rows), states.get(want));
+  }
+  // a history across the gap: every point exact
+  const pts = await checkHistory(reader, 'daily', 'm3', atBy, states, last, 'across the gap', { from: atBy.get(c0) - 1, to: atBy.get(c4) + 1 });
+  assert.ok(pts.some((p) => p.seq > c0 + CAP && p.seq < c4 - CAP), `points in the gap's middle: ${pts.length}`);
+  // a replay starting in the middle of the gap: exact, then live
+  {
+    const rc = await h.connectWs(t, gw.wsUrl, { token: null });
+    const msgs = [];
+    rc.ws.on('message', (data) => msgs.push(JSON.parse(String(data))));
+    rc.ws.send(JSON.stringify({ op: 'subscribe', id: 1, board: 'daily', view: { top: 10 }, replay: { from: { seq: mid }, speed: 64 } }));
+    await h.waitFor(() => msgs.some((m) => m.op === 'live' || m.op === 'error'), 60000, 'the replay to go live');
+    const li = msgs.findIndex((m) => m.op === 'live');
+    assert.ok(li > 0, JSON.stringify(msgs.slice(0, 3)).slice(0, 300));
+    assert.equal(msgs[0].at_seq, mid);
+    for (const m of msgs.slice(0, li)) {
+      assert.equal(m.op, 'snapshot', JSON.stringify(m).slice(0, 200));
+      if (states.has(m.at_seq)) assert.deepEqual(rowsOf(m.rows), states.get(m.at_seq).slice(0, 10), `replay at seq ${m.at_seq}`);
+    }
+  }
+
+  // the newest interval while its copy waits (another builder holds the
+  // lease): the moments in its middle are served too
+  const newest = cks[cks.length - 1];
+  await redis.cli('HSET', `${pre}ckb`, 'owner', 'someone-else', 'c', String(newest + EVERY), 'epoch', 'x', 'cursor', '0');
+  await redis.cli('PEXPIRE', `${pre}ckb`, '120000');
+  const r2 = await play(gw, admin, 'daily', 3 * CAP + 20, { members, seed: 11, watch: ['daily'], onWrite: () => pace(), op: (i, rnd, m) => op(i + 50, rnd, m) });
+  const last2 = r2.last.get('daily');
+  const held = await checkpoints(redis, pre);
+  assert.equal(held[held.length - 1], newest, `no checkpoint while the lease is held: ${held}`);
+  let newer = 0;
+  for (const [s, want] of r2.states.get('daily')) {
+    if (s - newest > CAP && last2 - s > CAP) newer += await mustServe(reader, 'daily', s, want, last2, 'the newest interval');
+  }
+  assert.ok(newer > 10, `moments in the newest interval's middle served: ${newer} (checkpoint ${newest}, present ${last2})`);
+  assert.ok(await chainReads(gw) > 2 * CAP, 'the moments past the cap from both bases were read by chains');
+  await redis.cli('DEL', `${pre}ckb`);
 });
+
