@@ -79,6 +79,14 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
         near_exact(t);
 }
 
+void rc_vtrack_members_moved(struct rc_vtrack *t, int64_t seq, int64_t total, size_t n)
+{
+    t->seq = seq;
+    t->total = total;
+    t->nent = n;
+    near_exact(t); /* (entries moved, or went) */
+}
+
 void rc_vtrack_members_cut(struct rc_vtrack *t)
 {
     t->cut = 1;

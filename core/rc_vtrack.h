@@ -106,6 +106,11 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
  * entry that falls to the deepest rank or leaves, read again. */
 void rc_vtrack_members_cut(struct rc_vtrack *t);
 
+/* A run of events judged at once moved member list t on to seq
+ * (core/rc_vbatch.h): its entries, changed in place, are now the first n,
+ * total members on the board. */
+void rc_vtrack_members_moved(struct rc_vtrack *t, int64_t seq, int64_t total, size_t n);
+
 /* Judges change event seq for a member list: the member (listed: it is
  * listed, needed when !has_old or the tracker is cut) was at old_rank (has_old) and is at
  * rank with composite c (has_new). Returns an enum rc_vtrack_result:
