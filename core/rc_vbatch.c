@@ -37,7 +37,11 @@ struct scratch {
     int64_t *place, *before;     /* [2n], [2n + 1] */
     struct rc_vbatch_mover *mov; /* [n] */
     const char **joins;          /* [n] */
+    int32_t *movat;              /* [2n] */
+    uint32_t *bucket;            /* [BUCKETS(2n)] */
 };
+
+#define BUCKETS(npl) (4 * (npl) + 16) /* most: a few places a bucket at most, about one */
 
 void rc_vbatch_init(struct rc_vbatch *b)
 {
@@ -58,6 +62,8 @@ static void scratch_free(struct scratch *s)
     free(s->before);
     free(s->mov);
     free(s->joins);
+    free(s->movat);
+    free(s->bucket);
     free(s);
 }
 
@@ -85,7 +91,9 @@ static int grow(struct rc_vbatch *b, size_t n)
     s->before = malloc((2 * cap + 1) * sizeof *s->before);
     s->mov = malloc(cap * sizeof *s->mov);
     s->joins = malloc(cap * sizeof *s->joins);
-    if (!s->key || !s->gid || !s->bit || !s->p || !s->pw || !s->byname || !s->place || !s->before || !s->mov ||
+    s->movat = malloc(2 * cap * sizeof *s->movat);
+    s->bucket = malloc(BUCKETS(2 * cap) * sizeof *s->bucket);
+    if (!s->movat || !s->bucket || !s->key || !s->gid || !s->bit || !s->p || !s->pw || !s->byname || !s->place || !s->before || !s->mov ||
         !s->joins) {
         scratch_free(s);
         return -1;
@@ -246,6 +254,25 @@ int rc_vbatch_make(struct rc_vbatch *b, int desc, int64_t seq0, const struct rc_
     for (size_t k = 1; k < b->nmov; k++)
         if (s->mov[k].place == s->mov[k - 1].place)
             return fail(b); /* (two members at one rank at the start: ranks that contradict) */
+    /* which place each mover stood at, and the buckets of places */
+    for (size_t t = 0, k = 0; t < b->npl; t++) {
+        while (k < b->nmov && s->mov[k].place < s->place[t])
+            k++;
+        s->movat[t] = k < b->nmov && s->mov[k].place == s->place[t] ? (int32_t)k : -1;
+    }
+    int64_t maxp = b->npl ? s->place[b->npl - 1] : 0;
+    unsigned sh = 0;
+    while (sh < 62 && (uint64_t)(maxp >> sh) + 2 > BUCKETS(b->npl))
+        sh++;
+    b->bshift = sh;
+    b->nbucket = (size_t)(maxp >> sh) + 2;
+    for (size_t k = 0, t = 0; k < b->nbucket; k++) {
+        while (t < b->npl && s->place[t] < (int64_t)((uint64_t)k << sh))
+            t++;
+        s->bucket[k] = (uint32_t)t;
+    }
+    b->movat = s->movat;
+    b->bucket = s->bucket;
     b->place = s->place;
     b->before = s->before;
     b->mov = s->mov;
@@ -254,18 +281,14 @@ int rc_vbatch_make(struct rc_vbatch *b, int desc, int64_t seq0, const struct rc_
     return 0;
 }
 
-/* The first t in [lo, npl) with place[t] >= r (npl when none). */
-static size_t first_place(const struct rc_vbatch *b, size_t lo, int64_t r)
+/* The first t with place[t] >= r (npl when none), from r's bucket. */
+static size_t first_place(const struct rc_vbatch *b, int64_t r)
 {
-    size_t hi = b->npl;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b->place[mid] < r)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    uint64_t k = (uint64_t)r >> b->bshift;
+    size_t t = b->bucket[k < b->nbucket ? k : b->nbucket - 1];
+    while (t < b->npl && b->place[t] < r)
+        t++;
+    return t;
 }
 
 int rc_vbatch_apply(const struct rc_vbatch *b, struct rc_vtrack *t)
@@ -275,15 +298,13 @@ int rc_vbatch_apply(const struct rc_vbatch *b, struct rc_vtrack *t)
         return -1;
     struct rc_vtrack_entry moved[RC_VBATCH_ENTRIES_MAX];
     struct rc_vtrack_entry *ent = t->ent;
-    size_t k = 0, nm = 0, tp = 0, tm = 0;
+    size_t k = 0, nm = 0;
     int any = b->dtotal != 0;
     for (size_t i = 0; i < t->nent; i++) {
         struct rc_vtrack_entry e = ent[i];
-        /* (entries ascend by rank: the searches go on from the last) */
-        while (tm < b->nmov && b->mov[tm].place < e.rank - 1)
-            tm++;
-        if (tm < b->nmov && b->mov[tm].place == e.rank - 1) {
-            const struct rc_vbatch_mover *m = &b->mov[tm];
+        size_t p = first_place(b, e.rank); /* the places before it: p < rank */
+        if (p > 0 && b->movat[p - 1] >= 0 && b->place[p - 1] == e.rank - 1) {
+            const struct rc_vbatch_mover *m = &b->mov[b->movat[p - 1]]; /* it stood there: it moved */
             if (!m->rank) {
                 any = 1; /* it left */
                 continue;
@@ -292,8 +313,7 @@ int rc_vbatch_apply(const struct rc_vbatch *b, struct rc_vtrack *t)
             moved[nm++] = (struct rc_vtrack_entry){m->rank, m->c, e.row};
             continue;
         }
-        tp = first_place(b, tp, e.rank); /* the places before it: p < rank */
-        int64_t r = e.rank + b->before[tp];
+        int64_t r = e.rank + b->before[p];
         any |= r != e.rank;
         ent[k++] = (struct rc_vtrack_entry){r, e.c, e.row};
     }

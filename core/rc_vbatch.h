@@ -64,6 +64,11 @@ struct rc_vbatch {
     int64_t *place;       /* sorted distinct places of the run's keys */
     int64_t *before;      /* [npl + 1]: before[t] = the shift of a key after place[t - 1] (sum of the counts of place[0..t)) */
     size_t npl;
+    int32_t *movat;       /* [npl]: the mover (index in mov) that stood at place[t], or -1 */
+    uint32_t *bucket;     /* [nbucket]: the first t with place[t] >= k << bshift (a list's entry
+                             finds its place in a step or two, not a search: issue 26) */
+    size_t nbucket;
+    unsigned bshift;
     struct rc_vbatch_mover *mov; /* by place */
     size_t nmov;
     const char **joins;   /* members that joined in the run (borrowed from the events) */

@@ -70,6 +70,7 @@ struct rc_vtrack {
      * lists, and every list judges every move) */
     uint64_t near[4];
     int64_t band;
+    int near_stale;       /* member list: near[] not made since a run moved the entries (rc_vtrack_members_moved) */
 };
 
 /* A listed member on the board, as the tracker knows it at its seq. */
