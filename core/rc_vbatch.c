@@ -109,9 +109,7 @@ static int key_cmp(const void *x, const void *y)
     const struct key *a = x, *z = y;
     if (rc_shard_before(a->desc, a->c, 0, a->m, z->c, 0, z->m))
         return -1;
-    if (rc_shard_before(a->desc, z->c, 0, z->m, a->c, 0, a->m))
-        return 1;
-    return 0;
+    return a->c == z->c && strcmp(a->m, z->m) == 0 ? 0 : 1; /* (equal, else after) */
 }
 
 static int name_cmp(const void *x, const void *y)

@@ -12,7 +12,7 @@ struct rc_vbatch;
 
 /* The run of b's ring events since its lazy lists last caught up
  * (b->lazy_seq), made once for the catch-up under way; NULL when there is
- * none that can be judged so (an event that starts a history or resets,
+ * none that can be judged so (too few lists for it to pay, an event that starts a history or resets,
  * a gap, a decaying board, out of memory): every list is judged event by
  * event then. Valid until the next call (f->vbatch). */
 const struct rc_vbatch *gw_reads_batch_make(struct gw_board *b);
