@@ -42,6 +42,7 @@ static void near_set(struct rc_vtrack *t, int64_t r)
 /* The bits exactly where the entries are. */
 static void near_exact(struct rc_vtrack *t)
 {
+    t->near_stale = 0;
     memset(t->near, 0, sizeof t->near);
     for (size_t i = 0; i < t->nent; i++)
         near_set(t, t->ent[i].rank);
@@ -77,6 +78,14 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
     t->band = total / NEAR_BANDS + 1; /* (the board as read; ranks past the bands fall in the last) */
     if (t->ok)
         near_exact(t);
+}
+
+void rc_vtrack_members_moved(struct rc_vtrack *t, int64_t seq, int64_t total, size_t n)
+{
+    t->seq = seq;
+    t->total = total;
+    t->nent = n;
+    t->near_stale = 1; /* (made exact when an event is judged alone: runs do not look at them) */
 }
 
 void rc_vtrack_members_cut(struct rc_vtrack *t)
@@ -217,6 +226,8 @@ static int members_move(struct rc_vtrack *t, int64_t seq, int64_t old_rank, int6
     struct rc_vtrack_entry *ent = t->ent;
     size_t n = t->nent, i, j;
     int any = 0;
+    if (t->near_stale)
+        near_exact(t);
     if (!near_any(t, rank < old_rank ? rank : old_rank, rank < old_rank ? old_rank : rank)) {
         t->seq = seq; /* (no entry in its span: it passes none, and is none) */
         return RC_VTRACK_SAME;

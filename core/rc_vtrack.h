@@ -70,6 +70,7 @@ struct rc_vtrack {
      * lists, and every list judges every move) */
     uint64_t near[4];
     int64_t band;
+    int near_stale;       /* member list: near[] not made since a run moved the entries (rc_vtrack_members_moved) */
 };
 
 /* A listed member on the board, as the tracker knows it at its seq. */
@@ -105,6 +106,11 @@ void rc_vtrack_members(struct rc_vtrack *t, int64_t seq, int64_t total, struct r
  * listed member outside the entries that passes the deepest one, and an
  * entry that falls to the deepest rank or leaves, read again. */
 void rc_vtrack_members_cut(struct rc_vtrack *t);
+
+/* A run of events judged at once moved member list t on to seq
+ * (core/rc_vbatch.h): its entries, changed in place, are now the first n,
+ * total members on the board. */
+void rc_vtrack_members_moved(struct rc_vtrack *t, int64_t seq, int64_t total, size_t n);
 
 /* Judges change event seq for a member list: the member (listed: it is
  * listed, needed when !has_old or the tracker is cut) was at old_rank (has_old) and is at

@@ -545,6 +545,8 @@ void gw_fanout_free(struct gw_fanout *f)
     gw_vcount_free(f);
     rc_delta_scratch_free(&f->delta);
     free(f->reached);
+    rc_vbatch_free(&f->vbatch);
+    free(f->vbev);
     rc_registry_free(&f->reg);
     free(f);
 }

@@ -73,6 +73,7 @@
 #include "rc_shard.h"
 #include "rc_vindex.h"
 #include "rc_vtrack.h"
+#include "rc_vbatch.h"
 
 #include "fanout/gw_members.h"
 #include "fanout/gw_replay.h"
@@ -271,6 +272,7 @@ struct gw_board {
     size_t nrfiled;              /* its read views with rfiled set (a move spares those it misses) */
     size_t nreads, nlazy;        /* its read views, and those with rlazy set */
     int64_t lazy_behind;         /* events its lazy member lists have not judged yet (0: none) */
+    int64_t lazy_seq;            /* the ring's newest seq when its lazy lists last caught up (gw_reads_batch.c) */
     struct gw_view *feeds;
     struct gw_view *due;         /* views the next tick must look at */
     int refresh_all;             /* the next mirror refresh cuts every mirror view (profiles, freeze) */
@@ -327,6 +329,9 @@ struct gw_fanout {
     struct rc_delta_scratch delta; /* the delta rule's memory, kept from one view's delta to the next (gw_view.c) */
     struct gw_view **reached;    /* the read views an event reached (gw_reads.c), kept from one event to the next */
     size_t reached_cap;
+    struct rc_vbatch vbatch;     /* a board's run of events for its lazy lists (gw_reads_batch.c), kept between runs */
+    struct rc_vbatch_ev *vbev;   /* ... and the run's events as it takes them */
+    size_t vbev_cap;
     /* fair shares of the board table (gw_hold.c) */
     struct rc_hmap hmap;         /* struct gw_holder by address */
     struct gw_board *alone_head, *alone_tail; /* boards held alone, longest held first */

@@ -47,13 +47,17 @@
  * (v->rlazy): it judges the ring's events it has not judged, in order, in
  * one go, every GW_READS_LAZY_EVERY events and before each tick looks at the
  * board (gw_reads_catch_up), well before the ring (GW_FO_RING_EVENTS) drops
- * them; an event it cannot judge, or a gap, reads it as before. */
+ * them; an event it cannot judge, or a gap, reads it as before. The lists
+ * that stand where the last catch-up left them take the run of events in
+ * between once for all of them (gw_reads_batch.c, core/rc_vbatch.h: one
+ * search per entry, not a look at every event per list). */
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "fanout/gw_members_shard.h"
+#include "fanout/gw_reads_batch.h"
 #include "gw_app.h"
 #include "rc_members.h"
 #include "rc_vtrack_shard.h"
@@ -403,6 +407,7 @@ void gw_reads_catch_up(struct gw_board *b)
     if (!b->lazy_behind)
         return;
     b->lazy_behind = 0;
+    const struct rc_vbatch *vb = gw_reads_batch_make(b); /* (the run judged once for them all) */
     for (struct gw_view *v = b->reads, *next; v; v = next) {
         next = v->knext;
         if (!v->rlazy)
@@ -413,11 +418,12 @@ void gw_reads_catch_up(struct gw_board *b)
             unfile(b, v);
             continue;
         }
-        if (!v->dirty && !v->reading)
+        if (!v->dirty && !v->reading && (!vb || gw_reads_batch_judge(v, vb) != 0))
             replay_new(v);
         if (v->dirty || v->reading)
             unfile(b, v); /* reads (its read files it again) */
     }
+    gw_reads_batch_done(b);
 }
 
 void gw_reads_failed(struct gw_view *v)
