@@ -51,6 +51,8 @@
  * that stand where the last catch-up left them take the run of events in
  * between once for all of them (gw_reads_batch.c, core/rc_vbatch.h: one
  * search per entry, not a look at every event per list). */
+#include "fanout/gw_reads.h"
+
 #include "fanout/gw_fanout_int.h"
 
 #include <stdlib.h>
