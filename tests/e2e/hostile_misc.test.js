@@ -87,9 +87,13 @@ test('5,000 bad requests add a bounded number of log lines, one of them counting
     const suppressed = added.map((l) => /suppressed\D*(\d+)/i.exec(l)).filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
     t.diagnostic(`stderr lines added in all: ${added.length}; they report ${suppressed} suppressed lines`);
     // A throttle of a burst plus a few lines a second: bounded by time, and
-    // far below one line per bad request.
+    // far below one line per bad request. The bucket (base/gw_log.c) lets 20
+    // lines through, then 5 a second, and each may bring the "suppressed"
+    // line before it: at most 2 x (20 + 5 T) lines in T seconds (the old
+    // bound, 40 + 6 T, failed a loaded CI run at 83 lines in 6.6 s: when
+    // nearly every line let through follows suppressed ones, each is two).
     const sample = [...new Set(added.map((l) => l.replace(/^\S+ \S+ /, "").slice(0, 90)))].slice(0, 12);
-    assert.ok(during <= 40 + 6 * floodS, `${during} log lines in ${floodS.toFixed(1)} s for ${N} bad requests; kinds: ${sample.join(" | ")}`);
+    assert.ok(during <= 2 * (20 + 5 * (floodS + 1)), `${during} log lines in ${floodS.toFixed(1)} s for ${N} bad requests; kinds: ${sample.join(" | ")}`);
     assert.ok(during < N / 10, `${during} log lines for ${N} bad requests`);
     // What was dropped is counted (each bad request is worth at least one line).
     assert.ok(suppressed >= N / 2, `the reports count ${suppressed} suppressed lines for ${N} bad requests`);
