@@ -412,6 +412,16 @@ void gw_reads_catch_up(struct gw_board *b)
     const struct rc_vbatch *vb = gw_reads_batch_make(b); /* (the run judged once for them all) */
     for (struct gw_view *v = b->reads, *next; v; v = next) {
         next = v->knext;
+        if (vb && next) {
+            /* (the next list's entries and the tracker of the one after it
+             * come from memory while this one is judged: rc_vbatch_prefetch) */
+            rc_vbatch_prefetch(&next->trk);
+            if (next->knext) {
+                __builtin_prefetch(&next->knext->knext);
+                __builtin_prefetch(&next->knext->trk);
+                __builtin_prefetch(&next->knext->r.spec);
+            }
+        }
         if (!v->rlazy)
             continue;
         b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
