@@ -50,6 +50,7 @@ static void build(struct gw_view *v)
         const struct rc_vtrack_entry *e = &v->trk.ent[i];
         struct rc_row *r = &w->rows[i];
         *r = base->rows[e->row]; /* (member and profile borrowed from base: w holds it) */
+        __builtin_prefetch(r->member); /* (its text is written soon: fetched meanwhile) */
         r->rank = e->rank;
         if (r->c != e->c) {
             r->c = e->c;
