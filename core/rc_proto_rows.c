@@ -34,27 +34,56 @@ struct jw {
     unsigned char more[DEPTH_MAX + 1]; /* an item was written at this depth: the next needs a comma */
 };
 
-static void jw_bytes(struct jw *w, const char *s, size_t n)
+/* Grows w's buffer to hold n more bytes and the final NUL; 0, or -1 (and
+ * w->failed) when it cannot. Out of line: the start's estimate (start())
+ * makes it rare. */
+static __attribute__((noinline)) int jw_grow(struct jw *w, size_t n)
 {
     if (w->failed)
-        return;
-    if (w->len + n + 1 > w->cap) {
-        size_t cap = w->cap ? w->cap : 256;
-        while (cap < w->len + n + 1)
-            cap *= 2;
-        char *p = cJSON_malloc(cap);
-        if (!p) {
-            w->failed = 1;
-            return;
-        }
-        if (w->len)
-            memcpy(p, w->p, w->len);
-        cJSON_free(w->p);
-        w->p = p;
-        w->cap = cap;
+        return -1;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < w->len + n + 1)
+        cap *= 2;
+    char *p = cJSON_malloc(cap);
+    if (!p) {
+        w->failed = 1;
+        return -1;
     }
-    memcpy(w->p + w->len, s, n);
+    if (w->len)
+        memcpy(p, w->p, w->len);
+    cJSON_free(w->p);
+    w->p = p;
+    w->cap = cap;
+    return 0;
+}
+
+/* Room for n more bytes at w->p + w->len (and the NUL), or NULL: the
+ * writers below print straight into it (issue 26: at 5,000 member lists,
+ * a call per byte of the rows' text was half the gateway's CPU). A failed
+ * writer has no room, so nothing is written after a failure. */
+static inline char *jw_room(struct jw *w, size_t n)
+{
+    if (w->len + n + 1 > w->cap && jw_grow(w, n) != 0)
+        return NULL;
+    return w->failed ? NULL : w->p + w->len;
+}
+
+static inline void jw_bytes(struct jw *w, const char *s, size_t n)
+{
+    char *p = jw_room(w, n);
+    if (!p)
+        return;
+    memcpy(p, s, n);
     w->len += n;
+}
+
+static inline void jw_byte(struct jw *w, char c)
+{
+    char *p = jw_room(w, 1);
+    if (!p)
+        return;
+    *p = c;
+    w->len++;
 }
 
 static void jw_lit(struct jw *w, const char *s)
@@ -62,19 +91,30 @@ static void jw_lit(struct jw *w, const char *s)
     jw_bytes(w, s, strlen(s));
 }
 
+/* A string literal, its length known when compiled. */
+#define JW_LIT(w, s) jw_bytes((w), (s), sizeof(s) - 1)
+
 /* s as a JSON string, escaped as cJSON escapes it: '"' '\\' and the control
  * characters with a short form by it, the other bytes below 32 as \u00XX,
- * everything else as it is (UTF-8 is checked by the caller where needed). */
+ * everything else as it is (UTF-8 is checked by the caller where needed).
+ * Runs of bytes that need no escape are copied whole. */
 static void jw_str(struct jw *w, const char *s)
 {
     if (!s) {
-        jw_lit(w, "null");
+        JW_LIT(w, "null");
         return;
     }
-    jw_bytes(w, "\"", 1);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        const char *esc = NULL;
+    jw_byte(w, '"');
+    const unsigned char *c = (const unsigned char *)s, *run = c;
+    for (;; c++) {
+        if (*c >= 32 && *c != '"' && *c != '\\')
+            continue;
+        jw_bytes(w, (const char *)run, (size_t)(c - run));
+        if (!*c)
+            break;
+        run = c + 1;
         char u[8];
+        const char *esc = u;
         switch (*c) {
         case '"': esc = "\\\""; break;
         case '\\': esc = "\\\\"; break;
@@ -83,25 +123,18 @@ static void jw_str(struct jw *w, const char *s)
         case '\n': esc = "\\n"; break;
         case '\r': esc = "\\r"; break;
         case '\t': esc = "\\t"; break;
-        default:
-            if (*c < 32) {
-                snprintf(u, sizeof u, "\\u%04x", *c);
-                esc = u;
-            }
+        default: snprintf(u, sizeof u, "\\u%04x", *c);
         }
-        if (esc)
-            jw_lit(w, esc);
-        else
-            jw_bytes(w, (const char *)c, 1);
+        jw_lit(w, esc);
     }
-    jw_bytes(w, "\"", 1);
+    jw_byte(w, '"');
 }
 
 /* The comma before an item, when one came before it at this depth. */
-static void jw_item(struct jw *w)
+static inline void jw_item(struct jw *w)
 {
     if (w->more[w->depth])
-        jw_bytes(w, ",", 1);
+        jw_byte(w, ',');
     w->more[w->depth] = 1;
 }
 
@@ -109,40 +142,46 @@ static void jw_key(struct jw *w, const char *key)
 {
     jw_item(w);
     jw_str(w, key);
-    jw_bytes(w, ":", 1);
+    jw_byte(w, ':');
 }
 
-static void jw_open(struct jw *w, const char *c)
+/* jw_key for a literal key that needs no escape: one copy. */
+#define JW_KEY(w, k) (jw_item(w), JW_LIT((w), "\"" k "\":"))
+
+static inline void jw_open(struct jw *w, char c)
 {
-    jw_lit(w, c);
+    jw_byte(w, c);
     if (w->depth < DEPTH_MAX)
         w->more[++w->depth] = 0;
     else
         w->failed = 1;
 }
 
-static void jw_close(struct jw *w, const char *c)
+static inline void jw_close(struct jw *w, char c)
 {
-    jw_lit(w, c);
+    jw_byte(w, c);
     w->depth--;
 }
 
-static void jw_int(struct jw *w, int64_t v)
+static inline void jw_int(struct jw *w, int64_t v)
 {
-    char buf[RC_NUMBER_TEXT_MAX];
-    jw_bytes(w, buf, rc_proto_encode_int_text(v, buf));
+    char *p = jw_room(w, RC_NUMBER_TEXT_MAX);
+    if (p)
+        w->len += rc_proto_encode_int_text(v, p); /* (its NUL is overwritten next) */
 }
 
 /* A score: rc_proto_encode_number_text, null when not finite. */
 static void jw_number(struct jw *w, double d)
 {
-    char buf[RC_NUMBER_TEXT_MAX];
     if (!isfinite(d)) {
-        jw_lit(w, "null");
+        JW_LIT(w, "null");
         return;
     }
-    rc_proto_encode_number_text(d, buf, sizeof buf);
-    jw_lit(w, buf);
+    char *p = jw_room(w, RC_NUMBER_TEXT_MAX);
+    if (!p)
+        return;
+    rc_proto_encode_number_text(d, p, RC_NUMBER_TEXT_MAX);
+    w->len += strlen(p);
 }
 
 /* The text, or NULL (and the buffer freed) when anything failed. */
@@ -194,40 +233,40 @@ static void row(struct jw *w, const struct rc_row *r, int64_t rank, const struct
                 const int64_t *prev)
 {
     jw_item(w);
-    jw_open(w, "{");
-    jw_key(w, "rank");
+    jw_open(w, '{');
+    JW_KEY(w, "rank");
     jw_int(w, rank);
     if (prev) {
-        jw_key(w, "prev_rank");
+        JW_KEY(w, "prev_rank");
         if (*prev > 0)
             jw_int(w, *prev);
         else
-            jw_lit(w, "null");
+            JW_LIT(w, "null");
     }
-    jw_key(w, "member");
+    JW_KEY(w, "member");
     jw_str(w, r->member);
-    jw_key(w, "score");
+    JW_KEY(w, "score");
     jw_number(w, r->score);
     if (r->place > 0) {
-        jw_key(w, "place");
+        JW_KEY(w, "place");
         jw_int(w, r->place);
         if (r->tied) {
-            jw_key(w, "tied");
-            jw_lit(w, "true");
+            JW_KEY(w, "tied");
+            JW_LIT(w, "true");
         }
     }
     if (r->team) {
-        jw_key(w, "team");
+        JW_KEY(w, "team");
         jw_str(w, r->team);
     }
     if (layout && r->nfields > 0) {
-        jw_key(w, "fields");
-        jw_open(w, "{");
+        JW_KEY(w, "fields");
+        jw_open(w, '{');
         for (unsigned k = 0; k < r->nfields && k < RC_MAX_FIELDS; k++) {
             jw_key(w, layout->fields[k].name);
             jw_int(w, r->fields[k]);
         }
-        jw_close(w, "}");
+        jw_close(w, '}');
     }
     uint64_t joined = 0;
     for (unsigned k = 0; r->profile && k < r->profile->n; k++) {
@@ -238,19 +277,19 @@ static void row(struct jw *w, const struct rc_row *r, int64_t rank, const struct
         jw_key(w, kv[k].key);
         jw_str(w, kv[k].value);
     }
-    jw_close(w, "}");
+    jw_close(w, '}');
 }
 
 static void rows(struct jw *w, const struct rc_rows_out *rs)
 {
-    jw_key(w, "rows");
-    jw_open(w, "[");
+    JW_KEY(w, "rows");
+    jw_open(w, '[');
     for (size_t k = 0; rs->rows && k < rs->n; k++) {
         size_t i = rs->pick ? rs->pick[k] : k;
         const struct rc_row *r = &rs->rows[i];
         row(w, r, r->rank > 0 ? r->rank : rs->first_rank + (int64_t)i, rs->layout, rs->prev_rank ? &rs->prev_rank[k] : NULL);
     }
-    jw_close(w, "]");
+    jw_close(w, ']');
 }
 
 /* A message's start: {"op":op[,"id":id_json] (raw JSON from our decoder). */
@@ -261,11 +300,11 @@ static void start(struct jw *w, const char *op, const char *id_json, size_t nrow
     size_t want = 256 + nrows * 128;
     if ((w->p = cJSON_malloc(want)) != NULL)
         w->cap = want;
-    jw_open(w, "{");
-    jw_key(w, "op");
+    jw_open(w, '{');
+    JW_KEY(w, "op");
     jw_str(w, op);
     if (id_json) {
-        jw_key(w, "id");
+        JW_KEY(w, "id");
         jw_lit(w, id_json);
     }
 }
@@ -274,10 +313,10 @@ static void freeze(struct jw *w, const struct rc_msg_more *m)
 {
     if (!m->frozen)
         return;
-    jw_key(w, "frozen");
+    JW_KEY(w, "frozen");
     jw_int(w, m->freeze_seq);
     if (m->live) {
-        jw_key(w, "shown");
+        JW_KEY(w, "shown");
         jw_int(w, m->shown);
     }
 }
@@ -288,7 +327,7 @@ static void viewers(struct jw *w, const struct rc_msg_more *m)
         return;
     if (m->viewers < 0)
         w->failed = 1; /* never a negative count */
-    jw_key(w, "viewers");
+    JW_KEY(w, "viewers");
     jw_int(w, m->viewers);
 }
 
@@ -297,59 +336,59 @@ char *rc_proto_rows_snapshot(const struct rc_snapshot_msg *m)
     struct jw w = {0};
     start(&w, "snapshot", m->id_json, m->rows.n);
     if (m->sub) { /* a REST read is no subscription: its snapshot carries no "sub" */
-        jw_key(&w, "sub");
+        JW_KEY(&w, "sub");
         jw_str(&w, m->sub);
     }
-    jw_key(&w, "board");
+    JW_KEY(&w, "board");
     jw_str(&w, m->board);
     if (m->period) {
-        jw_key(&w, "period");
+        JW_KEY(&w, "period");
         jw_str(&w, m->period);
     }
-    jw_key(&w, "seq");
+    JW_KEY(&w, "seq");
     jw_int(&w, m->seq);
-    jw_key(&w, "total");
+    JW_KEY(&w, "total");
     jw_int(&w, m->total);
     if (m->more.epoch) { /* the board's, as it is ("" while it has no history) */
-        jw_key(&w, "epoch");
+        JW_KEY(&w, "epoch");
         jw_str(&w, m->more.epoch);
     }
     if (m->reset) {
-        jw_key(&w, "reset");
-        jw_lit(&w, "true");
+        JW_KEY(&w, "reset");
+        JW_LIT(&w, "true");
     }
     if (m->has_at) { /* a get at a moment (docs/history.md) */
-        jw_key(&w, "at_seq");
+        JW_KEY(&w, "at_seq");
         jw_int(&w, m->at_seq);
-        jw_key(&w, "at_time");
+        JW_KEY(&w, "at_time");
         if (m->has_at_time)
             jw_int(&w, m->at_time);
         else
-            jw_lit(&w, "null");
+            JW_LIT(&w, "null");
     }
     if (m->replay) {
-        jw_key(&w, "replay");
-        jw_lit(&w, "true");
+        JW_KEY(&w, "replay");
+        JW_LIT(&w, "true");
     }
     rows(&w, &m->rows);
     if (m->has_absent) {
-        jw_key(&w, "absent");
-        jw_open(&w, "[");
+        JW_KEY(&w, "absent");
+        jw_open(&w, '[');
         for (size_t k = 0; m->absent && k < m->nabsent; k++) {
             jw_item(&w);
             jw_str(&w, m->absent[k]);
         }
-        jw_close(&w, "]");
+        jw_close(&w, ']');
     }
     viewers(&w, &m->more);
     freeze(&w, &m->more);
     if (m->more.cursor) {
         if (!rc_proto__cursor_ok(m->more.cursor))
             w.failed = 1;
-        jw_key(&w, "cursor");
+        JW_KEY(&w, "cursor");
         jw_str(&w, m->more.cursor);
     }
-    jw_close(&w, "}");
+    jw_close(&w, '}');
     return jw_finish(&w);
 }
 
@@ -357,28 +396,28 @@ char *rc_proto_rows_delta(const struct rc_delta_msg *m)
 {
     struct jw w = {0};
     start(&w, "delta", NULL, m->rows.n + m->nremoved / 2);
-    jw_key(&w, "sub");
+    JW_KEY(&w, "sub");
     jw_str(&w, m->sub);
-    jw_key(&w, "seq");
+    JW_KEY(&w, "seq");
     jw_int(&w, m->seq);
-    jw_key(&w, "total");
+    JW_KEY(&w, "total");
     jw_int(&w, m->total);
     rows(&w, &m->rows);
-    jw_key(&w, "removed");
-    jw_open(&w, "[");
+    JW_KEY(&w, "removed");
+    jw_open(&w, '[');
     for (size_t k = 0; m->removed_from && m->removed && k < m->nremoved; k++) {
         jw_item(&w);
         jw_str(&w, m->removed_from[m->removed[k]].member);
     }
-    jw_close(&w, "]");
+    jw_close(&w, ']');
     freeze(&w, &m->more);
     if (m->more.epoch) { /* the history began: one it must be */
         if (!rc_epoch_valid(m->more.epoch, strlen(m->more.epoch)))
             w.failed = 1;
-        jw_key(&w, "epoch");
+        JW_KEY(&w, "epoch");
         jw_str(&w, m->more.epoch);
     }
     viewers(&w, &m->more);
-    jw_close(&w, "}");
+    jw_close(&w, '}');
     return jw_finish(&w);
 }

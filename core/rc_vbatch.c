@@ -333,3 +333,12 @@ int rc_vbatch_apply(const struct rc_vbatch *b, struct rc_vtrack *t)
     rc_vtrack_members_moved(t, b->seq1, t->total + b->dtotal, n);
     return any ? RC_VTRACK_MOVED : RC_VTRACK_SAME;
 }
+
+void rc_vbatch_prefetch(const struct rc_vtrack *t)
+{
+    if (!t->members || !t->ent)
+        return;
+    const char *p = (const char *)t->ent, *end = (const char *)(t->ent + t->nent);
+    for (; p < end; p += 64) /* (a cache line) */
+        __builtin_prefetch(p, 1);
+}

@@ -98,6 +98,15 @@ int rc_vbatch_make(struct rc_vbatch *b, int desc, int64_t seq0, const struct rc_
  * judged event by event. */
 int rc_vbatch_apply(const struct rc_vbatch *b, struct rc_vtrack *t);
 
+/* Asks the CPU to fetch member list tracker t's entries ahead of an
+ * rc_vbatch_apply (a hint: no effect on any result). A board's lists are
+ * applied one after another, each list's entries its own allocation, and
+ * waiting for them to come from memory was most of the apply (issue 26:
+ * at 3,000 lists, the load of each entry took most of rc_vbatch_apply's
+ * samples); fetched while the list before is applied, they are there when
+ * needed. */
+void rc_vbatch_prefetch(const struct rc_vtrack *t);
+
 #define RC_VBATCH_ENTRIES_MAX 256 /* a member list's entries (RC_MEMBERS_MAX is 200) */
 
 #endif

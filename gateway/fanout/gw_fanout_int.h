@@ -139,6 +139,7 @@ struct gw_view {
      * events changed the entries since the window last sent, the tick
      * builds the next window from base and entries, without a read. */
     struct gw_window *mbase;
+    const struct gw_window *mbase_of; /* the read's window mbase was just copied from (gw_members_as_base) */
     struct rc_vtrack_entry *ment;
     size_t ment_cap;
     int mmoved;

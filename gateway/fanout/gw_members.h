@@ -22,4 +22,12 @@ struct gw_members_turn {
  * gw_fanout_tick_edge), and the idle handle started when lists wait. */
 void gw_members_kick(struct gw_fanout *f);
 
+struct gw_window;
+
+/* The window w that member list v just read, to show: when v keeps a copy
+ * of it to build from (its base, taken from w by gw_reads_track), a window
+ * of the same rows borrowing from that copy (w freed), so that the list's
+ * next window is diffed from it by row, not by name; else w. */
+struct gw_window *gw_members_as_base(struct gw_view *v, struct gw_window *w);
+
 #endif

@@ -243,7 +243,7 @@ int gw_mirror_around(struct gw_view *v)
     v->dirty = 0;
     v->read_break = b->moves_break;
     gw_reads_track(v, w); /* (before: the update may free w) */
-    gw_view_update(b->f, v, w);
+    gw_view_update(b->f, v, gw_members_as_base(v, w)); /* (w itself: not a member list) */
     return 1;
 }
 

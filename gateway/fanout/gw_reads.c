@@ -412,6 +412,15 @@ void gw_reads_catch_up(struct gw_board *b)
     const struct rc_vbatch *vb = gw_reads_batch_make(b); /* (the run judged once for them all) */
     for (struct gw_view *v = b->reads, *next; v; v = next) {
         next = v->knext;
+        if (vb && next) {
+            /* (the next lists' entries, tracker load while this one is judged) */
+            rc_vbatch_prefetch(&next->trk);
+            if (next->knext) {
+                __builtin_prefetch(&next->knext->knext);
+                __builtin_prefetch(&next->knext->trk);
+                __builtin_prefetch(&next->knext->r.spec);
+            }
+        }
         if (!v->rlazy)
             continue;
         b->f->app->metrics.views_visited[GW_METRICS_VISIT_EVENT]++;
@@ -464,6 +473,7 @@ static int keep_base(struct gw_view *v, const struct gw_window *w)
         return -1;
     }
     v->mbase = base;
+    v->mbase_of = w; /* (shown as a window of base: gw_members_as_base) */
     for (size_t i = 0; i < w->n; i++)
         v->ment[i] = (struct rc_vtrack_entry){w->rows[i].rank, w->rows[i].c, i};
     return 0;

@@ -62,7 +62,7 @@ static void view_read_done(void *wp, void *vp, int code)
         gw_board_view_set_dirty(v);
     } else if (code == 0) {
         gw_reads_track(v, w); /* (before: the update may free w) */
-        gw_view_update(v->f, v, w);
+        gw_view_update(v->f, v, gw_members_as_base(v, w));
     } else {
         gw_reads_failed(v);
         gw_view_read_fail_pending(v, code);

@@ -262,11 +262,36 @@ static void what_a_run_cannot_judge_is_said(void **state)
     rc_vbatch_free(&vb);
 }
 
+/* rc_vbatch_prefetch is a hint: any tracker takes it (none, an empty list,
+ * a page tracker) and an apply after it moves the list as without it. */
+static void a_prefetch_changes_nothing(void **state)
+{
+    (void)state;
+    struct rc_vbatch vb;
+    rc_vbatch_init(&vb);
+    struct rc_vbatch_ev ev[] = {{.member = "b", .has_old = 1, .old_rank = 4, .old_c = 4, .has_new = 1, .rank = 2, .c = 7}};
+    assert_int_equal(rc_vbatch_make(&vb, 1, 10, ev, 1), 0);
+    struct rc_vtrack t, page;
+    memset(&page, 0, sizeof page);
+    rc_vbatch_prefetch(&page); /* (not a member list) */
+    rc_vtrack_members(&t, 10, 5, NULL, 0, 0);
+    rc_vbatch_prefetch(&t); /* (no entries) */
+    struct rc_vtrack_entry ent[2] = {{1, 9, 0}, {3, 5, 1}};
+    rc_vtrack_members(&t, 10, 5, ent, 2, 0);
+    rc_vbatch_prefetch(&t);
+    assert_int_equal(rc_vbatch_apply(&vb, &t), RC_VTRACK_MOVED);
+    assert_int_equal(t.seq, 11);
+    assert_int_equal(t.ent[0].rank, 1);
+    assert_int_equal(t.ent[1].rank, 4);
+    rc_vbatch_free(&vb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(runs_move_every_list_as_a_recomputation_does),
         cmocka_unit_test(what_a_run_cannot_judge_is_said),
+        cmocka_unit_test(a_prefetch_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
