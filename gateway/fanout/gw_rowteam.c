@@ -140,7 +140,7 @@ void gw_rowteam_fill(const struct gw_board *b, struct gw_window *w)
 
 int gw_rowteam_ks_pending(const struct gw_rowteam *rt)
 {
-    return rt && (rt->ks_heard || rt->ks_explained || rt->ks_dels);
+    return rt && rc_ksteam_pending(&rt->ks);
 }
 
 int gw_rowteam_on(const struct gw_rowteam *rt, const char *member, const char *team)

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_ksteam.h"
+
 #include "rc_hmap.h"
 
 struct gw_board;
@@ -28,13 +30,9 @@ struct gw_rowteam {
      * while a read was out (the read must reach it, or it is done again) */
     uint64_t ver, read_ver, heard_ver;
     /* Changes made outside rankcast (gw_rowteam_load_keyspace): the hash's
-     * keyspace notifications heard, those the team messages explain (the
-     * writes lua/write.lua's op team makes), its "del"s (never the op's:
-     * the hash keeps its version), and since when ticks have found some
-     * unexplained (monotonic µs, 0: not) */
-    int64_t ks_heard, ks_explained;
-    int ks_dels;
-    int64_t ks_since;
+     * keyspace notifications against the writes the team messages explain
+     * (core/rc_ksteam.h) */
+    struct rc_ksteam ks;
     /* a periodic board's current period read with no membership yet: seeded
      * from an earlier period's (redis/gw_teamseed.c) once, then read again */
     int seed_tried;

@@ -161,9 +161,7 @@ void gw_rowteam_load(struct gw_board *b, int again)
     const char *argv[2] = {"HGETALL", key};
     b->refs++;
     rt->loading = 1;
-    rt->ks_heard = rt->ks_explained = 0; /* (the read sees what they announced) */
-    rt->ks_dels = 0;
-    rt->ks_since = 0;
+    rc_ksteam_clear(&rt->ks); /* (the read sees what they announced) */
     if (gw_redis_command(b->f->app->redis, key, strlen(key), 2, argv, NULL, on_loaded, b) != 0) {
         rt->loading = 0;
         b->refs--; /* read when Redis is back (gw_fanout_redis_up) */
@@ -187,7 +185,7 @@ void gw_rowteam_load_heard(struct gw_board *b, const char *payload, size_t len)
     /* the writes it announces (lua/write.lua, op team): the old team's
      * count (HINCRBY or HDEL), then HSET and HINCRBY of the new, or HDEL,
      * then the version's HINCRBY */
-    rt->ks_explained += (old[0] ? 1 : 0) + (team[0] ? 2 : 1) + (v ? 1 : 0);
+    rc_ksteam_explained(&rt->ks, (old[0] ? 1 : 0) + (team[0] ? 2 : 1) + (v ? 1 : 0));
     if (rt->loading) {
         if (!v)
             rt->again = 1; /* (no version: the read may predate it or not) */
@@ -226,18 +224,17 @@ void gw_rowteam_load_keyspace(struct gw_board *b, const char *payload, size_t le
     if (!rt || !rt->loaded)
         return; /* (not read yet, or a read is coming: it will have it) */
     if (len == 3 && memcmp(payload, "del", 3) == 0)
-        rt->ks_dels++; /* anyone's DEL (op team never empties the hash: "#" stays) */
+        rc_ksteam_heard(&rt->ks, 1); /* anyone's DEL (op team never empties the hash: "#" stays) */
     else if (!(len == 6 && memcmp(payload, "expire", 6) == 0))
-        rt->ks_heard++;
+        rc_ksteam_heard(&rt->ks, 0);
     gw_board_wake(b);
 }
 
 /* How long writes to the membership may stay unexplained before they are
- * taken for changes made outside rankcast. A team op's keyspace
- * notifications and its team message are published together, but on a
- * cluster they come over two connections (keyspace by PSUBSCRIBE, the
- * message by SSUBSCRIBE), so on a busy machine the message can come ticks
- * later; an out-of-band edit is rare and may wait a second. */
+ * taken for changes made outside rankcast (core/rc_ksteam.h: on a cluster
+ * a team op's keyspace notifications and its team message come over two
+ * connections, the message possibly ticks later); an out-of-band edit is
+ * rare and may wait a second. */
 #define KS_WAIT_US 1000000
 
 void gw_rowteam_load_tick(struct gw_board *b)
@@ -245,20 +242,11 @@ void gw_rowteam_load_tick(struct gw_board *b)
     struct gw_rowteam *rt = b->rt;
     if (!rt || rt->loading || !gw_rowteam_ks_pending(rt))
         return;
-    int outside = rt->ks_heard > rt->ks_explained || rt->ks_dels > 0;
-    if (!outside) {
-        rt->ks_heard = rt->ks_explained = 0; /* (more explained: 'h' not in notify-keyspace-events) */
-        rt->ks_dels = 0;
-        rt->ks_since = 0;
+    enum rc_ksteam_verdict verdict = rc_ksteam_tick(&rt->ks, gw_clock_mono_us(), KS_WAIT_US);
+    if (verdict == RC_KSTEAM_WAIT)
+        gw_board_wake(b); /* its team messages may still come */
+    if (verdict != RC_KSTEAM_OUTSIDE)
         return;
-    }
-    int64_t now = gw_clock_mono_us();
-    if (!rt->ks_since)
-        rt->ks_since = now;
-    if (now - rt->ks_since < KS_WAIT_US) {
-        gw_board_wake(b); /* its team message may still come */
-        return;
-    }
     gw_log_info("board %s: its team membership changed outside rankcast: read again", b->r.name);
     gw_rowteam_load(b, 1);
 }
