@@ -120,7 +120,7 @@ void rc_moment_args_free(struct rc_moment_args *a)
     a->list = NULL;
 }
 
-static int count_item(const struct rc_reply_item *it, int64_t *v)
+int rc_moment_args_count_item(const struct rc_reply_item *it, int64_t *v)
 {
     if (!it->is_int || it->integer < 0)
         return -1;
@@ -128,8 +128,7 @@ static int count_item(const struct rc_reply_item *it, int64_t *v)
     return 0;
 }
 
-/* A composite text, or "" (has 0). */
-static int comp_item(const struct rc_reply_item *it, int *has, double *c)
+int rc_moment_args_comp_item(const struct rc_reply_item *it, int *has, double *c)
 {
     if (it->is_int) { /* a Lua number the script passed on as it was */
         *has = 1;
@@ -155,18 +154,19 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         return RC_E_INTERNAL;
     size_t i = RC_READ_HEAD;
     const struct rc_reply_item *st = &items[i++];
-    if (st->is_int || !st->str || count_item(&items[i++], &out->oldest))
+    if (st->is_int || !st->str || rc_moment_args_count_item(&items[i++], &out->oldest))
         return RC_E_INTERNAL;
     if (strcmp(st->str, "beyond") == 0 || strcmp(st->str, "gone") == 0 || strcmp(st->str, "deep") == 0) {
         out->status = st->str[0] == 'b' ? RC_MOMENT_BEYOND : st->str[0] == 'g' ? RC_MOMENT_GONE : RC_MOMENT_DEEP;
         double at = 0;
-        if (i < n && comp_item(&items[i++], &out->has_oldest_at, &at)) /* (an older script sends none) */
+        if (i < n && rc_moment_args_comp_item(&items[i++], &out->has_oldest_at, &at)) /* (an older script sends none) */
             return RC_E_INTERNAL;
         out->oldest_at = (int64_t)at;
         if (out->status == RC_MOMENT_DEEP && i + 3 == n) {
             /* the chain's moment: its seq, its time, its checkpoint */
-            if (count_item(&items[i], &out->chain_seq) || comp_item(&items[i + 1], &out->chain_has_at, &at) ||
-                count_item(&items[i + 2], &out->chain_base) || out->chain_base == out->chain_seq)
+            if (rc_moment_args_count_item(&items[i], &out->chain_seq) ||
+                rc_moment_args_comp_item(&items[i + 1], &out->chain_has_at, &at) ||
+                rc_moment_args_count_item(&items[i + 2], &out->chain_base) || out->chain_base == out->chain_seq)
                 return RC_E_INTERNAL;
             out->chain_at = (int64_t)at;
             out->has_chain = 1;
@@ -176,8 +176,8 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
     }
     int64_t nch, nt;
     out->redo = strcmp(st->str, "redo") == 0;
-    if ((strcmp(st->str, "ok") != 0 && !out->redo) || i + 2 > n || count_item(&items[i++], &out->smin) ||
-        count_item(&items[i++], &nch) || (size_t)nch > (n - i) / 4)
+    if ((strcmp(st->str, "ok") != 0 && !out->redo) || i + 2 > n || rc_moment_args_count_item(&items[i++], &out->smin) ||
+        rc_moment_args_count_item(&items[i++], &nch) || (size_t)nch > (n - i) / 4)
         return RC_E_INTERNAL;
     out->changes = malloc((nch ? (size_t)nch : 1) * sizeof *out->changes);
     out->change_seq = malloc((nch ? (size_t)nch : 1) * sizeof *out->change_seq);
@@ -185,21 +185,23 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
         goto fail;
     for (int64_t k = 0; k < nch; k++, i += 4) {
         struct rc_moment_change *c = &out->changes[k];
-        if (count_item(&items[i], &out->change_seq[k]) || items[i + 1].is_int || !items[i + 1].str ||
-            comp_item(&items[i + 2], &c->has_new, &c->c) || comp_item(&items[i + 3], &c->has_old, &c->old_c))
+        if (rc_moment_args_count_item(&items[i], &out->change_seq[k]) || items[i + 1].is_int || !items[i + 1].str ||
+            rc_moment_args_comp_item(&items[i + 2], &c->has_new, &c->c) ||
+            rc_moment_args_comp_item(&items[i + 3], &c->has_old, &c->old_c))
             goto fail;
         c->member = items[i + 1].str;
     }
     out->nchanges = (size_t)nch;
-    if (i >= n || count_item(&items[i++], &nt) || nt < 1 || (size_t)nt > (n - i) / 4)
+    if (i >= n || rc_moment_args_count_item(&items[i++], &nt) || nt < 1 || (size_t)nt > (n - i) / 4)
         goto fail;
     if (!(out->targets = calloc((size_t)nt, sizeof *out->targets)))
         goto fail;
     for (int64_t k = 0; k < nt; k++, i += 4) {
         struct rc_moment_target *t = &out->targets[k];
         double at;
-        if (count_item(&items[i], &t->seq) || comp_item(&items[i + 1], &t->has_at, &at) ||
-            comp_item(&items[i + 2], &t->has_c, &t->c) || count_item(&items[i + 3], &t->ahead))
+        if (rc_moment_args_count_item(&items[i], &t->seq) || rc_moment_args_comp_item(&items[i + 1], &t->has_at, &at) ||
+            rc_moment_args_comp_item(&items[i + 2], &t->has_c, &t->c) ||
+            rc_moment_args_count_item(&items[i + 3], &t->ahead))
             goto fail;
         t->at = (int64_t)at;
     }
@@ -211,28 +213,35 @@ int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_mo
             goto fail;
         for (; i < n; i += 2, out->nlisted++) {
             struct rc_moment_target *t = &out->listed[out->nlisted];
-            if (comp_item(&items[i], &t->has_c, &t->c) || count_item(&items[i + 1], &t->ahead))
+            if (rc_moment_args_comp_item(&items[i], &t->has_c, &t->c) ||
+                rc_moment_args_count_item(&items[i + 1], &t->ahead))
                 goto fail;
         }
         return 0;
     }
-    if (i >= n || count_item(&items[i++], &out->lo) || (n - i) % 2)
-        goto fail;
-    out->rows = malloc(((n - i) / 2 + 1) * sizeof *out->rows);
-    if (!out->rows)
-        goto fail;
+    if (rc_moment_args_parse_rows(items, n, i, out) == 0)
+        return 0;
+fail:
+    rc_moment_args_reply_free(out);
+    return RC_E_INTERNAL;
+}
+
+int rc_moment_args_parse_rows(const struct rc_reply_item *items, size_t n, size_t i, struct rc_moment_reply *out)
+{
+    if (i >= n || rc_moment_args_count_item(&items[i++], &out->lo) || (n - i) % 2)
+        return RC_E_INTERNAL;
+    if (!(out->rows = malloc(((n - i) / 2 + 1) * sizeof *out->rows)))
+        return RC_E_INTERNAL;
     for (; i < n; i += 2) {
         struct rc_moment_row *r = &out->rows[out->nrows];
         int has;
-        if (items[i].is_int || !items[i].str || !items[i].str[0] || comp_item(&items[i + 1], &has, &r->c) || !has)
-            goto fail;
+        if (items[i].is_int || !items[i].str || !items[i].str[0] ||
+            rc_moment_args_comp_item(&items[i + 1], &has, &r->c) || !has)
+            return RC_E_INTERNAL;
         r->member = items[i].str;
         out->nrows++;
     }
     return 0;
-fail:
-    rc_moment_args_reply_free(out);
-    return RC_E_INTERNAL;
 }
 
 void rc_moment_args_reply_free(struct rc_moment_reply *r)

@@ -119,6 +119,15 @@ struct rc_moment_reply {
 int rc_moment_args_parse(const struct rc_reply_item *items, size_t n, enum rc_moment_view view,
                          struct rc_moment_reply *out);
 void rc_moment_args_reply_free(struct rc_moment_reply *r);
+/* The reply items the scripts send: a count (a non-negative integer), and a
+ * composite (its text, or "" with has 0; a Lua number passed on as it was).
+ * 0, or -1 when the item is not one. */
+int rc_moment_args_count_item(const struct rc_reply_item *it, int64_t *v);
+int rc_moment_args_comp_item(const struct rc_reply_item *it, int *has, double *c);
+/* A window's tail from items[i]: its first rank (lo), then member and
+ * composite pairs, into out->lo and out->rows (members borrowed from
+ * items). 0, or RC_E_INTERNAL (rows allocated so far freed with out). */
+int rc_moment_args_parse_rows(const struct rc_reply_item *items, size_t n, size_t i, struct rc_moment_reply *out);
 
 /* The changes of r after seq s: r->changes + the index returned (they are in
  * seq order). */

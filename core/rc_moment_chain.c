@@ -13,32 +13,6 @@
 #include "rc_keys.h"
 #include "rc_moment.h"
 
-static int count_item(const struct rc_reply_item *it, int64_t *v)
-{
-    if (!it->is_int || it->integer < 0)
-        return -1;
-    *v = it->integer;
-    return 0;
-}
-
-/* A composite text, or "" (has 0); a Lua number the script passed on. */
-static int comp_item(const struct rc_reply_item *it, int *has, double *c)
-{
-    if (it->is_int) {
-        *has = 1;
-        *c = (double)it->integer;
-        return 0;
-    }
-    if (!it->str)
-        return -1;
-    *has = it->str[0] != '\0';
-    if (!*has)
-        return 0;
-    char *end;
-    errno = 0;
-    *c = strtod(it->str, &end);
-    return *end || !isfinite(*c) ? -1 : 0;
-}
 
 int rc_moment_chain_init(struct rc_moment_chain *ch, const struct rc_moment_reply *deep)
 {
@@ -111,8 +85,9 @@ static int take_gone(const struct rc_reply_item *items, size_t n, size_t i, stru
 {
     memset(gone, 0, sizeof *gone);
     double at = 0;
-    if (rc_read_args_head_parse(items, n, &gone->head) || i + 2 != n || count_item(&items[i], &gone->oldest) ||
-        comp_item(&items[i + 1], &gone->has_oldest_at, &at))
+    if (rc_read_args_head_parse(items, n, &gone->head) || i + 2 != n ||
+        rc_moment_args_count_item(&items[i], &gone->oldest) ||
+        rc_moment_args_comp_item(&items[i + 1], &gone->has_oldest_at, &at))
         return RC_E_INTERNAL;
     gone->status = RC_MOMENT_GONE;
     gone->oldest_at = (int64_t)at;
@@ -168,7 +143,7 @@ int rc_moment_chain_changes_take(struct rc_moment_chain *ch, const struct rc_rep
         return rc;
     size_t i = RC_READ_HEAD + 1;
     int64_t k;
-    if (i >= n || count_item(&items[i++], &k) || k < 1 || (size_t)k != (n - i) / 4 || (n - i) % 4)
+    if (i >= n || rc_moment_args_count_item(&items[i++], &k) || k < 1 || (size_t)k != (n - i) / 4 || (n - i) % 4)
         return RC_E_INTERNAL; /* (at least one change a call: no endless chain) */
     if (ch->nf + (size_t)k > ch->cap) {
         size_t cap = ch->nf + (size_t)k;
@@ -183,9 +158,9 @@ int rc_moment_chain_changes_take(struct rc_moment_chain *ch, const struct rc_rep
         int64_t seq;
         /* the changes asked, in seq order: a log that moved under the
          * calls is not read as another one */
-        if (count_item(&items[i], &seq) || seq != ch->next + 1 || items[i + 1].is_int || !items[i + 1].str ||
-            !items[i + 1].str[0] || comp_item(&items[i + 2], &e.has_new, &e.c) ||
-            comp_item(&items[i + 3], &e.has_old, &e.old_c) || !(e.member = strdup(items[i + 1].str))) {
+        if (rc_moment_args_count_item(&items[i], &seq) || seq != ch->next + 1 || items[i + 1].is_int ||
+            !items[i + 1].str || !items[i + 1].str[0] || rc_moment_args_comp_item(&items[i + 2], &e.has_new, &e.c) ||
+            rc_moment_args_comp_item(&items[i + 3], &e.has_old, &e.old_c) || !(e.member = strdup(items[i + 1].str))) {
             fold(ch);
             return RC_E_INTERNAL;
         }
@@ -373,13 +348,13 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
             goto fail;
         for (size_t k = 0; k < nt; k++) {
             out->targets[k] = *t;
-            if (count_item(&items[i + k], &out->targets[k].ahead))
+            if (rc_moment_args_count_item(&items[i + k], &out->targets[k].ahead))
                 goto fail;
         }
         out->ntargets = nt;
         return 0;
     }
-    if (v->view == RC_MOMENT_NEAR && (i >= n || count_item(&items[i++], &t->ahead)))
+    if (v->view == RC_MOMENT_NEAR && (i >= n || rc_moment_args_count_item(&items[i++], &t->ahead)))
         goto fail;
     if (v->view == RC_MOMENT_LIST || v->view == RC_MOMENT_POINTS) {
         size_t nm = v->view == RC_MOMENT_LIST ? v->nmembers : 1;
@@ -387,7 +362,8 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
             goto fail;
         for (size_t k = 0; k < nm; k++, i += 2) {
             struct rc_moment_target *l = &out->listed[k];
-            if (comp_item(&items[i], &l->has_c, &l->c) || count_item(&items[i + 1], &l->ahead))
+            if (rc_moment_args_comp_item(&items[i], &l->has_c, &l->c) ||
+                rc_moment_args_count_item(&items[i + 1], &l->ahead))
                 goto fail;
         }
         out->nlisted = nm;
@@ -401,19 +377,8 @@ int rc_moment_chain_base_take(const struct rc_moment_chain *ch, const struct rc_
         }
         return 0;
     }
-    if (i >= n || count_item(&items[i++], &out->lo) || (n - i) % 2)
-        goto fail;
-    if (!(out->rows = malloc(((n - i) / 2 + 1) * sizeof *out->rows)))
-        goto fail;
-    for (; i < n; i += 2) {
-        struct rc_moment_row *r = &out->rows[out->nrows];
-        int has;
-        if (items[i].is_int || !items[i].str || !items[i].str[0] || comp_item(&items[i + 1], &has, &r->c) || !has)
-            goto fail;
-        r->member = items[i].str;
-        out->nrows++;
-    }
-    return 0;
+    if (rc_moment_args_parse_rows(items, n, i, out) == 0)
+        return 0;
 fail:
     rc_moment_args_reply_free(out);
     return RC_E_INTERNAL;
