@@ -121,3 +121,26 @@ long rc_members_absent_max(const char *list, uint32_t n, const struct rc_row *ro
     free(on);
     return k;
 }
+
+size_t rc_members_len(const char *list, uint32_t n)
+{
+    size_t len = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t k = strlen(list + len) + 1;
+        len += k;
+    }
+    return len;
+}
+
+char *rc_members_dup(const char *list, uint32_t n, size_t *len)
+{
+    size_t bytes = n ? rc_members_len(list, n) : 0;
+    char *copy = malloc(bytes ? bytes : 1);
+    if (copy && bytes)
+        memcpy(copy, list, bytes);
+    else if (copy)
+        copy[0] = '\0';
+    if (len)
+        *len = bytes;
+    return copy;
+}

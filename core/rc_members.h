@@ -52,6 +52,12 @@ long rc_members_absent(const char *list, uint32_t n, const struct rc_row *rows, 
 long rc_members_absent_max(const char *list, uint32_t n, const struct rc_row *rows, size_t nrows,
                            const char **absent, size_t max);
 
+/* The bytes of a packed list of n names (each with its NUL). */
+size_t rc_members_len(const char *list, uint32_t n);
+/* A malloc'd copy of a packed list of n names (*len its bytes when len is
+ * not NULL; a 1-byte block for n 0); NULL when out of memory. */
+char *rc_members_dup(const char *list, uint32_t n, size_t *len);
+
 /* 1 when member is one of the n names of list. */
 int rc_members_has(const char *list, uint32_t n, const char *member);
 

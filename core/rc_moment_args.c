@@ -11,6 +11,7 @@
 
 #include "rc_err.h"
 #include "rc_keys.h"
+#include "rc_members.h"
 
 int rc_moment_args_bounds_text(const struct rc_moment_bound *b, size_t n, char **text)
 {
@@ -69,15 +70,11 @@ int rc_moment_args_build(const char *board, const char *period, enum rc_order or
         a[7] = out->num[1];
     } else if (req->view == RC_MOMENT_LIST) {
         /* member names hold no space (rc_names.h): the script splits on it */
-        size_t len = 0;
-        const char *m = req->members;
-        for (uint32_t i = 0; i < req->nmembers; i++, m += strlen(m) + 1)
-            len += strlen(m) + 1;
-        if (!(out->list = malloc(len))) {
+        size_t len;
+        if (!(out->list = rc_members_dup(req->members, req->nmembers, &len))) {
             rc_moment_args_free(out);
             return RC_E_INTERNAL;
         }
-        memcpy(out->list, req->members, len);
         for (size_t i = 0; i + 1 < len; i++)
             if (out->list[i] == '\0')
                 out->list[i] = ' ';

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rc_err.h"
+#include "rc_members.h"
 #include "rc_keys.h"
 #include "rc_moment.h"
 
@@ -275,10 +276,7 @@ int rc_moment_chain_base_args(const struct rc_moment_chain *ch, const char *boar
      * (names hold none: rc_names.h), and their composites at the moment */
     uint32_t nm = v->view == RC_MOMENT_LIST ? v->nmembers : 1;
     const char *m = v->view == RC_MOMENT_LIST ? v->members : v->member;
-    size_t len = 0;
-    for (uint32_t i = 0; i < nm; i++, m += strlen(m) + 1)
-        len += strlen(m) + 1;
-    a->names = malloc(len + 1);
+    a->names = malloc(rc_members_len(m, nm) + 1);
     a->comps = malloc((size_t)nm * 32 + 1);
     if (!a->names || !a->comps) {
         rc_moment_chain_args_free(a);

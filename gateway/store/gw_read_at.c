@@ -18,6 +18,7 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_err.h"
+#include "rc_members.h"
 #include "rc_score.h"
 
 struct at_call {
@@ -332,15 +333,10 @@ int gw_read_at(const struct gw_store *s, const struct rc_board *b, const char *b
     c->req.targets = c->targets;
     if (req->view == RC_MOMENT_LIST) {
         /* the reply names no member: the rows take their names from our copy */
-        size_t len = 0;
-        const char *m = req->members;
-        for (uint32_t i = 0; i < req->nmembers; i++, m += strlen(m) + 1)
-            len += strlen(m) + 1;
-        if (!(c->members = malloc(len))) {
+        if (!(c->members = rc_members_dup(req->members, req->nmembers, NULL))) {
             rc = RC_E_INTERNAL;
             goto out;
         }
-        memcpy(c->members, req->members, len);
         c->nmembers = req->nmembers;
         c->req.members = c->members;
     }

@@ -15,6 +15,7 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_err.h"
+#include "rc_members.h"
 #include "rc_proto.h"
 
 struct chain_call {
@@ -128,15 +129,10 @@ int gw_read_at_chain(const struct gw_store *s, const char *board, const char *pe
         c->v.member = c->member;
     }
     if (v->view == RC_MOMENT_LIST) {
-        size_t len = 0;
-        const char *m = v->members;
-        for (uint32_t i = 0; i < v->nmembers; i++, m += strlen(m) + 1)
-            len += strlen(m) + 1;
-        if (!(c->members = malloc(len ? len : 1))) {
+        if (!(c->members = rc_members_dup(v->members, v->nmembers, NULL))) {
             chain_free(c);
             return RC_E_INTERNAL;
         }
-        memcpy(c->members, v->members, len);
         c->v.members = c->members;
     }
     if ((v->view == RC_MOMENT_COUNTS || v->view == RC_MOMENT_NEAR) && v->bounds && v->nbounds) {

@@ -17,6 +17,7 @@
 #include "redis/gw_redis.h"
 #include "redis/gw_script.h"
 #include "rc_err.h"
+#include "rc_members.h"
 #include "rc_shard.h"
 
 struct wrap {
@@ -205,15 +206,10 @@ int gw_read_at_shard_chain_eval(const struct gw_store *s, enum rc_order order, c
         w->v.member = w->member;
     }
     if (req->view == RC_MOMENT_LIST && req->members) {
-        size_t len = 0;
-        const char *m = req->members;
-        for (uint32_t i = 0; i < req->nmembers; i++, m += strlen(m) + 1)
-            len += strlen(m) + 1;
-        if (!(w->members = malloc(len ? len : 1))) {
+        if (!(w->members = rc_members_dup(req->members, req->nmembers, NULL))) {
             wrap_free(w);
             return RC_E_INTERNAL;
         }
-        memcpy(w->members, req->members, len);
         w->v.members = w->members;
         w->v.nmembers = req->nmembers;
     }

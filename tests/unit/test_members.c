@@ -658,6 +658,26 @@ static void a_periods_membership_is_seeded_from_an_earlier_period(void **state)
     assert_string_equal(a.words[RC_TEAM_NKEYS + 9], "1");
 }
 
+/* rc_members_len / rc_members_dup: a packed list's bytes and its copy. */
+static void a_packed_list_is_measured_and_copied(void **state)
+{
+    (void)state;
+    const char list[] = "ann\0bo\0c"; /* three names, each with its NUL */
+    assert_int_equal(rc_members_len(list, 3), sizeof list);
+    assert_int_equal(rc_members_len(list, 1), 4);
+    size_t len = 0;
+    char *copy = rc_members_dup(list, 3, &len);
+    assert_non_null(copy);
+    assert_int_equal(len, sizeof list);
+    assert_memory_equal(copy, list, sizeof list);
+    free(copy);
+    copy = rc_members_dup(list, 0, &len);
+    assert_non_null(copy);
+    assert_int_equal(len, 0);
+    assert_string_equal(copy, "");
+    free(copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -674,6 +694,7 @@ int main(void)
         cmocka_unit_test(a_list_on_a_big_board_follows_every_move_and_answers_same_only_when_nothing_changed),
         cmocka_unit_test(with_places_a_change_near_the_list_reads),
         cmocka_unit_test(an_index_by_listed_ranks_judges_as_every_event_would),
+        cmocka_unit_test(a_packed_list_is_measured_and_copied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
