@@ -179,6 +179,7 @@ static void on_tick(uv_timer_t *t)
     gw_fanout_tick(app->fanout);
     gw_ws_tick(app);
     gw_trim_maybe(&trim, gw_clock_mono_us() / 1000); /* memory a burst freed goes back */
+    gw_log_abuse_flush();                            /* a flood's suppressed tail */
     if (app->group)
         gw_rest_status_publish(app); /* this worker's slot of the group's /metrics */
 }

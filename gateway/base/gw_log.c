@@ -1,6 +1,8 @@
 /* gw_log.c - single-line log records on stderr: timestamped, or plain for the journal. */
 #include "base/gw_log.h"
 
+#include "rc_auth.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,12 +68,12 @@ void gw_log_warn(const char *fmt, ...)
 
 /* Lines about what clients do: a bucket of ABUSE_BURST lines refilled at
  * ABUSE_RATE a second, process-wide (one bucket per address would let many
- * addresses flood the log all the same). */
+ * addresses flood the log all the same). The bucket is core's token bucket
+ * (core/rc_auth.h), the one behind rate_limited. */
 #define ABUSE_RATE 5.0
 #define ABUSE_BURST 20.0
 
-static double abuse_tokens = ABUSE_BURST;
-static int64_t abuse_last_ms;
+static struct rc_bucket abuse_bucket;
 static unsigned long abuse_suppressed;
 
 static int64_t mono_ms(void)
@@ -81,27 +83,30 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void report_suppressed(void)
+{
+    gw_log_warn("suppressed %lu log lines about clients (more than %g a second)", abuse_suppressed, ABUSE_RATE);
+    abuse_suppressed = 0;
+}
+
 void gw_log_abuse(const char *fmt, ...)
 {
-    int64_t now = mono_ms();
-    if (abuse_last_ms)
-        abuse_tokens += (double)(now - abuse_last_ms) * ABUSE_RATE / 1000.0;
-    if (abuse_tokens > ABUSE_BURST)
-        abuse_tokens = ABUSE_BURST;
-    abuse_last_ms = now;
-    if (abuse_tokens < 1.0) {
+    if (!rc_auth_bucket_take(&abuse_bucket, ABUSE_RATE, ABUSE_BURST, mono_ms())) {
         abuse_suppressed++;
         return;
     }
-    abuse_tokens -= 1.0;
-    if (abuse_suppressed) {
-        gw_log_warn("suppressed %lu log lines about clients (more than %g a second)", abuse_suppressed, ABUSE_RATE);
-        abuse_suppressed = 0;
-    }
+    if (abuse_suppressed)
+        report_suppressed();
     va_list ap;
     va_start(ap, fmt);
     emit(4, "warn", fmt, ap);
     va_end(ap);
+}
+
+void gw_log_abuse_flush(void)
+{
+    if (abuse_suppressed && rc_auth_bucket_take(&abuse_bucket, ABUSE_RATE, ABUSE_BURST, mono_ms()))
+        report_suppressed();
 }
 
 unsigned long gw_log_abuse_suppressed(void)

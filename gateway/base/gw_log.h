@@ -17,6 +17,11 @@ void gw_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * "suppressed N log lines about clients". */
 void gw_log_abuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Reports lines still suppressed when the bucket has a token again, so the
+ * count of a flood's tail comes out without waiting for another client line
+ * (the process calls it at every fan-out tick). */
+void gw_log_abuse_flush(void);
+
 /* Looks again at JOURNAL_STREAM and stderr (the first line does it by
  * itself; tests call it after changing either). */
 void gw_log_detect(void);

@@ -3,7 +3,10 @@
  * a line is "<P>[PID] LEVEL MESSAGE": no timestamp of its own (the journal
  * stamps every line) and a syslog priority the journal reads; otherwise (no
  * variable, or one naming another file: a child whose stderr was redirected)
- * the usual timestamped line. stderr is a temporary file here. */
+ * the usual timestamped line. Lines about clients are throttled, and what
+ * the throttle held back is counted: by the next line let through, or by
+ * gw_log_abuse_flush once the bucket has a token again. stderr is a
+ * temporary file here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -75,11 +79,73 @@ static void without_the_journal_lines_keep_their_timestamp(void **state)
     }
 }
 
+/* Sums the N of every "suppressed N" in text; *lines gets the "client"
+ * lines let through. */
+static unsigned long suppressed_in(const char *text, int *lines)
+{
+    unsigned long sum = 0;
+    *lines = 0;
+    for (const char *p = text; (p = strstr(p, "] warn ")) != NULL; p++) {
+        unsigned long n;
+        if (sscanf(p, "] warn suppressed %lu", &n) == 1)
+            sum += n;
+        else if (strncmp(p, "] warn client ", 14) == 0)
+            (*lines)++;
+    }
+    return sum;
+}
+
+static void a_floods_tail_is_counted_by_the_flush(void **state)
+{
+    (void)state;
+    static char text[65536];
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(2);
+    assert_true(dup2(fileno(tmp), 2) == 2);
+    unsetenv("JOURNAL_STREAM");
+    gw_log_detect();
+    /* 60 lines at once: 20 go through (the burst), the rest are held back
+     * (60 in a row take microseconds; refilling 40 tokens takes 8 s). */
+    for (int i = 0; i < 60; i++)
+        gw_log_abuse("client %d", i);
+    fflush(stderr);
+    long before_flush = ftell(stderr);
+    assert_true(gw_log_abuse_suppressed() > 0);
+    /* Once a token is back (5 a second: 200 ms), the flush reports the tail
+     * by itself, with no further client line. */
+    struct timespec pause = {0, 300000000L};
+    nanosleep(&pause, NULL);
+    gw_log_abuse_flush();
+    assert_int_equal(gw_log_abuse_suppressed(), 0);
+    gw_log_abuse_flush(); /* nothing held back: prints nothing */
+    fflush(stderr);
+    long after = ftell(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(text, 1, sizeof text - 1, tmp);
+    text[n] = '\0';
+    fclose(tmp);
+    int lines;
+    unsigned long sum = suppressed_in(text, &lines);
+    /* Every line is either printed or counted, never both, never neither. */
+    assert_int_equal((unsigned long)lines + sum, 60);
+    assert_true(sum > 0);
+    /* The flush printed exactly one line (the report). */
+    assert_true(after > before_flush);
+    assert_non_null(strstr(text + before_flush, "suppressed "));
+    const char *nl = strchr(text + before_flush, '\n');
+    assert_non_null(nl);
+    assert_int_equal(nl[1], '\0');
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(journal_lines_are_plain_with_a_priority),
         cmocka_unit_test(without_the_journal_lines_keep_their_timestamp),
+        cmocka_unit_test(a_floods_tail_is_counted_by_the_flush),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
