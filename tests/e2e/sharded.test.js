@@ -175,20 +175,37 @@ async function feedTest(t, gw, cli, board, { writes, members }) {
 
   const truth = await checkBoard(t, gw, cli, board, expected, { views: [vTop, vPage] });
   t.diagnostic(`top view under the burst: ${vTop.snapshots} snapshots, ${vTop.deltas} deltas`);
-  // a member that jumps into the top 10 arrives with where it stood (prev_rank, global)
+  // a member that jumps into the top 10 arrives with where it stood (prev_rank, global).
+  // prev_rank counts from the state the view last delivered (PROTOCOL v1.1): the
+  // burst's last writes outside the top 10 sent the view nothing, so first a write
+  // that moves the top 10 brings the view up to date (the leader gains a point and
+  // stays first: every rank stays as in the truth).
   const deltas = [];
   viewer.ws.on('message', (data) => {
     const m = JSON.parse(data.toString());
     if (m.sub === top.sub && (m.op === 'delta' || m.op === 'snapshot')) deltas.push(m);
   });
+  const leader = truth[0].member;
+  const lead = await viewer.request({ op: 'incr', board, member: leader, delta: 1 });
+  assert.equal(lead.rank, 1);
+  expected.set(leader, expected.get(leader) + 1);
+  await h.waitFor(() => deltas.some((d) => (d.rows || []).some((r) => r.member === leader && r.score === expected.get(leader))),
+    20000, 'the top view to show the leader\'s point');
   const jumper = truth[40].member;
+  // a write of the jumper's outside the view sends nothing; its jump then
+  // carries where it stood before its first write since the last delta: 41
+  const nudge = await viewer.request({ op: 'incr', board, member: jumper, delta: 1 });
+  assert.equal(nudge.op, 'ack');
+  expected.set(jumper, expected.get(jumper) + 1);
+  const sentBefore = deltas.length;
   const jump = await viewer.request({ op: 'incr', board, member: jumper, delta: 100000 });
   assert.equal(jump.rank, 1);
   expected.set(jumper, expected.get(jumper) + 100000);
-  await h.waitFor(() => deltas.length > 0, 20000, 'the top view to move');
-  const moved = deltas.find((d) => d.op === 'delta' && (d.rows || []).some((r) => r.member === jumper));
-  assert.ok(moved, `a delta (not a snapshot) brings ${jumper}: ${JSON.stringify(deltas)}`);
-  assert.equal(moved.rows.find((r) => r.member === jumper).prev_rank, 41);
+  await h.waitFor(() => deltas.length > sentBefore, 20000, 'the top view to move');
+  const moved = deltas.slice(sentBefore).find((d) => d.op === 'delta' && (d.rows || []).some((r) => r.member === jumper));
+  assert.ok(moved, `a delta (not a snapshot) brings ${jumper}: ${JSON.stringify(deltas.slice(sentBefore))}`);
+  assert.equal(moved.rows.find((r) => r.member === jumper).prev_rank, 41,
+    `the nudge took ${jumper} to rank ${nudge.rank}; the view last showed it at 41`);
   // a quiet write: its ack's rank is the truth's
   await h.sleep(200);
   const w = await viewer.request({ op: 'incr', board, member: truth[5].member, delta: 1 });
