@@ -13,8 +13,9 @@ void gw_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A warning caused by a client (refused connections, lws' complaints about
  * bad frames or headers): rate-limited process-wide, at most 20 at once and
- * 5 a second after that; the next line that gets through is preceded by
- * "suppressed N log lines about clients". */
+ * 5 a second after that; what is held back is counted in a "suppressed N
+ * log lines about clients" line, before the next line that gets through or
+ * by gw_log_abuse_flush, whichever comes first. */
 void gw_log_abuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Reports lines still suppressed when the bucket has a token again, so the
@@ -26,7 +27,7 @@ void gw_log_abuse_flush(void);
  * itself; tests call it after changing either). */
 void gw_log_detect(void);
 
-/* Lines suppressed since the last report (tests, metrics). */
+/* Lines held back since the last report (tests/base/test_log.c). */
 unsigned long gw_log_abuse_suppressed(void);
 
 #endif
